@@ -1,0 +1,44 @@
+//! # llm-extract
+//!
+//! Typed, validated Rust values from what a language model writes.
+//!
+//! Annotate a type once with `#[derive(Extract, Deserialize)]`; the derive generates its JSON Schema,
+//! the per-line schema for JSON Lines, provider-safe dialects of that schema and compact format
+//! instructions for the prompt. At run time [`Extract::extract`], [`Extract::extract_all`] and
+//! [`Extract::extract_stream`] call a model, parse leniently, validate, deserialize and repair.
+//!
+//! The crate is laid out the way an extraction flows:
+//! - [`schema`]: the schemas and instructions a type yields, per provider dialect;
+//! - [`parse`]: lenient JSON, JSON Lines and the incremental [`LineDecoder`];
+//! - [`validate`]: one compiled validator per schema;
+//! - [`llm`]: the [`Llm`] trait and its backends;
+//! - [`extract`](mod@extract): the attempt / repair / continuation loop and its report.
+
+#![warn(missing_docs)]
+
+pub mod error;
+pub mod extract;
+pub mod llm;
+pub mod parse;
+pub mod schema;
+pub mod validate;
+
+pub use error::SchemaError;
+pub use extract::Extract;
+pub use llm::{ChatRequest, ChatResponse, Finish, Llm, Usage};
+pub use parse::{parse, parse_lines, LineDecoder, Lines, ParseError, Parsed, Repair, Skipped};
+pub use schema::{Dialect, SchemaSet, Shape};
+
+/// Derives [`Extract`] for a struct with named fields, a fieldless enum or an internally tagged enum.
+///
+/// See the crate README for the attributes it reads (`#[extract(...)]` and the `#[serde(...)]` ones it mirrors).
+pub use llm_extract_derive::Extract;
+
+/// The one path generated code goes through. Not public API: no stability promise.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::schema::builder::*;
+    pub use crate::schema::SchemaSet;
+    pub use serde_json::{self, json, Map, Value};
+    pub use std::sync::OnceLock;
+}

@@ -1,0 +1,295 @@
+//! The [`Llm`] trait every backend implements, and its request and response types.
+//!
+//! The trait is deliberately small (like tower's `Service`): a [`ChatRequest`] in, a [`ChatResponse`]
+//! or a [`ChatStream`] of [`ChatEvent`]s out. It is object-safe, so backends can be boxed
+//! (`Arc<dyn Llm>`) and shared across tasks.
+
+use crate::schema::Dialect;
+use futures_core::Stream;
+use serde_json::Value;
+use std::future::Future;
+use std::pin::Pin;
+
+mod error;
+pub use error::LlmError;
+
+/// A boxed, sendable future, as returned by [`Llm`] methods.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// A stream of text deltas ending in one [`ChatEvent::Done`]; an error, if any, is always the last item.
+pub type ChatStream = Pin<Box<dyn Stream<Item = Result<ChatEvent, LlmError>> + Send>>;
+
+/// Who said a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// Instructions.
+    System,
+    /// The caller.
+    User,
+    /// The model.
+    Assistant,
+}
+
+/// One message of a conversation.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Message {
+    /// Who said it.
+    pub role: Role,
+    /// What was said.
+    pub content: String,
+}
+
+impl Message {
+    /// A system message.
+    pub fn system(content: impl Into<String>) -> Self {
+        Message {
+            role: Role::System,
+            content: content.into(),
+        }
+    }
+    /// A user message.
+    pub fn user(content: impl Into<String>) -> Self {
+        Message {
+            role: Role::User,
+            content: content.into(),
+        }
+    }
+    /// An assistant message.
+    pub fn assistant(content: impl Into<String>) -> Self {
+        Message {
+            role: Role::Assistant,
+            content: content.into(),
+        }
+    }
+}
+
+/// A chat request, backend-neutral.
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub struct ChatRequest {
+    /// The system prompt, if any (sent as the first message).
+    pub system: Option<String>,
+    /// The conversation.
+    pub messages: Vec<Message>,
+    /// A schema already rendered for the backend's [`Llm::dialect`]; `None` for free text.
+    pub schema: Option<Value>,
+    /// A name for the schema (OpenAI's `json_schema.name`).
+    pub schema_name: Option<String>,
+    /// Sampling temperature.
+    pub temperature: Option<f32>,
+    /// The maximum number of tokens to generate.
+    pub max_tokens: Option<u32>,
+    /// A sampling seed, for reproducible answers where the backend supports it.
+    pub seed: Option<u64>,
+    /// Strings that end generation.
+    pub stop: Vec<String>,
+}
+
+impl ChatRequest {
+    /// A request with one user message.
+    pub fn new(user: impl Into<String>) -> Self {
+        ChatRequest {
+            messages: vec![Message::user(user)],
+            ..Default::default()
+        }
+    }
+    /// Sets the system prompt.
+    pub fn with_system(mut self, system: impl Into<String>) -> Self {
+        self.system = Some(system.into());
+        self
+    }
+    /// Sets the schema (already rendered for the backend's dialect) and its name.
+    pub fn with_schema(mut self, name: impl Into<String>, schema: Value) -> Self {
+        self.schema_name = Some(name.into());
+        self.schema = Some(schema);
+        self
+    }
+    /// Sets the maximum number of tokens.
+    pub fn with_max_tokens(mut self, max_tokens: u32) -> Self {
+        self.max_tokens = Some(max_tokens);
+        self
+    }
+    /// Sets the temperature.
+    pub fn with_temperature(mut self, temperature: f32) -> Self {
+        self.temperature = Some(temperature);
+        self
+    }
+    /// Sets the seed.
+    pub fn with_seed(mut self, seed: u64) -> Self {
+        self.seed = Some(seed);
+        self
+    }
+    /// Appends a message.
+    pub fn with_message(mut self, message: Message) -> Self {
+        self.messages.push(message);
+        self
+    }
+}
+
+/// Token counts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Usage {
+    /// Tokens in the prompt.
+    pub prompt_tokens: u64,
+    /// Tokens generated.
+    pub completion_tokens: u64,
+}
+
+impl Usage {
+    /// Prompt plus completion tokens.
+    pub fn total(&self) -> u64 {
+        self.prompt_tokens.saturating_add(self.completion_tokens)
+    }
+}
+
+impl std::ops::Add for Usage {
+    type Output = Usage;
+    fn add(self, rhs: Usage) -> Usage {
+        Usage {
+            prompt_tokens: self.prompt_tokens.saturating_add(rhs.prompt_tokens),
+            completion_tokens: self.completion_tokens.saturating_add(rhs.completion_tokens),
+        }
+    }
+}
+
+impl std::ops::AddAssign for Usage {
+    fn add_assign(&mut self, rhs: Usage) {
+        *self = *self + rhs;
+    }
+}
+
+/// Why generation ended.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Finish {
+    /// The model ended its answer (end of sequence or a stop string).
+    #[default]
+    Stop,
+    /// The token limit or the context was reached: the answer is truncated.
+    Length,
+    /// We stopped it: the model was repeating one item (degenerate repetition).
+    Repetition,
+    /// Anything else the backend reported.
+    Other(String),
+}
+
+/// A complete answer.
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
+pub struct ChatResponse {
+    /// The answer's text (the content channel only).
+    pub text: String,
+    /// Reasoning text a thinking model produced apart from its content, if any.
+    pub thinking: Option<String>,
+    /// Token counts.
+    pub usage: Usage,
+    /// Why generation ended.
+    pub finish: Finish,
+    /// The model that answered, as the backend names it.
+    pub model: Option<String>,
+}
+
+impl ChatResponse {
+    /// A response with `text`, a stop finish and zero usage.
+    pub fn new(text: impl Into<String>) -> Self {
+        ChatResponse {
+            text: text.into(),
+            ..Default::default()
+        }
+    }
+    /// Sets the finish.
+    pub fn with_finish(mut self, finish: Finish) -> Self {
+        self.finish = finish;
+        self
+    }
+    /// Sets the usage.
+    pub fn with_usage(mut self, prompt_tokens: u64, completion_tokens: u64) -> Self {
+        self.usage = Usage {
+            prompt_tokens,
+            completion_tokens,
+        };
+        self
+    }
+    /// Sets the model name.
+    pub fn with_model(mut self, model: impl Into<String>) -> Self {
+        self.model = Some(model.into());
+        self
+    }
+}
+
+/// One event of a streamed answer.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum ChatEvent {
+    /// More answer text.
+    Delta(String),
+    /// More reasoning text (kept apart from the answer).
+    Thinking(String),
+    /// The end: the summary, with `text` holding the whole answer.
+    Done(ChatResponse),
+}
+
+/// A chat model: a request in, a response or a stream out.
+pub trait Llm: Send + Sync {
+    /// The schema dialect this backend's server enforces.
+    fn dialect(&self) -> Dialect;
+
+    /// Sends `request` and returns the whole answer.
+    ///
+    /// The default implementation collects [`Llm::chat_stream`].
+    fn chat(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatResponse, LlmError>> {
+        Box::pin(async move {
+            use futures_util::StreamExt;
+            let mut stream = self.chat_stream(request).await?;
+            let mut text = String::new();
+            let mut thinking = String::new();
+            while let Some(event) = stream.next().await {
+                match event? {
+                    ChatEvent::Delta(d) => text.push_str(&d),
+                    ChatEvent::Thinking(t) => thinking.push_str(&t),
+                    ChatEvent::Done(mut done) => {
+                        if done.text.is_empty() {
+                            done.text = text;
+                        }
+                        if done.thinking.is_none() && !thinking.is_empty() {
+                            done.thinking = Some(thinking);
+                        }
+                        return Ok(done);
+                    }
+                }
+            }
+            Err(LlmError::Stream {
+                message: "the stream ended without a final summary".into(),
+                partial: text,
+            })
+        })
+    }
+
+    /// Sends `request` and streams the answer.
+    fn chat_stream(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatStream, LlmError>>;
+}
+
+impl<L: Llm + ?Sized> Llm for std::sync::Arc<L> {
+    fn dialect(&self) -> Dialect {
+        (**self).dialect()
+    }
+    fn chat(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatResponse, LlmError>> {
+        (**self).chat(request)
+    }
+    fn chat_stream(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatStream, LlmError>> {
+        (**self).chat_stream(request)
+    }
+}
+
+impl<L: Llm + ?Sized> Llm for &L {
+    fn dialect(&self) -> Dialect {
+        (**self).dialect()
+    }
+    fn chat(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatResponse, LlmError>> {
+        (**self).chat(request)
+    }
+    fn chat_stream(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatStream, LlmError>> {
+        (**self).chat_stream(request)
+    }
+}

@@ -1,0 +1,1 @@
+//! Examples and integration tests of llm-extract live in `examples/` and `tests/`.
