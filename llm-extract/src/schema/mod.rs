@@ -5,8 +5,12 @@
 //! preserved) built by the derive (or given at run time). [`SchemaSet`] derives the rest once and caches it.
 
 pub mod builder;
+pub mod dynamic;
 pub mod dialect;
 pub mod instructions;
+pub mod signature;
+
+pub use dynamic::{DynamicSchema, DynamicSchemaError};
 
 use crate::error::SchemaError;
 use serde_json::{json, Value};

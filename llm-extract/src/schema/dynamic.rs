@@ -1,0 +1,348 @@
+//! Runtime schemas: a JSON Schema held in a value or a file, or a signature shorthand, with the same
+//! capabilities a derived type has (dialects, instructions, parsing, validation, extraction).
+
+use super::signature::{self, SignatureError};
+use super::{Dialect, SchemaSet, Shape};
+use crate::error::SchemaError;
+use serde_json::{Map, Value};
+use std::path::Path;
+use std::sync::Arc;
+
+/// The keywords a runtime schema may use: those we validate locally and can render for some dialect.
+const KNOWN_KEYWORDS: &[&str] = &[
+    "type",
+    "properties",
+    "required",
+    "additionalProperties",
+    "items",
+    "enum",
+    "const",
+    "anyOf",
+    "oneOf",
+    "description",
+    "title",
+    "pattern",
+    "minLength",
+    "maxLength",
+    "minItems",
+    "maxItems",
+    "minimum",
+    "maximum",
+    "uniqueItems",
+    "examples",
+    "default",
+    "format",
+];
+
+/// Annotations allowed at the root only.
+const ROOT_ONLY: &[&str] = &["$schema", "$id", "$defs", "definitions"];
+
+/// Deepest nesting a runtime schema may have (also bounds `$ref` expansion).
+const MAX_DEPTH: usize = 64;
+
+/// A schema loaded at run time.
+///
+/// ```
+/// use llm_extract::schema::DynamicSchema;
+/// let schema = DynamicSchema::from_signature("(text :string) -> {sentiment (positive | negative), score :float}")?;
+/// assert_eq!(schema.inputs(), ["text"]);
+/// assert!(schema.schema_set().format_instructions().contains("\"positive\""));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct DynamicSchema {
+    set: Arc<SchemaSet>,
+    inputs: Vec<String>,
+}
+
+/// A runtime schema could not be loaded.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DynamicSchemaError {
+    /// The file could not be read.
+    #[error("cannot read schema file {path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The file is not JSON.
+    #[error("schema file {path} is not valid JSON: {source}")]
+    Json {
+        /// The file.
+        path: String,
+        /// The JSON error.
+        source: serde_json::Error,
+    },
+    /// The schema uses something we cannot enforce or send.
+    #[error(transparent)]
+    Schema(#[from] SchemaError),
+    /// The signature does not parse.
+    #[error(transparent)]
+    Signature(#[from] SignatureError),
+}
+
+impl DynamicSchema {
+    /// Loads a JSON Schema value.
+    ///
+    /// Local `$ref`s (`#/$defs/..`, `#/definitions/..`) are inlined; objects without
+    /// `additionalProperties` are closed (a model must not invent keys). A keyword we cannot enforce
+    /// (`allOf`, `not`, `if`, `patternProperties`, ...) is an error naming it and where it is.
+    pub fn from_json(schema: Value) -> Result<Self, SchemaError> {
+        Self::named("DynamicSchema", schema)
+    }
+
+    /// Like [`DynamicSchema::from_json`], with the name sent as OpenAI's `json_schema.name`.
+    pub fn named(name: impl Into<String>, schema: Value) -> Result<Self, SchemaError> {
+        let defs = collect_defs(&schema);
+        let generic = normalize(&schema, &defs, "", 0, true)?;
+        let set = SchemaSet::new(name, generic);
+        set.validator()?;
+        Ok(DynamicSchema {
+            set: Arc::new(set),
+            inputs: Vec::new(),
+        })
+    }
+
+    /// Loads a JSON Schema file.
+    pub fn from_file(path: impl AsRef<Path>) -> Result<Self, DynamicSchemaError> {
+        let path = path.as_ref();
+        let shown = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| DynamicSchemaError::Io {
+            path: shown.clone(),
+            source,
+        })?;
+        let value: Value =
+            serde_json::from_str(&text).map_err(|source| DynamicSchemaError::Json {
+                path: shown,
+                source,
+            })?;
+        let name = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("DynamicSchema")
+            .to_owned();
+        Ok(Self::named(name, value)?)
+    }
+
+    /// Parses the signature shorthand (see [`crate::schema::signature`]):
+    /// `(text :string) -> {sentiment :string, score :float}`.
+    pub fn from_signature(signature: &str) -> Result<Self, DynamicSchemaError> {
+        let parsed = signature::parse(signature)?;
+        let mut schema = Self::from_json(parsed.output)?;
+        schema.inputs = parsed.inputs;
+        Ok(schema)
+    }
+
+    /// The template variables a signature names (empty for a JSON Schema).
+    pub fn inputs(&self) -> &[String] {
+        &self.inputs
+    }
+
+    /// Everything derived from the schema: dialects, instructions, validator.
+    pub fn schema_set(&self) -> &SchemaSet {
+        &self.set
+    }
+
+    /// A shareable handle on the schema set.
+    pub fn shared(&self) -> Arc<SchemaSet> {
+        Arc::clone(&self.set)
+    }
+
+    /// The schema of `shape` rendered for `dialect`.
+    pub fn for_dialect(&self, dialect: Dialect, shape: Shape) -> Result<&Value, SchemaError> {
+        self.set.for_dialect(dialect, shape)
+    }
+}
+
+fn collect_defs(root: &Value) -> Map<String, Value> {
+    let mut defs = Map::new();
+    for key in ["$defs", "definitions"] {
+        if let Some(Value::Object(map)) = root.get(key) {
+            for (name, schema) in map {
+                defs.insert(format!("#/{key}/{name}"), schema.clone());
+            }
+        }
+    }
+    defs
+}
+
+fn invalid(path: &str, message: impl Into<String>) -> SchemaError {
+    SchemaError::Invalid {
+        path: if path.is_empty() {
+            "/".into()
+        } else {
+            path.into()
+        },
+        message: message.into(),
+    }
+}
+
+fn normalize(
+    schema: &Value,
+    defs: &Map<String, Value>,
+    path: &str,
+    depth: usize,
+    root: bool,
+) -> Result<Value, SchemaError> {
+    if depth > MAX_DEPTH {
+        return Err(invalid(path, format!("nested deeper than {MAX_DEPTH} levels (a recursive $ref?); recursive schemas are not supported")));
+    }
+    let map = match schema {
+        Value::Object(map) => map,
+        Value::Bool(true) => return Ok(Value::Object(Map::new())),
+        other => {
+            return Err(invalid(
+                path,
+                format!("expected a schema object, found {other}"),
+            ))
+        }
+    };
+    if let Some(reference) = map.get("$ref") {
+        let target = reference
+            .as_str()
+            .and_then(|r| defs.get(r))
+            .ok_or_else(|| invalid(path, format!("unresolvable $ref {reference}; only local #/$defs/.. and #/definitions/.. refs are supported")))?;
+        let mut merged = target.clone();
+        if let (Value::Object(merged), true) = (&mut merged, map.len() > 1) {
+            for (k, v) in map.iter().filter(|(k, _)| k.as_str() != "$ref") {
+                merged.insert(k.clone(), v.clone());
+            }
+        }
+        return normalize(&merged, defs, path, depth + 1, false);
+    }
+    let mut out = Map::new();
+    for (key, value) in map {
+        let here = format!("{path}/{key}");
+        match key.as_str() {
+            k if root && ROOT_ONLY.contains(&k) => continue,
+            "properties" => {
+                let props = value
+                    .as_object()
+                    .ok_or_else(|| invalid(&here, "properties must be an object"))?;
+                let mut normalized = Map::new();
+                for (name, sub) in props {
+                    normalized.insert(
+                        name.clone(),
+                        normalize(sub, defs, &format!("{here}/{name}"), depth + 1, false)?,
+                    );
+                }
+                out.insert(key.clone(), Value::Object(normalized));
+            }
+            "items" | "additionalProperties" if value.is_object() => {
+                out.insert(
+                    key.clone(),
+                    normalize(value, defs, &here, depth + 1, false)?,
+                );
+            }
+            "anyOf" | "oneOf" => {
+                let branches = value
+                    .as_array()
+                    .ok_or_else(|| invalid(&here, format!("{key} must be an array")))?;
+                let normalized = branches
+                    .iter()
+                    .enumerate()
+                    .map(|(i, b)| normalize(b, defs, &format!("{here}/{i}"), depth + 1, false))
+                    .collect::<Result<Vec<_>, _>>()?;
+                out.insert(key.clone(), Value::Array(normalized));
+            }
+            k if KNOWN_KEYWORDS.contains(&k) || k.starts_with("x-") => {
+                out.insert(key.clone(), value.clone());
+            }
+            other => {
+                return Err(SchemaError::Unsupported {
+                    dialect: "runtime schema",
+                    what: format!("the keyword `{other}`"),
+                    path: here,
+                    hint: format!(
+                        "llm-extract enforces only: {}; rewrite the schema without `{other}`",
+                        KNOWN_KEYWORDS.join(", ")
+                    ),
+                });
+            }
+        }
+    }
+    let is_object = match out.get("type") {
+        Some(Value::String(t)) => t == "object",
+        Some(Value::Array(ts)) => ts.iter().any(|t| t == "object"),
+        None => out.contains_key("properties"),
+        _ => false,
+    };
+    if is_object && !out.contains_key("additionalProperties") {
+        out.insert("additionalProperties".into(), Value::Bool(false));
+    }
+    Ok(Value::Object(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn refs_are_inlined_and_objects_closed() {
+        let schema = DynamicSchema::from_json(json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "properties": {"who": {"$ref": "#/$defs/Person"}},
+            "required": ["who"],
+            "$defs": {"Person": {"type": "object", "properties": {"name": {"type": "string"}}}}
+        }))
+        .unwrap();
+        assert_eq!(
+            schema.schema_set().generic(),
+            &json!({
+                "type": "object",
+                "properties": {"who": {"type": "object", "properties": {"name": {"type": "string"}}, "additionalProperties": false}},
+                "required": ["who"],
+                "additionalProperties": false
+            })
+        );
+    }
+
+    #[test]
+    fn unsupported_keyword_is_named_with_its_path() {
+        let err = DynamicSchema::from_json(json!({
+            "type": "object",
+            "properties": {"a": {"allOf": [{"type": "string"}]}}
+        }))
+        .unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.contains("`allOf`") && text.contains("/properties/a/allOf"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn recursive_refs_are_an_error_not_a_hang() {
+        let err = DynamicSchema::from_json(json!({
+            "$ref": "#/$defs/N",
+            "$defs": {"N": {"type": "object", "properties": {"next": {"$ref": "#/$defs/N"}}}}
+        }))
+        .unwrap_err();
+        assert!(err.to_string().contains("recursive"), "{err}");
+        assert!(DynamicSchema::from_json(json!({"$ref": "#/$defs/Missing"})).is_err());
+        assert!(DynamicSchema::from_json(json!(3)).is_err());
+    }
+
+    #[test]
+    fn signature_schema_validates_like_a_derived_one() {
+        let schema = DynamicSchema::from_signature(
+            "(text :string) -> {sentiment (positive | negative | neutral), score :float}",
+        )
+        .unwrap();
+        let validator = schema.schema_set().validator().unwrap();
+        assert!(validator.is_valid(&json!({"sentiment": "positive", "score": 0.5})));
+        assert!(!validator.is_valid(&json!({"sentiment": "happy", "score": 0.5})));
+        assert!(!validator.is_valid(&json!({"sentiment": "positive", "score": 0.5, "extra": 1})));
+        assert!(!validator.is_valid(&json!({"sentiment": "positive"})));
+    }
+
+    #[test]
+    fn file_errors_name_the_file() {
+        let err = DynamicSchema::from_file("/nonexistent/schema.json").unwrap_err();
+        assert!(err.to_string().contains("/nonexistent/schema.json"));
+    }
+}
