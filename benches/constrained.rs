@@ -1,1 +1,127 @@
-fn main() {} // placeholder: owner replaces
+//! Decoding speed of the embedded llama.cpp engine: free text vs schema-constrained with llguidance (the
+//! default) vs llama.cpp's own GBNF grammar sampler (what Ollama runs).
+//!
+//! ```text
+//! scripts/fetch-model.sh   # once: the default model
+//! cargo bench --features llama-cpp --bench constrained
+//! ```
+//!
+//! Every mode gets the same prompt and generates exactly the same number of tokens: end-of-generation is
+//! masked out and the grammar is JSON Lines of a tagged ontology enum, which always allows one more line.
+//! Tokens per second count generation only (sampling, masks and decoding), not reading the prompt.
+//! `BENCH_TOKENS` (default 128) and `BENCH_RUNS` (default 5, after one warm-up) tune it; `LLM_EXTRACT_MODEL`
+//! picks another GGUF file.
+
+use llm_extract::llm::llama_cpp::{model_path_from_env, GrammarEngine, LlamaCpp};
+use llm_extract::ChatRequest;
+use serde_json::{json, Value};
+use std::time::Duration;
+
+const TEXT: &str = "Marie Curie was a physicist born in Warsaw. She worked at the University of Paris with \
+    Pierre Curie, her husband. In 1903 she shared the Nobel Prize in Physics with him and Henri Becquerel.";
+
+/// The Ollama-dialect line schema of a tagged enum: entity, relationship or attribute.
+fn line_schema() -> Value {
+    let string = || json!({"type": "string"});
+    json!({"oneOf": [
+        {"type": "object", "properties": {
+            "type": {"const": "entity"}, "entity": string(), "entity_type": string()},
+         "required": ["type", "entity", "entity_type"], "additionalProperties": false},
+        {"type": "object", "properties": {
+            "type": {"const": "relationship"}, "subject": string(), "relation": string(), "object": string()},
+         "required": ["type", "subject", "relation", "object"], "additionalProperties": false},
+        {"type": "object", "properties": {
+            "type": {"const": "attribute"}, "entity": string(), "attribute": string(), "value": string()},
+         "required": ["type", "entity", "attribute", "value"], "additionalProperties": false}
+    ]})
+}
+
+fn env_number(name: &str, default: u32) -> u32 {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+struct Mode {
+    name: &'static str,
+    engine: GrammarEngine,
+    constrained: bool,
+}
+
+fn main() {
+    let path = match model_path_from_env() {
+        Ok(path) => path,
+        Err(e) => {
+            eprintln!("constrained bench: {e}");
+            std::process::exit(1);
+        }
+    };
+    let tokens = env_number("BENCH_TOKENS", 128);
+    let runs = env_number("BENCH_RUNS", 5).max(1);
+    let modes = [
+        Mode { name: "unconstrained", engine: GrammarEngine::Guidance, constrained: false },
+        Mode { name: "llguidance", engine: GrammarEngine::Guidance, constrained: true },
+        Mode { name: "llama.cpp GBNF", engine: GrammarEngine::Gbnf, constrained: true },
+    ];
+    println!("model: {}", path.display());
+    println!("{tokens} tokens per run, median of {runs} runs after one warm-up; generation only\n");
+
+    let mut rates = Vec::new();
+    for mode in &modes {
+        let llm = match LlamaCpp::builder(&path).grammar_engine(mode.engine).ignore_eos(true).build() {
+            Ok(llm) => llm,
+            Err(e) => {
+                eprintln!("constrained bench: {e}");
+                std::process::exit(1);
+            }
+        };
+        let mut request = ChatRequest::new(format!(
+            "List the entities, relationships and attributes in this text, one JSON object per line.\n\n{TEXT}"
+        ))
+        .with_max_tokens(tokens);
+        if mode.constrained {
+            request = request.with_schema("OntologyItem", line_schema()).with_json_lines(true);
+        }
+        let mut samples = Vec::new();
+        let mut sample_text = String::new();
+        for run in 0..=runs {
+            let generation = match llm.generate(&request, |_| true) {
+                Ok(generation) => generation,
+                Err(e) => {
+                    eprintln!("constrained bench ({}): {e}", mode.name);
+                    std::process::exit(1);
+                }
+            };
+            let generated = generation.response.usage.completion_tokens;
+            if generated != u64::from(tokens) {
+                eprintln!("constrained bench ({}): generated {generated} tokens, not {tokens}", mode.name);
+                std::process::exit(1);
+            }
+            if run > 0 {
+                samples.push((generation.tokens_per_second(), generation.generation_time, generation.prompt_time));
+            }
+            sample_text = generation.response.text;
+        }
+        samples.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let (rate, generation_time, prompt_time) = samples[samples.len() / 2];
+        println!(
+            "{:<15} {:>7.1} tokens/s  (generation {:>6.0} ms, prompt {:>4.0} ms; min {:.1}, max {:.1})",
+            mode.name,
+            rate,
+            ms(generation_time),
+            ms(prompt_time),
+            samples[0].0,
+            samples[samples.len() - 1].0
+        );
+        let first_line = sample_text.lines().next().unwrap_or_default();
+        println!("{:<15} first line: {}", "", first_line.chars().take(100).collect::<String>());
+        rates.push(rate);
+    }
+    let free = rates[0];
+    println!();
+    for (mode, rate) in modes.iter().zip(&rates).skip(1) {
+        println!("{:<15} {:.2}x of unconstrained", mode.name, rate / free);
+    }
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}

@@ -1,1 +1,390 @@
-fn main() {} // placeholder: owner replaces
+//! The parsing engine against its baselines (issue 3, benchmarks 1-5).
+//!
+//! `cargo bench --bench parse` runs the criterion benchmarks, then prints a table of ratios, each
+//! measured in the same run by interleaving ours and the baseline (so drift on a shared machine
+//! cancels out). Short runs: `cargo bench --bench parse -- --warm-up-time 1 --measurement-time 3`.
+//!
+//! 1. Clean JSON -> `T`: ours (validation off / on) vs `serde_json::from_str::<T>`.
+//! 2. The same JSON fenced and wrapped in prose, vs serde_json on the clean text.
+//! 3. 1,000 valid JSON Lines -> validated `Vec<T>`, vs serde_json line by line.
+//! 4. A JSON Lines answer fed to the decoder in 4-, 8- and 64-byte chunks vs one-shot `parse_lines`,
+//!    and the common approach of re-parsing the accumulated text on every (64-byte) chunk; 10-100 KB.
+//! 5. Unterminated-string input of 6, 12, 24 and 48 KB through `parse`.
+
+use criterion::{criterion_group, BenchmarkId, Criterion, Throughput};
+use llm_extract::parse::{parse_with, LineEvent, ParseOptions};
+use llm_extract::{parse, parse_lines, Extract, LineDecoder, SchemaSet};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use std::hint::black_box;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct Fact {
+    subject: String,
+    predicate: String,
+    object: String,
+    confidence: f64,
+    kind: Kind,
+    source: Option<String>,
+    tags: Vec<String>,
+    line: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum Kind {
+    Claim,
+    Definition,
+    Relation,
+}
+
+impl Extract for Fact {
+    fn schema() -> &'static SchemaSet {
+        static S: OnceLock<SchemaSet> = OnceLock::new();
+        S.get_or_init(|| {
+            SchemaSet::new(
+                "Fact",
+                json!({
+                    "type": "object",
+                    "description": "One fact stated in the text.",
+                    "properties": {
+                        "subject": {"type": "string", "description": "Who or what it is about."},
+                        "predicate": {"type": "string"},
+                        "object": {"type": "string"},
+                        "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+                        "kind": {"type": "string", "enum": ["claim", "definition", "relation"]},
+                        "source": {"type": ["string", "null"]},
+                        "tags": {"type": "array", "items": {"type": "string"}, "uniqueItems": true},
+                        "line": {"type": "integer", "minimum": 0, "maximum": u32::MAX}
+                    },
+                    "required": ["subject", "predicate", "object", "confidence", "kind", "tags", "line"],
+                    "additionalProperties": false
+                }),
+            )
+        })
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[allow(dead_code)]
+struct Bio {
+    bio: String,
+}
+
+impl Extract for Bio {
+    fn schema() -> &'static SchemaSet {
+        static S: OnceLock<SchemaSet> = OnceLock::new();
+        S.get_or_init(|| {
+            SchemaSet::new(
+                "Bio",
+                json!({"type": "object", "properties": {"bio": {"type": "string"}},
+                       "required": ["bio"], "additionalProperties": false}),
+            )
+        })
+    }
+}
+
+fn fact(i: u32) -> Fact {
+    Fact {
+        subject: format!("The Rust programming language #{i}"),
+        predicate: "was first released in".into(),
+        object: "2015, after years of development at Mozilla \"Research\"".into(),
+        confidence: 0.93,
+        kind: if i % 2 == 0 { Kind::Claim } else { Kind::Relation },
+        source: (i % 3 == 0).then(|| "https://example.invalid/history".into()),
+        tags: vec!["programming".into(), "history".into(), format!("t{i}")],
+        line: i,
+    }
+}
+
+fn clean() -> String {
+    serde_json::to_string(&fact(7)).unwrap()
+}
+
+fn wrapped() -> String {
+    format!(
+        "Sure! Here is the fact I found in the text:\n\n```json\n{}\n```\n\nLet me know if you need anything else.",
+        serde_json::to_string_pretty(&fact(7)).unwrap()
+    )
+}
+
+/// About `bytes` of JSON Lines.
+fn jsonl(bytes: usize) -> String {
+    let mut out = String::new();
+    let mut i = 0;
+    while out.len() < bytes {
+        out.push_str(&serde_json::to_string(&fact(i)).unwrap());
+        out.push('\n');
+        i += 1;
+    }
+    out
+}
+
+fn lines_of(count: u32) -> String {
+    (0..count)
+        .map(|i| serde_json::to_string(&fact(i)).unwrap())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn unterminated(bytes: usize) -> String {
+    let mut out = String::from("{\"bio\": \"");
+    let piece = "He said \"no\", then {left} [quickly], and wrote C:\\path\\to it.\n";
+    while out.len() < bytes {
+        out.push_str(piece);
+    }
+    out.truncate(bytes);
+    out
+}
+
+fn decode_chunked(text: &[u8], chunk: usize) -> usize {
+    let mut decoder = LineDecoder::<Fact>::new();
+    let mut items = 0;
+    for piece in text.chunks(chunk) {
+        items += decoder
+            .feed(piece)
+            .iter()
+            .filter(|e| matches!(e, LineEvent::Item(_)))
+            .count();
+    }
+    items
+        + decoder
+            .finish()
+            .iter()
+            .filter(|e| matches!(e, LineEvent::Item(_)))
+            .count()
+}
+
+/// The common approach: on every chunk, re-parse everything received so far.
+fn reparse_chunked(text: &str, chunk: usize) -> usize {
+    let mut seen = 0;
+    let mut end = 0;
+    while end < text.len() {
+        end = (end + chunk).min(text.len());
+        while !text.is_char_boundary(end) {
+            end += 1;
+        }
+        seen = parse_lines::<Fact>(&text[..end]).items.len();
+    }
+    seen
+}
+
+fn no_validation() -> ParseOptions {
+    ParseOptions::default().with_validation(false)
+}
+
+fn one_value(c: &mut Criterion) {
+    let clean = clean();
+    let wrapped = wrapped();
+    let mut g = c.benchmark_group("1-2 one value");
+    g.throughput(Throughput::Bytes(clean.len() as u64));
+    g.bench_function("serde_json::from_str", |b| {
+        b.iter(|| serde_json::from_str::<Fact>(black_box(&clean)).unwrap())
+    });
+    g.bench_function("parse, validation off", |b| {
+        b.iter(|| parse_with::<Fact>(black_box(&clean), &no_validation()).unwrap())
+    });
+    g.bench_function("parse, validated", |b| {
+        b.iter(|| parse::<Fact>(black_box(&clean)).unwrap())
+    });
+    g.bench_function("parse fenced in prose, validated", |b| {
+        b.iter(|| parse::<Fact>(black_box(&wrapped)).unwrap())
+    });
+    g.finish();
+}
+
+fn many_lines(c: &mut Criterion) {
+    let text = lines_of(1000);
+    let mut g = c.benchmark_group("3 json lines x1000");
+    g.throughput(Throughput::Bytes(text.len() as u64));
+    g.bench_function("serde_json per line", |b| {
+        b.iter(|| {
+            black_box(&text)
+                .lines()
+                .map(serde_json::from_str::<Fact>)
+                .collect::<Result<Vec<_>, _>>()
+                .unwrap()
+        })
+    });
+    g.bench_function("parse_lines, validated", |b| {
+        b.iter(|| parse_lines::<Fact>(black_box(&text)))
+    });
+    g.finish();
+}
+
+fn decoder(c: &mut Criterion) {
+    let mut g = c.benchmark_group("4 decoder");
+    g.sample_size(10);
+    for kb in [10, 20, 50, 100] {
+        let text = jsonl(kb * 1024);
+        g.throughput(Throughput::Bytes(text.len() as u64));
+        g.bench_with_input(BenchmarkId::new("parse_lines one-shot", kb), &text, |b, t| {
+            b.iter(|| parse_lines::<Fact>(black_box(t)))
+        });
+        for chunk in [4, 8, 64] {
+            g.bench_with_input(
+                BenchmarkId::new(format!("decoder {chunk}-byte chunks"), kb),
+                &text,
+                |b, t| b.iter(|| decode_chunked(black_box(t.as_bytes()), chunk)),
+            );
+        }
+        g.bench_with_input(BenchmarkId::new("re-parse 64-byte chunks", kb), &text, |b, t| {
+            b.iter(|| reparse_chunked(black_box(t), 64))
+        });
+    }
+    g.finish();
+}
+
+fn unterminated_strings(c: &mut Criterion) {
+    let mut g = c.benchmark_group("5 unterminated string");
+    for kb in [6, 12, 24, 48] {
+        let text = unterminated(kb * 1024);
+        g.throughput(Throughput::Bytes(text.len() as u64));
+        g.bench_with_input(BenchmarkId::new("parse", kb), &text, |b, t| {
+            b.iter(|| parse::<Bio>(black_box(t)).unwrap_err())
+        });
+    }
+    g.finish();
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default()
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3))
+        .sample_size(20);
+    targets = one_value, many_lines, decoder, unterminated_strings
+}
+
+/// Median time per call of `f`, over `rounds` batches interleaved with the other functions'.
+fn interleaved(fns: &mut [&mut dyn FnMut()], rounds: usize) -> Vec<Duration> {
+    // Calibrate each to about 10 ms a batch.
+    let iters: Vec<u32> = fns
+        .iter_mut()
+        .map(|f| {
+            let start = Instant::now();
+            let mut n = 0u32;
+            while start.elapsed() < Duration::from_millis(10) || n == 0 {
+                f();
+                n += 1;
+            }
+            n
+        })
+        .collect();
+    let mut samples: Vec<Vec<Duration>> = vec![Vec::new(); fns.len()];
+    for _ in 0..rounds {
+        for (i, f) in fns.iter_mut().enumerate() {
+            let start = Instant::now();
+            for _ in 0..iters[i] {
+                f();
+            }
+            samples[i].push(start.elapsed() / iters[i]);
+        }
+    }
+    samples
+        .into_iter()
+        .map(|mut s| {
+            s.sort_unstable();
+            s[s.len() / 2]
+        })
+        .collect()
+}
+
+fn row(what: &str, ours: Duration, base: Duration, goal: &str) {
+    let ratio = ours.as_secs_f64() / base.as_secs_f64();
+    println!(
+        "| {what} | {:.2} us | {:.2} us | {ratio:.2}x | {goal} |",
+        ours.as_secs_f64() * 1e6,
+        base.as_secs_f64() * 1e6
+    );
+}
+
+fn ratios() {
+    const ROUNDS: usize = 15;
+    println!("\n## Ratios (ours / baseline, medians of {ROUNDS} interleaved batches)\n");
+    println!("| benchmark | ours | baseline | ratio | goal |");
+    println!("|---|---|---|---|---|");
+    let clean = clean();
+    let wrapped = wrapped();
+    let t = interleaved(
+        &mut [
+            &mut || drop(black_box(serde_json::from_str::<Fact>(black_box(&clean)))),
+            &mut || drop(black_box(parse_with::<Fact>(black_box(&clean), &no_validation()))),
+            &mut || drop(black_box(parse::<Fact>(black_box(&clean)))),
+            &mut || drop(black_box(parse::<Fact>(black_box(&wrapped)))),
+        ],
+        ROUNDS,
+    );
+    row("1 clean -> T, validation off", t[1], t[0], "<= 1.10x");
+    row("1 clean -> T, validated", t[2], t[0], "<= 1.30x");
+    row("2 fenced + prose -> T, validated", t[3], t[0], "<= 1.25x");
+
+    let text = lines_of(1000);
+    let t = interleaved(
+        &mut [
+            &mut || {
+                let v: Result<Vec<Fact>, _> = black_box(&text).lines().map(serde_json::from_str).collect();
+                drop(black_box(v));
+            },
+            &mut || drop(black_box(parse_lines::<Fact>(black_box(&text)))),
+        ],
+        ROUNDS,
+    );
+    row("3 1,000 JSON Lines -> validated Vec<T>", t[1], t[0], "<= 1.30x");
+
+    let mut scaling = Vec::new();
+    for kb in [10, 100] {
+        let text = jsonl(kb * 1024);
+        let t = interleaved(
+            &mut [
+                &mut || drop(black_box(parse_lines::<Fact>(black_box(&text)))),
+                &mut || drop(black_box(decode_chunked(text.as_bytes(), 4))),
+                &mut || drop(black_box(decode_chunked(text.as_bytes(), 8))),
+                &mut || drop(black_box(reparse_chunked(&text, 64))),
+            ],
+            if kb == 100 { 5 } else { ROUNDS },
+        );
+        if kb == 100 {
+            row("4 decoder, 4-byte chunks, 100 KB", t[1], t[0], "<= 3x");
+            row("4 decoder, 8-byte chunks, 100 KB", t[2], t[0], "<= 2x");
+            row("4 re-parse per 64-byte chunk, 100 KB", t[3], t[0], "(quadratic)");
+        }
+        scaling.push(t);
+    }
+    let grow = |i: usize| scaling[1][i].as_secs_f64() / scaling[0][i].as_secs_f64();
+    println!("\n10 KB -> 100 KB (10x the input): one-shot {:.1}x, decoder 4-byte {:.1}x, decoder 8-byte {:.1}x, re-parse {:.1}x",
+        grow(0), grow(1), grow(2), grow(3));
+
+    let texts: Vec<String> = [6, 12, 24, 48].iter().map(|kb| unterminated(kb * 1024)).collect();
+    let t = interleaved(
+        &mut [
+            &mut || drop(black_box(parse::<Bio>(black_box(&texts[0])))),
+            &mut || drop(black_box(parse::<Bio>(black_box(&texts[1])))),
+            &mut || drop(black_box(parse::<Bio>(black_box(&texts[2])))),
+            &mut || drop(black_box(parse::<Bio>(black_box(&texts[3])))),
+        ],
+        ROUNDS,
+    );
+    println!();
+    println!("| benchmark | larger | smaller | ratio | goal |");
+    println!("|---|---|---|---|---|");
+    for (i, kb) in [(1, 12), (2, 24), (3, 48)] {
+        row(&format!("5 unterminated string, {kb} KB vs {} KB", kb / 2), t[i], t[i - 1], "<= 2.2x");
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.iter().any(|a| a == "--ratios-only") {
+        ratios();
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+    // `cargo bench` passes `--bench`; `cargo test --benches` runs each benchmark once, without it.
+    if args.iter().any(|a| a == "--bench") && !args.iter().any(|a| a == "--list") {
+        ratios();
+    }
+}

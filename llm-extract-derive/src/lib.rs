@@ -1,10 +1,134 @@
-//! `#[derive(Extract)]` for llm-extract. OWNER: derive helper. Placeholder.
+//! `#[derive(Extract)]` for [llm-extract](https://docs.rs/llm-extract). Use it through
+//! `llm_extract::Extract`; this crate is an implementation detail.
+//!
+//! The macro runs parse -> model -> validate -> expand, one module each: `attr` reads the
+//! attributes, `ast` builds a typed model with serde's JSON names resolved, `valid` checks every
+//! rule (collecting all errors, each spanned on the offending tokens), `expand` writes the code.
+
+mod ast;
+mod attr;
+mod case;
+mod ctxt;
+mod expand;
+mod ty;
+mod valid;
 
 use proc_macro::TokenStream;
+use syn::{parse_macro_input, DeriveInput};
 
-/// Derives `llm_extract::Extract`.
+/// Derives `llm_extract::Extract`: the type's JSON Schema, computed once, plus everything built on
+/// it (dialects, format instructions, a validator).
+///
+/// The type must also derive (or implement) `serde::Deserialize`; serde is the source of truth and
+/// the schema accepts what serde accepts.
+///
+/// ```
+/// use llm_extract::Extract;
+/// use serde::Deserialize;
+///
+/// /// The sentiment of a text.
+/// #[derive(Extract, Deserialize)]
+/// struct Sentiment {
+///     /// The overall polarity.
+///     sentiment: Polarity,
+///     #[extract(minimum = 0.0, maximum = 1.0)]
+///     score: f64,
+/// }
+///
+/// #[derive(Extract, Deserialize)]
+/// #[serde(rename_all = "lowercase")]
+/// enum Polarity { Positive, Negative, Neutral }
+///
+/// let schema = Sentiment::json_schema();
+/// assert_eq!(schema["properties"]["sentiment"]["enum"][0], "positive");
+/// assert_eq!(schema["properties"]["score"]["maximum"], 1.0);
+/// assert_eq!(schema["additionalProperties"], false);
+/// ```
+///
+/// # What it accepts
+///
+/// - **Structs with named fields**: a closed object (`additionalProperties: false`), properties in
+///   declaration order. `Option<T>` fields and `#[serde(default)]` fields are not required.
+/// - **Fieldless enums**: `{"type": "string", "enum": [...]}`.
+/// - **Internally tagged enums** (`#[serde(tag = "type")]`, any tag name) with struct and unit
+///   variants: a `oneOf` of closed objects whose first property is the tag, `{"const": "name"}`.
+/// - Field types: `String`, `char`, `bool`, every integer (8/16/32-bit ones carry their range),
+///   `f32`/`f64`, `Option<T>`, `Box<T>`, `Vec<T>`, `VecDeque<T>`, `HashSet<T>`/`BTreeSet<T>`
+///   (`uniqueItems`), `HashMap<String, T>`/`BTreeMap<String, T>`, `serde_json::Value`, any type
+///   that derives `Extract`, and foreign types implementing `schemars::JsonSchema` (see below).
+///
+/// # serde attributes it mirrors
+///
+/// `rename` (including `rename(deserialize = "..")`: the schema follows what serde *reads*),
+/// `rename_all` (every serde case convention), `rename_all_fields`, `tag`, `alias` (recorded as
+/// `"x-aliases"` on the object, for parsers to map back), `skip` / `skip_deserializing` (the field or
+/// variant is left out), `default` (on a field or a struct: not required). `deny_unknown_fields`
+/// changes nothing (objects are closed anyway). Attributes that only affect serialization
+/// (`skip_serializing_if`, `serialize_with`, `into`, ...) or code generation (`bound`, `crate`) are
+/// ignored. On a struct, `tag` adds the tag as an optional first property, since serde writes it.
+///
+/// What cannot be mirrored faithfully is a compile error that names the alternative: `untagged`,
+/// `flatten`, externally tagged data enums (the serde default for an enum with data: add
+/// `#[serde(tag = "type")]`), adjacently tagged enums (`tag` + `content`), tuple and unit structs,
+/// tuple variants, `transparent`, `from`/`try_from`, `remote`, `other`, `deserialize_with`/`with`,
+/// unions, generic types (a schema lives in a `static`, which cannot be generic: derive on a
+/// concrete type) and tuple, array and reference field types. Variant `alias`es are accepted by
+/// serde but not listed in the schema, which asks for canonical names.
+///
+/// # `#[extract(...)]`
+///
+/// On a struct, an enum or a variant: `description = "..."` (overrides the doc comment). Doc
+/// comments become `"description"`: lines trimmed and joined with spaces, paragraphs with a newline.
+///
+/// On a field, besides `description`:
+///
+/// | key | schema keyword | allowed on |
+/// |---|---|---|
+/// | `pattern = "^...$"` | `pattern` | strings; must be a valid regex anchored with `^` and `$` |
+/// | `min_length = N`, `max_length = N` | `minLength`, `maxLength` | strings |
+/// | `min_items = N`, `max_items = N` | `minItems`, `maxItems` | `Vec`, `VecDeque`, sets |
+/// | `minimum = X`, `maximum = X` | `minimum`, `maximum` | numbers; integer literals in range on integer fields |
+/// | `examples = [..]` or `examples(..)` | `examples` | any; literals that fit the field and its bounds |
+/// | `schemars` | the type's schemars schema | a foreign type implementing `schemars::JsonSchema` |
+///
+/// "Strings" includes `Option<String>` and `Box<String>` (the same holds for the other kinds). A
+/// pair must satisfy `min <= max`; unknown and repeated keys are errors. Patterns are checked with
+/// `regex-syntax` and must be anchored as a whole (`^(a|b)$`, not `^a|b$`), because JSON Schema
+/// patterns match anywhere in the string and llama.cpp's grammar converter (Ollama) refuses
+/// unanchored ones. Constraints land next to the schema's `"type"`; for a nullable `anyOf` they go
+/// into the non-null branch.
+///
+/// Type checks read the **last path segment** of the field's type (`String`, `Vec`, `u8`, ...), as
+/// any proc macro must. A type the macro cannot classify (a type alias, a foreign type) is instead
+/// checked by a trait bound in the generated code, reported on the field's type; the integer-range
+/// and example checks need a type they can read, so a type alias skips them.
+///
+/// # Foreign types via schemars
+///
+/// A field whose type comes from another crate and implements `schemars::JsonSchema` (schemars 1.x,
+/// e.g. `chrono` with its `schemars` feature, or your own impl) can be marked
+/// `#[extract(schemars)]`. Its schema is generated by schemars for deserialization with subschemas
+/// inlined, then brought to this crate's convention (no `$schema`/`title`, objects closed). Generated
+/// code reaches schemars through `llm_extract`, so you need schemars as a dependency only to write a
+/// `JsonSchema` impl yourself. `Option<Foreign>` works too (the schemars schema is made nullable).
+///
+/// # Recursive types
+///
+/// Not supported: a schema is fully inlined. A field that names its own type (or `Self`) is a
+/// compile error; a cycle through other types panics, naming the cycle, the first time the schema is
+/// built (rather than overflowing the stack).
+///
+/// ```compile_fail
+/// use llm_extract::Extract;
+/// use serde::Deserialize;
+///
+/// #[derive(Extract, Deserialize)]
+/// struct Node {
+///     children: Vec<Node>, // error: `Node` contains itself through this field
+/// }
+/// ```
 #[proc_macro_derive(Extract, attributes(extract))]
 pub fn derive_extract(input: TokenStream) -> TokenStream {
-    let _ = input;
-    TokenStream::new()
+    let input = parse_macro_input!(input as DeriveInput);
+    expand::derive(&input).into()
 }

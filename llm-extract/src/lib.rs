@@ -9,24 +9,33 @@
 //!
 //! The crate is laid out the way an extraction flows:
 //! - [`schema`]: the schemas and instructions a type yields, per provider dialect;
-//! - [`parse`]: lenient JSON, JSON Lines and the incremental [`LineDecoder`];
+//! - [`parse`](mod@parse): lenient JSON, JSON Lines and the incremental [`LineDecoder`];
 //! - [`validate`]: one compiled validator per schema;
-//! - [`llm`]: the [`Llm`] trait and its backends;
-//! - [`extract`](mod@extract): the attempt / repair / continuation loop and its report.
+//! - [`llm`]: the [`Llm`] trait and its backends ([`Ollama`], [`OpenAiCompatible`], [`from_fn`]);
+//! - [`extract`](mod@extract): the attempt / repair / continuation loop ([`Extractor`]);
+//! - [`report`]: what an extraction tried and cost ([`Extraction`], [`Attempt`]);
+//! - [`blocking`]: the same for callers without an async runtime.
 
 #![warn(missing_docs)]
 
+pub mod batch;
+pub mod blocking;
 pub mod error;
 pub mod extract;
 pub mod llm;
 pub mod parse;
+pub mod prompts;
+pub mod report;
 pub mod schema;
 pub mod validate;
 
 pub use error::SchemaError;
-pub use extract::Extract;
-pub use llm::{ChatRequest, ChatResponse, Finish, Llm, Usage};
+pub use extract::{Extract, ExtractError, ExtractErrorKind, ExtractStream, Extractor, Input, Mode};
+pub use llm::{
+    from_fn, ChatRequest, ChatResponse, Finish, Llm, LlmError, Ollama, OpenAiCompatible, Usage,
+};
 pub use parse::{parse, parse_lines, LineDecoder, Lines, ParseError, Parsed, Repair, Skipped};
+pub use report::{Attempt, AttemptKind, Extraction, Report};
 pub use schema::{Dialect, SchemaSet, Shape};
 
 /// Derives [`Extract`] for a struct with named fields, a fieldless enum or an internally tagged enum.

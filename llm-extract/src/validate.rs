@@ -1,47 +1,613 @@
-//! One compiled validator per schema; errors carry the JSON path of every violation.
+//! One compiled validator per schema; every violation carries the JSON pointer of the value at fault
+//! and a message a person (or a model asked to repair its answer) can act on.
 //!
-//! OWNER: schema helper (issue 2/3). Placeholder until implemented.
+//! - Paths are RFC 6901 JSON pointers into the instance: `/analysis/subjects/0/name`; the root is
+//!   the empty pointer `""` (so `instance.pointer(&violation.path)` finds the value), shown as
+//!   "the root" by [`Violation`]'s `Display`.
+//! - Messages quote the offending value, shortened when long (`"aaaa…" (12000 characters) is longer
+//!   than 10000 characters`), and state the rule: `1.5 is greater than the maximum of 1`.
+//! - A value that fails a tagged union (an internally tagged enum's `oneOf`) is explained by the
+//!   variant its tag selects, or by its missing or unknown tag, not by a dump of every branch.
+//! - `format` is asserted (`date-time`, `email`, `uuid`, ...), as the dialects that send it do.
 
 use crate::error::SchemaError;
+use crate::schema::instructions::number_text;
+use jsonschema::error::{TypeKind, ValidationErrorKind};
+use jsonschema::ValidationError;
 use serde_json::Value;
+use std::fmt;
 
-/// A compiled JSON Schema validator.
+/// A compiled JSON Schema validator (draft 2020-12).
+///
+/// ```
+/// use llm_extract::validate::Validator;
+/// use serde_json::json;
+///
+/// let validator = Validator::new(&json!({
+///     "type": "object",
+///     "properties": { "score": { "type": "number", "minimum": 0, "maximum": 1 } },
+///     "required": ["score"],
+///     "additionalProperties": false
+/// }))?;
+/// let violations = validator.violations(&json!({ "score": 1.5 }));
+/// assert_eq!(violations[0].to_string(), "at /score: 1.5 is greater than the maximum of 1");
+/// assert!(validator.is_valid(&json!({ "score": 0.5 })));
+/// # Ok::<(), llm_extract::SchemaError>(())
+/// ```
 pub struct Validator {
     inner: jsonschema::Validator,
+    /// The schema, to read the branches of a union when explaining why a value fails it.
+    schema: Value,
+}
+
+impl fmt::Debug for Validator {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Validator")
+            .field("schema", &self.schema)
+            .finish_non_exhaustive()
+    }
 }
 
 /// One violation: where, and what is wrong.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Violation {
-    /// JSON pointer into the instance (e.g. `/analysis/subjects/0/name`).
+    /// JSON pointer into the instance (e.g. `/analysis/subjects/0/name`); `""` is the root.
     pub path: String,
     /// What is wrong, for a person.
     pub message: String,
 }
 
+impl fmt::Display for Violation {
+    /// `at /score: 1.5 is greater than the maximum of 1`, or `at the root: ...`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.path.is_empty() {
+            write!(f, "at the root: {}", self.message)
+        } else {
+            write!(f, "at {}: {}", self.path, self.message)
+        }
+    }
+}
+
 impl Validator {
-    /// Compiles `schema` (draft 2020-12).
+    /// Compiles `schema` (draft 2020-12, with `format` asserted).
     pub fn new(schema: &Value) -> Result<Self, SchemaError> {
-        let inner = jsonschema::draft202012::new(schema).map_err(|e| SchemaError::Invalid {
-            path: e.schema_path().to_string(),
-            message: e.to_string(),
-        })?;
-        Ok(Validator { inner })
+        let inner = jsonschema::options()
+            .with_draft(jsonschema::Draft::Draft202012)
+            .should_validate_formats(true)
+            .build(schema)
+            .map_err(|e| SchemaError::Invalid {
+                path: e.schema_path().to_string(),
+                message: e.to_string(),
+            })?;
+        Ok(Validator {
+            inner,
+            schema: schema.clone(),
+        })
     }
 
     /// Every violation of `instance`; empty when it is valid.
     pub fn violations(&self, instance: &Value) -> Vec<Violation> {
-        self.inner
-            .iter_errors(instance)
-            .map(|e| Violation {
-                path: e.instance_path().to_string(),
-                message: e.to_string(),
-            })
-            .collect()
+        let mut out = Vec::new();
+        for error in self.inner.iter_errors(instance) {
+            self.explain(&error, &mut out);
+        }
+        out
     }
 
     /// Whether `instance` is valid.
     pub fn is_valid(&self, instance: &Value) -> bool {
         self.inner.is_valid(instance)
+    }
+
+    fn explain(&self, error: &ValidationError<'_>, out: &mut Vec<Violation>) {
+        let path = error.instance_path().as_str().to_owned();
+        let instance = error.instance();
+        let message = match error.kind() {
+            ValidationErrorKind::AnyOf { context }
+            | ValidationErrorKind::OneOfNotValid { context } => {
+                self.explain_union(error, context, out);
+                return;
+            }
+            kind => message(kind, instance).unwrap_or_else(|| shorten(&error.to_string())),
+        };
+        out.push(Violation { path, message });
+    }
+
+    /// Why a value fails every branch of a union: by the branch it was meant for when that is
+    /// clear (the variant its tag names, the non-null branch of an optional value), else in one line.
+    fn explain_union(
+        &self,
+        error: &ValidationError<'_>,
+        context: &[Vec<ValidationError<'static>>],
+        out: &mut Vec<Violation>,
+    ) {
+        let path = error.instance_path().as_str();
+        let instance = error.instance();
+        let branches = self
+            .schema
+            .pointer(error.schema_path().as_str())
+            .and_then(Value::as_array);
+        let Some(branches) = branches else {
+            out.push(Violation {
+                path: path.to_owned(),
+                message: format!(
+                    "{} matches none of the allowed alternatives",
+                    shown(instance)
+                ),
+            });
+            return;
+        };
+
+        let chosen = match intended_branch(branches, instance) {
+            Intended::Branch(index) => index,
+            Intended::MissingTag { tag, values } => {
+                out.push(Violation {
+                    path: path.to_owned(),
+                    message: format!("missing required property \"{tag}\" (one of {values})"),
+                });
+                return;
+            }
+            Intended::UnknownTag { tag, values } => {
+                let value = instance.get(&tag).map(shown).unwrap_or_default();
+                out.push(Violation {
+                    path: format!("{path}/{}", escape(&tag)),
+                    message: format!("{value} is not one of {values}"),
+                });
+                return;
+            }
+            Intended::Unclear => {
+                out.push(Violation {
+                    path: path.to_owned(),
+                    message: format!(
+                        "{} matches none of the {} allowed alternatives",
+                        shown(instance),
+                        branches.len()
+                    ),
+                });
+                return;
+            }
+        };
+        match context.get(chosen) {
+            Some(errors) if !errors.is_empty() => {
+                for inner in errors {
+                    self.explain(inner, out);
+                }
+            }
+            _ => out.push(Violation {
+                path: path.to_owned(),
+                message: format!(
+                    "{} matches none of the allowed alternatives",
+                    shown(instance)
+                ),
+            }),
+        }
+    }
+}
+
+/// The branch of a union a value was meant for.
+enum Intended {
+    Branch(usize),
+    MissingTag { tag: String, values: String },
+    UnknownTag { tag: String, values: String },
+    Unclear,
+}
+
+fn intended_branch(branches: &[Value], instance: &Value) -> Intended {
+    let non_null: Vec<usize> = branches
+        .iter()
+        .enumerate()
+        .filter(|(_, branch)| branch.get("type").and_then(Value::as_str) != Some("null"))
+        .map(|(index, _)| index)
+        .collect();
+    if let ([only], false) = (non_null.as_slice(), instance.is_null()) {
+        if non_null.len() < branches.len() {
+            return Intended::Branch(*only);
+        }
+    }
+    let Some(tag) = tag_of(branches) else {
+        return Intended::Unclear;
+    };
+    let tag_values: Vec<&Value> = branches
+        .iter()
+        .filter_map(|branch| tag_value(branch, &tag))
+        .collect();
+    let values = list(&tag_values);
+    let Value::Object(object) = instance else {
+        return Intended::Unclear;
+    };
+    match object.get(&tag) {
+        None => Intended::MissingTag { tag, values },
+        Some(value) => match branches
+            .iter()
+            .position(|branch| tag_value(branch, &tag) == Some(value))
+        {
+            Some(index) => Intended::Branch(index),
+            None => Intended::UnknownTag { tag, values },
+        },
+    }
+}
+
+/// The property every branch fixes with a `const` (the tag of an internally tagged enum).
+fn tag_of(branches: &[Value]) -> Option<String> {
+    let first = branches.first()?.get("properties")?.as_object()?;
+    first
+        .keys()
+        .find(|name| {
+            branches
+                .iter()
+                .all(|branch| tag_value(branch, name).is_some())
+        })
+        .cloned()
+}
+
+fn tag_value<'a>(branch: &'a Value, tag: &str) -> Option<&'a Value> {
+    branch.get("properties")?.get(tag)?.get("const")
+}
+
+/// The message of a non-union violation, or `None` to fall back on the validator's own.
+fn message(kind: &ValidationErrorKind, instance: &Value) -> Option<String> {
+    let value = shown(instance);
+    let text = match kind {
+        ValidationErrorKind::Type { kind } => {
+            let names: Vec<String> = match kind {
+                TypeKind::Single(one) => vec![one.to_string()],
+                TypeKind::Multiple(many) => many.iter().map(|t| t.to_string()).collect(),
+            };
+            // "a string or null" reads better than the set's own order, "null or a string".
+            let mut names = names;
+            names.sort_by_key(|name| name == "null");
+            let expected: Vec<String> = names.iter().map(|name| with_article(name)).collect();
+            format!("{value} is not {}", expected.join(" or "))
+        }
+        ValidationErrorKind::Required { property } => {
+            format!("missing required property {property}")
+        }
+        ValidationErrorKind::AdditionalProperties { unexpected } => {
+            let names: Vec<String> = unexpected.iter().map(|name| format!("{name:?}")).collect();
+            let noun = if names.len() == 1 {
+                "property"
+            } else {
+                "properties"
+            };
+            format!(
+                "unexpected {noun} {} (the object is closed)",
+                names.join(", ")
+            )
+        }
+        ValidationErrorKind::Enum { options } => {
+            let options: Vec<&Value> = options.as_array()?.iter().collect();
+            format!("{value} is not one of {}", list(&options))
+        }
+        ValidationErrorKind::Constant { expected_value } => {
+            format!("{value} is not the expected {expected_value}")
+        }
+        ValidationErrorKind::MinLength { limit } => {
+            format!(
+                "{value} is shorter than {limit} {}",
+                plural(*limit, "character")
+            )
+        }
+        ValidationErrorKind::MaxLength { limit } => {
+            format!(
+                "{value} is longer than {limit} {}",
+                plural(*limit, "character")
+            )
+        }
+        ValidationErrorKind::Pattern { pattern } => format!("{value} does not match {pattern}"),
+        ValidationErrorKind::Format { format } => format!("{value} is not a valid {format}"),
+        ValidationErrorKind::Minimum { limit } => {
+            format!("{value} is less than the minimum of {}", number_text(limit))
+        }
+        ValidationErrorKind::Maximum { limit } => {
+            format!(
+                "{value} is greater than the maximum of {}",
+                number_text(limit)
+            )
+        }
+        ValidationErrorKind::ExclusiveMinimum { limit } => {
+            format!("{value} is not greater than {}", number_text(limit))
+        }
+        ValidationErrorKind::ExclusiveMaximum { limit } => {
+            format!("{value} is not less than {}", number_text(limit))
+        }
+        ValidationErrorKind::MultipleOf { multiple_of } => {
+            format!("{value} is not a multiple of {multiple_of}")
+        }
+        ValidationErrorKind::MinItems { limit } => format!(
+            "has {} items, fewer than the minimum of {limit}",
+            instance.as_array()?.len()
+        ),
+        ValidationErrorKind::MaxItems { limit } => format!(
+            "has {} items, more than the maximum of {limit}",
+            instance.as_array()?.len()
+        ),
+        ValidationErrorKind::UniqueItems => "has duplicate items".to_owned(),
+        ValidationErrorKind::MinProperties { limit } => format!(
+            "has {} properties, fewer than the minimum of {limit}",
+            instance.as_object()?.len()
+        ),
+        ValidationErrorKind::MaxProperties { limit } => format!(
+            "has {} properties, more than the maximum of {limit}",
+            instance.as_object()?.len()
+        ),
+        ValidationErrorKind::OneOfMultipleValid { .. } => {
+            format!("{value} matches more than one of the alternatives, exactly one is allowed")
+        }
+        ValidationErrorKind::FalseSchema => format!("{value} is not allowed here"),
+        ValidationErrorKind::Not { .. } => format!("{value} is not allowed here"),
+        _ => return None,
+    };
+    Some(text)
+}
+
+fn with_article(type_name: &str) -> String {
+    match type_name {
+        "null" => "null".to_owned(),
+        "integer" | "object" | "array" => format!("an {type_name}"),
+        other => format!("a {other}"),
+    }
+}
+
+fn plural(count: u64, noun: &str) -> String {
+    if count == 1 {
+        noun.to_owned()
+    } else {
+        format!("{noun}s")
+    }
+}
+
+/// `"a", "b" or "c"`; long lists end with how many more there are.
+fn list(values: &[&Value]) -> String {
+    const SHOWN: usize = 10;
+    let mut names: Vec<String> = values.iter().take(SHOWN).map(|v| v.to_string()).collect();
+    if values.len() > SHOWN {
+        names.push(format!("{} more", values.len() - SHOWN));
+    }
+    match names.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        Some((last, _)) => last.clone(),
+        None => "nothing".to_owned(),
+    }
+}
+
+/// Longest quoted value, in characters, before it is shortened.
+const SHOWN_CHARS: usize = 60;
+
+/// A value as a message quotes it: whole when short, else its start and its size.
+fn shown(value: &Value) -> String {
+    match value {
+        Value::String(text) => {
+            let count = text.chars().count();
+            if count <= SHOWN_CHARS {
+                value.to_string()
+            } else {
+                let start: String = text.chars().take(SHOWN_CHARS / 2).collect();
+                let quoted = Value::String(start).to_string();
+                format!(
+                    "{}…\" ({count} characters)",
+                    quoted.strip_suffix('"').unwrap_or(&quoted)
+                )
+            }
+        }
+        Value::Array(items) => {
+            let text = value.to_string();
+            if text.chars().count() <= SHOWN_CHARS {
+                text
+            } else {
+                format!("an array of {} items", items.len())
+            }
+        }
+        Value::Object(entries) => {
+            let text = value.to_string();
+            if text.chars().count() <= SHOWN_CHARS {
+                text
+            } else {
+                let keys: Vec<String> = entries.keys().take(5).map(|k| format!("{k:?}")).collect();
+                let more = if entries.len() > 5 { ", ..." } else { "" };
+                format!("an object with keys {}{more}", keys.join(", "))
+            }
+        }
+        other => other.to_string(),
+    }
+}
+
+/// A fallback message, cut to a readable length.
+fn shorten(message: &str) -> String {
+    const LIMIT: usize = 300;
+    if message.chars().count() <= LIMIT {
+        message.to_owned()
+    } else {
+        let start: String = message.chars().take(LIMIT).collect();
+        format!("{start}…")
+    }
+}
+
+fn escape(token: &str) -> String {
+    token.replace('~', "~0").replace('/', "~1")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn sentiment() -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "sentiment": { "type": "string", "enum": ["positive", "negative", "neutral"] },
+                "score": { "type": "number", "minimum": 0.0, "maximum": 1.0 },
+                "note": { "type": ["string", "null"], "minLength": 3, "pattern": "^[a-z ]+$" },
+                "when": { "type": "string", "format": "date" }
+            },
+            "required": ["sentiment", "score"],
+            "additionalProperties": false
+        })
+    }
+
+    fn fact() -> Value {
+        json!({
+            "oneOf": [
+                {
+                    "type": "object",
+                    "properties": { "kind": { "const": "definition" }, "entity": { "type": "string" } },
+                    "required": ["kind", "entity"],
+                    "additionalProperties": false
+                },
+                {
+                    "type": "object",
+                    "properties": {
+                        "kind": { "const": "relationship" },
+                        "subject": { "type": "string", "maxLength": 5 },
+                        "object-entity": { "type": "boolean" }
+                    },
+                    "required": ["kind", "subject", "object-entity"],
+                    "additionalProperties": false
+                }
+            ]
+        })
+    }
+
+    fn shown_violations(schema: &Value, instance: Value) -> Vec<String> {
+        let validator = Validator::new(schema).unwrap();
+        assert_eq!(
+            validator.is_valid(&instance),
+            validator.violations(&instance).is_empty()
+        );
+        validator
+            .violations(&instance)
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    }
+
+    #[test]
+    fn valid_values_have_no_violations() {
+        let instance =
+            json!({ "sentiment": "neutral", "score": 1, "note": null, "when": "2024-02-29" });
+        assert!(shown_violations(&sentiment(), instance).is_empty());
+        let relationship =
+            json!({ "kind": "relationship", "subject": "ann", "object-entity": true });
+        assert!(shown_violations(&fact(), relationship).is_empty());
+    }
+
+    #[test]
+    fn each_rule_reads_well_and_points_at_the_value() {
+        let mut got = shown_violations(
+            &sentiment(),
+            json!({ "sentiment": "happy", "score": 1.5, "note": "Hi", "when": "2024-13-01", "extra": 1 }),
+        );
+        got.sort();
+        assert_eq!(
+            got,
+            [
+                "at /note: \"Hi\" does not match ^[a-z ]+$",
+                "at /note: \"Hi\" is shorter than 3 characters",
+                "at /score: 1.5 is greater than the maximum of 1",
+                "at /sentiment: \"happy\" is not one of \"positive\", \"negative\" or \"neutral\"",
+                "at /when: \"2024-13-01\" is not a valid date",
+                "at the root: unexpected property \"extra\" (the object is closed)",
+            ]
+        );
+        assert_eq!(
+            shown_violations(&sentiment(), json!({ "score": "high" })),
+            [
+                "at the root: missing required property \"sentiment\"",
+                "at /score: \"high\" is not a number",
+            ]
+        );
+        assert_eq!(
+            shown_violations(
+                &sentiment(),
+                json!({ "sentiment": "positive", "score": 0, "note": 7 })
+            ),
+            ["at /note: 7 is not a string or null"]
+        );
+    }
+
+    #[test]
+    fn long_values_are_shortened() {
+        let schema = json!({ "type": "string", "maxLength": 10 });
+        let long = "a".repeat(12_000);
+        assert_eq!(
+            shown_violations(&schema, json!(long)),
+            [format!(
+                "at the root: \"{}…\" (12000 characters) is longer than 10 characters",
+                "a".repeat(30)
+            )]
+        );
+        let array = json!({ "type": "array", "items": { "type": "integer" }, "maxItems": 2 });
+        assert_eq!(
+            shown_violations(&array, json!([1, 2, 3])),
+            ["at the root: has 3 items, more than the maximum of 2"]
+        );
+    }
+
+    #[test]
+    fn a_tagged_union_is_explained_by_the_variant_its_tag_names() {
+        assert_eq!(
+            shown_violations(
+                &fact(),
+                json!({ "kind": "relationship", "subject": "too long", "extra": 1 })
+            ),
+            [
+                "at the root: missing required property \"object-entity\"",
+                "at /subject: \"too long\" is longer than 5 characters",
+                "at the root: unexpected property \"extra\" (the object is closed)",
+            ]
+        );
+        assert_eq!(
+            shown_violations(&fact(), json!({ "entity": "x" })),
+            ["at the root: missing required property \"kind\" (one of \"definition\" or \"relationship\")"]
+        );
+        assert_eq!(
+            shown_violations(&fact(), json!({ "kind": "opinion" })),
+            ["at /kind: \"opinion\" is not one of \"definition\" or \"relationship\""]
+        );
+        assert_eq!(
+            shown_violations(&fact(), json!("text")),
+            ["at the root: \"text\" matches none of the 2 allowed alternatives"]
+        );
+    }
+
+    #[test]
+    fn nested_unions_keep_the_full_path() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "items": { "type": "array", "items": fact() },
+                "best": { "anyOf": [fact(), { "type": "null" }] }
+            },
+            "required": ["items"],
+            "additionalProperties": false
+        });
+        let instance = json!({
+            "items": [{ "kind": "definition", "entity": "e" }, { "kind": "definition", "entity": 3 }],
+            "best": { "kind": "definition" }
+        });
+        let validator = Validator::new(&schema).unwrap();
+        let violations = validator.violations(&instance);
+        assert_eq!(
+            violations,
+            [
+                Violation {
+                    path: "/items/1/entity".into(),
+                    message: "3 is not a string".into()
+                },
+                Violation {
+                    path: "/best".into(),
+                    message: "missing required property \"entity\"".into()
+                },
+            ]
+        );
+        for violation in &violations {
+            assert!(instance.pointer(&violation.path).is_some(), "{violation}");
+        }
+    }
+
+    #[test]
+    fn an_invalid_schema_is_an_error() {
+        let error = Validator::new(&json!({ "type": "strng" })).unwrap_err();
+        assert!(matches!(error, SchemaError::Invalid { .. }), "{error}");
     }
 }

@@ -1,6 +1,14 @@
 //! Errors a backend reports.
+//!
+//! Every variant says what failed and what to do about it. None of them ever holds an API key: the
+//! HTTP backends keep keys in a [`Secret`](super::Secret) and scrub them from anything a server echoes back.
+
+use std::time::Duration;
 
 /// A backend failed to produce an answer.
+///
+/// Match on the variant to decide what to do; [`LlmError::is_transient`] tells whether sending the same
+/// request again may succeed (the backends already retried those with their [`RetryPolicy`](super::RetryPolicy)).
 #[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum LlmError {
@@ -12,4 +20,251 @@ pub enum LlmError {
         /// The text received before the break.
         partial: String,
     },
+    /// No connection could be made to the server.
+    #[error("cannot connect to {url}: {message}; {hint}")]
+    Connect {
+        /// The server's address.
+        url: String,
+        /// What the network layer said.
+        message: String,
+        /// What to check.
+        hint: String,
+    },
+    /// A timeout fired.
+    #[error("{phase} timed out after {after:?}; {}", phase.hint())]
+    Timeout {
+        /// Which wait it was.
+        phase: TimeoutPhase,
+        /// The configured limit.
+        after: Duration,
+    },
+    /// The server does not have the model.
+    #[error("model '{model}' not found: {message}; {hint}")]
+    ModelNotFound {
+        /// The model name as sent.
+        model: String,
+        /// The server's message.
+        message: String,
+        /// What to do, e.g. `run ollama pull llama3.2`.
+        hint: String,
+    },
+    /// The server rejected the credentials (HTTP 401 or 403).
+    #[error("the server rejected the request's credentials (HTTP {status}): {message}; check the API key")]
+    Auth {
+        /// 401 or 403.
+        status: u16,
+        /// The server's message (with any key scrubbed).
+        message: String,
+    },
+    /// The server answered with an error status.
+    #[error("the server answered HTTP {status}: {message}")]
+    Http {
+        /// The HTTP status code.
+        status: u16,
+        /// The server's error message, or the start of its body.
+        message: String,
+        /// How long the server asked us to wait (`Retry-After`), if it said.
+        retry_after: Option<Duration>,
+    },
+    /// The response body grew past the configured limit.
+    #[error(
+        "the response body exceeded the limit of {limit} bytes; raise the limit with `max_body_bytes` \
+         if answers this large are expected, or lower `max_tokens`"
+    )]
+    BodyTooLarge {
+        /// The limit, in bytes.
+        limit: usize,
+    },
+    /// The server answered something that is not its wire format.
+    #[error(
+        "the server's response is not in the expected format: {message}; the body began: {body:?}"
+    )]
+    InvalidResponse {
+        /// What was wrong.
+        message: String,
+        /// The start of the body (bounded).
+        body: String,
+    },
+    /// The backend is misconfigured (a bad URL, a missing API key variable, ...).
+    #[error("invalid backend configuration: {message}")]
+    Config {
+        /// What is wrong and how to fix it.
+        message: String,
+    },
+    /// Any other failure, e.g. from a custom backend built with [`from_fn`](super::from_fn).
+    #[error("{message}")]
+    Other {
+        /// What happened.
+        message: String,
+    },
+    /// The embedded llama.cpp engine failed (feature `llama-cpp`): see the inner error's kind.
+    #[cfg(feature = "llama-cpp")]
+    #[error(transparent)]
+    LlamaCpp(#[from] crate::llm::llama_cpp::LlamaCppError),
+}
+
+/// Which wait a [`LlmError::Timeout`] interrupted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TimeoutPhase {
+    /// Opening the connection.
+    Connect,
+    /// Waiting for the server's response (for a streamed answer, its headers; otherwise the whole answer).
+    Response,
+    /// Waiting for the next chunk of a response already under way.
+    Idle,
+}
+
+impl TimeoutPhase {
+    fn hint(self) -> &'static str {
+        match self {
+            TimeoutPhase::Connect => "check the server's address and that it is reachable",
+            TimeoutPhase::Response => {
+                "the server may be loading the model or busy; raise `request_timeout` if that is expected"
+            }
+            TimeoutPhase::Idle => {
+                "the server stopped sending in the middle of its answer; raise `idle_timeout` if it is just slow"
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for TimeoutPhase {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            TimeoutPhase::Connect => "connecting to the server",
+            TimeoutPhase::Response => "waiting for the server's response",
+            TimeoutPhase::Idle => "waiting for the next chunk of the answer",
+        })
+    }
+}
+
+impl LlmError {
+    /// An error with a free-form message, for custom backends.
+    ///
+    /// ```
+    /// let err = llm_extract::llm::LlmError::other("quota exhausted");
+    /// assert_eq!(err.to_string(), "quota exhausted");
+    /// ```
+    pub fn other(message: impl std::fmt::Display) -> Self {
+        LlmError::Other {
+            message: message.to_string(),
+        }
+    }
+
+    /// Whether sending the same request again may succeed: connection failures, connect and response
+    /// timeouts, and HTTP 429, 502, 503 and 504. Everything else fails the same way twice.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            LlmError::Connect { .. } => true,
+            LlmError::Timeout { phase, .. } => {
+                matches!(phase, TimeoutPhase::Connect | TimeoutPhase::Response)
+            }
+            LlmError::Http { status, .. } => matches!(status, 429 | 502 | 503 | 504),
+            _ => false,
+        }
+    }
+
+    /// The answer text received before a stream broke, if this error ended a stream.
+    pub fn partial(&self) -> Option<&str> {
+        match self {
+            LlmError::Stream { partial, .. } => Some(partial),
+            _ => None,
+        }
+    }
+
+    /// Replaces every occurrence of `secret` in the error's text with `[redacted]`.
+    pub(crate) fn scrub(self, secret: &str) -> Self {
+        if secret.is_empty() {
+            return self;
+        }
+        let clean = |s: String| {
+            if s.contains(secret) {
+                s.replace(secret, "[redacted]")
+            } else {
+                s
+            }
+        };
+        match self {
+            LlmError::Stream { message, partial } => LlmError::Stream {
+                message: clean(message),
+                partial: clean(partial),
+            },
+            LlmError::Connect { url, message, hint } => LlmError::Connect {
+                url: clean(url),
+                message: clean(message),
+                hint,
+            },
+            LlmError::ModelNotFound {
+                model,
+                message,
+                hint,
+            } => LlmError::ModelNotFound {
+                model,
+                message: clean(message),
+                hint,
+            },
+            LlmError::Auth { status, message } => LlmError::Auth {
+                status,
+                message: clean(message),
+            },
+            LlmError::Http {
+                status,
+                message,
+                retry_after,
+            } => LlmError::Http {
+                status,
+                message: clean(message),
+                retry_after,
+            },
+            LlmError::InvalidResponse { message, body } => LlmError::InvalidResponse {
+                message: clean(message),
+                body: clean(body),
+            },
+            LlmError::Config { message } => LlmError::Config {
+                message: clean(message),
+            },
+            LlmError::Other { message } => LlmError::Other {
+                message: clean(message),
+            },
+            other => other,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transient_errors_are_the_retryable_ones() {
+        let http = |status| LlmError::Http {
+            status,
+            message: String::new(),
+            retry_after: None,
+        };
+        for status in [429, 502, 503, 504] {
+            assert!(http(status).is_transient(), "{status}");
+        }
+        for status in [400, 401, 403, 404, 500] {
+            assert!(!http(status).is_transient(), "{status}");
+        }
+        let idle = LlmError::Timeout {
+            phase: TimeoutPhase::Idle,
+            after: Duration::from_millis(5),
+        };
+        assert!(!idle.is_transient());
+    }
+
+    #[test]
+    fn scrub_removes_the_secret_everywhere() {
+        let err = LlmError::Http {
+            status: 400,
+            message: "bad key sk-123 (sk-123)".into(),
+            retry_after: None,
+        }
+        .scrub("sk-123");
+        assert!(!err.to_string().contains("sk-123"));
+        assert!(!format!("{err:?}").contains("sk-123"));
+    }
 }

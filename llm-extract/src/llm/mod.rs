@@ -11,7 +11,23 @@ use std::future::Future;
 use std::pin::Pin;
 
 mod error;
-pub use error::LlmError;
+mod from_fn;
+mod http;
+mod ollama;
+mod openai;
+mod retry;
+
+pub use error::{LlmError, TimeoutPhase};
+pub use from_fn::{from_fn, from_stream_fn, FnLlm, StreamFnLlm};
+pub use http::Secret;
+pub use ollama::{ModelInfo, Ollama, OllamaBuilder, Think};
+pub use openai::{OpenAiBuilder, OpenAiCompatible};
+pub use retry::RetryPolicy;
+
+pub(crate) use http::excerpt as http_excerpt;
+
+#[cfg(feature = "llama-cpp")]
+pub mod llama_cpp;
 
 /// A boxed, sendable future, as returned by [`Llm`] methods.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -84,6 +100,10 @@ pub struct ChatRequest {
     pub seed: Option<u64>,
     /// Strings that end generation.
     pub stop: Vec<String>,
+    /// The answer is JSON Lines: `schema` describes one line, and the answer is one compact value per line.
+    /// Only a backend that can constrain line by line (the embedded llama.cpp engine) enforces it; a server
+    /// that takes one schema for the whole answer cannot, so do not send it a line schema. Default `false`.
+    pub json_lines: bool,
 }
 
 impl ChatRequest {
@@ -118,6 +138,11 @@ impl ChatRequest {
     /// Sets the seed.
     pub fn with_seed(mut self, seed: u64) -> Self {
         self.seed = Some(seed);
+        self
+    }
+    /// Asks for JSON Lines: `schema` (if any) then describes one line. See [`ChatRequest::json_lines`].
+    pub fn with_json_lines(mut self, json_lines: bool) -> Self {
+        self.json_lines = json_lines;
         self
     }
     /// Appends a message.
@@ -170,6 +195,8 @@ pub enum Finish {
     Length,
     /// We stopped it: the model was repeating one item (degenerate repetition).
     Repetition,
+    /// We stopped it: the requested maximum number of items was reached.
+    MaxItems,
     /// Anything else the backend reported.
     Other(String),
 }
@@ -268,11 +295,22 @@ pub trait Llm: Send + Sync {
 
     /// Sends `request` and streams the answer.
     fn chat_stream(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatStream, LlmError>>;
+
+    /// Whether this backend constrains a JSON Lines answer line by line (see [`ChatRequest::json_lines`]).
+    ///
+    /// A server takes one schema for the whole answer, so the default is `false`, and `extract_all` in
+    /// constrained mode then sends the list schema (`{"items": [...]}`) instead.
+    fn constrains_json_lines(&self) -> bool {
+        false
+    }
 }
 
 impl<L: Llm + ?Sized> Llm for std::sync::Arc<L> {
     fn dialect(&self) -> Dialect {
         (**self).dialect()
+    }
+    fn constrains_json_lines(&self) -> bool {
+        (**self).constrains_json_lines()
     }
     fn chat(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatResponse, LlmError>> {
         (**self).chat(request)
@@ -286,10 +324,40 @@ impl<L: Llm + ?Sized> Llm for &L {
     fn dialect(&self) -> Dialect {
         (**self).dialect()
     }
+    fn constrains_json_lines(&self) -> bool {
+        (**self).constrains_json_lines()
+    }
     fn chat(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatResponse, LlmError>> {
         (**self).chat(request)
     }
     fn chat_stream(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatStream, LlmError>> {
         (**self).chat_stream(request)
+    }
+}
+
+impl<L: Llm + ?Sized> Llm for Box<L> {
+    fn dialect(&self) -> Dialect {
+        (**self).dialect()
+    }
+    fn constrains_json_lines(&self) -> bool {
+        (**self).constrains_json_lines()
+    }
+    fn chat(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatResponse, LlmError>> {
+        (**self).chat(request)
+    }
+    fn chat_stream(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatStream, LlmError>> {
+        (**self).chat_stream(request)
+    }
+}
+
+impl std::fmt::Display for Finish {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Finish::Stop => f.write_str("stop"),
+            Finish::Length => f.write_str("length"),
+            Finish::Repetition => f.write_str("repetition"),
+            Finish::MaxItems => f.write_str("max items"),
+            Finish::Other(reason) => f.write_str(reason),
+        }
     }
 }

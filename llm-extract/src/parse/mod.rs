@@ -1,22 +1,97 @@
-//! Lenient JSON, JSON Lines and the incremental decoder. OWNER: parse helper (issue 3).
+//! Lenient JSON, JSON Lines and the incremental decoder.
 //!
-//! PLACEHOLDER BODIES: the parse helper replaces them (and may split this file into submodules);
-//! the names and shapes below are the contract the runtime codes against.
+//! Everything here follows one idea: **frame, then parse each frame once.** A string-aware byte
+//! scanner ([`frame`]) finds where each value (a whole answer, a line, an array element) begins and
+//! ends; each frame then goes through the same pipeline:
+//!
+//! 1. the fast path: `serde_json` straight, then one validation against the compiled schema;
+//! 2. only if that fails, the lenient parser ([`repair`]) that fixes broken syntax and records
+//!    every fix as a [`Repair`];
+//! 3. schema-guided coercion ([`coerce`]) where the schema makes the intent certain;
+//! 4. validation again, with every violation and its JSON path.
+//!
+//! One value ([`parse`]) first looks for the JSON in its envelope ([`envelope`]: fences, prose,
+//! thinking blocks, several candidates); many values ([`parse_lines`]) and the incremental
+//! [`LineDecoder`] share the framer, so the same bytes give the same items however they are chunked.
+//!
+//! # Policies
+//! - **Extra keys** that a closed object does not allow are dropped and recorded
+//!   ([`RepairKind::DroppedExtraKey`]); small models add such keys often and the rest of the
+//!   value is usually right. Strict mode rejects them instead.
+//! - **Aliases**: an object schema may carry `"x-aliases": {"alias": "canonical"}`; alias keys are
+//!   renamed before validation and the renaming is recorded.
+//! - **Duplicate keys**: the last value wins, as in `serde_json` (RFC 8259 only says names
+//!   *should* be unique). This is not recorded as a repair, because clean JSON takes the same path.
+//! - **Schema echoed back** instead of data is rejected with a schema error that says so.
+//! - **Several candidates**: the one that validates is taken; if several validate and differ, and
+//!   fences do not single one out, the answer is [`ParseError::Ambiguous`].
+//! - **Truncation**: without [`ParseOptions::salvage`] a value cut off at the end of the input is
+//!   [`ParseError::Truncated`]. With it the parser closes what is open, but never completes a
+//!   scalar it did not see the end of: a cut number (`{"n":12` could have been `123`), string or
+//!   literal is dropped together with its key, as is a cut element of an array; each step is recorded.
+//! - **Hostile input** cannot make it panic, overflow the stack (the lenient parser is iterative and
+//!   nesting is limited to [`ParseOptions::max_depth`]) or take superlinear time; the decoder keeps
+//!   at most [`ParseOptions::max_frame_bytes`] of one frame in memory.
+//!
+//! ```
+//! use llm_extract::parse::{parse_value, ParseOptions};
+//! use llm_extract::SchemaSet;
+//! use serde_json::json;
+//!
+//! let schema = SchemaSet::new("Point", json!({
+//!     "type": "object",
+//!     "properties": {"x": {"type": "integer"}, "y": {"type": "integer"}},
+//!     "required": ["x", "y"],
+//!     "additionalProperties": false
+//! }));
+//! let answer = "Sure! ```json\n{'x': 1, 'y': \"2\",}\n```";
+//! let parsed = parse_value(answer, &schema, &ParseOptions::default()).unwrap();
+//! assert_eq!(parsed.value, json!({"x": 1, "y": 2}));
+//! assert!(!parsed.repairs.is_empty());
+//! ```
 
-use crate::schema::SchemaSet;
+mod coerce;
+mod decoder;
+mod envelope;
+mod error;
+mod frame;
+mod lines;
+mod one;
+mod pipeline;
+mod repair;
+
+pub use decoder::{LineDecoder, ValueDecoder, ValueEvent, ValueItem};
+pub use error::ParseError;
+pub use lines::{parse_lines, parse_lines_value, parse_lines_with};
+pub use one::{parse, parse_value, parse_with};
+
 use crate::validate::Violation;
-use crate::Extract;
 use serde_json::Value;
-use std::marker::PhantomData;
 
 /// How lenient the parser is.
+///
+/// ```
+/// use llm_extract::parse::ParseOptions;
+/// let options = ParseOptions::default().with_salvage(true);
+/// assert!(options.salvage && !options.strict);
+/// assert!(ParseOptions::strict().strict);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ParseOptions {
-    /// Turn every repair off: only clean JSON (optionally fenced? no: exactly clean JSON) is accepted.
+    /// Turn every repair off: only exactly clean JSON that validates is accepted (no envelope, no
+    /// syntax repair, no coercion, no dropped keys).
     pub strict: bool,
     /// Close an answer cut off at end of input and keep the value if it validates (recorded as a repair).
     pub salvage: bool,
+    /// Validate against the schema (on by default). Off, clean JSON goes straight to serde and the
+    /// schema is only used to guide repairs.
+    pub validate: bool,
+    /// The deepest nesting the lenient parser accepts (default 128, as `serde_json`).
+    pub max_depth: usize,
+    /// The largest frame (one value or one line) the decoder keeps in memory (default 1 MiB);
+    /// a larger one is skipped as [`SkipReason::TooLarge`].
+    pub max_frame_bytes: usize,
 }
 
 impl Default for ParseOptions {
@@ -24,7 +99,55 @@ impl Default for ParseOptions {
         ParseOptions {
             strict: false,
             salvage: false,
+            validate: true,
+            max_depth: 128,
+            max_frame_bytes: 1 << 20,
         }
+    }
+}
+
+impl ParseOptions {
+    /// The default options: every repair on, no salvage, validation on.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Options that accept only clean JSON.
+    pub fn strict() -> Self {
+        ParseOptions {
+            strict: true,
+            ..Self::default()
+        }
+    }
+
+    /// Sets [`ParseOptions::strict`].
+    pub fn with_strict(mut self, strict: bool) -> Self {
+        self.strict = strict;
+        self
+    }
+
+    /// Sets [`ParseOptions::salvage`].
+    pub fn with_salvage(mut self, salvage: bool) -> Self {
+        self.salvage = salvage;
+        self
+    }
+
+    /// Sets [`ParseOptions::validate`].
+    pub fn with_validation(mut self, validate: bool) -> Self {
+        self.validate = validate;
+        self
+    }
+
+    /// Sets [`ParseOptions::max_depth`].
+    pub fn with_max_depth(mut self, max_depth: usize) -> Self {
+        self.max_depth = max_depth;
+        self
+    }
+
+    /// Sets [`ParseOptions::max_frame_bytes`].
+    pub fn with_max_frame_bytes(mut self, max_frame_bytes: usize) -> Self {
+        self.max_frame_bytes = max_frame_bytes;
+        self
     }
 }
 
@@ -42,8 +165,76 @@ pub struct Parsed<T> {
 pub struct Repair {
     /// Byte offset in the input where it applies.
     pub offset: usize,
-    /// What was done.
+    /// What was done, for a person.
     pub description: String,
+    /// What kind of repair it was, for a program.
+    pub kind: RepairKind,
+}
+
+impl Repair {
+    pub(crate) fn new(kind: RepairKind, offset: usize, description: impl Into<String>) -> Self {
+        Repair {
+            offset,
+            description: description.into(),
+            kind,
+        }
+    }
+}
+
+impl std::fmt::Display for Repair {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "at byte {}: {}", self.offset, self.description)
+    }
+}
+
+/// The kinds of [`Repair`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum RepairKind {
+    /// The JSON was taken out of surrounding text: a fence, prose, a thinking block, a BOM.
+    Envelope,
+    /// A trailing or doubled comma was removed.
+    ExtraComma,
+    /// A missing comma was inserted.
+    MissingComma,
+    /// A comment was removed.
+    Comment,
+    /// Single, smart or other non-JSON quotes were replaced by double quotes.
+    Quotes,
+    /// An unquoted key was quoted.
+    UnquotedKey,
+    /// An unquoted word was read as a string.
+    UnquotedString,
+    /// A Python or JavaScript literal (`True`, `None`, `undefined`, `NaN`, ...) was translated.
+    Literal,
+    /// A raw control character (a newline, a tab, a NUL byte) inside a string was escaped or removed.
+    ControlCharacter,
+    /// An invalid escape sequence was kept literally.
+    InvalidEscape,
+    /// An unescaped quote inside a string was escaped.
+    InnerQuote,
+    /// A number written in a non-JSON form (`.5`, `1.`, `+1`, `01`) was normalized.
+    NumberForm,
+    /// A missing or mismatched closing bracket was supplied.
+    Bracket,
+    /// Salvage: containers open at the end of the input were closed.
+    ClosedTruncated,
+    /// Salvage: a value cut off at the end of the input was dropped.
+    DroppedIncomplete,
+    /// A scalar was converted to the type the schema wants (`"42"` to `42`, `"true"` to `true`).
+    Coerced,
+    /// A single value was wrapped in the array the schema wants.
+    WrappedInArray,
+    /// The wanted value was taken out of a one-key object or a one-element array around it.
+    Unwrapped,
+    /// An enum value (or a tag) differing only in case or separators was replaced by the variant.
+    EnumCase,
+    /// A key was renamed to its canonical name (an `x-aliases` alias, or a case difference).
+    RenamedKey,
+    /// A key the schema does not allow was dropped.
+    DroppedExtraKey,
+    /// Invalid UTF-8 was replaced by U+FFFD.
+    InvalidUtf8,
 }
 
 /// Many parsed values and the lines that were skipped.
@@ -55,12 +246,21 @@ pub struct Lines<T> {
     pub skipped: Vec<Skipped>,
 }
 
+impl<T> Default for Lines<T> {
+    fn default() -> Self {
+        Lines {
+            items: Vec::new(),
+            skipped: Vec::new(),
+        }
+    }
+}
+
 /// A line (or frame) that produced no item.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Skipped {
     /// 1-based line number where it starts.
     pub line: usize,
-    /// The raw text.
+    /// The raw text (at most a few hundred bytes of a frame too large to keep).
     pub raw: String,
     /// Why.
     pub reason: SkipReason,
@@ -78,6 +278,25 @@ pub enum SkipReason {
     Truncated,
     /// Prose, not JSON.
     NotJson,
+    /// A frame larger than [`ParseOptions::max_frame_bytes`].
+    TooLarge {
+        /// The limit in bytes.
+        limit: usize,
+    },
+}
+
+impl std::fmt::Display for SkipReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SkipReason::Syntax(message) => write!(f, "broken JSON: {message}"),
+            SkipReason::Schema(violations) => {
+                write!(f, "does not match the schema: {}", error::list(violations))
+            }
+            SkipReason::Truncated => f.write_str("cut off at the end of the answer"),
+            SkipReason::NotJson => f.write_str("not JSON"),
+            SkipReason::TooLarge { limit } => write!(f, "larger than the {limit}-byte frame limit"),
+        }
+    }
 }
 
 /// One event of the incremental decoder.
@@ -102,118 +321,32 @@ pub struct Item<T> {
     pub repairs: Vec<Repair>,
 }
 
-/// Parsing failed. Every variant carries the raw text.
-#[derive(Debug, Clone, thiserror::Error)]
-#[non_exhaustive]
-pub enum ParseError {
-    /// No JSON was found.
-    #[error("no JSON found in the answer")]
-    NoJson {
-        /// The raw text.
-        raw: String,
-    },
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-impl ParseError {
-    /// The raw text that failed.
-    pub fn raw(&self) -> &str {
-        match self {
-            ParseError::NoJson { raw } => raw,
-        }
+    #[test]
+    fn options_builders_set_fields() {
+        let o = ParseOptions::new()
+            .with_salvage(true)
+            .with_strict(true)
+            .with_validation(false)
+            .with_max_depth(7)
+            .with_max_frame_bytes(9);
+        assert!(o.salvage && o.strict && !o.validate);
+        assert_eq!((o.max_depth, o.max_frame_bytes), (7, 9));
+        assert_eq!(ParseOptions::default().max_depth, 128);
     }
-}
 
-/// Parses one value of `T` with default options.
-pub fn parse<T: Extract>(text: &str) -> Result<Parsed<T>, ParseError> {
-    parse_with(text, &ParseOptions::default())
-}
-
-/// Parses one value of `T`.
-pub fn parse_with<T: Extract>(text: &str, options: &ParseOptions) -> Result<Parsed<T>, ParseError> {
-    let _ = options;
-    match serde_json::from_str(text) {
-        Ok(value) => Ok(Parsed {
-            value,
-            repairs: Vec::new(),
-        }),
-        Err(_) => Err(ParseError::NoJson {
-            raw: text.to_owned(),
-        }),
-    }
-}
-
-/// Parses one value against a runtime schema, returning validated JSON.
-pub fn parse_value(
-    text: &str,
-    schema: &SchemaSet,
-    options: &ParseOptions,
-) -> Result<Parsed<Value>, ParseError> {
-    let _ = (schema, options);
-    match serde_json::from_str(text) {
-        Ok(value) => Ok(Parsed {
-            value,
-            repairs: Vec::new(),
-        }),
-        Err(_) => Err(ParseError::NoJson {
-            raw: text.to_owned(),
-        }),
-    }
-}
-
-/// Parses many values of `T` (JSON Lines, fenced, pretty-printed, an array or an `{"items": [...]}` wrapper).
-pub fn parse_lines<T: Extract>(text: &str) -> Lines<T> {
-    parse_lines_with(text, &ParseOptions::default())
-}
-
-/// Parses many values of `T` with options.
-pub fn parse_lines_with<T: Extract>(text: &str, options: &ParseOptions) -> Lines<T> {
-    let mut decoder = LineDecoder::<T>::with_options(*options);
-    let mut events = decoder.feed(text.as_bytes());
-    events.extend(decoder.finish());
-    let mut lines = Lines {
-        items: Vec::new(),
-        skipped: Vec::new(),
-    };
-    for event in events {
-        match event {
-            LineEvent::Item(item) => lines.items.push(item.value),
-            LineEvent::Skipped(s) => lines.skipped.push(s),
-        }
-    }
-    lines
-}
-
-/// Incremental decoder of many values of `T`: feed bytes as they arrive, get items as they complete.
-pub struct LineDecoder<T> {
-    options: ParseOptions,
-    _marker: PhantomData<fn() -> T>,
-}
-
-impl<T: Extract> Default for LineDecoder<T> {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl<T: Extract> LineDecoder<T> {
-    /// A decoder with default options.
-    pub fn new() -> Self {
-        Self::with_options(ParseOptions::default())
-    }
-    /// A decoder with `options`.
-    pub fn with_options(options: ParseOptions) -> Self {
-        LineDecoder {
-            options,
-            _marker: PhantomData,
-        }
-    }
-    /// Feeds a chunk (which may end anywhere, even inside a UTF-8 character); returns what it completed.
-    pub fn feed(&mut self, chunk: &[u8]) -> Vec<LineEvent<T>> {
-        let _ = (chunk, self.options);
-        Vec::new()
-    }
-    /// Ends the input; returns what remained (a cut-off last item is reported as truncated).
-    pub fn finish(self) -> Vec<LineEvent<T>> {
-        Vec::new()
+    #[test]
+    fn skip_reason_messages_are_readable() {
+        let reason = SkipReason::Schema(vec![Violation {
+            path: "/n".into(),
+            message: "\"x\" is not of type \"integer\"".into(),
+        }]);
+        assert_eq!(
+            reason.to_string(),
+            "does not match the schema: at /n: \"x\" is not of type \"integer\""
+        );
     }
 }

@@ -1,13 +1,754 @@
-//! Compact format instructions for prompts. OWNER: schema helper.
+//! Compact format instructions for prompts: the type a model must write, not a schema dump.
+//!
+//! The text reads like a JSON value with types in place of values, close to TypeScript:
+//!
+//! ```text
+//! {
+//!   "sentiment": "positive" | "negative" | "neutral", // The overall polarity.
+//!   "score": number 0..1, // How strongly the text expresses it.
+//!   "nickname": string of at most 20 chars or null,
+//!   "tags": array of up to 3 string
+//! }
+//! ```
+//!
+//! - Types: `string`, `integer`, `number`, `boolean`, `null`, literal values for `const`, small and large
+//!   enums inline (`"a" | "b"`), `array of T`, `object mapping string keys to T` for maps,
+//!   `X or null` for optional values, `any JSON value` for `{}`.
+//! - Constraints stay next to the type, tersely: `string of 2-50 chars matching ^[a-z]+$`,
+//!   `number 0..1`, `integer >= 0`, `array of up to 3 T`, `array of 1-5 unique T`,
+//!   `string in date-time format`.
+//! - Descriptions become `//` comments at the end of the line that opens the value; examples follow
+//!   them (`e.g. "acme"`); a key the value may leave out (a `#[serde(default)]` field) says `optional`.
+//! - An object with no comments inside fits on one line when it is short.
+//! - A union of objects (a tagged enum) lists its variants one after another, each with its
+//!   discriminator written as a literal (`"type": "definition"`).
+//!
+//! [`render_one`] is meant to follow a phrase such as "Answer with JSON of this form:" in a prompt.
+//! [`render_lines`] says itself that the answer is JSON Lines.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
+use std::fmt::Write as _;
 
-/// Instructions for one value.
+/// Objects whose one-line form is longer than this are written one key per line (in [`render_one`];
+/// [`render_lines`] writes every object without comments inside on one line, since that is the form
+/// each line takes).
+const INLINE_WIDTH: usize = 160;
+
+/// Instructions for one value: the type definition of `schema` (a generic schema).
+///
+/// ```
+/// use llm_extract::schema::instructions::render_one;
+/// use serde_json::json;
+///
+/// let schema = json!({
+///     "type": "object",
+///     "properties": {
+///         "person": { "type": ["string", "null"] },
+///         "age": { "type": "integer", "minimum": 0, "maximum": 150 }
+///     },
+///     "required": ["age"],
+///     "additionalProperties": false
+/// });
+/// assert_eq!(render_one(&schema), r#"{"person": string or null, "age": integer 0..150}"#);
+/// ```
 pub fn render_one(schema: &Value) -> String {
-    schema.to_string()
+    let style = Style {
+        width: INLINE_WIDTH,
+    };
+    let mut out = String::new();
+    if let Some(variants) = object_variants(schema) {
+        if let Some(description) = description(schema) {
+            let _ = writeln!(out, "// {description}");
+        }
+        out.push_str("One of:\n");
+        let blocks = variants
+            .iter()
+            .map(|variant| style.block(variant))
+            .collect();
+        push_variants(&mut out, schema, blocks);
+    } else {
+        out.push_str(&style.block(schema));
+    }
+    out
 }
 
-/// Instructions for JSON Lines.
+/// Instructions for JSON Lines: one value of `schema` (a generic schema) per line.
+///
+/// An object whose keys all have one-line types is shown on one line, as each line of the answer
+/// must be written, with the descriptions of its keys on comment lines below it.
+///
+/// ```
+/// use llm_extract::schema::instructions::render_lines;
+/// use serde_json::json;
+///
+/// let schema = json!({
+///     "type": "object",
+///     "properties": {
+///         "name": { "type": "string", "description": "Full name." },
+///         "age": { "type": "integer", "minimum": 0 }
+///     },
+///     "required": ["name", "age"],
+///     "additionalProperties": false
+/// });
+/// assert_eq!(
+///     render_lines(&schema),
+///     "One JSON object per line, nothing else (no array, no prose):\n\
+///      {\"name\": string, \"age\": integer >= 0}\n\
+///      // name: Full name."
+/// );
+/// ```
 pub fn render_lines(schema: &Value) -> String {
-    schema.to_string()
+    let style = Style { width: usize::MAX };
+    let mut out = String::new();
+    if let Some(variants) = object_variants(schema) {
+        out.push_str(
+            "One JSON object per line, nothing else (no array, no prose). Each line is one of:\n",
+        );
+        if let Some(description) = description(schema) {
+            let _ = writeln!(out, "// {description}");
+        }
+        let blocks = variants.iter().map(|variant| style.line(variant)).collect();
+        push_variants(&mut out, schema, blocks);
+    } else {
+        let what = if is_object(schema) { "object" } else { "value" };
+        let _ = writeln!(
+            out,
+            "One JSON {what} per line, nothing else (no array, no prose):"
+        );
+        out.push_str(&style.line(schema));
+    }
+    out
+}
+
+/// The variants of a union of objects, one after another; a `null` branch is written last.
+fn push_variants(out: &mut String, schema: &Value, blocks: Vec<String>) {
+    out.push_str(&blocks.join("\n"));
+    if union_branches(schema).is_some_and(|branches| branches.iter().any(is_null)) {
+        out.push_str("\nnull");
+    }
+}
+
+/// Appends `lines`, with `comment` on the first line and `suffix` (a comma) on the last.
+fn push_lines(out: &mut String, mut lines: Vec<String>, comment: Option<&str>, suffix: &str) {
+    if let Some(last) = lines.last_mut() {
+        last.push_str(suffix);
+    }
+    if let (Some(first), Some(comment)) = (lines.first_mut(), comment) {
+        // A one-line value takes its comma before the comment.
+        let _ = write!(first, " // {comment}");
+    }
+    out.push_str(&lines.join("\n"));
+}
+
+/// The branches of a union whose non-null branches are all objects (a tagged enum, or an
+/// optional one), or `None`.
+fn object_variants(schema: &Value) -> Option<Vec<&Value>> {
+    let branches = union_branches(schema)?;
+    let variants: Vec<&Value> = branches.iter().filter(|branch| !is_null(branch)).collect();
+    let all_objects = variants.iter().all(|variant| is_object(variant));
+    (all_objects && variants.len() > 1).then_some(variants)
+}
+
+fn union_branches(schema: &Value) -> Option<&Vec<Value>> {
+    schema
+        .get("oneOf")
+        .or_else(|| schema.get("anyOf"))
+        .and_then(Value::as_array)
+}
+
+fn is_null(schema: &Value) -> bool {
+    schema.get("type").and_then(Value::as_str) == Some("null")
+        || schema.get("const").is_some_and(Value::is_null)
+}
+
+fn is_object(schema: &Value) -> bool {
+    schema.get("properties").is_some()
+        || schema.get("type").and_then(Value::as_str) == Some("object")
+}
+
+fn description(schema: &Value) -> Option<String> {
+    let text = schema.get("description")?.as_str()?;
+    let collapsed = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    (!collapsed.is_empty()).then_some(collapsed)
+}
+
+/// The comment of a value: `optional`, its description, its examples.
+fn comment(schema: &Value, optional: bool) -> Option<String> {
+    let mut parts = Vec::new();
+    if optional {
+        parts.push("optional".to_owned());
+    }
+    if let Some(description) = description(schema) {
+        parts.push(description);
+    }
+    if let Some(Value::Array(examples)) = schema.get("examples") {
+        if !examples.is_empty() {
+            let shown: Vec<String> = examples.iter().map(Value::to_string).collect();
+            parts.push(format!("e.g. {}", shown.join(", ")));
+        }
+    }
+    (!parts.is_empty()).then(|| parts.join("; "))
+}
+
+/// The comment of a property: its own, or else that of the items of the sequence it holds.
+fn property_comment(object: &Map<String, Value>, name: &str, schema: &Value) -> Option<String> {
+    comment(schema, is_optional_key(object, name, schema))
+        .or_else(|| schema.get("items").and_then(|items| comment(items, false)))
+}
+
+/// Whether a value's rendering carries a comment anywhere inside (then it cannot fit on one line).
+fn has_comments(schema: &Value) -> bool {
+    match schema {
+        Value::Object(map) => {
+            map.contains_key("description")
+                || map.contains_key("examples")
+                || map
+                    .get("properties")
+                    .and_then(Value::as_object)
+                    .is_some_and(|properties| {
+                        properties
+                            .iter()
+                            .any(|(name, sub)| has_comments(sub) || is_optional_key(map, name, sub))
+                    })
+                || ["items", "additionalProperties"]
+                    .iter()
+                    .filter_map(|key| map.get(*key))
+                    .any(has_comments)
+                || union_branches(schema).is_some_and(|branches| branches.iter().any(has_comments))
+        }
+        _ => false,
+    }
+}
+
+/// A key the value may leave out although it cannot be `null` (a `#[serde(default)]` field).
+fn is_optional_key(object: &Map<String, Value>, name: &str, schema: &Value) -> bool {
+    let required = object
+        .get("required")
+        .and_then(Value::as_array)
+        .is_some_and(|names| names.iter().any(|n| n == name));
+    !required && !accepts_null(schema)
+}
+
+fn accepts_null(schema: &Value) -> bool {
+    match schema.get("type") {
+        Some(Value::String(t)) if t == "null" => return true,
+        Some(Value::Array(types)) if types.iter().any(|t| t == "null") => return true,
+        _ => {}
+    }
+    schema
+        .get("enum")
+        .and_then(Value::as_array)
+        .is_some_and(|values| values.iter().any(Value::is_null))
+        || union_branches(schema).is_some_and(|branches| branches.iter().any(accepts_null))
+}
+
+fn indent(level: usize) -> String {
+    "  ".repeat(level)
+}
+
+/// How values are laid out.
+struct Style {
+    /// The longest one-line object.
+    width: usize,
+}
+
+impl Style {
+    /// A top-level value (the root, or one variant of it) as a block, its description on its first line.
+    fn block(&self, schema: &Value) -> String {
+        let mut out = String::new();
+        push_lines(
+            &mut out,
+            self.type_lines(schema, 0),
+            comment(schema, false).as_deref(),
+            "",
+        );
+        out
+    }
+
+    /// A top-level value as one line when its keys all have one-line types, the descriptions of the
+    /// keys on comment lines below it; otherwise as a block.
+    fn line(&self, schema: &Value) -> String {
+        let Some(Value::Object(properties)) = schema.get("properties") else {
+            return self.block(schema);
+        };
+        let object = schema.as_object().map_or_else(Map::new, Clone::clone);
+        let mut parts = Vec::with_capacity(properties.len());
+        let mut notes = Vec::new();
+        for (name, sub) in properties {
+            let lines = self.type_lines(sub, 0);
+            let [line] = lines.as_slice() else {
+                return self.block(schema);
+            };
+            parts.push(format!("{}: {line}", Value::from(name.as_str())));
+            if let Some(comment) = property_comment(&object, name, sub) {
+                notes.push(format!("// {name}: {comment}"));
+            }
+        }
+        let mut out = format!("{{{}}}", parts.join(", "));
+        if let Some(comment) = comment(schema, false) {
+            let _ = write!(out, " // {comment}");
+        }
+        for note in notes {
+            out.push('\n');
+            out.push_str(&note);
+        }
+        out
+    }
+
+    /// The type of `schema` as lines; the first continues the line that introduces the value, the
+    /// others start with their own indentation (`level` is the indentation of the introducing line).
+    fn type_lines(&self, schema: &Value, level: usize) -> Vec<String> {
+        let Value::Object(map) = schema else {
+            return vec![if schema == &Value::Bool(false) {
+                "nothing".to_owned()
+            } else {
+                "any JSON value".to_owned()
+            }];
+        };
+        if let Some(value) = map.get("const") {
+            return vec![value.to_string()];
+        }
+        if let Some(Value::Array(values)) = map.get("enum") {
+            let shown: Vec<String> = values.iter().map(Value::to_string).collect();
+            return vec![shown.join(" | ")];
+        }
+        if let Some(branches) = union_branches(schema) {
+            return self.union_lines(schema, branches, level);
+        }
+
+        let types: Vec<&str> = match map.get("type") {
+            Some(Value::String(one)) => vec![one.as_str()],
+            Some(Value::Array(many)) => many.iter().filter_map(Value::as_str).collect(),
+            _ if map.contains_key("properties") => vec!["object"],
+            _ => return vec!["any JSON value".to_owned()],
+        };
+        let nullable = types.contains(&"null");
+        let mut alternatives: Vec<Vec<String>> = types
+            .iter()
+            .filter(|t| **t != "null")
+            .map(|t| self.single_type_lines(map, t, level))
+            .collect();
+        if alternatives.is_empty() {
+            return vec!["null".to_owned()];
+        }
+        if nullable {
+            alternatives.push(vec!["null".to_owned()]);
+        }
+        join_alternatives(alternatives)
+    }
+
+    fn union_lines(&self, schema: &Value, branches: &[Value], level: usize) -> Vec<String> {
+        if let Some(variants) = object_variants(schema) {
+            // A union of objects inside a value: "one of:" then each variant on its own lines.
+            let mut lines = vec!["one of:".to_owned()];
+            for variant in variants {
+                let mut block = String::new();
+                push_lines(
+                    &mut block,
+                    prefix(&indent(level + 1), self.type_lines(variant, level + 1)),
+                    comment(variant, false).as_deref(),
+                    "",
+                );
+                lines.extend(block.split('\n').map(str::to_owned));
+            }
+            if branches.iter().any(is_null) {
+                lines.push(format!("{}null", indent(level + 1)));
+            }
+            return lines;
+        }
+        let alternatives = branches
+            .iter()
+            .map(|branch| self.type_lines(branch, level))
+            .collect();
+        join_alternatives(alternatives)
+    }
+
+    /// One JSON type of a schema (which may list several), with its constraints.
+    fn single_type_lines(&self, map: &Map<String, Value>, ty: &str, level: usize) -> Vec<String> {
+        match ty {
+            "object" => self.object_lines(map, level),
+            "array" => self.array_lines(map, level),
+            "string" => vec![format!("string{}", string_constraints(map))],
+            "integer" | "number" => vec![format!("{ty}{}", number_constraints(map))],
+            other => vec![other.to_owned()],
+        }
+    }
+
+    fn object_lines(&self, map: &Map<String, Value>, level: usize) -> Vec<String> {
+        let properties = match map.get("properties") {
+            Some(Value::Object(properties)) => properties,
+            _ => {
+                return match map.get("additionalProperties") {
+                    Some(value @ Value::Object(_)) => prefix(
+                        "object mapping string keys to ",
+                        self.type_lines(value, level),
+                    ),
+                    Some(Value::Bool(false)) => vec!["{}".to_owned()],
+                    _ => vec!["object".to_owned()],
+                };
+            }
+        };
+        if properties.is_empty() {
+            return vec!["{}".to_owned()];
+        }
+
+        let inline = !properties
+            .iter()
+            .any(|(name, sub)| has_comments(sub) || is_optional_key(map, name, sub));
+        if inline {
+            let parts: Option<Vec<String>> = properties
+                .iter()
+                .map(|(name, sub)| match self.type_lines(sub, level).as_slice() {
+                    [line] => Some(format!("{}: {line}", Value::from(name.as_str()))),
+                    _ => None,
+                })
+                .collect();
+            if let Some(parts) = parts {
+                let line = format!("{{{}}}", parts.join(", "));
+                if line.len() <= self.width {
+                    return vec![line];
+                }
+            }
+        }
+
+        let mut lines = vec!["{".to_owned()];
+        let count = properties.len();
+        for (i, (name, sub)) in properties.iter().enumerate() {
+            let mut out = String::new();
+            let value_lines = prefix(
+                &format!("{}{}: ", indent(level + 1), Value::from(name.as_str())),
+                self.type_lines(sub, level + 1),
+            );
+            let suffix = if i + 1 < count { "," } else { "" };
+            let comment = property_comment(map, name, sub);
+            push_lines(&mut out, value_lines, comment.as_deref(), suffix);
+            lines.extend(out.split('\n').map(str::to_owned));
+        }
+        lines.push(format!("{}}}", indent(level)));
+        lines
+    }
+
+    fn array_lines(&self, map: &Map<String, Value>, level: usize) -> Vec<String> {
+        let count = match (
+            uint(map, "minItems").filter(|n| *n > 0),
+            uint(map, "maxItems"),
+        ) {
+            (Some(min), Some(max)) if min == max => format!("exactly {min} "),
+            (Some(min), Some(max)) => format!("{min}-{max} "),
+            (Some(min), None) => format!("at least {min} "),
+            (None, Some(max)) => format!("up to {max} "),
+            (None, None) => String::new(),
+        };
+        let unique = if map.get("uniqueItems") == Some(&Value::Bool(true)) {
+            "unique "
+        } else {
+            ""
+        };
+        let item_lines = match map.get("items") {
+            Some(items) => match self.type_lines(items, level).as_slice() {
+                [line] if line.contains(" | ") || line.contains(" or ") => {
+                    vec![format!("({line})")]
+                }
+                lines => lines.to_vec(),
+            },
+            None => vec!["any JSON value".to_owned()],
+        };
+        prefix(&format!("array of {count}{unique}"), item_lines)
+    }
+}
+
+/// Joins alternatives with " or ": multi-line ones continue on their last line.
+fn join_alternatives(alternatives: Vec<Vec<String>>) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for alternative in alternatives {
+        match lines.last_mut() {
+            None => lines = alternative,
+            Some(last) => {
+                let mut rest = alternative.into_iter();
+                if let Some(first) = rest.next() {
+                    let _ = write!(last, " or {first}");
+                }
+                lines.extend(rest);
+            }
+        }
+    }
+    lines
+}
+
+fn prefix(head: &str, mut lines: Vec<String>) -> Vec<String> {
+    if let Some(first) = lines.first_mut() {
+        first.insert_str(0, head);
+    }
+    lines
+}
+
+fn uint(map: &Map<String, Value>, key: &str) -> Option<u64> {
+    map.get(key).and_then(Value::as_u64)
+}
+
+fn string_constraints(map: &Map<String, Value>) -> String {
+    let mut out = String::new();
+    match (
+        uint(map, "minLength").filter(|n| *n > 0),
+        uint(map, "maxLength"),
+    ) {
+        (Some(1), Some(1)) => out.push_str(" of 1 char"),
+        (Some(min), Some(max)) if min == max => {
+            let _ = write!(out, " of {min} chars");
+        }
+        (Some(min), Some(max)) => {
+            let _ = write!(out, " of {min}-{max} chars");
+        }
+        (Some(min), None) => {
+            let _ = write!(out, " of at least {min} chars");
+        }
+        (None, Some(max)) => {
+            let _ = write!(out, " of at most {max} chars");
+        }
+        (None, None) => {}
+    }
+    if let Some(pattern) = map.get("pattern").and_then(Value::as_str) {
+        let _ = write!(out, " matching {pattern}");
+    }
+    if let Some(format) = map.get("format").and_then(Value::as_str) {
+        let _ = write!(out, " in {format} format");
+    }
+    out
+}
+
+/// What bounds that only restate the range of a Rust integer type still say to a model:
+/// nothing for a signed type, `>= 0` for an unsigned one. `None` for other bounds.
+fn machine_range(min: &Value, max: &Value) -> Option<&'static str> {
+    const SIGNED: &[(i64, i64)] = &[
+        (i8::MIN as i64, i8::MAX as i64),
+        (i16::MIN as i64, i16::MAX as i64),
+        (i32::MIN as i64, i32::MAX as i64),
+    ];
+    const UNSIGNED: &[i64] = &[u8::MAX as i64, u16::MAX as i64, u32::MAX as i64];
+    let (min, max) = (min.as_i64()?, max.as_i64()?);
+    if SIGNED.contains(&(min, max)) {
+        Some("")
+    } else if min == 0 && UNSIGNED.contains(&max) {
+        Some(" >= 0")
+    } else {
+        None
+    }
+}
+
+fn number_constraints(map: &Map<String, Value>) -> String {
+    let min = map.get("minimum");
+    let max = map.get("maximum");
+    let exclusive_min = map.get("exclusiveMinimum");
+    let exclusive_max = map.get("exclusiveMaximum");
+    let mut out = String::new();
+    match (min, max) {
+        (Some(min), Some(max)) => match machine_range(min, max) {
+            Some(said) => out.push_str(said),
+            None => {
+                let _ = write!(out, " {}..{}", number_text(min), number_text(max));
+            }
+        },
+        (Some(min), None) => {
+            let _ = write!(out, " >= {}", number_text(min));
+        }
+        (None, Some(max)) => {
+            let _ = write!(out, " <= {}", number_text(max));
+        }
+        (None, None) => {}
+    }
+    if let Some(bound) = exclusive_min {
+        let _ = write!(out, " > {}", number_text(bound));
+    }
+    if let Some(bound) = exclusive_max {
+        let _ = write!(out, " < {}", number_text(bound));
+    }
+    if let Some(step) = map.get("multipleOf") {
+        let _ = write!(out, " multiple of {}", number_text(step));
+    }
+    out
+}
+
+/// A bound as a person writes it: `1`, not `1.0`.
+pub(crate) fn number_text(value: &Value) -> String {
+    match value.as_f64() {
+        Some(f) if value.is_f64() && f.fract() == 0.0 && f.abs() < 1e15 => format!("{f:.0}"),
+        _ => value.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn closed(properties: Value, required: &[&str]) -> Value {
+        json!({
+            "type": "object",
+            "properties": properties,
+            "required": required,
+            "additionalProperties": false
+        })
+    }
+
+    #[test]
+    fn a_flat_object_without_comments_fits_on_one_line() {
+        let schema = closed(
+            json!({
+                "sentiment": { "type": "string", "enum": ["positive", "negative", "neutral"] },
+                "score": { "type": "number", "minimum": 0.0, "maximum": 1.0 }
+            }),
+            &["sentiment", "score"],
+        );
+        assert_eq!(
+            render_one(&schema),
+            r#"{"sentiment": "positive" | "negative" | "neutral", "score": number 0..1}"#
+        );
+    }
+
+    #[test]
+    fn descriptions_become_comments_after_the_comma() {
+        let schema = json!({
+            "type": "object",
+            "description": "A person.",
+            "properties": {
+                "name": { "type": "string", "description": "Full\n   name." },
+                "age": { "type": ["integer", "null"], "minimum": 0, "maximum": 255, "examples": [42] }
+            },
+            "required": ["name"],
+            "additionalProperties": false
+        });
+        assert_eq!(
+            render_one(&schema),
+            "{ // A person.\n  \"name\": string, // Full name.\n  \"age\": integer >= 0 or null // e.g. 42\n}"
+        );
+    }
+
+    #[test]
+    fn constraints_are_terse() {
+        let schema = closed(
+            json!({
+                "slug": { "type": "string", "pattern": "^[a-z]+$", "minLength": 2, "maxLength": 50 },
+                "letter": { "type": "string", "minLength": 1, "maxLength": 1 },
+                "count": { "type": "integer", "minimum": 0 },
+                "small": { "type": "integer", "minimum": -128, "maximum": 127 },
+                "tags": { "type": "array", "items": { "type": "string" }, "maxItems": 3, "uniqueItems": true },
+                "when": { "type": "string", "format": "date" }
+            }),
+            &["slug", "letter", "count", "small", "tags", "when"],
+        );
+        assert_eq!(
+            render_one(&schema),
+            "{\n  \"slug\": string of 2-50 chars matching ^[a-z]+$,\n  \"letter\": string of 1 char,\n  \
+             \"count\": integer >= 0,\n  \"small\": integer,\n  \"tags\": array of up to 3 unique string,\n  \
+             \"when\": string in date format\n}"
+        );
+    }
+
+    #[test]
+    fn optional_keys_and_nullable_values() {
+        let schema = closed(
+            json!({
+                "tags": { "type": "array", "items": { "type": "string", "enum": ["a", "b"] } },
+                "mood": { "type": ["string", "null"], "enum": ["up", "down", null] },
+                "inner": { "anyOf": [closed(json!({ "x": { "type": "boolean" } }), &["x"]), { "type": "null" }] }
+            }),
+            &[],
+        );
+        assert_eq!(
+            render_one(&schema),
+            "{\n  \"tags\": array of (\"a\" | \"b\"), // optional\n  \"mood\": \"up\" | \"down\" | null,\n  \
+             \"inner\": {\"x\": boolean} or null\n}"
+        );
+    }
+
+    #[test]
+    fn nested_objects_are_indented_and_carry_their_comment_on_the_opening_line() {
+        let keyword = closed(
+            json!({
+                "term": { "type": "string", "description": "The term." },
+                "confidence": { "type": "number", "minimum": 0.0, "maximum": 1.0 }
+            }),
+            &["term", "confidence"],
+        );
+        let schema = closed(
+            json!({
+                "keywords": { "type": "array", "items": keyword, "maxItems": 10, "description": "Keywords." },
+                "done": { "type": "boolean" }
+            }),
+            &["keywords", "done"],
+        );
+        assert_eq!(
+            render_one(&schema),
+            "{\n  \"keywords\": array of up to 10 { // Keywords.\n    \"term\": string, // The term.\n    \
+             \"confidence\": number 0..1\n  },\n  \"done\": boolean\n}"
+        );
+    }
+
+    fn tagged() -> Value {
+        json!({
+            "oneOf": [
+                closed(json!({ "type": { "const": "definition" }, "entity": { "type": "string" } }), &["type", "entity"]),
+                {
+                    "type": "object",
+                    "description": "A relation.",
+                    "properties": {
+                        "type": { "const": "relationship" },
+                        "subject": { "type": "string", "description": "Who." }
+                    },
+                    "required": ["type", "subject"],
+                    "additionalProperties": false
+                }
+            ],
+            "description": "A fact."
+        })
+    }
+
+    #[test]
+    fn tagged_variants_are_listed_with_their_discriminator() {
+        assert_eq!(
+            render_one(&tagged()),
+            "// A fact.\nOne of:\n{\"type\": \"definition\", \"entity\": string}\n\
+             { // A relation.\n  \"type\": \"relationship\",\n  \"subject\": string // Who.\n}"
+        );
+        assert_eq!(
+            render_lines(&tagged()),
+            "One JSON object per line, nothing else (no array, no prose). Each line is one of:\n// A fact.\n\
+             {\"type\": \"definition\", \"entity\": string}\n\
+             {\"type\": \"relationship\", \"subject\": string} // A relation.\n// subject: Who."
+        );
+    }
+
+    #[test]
+    fn a_union_of_objects_inside_a_value() {
+        let schema = closed(json!({ "fact": tagged() }), &["fact"]);
+        assert_eq!(
+            render_one(&schema),
+            "{\n  \"fact\": one of: // A fact.\n    {\"type\": \"definition\", \"entity\": string}\n    \
+             { // A relation.\n      \"type\": \"relationship\",\n      \"subject\": string // Who.\n    }\n}"
+        );
+    }
+
+    #[test]
+    fn maps_and_any_values() {
+        let schema = closed(
+            json!({
+                "scores": { "type": "object", "additionalProperties": { "type": "number" } },
+                "extra": {}
+            }),
+            &["scores", "extra"],
+        );
+        assert_eq!(
+            render_one(&schema),
+            r#"{"scores": object mapping string keys to number, "extra": any JSON value}"#
+        );
+    }
+
+    #[test]
+    fn lines_instructions_say_one_object_per_line() {
+        let schema = closed(json!({ "name": { "type": "string" } }), &["name"]);
+        assert_eq!(
+            render_lines(&schema),
+            "One JSON object per line, nothing else (no array, no prose):\n{\"name\": string}"
+        );
+    }
 }

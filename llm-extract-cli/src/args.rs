@@ -1,0 +1,336 @@
+//! The command line. Everything a user reads in `--help` is here.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+const EXIT_CODES: &str = "\
+Exit codes:
+  0  success
+  1  extraction failed: no valid answer after the repairs (batch: at least one document failed;
+     each failure is recorded in the output)
+  2  usage or configuration error: bad flags, an unreadable or invalid schema, config or input,
+     a missing template variable, a schema the backend cannot enforce (try --mode prompted)
+  3  backend unavailable: cannot connect, timeout, HTTP error, unknown model, model file not loadable
+  4  the output could not be written
+Errors are printed on standard error as one line starting with \"llm-extract: error:\".";
+
+const BACKENDS: &str = "\
+Backends: --ollama URL, --openai URL (an OpenAI-compatible server such as vLLM or llama-server) or
+--embedded[=GGUF] (builds with the llama-cpp feature). Without any of them: the Ollama server in
+OLLAMA_HOST if it is set, else the embedded model if this build has it, else Ollama on
+http://127.0.0.1:11434.";
+
+/// Typed, validated JSON from a language model, in a shell pipeline.
+#[derive(Debug, Parser)]
+#[command(
+    name = "llm-extract",
+    version,
+    about,
+    after_help = format!("Examples:
+  llm-extract run --schema person.json < bio.txt
+  llm-extract run --signature '{{name :string, age :int}}' --jsonl < people.txt | jq .name
+  llm-extract prompt --config prompts.json --id extract-definitions text=@paper.txt
+  llm-extract schema --schema person.json --dialect openai
+  llm-extract batch --schema person.json --input docs/ --out results.jsonl --concurrency 8
+
+{BACKENDS}
+
+{EXIT_CODES}")
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Extract a value (or, with --jsonl, every item) from text on standard input.
+    #[command(after_help = format!("Examples:
+  llm-extract run --schema person.json < bio.txt
+  llm-extract run --schema person.json --jsonl --ollama http://gpu:11434 --model qwen2.5 < team.txt
+  llm-extract run --signature '(text :string, lang :string) -> {{summary :string}}' lang=French < a.txt
+  cat notes.txt | llm-extract run --signature '{{todo :string, due :string?}}' --jsonl --no-streaming
+
+The text is read from standard input as the template variable `text` (or pass text=@file.txt).
+With --jsonl each item is printed as one JSON line as soon as it is complete.
+
+{BACKENDS}
+
+{EXIT_CODES}"))]
+    Run(RunArgs),
+    /// Run a named prompt from a prompt config file (text, json or jsonl answers).
+    #[command(after_help = format!("Examples:
+  llm-extract prompt --config prompts.json --list
+  llm-extract prompt --config prompts.json --id extract-definitions text=@paper.txt
+  llm-extract prompt --config prompts.json --id summarize language=French < article.txt
+
+A prompt config is a JSON object of prompts keyed by id, each with \"prompt\" (a template with
+{{{{var}}}} placeholders), \"response-type\" (text, json or jsonl) and \"schema\" (json: the whole answer;
+jsonl: each line; \"object-schema\" is accepted too). Text answers stream as they are written; jsonl
+lines are printed as they complete; an empty jsonl answer is a warning on standard error, not an error.
+
+{BACKENDS}
+
+{EXIT_CODES}"))]
+    Prompt(PromptArgs),
+    /// Show what would be sent: the schema in a backend's dialect, or the format instructions.
+    #[command(after_help = format!("Examples:
+  llm-extract schema --schema person.json --dialect ollama
+  llm-extract schema --signature '{{name :string, tags [:string]}}' --dialect openai --jsonl
+  llm-extract schema --schema person.json --instructions
+
+In constrained mode a server gets the schema in its dialect; for --jsonl a server gets the list shape
+({{\"items\": [...]}}, see --shape list) while the embedded engine constrains each line.
+
+{EXIT_CODES}"))]
+    Schema(SchemaArgs),
+    /// Extract from many documents: bounded concurrency, resumable, several servers round-robin.
+    #[command(after_help = format!("Examples:
+  llm-extract batch --schema invoice.json --input invoices/ --out invoices.jsonl
+  llm-extract batch --signature '{{name :string}}' --jsonl --input rows.jsonl --out people.jsonl \\
+      --openai http://node1:8000/v1 --openai http://node2:8000/v1 --model Qwen/Qwen2.5-7B-Instruct --concurrency 32
+
+Input: a directory (every file in it, recursively, except hidden ones; the id is the relative path) or
+a JSON Lines file (one document per line: an object whose \"id\" names it and whose other fields are
+template variables, \"text\" among them; or a JSON string, the text; the id is then line-N).
+Output: one JSON line per document, {{\"id\", \"ok\": true, \"value\"}} or {{\"id\", \"ok\": false, \"error\",
+\"kind\"}}, appended as each document finishes. Run the same command again to resume: documents already
+in the output are skipped (failed ones too, unless --retry-failed). A progress bar is drawn on standard
+error when it is a terminal.
+
+{BACKENDS}
+
+{EXIT_CODES}"))]
+    Batch(BatchArgs),
+}
+
+/// Where the schema comes from.
+#[derive(Debug, Args)]
+#[group(required = true, multiple = false)]
+pub struct SchemaSource {
+    /// A JSON Schema file (draft 2020-12; local $refs are inlined).
+    #[arg(long, value_name = "FILE")]
+    pub schema: Option<PathBuf>,
+    /// A signature instead of a schema file, e.g. '(text :string) -> {sentiment (positive | negative), score :float}'.
+    #[arg(long, value_name = "SIGNATURE")]
+    pub signature: Option<String>,
+}
+
+/// Which model answers.
+#[derive(Debug, Args, Clone)]
+pub struct BackendArgs {
+    /// An Ollama server (repeat to share a batch round-robin between several).
+    #[arg(long, value_name = "URL", help_heading = "Backend")]
+    pub ollama: Vec<String>,
+    /// An OpenAI-compatible server, e.g. http://host:8000/v1 (repeatable, like --ollama).
+    #[arg(long, value_name = "URL", help_heading = "Backend")]
+    pub openai: Vec<String>,
+    /// The model name (Ollama default: $OLLAMA_MODEL, else llama3.2; required with --openai unless $OPENAI_MODEL is set).
+    #[arg(long, value_name = "NAME", help_heading = "Backend")]
+    pub model: Option<String>,
+    /// The environment variable holding the API key for --openai (default: OPENAI_API_KEY, if set).
+    #[arg(long, value_name = "VAR", help_heading = "Backend")]
+    pub api_key_env: Option<String>,
+    /// Run a GGUF model in process (default: $LLM_EXTRACT_MODEL, else the cached default model). Needs a build with the llama-cpp feature.
+    #[arg(
+        long,
+        value_name = "GGUF",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "",
+        conflicts_with_all = ["ollama", "openai"],
+        help_heading = "Backend"
+    )]
+    pub embedded: Option<String>,
+    /// How many times a request is re-sent after a transient failure (connection refused, 429, 503, ...).
+    #[arg(long, value_name = "N", default_value_t = 3, help_heading = "Backend")]
+    pub retries: u32,
+}
+
+/// How the extraction runs.
+#[derive(Debug, Args, Clone)]
+pub struct ExtractArgs {
+    /// The most answers requested per extraction: the first plus repairs.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub max_attempts: u32,
+    /// The most tokens one answer may have.
+    #[arg(long, value_name = "N")]
+    pub max_tokens: Option<u32>,
+    /// constrained: the backend enforces the schema; prompted: the schema is only described in the prompt.
+    #[arg(long, value_enum, default_value_t = ModeArg::Constrained)]
+    pub mode: ModeArg,
+    /// The sampling temperature.
+    #[arg(long, value_name = "T")]
+    pub temperature: Option<f32>,
+    /// Write every failed attempt's raw answer into this directory, for inspection.
+    #[arg(long, value_name = "DIR")]
+    pub save_raw: Option<PathBuf>,
+}
+
+/// What the prompt says besides the schema.
+#[derive(Debug, Args, Clone)]
+pub struct TemplateArgs {
+    /// The user prompt template, with {{var}} placeholders (default: {{text}}); @FILE reads it from a file.
+    #[arg(long, value_name = "TEMPLATE")]
+    pub template: Option<String>,
+    /// The system instructions placed before the format instructions; @FILE reads them from a file.
+    #[arg(long, value_name = "TEXT")]
+    pub system: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub source: SchemaSource,
+    /// Extract every item, printed as JSON Lines (the schema describes one item).
+    #[arg(long)]
+    pub jsonl: bool,
+    /// Wait for the whole answer and print it at once (default: print each item as it completes).
+    #[arg(long)]
+    pub no_streaming: bool,
+    /// Pretty-print values (default: one compact line each).
+    #[arg(long)]
+    pub pretty: bool,
+    #[command(flatten)]
+    pub template: TemplateArgs,
+    #[command(flatten)]
+    pub extract: ExtractArgs,
+    #[command(flatten)]
+    pub backend: BackendArgs,
+    /// Template variables: key=value, or key=@file to read the value from a file.
+    #[arg(value_name = "KEY=VALUE")]
+    pub vars: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct PromptArgs {
+    /// The prompt config file.
+    #[arg(long, value_name = "FILE")]
+    pub config: PathBuf,
+    /// The prompt to run.
+    #[arg(long, value_name = "ID", required_unless_present = "list")]
+    pub id: Option<String>,
+    /// List the prompts of the config and exit.
+    #[arg(long)]
+    pub list: bool,
+    /// Wait for the whole answer and print it at once (default: stream text and jsonl lines).
+    #[arg(long)]
+    pub no_streaming: bool,
+    /// Pretty-print JSON values.
+    #[arg(long)]
+    pub pretty: bool,
+    #[command(flatten)]
+    pub extract: ExtractArgs,
+    #[command(flatten)]
+    pub backend: BackendArgs,
+    /// Template variables: key=value, or key=@file to read the value from a file. Standard input, when it
+    /// is not a terminal, is the variable `text` unless text=... is given.
+    #[arg(value_name = "KEY=VALUE")]
+    pub vars: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct SchemaArgs {
+    #[command(flatten)]
+    pub source: SchemaSource,
+    /// The dialect to render the schema in.
+    #[arg(long, value_enum, default_value_t = DialectArg::Generic)]
+    pub dialect: DialectArg,
+    /// Show the schema of one line of a JSON Lines answer (same as --shape line).
+    #[arg(long, conflicts_with = "shape")]
+    pub jsonl: bool,
+    /// Which shape: one value, one line of JSON Lines, or the {"items": [...]} list.
+    #[arg(long, value_enum)]
+    pub shape: Option<ShapeArg>,
+    /// Show the format instructions put in the prompt instead of the schema.
+    #[arg(long)]
+    pub instructions: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct BatchArgs {
+    #[command(flatten)]
+    pub source: SchemaSource,
+    /// Extract every item of each document (its value is then an array).
+    #[arg(long)]
+    pub jsonl: bool,
+    /// A directory of documents, or a JSON Lines file of documents.
+    #[arg(long, value_name = "DIR|FILE.jsonl")]
+    pub input: PathBuf,
+    /// The results file (JSON Lines, appended to; documents already in it are skipped).
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+    /// How many documents are extracted at the same time, over all backends.
+    #[arg(long, value_name = "N", default_value_t = 4)]
+    pub concurrency: usize,
+    /// Run again the documents the output records as failed.
+    #[arg(long)]
+    pub retry_failed: bool,
+    #[command(flatten)]
+    pub template: TemplateArgs,
+    #[command(flatten)]
+    pub extract: ExtractArgs,
+    #[command(flatten)]
+    pub backend: BackendArgs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ModeArg {
+    Constrained,
+    Prompted,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DialectArg {
+    /// The schema as written (draft 2020-12).
+    Generic,
+    /// What Ollama, llama.cpp and llama-server enforce.
+    Ollama,
+    /// OpenAI's strict structured outputs.
+    Openai,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ShapeArg {
+    One,
+    Line,
+    List,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn embedded_takes_its_path_only_after_an_equals_sign() {
+        let cli = Cli::try_parse_from([
+            "llm-extract",
+            "prompt",
+            "--config",
+            "p.json",
+            "--id",
+            "x",
+            "--embedded",
+            "text=hello",
+        ])
+        .unwrap();
+        let Command::Prompt(args) = cli.command else { panic!() };
+        assert_eq!(args.backend.embedded.as_deref(), Some(""));
+        assert_eq!(args.vars, ["text=hello"]);
+        let cli = Cli::try_parse_from(["llm-extract", "run", "--signature", "{a :int}", "--embedded=m.gguf"]).unwrap();
+        let Command::Run(args) = cli.command else { panic!() };
+        assert_eq!(args.backend.embedded.as_deref(), Some("m.gguf"));
+    }
+
+    #[test]
+    fn a_schema_source_is_required_and_unique() {
+        assert!(Cli::try_parse_from(["llm-extract", "run"]).is_err());
+        assert!(Cli::try_parse_from(["llm-extract", "run", "--schema", "a.json", "--signature", "{a :int}"]).is_err());
+    }
+}

@@ -1,0 +1,323 @@
+//! `llm-extract batch`: many documents, bounded concurrency, a progress bar, resumable output.
+
+use crate::args::BatchArgs;
+use crate::backend;
+use crate::error::{exit_for, CliError, Exit};
+use crate::input::{Documents, Source};
+use crate::output::save_raw;
+use crate::run::template;
+use crate::schema;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use llm_extract::batch::{Batch, Document, DocumentResult, Progress};
+use llm_extract::extract::{ExtractError, ExtractErrorKind};
+use serde_json::{json, Value};
+use std::cell::{Cell, RefCell};
+use std::collections::HashSet;
+use std::fs::File;
+use std::io::{BufRead, BufReader, IsTerminal, Read, Seek, SeekFrom, Write};
+use std::path::Path;
+
+pub async fn run(args: BatchArgs) -> Result<Exit, CliError> {
+    let schema = schema::load(&args.source)?;
+    let template = template(&args.template, schema.inputs())?;
+    let system = match &args.template.system {
+        Some(system) => Some(crate::input::text_or_file("--system", system)?),
+        None => None,
+    };
+    let documents = Documents::open(&args.input)?;
+    let done = recorded_ids(&args.out, args.retry_failed)?;
+    let pending: Vec<usize> = documents
+        .ids()
+        .iter()
+        .enumerate()
+        .filter(|(_, id)| !done.contains(**id))
+        .map(|(i, _)| i)
+        .collect();
+    let skipped = documents.total - pending.len();
+    if pending.is_empty() {
+        eprintln!(
+            "llm-extract: nothing to do: all {} document(s) are already in {}",
+            documents.total,
+            args.out.display()
+        );
+        return Ok(Exit::Success);
+    }
+
+    let mut backends = backend::backends(&args.backend, args.concurrency)?.into_iter();
+    let configure = |llm| {
+        let mut extractor = backend::extractor(llm, &args.extract).template(template.clone());
+        if let Some(system) = &system {
+            extractor = extractor.instructions(system.clone());
+        }
+        extractor
+    };
+    let first = backends
+        .next()
+        .ok_or_else(|| CliError::usage("no backend: pass --ollama URL, --openai URL or --embedded"))?;
+    let mut batch = Batch::new(configure(first))
+        .concurrency(args.concurrency)
+        .all_items(args.jsonl);
+    for llm in backends {
+        batch = batch.with_extractor(configure(llm));
+    }
+
+    let mut out = Output::open(&args.out)?;
+    let bar = progress_bar(pending.len());
+    if skipped > 0 {
+        bar.println(format!(
+            "llm-extract: resuming: {skipped} document(s) already in {}",
+            args.out.display()
+        ));
+    }
+    let save_dir = args.extract.save_raw.as_deref();
+    let stop = Cell::new(false);
+    let unreadable: RefCell<Vec<(String, String)>> = RefCell::new(Vec::new());
+    let mut backend_failures = 0;
+    let mut write_error: Option<CliError> = None;
+
+    let inputs = pending_documents(documents.source, &pending, &unreadable).take_while(|_| !stop.get());
+    let summary = batch
+        .for_each(schema.schema_set(), inputs, |result, progress| {
+            if matches!(&result.outcome, Err(e) if exit_for(e) == Exit::Backend) {
+                backend_failures += 1;
+            }
+            let saved = match &result.outcome {
+                Ok(extraction) => save_raw(save_dir, &result.id, &extraction.attempts),
+                Err(error) => save_raw(save_dir, &result.id, error.attempts()),
+            };
+            if let Err(e) = saved.and_then(|()| out.write(&record(&result))) {
+                write_error.get_or_insert(e);
+                stop.set(true);
+            }
+            show(&bar, progress);
+        })
+        .await;
+
+    let unreadable = unreadable.into_inner();
+    for (id, message) in &unreadable {
+        let line = json!({"id": id, "ok": false, "kind": "input", "error": message});
+        if let Err(e) = out.write(&line) {
+            write_error.get_or_insert(e);
+        }
+    }
+    bar.finish_and_clear();
+    if let Some(error) = write_error {
+        return Err(error);
+    }
+    let failed = summary.failed + unreadable.len();
+    eprintln!(
+        "llm-extract: batch done: {} extracted, {failed} failed{}; {} tokens in {:.1}s; results in {}",
+        summary.succeeded,
+        if skipped > 0 {
+            format!(", {skipped} skipped (already done)")
+        } else {
+            String::new()
+        },
+        summary.usage.total(),
+        summary.elapsed.as_secs_f64(),
+        args.out.display()
+    );
+    Ok(if failed == 0 {
+        Exit::Success
+    } else if summary.succeeded == 0 && backend_failures == failed {
+        Exit::Backend
+    } else {
+        Exit::ExtractionFailed
+    })
+}
+
+/// The documents still to do, read lazily (a directory's files are read as the batch reaches them). A
+/// file that cannot be read is set aside in `unreadable` and recorded as failed.
+fn pending_documents<'a>(
+    source: Source,
+    pending: &'a [usize],
+    unreadable: &'a RefCell<Vec<(String, String)>>,
+) -> impl Iterator<Item = Document> + 'a {
+    let mut wanted = pending.iter().copied().peekable();
+    let all: Box<dyn Iterator<Item = (usize, Result<Document, (String, String)>)>> = match source {
+        Source::Files(files) => Box::new(files.into_iter().enumerate().map(|(i, (id, path))| {
+            (i, read_document(id, &path))
+        })),
+        Source::Lines(lines) => Box::new(lines.into_iter().map(Ok).enumerate()),
+    };
+    all.filter(move |(i, _)| {
+        if wanted.peek() == Some(i) {
+            wanted.next();
+            true
+        } else {
+            false
+        }
+    })
+    .filter_map(|(_, document)| match document {
+        Ok(document) => Some(document),
+        Err(failure) => {
+            unreadable.borrow_mut().push(failure);
+            None
+        }
+    })
+}
+
+fn read_document(id: String, path: &Path) -> Result<Document, (String, String)> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(Document::new(id, text)),
+        Err(e) => {
+            let message = format!("cannot read {}: {e}", path.display());
+            Err((id, message))
+        }
+    }
+}
+
+/// One line of the output for one document.
+fn record(result: &DocumentResult) -> Value {
+    match &result.outcome {
+        Ok(extraction) => json!({
+            "id": result.id,
+            "ok": true,
+            "value": extraction.value,
+            "attempts": extraction.attempts.len(),
+            "tokens": extraction.usage.total(),
+        }),
+        Err(error) => json!({
+            "id": result.id,
+            "ok": false,
+            "kind": kind_name(error),
+            "error": crate::error::one_line(&error.to_string()),
+            "raw": error.raw(),
+            "attempts": error.attempts().len(),
+            "tokens": error.usage().total(),
+        }),
+    }
+}
+
+fn kind_name(error: &ExtractError) -> &'static str {
+    match error.kind() {
+        ExtractErrorKind::Llm(_) => "backend",
+        ExtractErrorKind::Invalid(_) => "invalid",
+        ExtractErrorKind::Truncated(_) => "truncated",
+        ExtractErrorKind::Budget { .. } => "budget",
+        ExtractErrorKind::Template(_) => "template",
+        ExtractErrorKind::Schema(_) => "schema",
+        _ => "other",
+    }
+}
+
+/// The ids an earlier run recorded in `path` (only the successful ones with `retry_failed`). Lines that
+/// do not parse, such as one cut off when an earlier run was killed, are ignored.
+fn recorded_ids(path: &Path, retry_failed: bool) -> Result<HashSet<String>, CliError> {
+    let file = match File::open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(HashSet::new()),
+        Err(e) => return Err(CliError::usage(format!("--out {}: {e}", path.display()))),
+    };
+    let mut ids = HashSet::new();
+    for line in BufReader::new(file).lines() {
+        let line = line.map_err(|e| CliError::usage(format!("--out {}: {e}", path.display())))?;
+        let Ok(record) = serde_json::from_str::<Value>(&line) else {
+            continue;
+        };
+        let ok = record.get("ok").and_then(Value::as_bool).unwrap_or(false);
+        if let Some(id) = record.get("id").and_then(Value::as_str) {
+            if ok || !retry_failed {
+                ids.insert(id.to_owned());
+            }
+        }
+    }
+    Ok(ids)
+}
+
+/// The results file, appended to one flushed line at a time, so a killed run loses at most one line.
+struct Output {
+    file: File,
+    shown: String,
+}
+
+impl Output {
+    fn open(path: &Path) -> Result<Self, CliError> {
+        let shown = path.display().to_string();
+        let fail = |e: std::io::Error| CliError::io(format!("--out {shown}: {e}"));
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .read(true)
+            .open(path)
+            .map_err(fail)?;
+        // A run killed mid-line leaves no newline at the end: start on a fresh line.
+        let length = file.metadata().map_err(fail)?.len();
+        if length > 0 {
+            let mut last = [0u8; 1];
+            file.seek(SeekFrom::Start(length - 1))
+                .and_then(|_| file.read_exact(&mut last))
+                .map_err(fail)?;
+            if last[0] != b'\n' {
+                file.write_all(b"\n").map_err(fail)?;
+            }
+        }
+        Ok(Output { file, shown })
+    }
+
+    fn write(&mut self, record: &Value) -> Result<(), CliError> {
+        let line = format!("{record}\n");
+        self.file
+            .write_all(line.as_bytes())
+            .and_then(|()| self.file.flush())
+            .map_err(|e| CliError::io(format!("--out {}: {e}", self.shown)))
+    }
+}
+
+/// A progress bar on standard error when it is a terminal; hidden otherwise.
+fn progress_bar(total: usize) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::with_draw_target(Some(total as u64), ProgressDrawTarget::stderr());
+    if let Ok(style) = ProgressStyle::with_template(
+        "{spinner} [{elapsed_precise}] {wide_bar} {pos}/{len} {msg} (eta {eta})",
+    ) {
+        bar.set_style(style);
+    }
+    bar.enable_steady_tick(std::time::Duration::from_millis(200));
+    bar
+}
+
+fn show(bar: &ProgressBar, progress: Progress) {
+    bar.set_position(progress.done as u64);
+    bar.set_message(format!(
+        "{} ok, {} failed, {} tokens",
+        progress.succeeded,
+        progress.failed,
+        progress.usage.total()
+    ));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recorded_ids_skip_broken_lines_and_failed_ones_on_retry() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.jsonl");
+        std::fs::write(
+            &path,
+            "{\"id\": \"a\", \"ok\": true}\n{\"id\": \"b\", \"ok\": false}\n{\"id\": \"c\", \"o",
+        )
+        .unwrap();
+        let all = recorded_ids(&path, false).unwrap();
+        assert!(all.contains("a") && all.contains("b") && !all.contains("c"));
+        let ok_only = recorded_ids(&path, true).unwrap();
+        assert!(ok_only.contains("a") && !ok_only.contains("b"));
+        assert!(recorded_ids(&dir.path().join("none.jsonl"), false).unwrap().is_empty());
+    }
+
+    #[test]
+    fn appending_starts_on_a_fresh_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.jsonl");
+        std::fs::write(&path, "{\"id\": \"a\", \"ok\": tr").unwrap();
+        let mut out = Output::open(&path).unwrap();
+        out.write(&json!({"id": "b", "ok": true})).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(text.lines().last(), Some(r#"{"id":"b","ok":true}"#));
+        assert_eq!(text.lines().count(), 2);
+    }
+}

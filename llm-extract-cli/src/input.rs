@@ -1,0 +1,242 @@
+//! What the prompt is filled from: `key=value` and `key=@file` variables, standard input, and the
+//! documents of a batch.
+
+use crate::error::CliError;
+use llm_extract::batch::Document;
+use llm_extract::extract::Input;
+use serde_json::{Map, Value};
+use std::io::{IsTerminal, Read};
+use std::path::{Path, PathBuf};
+
+/// Parses `key=value` / `key=@file` arguments into variables. `@@text` is the literal `@text`.
+pub fn variables(args: &[String]) -> Result<Map<String, Value>, CliError> {
+    let mut vars = Map::new();
+    for arg in args {
+        let Some((key, value)) = arg.split_once('=') else {
+            return Err(CliError::usage(format!(
+                "unexpected argument `{arg}`: template variables are written key=value or key=@file"
+            )));
+        };
+        if key.is_empty() || !key.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '-')) {
+            return Err(CliError::usage(format!(
+                "`{arg}`: a variable name is letters, digits, `_` and `-` (got `{key}`)"
+            )));
+        }
+        let value = if let Some(literal) = value.strip_prefix("@@") {
+            format!("@{literal}")
+        } else if let Some(path) = value.strip_prefix('@') {
+            read_text(Path::new(path), &format!("{key}=@{path}"))?
+        } else {
+            value.to_owned()
+        };
+        if vars.insert(key.to_owned(), Value::String(value)).is_some() {
+            return Err(CliError::usage(format!("the variable `{key}` is given twice")));
+        }
+    }
+    Ok(vars)
+}
+
+/// A flag's value, or a file's content when it is `@FILE`.
+pub fn text_or_file(flag: &str, value: &str) -> Result<String, CliError> {
+    match value.strip_prefix('@') {
+        Some(path) => read_text(Path::new(path), &format!("{flag} @{path}")),
+        None => Ok(value.to_owned()),
+    }
+}
+
+fn read_text(path: &Path, what: &str) -> Result<String, CliError> {
+    std::fs::read_to_string(path)
+        .map_err(|e| CliError::usage(format!("{what}: cannot read {}: {e}", path.display())))
+}
+
+/// Adds standard input as the variable `text`, unless `text` is given or standard input is a terminal or
+/// empty. Returns whether it did.
+pub fn stdin_as_text(vars: &mut Map<String, Value>) -> Result<bool, CliError> {
+    if vars.contains_key("text") {
+        return Ok(false);
+    }
+    let mut stdin = std::io::stdin();
+    if stdin.is_terminal() {
+        return Ok(false);
+    }
+    let mut text = String::new();
+    stdin
+        .read_to_string(&mut text)
+        .map_err(|e| CliError::usage(format!("cannot read standard input as text: {e}")))?;
+    if text.is_empty() {
+        return Ok(false);
+    }
+    vars.insert("text".into(), Value::String(text));
+    Ok(true)
+}
+
+/// The documents of a batch, and where they come from.
+#[derive(Debug)]
+pub struct Documents {
+    pub source: Source,
+    /// How many there are.
+    pub total: usize,
+}
+
+#[derive(Debug)]
+pub enum Source {
+    /// Files of a directory: (id, path).
+    Files(Vec<(String, PathBuf)>),
+    /// Lines of a JSON Lines file, already parsed.
+    Lines(Vec<Document>),
+}
+
+impl Documents {
+    /// Lists the documents at `path`: the files of a directory, or the lines of a JSON Lines file.
+    pub fn open(path: &Path) -> Result<Self, CliError> {
+        let metadata = std::fs::metadata(path)
+            .map_err(|e| CliError::usage(format!("--input {}: {e}", path.display())))?;
+        let source = if metadata.is_dir() {
+            let mut files = Vec::new();
+            list_files(path, path, &mut files)?;
+            files.sort();
+            Source::Files(files)
+        } else {
+            Source::Lines(jsonl_documents(path)?)
+        };
+        let total = match &source {
+            Source::Files(files) => files.len(),
+            Source::Lines(lines) => lines.len(),
+        };
+        Ok(Documents { source, total })
+    }
+
+    /// The ids, in order.
+    pub fn ids(&self) -> Vec<&str> {
+        match &self.source {
+            Source::Files(files) => files.iter().map(|(id, _)| id.as_str()).collect(),
+            Source::Lines(lines) => lines.iter().map(|d| d.id.as_str()).collect(),
+        }
+    }
+}
+
+fn list_files(root: &Path, dir: &Path, out: &mut Vec<(String, PathBuf)>) -> Result<(), CliError> {
+    let entries = std::fs::read_dir(dir)
+        .map_err(|e| CliError::usage(format!("--input: cannot list {}: {e}", dir.display())))?;
+    for entry in entries {
+        let entry =
+            entry.map_err(|e| CliError::usage(format!("--input: cannot list {}: {e}", dir.display())))?;
+        let path = entry.path();
+        if entry.file_name().to_string_lossy().starts_with('.') {
+            continue;
+        }
+        let kind = entry
+            .file_type()
+            .map_err(|e| CliError::usage(format!("--input: {}: {e}", path.display())))?;
+        if kind.is_dir() {
+            list_files(root, &path, out)?;
+        } else {
+            let id = path
+                .strip_prefix(root)
+                .unwrap_or(&path)
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy())
+                .collect::<Vec<_>>()
+                .join("/");
+            out.push((id, path));
+        }
+    }
+    Ok(())
+}
+
+fn jsonl_documents(path: &Path) -> Result<Vec<Document>, CliError> {
+    let shown = path.display();
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| CliError::usage(format!("--input {shown}: {e}")))?;
+    let mut documents: Vec<Document> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for (number, line) in text.lines().enumerate().map(|(i, l)| (i + 1, l)) {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let value: Value = serde_json::from_str(line).map_err(|e| {
+            CliError::usage(format!(
+                "--input {shown}: line {number} is not JSON ({e}); each line must be a JSON object or string"
+            ))
+        })?;
+        let document = match value {
+            Value::String(text) => Document::new(format!("line-{number}"), text),
+            Value::Object(mut fields) => {
+                let id = match fields.shift_remove("id") {
+                    Some(Value::String(id)) => id,
+                    Some(Value::Number(n)) => n.to_string(),
+                    None => format!("line-{number}"),
+                    Some(other) => {
+                        return Err(CliError::usage(format!(
+                            "--input {shown}: line {number}: \"id\" must be a string or a number, not {other}"
+                        )))
+                    }
+                };
+                Document::new(id, Input::context(&fields))
+            }
+            other => {
+                return Err(CliError::usage(format!(
+                    "--input {shown}: line {number} is {other}; each line must be a JSON object or string"
+                )))
+            }
+        };
+        if !seen.insert(document.id.clone()) {
+            return Err(CliError::usage(format!(
+                "--input {shown}: line {number}: the id \"{}\" is used twice; ids must be unique to resume",
+                document.id
+            )));
+        }
+        documents.push(document);
+    }
+    Ok(documents)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn variables_read_files_and_keep_literals() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("t.txt");
+        std::fs::write(&file, "from a file").unwrap();
+        let vars = variables(&[
+            format!("text=@{}", file.display()),
+            "lang=fr=ch".into(),
+            "at=@@home".into(),
+        ])
+        .unwrap();
+        assert_eq!(vars["text"], "from a file");
+        assert_eq!(vars["lang"], "fr=ch");
+        assert_eq!(vars["at"], "@home");
+        assert!(variables(&["novalue".into()]).is_err());
+        assert!(variables(&["=x".into()]).is_err());
+        assert!(variables(&["a=1".into(), "a=2".into()]).is_err());
+        let missing = variables(&["t=@/nonexistent/file".into()]).unwrap_err();
+        assert!(missing.message.contains("/nonexistent/file"), "{}", missing.message);
+    }
+
+    #[test]
+    fn jsonl_documents_take_ids_and_variables() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("docs.jsonl");
+        std::fs::write(&file, "{\"id\": \"a\", \"text\": \"x\", \"lang\": \"fr\"}\n\n\"plain\"\n{\"id\": 7, \"text\": \"y\"}\n").unwrap();
+        let docs = Documents::open(&file).unwrap();
+        assert_eq!(docs.ids(), ["a", "line-3", "7"]);
+        std::fs::write(&file, "{\"id\": \"a\"}\n{\"id\": \"a\"}\n").unwrap();
+        assert!(Documents::open(&file).unwrap_err().message.contains("used twice"));
+        std::fs::write(&file, "[1]\n").unwrap();
+        assert!(Documents::open(&file).is_err());
+    }
+
+    #[test]
+    fn directories_list_files_recursively_without_hidden_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        std::fs::write(dir.path().join("b.txt"), "b").unwrap();
+        std::fs::write(dir.path().join("sub/a.txt"), "a").unwrap();
+        std::fs::write(dir.path().join(".hidden"), "h").unwrap();
+        let docs = Documents::open(dir.path()).unwrap();
+        assert_eq!(docs.ids(), ["b.txt", "sub/a.txt"]);
+    }
+}

@@ -1,0 +1,49 @@
+//! `llm-extract`: typed, validated JSON from a language model, in a shell pipeline.
+//!
+//! - `args.rs`: the command line (clap), with the help text and its examples;
+//! - `backend.rs`: the backends the flags name (Ollama, OpenAI-compatible servers, the embedded engine);
+//! - `input.rs`: template variables (`key=value`, `key=@file`), standard input, batch documents;
+//! - `output.rs`: printing values and saving raw answers;
+//! - `error.rs`: the exit codes and the one-line error messages;
+//! - one file per subcommand: `run.rs`, `prompt.rs`, `schema.rs`, `batch.rs`.
+
+mod args;
+mod backend;
+mod batch;
+mod error;
+mod input;
+mod output;
+mod prompt;
+mod run;
+mod schema;
+
+use args::{Cli, Command};
+use clap::Parser;
+use error::CliError;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match execute(cli) {
+        Ok(code) => code.into(),
+        Err(error) => error.report(),
+    }
+}
+
+fn execute(cli: Cli) -> Result<error::Exit, CliError> {
+    if let Command::Schema(args) = &cli.command {
+        return schema::run(args);
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::io(format!("cannot start the async runtime: {e}")))?;
+    runtime.block_on(async move {
+        match cli.command {
+            Command::Run(args) => run::run(args).await,
+            Command::Prompt(args) => prompt::run(args).await,
+            Command::Batch(args) => batch::run(args).await,
+            Command::Schema(args) => schema::run(&args),
+        }
+    })
+}

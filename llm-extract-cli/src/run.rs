@@ -1,0 +1,166 @@
+//! `llm-extract run`: one extraction from standard input, printed as a value or as JSON Lines.
+
+use crate::args::{RunArgs, TemplateArgs};
+use crate::backend;
+use crate::error::{CliError, Exit};
+use crate::input;
+use crate::output::{save_raw, Printer};
+use crate::schema;
+use futures_util::StreamExt;
+use llm_extract::extract::Input;
+use llm_extract::parse::Skipped;
+use serde_json::{Map, Value};
+
+pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
+    let schema = schema::load(&args.source)?;
+    let mut vars = input::variables(&args.vars)?;
+    input::stdin_as_text(&mut vars)?;
+    let template = template(&args.template, schema.inputs())?;
+    require_inputs(&vars, schema.inputs(), &template)?;
+
+    let llm = backend::single(&args.backend)?;
+    let mut extractor = backend::extractor(llm, &args.extract).template(template);
+    if let Some(system) = &args.template.system {
+        extractor = extractor.instructions(input::text_or_file("--system", system)?);
+    }
+    let input = Input::context(&vars);
+    let set = schema.schema_set();
+    let printer = Printer::new(args.pretty);
+    let save_dir = args.extract.save_raw.as_deref();
+
+    if !args.jsonl {
+        return match extractor.extract_value(set, input).await {
+            Ok(extraction) => {
+                save_raw(save_dir, "run", &extraction.attempts)?;
+                printer.value(&extraction.value)?;
+                Ok(Exit::Success)
+            }
+            Err(error) => {
+                save_raw(save_dir, "run", error.attempts())?;
+                Err(error.into())
+            }
+        };
+    }
+
+    if args.no_streaming {
+        return match extractor.extract_all_values(set, input).await {
+            Ok(extraction) => {
+                save_raw(save_dir, "run", &extraction.attempts)?;
+                for item in &extraction.value {
+                    printer.value(item)?;
+                }
+                warn_about_items(extraction.value.len(), &extraction.skipped);
+                Ok(Exit::Success)
+            }
+            Err(error) => {
+                save_raw(save_dir, "run", error.attempts())?;
+                Err(error.into())
+            }
+        };
+    }
+
+    let mut stream = extractor.extract_value_stream(set, input);
+    let mut printed = 0;
+    while let Some(item) = stream.next().await {
+        match item {
+            Ok(value) => {
+                printer.value(&value)?;
+                printed += 1;
+            }
+            Err(error) => {
+                save_raw(save_dir, "run", error.attempts())?;
+                return Err(error.into());
+            }
+        }
+    }
+    if let Some(report) = stream.report() {
+        save_raw(save_dir, "run", &report.attempts)?;
+        warn_about_items(printed, &report.skipped);
+    }
+    Ok(Exit::Success)
+}
+
+/// `--template`, or the default: the text, then each other input the signature names.
+pub fn template(args: &TemplateArgs, inputs: &[String]) -> Result<String, CliError> {
+    if let Some(template) = &args.template {
+        return input::text_or_file("--template", template);
+    }
+    if inputs.is_empty() {
+        return Ok("{{text}}".to_owned());
+    }
+    Ok(inputs
+        .iter()
+        .map(|name| {
+            if name == "text" {
+                "{{text}}".to_owned()
+            } else {
+                format!("{name}: {{{{{name}}}}}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n\n"))
+}
+
+/// Fails early, with what to pass, when the text or an input the signature names is missing.
+fn require_inputs(vars: &Map<String, Value>, inputs: &[String], template: &str) -> Result<(), CliError> {
+    let wants_text = template.contains("{{text}}") || template.contains("{{ text }}");
+    if wants_text && !vars.contains_key("text") {
+        return Err(CliError::usage(
+            "no input text: pipe it on standard input (llm-extract run ... < file.txt) or pass text=@file.txt",
+        ));
+    }
+    if let Some(missing) = inputs.iter().find(|name| !vars.contains_key(name.as_str())) {
+        return Err(CliError::usage(format!(
+            "the signature takes `{missing}`: pass {missing}=VALUE or {missing}=@FILE"
+        )));
+    }
+    Ok(())
+}
+
+/// Tells on standard error about lines left out, and about an answer without any item.
+pub fn warn_about_items(items: usize, skipped: &[Skipped]) {
+    if !skipped.is_empty() {
+        let lines: Vec<String> = skipped
+            .iter()
+            .take(3)
+            .map(|s| format!("line {}: {}", s.line, s.reason))
+            .collect();
+        eprintln!(
+            "llm-extract: warning: {} line(s) of the answer never validated and were left out ({})",
+            skipped.len(),
+            crate::error::one_line(&lines.join("; "))
+        );
+    }
+    if items == 0 {
+        eprintln!("llm-extract: warning: the answer held no valid item");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn no_template() -> TemplateArgs {
+        TemplateArgs {
+            template: None,
+            system: None,
+        }
+    }
+
+    #[test]
+    fn the_default_template_names_every_signature_input() {
+        assert_eq!(template(&no_template(), &[]).unwrap(), "{{text}}");
+        let inputs = ["text".to_owned(), "lang".to_owned()];
+        assert_eq!(template(&no_template(), &inputs).unwrap(), "{{text}}\n\nlang: {{lang}}");
+    }
+
+    #[test]
+    fn missing_inputs_are_named() {
+        let vars = json!({"text": "x"}).as_object().cloned().unwrap();
+        let err = require_inputs(&vars, &["text".into(), "lang".into()], "{{text}}").unwrap_err();
+        assert!(err.message.contains("lang=VALUE"), "{}", err.message);
+        let err = require_inputs(&Map::new(), &[], "{{text}}").unwrap_err();
+        assert!(err.message.contains("no input text"), "{}", err.message);
+    }
+}

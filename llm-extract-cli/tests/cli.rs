@@ -1,0 +1,486 @@
+//! The `llm-extract` binary, run for real against the local test server (Ollama and OpenAI wire formats).
+
+#[path = "../../tests/support/mod.rs"]
+mod support;
+
+use assert_cmd::cargo::cargo_bin_cmd;
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+use support::{Answer, Reply, Request, TestServer};
+
+const PERSON: &str = "{name :string, age :int}";
+
+fn ollama_answering(text: &'static str) -> TestServer {
+    TestServer::start(move |request| Reply::ollama(request, &Answer::new(text)))
+}
+
+/// Every non-empty stdout line as JSON.
+fn json_lines(stdout: &[u8]) -> Vec<Value> {
+    String::from_utf8_lossy(stdout)
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l:?}: {e}")))
+        .collect()
+}
+
+fn stderr_of(output: &std::process::Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// An error is one line on stderr, prefixed so scripts can grep it.
+fn assert_one_line_error(stderr: &str, needle: &str) {
+    let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("llm-extract: error: ")).collect();
+    assert_eq!(errors.len(), 1, "{stderr}");
+    assert!(errors[0].contains(needle), "expected {needle:?} in {stderr}");
+}
+
+/// A 127.0.0.1 port nothing listens on.
+fn closed_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    drop(listener);
+    port
+}
+
+#[test]
+fn run_prints_the_validated_value() {
+    let server = ollama_answering(r#"Here it is: {"name": "Ada", "age": "36"}"#);
+    let output = cargo_bin_cmd!("llm-extract")
+        .args(["run", "--signature", PERSON, "--ollama", &server.url(), "--model", "m"])
+        .write_stdin("Ada Lovelace, 36.")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+    assert_eq!(json_lines(&output.stdout), [json!({"name": "Ada", "age": 36})]);
+    let request = &server.requests()[0];
+    assert_eq!(request.json["model"], "m");
+    assert_eq!(request.last_message(), "Ada Lovelace, 36.");
+    assert_eq!(request.json["format"]["required"], json!(["name", "age"]));
+}
+
+#[test]
+fn run_works_against_an_openai_compatible_server() {
+    let server = TestServer::start(|request| {
+        Reply::openai(request, &Answer::new(r#"{"name": "Grace", "age": 85}"#))
+    });
+    let output = cargo_bin_cmd!("llm-extract")
+        .args(["run", "--signature", PERSON, "--openai", &server.url(), "--model", "served"])
+        .write_stdin("Grace Hopper")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+    assert_eq!(json_lines(&output.stdout), [json!({"name": "Grace", "age": 85})]);
+    assert_eq!(server.requests()[0].path, "/v1/chat/completions");
+}
+
+/// Three JSON lines of equal length, streamed one line per piece with `delay` before each.
+fn three_people(delay: Duration) -> Answer {
+    let text = "{\"name\": \"Ann\", \"age\": 31}\n{\"name\": \"Bob\", \"age\": 32}\n{\"name\": \"Cid\", \"age\": 33}\n";
+    let line = text.find('\n').unwrap() + 1;
+    Answer::new(text).pieces_of(line).delay(delay)
+}
+
+#[test]
+fn run_jsonl_streams_each_item_as_it_completes_in_order() {
+    let delay = Duration::from_millis(1000);
+    let server = TestServer::start(move |request| Reply::ollama(request, &three_people(delay)));
+    let started = Instant::now();
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin!("llm-extract"))
+        .args(["run", "--signature", PERSON, "--jsonl", "--mode", "prompted"])
+        .args(["--ollama", &server.url()])
+        .arg("text=three people")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    stdout.read_line(&mut first).unwrap();
+    let first_at = started.elapsed();
+    // The server still holds back two lines, each a second away: the first one was printed on its own.
+    assert!(child.try_wait().unwrap().is_none(), "the command ended before printing its first item");
+    assert!(first_at < delay * 3, "first item after {first_at:?}");
+    let mut rest = String::new();
+    for _ in 0..2 {
+        stdout.read_line(&mut rest).unwrap();
+    }
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0));
+    let lines = json_lines(format!("{first}{rest}").as_bytes());
+    let names: Vec<&str> = lines.iter().map(|l| l["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["Ann", "Bob", "Cid"]);
+}
+
+#[test]
+fn no_streaming_prints_everything_once_the_answer_is_complete() {
+    let delay = Duration::from_millis(300);
+    let server = TestServer::start(move |request| Reply::ollama(request, &three_people(delay)));
+    let started = Instant::now();
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin!("llm-extract"))
+        .args(["run", "--signature", PERSON, "--jsonl", "--no-streaming", "--mode", "prompted"])
+        .args(["--ollama", &server.url()])
+        .arg("text=three people")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    stdout.read_line(&mut first).unwrap();
+    // Nothing is printed before the last piece arrived, three delays after the start.
+    assert!(started.elapsed() >= delay * 3, "first line after {:?}", started.elapsed());
+    let mut rest = String::new();
+    stdout.read_line(&mut rest).unwrap();
+    stdout.read_line(&mut rest).unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+    assert_eq!(json_lines(format!("{first}{rest}").as_bytes()).len(), 3);
+}
+
+#[test]
+fn constrained_jsonl_sends_the_list_schema_and_prints_lines() {
+    let server = ollama_answering(r#"{"items": [{"name": "Ann", "age": 31}, {"name": "Bob", "age": 32}]}"#);
+    let output = cargo_bin_cmd!("llm-extract")
+        .args(["run", "--signature", PERSON, "--jsonl", "--ollama", &server.url()])
+        .write_stdin("two people")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+    assert_eq!(
+        json_lines(&output.stdout),
+        [json!({"name": "Ann", "age": 31}), json!({"name": "Bob", "age": 32})]
+    );
+    assert_eq!(server.requests()[0].json["format"]["properties"]["items"]["type"], "array");
+}
+
+#[test]
+fn a_bad_schema_file_is_a_usage_error_naming_the_problem() {
+    let dir = tempfile::tempdir().unwrap();
+    let not_json = dir.path().join("broken.json");
+    std::fs::write(&not_json, "{\"type\": \"object\",").unwrap();
+    let unsupported = dir.path().join("unsupported.json");
+    std::fs::write(&unsupported, r#"{"type": "object", "properties": {"a": {"not": {"type": "string"}}}}"#).unwrap();
+    let missing = dir.path().join("missing.json");
+    let server = ollama_answering("{}");
+    for (path, needle) in [
+        (&not_json, "is not valid JSON"),
+        (&unsupported, "`not`"),
+        (&missing, "missing.json"),
+    ] {
+        let output = cargo_bin_cmd!("llm-extract")
+            .args(["run", "--schema"])
+            .arg(path)
+            .args(["--ollama", &server.url()])
+            .write_stdin("text")
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(2), "{}", stderr_of(&output));
+        assert_one_line_error(&stderr_of(&output), needle);
+        assert!(output.stdout.is_empty());
+    }
+    let output = cargo_bin_cmd!("llm-extract")
+        .args(["run", "--signature", "{name :strng}"])
+        .write_stdin("text")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert_one_line_error(&stderr_of(&output), "column 7");
+    assert_eq!(server.hits(), 0);
+}
+
+#[test]
+fn an_unreachable_server_exits_3_with_a_hint() {
+    let url = format!("http://127.0.0.1:{}", closed_port());
+    let output = cargo_bin_cmd!("llm-extract")
+        .args(["run", "--signature", PERSON, "--ollama", &url, "--retries", "1"])
+        .write_stdin("Ada")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(3), "{}", stderr_of(&output));
+    let stderr = stderr_of(&output);
+    assert_one_line_error(&stderr, "cannot connect to");
+    assert!(stderr.contains(&url), "{stderr}");
+}
+
+#[test]
+fn an_answer_that_never_validates_exits_1_and_saves_the_raw_answers() {
+    let server = ollama_answering("I would rather not say.");
+    let raw = tempfile::tempdir().unwrap();
+    let output = cargo_bin_cmd!("llm-extract")
+        .args(["run", "--signature", PERSON, "--ollama", &server.url(), "--max-attempts", "2"])
+        .arg("--save-raw")
+        .arg(raw.path())
+        .write_stdin("Ada")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", stderr_of(&output));
+    assert_one_line_error(&stderr_of(&output), "no answer was valid");
+    assert_eq!(server.hits(), 2);
+    let mut saved: Vec<String> = std::fs::read_dir(raw.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    saved.sort();
+    assert_eq!(saved, ["run-attempt-1-first.txt", "run-attempt-2-repair.txt"]);
+    let text = std::fs::read_to_string(raw.path().join("run-attempt-2-repair.txt")).unwrap();
+    assert_eq!(text, "I would rather not say.");
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let no_input = cargo_bin_cmd!("llm-extract")
+        .args(["run", "--signature", PERSON, "--ollama", "http://127.0.0.1:9"])
+        .output()
+        .unwrap();
+    assert_eq!(no_input.status.code(), Some(2));
+    assert_one_line_error(&stderr_of(&no_input), "no input text");
+
+    let unknown_flag = cargo_bin_cmd!("llm-extract").args(["run", "--shema", "x"]).output().unwrap();
+    assert_eq!(unknown_flag.status.code(), Some(2));
+
+    let openai_without_model = cargo_bin_cmd!("llm-extract")
+        .args(["run", "--signature", PERSON, "--openai", "http://127.0.0.1:9/v1"])
+        .env_remove("OPENAI_MODEL")
+        .write_stdin("x")
+        .output()
+        .unwrap();
+    assert_eq!(openai_without_model.status.code(), Some(2));
+    assert_one_line_error(&stderr_of(&openai_without_model), "--model");
+}
+
+#[test]
+fn schema_shows_what_would_be_sent() {
+    let output = cargo_bin_cmd!("llm-extract")
+        .args(["schema", "--signature", "{name :string, nick :string?}", "--dialect", "openai"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    let schema: Value = serde_json::from_slice(&output.stdout).unwrap();
+    // OpenAI's strict mode wants every property required, optional ones nullable.
+    assert_eq!(schema["required"], json!(["name", "nick"]));
+    let instructions = cargo_bin_cmd!("llm-extract")
+        .args(["schema", "--signature", PERSON, "--instructions", "--jsonl"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&instructions.stdout);
+    assert!(text.contains("\"name\": string"), "{text}");
+}
+
+fn write_prompts(dir: &Path) -> std::path::PathBuf {
+    let path = dir.join("prompts.json");
+    std::fs::write(
+        &path,
+        json!({
+            "summarize": {"prompt": "Summarize in {{language}}: {{text}}", "response-type": "text"},
+            "person": {"prompt": "Who is in: {{text}}", "response-type": "json", "schema": PERSON},
+            "extract-definitions": {
+                "prompt": "Definitions in: {{text}}",
+                "response-type": "jsonl",
+                "object-schema": {"type": "object", "properties": {"term": {"type": "string"}}, "required": ["term"]}
+            }
+        })
+        .to_string(),
+    )
+    .unwrap();
+    path
+}
+
+#[test]
+fn prompt_runs_text_json_and_jsonl_prompts() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_prompts(dir.path());
+    let text_file = dir.path().join("input.txt");
+    std::fs::write(&text_file, "A long article.").unwrap();
+    let server = TestServer::start(|request: &Request| {
+        let asked = request.last_message();
+        let answer = if asked.starts_with("Summarize") {
+            "Un court résumé."
+        } else if asked.starts_with("Who") {
+            r#"{"name": "Ada", "age": 36}"#
+        } else {
+            ""
+        };
+        Reply::ollama(request, &Answer::new(answer))
+    });
+    let prompt = |id: &str, extra: &[&str]| {
+        cargo_bin_cmd!("llm-extract")
+            .args(["prompt", "--config"])
+            .arg(&config)
+            .args(["--id", id, "--ollama", &server.url(), "--mode", "prompted"])
+            .arg(format!("text=@{}", text_file.display()))
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+
+    let text = prompt("summarize", &["language=French"]);
+    assert_eq!(text.status.code(), Some(0), "{}", stderr_of(&text));
+    assert_eq!(String::from_utf8_lossy(&text.stdout), "Un court résumé.\n");
+    assert_eq!(server.requests()[0].last_message(), "Summarize in French: A long article.");
+
+    let value = prompt("person", &[]);
+    assert_eq!(value.status.code(), Some(0), "{}", stderr_of(&value));
+    assert_eq!(json_lines(&value.stdout), [json!({"name": "Ada", "age": 36})]);
+
+    let empty = prompt("extract-definitions", &["--max-attempts", "1"]);
+    assert_eq!(empty.status.code(), Some(0), "{}", stderr_of(&empty));
+    assert!(empty.stdout.is_empty());
+    assert!(stderr_of(&empty).contains("warning: the answer held no valid item"), "{}", stderr_of(&empty));
+}
+
+#[test]
+fn prompt_with_a_missing_variable_sends_nothing_and_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_prompts(dir.path());
+    let server = ollama_answering("unused");
+    let output = cargo_bin_cmd!("llm-extract")
+        .args(["prompt", "--config"])
+        .arg(&config)
+        .args(["--id", "summarize", "--ollama", &server.url(), "text=hello"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert_one_line_error(&stderr_of(&output), "`language`");
+    assert_eq!(server.hits(), 0);
+
+    let unknown = cargo_bin_cmd!("llm-extract")
+        .args(["prompt", "--config"])
+        .arg(&config)
+        .args(["--id", "nope"])
+        .output()
+        .unwrap();
+    assert_eq!(unknown.status.code(), Some(2));
+    assert_one_line_error(&stderr_of(&unknown), "summarize, person, extract-definitions");
+}
+
+/// Answers `{"n": <length of the document>}`, or prose for a document that mentions FAIL.
+fn length_server() -> TestServer {
+    TestServer::start(|request: &Request| {
+        let text = request.last_message();
+        let answer = if text.contains("FAIL") {
+            "Sorry, no.".to_owned()
+        } else {
+            format!("{{\"n\": {}}}", text.len())
+        };
+        Reply::ollama(request, &Answer::new(answer))
+    })
+}
+
+/// The records of a results file; a line cut off by a killed run is not one.
+fn results(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+#[test]
+fn a_batch_records_a_failed_document_completes_and_resumes() {
+    let dir = tempfile::tempdir().unwrap();
+    let docs = dir.path().join("docs");
+    std::fs::create_dir(&docs).unwrap();
+    for (name, text) in [("a.txt", "one"), ("b.txt", "FAIL here"), ("c.txt", "three"), ("d.txt", "four!")] {
+        std::fs::write(docs.join(name), text).unwrap();
+    }
+    let out = dir.path().join("results.jsonl");
+    let server = length_server();
+    let batch = |extra: &[&str]| {
+        cargo_bin_cmd!("llm-extract")
+            .args(["batch", "--signature", "{n :int}", "--input"])
+            .arg(&docs)
+            .arg("--out")
+            .arg(&out)
+            .args(["--ollama", &server.url(), "--concurrency", "2", "--max-attempts", "1"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+
+    let first = batch(&[]);
+    assert_eq!(first.status.code(), Some(1), "{}", stderr_of(&first));
+    let mut lines = results(&out);
+    lines.sort_by_key(|l| l["id"].as_str().unwrap().to_owned());
+    let summary: Vec<(&str, bool)> = lines.iter().map(|l| (l["id"].as_str().unwrap(), l["ok"] == true)).collect();
+    assert_eq!(summary, [("a.txt", true), ("b.txt", false), ("c.txt", true), ("d.txt", true)]);
+    assert_eq!(lines[0]["value"], json!({"n": 3}));
+    assert_eq!(lines[1]["kind"], "invalid");
+    assert_eq!(lines[1]["raw"], "Sorry, no.");
+    assert_eq!(server.hits(), 4);
+
+    // Everything is recorded: nothing to do.
+    let again = batch(&[]);
+    assert_eq!(again.status.code(), Some(0), "{}", stderr_of(&again));
+    assert_eq!(server.hits(), 4);
+
+    // A run killed before writing d.txt (and in the middle of a line): only d.txt is redone.
+    let kept: Vec<String> = std::fs::read_to_string(&out)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.contains("d.txt"))
+        .map(str::to_owned)
+        .collect();
+    std::fs::write(&out, format!("{}\n{{\"id\": \"d.t", kept.join("\n"))).unwrap();
+    let resumed = batch(&[]);
+    assert_eq!(resumed.status.code(), Some(0), "{}", stderr_of(&resumed));
+    assert_eq!(server.hits(), 5);
+    assert!(server.requests()[4].last_message().contains("four!"));
+
+    // --retry-failed redoes b.txt only; it fails again and the exit code says so.
+    let retried = batch(&["--retry-failed"]);
+    assert_eq!(retried.status.code(), Some(1));
+    assert_eq!(server.hits(), 6);
+    let last = results(&out).pop().unwrap();
+    assert_eq!((last["id"].as_str(), last["ok"].as_bool()), (Some("b.txt"), Some(false)));
+}
+
+#[test]
+fn a_batch_shares_documents_between_servers_from_a_jsonl_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("docs.jsonl");
+    let lines: Vec<String> = (0..6).map(|i| json!({"id": format!("doc-{i}"), "text": "x".repeat(i + 1)}).to_string()).collect();
+    std::fs::write(&input, lines.join("\n")).unwrap();
+    let out = dir.path().join("out.jsonl");
+    let (first, second) = (length_server(), length_server());
+    let output = cargo_bin_cmd!("llm-extract")
+        .args(["batch", "--signature", "{n :int}", "--input"])
+        .arg(&input)
+        .arg("--out")
+        .arg(&out)
+        .args(["--ollama", &first.url(), "--ollama", &second.url(), "--concurrency", "3"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+    assert_eq!((first.hits(), second.hits()), (3, 3));
+    let mut values: Vec<(String, i64)> = results(&out)
+        .iter()
+        .map(|l| (l["id"].as_str().unwrap().to_owned(), l["value"]["n"].as_i64().unwrap()))
+        .collect();
+    values.sort();
+    let expected: Vec<(String, i64)> = (0..6).map(|i| (format!("doc-{i}"), i + 1)).collect();
+    assert_eq!(values, expected);
+}
+
+#[test]
+fn a_batch_against_an_unreachable_server_exits_3_and_records_each_document() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("docs.jsonl");
+    std::fs::write(&input, "\"one\"\n\"two\"\n").unwrap();
+    let out = dir.path().join("out.jsonl");
+    let url = format!("http://127.0.0.1:{}", closed_port());
+    let output = cargo_bin_cmd!("llm-extract")
+        .args(["batch", "--signature", "{n :int}", "--input"])
+        .arg(&input)
+        .arg("--out")
+        .arg(&out)
+        .args(["--ollama", &url, "--retries", "0"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(3), "{}", stderr_of(&output));
+    let lines = results(&out);
+    assert_eq!(lines.len(), 2);
+    assert!(lines.iter().all(|l| l["kind"] == "backend"), "{lines:?}");
+}

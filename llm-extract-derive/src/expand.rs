@@ -1,0 +1,264 @@
+//! Code generation. The model has been validated; this only writes the impls.
+//!
+//! For a type `T` the derive writes two impls: `__private::FieldSchema` (builds `T`'s generic schema
+//! from its fields' `FieldSchema`s, so derived types nest) and `Extract` (caches a `SchemaSet` built
+//! from that schema in a `static`). On any error it writes `compile_error!` plus impls that cannot run,
+//! so uses of `T` elsewhere do not cascade into more errors.
+
+use crate::ast::{self, Enum, Field, Input, Struct, Variant};
+use crate::attr::{Example, Json, Number};
+use crate::ctxt::Ctxt;
+use crate::ty::{self, Kind};
+use crate::valid;
+use proc_macro2::{Literal, TokenStream};
+use quote::{quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{parse_quote, DeriveInput};
+
+/// The one path generated code reaches the runtime through.
+fn private() -> TokenStream {
+    quote!(::llm_extract::__private)
+}
+
+/// Parses, validates and expands one derive input.
+pub fn derive(input: &DeriveInput) -> TokenStream {
+    let cx = Ctxt::new();
+    let model = Input::from_syn(&cx, input);
+    if let Some(model) = &model {
+        valid::check(&cx, model);
+    }
+    match (cx.check(), model) {
+        (Ok(()), Some(model)) => expand(&model),
+        (Err(error), _) => fallback(input, error),
+        // `from_syn` reports why it returns `None`; this arm only keeps the match total.
+        (Ok(()), None) => fallback(
+            input,
+            syn::Error::new_spanned(&input.ident, "cannot derive `Extract` for this item"),
+        ),
+    }
+}
+
+fn expand(input: &Input) -> TokenStream {
+    let p = private();
+    let original = input.original();
+    let ident = &original.ident;
+    let name = ast::type_name(ident);
+    let body = match input {
+        Input::Struct(input) => struct_schema(input),
+        Input::Enum(input) => enum_schema(input),
+    };
+    quote! {
+        #[automatically_derived]
+        impl #p::FieldSchema for #ident {
+            fn field_schema() -> #p::Value {
+                #p::build_guarded::<Self>(|| { #body })
+            }
+        }
+
+        #[automatically_derived]
+        impl ::llm_extract::Extract for #ident {
+            fn schema() -> &'static #p::SchemaSet {
+                static SET: #p::OnceLock<#p::SchemaSet> = #p::OnceLock::new();
+                SET.get_or_init(|| {
+                    #p::SchemaSet::new(#name, <Self as #p::FieldSchema>::field_schema())
+                })
+            }
+        }
+    }
+}
+
+fn struct_schema(input: &Struct) -> TokenStream {
+    let p = private();
+    let all_optional = input.attrs.serde.default.is_some();
+    let fields: Vec<&Field> = input.fields.iter().filter(|f| !f.skipped()).collect();
+    let assertions = fields.iter().map(|field| type_assertions(field));
+    let tag = input.attrs.serde.tag.as_ref().map(|tag| {
+        let value = &input.serialized_name;
+        // serde writes the tag when serializing a struct and ignores it when deserializing.
+        quote!(#p::Property::tag(#tag, #value).optional(),)
+    });
+    let properties = fields.iter().map(|field| property(field, all_optional));
+    let description = option_str(input.attrs.description());
+    quote! {
+        #(#assertions)*
+        #p::object(#description, ::std::vec![#tag #(#properties,)*])
+    }
+}
+
+fn enum_schema(input: &Enum) -> TokenStream {
+    let p = private();
+    let description = option_str(input.attrs.description());
+    let variants: Vec<&Variant> = input.variants.iter().filter(|v| !v.skipped()).collect();
+    let Some(tag) = &input.attrs.serde.tag else {
+        let names = variants.iter().map(|variant| &variant.name);
+        return quote!(#p::string_enum(#description, &[#(#names),*]));
+    };
+    let assertions = variants
+        .iter()
+        .flat_map(|variant| variant.fields.iter().filter(|f| !f.skipped()))
+        .map(type_assertions);
+    let objects = variants.iter().map(|variant| {
+        let name = &variant.name;
+        let description = option_str(variant.attrs.description());
+        let properties = variant
+            .fields
+            .iter()
+            .filter(|f| !f.skipped())
+            .map(|field| property(field, false));
+        quote! {
+            #p::object(#description, ::std::vec![
+                #p::Property::tag(#tag, #name),
+                #(#properties,)*
+            ])
+        }
+    });
+    quote! {
+        #(#assertions)*
+        #p::one_of(#description, ::std::vec![#(#objects),*])
+    }
+}
+
+/// One `Property` expression: the field type's schema, then constraints, description and aliases.
+fn property(field: &Field, all_optional: bool) -> TokenStream {
+    let p = private();
+    let name = &field.name;
+    let ty = field.ty;
+    let extract = &field.attrs.extract;
+    let mut expr = match (&extract.schemars, ty::option_inner(ty)) {
+        (Some(_), Some(inner)) => quote_spanned! {ty.span()=>
+            #p::Property::with_schema(#name, #p::nullable(#p::schemars_schema::<#inner>()), false)
+        },
+        (Some(_), None) => quote_spanned! {ty.span()=>
+            #p::Property::with_schema(#name, #p::schemars_schema::<#ty>(), true)
+        },
+        (None, _) => quote_spanned! {ty.span()=> #p::Property::of::<#ty>(#name) },
+    };
+    if all_optional || field.attrs.serde.default.is_some() {
+        expr.extend(quote!(.optional()));
+    }
+    let mut constrain = |keyword: &str, value: TokenStream| {
+        expr.extend(quote!(.constraint(#keyword, #value)));
+    };
+    if let Some(pattern) = &extract.pattern {
+        let pattern = &pattern.value;
+        constrain("pattern", quote!(#p::Value::from(#pattern)));
+    }
+    for (keyword, setting) in [
+        ("minLength", &extract.min_length),
+        ("maxLength", &extract.max_length),
+        ("minItems", &extract.min_items),
+        ("maxItems", &extract.max_items),
+    ] {
+        if let Some(setting) = setting {
+            let value = Literal::u64_suffixed(setting.value);
+            constrain(keyword, quote!(#p::Value::from(#value)));
+        }
+    }
+    for (keyword, setting) in [("minimum", &extract.minimum), ("maximum", &extract.maximum)] {
+        if let Some(setting) = setting {
+            constrain(keyword, number(setting.value));
+        }
+    }
+    if let Some(examples) = &extract.examples {
+        constrain("examples", array(&examples.value));
+    }
+    if let Some(description) = field.attrs.description() {
+        expr.extend(quote!(.description(#description)));
+    }
+    for alias in &field.attrs.serde.aliases {
+        expr.extend(quote!(.alias(#alias)));
+    }
+    expr
+}
+
+/// For a field type the macro cannot classify (an alias, a path it does not know), a constraint's
+/// requirement becomes a trait bound, reported on the field's type if it does not hold.
+fn type_assertions(field: &Field) -> TokenStream {
+    let p = private();
+    let extract = &field.attrs.extract;
+    if extract.schemars.is_some() || ty::kind(field.ty) != Kind::Unknown {
+        return TokenStream::new();
+    }
+    let ty = field.ty;
+    let mut assertions = TokenStream::new();
+    let mut assert = |function: TokenStream| {
+        assertions.extend(quote_spanned! {ty.span()=> #p::#function::<#ty>(); });
+    };
+    if extract.pattern.is_some() || extract.min_length.is_some() || extract.max_length.is_some() {
+        assert(quote!(assert_string));
+    }
+    if extract.min_items.is_some() || extract.max_items.is_some() {
+        assert(quote!(assert_list));
+    }
+    if extract.minimum.is_some() || extract.maximum.is_some() {
+        assert(quote!(assert_number));
+    }
+    assertions
+}
+
+fn option_str(text: Option<&str>) -> TokenStream {
+    match text {
+        Some(text) => quote!(::core::option::Option::Some(#text)),
+        None => quote!(::core::option::Option::None),
+    }
+}
+
+fn number(value: Number) -> TokenStream {
+    let p = private();
+    let literal = match value {
+        Number::Int(int) => match (i64::try_from(int), u64::try_from(int)) {
+            (Ok(int), _) => Literal::i64_suffixed(int),
+            (_, Ok(int)) => Literal::u64_suffixed(int),
+            // Beyond JSON's integers; only an i128/u128 bound can be this large.
+            _ => Literal::f64_suffixed(int as f64),
+        },
+        Number::Float(float) => Literal::f64_suffixed(float),
+    };
+    quote!(#p::Value::from(#literal))
+}
+
+fn array(examples: &[Example]) -> TokenStream {
+    let p = private();
+    let items = examples.iter().map(|example| match &example.value {
+        Json::String(text) => quote!(#p::Value::from(#text)),
+        Json::Bool(flag) => quote!(#p::Value::Bool(#flag)),
+        Json::Number(value) => number(*value),
+        Json::Array(items) => array(items),
+    });
+    quote!(#p::Value::Array(::std::vec![#(#items),*]))
+}
+
+/// `compile_error!` plus impls that satisfy every use of the type, so one mistake gives one error.
+fn fallback(input: &DeriveInput, error: syn::Error) -> TokenStream {
+    let p = private();
+    let ident = &input.ident;
+    let error = error.to_compile_error();
+    let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
+    let mut extract_generics = input.generics.clone();
+    // Written with a higher-ranked lifetime so a type that also lacks `Deserialize` does not add
+    // an error of its own here (bounds without one are checked eagerly).
+    extract_generics
+        .make_where_clause()
+        .predicates
+        .push(parse_quote! {
+            for<'workaround> #ident #ty_generics: #p::DeserializeOwned + ::core::marker::Send + 'static
+        });
+    let (_, _, extract_where) = extract_generics.split_for_impl();
+    quote! {
+        #error
+
+        #[automatically_derived]
+        impl #impl_generics #p::FieldSchema for #ident #ty_generics #where_clause {
+            fn field_schema() -> #p::Value {
+                ::core::unreachable!()
+            }
+        }
+
+        #[automatically_derived]
+        impl #impl_generics ::llm_extract::Extract for #ident #ty_generics #extract_where {
+            fn schema() -> &'static #p::SchemaSet {
+                ::core::unreachable!()
+            }
+        }
+    }
+}

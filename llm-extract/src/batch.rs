@@ -1,0 +1,379 @@
+//! Many documents, one schema: [`Batch`] runs one extraction per document with bounded concurrency,
+//! shares the documents round-robin between one or several backends, reports progress as each document
+//! completes, and records every document's outcome. A failed document is a result like any other: it
+//! never stops the batch.
+//!
+//! ```
+//! use llm_extract::batch::{Batch, Document};
+//! use llm_extract::extract::Extractor;
+//! use llm_extract::llm::{from_fn, ChatResponse};
+//! use llm_extract::schema::DynamicSchema;
+//!
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+//! let llm = from_fn(|_request| async { Ok(ChatResponse::new(r#"{"city": "Lyon"}"#)) });
+//! let schema = DynamicSchema::from_signature("{city :string}")?;
+//! let documents = vec![
+//!     Document::new("a", "A walk along the Saône."),
+//!     Document::new("b", "Lunch at a bouchon."),
+//! ];
+//! let results = Batch::new(Extractor::new(llm))
+//!     .concurrency(8)
+//!     .extract_many(schema.schema_set(), documents, |progress| {
+//!         eprintln!("{}/{} done", progress.done, progress.total.unwrap_or(0));
+//!     })
+//!     .await;
+//! assert_eq!(results.len(), 2);
+//! assert_eq!(results[1].id, "b");
+//! assert_eq!(results[1].outcome.as_ref().unwrap().value["city"], "Lyon");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # }).unwrap();
+//! ```
+
+use crate::extract::{ExtractError, Extractor, Input};
+use crate::llm::{Llm, Usage};
+use crate::report::Extraction;
+use crate::schema::SchemaSet;
+use futures_util::StreamExt;
+use serde_json::Value;
+use std::time::{Duration, Instant};
+
+/// One document of a batch: an id (reported with its result) and what the prompt template is filled from.
+#[derive(Debug, Clone)]
+pub struct Document {
+    /// Names the document in results and progress (a file name, a row key, ...).
+    pub id: String,
+    /// The text, or the template variables.
+    pub input: Input,
+}
+
+impl Document {
+    /// A document named `id` holding `input` (a text, or an [`Input`] with variables).
+    pub fn new(id: impl Into<String>, input: impl Into<Input>) -> Self {
+        Document {
+            id: id.into(),
+            input: input.into(),
+        }
+    }
+}
+
+/// What became of one document.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct DocumentResult {
+    /// The document's id.
+    pub id: String,
+    /// Its position in the input, from 0.
+    pub index: usize,
+    /// Which backend (extractor) handled it, from 0, in the order they were given.
+    pub backend: usize,
+    /// The extraction, or why it failed (with every attempt and its raw answer). With
+    /// [`Batch::all_items`], the value is a JSON array of the items.
+    pub outcome: Result<Extraction<Value>, ExtractError>,
+}
+
+impl DocumentResult {
+    /// Whether the extraction succeeded.
+    pub fn is_ok(&self) -> bool {
+        self.outcome.is_ok()
+    }
+
+    /// The tokens the document cost, whether it succeeded or not.
+    pub fn usage(&self) -> Usage {
+        match &self.outcome {
+            Ok(extraction) => extraction.usage,
+            Err(error) => error.usage(),
+        }
+    }
+}
+
+/// How far a batch has got, passed to the progress callback after each document.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct Progress {
+    /// Documents finished (succeeded plus failed).
+    pub done: usize,
+    /// Documents extracted.
+    pub succeeded: usize,
+    /// Documents that failed.
+    pub failed: usize,
+    /// How many documents there are, when the input says so up front.
+    pub total: Option<usize>,
+    /// Tokens spent so far.
+    pub usage: Usage,
+}
+
+/// The totals of a finished batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct BatchSummary {
+    /// Documents extracted.
+    pub succeeded: usize,
+    /// Documents that failed.
+    pub failed: usize,
+    /// Tokens spent by every document, failed ones included.
+    pub usage: Usage,
+    /// Wall-clock time of the whole batch.
+    pub elapsed: Duration,
+}
+
+/// Runs one extraction per document, several at a time, over one or more backends.
+///
+/// Each backend is an [`Extractor`] with its own settings; documents go to them in turn (document `i` to
+/// extractor `i % n`), so a batch that outgrows one server can be pointed at several. Concurrency is
+/// bounded across all of them: at most [`Batch::concurrency`] documents are in flight. Everything runs on
+/// the calling task (no spawning), so the extractors and the schema may be borrowed.
+///
+/// See the [module documentation](self) for an example.
+#[derive(Debug, Clone)]
+pub struct Batch<L> {
+    first: Extractor<L>,
+    more: Vec<Extractor<L>>,
+    concurrency: usize,
+    all_items: bool,
+}
+
+impl<L: Llm> Batch<L> {
+    /// A batch on one backend, four documents at a time.
+    pub fn new(extractor: Extractor<L>) -> Self {
+        Batch {
+            first: extractor,
+            more: Vec::new(),
+            concurrency: 4,
+            all_items: false,
+        }
+    }
+
+    /// Adds a backend: documents are shared round-robin between all of them.
+    pub fn with_extractor(mut self, extractor: Extractor<L>) -> Self {
+        self.more.push(extractor);
+        self
+    }
+
+    /// How many documents are extracted at the same time, over all backends (default 4; at least 1).
+    pub fn concurrency(mut self, documents: usize) -> Self {
+        self.concurrency = documents.max(1);
+        self
+    }
+
+    /// Extracts every item the schema describes from each document (as
+    /// [`Extractor::extract_all_values`]) instead of one value; each result's value is then a JSON array.
+    /// Default `false`.
+    pub fn all_items(mut self, all: bool) -> Self {
+        self.all_items = all;
+        self
+    }
+
+    /// How many backends share the documents.
+    pub fn backends(&self) -> usize {
+        1 + self.more.len()
+    }
+
+    /// Backend number `backend` (0 is the one given to [`Batch::new`]).
+    fn extractor(&self, backend: usize) -> &Extractor<L> {
+        backend
+            .checked_sub(1)
+            .and_then(|i| self.more.get(i))
+            .unwrap_or(&self.first)
+    }
+
+    /// Extracts every document and returns the results in input order. `on_progress` is called after
+    /// each document finishes.
+    pub async fn extract_many(
+        &self,
+        schema: &SchemaSet,
+        documents: impl IntoIterator<Item = Document>,
+        mut on_progress: impl FnMut(Progress),
+    ) -> Vec<DocumentResult> {
+        let mut results = Vec::new();
+        self.for_each(schema, documents, |result, progress| {
+            results.push(result);
+            on_progress(progress);
+        })
+        .await;
+        results.sort_by_key(|result| result.index);
+        results
+    }
+
+    /// Extracts every document, handing each result to `on_result` as soon as it is finished (in
+    /// completion order), with the progress so far. Documents are read from `documents` lazily, as slots
+    /// free up, so the input may be larger than memory.
+    pub async fn for_each(
+        &self,
+        schema: &SchemaSet,
+        documents: impl IntoIterator<Item = Document>,
+        mut on_result: impl FnMut(DocumentResult, Progress),
+    ) -> BatchSummary {
+        let started = Instant::now();
+        let documents = documents.into_iter();
+        let total = match documents.size_hint() {
+            (lower, Some(upper)) if lower == upper => Some(lower),
+            _ => None,
+        };
+        let mut progress = Progress {
+            total,
+            ..Progress::default()
+        };
+        let mut running = futures_util::stream::iter(documents.enumerate())
+            .map(|(index, document)| self.extract_one(schema, index, document))
+            .buffer_unordered(self.concurrency);
+        while let Some(result) = running.next().await {
+            progress.done += 1;
+            if result.is_ok() {
+                progress.succeeded += 1;
+            } else {
+                progress.failed += 1;
+            }
+            progress.usage += result.usage();
+            on_result(result, progress);
+        }
+        BatchSummary {
+            succeeded: progress.succeeded,
+            failed: progress.failed,
+            usage: progress.usage,
+            elapsed: started.elapsed(),
+        }
+    }
+
+    async fn extract_one(&self, schema: &SchemaSet, index: usize, document: Document) -> DocumentResult {
+        let backend = index % self.backends();
+        let extractor = self.extractor(backend);
+        let outcome = if self.all_items {
+            extractor
+                .extract_all_values(schema, document.input)
+                .await
+                .map(|extraction| extraction.map(Value::Array))
+        } else {
+            extractor.extract_value(schema, document.input).await
+        };
+        DocumentResult {
+            id: document.id,
+            index,
+            backend,
+            outcome,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::{from_fn, ChatRequest, ChatResponse, LlmError};
+    use crate::schema::DynamicSchema;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    fn schema() -> DynamicSchema {
+        DynamicSchema::from_signature("{n :int}").unwrap()
+    }
+
+    /// A backend answering `{"n": <the text's length>}`, or garbage for texts that start with "bad".
+    fn echo_length(calls: Arc<AtomicUsize>) -> impl Llm {
+        from_fn(move |request: ChatRequest| {
+            calls.fetch_add(1, Ordering::SeqCst);
+            async move {
+                let text = request
+                    .messages
+                    .first()
+                    .map(|m| m.content.clone())
+                    .unwrap_or_default();
+                if text.starts_with("bad") {
+                    Ok(ChatResponse::new("no json here"))
+                } else {
+                    Ok(ChatResponse::new(format!("{{\"n\": {}}}", text.len())).with_usage(3, 2))
+                }
+            }
+        })
+    }
+
+    fn run<F: std::future::Future>(future: F) -> F::Output {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(future)
+    }
+
+    #[test]
+    fn a_failed_document_is_recorded_and_the_batch_goes_on() {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let batch = Batch::new(Extractor::new(echo_length(Arc::clone(&calls))).max_attempts(2)).concurrency(2);
+        let documents = ["one", "bad one", "three!"]
+            .iter()
+            .enumerate()
+            .map(|(i, text)| Document::new(format!("doc-{i}"), *text));
+        let mut seen = Vec::new();
+        let schema = schema();
+        let results = run(batch.extract_many(schema.schema_set(), documents, |p| seen.push(p)));
+        let ids: Vec<&str> = results.iter().map(|r| r.id.as_str()).collect();
+        assert_eq!(ids, ["doc-0", "doc-1", "doc-2"]);
+        assert_eq!(results[0].outcome.as_ref().unwrap().value, serde_json::json!({"n": 3}));
+        assert_eq!(results[2].outcome.as_ref().unwrap().value, serde_json::json!({"n": 6}));
+        let failure = results[1].outcome.as_ref().unwrap_err();
+        assert_eq!(failure.attempts().len(), 2);
+        assert_eq!(failure.raw(), Some("no json here"));
+        assert_eq!(calls.load(Ordering::SeqCst), 4);
+        let last = *seen.last().unwrap();
+        assert_eq!((last.done, last.succeeded, last.failed, last.total), (3, 2, 1, Some(3)));
+        assert_eq!(seen.iter().map(|p| p.done).collect::<Vec<_>>(), [1, 2, 3]);
+    }
+
+    #[test]
+    fn documents_are_shared_round_robin() {
+        let first = Arc::new(AtomicUsize::new(0));
+        let second = Arc::new(AtomicUsize::new(0));
+        let a: Box<dyn Llm> = Box::new(echo_length(Arc::clone(&first)));
+        let b: Box<dyn Llm> = Box::new(echo_length(Arc::clone(&second)));
+        let batch = Batch::new(Extractor::new(a)).with_extractor(Extractor::new(b));
+        let schema = schema();
+        let documents = (0..5).map(|i| Document::new(i.to_string(), "x"));
+        let results = run(batch.extract_many(schema.schema_set(), documents, |_| {}));
+        assert_eq!(
+            results.iter().map(|r| r.backend).collect::<Vec<_>>(),
+            [0, 1, 0, 1, 0]
+        );
+        assert_eq!(first.load(Ordering::SeqCst), 3);
+        assert_eq!(second.load(Ordering::SeqCst), 2);
+    }
+
+    #[test]
+    fn concurrency_is_bounded() {
+        let in_flight = Arc::new(AtomicUsize::new(0));
+        let peak = Arc::new(AtomicUsize::new(0));
+        let (now, max) = (Arc::clone(&in_flight), Arc::clone(&peak));
+        let llm = from_fn(move |_request| {
+            let (now, max) = (Arc::clone(&now), Arc::clone(&max));
+            async move {
+                let running = now.fetch_add(1, Ordering::SeqCst) + 1;
+                max.fetch_max(running, Ordering::SeqCst);
+                tokio::time::sleep(Duration::from_millis(5)).await;
+                now.fetch_sub(1, Ordering::SeqCst);
+                Ok::<_, LlmError>(ChatResponse::new("{\"n\": 1}"))
+            }
+        });
+        let batch = Batch::new(Extractor::new(llm)).concurrency(3);
+        let schema = schema();
+        let summary = run(batch.for_each(
+            schema.schema_set(),
+            (0..12).map(|i| Document::new(i.to_string(), "x")),
+            |_, _| {},
+        ));
+        assert_eq!((summary.succeeded, summary.failed), (12, 0));
+        assert_eq!(peak.load(Ordering::SeqCst), 3);
+    }
+
+    #[test]
+    fn all_items_gives_an_array_per_document() {
+        let llm = from_fn(|_request| async { Ok(ChatResponse::new("{\"n\": 1}\n{\"n\": 2}\n")) });
+        let batch = Batch::new(Extractor::new(llm).mode(crate::extract::Mode::Prompted)).all_items(true);
+        let schema = schema();
+        let results = run(batch.extract_many(
+            schema.schema_set(),
+            [Document::new("only", "two numbers")],
+            |_| {},
+        ));
+        assert_eq!(
+            results[0].outcome.as_ref().unwrap().value,
+            serde_json::json!([{"n": 1}, {"n": 2}])
+        );
+    }
+}

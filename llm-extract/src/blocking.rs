@@ -1,0 +1,166 @@
+//! Extraction for callers without an async runtime.
+//!
+//! Every call runs on one runtime this module owns, created on first use: a tokio runtime with a single
+//! worker thread. A single worker rather than a fresh current-thread runtime per call, because a backend's
+//! pooled connections belong to the runtime that opened them: with one long-lived runtime they stay usable
+//! from call to call and from thread to thread.
+//!
+//! Calling these functions from inside an async runtime is an error (it would block that runtime's
+//! thread); use the async API there.
+//!
+//! ```
+//! use llm_extract::llm::{from_fn, ChatResponse};
+//! use llm_extract::{blocking, Extractor, SchemaSet};
+//! use serde_json::json;
+//!
+//! let llm = from_fn(|_request| async { Ok(ChatResponse::new(r#"{"ok": true}"#)) });
+//! let schema = SchemaSet::new("Check", json!({
+//!     "type": "object", "properties": {"ok": {"type": "boolean"}},
+//!     "required": ["ok"], "additionalProperties": false
+//! }));
+//! let extractor = Extractor::new(llm);
+//! let out = blocking::run(extractor.extract_value(&schema, "all good?"))?;
+//! assert_eq!(out.value, json!({"ok": true}));
+//! # Ok::<(), llm_extract::ExtractError>(())
+//! ```
+
+use crate::extract::{ExtractError, ExtractErrorKind, ExtractStream};
+use crate::llm::Llm;
+use crate::report::Report;
+use crate::Extract;
+use futures_util::StreamExt;
+use std::future::Future;
+use std::sync::OnceLock;
+
+fn runtime() -> Result<&'static tokio::runtime::Runtime, ExtractError> {
+    static RUNTIME: OnceLock<Result<tokio::runtime::Runtime, String>> = OnceLock::new();
+    let runtime = RUNTIME.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("llm-extract-blocking")
+            .enable_all()
+            .build()
+            .map_err(|e| format!("cannot start the blocking facade's runtime: {e}"))
+    });
+    match runtime {
+        Ok(runtime) => Ok(runtime),
+        Err(message) => Err(runtime_error(message.clone())),
+    }
+}
+
+fn runtime_error(message: String) -> ExtractError {
+    ExtractError::new(ExtractErrorKind::Runtime { message }, Report::default())
+}
+
+fn check_not_async() -> Result<(), ExtractError> {
+    if tokio::runtime::Handle::try_current().is_ok() {
+        return Err(runtime_error(
+            "llm_extract::blocking was called from inside an async runtime, which it would block; \
+             use the async API (`.await`) there"
+                .to_owned(),
+        ));
+    }
+    Ok(())
+}
+
+/// Runs any extraction future to completion, e.g. an [`Extractor`](crate::Extractor) call.
+pub fn run<T>(future: impl Future<Output = Result<T, ExtractError>>) -> Result<T, ExtractError> {
+    check_not_async()?;
+    runtime()?.block_on(future)
+}
+
+/// Blocking [`Extract::extract`].
+pub fn extract<T: Extract, L: Llm + ?Sized>(llm: &L, text: &str) -> Result<T, ExtractError> {
+    run(T::extract(llm, text))
+}
+
+/// Blocking [`Extract::extract_all`].
+pub fn extract_all<T: Extract, L: Llm + ?Sized>(
+    llm: &L,
+    text: &str,
+) -> Result<Vec<T>, ExtractError> {
+    run(T::extract_all(llm, text))
+}
+
+/// Blocking [`Extract::extract_stream`]: an iterator that yields each item as it completes.
+pub fn extract_iter<'a, T: Extract, L: Llm + ?Sized>(llm: &'a L, text: &str) -> Iter<'a, T> {
+    iter(T::extract_stream(llm, text))
+}
+
+/// Iterates any [`ExtractStream`] without an async runtime.
+pub fn iter<O>(stream: ExtractStream<'_, O>) -> Iter<'_, O> {
+    Iter {
+        stream,
+        failed: false,
+    }
+}
+
+/// A blocking iterator over an [`ExtractStream`]; see [`extract_iter`].
+#[derive(Debug)]
+pub struct Iter<'a, O> {
+    stream: ExtractStream<'a, O>,
+    failed: bool,
+}
+
+impl<O> Iter<'_, O> {
+    /// The ledger, once the iteration has ended without error.
+    pub fn report(&self) -> Option<&Report> {
+        self.stream.report()
+    }
+}
+
+impl<O> Iterator for Iter<'_, O> {
+    type Item = Result<O, ExtractError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed {
+            return None;
+        }
+        let next = check_not_async()
+            .and_then(|()| runtime())
+            .map(|runtime| runtime.block_on(self.stream.next()));
+        match next {
+            Ok(item) => item,
+            Err(err) => {
+                self.failed = true;
+                Some(Err(err))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::{from_fn, ChatResponse};
+    use crate::SchemaSet;
+    use serde_json::json;
+
+    fn schema() -> SchemaSet {
+        SchemaSet::new(
+            "N",
+            json!({"type": "object", "properties": {"n": {"type": "integer"}},
+                   "required": ["n"], "additionalProperties": false}),
+        )
+    }
+
+    #[test]
+    fn iterates_a_stream_without_a_runtime() {
+        let llm = from_fn(|_| async { Ok(ChatResponse::new("{\"n\":1}\n{\"n\":2}\n")) });
+        let extractor = crate::Extractor::new(llm);
+        let schema = schema();
+        let mut items = iter(extractor.extract_value_stream(&schema, "x"));
+        let values: Vec<_> = items.by_ref().map(Result::unwrap).collect();
+        assert_eq!(values, [json!({"n": 1}), json!({"n": 2})]);
+        assert!(items.report().is_some());
+    }
+
+    #[tokio::test]
+    async fn refuses_to_block_inside_a_runtime() {
+        let llm = from_fn(|_| async { Ok(ChatResponse::new("{\"n\":1}")) });
+        let extractor = crate::Extractor::new(llm);
+        let schema = schema();
+        let err = run(extractor.extract_value(&schema, "x")).unwrap_err();
+        assert!(matches!(err.kind(), ExtractErrorKind::Runtime { .. }));
+    }
+}

@@ -1,0 +1,242 @@
+//! [`ExtractError`]: why an extraction failed, with the whole ledger of what it tried and what it cost.
+
+use super::prompt::TemplateError;
+use crate::error::SchemaError;
+use crate::llm::{LlmError, Usage};
+use crate::parse::ParseError;
+use crate::report::{Attempt, Report};
+use serde_json::Value;
+
+/// An extraction failed.
+///
+/// Match on [`ExtractError::kind`] for what went wrong; [`ExtractError::report`] holds every attempt (with
+/// the model's raw answers) and the summed usage, so nothing a failure cost is lost. The error itself is
+/// one pointer wide.
+///
+/// ```
+/// use llm_extract::extract::ExtractErrorKind;
+/// # fn handle(err: llm_extract::extract::ExtractError) {
+/// match err.kind() {
+///     ExtractErrorKind::Invalid(last) => eprintln!("never valid; last problem: {last}"),
+///     ExtractErrorKind::Llm(backend) => eprintln!("backend failed: {backend}"),
+///     _ => eprintln!("{err}"),
+/// }
+/// eprintln!("{} attempts, {} tokens", err.attempts().len(), err.usage().total());
+/// # }
+/// ```
+pub struct ExtractError {
+    inner: Box<Inner>,
+}
+
+struct Inner {
+    kind: ExtractErrorKind,
+    report: Report,
+    partial: Vec<Value>,
+}
+
+/// What went wrong in an extraction.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum ExtractErrorKind {
+    /// The backend failed (after its own retries of transient failures). For `extract_all`, the items
+    /// decoded before the failure are in [`ExtractError::partial`].
+    Llm(LlmError),
+    /// No answer validated within `max_attempts`; this is the last answer's problem.
+    Invalid(ParseError),
+    /// The answer was cut off by the token limit and what arrived does not validate: raise `max_tokens`.
+    Truncated(ParseError),
+    /// The token budget was spent before a valid answer.
+    Budget {
+        /// The budget.
+        budget: u64,
+        /// What was spent.
+        spent: u64,
+    },
+    /// The prompt template could not be filled.
+    Template(TemplateError),
+    /// The schema cannot be sent to this backend in constrained mode.
+    Schema(SchemaError),
+    /// The blocking facade could not run (no runtime, or called from inside an async runtime).
+    Runtime {
+        /// What happened.
+        message: String,
+    },
+}
+
+impl ExtractError {
+    pub(crate) fn new(kind: ExtractErrorKind, report: Report) -> Self {
+        ExtractError {
+            inner: Box::new(Inner {
+                kind,
+                report,
+                partial: Vec::new(),
+            }),
+        }
+    }
+
+    pub(crate) fn with_partial(mut self, partial: Vec<Value>) -> Self {
+        self.inner.partial = partial;
+        self
+    }
+
+    /// What went wrong.
+    pub fn kind(&self) -> &ExtractErrorKind {
+        &self.inner.kind
+    }
+
+    /// Every attempt, the summed usage and what was skipped.
+    pub fn report(&self) -> &Report {
+        &self.inner.report
+    }
+
+    /// Every request made, with the model's raw answers.
+    pub fn attempts(&self) -> &[Attempt] {
+        &self.inner.report.attempts
+    }
+
+    /// The tokens all attempts used together.
+    pub fn usage(&self) -> Usage {
+        self.inner.report.usage
+    }
+
+    /// The model's last raw answer, if there was one.
+    pub fn raw(&self) -> Option<&str> {
+        self.inner.report.last_raw()
+    }
+
+    /// The validated JSON of the items decoded before an `extract_all` failed (they were already yielded
+    /// by a stream).
+    pub fn partial(&self) -> &[Value] {
+        &self.inner.partial
+    }
+
+    /// The ledger, by value.
+    pub fn into_report(self) -> Report {
+        self.inner.report
+    }
+}
+
+impl std::fmt::Display for ExtractErrorKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ExtractErrorKind::Llm(err) => write!(f, "the backend failed: {err}"),
+            ExtractErrorKind::Invalid(err) => write!(f, "no answer was valid: {err}"),
+            ExtractErrorKind::Truncated(err) => write!(
+                f,
+                "the answer was cut off by the token limit and is not valid as it stands ({err}); \
+                 raise max_tokens"
+            ),
+            ExtractErrorKind::Budget { budget, spent } => write!(
+                f,
+                "the token budget of {budget} was spent ({spent} tokens) before a valid answer"
+            ),
+            ExtractErrorKind::Template(err) => err.fmt(f),
+            ExtractErrorKind::Schema(err) => write!(
+                f,
+                "the schema cannot be sent to this backend ({err}); use Mode::Prompted to describe \
+                 it in the prompt instead"
+            ),
+            ExtractErrorKind::Runtime { message } => f.write_str(message),
+        }
+    }
+}
+
+impl std::fmt::Display for ExtractError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let report = &self.inner.report;
+        write!(f, "{}", self.inner.kind)?;
+        if report.attempts.is_empty() {
+            return Ok(());
+        }
+        write!(
+            f,
+            " [{} attempt(s), {} tokens",
+            report.attempts.len(),
+            report.usage.total()
+        )?;
+        if !self.inner.partial.is_empty() {
+            write!(
+                f,
+                ", {} item(s) kept before the failure",
+                self.inner.partial.len()
+            )?;
+        }
+        f.write_str("]")?;
+        if matches!(
+            self.inner.kind,
+            ExtractErrorKind::Invalid(_) | ExtractErrorKind::Truncated(_)
+        ) {
+            if let Some(raw) = report.last_raw() {
+                write!(
+                    f,
+                    "; the last answer began: {:?}",
+                    crate::llm::http_excerpt(raw)
+                )?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl std::fmt::Debug for ExtractError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ExtractError")
+            .field("kind", &self.inner.kind)
+            .field("report", &self.inner.report)
+            .field("partial", &self.inner.partial)
+            .finish()
+    }
+}
+
+impl std::error::Error for ExtractError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.inner.kind {
+            ExtractErrorKind::Llm(err) => Some(err),
+            ExtractErrorKind::Invalid(err) | ExtractErrorKind::Truncated(err) => Some(err),
+            ExtractErrorKind::Template(err) => Some(err),
+            ExtractErrorKind::Schema(err) => Some(err),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_error_is_small() {
+        assert_eq!(
+            std::mem::size_of::<ExtractError>(),
+            std::mem::size_of::<usize>()
+        );
+    }
+
+    #[test]
+    fn display_says_what_it_cost() {
+        let mut report = Report::default();
+        report.push(crate::report::Attempt {
+            kind: crate::report::AttemptKind::First,
+            raw: "not json".into(),
+            thinking: None,
+            error: None,
+            usage: Usage {
+                prompt_tokens: 10,
+                completion_tokens: 5,
+            },
+            finish: Some(crate::llm::Finish::Stop),
+            items: 0,
+            elapsed: std::time::Duration::ZERO,
+        });
+        let err = ExtractError::new(
+            ExtractErrorKind::Invalid(ParseError::NoJson {
+                raw: "not json".into(),
+            }),
+            report,
+        );
+        let text = err.to_string();
+        assert!(text.contains("1 attempt(s), 15 tokens"), "{text}");
+        assert!(text.contains("not json"), "{text}");
+        assert_eq!(err.raw(), Some("not json"));
+    }
+}

@@ -1,0 +1,390 @@
+//! The [`Extractor`] builder: everything the `T::extract*` shortcuts default, and the untyped twins for
+//! runtime schemas.
+
+use super::error::ExtractError;
+use super::prompt::{TemplateError, DEFAULT_INSTRUCTIONS, DEFAULT_TEMPLATE};
+use super::run::Engine;
+use super::stream::ExtractStream;
+use super::target::{Typed, Untyped};
+use crate::llm::Llm;
+use crate::parse::ParseOptions;
+use crate::report::Extraction;
+use crate::schema::SchemaSet;
+use crate::Extract;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+/// How the wanted shape is asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Mode {
+    /// Send the schema (Ollama's `format`, OpenAI's `response_format`) so the server constrains decoding,
+    /// and still describe the type in the prompt, as Ollama advises. The default.
+    #[default]
+    Constrained,
+    /// Describe the type in the prompt only, for models or servers without schema support.
+    Prompted,
+}
+
+/// What a prompt template is filled from: a text (the `{{text}}` variable) or a context of variables.
+///
+/// ```
+/// use llm_extract::extract::Input;
+/// use serde_json::json;
+///
+/// let from_text: Input = "Ada Lovelace worked with Babbage.".into();
+/// let from_context = Input::context(&json!({"text": "...", "language": "French"}));
+/// let with_extra = Input::text("...").var("language", "French");
+/// ```
+#[derive(Debug, Clone)]
+pub struct Input {
+    vars: Result<Map<String, Value>, TemplateError>,
+}
+
+impl Input {
+    /// The variable `text`.
+    pub fn text(text: impl Into<String>) -> Self {
+        let mut vars = Map::new();
+        vars.insert("text".into(), Value::String(text.into()));
+        Input { vars: Ok(vars) }
+    }
+
+    /// Every field of `context` (which must serialize to a JSON object) as a variable.
+    pub fn context<C: Serialize + ?Sized>(context: &C) -> Self {
+        let vars = match serde_json::to_value(context) {
+            Ok(Value::Object(map)) => Ok(map),
+            Ok(other) => Err(TemplateError::NotAnObject {
+                found: match other {
+                    Value::Null => "null",
+                    Value::Bool(_) => "a boolean",
+                    Value::Number(_) => "a number",
+                    Value::String(_) => "a string",
+                    Value::Array(_) => "an array",
+                    Value::Object(_) => "an object",
+                },
+            }),
+            Err(e) => Err(TemplateError::Serialize {
+                message: e.to_string(),
+            }),
+        };
+        Input { vars }
+    }
+
+    /// Adds (or replaces) the variable `name`.
+    pub fn var(mut self, name: impl Into<String>, value: impl Serialize) -> Self {
+        if let Ok(vars) = &mut self.vars {
+            match serde_json::to_value(value) {
+                Ok(value) => {
+                    vars.insert(name.into(), value);
+                }
+                Err(e) => {
+                    self.vars = Err(TemplateError::Serialize {
+                        message: e.to_string(),
+                    })
+                }
+            }
+        }
+        self
+    }
+
+    pub(crate) fn into_vars(self) -> Result<Map<String, Value>, TemplateError> {
+        self.vars
+    }
+}
+
+impl From<&str> for Input {
+    fn from(text: &str) -> Self {
+        Input::text(text)
+    }
+}
+
+impl From<String> for Input {
+    fn from(text: String) -> Self {
+        Input::text(text)
+    }
+}
+
+impl From<&String> for Input {
+    fn from(text: &String) -> Self {
+        Input::text(text.as_str())
+    }
+}
+
+/// The settings of an extraction.
+#[derive(Debug, Clone)]
+pub(crate) struct Config {
+    pub instructions: String,
+    pub template: String,
+    pub max_attempts: u32,
+    pub max_continuations: u32,
+    pub max_tokens: Option<u32>,
+    pub temperature: Option<f32>,
+    pub seed: Option<u64>,
+    pub mode: Mode,
+    pub max_items: Option<usize>,
+    pub token_budget: Option<u64>,
+    pub parse: ParseOptions,
+    pub repeat_limit: usize,
+    pub max_echo_chars: usize,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            instructions: DEFAULT_INSTRUCTIONS.to_owned(),
+            template: DEFAULT_TEMPLATE.to_owned(),
+            max_attempts: 3,
+            max_continuations: 2,
+            max_tokens: None,
+            temperature: None,
+            seed: None,
+            mode: Mode::Constrained,
+            max_items: None,
+            token_budget: None,
+            parse: ParseOptions::default(),
+            repeat_limit: 3,
+            max_echo_chars: 8000,
+        }
+    }
+}
+
+/// Extraction with every setting spelled out. The `T::extract*` shortcuts use the defaults.
+///
+/// `L` is any [`Llm`]: a backend by value (they are cheap to clone), a reference, or an `Arc<dyn Llm>`.
+///
+/// ```
+/// use llm_extract::extract::{Extractor, Input, Mode};
+/// use llm_extract::llm::{from_fn, ChatResponse};
+/// use llm_extract::SchemaSet;
+/// use serde_json::json;
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let llm = from_fn(|_request| async { Ok(ChatResponse::new(r#"{"city": "Lyon"}"#).with_usage(20, 6)) });
+/// let schema = SchemaSet::new("Place", json!({
+///     "type": "object",
+///     "properties": {"city": {"type": "string"}},
+///     "required": ["city"],
+///     "additionalProperties": false
+/// }));
+/// let extractor = Extractor::new(llm)
+///     .instructions("You find places.")
+///     .template("Where does this happen? {{text}} (answer in {{language}})")
+///     .max_attempts(2)
+///     .temperature(0.0)
+///     .mode(Mode::Prompted);
+/// let out = extractor
+///     .extract_value(&schema, Input::text("A walk along the Saône.").var("language", "English"))
+///     .await?;
+/// assert_eq!(out.value, json!({"city": "Lyon"}));
+/// assert_eq!(out.usage.total(), 26);
+/// # Ok::<(), llm_extract::extract::ExtractError>(())
+/// # }).unwrap();
+/// ```
+#[derive(Debug, Clone)]
+pub struct Extractor<L> {
+    llm: L,
+    config: Config,
+}
+
+impl<L: Llm> Extractor<L> {
+    /// An extractor with the default settings.
+    pub fn new(llm: L) -> Self {
+        Extractor {
+            llm,
+            config: Config::default(),
+        }
+    }
+
+    /// The backend.
+    pub fn llm(&self) -> &L {
+        &self.llm
+    }
+
+    /// The system instructions, placed before the format instructions (default: a short instruction to
+    /// extract only what the text states).
+    pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.config.instructions = instructions.into();
+        self
+    }
+
+    /// The user prompt template, with `{{name}}` placeholders filled from the [`Input`] (default
+    /// `{{text}}`). A placeholder without a variable fails the extraction with a template error.
+    pub fn template(mut self, template: impl Into<String>) -> Self {
+        self.config.template = template.into();
+        self
+    }
+
+    /// The most answers requested to get a valid result: the first plus repairs, so `max_attempts(3)`
+    /// allows two repairs (default 3; at least 1). Continuations after a cut answer are capped separately
+    /// ([`Extractor::max_continuations`]); transport retries are the backend's [`RetryPolicy`](crate::llm::RetryPolicy).
+    pub fn max_attempts(mut self, attempts: u32) -> Self {
+        self.config.max_attempts = attempts.max(1);
+        self
+    }
+
+    /// How many times `extract_all` asks the model to continue after an answer cut off by the token
+    /// limit (default 2).
+    pub fn max_continuations(mut self, continuations: u32) -> Self {
+        self.config.max_continuations = continuations;
+        self
+    }
+
+    /// The most tokens one answer may have (default: the backend's default).
+    pub fn max_tokens(mut self, tokens: u32) -> Self {
+        self.config.max_tokens = Some(tokens);
+        self
+    }
+
+    /// The sampling temperature.
+    pub fn temperature(mut self, temperature: f32) -> Self {
+        self.config.temperature = Some(temperature);
+        self
+    }
+
+    /// The sampling seed.
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.config.seed = Some(seed);
+        self
+    }
+
+    /// Constrained (the default) or prompted.
+    pub fn mode(mut self, mode: Mode) -> Self {
+        self.config.mode = mode;
+        self
+    }
+
+    /// The most items `extract_all` keeps. Generation stops once that many arrived, the prompt says so,
+    /// and in constrained mode the array sent to the server gets `maxItems`.
+    pub fn max_items(mut self, items: usize) -> Self {
+        self.config.max_items = Some(items);
+        self
+    }
+
+    /// The most tokens (prompt plus completion, summed over attempts) an extraction may spend. No new
+    /// request starts once it is spent, and each request's `max_tokens` is lowered to what is left. When it
+    /// runs out, `extract` fails with a budget error; `extract_all` returns the items it has.
+    pub fn token_budget(mut self, tokens: u64) -> Self {
+        self.config.token_budget = Some(tokens);
+        self
+    }
+
+    /// Accepts only clean JSON: no fences, no repairs, no coercion (default `false`).
+    pub fn strict(mut self, strict: bool) -> Self {
+        self.config.parse = self.config.parse.with_strict(strict);
+        self
+    }
+
+    /// The parser's options, in full.
+    pub fn parse_options(mut self, options: ParseOptions) -> Self {
+        self.config.parse = options;
+        self
+    }
+
+    /// After this many identical items in a row, `extract_all` stops the generation (the model is looping),
+    /// keeps one copy and reports [`Finish::Repetition`](crate::Finish::Repetition) (default 3; below 2 turns
+    /// the check off).
+    pub fn repeat_limit(mut self, items: usize) -> Self {
+        self.config.repeat_limit = items;
+        self
+    }
+
+    /// The most characters of a bad answer quoted back to the model in a repair request (default 8000;
+    /// longer answers keep their head and tail).
+    pub fn max_echo_chars(mut self, chars: usize) -> Self {
+        self.config.max_echo_chars = chars.max(200);
+        self
+    }
+
+    pub(super) fn engine(&self) -> Engine<'_> {
+        Engine {
+            llm: &self.llm,
+            config: &self.config,
+        }
+    }
+
+    /// One value of `T`.
+    pub async fn extract<T: Extract>(
+        &self,
+        input: impl Into<Input>,
+    ) -> Result<Extraction<T>, ExtractError> {
+        self.engine().one(&Typed::<T>::new(), input.into()).await
+    }
+
+    /// Every item of `T` the model lists, in order.
+    pub async fn extract_all<T: Extract>(
+        &self,
+        input: impl Into<Input>,
+    ) -> Result<Extraction<Vec<T>>, ExtractError> {
+        let mut items = Vec::new();
+        let mut push = |item: T| items.push(item);
+        let done = self
+            .engine()
+            .many(&Typed::<T>::new(), input.into(), &mut push)
+            .await?;
+        Ok(Extraction::new(items, done.report, done.repairs))
+    }
+
+    /// The items of `T` as a stream, each as soon as it is complete.
+    pub fn extract_stream<T: Extract>(&self, input: impl Into<Input>) -> ExtractStream<'_, T> {
+        let input = input.into();
+        let engine = self.engine();
+        ExtractStream::start(move |mut sink| async move {
+            let done = engine.many(&Typed::<T>::new(), input, &mut *sink).await?;
+            Ok(done.report)
+        })
+    }
+
+    /// One value of a runtime schema, as validated JSON.
+    pub async fn extract_value(
+        &self,
+        schema: &SchemaSet,
+        input: impl Into<Input>,
+    ) -> Result<Extraction<Value>, ExtractError> {
+        self.engine().one(&Untyped(schema), input.into()).await
+    }
+
+    /// Every item of a runtime schema (the schema of one item), as validated JSON.
+    pub async fn extract_all_values(
+        &self,
+        schema: &SchemaSet,
+        input: impl Into<Input>,
+    ) -> Result<Extraction<Vec<Value>>, ExtractError> {
+        let mut items = Vec::new();
+        let mut push = |item: Value| items.push(item);
+        let done = self
+            .engine()
+            .many(&Untyped(schema), input.into(), &mut push)
+            .await?;
+        Ok(Extraction::new(items, done.report, done.repairs))
+    }
+
+    /// The items of a runtime schema as a stream of validated JSON.
+    pub fn extract_value_stream<'a>(
+        &'a self,
+        schema: &'a SchemaSet,
+        input: impl Into<Input>,
+    ) -> ExtractStream<'a, Value> {
+        let input = input.into();
+        let engine = self.engine();
+        ExtractStream::start(move |mut sink| async move {
+            let done = engine.many(&Untyped(schema), input, &mut *sink).await?;
+            Ok(done.report)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn inputs_become_variables() {
+        let vars = Input::text("t").var("n", 2).into_vars().unwrap();
+        assert_eq!(Value::Object(vars), json!({"text": "t", "n": 2}));
+        assert!(matches!(
+            Input::context(&[1, 2]).into_vars(),
+            Err(TemplateError::NotAnObject { found: "an array" })
+        ));
+    }
+}

@@ -1,0 +1,689 @@
+//! The extraction loop, written once for every target (typed or untyped) and both answer shapes.
+//!
+//! One value ([`Engine::one`]): ask, parse and validate locally, and on failure ask again with the
+//! original conversation plus the bad answer (cut to a bounded size) plus a short turn listing each
+//! problem. The history never grows beyond the last bad answer. A cut-off answer is kept only if what
+//! arrived validates once closed (a recorded repair); otherwise it is a distinct error.
+//!
+//! Many items ([`Engine::many`]): stream the answer through the incremental decoder and hand every item
+//! on as soon as it completes. Then, in this order: an answer cut off by the token limit is continued
+//! after its last complete item (the assistant turn holds the complete items, never the cut answer);
+//! broken lines are re-asked, and only they; repeats of kept items are dropped. While streaming, the
+//! same item several times in a row stops the generation (the model is looping), and so does reaching
+//! `max_items`.
+
+use super::error::{ExtractError, ExtractErrorKind};
+use super::extractor::{Config, Input, Mode};
+use super::prompt::{self, AnswerShape};
+use super::target::Target;
+use crate::llm::{ChatEvent, ChatRequest, ChatResponse, Finish, Llm, LlmError, Message, Usage};
+use crate::parse::{Item, LineEvent, ParseError, Repair, SkipReason, Skipped};
+use crate::report::{Attempt, AttemptError, AttemptKind, Extraction, Report};
+use crate::schema::Shape;
+use futures_util::StreamExt;
+use serde_json::Value;
+use std::collections::HashSet;
+use std::time::Instant;
+use tracing::Instrument;
+
+/// The loop's view of an extractor: the backend and the settings.
+#[derive(Clone, Copy)]
+pub(crate) struct Engine<'a> {
+    pub llm: &'a dyn Llm,
+    pub config: &'a Config,
+}
+
+/// What [`Engine::many`] returns besides the items it handed on.
+pub(crate) struct Collected {
+    pub report: Report,
+    pub repairs: Vec<Repair>,
+}
+
+impl Engine<'_> {
+    /// The first request: system prompt with format instructions, the filled template, and in
+    /// constrained mode the schema rendered for the backend's dialect.
+    fn first_request(
+        &self,
+        target: &impl Target,
+        input: Input,
+        many: bool,
+    ) -> Result<(ChatRequest, AnswerShape), ExtractError> {
+        let fail = |kind| ExtractError::new(kind, Report::default());
+        let config = self.config;
+        let vars = input
+            .into_vars()
+            .map_err(|e| fail(ExtractErrorKind::Template(e)))?;
+        let user = prompt::render(&config.template, &vars)
+            .map_err(|e| fail(ExtractErrorKind::Template(e)))?;
+        let set = target.schema();
+        let constrained = config.mode == Mode::Constrained;
+        let (shape, schema_shape) = match (many, constrained) {
+            (false, _) => (AnswerShape::One, Shape::One),
+            (true, true) if !self.llm.constrains_json_lines() => (AnswerShape::List, Shape::List),
+            (true, _) => (AnswerShape::Lines, Shape::Line),
+        };
+        let definitions = if many {
+            set.line_format_instructions()
+        } else {
+            set.format_instructions()
+        };
+        let max_items = if many { config.max_items } else { None };
+        let mut request = ChatRequest::new(user).with_system(prompt::system_prompt(
+            &config.instructions,
+            shape,
+            definitions,
+            max_items,
+        ));
+        if constrained {
+            let mut schema = set
+                .for_dialect(self.llm.dialect(), schema_shape)
+                .map_err(|e| fail(ExtractErrorKind::Schema(e)))?
+                .clone();
+            if let (AnswerShape::List, Some(n)) = (shape, max_items) {
+                if let Some(items) = schema
+                    .pointer_mut("/properties/items")
+                    .and_then(Value::as_object_mut)
+                {
+                    items.insert("maxItems".into(), Value::from(n));
+                }
+            }
+            request = request.with_schema(set.name(), schema);
+            request.json_lines = shape == AnswerShape::Lines;
+        }
+        request.max_tokens = config.max_tokens;
+        request.temperature = config.temperature;
+        request.seed = config.seed;
+        Ok((request, shape))
+    }
+
+    /// Checks the token budget before a request and lowers its `max_tokens` to what is left.
+    fn within_budget(
+        &self,
+        report: &Report,
+        request: &mut ChatRequest,
+    ) -> Result<(), ExtractErrorKind> {
+        let Some(budget) = self.config.token_budget else {
+            return Ok(());
+        };
+        let spent = report.usage.total();
+        if spent >= budget {
+            return Err(ExtractErrorKind::Budget { budget, spent });
+        }
+        let left = u32::try_from(budget - spent).unwrap_or(u32::MAX);
+        request.max_tokens = Some(request.max_tokens.map_or(left, |n| n.min(left)));
+        Ok(())
+    }
+
+    /// Extracts one value.
+    pub async fn one<G: Target>(
+        &self,
+        target: &G,
+        input: Input,
+    ) -> Result<Extraction<G::Output>, ExtractError> {
+        let (first, _) = self.first_request(target, input, false)?;
+        let name = target.schema().name();
+        let mut report = Report::default();
+        let mut follow_up: Vec<Message> = Vec::new();
+        let mut last_error = None;
+        for number in 1..=self.config.max_attempts.max(1) {
+            let kind = if number == 1 {
+                AttemptKind::First
+            } else {
+                AttemptKind::Repair
+            };
+            let mut request = first.clone();
+            request.messages.append(&mut follow_up);
+            if let Err(kind) = self.within_budget(&report, &mut request) {
+                return Err(ExtractError::new(kind, report));
+            }
+            let span = attempt_span(name, number, kind);
+            let started = Instant::now();
+            let response = match self.llm.chat(request).instrument(span.clone()).await {
+                Ok(response) => response,
+                Err(err) => {
+                    report.push(failed_attempt(kind, &err, started));
+                    return Err(ExtractError::new(ExtractErrorKind::Llm(err), report));
+                }
+            };
+            let text = answer_text(&response);
+            let cut_off = response.finish == Finish::Length;
+            let options = self
+                .config
+                .parse
+                .with_salvage(cut_off || self.config.parse.salvage);
+            let parsed = target.parse_one(text, &options);
+            record(
+                &span,
+                Some(&response.finish),
+                response.usage,
+                usize::from(parsed.is_ok()),
+            );
+            let mut attempt = Attempt {
+                kind,
+                raw: response.text.clone(),
+                thinking: response.thinking.clone(),
+                error: None,
+                usage: response.usage,
+                finish: Some(response.finish.clone()),
+                items: usize::from(parsed.is_ok()),
+                elapsed: started.elapsed(),
+            };
+            match parsed {
+                Ok(parsed) => {
+                    report.push(attempt);
+                    return Ok(Extraction::new(parsed.value, report, parsed.repairs));
+                }
+                Err(error) => {
+                    attempt.error = Some(AttemptError::Parse(error.clone()));
+                    report.push(attempt);
+                    match error {
+                        ParseError::InvalidSchema { source, .. } => {
+                            return Err(ExtractError::new(ExtractErrorKind::Schema(source), report))
+                        }
+                        error if cut_off => {
+                            return Err(ExtractError::new(
+                                ExtractErrorKind::Truncated(error),
+                                report,
+                            ))
+                        }
+                        error => {
+                            follow_up = vec![
+                                Message::assistant(prompt::cut(text, self.config.max_echo_chars)),
+                                Message::user(prompt::repair_one(&error)),
+                            ];
+                            last_error = Some(error);
+                        }
+                    }
+                }
+            }
+        }
+        let error = last_error.unwrap_or(ParseError::NoJson { raw: String::new() });
+        Err(ExtractError::new(ExtractErrorKind::Invalid(error), report))
+    }
+
+    /// Extracts many items, handing each to `sink` as soon as it is complete.
+    pub async fn many<G: Target>(
+        &self,
+        target: &G,
+        input: Input,
+        sink: &mut (dyn FnMut(G::Output) + Send + '_),
+    ) -> Result<Collected, ExtractError> {
+        let (first, shape) = self.first_request(target, input, true)?;
+        let name = target.schema().name();
+        let mut kept = Kept::default();
+        let mut report = Report::default();
+        // Broken lines not yet repaired, with the number of the answer they came from.
+        let mut unresolved: Vec<(u32, Skipped)> = Vec::new();
+        let mut cut_item: Option<Skipped> = None;
+        let mut repairs_used = 1;
+        let mut continuations_used = 0;
+        let mut next = Some((AttemptKind::First, Vec::new()));
+        let mut number: u32 = 0;
+        while let Some((kind, turns)) = next.take() {
+            number += 1;
+            let mut request = first.clone();
+            request.messages.extend(turns);
+            if let Err(budget) = self.within_budget(&report, &mut request) {
+                if kind == AttemptKind::First {
+                    return Err(ExtractError::new(budget, report));
+                }
+                break; // spent: keep what we have
+            }
+            let span = attempt_span(name, number, kind);
+            let answer = self
+                .answer(target, request, kind, &mut kept, sink)
+                .instrument(span.clone())
+                .await;
+
+            // Sort what the answer skipped: a cut-off last item is for continuation, prose is ignored
+            // unless the whole answer was prose, everything else is re-asked.
+            let cut = answer.finish == Some(Finish::Length) || answer.error.is_some();
+            let mut broken = Vec::new();
+            let mut prose = Vec::new();
+            cut_item = None;
+            for skipped in answer.skipped {
+                match skipped.reason {
+                    SkipReason::Truncated if cut => cut_item = Some(skipped),
+                    SkipReason::NotJson => prose.push(skipped),
+                    _ => broken.push(skipped),
+                }
+            }
+            let no_json =
+                answer.items == 0 && broken.is_empty() && cut_item.is_none() && !prose.is_empty();
+            let error = match (&answer.error, no_json) {
+                (Some(err), _) => Some(AttemptError::Llm(err.clone())),
+                (None, true) => Some(AttemptError::Lines(prose)),
+                (None, false) if !broken.is_empty() => Some(AttemptError::Lines(broken.clone())),
+                _ => None,
+            };
+            record(&span, answer.finish.as_ref(), answer.usage, answer.items);
+            report.push(Attempt {
+                kind,
+                raw: answer.raw.clone(),
+                thinking: Some(answer.thinking).filter(|t| !t.is_empty()),
+                error,
+                usage: answer.usage,
+                finish: answer.finish.clone(),
+                items: answer.items,
+                elapsed: answer.started.elapsed(),
+            });
+            if let Some(err) = answer.error {
+                report.skipped = unresolved.into_iter().map(|(_, s)| s).collect();
+                return Err(
+                    ExtractError::new(ExtractErrorKind::Llm(err), report).with_partial(kept.json)
+                );
+            }
+            if kind == AttemptKind::Repair {
+                unresolved.clear();
+            }
+            unresolved.extend(broken.into_iter().map(|s| (number, s)));
+
+            let finish = answer.finish.unwrap_or_default();
+            if matches!(finish, Finish::Repetition | Finish::MaxItems) {
+                break;
+            }
+            if finish == Finish::Length
+                && continuations_used < self.config.max_continuations
+                && !kept.json.is_empty()
+            {
+                continuations_used += 1;
+                next = Some((
+                    AttemptKind::Continuation,
+                    vec![
+                        Message::assistant(prompt::items_turn(
+                            &kept.json,
+                            shape,
+                            self.config.max_echo_chars,
+                        )),
+                        Message::user(prompt::continue_after(kept.json.len())),
+                    ],
+                ));
+            } else if (!unresolved.is_empty() || no_json) && repairs_used < self.config.max_attempts
+            {
+                repairs_used += 1;
+                let (bad_answer, broken) = if unresolved.iter().all(|(n, _)| *n == number) {
+                    let broken: Vec<Skipped> = unresolved.iter().map(|(_, s)| s.clone()).collect();
+                    (prompt::cut(&answer.raw, self.config.max_echo_chars), broken)
+                } else {
+                    // Broken lines of several answers (e.g. before a continuation): the assistant turn
+                    // is those lines alone, numbered afresh, so the feedback's line numbers fit it.
+                    let broken: Vec<Skipped> = unresolved
+                        .iter()
+                        .enumerate()
+                        .map(|(i, (_, s))| Skipped {
+                            line: i + 1,
+                            ..s.clone()
+                        })
+                        .collect();
+                    let lines: Vec<&str> = broken.iter().map(|s| s.raw.trim()).collect();
+                    (
+                        prompt::cut(&lines.join("\n"), self.config.max_echo_chars),
+                        broken,
+                    )
+                };
+                next = Some((
+                    AttemptKind::Repair,
+                    vec![
+                        Message::assistant(bad_answer),
+                        Message::user(prompt::repair_lines(&broken, shape)),
+                    ],
+                ));
+            }
+        }
+        report.skipped = unresolved.into_iter().map(|(_, s)| s).collect();
+        report.skipped.extend(cut_item);
+        Ok(Collected {
+            report,
+            repairs: kept.repairs,
+        })
+    }
+
+    /// Streams one answer through the decoder, handing complete items on.
+    async fn answer<G: Target>(
+        &self,
+        target: &G,
+        request: ChatRequest,
+        kind: AttemptKind,
+        kept: &mut Kept,
+        sink: &mut (dyn FnMut(G::Output) + Send + '_),
+    ) -> Answer {
+        let mut answer = Answer {
+            raw: String::new(),
+            thinking: String::new(),
+            usage: Usage::default(),
+            finish: None,
+            error: None,
+            items: 0,
+            skipped: Vec::new(),
+            started: Instant::now(),
+        };
+        let mut stream = match self.llm.chat_stream(request).await {
+            Ok(stream) => stream,
+            Err(err) => {
+                answer.error = Some(err);
+                return answer;
+            }
+        };
+        let mut decoder = target.decoder(self.config.parse);
+        let mut intake = Intake {
+            kept,
+            sink,
+            // Repeats are dropped only in follow-up answers, which tend to restate what was kept; within
+            // the first answer, only a run of identical items is treated as a loop.
+            dedupe: kind != AttemptKind::First,
+            max_items: self.config.max_items,
+            guard: RepeatGuard::new(self.config.repeat_limit),
+            items: 0,
+            skipped: Vec::new(),
+        };
+        let mut stopped = None;
+        while let Some(event) = stream.next().await {
+            let chunk = match event {
+                Ok(ChatEvent::Delta(delta)) => {
+                    answer.raw.push_str(&delta);
+                    decoder.feed(delta.as_bytes())
+                }
+                Ok(ChatEvent::Thinking(thinking)) => {
+                    answer.thinking.push_str(&thinking);
+                    continue;
+                }
+                Ok(ChatEvent::Done(done)) => {
+                    answer.usage = done.usage;
+                    answer.finish = Some(done.finish.clone());
+                    if answer.raw.is_empty() && !done.text.is_empty() {
+                        // A backend that sent its whole text only in the summary.
+                        answer.raw = done.text;
+                        decoder.feed(answer.raw.as_bytes())
+                    } else {
+                        break;
+                    }
+                }
+                Err(err) => {
+                    answer.error = Some(err);
+                    break;
+                }
+            };
+            stopped = intake.take_all(chunk);
+            if stopped.is_some() || answer.finish.is_some() {
+                break;
+            }
+        }
+        // Dropping the stream cancels the request when we stopped early.
+        drop(stream);
+        if stopped.is_none() && answer.error.is_none() {
+            if answer.raw.trim().is_empty() && !answer.thinking.trim().is_empty() {
+                // Some servers put the whole answer in the thinking channel.
+                let events = decoder.feed(answer.thinking.as_bytes());
+                stopped = intake.take_all(events);
+            }
+            if stopped.is_none() {
+                stopped = intake.take_all(decoder.finish());
+            }
+        }
+        if stopped != Some(Finish::Repetition) {
+            intake.flush();
+        }
+        if let Some(stop) = stopped {
+            answer.finish = Some(stop);
+        }
+        answer.items = intake.items;
+        answer.skipped = intake.skipped;
+        answer
+    }
+}
+
+/// One streamed answer.
+struct Answer {
+    raw: String,
+    thinking: String,
+    usage: Usage,
+    finish: Option<Finish>,
+    error: Option<LlmError>,
+    items: usize,
+    skipped: Vec<Skipped>,
+    started: Instant,
+}
+
+/// The items kept so far, across every answer of one extraction.
+#[derive(Default)]
+struct Kept {
+    json: Vec<Value>,
+    seen: HashSet<String>,
+    repairs: Vec<Repair>,
+}
+
+/// Takes the decoder's events of one answer: holds back repeats, drops duplicates of kept items in
+/// follow-up answers, counts, and hands items on.
+struct Intake<'k, 's, O> {
+    kept: &'k mut Kept,
+    sink: &'k mut (dyn FnMut(O) + Send + 's),
+    dedupe: bool,
+    max_items: Option<usize>,
+    guard: RepeatGuard<O>,
+    items: usize,
+    skipped: Vec<Skipped>,
+}
+
+impl<O> Intake<'_, '_, O> {
+    /// Takes events; returns why generation must stop, if it must.
+    fn take_all(&mut self, events: Vec<LineEvent<O>>) -> Option<Finish> {
+        for event in events {
+            match event {
+                LineEvent::Skipped(skipped) => self.skipped.push(skipped),
+                LineEvent::Item(item) => match self.guard.offer(item) {
+                    Verdict::Hold => {}
+                    Verdict::Loop => return Some(Finish::Repetition),
+                    Verdict::Emit(items) => {
+                        for item in items {
+                            if let Some(stop) = self.emit(item) {
+                                return Some(stop);
+                            }
+                        }
+                    }
+                },
+            }
+        }
+        None
+    }
+
+    /// Hands on the items the guard still holds (they were not a loop after all).
+    fn flush(&mut self) {
+        for item in self.guard.release() {
+            if self.emit(item).is_some() {
+                break;
+            }
+        }
+    }
+
+    fn emit(&mut self, item: Item<O>) -> Option<Finish> {
+        // Stop at the first item past the maximum, not at the last one allowed: an answer with exactly
+        // `max_items` items then ends normally, with its usage.
+        if self
+            .max_items
+            .is_some_and(|max| self.kept.json.len() >= max)
+        {
+            return Some(Finish::MaxItems);
+        }
+        let key = canonical(&item.json);
+        if self.kept.seen.contains(&key) && self.dedupe {
+            return None;
+        }
+        self.kept.seen.insert(key);
+        self.kept.json.push(item.json);
+        self.kept.repairs.extend(item.repairs);
+        self.items += 1;
+        (self.sink)(item.value);
+        None
+    }
+}
+
+/// Detects a model repeating one item: holds back copies of the previous item until something else
+/// arrives (then they were legitimate) or `limit` identical items in a row arrived (a loop).
+struct RepeatGuard<O> {
+    limit: usize,
+    previous: Option<Value>,
+    run: usize,
+    held: Vec<Item<O>>,
+}
+
+enum Verdict<O> {
+    Emit(Vec<Item<O>>),
+    Hold,
+    Loop,
+}
+
+impl<O> RepeatGuard<O> {
+    fn new(limit: usize) -> Self {
+        RepeatGuard {
+            limit,
+            previous: None,
+            run: 0,
+            held: Vec::new(),
+        }
+    }
+
+    fn offer(&mut self, item: Item<O>) -> Verdict<O> {
+        if self.limit < 2 {
+            return Verdict::Emit(vec![item]);
+        }
+        if self.previous.as_ref() == Some(&item.json) {
+            self.run += 1;
+            if self.run >= self.limit {
+                self.held.clear();
+                return Verdict::Loop;
+            }
+            self.held.push(item);
+            return Verdict::Hold;
+        }
+        self.run = 1;
+        self.previous = Some(item.json.clone());
+        let mut out = std::mem::take(&mut self.held);
+        out.push(item);
+        Verdict::Emit(out)
+    }
+
+    fn release(&mut self) -> Vec<Item<O>> {
+        std::mem::take(&mut self.held)
+    }
+}
+
+/// A string equal for equal JSON values whatever their key order, for deduplication.
+fn canonical(value: &Value) -> String {
+    fn write(value: &Value, out: &mut String) {
+        match value {
+            Value::Object(map) => {
+                let mut keys: Vec<&String> = map.keys().collect();
+                keys.sort();
+                out.push('{');
+                for (i, key) in keys.into_iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    out.push_str(&Value::String(key.clone()).to_string());
+                    out.push(':');
+                    if let Some(v) = map.get(key) {
+                        write(v, out);
+                    }
+                }
+                out.push('}');
+            }
+            Value::Array(items) => {
+                out.push('[');
+                for (i, v) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    write(v, out);
+                }
+                out.push(']');
+            }
+            scalar => out.push_str(&scalar.to_string()),
+        }
+    }
+    let mut out = String::new();
+    write(value, &mut out);
+    out
+}
+
+/// The text to parse: the content, or the thinking channel when the content is empty (some servers put
+/// a constrained answer there).
+fn answer_text(response: &ChatResponse) -> &str {
+    match &response.thinking {
+        Some(thinking) if response.text.trim().is_empty() => thinking,
+        _ => &response.text,
+    }
+}
+
+fn failed_attempt(kind: AttemptKind, err: &LlmError, started: Instant) -> Attempt {
+    Attempt {
+        kind,
+        raw: err.partial().unwrap_or_default().to_owned(),
+        thinking: None,
+        error: Some(AttemptError::Llm(err.clone())),
+        usage: Usage::default(),
+        finish: None,
+        items: 0,
+        elapsed: started.elapsed(),
+    }
+}
+
+fn attempt_span(schema: &str, number: u32, kind: AttemptKind) -> tracing::Span {
+    tracing::info_span!(
+        "extract_attempt",
+        schema,
+        number,
+        kind = %kind,
+        items = tracing::field::Empty,
+        finish = tracing::field::Empty,
+        prompt_tokens = tracing::field::Empty,
+        completion_tokens = tracing::field::Empty,
+    )
+}
+
+fn record(span: &tracing::Span, finish: Option<&Finish>, usage: Usage, items: usize) {
+    span.record("items", items);
+    if let Some(finish) = finish {
+        span.record("finish", tracing::field::display(finish));
+    }
+    span.record("prompt_tokens", usage.prompt_tokens);
+    span.record("completion_tokens", usage.completion_tokens);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn item(json: Value) -> Item<Value> {
+        Item {
+            value: json.clone(),
+            json,
+            line: 1,
+            repairs: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn canonical_ignores_key_order() {
+        assert_eq!(
+            canonical(&json!({"a": 1, "b": [true, {"d": null, "c": "x"}]})),
+            canonical(&json!({"b": [true, {"c": "x", "d": null}], "a": 1}))
+        );
+        assert_ne!(canonical(&json!({"a": 1})), canonical(&json!({"a": "1"})));
+    }
+
+    #[test]
+    fn the_guard_releases_pairs_and_stops_loops() {
+        let mut guard = RepeatGuard::new(3);
+        assert!(matches!(guard.offer(item(json!(1))), Verdict::Emit(v) if v.len() == 1));
+        assert!(matches!(guard.offer(item(json!(1))), Verdict::Hold));
+        assert!(matches!(guard.offer(item(json!(2))), Verdict::Emit(v) if v.len() == 2));
+        assert!(matches!(guard.offer(item(json!(2))), Verdict::Hold));
+        assert!(matches!(guard.offer(item(json!(2))), Verdict::Loop));
+        assert!(guard.release().is_empty());
+        let mut off = RepeatGuard::new(0);
+        for _ in 0..5 {
+            assert!(matches!(off.offer(item(json!(1))), Verdict::Emit(_)));
+        }
+    }
+}

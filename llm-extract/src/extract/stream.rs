@@ -1,0 +1,143 @@
+//! [`ExtractStream`]: the extraction loop driven from `poll_next`, yielding items as they complete.
+//!
+//! The loop is the same one `extract_all` runs; here its item sink is a queue this stream drains. The loop
+//! runs inside `poll_next` (no task is spawned), so the stream may borrow the extractor and needs no
+//! `'static` bounds.
+
+use super::error::ExtractError;
+use crate::llm::BoxFuture;
+use crate::report::Report;
+use futures_core::Stream;
+use std::collections::VecDeque;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll};
+
+/// A stream of extracted items, each yielded as soon as its line (or array element) is complete.
+///
+/// An error, if any, is the last item; items yielded before it stay valid. When the stream has ended
+/// without error, [`ExtractStream::report`] holds the attempts, usage, finish and skipped lines.
+///
+/// ```
+/// use futures_util::StreamExt;
+/// use llm_extract::extract::Extractor;
+/// use llm_extract::llm::{from_fn, ChatResponse};
+/// use llm_extract::SchemaSet;
+/// use serde_json::json;
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let llm = from_fn(|_request| async { Ok(ChatResponse::new("{\"n\": 1}\n{\"n\": 2}\n")) });
+/// let schema = SchemaSet::new("N", json!({
+///     "type": "object", "properties": {"n": {"type": "integer"}},
+///     "required": ["n"], "additionalProperties": false
+/// }));
+/// let extractor = Extractor::new(llm);
+/// let mut stream = extractor.extract_value_stream(&schema, "two numbers");
+/// let mut seen = Vec::new();
+/// while let Some(item) = stream.next().await {
+///     seen.push(item?);
+/// }
+/// assert_eq!(seen, [json!({"n": 1}), json!({"n": 2})]);
+/// assert_eq!(stream.report().unwrap().attempts.len(), 1);
+/// # Ok::<(), llm_extract::extract::ExtractError>(())
+/// # }).unwrap();
+/// ```
+pub struct ExtractStream<'a, O> {
+    run: Option<BoxFuture<'a, Result<Report, ExtractError>>>,
+    queue: Arc<Mutex<VecDeque<O>>>,
+    report: Option<Report>,
+    error: Option<ExtractError>,
+}
+
+/// Where the loop puts the items of a stream.
+pub(crate) struct Sink<O> {
+    queue: Arc<Mutex<VecDeque<O>>>,
+}
+
+impl<O> Sink<O> {
+    fn push(&self, item: O) {
+        self.queue
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push_back(item);
+    }
+}
+
+impl<'a, O: Send + 'a> ExtractStream<'a, O> {
+    /// Starts `run` with a sink feeding this stream.
+    pub(crate) fn start<F, Fut>(run: F) -> Self
+    where
+        F: FnOnce(Box<dyn FnMut(O) + Send + 'a>) -> Fut,
+        Fut: Future<Output = Result<Report, ExtractError>> + Send + 'a,
+    {
+        let queue = Arc::new(Mutex::new(VecDeque::new()));
+        let sink = Sink {
+            queue: Arc::clone(&queue),
+        };
+        let push: Box<dyn FnMut(O) + Send + 'a> = Box::new(move |item| sink.push(item));
+        ExtractStream {
+            run: Some(Box::pin(run(push))),
+            queue,
+            report: None,
+            error: None,
+        }
+    }
+}
+
+impl<O> ExtractStream<'_, O> {
+    /// The ledger, once the stream has ended without error (on error, the error carries it).
+    pub fn report(&self) -> Option<&Report> {
+        self.report.as_ref()
+    }
+
+    fn pop(&self) -> Option<O> {
+        self.queue
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop_front()
+    }
+}
+
+impl<O> Stream for ExtractStream<'_, O> {
+    type Item = Result<O, ExtractError>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = self.get_mut();
+        loop {
+            if let Some(item) = this.pop() {
+                return Poll::Ready(Some(Ok(item)));
+            }
+            let Some(run) = this.run.as_mut() else {
+                break;
+            };
+            match run.as_mut().poll(cx) {
+                Poll::Pending => {
+                    // Items pushed during this poll must not wait for the next wake-up.
+                    return match this.pop() {
+                        Some(item) => Poll::Ready(Some(Ok(item))),
+                        None => Poll::Pending,
+                    };
+                }
+                Poll::Ready(outcome) => {
+                    this.run = None;
+                    match outcome {
+                        Ok(report) => this.report = Some(report),
+                        Err(error) => this.error = Some(error),
+                    }
+                }
+            }
+        }
+        Poll::Ready(this.error.take().map(Err))
+    }
+}
+
+impl<O> std::fmt::Debug for ExtractStream<'_, O> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ExtractStream")
+            .field("running", &self.run.is_some())
+            .field("report", &self.report)
+            .field("error", &self.error)
+            .finish_non_exhaustive()
+    }
+}

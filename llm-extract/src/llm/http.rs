@@ -1,0 +1,561 @@
+//! What the HTTP backends share: the client with its timeouts and body limit, sending with the retry
+//! policy, turning error statuses into [`LlmError`]s, and turning a streamed body into [`ChatEvent`]s.
+//!
+//! Each backend only describes its wire format (a [`WireFormat`]: one body line in, events out).
+
+use super::{ChatEvent, ChatStream, LlmError, RetryPolicy, TimeoutPhase};
+use bytes::Bytes;
+use futures_core::Stream;
+use futures_util::StreamExt;
+use serde_json::Value;
+use std::collections::VecDeque;
+use std::pin::Pin;
+use std::time::Duration;
+
+/// The most of a body quoted in an error message.
+const EXCERPT_CHARS: usize = 300;
+
+/// An API key or other credential. Its `Debug` prints `[redacted]`, it has no `Display`, and the backends
+/// scrub it from anything a server echoes back, so it never reaches a log or an error message.
+///
+/// ```
+/// use llm_extract::llm::Secret;
+///
+/// let key = Secret::new("sk-very-secret");
+/// assert_eq!(format!("{key:?}"), "[redacted]");
+/// ```
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    /// Wraps a credential.
+    pub fn new(value: impl Into<String>) -> Self {
+        Secret(value.into())
+    }
+
+    /// Reads a credential from the environment variable `name`.
+    pub fn from_env(name: &str) -> Result<Self, LlmError> {
+        match std::env::var(name) {
+            Ok(value) if !value.trim().is_empty() => Ok(Secret(value.trim().to_owned())),
+            _ => Err(LlmError::Config {
+                message: format!(
+                    "the environment variable {name} holding the API key is not set or empty"
+                ),
+            }),
+        }
+    }
+
+    pub(crate) fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("[redacted]")
+    }
+}
+
+impl From<String> for Secret {
+    fn from(value: String) -> Self {
+        Secret(value)
+    }
+}
+
+impl From<&str> for Secret {
+    fn from(value: &str) -> Self {
+        Secret(value.to_owned())
+    }
+}
+
+/// Timeouts, body limit and retry policy of an HTTP backend.
+#[derive(Debug, Clone)]
+pub(crate) struct HttpOptions {
+    pub connect_timeout: Duration,
+    pub request_timeout: Duration,
+    pub idle_timeout: Duration,
+    pub max_body_bytes: usize,
+    pub retry: RetryPolicy,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        HttpOptions {
+            connect_timeout: Duration::from_secs(10),
+            request_timeout: Duration::from_secs(300),
+            idle_timeout: Duration::from_secs(60),
+            max_body_bytes: 16 * 1024 * 1024,
+            retry: RetryPolicy::default(),
+        }
+    }
+}
+
+/// Generates the HTTP setters every backend builder has, so they are written once.
+macro_rules! http_builder_methods {
+    () => {
+        /// How long opening a connection may take (default 10 s).
+        pub fn connect_timeout(mut self, timeout: std::time::Duration) -> Self {
+            self.http.connect_timeout = timeout;
+            self
+        }
+
+        /// How long to wait for the server's response: for a streamed answer until its headers arrive,
+        /// otherwise for the whole answer (default 300 s, room for loading a model).
+        pub fn request_timeout(mut self, timeout: std::time::Duration) -> Self {
+            self.http.request_timeout = timeout;
+            self
+        }
+
+        /// How long a response under way may go without sending a byte (default 60 s).
+        pub fn idle_timeout(mut self, timeout: std::time::Duration) -> Self {
+            self.http.idle_timeout = timeout;
+            self
+        }
+
+        /// The most bytes one response body may have (default 16 MiB); a larger one fails with
+        /// [`LlmError::BodyTooLarge`](crate::llm::LlmError::BodyTooLarge).
+        pub fn max_body_bytes(mut self, limit: usize) -> Self {
+            self.http.max_body_bytes = limit;
+            self
+        }
+
+        /// How transient failures are retried (default [`RetryPolicy::new`](crate::llm::RetryPolicy::new)).
+        pub fn retry(mut self, policy: crate::llm::RetryPolicy) -> Self {
+            self.http.retry = policy;
+            self
+        }
+    };
+}
+pub(crate) use http_builder_methods;
+
+/// A reqwest client with the options that govern every request it sends.
+#[derive(Debug, Clone)]
+pub(crate) struct HttpClient {
+    client: reqwest::Client,
+    pub options: HttpOptions,
+}
+
+/// A request to send: method, URL, JSON body and credential.
+pub(crate) struct Outgoing<'a> {
+    pub url: &'a str,
+    pub body: Option<&'a Value>,
+    pub bearer: Option<&'a Secret>,
+    /// What to tell the user when no connection can be made.
+    pub connect_hint: &'a str,
+}
+
+impl HttpClient {
+    pub fn new(options: HttpOptions) -> Result<Self, LlmError> {
+        let client = reqwest::Client::builder()
+            .connect_timeout(options.connect_timeout)
+            .user_agent(concat!("llm-extract/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| LlmError::Config {
+                message: format!("cannot build the HTTP client: {}", describe(&e)),
+            })?;
+        Ok(HttpClient { client, options })
+    }
+
+    /// Sends the request, retrying transient failures, and returns a response with a success status.
+    /// An error status becomes [`LlmError::Http`] with the server's message (backends refine it).
+    pub async fn send(&self, request: &Outgoing<'_>) -> Result<reqwest::Response, LlmError> {
+        self.options
+            .retry
+            .run("the request", || self.send_once(request))
+            .await
+    }
+
+    /// Sends the request and reads the whole body (bounded), retrying transient failures, including a
+    /// body that stalls, since nothing has been handed to the caller yet.
+    pub async fn send_and_read(&self, request: &Outgoing<'_>) -> Result<Vec<u8>, LlmError> {
+        self.options
+            .retry
+            .run("the request", || async {
+                // One deadline for the headers and the whole body together.
+                let whole = async {
+                    let response = self.send_once(request).await?;
+                    self.body(response).read_all().await
+                };
+                match tokio::time::timeout(self.options.request_timeout, whole).await {
+                    Ok(result) => result,
+                    Err(_) => Err(LlmError::Timeout {
+                        phase: TimeoutPhase::Response,
+                        after: self.options.request_timeout,
+                    }),
+                }
+            })
+            .await
+    }
+
+    async fn send_once(&self, request: &Outgoing<'_>) -> Result<reqwest::Response, LlmError> {
+        let mut builder = match request.body {
+            Some(body) => self.client.post(request.url).json(body),
+            None => self.client.get(request.url),
+        };
+        if let Some(secret) = request.bearer {
+            builder = builder.bearer_auth(secret.expose());
+        }
+        let timeout = self.options.request_timeout;
+        let response = match tokio::time::timeout(timeout, builder.send()).await {
+            Err(_) => {
+                return Err(LlmError::Timeout {
+                    phase: TimeoutPhase::Response,
+                    after: timeout,
+                })
+            }
+            Ok(Err(err)) => return Err(self.send_error(request, &err)),
+            Ok(Ok(response)) => response,
+        };
+        let status = response.status();
+        if status.is_success() {
+            return Ok(response);
+        }
+        let retry_after = response
+            .headers()
+            .get(reqwest::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map(Duration::from_secs);
+        // The error body is read with the same limits; if even that fails, the status alone must do.
+        let mut body = self.body(response);
+        let text = match tokio::time::timeout(timeout, body.read_all()).await {
+            Ok(Ok(bytes)) => server_message(&bytes),
+            _ => String::new(),
+        };
+        let message = if text.is_empty() {
+            status
+                .canonical_reason()
+                .unwrap_or("no error message")
+                .to_owned()
+        } else {
+            text
+        };
+        Err(LlmError::Http {
+            status: status.as_u16(),
+            message,
+            retry_after,
+        })
+    }
+
+    fn send_error(&self, request: &Outgoing<'_>, err: &reqwest::Error) -> LlmError {
+        if err.is_timeout() {
+            let connecting = err.is_connect();
+            return LlmError::Timeout {
+                phase: if connecting {
+                    TimeoutPhase::Connect
+                } else {
+                    TimeoutPhase::Response
+                },
+                after: if connecting {
+                    self.options.connect_timeout
+                } else {
+                    self.options.request_timeout
+                },
+            };
+        }
+        let hint = if err.is_connect() {
+            request.connect_hint.to_owned()
+        } else {
+            "the server closed the connection before answering".to_owned()
+        };
+        LlmError::Connect {
+            url: origin(request.url),
+            message: describe(err),
+            hint,
+        }
+    }
+
+    /// The body of `response`, read under the idle timeout and the size limit.
+    pub fn body(&self, response: reqwest::Response) -> BodyReader {
+        let declared = response.content_length();
+        BodyReader {
+            chunks: Box::pin(response.bytes_stream()),
+            idle: self.options.idle_timeout,
+            limit: self.options.max_body_bytes,
+            read: 0,
+            declared,
+        }
+    }
+}
+
+type ByteStream = Pin<Box<dyn Stream<Item = reqwest::Result<Bytes>> + Send>>;
+
+/// A response body read chunk by chunk, with an idle timeout between chunks and a size limit.
+pub(crate) struct BodyReader {
+    chunks: ByteStream,
+    idle: Duration,
+    limit: usize,
+    read: usize,
+    declared: Option<u64>,
+}
+
+impl BodyReader {
+    /// The next chunk, `None` at a clean end.
+    pub async fn next_chunk(&mut self) -> Result<Option<Bytes>, LlmError> {
+        if self.declared.is_some_and(|n| n > self.limit as u64) {
+            return Err(LlmError::BodyTooLarge { limit: self.limit });
+        }
+        match tokio::time::timeout(self.idle, self.chunks.next()).await {
+            Err(_) => Err(LlmError::Timeout {
+                phase: TimeoutPhase::Idle,
+                after: self.idle,
+            }),
+            Ok(None) => Ok(None),
+            Ok(Some(Err(err))) => Err(LlmError::Stream {
+                message: format!(
+                    "the connection broke before the answer was complete ({})",
+                    describe(&err)
+                ),
+                partial: String::new(),
+            }),
+            Ok(Some(Ok(bytes))) => {
+                self.read = self.read.saturating_add(bytes.len());
+                if self.read > self.limit {
+                    Err(LlmError::BodyTooLarge { limit: self.limit })
+                } else {
+                    Ok(Some(bytes))
+                }
+            }
+        }
+    }
+
+    /// The whole body.
+    pub async fn read_all(&mut self) -> Result<Vec<u8>, LlmError> {
+        let mut body = Vec::new();
+        while let Some(chunk) = self.next_chunk().await? {
+            body.extend_from_slice(&chunk);
+        }
+        Ok(body)
+    }
+}
+
+/// A streamed wire format: NDJSON (Ollama) or server-sent events (OpenAI).
+pub(crate) trait WireFormat: Send + 'static {
+    /// Handles one complete line of the body (without its line break).
+    fn line(&mut self, line: &str, events: &mut VecDeque<ChatEvent>) -> Result<(), LlmError>;
+    /// The body ended cleanly: push the final [`ChatEvent::Done`] or say why the answer is incomplete.
+    fn end(&mut self, events: &mut VecDeque<ChatEvent>) -> Result<(), LlmError>;
+    /// Whether the final [`ChatEvent::Done`] has been pushed (the rest of the body is not read).
+    fn finished(&self) -> bool;
+}
+
+struct EventState<W> {
+    body: BodyReader,
+    wire: W,
+    pending: Vec<u8>,
+    events: VecDeque<ChatEvent>,
+    error: Option<LlmError>,
+    text: String,
+    ended: bool,
+}
+
+/// Turns a streamed body into the [`ChatStream`] of events its wire format describes. Events decoded
+/// before a failure are delivered first; the error is the last item and carries the text received.
+pub(crate) fn event_stream<W: WireFormat>(body: BodyReader, wire: W) -> ChatStream {
+    let state = EventState {
+        body,
+        wire,
+        pending: Vec::new(),
+        events: VecDeque::new(),
+        error: None,
+        text: String::new(),
+        ended: false,
+    };
+    Box::pin(futures_util::stream::unfold(
+        state,
+        |mut state| async move {
+            loop {
+                if let Some(event) = state.events.pop_front() {
+                    if let ChatEvent::Delta(delta) = &event {
+                        state.text.push_str(delta);
+                    }
+                    return Some((Ok(event), state));
+                }
+                if let Some(error) = state.error.take() {
+                    let error = match error {
+                        LlmError::Stream { message, partial } if partial.is_empty() => {
+                            LlmError::Stream {
+                                message,
+                                partial: std::mem::take(&mut state.text),
+                            }
+                        }
+                        other => other,
+                    };
+                    return Some((Err(error), state));
+                }
+                if state.ended || state.wire.finished() {
+                    return None;
+                }
+                match state.body.next_chunk().await {
+                    Ok(Some(chunk)) => {
+                        if let Err(err) = state.feed(&chunk) {
+                            state.fail(err);
+                        }
+                    }
+                    Ok(None) => {
+                        state.ended = true;
+                        let rest = std::mem::take(&mut state.pending);
+                        let result = state
+                            .line(&rest)
+                            .and_then(|()| state.wire.end(&mut state.events));
+                        if let Err(err) = result {
+                            state.error = Some(err);
+                        }
+                    }
+                    Err(err) => state.fail(err),
+                }
+            }
+        },
+    ))
+}
+
+impl<W: WireFormat> EventState<W> {
+    fn feed(&mut self, chunk: &[u8]) -> Result<(), LlmError> {
+        let mut rest = chunk;
+        while let Some(newline) = rest.iter().position(|&b| b == b'\n') {
+            let (head, tail) = rest.split_at(newline);
+            rest = tail.get(1..).unwrap_or_default();
+            if self.pending.is_empty() {
+                self.line(head)?;
+            } else {
+                let mut line = std::mem::take(&mut self.pending);
+                line.extend_from_slice(head);
+                self.line(&line)?;
+            }
+            if self.wire.finished() {
+                return Ok(());
+            }
+        }
+        self.pending.extend_from_slice(rest);
+        Ok(())
+    }
+
+    fn line(&mut self, line: &[u8]) -> Result<(), LlmError> {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if self.wire.finished() {
+            return Ok(());
+        }
+        let line = std::str::from_utf8(line).map_err(|_| LlmError::InvalidResponse {
+            message: "a line of the stream is not UTF-8".into(),
+            body: excerpt(&String::from_utf8_lossy(line)),
+        })?;
+        self.wire.line(line, &mut self.events)
+    }
+
+    fn fail(&mut self, err: LlmError) {
+        self.ended = true;
+        self.error = Some(err);
+    }
+}
+
+/// The error message in an error body: `{"error": "..."}` (Ollama), `{"error": {"message": "..."}}`
+/// (OpenAI), `{"message": "..."}`, or else the start of the body as text.
+pub(crate) fn server_message(body: &[u8]) -> String {
+    if let Ok(value) = serde_json::from_slice::<Value>(body) {
+        if let Some(message) = error_text(&value) {
+            return excerpt(&message);
+        }
+    }
+    excerpt(String::from_utf8_lossy(body).trim())
+}
+
+/// The message of an error object in a JSON body or stream line, if it is one.
+pub(crate) fn error_text(value: &Value) -> Option<String> {
+    let error = value.get("error").or_else(|| value.get("detail"));
+    match error {
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(Value::Object(obj)) => Some(match obj.get("message") {
+            Some(Value::String(s)) => s.clone(),
+            _ => Value::Object(obj.clone()).to_string(),
+        }),
+        Some(Value::Null) | None => match value.get("message") {
+            Some(Value::String(s)) if value.get("choices").is_none() => Some(s.clone()),
+            _ => None,
+        },
+        Some(other) => Some(other.to_string()),
+    }
+}
+
+/// At most [`EXCERPT_CHARS`] characters of `text`, marked when cut.
+pub(crate) fn excerpt(text: &str) -> String {
+    match text.char_indices().nth(EXCERPT_CHARS) {
+        None => text.to_owned(),
+        Some((cut, _)) => format!("{}...", &text[..cut]),
+    }
+}
+
+/// An error and its causes on one line, without the URL (it can hold credentials).
+fn describe(err: &reqwest::Error) -> String {
+    use std::error::Error as _;
+    let mut message = String::new();
+    let mut source: Option<&dyn std::error::Error> = err.source();
+    while let Some(cause) = source {
+        let text = cause.to_string();
+        if !message.contains(&text) {
+            if !message.is_empty() {
+                message.push_str(": ");
+            }
+            message.push_str(&text);
+        }
+        source = cause.source();
+    }
+    if message.is_empty() {
+        message = err.to_string();
+    }
+    message
+}
+
+/// The scheme, host and port of `url`, without credentials or path.
+pub(crate) fn origin(url: &str) -> String {
+    match reqwest::Url::parse(url) {
+        Ok(parsed) => parsed.origin().ascii_serialization(),
+        Err(_) => "the configured server".to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn server_messages_of_each_shape() {
+        assert_eq!(
+            server_message(br#"{"error":"model 'x' not found"}"#),
+            "model 'x' not found"
+        );
+        assert_eq!(
+            server_message(br#"{"error":{"code":400,"message":"bad schema","type":"x"}}"#),
+            "bad schema"
+        );
+        assert_eq!(server_message(b"  upstream down \n"), "upstream down");
+        assert!(server_message(&[b'x'; 5000]).len() < 400);
+        assert_eq!(error_text(&json!({"choices": [], "message": "m"})), None);
+    }
+
+    #[test]
+    fn excerpt_cuts_on_char_boundaries() {
+        let text = "é".repeat(1000);
+        let cut = excerpt(&text);
+        assert!(cut.ends_with("..."));
+        assert_eq!(cut.chars().count(), EXCERPT_CHARS + 3);
+    }
+
+    #[test]
+    fn origin_drops_credentials_and_path() {
+        assert_eq!(
+            origin("http://user:pw@localhost:8080/v1/chat"),
+            "http://localhost:8080"
+        );
+        assert_eq!(origin("not a url"), "the configured server");
+    }
+
+    #[test]
+    fn secret_from_missing_env_is_a_config_error() {
+        let err = Secret::from_env("LLM_EXTRACT_SURELY_UNSET_VARIABLE").unwrap_err();
+        assert!(matches!(err, LlmError::Config { .. }));
+        assert!(err
+            .to_string()
+            .contains("LLM_EXTRACT_SURELY_UNSET_VARIABLE"));
+    }
+}

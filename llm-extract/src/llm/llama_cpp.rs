@@ -1,0 +1,1114 @@
+//! The embedded llama.cpp engine (cargo feature `llama-cpp`): a GGUF model run in process, behind the
+//! same [`Llm`] trait as the HTTP backends, with grammar-constrained decoding.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), llm_extract::llm::LlmError> {
+//! use llm_extract::llm::llama_cpp::LlamaCpp;
+//! use llm_extract::{ChatRequest, Llm};
+//!
+//! // `LLM_EXTRACT_MODEL`, or the default model that `scripts/fetch-model.sh` caches.
+//! let llm = LlamaCpp::from_env()?;
+//! let schema = serde_json::json!({
+//!     "type": "object",
+//!     "properties": { "person": { "type": "string" } },
+//!     "required": ["person"],
+//!     "additionalProperties": false
+//! });
+//! let answer = llm
+//!     .chat(ChatRequest::new("Who wrote this? -- Ada").with_schema("Author", schema).with_max_tokens(64))
+//!     .await?;
+//! println!("{}", answer.text);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! How it works:
+//! - **The model** is loaded once ([`LlamaCpp`] is an `Arc` inside: clone it freely). The llama.cpp
+//!   backend is initialised once per process.
+//! - **The prompt** goes through the model's own chat template (ChatML when the model has none, or one
+//!   llama.cpp cannot apply). A last assistant message is a prefill: the answer continues it.
+//! - **The schema** of a request is in the Ollama dialect, so it is first checked by llama.cpp's
+//!   JSON-Schema-to-grammar converter (the one Ollama enforces): a schema Ollama would reject is rejected
+//!   here too ([`schema_to_grammar`]). Decoding is then constrained by the llguidance sampler, whose masks
+//!   cost a few percent of a token (llama.cpp's own grammar sampler runs this 135M model at under half
+//!   speed; [`GrammarEngine::Gbnf`] selects it). With [`ChatRequest::json_lines`] the grammar is one
+//!   compact value per line.
+//! - **Generation** runs on a blocking thread and streams UTF-8-safe text deltas through a channel;
+//!   dropping the stream stops generation at the next token.
+//! - **Concurrency**: each request gets its own llama.cpp context (its own KV cache, sized to the
+//!   request), and at most [`LlamaCppBuilder::parallel`] requests generate at once (default 1: on a CPU the
+//!   cores are already busy with one). Further requests wait in a first-come, first-served queue.
+
+use super::{BoxFuture, ChatEvent, ChatRequest, ChatResponse, ChatStream, Finish, Llm, LlmError, Role, Usage};
+use crate::schema::Dialect;
+use llama_cpp_2::context::params::LlamaContextParams;
+use llama_cpp_2::context::LlamaContext;
+use llama_cpp_2::llama_backend::LlamaBackend;
+use llama_cpp_2::llama_batch::LlamaBatch;
+use llama_cpp_2::model::params::LlamaModelParams;
+use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
+use llama_cpp_2::sampling::LlamaSampler;
+use llama_cpp_2::token::data::LlamaTokenData;
+use llama_cpp_2::token::data_array::LlamaTokenDataArray;
+use llama_cpp_2::token::LlamaToken;
+use llguidance::api::TopLevelGrammar;
+use llguidance::{Matcher, ParserFactory};
+use serde_json::{json, Value};
+use std::num::NonZeroU32;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+/// The environment variable naming a GGUF model file to use instead of the default model.
+pub const MODEL_ENV: &str = "LLM_EXTRACT_MODEL";
+
+/// The file name of the default model (SmolLM2-135M-Instruct, Q4_1) in the model cache.
+pub const DEFAULT_MODEL_FILE: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
+
+/// What to run to put the default model in the cache.
+const FETCH_HINT: &str = "run scripts/fetch-model.sh (it downloads the default model, SmolLM2-135M-Instruct, 98 MB, \
+     into the cache) or set LLM_EXTRACT_MODEL to any GGUF file";
+
+/// The embedded engine failed. Every variant says what to do about it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum LlamaCppError {
+    /// There is no model file where one was expected.
+    #[error("no model file at {}: {hint}", path.display())]
+    ModelNotFound {
+        /// Where the model was looked for.
+        path: PathBuf,
+        /// How to get one.
+        hint: String,
+    },
+    /// The file exists but llama.cpp cannot load it (not a GGUF file, truncated, or an unsupported model).
+    #[error("cannot load the model {}: {message}", path.display())]
+    ModelLoad {
+        /// The model file.
+        path: PathBuf,
+        /// What went wrong.
+        message: String,
+    },
+    /// llama.cpp's JSON-Schema-to-grammar converter (the one Ollama enforces) rejected the schema.
+    #[error(
+        "llama.cpp's JSON-Schema-to-grammar converter (what Ollama enforces) rejected the schema: {message}. \
+         Render the schema for the Ollama dialect (SchemaSet::for_dialect(Dialect::Ollama, ..)) and keep to its \
+         subset (no `{{}}` any-value, anchored patterns). Schema: {schema}"
+    )]
+    SchemaRejected {
+        /// What the converter said.
+        message: String,
+        /// The rejected schema, as JSON.
+        schema: String,
+    },
+    /// A grammar could not be built from a schema the converter accepted.
+    #[error("cannot build the decoding grammar: {message}")]
+    Grammar {
+        /// What went wrong.
+        message: String,
+    },
+    /// The prompt does not fit in the context.
+    #[error(
+        "the prompt is {prompt_tokens} tokens but the context holds {context_size}: shorten the input or raise \
+         LlamaCppBuilder::context_size (the model was trained on {trained} tokens)"
+    )]
+    ContextOverflow {
+        /// Tokens in the prompt.
+        prompt_tokens: usize,
+        /// Tokens the context holds.
+        context_size: u32,
+        /// The model's training context.
+        trained: u32,
+    },
+    /// The request cannot be run (for example a message holds a NUL byte).
+    #[error("invalid request for the embedded engine: {message}")]
+    InvalidRequest {
+        /// What is wrong.
+        message: String,
+    },
+    /// llama.cpp failed while generating; `partial` holds the text generated before.
+    #[error("llama.cpp failed: {message}")]
+    Engine {
+        /// What went wrong.
+        message: String,
+        /// The text generated before the failure.
+        partial: String,
+    },
+}
+
+impl LlamaCppError {
+    fn engine(message: impl std::fmt::Display) -> Self {
+        LlamaCppError::Engine {
+            message: message.to_string(),
+            partial: String::new(),
+        }
+    }
+}
+
+/// Converts a JSON Schema to a llama.cpp GBNF grammar with llama.cpp's own converter, the one Ollama and
+/// llama-server enforce. A schema this accepts is one Ollama accepts.
+///
+/// # Errors
+/// [`LlamaCppError::SchemaRejected`] when the converter rejects the schema (llama.cpp does not say why;
+/// the usual causes are a subschema with no constraining keyword, such as `true` or `{"title": ..}`, and an
+/// unanchored `pattern`).
+pub fn schema_to_grammar(schema: &Value) -> Result<String, LlamaCppError> {
+    let text = schema.to_string();
+    llama_cpp_2::json_schema_to_grammar(&text).map_err(|e| LlamaCppError::SchemaRejected {
+        message: e.to_string(),
+        schema: text,
+    })
+}
+
+/// The GBNF grammar of a JSON Lines answer: one or more values of `line_grammar`'s root, each on its own
+/// line. Whitespace inside a value is limited to spaces, so a value cannot spill over lines.
+fn json_lines_gbnf(line_grammar: &str) -> String {
+    let mut out = String::from("root ::= (jsonl-line \"\\n\")+\n");
+    for rule in line_grammar.lines() {
+        if let Some(body) = rule.strip_prefix("root ::=") {
+            out.push_str("jsonl-line ::=");
+            out.push_str(body);
+        } else if rule.starts_with("space ::=") {
+            out.push_str("space ::= | \" \"");
+        } else {
+            out.push_str(rule);
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// llguidance's JSON compile options: values written the way `json.dumps` writes them, on one line, with
+/// `oneOf` read as `anyOf` (the tag of each variant keeps them apart) and unknown keywords ignored (the
+/// llama.cpp converter already vetted the schema, and every value is validated after parsing anyway).
+fn with_guidance_options(schema: &Value) -> Value {
+    let mut schema = schema.clone();
+    if let Value::Object(map) = &mut schema {
+        map.insert(
+            "x-guidance".into(),
+            json!({
+                "whitespace_flexible": false,
+                "item_separator": ", ",
+                "key_separator": ": ",
+                "coerce_one_of": true,
+                "lenient": true
+            }),
+        );
+    }
+    schema
+}
+
+/// The llguidance grammar of a request's schema.
+fn guidance_grammar(schema: &Value, json_lines: bool) -> TopLevelGrammar {
+    let schema = with_guidance_options(schema);
+    if json_lines {
+        TopLevelGrammar::from_lark(format!("start: (item \"\\n\")+\nitem: %json {schema}\n"))
+    } else {
+        TopLevelGrammar::from_json_schema(schema)
+    }
+}
+
+/// Where the default model is cached: `${XDG_CACHE_HOME:-$HOME/.cache}/llm-extract/models/`, as
+/// `scripts/fetch-model.sh` writes it. `None` when neither variable is set.
+pub fn default_model_path() -> Option<PathBuf> {
+    let non_empty = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let cache = non_empty("XDG_CACHE_HOME")
+        .filter(|p| p.is_absolute())
+        .or_else(|| non_empty("HOME").map(|home| home.join(".cache")))?;
+    Some(cache.join("llm-extract").join("models").join(DEFAULT_MODEL_FILE))
+}
+
+/// The model file to load: the file `LLM_EXTRACT_MODEL` names, else the cached default model.
+///
+/// # Errors
+/// [`LlamaCppError::ModelNotFound`] when that file does not exist, saying how to get one. Nothing is
+/// downloaded here.
+pub fn model_path_from_env() -> Result<PathBuf, LlamaCppError> {
+    if let Some(path) = std::env::var_os(MODEL_ENV).filter(|v| !v.is_empty()) {
+        let path = PathBuf::from(path);
+        return if path.is_file() {
+            Ok(path)
+        } else {
+            Err(LlamaCppError::ModelNotFound {
+                path,
+                hint: format!("{MODEL_ENV} names no file; point it at a GGUF file, or unset it to use the default model"),
+            })
+        };
+    }
+    match default_model_path() {
+        Some(path) if path.is_file() => Ok(path),
+        Some(path) => Err(LlamaCppError::ModelNotFound {
+            path,
+            hint: FETCH_HINT.into(),
+        }),
+        None => Err(LlamaCppError::ModelNotFound {
+            path: PathBuf::from(DEFAULT_MODEL_FILE),
+            hint: format!("neither HOME nor XDG_CACHE_HOME is set, so there is no model cache; set {MODEL_ENV} to a GGUF file"),
+        }),
+    }
+}
+
+/// The llama.cpp backend, initialised once per process. Its logs go to `tracing` (silent by default).
+fn backend() -> Result<&'static LlamaBackend, LlamaCppError> {
+    static BACKEND: OnceLock<Result<LlamaBackend, String>> = OnceLock::new();
+    BACKEND
+        .get_or_init(|| {
+            llama_cpp_2::send_logs_to_tracing(llama_cpp_2::LogOptions::default());
+            LlamaBackend::init().map_err(|e| e.to_string())
+        })
+        .as_ref()
+        .map_err(|e| {
+            LlamaCppError::engine(format!(
+                "cannot initialise the llama.cpp backend ({e}); if this process initialised it already, \
+                 only one owner can"
+            ))
+        })
+}
+
+/// Which sampler enforces a schema.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum GrammarEngine {
+    /// llguidance: masks computed lazily over a token trie, close to unconstrained speed. The default.
+    #[default]
+    Guidance,
+    /// llama.cpp's GBNF grammar sampler over the converter's grammar: exactly what Ollama runs, and slower.
+    Gbnf,
+}
+
+/// Builds a [`LlamaCpp`] with non-default settings.
+#[derive(Debug, Clone)]
+pub struct LlamaCppBuilder {
+    path: PathBuf,
+    context_size: u32,
+    threads: Option<usize>,
+    parallel: usize,
+    grammar_engine: GrammarEngine,
+    ignore_eos: bool,
+}
+
+impl LlamaCppBuilder {
+    /// The largest context a request may use, in tokens (prompt plus answer; default 4096, capped at the
+    /// model's training context). Each request's context is sized to what it needs, up to this.
+    pub fn context_size(mut self, tokens: u32) -> Self {
+        self.context_size = tokens.max(16);
+        self
+    }
+
+    /// CPU threads per generation (default: all available cores).
+    pub fn threads(mut self, threads: usize) -> Self {
+        self.threads = Some(threads.max(1));
+        self
+    }
+
+    /// How many requests may generate at the same time, each in its own context (default 1; others queue).
+    pub fn parallel(mut self, requests: usize) -> Self {
+        self.parallel = requests.max(1);
+        self
+    }
+
+    /// Which sampler enforces schemas (default [`GrammarEngine::Guidance`]).
+    pub fn grammar_engine(mut self, engine: GrammarEngine) -> Self {
+        self.grammar_engine = engine;
+        self
+    }
+
+    /// Never end an answer at an end-of-generation token: it runs to `max_tokens` (or until the grammar is
+    /// complete). For benchmarks that compare equal answer lengths; off by default.
+    pub fn ignore_eos(mut self, ignore: bool) -> Self {
+        self.ignore_eos = ignore;
+        self
+    }
+
+    /// Loads the model.
+    ///
+    /// # Errors
+    /// [`LlamaCppError::ModelNotFound`] or [`LlamaCppError::ModelLoad`] (wrapped in [`LlmError::LlamaCpp`]).
+    pub fn build(self) -> Result<LlamaCpp, LlmError> {
+        Ok(LlamaCpp {
+            engine: Arc::new(Engine::load(self)?),
+        })
+    }
+}
+
+/// A local GGUF model run by llama.cpp in this process. Cheap to clone: clones share the loaded model.
+#[derive(Clone)]
+pub struct LlamaCpp {
+    engine: Arc<Engine>,
+}
+
+impl std::fmt::Debug for LlamaCpp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LlamaCpp")
+            .field("model", &self.engine.path)
+            .field("grammar_engine", &self.engine.settings.grammar_engine)
+            .finish_non_exhaustive()
+    }
+}
+
+/// One finished generation, with timings (see [`LlamaCpp::generate`]).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Generation {
+    /// The answer, as [`Llm::chat`] returns it.
+    pub response: ChatResponse,
+    /// Time spent reading the prompt.
+    pub prompt_time: Duration,
+    /// Time spent generating the answer (sampling, grammar masks and decoding).
+    pub generation_time: Duration,
+}
+
+impl Generation {
+    /// Generated tokens per second (0 when nothing was generated).
+    pub fn tokens_per_second(&self) -> f64 {
+        let secs = self.generation_time.as_secs_f64();
+        if secs > 0.0 {
+            self.response.usage.completion_tokens as f64 / secs
+        } else {
+            0.0
+        }
+    }
+}
+
+impl LlamaCpp {
+    /// Loads the model named by `LLM_EXTRACT_MODEL`, else the cached default model
+    /// (see [`model_path_from_env`]). Never downloads.
+    ///
+    /// # Errors
+    /// A missing model file (with what to run to get one) or a file llama.cpp cannot load.
+    pub fn from_env() -> Result<Self, LlmError> {
+        Self::load(model_path_from_env()?)
+    }
+
+    /// Loads a GGUF model file with default settings.
+    ///
+    /// # Errors
+    /// A missing file, or a file llama.cpp cannot load.
+    pub fn load(path: impl Into<PathBuf>) -> Result<Self, LlmError> {
+        Self::builder(path).build()
+    }
+
+    /// A builder for non-default settings.
+    pub fn builder(path: impl Into<PathBuf>) -> LlamaCppBuilder {
+        LlamaCppBuilder {
+            path: path.into(),
+            context_size: 4096,
+            threads: None,
+            parallel: 1,
+            grammar_engine: GrammarEngine::default(),
+            ignore_eos: false,
+        }
+    }
+
+    /// The model file.
+    pub fn model_path(&self) -> &Path {
+        &self.engine.path
+    }
+
+    /// The model's name as responses report it (the file name without `.gguf`).
+    pub fn model_name(&self) -> &str {
+        &self.engine.name
+    }
+
+    /// Runs `request` on the calling thread, blocking it, and calls `on_text` with each piece of answer
+    /// text as it is decoded; generation stops early when `on_text` returns `false`. Unlike
+    /// [`Llm::chat_stream`] this does not wait in the request queue.
+    ///
+    /// # Errors
+    /// A schema the converter rejects, a grammar that fails to build, a prompt longer than the context, or
+    /// a llama.cpp failure (with the text generated so far).
+    pub fn generate(&self, request: &ChatRequest, mut on_text: impl FnMut(&str) -> bool) -> Result<Generation, LlmError> {
+        let mut run = self.engine.prepare(request)?;
+        Ok(run.generate(&mut on_text)?)
+    }
+}
+
+impl Llm for LlamaCpp {
+    fn dialect(&self) -> Dialect {
+        Dialect::Ollama
+    }
+
+    fn chat_stream(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatStream, LlmError>> {
+        let engine = Arc::clone(&self.engine);
+        Box::pin(async move {
+            let permit = Arc::clone(&engine.queue)
+                .acquire_owned()
+                .await
+                .map_err(|_| LlamaCppError::engine("the request queue is closed"))?;
+            let (events, receiver) = tokio::sync::mpsc::channel::<Result<ChatEvent, LlmError>>(64);
+            let (ready, started) = tokio::sync::oneshot::channel::<Result<(), LlmError>>();
+            let job = move || {
+                let _permit = permit;
+                let mut run = match engine.prepare(&request) {
+                    Ok(run) => run,
+                    Err(e) => {
+                        let _ = ready.send(Err(e.into()));
+                        return;
+                    }
+                };
+                if ready.send(Ok(())).is_err() {
+                    return; // the caller is gone
+                }
+                let mut on_text = |text: &str| {
+                    if text.is_empty() {
+                        !events.is_closed()
+                    } else {
+                        events.blocking_send(Ok(ChatEvent::Delta(text.to_owned()))).is_ok()
+                    }
+                };
+                let last = match run.generate(&mut on_text) {
+                    Ok(generation) => Ok(ChatEvent::Done(generation.response)),
+                    Err(e) => Err(e.into()),
+                };
+                let _ = events.blocking_send(last);
+            };
+            match tokio::runtime::Handle::try_current() {
+                Ok(runtime) => drop(runtime.spawn_blocking(job)),
+                Err(_) => drop(std::thread::spawn(job)),
+            }
+            started
+                .await
+                .map_err(|_| LlamaCppError::engine("the generation thread stopped before starting"))??;
+            let stream = futures_util::stream::unfold(receiver, |mut receiver| async move {
+                receiver.recv().await.map(|event| (event, receiver))
+            });
+            Ok(Box::pin(stream) as ChatStream)
+        })
+    }
+}
+
+/// Settings fixed at load time.
+#[derive(Debug, Clone)]
+struct Settings {
+    context_size: u32,
+    threads: i32,
+    grammar_engine: GrammarEngine,
+    ignore_eos: bool,
+}
+
+/// The loaded model and what is derived from it once.
+struct Engine {
+    model: LlamaModel,
+    backend: &'static LlamaBackend,
+    path: PathBuf,
+    name: String,
+    template: LlamaChatTemplate,
+    settings: Settings,
+    /// llguidance's parser factory (token trie and slices), built on the first constrained request.
+    guidance: OnceLock<Result<Arc<ParserFactory>, String>>,
+    /// llama.cpp's context creation mutates the model, so contexts are created one at a time.
+    context_lock: Mutex<()>,
+    /// Requests allowed to generate at once; the rest wait here in order.
+    queue: Arc<tokio::sync::Semaphore>,
+}
+
+impl Engine {
+    fn load(builder: LlamaCppBuilder) -> Result<Self, LlamaCppError> {
+        let path = builder.path;
+        if !path.is_file() {
+            return Err(LlamaCppError::ModelNotFound { path, hint: FETCH_HINT.into() });
+        }
+        check_gguf_magic(&path)?;
+        let backend = backend()?;
+        let model = LlamaModel::load_from_file(backend, &path, &LlamaModelParams::default()).map_err(|e| {
+            LlamaCppError::ModelLoad {
+                path: path.clone(),
+                message: format!(
+                    "llama.cpp could not load it ({e}): the file may be truncated or corrupt (delete it and run \
+                     scripts/fetch-model.sh again) or be a model this llama.cpp does not support"
+                ),
+            }
+        })?;
+        let template = usable_template(&model);
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().trim_end_matches(".gguf").to_string())
+            .unwrap_or_default();
+        let threads = builder
+            .threads
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, usize::from));
+        let context_size = builder.context_size.min(model.n_ctx_train().max(16));
+        Ok(Engine {
+            model,
+            backend,
+            path,
+            name,
+            template,
+            settings: Settings {
+                context_size,
+                threads: i32::try_from(threads).unwrap_or(i32::MAX),
+                grammar_engine: builder.grammar_engine,
+                ignore_eos: builder.ignore_eos,
+            },
+            guidance: OnceLock::new(),
+            context_lock: Mutex::new(()),
+            queue: Arc::new(tokio::sync::Semaphore::new(builder.parallel)),
+        })
+    }
+
+    fn guidance_factory(&self) -> Result<Arc<ParserFactory>, LlamaCppError> {
+        self.guidance
+            .get_or_init(|| {
+                let env = LlamaSampler::llguidance_tok_env(&self.model);
+                let mut factory = ParserFactory::new_simple(&env).map_err(|e| e.to_string())?;
+                factory.quiet();
+                Ok(Arc::new(factory))
+            })
+            .clone()
+            .map_err(|message| LlamaCppError::Grammar { message })
+    }
+
+    /// The constraint for `request`, if it has a schema.
+    fn constraint(&self, request: &ChatRequest) -> Result<Constraint, LlamaCppError> {
+        let Some(schema) = &request.schema else {
+            return Ok(Constraint::None);
+        };
+        // Ollama's converter decides what is accepted, whichever sampler runs.
+        let gbnf = schema_to_grammar(schema)?;
+        match self.settings.grammar_engine {
+            GrammarEngine::Guidance => {
+                let factory = self.guidance_factory()?;
+                let grammar = guidance_grammar(schema, request.json_lines);
+                let matcher = Matcher::new(factory.create_parser(grammar));
+                match matcher.get_error() {
+                    Some(message) => Err(LlamaCppError::Grammar { message }),
+                    None => Ok(Constraint::Guidance(Box::new(matcher))),
+                }
+            }
+            GrammarEngine::Gbnf => {
+                let gbnf = if request.json_lines { json_lines_gbnf(&gbnf) } else { gbnf };
+                LlamaSampler::grammar(&self.model, &gbnf, "root")
+                    .map(Constraint::Gbnf)
+                    .map_err(|e| LlamaCppError::Grammar {
+                        message: format!("llama.cpp rejected the grammar ({e}): {gbnf}"),
+                    })
+            }
+        }
+    }
+
+    /// The prompt's tokens and the prefill (a last assistant message the answer continues), if any.
+    fn prompt(&self, request: &ChatRequest) -> Result<(Vec<LlamaToken>, Option<String>), LlamaCppError> {
+        let mut turns: Vec<(&str, &str)> = Vec::with_capacity(request.messages.len() + 1);
+        if let Some(system) = &request.system {
+            turns.push(("system", system));
+        }
+        for message in &request.messages {
+            let role = match message.role {
+                Role::System => "system",
+                Role::User => "user",
+                Role::Assistant => "assistant",
+            };
+            turns.push((role, &message.content));
+        }
+        let prefill = match turns.last() {
+            Some(("assistant", content)) => Some(content.to_string()),
+            _ => None,
+        };
+        if prefill.is_some() {
+            turns.pop();
+        }
+        let messages = turns
+            .iter()
+            .map(|(role, content)| LlamaChatMessage::new(role.to_string(), content.to_string()))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|_| LlamaCppError::InvalidRequest {
+                message: "a message contains a NUL byte".into(),
+            })?;
+        let text = self
+            .model
+            .apply_chat_template(&self.template, &messages, true)
+            .map_err(|e| LlamaCppError::engine(format!("cannot apply the chat template: {e}")))?;
+        let vocab = self.model.vocab();
+        let mut tokens = vocab.tokenize(text.as_bytes(), true, true);
+        if let Some(prefill) = &prefill {
+            tokens.extend(vocab.tokenize(prefill.as_bytes(), false, false));
+        }
+        Ok((tokens, prefill))
+    }
+
+    /// Everything before the first answer token: prompt, constraint, context, prompt decoding.
+    fn prepare(&self, request: &ChatRequest) -> Result<Run<'_>, LlamaCppError> {
+        let started = Instant::now();
+        let (prompt, prefill) = self.prompt(request)?;
+        if prompt.is_empty() {
+            return Err(LlamaCppError::InvalidRequest {
+                message: "the prompt is empty".into(),
+            });
+        }
+        let mut constraint = self.constraint(request)?;
+        let limit = self.settings.context_size;
+        let prompt_len = u32::try_from(prompt.len()).unwrap_or(u32::MAX);
+        if prompt_len >= limit {
+            return Err(LlamaCppError::ContextOverflow {
+                prompt_tokens: prompt.len(),
+                context_size: limit,
+                trained: self.model.n_ctx_train(),
+            });
+        }
+        let room = limit - prompt_len;
+        let max_new = request.max_tokens.map_or(room, |m| m.min(room));
+        if let Some(prefill) = &prefill {
+            let tokens = self.model.vocab().tokenize(prefill.as_bytes(), false, false);
+            constraint.feed_prefill(&tokens)?;
+        }
+        // Round up so llama.cpp's own padding of the context never cuts an answer short.
+        let n_ctx = (prompt_len + max_new).div_ceil(256).saturating_mul(256).clamp(256, limit.max(256));
+        let params = LlamaContextParams::default()
+            .with_n_ctx(NonZeroU32::new(n_ctx))
+            .with_n_batch(BATCH)
+            .with_n_ubatch(BATCH)
+            .with_n_threads(self.settings.threads)
+            .with_n_threads_batch(self.settings.threads);
+        let mut context = {
+            let _one_at_a_time = self.context_lock.lock().unwrap_or_else(|p| p.into_inner());
+            self.model
+                .new_context(self.backend, params)
+                .map_err(|e| LlamaCppError::engine(format!("cannot create a context of {n_ctx} tokens: {e}")))?
+        };
+        let n_ctx = context.n_ctx();
+        let mut batch = LlamaBatch::new(BATCH as usize, 1);
+        let last = prompt.len() - 1;
+        for (chunk_index, chunk) in prompt.chunks(BATCH as usize).enumerate() {
+            batch.clear();
+            for (i, token) in chunk.iter().enumerate() {
+                let index = chunk_index * BATCH as usize + i;
+                let pos = i32::try_from(index).unwrap_or(i32::MAX);
+                batch
+                    .add(*token, pos, &[0], index == last)
+                    .map_err(LlamaCppError::engine)?;
+            }
+            context
+                .decode(&mut batch)
+                .map_err(|e| LlamaCppError::engine(format!("cannot read the prompt: {e}")))?;
+        }
+        let sampler = match request.temperature {
+            Some(t) if t > 0.0 => LlamaSampler::chain_simple([
+                LlamaSampler::top_k(40),
+                LlamaSampler::top_p(0.95, 1),
+                LlamaSampler::min_p(0.05, 1),
+                LlamaSampler::temp(t),
+                LlamaSampler::dist(request.seed.map_or(u32::MAX, fold_seed)),
+            ]),
+            _ => LlamaSampler::greedy(),
+        };
+        Ok(Run {
+            engine: self,
+            context,
+            batch,
+            constraint,
+            sampler,
+            logits_index: i32::try_from(batch_index_of_last(prompt.len())).unwrap_or(0),
+            pos: prompt_len,
+            n_ctx,
+            max_new,
+            prompt_tokens: prompt.len(),
+            stops: StopScanner::new(&request.stop),
+            prompt_time: started.elapsed(),
+        })
+    }
+}
+
+/// Tokens decoded per llama.cpp call while reading the prompt.
+const BATCH: u32 = 512;
+
+/// The index, within its batch, of the prompt's last token (the one whose logits are read).
+fn batch_index_of_last(prompt_len: usize) -> usize {
+    (prompt_len - 1) % BATCH as usize
+}
+
+/// A 64-bit seed folded into llama.cpp's 32 bits (`u32::MAX` means "random" there, so it is avoided).
+fn fold_seed(seed: u64) -> u32 {
+    let folded = (seed ^ (seed >> 32)) as u32;
+    if folded == u32::MAX {
+        0
+    } else {
+        folded
+    }
+}
+
+/// The model's chat template if llama.cpp can apply it, else ChatML.
+fn usable_template(model: &LlamaModel) -> LlamaChatTemplate {
+    let chatml = || LlamaChatTemplate::new("chatml").expect("a literal without NUL");
+    let Ok(template) = model.chat_template(None) else {
+        return chatml();
+    };
+    let probe = LlamaChatMessage::new("user".into(), "hi".into()).expect("a literal without NUL");
+    match model.apply_chat_template(&template, &[probe], true) {
+        Ok(_) => template,
+        Err(e) => {
+            tracing::warn!("llama.cpp cannot apply the model's chat template ({e}); using ChatML");
+            chatml()
+        }
+    }
+}
+
+/// Refuses a file that is not GGUF before llama.cpp sees it, with a clearer message than llama.cpp's.
+fn check_gguf_magic(path: &Path) -> Result<(), LlamaCppError> {
+    use std::io::Read;
+    let mut magic = [0u8; 4];
+    let read = std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut magic));
+    match read {
+        Ok(()) if &magic == b"GGUF" => Ok(()),
+        Ok(()) => Err(LlamaCppError::ModelLoad {
+            path: path.to_path_buf(),
+            message: "not a GGUF file (it does not start with the GGUF magic bytes)".into(),
+        }),
+        Err(e) => Err(LlamaCppError::ModelLoad {
+            path: path.to_path_buf(),
+            message: format!("cannot read it: {e}"),
+        }),
+    }
+}
+
+/// What constrains the next token.
+enum Constraint {
+    /// Free text.
+    None,
+    /// llguidance: we compute the mask and feed it each accepted token.
+    Guidance(Box<Matcher>),
+    /// llama.cpp's grammar sampler: applied to the candidates, then told the chosen token.
+    Gbnf(LlamaSampler),
+}
+
+impl Constraint {
+    /// Feeds a prefill's tokens, so the grammar continues from where the prefill left off.
+    fn feed_prefill(&mut self, tokens: &[LlamaToken]) -> Result<(), LlamaCppError> {
+        let rejected = || LlamaCppError::InvalidRequest {
+            message: "the assistant prefill (the last message) does not match the schema's grammar".into(),
+        };
+        match self {
+            Constraint::None => Ok(()),
+            Constraint::Guidance(matcher) => {
+                let ids: Vec<u32> = tokens.iter().map(|t| t.0.cast_unsigned()).collect();
+                matcher.consume_tokens(&ids).map_err(|_| rejected())
+            }
+            Constraint::Gbnf(grammar) => tokens.iter().try_for_each(|t| grammar.try_accept(*t).map_err(|_| rejected())),
+        }
+    }
+
+    /// The grammar is complete and allows nothing more.
+    fn is_complete(&self) -> bool {
+        matches!(self, Constraint::Guidance(m) if m.is_stopped())
+    }
+}
+
+/// One request between its prompt and its last token.
+struct Run<'a> {
+    engine: &'a Engine,
+    context: LlamaContext<'a>,
+    batch: LlamaBatch<'static>,
+    constraint: Constraint,
+    sampler: LlamaSampler,
+    logits_index: i32,
+    pos: u32,
+    n_ctx: u32,
+    max_new: u32,
+    prompt_tokens: usize,
+    stops: StopScanner,
+    prompt_time: Duration,
+}
+
+impl Run<'_> {
+    fn generate(&mut self, on_text: &mut dyn FnMut(&str) -> bool) -> Result<Generation, LlamaCppError> {
+        let started = Instant::now();
+        let vocab = self.engine.model.vocab();
+        let mut text = String::new();
+        let mut utf8 = Utf8Decoder::default();
+        let mut candidates: Vec<LlamaTokenData> = Vec::new();
+        let mut generated: u32 = 0;
+        let mut piece = Vec::new();
+        let fail = |message: String, text: &str| LlamaCppError::Engine {
+            message,
+            partial: text.to_owned(),
+        };
+        let finish = loop {
+            if generated >= self.max_new || self.pos >= self.n_ctx {
+                break Finish::Length;
+            }
+            let logits = self.context.get_logits_ith(self.logits_index);
+            candidates.clear();
+            match &mut self.constraint {
+                Constraint::Guidance(matcher) => {
+                    let mask = matcher
+                        .compute_mask()
+                        .map_err(|e| fail(format!("the grammar failed: {e}"), &text))?;
+                    mask.iter_set_entries(|id| {
+                        if let (Some(&logit), Ok(id)) = (logits.get(id), i32::try_from(id)) {
+                            candidates.push(LlamaTokenData::new(LlamaToken(id), logit, 0.0));
+                        }
+                    });
+                }
+                _ => candidates.extend((0..).zip(logits).map(|(id, &logit)| LlamaTokenData::new(LlamaToken(id), logit, 0.0))),
+            }
+            if self.engine.settings.ignore_eos {
+                candidates.retain(|c| !vocab.is_eog(c.id()));
+            }
+            if candidates.is_empty() {
+                break Finish::Stop; // nothing may follow: the grammar is done
+            }
+            let mut array = LlamaTokenDataArray::new(std::mem::take(&mut candidates), false);
+            if let Constraint::Gbnf(grammar) = &mut self.constraint {
+                array.apply_sampler(grammar);
+            }
+            array.apply_sampler(&mut self.sampler);
+            let token = array.selected_token();
+            candidates = array.data;
+            let Some(token) = token else {
+                return Err(fail("the sampler selected no token".into(), &text));
+            };
+            if vocab.is_eog(token) {
+                break Finish::Stop;
+            }
+            // `apply` does not accept: this is the one accept of this token (accepting twice aborts).
+            match &mut self.constraint {
+                Constraint::Guidance(matcher) => matcher
+                    .consume_token(token.0.cast_unsigned())
+                    .map_err(|e| fail(format!("the grammar refused its own token: {e}"), &text))?,
+                Constraint::Gbnf(grammar) => grammar
+                    .try_accept(token)
+                    .map_err(|e| fail(format!("the grammar refused its own token: {e}"), &text))?,
+                Constraint::None => {}
+            }
+            generated += 1;
+            piece.clear();
+            vocab.token_to_piece_into(token, &mut piece, false, None);
+            let decoded = utf8.push(&piece);
+            let (emit, stopped) = self.stops.push(&decoded);
+            text.push_str(&emit);
+            if !on_text(&emit) {
+                break Finish::Other("cancelled".into());
+            }
+            if stopped || self.constraint.is_complete() {
+                break Finish::Stop;
+            }
+            self.batch.clear();
+            let pos = i32::try_from(self.pos).unwrap_or(i32::MAX);
+            self.batch
+                .add(token, pos, &[0], true)
+                .map_err(|e| fail(e.to_string(), &text))?;
+            self.context
+                .decode(&mut self.batch)
+                .map_err(|e| fail(format!("decoding failed: {e}"), &text))?;
+            self.logits_index = 0;
+            self.pos += 1;
+        };
+        let tail = self.stops.finish(&utf8.finish());
+        if !tail.is_empty() {
+            text.push_str(&tail);
+            let _ = on_text(&tail);
+        }
+        let response = ChatResponse {
+            text,
+            thinking: None,
+            usage: Usage {
+                prompt_tokens: self.prompt_tokens as u64,
+                completion_tokens: u64::from(generated),
+            },
+            finish,
+            model: Some(self.engine.name.clone()),
+        };
+        Ok(Generation {
+            response,
+            prompt_time: self.prompt_time,
+            generation_time: started.elapsed(),
+        })
+    }
+}
+
+/// Turns token pieces (bytes) into text without splitting a character across two deltas.
+#[derive(Debug, Default)]
+struct Utf8Decoder {
+    pending: Vec<u8>,
+}
+
+impl Utf8Decoder {
+    /// The text completed by `bytes`; an incomplete character at the end waits for the next piece.
+    fn push(&mut self, bytes: &[u8]) -> String {
+        self.pending.extend_from_slice(bytes);
+        let mut out = String::new();
+        loop {
+            match std::str::from_utf8(&self.pending) {
+                Ok(s) => {
+                    out.push_str(s);
+                    self.pending.clear();
+                    return out;
+                }
+                Err(e) => {
+                    let (valid, rest) = self.pending.split_at(e.valid_up_to());
+                    // SAFETY-free: `valid` is valid UTF-8 by `valid_up_to`.
+                    out.push_str(std::str::from_utf8(valid).unwrap_or_default());
+                    match e.error_len() {
+                        // An incomplete sequence at the end: keep it for the next piece.
+                        None => {
+                            self.pending = rest.to_vec();
+                            return out;
+                        }
+                        // Bytes that can never be UTF-8: replace them, as a lossy decoder would.
+                        Some(bad) => {
+                            out.push(char::REPLACEMENT_CHARACTER);
+                            self.pending = rest[bad..].to_vec();
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Whatever is left at the end (an incomplete character becomes U+FFFD).
+    fn finish(&mut self) -> String {
+        let out = String::from_utf8_lossy(&self.pending).into_owned();
+        self.pending.clear();
+        out
+    }
+}
+
+/// Finds stop strings in the answer as it streams, holding back text that may be the start of one.
+#[derive(Debug, Default)]
+struct StopScanner {
+    stops: Vec<String>,
+    held: String,
+    stopped: bool,
+}
+
+impl StopScanner {
+    fn new(stops: &[String]) -> Self {
+        StopScanner {
+            stops: stops.iter().filter(|s| !s.is_empty()).cloned().collect(),
+            held: String::new(),
+            stopped: false,
+        }
+    }
+
+    /// Adds `text`; returns what can be emitted now and whether a stop string was found (the stop string
+    /// and everything after it are dropped).
+    fn push(&mut self, text: &str) -> (String, bool) {
+        if self.stopped {
+            return (String::new(), true);
+        }
+        if self.stops.is_empty() {
+            return (text.to_owned(), false);
+        }
+        self.held.push_str(text);
+        if let Some(at) = self.stops.iter().filter_map(|s| self.held.find(s.as_str())).min() {
+            self.stopped = true;
+            let emit = self.held[..at].to_owned();
+            self.held.clear();
+            return (emit, true);
+        }
+        // Keep the longest tail that could still grow into a stop string.
+        let keep_from = self
+            .held
+            .char_indices()
+            .map(|(i, _)| i)
+            .find(|&i| {
+                let tail = &self.held[i..];
+                self.stops.iter().any(|s| s.starts_with(tail))
+            })
+            .unwrap_or(self.held.len());
+        let emit = self.held[..keep_from].to_owned();
+        self.held.replace_range(..keep_from, "");
+        (emit, false)
+    }
+
+    /// What is still held at the end of the answer, after `text` (the decoder's last bytes).
+    fn finish(&mut self, text: &str) -> String {
+        let (mut out, stopped) = self.push(text);
+        if !stopped {
+            out.push_str(&std::mem::take(&mut self.held));
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utf8_decoder_holds_a_character_split_across_pieces() {
+        let mut d = Utf8Decoder::default();
+        let euro = "€".as_bytes(); // three bytes
+        assert_eq!(d.push(b"a"), "a");
+        assert_eq!(d.push(&euro[..1]), "");
+        assert_eq!(d.push(&euro[1..2]), "");
+        assert_eq!(d.push(&[euro[2], b'b']), "€b");
+        assert_eq!(d.finish(), "");
+    }
+
+    #[test]
+    fn utf8_decoder_replaces_invalid_bytes_and_flushes_an_incomplete_tail() {
+        let mut d = Utf8Decoder::default();
+        assert_eq!(d.push(&[b'x', 0xFF, b'y']), "x\u{FFFD}y");
+        assert_eq!(d.push(&[0xE2, 0x82]), "");
+        assert_eq!(d.finish(), "\u{FFFD}");
+    }
+
+    #[test]
+    fn stop_scanner_holds_a_possible_prefix_and_cuts_at_the_stop() {
+        let mut s = StopScanner::new(&["END".to_string()]);
+        assert_eq!(s.push("abc E"), ("abc ".to_string(), false));
+        assert_eq!(s.push("N"), (String::new(), false));
+        assert_eq!(s.push("Dxyz"), (String::new(), true));
+        assert_eq!(s.finish(""), "");
+    }
+
+    #[test]
+    fn stop_scanner_releases_a_false_start() {
+        let mut s = StopScanner::new(&["END".to_string()]);
+        assert_eq!(s.push("EN"), (String::new(), false));
+        assert_eq!(s.push("x"), ("ENx".to_string(), false));
+        assert_eq!(s.push("E"), (String::new(), false));
+        assert_eq!(s.finish(""), "E");
+    }
+
+    #[test]
+    fn stop_scanner_without_stops_passes_text_through() {
+        let mut s = StopScanner::new(&[]);
+        assert_eq!(s.push("é"), ("é".to_string(), false));
+        assert_eq!(s.finish(""), "");
+    }
+
+    #[test]
+    fn json_lines_gbnf_wraps_the_root_and_keeps_values_on_one_line() {
+        let line = schema_to_grammar(&json!({"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}))
+            .unwrap();
+        let lines = json_lines_gbnf(&line);
+        assert!(lines.starts_with("root ::= (jsonl-line \"\\n\")+\n"), "{lines}");
+        assert!(lines.contains("jsonl-line ::="), "{lines}");
+        assert!(lines.contains("space ::= | \" \"\n"), "{lines}");
+        assert_eq!(lines.matches("root ::=").count(), 1, "{lines}");
+    }
+
+    #[test]
+    fn the_converter_rejects_what_ollama_rejects() {
+        let err = schema_to_grammar(&json!({"type": "object", "properties": {"v": true}})).unwrap_err();
+        assert!(matches!(err, LlamaCppError::SchemaRejected { .. }), "{err}");
+        assert!(err.to_string().contains("\"v\":true"), "the message carries the schema: {err}");
+    }
+
+    #[test]
+    fn a_missing_model_is_an_error_that_says_how_to_get_one() {
+        let err = LlamaCpp::load("/nonexistent/model.gguf").unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("/nonexistent/model.gguf") && text.contains("fetch-model.sh"), "{text}");
+    }
+
+    #[test]
+    fn a_file_that_is_not_gguf_is_a_load_error() {
+        let path = std::env::temp_dir().join(format!("llm-extract-not-gguf-{}.gguf", std::process::id()));
+        std::fs::write(&path, b"this is not a model").unwrap();
+        let err = LlamaCpp::load(&path).unwrap_err();
+        std::fs::remove_file(&path).ok();
+        assert!(
+            matches!(err, LlmError::LlamaCpp(LlamaCppError::ModelLoad { .. })),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn seeds_fold_into_32_bits_without_hitting_random() {
+        assert_eq!(fold_seed(7), 7);
+        assert_ne!(fold_seed(u64::from(u32::MAX)), u32::MAX);
+        assert_ne!(fold_seed(1 << 40), fold_seed(1 << 41));
+    }
+}

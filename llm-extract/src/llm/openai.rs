@@ -1,0 +1,638 @@
+//! The OpenAI-compatible backend: `POST {base}/chat/completions`, streamed as server-sent events.
+//!
+//! Works with vLLM, llama-server, LM Studio, Ollama's `/v1` and OpenAI itself (see the project's
+//! `backends.md` §2). The schema goes in `response_format: {"type": "json_schema", "json_schema": {name,
+//! schema, strict}}`, the only form every one of them honours; a stream ends with `data: [DONE]`, and usage
+//! comes in a last chunk when `stream_options.include_usage` is set.
+
+use super::http::{
+    self, event_stream, http_builder_methods, HttpClient, HttpOptions, Outgoing, Secret, WireFormat,
+};
+use super::{
+    BoxFuture, ChatEvent, ChatRequest, ChatResponse, ChatStream, Finish, Llm, LlmError, Usage,
+};
+use crate::schema::Dialect;
+use serde_json::{json, Map, Value};
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+/// A model behind an OpenAI-compatible chat completions API. Cheap to clone.
+///
+/// The API key, if any, is held as a [`Secret`]: it never appears in `Debug` output or in errors.
+///
+/// ```no_run
+/// use llm_extract::llm::OpenAiCompatible;
+/// use llm_extract::Dialect;
+///
+/// # fn main() -> Result<(), llm_extract::llm::LlmError> {
+/// // A local llama-server or vLLM, no key; "/v1" is added to a bare host.
+/// let local = OpenAiCompatible::new("http://127.0.0.1:8080", "any")?;
+/// // A hosted API, key from the environment, strict structured outputs.
+/// let hosted = OpenAiCompatible::builder("https://api.example.com/v1", "gpt-4o-mini")
+///     .api_key_env("OPENAI_API_KEY")
+///     .dialect(Dialect::OpenAiStrict)
+///     .build()?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct OpenAiCompatible {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    endpoint: String,
+    base: String,
+    model: String,
+    key: Option<Secret>,
+    http: HttpClient,
+    dialect: Dialect,
+    strict: bool,
+    include_usage: bool,
+    max_tokens_key: &'static str,
+}
+
+/// Builds an [`OpenAiCompatible`].
+#[derive(Debug, Clone)]
+pub struct OpenAiBuilder {
+    base_url: String,
+    model: String,
+    key: Option<Secret>,
+    key_env: Option<String>,
+    http: HttpOptions,
+    dialect: Dialect,
+    strict: bool,
+    include_usage: bool,
+    max_completion_tokens: bool,
+}
+
+impl OpenAiBuilder {
+    /// The API key, sent as a bearer token.
+    pub fn api_key(mut self, key: impl Into<Secret>) -> Self {
+        self.key = Some(key.into());
+        self
+    }
+
+    /// Reads the API key from the environment variable `name` when the backend is built (an error if it is
+    /// unset, so a typo does not turn into an anonymous request).
+    pub fn api_key_env(mut self, name: impl Into<String>) -> Self {
+        self.key_env = Some(name.into());
+        self
+    }
+
+    /// The schema dialect the server enforces (default [`Dialect::OpenAiStrict`]). llama-server converts
+    /// schemas with llama.cpp's converter, so [`Dialect::Ollama`] describes it exactly.
+    pub fn dialect(mut self, dialect: Dialect) -> Self {
+        self.dialect = dialect;
+        self
+    }
+
+    /// The `strict` flag of `response_format.json_schema` (default `true`).
+    pub fn strict(mut self, strict: bool) -> Self {
+        self.strict = strict;
+        self
+    }
+
+    /// Whether a streamed request asks for usage (`stream_options.include_usage`, default `true`); turn it
+    /// off for a server that rejects the option.
+    pub fn include_usage(mut self, include: bool) -> Self {
+        self.include_usage = include;
+        self
+    }
+
+    /// Sends the token limit as `max_completion_tokens` instead of `max_tokens` (OpenAI's reasoning models
+    /// accept only the former; most other servers only the latter). Default `false`.
+    pub fn max_completion_tokens(mut self, yes: bool) -> Self {
+        self.max_completion_tokens = yes;
+        self
+    }
+
+    http_builder_methods!();
+
+    /// Builds the backend.
+    pub fn build(self) -> Result<OpenAiCompatible, LlmError> {
+        let key = match (self.key, &self.key_env) {
+            (Some(key), _) => Some(key),
+            (None, Some(name)) => Some(Secret::from_env(name)?),
+            (None, None) => None,
+        };
+        let base = normalize_base(&self.base_url)?;
+        Ok(OpenAiCompatible {
+            inner: Arc::new(Inner {
+                endpoint: format!("{base}/chat/completions"),
+                base,
+                model: self.model,
+                key,
+                http: HttpClient::new(self.http)?,
+                dialect: self.dialect,
+                strict: self.strict,
+                include_usage: self.include_usage,
+                max_tokens_key: if self.max_completion_tokens {
+                    "max_completion_tokens"
+                } else {
+                    "max_tokens"
+                },
+            }),
+        })
+    }
+}
+
+impl OpenAiCompatible {
+    /// The model `model` at `base_url` (the API root, e.g. `http://host:8000/v1`; a bare `http://host:port`
+    /// gets `/v1`), without an API key.
+    pub fn new(base_url: impl Into<String>, model: impl Into<String>) -> Result<Self, LlmError> {
+        Self::builder(base_url, model).build()
+    }
+
+    /// A builder for the model `model` at `base_url`.
+    pub fn builder(base_url: impl Into<String>, model: impl Into<String>) -> OpenAiBuilder {
+        OpenAiBuilder {
+            base_url: base_url.into(),
+            model: model.into(),
+            key: None,
+            key_env: None,
+            http: HttpOptions::default(),
+            dialect: Dialect::OpenAiStrict,
+            strict: true,
+            include_usage: true,
+            max_completion_tokens: false,
+        }
+    }
+
+    /// The model's name.
+    pub fn model(&self) -> &str {
+        &self.inner.model
+    }
+
+    /// The API root requests go to.
+    pub fn base_url(&self) -> &str {
+        &self.inner.base
+    }
+
+    fn outgoing<'a>(&'a self, body: &'a Value) -> Outgoing<'a> {
+        Outgoing {
+            url: &self.inner.endpoint,
+            body: Some(body),
+            bearer: self.inner.key.as_ref(),
+            connect_hint: "is the server running there? Check the base URL",
+        }
+    }
+
+    fn body(&self, request: &ChatRequest, stream: bool) -> Value {
+        let inner = &self.inner;
+        let mut messages = Vec::with_capacity(request.messages.len() + 1);
+        if let Some(system) = &request.system {
+            messages.push(json!({"role": "system", "content": system}));
+        }
+        messages.extend(
+            request
+                .messages
+                .iter()
+                .map(|m| json!({"role": m.role, "content": m.content})),
+        );
+        let mut body = Map::new();
+        body.insert("model".into(), json!(inner.model));
+        body.insert("messages".into(), json!(messages));
+        body.insert("stream".into(), json!(stream));
+        if stream && inner.include_usage {
+            body.insert("stream_options".into(), json!({"include_usage": true}));
+        }
+        if let Some(n) = request.max_tokens {
+            body.insert(inner.max_tokens_key.into(), json!(n));
+        }
+        if let Some(t) = request.temperature {
+            body.insert("temperature".into(), json!(t));
+        }
+        if let Some(seed) = request.seed {
+            body.insert("seed".into(), json!(seed));
+        }
+        if !request.stop.is_empty() {
+            body.insert("stop".into(), json!(request.stop));
+        }
+        if let Some(schema) = &request.schema {
+            body.insert(
+                "response_format".into(),
+                json!({
+                    "type": "json_schema",
+                    "json_schema": {
+                        "name": schema_name(request.schema_name.as_deref()),
+                        "schema": schema,
+                        "strict": inner.strict,
+                    }
+                }),
+            );
+        }
+        Value::Object(body)
+    }
+
+    /// Gives the generic HTTP errors their meaning here, and scrubs the key from everything.
+    fn map_error(&self, err: LlmError) -> LlmError {
+        let err = match err {
+            LlmError::Http {
+                status: 404,
+                message,
+                ..
+            } if message.to_lowercase().contains("model") => LlmError::ModelNotFound {
+                hint: format!(
+                    "check the model name; GET {}/models lists the models this server has",
+                    self.inner.base
+                ),
+                model: self.inner.model.clone(),
+                message,
+            },
+            LlmError::Http {
+                status: 404,
+                message,
+                retry_after,
+            } => LlmError::Http {
+                status: 404,
+                message: format!(
+                    "{message} (is {} the API root? it usually ends in /v1)",
+                    self.inner.base
+                ),
+                retry_after,
+            },
+            LlmError::Http {
+                status: status @ (401 | 403),
+                message,
+                ..
+            } => LlmError::Auth { status, message },
+            other => other,
+        };
+        match &self.inner.key {
+            Some(key) => err.scrub(key.expose()),
+            None => err,
+        }
+    }
+}
+
+impl Llm for OpenAiCompatible {
+    fn dialect(&self) -> Dialect {
+        self.inner.dialect
+    }
+
+    fn chat(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatResponse, LlmError>> {
+        Box::pin(async move {
+            let body = self.body(&request, false);
+            let result = async {
+                let bytes = self.inner.http.send_and_read(&self.outgoing(&body)).await?;
+                let value: Value =
+                    serde_json::from_slice(&bytes).map_err(|e| LlmError::InvalidResponse {
+                        message: format!("the body is not JSON ({e})"),
+                        body: http::excerpt(&String::from_utf8_lossy(&bytes)),
+                    })?;
+                read_completion(&value)
+            };
+            result.await.map_err(|e| self.map_error(e))
+        })
+    }
+
+    fn chat_stream(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatStream, LlmError>> {
+        Box::pin(async move {
+            let body = self.body(&request, true);
+            let response = self
+                .inner
+                .http
+                .send(&self.outgoing(&body))
+                .await
+                .map_err(|e| self.map_error(e))?;
+            let stream = event_stream(self.inner.http.body(response), SseWire::default());
+            match self.inner.key.clone() {
+                None => Ok(stream),
+                Some(key) => {
+                    use futures_util::StreamExt;
+                    let scrubbed =
+                        stream.map(move |event| event.map_err(|e| e.scrub(key.expose())));
+                    Ok(Box::pin(scrubbed) as ChatStream)
+                }
+            }
+        })
+    }
+}
+
+/// A non-streamed completion.
+fn read_completion(value: &Value) -> Result<ChatResponse, LlmError> {
+    if let Some(message) = http::error_text(value) {
+        return Err(LlmError::Other {
+            message: format!("the server reported an error: {message}"),
+        });
+    }
+    let choice = value
+        .get("choices")
+        .and_then(|c| c.get(0))
+        .ok_or_else(|| invalid("the answer has no choices", value))?;
+    let message = choice.get("message");
+    let field = |key: &str| {
+        message
+            .and_then(|m| m.get(key))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    };
+    let refusal = field("refusal");
+    let text = field("content")
+        .or_else(|| refusal.clone())
+        .unwrap_or_default();
+    let finish = match refusal {
+        Some(_) => Finish::Other("refusal".into()),
+        None => finish_reason(choice.get("finish_reason")).unwrap_or(Finish::Stop),
+    };
+    Ok(ChatResponse {
+        text,
+        thinking: field("reasoning_content")
+            .or_else(|| field("reasoning"))
+            .filter(|t| !t.is_empty()),
+        usage: usage(value.get("usage")).unwrap_or_default(),
+        finish,
+        model: value
+            .get("model")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+    })
+}
+
+fn finish_reason(value: Option<&Value>) -> Option<Finish> {
+    match value.and_then(Value::as_str)? {
+        "stop" => Some(Finish::Stop),
+        "length" => Some(Finish::Length),
+        other => Some(Finish::Other(other.to_owned())),
+    }
+}
+
+fn usage(value: Option<&Value>) -> Option<Usage> {
+    let usage = value.filter(|u| u.is_object())?;
+    let count = |key: &str| usage.get(key).and_then(Value::as_u64).unwrap_or(0);
+    Some(Usage {
+        prompt_tokens: count("prompt_tokens"),
+        completion_tokens: count("completion_tokens"),
+    })
+}
+
+/// Server-sent events: `data: <chunk>` lines, ending with `data: [DONE]`.
+#[derive(Default)]
+struct SseWire {
+    text: String,
+    thinking: String,
+    finish: Option<Finish>,
+    usage: Usage,
+    model: Option<String>,
+    done: bool,
+}
+
+impl WireFormat for SseWire {
+    fn line(&mut self, line: &str, events: &mut VecDeque<ChatEvent>) -> Result<(), LlmError> {
+        // Only `data:` fields matter; comments (`:`), `event:`, `id:`, `retry:` and the blank lines between
+        // events are skipped. Each data line is taken as one event: no server splits a chunk across lines.
+        let Some(data) = line.strip_prefix("data:") else {
+            return Ok(());
+        };
+        let data = data.trim();
+        if data.is_empty() {
+            return Ok(());
+        }
+        if data == "[DONE]" {
+            self.finish_with(events);
+            return Ok(());
+        }
+        let chunk: Value = serde_json::from_str(data).map_err(|e| LlmError::InvalidResponse {
+            message: format!("an event of the stream is not JSON ({e})"),
+            body: http::excerpt(data),
+        })?;
+        if let Some(message) = http::error_text(&chunk) {
+            return Err(LlmError::Stream {
+                message: format!("the server reported an error mid-answer: {message}"),
+                partial: String::new(),
+            });
+        }
+        if let Some(usage) = usage(chunk.get("usage")) {
+            self.usage = usage;
+        }
+        if self.model.is_none() {
+            self.model = chunk
+                .get("model")
+                .and_then(Value::as_str)
+                .map(str::to_owned);
+        }
+        let Some(choice) = chunk.get("choices").and_then(|c| c.get(0)) else {
+            return Ok(());
+        };
+        let delta = choice.get("delta");
+        let field = |key: &str| {
+            delta
+                .and_then(|d| d.get(key))
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+        };
+        if let Some(thinking) = field("reasoning_content").or_else(|| field("reasoning")) {
+            self.thinking.push_str(thinking);
+            events.push_back(ChatEvent::Thinking(thinking.to_owned()));
+        }
+        if let Some(content) = field("content") {
+            self.text.push_str(content);
+            events.push_back(ChatEvent::Delta(content.to_owned()));
+        }
+        if let Some(finish) = finish_reason(choice.get("finish_reason")) {
+            self.finish = Some(finish);
+        }
+        Ok(())
+    }
+
+    fn end(&mut self, events: &mut VecDeque<ChatEvent>) -> Result<(), LlmError> {
+        if self.done {
+            return Ok(());
+        }
+        if self.finish.is_some() {
+            // A finish reason but no `[DONE]`: the answer is complete, the server is just terse.
+            self.finish_with(events);
+            return Ok(());
+        }
+        Err(LlmError::Stream {
+            message: "the stream ended before the server finished the answer (no finish_reason, no [DONE])"
+                .into(),
+            partial: String::new(),
+        })
+    }
+
+    fn finished(&self) -> bool {
+        self.done
+    }
+}
+
+impl SseWire {
+    fn finish_with(&mut self, events: &mut VecDeque<ChatEvent>) {
+        self.done = true;
+        events.push_back(ChatEvent::Done(ChatResponse {
+            text: std::mem::take(&mut self.text),
+            thinking: Some(std::mem::take(&mut self.thinking)).filter(|t| !t.is_empty()),
+            usage: self.usage,
+            finish: self.finish.take().unwrap_or_default(),
+            model: self.model.take(),
+        }));
+    }
+}
+
+/// OpenAI requires `json_schema.name` to match `^[a-zA-Z0-9_-]{1,64}$`.
+fn schema_name(name: Option<&str>) -> String {
+    let cleaned: String = name
+        .unwrap_or("")
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(64)
+        .collect();
+    if cleaned.trim_matches('_').is_empty() {
+        "output".to_owned()
+    } else {
+        cleaned
+    }
+}
+
+/// The API root without a trailing slash; a URL without a path gets `/v1`.
+fn normalize_base(raw: &str) -> Result<String, LlmError> {
+    let trimmed = raw.trim().trim_end_matches('/');
+    let url = reqwest::Url::parse(trimmed).map_err(|e| LlmError::Config {
+        message: format!(
+            "the base URL {trimmed:?} is not a valid URL ({e}); use one like http://127.0.0.1:8080/v1"
+        ),
+    })?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(LlmError::Config {
+            message: format!("the base URL {trimmed:?} must start with http:// or https://"),
+        });
+    }
+    if url.path().trim_matches('/').is_empty() {
+        Ok(format!("{trimmed}/v1"))
+    } else {
+        Ok(trimmed.to_owned())
+    }
+}
+
+fn invalid(message: &str, value: &Value) -> LlmError {
+    LlmError::InvalidResponse {
+        message: message.to_owned(),
+        body: http::excerpt(&value.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base_urls_are_normalized() {
+        assert_eq!(normalize_base("http://h:8080").unwrap(), "http://h:8080/v1");
+        assert_eq!(
+            normalize_base("http://h:8080/").unwrap(),
+            "http://h:8080/v1"
+        );
+        assert_eq!(normalize_base("http://h/v1/").unwrap(), "http://h/v1");
+        assert_eq!(
+            normalize_base("http://h/openai/v1").unwrap(),
+            "http://h/openai/v1"
+        );
+        assert!(matches!(
+            normalize_base("h:8080"),
+            Err(LlmError::Config { .. })
+        ));
+        assert!(matches!(
+            normalize_base("nonsense"),
+            Err(LlmError::Config { .. })
+        ));
+    }
+
+    #[test]
+    fn schema_names_are_made_acceptable() {
+        assert_eq!(schema_name(Some("Person")), "Person");
+        assert_eq!(schema_name(Some("Vec<Fact>")), "Vec_Fact_");
+        assert_eq!(schema_name(None), "output");
+        assert_eq!(schema_name(Some("<>")), "output");
+        assert_eq!(schema_name(Some(&"x".repeat(100))).len(), 64);
+    }
+
+    #[test]
+    fn request_body_has_response_format_and_usage_option() {
+        let llm = OpenAiCompatible::builder("http://h/v1", "m")
+            .api_key("sk-secret")
+            .build()
+            .unwrap();
+        let request = ChatRequest::new("hi")
+            .with_schema("Person", json!({"type": "object"}))
+            .with_max_tokens(50);
+        let body = llm.body(&request, true);
+        assert_eq!(
+            body["response_format"],
+            json!({"type": "json_schema", "json_schema": {"name": "Person", "schema": {"type": "object"}, "strict": true}})
+        );
+        assert_eq!(body["stream_options"], json!({"include_usage": true}));
+        assert_eq!(body["max_tokens"], json!(50));
+        assert!(llm.body(&request, false).get("stream_options").is_none());
+        assert!(!format!("{llm:?}").contains("sk-secret"));
+    }
+
+    #[test]
+    fn sse_wire_reads_deltas_finish_usage_and_done() {
+        let mut wire = SseWire::default();
+        let mut events = VecDeque::new();
+        let lines = [
+            ": keep-alive",
+            r#"data: {"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":"{\"a\""}}]}"#,
+            "",
+            r#"data:{"choices":[{"index":0,"delta":{"content":":1}"},"finish_reason":"length"}]}"#,
+            r#"data: {"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":2}}"#,
+            "data: [DONE]",
+        ];
+        for line in lines {
+            wire.line(line, &mut events).unwrap();
+        }
+        let Some(ChatEvent::Done(done)) = events.back() else {
+            panic!("no Done")
+        };
+        assert_eq!(done.text, "{\"a\":1}");
+        assert_eq!(done.finish, Finish::Length);
+        assert_eq!(done.usage.total(), 7);
+        assert_eq!(done.model.as_deref(), Some("m"));
+    }
+
+    #[test]
+    fn sse_stream_without_an_end_is_an_error() {
+        let mut wire = SseWire::default();
+        let mut events = VecDeque::new();
+        wire.line(
+            r#"data: {"choices":[{"delta":{"content":"x"}}]}"#,
+            &mut events,
+        )
+        .unwrap();
+        assert!(matches!(
+            wire.end(&mut events),
+            Err(LlmError::Stream { .. })
+        ));
+        let err = SseWire::default()
+            .line(r#"data: {"error":{"message":"overloaded"}}"#, &mut events)
+            .unwrap_err();
+        assert!(err.to_string().contains("overloaded"));
+    }
+
+    #[test]
+    fn completion_reads_content_refusal_and_usage() {
+        let done = read_completion(&json!({
+            "model": "m",
+            "choices": [{"message": {"content": "{}"}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 2}
+        }))
+        .unwrap();
+        assert_eq!((done.text.as_str(), done.usage.total()), ("{}", 3));
+        let refused = read_completion(&json!({
+            "choices": [{"message": {"content": null, "refusal": "no"}, "finish_reason": "stop"}]
+        }))
+        .unwrap();
+        assert_eq!(refused.finish, Finish::Other("refusal".into()));
+        assert!(matches!(
+            read_completion(&json!({"choices": []})),
+            Err(LlmError::InvalidResponse { .. })
+        ));
+    }
+}

@@ -1,0 +1,405 @@
+//! The incremental decoder: feed bytes as they arrive, get items as they complete.
+//!
+//! [`ValueDecoder`] is the untyped engine (validated JSON against any [`SchemaSet`], including one
+//! built at run time); [`LineDecoder`] is its typed face. Bytes are kept only from the start of the
+//! frame being collected; the framer's state carries over between chunks, so no byte is scanned twice
+//! and a chunk may end anywhere, even inside a UTF-8 character.
+
+use super::frame::{Event, Frame, FrameKind, Framer, FramerConfig};
+use super::pipeline::{self, best_rejection, extracted, Accepted, Pipeline, Rejection};
+use super::{
+    Item, LineEvent, ParseOptions, Repair, RepairKind, SkipReason, Skipped,
+};
+use crate::schema::SchemaSet;
+use crate::validate::Violation;
+use crate::Extract;
+use serde_json::Value;
+use std::borrow::Cow;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+/// How much of a frame too large to keep is shown in its [`Skipped::raw`].
+const RAW_PREVIEW: usize = 256;
+
+/// One event of the untyped decoder.
+#[derive(Debug, Clone)]
+pub enum ValueEvent {
+    /// A complete, valid item.
+    Item(ValueItem),
+    /// A frame that produced no item.
+    Skipped(Skipped),
+}
+
+/// A decoded, validated JSON item.
+#[derive(Debug, Clone)]
+pub struct ValueItem {
+    /// The validated JSON (after repairs).
+    pub json: Value,
+    /// 1-based line where the item starts.
+    pub line: usize,
+    /// Repairs made to this item.
+    pub repairs: Vec<Repair>,
+}
+
+enum SchemaRef<'s> {
+    Borrowed(&'s SchemaSet),
+    Shared(Arc<SchemaSet>),
+}
+
+impl SchemaRef<'_> {
+    fn get(&self) -> &SchemaSet {
+        match self {
+            SchemaRef::Borrowed(s) => s,
+            SchemaRef::Shared(s) => s,
+        }
+    }
+}
+
+/// Incremental decoder of many values against a [`SchemaSet`]: validated JSON, untyped.
+///
+/// ```
+/// use llm_extract::parse::{ParseOptions, ValueDecoder, ValueEvent};
+/// use llm_extract::SchemaSet;
+/// use serde_json::json;
+///
+/// let schema = SchemaSet::new("A", json!({"type": "object", "properties": {"a": {"type": "integer"}},
+///     "required": ["a"], "additionalProperties": false}));
+/// let mut decoder = ValueDecoder::new(&schema, ParseOptions::default());
+/// let mut events = decoder.feed(b"{\"a\":1}\n{\"a\"");
+/// events.extend(decoder.feed(b":2}\n"));
+/// events.extend(decoder.finish());
+/// let items: Vec<_> = events.into_iter().filter_map(|e| match e {
+///     ValueEvent::Item(item) => Some(item.json),
+///     ValueEvent::Skipped(_) => None,
+/// }).collect();
+/// assert_eq!(items, [json!({"a": 1}), json!({"a": 2})]);
+/// ```
+pub struct ValueDecoder<'s> {
+    schema: SchemaRef<'s>,
+    options: ParseOptions,
+    framer: Framer,
+    /// Bytes from absolute offset `base` on.
+    buf: Vec<u8>,
+    base: usize,
+    /// The absolute offset of the next byte to scan.
+    pos: usize,
+}
+
+impl std::fmt::Debug for ValueDecoder<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ValueDecoder")
+            .field("schema", &self.schema.get().name())
+            .field("options", &self.options)
+            .field("buffered", &self.buf.len())
+            .field("position", &self.pos)
+            .finish()
+    }
+}
+
+impl<'s> ValueDecoder<'s> {
+    /// A decoder against a borrowed schema.
+    pub fn new(schema: &'s SchemaSet, options: ParseOptions) -> Self {
+        Self::build(SchemaRef::Borrowed(schema), options)
+    }
+
+    /// A decoder that shares ownership of its schema (for schemas built at run time).
+    pub fn shared(schema: Arc<SchemaSet>, options: ParseOptions) -> ValueDecoder<'static> {
+        ValueDecoder::build(SchemaRef::Shared(schema), options)
+    }
+
+    fn build(schema: SchemaRef<'s>, options: ParseOptions) -> Self {
+        let generic = schema.get().generic();
+        let item_is_array = match generic.get("type") {
+            Some(Value::String(t)) => t == "array",
+            Some(Value::Array(ts)) => ts.iter().any(|t| t == "array"),
+            _ => false,
+        };
+        let has_items_property = generic
+            .get("properties")
+            .and_then(|p| p.get("items"))
+            .is_some();
+        let config = FramerConfig {
+            top_array_is_wrapper: !item_is_array,
+            items_wrapper: !has_items_property,
+            max_frame: options.max_frame_bytes,
+        };
+        ValueDecoder {
+            schema,
+            options,
+            framer: Framer::new(config),
+            buf: Vec::new(),
+            base: 0,
+            pos: 0,
+        }
+    }
+
+    /// Feeds a chunk (which may end anywhere, even inside a UTF-8 character); returns what it completed.
+    pub fn feed(&mut self, chunk: &[u8]) -> Vec<ValueEvent> {
+        self.buf.extend_from_slice(chunk);
+        let mut out = Vec::new();
+        while let Some(event) = self.framer.next(&self.buf, self.base, &mut self.pos) {
+            self.handle(event, &mut out);
+        }
+        self.compact();
+        out
+    }
+
+    /// Ends the input; returns what remained (a cut-off last item is reported as truncated).
+    pub fn finish(mut self) -> Vec<ValueEvent> {
+        let mut out = Vec::new();
+        let end = self.base + self.buf.len();
+        if let Some(event) = self.framer.finish(&self.buf, self.base, end) {
+            self.handle(event, &mut out);
+        }
+        out
+    }
+
+    /// Drops the bytes no frame needs any more, when they are at least half the buffer (so each
+    /// byte is moved a bounded number of times however the input is chunked).
+    fn compact(&mut self) {
+        let keep = self.framer.keep_from().unwrap_or(self.pos);
+        let drop = keep.saturating_sub(self.base).min(self.buf.len());
+        if drop > 0 && drop * 2 >= self.buf.len() {
+            self.buf.drain(..drop);
+            self.base += drop;
+        }
+    }
+
+    fn bytes(&self, start: usize, end: usize) -> &[u8] {
+        let from = start.saturating_sub(self.base);
+        let to = end.saturating_sub(self.base).min(self.buf.len());
+        self.buf.get(from..to).unwrap_or_default()
+    }
+
+    fn handle(&self, event: Event, out: &mut Vec<ValueEvent>) {
+        let frame = match event {
+            Event::TooLarge { start, line } => {
+                let preview = self.bytes(start, start + RAW_PREVIEW);
+                out.push(ValueEvent::Skipped(Skipped {
+                    line,
+                    raw: String::from_utf8_lossy(preview).into_owned(),
+                    reason: SkipReason::TooLarge {
+                        limit: self.options.max_frame_bytes,
+                    },
+                }));
+                return;
+            }
+            Event::Frame(frame) => frame,
+        };
+        let bytes = self.bytes(frame.start, frame.end);
+        let skip = |raw: &str, reason| {
+            ValueEvent::Skipped(Skipped {
+                line: frame.line,
+                raw: raw.trim_end_matches(['\r', '\n']).to_owned(),
+                reason,
+            })
+        };
+        let pipeline = match Pipeline::new(self.schema.get(), self.options) {
+            Ok(pipeline) => pipeline,
+            Err(e) => {
+                let violation = Violation {
+                    path: String::new(),
+                    message: format!("the schema cannot be used for validation: {e}"),
+                };
+                let raw = String::from_utf8_lossy(bytes);
+                out.push(skip(&raw, SkipReason::Schema(vec![violation])));
+                return;
+            }
+        };
+        let (text, utf8_repair) = match decode(bytes, frame, self.options.strict) {
+            Ok(decoded) => decoded,
+            Err(reason) => {
+                out.push(skip(&String::from_utf8_lossy(bytes), reason));
+                return;
+            }
+        };
+        let item = |accepted: Accepted| {
+            let mut repairs: Vec<Repair> = utf8_repair.iter().cloned().collect();
+            repairs.extend(accepted.repairs);
+            ValueEvent::Item(ValueItem {
+                json: accepted.value,
+                line: frame.line,
+                repairs,
+            })
+        };
+        match frame.kind {
+            FrameKind::Value | FrameKind::Element => {
+                let result = if frame.closed || self.options.salvage {
+                    pipeline.frame(&text, frame.start)
+                } else {
+                    Err(Rejection::Truncated { offset: frame.end })
+                };
+                out.push(match result {
+                    Ok(accepted) => item(accepted),
+                    Err(_) if !frame.closed && !frame.at_end => skip(
+                        &text,
+                        SkipReason::Syntax(
+                            "this value is not closed before a new one starts on the next line"
+                                .into(),
+                        ),
+                    ),
+                    Err(Rejection::Syntax { .. }) if !frame.closed => {
+                        skip(&text, SkipReason::Truncated)
+                    }
+                    Err(rejection) => skip(&text, rejection.into_reason()),
+                });
+            }
+            FrameKind::Line => {
+                let line = text.trim_end_matches(['\r', ' ', '\t', '\0']);
+                if !pipeline.wants_container() {
+                    let trimmed = line.trim_start();
+                    let at = frame.start + (line.len() - trimmed.len());
+                    out.push(match pipeline.frame(trimmed, at) {
+                        Ok(accepted) => item(accepted),
+                        Err(Rejection::Syntax { .. }) => skip(line, SkipReason::NotJson),
+                        Err(rejection) => skip(line, rejection.into_reason()),
+                    });
+                    return;
+                }
+                let mut failed = Vec::new();
+                let mut any = false;
+                for (candidate, result) in pipeline.candidates(line, 0, frame.start) {
+                    match result {
+                        Ok(mut accepted) => {
+                            let (start, end) = (candidate.start, candidate.end);
+                            accepted
+                                .repairs
+                                .insert(0, extracted(frame.start + start, frame.start + end));
+                            out.push(item(accepted));
+                            any = true;
+                        }
+                        Err(rejection) => failed.push((candidate, rejection)),
+                    }
+                }
+                if !any {
+                    let failed = failed.iter().map(|(c, r)| (c, r));
+                    let reason = match best_rejection(line, failed) {
+                        // An unclosed bracket in a line of prose is prose, unless the answer
+                        // ends there.
+                        Rejection::Truncated { .. } if !frame.at_end => SkipReason::NotJson,
+                        rejection => rejection.into_reason(),
+                    };
+                    out.push(skip(line, reason));
+                }
+            }
+        }
+    }
+}
+
+/// The frame's text: invalid UTF-8 is replaced (and recorded) unless strict; a character cut by the
+/// end of the input is dropped with the rest of the cut value.
+fn decode(
+    bytes: &[u8],
+    frame: Frame,
+    strict: bool,
+) -> Result<(Cow<'_, str>, Option<Repair>), SkipReason> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => Ok((Cow::Borrowed(text), None)),
+        Err(e) if e.error_len().is_none() && frame.at_end => {
+            let valid = bytes.get(..e.valid_up_to()).unwrap_or_default();
+            Ok((Cow::Borrowed(std::str::from_utf8(valid).unwrap_or_default()), None))
+        }
+        Err(e) if strict => Err(SkipReason::Syntax(format!(
+            "invalid UTF-8 at byte {}",
+            frame.start + e.valid_up_to()
+        ))),
+        Err(e) => Ok((
+            String::from_utf8_lossy(bytes),
+            Some(Repair::new(
+                RepairKind::InvalidUtf8,
+                frame.start + e.valid_up_to(),
+                "replaced invalid UTF-8 with U+FFFD",
+            )),
+        )),
+    }
+}
+
+/// Incremental decoder of many values of `T`: feed bytes as they arrive, get items as they complete.
+///
+/// ```
+/// use llm_extract::{Extract, LineDecoder, SchemaSet};
+/// use llm_extract::parse::LineEvent;
+/// use serde_json::json;
+/// use std::sync::OnceLock;
+///
+/// #[derive(serde::Deserialize)]
+/// struct A { a: i32 }
+/// impl Extract for A {
+///     fn schema() -> &'static SchemaSet {
+///         static S: OnceLock<SchemaSet> = OnceLock::new();
+///         S.get_or_init(|| SchemaSet::new("A", json!({"type": "object",
+///             "properties": {"a": {"type": "integer"}}, "required": ["a"], "additionalProperties": false})))
+///     }
+/// }
+///
+/// let mut decoder = LineDecoder::<A>::new();
+/// let mut values = Vec::new();
+/// for chunk in [&b"{\"a\":1}\n{\"a"[..], b"\":2}\n{\"a\":"] {
+///     for event in decoder.feed(chunk) {
+///         if let LineEvent::Item(item) = event { values.push(item.value.a) }
+///     }
+/// }
+/// let rest = decoder.finish(); // the cut-off third line
+/// assert_eq!(values, [1, 2]);
+/// assert!(matches!(rest[..], [LineEvent::Skipped(_)]));
+/// ```
+pub struct LineDecoder<T> {
+    inner: ValueDecoder<'static>,
+    _marker: PhantomData<fn() -> T>,
+}
+
+impl<T> std::fmt::Debug for LineDecoder<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("LineDecoder").field(&self.inner).finish()
+    }
+}
+
+impl<T: Extract> Default for LineDecoder<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T: Extract> LineDecoder<T> {
+    /// A decoder with default options.
+    pub fn new() -> Self {
+        Self::with_options(ParseOptions::default())
+    }
+
+    /// A decoder with `options`.
+    pub fn with_options(options: ParseOptions) -> Self {
+        LineDecoder {
+            inner: ValueDecoder::new(T::schema(), options),
+            _marker: PhantomData,
+        }
+    }
+
+    /// Feeds a chunk (which may end anywhere, even inside a UTF-8 character); returns what it completed.
+    pub fn feed(&mut self, chunk: &[u8]) -> Vec<LineEvent<T>> {
+        self.inner.feed(chunk).into_iter().map(typed).collect()
+    }
+
+    /// Ends the input; returns what remained (a cut-off last item is reported as truncated).
+    pub fn finish(self) -> Vec<LineEvent<T>> {
+        self.inner.finish().into_iter().map(typed).collect()
+    }
+}
+
+fn typed<T: Extract>(event: ValueEvent) -> LineEvent<T> {
+    match event {
+        ValueEvent::Skipped(skipped) => LineEvent::Skipped(skipped),
+        ValueEvent::Item(item) => match pipeline::deserialize::<T>(&item.json) {
+            Ok(value) => LineEvent::Item(Item {
+                value,
+                json: item.json,
+                line: item.line,
+                repairs: item.repairs,
+            }),
+            Err((path, message)) => LineEvent::Skipped(Skipped {
+                line: item.line,
+                raw: item.json.to_string(),
+                reason: SkipReason::Schema(vec![Violation { path, message }]),
+            }),
+        },
+    }
+}

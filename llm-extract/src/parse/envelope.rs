@@ -1,0 +1,207 @@
+//! The envelope around the JSON: a byte-order mark, a thinking block, fences, prose, and the
+//! candidate values inside it.
+//!
+//! Candidates are found with the same string-aware [`ValueScanner`] the decoder frames with, so a `}`
+//! inside a string or a `[` in the prose does not derail the search. A start that never closes (a
+//! stray bracket in the prose, or a value cut off at the end) does not hide what follows: the search
+//! goes on from the next bracket, within a total budget that keeps it linear on hostile input.
+
+use super::frame::{Scan, ValueScanner};
+use super::{Repair, RepairKind};
+use memchr::{memchr2, memmem};
+
+/// Where a candidate value lies in the text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Candidate {
+    pub(crate) start: usize,
+    pub(crate) end: usize,
+    /// Whether its brackets closed (otherwise it runs to the end of the text).
+    pub(crate) closed: bool,
+    /// Whether it lies inside a fenced block.
+    pub(crate) fenced: bool,
+}
+
+/// Where the answer proper begins: after a byte-order mark and a leading thinking block.
+/// Returns the offset and the repair to record, if anything was skipped.
+pub(crate) fn body_start(text: &str) -> (usize, Option<Repair>) {
+    let mut start = 0;
+    if text.starts_with('\u{feff}') {
+        start = '\u{feff}'.len_utf8();
+    }
+    let trimmed = text[start..].trim_start();
+    let lead = text.len() - trimmed.len();
+    let think_end = if trimmed.starts_with("<think>") || trimmed.starts_with("<thinking>") {
+        // An unclosed thinking block is all thinking.
+        Some(close_of_think(text, lead).unwrap_or(text.len()))
+    } else if !text.contains("<think") {
+        // Some templates put the opening tag in the prompt: the answer starts inside the block.
+        close_of_think(text, start)
+    } else {
+        None
+    };
+    match think_end {
+        Some(end) => (
+            end,
+            Some(Repair::new(
+                RepairKind::Envelope,
+                0,
+                "skipped a thinking block before the answer",
+            )),
+        ),
+        None if start > 0 => (
+            start,
+            Some(Repair::new(
+                RepairKind::Envelope,
+                0,
+                "skipped a byte-order mark",
+            )),
+        ),
+        None => (start, None),
+    }
+}
+
+/// The offset just past the `</think>` (or `</thinking>`) found from `from`.
+fn close_of_think(text: &str, from: usize) -> Option<usize> {
+    let close = from + text.get(from..)?.find("</think")?;
+    let gt = text[close..].find('>')?;
+    Some(close + gt + 1)
+}
+
+/// The byte ranges of fenced blocks' contents (an unclosed fence runs to the end).
+pub(crate) fn fences(text: &str) -> Vec<(usize, usize)> {
+    let mut regions = Vec::new();
+    let mut open: Option<usize> = None;
+    for at in memmem::find_iter(text.as_bytes(), b"```") {
+        match open {
+            Some(start) if at < start => {} // inside the opening marker's run of backticks
+            Some(start) => {
+                regions.push((start, at));
+                open = None;
+            }
+            None => {
+                // The content starts after the marker's line (its language tag).
+                let line_end = text[at..].find('\n').map_or(text.len(), |i| at + i + 1);
+                open = Some(line_end);
+            }
+        }
+    }
+    if let Some(start) = open {
+        regions.push((start, text.len()));
+    }
+    regions
+}
+
+/// The content of the first fenced block, or the whole text.
+pub(crate) fn unfenced(text: &str) -> (usize, &str) {
+    match fences(text).first() {
+        Some(&(start, end)) if start <= end => (start, text.get(start..end).unwrap_or_default()),
+        _ => (0, text),
+    }
+}
+
+/// Every candidate JSON object or array in `text` from `from`, in order.
+pub(crate) fn candidates(text: &str, from: usize) -> Vec<Candidate> {
+    let bytes = text.as_bytes();
+    let fenced = fences(text);
+    let in_fence = |at: usize| fenced.iter().any(|&(s, e)| s <= at && at < e);
+    // Scans that fail to close run to the end of the text; bound their total.
+    let mut budget = bytes.len().saturating_mul(4).saturating_add(1 << 16);
+    let mut out = Vec::new();
+    let mut seen_unclosed = false;
+    let mut i = from;
+    while let Some(offset) = bytes.get(i..).and_then(|rest| memchr2(b'{', b'[', rest)) {
+        let start = i + offset;
+        let mut scanner = ValueScanner::new();
+        match scanner.scan(&bytes[start..], false) {
+            Scan::Closed(len) => {
+                out.push(Candidate {
+                    start,
+                    end: start + len,
+                    closed: true,
+                    fenced: in_fence(start),
+                });
+                budget = budget.saturating_sub(len);
+                i = start + len;
+            }
+            _ => {
+                // Only the outermost unclosed start can be the real value; inner ones are its parts.
+                if !seen_unclosed {
+                    out.push(Candidate {
+                        start,
+                        end: bytes.len(),
+                        closed: false,
+                        fenced: in_fence(start),
+                    });
+                    seen_unclosed = true;
+                }
+                let Some(left) = budget.checked_sub(bytes.len() - start) else {
+                    break;
+                };
+                budget = left;
+                i = start + 1;
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spans(text: &str) -> Vec<(&str, bool)> {
+        candidates(text, 0)
+            .into_iter()
+            .map(|c| (&text[c.start..c.end], c.closed))
+            .collect()
+    }
+
+    #[test]
+    fn finds_values_in_prose() {
+        assert_eq!(
+            spans("Sure! {\"a\":1} Hope this helps."),
+            [("{\"a\":1}", true)]
+        );
+        assert_eq!(spans("{\"bio\":\"a } b\"}"), [("{\"bio\":\"a } b\"}", true)]);
+        assert_eq!(
+            spans("Draft: {\"a\":\"x\"}\nFinal: {\"a\":1}"),
+            [("{\"a\":\"x\"}", true), ("{\"a\":1}", true)]
+        );
+    }
+
+    #[test]
+    fn a_stray_bracket_does_not_hide_the_value() {
+        let text = "Format starts \"I, [\" ok:\n{\"a\":1}";
+        let found = spans(text);
+        assert_eq!(found[0].1, false);
+        assert!(found.contains(&("{\"a\":1}", true)));
+    }
+
+    #[test]
+    fn thinking_blocks_and_boms_are_skipped() {
+        let text = "<think>maybe {x}</think>{\"a\":1}";
+        assert_eq!(body_start(text).0, text.find("{\"a").unwrap());
+        assert_eq!(body_start("<think>only thoughts").0, 20);
+        assert_eq!(body_start("thoughts</think>\n{}").0, 16);
+        assert_eq!(body_start("\u{feff}{}").0, 3);
+        assert_eq!(body_start("{}").0, 0);
+        assert!(body_start("{}").1.is_none());
+    }
+
+    #[test]
+    fn fences_any_tag_and_unclosed() {
+        let text = "a\n```json\n{}\n```\nb\n```\n[]";
+        let regions = fences(text);
+        assert_eq!(regions.len(), 2);
+        assert_eq!(&text[regions[0].0..regions[0].1], "{}\n");
+        assert_eq!(&text[regions[1].0..regions[1].1], "[]");
+        assert_eq!(unfenced("```JSON\n\"x\"```").1, "\"x\"");
+    }
+
+    #[test]
+    fn hostile_brackets_stay_linear() {
+        let text = "[".repeat(200_000);
+        let found = candidates(&text, 0);
+        assert_eq!(found.len(), 1);
+    }
+}

@@ -1,0 +1,316 @@
+//! One value from an answer: the fast path, the envelope, and the choice among candidates.
+
+use super::envelope::{self, Candidate};
+use super::pipeline::{self, best_rejection, extracted, Accepted, Pipeline, Rejection};
+use super::{ParseError, ParseOptions, Parsed, Repair, RepairKind};
+use crate::schema::SchemaSet;
+use crate::Extract;
+use serde_json::Value;
+
+/// Parses one value of `T` with default options.
+///
+/// ```
+/// use llm_extract::{parse, Extract, SchemaSet};
+/// use serde_json::json;
+/// use std::sync::OnceLock;
+///
+/// #[derive(serde::Deserialize)]
+/// struct Answer { n: i32 }
+/// impl Extract for Answer {
+///     fn schema() -> &'static SchemaSet {
+///         static S: OnceLock<SchemaSet> = OnceLock::new();
+///         S.get_or_init(|| SchemaSet::new("Answer", json!({
+///             "type": "object", "properties": {"n": {"type": "integer"}},
+///             "required": ["n"], "additionalProperties": false
+///         })))
+///     }
+/// }
+///
+/// let parsed = parse::<Answer>("Here you go:\n```json\n{\"n\": \"42\"}\n```").unwrap();
+/// assert_eq!(parsed.value.n, 42);
+/// assert_eq!(parsed.repairs.len(), 2); // taken out of the fence; "42" read as 42
+/// ```
+pub fn parse<T: Extract>(text: &str) -> Result<Parsed<T>, ParseError> {
+    parse_with(text, &ParseOptions::default())
+}
+
+/// Parses one value of `T`.
+///
+/// With [`ParseOptions::validate`] off, clean JSON goes straight to `serde_json::from_str::<T>`.
+pub fn parse_with<T: Extract>(text: &str, options: &ParseOptions) -> Result<Parsed<T>, ParseError> {
+    if !options.validate {
+        match serde_json::from_str::<T>(text) {
+            Ok(value) => {
+                return Ok(Parsed {
+                    value,
+                    repairs: Vec::new(),
+                })
+            }
+            Err(e) if options.strict => {
+                return Err(pipeline::serde_rejection(&e, text, 0).into_error(text))
+            }
+            Err(_) => {}
+        }
+    }
+    let Parsed { value, repairs } = parse_value(text, T::schema(), options)?;
+    match pipeline::deserialize_owned::<T>(value) {
+        Ok(value) => Ok(Parsed { value, repairs }),
+        Err((path, message)) => Err(ParseError::Deserialize {
+            path,
+            message,
+            raw: text.to_owned(),
+        }),
+    }
+}
+
+/// Parses one value against a runtime schema, returning validated JSON.
+pub fn parse_value(
+    text: &str,
+    schema: &SchemaSet,
+    options: &ParseOptions,
+) -> Result<Parsed<Value>, ParseError> {
+    let pipeline = Pipeline::new(schema, *options).map_err(|source| ParseError::InvalidSchema {
+        source,
+        raw: text.to_owned(),
+    })?;
+    // The fast path: the whole answer is clean JSON.
+    let accepted = match serde_json::from_str::<Value>(text) {
+        Ok(value) => pipeline
+            .check(value, Vec::new(), 0)
+            .map_err(|r| r.into_error(text)),
+        Err(e) if options.strict => Err(pipeline::serde_rejection(&e, text, 0).into_error(text)),
+        Err(_) => lenient(&pipeline, text),
+    };
+    accepted.map(|Accepted { value, repairs }| Parsed { value, repairs })
+}
+
+/// Everything but the fast path: the envelope, the candidates, the choice.
+fn lenient(pipeline: &Pipeline<'_>, text: &str) -> Result<Accepted, ParseError> {
+    let (start, envelope_repair) = envelope::body_start(text);
+    let body = text.get(start..).unwrap_or_default();
+    if body.trim().is_empty() {
+        return Err(ParseError::NoJson {
+            raw: text.to_owned(),
+        });
+    }
+    let with_envelope = |mut accepted: Accepted, span: Option<(usize, usize)>| {
+        let mut repairs: Vec<Repair> = envelope_repair.iter().cloned().collect();
+        if let Some((s, e)) = span {
+            let trimmed = text.trim();
+            let whole = (text.len() - text.trim_start().len(), trimmed.len());
+            if (s, e - s) != whole {
+                repairs.push(extracted(s, e));
+            }
+        }
+        repairs.append(&mut accepted.repairs);
+        accepted.repairs = repairs;
+        accepted
+    };
+
+    // A scalar answer (an enum, a number) is the whole text, perhaps quoted or fenced.
+    let mut scalar_rejection = None;
+    if !pipeline.wants_container() {
+        let (offset, inner) = envelope::unfenced(body);
+        let trimmed = inner.trim();
+        let at = start + offset + (inner.len() - inner.trim_start().len());
+        match pipeline.frame(trimmed, at) {
+            Ok(accepted) => return Ok(with_envelope(accepted, Some((at, at + trimmed.len())))),
+            Err(rejection) => scalar_rejection = Some(rejection),
+        }
+    }
+
+    let evaluated = pipeline.candidates(text, start, 0);
+    let mut accepted: Vec<(Candidate, Accepted)> = Vec::new();
+    let mut failed: Vec<(Candidate, Rejection)> = Vec::new();
+    for (candidate, result) in evaluated {
+        match result {
+            Ok(a) => accepted.push((candidate, a)),
+            Err(r) => failed.push((candidate, r)),
+        }
+    }
+
+    // Keep one of each distinct value, in order.
+    let mut distinct: Vec<(Candidate, Accepted)> = Vec::new();
+    for (candidate, a) in accepted {
+        if !distinct.iter().any(|(_, d)| d.value == a.value) {
+            distinct.push((candidate, a));
+        }
+    }
+    if distinct.len() > 1 {
+        // A fence singles out the answer among drafts and examples in the prose.
+        let fenced = distinct.iter().filter(|(c, _)| c.fenced).count();
+        if fenced == 1 {
+            distinct.retain(|(c, _)| c.fenced);
+        }
+    }
+    match distinct.len() {
+        0 => {}
+        1 => {
+            let Some((c, a)) = distinct.pop() else {
+                unreachable!("one element")
+            };
+            return Ok(with_envelope(a, Some((c.start, c.end))));
+        }
+        _ => {
+            return Err(ParseError::Ambiguous {
+                candidates: distinct
+                    .iter()
+                    .map(|(c, _)| text.get(c.start..c.end).unwrap_or_default().to_owned())
+                    .collect(),
+                raw: text.to_owned(),
+            })
+        }
+    }
+
+    if let Some(found) = enum_in_prose(pipeline, body) {
+        return match found {
+            Ok(variant) => {
+                let repair = Repair::new(
+                    RepairKind::EnumCase,
+                    start,
+                    format!("found the enum value {variant:?} in the text"),
+                );
+                let mut accepted = Accepted {
+                    value: Value::String(variant),
+                    repairs: vec![repair],
+                };
+                accepted = with_envelope(accepted, None);
+                Ok(accepted)
+            }
+            Err(candidates) => Err(ParseError::Ambiguous {
+                candidates,
+                raw: text.to_owned(),
+            }),
+        };
+    }
+
+    let rejection = if failed.is_empty() {
+        scalar_rejection.unwrap_or(Rejection::NotJson)
+    } else {
+        best_rejection(text, failed.iter().map(|(c, r)| (c, r)))
+    };
+    Err(rejection.into_error(text))
+}
+
+/// For a string-enum answer written as prose ("The sentiment is Positive."): the one variant named
+/// in it; `Err` with the variants if several are named.
+fn enum_in_prose(pipeline: &Pipeline<'_>, text: &str) -> Option<Result<String, Vec<String>>> {
+    if pipeline.options().strict {
+        return None;
+    }
+    let variants: Vec<&str> = pipeline
+        .schema()
+        .generic()
+        .get("enum")?
+        .as_array()?
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    let words = |s: &str| -> Vec<String> {
+        s.split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(str::to_lowercase)
+            .collect()
+    };
+    let text_words = words(text);
+    // Each variant found as a run of whole words: (variant, first word, word count).
+    let mut found: Vec<(&str, usize, usize)> = Vec::new();
+    for variant in &variants {
+        let needle = words(variant);
+        if needle.is_empty() || needle.len() > text_words.len() {
+            continue;
+        }
+        for at in 0..=(text_words.len() - needle.len()) {
+            if text_words[at..at + needle.len()] == needle[..] {
+                found.push((variant, at, needle.len()));
+            }
+        }
+    }
+    // "very positive" names very_positive, not positive as well.
+    let covered = |&(v, at, len): &(&str, usize, usize)| {
+        found
+            .iter()
+            .any(|&(w, a, l)| w != v && a <= at && at + len <= a + l && l > len)
+    };
+    let mut named: Vec<String> = Vec::new();
+    for hit in found.iter().filter(|h| !covered(h)) {
+        if !named.iter().any(|n| n == hit.0) {
+            named.push(hit.0.to_owned());
+        }
+    }
+    match named.len() {
+        0 => None,
+        1 => named.pop().map(Ok),
+        _ => Some(Err(named)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn object_schema() -> SchemaSet {
+        SchemaSet::new(
+            "A",
+            json!({"type":"object","properties":{"a":{"type":"integer"}},"required":["a"],"additionalProperties":false}),
+        )
+    }
+
+    fn value(text: &str) -> Result<Value, ParseError> {
+        parse_value(text, &object_schema(), &ParseOptions::default()).map(|p| p.value)
+    }
+
+    #[test]
+    fn envelope_repair_is_recorded_only_when_there_is_an_envelope() {
+        let schema = object_schema();
+        let clean = parse_value(" {\"a\":1,} ", &schema, &ParseOptions::default()).unwrap();
+        assert!(clean.repairs.iter().all(|r| r.kind != RepairKind::Envelope));
+        let prose = parse_value("x {\"a\":1}", &schema, &ParseOptions::default()).unwrap();
+        assert_eq!(prose.repairs[0].kind, RepairKind::Envelope);
+        assert_eq!(prose.repairs[0].offset, 2);
+    }
+
+    #[test]
+    fn a_fence_singles_out_the_answer() {
+        let text = "For example {\"a\":1}. Answer:\n```json\n{\"a\":2}\n```";
+        assert_eq!(value(text).unwrap(), json!({"a":2}));
+        assert!(matches!(
+            value("{\"a\":1} or {\"a\":2}"),
+            Err(ParseError::Ambiguous { candidates, .. }) if candidates.len() == 2
+        ));
+        assert_eq!(value("{\"a\":1} {\"a\":1}").unwrap(), json!({"a":1}));
+    }
+
+    #[test]
+    fn enums_in_prose() {
+        let schema = SchemaSet::new(
+            "S",
+            json!({"type":"string","enum":["positive","negative","very_positive"]}),
+        );
+        let parse = |t: &str| parse_value(t, &schema, &ParseOptions::default());
+        assert_eq!(parse("The sentiment is Positive.").unwrap().value, json!("positive"));
+        assert_eq!(parse("very positive!").unwrap().value, json!("very_positive"));
+        assert_eq!(parse("'negative'").unwrap().value, json!("negative"));
+        assert!(matches!(
+            parse("positive or negative"),
+            Err(ParseError::Ambiguous { .. })
+        ));
+        assert!(matches!(parse("no idea"), Err(ParseError::Schema { .. })));
+        assert!(parse_value("Positive", &schema, &ParseOptions::strict()).is_err());
+    }
+
+    #[test]
+    fn errors_pick_the_most_telling_candidate() {
+        assert!(matches!(value("{\"a\":\"x\"}"), Err(ParseError::Schema { .. })));
+        assert!(matches!(value("ok {\"a\":"), Err(ParseError::Truncated { .. })));
+        assert!(matches!(value("see {here}"), Err(ParseError::NoJson { .. })));
+        assert!(matches!(value("x {\"a\" 1}"), Err(ParseError::Syntax { .. })));
+        assert!(matches!(value("   "), Err(ParseError::NoJson { .. })));
+    }
+
+    #[test]
+    fn clean_json_that_fails_validation_is_coerced() {
+        assert_eq!(value("{\"a\":\"7\"}").unwrap(), json!({"a":7}));
+    }
+}

@@ -1,0 +1,195 @@
+//! What an extraction returns besides its value: every attempt with the model's raw answer, what went
+//! wrong with it, what it cost and how it ended. Errors carry the same [`Report`], so cost is never lost.
+
+use crate::llm::{Finish, LlmError, Usage};
+use crate::parse::{ParseError, Repair, Skipped};
+use std::time::Duration;
+
+/// A successful extraction: the value and its ledger.
+///
+/// [`Extract::extract`](crate::Extract::extract) and friends return only the value; the
+/// [`Extractor`](crate::extract::Extractor) returns this.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Extraction<T> {
+    /// The validated value (for `extract_all`, every item kept).
+    pub value: T,
+    /// Every request made, in order, with the raw answer.
+    pub attempts: Vec<Attempt>,
+    /// The tokens all attempts used together.
+    pub usage: Usage,
+    /// How the last answer ended ([`Finish::Length`] when the items are incomplete because the
+    /// continuation cap or the token budget was reached; [`Finish::Repetition`] when the model looped).
+    pub finish: Finish,
+    /// Lines that never produced an item (`extract_all`): still invalid after the repair cap, or cut off.
+    pub skipped: Vec<Skipped>,
+    /// What the parser repaired to get the value (or the items).
+    pub repairs: Vec<Repair>,
+}
+
+impl<T> Extraction<T> {
+    pub(crate) fn new(value: T, report: Report, repairs: Vec<Repair>) -> Self {
+        Extraction {
+            value,
+            attempts: report.attempts,
+            usage: report.usage,
+            finish: report.finish.unwrap_or_default(),
+            skipped: report.skipped,
+            repairs,
+        }
+    }
+
+    /// Applies `f` to the value, keeping the ledger.
+    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Extraction<U> {
+        Extraction {
+            value: f(self.value),
+            attempts: self.attempts,
+            usage: self.usage,
+            finish: self.finish,
+            skipped: self.skipped,
+            repairs: self.repairs,
+        }
+    }
+
+    /// The value alone.
+    pub fn into_value(self) -> T {
+        self.value
+    }
+}
+
+/// The ledger of an extraction: what a stream reports when it ends, and what every
+/// [`ExtractError`](crate::extract::ExtractError) carries.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct Report {
+    /// Every request made, in order.
+    pub attempts: Vec<Attempt>,
+    /// The tokens all attempts used together.
+    pub usage: Usage,
+    /// How the last answer ended, if one did.
+    pub finish: Option<Finish>,
+    /// Lines that never produced an item.
+    pub skipped: Vec<Skipped>,
+}
+
+impl Report {
+    pub(crate) fn push(&mut self, attempt: Attempt) {
+        self.usage += attempt.usage;
+        if let Some(finish) = &attempt.finish {
+            self.finish = Some(finish.clone());
+        }
+        self.attempts.push(attempt);
+    }
+
+    /// The raw text of the last answer, if any request got one.
+    pub fn last_raw(&self) -> Option<&str> {
+        self.attempts.last().map(|a| a.raw.as_str())
+    }
+}
+
+/// One request to the model and what came of it.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Attempt {
+    /// Why the request was made.
+    pub kind: AttemptKind,
+    /// The answer as the model wrote it (what arrived, if the backend failed midway).
+    pub raw: String,
+    /// Reasoning a thinking model produced apart from its answer.
+    pub thinking: Option<String>,
+    /// What was wrong with the answer; `None` when it was fully used.
+    pub error: Option<AttemptError>,
+    /// The tokens it used (zero when the backend does not report them or the request was cancelled).
+    pub usage: Usage,
+    /// How the answer ended; `None` when the backend failed before the end.
+    pub finish: Option<Finish>,
+    /// How many items (or values) it contributed.
+    pub items: usize,
+    /// How long it took.
+    pub elapsed: Duration,
+}
+
+/// Why a request was made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum AttemptKind {
+    /// The original request.
+    First,
+    /// A new request after an unusable answer, listing what was wrong.
+    Repair,
+    /// A request to continue after an answer cut off by the token limit.
+    Continuation,
+}
+
+impl std::fmt::Display for AttemptKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            AttemptKind::First => "first",
+            AttemptKind::Repair => "repair",
+            AttemptKind::Continuation => "continuation",
+        })
+    }
+}
+
+/// What was wrong with one answer.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum AttemptError {
+    /// The one value could not be parsed or validated.
+    #[error(transparent)]
+    Parse(ParseError),
+    /// Some lines (or list elements) produced no item.
+    #[error("{} line(s) produced no item: {}", .0.len(), describe_skipped(.0))]
+    Lines(Vec<Skipped>),
+    /// The backend failed.
+    #[error(transparent)]
+    Llm(LlmError),
+}
+
+fn describe_skipped(skipped: &[Skipped]) -> String {
+    let mut out = String::new();
+    for (i, s) in skipped.iter().take(5).enumerate() {
+        if i > 0 {
+            out.push_str("; ");
+        }
+        out.push_str(&format!("line {}: {}", s.line, s.reason));
+    }
+    if skipped.len() > 5 {
+        out.push_str(&format!("; and {} more", skipped.len() - 5));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn attempt(tokens: u64, finish: Option<Finish>) -> Attempt {
+        Attempt {
+            kind: AttemptKind::First,
+            raw: "x".into(),
+            thinking: None,
+            error: None,
+            usage: Usage {
+                prompt_tokens: tokens,
+                completion_tokens: 1,
+            },
+            finish,
+            items: 0,
+            elapsed: Duration::ZERO,
+        }
+    }
+
+    #[test]
+    fn report_sums_usage_and_keeps_the_last_finish() {
+        let mut report = Report::default();
+        report.push(attempt(3, Some(Finish::Length)));
+        report.push(attempt(4, None));
+        assert_eq!(report.usage.total(), 9);
+        assert_eq!(report.finish, Some(Finish::Length));
+        assert_eq!(report.last_raw(), Some("x"));
+        let extraction = Extraction::new(1, report, Vec::new()).map(|v| v + 1);
+        assert_eq!(extraction.value, 2);
+        assert_eq!(extraction.attempts.len(), 2);
+    }
+}

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The first thing to run: real extractions from a real model, with nothing installed by hand.
+#
+# By default the model runs in process (llama.cpp, embedded): this installs what the build needs if it is
+# missing (cmake, clang, libclang-dev; the 98 MB default model), builds, and runs two examples:
+#   quickstart  the people and companies in a short text, as one value and as a list;
+#   ontology    entities, relationships and attributes as a tagged enum, printed as they stream in.
+# With OLLAMA_HOST set (e.g. http://localhost:11434) the same examples run against that Ollama server
+# instead (model: OLLAMA_MODEL, default llama3.2), and nothing is installed.
+#
+# The build uses cargo's dev profile, in which llama.cpp and the grammar engine are optimised anyway
+# (see Cargo.toml), so the demo and scripts/test.sh share one build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [[ -n "${OLLAMA_HOST:-}" ]]; then
+    echo "demo.sh: using the Ollama server at $OLLAMA_HOST" >&2
+    cargo run --quiet --example quickstart -- --ollama
+    cargo run --quiet --example ontology -- --ollama
+else
+    scripts/setup.sh
+    echo "demo.sh: building (the first build compiles llama.cpp: several minutes on 2 cores)" >&2
+    cargo build --quiet --features llama-cpp --examples
+    cargo run --quiet --features llama-cpp --example quickstart
+    cargo run --quiet --features llama-cpp --example ontology
+fi

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The whole check, as CI runs it: formatting, lints (warnings are errors) and every test, with the embedded
+# llama.cpp engine on, so the end-to-end tests run on tokens a real model produces.
+# Exits non-zero at the first failure.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/setup.sh
+
+if ! cargo fmt --version >/dev/null 2>&1 || ! cargo clippy --version >/dev/null 2>&1; then
+    command -v rustup >/dev/null 2>&1 || { echo "test.sh: rustfmt and clippy are missing (and rustup is not here to add them)" >&2; exit 1; }
+    rustup component add rustfmt clippy
+fi
+
+step() { printf '\n== %s\n' "$*" >&2; }
+
+step "cargo fmt --check"
+cargo fmt --all -- --check
+
+step "cargo clippy (all targets, all features, -D warnings)"
+cargo clippy --workspace --all-targets --all-features -- -D warnings
+
+step "cargo test (all features)"
+cargo test --workspace --all-features
+
+step "all checks passed"

@@ -1,0 +1,230 @@
+//! Properties of the parser: it never panics; the decoder yields what `parse_lines` yields however the
+//! bytes are chunked; serialized values round-trip.
+
+use llm_extract::parse::{parse_lines_with, parse_with, LineEvent, ParseOptions, Skipped};
+use llm_extract::{parse, parse_lines, Extract, LineDecoder, SchemaSet};
+use proptest::prelude::*;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use std::sync::OnceLock;
+
+/// The seed type: strings, integers, floats, an enum, a nested optional object, an array.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct Rec {
+    name: String,
+    n: i64,
+    score: f64,
+    kind: Kind,
+    tags: Vec<String>,
+    sub: Option<Sub>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum Kind {
+    Alpha,
+    Beta,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct Sub {
+    ok: bool,
+    note: Option<String>,
+}
+
+impl Extract for Rec {
+    fn schema() -> &'static SchemaSet {
+        static S: OnceLock<SchemaSet> = OnceLock::new();
+        S.get_or_init(|| {
+            let sub = json!({
+                "type": "object",
+                "properties": {"ok": {"type": "boolean"}, "note": {"type": ["string", "null"]}},
+                "required": ["ok"],
+                "additionalProperties": false
+            });
+            SchemaSet::new(
+                "Rec",
+                json!({
+                    "type": "object",
+                    "properties": {
+                        "name": {"type": "string"},
+                        "n": {"type": "integer"},
+                        "score": {"type": "number"},
+                        "kind": {"type": "string", "enum": ["alpha", "beta"]},
+                        "tags": {"type": "array", "items": {"type": "string"}},
+                        "sub": {"anyOf": [sub, {"type": "null"}]}
+                    },
+                    "required": ["name", "n", "score", "kind", "tags"],
+                    "additionalProperties": false
+                }),
+            )
+        })
+    }
+}
+
+fn rec() -> impl Strategy<Value = Rec> {
+    let sub = (any::<bool>(), proptest::option::of(any::<String>()))
+        .prop_map(|(ok, note)| Sub { ok, note });
+    (
+        any::<String>(),
+        any::<i64>(),
+        -1e12f64..1e12,
+        prop_oneof![Just(Kind::Alpha), Just(Kind::Beta)],
+        proptest::collection::vec("[a-z {}\\[\\]\"',:]{0,8}", 0..4),
+        proptest::option::of(sub),
+    )
+        .prop_map(|(name, n, score, kind, tags, sub)| Rec {
+            name,
+            n,
+            score,
+            kind,
+            tags,
+            sub,
+        })
+}
+
+/// Text made of the bytes that matter to a JSON parser, to reach its corners more often than
+/// uniformly random text does.
+fn jsonish() -> impl Strategy<Value = String> {
+    proptest::collection::vec(
+        prop_oneof![
+            Just("{"), Just("}"), Just("["), Just("]"), Just("\""), Just("'"), Just(":"),
+            Just(","), Just("\\"), Just("\n"), Just("\r\n"), Just(" "), Just("a"), Just("1"),
+            Just("-"), Just("."), Just("e"), Just("true"), Just("None"), Just("//"), Just("/*"),
+            Just("*/"), Just("```"), Just("<think>"), Just("</think>"), Just("“"), Just("”"),
+            Just("\u{0}"), Just("\u{feff}"), Just("€"), Just("\\u00"), Just("{\"n\":"),
+            Just("\"name\":"), Just("{\"items\": ["),
+        ],
+        0..60,
+    )
+    .prop_map(|parts| parts.concat())
+}
+
+/// Comparable decoder output.
+#[derive(Debug, PartialEq)]
+enum Out {
+    Item(Value, usize),
+    Skip(Skipped),
+}
+
+fn decode(chunks: &[&[u8]], options: ParseOptions) -> Vec<Out> {
+    let mut decoder = LineDecoder::<Rec>::with_options(options);
+    let mut events = Vec::new();
+    for chunk in chunks {
+        events.extend(decoder.feed(chunk));
+    }
+    events.extend(decoder.finish());
+    events
+        .into_iter()
+        .map(|e| match e {
+            LineEvent::Item(i) => Out::Item(i.json, i.line),
+            LineEvent::Skipped(s) => Out::Skip(s),
+        })
+        .collect()
+}
+
+/// Splits `bytes` at the given cut points (any order, any value).
+fn chunked<'a>(bytes: &'a [u8], cuts: &[usize]) -> Vec<&'a [u8]> {
+    let mut at: Vec<usize> = cuts.iter().map(|c| c % (bytes.len() + 1)).collect();
+    at.push(0);
+    at.push(bytes.len());
+    at.sort_unstable();
+    at.windows(2).map(|w| &bytes[w[0]..w[1]]).collect()
+}
+
+/// A JSON Lines answer in one of the shapes models write.
+fn render(records: &[Rec], shape: u8, crlf: bool) -> String {
+    let compact = |r: &Rec| serde_json::to_string(r).unwrap();
+    let pretty = |r: &Rec| serde_json::to_string_pretty(r).unwrap();
+    let newline = if crlf { "\r\n" } else { "\n" };
+    let text = match shape % 5 {
+        0 => records.iter().map(compact).collect::<Vec<_>>().join(newline),
+        1 => records.iter().map(pretty).collect::<Vec<_>>().join(newline),
+        2 => serde_json::to_string_pretty(records).unwrap(),
+        3 => serde_json::to_string(&json!({ "items": records })).unwrap(),
+        _ => format!(
+            "Here they are:{newline}```jsonl{newline}{}{newline}```",
+            records.iter().map(compact).collect::<Vec<_>>().join(newline)
+        ),
+    };
+    if crlf {
+        text.replace("\r\n", "\n").replace('\n', "\r\n")
+    } else {
+        text
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn never_panics_on_any_text(text in any::<String>()) {
+        let _ = parse::<Rec>(&text);
+        let _ = parse_with::<Rec>(&text, &ParseOptions::default().with_salvage(true));
+        let _ = parse_lines::<Rec>(&text);
+    }
+
+    #[test]
+    fn never_panics_on_jsonish_text(text in jsonish(), cuts in proptest::collection::vec(any::<usize>(), 0..6)) {
+        for options in [ParseOptions::default(), ParseOptions::default().with_salvage(true), ParseOptions::strict()] {
+            let _ = parse_with::<Rec>(&text, &options);
+            let whole = decode(&[text.as_bytes()], options);
+            // Not only no panic: chunking never changes the outcome, valid input or not.
+            prop_assert_eq!(decode(&chunked(text.as_bytes(), &cuts), options), whole);
+        }
+    }
+
+    #[test]
+    fn never_panics_on_any_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..300), cuts in proptest::collection::vec(any::<usize>(), 0..6)) {
+        let whole = decode(&[&bytes], ParseOptions::default());
+        prop_assert_eq!(decode(&chunked(&bytes, &cuts), ParseOptions::default()), whole);
+    }
+
+    #[test]
+    fn any_chunking_yields_what_parse_lines_yields(
+        records in proptest::collection::vec(rec(), 0..5),
+        shape in any::<u8>(),
+        crlf in any::<bool>(),
+        cuts in proptest::collection::vec(any::<usize>(), 0..12),
+    ) {
+        let text = render(&records, shape, crlf);
+        let lines = parse_lines_with::<Rec>(&text, &ParseOptions::default());
+        prop_assert_eq!(&lines.items, &records);
+        let whole = decode(&[text.as_bytes()], ParseOptions::default());
+        prop_assert_eq!(whole.iter().filter(|o| matches!(o, Out::Skip(_))).count(), lines.skipped.len());
+        prop_assert_eq!(decode(&chunked(text.as_bytes(), &cuts), ParseOptions::default()), whole);
+    }
+
+    #[test]
+    fn round_trips(record in rec(), pretty in any::<bool>(), fenced in any::<bool>()) {
+        let json = if pretty { serde_json::to_string_pretty(&record) } else { serde_json::to_string(&record) }.unwrap();
+        let clean = parse::<Rec>(&json).unwrap();
+        prop_assert_eq!(&clean.value, &record);
+        prop_assert!(clean.repairs.is_empty());
+        let text = if fenced { format!("Sure:\n```json\n{json}\n```\nDone.") } else { json };
+        prop_assert_eq!(parse::<Rec>(&text).unwrap().value, record);
+    }
+}
+
+#[test]
+fn every_offset_of_a_mixed_answer() {
+    let records: Vec<Rec> = (0..3)
+        .map(|i| Rec {
+            name: format!("n\"{i}}} €"),
+            n: i,
+            score: 0.5,
+            kind: Kind::Beta,
+            tags: vec!["x".into(), "]".into()],
+            sub: Some(Sub { ok: true, note: None }),
+        })
+        .collect();
+    for shape in 0..5 {
+        let text = render(&records, shape, shape % 2 == 0);
+        let whole = decode(&[text.as_bytes()], ParseOptions::default());
+        assert_eq!(whole.iter().filter(|o| matches!(o, Out::Item(..))).count(), 3, "{text}");
+        for at in 0..=text.len() {
+            let (a, b) = text.as_bytes().split_at(at);
+            assert_eq!(decode(&[a, b], ParseOptions::default()), whole, "shape {shape} at {at}");
+        }
+    }
+}

@@ -1,0 +1,281 @@
+//! The OpenAI-compatible backend against a local server speaking `/v1/chat/completions` (SSE):
+//! request shape, streaming with `[DONE]`, usage, length finish, errors, retries, and an API key that
+//! never shows up in `Debug` output or error text.
+
+mod support;
+
+use futures_util::StreamExt;
+use llm_extract::extract::{ExtractErrorKind, Extractor, Mode};
+use llm_extract::llm::{ChatRequest, Llm, LlmError, OpenAiCompatible, RetryPolicy, Secret};
+use llm_extract::report::AttemptKind;
+use llm_extract::{Dialect, Extract, Finish, Shape};
+use serde_json::json;
+use std::time::Duration;
+use support::types::{entity, entity_line, Entity, Person};
+use support::{fixed, openai, Answer, Ending, Reply, TestServer};
+
+const KEY: &str = "sk-test-0123456789abcdef-SECRET";
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+fn client(server: &TestServer) -> OpenAiCompatible {
+    OpenAiCompatible::builder(server.url(), "test-model")
+        .api_key(KEY)
+        .request_timeout(ms(3000))
+        .idle_timeout(ms(300))
+        .retry(
+            RetryPolicy::new()
+                .max_retries(3)
+                .initial_backoff(ms(5))
+                .max_backoff(ms(20)),
+        )
+        .build()
+        .unwrap()
+}
+
+fn assert_no_key(text: &str) {
+    assert!(!text.contains(KEY), "the API key leaked into: {text}");
+    assert!(
+        !text.contains("0123456789abcdef"),
+        "part of the API key leaked into: {text}"
+    );
+}
+
+#[tokio::test]
+async fn one_value_sends_response_format_and_the_bearer_key() {
+    let server = TestServer::script(vec![openai(
+        Answer::new(r#"{"name": "Ada", "age": 36}"#).usage(21, 9),
+    )]);
+    let llm = client(&server);
+    let out = Extractor::new(&llm)
+        .max_tokens(100)
+        .extract::<Person>("Ada, 36")
+        .await
+        .unwrap();
+    assert_eq!(out.value.age, 36);
+    assert_eq!(out.usage.total(), 30);
+    let request = &server.requests()[0];
+    assert_eq!(request.path, "/v1/chat/completions");
+    assert_eq!(
+        request.header("authorization"),
+        Some(format!("Bearer {KEY}").as_str())
+    );
+    let body = &request.json;
+    assert_eq!(body["stream"], false);
+    assert_eq!(body["max_tokens"], 100);
+    assert_eq!(
+        body["response_format"],
+        json!({"type": "json_schema", "json_schema": {
+            "name": "Person",
+            "schema": Person::schema().for_dialect(Dialect::OpenAiStrict, Shape::One).unwrap(),
+            "strict": true
+        }})
+    );
+}
+
+#[tokio::test]
+async fn many_items_stream_as_sse_with_usage() {
+    let text = format!(
+        "{}\n{}\n",
+        entity_line("Ada", "person"),
+        entity_line("IBM", "company")
+    );
+    let server = TestServer::script(vec![openai(Answer::new(text).usage(40, 20))]);
+    let llm = client(&server);
+    let out = Extractor::new(&llm)
+        .mode(Mode::Prompted)
+        .extract_all::<Entity>("x")
+        .await
+        .unwrap();
+    assert_eq!(
+        out.value,
+        [entity("Ada", "person"), entity("IBM", "company")]
+    );
+    assert_eq!(
+        out.usage.total(),
+        60,
+        "usage came from the include_usage chunk"
+    );
+    let body = &server.requests()[0].json;
+    assert_eq!(body["stream"], true);
+    assert_eq!(body["stream_options"], json!({"include_usage": true}));
+}
+
+#[tokio::test]
+async fn a_length_finish_is_continued() {
+    let server = TestServer::script(vec![
+        openai(Answer::new(format!("{}\n{{\"na", entity_line("Ada", "person"))).cut()),
+        openai(Answer::new(format!("{}\n", entity_line("Lyon", "place")))),
+    ]);
+    let llm = client(&server);
+    let out = Extractor::new(&llm)
+        .mode(Mode::Prompted)
+        .extract_all::<Entity>("x")
+        .await
+        .unwrap();
+    assert_eq!(
+        out.value,
+        [entity("Ada", "person"), entity("Lyon", "place")]
+    );
+    assert_eq!(out.attempts[0].finish, Some(Finish::Length));
+    assert_eq!(out.attempts[1].kind, AttemptKind::Continuation);
+}
+
+#[tokio::test]
+async fn a_stream_that_ends_without_finish_or_done_is_an_error() {
+    let server = TestServer::start(|request| {
+        Reply::openai(
+            request,
+            &Answer::new(r#"{"name": "Ada""#).ending(Ending::Nothing),
+        )
+    });
+    let llm = client(&server);
+    let mut stream = llm.chat_stream(ChatRequest::new("hi")).await.unwrap();
+    let mut last = None;
+    while let Some(event) = stream.next().await {
+        last = Some(event);
+    }
+    let err = last.unwrap().unwrap_err();
+    assert!(
+        matches!(&err, LlmError::Stream { partial, .. } if partial == r#"{"name": "Ada""#),
+        "{err:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_late_error_event_ends_the_stream() {
+    let server = TestServer::start(|request| {
+        Reply::openai(
+            request,
+            &Answer::new(format!("{}\n", entity_line("Ada", "person")))
+                .ending(Ending::ErrorLine("upstream overloaded".into())),
+        )
+    });
+    let llm = client(&server);
+    let mut stream = Entity::extract_stream(&llm, "x");
+    assert_eq!(
+        stream.next().await.unwrap().unwrap(),
+        entity("Ada", "person")
+    );
+    let err = stream.next().await.unwrap().unwrap_err();
+    assert!(err.to_string().contains("upstream overloaded"), "{err}");
+}
+
+#[tokio::test]
+async fn a_missing_model_is_model_not_found() {
+    let server =
+        TestServer::start(|_| Reply::openai_error(404, "The model `test-model` does not exist."));
+    let llm = client(&server);
+    let err = llm.chat(ChatRequest::new("hi")).await.unwrap_err();
+    assert!(matches!(err, LlmError::ModelNotFound { .. }), "{err:?}");
+    assert!(err.to_string().contains("/models"), "{err}");
+    assert_eq!(server.hits(), 1);
+}
+
+#[tokio::test]
+async fn a_400_fails_at_once_with_the_servers_message() {
+    let server =
+        TestServer::start(|_| Reply::openai_error(400, "response_format is not supported"));
+    let llm = client(&server);
+    let err = Person::extract(&llm, "x").await.unwrap_err();
+    let ExtractErrorKind::Llm(LlmError::Http {
+        status, message, ..
+    }) = err.kind()
+    else {
+        panic!("{err:?}")
+    };
+    assert_eq!(
+        (*status, message.as_str()),
+        (400, "response_format is not supported")
+    );
+    assert_eq!(server.hits(), 1);
+}
+
+#[tokio::test]
+async fn a_429_with_retry_after_is_retried() {
+    let server = TestServer::script(vec![
+        fixed(Reply::openai_error(429, "rate limited").with_header("retry-after", "0")),
+        openai(Answer::new(r#"{"name": "Ada", "age": 36}"#)),
+    ]);
+    let llm = client(&server);
+    assert_eq!(Person::extract(&llm, "x").await.unwrap().age, 36);
+    assert_eq!(server.hits(), 2);
+}
+
+#[tokio::test]
+async fn the_api_key_never_appears_in_debug_or_error_text() {
+    // A hostile server that echoes the Authorization header back in every error it can produce.
+    let server = TestServer::start(|request| {
+        let echoed = request
+            .header("authorization")
+            .unwrap_or_default()
+            .to_owned();
+        match request.last_message().as_str() {
+            "401" => Reply::openai_error(401, &format!("Incorrect API key provided: {echoed}")),
+            "400" => Reply::openai_error(400, &format!("bad request from {echoed}")),
+            "stream" => Reply::openai(
+                request,
+                &Answer::new("{").ending(Ending::ErrorLine(format!("boom {echoed}"))),
+            ),
+            _ => Reply::text(200, format!("garbage {echoed}")),
+        }
+    });
+    let llm = client(&server);
+    assert_no_key(&format!("{llm:?}"));
+    assert_no_key(&format!("{:?}", Secret::new(KEY)));
+
+    for prompt in ["401", "400", "garbage"] {
+        let err = llm.chat(ChatRequest::new(prompt)).await.unwrap_err();
+        assert_no_key(&err.to_string());
+        assert_no_key(&format!("{err:?}"));
+        let err = Person::extract(&llm, prompt).await.unwrap_err();
+        assert_no_key(&err.to_string());
+        assert_no_key(&format!("{err:?}"));
+    }
+    let err = llm.chat(ChatRequest::new("401")).await.unwrap_err();
+    assert!(matches!(err, LlmError::Auth { status: 401, .. }), "{err:?}");
+
+    let mut stream = llm.chat_stream(ChatRequest::new("stream")).await.unwrap();
+    let mut last = None;
+    while let Some(event) = stream.next().await {
+        last = Some(event);
+    }
+    let err = last.unwrap().unwrap_err();
+    assert!(err.to_string().contains("boom"), "{err}");
+    assert_no_key(&err.to_string());
+    assert_no_key(&format!("{err:?}"));
+}
+
+#[tokio::test]
+async fn the_key_can_come_from_an_environment_variable() {
+    let server = TestServer::script(vec![openai(Answer::new(r#"{"name": "Ada", "age": 36}"#))]);
+    // A variable name no other test uses.
+    std::env::set_var("LLM_EXTRACT_TEST_RUNTIME_OPENAI_KEY", KEY);
+    let llm = OpenAiCompatible::builder(server.url(), "m")
+        .api_key_env("LLM_EXTRACT_TEST_RUNTIME_OPENAI_KEY")
+        .build()
+        .unwrap();
+    Person::extract(&llm, "x").await.unwrap();
+    assert_eq!(
+        server.requests()[0].header("authorization"),
+        Some(format!("Bearer {KEY}").as_str())
+    );
+    let missing = OpenAiCompatible::builder(server.url(), "m")
+        .api_key_env("LLM_EXTRACT_TEST_RUNTIME_SURELY_UNSET")
+        .build()
+        .unwrap_err();
+    assert!(matches!(missing, LlmError::Config { .. }));
+    assert!(missing
+        .to_string()
+        .contains("LLM_EXTRACT_TEST_RUNTIME_SURELY_UNSET"));
+}
+
+#[tokio::test]
+async fn no_key_means_no_authorization_header() {
+    let server = TestServer::script(vec![openai(Answer::new(r#"{"name": "Ada", "age": 36}"#))]);
+    let llm = OpenAiCompatible::new(format!("{}/v1", server.url()), "m").unwrap();
+    Person::extract(&llm, "x").await.unwrap();
+    assert_eq!(server.requests()[0].header("authorization"), None);
+}

@@ -1,0 +1,10 @@
+use llm_extract::Extract;
+use serde::Deserialize;
+
+#[derive(Extract, Deserialize)]
+struct Comment {
+    text: String,
+    replies: Vec<Comment>,
+}
+
+fn main() {}
