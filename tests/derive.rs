@@ -1054,6 +1054,22 @@ fn schemars_fields_use_the_foreign_schema() {
     assert_both_reject::<Server>(with(valid, |s| s["timeout"] = json!("1s")));
 }
 
+/// Named like the foreign type it wraps: a qualified path is not taken for a self-reference.
+#[derive(Extract, Deserialize, Debug)]
+struct Duration {
+    #[extract(schemars)]
+    #[allow(dead_code)]
+    inner: std::time::Duration,
+}
+
+#[test]
+fn a_qualified_namesake_is_not_recursion() {
+    assert_eq!(
+        Duration::json_schema()["properties"]["inner"]["required"],
+        json!(["secs", "nanos"])
+    );
+}
+
 // ----- recursion through other types -----
 
 #[derive(Extract, Deserialize, Debug)]

@@ -114,9 +114,9 @@ use syn::{parse_macro_input, DeriveInput};
 ///
 /// # Recursive types
 ///
-/// Not supported: a schema is fully inlined. A field that names its own type (or `Self`) is a
-/// compile error; a cycle through other types panics, naming the cycle, the first time the schema is
-/// built (rather than overflowing the stack).
+/// Not supported: a schema is fully inlined. A field that names its own type (unqualified, or as
+/// `Self`) is a compile error; a cycle through other types (or a qualified path) panics, naming the
+/// cycle, the first time the schema is built, rather than overflowing the stack.
 ///
 /// ```compile_fail
 /// use llm_extract::Extract;

@@ -1,0 +1,63 @@
+//! Streaming: each action item is printed the moment its line (or array element) is complete, long
+//! before the model has finished the whole answer.
+//!
+//! ```sh
+//! cargo run --features llama-cpp --example streaming
+//! OLLAMA_HOST=http://localhost:11434 cargo run --example streaming
+//! ```
+
+mod common;
+
+use futures_util::StreamExt;
+use llm_extract::extract::Extractor;
+use llm_extract::Extract;
+use serde::Deserialize;
+use std::time::Instant;
+
+/// An action item agreed in a meeting.
+#[derive(Extract, Deserialize, Debug)]
+struct ActionItem {
+    /// Who does it (a first name).
+    owner: String,
+    /// What they will do, in a few words.
+    task: String,
+    /// When it is due, if the notes say.
+    due: Option<String>,
+}
+
+const NOTES: &str = "Meeting notes, 3 March. Priya will send the budget to finance by Friday. \
+Tom fixes the login bug before the release. Ana books the venue for the offsite next month. \
+Priya also reviews the hiring plan.";
+
+#[tokio::main]
+async fn main() -> Result<(), common::Error> {
+    let llm = common::backend()?;
+    let extractor = Extractor::new(&llm).max_tokens(256).max_items(8).temperature(0.0);
+    let started = Instant::now();
+    let mut stream = extractor.extract_stream::<ActionItem>(NOTES);
+    while let Some(item) = stream.next().await {
+        match item {
+            Ok(item) => println!(
+                "[{:>5} ms] {}: {}{}",
+                started.elapsed().as_millis(),
+                item.owner,
+                item.task,
+                item.due.map(|d| format!(" (due {d})")).unwrap_or_default()
+            ),
+            Err(err) => {
+                println!("stopped: {err}");
+                break;
+            }
+        }
+    }
+    if let Some(report) = stream.report() {
+        println!(
+            "done in {} ms: {} attempt(s), {} tokens, {} line(s) skipped",
+            started.elapsed().as_millis(),
+            report.attempts.len(),
+            report.usage.total(),
+            report.skipped.len()
+        );
+    }
+    Ok(())
+}
