@@ -92,8 +92,14 @@ fn fact(i: u32) -> Fact {
         predicate: "was first released in".into(),
         object: "2015, after years of development at Mozilla \"Research\"".into(),
         confidence: 0.93,
-        kind: if i % 2 == 0 { Kind::Claim } else { Kind::Relation },
-        source: (i % 3 == 0).then(|| "https://example.invalid/history".into()),
+        kind: if i.is_multiple_of(2) {
+            Kind::Claim
+        } else {
+            Kind::Relation
+        },
+        source: i
+            .is_multiple_of(3)
+            .then(|| "https://example.invalid/history".into()),
         tags: vec!["programming".into(), "history".into(), format!("t{i}")],
         line: i,
     }
@@ -220,9 +226,11 @@ fn decoder(c: &mut Criterion) {
     for kb in [10, 20, 50, 100] {
         let text = jsonl(kb * 1024);
         g.throughput(Throughput::Bytes(text.len() as u64));
-        g.bench_with_input(BenchmarkId::new("parse_lines one-shot", kb), &text, |b, t| {
-            b.iter(|| parse_lines::<Fact>(black_box(t)))
-        });
+        g.bench_with_input(
+            BenchmarkId::new("parse_lines one-shot", kb),
+            &text,
+            |b, t| b.iter(|| parse_lines::<Fact>(black_box(t))),
+        );
         for chunk in [4, 8, 64] {
             g.bench_with_input(
                 BenchmarkId::new(format!("decoder {chunk}-byte chunks"), kb),
@@ -230,9 +238,11 @@ fn decoder(c: &mut Criterion) {
                 |b, t| b.iter(|| decode_chunked(black_box(t.as_bytes()), chunk)),
             );
         }
-        g.bench_with_input(BenchmarkId::new("re-parse 64-byte chunks", kb), &text, |b, t| {
-            b.iter(|| reparse_chunked(black_box(t), 64))
-        });
+        g.bench_with_input(
+            BenchmarkId::new("re-parse 64-byte chunks", kb),
+            &text,
+            |b, t| b.iter(|| reparse_chunked(black_box(t), 64)),
+        );
     }
     g.finish();
 }
@@ -311,7 +321,12 @@ fn ratios() {
     let t = interleaved(
         &mut [
             &mut || drop(black_box(serde_json::from_str::<Fact>(black_box(&clean)))),
-            &mut || drop(black_box(parse_with::<Fact>(black_box(&clean), &no_validation()))),
+            &mut || {
+                drop(black_box(parse_with::<Fact>(
+                    black_box(&clean),
+                    &no_validation(),
+                )))
+            },
             &mut || drop(black_box(parse::<Fact>(black_box(&clean)))),
             &mut || drop(black_box(parse::<Fact>(black_box(&wrapped)))),
         ],
@@ -325,14 +340,20 @@ fn ratios() {
     let t = interleaved(
         &mut [
             &mut || {
-                let v: Result<Vec<Fact>, _> = black_box(&text).lines().map(serde_json::from_str).collect();
+                let v: Result<Vec<Fact>, _> =
+                    black_box(&text).lines().map(serde_json::from_str).collect();
                 drop(black_box(v));
             },
             &mut || drop(black_box(parse_lines::<Fact>(black_box(&text)))),
         ],
         ROUNDS,
     );
-    row("3 1,000 JSON Lines -> validated Vec<T>", t[1], t[0], "<= 1.30x");
+    row(
+        "3 1,000 JSON Lines -> validated Vec<T>",
+        t[1],
+        t[0],
+        "<= 1.30x",
+    );
 
     let mut scaling = Vec::new();
     for kb in [10, 100] {
@@ -340,16 +361,27 @@ fn ratios() {
         let t = interleaved(
             &mut [
                 &mut || drop(black_box(parse_lines::<Fact>(black_box(&text)))),
-                &mut || drop(black_box(decode_chunked(text.as_bytes(), 4))),
-                &mut || drop(black_box(decode_chunked(text.as_bytes(), 8))),
-                &mut || drop(black_box(reparse_chunked(&text, 64))),
+                &mut || {
+                    black_box(decode_chunked(text.as_bytes(), 4));
+                },
+                &mut || {
+                    black_box(decode_chunked(text.as_bytes(), 8));
+                },
+                &mut || {
+                    black_box(reparse_chunked(&text, 64));
+                },
             ],
             if kb == 100 { 5 } else { ROUNDS },
         );
         if kb == 100 {
             row("4 decoder, 4-byte chunks, 100 KB", t[1], t[0], "<= 3x");
             row("4 decoder, 8-byte chunks, 100 KB", t[2], t[0], "<= 2x");
-            row("4 re-parse per 64-byte chunk, 100 KB", t[3], t[0], "(quadratic)");
+            row(
+                "4 re-parse per 64-byte chunk, 100 KB",
+                t[3],
+                t[0],
+                "(quadratic)",
+            );
         }
         scaling.push(t);
     }
@@ -357,7 +389,10 @@ fn ratios() {
     println!("\n10 KB -> 100 KB (10x the input): one-shot {:.1}x, decoder 4-byte {:.1}x, decoder 8-byte {:.1}x, re-parse {:.1}x",
         grow(0), grow(1), grow(2), grow(3));
 
-    let texts: Vec<String> = [6, 12, 24, 48].iter().map(|kb| unterminated(kb * 1024)).collect();
+    let texts: Vec<String> = [6, 12, 24, 48]
+        .iter()
+        .map(|kb| unterminated(kb * 1024))
+        .collect();
     let t = interleaved(
         &mut [
             &mut || drop(black_box(parse::<Bio>(black_box(&texts[0])))),
@@ -371,7 +406,12 @@ fn ratios() {
     println!("| benchmark | larger | smaller | ratio | goal |");
     println!("|---|---|---|---|---|");
     for (i, kb) in [(1, 12), (2, 24), (3, 48)] {
-        row(&format!("5 unterminated string, {kb} KB vs {} KB", kb / 2), t[i], t[i - 1], "<= 2.2x");
+        row(
+            &format!("5 unterminated string, {kb} KB vs {} KB", kb / 2),
+            t[i],
+            t[i - 1],
+            "<= 2.2x",
+        );
     }
 }
 

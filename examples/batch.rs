@@ -27,10 +27,22 @@ struct Company {
 }
 
 const DOCUMENTS: &[(&str, &str)] = &[
-    ("press-1", "Nokia, headquartered in Espoo, began in 1865 as a paper mill."),
-    ("press-2", "Founded in 1976 in Los Altos, Apple now makes phones."),
-    ("press-3", "Michelin, the tyre maker from Clermont-Ferrand, dates from 1889."),
-    ("press-4", "Zeiss opened its first workshop in Jena in 1846."),
+    (
+        "press-1",
+        "Nokia, headquartered in Espoo, began in 1865 as a paper mill.",
+    ),
+    (
+        "press-2",
+        "Founded in 1976 in Los Altos, Apple now makes phones.",
+    ),
+    (
+        "press-3",
+        "Michelin, the tyre maker from Clermont-Ferrand, dates from 1889.",
+    ),
+    (
+        "press-4",
+        "Zeiss opened its first workshop in Jena in 1846.",
+    ),
 ];
 
 #[tokio::main]
@@ -53,8 +65,19 @@ async fn main() -> Result<(), common::Error> {
 
     for result in results {
         // The values are validated JSON; the derived type reads them back.
-        match result.outcome.map(|out| serde_json::from_value::<Company>(out.value)) {
-            Ok(Ok(company)) => println!("{}: {company:?}", result.id),
+        match result
+            .outcome
+            .map(|out| serde_json::from_value::<Company>(out.value))
+        {
+            Ok(Ok(company)) => println!(
+                "{}: {} ({}, founded {})",
+                result.id,
+                company.name,
+                company.city.as_deref().unwrap_or("city unknown"),
+                company
+                    .founded
+                    .map_or("?".to_owned(), |year| year.to_string())
+            ),
             Ok(Err(err)) => println!("{}: unexpected shape: {err}", result.id),
             Err(err) => println!("{}: failed: {err}", result.id),
         }

@@ -73,7 +73,9 @@ const TURNS: &[&str] = &[
 async fn main() -> Result<(), common::Error> {
     let llm = common::backend()?;
     let extractor = Extractor::new(&llm)
-        .instructions("You are a gardening assistant. Answer the user, then analyse the conversation.")
+        .instructions(
+            "You are a gardening assistant. Answer the user, then analyse the conversation.",
+        )
         .template("Summary of the conversation so far: {{summary}}\n\nUser: {{text}}")
         .max_tokens(400)
         .temperature(0.0);
@@ -84,7 +86,11 @@ async fn main() -> Result<(), common::Error> {
         match extractor.extract::<ConversationTurn>(input).await {
             Ok(out) => {
                 println!("{}", serde_json::to_string_pretty(&out.value)?);
-                println!("({} attempt(s), {} tokens)\n", out.attempts.len(), out.usage.total());
+                println!(
+                    "({} attempt(s), {} tokens)\n",
+                    out.attempts.len(),
+                    out.usage.total()
+                );
                 summary = out.value.analysis.summary_update;
             }
             // A small model may not fit every bound; the error says which and shows the last answer.

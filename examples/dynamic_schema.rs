@@ -20,11 +20,17 @@ async fn main() -> Result<(), common::Error> {
     let invoice = std::fs::read_to_string(data.join("invoice.txt"))?;
 
     // What the model is told (the `$ref` is inlined, objects are closed):
-    println!("format instructions:\n{}\n", schema.schema_set().format_instructions());
+    println!(
+        "format instructions:\n{}\n",
+        schema.schema_set().format_instructions()
+    );
 
     let llm = common::backend()?;
     let extractor = Extractor::new(&llm).max_tokens(300).temperature(0.0);
-    match extractor.extract_value(schema.schema_set(), invoice.as_str()).await {
+    match extractor
+        .extract_value(schema.schema_set(), invoice.as_str())
+        .await
+    {
         Ok(out) => println!(
             "{}\n({} attempt(s), {} tokens)",
             serde_json::to_string_pretty(&out.value)?,
@@ -38,7 +44,9 @@ async fn main() -> Result<(), common::Error> {
     let quick = DynamicSchema::from_signature(
         "(text :string) -> {issuer :string, currency (EUR | USD | GBP), total :float}",
     )?;
-    let out = extractor.extract_value(quick.schema_set(), invoice.as_str()).await?;
+    let out = extractor
+        .extract_value(quick.schema_set(), invoice.as_str())
+        .await?;
     println!("\nwith a signature: {}", out.value);
     Ok(())
 }

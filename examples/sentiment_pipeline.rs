@@ -65,7 +65,10 @@ async fn main() -> Result<(), common::Error> {
         println!("review: {review}");
         // Step 1: the sentiment.
         let sentiment = classify.extract::<Sentiment>(*review).await?.value;
-        println!("  sentiment: {:?} ({:.2})", sentiment.sentiment, sentiment.score);
+        println!(
+            "  sentiment: {:?} ({:.2})",
+            sentiment.sentiment, sentiment.score
+        );
         // Step 2: the first step's output is a variable of the second prompt.
         let input = Input::text(*review).var("sentiment", &sentiment);
         match draft.extract::<Reply>(input).await {

@@ -32,7 +32,10 @@ Priya also reviews the hiring plan.";
 #[tokio::main]
 async fn main() -> Result<(), common::Error> {
     let llm = common::backend()?;
-    let extractor = Extractor::new(&llm).max_tokens(256).max_items(8).temperature(0.0);
+    let extractor = Extractor::new(&llm)
+        .max_tokens(256)
+        .max_items(8)
+        .temperature(0.0);
     let started = Instant::now();
     let mut stream = extractor.extract_stream::<ActionItem>(NOTES);
     while let Some(item) = stream.next().await {

@@ -39,7 +39,10 @@ struct AB {
 }
 extract!(
     AB,
-    closed(json!({"a": {"type": "integer"}, "b": {"type": ["integer", "null"]}}), &["a"])
+    closed(
+        json!({"a": {"type": "integer"}, "b": {"type": ["integer", "null"]}}),
+        &["a"]
+    )
 );
 
 #[derive(Debug, Deserialize, PartialEq)]
@@ -61,7 +64,10 @@ struct Lit {
 }
 extract!(
     Lit,
-    closed(json!({"a": {"type": "boolean"}, "b": {"type": ["string", "null"]}}), &["a"])
+    closed(
+        json!({"a": {"type": "boolean"}, "b": {"type": ["string", "null"]}}),
+        &["a"]
+    )
 );
 
 #[derive(Debug, Deserialize, PartialEq)]
@@ -100,7 +106,10 @@ struct Tags {
 }
 extract!(
     Tags,
-    closed(json!({"tags": {"type": "array", "items": {"type": "string"}}}), &["tags"])
+    closed(
+        json!({"tags": {"type": "array", "items": {"type": "string"}}}),
+        &["tags"]
+    )
 );
 
 #[derive(Debug, Deserialize, PartialEq)]
@@ -122,7 +131,10 @@ struct Invoice {
 }
 extract!(
     Invoice,
-    closed(json!({"number": {"type": "string"}, "total": {"type": "number"}}), &["number", "total"])
+    closed(
+        json!({"number": {"type": "string"}, "total": {"type": "number"}}),
+        &["number", "total"]
+    )
 );
 
 #[derive(Debug, Deserialize, PartialEq)]
@@ -270,7 +282,11 @@ fn case_01_fenced() {
 
 #[test]
 fn case_02_fence_without_tag_or_upper_case() {
-    for text in ["```JSON\n{\"a\":1}```", "```\n{\"a\":1}\n```", "```Json {\"a\":1} ```"] {
+    for text in [
+        "```JSON\n{\"a\":1}```",
+        "```\n{\"a\":1}\n```",
+        "```Json {\"a\":1} ```",
+    ] {
         assert_eq!(ok::<A>(text).value, A { a: 1 }, "{text}");
         assert_eq!(items(&decoded::<A>(text)), [json!({"a": 1})], "{text}");
     }
@@ -325,7 +341,8 @@ fn case_07_only_one_candidate_fits() {
 
 #[test]
 fn case_08_schema_echoed_is_rejected() {
-    let text = "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"integer\"}},\"required\":[\"a\"]}";
+    let text =
+        "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"integer\"}},\"required\":[\"a\"]}";
     match parse::<A>(text) {
         Err(ParseError::Schema { violations, raw }) => {
             assert!(violations[0].message.contains("echoed the schema"));
@@ -362,7 +379,10 @@ fn case_10_concatenated_values() {
             }
             other => panic!("{text}: {other:?}"),
         }
-        assert_eq!(items(&decoded::<A>(text)), [json!({"a": 1}), json!({"a": 2})]);
+        assert_eq!(
+            items(&decoded::<A>(text)),
+            [json!({"a": 1}), json!({"a": 2})]
+        );
     }
     // Picked by the schema when only one fits; the same value twice is not ambiguous.
     assert_eq!(ok::<A>("{\"a\":\"x\"}{\"a\":2}").value, A { a: 2 });
@@ -381,7 +401,10 @@ fn case_11_trailing_comma() {
     let parsed = parse_value("[1,2,]", &schema, &ParseOptions::default()).unwrap();
     assert_eq!(parsed.value, json!([1, 2]));
     assert_eq!(parsed.repairs[0].kind, RepairKind::ExtraComma);
-    assert_eq!(ok::<Tags>("{\"tags\":[\"a\",\"b\",]}").value.tags, ["a", "b"]);
+    assert_eq!(
+        ok::<Tags>("{\"tags\":[\"a\",\"b\",]}").value.tags,
+        ["a", "b"]
+    );
     assert_eq!(items(&decoded::<A>("{\"a\":1,}")), [json!({"a": 1})]);
 }
 
@@ -417,7 +440,10 @@ fn case_15_unescaped_inner_quote() {
     let parsed = ok::<S>(text);
     assert_eq!(parsed.value.a, "he said \"hi\" ok");
     assert_eq!(kinds(&parsed), [RepairKind::InnerQuote]);
-    assert_eq!(items(&decoded::<S>(text)), [json!({"a": "he said \"hi\" ok"})]);
+    assert_eq!(
+        items(&decoded::<S>(text)),
+        [json!({"a": "he said \"hi\" ok"})]
+    );
 }
 
 #[test]
@@ -426,7 +452,10 @@ fn case_16_raw_newline_in_a_string() {
     let parsed = ok::<S>(text);
     assert_eq!(parsed.value.a, "line one\nline two");
     assert_eq!(kinds(&parsed), [RepairKind::ControlCharacter]);
-    assert_eq!(items(&decoded::<S>(text)), [json!({"a": "line one\nline two"})]);
+    assert_eq!(
+        items(&decoded::<S>(text)),
+        [json!({"a": "line one\nline two"})]
+    );
 }
 
 #[test]
@@ -455,7 +484,10 @@ fn case_19_python_and_js_literals() {
     assert_eq!(parsed.value, Lit { a: true, b: None });
     assert_eq!(kinds(&parsed), [RepairKind::Literal, RepairKind::Literal]);
     assert_eq!(ok::<Lit>("{\"a\":false,\"b\":undefined}").value.b, None);
-    assert_eq!(items(&decoded::<Lit>(text)), [json!({"a": true, "b": null})]);
+    assert_eq!(
+        items(&decoded::<Lit>(text)),
+        [json!({"a": true, "b": null})]
+    );
 }
 
 #[test]
@@ -498,8 +530,14 @@ fn case_23_number_in_a_string() {
     assert_eq!(parsed.value.n, 42);
     assert_eq!(kinds(&parsed), [RepairKind::Coerced]);
     assert!(parsed.repairs[0].description.contains("/n"));
-    assert!(matches!(parse::<Count>("{\"n\":\"forty\"}"), Err(ParseError::Schema { .. })));
-    assert_eq!(items(&decoded::<Count>("{\"n\":\"42\"}")), [json!({"n": 42})]);
+    assert!(matches!(
+        parse::<Count>("{\"n\":\"forty\"}"),
+        Err(ParseError::Schema { .. })
+    ));
+    assert_eq!(
+        items(&decoded::<Count>("{\"n\":\"42\"}")),
+        [json!({"n": 42})]
+    );
 }
 
 #[test]
@@ -509,7 +547,10 @@ fn case_24_bool_in_a_string() {
     assert_eq!(kinds(&parsed), [RepairKind::Coerced]);
     assert!(!ok::<Flag>("{\"ok\":\"False\"}").value.ok);
     assert!(parse::<Flag>("{\"ok\":\"maybe\"}").is_err());
-    assert_eq!(items(&decoded::<Flag>("{\"ok\":\"true\"}")), [json!({"ok": true})]);
+    assert_eq!(
+        items(&decoded::<Flag>("{\"ok\":\"true\"}")),
+        [json!({"ok": true})]
+    );
 }
 
 #[test]
@@ -517,7 +558,10 @@ fn case_25_single_value_for_an_array() {
     let parsed = ok::<Tags>("{\"tags\":\"a\"}");
     assert_eq!(parsed.value.tags, ["a"]);
     assert_eq!(kinds(&parsed), [RepairKind::WrappedInArray]);
-    assert_eq!(items(&decoded::<Tags>("{\"tags\":\"a\"}")), [json!({"tags": ["a"]})]);
+    assert_eq!(
+        items(&decoded::<Tags>("{\"tags\":\"a\"}")),
+        [json!({"tags": ["a"]})]
+    );
 }
 
 #[test]
@@ -526,13 +570,19 @@ fn case_26_enum_case_drift() {
     assert_eq!(parsed.value, Sentiment::Positive);
     assert_eq!(kinds(&parsed), [RepairKind::EnumCase]);
     assert_eq!(ok::<Sentiment>("NEUTRAL").value, Sentiment::Neutral);
-    assert_eq!(ok::<Sentiment>("```\n\"negative\"\n```").value, Sentiment::Negative);
+    assert_eq!(
+        ok::<Sentiment>("```\n\"negative\"\n```").value,
+        Sentiment::Negative
+    );
     assert!(matches!(
         parse::<Sentiment>("positive or negative"),
         Err(ParseError::Ambiguous { .. })
     ));
     assert!(parse::<Sentiment>("\"positive or negative\"").is_err());
-    assert_eq!(items(&decoded::<Sentiment>("\"Positive\"")), [json!("positive")]);
+    assert_eq!(
+        items(&decoded::<Sentiment>("\"Positive\"")),
+        [json!("positive")]
+    );
     let out = decoded::<Sentiment>("positive or negative");
     assert!(items(&out).is_empty());
 }
@@ -547,7 +597,10 @@ fn case_27_wrapped_root() {
     assert_eq!(kinds(&listed), [RepairKind::Unwrapped]);
     assert_eq!(ok::<A>("{\"data\":[{\"a\":1}]}").value, A { a: 1 });
     assert!(parse::<A>("[{\"a\":1},{\"a\":2}]").is_err());
-    assert_eq!(items(&decoded::<A>("{\"result\":{\"a\":1}}")), [json!({"a": 1})]);
+    assert_eq!(
+        items(&decoded::<A>("{\"result\":{\"a\":1}}")),
+        [json!({"a": 1})]
+    );
     assert_eq!(items(&decoded::<A>("[{\"a\":1}]")), [json!({"a": 1})]);
 }
 
@@ -555,7 +608,13 @@ fn case_27_wrapped_root() {
 fn case_28_extra_keys_are_dropped_and_recorded() {
     let text = "{\"number\":\"7\",\"total\":9.5,\"status\":\"paid\"}";
     let parsed = ok::<Invoice>(text);
-    assert_eq!(parsed.value, Invoice { number: "7".into(), total: 9.5 });
+    assert_eq!(
+        parsed.value,
+        Invoice {
+            number: "7".into(),
+            total: 9.5
+        }
+    );
     assert_eq!(kinds(&parsed), [RepairKind::DroppedExtraKey]);
     assert!(parsed.repairs[0].description.contains("status"));
     // Strict mode rejects them.
@@ -571,7 +630,13 @@ fn case_28_extra_keys_are_dropped_and_recorded() {
     );
     // Aliases are renamed, not dropped.
     let aliased = ok::<Person>("{\"full_name\":\"Ada\",\"age\":36}");
-    assert_eq!(aliased.value, Person { name: "Ada".into(), age: Some(36) });
+    assert_eq!(
+        aliased.value,
+        Person {
+            name: "Ada".into(),
+            age: Some(36)
+        }
+    );
     assert_eq!(kinds(&aliased), [RepairKind::RenamedKey]);
 }
 
@@ -610,11 +675,21 @@ fn case_30_truncated_without_salvage() {
         }
         let out = decoded_with::<A>(text.as_bytes(), ParseOptions::default());
         assert!(
-            matches!(&out[..], [Out::Skip(Skipped { reason: SkipReason::Truncated, line: 1, .. })]),
+            matches!(
+                &out[..],
+                [Out::Skip(Skipped {
+                    reason: SkipReason::Truncated,
+                    line: 1,
+                    ..
+                })]
+            ),
             "{text}: {out:?}"
         );
     }
-    assert!(matches!(parse::<Outer>(CUTS[6]), Err(ParseError::Truncated { .. })));
+    assert!(matches!(
+        parse::<Outer>(CUTS[6]),
+        Err(ParseError::Truncated { .. })
+    ));
 }
 
 #[test]
@@ -633,16 +708,27 @@ fn case_30_salvage_keeps_only_what_is_complete() {
     for (text, want) in CUTS.iter().zip(expected) {
         let parsed = parse_value(text, &open, &salvage).unwrap_or_else(|e| panic!("{text}: {e}"));
         assert_eq!(parsed.value, want, "{text}");
-        assert!(parsed.repairs.iter().any(|r| r.kind == RepairKind::ClosedTruncated));
+        assert!(parsed
+            .repairs
+            .iter()
+            .any(|r| r.kind == RepairKind::ClosedTruncated));
         let out = decoded_with::<A>(text.as_bytes(), salvage);
         assert_eq!(out.len(), 1, "{text}");
     }
     // Typed: the nested cut keeps the complete element.
     let parsed = salvaged::<Outer>(CUTS[6]).unwrap();
-    assert_eq!(parsed.value, Outer { a: vec![Inner { b: 1 }] });
+    assert_eq!(
+        parsed.value,
+        Outer {
+            a: vec![Inner { b: 1 }]
+        }
+    );
     assert!(kinds(&parsed).contains(&RepairKind::DroppedIncomplete));
     // A cut number is missing, not completed: the required field fails validation.
-    assert!(matches!(salvaged::<Count>("{\"n\":12"), Err(ParseError::Schema { .. })));
+    assert!(matches!(
+        salvaged::<Count>("{\"n\":12"),
+        Err(ParseError::Schema { .. })
+    ));
     // A literal that is complete at the cut is kept.
     assert!(salvaged::<Flag>("{\"ok\":true").unwrap().value.ok);
     let out = decoded_with::<Outer>(CUTS[6].as_bytes(), salvage);
@@ -654,7 +740,13 @@ fn case_30_cut_inside_a_utf8_character() {
     let mut bytes = "{\"a\":\"x€".as_bytes().to_vec();
     bytes.pop();
     let out = decoded_with::<S>(&bytes, ParseOptions::default());
-    assert!(matches!(&out[..], [Out::Skip(Skipped { reason: SkipReason::Truncated, .. })]));
+    assert!(matches!(
+        &out[..],
+        [Out::Skip(Skipped {
+            reason: SkipReason::Truncated,
+            ..
+        })]
+    ));
     let open_bytes = [&bytes[..], b"\n"].concat();
     // Not at the end: the line is invalid UTF-8 and its value is unclosed.
     let out = decoded_with::<S>(&open_bytes, ParseOptions::default());
@@ -671,13 +763,19 @@ fn case_30_cut_inside_a_utf8_character() {
     }
     // Through the one-shot API the text must be a str: the lossy form is still a truncation.
     let lossy = String::from_utf8_lossy(&bytes);
-    assert!(matches!(parse::<S>(&lossy), Err(ParseError::Truncated { .. })));
+    assert!(matches!(
+        parse::<S>(&lossy),
+        Err(ParseError::Truncated { .. })
+    ));
 }
 
 #[test]
 fn case_31_whitespace_runaway() {
     let text = format!("{{\"a\":1, \"b\":2{}", " ".repeat(5000));
-    assert!(matches!(parse::<AB>(&text), Err(ParseError::Truncated { .. })));
+    assert!(matches!(
+        parse::<AB>(&text),
+        Err(ParseError::Truncated { .. })
+    ));
     let parsed = salvaged::<AB>(&text).unwrap();
     // `2` was followed by a space: it is complete.
     assert_eq!(parsed.value, AB { a: 1, b: Some(2) });
@@ -686,12 +784,23 @@ fn case_31_whitespace_runaway() {
     let clean = format!("{{\"a\":1}}{}", " ".repeat(5000));
     assert!(ok::<A>(&clean).repairs.is_empty());
     let out = decoded::<AB>(&text[..200]);
-    assert!(matches!(&out[..], [Out::Skip(Skipped { reason: SkipReason::Truncated, .. })]));
+    assert!(matches!(
+        &out[..],
+        [Out::Skip(Skipped {
+            reason: SkipReason::Truncated,
+            ..
+        })]
+    ));
 }
 
 #[test]
 fn case_32_empty_or_only_thinking() {
-    for text in ["", "   \n", "<think>I should answer {\"a\":1}</think>", "<think>still thinking"] {
+    for text in [
+        "",
+        "   \n",
+        "<think>I should answer {\"a\":1}</think>",
+        "<think>still thinking",
+    ] {
         match parse::<A>(text) {
             Err(e @ ParseError::NoJson { .. }) => assert_eq!(e.raw(), text),
             other => panic!("{text:?}: {other:?}"),
@@ -724,16 +833,25 @@ fn case_33_truncated_last_line() {
 fn case_34_fenced_with_blank_lines() {
     let text = "```jsonl\n{\"a\":1}\n\n{\"a\":2}\n```";
     let out = decoded::<A>(text);
-    assert_eq!(out, [Out::Item(json!({"a": 1}), 2), Out::Item(json!({"a": 2}), 4)]);
+    assert_eq!(
+        out,
+        [Out::Item(json!({"a": 1}), 2), Out::Item(json!({"a": 2}), 4)]
+    );
 }
 
 #[test]
 fn case_35_an_array_instead_of_lines() {
     let text = "[{\"a\":1},{\"a\":2}]";
-    assert_eq!(items(&decoded::<A>(text)), [json!({"a": 1}), json!({"a": 2})]);
+    assert_eq!(
+        items(&decoded::<A>(text)),
+        [json!({"a": 1}), json!({"a": 2})]
+    );
     let pretty = "```json\n[\n  {\"a\": 1},\n  {\"a\": 2}\n]\n```";
     let out = decoded::<A>(pretty);
-    assert_eq!(out, [Out::Item(json!({"a": 1}), 3), Out::Item(json!({"a": 2}), 4)]);
+    assert_eq!(
+        out,
+        [Out::Item(json!({"a": 1}), 3), Out::Item(json!({"a": 2}), 4)]
+    );
     // The constrained-decoding shape: elements come out as soon as they complete.
     let mut decoder = LineDecoder::<A>::new();
     let first = decoder.feed(b"{\"items\": [{\"a\":1}, {\"a\"");
@@ -751,7 +869,10 @@ fn case_35_an_array_instead_of_lines() {
 fn case_36_pretty_printed_objects() {
     let text = "{\n \"a\":1\n}\n{\n \"a\":2\n}";
     let out = decoded::<A>(text);
-    assert_eq!(out, [Out::Item(json!({"a": 1}), 1), Out::Item(json!({"a": 2}), 4)]);
+    assert_eq!(
+        out,
+        [Out::Item(json!({"a": 1}), 1), Out::Item(json!({"a": 2}), 4)]
+    );
 }
 
 #[test]
@@ -781,9 +902,18 @@ fn case_38_mixed_tagged_lines() {
     assert_eq!(
         lines.items,
         [
-            Entry::Definition { term: "cat".into(), meaning: "an animal".into() },
-            Entry::Relationship { from: "cat".into(), to: "mouse".into() },
-            Entry::Definition { term: "dog".into(), meaning: "another".into() },
+            Entry::Definition {
+                term: "cat".into(),
+                meaning: "an animal".into()
+            },
+            Entry::Relationship {
+                from: "cat".into(),
+                to: "mouse".into()
+            },
+            Entry::Definition {
+                term: "dog".into(),
+                meaning: "another".into()
+            },
         ]
     );
     assert!(lines.skipped.is_empty());
@@ -796,7 +926,11 @@ fn case_39_a_line_failing_the_schema() {
     let out = decoded::<A>(text);
     assert_eq!(items(&out), [json!({"a": 1}), json!({"a": 3})]);
     match &skips(&out)[..] {
-        [Skipped { line: 2, raw, reason: SkipReason::Schema(violations) }] => {
+        [Skipped {
+            line: 2,
+            raw,
+            reason: SkipReason::Schema(violations),
+        }] => {
             assert_eq!(raw, "{\"a\":\"x\"}");
             assert_eq!(violations[0].path, "/a");
             assert!(violations[0].message.contains("integer"), "{violations:?}");
@@ -811,9 +945,15 @@ fn case_39_a_line_failing_the_schema() {
 #[test]
 fn case_40_crlf_bom_nul() {
     let crlf = "{\"a\":1}\r\n\r\n{\"a\":2}\r\n";
-    assert_eq!(items(&decoded::<A>(crlf)), [json!({"a": 1}), json!({"a": 2})]);
+    assert_eq!(
+        items(&decoded::<A>(crlf)),
+        [json!({"a": 1}), json!({"a": 2})]
+    );
     let bom = "\u{feff}{\"a\":1}\n{\"a\":2}";
-    assert_eq!(items(&decoded::<A>(bom)), [json!({"a": 1}), json!({"a": 2})]);
+    assert_eq!(
+        items(&decoded::<A>(bom)),
+        [json!({"a": 1}), json!({"a": 2})]
+    );
     assert_eq!(ok::<A>("\u{feff}{\"a\":1}").value, A { a: 1 });
     let nul = "{\"a\":1}\0\n{\"a\":\u{0} 2}\n\0\n{\"a\":3}";
     assert_eq!(
@@ -830,8 +970,16 @@ fn case_40_crlf_bom_nul() {
 #[test]
 fn strict_mode_accepts_only_clean_json() {
     let strict = ParseOptions::strict();
-    assert_eq!(parse_with::<A>("{\"a\":1}", &strict).unwrap().value, A { a: 1 });
-    for text in ["```json\n{\"a\":1}\n```", "{\"a\":1,}", "{'a':1}", "{\"a\":\"1\"}"] {
+    assert_eq!(
+        parse_with::<A>("{\"a\":1}", &strict).unwrap().value,
+        A { a: 1 }
+    );
+    for text in [
+        "```json\n{\"a\":1}\n```",
+        "{\"a\":1,}",
+        "{'a':1}",
+        "{\"a\":\"1\"}",
+    ] {
         assert!(parse_with::<A>(text, &strict).is_err(), "{text}");
     }
     assert!(matches!(
@@ -851,8 +999,14 @@ fn strict_mode_accepts_only_clean_json() {
 fn validation_can_be_turned_off() {
     let off = ParseOptions::default().with_validation(false);
     // serde ignores the unknown key; nothing checks minimum/maximum of a hand-written schema.
-    assert_eq!(parse_with::<A>("{\"a\":1,\"z\":0}", &off).unwrap().value, A { a: 1 });
-    assert_eq!(parse_with::<A>("x {\"a\":\"2\"}", &off).unwrap().value, A { a: 2 });
+    assert_eq!(
+        parse_with::<A>("{\"a\":1,\"z\":0}", &off).unwrap().value,
+        A { a: 1 }
+    );
+    assert_eq!(
+        parse_with::<A>("x {\"a\":\"2\"}", &off).unwrap().value,
+        A { a: 2 }
+    );
 }
 
 #[test]
@@ -904,7 +1058,11 @@ fn unterminated_strings_stay_linear() {
     let _ = parse_with::<Bio>(&text, &ParseOptions::default().with_salvage(true));
     let lines = parse_lines::<Bio>(&text);
     assert!(lines.items.is_empty());
-    assert!(start.elapsed() < Duration::from_secs(20), "{:?}", start.elapsed());
+    assert!(
+        start.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        start.elapsed()
+    );
 }
 
 #[test]
@@ -949,7 +1107,10 @@ fn a_huge_line_is_skipped_with_bounded_memory() {
 fn invalid_utf8_is_replaced_or_skipped() {
     let bytes = b"{\"a\":\"x\xffy\"}\n{\"a\":\"ok\"}";
     let out = decoded_with::<S>(bytes, ParseOptions::default());
-    assert_eq!(items(&out), [json!({"a": "x\u{fffd}y"}), json!({"a": "ok"})]);
+    assert_eq!(
+        items(&out),
+        [json!({"a": "x\u{fffd}y"}), json!({"a": "ok"})]
+    );
     let out = decoded_with::<S>(bytes, ParseOptions::strict());
     assert_eq!(items(&out), [json!({"a": "ok"})]);
     assert!(matches!(&skips(&out)[0].reason, SkipReason::Syntax(m) if m.contains("UTF-8")));
@@ -958,7 +1119,11 @@ fn invalid_utf8_is_replaced_or_skipped() {
 #[test]
 fn runtime_schemas_use_the_untyped_path() {
     let schema = SchemaSet::new("Dyn", closed(json!({"x": {"type": "integer"}}), &["x"]));
-    let lines = parse_lines_value("{\"x\":1}\n{x: \"2\"}\n{\"x\":\"no\"}", &schema, &ParseOptions::default());
+    let lines = parse_lines_value(
+        "{\"x\":1}\n{x: \"2\"}\n{\"x\":\"no\"}",
+        &schema,
+        &ParseOptions::default(),
+    );
     assert_eq!(lines.items, [json!({"x": 1}), json!({"x": 2})]);
     assert_eq!(lines.skipped[0].line, 3);
     let shared = std::sync::Arc::new(schema);

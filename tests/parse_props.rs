@@ -88,12 +88,40 @@ fn rec() -> impl Strategy<Value = Rec> {
 fn jsonish() -> impl Strategy<Value = String> {
     proptest::collection::vec(
         prop_oneof![
-            Just("{"), Just("}"), Just("["), Just("]"), Just("\""), Just("'"), Just(":"),
-            Just(","), Just("\\"), Just("\n"), Just("\r\n"), Just(" "), Just("a"), Just("1"),
-            Just("-"), Just("."), Just("e"), Just("true"), Just("None"), Just("//"), Just("/*"),
-            Just("*/"), Just("```"), Just("<think>"), Just("</think>"), Just("“"), Just("”"),
-            Just("\u{0}"), Just("\u{feff}"), Just("€"), Just("\\u00"), Just("{\"n\":"),
-            Just("\"name\":"), Just("{\"items\": ["),
+            Just("{"),
+            Just("}"),
+            Just("["),
+            Just("]"),
+            Just("\""),
+            Just("'"),
+            Just(":"),
+            Just(","),
+            Just("\\"),
+            Just("\n"),
+            Just("\r\n"),
+            Just(" "),
+            Just("a"),
+            Just("1"),
+            Just("-"),
+            Just("."),
+            Just("e"),
+            Just("true"),
+            Just("None"),
+            Just("//"),
+            Just("/*"),
+            Just("*/"),
+            Just("```"),
+            Just("<think>"),
+            Just("</think>"),
+            Just("“"),
+            Just("”"),
+            Just("\u{0}"),
+            Just("\u{feff}"),
+            Just("€"),
+            Just("\\u00"),
+            Just("{\"n\":"),
+            Just("\"name\":"),
+            Just("{\"items\": ["),
         ],
         0..60,
     )
@@ -138,13 +166,21 @@ fn render(records: &[Rec], shape: u8, crlf: bool) -> String {
     let pretty = |r: &Rec| serde_json::to_string_pretty(r).unwrap();
     let newline = if crlf { "\r\n" } else { "\n" };
     let text = match shape % 5 {
-        0 => records.iter().map(compact).collect::<Vec<_>>().join(newline),
+        0 => records
+            .iter()
+            .map(compact)
+            .collect::<Vec<_>>()
+            .join(newline),
         1 => records.iter().map(pretty).collect::<Vec<_>>().join(newline),
         2 => serde_json::to_string_pretty(records).unwrap(),
         3 => serde_json::to_string(&json!({ "items": records })).unwrap(),
         _ => format!(
             "Here they are:{newline}```jsonl{newline}{}{newline}```",
-            records.iter().map(compact).collect::<Vec<_>>().join(newline)
+            records
+                .iter()
+                .map(compact)
+                .collect::<Vec<_>>()
+                .join(newline)
         ),
     };
     if crlf {
@@ -215,16 +251,27 @@ fn every_offset_of_a_mixed_answer() {
             score: 0.5,
             kind: Kind::Beta,
             tags: vec!["x".into(), "]".into()],
-            sub: Some(Sub { ok: true, note: None }),
+            sub: Some(Sub {
+                ok: true,
+                note: None,
+            }),
         })
         .collect();
     for shape in 0..5 {
         let text = render(&records, shape, shape % 2 == 0);
         let whole = decode(&[text.as_bytes()], ParseOptions::default());
-        assert_eq!(whole.iter().filter(|o| matches!(o, Out::Item(..))).count(), 3, "{text}");
+        assert_eq!(
+            whole.iter().filter(|o| matches!(o, Out::Item(..))).count(),
+            3,
+            "{text}"
+        );
         for at in 0..=text.len() {
             let (a, b) = text.as_bytes().split_at(at);
-            assert_eq!(decode(&[a, b], ParseOptions::default()), whole, "shape {shape} at {at}");
+            assert_eq!(
+                decode(&[a, b], ParseOptions::default()),
+                whole,
+                "shape {shape} at {at}"
+            );
         }
     }
 }

@@ -320,17 +320,36 @@ mod tests {
             "text=hello",
         ])
         .unwrap();
-        let Command::Prompt(args) = cli.command else { panic!() };
+        let Command::Prompt(args) = cli.command else {
+            panic!()
+        };
         assert_eq!(args.backend.embedded.as_deref(), Some(""));
         assert_eq!(args.vars, ["text=hello"]);
-        let cli = Cli::try_parse_from(["llm-extract", "run", "--signature", "{a :int}", "--embedded=m.gguf"]).unwrap();
-        let Command::Run(args) = cli.command else { panic!() };
+        let cli = Cli::try_parse_from([
+            "llm-extract",
+            "run",
+            "--signature",
+            "{a :int}",
+            "--embedded=m.gguf",
+        ])
+        .unwrap();
+        let Command::Run(args) = cli.command else {
+            panic!()
+        };
         assert_eq!(args.backend.embedded.as_deref(), Some("m.gguf"));
     }
 
     #[test]
     fn a_schema_source_is_required_and_unique() {
         assert!(Cli::try_parse_from(["llm-extract", "run"]).is_err());
-        assert!(Cli::try_parse_from(["llm-extract", "run", "--schema", "a.json", "--signature", "{a :int}"]).is_err());
+        assert!(Cli::try_parse_from([
+            "llm-extract",
+            "run",
+            "--schema",
+            "a.json",
+            "--signature",
+            "{a :int}"
+        ])
+        .is_err());
     }
 }

@@ -86,7 +86,9 @@ fn ollama(args: &BackendArgs, url: Option<&str>) -> Result<Backend, CliError> {
     if let Some(url) = url {
         builder = builder.host(url);
     }
-    let llm = builder.build().map_err(|e| CliError::usage(format!("--ollama: {e}")))?;
+    let llm = builder
+        .build()
+        .map_err(|e| CliError::usage(format!("--ollama: {e}")))?;
     Ok(Arc::new(llm))
 }
 
@@ -108,7 +110,9 @@ fn openai(args: &BackendArgs, url: &str) -> Result<Backend, CliError> {
         }
         None => {}
     }
-    let llm = builder.build().map_err(|e| CliError::usage(format!("--openai: {e}")))?;
+    let llm = builder
+        .build()
+        .map_err(|e| CliError::usage(format!("--openai: {e}")))?;
     Ok(Arc::new(llm))
 }
 
@@ -116,7 +120,8 @@ fn openai(args: &BackendArgs, url: &str) -> Result<Backend, CliError> {
 fn embedded(path: &str, parallel: usize) -> Result<Backend, CliError> {
     use llm_extract::llm::llama_cpp::{model_path_from_env, LlamaCpp};
     let path = if path.is_empty() {
-        model_path_from_env().map_err(|e| CliError::new(crate::error::Exit::Backend, e.to_string()))?
+        model_path_from_env()
+            .map_err(|e| CliError::new(crate::error::Exit::Backend, e.to_string()))?
     } else {
         std::path::PathBuf::from(path)
     };

@@ -51,9 +51,9 @@ pub async fn run(args: BatchArgs) -> Result<Exit, CliError> {
         }
         extractor
     };
-    let first = backends
-        .next()
-        .ok_or_else(|| CliError::usage("no backend: pass --ollama URL, --openai URL or --embedded"))?;
+    let first = backends.next().ok_or_else(|| {
+        CliError::usage("no backend: pass --ollama URL, --openai URL or --embedded")
+    })?;
     let mut batch = Batch::new(configure(first))
         .concurrency(args.concurrency)
         .all_items(args.jsonl);
@@ -75,7 +75,8 @@ pub async fn run(args: BatchArgs) -> Result<Exit, CliError> {
     let mut backend_failures = 0;
     let mut write_error: Option<CliError> = None;
 
-    let inputs = pending_documents(documents.source, &pending, &unreadable).take_while(|_| !stop.get());
+    let inputs =
+        pending_documents(documents.source, &pending, &unreadable).take_while(|_| !stop.get());
     let summary = batch
         .for_each(schema.schema_set(), inputs, |result, progress| {
             if matches!(&result.outcome, Err(e) if exit_for(e) == Exit::Backend) {
@@ -135,9 +136,12 @@ fn pending_documents<'a>(
 ) -> impl Iterator<Item = Document> + 'a {
     let mut wanted = pending.iter().copied().peekable();
     let all: Box<dyn Iterator<Item = (usize, Result<Document, (String, String)>)>> = match source {
-        Source::Files(files) => Box::new(files.into_iter().enumerate().map(|(i, (id, path))| {
-            (i, read_document(id, &path))
-        })),
+        Source::Files(files) => Box::new(
+            files
+                .into_iter()
+                .enumerate()
+                .map(|(i, (id, path))| (i, read_document(id, &path))),
+        ),
         Source::Lines(lines) => Box::new(lines.into_iter().map(Ok).enumerate()),
     };
     all.filter(move |(i, _)| {
@@ -306,7 +310,9 @@ mod tests {
         assert!(all.contains("a") && all.contains("b") && !all.contains("c"));
         let ok_only = recorded_ids(&path, true).unwrap();
         assert!(ok_only.contains("a") && !ok_only.contains("b"));
-        assert!(recorded_ids(&dir.path().join("none.jsonl"), false).unwrap().is_empty());
+        assert!(recorded_ids(&dir.path().join("none.jsonl"), false)
+            .unwrap()
+            .is_empty());
     }
 
     #[test]

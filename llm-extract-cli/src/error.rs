@@ -89,7 +89,9 @@ impl From<ExtractError> for CliError {
         let exit = exit_for(&error);
         let message = match error.kind() {
             ExtractErrorKind::Schema(_) => {
-                format!("{error} (pass --mode prompted to describe the schema in the prompt instead)")
+                format!(
+                    "{error} (pass --mode prompted to describe the schema in the prompt instead)"
+                )
             }
             _ => error.to_string(),
         };

@@ -17,7 +17,11 @@ pub fn variables(args: &[String]) -> Result<Map<String, Value>, CliError> {
                 "unexpected argument `{arg}`: template variables are written key=value or key=@file"
             )));
         };
-        if key.is_empty() || !key.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '-')) {
+        if key.is_empty()
+            || !key
+                .chars()
+                .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-'))
+        {
             return Err(CliError::usage(format!(
                 "`{arg}`: a variable name is letters, digits, `_` and `-` (got `{key}`)"
             )));
@@ -30,7 +34,9 @@ pub fn variables(args: &[String]) -> Result<Map<String, Value>, CliError> {
             value.to_owned()
         };
         if vars.insert(key.to_owned(), Value::String(value)).is_some() {
-            return Err(CliError::usage(format!("the variable `{key}` is given twice")));
+            return Err(CliError::usage(format!(
+                "the variable `{key}` is given twice"
+            )));
         }
     }
     Ok(vars)
@@ -119,8 +125,8 @@ fn list_files(root: &Path, dir: &Path, out: &mut Vec<(String, PathBuf)>) -> Resu
     let entries = std::fs::read_dir(dir)
         .map_err(|e| CliError::usage(format!("--input: cannot list {}: {e}", dir.display())))?;
     for entry in entries {
-        let entry =
-            entry.map_err(|e| CliError::usage(format!("--input: cannot list {}: {e}", dir.display())))?;
+        let entry = entry
+            .map_err(|e| CliError::usage(format!("--input: cannot list {}: {e}", dir.display())))?;
         let path = entry.path();
         if entry.file_name().to_string_lossy().starts_with('.') {
             continue;
@@ -213,7 +219,11 @@ mod tests {
         assert!(variables(&["=x".into()]).is_err());
         assert!(variables(&["a=1".into(), "a=2".into()]).is_err());
         let missing = variables(&["t=@/nonexistent/file".into()]).unwrap_err();
-        assert!(missing.message.contains("/nonexistent/file"), "{}", missing.message);
+        assert!(
+            missing.message.contains("/nonexistent/file"),
+            "{}",
+            missing.message
+        );
     }
 
     #[test]
@@ -224,7 +234,10 @@ mod tests {
         let docs = Documents::open(&file).unwrap();
         assert_eq!(docs.ids(), ["a", "line-3", "7"]);
         std::fs::write(&file, "{\"id\": \"a\"}\n{\"id\": \"a\"}\n").unwrap();
-        assert!(Documents::open(&file).unwrap_err().message.contains("used twice"));
+        assert!(Documents::open(&file)
+            .unwrap_err()
+            .message
+            .contains("used twice"));
         std::fs::write(&file, "[1]\n").unwrap();
         assert!(Documents::open(&file).is_err());
     }

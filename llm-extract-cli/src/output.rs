@@ -66,8 +66,9 @@ pub fn save_raw(dir: Option<&Path>, prefix: &str, attempts: &[Attempt]) -> Resul
     let prefix = file_safe(prefix);
     for (number, attempt) in &failed {
         let path = dir.join(format!("{prefix}-attempt-{number}-{}.txt", attempt.kind));
-        std::fs::write(&path, &attempt.raw)
-            .map_err(|e| CliError::io(format!("--save-raw: cannot write {}: {e}", path.display())))?;
+        std::fs::write(&path, &attempt.raw).map_err(|e| {
+            CliError::io(format!("--save-raw: cannot write {}: {e}", path.display()))
+        })?;
     }
     eprintln!(
         "llm-extract: saved {} failed raw answer(s) to {}",
@@ -81,7 +82,13 @@ pub fn save_raw(dir: Option<&Path>, prefix: &str, attempts: &[Attempt]) -> Resul
 pub fn file_safe(id: &str) -> String {
     let safe: String = id
         .chars()
-        .map(|c| if c.is_alphanumeric() || matches!(c, '-' | '_' | '.') { c } else { '_' })
+        .map(|c| {
+            if c.is_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     if safe.is_empty() || safe.starts_with('.') {
         format!("_{safe}")

@@ -18,8 +18,15 @@ pub async fn run(args: PromptArgs) -> Result<Exit, CliError> {
     let printer = Printer::new(args.pretty);
     if args.list {
         for prompt in prompts.iter() {
-            let about = prompt.description().map(|d| format!("  {d}")).unwrap_or_default();
-            printer.text(&format!("{}\t{}{about}\n", prompt.id(), prompt.response_type()))?;
+            let about = prompt
+                .description()
+                .map(|d| format!("  {d}"))
+                .unwrap_or_default();
+            printer.text(&format!(
+                "{}\t{}{about}\n",
+                prompt.id(),
+                prompt.response_type()
+            ))?;
         }
         return Ok(Exit::Success);
     }
@@ -35,7 +42,9 @@ pub async fn run(args: PromptArgs) -> Result<Exit, CliError> {
     input::stdin_as_text(&mut vars)?;
     let input = Input::context(&vars);
     // Fail on a missing variable before connecting to anything.
-    prompt.render(input.clone()).map_err(|e| prompt_error(e, None))?;
+    prompt
+        .render(input.clone())
+        .map_err(|e| prompt_error(e, None))?;
 
     let llm = backend::single(&args.backend)?;
     let mut call = prompt
@@ -53,7 +62,10 @@ pub async fn run(args: PromptArgs) -> Result<Exit, CliError> {
 
     match prompt.response_type() {
         ResponseType::Text if streaming => {
-            let mut stream = call.text_stream(input).await.map_err(|e| prompt_error(e, None))?;
+            let mut stream = call
+                .text_stream(input)
+                .await
+                .map_err(|e| prompt_error(e, None))?;
             let mut last = String::new();
             while let Some(event) = stream.next().await {
                 match event.map_err(CliError::from)? {
@@ -71,7 +83,9 @@ pub async fn run(args: PromptArgs) -> Result<Exit, CliError> {
             Ok(Exit::Success)
         }
         ResponseType::Jsonl if streaming => {
-            let mut items = call.items_stream(input).map_err(|e| prompt_error(e, None))?;
+            let mut items = call
+                .items_stream(input)
+                .map_err(|e| prompt_error(e, None))?;
             let mut printed = 0;
             while let Some(item) = items.next().await {
                 match item {
@@ -81,7 +95,10 @@ pub async fn run(args: PromptArgs) -> Result<Exit, CliError> {
                     }
                     Err(error) => {
                         save_raw(save_dir, prompt.id(), error.attempts())?;
-                        return Err(CliError::new(exit_for(&error), format!("prompt `{}`: {error}", prompt.id())));
+                        return Err(CliError::new(
+                            exit_for(&error),
+                            format!("prompt `{}`: {error}", prompt.id()),
+                        ));
                     }
                 }
             }
@@ -92,7 +109,10 @@ pub async fn run(args: PromptArgs) -> Result<Exit, CliError> {
             Ok(Exit::Success)
         }
         _ => {
-            let output = call.run(input).await.map_err(|e| prompt_error(e, save_dir.map(|d| (d, prompt))))?;
+            let output = call
+                .run(input)
+                .await
+                .map_err(|e| prompt_error(e, save_dir.map(|d| (d, prompt))))?;
             match &output {
                 PromptOutput::Text(response) => {
                     printer.text(&response.text)?;
@@ -124,7 +144,9 @@ fn prompt_error(error: PromptError, save: Option<(&Path, &Prompt)>) -> CliError 
         PromptError::Template { .. } => CliError::usage(format!(
             "{error}; pass the variable as name=VALUE or name=@FILE"
         )),
-        PromptError::Llm { source, .. } => CliError::new(crate::error::exit_for_llm(source), error.to_string()),
+        PromptError::Llm { source, .. } => {
+            CliError::new(crate::error::exit_for_llm(source), error.to_string())
+        }
         PromptError::Extract { source, .. } => {
             if let Some((dir, prompt)) = save {
                 if let Err(save_error) = save_raw(Some(dir), prompt.id(), source.attempts()) {

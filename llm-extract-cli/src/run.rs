@@ -102,7 +102,11 @@ pub fn template(args: &TemplateArgs, inputs: &[String]) -> Result<String, CliErr
 }
 
 /// Fails early, with what to pass, when the text or an input the signature names is missing.
-fn require_inputs(vars: &Map<String, Value>, inputs: &[String], template: &str) -> Result<(), CliError> {
+fn require_inputs(
+    vars: &Map<String, Value>,
+    inputs: &[String],
+    template: &str,
+) -> Result<(), CliError> {
     let wants_text = template.contains("{{text}}") || template.contains("{{ text }}");
     if wants_text && !vars.contains_key("text") {
         return Err(CliError::usage(
@@ -152,7 +156,10 @@ mod tests {
     fn the_default_template_names_every_signature_input() {
         assert_eq!(template(&no_template(), &[]).unwrap(), "{{text}}");
         let inputs = ["text".to_owned(), "lang".to_owned()];
-        assert_eq!(template(&no_template(), &inputs).unwrap(), "{{text}}\n\nlang: {{lang}}");
+        assert_eq!(
+            template(&no_template(), &inputs).unwrap(),
+            "{{text}}\n\nlang: {{lang}}"
+        );
     }
 
     #[test]

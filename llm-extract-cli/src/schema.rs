@@ -12,7 +12,9 @@ pub fn load(source: &SchemaSource) -> Result<DynamicSchema, CliError> {
         (None, Some(signature)) => {
             DynamicSchema::from_signature(signature).map_err(|e| schema_error("--signature", e))
         }
-        (None, None) => Err(CliError::usage("give the schema: --schema FILE or --signature '...'")),
+        (None, None) => Err(CliError::usage(
+            "give the schema: --schema FILE or --signature '...'",
+        )),
     }
 }
 
@@ -32,7 +34,9 @@ pub fn run(args: &SchemaArgs) -> Result<Exit, CliError> {
             Shape::One => set.format_instructions(),
             _ => set.line_format_instructions(),
         };
-        return printer.text(&format!("{}\n", instructions.trim_end())).map(|()| Exit::Success);
+        return printer
+            .text(&format!("{}\n", instructions.trim_end()))
+            .map(|()| Exit::Success);
     }
     let dialect = match args.dialect {
         DialectArg::Generic => Dialect::Generic,

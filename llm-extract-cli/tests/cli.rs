@@ -32,9 +32,15 @@ fn stderr_of(output: &std::process::Output) -> String {
 
 /// An error is one line on stderr, prefixed so scripts can grep it.
 fn assert_one_line_error(stderr: &str, needle: &str) {
-    let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("llm-extract: error: ")).collect();
+    let errors: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("llm-extract: error: "))
+        .collect();
     assert_eq!(errors.len(), 1, "{stderr}");
-    assert!(errors[0].contains(needle), "expected {needle:?} in {stderr}");
+    assert!(
+        errors[0].contains(needle),
+        "expected {needle:?} in {stderr}"
+    );
 }
 
 /// A 127.0.0.1 port nothing listens on.
@@ -49,12 +55,23 @@ fn closed_port() -> u16 {
 fn run_prints_the_validated_value() {
     let server = ollama_answering(r#"Here it is: {"name": "Ada", "age": "36"}"#);
     let output = cargo_bin_cmd!("llm-extract")
-        .args(["run", "--signature", PERSON, "--ollama", &server.url(), "--model", "m"])
+        .args([
+            "run",
+            "--signature",
+            PERSON,
+            "--ollama",
+            &server.url(),
+            "--model",
+            "m",
+        ])
         .write_stdin("Ada Lovelace, 36.")
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
-    assert_eq!(json_lines(&output.stdout), [json!({"name": "Ada", "age": 36})]);
+    assert_eq!(
+        json_lines(&output.stdout),
+        [json!({"name": "Ada", "age": 36})]
+    );
     let request = &server.requests()[0];
     assert_eq!(request.json["model"], "m");
     assert_eq!(request.last_message(), "Ada Lovelace, 36.");
@@ -67,12 +84,23 @@ fn run_works_against_an_openai_compatible_server() {
         Reply::openai(request, &Answer::new(r#"{"name": "Grace", "age": 85}"#))
     });
     let output = cargo_bin_cmd!("llm-extract")
-        .args(["run", "--signature", PERSON, "--openai", &server.url(), "--model", "served"])
+        .args([
+            "run",
+            "--signature",
+            PERSON,
+            "--openai",
+            &server.url(),
+            "--model",
+            "served",
+        ])
         .write_stdin("Grace Hopper")
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
-    assert_eq!(json_lines(&output.stdout), [json!({"name": "Grace", "age": 85})]);
+    assert_eq!(
+        json_lines(&output.stdout),
+        [json!({"name": "Grace", "age": 85})]
+    );
     assert_eq!(server.requests()[0].path, "/v1/chat/completions");
 }
 
@@ -89,7 +117,14 @@ fn run_jsonl_streams_each_item_as_it_completes_in_order() {
     let server = TestServer::start(move |request| Reply::ollama(request, &three_people(delay)));
     let started = Instant::now();
     let mut child = Command::new(assert_cmd::cargo::cargo_bin!("llm-extract"))
-        .args(["run", "--signature", PERSON, "--jsonl", "--mode", "prompted"])
+        .args([
+            "run",
+            "--signature",
+            PERSON,
+            "--jsonl",
+            "--mode",
+            "prompted",
+        ])
         .args(["--ollama", &server.url()])
         .arg("text=three people")
         .stdin(Stdio::null())
@@ -102,7 +137,10 @@ fn run_jsonl_streams_each_item_as_it_completes_in_order() {
     stdout.read_line(&mut first).unwrap();
     let first_at = started.elapsed();
     // The server still holds back two lines, each a second away: the first one was printed on its own.
-    assert!(child.try_wait().unwrap().is_none(), "the command ended before printing its first item");
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the command ended before printing its first item"
+    );
     assert!(first_at < delay * 3, "first item after {first_at:?}");
     let mut rest = String::new();
     for _ in 0..2 {
@@ -121,7 +159,15 @@ fn no_streaming_prints_everything_once_the_answer_is_complete() {
     let server = TestServer::start(move |request| Reply::ollama(request, &three_people(delay)));
     let started = Instant::now();
     let mut child = Command::new(assert_cmd::cargo::cargo_bin!("llm-extract"))
-        .args(["run", "--signature", PERSON, "--jsonl", "--no-streaming", "--mode", "prompted"])
+        .args([
+            "run",
+            "--signature",
+            PERSON,
+            "--jsonl",
+            "--no-streaming",
+            "--mode",
+            "prompted",
+        ])
         .args(["--ollama", &server.url()])
         .arg("text=three people")
         .stdin(Stdio::null())
@@ -132,7 +178,11 @@ fn no_streaming_prints_everything_once_the_answer_is_complete() {
     let mut first = String::new();
     stdout.read_line(&mut first).unwrap();
     // Nothing is printed before the last piece arrived, three delays after the start.
-    assert!(started.elapsed() >= delay * 3, "first line after {:?}", started.elapsed());
+    assert!(
+        started.elapsed() >= delay * 3,
+        "first line after {:?}",
+        started.elapsed()
+    );
     let mut rest = String::new();
     stdout.read_line(&mut rest).unwrap();
     stdout.read_line(&mut rest).unwrap();
@@ -142,18 +192,32 @@ fn no_streaming_prints_everything_once_the_answer_is_complete() {
 
 #[test]
 fn constrained_jsonl_sends_the_list_schema_and_prints_lines() {
-    let server = ollama_answering(r#"{"items": [{"name": "Ann", "age": 31}, {"name": "Bob", "age": 32}]}"#);
+    let server =
+        ollama_answering(r#"{"items": [{"name": "Ann", "age": 31}, {"name": "Bob", "age": 32}]}"#);
     let output = cargo_bin_cmd!("llm-extract")
-        .args(["run", "--signature", PERSON, "--jsonl", "--ollama", &server.url()])
+        .args([
+            "run",
+            "--signature",
+            PERSON,
+            "--jsonl",
+            "--ollama",
+            &server.url(),
+        ])
         .write_stdin("two people")
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
     assert_eq!(
         json_lines(&output.stdout),
-        [json!({"name": "Ann", "age": 31}), json!({"name": "Bob", "age": 32})]
+        [
+            json!({"name": "Ann", "age": 31}),
+            json!({"name": "Bob", "age": 32})
+        ]
     );
-    assert_eq!(server.requests()[0].json["format"]["properties"]["items"]["type"], "array");
+    assert_eq!(
+        server.requests()[0].json["format"]["properties"]["items"]["type"],
+        "array"
+    );
 }
 
 #[test]
@@ -162,7 +226,11 @@ fn a_bad_schema_file_is_a_usage_error_naming_the_problem() {
     let not_json = dir.path().join("broken.json");
     std::fs::write(&not_json, "{\"type\": \"object\",").unwrap();
     let unsupported = dir.path().join("unsupported.json");
-    std::fs::write(&unsupported, r#"{"type": "object", "properties": {"a": {"not": {"type": "string"}}}}"#).unwrap();
+    std::fs::write(
+        &unsupported,
+        r#"{"type": "object", "properties": {"a": {"not": {"type": "string"}}}}"#,
+    )
+    .unwrap();
     let missing = dir.path().join("missing.json");
     let server = ollama_answering("{}");
     for (path, needle) in [
@@ -195,7 +263,15 @@ fn a_bad_schema_file_is_a_usage_error_naming_the_problem() {
 fn an_unreachable_server_exits_3_with_a_hint() {
     let url = format!("http://127.0.0.1:{}", closed_port());
     let output = cargo_bin_cmd!("llm-extract")
-        .args(["run", "--signature", PERSON, "--ollama", &url, "--retries", "1"])
+        .args([
+            "run",
+            "--signature",
+            PERSON,
+            "--ollama",
+            &url,
+            "--retries",
+            "1",
+        ])
         .write_stdin("Ada")
         .output()
         .unwrap();
@@ -210,7 +286,15 @@ fn an_answer_that_never_validates_exits_1_and_saves_the_raw_answers() {
     let server = ollama_answering("I would rather not say.");
     let raw = tempfile::tempdir().unwrap();
     let output = cargo_bin_cmd!("llm-extract")
-        .args(["run", "--signature", PERSON, "--ollama", &server.url(), "--max-attempts", "2"])
+        .args([
+            "run",
+            "--signature",
+            PERSON,
+            "--ollama",
+            &server.url(),
+            "--max-attempts",
+            "2",
+        ])
         .arg("--save-raw")
         .arg(raw.path())
         .write_stdin("Ada")
@@ -224,7 +308,10 @@ fn an_answer_that_never_validates_exits_1_and_saves_the_raw_answers() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     saved.sort();
-    assert_eq!(saved, ["run-attempt-1-first.txt", "run-attempt-2-repair.txt"]);
+    assert_eq!(
+        saved,
+        ["run-attempt-1-first.txt", "run-attempt-2-repair.txt"]
+    );
     let text = std::fs::read_to_string(raw.path().join("run-attempt-2-repair.txt")).unwrap();
     assert_eq!(text, "I would rather not say.");
 }
@@ -232,17 +319,32 @@ fn an_answer_that_never_validates_exits_1_and_saves_the_raw_answers() {
 #[test]
 fn usage_errors_exit_2() {
     let no_input = cargo_bin_cmd!("llm-extract")
-        .args(["run", "--signature", PERSON, "--ollama", "http://127.0.0.1:9"])
+        .args([
+            "run",
+            "--signature",
+            PERSON,
+            "--ollama",
+            "http://127.0.0.1:9",
+        ])
         .output()
         .unwrap();
     assert_eq!(no_input.status.code(), Some(2));
     assert_one_line_error(&stderr_of(&no_input), "no input text");
 
-    let unknown_flag = cargo_bin_cmd!("llm-extract").args(["run", "--shema", "x"]).output().unwrap();
+    let unknown_flag = cargo_bin_cmd!("llm-extract")
+        .args(["run", "--shema", "x"])
+        .output()
+        .unwrap();
     assert_eq!(unknown_flag.status.code(), Some(2));
 
     let openai_without_model = cargo_bin_cmd!("llm-extract")
-        .args(["run", "--signature", PERSON, "--openai", "http://127.0.0.1:9/v1"])
+        .args([
+            "run",
+            "--signature",
+            PERSON,
+            "--openai",
+            "http://127.0.0.1:9/v1",
+        ])
         .env_remove("OPENAI_MODEL")
         .write_stdin("x")
         .output()
@@ -254,7 +356,13 @@ fn usage_errors_exit_2() {
 #[test]
 fn schema_shows_what_would_be_sent() {
     let output = cargo_bin_cmd!("llm-extract")
-        .args(["schema", "--signature", "{name :string, nick :string?}", "--dialect", "openai"])
+        .args([
+            "schema",
+            "--signature",
+            "{name :string, nick :string?}",
+            "--dialect",
+            "openai",
+        ])
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(0));
@@ -319,16 +427,26 @@ fn prompt_runs_text_json_and_jsonl_prompts() {
     let text = prompt("summarize", &["language=French"]);
     assert_eq!(text.status.code(), Some(0), "{}", stderr_of(&text));
     assert_eq!(String::from_utf8_lossy(&text.stdout), "Un court résumé.\n");
-    assert_eq!(server.requests()[0].last_message(), "Summarize in French: A long article.");
+    assert_eq!(
+        server.requests()[0].last_message(),
+        "Summarize in French: A long article."
+    );
 
     let value = prompt("person", &[]);
     assert_eq!(value.status.code(), Some(0), "{}", stderr_of(&value));
-    assert_eq!(json_lines(&value.stdout), [json!({"name": "Ada", "age": 36})]);
+    assert_eq!(
+        json_lines(&value.stdout),
+        [json!({"name": "Ada", "age": 36})]
+    );
 
     let empty = prompt("extract-definitions", &["--max-attempts", "1"]);
     assert_eq!(empty.status.code(), Some(0), "{}", stderr_of(&empty));
     assert!(empty.stdout.is_empty());
-    assert!(stderr_of(&empty).contains("warning: the answer held no valid item"), "{}", stderr_of(&empty));
+    assert!(
+        stderr_of(&empty).contains("warning: the answer held no valid item"),
+        "{}",
+        stderr_of(&empty)
+    );
 }
 
 #[test]
@@ -353,7 +471,10 @@ fn prompt_with_a_missing_variable_sends_nothing_and_exits_2() {
         .output()
         .unwrap();
     assert_eq!(unknown.status.code(), Some(2));
-    assert_one_line_error(&stderr_of(&unknown), "summarize, person, extract-definitions");
+    assert_one_line_error(
+        &stderr_of(&unknown),
+        "summarize, person, extract-definitions",
+    );
 }
 
 /// Answers `{"n": <length of the document>}`, or prose for a document that mentions FAIL.
@@ -383,7 +504,12 @@ fn a_batch_records_a_failed_document_completes_and_resumes() {
     let dir = tempfile::tempdir().unwrap();
     let docs = dir.path().join("docs");
     std::fs::create_dir(&docs).unwrap();
-    for (name, text) in [("a.txt", "one"), ("b.txt", "FAIL here"), ("c.txt", "three"), ("d.txt", "four!")] {
+    for (name, text) in [
+        ("a.txt", "one"),
+        ("b.txt", "FAIL here"),
+        ("c.txt", "three"),
+        ("d.txt", "four!"),
+    ] {
         std::fs::write(docs.join(name), text).unwrap();
     }
     let out = dir.path().join("results.jsonl");
@@ -394,7 +520,14 @@ fn a_batch_records_a_failed_document_completes_and_resumes() {
             .arg(&docs)
             .arg("--out")
             .arg(&out)
-            .args(["--ollama", &server.url(), "--concurrency", "2", "--max-attempts", "1"])
+            .args([
+                "--ollama",
+                &server.url(),
+                "--concurrency",
+                "2",
+                "--max-attempts",
+                "1",
+            ])
             .args(extra)
             .output()
             .unwrap()
@@ -404,8 +537,19 @@ fn a_batch_records_a_failed_document_completes_and_resumes() {
     assert_eq!(first.status.code(), Some(1), "{}", stderr_of(&first));
     let mut lines = results(&out);
     lines.sort_by_key(|l| l["id"].as_str().unwrap().to_owned());
-    let summary: Vec<(&str, bool)> = lines.iter().map(|l| (l["id"].as_str().unwrap(), l["ok"] == true)).collect();
-    assert_eq!(summary, [("a.txt", true), ("b.txt", false), ("c.txt", true), ("d.txt", true)]);
+    let summary: Vec<(&str, bool)> = lines
+        .iter()
+        .map(|l| (l["id"].as_str().unwrap(), l["ok"] == true))
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            ("a.txt", true),
+            ("b.txt", false),
+            ("c.txt", true),
+            ("d.txt", true)
+        ]
+    );
     assert_eq!(lines[0]["value"], json!({"n": 3}));
     assert_eq!(lines[1]["kind"], "invalid");
     assert_eq!(lines[1]["raw"], "Sorry, no.");
@@ -434,14 +578,19 @@ fn a_batch_records_a_failed_document_completes_and_resumes() {
     assert_eq!(retried.status.code(), Some(1));
     assert_eq!(server.hits(), 6);
     let last = results(&out).pop().unwrap();
-    assert_eq!((last["id"].as_str(), last["ok"].as_bool()), (Some("b.txt"), Some(false)));
+    assert_eq!(
+        (last["id"].as_str(), last["ok"].as_bool()),
+        (Some("b.txt"), Some(false))
+    );
 }
 
 #[test]
 fn a_batch_shares_documents_between_servers_from_a_jsonl_input() {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("docs.jsonl");
-    let lines: Vec<String> = (0..6).map(|i| json!({"id": format!("doc-{i}"), "text": "x".repeat(i + 1)}).to_string()).collect();
+    let lines: Vec<String> = (0..6)
+        .map(|i| json!({"id": format!("doc-{i}"), "text": "x".repeat(i + 1)}).to_string())
+        .collect();
     std::fs::write(&input, lines.join("\n")).unwrap();
     let out = dir.path().join("out.jsonl");
     let (first, second) = (length_server(), length_server());
@@ -450,14 +599,26 @@ fn a_batch_shares_documents_between_servers_from_a_jsonl_input() {
         .arg(&input)
         .arg("--out")
         .arg(&out)
-        .args(["--ollama", &first.url(), "--ollama", &second.url(), "--concurrency", "3"])
+        .args([
+            "--ollama",
+            &first.url(),
+            "--ollama",
+            &second.url(),
+            "--concurrency",
+            "3",
+        ])
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
     assert_eq!((first.hits(), second.hits()), (3, 3));
     let mut values: Vec<(String, i64)> = results(&out)
         .iter()
-        .map(|l| (l["id"].as_str().unwrap().to_owned(), l["value"]["n"].as_i64().unwrap()))
+        .map(|l| {
+            (
+                l["id"].as_str().unwrap().to_owned(),
+                l["value"]["n"].as_i64().unwrap(),
+            )
+        })
         .collect();
     values.sort();
     let expected: Vec<(String, i64)> = (0..6).map(|i| (format!("doc-{i}"), i + 1)).collect();

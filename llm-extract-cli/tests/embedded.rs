@@ -7,7 +7,8 @@
 use assert_cmd::cargo::cargo_bin_cmd;
 use serde_json::Value;
 
-const TEXT: &str = "Ada Lovelace was an English mathematician. Charles Babbage designed the Analytical Engine.";
+const TEXT: &str =
+    "Ada Lovelace was an English mathematician. Charles Babbage designed the Analytical Engine.";
 
 fn stderr_of(output: &std::process::Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
@@ -16,7 +17,12 @@ fn stderr_of(output: &std::process::Output) -> String {
 #[test]
 fn run_embedded_prints_a_value_the_schema_allows() {
     let output = cargo_bin_cmd!("llm-extract")
-        .args(["run", "--embedded", "--signature", "{name :string, field (mathematics | music | law)}"])
+        .args([
+            "run",
+            "--embedded",
+            "--signature",
+            "{name :string, field (mathematics | music | law)}",
+        ])
         .args(["--max-tokens", "64", "--temperature", "0"])
         .write_stdin(TEXT)
         .output()
@@ -24,13 +30,22 @@ fn run_embedded_prints_a_value_the_schema_allows() {
     assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
     let value: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert!(value["name"].is_string(), "{value}");
-    assert!(["mathematics", "music", "law"].contains(&value["field"].as_str().unwrap_or("")), "{value}");
+    assert!(
+        ["mathematics", "music", "law"].contains(&value["field"].as_str().unwrap_or("")),
+        "{value}"
+    );
 }
 
 #[test]
 fn run_embedded_jsonl_prints_one_valid_object_per_line() {
     let output = cargo_bin_cmd!("llm-extract")
-        .args(["run", "--embedded", "--signature", "{name :string}", "--jsonl"])
+        .args([
+            "run",
+            "--embedded",
+            "--signature",
+            "{name :string}",
+            "--jsonl",
+        ])
         .args(["--max-tokens", "96", "--temperature", "0"])
         .write_stdin(TEXT)
         .output()

@@ -234,7 +234,12 @@ impl<L: Llm> Batch<L> {
         }
     }
 
-    async fn extract_one(&self, schema: &SchemaSet, index: usize, document: Document) -> DocumentResult {
+    async fn extract_one(
+        &self,
+        schema: &SchemaSet,
+        index: usize,
+        document: Document,
+    ) -> DocumentResult {
         let backend = index % self.backends();
         let extractor = self.extractor(backend);
         let outcome = if self.all_items {
@@ -296,7 +301,8 @@ mod tests {
     #[test]
     fn a_failed_document_is_recorded_and_the_batch_goes_on() {
         let calls = Arc::new(AtomicUsize::new(0));
-        let batch = Batch::new(Extractor::new(echo_length(Arc::clone(&calls))).max_attempts(2)).concurrency(2);
+        let batch = Batch::new(Extractor::new(echo_length(Arc::clone(&calls))).max_attempts(2))
+            .concurrency(2);
         let documents = ["one", "bad one", "three!"]
             .iter()
             .enumerate()
@@ -306,14 +312,23 @@ mod tests {
         let results = run(batch.extract_many(schema.schema_set(), documents, |p| seen.push(p)));
         let ids: Vec<&str> = results.iter().map(|r| r.id.as_str()).collect();
         assert_eq!(ids, ["doc-0", "doc-1", "doc-2"]);
-        assert_eq!(results[0].outcome.as_ref().unwrap().value, serde_json::json!({"n": 3}));
-        assert_eq!(results[2].outcome.as_ref().unwrap().value, serde_json::json!({"n": 6}));
+        assert_eq!(
+            results[0].outcome.as_ref().unwrap().value,
+            serde_json::json!({"n": 3})
+        );
+        assert_eq!(
+            results[2].outcome.as_ref().unwrap().value,
+            serde_json::json!({"n": 6})
+        );
         let failure = results[1].outcome.as_ref().unwrap_err();
         assert_eq!(failure.attempts().len(), 2);
         assert_eq!(failure.raw(), Some("no json here"));
         assert_eq!(calls.load(Ordering::SeqCst), 4);
         let last = *seen.last().unwrap();
-        assert_eq!((last.done, last.succeeded, last.failed, last.total), (3, 2, 1, Some(3)));
+        assert_eq!(
+            (last.done, last.succeeded, last.failed, last.total),
+            (3, 2, 1, Some(3))
+        );
         assert_eq!(seen.iter().map(|p| p.done).collect::<Vec<_>>(), [1, 2, 3]);
     }
 
@@ -364,7 +379,8 @@ mod tests {
     #[test]
     fn all_items_gives_an_array_per_document() {
         let llm = from_fn(|_request| async { Ok(ChatResponse::new("{\"n\": 1}\n{\"n\": 2}\n")) });
-        let batch = Batch::new(Extractor::new(llm).mode(crate::extract::Mode::Prompted)).all_items(true);
+        let batch =
+            Batch::new(Extractor::new(llm).mode(crate::extract::Mode::Prompted)).all_items(true);
         let schema = schema();
         let results = run(batch.extract_many(
             schema.schema_set(),

@@ -295,34 +295,35 @@ impl PromptSet {
             path: shown.clone(),
             source,
         })?;
-        let value = serde_json::from_str(&text)
-            .map_err(|source| PromptConfigError::Json { path: shown, source })?;
+        let value = serde_json::from_str(&text).map_err(|source| PromptConfigError::Json {
+            path: shown,
+            source,
+        })?;
         Self::from_json(value)
     }
 
     /// Reads a prompt config from JSON: an object of prompts keyed by id, or an array of prompts each
     /// with an `"id"`.
     pub fn from_json(config: Value) -> Result<Self, PromptConfigError> {
-        let entries: Vec<(String, Value)> = match config {
-            Value::Object(map) => map.into_iter().collect(),
-            Value::Array(list) => list
-                .into_iter()
-                .enumerate()
-                .map(|(i, entry)| match entry.get("id").and_then(Value::as_str) {
-                    Some(id) => Ok((id.to_owned(), entry)),
-                    None => Err(invalid(
-                        None,
-                        format!("prompt number {} of the array has no string \"id\"", i + 1),
-                    )),
-                })
-                .collect::<Result<_, _>>()?,
-            _ => {
-                return Err(invalid(
+        let entries: Vec<(String, Value)> =
+            match config {
+                Value::Object(map) => map.into_iter().collect(),
+                Value::Array(list) => list
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, entry)| match entry.get("id").and_then(Value::as_str) {
+                        Some(id) => Ok((id.to_owned(), entry)),
+                        None => Err(invalid(
+                            None,
+                            format!("prompt number {} of the array has no string \"id\"", i + 1),
+                        )),
+                    })
+                    .collect::<Result<_, _>>()?,
+                _ => return Err(invalid(
                     None,
                     "expected an object of prompts keyed by id, or an array of prompts with \"id\"",
-                ))
-            }
-        };
+                )),
+            };
         let mut prompts: Vec<Prompt> = Vec::with_capacity(entries.len());
         for (id, entry) in entries {
             if prompts.iter().any(|p| p.id == id) {
@@ -382,7 +383,10 @@ const PROMPT_KEYS: &[&str] = &[
 impl Prompt {
     fn from_entry(id: String, entry: Value) -> Result<Self, PromptConfigError> {
         let Value::Object(entry) = entry else {
-            return Err(invalid(Some(&id), "expected an object with at least \"prompt\""));
+            return Err(invalid(
+                Some(&id),
+                "expected an object with at least \"prompt\"",
+            ));
         };
         // snake_case spellings are accepted too (`response_type`, `object_schema`, `max_tokens`).
         let mut fields = Map::new();
@@ -391,7 +395,10 @@ impl Prompt {
             if !PROMPT_KEYS.contains(&canonical.as_str()) {
                 return Err(invalid(
                     Some(&id),
-                    format!("unknown key \"{key}\"; a prompt may have: {}", PROMPT_KEYS.join(", ")),
+                    format!(
+                        "unknown key \"{key}\"; a prompt may have: {}",
+                        PROMPT_KEYS.join(", ")
+                    ),
                 ));
             }
             fields.insert(canonical, value);
@@ -404,8 +411,18 @@ impl Prompt {
                 .collect::<Option<Vec<_>>>()
                 .ok_or_else(|| invalid(Some(&id), "\"prompt\" as an array must hold only strings"))?
                 .join("\n"),
-            Some(_) => return Err(invalid(Some(&id), "\"prompt\" must be a string or an array of lines")),
-            None => return Err(invalid(Some(&id), "missing \"prompt\" (the template, with {{var}} placeholders)")),
+            Some(_) => {
+                return Err(invalid(
+                    Some(&id),
+                    "\"prompt\" must be a string or an array of lines",
+                ))
+            }
+            None => {
+                return Err(invalid(
+                    Some(&id),
+                    "missing \"prompt\" (the template, with {{var}} placeholders)",
+                ))
+            }
         };
         let text_field = |key: &str| -> Result<Option<String>, PromptConfigError> {
             match fields.get(key) {
@@ -428,7 +445,10 @@ impl Prompt {
         };
         let (schema_key, schema) = match (fields.get("schema"), fields.get("object-schema")) {
             (Some(_), Some(_)) => {
-                return Err(invalid(Some(&id), "give \"schema\" or \"object-schema\", not both"))
+                return Err(invalid(
+                    Some(&id),
+                    "give \"schema\" or \"object-schema\", not both",
+                ))
             }
             (Some(schema), None) => (Some("schema"), Some(schema)),
             (None, Some(schema)) => (Some("object-schema"), Some(schema)),
@@ -461,16 +481,16 @@ impl Prompt {
             }
             _ => {}
         }
-        let schema = schema
-            .map(|schema| load_schema(&id, schema))
-            .transpose()?;
+        let schema = schema.map(|schema| load_schema(&id, schema)).transpose()?;
         let max_tokens = match fields.get("max-tokens") {
             None | Some(Value::Null) => None,
             Some(value) => Some(
                 value
                     .as_u64()
                     .and_then(|n| u32::try_from(n).ok())
-                    .ok_or_else(|| invalid(Some(&id), "\"max-tokens\" must be a positive integer"))?,
+                    .ok_or_else(|| {
+                        invalid(Some(&id), "\"max-tokens\" must be a positive integer")
+                    })?,
             ),
         };
         let temperature = match fields.get("temperature") {
@@ -661,7 +681,9 @@ impl<'p, L: Llm> PromptCall<'p, L> {
             return Err(PromptError::WrongType {
                 id: prompt.id.clone(),
                 actual: prompt.response_type,
-                message: "only a text prompt streams raw text; use run(), or items_stream() for jsonl".into(),
+                message:
+                    "only a text prompt streams raw text; use run(), or items_stream() for jsonl"
+                        .into(),
             });
         }
         let rendered = prompt.render(input)?;
@@ -676,7 +698,10 @@ impl<'p, L: Llm> PromptCall<'p, L> {
     }
 
     /// Streams a `jsonl` prompt's valid lines, each as soon as it is complete.
-    pub fn items_stream(self, input: impl Into<Input>) -> Result<ExtractStream<'p, Value>, PromptError>
+    pub fn items_stream(
+        self,
+        input: impl Into<Input>,
+    ) -> Result<ExtractStream<'p, Value>, PromptError>
     where
         L: 'p,
     {
@@ -694,7 +719,8 @@ impl<'p, L: Llm> PromptCall<'p, L> {
         let rendered = prompt.render(input)?;
         let extractor = self.extractor();
         Ok(ExtractStream::start(move |mut sink| async move {
-            let mut items = extractor.extract_value_stream(schema.schema_set(), Input::text(rendered));
+            let mut items =
+                extractor.extract_value_stream(schema.schema_set(), Input::text(rendered));
             while let Some(item) = items.next().await {
                 sink(item?);
             }
@@ -778,7 +804,11 @@ fn fill(template: &str, vars: &Map<String, Value>) -> Result<String, TemplateErr
         };
         let (name, after_close) = inner.split_at(close);
         let name = name.trim();
-        if name.is_empty() || !name.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.')) {
+        if name.is_empty()
+            || !name
+                .chars()
+                .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.'))
+        {
             out.push_str("{{");
             rest = inner;
             continue;
@@ -866,7 +896,11 @@ mod tests {
         let llm = from_fn(move |request: ChatRequest| {
             recorded.lock().unwrap().push(request);
             let i = next.fetch_add(1, Ordering::SeqCst);
-            let answer = answers.get(i).or(answers.last()).cloned().unwrap_or_default();
+            let answer = answers
+                .get(i)
+                .or(answers.last())
+                .cloned()
+                .unwrap_or_default();
             async move { Ok(ChatResponse::new(answer).with_usage(7, 3)) }
         });
         (llm, seen)
@@ -879,11 +913,16 @@ mod tests {
         let (llm, seen) = scripted(&["A short summary, {not json}."]);
         let input = Input::text("Long text.").var("language", "French");
         let output = run(prompt.invoke(&llm, input.clone())).unwrap();
-        let PromptOutput::Text(response) = &output else { panic!("{output:?}") };
+        let PromptOutput::Text(response) = &output else {
+            panic!("{output:?}")
+        };
         assert_eq!(response.text, "A short summary, {not json}.");
         let request = seen.lock().unwrap()[0].clone();
         assert_eq!(request.system.as_deref(), Some("You are terse."));
-        assert_eq!(request.messages[0].content, "Summarize in French:\nLong text.");
+        assert_eq!(
+            request.messages[0].content,
+            "Summarize in French:\nLong text."
+        );
         assert_eq!(request.schema, None);
 
         let streamed = run(async {
@@ -911,11 +950,19 @@ mod tests {
             r#"Sure: {"sentiment": "positive", "score": 0.75}"#,
         ]);
         let output = run(prompt.invoke(&llm, "Great film")).unwrap();
-        assert_eq!(output.to_value(), json!({"sentiment": "positive", "score": 0.75}));
-        let PromptOutput::Json(extraction) = &output else { panic!() };
+        assert_eq!(
+            output.to_value(),
+            json!({"sentiment": "positive", "score": 0.75})
+        );
+        let PromptOutput::Json(extraction) = &output else {
+            panic!()
+        };
         assert_eq!(extraction.attempts.len(), 2);
         assert!(output.warnings().is_empty());
-        assert_eq!(seen.lock().unwrap()[0].messages[0].content, "Sentiment of: Great film");
+        assert_eq!(
+            seen.lock().unwrap()[0].messages[0].content,
+            "Sentiment of: Great film"
+        );
 
         #[derive(serde::Deserialize, Debug)]
         struct Sentiment {
@@ -933,7 +980,9 @@ mod tests {
         let prompt = prompts.get("sentiment").unwrap();
         let (llm, _) = scripted(&["I cannot say.", "Still no.", "No."]);
         let err = run(prompt.call(&llm).max_attempts(2).run("Meh")).unwrap_err();
-        let PromptError::Extract { source, .. } = &err else { panic!("{err:?}") };
+        let PromptError::Extract { source, .. } = &err else {
+            panic!("{err:?}")
+        };
         assert!(matches!(source.kind(), ExtractErrorKind::Invalid(_)));
         let raws: Vec<&str> = source.attempts().iter().map(|a| a.raw.as_str()).collect();
         assert_eq!(raws, ["I cannot say.", "Still no."]);
@@ -945,7 +994,12 @@ mod tests {
         let prompt = prompts.get("extract-definitions").unwrap();
         let answer = "{\"term\": \"cat\", \"definition\": \"a small feline\"}\n{\"term\": \"fish\"}\n{\"term\": \"dog\", \"definition\": \"a canine\"}\n";
         let (llm, _) = scripted(&[answer, "{\"term\": \"fish\"}"]);
-        let output = run(prompt.call(&llm).mode(Mode::Prompted).max_attempts(2).run("...")).unwrap();
+        let output = run(prompt
+            .call(&llm)
+            .mode(Mode::Prompted)
+            .max_attempts(2)
+            .run("..."))
+        .unwrap();
         assert_eq!(
             output.to_value(),
             json!([
@@ -965,8 +1019,12 @@ mod tests {
         let prompts = config();
         let prompt = prompts.get("extract-definitions").unwrap();
         let (llm, _) = scripted(&[""]);
-        let output = run(prompt.call(&llm).mode(Mode::Prompted).max_attempts(1).run("nothing here"))
-            .unwrap();
+        let output = run(prompt
+            .call(&llm)
+            .mode(Mode::Prompted)
+            .max_attempts(1)
+            .run("nothing here"))
+        .unwrap();
         assert_eq!(output.to_value(), json!([]));
         assert_eq!(output.warnings(), [PromptWarning::NoItems]);
     }
@@ -975,9 +1033,15 @@ mod tests {
     fn jsonl_prompts_stream_items() {
         let prompts = config();
         let prompt = prompts.get("extract-definitions").unwrap();
-        let (llm, _) = scripted(&["{\"term\": \"a\", \"definition\": \"b\"}\n{\"term\": \"c\", \"definition\": \"d\"}\n"]);
+        let (llm, _) = scripted(&[
+            "{\"term\": \"a\", \"definition\": \"b\"}\n{\"term\": \"c\", \"definition\": \"d\"}\n",
+        ]);
         let items = run(async {
-            let mut stream = prompt.call(&llm).mode(Mode::Prompted).items_stream("x").unwrap();
+            let mut stream = prompt
+                .call(&llm)
+                .mode(Mode::Prompted)
+                .items_stream("x")
+                .unwrap();
             let mut items = Vec::new();
             while let Some(item) = stream.next().await {
                 items.push(item.unwrap()["term"].clone());
@@ -997,12 +1061,27 @@ mod tests {
         let (llm, seen) = scripted(&["unused"]);
         for id in ["summarize", "sentiment", "extract-definitions"] {
             let prompt = prompts.get(id).unwrap();
-            let input = if id == "summarize" { Input::text("t") } else { Input::context(&json!({"txt": "t"})) };
+            let input = if id == "summarize" {
+                Input::text("t")
+            } else {
+                Input::context(&json!({"txt": "t"}))
+            };
             let err = run(prompt.invoke(&llm, input)).unwrap_err();
-            let PromptError::Template { source: TemplateError::MissingVariable { name, .. }, .. } = &err else {
+            let PromptError::Template {
+                source: TemplateError::MissingVariable { name, .. },
+                ..
+            } = &err
+            else {
                 panic!("{id}: {err:?}")
             };
-            assert_eq!(name, if id == "summarize" { "language" } else { "text" });
+            assert_eq!(
+                name,
+                if id == "summarize" {
+                    "language"
+                } else {
+                    "text"
+                }
+            );
             assert!(err.to_string().contains(&format!("prompt `{id}`")), "{err}");
         }
         assert!(seen.lock().unwrap().is_empty());
@@ -1011,19 +1090,45 @@ mod tests {
     #[test]
     fn configs_with_mistakes_are_rejected_with_the_prompt_named() {
         let cases = [
-            (json!({"a": {"response-type": "text"}}), "missing \"prompt\""),
-            (json!({"a": {"prompt": "x", "respons-type": "json"}}), "unknown key \"respons-type\""),
-            (json!({"a": {"prompt": "x", "response-type": "yaml"}}), "\"yaml\" is not one of"),
-            (json!({"a": {"prompt": "x", "response-type": "json"}}), "needs a \"schema\""),
-            (json!({"a": {"prompt": "x", "response-type": "text", "schema": {"type": "string"}}}), "takes no \"schema\""),
-            (json!({"a": {"prompt": "x", "schema": {"allOf": []}}}), "`allOf`"),
-            (json!({"a": {"prompt": "x", "schema": "{a :nope}"}}), "column"),
+            (
+                json!({"a": {"response-type": "text"}}),
+                "missing \"prompt\"",
+            ),
+            (
+                json!({"a": {"prompt": "x", "respons-type": "json"}}),
+                "unknown key \"respons-type\"",
+            ),
+            (
+                json!({"a": {"prompt": "x", "response-type": "yaml"}}),
+                "\"yaml\" is not one of",
+            ),
+            (
+                json!({"a": {"prompt": "x", "response-type": "json"}}),
+                "needs a \"schema\"",
+            ),
+            (
+                json!({"a": {"prompt": "x", "response-type": "text", "schema": {"type": "string"}}}),
+                "takes no \"schema\"",
+            ),
+            (
+                json!({"a": {"prompt": "x", "schema": {"allOf": []}}}),
+                "`allOf`",
+            ),
+            (
+                json!({"a": {"prompt": "x", "schema": "{a :nope}"}}),
+                "column",
+            ),
             (json!([{"prompt": "x"}]), "no string \"id\""),
-            (json!([{"id": "a", "prompt": "x"}, {"id": "a", "prompt": "y"}]), "defined twice"),
+            (
+                json!([{"id": "a", "prompt": "x"}, {"id": "a", "prompt": "y"}]),
+                "defined twice",
+            ),
             (json!("prompts"), "expected an object"),
         ];
         for (config, expected) in cases {
-            let err = PromptSet::from_json(config.clone()).unwrap_err().to_string();
+            let err = PromptSet::from_json(config.clone())
+                .unwrap_err()
+                .to_string();
             assert!(err.contains(expected), "{config}: {err}");
         }
     }
@@ -1037,7 +1142,10 @@ mod tests {
         ]))
         .unwrap();
         let types: Vec<ResponseType> = prompts.iter().map(Prompt::response_type).collect();
-        assert_eq!(types, [ResponseType::Json, ResponseType::Jsonl, ResponseType::Text]);
+        assert_eq!(
+            types,
+            [ResponseType::Json, ResponseType::Jsonl, ResponseType::Text]
+        );
         assert_eq!(prompts.ids().collect::<Vec<_>>(), ["one", "many", "free"]);
         assert!(prompts.get("nope").is_none());
     }
@@ -1046,8 +1154,14 @@ mod tests {
     fn templates_fill_like_the_extraction_loop() {
         let vars = json!({"text": "Ada", "n": 3, "meta": {"lang": "en"}});
         let vars = vars.as_object().unwrap();
-        assert_eq!(fill("Hi {{text}}, {{ n }} in {{meta.lang}}", vars).unwrap(), "Hi Ada, 3 in en");
-        assert_eq!(fill(r#"{{"x": 1}} {{text}} {{"#, vars).unwrap(), r#"{{"x": 1}} Ada {{"#);
+        assert_eq!(
+            fill("Hi {{text}}, {{ n }} in {{meta.lang}}", vars).unwrap(),
+            "Hi Ada, 3 in en"
+        );
+        assert_eq!(
+            fill(r#"{{"x": 1}} {{text}} {{"#, vars).unwrap(),
+            r#"{{"x": 1}} Ada {{"#
+        );
         assert_eq!(fill("{{text}}}}", vars).unwrap(), "Ada}}");
     }
 }

@@ -428,6 +428,10 @@ impl Llm for LlamaCpp {
         Dialect::Ollama
     }
 
+    fn constrains_json_lines(&self) -> bool {
+        true
+    }
+
     fn chat_stream(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatStream, LlmError>> {
         let engine = Arc::clone(&self.engine);
         Box::pin(async move {

@@ -36,12 +36,7 @@ pub(crate) fn is_schema_echo(value: &Value, schema: &Value) -> bool {
     let Some(object) = value.as_object() else {
         return false;
     };
-    let declares = |key: &str| {
-        schema
-            .get("properties")
-            .and_then(|p| p.get(key))
-            .is_some()
-    };
+    let declares = |key: &str| schema.get("properties").and_then(|p| p.get(key)).is_some();
     let looks_like_schema = object.contains_key("$schema")
         || (object.get("properties").is_some_and(Value::is_object)
             && (object.get("type").is_some_and(|t| t == "object")
@@ -80,7 +75,9 @@ fn fits(value: &Value, ty: &str) -> bool {
     match ty {
         "null" => value.is_null(),
         "boolean" => value.is_boolean(),
-        "integer" => value.is_i64() || value.is_u64() || value.as_f64().is_some_and(|f| f.fract() == 0.0),
+        "integer" => {
+            value.is_i64() || value.is_u64() || value.as_f64().is_some_and(|f| f.fract() == 0.0)
+        }
         "number" => value.is_number(),
         "string" => value.is_string(),
         "array" => value.is_array(),
@@ -141,7 +138,8 @@ impl Coercer<'_> {
             &self.path
         };
         let description = format!("at {at}: {what}");
-        self.repairs.push(Repair::new(kind, self.offset, description));
+        self.repairs
+            .push(Repair::new(kind, self.offset, description));
     }
 
     fn walk(&mut self, value: &mut Value, schema: &Value, depth: usize) {
@@ -234,9 +232,10 @@ impl Coercer<'_> {
     /// The variant of a tagged enum whose tag the value carries (fixing the tag's case if needed).
     fn pick_variant<'s>(&mut self, value: &mut Value, variants: &[&'s Value]) -> Option<&'s Value> {
         let object = value.as_object_mut()?;
-        if let Some(variant) = variants.iter().find(|v| {
-            tag_of(v).is_some_and(|(tag, name)| object.get(tag) == Some(name))
-        }) {
+        if let Some(variant) = variants
+            .iter()
+            .find(|v| tag_of(v).is_some_and(|(tag, name)| object.get(tag) == Some(name)))
+        {
             return Some(variant);
         }
         let mut matching = variants.iter().filter(|v| {
@@ -390,9 +389,7 @@ impl Coercer<'_> {
                 }
             }
         }
-        let additional = schema
-            .get("additionalProperties")
-            .filter(|a| a.is_object());
+        let additional = schema.get("additionalProperties").filter(|a| a.is_object());
         let len = self.path.len();
         for (key, child) in map.iter_mut() {
             let child_schema = properties.and_then(|p| p.get(key)).or(additional);
@@ -445,7 +442,10 @@ mod tests {
             schema.clone(),
         );
         assert_eq!(v, json!({"n":42,"x":2.5,"ok":true,"s":"12","tags":["a"]}));
-        assert_eq!(kinds.iter().filter(|k| **k == RepairKind::Coerced).count(), 4);
+        assert_eq!(
+            kinds.iter().filter(|k| **k == RepairKind::Coerced).count(),
+            4
+        );
         assert!(kinds.contains(&RepairKind::WrappedInArray));
         let (v, kinds) = run(json!({"n":"4x2","ok":"yes","x":"inf"}), schema);
         assert_eq!(v, json!({"n":"4x2","ok":"yes","x":"inf"}));
@@ -456,7 +456,10 @@ mod tests {
     fn enums_match_one_variant_or_none() {
         let schema = json!({"type":"string","enum":["positive","negative","very_positive"]});
         assert_eq!(run(json!("Positive"), schema.clone()).0, json!("positive"));
-        assert_eq!(run(json!("Very Positive"), schema.clone()).0, json!("very_positive"));
+        assert_eq!(
+            run(json!("Very Positive"), schema.clone()).0,
+            json!("very_positive")
+        );
         assert_eq!(
             run(json!("positive or negative"), schema).0,
             json!("positive or negative")
@@ -466,27 +469,38 @@ mod tests {
     #[test]
     fn wrappers_are_unwrapped() {
         let schema = object(json!({"a": {"type":"integer"}}));
-        assert_eq!(run(json!({"result":{"a":1}}), schema.clone()).0, json!({"a":1}));
+        assert_eq!(
+            run(json!({"result":{"a":1}}), schema.clone()).0,
+            json!({"a":1})
+        );
         assert_eq!(run(json!([{"a":1}]), schema.clone()).0, json!({"a":1}));
-        assert_eq!(run(json!({"items":[{"a":1}]}), schema.clone()).0, json!({"a":1}));
+        assert_eq!(
+            run(json!({"items":[{"a":1}]}), schema.clone()).0,
+            json!({"a":1})
+        );
         assert_eq!(run(json!("{\"a\":1}"), schema.clone()).0, json!({"a":1}));
         // Not obvious: a scalar behind the key, or two keys.
         assert_eq!(run(json!({"result":1}), schema.clone()).0, json!({}));
-        assert_eq!(run(json!([{"a":1},{"a":2}]), schema).0, json!([{"a":1},{"a":2}]));
+        assert_eq!(
+            run(json!([{"a":1},{"a":2}]), schema).0,
+            json!([{"a":1},{"a":2}])
+        );
     }
 
     #[test]
     fn keys_are_renamed_or_dropped() {
-        let mut schema = object(json!({"first_name": {"type":"string"}, "age": {"type":"integer"}}));
+        let mut schema =
+            object(json!({"first_name": {"type":"string"}, "age": {"type":"integer"}}));
         schema["x-aliases"] = json!({"years": "age"});
-        let (v, kinds) = run(
-            json!({"firstName":"A","years":3,"status":"x"}),
-            schema,
-        );
+        let (v, kinds) = run(json!({"firstName":"A","years":3,"status":"x"}), schema);
         assert_eq!(v, json!({"first_name":"A","age":3}));
         assert_eq!(
             kinds,
-            [RepairKind::RenamedKey, RepairKind::RenamedKey, RepairKind::DroppedExtraKey]
+            [
+                RepairKind::RenamedKey,
+                RepairKind::RenamedKey,
+                RepairKind::DroppedExtraKey
+            ]
         );
     }
 

@@ -7,9 +7,7 @@
 
 use super::frame::{Event, Frame, FrameKind, Framer, FramerConfig};
 use super::pipeline::{self, best_rejection, extracted, Accepted, Pipeline, Rejection};
-use super::{
-    Item, LineEvent, ParseOptions, Repair, RepairKind, SkipReason, Skipped,
-};
+use super::{Item, LineEvent, ParseOptions, Repair, RepairKind, SkipReason, Skipped};
 use crate::schema::SchemaSet;
 use crate::validate::Violation;
 use crate::Extract;
@@ -17,6 +15,9 @@ use serde_json::Value;
 use std::borrow::Cow;
 use std::marker::PhantomData;
 use std::sync::Arc;
+
+/// Where the decoder hands its events: each with a way to derive an item's JSON again.
+pub(crate) type Emit<'a> = dyn FnMut(ValueEvent, &dyn Fn() -> Option<Value>) + 'a;
 
 /// How much of a frame too large to keep is shown in its [`Skipped::raw`].
 const RAW_PREVIEW: usize = 256;
@@ -135,23 +136,58 @@ impl<'s> ValueDecoder<'s> {
 
     /// Feeds a chunk (which may end anywhere, even inside a UTF-8 character); returns what it completed.
     pub fn feed(&mut self, chunk: &[u8]) -> Vec<ValueEvent> {
-        self.buf.extend_from_slice(chunk);
         let mut out = Vec::new();
-        while let Some(event) = self.framer.next(&self.buf, self.base, &mut self.pos) {
-            self.handle(event, &mut out);
-        }
-        self.compact();
+        self.feed_with(chunk, &mut |event, _| out.push(event));
         out
     }
 
     /// Ends the input; returns what remained (a cut-off last item is reported as truncated).
     pub fn finish(mut self) -> Vec<ValueEvent> {
         let mut out = Vec::new();
+        self.finish_with(&mut |event, _| out.push(event));
+        out
+    }
+
+    /// Like [`ValueDecoder::feed`], handing each event to `emit` together with a way to derive an
+    /// item's JSON again (so a consumer may move the JSON out and still explain a failure later).
+    pub(crate) fn feed_with(&mut self, chunk: &[u8], emit: &mut Emit<'_>) {
+        self.buf.extend_from_slice(chunk);
+        let mut scratch = Vec::new();
+        while let Some(event) = self.framer.next(&self.buf, self.base, &mut self.pos) {
+            self.emit_all(event, &mut scratch, emit);
+        }
+        self.compact();
+    }
+
+    /// Like [`ValueDecoder::finish`], through `emit`.
+    pub(crate) fn finish_with(&mut self, emit: &mut Emit<'_>) {
         let end = self.base + self.buf.len();
         if let Some(event) = self.framer.finish(&self.buf, self.base, end) {
-            self.handle(event, &mut out);
+            self.emit_all(event, &mut Vec::new(), emit);
         }
-        out
+    }
+
+    fn emit_all(&self, event: Event, scratch: &mut Vec<ValueEvent>, emit: &mut Emit<'_>) {
+        self.handle(event, scratch);
+        let mut index = 0;
+        for decoded in scratch.drain(..) {
+            let k = index;
+            if matches!(decoded, ValueEvent::Item(_)) {
+                index += 1;
+            }
+            let again = || -> Option<Value> {
+                let mut events = Vec::new();
+                self.handle(event, &mut events);
+                events
+                    .into_iter()
+                    .filter_map(|e| match e {
+                        ValueEvent::Item(item) => Some(item.json),
+                        ValueEvent::Skipped(_) => None,
+                    })
+                    .nth(k)
+            };
+            emit(decoded, &again);
+        }
     }
 
     /// Drops the bytes no frame needs any more, when they are at least half the buffer (so each
@@ -297,7 +333,10 @@ fn decode(
         Ok(text) => Ok((Cow::Borrowed(text), None)),
         Err(e) if e.error_len().is_none() && frame.at_end => {
             let valid = bytes.get(..e.valid_up_to()).unwrap_or_default();
-            Ok((Cow::Borrowed(std::str::from_utf8(valid).unwrap_or_default()), None))
+            Ok((
+                Cow::Borrowed(std::str::from_utf8(valid).unwrap_or_default()),
+                None,
+            ))
         }
         Err(e) if strict => Err(SkipReason::Syntax(format!(
             "invalid UTF-8 at byte {}",
@@ -376,7 +415,12 @@ impl<T: Extract> LineDecoder<T> {
 
     /// Feeds a chunk (which may end anywhere, even inside a UTF-8 character); returns what it completed.
     pub fn feed(&mut self, chunk: &[u8]) -> Vec<LineEvent<T>> {
-        self.inner.feed(chunk).into_iter().map(typed).collect()
+        let events = self.inner.feed(chunk);
+        if events.is_empty() {
+            // Most small chunks complete nothing: skip the conversion machinery.
+            return Vec::new();
+        }
+        events.into_iter().map(typed).collect()
     }
 
     /// Ends the input; returns what remained (a cut-off last item is reported as truncated).

@@ -162,7 +162,10 @@ mod tests {
             spans("Sure! {\"a\":1} Hope this helps."),
             [("{\"a\":1}", true)]
         );
-        assert_eq!(spans("{\"bio\":\"a } b\"}"), [("{\"bio\":\"a } b\"}", true)]);
+        assert_eq!(
+            spans("{\"bio\":\"a } b\"}"),
+            [("{\"bio\":\"a } b\"}", true)]
+        );
         assert_eq!(
             spans("Draft: {\"a\":\"x\"}\nFinal: {\"a\":1}"),
             [("{\"a\":\"x\"}", true), ("{\"a\":1}", true)]
@@ -173,7 +176,7 @@ mod tests {
     fn a_stray_bracket_does_not_hide_the_value() {
         let text = "Format starts \"I, [\" ok:\n{\"a\":1}";
         let found = spans(text);
-        assert_eq!(found[0].1, false);
+        assert!(!found[0].1);
         assert!(found.contains(&("{\"a\":1}", true)));
     }
 

@@ -98,7 +98,11 @@ pub(crate) fn list(violations: &[Violation]) -> String {
             out.push_str("; ");
         }
         out.push_str("at ");
-        out.push_str(if v.path.is_empty() { "the root" } else { &v.path });
+        out.push_str(if v.path.is_empty() {
+            "the root"
+        } else {
+            &v.path
+        });
         out.push_str(": ");
         out.push_str(&v.message);
     }

@@ -207,7 +207,13 @@ impl ItemsProbe {
             7 => b == b'"',
             8 | 9 if ws => return Probe::Pending,
             8 => b == b':',
-            9 => return if b == b'[' { Probe::Matched } else { Probe::Failed },
+            9 => {
+                return if b == b'[' {
+                    Probe::Matched
+                } else {
+                    Probe::Failed
+                }
+            }
             _ => false,
         };
         if ok {
@@ -638,9 +644,7 @@ impl Framer {
             self.complete(frame, false)
         };
         match state {
-            State::Bom { matched } if matched > 0 => {
-                self.end_line(buf, base, 0, end, 1, true)
-            }
+            State::Bom { matched } if matched > 0 => self.end_line(buf, base, 0, end, 1, true),
             State::Line {
                 start,
                 line,
@@ -805,8 +809,13 @@ fn is_fence_marker(line: &[u8]) -> bool {
     let Some(rest) = line.strip_prefix(b"```") else {
         return false;
     };
-    rest.iter()
-        .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'`' | b'-' | b'_' | b'+' | b'.' | b' ' | b'\t' | b'\r' | 0))
+    rest.iter().all(|c| {
+        c.is_ascii_alphanumeric()
+            || matches!(
+                c,
+                b'`' | b'-' | b'_' | b'+' | b'.' | b' ' | b'\t' | b'\r' | 0
+            )
+    })
 }
 
 #[cfg(test)]
@@ -879,7 +888,14 @@ mod tests {
     #[test]
     fn a_new_line_starting_a_value_ends_a_broken_one() {
         let got = frames(b"{\"a\":1\n{\"a\":2}", 100, CONFIG);
-        assert!(matches!(got[0].0, Event::Frame(Frame { closed: false, at_end: false, .. })));
+        assert!(matches!(
+            got[0].0,
+            Event::Frame(Frame {
+                closed: false,
+                at_end: false,
+                ..
+            })
+        ));
         assert_eq!(got[1].1, "{\"a\":2}");
     }
 
@@ -895,7 +911,14 @@ mod tests {
     fn cut_frames_are_reported_at_the_end() {
         let got = frames(b"{\"a\":1}\n{\"a\":", 3, CONFIG);
         assert_eq!(got.len(), 2);
-        assert!(matches!(got[1].0, Event::Frame(Frame { closed: false, at_end: true, .. })));
+        assert!(matches!(
+            got[1].0,
+            Event::Frame(Frame {
+                closed: false,
+                at_end: true,
+                ..
+            })
+        ));
     }
 
     #[test]
@@ -907,7 +930,10 @@ mod tests {
         let text = b"{\"a\":\"0123456789abcdef\"}\n{\"a\":1}";
         for chunk in [1, 3, 100] {
             let got = frames(text, chunk, config);
-            assert!(matches!(got[0].0, Event::TooLarge { start: 0, line: 1 }), "{got:?}");
+            assert!(
+                matches!(got[0].0, Event::TooLarge { start: 0, line: 1 }),
+                "{got:?}"
+            );
             assert_eq!(got[1].1, "{\"a\":1}");
             assert_eq!(got.len(), 2);
         }

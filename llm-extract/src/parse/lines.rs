@@ -1,11 +1,12 @@
 //! Many values from one answer: JSON Lines and everything models write instead of it.
 //!
 //! The one-shot functions feed the whole text to the incremental decoder and finish it, so they
-//! yield exactly what the decoder yields for the same bytes, however those bytes are chunked.
+//! yield exactly what [`super::LineDecoder`] yields for the same bytes, however those are chunked.
 
-use super::decoder::{LineDecoder, ValueDecoder, ValueEvent};
-use super::{LineEvent, Lines, ParseOptions};
+use super::decoder::{ValueDecoder, ValueEvent};
+use super::{pipeline, Lines, ParseOptions, SkipReason, Skipped};
 use crate::schema::SchemaSet;
+use crate::validate::Violation;
 use crate::Extract;
 use serde_json::Value;
 
@@ -36,16 +37,22 @@ pub fn parse_lines<T: Extract>(text: &str) -> Lines<T> {
 
 /// Parses many values of `T` with options.
 pub fn parse_lines_with<T: Extract>(text: &str, options: &ParseOptions) -> Lines<T> {
-    let mut decoder = LineDecoder::<T>::with_options(*options);
-    let mut events = decoder.feed(text.as_bytes());
-    events.extend(decoder.finish());
     let mut lines = Lines::default();
-    for event in events {
-        match event {
-            LineEvent::Item(item) => lines.items.push(item.value),
-            LineEvent::Skipped(skipped) => lines.skipped.push(skipped),
-        }
-    }
+    // Items go straight into `lines`, each deserialized by moving its JSON (no copy of a string).
+    let mut emit = |event: ValueEvent, again: &dyn Fn() -> Option<Value>| match event {
+        ValueEvent::Item(item) => match pipeline::deserialize_owned::<T>(item.json, again) {
+            Ok(value) => lines.items.push(value),
+            Err((path, message)) => lines.skipped.push(Skipped {
+                line: item.line,
+                raw: again().map(|json| json.to_string()).unwrap_or_default(),
+                reason: SkipReason::Schema(vec![Violation { path, message }]),
+            }),
+        },
+        ValueEvent::Skipped(skipped) => lines.skipped.push(skipped),
+    };
+    let mut decoder = ValueDecoder::new(T::schema(), *options);
+    decoder.feed_with(text.as_bytes(), &mut emit);
+    decoder.finish_with(&mut emit);
     lines
 }
 

@@ -351,21 +351,3 @@ mod tests {
     }
 }
 
-#[doc(hidden)]
-pub fn __probe_body_start(text: &str) -> usize {
-    envelope::body_start(text).0
-}
-#[doc(hidden)]
-pub fn __probe_candidates(text: &str) -> usize {
-    envelope::candidates(text, 0).len()
-}
-#[doc(hidden)]
-pub fn __probe_frames(bytes: &[u8]) -> usize {
-    let mut f = frame::Framer::new(frame::FramerConfig { top_array_is_wrapper: true, items_wrapper: true, max_frame: 1 << 20 });
-    let mut pos = 0;
-    let mut n = 0;
-    while f.next(bytes, 0, &mut pos).is_some() {
-        n += 1;
-    }
-    n
-}

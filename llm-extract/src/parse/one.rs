@@ -53,7 +53,12 @@ pub fn parse_with<T: Extract>(text: &str, options: &ParseOptions) -> Result<Pars
         }
     }
     let Parsed { value, repairs } = parse_value(text, T::schema(), options)?;
-    match pipeline::deserialize_owned::<T>(value) {
+    let again = || {
+        parse_value(text, T::schema(), options)
+            .ok()
+            .map(|p| p.value)
+    };
+    match pipeline::deserialize_owned::<T>(value, again) {
         Ok(value) => Ok(Parsed { value, repairs }),
         Err((path, message)) => Err(ParseError::Deserialize {
             path,
@@ -289,8 +294,14 @@ mod tests {
             json!({"type":"string","enum":["positive","negative","very_positive"]}),
         );
         let parse = |t: &str| parse_value(t, &schema, &ParseOptions::default());
-        assert_eq!(parse("The sentiment is Positive.").unwrap().value, json!("positive"));
-        assert_eq!(parse("very positive!").unwrap().value, json!("very_positive"));
+        assert_eq!(
+            parse("The sentiment is Positive.").unwrap().value,
+            json!("positive")
+        );
+        assert_eq!(
+            parse("very positive!").unwrap().value,
+            json!("very_positive")
+        );
         assert_eq!(parse("'negative'").unwrap().value, json!("negative"));
         assert!(matches!(
             parse("positive or negative"),
@@ -302,10 +313,22 @@ mod tests {
 
     #[test]
     fn errors_pick_the_most_telling_candidate() {
-        assert!(matches!(value("{\"a\":\"x\"}"), Err(ParseError::Schema { .. })));
-        assert!(matches!(value("ok {\"a\":"), Err(ParseError::Truncated { .. })));
-        assert!(matches!(value("see {here}"), Err(ParseError::NoJson { .. })));
-        assert!(matches!(value("x {\"a\" 1}"), Err(ParseError::Syntax { .. })));
+        assert!(matches!(
+            value("{\"a\":\"x\"}"),
+            Err(ParseError::Schema { .. })
+        ));
+        assert!(matches!(
+            value("ok {\"a\":"),
+            Err(ParseError::Truncated { .. })
+        ));
+        assert!(matches!(
+            value("see {here}"),
+            Err(ParseError::NoJson { .. })
+        ));
+        assert!(matches!(
+            value("x {\"a\" 1}"),
+            Err(ParseError::Syntax { .. })
+        ));
         assert!(matches!(value("   "), Err(ParseError::NoJson { .. })));
     }
 

@@ -258,10 +258,21 @@ pub(crate) fn deserialize<T: DeserializeOwned>(json: &Value) -> Result<T, (Strin
     }
 }
 
-/// Like [`deserialize`], consuming the JSON (no string is copied).
-pub(crate) fn deserialize_owned<T: DeserializeOwned>(json: Value) -> Result<T, (String, String)> {
-    serde_path_to_error::deserialize::<_, T>(json)
-        .map_err(|e| (e.path().to_string(), e.into_inner().to_string()))
+/// Like [`deserialize`], consuming the JSON (no string is copied, no path is tracked); on failure,
+/// `again` derives the same JSON a second time so the error can carry its path.
+pub(crate) fn deserialize_owned<T: DeserializeOwned>(
+    json: Value,
+    again: impl FnOnce() -> Option<Value>,
+) -> Result<T, (String, String)> {
+    let error = match T::deserialize(json) {
+        Ok(value) => return Ok(value),
+        Err(e) => e,
+    };
+    match again().map(|json| deserialize::<T>(&json)) {
+        Some(Err(located)) => Err(located),
+        // The same JSON fails the same way; should it not, serde's own message still explains.
+        _ => Err((String::new(), error.to_string())),
+    }
 }
 
 #[cfg(test)]
@@ -276,7 +287,9 @@ mod tests {
         assert!(wants_container(&json!({"oneOf":[{"type":"object"}]})));
         assert!(wants_container(&json!({})));
         assert!(!wants_container(&json!({"type":"string","enum":["a"]})));
-        assert!(!wants_container(&json!({"anyOf":[{"type":"integer"},{"type":"null"}]})));
+        assert!(!wants_container(
+            &json!({"anyOf":[{"type":"integer"},{"type":"null"}]})
+        ));
     }
 
     #[test]
@@ -305,6 +318,9 @@ mod tests {
             deserialize::<Outer>(&json!({"items":[{"n":1},{"n":300}]})).unwrap_err();
         assert_eq!(path, "items[1].n");
         assert!(message.contains("300"), "{message}");
-        assert!(deserialize_owned::<Outer>(json!({"items":[]})).is_ok());
+        assert!(deserialize_owned::<Outer>(json!({"items":[]}), || None).is_ok());
+        let again = || Some(json!({"items":[{"n":-1}]}));
+        let (path, _) = deserialize_owned::<Outer>(json!({"items":[{"n":-1}]}), again).unwrap_err();
+        assert_eq!(path, "items[0].n");
     }
 }

@@ -60,9 +60,13 @@ enum Want {
     /// A value (at the root, or after a colon).
     Value,
     /// An array element or `]`.
-    Element { after_comma: bool },
+    Element {
+        after_comma: bool,
+    },
     /// An object key or `}`.
-    Key { after_comma: bool },
+    Key {
+        after_comma: bool,
+    },
     Colon,
     /// `,` or the closing bracket after a value.
     Next,
@@ -99,7 +103,8 @@ const BOM: &[u8] = "\u{feff}".as_bytes();
 
 impl Parser<'_> {
     fn repair(&mut self, kind: RepairKind, at: usize, description: impl Into<String>) {
-        self.repairs.push(Repair::new(kind, self.base + at, description));
+        self.repairs
+            .push(Repair::new(kind, self.base + at, description));
     }
 
     fn syntax(&self, at: usize, message: impl Into<String>) -> Failure {
@@ -131,36 +136,34 @@ impl Parser<'_> {
                     }
                     return Err(self.syntax(self.pos, "expected ':' after the key"));
                 }
-                Want::Key { after_comma } => {
-                    match b {
-                        b'}' => {
-                            if after_comma {
-                                self.repair(
-                                    RepairKind::ExtraComma,
-                                    self.pos,
-                                    "removed a trailing comma",
-                                );
-                            }
-                            self.pos += 1;
-                            self.close(&mut stack)
+                Want::Key { after_comma } => match b {
+                    b'}' => {
+                        if after_comma {
+                            self.repair(
+                                RepairKind::ExtraComma,
+                                self.pos,
+                                "removed a trailing comma",
+                            );
                         }
-                        b',' => {
-                            self.repair(RepairKind::ExtraComma, self.pos, "removed an extra comma");
-                            self.pos += 1;
-                            continue;
-                        }
-                        _ => {
-                            let Some(key) = self.key()? else {
-                                return self.at_end(stack, Want::Colon, true);
-                            };
-                            if let Some(Open::Object { key: slot, .. }) = stack.last_mut() {
-                                *slot = Some(key);
-                            }
-                            want = Want::Colon;
-                            continue;
-                        }
+                        self.pos += 1;
+                        self.close(&mut stack)
                     }
-                }
+                    b',' => {
+                        self.repair(RepairKind::ExtraComma, self.pos, "removed an extra comma");
+                        self.pos += 1;
+                        continue;
+                    }
+                    _ => {
+                        let Some(key) = self.key()? else {
+                            return self.at_end(stack, Want::Colon, true);
+                        };
+                        if let Some(Open::Object { key: slot, .. }) = stack.last_mut() {
+                            *slot = Some(key);
+                        }
+                        want = Want::Colon;
+                        continue;
+                    }
+                },
                 Want::Next => match b {
                     b',' => {
                         self.pos += 1;
@@ -173,7 +176,11 @@ impl Parser<'_> {
                     }
                     b'}' | b']' => self.close_matching(&mut stack, b)?,
                     _ if starts_value(b) || (in_object && starts_key(b)) => {
-                        self.repair(RepairKind::MissingComma, self.pos, "inserted a missing comma");
+                        self.repair(
+                            RepairKind::MissingComma,
+                            self.pos,
+                            "inserted a missing comma",
+                        );
                         want = if in_object {
                             Want::Key { after_comma: false }
                         } else {
@@ -239,10 +246,8 @@ impl Parser<'_> {
                             continue;
                         }
                         b'}' | b']' | b':' => {
-                            return Err(self.syntax(
-                                self.pos,
-                                format!("expected a value, found {}", shown(b)),
-                            ))
+                            return Err(self
+                                .syntax(self.pos, format!("expected a value, found {}", shown(b))))
                         }
                         _ => {
                             let role = if in_object {
@@ -322,12 +327,7 @@ impl Parser<'_> {
     }
 
     /// The input ended. `cut` says a scalar was cut off.
-    fn at_end(
-        mut self,
-        mut stack: Vec<Open>,
-        want: Want,
-        cut: bool,
-    ) -> Result<Repaired, Failure> {
+    fn at_end(mut self, mut stack: Vec<Open>, want: Want, cut: bool) -> Result<Repaired, Failure> {
         let end = self.bytes.len();
         if stack.is_empty() && !cut {
             return Err(Failure::Empty);
@@ -511,11 +511,7 @@ impl Parser<'_> {
                     return Ok(Some(out));
                 }
                 if !inner_noted {
-                    self.repair(
-                        RepairKind::InnerQuote,
-                        i,
-                        "escaped a quote inside a string",
-                    );
+                    self.repair(RepairKind::InnerQuote, i, "escaped a quote inside a string");
                     inner_noted = true;
                 }
                 i = after;
@@ -645,9 +641,7 @@ impl Parser<'_> {
             b',' | b'}' | b']' | b':' | b'/' => true,
             // Another string right after: a missing comma before the next key or element,
             // unless, inside an object, what follows is not a key.
-            _ if self.quote_at(next).is_some() => {
-                role == Role::OtherValue || self.is_key_at(next)
-            }
+            _ if self.quote_at(next).is_some() => role == Role::OtherValue || self.is_key_at(next),
             _ => false,
         }
     }
@@ -843,7 +837,11 @@ mod tests {
         let cases: &[(&str, Value, RepairKind)] = &[
             ("{\"a\":1,}", json!({"a":1}), RepairKind::ExtraComma),
             ("[1,2,]", json!([1, 2]), RepairKind::ExtraComma),
-            ("{\"a\":1 \"b\":2}", json!({"a":1,"b":2}), RepairKind::MissingComma),
+            (
+                "{\"a\":1 \"b\":2}",
+                json!({"a":1,"b":2}),
+                RepairKind::MissingComma,
+            ),
             ("{a: 1}", json!({"a":1}), RepairKind::UnquotedKey),
             ("{'a': 'x'}", json!({"a":"x"}), RepairKind::Quotes),
             (
@@ -851,20 +849,40 @@ mod tests {
                 json!({"a":"he said \"hi\" ok"}),
                 RepairKind::InnerQuote,
             ),
-            ("{\"a\":\"x\ny\"}", json!({"a":"x\ny"}), RepairKind::ControlCharacter),
+            (
+                "{\"a\":\"x\ny\"}",
+                json!({"a":"x\ny"}),
+                RepairKind::ControlCharacter,
+            ),
             ("{\"a\":1 // note\n}", json!({"a":1}), RepairKind::Comment),
             ("{/*c*/\"a\":1}", json!({"a":1}), RepairKind::Comment),
             ("{“a”: “x”}", json!({"a":"x"}), RepairKind::Quotes),
-            ("{\"a\":True,\"b\":None}", json!({"a":true,"b":null}), RepairKind::Literal),
-            ("{\"p\":\"C:\\path\"}", json!({"p":"C:\\path"}), RepairKind::InvalidEscape),
+            (
+                "{\"a\":True,\"b\":None}",
+                json!({"a":true,"b":null}),
+                RepairKind::Literal,
+            ),
+            (
+                "{\"p\":\"C:\\path\"}",
+                json!({"p":"C:\\path"}),
+                RepairKind::InvalidEscape,
+            ),
             ("{\"n\":.5}", json!({"n":0.5}), RepairKind::NumberForm),
             ("{\"n\":1.}", json!({"n":1}), RepairKind::NumberForm),
             ("{\"n\":+01}", json!({"n":1}), RepairKind::NumberForm),
             ("{\"s\": ok}", json!({"s":"ok"}), RepairKind::UnquotedString),
             ("{\"a\":[1}", json!({"a":[1]}), RepairKind::Bracket),
-            ("{\"a\":\"x\" \"b\":1}", json!({"a":"x","b":1}), RepairKind::MissingComma),
+            (
+                "{\"a\":\"x\" \"b\":1}",
+                json!({"a":"x","b":1}),
+                RepairKind::MissingComma,
+            ),
             ("[\"a\" \"b\"]", json!(["a", "b"]), RepairKind::MissingComma),
-            ("{\"a\":\"x\u{0}y\"}", json!({"a":"xy"}), RepairKind::ControlCharacter),
+            (
+                "{\"a\":\"x\u{0}y\"}",
+                json!({"a":"xy"}),
+                RepairKind::ControlCharacter,
+            ),
             ("{'a': 'it's'}", json!({"a":"it's"}), RepairKind::InnerQuote),
         ];
         for (text, want, kind) in cases {
@@ -887,7 +905,14 @@ mod tests {
 
     #[test]
     fn truncation_fails_without_salvage() {
-        for text in ["{\"a\":\"hel", "{\"a\":1,\"b", "{\"a\":", "{\"n\":12", "[1,2", "\"x"] {
+        for text in [
+            "{\"a\":\"hel",
+            "{\"a\":1,\"b",
+            "{\"a\":",
+            "{\"n\":12",
+            "[1,2",
+            "\"x",
+        ] {
             assert!(
                 matches!(parse(text, 5, LENIENT), Err(Failure::Truncated { offset }) if offset == 5 + text.len()),
                 "{text}"
@@ -923,7 +948,10 @@ mod tests {
             parse("12", 0, SALVAGE),
             Ok(Repaired { value, .. }) if value == json!(12)
         ));
-        assert!(matches!(parse("\"ab", 0, SALVAGE), Err(Failure::Truncated { .. })));
+        assert!(matches!(
+            parse("\"ab", 0, SALVAGE),
+            Err(Failure::Truncated { .. })
+        ));
     }
 
     #[test]
