@@ -37,7 +37,10 @@ fn line_schema() -> Value {
 }
 
 fn env_number(name: &str, default: u32) -> u32 {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
 }
 
 struct Mode {
@@ -57,16 +60,32 @@ fn main() {
     let tokens = env_number("BENCH_TOKENS", 128);
     let runs = env_number("BENCH_RUNS", 5).max(1);
     let modes = [
-        Mode { name: "unconstrained", engine: GrammarEngine::Guidance, constrained: false },
-        Mode { name: "llguidance", engine: GrammarEngine::Guidance, constrained: true },
-        Mode { name: "llama.cpp GBNF", engine: GrammarEngine::Gbnf, constrained: true },
+        Mode {
+            name: "unconstrained",
+            engine: GrammarEngine::Guidance,
+            constrained: false,
+        },
+        Mode {
+            name: "llguidance",
+            engine: GrammarEngine::Guidance,
+            constrained: true,
+        },
+        Mode {
+            name: "llama.cpp GBNF",
+            engine: GrammarEngine::Gbnf,
+            constrained: true,
+        },
     ];
     println!("model: {}", path.display());
     println!("{tokens} tokens per run, median of {runs} runs after one warm-up; generation only\n");
 
     let mut rates = Vec::new();
     for mode in &modes {
-        let llm = match LlamaCpp::builder(&path).grammar_engine(mode.engine).ignore_eos(true).build() {
+        let llm = match LlamaCpp::builder(&path)
+            .grammar_engine(mode.engine)
+            .ignore_eos(true)
+            .build()
+        {
             Ok(llm) => llm,
             Err(e) => {
                 eprintln!("constrained bench: {e}");
@@ -78,7 +97,9 @@ fn main() {
         ))
         .with_max_tokens(tokens);
         if mode.constrained {
-            request = request.with_schema("OntologyItem", line_schema()).with_json_lines(true);
+            request = request
+                .with_schema("OntologyItem", line_schema())
+                .with_json_lines(true);
         }
         let mut samples = Vec::new();
         let mut sample_text = String::new();
@@ -92,11 +113,18 @@ fn main() {
             };
             let generated = generation.response.usage.completion_tokens;
             if generated != u64::from(tokens) {
-                eprintln!("constrained bench ({}): generated {generated} tokens, not {tokens}", mode.name);
+                eprintln!(
+                    "constrained bench ({}): generated {generated} tokens, not {tokens}",
+                    mode.name
+                );
                 std::process::exit(1);
             }
             if run > 0 {
-                samples.push((generation.tokens_per_second(), generation.generation_time, generation.prompt_time));
+                samples.push((
+                    generation.tokens_per_second(),
+                    generation.generation_time,
+                    generation.prompt_time,
+                ));
             }
             sample_text = generation.response.text;
         }
@@ -112,7 +140,11 @@ fn main() {
             samples[samples.len() - 1].0
         );
         let first_line = sample_text.lines().next().unwrap_or_default();
-        println!("{:<15} first line: {}", "", first_line.chars().take(100).collect::<String>());
+        println!(
+            "{:<15} first line: {}",
+            "",
+            first_line.chars().take(100).collect::<String>()
+        );
         rates.push(rate);
     }
     let free = rates[0];

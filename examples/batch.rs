@@ -7,7 +7,8 @@
 //! OLLAMA_HOST=http://localhost:11434 cargo run --example batch
 //! ```
 
-mod common;
+#[path = "support/backend.rs"]
+mod backend;
 
 use llm_extract::batch::{Batch, Document};
 use llm_extract::extract::Extractor;
@@ -46,8 +47,8 @@ const DOCUMENTS: &[(&str, &str)] = &[
 ];
 
 #[tokio::main]
-async fn main() -> Result<(), common::Error> {
-    let llm = common::backend()?;
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let llm = backend::from_env_and_args()?;
     let batch = Batch::new(Extractor::new(llm).max_tokens(96).temperature(0.0)).concurrency(2);
     let documents = DOCUMENTS.iter().map(|(id, text)| Document::new(*id, *text));
 

@@ -6,7 +6,8 @@
 //! OLLAMA_HOST=http://localhost:11434 cargo run --example conversation
 //! ```
 
-mod common;
+#[path = "support/backend.rs"]
+mod backend;
 
 use llm_extract::extract::{Extractor, Input};
 use llm_extract::Extract;
@@ -70,8 +71,8 @@ const TURNS: &[&str] = &[
 ];
 
 #[tokio::main]
-async fn main() -> Result<(), common::Error> {
-    let llm = common::backend()?;
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let llm = backend::from_env_and_args()?;
     let extractor = Extractor::new(&llm)
         .instructions(
             "You are a gardening assistant. Answer the user, then analyse the conversation.",

@@ -7,14 +7,15 @@
 //! OLLAMA_HOST=http://localhost:11434 cargo run --example dynamic_schema
 //! ```
 
-mod common;
+#[path = "support/backend.rs"]
+mod backend;
 
 use llm_extract::extract::Extractor;
 use llm_extract::schema::DynamicSchema;
 use std::path::Path;
 
 #[tokio::main]
-async fn main() -> Result<(), common::Error> {
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/data");
     let schema = DynamicSchema::from_file(data.join("invoice.schema.json"))?;
     let invoice = std::fs::read_to_string(data.join("invoice.txt"))?;
@@ -25,7 +26,7 @@ async fn main() -> Result<(), common::Error> {
         schema.schema_set().format_instructions()
     );
 
-    let llm = common::backend()?;
+    let llm = backend::from_env_and_args()?;
     let extractor = Extractor::new(&llm).max_tokens(300).temperature(0.0);
     match extractor
         .extract_value(schema.schema_set(), invoice.as_str())

@@ -5,7 +5,8 @@
 //! OLLAMA_HOST=http://localhost:11434 cargo run --example sentiment_pipeline
 //! ```
 
-mod common;
+#[path = "support/backend.rs"]
+mod backend;
 
 use llm_extract::extract::{Extractor, Input};
 use llm_extract::Extract;
@@ -49,8 +50,8 @@ const REVIEWS: &[&str] = &[
 ];
 
 #[tokio::main]
-async fn main() -> Result<(), common::Error> {
-    let llm = common::backend()?;
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let llm = backend::from_env_and_args()?;
     let classify = Extractor::new(&llm).max_tokens(64).temperature(0.0);
     let draft = Extractor::new(&llm)
         .instructions("You write short, polite replies to customer reviews.")

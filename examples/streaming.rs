@@ -6,7 +6,8 @@
 //! OLLAMA_HOST=http://localhost:11434 cargo run --example streaming
 //! ```
 
-mod common;
+#[path = "support/backend.rs"]
+mod backend;
 
 use futures_util::StreamExt;
 use llm_extract::extract::Extractor;
@@ -30,8 +31,8 @@ Tom fixes the login bug before the release. Ana books the venue for the offsite 
 Priya also reviews the hiring plan.";
 
 #[tokio::main]
-async fn main() -> Result<(), common::Error> {
-    let llm = common::backend()?;
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let llm = backend::from_env_and_args()?;
     let extractor = Extractor::new(&llm)
         .max_tokens(256)
         .max_items(8)

@@ -8,7 +8,10 @@
 mod common;
 mod llama_common;
 
-use common::types::{Analysis, ConversationTurn, Extracted, Fact, Keyword, OntologyItem, Polarity, Sentiment, Subject};
+use common::types::{
+    Analysis, ConversationTurn, Extracted, Fact, Keyword, OntologyItem, Polarity, Sentiment,
+    Subject,
+};
 use futures_util::StreamExt;
 use llama_common::{model, ONTOLOGY_TEXT, PERSON_AND_COMPANY};
 use llm_extract::llm::llama_cpp::{schema_to_grammar, GrammarEngine, LlamaCpp, LlamaCppError};
@@ -27,10 +30,12 @@ fn ollama_schema(set: &SchemaSet, shape: Shape) -> Value {
 }
 
 fn extracted_request() -> ChatRequest {
-    ChatRequest::new(format!("Who is the person and which is the company?\n\n{PERSON_AND_COMPANY}"))
-        .with_system("Extract the person and the company the text names, as JSON.")
-        .with_schema("Extracted", ollama_schema(Extracted::schema(), Shape::One))
-        .with_max_tokens(64)
+    ChatRequest::new(format!(
+        "Who is the person and which is the company?\n\n{PERSON_AND_COMPANY}"
+    ))
+    .with_system("Extract the person and the company the text names, as JSON.")
+    .with_schema("Extracted", ollama_schema(Extracted::schema(), Shape::One))
+    .with_max_tokens(64)
 }
 
 /// A one-key object whose answer must start with `{"answer": "`.
@@ -63,37 +68,56 @@ fn every_ollama_schema_of_the_annotated_types_converts_to_a_grammar() {
             let schema = ollama_schema(set, shape);
             let grammar = schema_to_grammar(&schema)
                 .unwrap_or_else(|e| panic!("{} {shape:?} does not convert: {e}", set.name()));
-            assert!(grammar.contains("root ::="), "{} {shape:?}: {grammar}", set.name());
+            assert!(
+                grammar.contains("root ::="),
+                "{} {shape:?}: {grammar}",
+                set.name()
+            );
         }
     }
 }
 
 #[test]
 fn a_schema_the_converter_rejects_is_an_error_before_generation() {
-    let request = ChatRequest::new("anything").with_schema("Bad", json!({"type": "object", "properties": {"v": true}}));
+    let request = ChatRequest::new("anything")
+        .with_schema("Bad", json!({"type": "object", "properties": {"v": true}}));
     let err = tokio::runtime::Runtime::new()
         .unwrap()
         .block_on(model().chat_stream(request))
         .err()
         .expect("a schema llama.cpp rejects must fail the request");
-    assert!(matches!(err, LlmError::LlamaCpp(LlamaCppError::SchemaRejected { .. })), "{err}");
+    assert!(
+        matches!(
+            err,
+            LlmError::LlamaCpp(LlamaCppError::SchemaRejected { .. })
+        ),
+        "{err}"
+    );
 }
 
 #[tokio::test]
 async fn a_schema_constrains_the_answer_to_one_valid_value() {
     let answer = chat(model(), extracted_request()).await.unwrap();
-    let value: Value = serde_json::from_str(&answer.text).unwrap_or_else(|e| panic!("{e}: {}", answer.text));
+    let value: Value =
+        serde_json::from_str(&answer.text).unwrap_or_else(|e| panic!("{e}: {}", answer.text));
     let validator = Extracted::schema().validator().unwrap();
     assert!(validator.is_valid(&value), "{value} does not validate");
     let extracted: Extracted = serde_json::from_value(value).unwrap();
     // The 135M model is weak, but on this sentence it names one of the two.
     let named = [extracted.person.as_deref(), extracted.company.as_deref()];
     assert!(
-        named.iter().flatten().any(|n| n.contains("Nadella") || n.contains("Microsoft")),
+        named
+            .iter()
+            .flatten()
+            .any(|n| n.contains("Nadella") || n.contains("Microsoft")),
         "{extracted:?}"
     );
     assert_eq!(answer.finish, Finish::Stop);
-    assert!(answer.usage.prompt_tokens > 10 && answer.usage.completion_tokens > 3, "{:?}", answer.usage);
+    assert!(
+        answer.usage.prompt_tokens > 10 && answer.usage.completion_tokens > 3,
+        "{:?}",
+        answer.usage
+    );
     assert_eq!(answer.model.as_deref(), Some(model().model_name()));
 }
 
@@ -104,17 +128,26 @@ async fn llama_cpp_grammar_sampler_constrains_too() {
         .build()
         .unwrap();
     let answer = chat(&llm, extracted_request()).await.unwrap();
-    let value: Value = serde_json::from_str(answer.text.trim()).unwrap_or_else(|e| panic!("{e}: {}", answer.text));
-    assert!(Extracted::schema().validator().unwrap().is_valid(&value), "{value}");
+    let value: Value =
+        serde_json::from_str(answer.text.trim()).unwrap_or_else(|e| panic!("{e}: {}", answer.text));
+    assert!(
+        Extracted::schema().validator().unwrap().is_valid(&value),
+        "{value}"
+    );
 }
 
 #[tokio::test]
 async fn json_lines_grammar_gives_one_valid_compact_item_per_line() {
-    let request = ChatRequest::new(format!("List the entities, relationships and attributes.\n\n{ONTOLOGY_TEXT}"))
-        .with_system("Answer with JSON Lines: one JSON object per line.")
-        .with_schema("OntologyItem", ollama_schema(OntologyItem::schema(), Shape::Line))
-        .with_json_lines(true)
-        .with_max_tokens(120);
+    let request = ChatRequest::new(format!(
+        "List the entities, relationships and attributes.\n\n{ONTOLOGY_TEXT}"
+    ))
+    .with_system("Answer with JSON Lines: one JSON object per line.")
+    .with_schema(
+        "OntologyItem",
+        ollama_schema(OntologyItem::schema(), Shape::Line),
+    )
+    .with_json_lines(true)
+    .with_max_tokens(120);
     let answer = chat(model(), request).await.unwrap();
     let validator = OntologyItem::schema().validator().unwrap();
     let lines: Vec<&str> = answer.text.split_terminator('\n').collect();
@@ -124,7 +157,11 @@ async fn json_lines_grammar_gives_one_valid_compact_item_per_line() {
     } else {
         &lines[..]
     };
-    assert!(!complete.is_empty(), "no complete line in {:?}", answer.text);
+    assert!(
+        !complete.is_empty(),
+        "no complete line in {:?}",
+        answer.text
+    );
     for line in complete {
         let value: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line:?}"));
         assert!(validator.is_valid(&value), "{value}");
@@ -162,7 +199,10 @@ async fn deltas_add_up_to_the_answer() {
 #[tokio::test]
 async fn dropping_the_stream_stops_generation_and_frees_the_queue() {
     // One generation at a time: if the dropped request kept its slot, the next one would never start.
-    let llm = LlamaCpp::builder(model().model_path()).parallel(1).build().unwrap();
+    let llm = LlamaCpp::builder(model().model_path())
+        .parallel(1)
+        .build()
+        .unwrap();
     let mut stream = llm
         .chat_stream(ChatRequest::new("Count from one to one thousand.").with_max_tokens(2000))
         .await
@@ -170,14 +210,21 @@ async fn dropping_the_stream_stops_generation_and_frees_the_queue() {
     let first = tokio::time::timeout(PATIENCE, stream.next()).await.unwrap();
     assert!(matches!(first, Some(Ok(ChatEvent::Delta(_)))), "{first:?}");
     drop(stream);
-    let next = chat(&llm, ChatRequest::new("Say yes.").with_max_tokens(4)).await.unwrap();
+    let next = chat(&llm, ChatRequest::new("Say yes.").with_max_tokens(4))
+        .await
+        .unwrap();
     assert!(next.usage.completion_tokens <= 4);
 }
 
 #[tokio::test]
 async fn concurrent_requests_all_complete() {
     let llm = model();
-    let ask = |n: u32| chat(llm, ChatRequest::new(format!("Write the number {n} in words.")).with_max_tokens(6));
+    let ask = |n: u32| {
+        chat(
+            llm,
+            ChatRequest::new(format!("Write the number {n} in words.")).with_max_tokens(6),
+        )
+    };
     let (a, b, c) = tokio::join!(ask(1), ask(2), ask(3));
     for answer in [a, b, c] {
         assert!(answer.unwrap().usage.completion_tokens > 0);
@@ -217,17 +264,30 @@ async fn an_assistant_prefill_is_continued_under_the_schema() {
     let answer = chat(model(), request).await.unwrap();
     let whole = format!("{prefill}{}", answer.text);
     let value: Value = serde_json::from_str(&whole).unwrap_or_else(|e| panic!("{e}: {whole}"));
-    assert!(value["answer"].as_str().unwrap().starts_with("Par"), "{value}");
+    assert!(
+        value["answer"].as_str().unwrap().starts_with("Par"),
+        "{value}"
+    );
 }
 
 #[tokio::test]
 async fn a_prompt_longer_than_the_context_is_an_error() {
-    let llm = LlamaCpp::builder(model().model_path()).context_size(64).build().unwrap();
+    let llm = LlamaCpp::builder(model().model_path())
+        .context_size(64)
+        .build()
+        .unwrap();
     let long = "word ".repeat(200);
     let err = chat(&llm, ChatRequest::new(long)).await.unwrap_err();
     match err {
-        LlmError::LlamaCpp(LlamaCppError::ContextOverflow { prompt_tokens, context_size, .. }) => {
-            assert!(prompt_tokens > 64 && context_size == 64, "{prompt_tokens} {context_size}");
+        LlmError::LlamaCpp(LlamaCppError::ContextOverflow {
+            prompt_tokens,
+            context_size,
+            ..
+        }) => {
+            assert!(
+                prompt_tokens > 64 && context_size == 64,
+                "{prompt_tokens} {context_size}"
+            );
         }
         other => panic!("{other}"),
     }
@@ -236,10 +296,14 @@ async fn a_prompt_longer_than_the_context_is_an_error() {
 #[test]
 fn a_truncated_model_file_is_a_load_error() {
     let bytes = std::fs::read(model().model_path()).unwrap();
-    let path = std::env::temp_dir().join(format!("llm-extract-truncated-{}.gguf", std::process::id()));
+    let path =
+        std::env::temp_dir().join(format!("llm-extract-truncated-{}.gguf", std::process::id()));
     std::fs::write(&path, &bytes[..bytes.len().min(4 << 20)]).unwrap();
     let result = LlamaCpp::load(&path);
     std::fs::remove_file(&path).ok();
     let err = result.expect_err("a truncated GGUF must not load");
-    assert!(matches!(err, LlmError::LlamaCpp(LlamaCppError::ModelLoad { .. })), "{err}");
+    assert!(
+        matches!(err, LlmError::LlamaCpp(LlamaCppError::ModelLoad { .. })),
+        "{err}"
+    );
 }

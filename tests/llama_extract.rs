@@ -27,7 +27,11 @@ use support::{wire, Reply, Request, Step, TestServer};
 fn assert_valid<T: Extract + Serialize>(value: &T) {
     let json = serde_json::to_value(value).unwrap();
     let validator = T::schema().validator().unwrap();
-    assert!(validator.is_valid(&json), "{json} does not validate against {}", T::schema().name());
+    assert!(
+        validator.is_valid(&json),
+        "{json} does not validate against {}",
+        T::schema().name()
+    );
 }
 
 fn names_nadella_or_microsoft(extracted: &Extracted) -> bool {
@@ -45,8 +49,16 @@ async fn one_value_from_a_short_sentence() {
         .await
         .unwrap();
     assert_valid(&extracted.value);
-    assert!(names_nadella_or_microsoft(&extracted.value), "{:?}", extracted.value);
-    assert_eq!(extracted.attempts.len(), 1, "a constrained answer needs no repair");
+    assert!(
+        names_nadella_or_microsoft(&extracted.value),
+        "{:?}",
+        extracted.value
+    );
+    assert_eq!(
+        extracted.attempts.len(),
+        1,
+        "a constrained answer needs no repair"
+    );
     assert!(extracted.usage.completion_tokens > 0);
 }
 
@@ -57,7 +69,11 @@ async fn json_lines_of_a_tagged_enum_are_typed_and_valid() {
         .extract_all::<OntologyItem>(ONTOLOGY_TEXT)
         .await
         .unwrap();
-    assert!(!items.value.is_empty(), "no item; raw: {:?}", items.attempts.last().map(|a| &a.raw));
+    assert!(
+        !items.value.is_empty(),
+        "no item; raw: {:?}",
+        items.attempts.last().map(|a| &a.raw)
+    );
     for item in &items.value {
         assert_valid(item);
     }
@@ -82,7 +98,10 @@ async fn a_small_token_limit_keeps_every_complete_item_and_reports_length() {
         .unwrap();
     assert_eq!(items.finish, Finish::Length, "{:?}", items.attempts);
     let raw = &items.attempts[0].raw;
-    assert!(!raw.ends_with('\n'), "70 tokens end mid-line for this model: {raw:?}");
+    assert!(
+        !raw.ends_with('\n'),
+        "70 tokens end mid-line for this model: {raw:?}"
+    );
     assert_eq!(items.value.len(), complete_lines(raw), "{raw:?}");
     assert!(!items.value.is_empty(), "{raw:?}");
     for item in &items.value {
@@ -124,19 +143,27 @@ async fn the_first_item_arrives_while_the_model_is_still_generating() {
         inner: model().clone(),
         done: Arc::clone(&done),
     };
-    let extractor = Extractor::new(llm).max_tokens(200);
+    let extractor = Extractor::new(llm).max_tokens(120);
     let mut stream = extractor.extract_stream::<OntologyItem>(ONTOLOGY_TEXT);
     let first = stream.next().await.expect("at least one item").unwrap();
-    assert!(!done.load(Ordering::SeqCst), "the answer had already ended when {first:?} arrived");
+    assert!(
+        !done.load(Ordering::SeqCst),
+        "the answer had already ended when {first:?} arrived"
+    );
     assert_valid(&first);
     let mut rest = 0;
     while let Some(item) = stream.next().await {
         assert_valid(&item.unwrap());
         rest += 1;
     }
-    assert!(done.load(Ordering::SeqCst));
     let report = stream.report().expect("a report once the stream ended");
-    assert!(report.usage.completion_tokens > 0, "{report:?} ({rest} more items)");
+    // The ledger holds the answer the items came from (when the extractor stops a looping model early,
+    // the cancelled request reports no usage, so only the text is checked).
+    let raw = report.last_raw().unwrap_or_default();
+    assert!(
+        raw.matches('\n').count() > rest,
+        "{report:?} ({rest} more items)"
+    );
 }
 
 #[tokio::test]
@@ -154,9 +181,16 @@ async fn prompted_mode_with_repairs_is_valid_or_an_error_with_every_attempt() {
         }
         Err(err) => {
             let attempts = err.attempts();
-            assert_eq!(attempts.len(), 2, "every allowed attempt is in the ledger: {err}");
+            assert_eq!(
+                attempts.len(),
+                2,
+                "every allowed attempt is in the ledger: {err}"
+            );
             assert!(attempts.iter().all(|a| a.error.is_some()), "{attempts:?}");
-            assert!(attempts.iter().all(|a| a.usage.completion_tokens > 0), "{attempts:?}");
+            assert!(
+                attempts.iter().all(|a| a.usage.completion_tokens > 0),
+                "{attempts:?}"
+            );
             assert_eq!(err.usage(), attempts[0].usage + attempts[1].usage);
         }
     }
@@ -189,7 +223,11 @@ fn common_options(request: &mut ChatRequest, options: &Value) {
     request.seed = options["seed"].as_u64();
     request.stop = options["stop"]
         .as_array()
-        .map(|s| s.iter().filter_map(|s| s.as_str().map(String::from)).collect())
+        .map(|s| {
+            s.iter()
+                .filter_map(|s| s.as_str().map(String::from))
+                .collect()
+        })
         .unwrap_or_default();
 }
 
@@ -197,7 +235,9 @@ fn common_options(request: &mut ChatRequest, options: &Value) {
 fn from_ollama(http: &Request) -> Wanted {
     let mut request = messages_of(&http.json);
     common_options(&mut request, &http.json["options"]);
-    request.max_tokens = http.json["options"]["num_predict"].as_u64().map(|n| n as u32);
+    request.max_tokens = http.json["options"]["num_predict"]
+        .as_u64()
+        .map(|n| n as u32);
     if http.json["format"].is_object() {
         request.schema = Some(http.json["format"].clone());
     }
@@ -244,24 +284,34 @@ fn engine_server(llm: LlamaCpp) -> TestServer {
             "/v1/chat/completions" => false,
             other => return Reply::text(404, format!("no route {other}")),
         };
-        let wanted = if ollama { from_ollama(http) } else { from_openai(http) };
+        let wanted = if ollama {
+            from_ollama(http)
+        } else {
+            from_openai(http)
+        };
         let model_name = http.json["model"].as_str().unwrap_or("local").to_owned();
         if !wanted.stream {
             return match llm.generate(&wanted.request, |_| true) {
                 Ok(g) => {
                     let r = &g.response;
                     if ollama {
-                        Reply::json(200, serde_json::json!({
+                        Reply::json(
+                            200,
+                            serde_json::json!({
                             "model": model_name, "message": {"role": "assistant", "content": r.text},
                             "done": true, "done_reason": reason(&r.finish),
-                            "prompt_eval_count": r.usage.prompt_tokens, "eval_count": r.usage.completion_tokens}))
+                            "prompt_eval_count": r.usage.prompt_tokens, "eval_count": r.usage.completion_tokens}),
+                        )
                     } else {
-                        Reply::json(200, serde_json::json!({
+                        Reply::json(
+                            200,
+                            serde_json::json!({
                             "id": "c", "object": "chat.completion", "model": model_name,
                             "choices": [{"index": 0, "message": {"role": "assistant", "content": r.text},
                                          "finish_reason": reason(&r.finish)}],
                             "usage": {"prompt_tokens": r.usage.prompt_tokens,
-                                      "completion_tokens": r.usage.completion_tokens}}))
+                                      "completion_tokens": r.usage.completion_tokens}}),
+                        )
                     }
                 }
                 Err(e) if ollama => Reply::ollama_error(500, &e.to_string()),
@@ -287,11 +337,20 @@ fn engine_server(llm: LlamaCpp) -> TestServer {
                 Ok(g) => {
                     let (r, u) = (&g.response, g.response.usage);
                     if ollama {
-                        send(wire::ollama_done(&model_name, reason(&r.finish), u.prompt_tokens, u.completion_tokens));
+                        send(wire::ollama_done(
+                            &model_name,
+                            reason(&r.finish),
+                            u.prompt_tokens,
+                            u.completion_tokens,
+                        ));
                     } else {
                         send(wire::openai_finish(&model_name, reason(&r.finish)));
                         if wanted.usage_chunk {
-                            send(wire::openai_usage(&model_name, u.prompt_tokens, u.completion_tokens));
+                            send(wire::openai_usage(
+                                &model_name,
+                                u.prompt_tokens,
+                                u.completion_tokens,
+                            ));
                         }
                         send(wire::openai_done());
                     }
@@ -312,7 +371,10 @@ fn engine_server(llm: LlamaCpp) -> TestServer {
 async fn ollama_and_openai_backends_extract_from_real_generation() {
     let server = engine_server(model().clone());
 
-    let ollama = Ollama::builder("smollm2").host(server.url()).build().unwrap();
+    let ollama = Ollama::builder("smollm2")
+        .host(server.url())
+        .build()
+        .unwrap();
     let one = Extractor::new(&ollama)
         .max_tokens(64)
         .extract::<Extracted>(PERSON_AND_COMPANY)
@@ -320,7 +382,11 @@ async fn ollama_and_openai_backends_extract_from_real_generation() {
         .unwrap();
     assert_valid(&one.value);
     assert!(names_nadella_or_microsoft(&one.value), "{:?}", one.value);
-    assert!(one.usage.prompt_tokens > 0 && one.usage.completion_tokens > 0, "{:?}", one.usage);
+    assert!(
+        one.usage.prompt_tokens > 0 && one.usage.completion_tokens > 0,
+        "{:?}",
+        one.usage
+    );
 
     let openai = OpenAiCompatible::new(server.url(), "smollm2").unwrap();
     let many = Extractor::new(&openai)
@@ -336,9 +402,26 @@ async fn ollama_and_openai_backends_extract_from_real_generation() {
     // The schemas went over the wire and constrained the real decoding.
     let requests = server.requests();
     let chat = requests.iter().find(|r| r.path == "/api/chat").unwrap();
-    assert!(chat.json["format"]["properties"]["person"].is_object(), "{}", chat.json);
-    let completions = requests.iter().find(|r| r.path == "/v1/chat/completions").unwrap();
+    assert!(
+        chat.json["format"]["properties"]["person"].is_object(),
+        "{}",
+        chat.json
+    );
+    let completions = requests
+        .iter()
+        .find(|r| r.path == "/v1/chat/completions")
+        .unwrap();
     let sent = &completions.json["response_format"]["json_schema"]["schema"];
-    assert!(sent["properties"]["items"]["items"].is_object(), "the list schema: {sent}");
-    assert!(many.attempts[0].raw.trim_start().starts_with("{\"items\": ["), "{:?}", many.attempts[0].raw);
+    assert!(
+        sent["properties"]["items"]["items"].is_object(),
+        "the list schema: {sent}"
+    );
+    assert!(
+        many.attempts[0]
+            .raw
+            .trim_start()
+            .starts_with("{\"items\": ["),
+        "{:?}",
+        many.attempts[0].raw
+    );
 }

@@ -202,7 +202,12 @@ proptest! {
 
     #[test]
     fn never_panics_on_jsonish_text(text in jsonish(), cuts in proptest::collection::vec(any::<usize>(), 0..6)) {
-        for options in [ParseOptions::default(), ParseOptions::default().with_salvage(true), ParseOptions::strict()] {
+        for options in [
+            ParseOptions::default(),
+            ParseOptions::default().with_salvage(true),
+            ParseOptions::strict(),
+            ParseOptions::default().with_max_frame_bytes(16),
+        ] {
             let _ = parse_with::<Rec>(&text, &options);
             let whole = decode(&[text.as_bytes()], options);
             // Not only no panic: chunking never changes the outcome, valid input or not.
@@ -212,8 +217,10 @@ proptest! {
 
     #[test]
     fn never_panics_on_any_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..300), cuts in proptest::collection::vec(any::<usize>(), 0..6)) {
-        let whole = decode(&[&bytes], ParseOptions::default());
-        prop_assert_eq!(decode(&chunked(&bytes, &cuts), ParseOptions::default()), whole);
+        for options in [ParseOptions::default(), ParseOptions::default().with_max_frame_bytes(16)] {
+            let whole = decode(&[&bytes], options);
+            prop_assert_eq!(decode(&chunked(&bytes, &cuts), options), whole);
+        }
     }
 
     #[test]

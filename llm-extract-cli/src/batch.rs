@@ -71,7 +71,7 @@ pub async fn run(args: BatchArgs) -> Result<Exit, CliError> {
     }
     let save_dir = args.extract.save_raw.as_deref();
     let stop = Cell::new(false);
-    let unreadable: RefCell<Vec<(String, String)>> = RefCell::new(Vec::new());
+    let unreadable: RefCell<Vec<Unreadable>> = RefCell::new(Vec::new());
     let mut backend_failures = 0;
     let mut write_error: Option<CliError> = None;
 
@@ -95,7 +95,7 @@ pub async fn run(args: BatchArgs) -> Result<Exit, CliError> {
         .await;
 
     let unreadable = unreadable.into_inner();
-    for (id, message) in &unreadable {
+    for Unreadable { id, message } in &unreadable {
         let line = json!({"id": id, "ok": false, "kind": "input", "error": message});
         if let Err(e) = out.write(&line) {
             write_error.get_or_insert(e);
@@ -132,10 +132,10 @@ pub async fn run(args: BatchArgs) -> Result<Exit, CliError> {
 fn pending_documents<'a>(
     source: Source,
     pending: &'a [usize],
-    unreadable: &'a RefCell<Vec<(String, String)>>,
+    unreadable: &'a RefCell<Vec<Unreadable>>,
 ) -> impl Iterator<Item = Document> + 'a {
     let mut wanted = pending.iter().copied().peekable();
-    let all: Box<dyn Iterator<Item = (usize, Result<Document, (String, String)>)>> = match source {
+    let all: Box<dyn Iterator<Item = (usize, Result<Document, Unreadable>)>> = match source {
         Source::Files(files) => Box::new(
             files
                 .into_iter()
@@ -161,12 +161,18 @@ fn pending_documents<'a>(
     })
 }
 
-fn read_document(id: String, path: &Path) -> Result<Document, (String, String)> {
+/// A document file that could not be read.
+struct Unreadable {
+    id: String,
+    message: String,
+}
+
+fn read_document(id: String, path: &Path) -> Result<Document, Unreadable> {
     match std::fs::read_to_string(path) {
         Ok(text) => Ok(Document::new(id, text)),
         Err(e) => {
             let message = format!("cannot read {}: {e}", path.display());
-            Err((id, message))
+            Err(Unreadable { id, message })
         }
     }
 }

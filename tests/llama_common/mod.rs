@@ -23,4 +23,5 @@ pub fn model() -> &'static LlamaCpp {
 pub const PERSON_AND_COMPANY: &str = "Satya Nadella is the chief executive of Microsoft.";
 
 /// A short text with entities, relationships and attributes.
-pub const ONTOLOGY_TEXT: &str = "Marie Curie was a physicist born in Warsaw. She worked at the University of Paris.";
+pub const ONTOLOGY_TEXT: &str =
+    "Marie Curie was a physicist born in Warsaw. She worked at the University of Paris.";

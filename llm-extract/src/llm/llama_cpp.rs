@@ -36,10 +36,15 @@
 //! - **Generation** runs on a blocking thread and streams UTF-8-safe text deltas through a channel;
 //!   dropping the stream stops generation at the next token.
 //! - **Concurrency**: each request gets its own llama.cpp context (its own KV cache, sized to the
-//!   request), and at most [`LlamaCppBuilder::parallel`] requests generate at once (default 1: on a CPU the
-//!   cores are already busy with one). Further requests wait in a first-come, first-served queue.
+//!   request), and requests wait their turn in a first-come, first-served queue. By default every model
+//!   of the process shares one queue with one slot: a generation already keeps all cores busy, and two at
+//!   once on the same cores would only slow both. [`LlamaCppBuilder::parallel`] gives a model its own queue
+//!   with more slots (for many cores or a GPU). A generation never waits for its reader (deltas are
+//!   buffered), so a slow or absent reader cannot hold the queue.
 
-use super::{BoxFuture, ChatEvent, ChatRequest, ChatResponse, ChatStream, Finish, Llm, LlmError, Role, Usage};
+use super::{
+    BoxFuture, ChatEvent, ChatRequest, ChatResponse, ChatStream, Finish, Llm, LlmError, Role, Usage,
+};
 use crate::schema::Dialect;
 use llama_cpp_2::context::params::LlamaContextParams;
 use llama_cpp_2::context::LlamaContext;
@@ -51,7 +56,9 @@ use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::data::LlamaTokenData;
 use llama_cpp_2::token::data_array::LlamaTokenDataArray;
 use llama_cpp_2::token::LlamaToken;
+use llama_cpp_2::vocab::VocabType;
 use llguidance::api::TopLevelGrammar;
+use llguidance::toktrie::{TokEnv, TokTrie, TokenizerEnv};
 use llguidance::{Matcher, ParserFactory};
 use serde_json::{json, Value};
 use std::num::NonZeroU32;
@@ -66,7 +73,8 @@ pub const MODEL_ENV: &str = "LLM_EXTRACT_MODEL";
 pub const DEFAULT_MODEL_FILE: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
 
 /// What to run to put the default model in the cache.
-const FETCH_HINT: &str = "run scripts/fetch-model.sh (it downloads the default model, SmolLM2-135M-Instruct, 98 MB, \
+const FETCH_HINT: &str =
+    "run scripts/fetch-model.sh (it downloads the default model, SmolLM2-135M-Instruct, 98 MB, \
      into the cache) or set LLM_EXTRACT_MODEL to any GGUF file";
 
 /// The embedded engine failed. Every variant says what to do about it.
@@ -211,11 +219,20 @@ fn guidance_grammar(schema: &Value, json_lines: bool) -> TopLevelGrammar {
 /// Where the default model is cached: `${XDG_CACHE_HOME:-$HOME/.cache}/llm-extract/models/`, as
 /// `scripts/fetch-model.sh` writes it. `None` when neither variable is set.
 pub fn default_model_path() -> Option<PathBuf> {
-    let non_empty = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let non_empty = |name: &str| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
     let cache = non_empty("XDG_CACHE_HOME")
         .filter(|p| p.is_absolute())
         .or_else(|| non_empty("HOME").map(|home| home.join(".cache")))?;
-    Some(cache.join("llm-extract").join("models").join(DEFAULT_MODEL_FILE))
+    Some(
+        cache
+            .join("llm-extract")
+            .join("models")
+            .join(DEFAULT_MODEL_FILE),
+    )
 }
 
 /// The model file to load: the file `LLM_EXTRACT_MODEL` names, else the cached default model.
@@ -282,8 +299,9 @@ pub struct LlamaCppBuilder {
     path: PathBuf,
     context_size: u32,
     threads: Option<usize>,
-    parallel: usize,
+    parallel: Option<usize>,
     grammar_engine: GrammarEngine,
+    fast_forward: bool,
     ignore_eos: bool,
 }
 
@@ -301,15 +319,24 @@ impl LlamaCppBuilder {
         self
     }
 
-    /// How many requests may generate at the same time, each in its own context (default 1; others queue).
+    /// Gives this model its own queue where up to `requests` generations run at the same time, each in
+    /// its own context. By default all models of the process share one queue with one slot.
     pub fn parallel(mut self, requests: usize) -> Self {
-        self.parallel = requests.max(1);
+        self.parallel = Some(requests.max(1));
         self
     }
 
     /// Which sampler enforces schemas (default [`GrammarEngine::Guidance`]).
     pub fn grammar_engine(mut self, engine: GrammarEngine) -> Self {
         self.grammar_engine = engine;
+        self
+    }
+
+    /// Whether tokens the grammar leaves no choice about (a key, `": "`, a closing brace) are decoded
+    /// together in one batch instead of sampled one by one (default `true`; llguidance only, and only for
+    /// byte-level BPE vocabularies, whose fragments tokenize as they would in context).
+    pub fn fast_forward(mut self, enabled: bool) -> Self {
+        self.fast_forward = enabled;
         self
     }
 
@@ -356,6 +383,8 @@ pub struct Generation {
     pub prompt_time: Duration,
     /// Time spent generating the answer (sampling, grammar masks and decoding).
     pub generation_time: Duration,
+    /// How many of the completion tokens the grammar forced (decoded in batches, not sampled).
+    pub forced_tokens: u64,
 }
 
 impl Generation {
@@ -394,8 +423,9 @@ impl LlamaCpp {
             path: path.into(),
             context_size: 4096,
             threads: None,
-            parallel: 1,
+            parallel: None,
             grammar_engine: GrammarEngine::default(),
+            fast_forward: true,
             ignore_eos: false,
         }
     }
@@ -411,13 +441,19 @@ impl LlamaCpp {
     }
 
     /// Runs `request` on the calling thread, blocking it, and calls `on_text` with each piece of answer
-    /// text as it is decoded; generation stops early when `on_text` returns `false`. Unlike
-    /// [`Llm::chat_stream`] this does not wait in the request queue.
+    /// text as it is decoded; generation stops early when `on_text` returns `false`. The request waits its
+    /// turn in the queue like any other.
     ///
     /// # Errors
     /// A schema the converter rejects, a grammar that fails to build, a prompt longer than the context, or
     /// a llama.cpp failure (with the text generated so far).
-    pub fn generate(&self, request: &ChatRequest, mut on_text: impl FnMut(&str) -> bool) -> Result<Generation, LlmError> {
+    pub fn generate(
+        &self,
+        request: &ChatRequest,
+        mut on_text: impl FnMut(&str) -> bool,
+    ) -> Result<Generation, LlmError> {
+        let _turn = block_on(Arc::clone(&self.engine.queue).acquire_owned())
+            .map_err(|_| LlamaCppError::engine("the request queue is closed"))?;
         let mut run = self.engine.prepare(request)?;
         Ok(run.generate(&mut on_text)?)
     }
@@ -439,7 +475,9 @@ impl Llm for LlamaCpp {
                 .acquire_owned()
                 .await
                 .map_err(|_| LlamaCppError::engine("the request queue is closed"))?;
-            let (events, receiver) = tokio::sync::mpsc::channel::<Result<ChatEvent, LlmError>>(64);
+            // Unbounded: generation must never wait for the reader while it holds a queue slot.
+            let (events, receiver) =
+                tokio::sync::mpsc::unbounded_channel::<Result<ChatEvent, LlmError>>();
             let (ready, started) = tokio::sync::oneshot::channel::<Result<(), LlmError>>();
             let job = move || {
                 let _permit = permit;
@@ -457,22 +495,22 @@ impl Llm for LlamaCpp {
                     if text.is_empty() {
                         !events.is_closed()
                     } else {
-                        events.blocking_send(Ok(ChatEvent::Delta(text.to_owned()))).is_ok()
+                        events.send(Ok(ChatEvent::Delta(text.to_owned()))).is_ok()
                     }
                 };
                 let last = match run.generate(&mut on_text) {
                     Ok(generation) => Ok(ChatEvent::Done(generation.response)),
                     Err(e) => Err(e.into()),
                 };
-                let _ = events.blocking_send(last);
+                let _ = events.send(last);
             };
             match tokio::runtime::Handle::try_current() {
                 Ok(runtime) => drop(runtime.spawn_blocking(job)),
                 Err(_) => drop(std::thread::spawn(job)),
             }
-            started
-                .await
-                .map_err(|_| LlamaCppError::engine("the generation thread stopped before starting"))??;
+            started.await.map_err(|_| {
+                LlamaCppError::engine("the generation thread stopped before starting")
+            })??;
             let stream = futures_util::stream::unfold(receiver, |mut receiver| async move {
                 receiver.recv().await.map(|event| (event, receiver))
             });
@@ -487,12 +525,13 @@ struct Settings {
     context_size: u32,
     threads: i32,
     grammar_engine: GrammarEngine,
+    fast_forward: bool,
     ignore_eos: bool,
 }
 
 /// The loaded model and what is derived from it once.
 struct Engine {
-    model: LlamaModel,
+    model: Arc<LlamaModel>,
     backend: &'static LlamaBackend,
     path: PathBuf,
     name: String,
@@ -510,7 +549,10 @@ impl Engine {
     fn load(builder: LlamaCppBuilder) -> Result<Self, LlamaCppError> {
         let path = builder.path;
         if !path.is_file() {
-            return Err(LlamaCppError::ModelNotFound { path, hint: FETCH_HINT.into() });
+            return Err(LlamaCppError::ModelNotFound {
+                path,
+                hint: FETCH_HINT.into(),
+            });
         }
         check_gguf_magic(&path)?;
         let backend = backend()?;
@@ -533,7 +575,7 @@ impl Engine {
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, usize::from));
         let context_size = builder.context_size.min(model.n_ctx_train().max(16));
         Ok(Engine {
-            model,
+            model: Arc::new(model),
             backend,
             path,
             name,
@@ -542,18 +584,22 @@ impl Engine {
                 context_size,
                 threads: i32::try_from(threads).unwrap_or(i32::MAX),
                 grammar_engine: builder.grammar_engine,
+                fast_forward: builder.fast_forward,
                 ignore_eos: builder.ignore_eos,
             },
             guidance: OnceLock::new(),
             context_lock: Mutex::new(()),
-            queue: Arc::new(tokio::sync::Semaphore::new(builder.parallel)),
+            queue: match builder.parallel {
+                Some(slots) => Arc::new(tokio::sync::Semaphore::new(slots)),
+                None => Arc::clone(shared_queue()),
+            },
         })
     }
 
     fn guidance_factory(&self) -> Result<Arc<ParserFactory>, LlamaCppError> {
         self.guidance
             .get_or_init(|| {
-                let env = LlamaSampler::llguidance_tok_env(&self.model);
+                let env = ModelTokEnv::for_model(&self.model);
                 let mut factory = ParserFactory::new_simple(&env).map_err(|e| e.to_string())?;
                 factory.quiet();
                 Ok(Arc::new(factory))
@@ -580,7 +626,11 @@ impl Engine {
                 }
             }
             GrammarEngine::Gbnf => {
-                let gbnf = if request.json_lines { json_lines_gbnf(&gbnf) } else { gbnf };
+                let gbnf = if request.json_lines {
+                    json_lines_gbnf(&gbnf)
+                } else {
+                    gbnf
+                };
                 LlamaSampler::grammar(&self.model, &gbnf, "root")
                     .map(Constraint::Gbnf)
                     .map_err(|e| LlamaCppError::Grammar {
@@ -591,7 +641,10 @@ impl Engine {
     }
 
     /// The prompt's tokens and the prefill (a last assistant message the answer continues), if any.
-    fn prompt(&self, request: &ChatRequest) -> Result<(Vec<LlamaToken>, Option<String>), LlamaCppError> {
+    fn prompt(
+        &self,
+        request: &ChatRequest,
+    ) -> Result<(Vec<LlamaToken>, Option<String>), LlamaCppError> {
         let mut turns: Vec<(&str, &str)> = Vec::with_capacity(request.messages.len() + 1);
         if let Some(system) = &request.system {
             turns.push(("system", system));
@@ -639,7 +692,9 @@ impl Engine {
                 message: "the prompt is empty".into(),
             });
         }
+        let tokenized = started.elapsed();
         let mut constraint = self.constraint(request)?;
+        let constrained = started.elapsed();
         let limit = self.settings.context_size;
         let prompt_len = u32::try_from(prompt.len()).unwrap_or(u32::MAX);
         if prompt_len >= limit {
@@ -652,11 +707,17 @@ impl Engine {
         let room = limit - prompt_len;
         let max_new = request.max_tokens.map_or(room, |m| m.min(room));
         if let Some(prefill) = &prefill {
-            let tokens = self.model.vocab().tokenize(prefill.as_bytes(), false, false);
+            let tokens = self
+                .model
+                .vocab()
+                .tokenize(prefill.as_bytes(), false, false);
             constraint.feed_prefill(&tokens)?;
         }
         // Round up so llama.cpp's own padding of the context never cuts an answer short.
-        let n_ctx = (prompt_len + max_new).div_ceil(256).saturating_mul(256).clamp(256, limit.max(256));
+        let n_ctx = (prompt_len + max_new)
+            .div_ceil(256)
+            .saturating_mul(256)
+            .clamp(256, limit.max(256));
         let params = LlamaContextParams::default()
             .with_n_ctx(NonZeroU32::new(n_ctx))
             .with_n_batch(BATCH)
@@ -665,11 +726,12 @@ impl Engine {
             .with_n_threads_batch(self.settings.threads);
         let mut context = {
             let _one_at_a_time = self.context_lock.lock().unwrap_or_else(|p| p.into_inner());
-            self.model
-                .new_context(self.backend, params)
-                .map_err(|e| LlamaCppError::engine(format!("cannot create a context of {n_ctx} tokens: {e}")))?
+            self.model.new_context(self.backend, params).map_err(|e| {
+                LlamaCppError::engine(format!("cannot create a context of {n_ctx} tokens: {e}"))
+            })?
         };
         let n_ctx = context.n_ctx();
+        let context_ready = started.elapsed();
         let mut batch = LlamaBatch::new(BATCH as usize, 1);
         let last = prompt.len() - 1;
         for (chunk_index, chunk) in prompt.chunks(BATCH as usize).enumerate() {
@@ -685,6 +747,14 @@ impl Engine {
                 .decode(&mut batch)
                 .map_err(|e| LlamaCppError::engine(format!("cannot read the prompt: {e}")))?;
         }
+        tracing::debug!(
+            prompt_tokens = prompt.len(),
+            n_ctx,
+            "prompt tokenized in {tokenized:?}, grammar ready at {constrained:?}, context at {context_ready:?}, \
+             prompt read at {:?}",
+            started.elapsed()
+        );
+        eprintln!("DEBUG prompt {} tok, tokenized {tokenized:?} grammar {constrained:?} ctx {context_ready:?} read {:?}", prompt.len(), started.elapsed());
         let sampler = match request.temperature {
             Some(t) if t > 0.0 => LlamaSampler::chain_simple([
                 LlamaSampler::top_k(40),
@@ -709,6 +779,31 @@ impl Engine {
             stops: StopScanner::new(&request.stop),
             prompt_time: started.elapsed(),
         })
+    }
+}
+
+/// The queue every model without its own ([`LlamaCppBuilder::parallel`]) waits in: one generation at a time.
+fn shared_queue() -> &'static Arc<tokio::sync::Semaphore> {
+    static QUEUE: OnceLock<Arc<tokio::sync::Semaphore>> = OnceLock::new();
+    QUEUE.get_or_init(|| Arc::new(tokio::sync::Semaphore::new(1)))
+}
+
+/// Runs a future to completion on this thread (to wait for a queue slot outside any async runtime).
+fn block_on<F: std::future::Future>(future: F) -> F::Output {
+    struct Unpark(std::thread::Thread);
+    impl std::task::Wake for Unpark {
+        fn wake(self: Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = std::task::Waker::from(Arc::new(Unpark(std::thread::current())));
+    let mut context = std::task::Context::from_waker(&waker);
+    let mut future = std::pin::pin!(future);
+    loop {
+        match future.as_mut().poll(&mut context) {
+            std::task::Poll::Ready(output) => return output,
+            std::task::Poll::Pending => std::thread::park(),
+        }
     }
 }
 
@@ -778,7 +873,8 @@ impl Constraint {
     /// Feeds a prefill's tokens, so the grammar continues from where the prefill left off.
     fn feed_prefill(&mut self, tokens: &[LlamaToken]) -> Result<(), LlamaCppError> {
         let rejected = || LlamaCppError::InvalidRequest {
-            message: "the assistant prefill (the last message) does not match the schema's grammar".into(),
+            message: "the assistant prefill (the last message) does not match the schema's grammar"
+                .into(),
         };
         match self {
             Constraint::None => Ok(()),
@@ -786,7 +882,9 @@ impl Constraint {
                 let ids: Vec<u32> = tokens.iter().map(|t| t.0.cast_unsigned()).collect();
                 matcher.consume_tokens(&ids).map_err(|_| rejected())
             }
-            Constraint::Gbnf(grammar) => tokens.iter().try_for_each(|t| grammar.try_accept(*t).map_err(|_| rejected())),
+            Constraint::Gbnf(grammar) => tokens
+                .iter()
+                .try_for_each(|t| grammar.try_accept(*t).map_err(|_| rejected())),
         }
     }
 
@@ -813,7 +911,10 @@ struct Run<'a> {
 }
 
 impl Run<'_> {
-    fn generate(&mut self, on_text: &mut dyn FnMut(&str) -> bool) -> Result<Generation, LlamaCppError> {
+    fn generate(
+        &mut self,
+        on_text: &mut dyn FnMut(&str) -> bool,
+    ) -> Result<Generation, LlamaCppError> {
         let started = Instant::now();
         let vocab = self.engine.model.vocab();
         let mut text = String::new();
@@ -821,6 +922,8 @@ impl Run<'_> {
         let mut candidates: Vec<LlamaTokenData> = Vec::new();
         let mut generated: u32 = 0;
         let mut piece = Vec::new();
+        let mut step: Vec<LlamaToken> = Vec::new();
+        let mut forced_count: u64 = 0;
         let fail = |message: String, text: &str| LlamaCppError::Engine {
             message,
             partial: text.to_owned(),
@@ -842,7 +945,11 @@ impl Run<'_> {
                         }
                     });
                 }
-                _ => candidates.extend((0..).zip(logits).map(|(id, &logit)| LlamaTokenData::new(LlamaToken(id), logit, 0.0))),
+                _ => candidates.extend(
+                    (0..)
+                        .zip(logits)
+                        .map(|(id, &logit)| LlamaTokenData::new(LlamaToken(id), logit, 0.0)),
+                ),
             }
             if self.engine.settings.ignore_eos {
                 candidates.retain(|c| !vocab.is_eog(c.id()));
@@ -873,28 +980,55 @@ impl Run<'_> {
                     .map_err(|e| fail(format!("the grammar refused its own token: {e}"), &text))?,
                 Constraint::None => {}
             }
-            generated += 1;
-            piece.clear();
-            vocab.token_to_piece_into(token, &mut piece, false, None);
-            let decoded = utf8.push(&piece);
-            let (emit, stopped) = self.stops.push(&decoded);
-            text.push_str(&emit);
-            if !on_text(&emit) {
-                break Finish::Other("cancelled".into());
+            step.clear();
+            step.push(token);
+            // Tokens the grammar leaves no choice about go in with it, decoded in the same batch.
+            if self.engine.settings.fast_forward {
+                if let Constraint::Guidance(matcher) = &mut self.constraint {
+                    let room = (self.max_new - generated - 1).min(self.n_ctx - self.pos - 1);
+                    let room = (room as usize).min(BATCH as usize - 1);
+                    let forced = forced_tokens(matcher, room, &vocab)
+                        .map_err(|e| fail(format!("the grammar refused its forced tokens: {e}"), &text))?;
+                    forced_count += forced.len() as u64;
+                    step.extend(forced);
+                }
             }
-            if stopped || self.constraint.is_complete() {
+            let mut ended = None;
+            for token in &step {
+                generated += 1;
+                piece.clear();
+                vocab.token_to_piece_into(*token, &mut piece, false, None);
+                let decoded = utf8.push(&piece);
+                let (emit, stopped) = self.stops.push(&decoded);
+                text.push_str(&emit);
+                if !on_text(&emit) {
+                    ended = Some(Finish::Other("cancelled".into()));
+                    break;
+                }
+                if stopped {
+                    ended = Some(Finish::Stop);
+                    break;
+                }
+            }
+            if let Some(finish) = ended {
+                break finish;
+            }
+            if self.constraint.is_complete() {
                 break Finish::Stop;
             }
             self.batch.clear();
-            let pos = i32::try_from(self.pos).unwrap_or(i32::MAX);
-            self.batch
-                .add(token, pos, &[0], true)
-                .map_err(|e| fail(e.to_string(), &text))?;
+            let last = step.len() - 1;
+            for (i, token) in step.iter().enumerate() {
+                let pos = i32::try_from(self.pos as usize + i).unwrap_or(i32::MAX);
+                self.batch
+                    .add(*token, pos, &[0], i == last)
+                    .map_err(|e| fail(e.to_string(), &text))?;
+            }
             self.context
                 .decode(&mut self.batch)
                 .map_err(|e| fail(format!("decoding failed: {e}"), &text))?;
-            self.logits_index = 0;
-            self.pos += 1;
+            self.logits_index = i32::try_from(last).unwrap_or(0);
+            self.pos += step.len() as u32;
         };
         let tail = self.stops.finish(&utf8.finish());
         if !tail.is_empty() {
@@ -915,7 +1049,74 @@ impl Run<'_> {
             response,
             prompt_time: self.prompt_time,
             generation_time: started.elapsed(),
+            forced_tokens: forced_count,
         })
+    }
+}
+
+/// The tokens the grammar forces next (at most `room`, none past an end-of-generation token), already fed
+/// to the matcher.
+fn forced_tokens(
+    matcher: &mut Matcher,
+    room: usize,
+    vocab: &llama_cpp_2::vocab::LlamaVocab<'_>,
+) -> Result<Vec<LlamaToken>, String> {
+    if room == 0 || matcher.is_stopped() {
+        return Ok(Vec::new());
+    }
+    let mut forced = matcher.compute_ff_tokens();
+    forced.truncate(room);
+    if let Some(end) = forced
+        .iter()
+        .position(|&t| vocab.is_eog(LlamaToken(t.cast_signed())))
+    {
+        forced.truncate(end);
+    }
+    if !forced.is_empty() {
+        matcher.consume_tokens(&forced).map_err(|e| e.to_string())?;
+    }
+    Ok(forced.into_iter().map(|t| LlamaToken(t.cast_signed())).collect())
+}
+
+/// llguidance's view of the vocabulary, tokenizing with the model's own tokenizer. A tokenizer that gives
+/// the model's canonical tokens lets llguidance force (fast-forward) the tokens a grammar leaves no choice
+/// about, healing the token boundary at the end of the forced text.
+struct ModelTokEnv {
+    trie: TokTrie,
+    model: Arc<LlamaModel>,
+}
+
+impl ModelTokEnv {
+    /// The environment of `model`. Only byte-level BPE vocabularies (GPT-2 style) tokenize a fragment
+    /// exactly as it would be tokenized in context; other vocabularies keep llguidance's approximate
+    /// tokenizer, which disables forcing.
+    fn for_model(model: &Arc<LlamaModel>) -> TokEnv {
+        let approximate = LlamaSampler::llguidance_tok_env(model);
+        if model.vocab().vocab_type() != VocabType::BPE {
+            return approximate;
+        }
+        Arc::new(ModelTokEnv {
+            trie: approximate.tok_trie().clone(),
+            model: Arc::clone(model),
+        })
+    }
+}
+
+impl TokenizerEnv for ModelTokEnv {
+    fn tok_trie(&self) -> &TokTrie {
+        &self.trie
+    }
+
+    fn tokenize_bytes(&self, bytes: &[u8]) -> Vec<u32> {
+        if std::str::from_utf8(bytes).is_err() {
+            return self.trie.greedy_tokenize(bytes);
+        }
+        let tokens = self.model.vocab().tokenize(bytes, false, false);
+        tokens.into_iter().map(|t| t.0.cast_unsigned()).collect()
+    }
+
+    fn tokenize_is_canonical(&self) -> bool {
+        true
     }
 }
 
@@ -993,7 +1194,12 @@ impl StopScanner {
             return (text.to_owned(), false);
         }
         self.held.push_str(text);
-        if let Some(at) = self.stops.iter().filter_map(|s| self.held.find(s.as_str())).min() {
+        if let Some(at) = self
+            .stops
+            .iter()
+            .filter_map(|s| self.held.find(s.as_str()))
+            .min()
+        {
             self.stopped = true;
             let emit = self.held[..at].to_owned();
             self.held.clear();
@@ -1074,10 +1280,15 @@ mod tests {
 
     #[test]
     fn json_lines_gbnf_wraps_the_root_and_keeps_values_on_one_line() {
-        let line = schema_to_grammar(&json!({"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}))
-            .unwrap();
+        let line = schema_to_grammar(
+            &json!({"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}),
+        )
+        .unwrap();
         let lines = json_lines_gbnf(&line);
-        assert!(lines.starts_with("root ::= (jsonl-line \"\\n\")+\n"), "{lines}");
+        assert!(
+            lines.starts_with("root ::= (jsonl-line \"\\n\")+\n"),
+            "{lines}"
+        );
         assert!(lines.contains("jsonl-line ::="), "{lines}");
         assert!(lines.contains("space ::= | \" \"\n"), "{lines}");
         assert_eq!(lines.matches("root ::=").count(), 1, "{lines}");
@@ -1085,21 +1296,29 @@ mod tests {
 
     #[test]
     fn the_converter_rejects_what_ollama_rejects() {
-        let err = schema_to_grammar(&json!({"type": "object", "properties": {"v": true}})).unwrap_err();
+        let err =
+            schema_to_grammar(&json!({"type": "object", "properties": {"v": true}})).unwrap_err();
         assert!(matches!(err, LlamaCppError::SchemaRejected { .. }), "{err}");
-        assert!(err.to_string().contains("\"v\":true"), "the message carries the schema: {err}");
+        assert!(
+            err.to_string().contains("\"v\":true"),
+            "the message carries the schema: {err}"
+        );
     }
 
     #[test]
     fn a_missing_model_is_an_error_that_says_how_to_get_one() {
         let err = LlamaCpp::load("/nonexistent/model.gguf").unwrap_err();
         let text = err.to_string();
-        assert!(text.contains("/nonexistent/model.gguf") && text.contains("fetch-model.sh"), "{text}");
+        assert!(
+            text.contains("/nonexistent/model.gguf") && text.contains("fetch-model.sh"),
+            "{text}"
+        );
     }
 
     #[test]
     fn a_file_that_is_not_gguf_is_a_load_error() {
-        let path = std::env::temp_dir().join(format!("llm-extract-not-gguf-{}.gguf", std::process::id()));
+        let path =
+            std::env::temp_dir().join(format!("llm-extract-not-gguf-{}.gguf", std::process::id()));
         std::fs::write(&path, b"this is not a model").unwrap();
         let err = LlamaCpp::load(&path).unwrap_err();
         std::fs::remove_file(&path).ok();

@@ -210,7 +210,10 @@ impl<'s> ValueDecoder<'s> {
     fn handle(&self, event: Event, out: &mut Vec<ValueEvent>) {
         let frame = match event {
             Event::TooLarge { start, line } => {
-                let preview = self.bytes(start, start + RAW_PREVIEW);
+                // The first bytes that are buffered however the input was chunked (the framer
+                // reports a frame as soon as it holds more than the limit).
+                let shown = RAW_PREVIEW.min(self.options.max_frame_bytes);
+                let preview = self.bytes(start, start + shown);
                 out.push(ValueEvent::Skipped(Skipped {
                     line,
                     raw: String::from_utf8_lossy(preview).into_owned(),
@@ -445,5 +448,76 @@ fn typed<T: Extract>(event: ValueEvent) -> LineEvent<T> {
                 reason: SkipReason::Schema(vec![Violation { path, message }]),
             }),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn schema() -> SchemaSet {
+        SchemaSet::new(
+            "A",
+            json!({"type": "object", "properties": {"a": {"type": "integer"}},
+                   "required": ["a"], "additionalProperties": false}),
+        )
+    }
+
+    #[test]
+    fn memory_stays_bounded_on_a_huge_frame() {
+        let schema = schema();
+        let limit = 64 * 1024;
+        let options = ParseOptions::default().with_max_frame_bytes(limit);
+        let mut decoder = ValueDecoder::new(&schema, options);
+        let chunk = vec![b'x'; 4096];
+        let mut events = decoder.feed(b"{\"a\":1}\n{\"a\":\"");
+        for _ in 0..1000 {
+            events.extend(decoder.feed(&chunk));
+            assert!(
+                decoder.buf.len() <= limit + 2 * chunk.len(),
+                "{}",
+                decoder.buf.len()
+            );
+        }
+        events.extend(decoder.feed(b"\"}\n{\"a\":2}\n"));
+        assert!(decoder.buf.len() < 64, "{}", decoder.buf.len());
+        let lines: Vec<usize> = events
+            .iter()
+            .map(|e| match e {
+                ValueEvent::Item(i) => i.line,
+                ValueEvent::Skipped(s) => {
+                    assert_eq!(s.reason, SkipReason::TooLarge { limit });
+                    assert!(s.raw.len() <= RAW_PREVIEW);
+                    s.line
+                }
+            })
+            .collect();
+        assert_eq!(lines, [1, 2, 3]);
+    }
+
+    #[test]
+    fn consumed_bytes_are_dropped_as_items_complete() {
+        let schema = schema();
+        let mut decoder = ValueDecoder::new(&schema, ParseOptions::default());
+        let line = b"{\"a\":1}\n";
+        for _ in 0..10_000 {
+            for byte in line.chunks(3) {
+                decoder.feed(byte);
+            }
+        }
+        assert!(decoder.buf.len() <= 2 * line.len(), "{}", decoder.buf.len());
+        assert_eq!(decoder.base, 10_000 * line.len() - decoder.buf.len());
+    }
+
+    #[test]
+    fn a_schema_that_does_not_compile_skips_with_a_reason() {
+        let broken = SchemaSet::new("B", json!({"type": 12}));
+        let mut decoder = ValueDecoder::new(&broken, ParseOptions::default());
+        let events = decoder.feed(b"{\"a\":1}\n");
+        assert!(
+            matches!(&events[..], [ValueEvent::Skipped(Skipped { reason: SkipReason::Schema(v), .. })]
+            if v[0].message.contains("schema"))
+        );
     }
 }

@@ -443,7 +443,9 @@ impl Framer {
                         match scanner.scan(&buf[i..=i], true) {
                             Scan::Closed(_) => {
                                 *pos += 1;
-                                return self.close_value(*pos);
+                                if let Some(event) = self.close_value(*pos) {
+                                    return Some(event);
+                                }
                             }
                             Scan::Newline(_) => {
                                 *pos += 1;
@@ -457,7 +459,10 @@ impl Framer {
                     match scanner.scan(&buf[i..], true) {
                         Scan::Closed(n) => {
                             *pos += n;
-                            return self.close_value(*pos);
+                            // A discarded (oversized) value yields nothing: go on scanning.
+                            if let Some(event) = self.close_value(*pos) {
+                                return Some(event);
+                            }
                         }
                         Scan::Newline(n) => {
                             *pos += n + 1;
@@ -757,6 +762,10 @@ impl Framer {
         line: usize,
         at_end: bool,
     ) -> Option<Event> {
+        if end - start > self.config.max_frame {
+            // Whatever the line holds: a chunked input reported it before its end was seen.
+            return Some(Event::TooLarge { start, line });
+        }
         let bytes = buf.get(start.checked_sub(base)?..end.checked_sub(base)?)?;
         let lead = bytes
             .iter()
@@ -928,7 +937,8 @@ mod tests {
             ..CONFIG
         };
         let text = b"{\"a\":\"0123456789abcdef\"}\n{\"a\":1}";
-        for chunk in [1, 3, 100] {
+        // 30: the long value is discarded mid-way and closes in the same chunk as the next value.
+        for chunk in [1, 3, 20, 30, 100] {
             let got = frames(text, chunk, config);
             assert!(
                 matches!(got[0].0, Event::TooLarge { start: 0, line: 1 }),

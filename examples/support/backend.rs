@@ -1,0 +1,37 @@
+//! Which model the examples talk to: an Ollama server when `--ollama` is passed or `OLLAMA_HOST` is set
+//! (model `OLLAMA_MODEL`, default `llama3.2`), else the embedded llama.cpp engine (feature `llama-cpp`)
+//! with the model `LLM_EXTRACT_MODEL` names or the default one `scripts/fetch-model.sh` caches.
+
+use llm_extract::Llm;
+use std::error::Error;
+
+/// The backend the command line and environment ask for.
+pub fn from_env_and_args() -> Result<Box<dyn Llm>, Box<dyn Error>> {
+    let flag = std::env::args().skip(1).any(|arg| arg == "--ollama");
+    let host = std::env::var("OLLAMA_HOST").ok().filter(|h| !h.is_empty());
+    if flag || host.is_some() {
+        let model = std::env::var("OLLAMA_MODEL").ok().filter(|m| !m.is_empty());
+        let model = model.unwrap_or_else(|| "llama3.2".into());
+        let llm = llm_extract::Ollama::new(&model)?;
+        eprintln!("[model: {model} on the Ollama server at {}]\n", llm.host());
+        return Ok(Box::new(llm));
+    }
+    embedded()
+}
+
+#[cfg(feature = "llama-cpp")]
+fn embedded() -> Result<Box<dyn Llm>, Box<dyn Error>> {
+    let llm = llm_extract::llm::llama_cpp::LlamaCpp::from_env()?;
+    eprintln!(
+        "[model: {} (embedded llama.cpp)]\n",
+        llm.model_path().display()
+    );
+    Ok(Box::new(llm))
+}
+
+#[cfg(not(feature = "llama-cpp"))]
+fn embedded() -> Result<Box<dyn Llm>, Box<dyn Error>> {
+    Err("no model to run: build with `--features llama-cpp` for the embedded engine (scripts/demo.sh does), \
+         or point OLLAMA_HOST at an Ollama server"
+        .into())
+}
