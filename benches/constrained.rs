@@ -1,5 +1,6 @@
 //! Decoding speed of the embedded llama.cpp engine: free text vs schema-constrained with llguidance (the
-//! default) vs llama.cpp's own GBNF grammar sampler (what Ollama runs).
+//! default, with and without fast-forwarding the tokens the grammar forces) vs llama.cpp's own GBNF grammar
+//! sampler (what Ollama runs).
 //!
 //! ```text
 //! scripts/fetch-model.sh   # once: the default model
@@ -47,51 +48,39 @@ struct Mode {
     name: &'static str,
     engine: GrammarEngine,
     constrained: bool,
+    fast_forward: bool,
 }
 
 fn main() {
     let path = match model_path_from_env() {
         Ok(path) => path,
-        Err(e) => {
-            eprintln!("constrained bench: {e}");
-            std::process::exit(1);
-        }
+        Err(e) => fail(&e),
     };
     let tokens = env_number("BENCH_TOKENS", 128);
     let runs = env_number("BENCH_RUNS", 5).max(1);
+    let mode = |name, engine, constrained, fast_forward| Mode {
+        name,
+        engine,
+        constrained,
+        fast_forward,
+    };
     let modes = [
-        Mode {
-            name: "unconstrained",
-            engine: GrammarEngine::Guidance,
-            constrained: false,
-        },
-        Mode {
-            name: "llguidance",
-            engine: GrammarEngine::Guidance,
-            constrained: true,
-        },
-        Mode {
-            name: "llama.cpp GBNF",
-            engine: GrammarEngine::Gbnf,
-            constrained: true,
-        },
+        mode("unconstrained", GrammarEngine::Guidance, false, false),
+        mode("llguidance", GrammarEngine::Guidance, true, true),
+        mode("llguidance no-ff", GrammarEngine::Guidance, true, false),
+        mode("llama.cpp GBNF", GrammarEngine::Gbnf, true, false),
     ];
     println!("model: {}", path.display());
     println!("{tokens} tokens per run, median of {runs} runs after one warm-up; generation only\n");
 
     let mut rates = Vec::new();
     for mode in &modes {
-        let llm = match LlamaCpp::builder(&path)
+        let llm = LlamaCpp::builder(&path)
             .grammar_engine(mode.engine)
+            .fast_forward(mode.fast_forward)
             .ignore_eos(true)
             .build()
-        {
-            Ok(llm) => llm,
-            Err(e) => {
-                eprintln!("constrained bench: {e}");
-                std::process::exit(1);
-            }
-        };
+            .unwrap_or_else(|e| fail(&e));
         let mut request = ChatRequest::new(format!(
             "List the entities, relationships and attributes in this text, one JSON object per line.\n\n{TEXT}"
         ))
@@ -102,56 +91,52 @@ fn main() {
                 .with_json_lines(true);
         }
         let mut samples = Vec::new();
-        let mut sample_text = String::new();
+        let mut last = None;
         for run in 0..=runs {
-            let generation = match llm.generate(&request, |_| true) {
-                Ok(generation) => generation,
-                Err(e) => {
-                    eprintln!("constrained bench ({}): {e}", mode.name);
-                    std::process::exit(1);
-                }
-            };
+            let generation = llm
+                .generate(&request, |_| true)
+                .unwrap_or_else(|e| fail(&format!("{}: {e}", mode.name)));
             let generated = generation.response.usage.completion_tokens;
             if generated != u64::from(tokens) {
-                eprintln!(
-                    "constrained bench ({}): generated {generated} tokens, not {tokens}",
+                fail(&format!(
+                    "{}: generated {generated} tokens, not {tokens}",
                     mode.name
-                );
-                std::process::exit(1);
-            }
-            if run > 0 {
-                samples.push((
-                    generation.tokens_per_second(),
-                    generation.generation_time,
-                    generation.prompt_time,
                 ));
             }
-            sample_text = generation.response.text;
+            if run > 0 {
+                samples.push(generation.tokens_per_second());
+            }
+            last = Some(generation);
         }
-        samples.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let (rate, generation_time, prompt_time) = samples[samples.len() / 2];
+        let Some(last) = last else { return };
+        samples.sort_by(f64::total_cmp);
+        let rate = samples[samples.len() / 2];
         println!(
-            "{:<15} {:>7.1} tokens/s  (generation {:>6.0} ms, prompt {:>4.0} ms; min {:.1}, max {:.1})",
+            "{:<17} {:>6.1} tokens/s  (min {:.1}, max {:.1}; {} of {tokens} tokens forced; prompt {:.0} ms)",
             mode.name,
             rate,
-            ms(generation_time),
-            ms(prompt_time),
-            samples[0].0,
-            samples[samples.len() - 1].0
+            samples[0],
+            samples[samples.len() - 1],
+            last.forced_tokens,
+            ms(last.prompt_time),
         );
-        let first_line = sample_text.lines().next().unwrap_or_default();
+        let first_line = last.response.text.lines().next().unwrap_or_default();
         println!(
-            "{:<15} first line: {}",
+            "{:<17} {}",
             "",
             first_line.chars().take(100).collect::<String>()
         );
         rates.push(rate);
     }
-    let free = rates[0];
     println!();
     for (mode, rate) in modes.iter().zip(&rates).skip(1) {
-        println!("{:<15} {:.2}x of unconstrained", mode.name, rate / free);
+        println!("{:<17} {:.2}x of unconstrained", mode.name, rate / rates[0]);
     }
+}
+
+fn fail(message: &dyn std::fmt::Display) -> ! {
+    eprintln!("constrained bench: {message}");
+    std::process::exit(1)
 }
 
 fn ms(d: Duration) -> f64 {

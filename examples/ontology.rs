@@ -58,7 +58,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let llm = backend::from_env_and_args()?;
     println!("{TEXT}\n");
 
-    let extractor = Extractor::new(&llm).max_tokens(240);
+    let extractor = Extractor::new(&llm)
+        .instructions("You build an ontology of the text: first its entities, then the relationships between them, then their attributes. Use only what the text states.")
+        .max_tokens(200)
+        .max_continuations(0);
     let started = Instant::now();
     let mut items = extractor.extract_stream::<OntologyItem>(TEXT);
     while let Some(item) = items.next().await {

@@ -18,13 +18,13 @@ use serde::Deserialize;
 /// The person and the company a text names.
 #[derive(Extract, Deserialize, Debug)]
 struct Extracted {
-    /// A person's full name, if the text names one.
-    person: Option<String>,
-    /// A company's name, if the text names one.
-    company: Option<String>,
+    /// The person's full name.
+    person: String,
+    /// The company's name.
+    company: String,
 }
 
-/// Someone or something the text mentions.
+/// Someone or something the text names.
 #[derive(Extract, Deserialize, Debug)]
 struct Mention {
     /// The name, as the text writes it.
@@ -44,7 +44,7 @@ enum Kind {
 }
 
 const SENTENCE: &str = "Satya Nadella is the chief executive of Microsoft.";
-const TEXT: &str = "Tim Cook runs Apple. Lisa Su leads AMD, and Jensen Huang co-founded Nvidia.";
+const TEXT: &str = "Tim Cook runs Apple. Lisa Su leads AMD. Jensen Huang co-founded Nvidia.";
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -53,28 +53,25 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // One value: the whole answer is one `Extracted`, validated against its schema.
     println!("{SENTENCE}");
     let one = Extracted::extract(&llm, SENTENCE).await?;
-    let or_none = |name: &Option<String>| name.clone().unwrap_or_else(|| "(none)".into());
-    println!(
-        "  -> person: {}, company: {}\n",
-        or_none(&one.person),
-        or_none(&one.company)
-    );
+    println!("  -> person: {}, company: {}\n", one.person, one.company);
 
-    // A list: every `Mention` in the text, each validated on its own (the report says what it cost).
+    // A list: every `Mention` in the text, each validated on its own, with the ledger of what it cost.
     println!("{TEXT}");
     let mentions = Extractor::new(&llm)
-        .max_tokens(200)
+        .max_tokens(120)
+        .max_continuations(0)
         .extract_all::<Mention>(TEXT)
         .await?;
     for mention in &mentions.value {
         println!("  -> {:<14} {:?}", mention.name, mention.kind);
     }
     println!(
-        "  ({} items; {} prompt + {} completion tokens; {} request(s))",
+        "  ({} items; {} prompt + {} completion tokens; {} request(s); ended: {:?})",
         mentions.value.len(),
         mentions.usage.prompt_tokens,
         mentions.usage.completion_tokens,
-        mentions.attempts.len()
+        mentions.attempts.len(),
+        mentions.finish
     );
     Ok(())
 }

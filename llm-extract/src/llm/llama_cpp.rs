@@ -302,6 +302,7 @@ pub struct LlamaCppBuilder {
     parallel: Option<usize>,
     grammar_engine: GrammarEngine,
     fast_forward: bool,
+    repeat_penalty: (f32, usize),
     ignore_eos: bool,
 }
 
@@ -313,7 +314,9 @@ impl LlamaCppBuilder {
         self
     }
 
-    /// CPU threads per generation (default: all available cores).
+    /// CPU threads per generation (default: half the logical CPUs, at least one: about one per physical
+    /// core, as llama.cpp itself defaults to). More threads than free cores makes llama.cpp's thread
+    /// barriers wait on descheduled threads, which can slow generation tenfold on a busy machine.
     pub fn threads(mut self, threads: usize) -> Self {
         self.threads = Some(threads.max(1));
         self
@@ -337,6 +340,14 @@ impl LlamaCppBuilder {
     /// byte-level BPE vocabularies, whose fragments tokenize as they would in context).
     pub fn fast_forward(mut self, enabled: bool) -> Self {
         self.fast_forward = enabled;
+        self
+    }
+
+    /// Ollama's repeat penalty: the scores of tokens among the last `last_n` generated ones are divided by
+    /// `factor` (default 1.1 over 64 tokens, Ollama's defaults; a factor of 1 turns it off). It keeps small
+    /// models from copying the same item over and over.
+    pub fn repeat_penalty(mut self, factor: f32, last_n: usize) -> Self {
+        self.repeat_penalty = (factor, last_n);
         self
     }
 
@@ -426,6 +437,7 @@ impl LlamaCpp {
             parallel: None,
             grammar_engine: GrammarEngine::default(),
             fast_forward: true,
+            repeat_penalty: (1.1, 64),
             ignore_eos: false,
         }
     }
@@ -526,6 +538,7 @@ struct Settings {
     threads: i32,
     grammar_engine: GrammarEngine,
     fast_forward: bool,
+    repeat_penalty: (f32, usize),
     ignore_eos: bool,
 }
 
@@ -570,9 +583,7 @@ impl Engine {
             .file_name()
             .map(|n| n.to_string_lossy().trim_end_matches(".gguf").to_string())
             .unwrap_or_default();
-        let threads = builder
-            .threads
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, usize::from));
+        let threads = builder.threads.unwrap_or_else(default_threads);
         let context_size = builder.context_size.min(model.n_ctx_train().max(16));
         Ok(Engine {
             model: Arc::new(model),
@@ -585,6 +596,7 @@ impl Engine {
                 threads: i32::try_from(threads).unwrap_or(i32::MAX),
                 grammar_engine: builder.grammar_engine,
                 fast_forward: builder.fast_forward,
+                repeat_penalty: builder.repeat_penalty,
                 ignore_eos: builder.ignore_eos,
             },
             guidance: OnceLock::new(),
@@ -754,16 +766,15 @@ impl Engine {
              prompt read at {:?}",
             started.elapsed()
         );
-        eprintln!("DEBUG prompt {} tok, tokenized {tokenized:?} grammar {constrained:?} ctx {context_ready:?} read {:?}", prompt.len(), started.elapsed());
         let sampler = match request.temperature {
-            Some(t) if t > 0.0 => LlamaSampler::chain_simple([
+            Some(t) if t > 0.0 => Some(LlamaSampler::chain_simple([
                 LlamaSampler::top_k(40),
                 LlamaSampler::top_p(0.95, 1),
                 LlamaSampler::min_p(0.05, 1),
                 LlamaSampler::temp(t),
                 LlamaSampler::dist(request.seed.map_or(u32::MAX, fold_seed)),
-            ]),
-            _ => LlamaSampler::greedy(),
+            ])),
+            _ => None,
         };
         Ok(Run {
             engine: self,
@@ -780,6 +791,85 @@ impl Engine {
             prompt_time: started.elapsed(),
         })
     }
+}
+
+/// The highest-scoring token whose id `allowed` accepts (the first of equals); `None` when there is none.
+fn argmax(
+    scored: impl Iterator<Item = (i32, f32)>,
+    allowed: impl Fn(i32) -> bool,
+) -> Option<LlamaToken> {
+    let mut best: Option<(i32, f32)> = None;
+    for (id, logit) in scored {
+        if best.is_none_or(|(_, top)| logit > top) && allowed(id) {
+            best = Some((id, logit));
+        }
+    }
+    best.map(|(id, _)| LlamaToken(id))
+}
+
+/// Ollama's repeat penalty over the last tokens generated (a sliding window with a count per token).
+struct RepeatPenalty {
+    factor: f32,
+    window: usize,
+    recent: std::collections::VecDeque<i32>,
+    counts: Vec<u16>,
+}
+
+impl RepeatPenalty {
+    fn new(factor: f32, window: usize, n_vocab: i32) -> Self {
+        let on = factor.is_finite() && factor > 0.0 && factor != 1.0 && window > 0;
+        RepeatPenalty {
+            factor,
+            window,
+            recent: std::collections::VecDeque::with_capacity(window),
+            counts: if on {
+                vec![0; usize::try_from(n_vocab).unwrap_or(0)]
+            } else {
+                Vec::new()
+            },
+        }
+    }
+
+    /// `logit` of token `id`, penalised if the token is in the window.
+    fn apply(&self, id: i32, logit: f32) -> f32 {
+        let seen = usize::try_from(id)
+            .ok()
+            .and_then(|i| self.counts.get(i))
+            .is_some_and(|&c| c > 0);
+        match (seen, logit > 0.0) {
+            (false, _) => logit,
+            (true, true) => logit / self.factor,
+            (true, false) => logit * self.factor,
+        }
+    }
+
+    /// Records a generated token.
+    fn push(&mut self, id: i32) {
+        let Ok(index) = usize::try_from(id) else {
+            return;
+        };
+        if index >= self.counts.len() {
+            return;
+        }
+        if self.recent.len() == self.window {
+            if let Some(old) = self.recent.pop_front() {
+                if let Some(count) = usize::try_from(old)
+                    .ok()
+                    .and_then(|i| self.counts.get_mut(i))
+                {
+                    *count = count.saturating_sub(1);
+                }
+            }
+        }
+        self.recent.push_back(id);
+        self.counts[index] = self.counts[index].saturating_add(1);
+    }
+}
+
+/// About one thread per physical core: half the logical CPUs this process may use, at least one.
+fn default_threads() -> usize {
+    let logical = std::thread::available_parallelism().map_or(2, usize::from);
+    (logical / 2).max(1)
 }
 
 /// The queue every model without its own ([`LlamaCppBuilder::parallel`]) waits in: one generation at a time.
@@ -900,7 +990,8 @@ struct Run<'a> {
     context: LlamaContext<'a>,
     batch: LlamaBatch<'static>,
     constraint: Constraint,
-    sampler: LlamaSampler,
+    /// `None`: greedy decoding.
+    sampler: Option<LlamaSampler>,
     logits_index: i32,
     pos: u32,
     n_ctx: u32,
@@ -923,6 +1014,9 @@ impl Run<'_> {
         let mut generated: u32 = 0;
         let mut piece = Vec::new();
         let mut step: Vec<LlamaToken> = Vec::new();
+        let mut mask_ids: Vec<i32> = Vec::new();
+        let (factor, last_n) = self.engine.settings.repeat_penalty;
+        let mut penalty = RepeatPenalty::new(factor, last_n, self.engine.model.n_vocab());
         let mut forced_count: u64 = 0;
         let fail = |message: String, text: &str| LlamaCppError::Engine {
             message,
@@ -932,40 +1026,63 @@ impl Run<'_> {
             if generated >= self.max_new || self.pos >= self.n_ctx {
                 break Finish::Length;
             }
+            let ignore_eos = self.engine.settings.ignore_eos;
+            let allowed = |id: i32| !(ignore_eos && vocab.is_eog(LlamaToken(id)));
             let logits = self.context.get_logits_ith(self.logits_index);
-            candidates.clear();
-            match &mut self.constraint {
-                Constraint::Guidance(matcher) => {
+            let token = match (&mut self.constraint, &mut self.sampler) {
+                // Greedy: the best allowed token, without building a candidate array.
+                (Constraint::None, None) => argmax(
+                    (0..)
+                        .zip(logits)
+                        .map(|(id, &logit)| (id, penalty.apply(id, logit))),
+                    allowed,
+                ),
+                (Constraint::Guidance(matcher), None) => {
                     let mask = matcher
                         .compute_mask()
                         .map_err(|e| fail(format!("the grammar failed: {e}"), &text))?;
-                    mask.iter_set_entries(|id| {
-                        if let (Some(&logit), Ok(id)) = (logits.get(id), i32::try_from(id)) {
-                            candidates.push(LlamaTokenData::new(LlamaToken(id), logit, 0.0));
-                        }
-                    });
+                    mask_ids.clear();
+                    mask.iter_set_entries(|id| mask_ids.extend(i32::try_from(id).ok()));
+                    let scored = mask_ids
+                        .iter()
+                        .filter_map(|&id| Some((id, *logits.get(usize::try_from(id).ok()?)?)))
+                        .map(|(id, logit)| (id, penalty.apply(id, logit)));
+                    argmax(scored, allowed)
                 }
-                _ => candidates.extend(
-                    (0..)
-                        .zip(logits)
-                        .map(|(id, &logit)| LlamaTokenData::new(LlamaToken(id), logit, 0.0)),
-                ),
-            }
-            if self.engine.settings.ignore_eos {
-                candidates.retain(|c| !vocab.is_eog(c.id()));
-            }
-            if candidates.is_empty() {
-                break Finish::Stop; // nothing may follow: the grammar is done
-            }
-            let mut array = LlamaTokenDataArray::new(std::mem::take(&mut candidates), false);
-            if let Constraint::Gbnf(grammar) = &mut self.constraint {
-                array.apply_sampler(grammar);
-            }
-            array.apply_sampler(&mut self.sampler);
-            let token = array.selected_token();
-            candidates = array.data;
+                // Everything else goes through llama.cpp's samplers on a candidate array.
+                (constraint, sampler) => {
+                    candidates.clear();
+                    if let Constraint::Guidance(matcher) = constraint {
+                        let mask = matcher
+                            .compute_mask()
+                            .map_err(|e| fail(format!("the grammar failed: {e}"), &text))?;
+                        mask.iter_set_entries(|id| {
+                            if let (Some(&logit), Ok(id)) = (logits.get(id), i32::try_from(id)) {
+                                let logit = penalty.apply(id, logit);
+                                candidates.push(LlamaTokenData::new(LlamaToken(id), logit, 0.0));
+                            }
+                        });
+                    } else {
+                        candidates.extend((0..).zip(logits).map(|(id, &logit)| {
+                            LlamaTokenData::new(LlamaToken(id), penalty.apply(id, logit), 0.0)
+                        }));
+                    }
+                    if ignore_eos {
+                        candidates.retain(|c| allowed(c.id().0));
+                    }
+                    let mut array =
+                        LlamaTokenDataArray::new(std::mem::take(&mut candidates), false);
+                    if let Constraint::Gbnf(grammar) = constraint {
+                        array.apply_sampler(grammar);
+                    }
+                    array.apply_sampler(sampler.get_or_insert_with(LlamaSampler::greedy));
+                    let token = array.selected_token();
+                    candidates = array.data;
+                    token
+                }
+            };
             let Some(token) = token else {
-                return Err(fail("the sampler selected no token".into(), &text));
+                break Finish::Stop; // nothing may follow: the grammar is done
             };
             if vocab.is_eog(token) {
                 break Finish::Stop;
@@ -987,8 +1104,9 @@ impl Run<'_> {
                 if let Constraint::Guidance(matcher) = &mut self.constraint {
                     let room = (self.max_new - generated - 1).min(self.n_ctx - self.pos - 1);
                     let room = (room as usize).min(BATCH as usize - 1);
-                    let forced = forced_tokens(matcher, room, &vocab)
-                        .map_err(|e| fail(format!("the grammar refused its forced tokens: {e}"), &text))?;
+                    let forced = forced_tokens(matcher, room, &vocab).map_err(|e| {
+                        fail(format!("the grammar refused its forced tokens: {e}"), &text)
+                    })?;
                     forced_count += forced.len() as u64;
                     step.extend(forced);
                 }
@@ -996,6 +1114,7 @@ impl Run<'_> {
             let mut ended = None;
             for token in &step {
                 generated += 1;
+                penalty.push(token.0);
                 piece.clear();
                 vocab.token_to_piece_into(*token, &mut piece, false, None);
                 let decoded = utf8.push(&piece);
@@ -1075,7 +1194,10 @@ fn forced_tokens(
     if !forced.is_empty() {
         matcher.consume_tokens(&forced).map_err(|e| e.to_string())?;
     }
-    Ok(forced.into_iter().map(|t| LlamaToken(t.cast_signed())).collect())
+    Ok(forced
+        .into_iter()
+        .map(|t| LlamaToken(t.cast_signed()))
+        .collect())
 }
 
 /// llguidance's view of the vocabulary, tokenizing with the model's own tokenizer. A tokenizer that gives
