@@ -18,74 +18,76 @@ use llm_extract::{Extract, Extractor};
 use serde::Deserialize;
 use std::time::Instant;
 
-/// One item of an ontology.
+/// One item of an ontology: an entity, a relationship between two entities, or an attribute of one.
 #[derive(Extract, Deserialize, Debug)]
 #[serde(tag = "type", rename_all = "snake_case")]
 enum OntologyItem {
-    /// An entity and its type.
+    /// Something the text names: a person, an organisation, a place.
     Entity {
-        /// The entity's name.
-        entity: String,
-        /// Its type, e.g. person, organisation, place.
-        entity_type: String,
+        /// Its name, as the text writes it.
+        name: String,
+        /// What it is: person, organisation, place, ...
+        kind: String,
     },
-    /// A typed relation between two entities.
+    /// How one entity relates to another.
     Relationship {
-        /// The subject entity.
+        /// The entity the relation starts from.
         subject: String,
-        /// The relation, as a verb phrase.
-        relation: String,
-        /// The object entity.
+        /// The relation, as a short verb phrase ("born in", "married").
+        predicate: String,
+        /// The entity the relation points to.
         object: String,
     },
-    /// An attribute of an entity and its value.
+    /// A property of an entity.
     Attribute {
         /// The entity.
         entity: String,
-        /// The attribute's name.
-        attribute: String,
-        /// The attribute's value.
+        /// The property's name ("occupation", "birth year").
+        name: String,
+        /// Its value.
         value: String,
     },
 }
 
-const TEXT: &str =
-    "Marie Curie was a physicist born in Warsaw. She worked at the University of Paris \
-                    with Pierre Curie, her husband.";
+const TEXT: &str = "Marie Curie was a physicist. She was born in Warsaw. She married Pierre Curie.";
 
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+async fn main() -> std::process::ExitCode {
+    match run().await {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run() -> Result<(), Box<dyn std::error::Error>> {
     let llm = backend::from_env_and_args()?;
     println!("{TEXT}\n");
 
-    let extractor = Extractor::new(&llm)
-        .instructions("You build an ontology of the text: first its entities, then the relationships between them, then their attributes. Use only what the text states.")
-        .max_tokens(200)
-        .max_continuations(0);
+    let extractor = Extractor::new(&llm).max_tokens(200).max_continuations(0);
     let started = Instant::now();
     let mut items = extractor.extract_stream::<OntologyItem>(TEXT);
     while let Some(item) = items.next().await {
         let at = started.elapsed().as_secs_f32();
         match item? {
-            OntologyItem::Entity {
-                entity,
-                entity_type,
-            } => {
-                println!("{at:5.1}s  entity        {entity} ({entity_type})")
+            OntologyItem::Entity { name, kind } => {
+                println!("{at:5.1}s  entity        {name} ({kind})")
             }
             OntologyItem::Relationship {
                 subject,
-                relation,
+                predicate,
                 object,
             } => {
-                println!("{at:5.1}s  relationship  {subject} --{relation}--> {object}")
+                println!("{at:5.1}s  relationship  {subject} --{predicate}--> {object}")
             }
             OntologyItem::Attribute {
                 entity,
-                attribute,
+                name,
                 value,
             } => {
-                println!("{at:5.1}s  attribute     {entity}.{attribute} = {value}")
+                println!("{at:5.1}s  attribute     {entity}: {name} = {value}")
             }
         }
     }

@@ -47,7 +47,17 @@ const SENTENCE: &str = "Satya Nadella is the chief executive of Microsoft.";
 const TEXT: &str = "Tim Cook runs Apple. Lisa Su leads AMD. Jensen Huang co-founded Nvidia.";
 
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+async fn main() -> std::process::ExitCode {
+    match run().await {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run() -> Result<(), Box<dyn std::error::Error>> {
     let llm = backend::from_env_and_args()?;
 
     // One value: the whole answer is one `Extracted`, validated against its schema.
