@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 #[serde(rename_all = "camelCase")]
 struct ConversationTurn {
     /// The reply to the user.
-    #[extract(min_length = 1, max_length = 2000)]
+    #[extract(min_length = 1, max_length = 300)]
     response: String,
     /// What the conversation is about so far.
     analysis: Analysis,
@@ -29,10 +29,10 @@ struct ConversationTurn {
 #[serde(rename_all = "camelCase")]
 struct Analysis {
     /// The subjects discussed in this turn.
-    #[extract(min_items = 0, max_items = 3)]
+    #[extract(min_items = 0, max_items = 2)]
     subjects: Vec<Subject>,
     /// How this turn changes the running summary.
-    #[extract(min_length = 10, max_length = 500)]
+    #[extract(min_length = 10, max_length = 200)]
     summary_update: String,
 }
 
@@ -41,15 +41,15 @@ struct Analysis {
 #[serde(rename_all = "camelCase")]
 struct Subject {
     /// A short slug naming the subject, like `garden-watering`.
-    #[extract(pattern = "^[a-z0-9]+(-[a-z0-9]+)*$", min_length = 2, max_length = 50)]
+    #[extract(pattern = "^[a-z0-9]+(-[a-z0-9]+)*$", min_length = 2, max_length = 40)]
     name: String,
     /// What the subject is about.
-    #[extract(min_length = 10, max_length = 200)]
+    #[extract(min_length = 10, max_length = 120)]
     description: String,
     /// Whether the subject first came up in this turn.
     is_new: bool,
     /// Keywords of the subject.
-    #[extract(min_items = 0, max_items = 5)]
+    #[extract(min_items = 0, max_items = 3)]
     keywords: Vec<Keyword>,
 }
 
@@ -58,7 +58,7 @@ struct Subject {
 #[serde(rename_all = "camelCase")]
 struct Keyword {
     /// The keyword, as a slug.
-    #[extract(pattern = "^[a-z0-9]+(-[a-z0-9]+)*$")]
+    #[extract(pattern = "^[a-z0-9]+(-[a-z0-9]+)*$", max_length = 30)]
     term: String,
     /// Confidence from 0 to 1.
     #[extract(minimum = 0.0, maximum = 1.0)]
@@ -78,7 +78,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             "You are a gardening assistant. Answer the user, then analyse the conversation.",
         )
         .template("Summary of the conversation so far: {{summary}}\n\nUser: {{text}}")
-        .max_tokens(400)
+        .max_tokens(700)
         .temperature(0.0);
     let mut summary = String::from("(nothing yet)");
     for turn in TURNS {

@@ -19,10 +19,13 @@ use std::time::Instant;
 #[derive(Extract, Deserialize, Debug)]
 struct ActionItem {
     /// Who does it (a first name).
+    #[extract(max_length = 20)]
     owner: String,
     /// What they will do, in a few words.
+    #[extract(max_length = 80)]
     task: String,
     /// When it is due, if the notes say.
+    #[extract(max_length = 30)]
     due: Option<String>,
 }
 
@@ -62,6 +65,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             report.usage.total(),
             report.skipped.len()
         );
+        for skipped in &report.skipped {
+            println!("  skipped line {}: {}", skipped.line, skipped.reason);
+        }
     }
     Ok(())
 }

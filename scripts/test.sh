@@ -23,4 +23,7 @@ cargo clippy --workspace --all-targets --all-features -- -D warnings
 step "cargo test (all features)"
 cargo test --workspace --all-features
 
+step "trybuild UI tests of the derive (without the llama-cpp feature, see tests/ui.rs)"
+cargo test --test ui
+
 step "all checks passed"

@@ -97,11 +97,8 @@ async fn a_small_token_limit_keeps_every_complete_item_and_reports_length() {
         .await
         .unwrap();
     assert_eq!(items.finish, Finish::Length, "{:?}", items.attempts);
+    // Every complete line became an item (the grammar makes each one valid); a cut-off last line did not.
     let raw = &items.attempts[0].raw;
-    assert!(
-        !raw.ends_with('\n'),
-        "70 tokens end mid-line for this model: {raw:?}"
-    );
     assert_eq!(items.value.len(), complete_lines(raw), "{raw:?}");
     assert!(!items.value.is_empty(), "{raw:?}");
     for item in &items.value {
