@@ -549,7 +549,7 @@ impl Prompt {
         input
             .into()
             .into_vars()
-            .and_then(|vars| fill(&self.template, &vars))
+            .and_then(|vars| crate::extract::render(&self.template, &vars))
             .map_err(|source| PromptError::Template {
                 id: self.id.clone(),
                 source,
@@ -786,63 +786,6 @@ fn load_schema(id: &str, schema: &Value) -> Result<DynamicSchema, PromptConfigEr
         id: id.to_owned(),
         source,
     })
-}
-
-/// Fills `{{name}}` placeholders with the same rules as the extraction loop's templates: spaces inside the
-/// braces are allowed, `{{a.b}}` reaches into objects, a string is inserted as is and anything else as
-/// compact JSON, and text that is not a placeholder (a lone `{{`, JSON in the template) is kept.
-fn fill(template: &str, vars: &Map<String, Value>) -> Result<String, TemplateError> {
-    let mut out = String::with_capacity(template.len());
-    let mut rest = template;
-    while let Some(open) = rest.find("{{") {
-        let (before, after_open) = rest.split_at(open);
-        out.push_str(before);
-        let inner = after_open.get(2..).unwrap_or_default();
-        let Some(close) = inner.find("}}") else {
-            out.push_str(after_open);
-            return Ok(out);
-        };
-        let (name, after_close) = inner.split_at(close);
-        let name = name.trim();
-        if name.is_empty()
-            || !name
-                .chars()
-                .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.'))
-        {
-            out.push_str("{{");
-            rest = inner;
-            continue;
-        }
-        match lookup(vars, name) {
-            Some(Value::String(s)) => out.push_str(s),
-            Some(other) => out.push_str(&other.to_string()),
-            None => {
-                return Err(TemplateError::MissingVariable {
-                    name: name.to_owned(),
-                    available: if vars.is_empty() {
-                        "none".to_owned()
-                    } else {
-                        vars.keys().cloned().collect::<Vec<_>>().join(", ")
-                    },
-                })
-            }
-        }
-        rest = after_close.get(2..).unwrap_or_default();
-    }
-    out.push_str(rest);
-    Ok(out)
-}
-
-fn lookup<'a>(vars: &'a Map<String, Value>, name: &str) -> Option<&'a Value> {
-    if let Some(value) = vars.get(name) {
-        return Some(value);
-    }
-    let mut parts = name.split('.');
-    let mut value = vars.get(parts.next()?)?;
-    for part in parts {
-        value = value.get(part)?;
-    }
-    Some(value)
 }
 
 #[cfg(test)]
@@ -1151,17 +1094,17 @@ mod tests {
     }
 
     #[test]
-    fn templates_fill_like_the_extraction_loop() {
+    fn templates_fill_with_the_extraction_loop_rules() {
         let vars = json!({"text": "Ada", "n": 3, "meta": {"lang": "en"}});
         let vars = vars.as_object().unwrap();
         assert_eq!(
-            fill("Hi {{text}}, {{ n }} in {{meta.lang}}", vars).unwrap(),
+            crate::extract::render("Hi {{text}}, {{ n }} in {{meta.lang}}", vars).unwrap(),
             "Hi Ada, 3 in en"
         );
         assert_eq!(
-            fill(r#"{{"x": 1}} {{text}} {{"#, vars).unwrap(),
+            crate::extract::render(r#"{{"x": 1}} {{text}} {{"#, vars).unwrap(),
             r#"{{"x": 1}} Ada {{"#
         );
-        assert_eq!(fill("{{text}}}}", vars).unwrap(), "Ada}}");
+        assert_eq!(crate::extract::render("{{text}}}}", vars).unwrap(), "Ada}}");
     }
 }

@@ -16,6 +16,7 @@ mod target;
 
 pub use error::{ExtractError, ExtractErrorKind};
 pub use extractor::{Extractor, Input, Mode};
+pub(crate) use prompt::render;
 pub use prompt::{TemplateError, DEFAULT_INSTRUCTIONS, DEFAULT_TEMPLATE};
 pub use stream::ExtractStream;
 

@@ -5,8 +5,8 @@
 //! preserved) built by the derive (or given at run time). [`SchemaSet`] derives the rest once and caches it.
 
 pub mod builder;
-pub mod dynamic;
 pub mod dialect;
+pub mod dynamic;
 pub mod instructions;
 pub mod signature;
 
