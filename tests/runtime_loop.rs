@@ -516,6 +516,25 @@ async fn lines_that_never_validate_are_reported_as_skipped() {
 }
 
 #[tokio::test]
+async fn broken_lines_stay_reported_when_a_repair_answer_is_only_prose() {
+    let broken = r#"{"name": "Mars", "kind": "planet"}"#;
+    let (llm, _) = scripted(vec![
+        answer(&format!("{}\n{broken}\n", entity_line("Ada", "person"))),
+        answer("Sorry, I cannot fix that."),
+    ]);
+    let out = Extractor::new(&llm)
+        .mode(Mode::Prompted)
+        .max_attempts(2)
+        .extract_all::<Entity>("x")
+        .await
+        .unwrap();
+    assert_eq!(out.value, [entity("Ada", "person")]);
+    assert_eq!(out.attempts.len(), 2);
+    assert_eq!(out.skipped.len(), 1, "{:?}", out.skipped);
+    assert!(out.skipped[0].raw.contains("planet"));
+}
+
+#[tokio::test]
 async fn a_prose_only_answer_is_re_asked() {
     let (llm, log) = scripted(vec![
         answer("I found Ada, a person."),

@@ -273,7 +273,8 @@ impl Engine<'_> {
                     ExtractError::new(ExtractErrorKind::Llm(err), report).with_partial(kept.json)
                 );
             }
-            if kind == AttemptKind::Repair {
+            // A repair answer that is only prose addressed none of the broken lines: they stay unresolved.
+            if kind == AttemptKind::Repair && !no_json {
                 unresolved.clear();
             }
             unresolved.extend(broken.into_iter().map(|s| (number, s)));
