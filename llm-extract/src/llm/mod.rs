@@ -145,6 +145,20 @@ impl ChatRequest {
         self.json_lines = json_lines;
         self
     }
+    /// The system prompt (if any) then the conversation, as the `{role, content}` objects both HTTP wire
+    /// formats use.
+    pub(crate) fn wire_messages(&self) -> Vec<Value> {
+        let system = self
+            .system
+            .iter()
+            .map(|system| serde_json::json!({"role": "system", "content": system}));
+        let conversation = self
+            .messages
+            .iter()
+            .map(|m| serde_json::json!({"role": m.role, "content": m.content}));
+        system.chain(conversation).collect()
+    }
+
     /// Appends a message.
     pub fn with_message(mut self, message: Message) -> Self {
         self.messages.push(message);
@@ -305,50 +319,27 @@ pub trait Llm: Send + Sync {
     }
 }
 
-impl<L: Llm + ?Sized> Llm for std::sync::Arc<L> {
-    fn dialect(&self) -> Dialect {
-        (**self).dialect()
-    }
-    fn constrains_json_lines(&self) -> bool {
-        (**self).constrains_json_lines()
-    }
-    fn chat(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatResponse, LlmError>> {
-        (**self).chat(request)
-    }
-    fn chat_stream(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatStream, LlmError>> {
-        (**self).chat_stream(request)
-    }
+/// Pointers to a backend are backends: `Arc<dyn Llm>`, `&L` and `Box<dyn Llm>` forward every method.
+macro_rules! forward_llm {
+    ($($pointer:ty),*) => {$(
+        impl<L: Llm + ?Sized> Llm for $pointer {
+            fn dialect(&self) -> Dialect {
+                (**self).dialect()
+            }
+            fn constrains_json_lines(&self) -> bool {
+                (**self).constrains_json_lines()
+            }
+            fn chat(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatResponse, LlmError>> {
+                (**self).chat(request)
+            }
+            fn chat_stream(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatStream, LlmError>> {
+                (**self).chat_stream(request)
+            }
+        }
+    )*};
 }
 
-impl<L: Llm + ?Sized> Llm for &L {
-    fn dialect(&self) -> Dialect {
-        (**self).dialect()
-    }
-    fn constrains_json_lines(&self) -> bool {
-        (**self).constrains_json_lines()
-    }
-    fn chat(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatResponse, LlmError>> {
-        (**self).chat(request)
-    }
-    fn chat_stream(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatStream, LlmError>> {
-        (**self).chat_stream(request)
-    }
-}
-
-impl<L: Llm + ?Sized> Llm for Box<L> {
-    fn dialect(&self) -> Dialect {
-        (**self).dialect()
-    }
-    fn constrains_json_lines(&self) -> bool {
-        (**self).constrains_json_lines()
-    }
-    fn chat(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatResponse, LlmError>> {
-        (**self).chat(request)
-    }
-    fn chat_stream(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatStream, LlmError>> {
-        (**self).chat_stream(request)
-    }
-}
+forward_llm!(std::sync::Arc<L>, &L, Box<L>);
 
 impl std::fmt::Display for Finish {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -285,16 +285,7 @@ impl Ollama {
 
     fn body(&self, request: &ChatRequest, stream: bool) -> Value {
         let inner = &self.inner;
-        let mut messages = Vec::with_capacity(request.messages.len() + 1);
-        if let Some(system) = &request.system {
-            messages.push(json!({"role": "system", "content": system}));
-        }
-        messages.extend(
-            request
-                .messages
-                .iter()
-                .map(|m| json!({"role": m.role, "content": m.content})),
-        );
+        let messages = request.wire_messages();
         let mut options = Map::new();
         options.insert(
             "num_predict".into(),
