@@ -10,8 +10,8 @@
 //! Every mode gets the same prompt and generates exactly the same number of tokens: end-of-generation is
 //! masked out and the grammar is JSON Lines of a tagged ontology enum, which always allows one more line.
 //! Tokens per second count generation only (sampling, masks and decoding), not reading the prompt.
-//! `BENCH_TOKENS` (default 128) and `BENCH_RUNS` (default 5, after one warm-up) tune it; `LLM_EXTRACT_MODEL`
-//! picks another GGUF file.
+//! `BENCH_TOKENS` (default 128), `BENCH_RUNS` (default 5, after one warm-up) and `BENCH_THREADS` (default:
+//! the engine's, about one per physical core) tune it; `LLM_EXTRACT_MODEL` picks another GGUF file.
 
 use llm_extract::llm::llama_cpp::{model_path_from_env, GrammarEngine, LlamaCpp};
 use llm_extract::ChatRequest;
@@ -58,6 +58,9 @@ fn main() {
     };
     let tokens = env_number("BENCH_TOKENS", 128);
     let runs = env_number("BENCH_RUNS", 5).max(1);
+    let threads = std::env::var("BENCH_THREADS")
+        .ok()
+        .and_then(|t| t.parse::<usize>().ok());
     let mode = |name, engine, constrained, fast_forward| Mode {
         name,
         engine,
@@ -75,12 +78,14 @@ fn main() {
 
     let mut rates = Vec::new();
     for mode in &modes {
-        let llm = LlamaCpp::builder(&path)
+        let mut builder = LlamaCpp::builder(&path)
             .grammar_engine(mode.engine)
             .fast_forward(mode.fast_forward)
-            .ignore_eos(true)
-            .build()
-            .unwrap_or_else(|e| fail(&e));
+            .ignore_eos(true);
+        if let Some(threads) = threads {
+            builder = builder.threads(threads);
+        }
+        let llm = builder.build().unwrap_or_else(|e| fail(&e));
         let mut request = ChatRequest::new(format!(
             "List the entities, relationships and attributes in this text, one JSON object per line.\n\n{TEXT}"
         ))

@@ -66,6 +66,7 @@ async fn one_value_from_a_short_sentence() {
 async fn json_lines_of_a_tagged_enum_are_typed_and_valid() {
     let items = Extractor::new(model())
         .max_tokens(160)
+        .max_continuations(0)
         .extract_all::<OntologyItem>(ONTOLOGY_TEXT)
         .await
         .unwrap();
@@ -140,7 +141,7 @@ async fn the_first_item_arrives_while_the_model_is_still_generating() {
         inner: model().clone(),
         done: Arc::clone(&done),
     };
-    let extractor = Extractor::new(llm).max_tokens(120);
+    let extractor = Extractor::new(llm).max_tokens(120).max_continuations(0);
     let mut stream = extractor.extract_stream::<OntologyItem>(ONTOLOGY_TEXT);
     let first = stream.next().await.expect("at least one item").unwrap();
     assert!(
@@ -388,6 +389,7 @@ async fn ollama_and_openai_backends_extract_from_real_generation() {
     let openai = OpenAiCompatible::new(server.url(), "smollm2").unwrap();
     let many = Extractor::new(&openai)
         .max_tokens(160)
+        .max_continuations(0)
         .extract_all::<OntologyItem>(ONTOLOGY_TEXT)
         .await
         .unwrap();
