@@ -374,7 +374,10 @@ fn schema_shows_what_would_be_sent() {
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&instructions.stdout);
-    assert!(text.contains("\"name\": string"), "{text}");
+    assert!(
+        text.contains("\n{\"name\":string,\"age\":integer}\n"),
+        "{text}"
+    );
 }
 
 fn write_prompts(dir: &Path) -> std::path::PathBuf {

@@ -1,10 +1,21 @@
 //! Token counts of the format instructions of types (a)-(e) against their minified JSON Schemas,
 //! with OpenAI's o200k_base tokenizer (embedded in `tiktoken-rs`, so this works offline).
 //!
-//! Shared by `tests/instruction_tokens.rs` and `benches/instructions.rs`.
+//! The headline is the issue's types as it specifies them ([`as_specified`]): no doc comments, so
+//! the ratio measures the notation, which is what the issue's goal (at most 40%) is about. The
+//! same types with a doc comment on every item (`tests/common/types.rs`) are reported beside
+//! them: a description costs about as many tokens as a comment as it does inside the schema, so
+//! descriptions pull the ratio towards 1 whatever the notation, and no notation reaches 40% with
+//! them (for (a) the text of its descriptions alone is 41% of the schema).
+//!
+//! Shared by `tests/instruction_tokens.rs` and `benches/instructions.rs`; each compiles this module
+//! on its own and uses only part of it.
+#![allow(dead_code)]
 
-use crate::common::types::*;
-use llm_extract::{Extract, SchemaSet};
+pub mod as_specified;
+
+use crate::common::types as described;
+use llm_extract::Extract;
 use serde_json::{Map, Value};
 use std::fmt::Write as _;
 
@@ -12,34 +23,40 @@ use std::fmt::Write as _;
 pub struct Row {
     /// Which type: "(a) Extracted", ...
     pub name: &'static str,
-    /// The minified generic schema.
+    /// The generic schema of the type as the issue specifies it.
+    pub specified: &'static Value,
+    /// The generic schema of the type with doc comments.
+    pub described: &'static Value,
+    /// The `format_instructions()` of the type as the issue specifies it.
+    pub specified_instructions: &'static str,
+    /// The minified generic schema of the type as the issue specifies it.
     pub schema: usize,
-    /// `format_instructions()`.
+    /// Its `format_instructions()`.
     pub one: usize,
-    /// The minified line schema.
-    pub line_schema: usize,
-    /// `line_format_instructions()`.
-    pub lines: usize,
-    /// The minified generic schema with every `description` removed.
-    pub bare_schema: usize,
-    /// `format_instructions()` of that schema.
-    pub bare_one: usize,
+    /// The minified generic schema of the type with doc comments.
+    pub described_schema: usize,
+    /// Its `format_instructions()`.
+    pub described_one: usize,
+    /// The minified line schema of the type with doc comments.
+    pub described_line_schema: usize,
+    /// Its `line_format_instructions()`.
+    pub described_lines: usize,
 }
 
 impl Row {
-    /// Instructions / schema, for one value.
-    pub fn one_ratio(&self) -> f64 {
+    /// Instructions / schema of the type as the issue specifies it: the issue's goal.
+    pub fn ratio(&self) -> f64 {
         self.one as f64 / self.schema as f64
     }
 
-    /// Instructions / schema, for JSON Lines.
-    pub fn lines_ratio(&self) -> f64 {
-        self.lines as f64 / self.line_schema as f64
+    /// Instructions / schema of the type with doc comments, for one value.
+    pub fn described_ratio(&self) -> f64 {
+        self.described_one as f64 / self.described_schema as f64
     }
 
-    /// Instructions / schema without descriptions: what the notation itself costs.
-    pub fn bare_ratio(&self) -> f64 {
-        self.bare_one as f64 / self.bare_schema as f64
+    /// Instructions / schema of the type with doc comments, for JSON Lines.
+    pub fn described_lines_ratio(&self) -> f64 {
+        self.described_lines as f64 / self.described_line_schema as f64
     }
 }
 
@@ -55,7 +72,7 @@ fn minified(schema: &Value) -> String {
 }
 
 /// `schema` without `description` keywords (a property named "description" stays).
-fn without_descriptions(schema: &Value) -> Value {
+pub fn without_descriptions(schema: &Value) -> Value {
     match schema {
         Value::Object(map) => {
             let mut out = Map::new();
@@ -81,49 +98,53 @@ fn without_descriptions(schema: &Value) -> Value {
     }
 }
 
-fn row<T: Extract>(name: &'static str) -> Row {
-    let bare = SchemaSet::new(name, without_descriptions(T::json_schema()));
+/// The counts of type `T` as specified and of `D`, the same type with doc comments.
+fn row<T: Extract, D: Extract>(name: &'static str) -> Row {
     Row {
         name,
+        specified: T::json_schema(),
+        described: D::json_schema(),
+        specified_instructions: T::format_instructions(),
         schema: count(&minified(T::json_schema())),
         one: count(T::format_instructions()),
-        line_schema: count(&minified(T::line_schema())),
-        lines: count(T::line_format_instructions()),
-        bare_schema: count(&minified(bare.generic())),
-        bare_one: count(bare.format_instructions()),
+        described_schema: count(&minified(D::json_schema())),
+        described_one: count(D::format_instructions()),
+        described_line_schema: count(&minified(D::line_schema())),
+        described_lines: count(D::line_format_instructions()),
     }
 }
 
 /// The counts of types (a)-(e).
 pub fn rows() -> Vec<Row> {
+    use as_specified as bare;
     vec![
-        row::<Extracted>("(a) Extracted"),
-        row::<Fact>("(b) Fact"),
-        row::<OntologyItem>("(c) OntologyItem"),
-        row::<ConversationTurn>("(d) ConversationTurn"),
-        row::<Sentiment>("(e) Sentiment"),
+        row::<bare::Extracted, described::Extracted>("(a) Extracted"),
+        row::<bare::Fact, described::Fact>("(b) Fact"),
+        row::<bare::OntologyItem, described::OntologyItem>("(c) OntologyItem"),
+        row::<bare::ConversationTurn, described::ConversationTurn>("(d) ConversationTurn"),
+        row::<bare::Sentiment, described::Sentiment>("(e) Sentiment"),
     ]
 }
 
 /// The counts as a table.
 pub fn table(rows: &[Row]) -> String {
     let mut out = String::from(
-        "o200k_base tokens   schema  instructions  ratio | line schema  line instructions  ratio | no descriptions: schema  instructions  ratio\n",
+        "o200k_base tokens    as specified: schema  instructions  ratio | with doc comments: schema  instructions  ratio | line schema  line instructions  ratio\n",
     );
     for row in rows {
         let _ = writeln!(
             out,
-            "{:<20} {:>6} {:>13} {:>6.2} | {:>11} {:>18} {:>6.2} | {:>23} {:>13} {:>6.2}",
+            "{:<20} {:>20} {:>13} {:>6.2} | {:>25} {:>13} {:>6.2} | {:>11} {:>18} {:>6.2}",
             row.name,
             row.schema,
             row.one,
-            row.one_ratio(),
-            row.line_schema,
-            row.lines,
-            row.lines_ratio(),
-            row.bare_schema,
-            row.bare_one,
-            row.bare_ratio(),
+            row.ratio(),
+            row.described_schema,
+            row.described_one,
+            row.described_ratio(),
+            row.described_line_schema,
+            row.described_lines,
+            row.described_lines_ratio(),
         );
     }
     out

@@ -1,38 +1,46 @@
 //! Compact format instructions for prompts: the type a model must write, not a schema dump.
 //!
-//! The text reads like a JSON value with types in place of values, close to TypeScript:
+//! The text reads like a JSON value with types in place of values, close to TypeScript, written
+//! as tightly as JSON itself (`"key":type`, no space after `:` or `,`) since every space and line
+//! break costs a token:
 //!
 //! ```text
-//! {
-//!   "sentiment": "positive" | "negative" | "neutral", // The overall polarity.
-//!   "score": number 0..1, // How strongly the text expresses it.
-//!   "nickname": string of at most 20 chars or null,
-//!   "tags": array of up to 3 string
-//! }
+//! {"name":2-50 char string matching P1,"tags":array of up to 3 string matching P1,"score":number 0..1}
+//! P1 = ^[a-z0-9]+(-[a-z0-9]+)*$
 //! ```
 //!
 //! - Types: `string`, `integer`, `number`, `boolean`, `null`, literal values for `const`, small and large
-//!   enums inline (`"a" | "b"`), `array of T`, `object mapping string keys to T` for maps,
+//!   enums inline (`"a"|"b"`), `array of T`, `object mapping string keys to T` for maps,
 //!   `X or null` for optional values, `any JSON value` for `{}`.
-//! - Constraints stay next to the type, tersely: `string of 2-50 chars matching ^[a-z]+$`,
-//!   `number 0..1`, `integer >= 0`, `array of up to 3 T`, `array of 1-5 unique T`,
-//!   `string in date-time format`.
-//! - Descriptions become `//` comments at the end of the line that opens the value; examples follow
-//!   them (`e.g. "acme"`); a key the value may leave out (a `#[serde(default)]` field) says `optional`.
-//! - An object with no comments inside fits on one line when it is short.
+//! - Constraints stay next to the type, tersely: `2-50 char string matching ^[a-z]+$`,
+//!   `up to 20 char string`, `number 0..1`, `integer >= 0`, `array of up to 3 T`,
+//!   `array of 1-5 unique T`, `string in date-time format`.
+//! - A pattern written two or more times in one rendering is written once, as a definition
+//!   (`P1 = ...`) on a line after the type, and by its name (`matching P1`) where it applies;
+//!   `P2`, ... name further repeated patterns in the order they first appear. A pattern written
+//!   once stays in place.
+//! - Keys stay quoted: a model imitates the template, and unquoted keys would invite invalid JSON.
+//! - An object with no comments inside is written on one line. Descriptions become `//` comments
+//!   at the end of the line that opens the value, so an object with comments inside takes one
+//!   line per key; examples follow them (`e.g. "acme"`); a key the value may leave out (a
+//!   `#[serde(default)]` field) says `optional`:
+//!
+//! ```text
+//! {
+//!   "sentiment":"positive"|"negative"|"neutral", // The overall polarity.
+//!   "score":number 0..1, // How strongly the text expresses it.
+//!   "nickname":up to 20 char string or null
+//! }
+//! ```
+//!
 //! - A union of objects (a tagged enum) lists its variants one after another, each with its
-//!   discriminator written as a literal (`"type": "definition"`).
+//!   discriminator written as a literal (`"type":"definition"`).
 //!
 //! [`render_one`] is meant to follow a phrase such as "Answer with JSON of this form:" in a prompt.
 //! [`render_lines`] says itself that the answer is JSON Lines.
 
 use serde_json::{Map, Value};
 use std::fmt::Write as _;
-
-/// Objects whose one-line form is longer than this are written one key per line (in [`render_one`];
-/// [`render_lines`] writes every object without comments inside on one line, since that is the form
-/// each line takes).
-const INLINE_WIDTH: usize = 160;
 
 /// Instructions for one value: the type definition of `schema` (a generic schema).
 ///
@@ -49,27 +57,10 @@ const INLINE_WIDTH: usize = 160;
 ///     "required": ["age"],
 ///     "additionalProperties": false
 /// });
-/// assert_eq!(render_one(&schema), r#"{"person": string or null, "age": integer 0..150}"#);
+/// assert_eq!(render_one(&schema), r#"{"person":string or null,"age":integer 0..150}"#);
 /// ```
 pub fn render_one(schema: &Value) -> String {
-    let style = Style {
-        width: INLINE_WIDTH,
-    };
-    let mut out = String::new();
-    if let Some(variants) = object_variants(schema) {
-        if let Some(description) = description(schema) {
-            let _ = writeln!(out, "// {description}");
-        }
-        out.push_str("One of:\n");
-        let blocks = variants
-            .iter()
-            .map(|variant| style.block(variant))
-            .collect();
-        push_variants(&mut out, schema, blocks);
-    } else {
-        out.push_str(&style.block(schema));
-    }
-    out
+    render(|renderer| renderer.one(schema))
 }
 
 /// Instructions for JSON Lines: one value of `schema` (a generic schema) per line.
@@ -93,31 +84,39 @@ pub fn render_one(schema: &Value) -> String {
 /// assert_eq!(
 ///     render_lines(&schema),
 ///     "One JSON object per line, nothing else (no array, no prose):\n\
-///      {\"name\": string, \"age\": integer >= 0}\n\
+///      {\"name\":string,\"age\":integer >= 0}\n\
 ///      // name: Full name."
 /// );
 /// ```
 pub fn render_lines(schema: &Value) -> String {
-    let style = Style { width: usize::MAX };
-    let mut out = String::new();
-    if let Some(variants) = object_variants(schema) {
-        out.push_str(
-            "One JSON object per line, nothing else (no array, no prose). Each line is one of:\n",
-        );
-        if let Some(description) = description(schema) {
-            let _ = writeln!(out, "// {description}");
-        }
-        let blocks = variants.iter().map(|variant| style.line(variant)).collect();
-        push_variants(&mut out, schema, blocks);
-    } else {
-        let what = if is_object(schema) { "object" } else { "value" };
-        let _ = writeln!(
-            out,
-            "One JSON {what} per line, nothing else (no array, no prose):"
-        );
-        out.push_str(&style.line(schema));
+    render(|renderer| renderer.lines(schema))
+}
+
+/// Runs `write` and appends the definitions of the patterns it wrote more than once.
+///
+/// Whether a pattern repeats is known only once the whole type is written, so a type with a
+/// repeated pattern is written twice: the first time finds the patterns, the second names them.
+fn render(write: impl Fn(&mut Renderer) -> String) -> String {
+    let mut finder = Renderer::default();
+    let first = write(&mut finder);
+    let named = finder.repeated_patterns();
+    if named.is_empty() {
+        return first;
+    }
+    let mut renderer = Renderer {
+        written: Vec::new(),
+        named,
+    };
+    let mut out = write(&mut renderer);
+    for (i, pattern) in renderer.named.iter().enumerate() {
+        let _ = write!(out, "\n{} = {pattern}", pattern_name(i));
     }
     out
+}
+
+/// The name of the `index`-th repeated pattern: `P1`, `P2`, ...
+fn pattern_name(index: usize) -> String {
+    format!("P{}", index + 1)
 }
 
 /// The variants of a union of objects, one after another; a `null` branch is written last.
@@ -164,6 +163,21 @@ fn is_null(schema: &Value) -> bool {
 fn is_object(schema: &Value) -> bool {
     schema.get("properties").is_some()
         || schema.get("type").and_then(Value::as_str) == Some("object")
+}
+
+/// Whether `schema` is written as alternatives (`"a"|"b"`, `string or null`), which an array
+/// of them must put in parentheses: `array of ("a"|"b")`, not `array of "a"|"b"`.
+fn is_alternatives(schema: &Value) -> bool {
+    if schema.get("const").is_some() {
+        return false;
+    }
+    if let Some(Value::Array(values)) = schema.get("enum") {
+        return values.len() > 1;
+    }
+    if let Some(branches) = union_branches(schema) {
+        return branches.len() > 1;
+    }
+    matches!(schema.get("type"), Some(Value::Array(types)) if types.len() > 1)
 }
 
 fn description(schema: &Value) -> Option<String> {
@@ -246,45 +260,113 @@ fn indent(level: usize) -> String {
     "  ".repeat(level)
 }
 
-/// How values are laid out.
-struct Style {
-    /// The longest one-line object.
-    width: usize,
+/// `"key":`, the way every key is introduced.
+fn key(name: &str) -> String {
+    format!("{}:", Value::from(name))
 }
 
-impl Style {
-    /// A top-level value (the root, or one variant of it) as a block, its description on its first line.
-    fn block(&self, schema: &Value) -> String {
+/// Writes the instructions of one rendering, and keeps what must be consistent across it: the
+/// names of repeated patterns.
+#[derive(Default)]
+struct Renderer {
+    /// Every pattern written so far, repeats included, in order of writing.
+    written: Vec<String>,
+    /// The patterns written by name: the first is `P1`.
+    named: Vec<String>,
+}
+
+impl Renderer {
+    /// The patterns written more than once, in order of first use.
+    fn repeated_patterns(&self) -> Vec<String> {
+        let mut repeated: Vec<String> = Vec::new();
+        for pattern in &self.written {
+            let uses = self.written.iter().filter(|p| *p == pattern).count();
+            if uses > 1 && !repeated.contains(pattern) {
+                repeated.push(pattern.clone());
+            }
+        }
+        repeated
+    }
+
+    /// `pattern` as written where it applies: its name if it has one, else itself.
+    fn pattern(&mut self, pattern: &str) -> String {
+        self.written.push(pattern.to_owned());
+        match self.named.iter().position(|named| named == pattern) {
+            Some(index) => pattern_name(index),
+            None => pattern.to_owned(),
+        }
+    }
+
+    /// See [`render_one`].
+    fn one(&mut self, schema: &Value) -> String {
         let mut out = String::new();
-        push_lines(
-            &mut out,
-            self.type_lines(schema, 0),
-            comment(schema, false).as_deref(),
-            "",
-        );
+        if let Some(variants) = object_variants(schema) {
+            if let Some(description) = description(schema) {
+                let _ = writeln!(out, "// {description}");
+            }
+            out.push_str("One of:\n");
+            let blocks = variants.iter().map(|variant| self.block(variant)).collect();
+            push_variants(&mut out, schema, blocks);
+        } else {
+            out.push_str(&self.block(schema));
+        }
+        out
+    }
+
+    /// See [`render_lines`].
+    fn lines(&mut self, schema: &Value) -> String {
+        let mut out = String::new();
+        if let Some(variants) = object_variants(schema) {
+            out.push_str(
+                "One JSON object per line, nothing else (no array, no prose). Each line is one of:\n",
+            );
+            if let Some(description) = description(schema) {
+                let _ = writeln!(out, "// {description}");
+            }
+            let blocks = variants.iter().map(|variant| self.line(variant)).collect();
+            push_variants(&mut out, schema, blocks);
+        } else {
+            let what = if is_object(schema) { "object" } else { "value" };
+            let _ = writeln!(
+                out,
+                "One JSON {what} per line, nothing else (no array, no prose):"
+            );
+            out.push_str(&self.line(schema));
+        }
+        out
+    }
+
+    /// A top-level value (the root, or one variant of it) as a block, its description on its first line.
+    fn block(&mut self, schema: &Value) -> String {
+        let mut out = String::new();
+        let lines = self.type_lines(schema, 0);
+        push_lines(&mut out, lines, comment(schema, false).as_deref(), "");
         out
     }
 
     /// A top-level value as one line when its keys all have one-line types, the descriptions of the
     /// keys on comment lines below it; otherwise as a block.
-    fn line(&self, schema: &Value) -> String {
+    fn line(&mut self, schema: &Value) -> String {
         let Some(Value::Object(properties)) = schema.get("properties") else {
             return self.block(schema);
         };
         let object = schema.as_object().map_or_else(Map::new, Clone::clone);
+        // A fallback to a block writes the patterns again: count only those of what is kept.
+        let written = self.written.len();
         let mut parts = Vec::with_capacity(properties.len());
         let mut notes = Vec::new();
         for (name, sub) in properties {
             let lines = self.type_lines(sub, 0);
             let [line] = lines.as_slice() else {
+                self.written.truncate(written);
                 return self.block(schema);
             };
-            parts.push(format!("{}: {line}", Value::from(name.as_str())));
+            parts.push(format!("{}{line}", key(name)));
             if let Some(comment) = property_comment(&object, name, sub) {
                 notes.push(format!("// {name}: {comment}"));
             }
         }
-        let mut out = format!("{{{}}}", parts.join(", "));
+        let mut out = format!("{{{}}}", parts.join(","));
         if let Some(comment) = comment(schema, false) {
             let _ = write!(out, " // {comment}");
         }
@@ -297,7 +379,7 @@ impl Style {
 
     /// The type of `schema` as lines; the first continues the line that introduces the value, the
     /// others start with their own indentation (`level` is the indentation of the introducing line).
-    fn type_lines(&self, schema: &Value, level: usize) -> Vec<String> {
+    fn type_lines(&mut self, schema: &Value, level: usize) -> Vec<String> {
         let Value::Object(map) = schema else {
             return vec![if schema == &Value::Bool(false) {
                 "nothing".to_owned()
@@ -310,7 +392,7 @@ impl Style {
         }
         if let Some(Value::Array(values)) = map.get("enum") {
             let shown: Vec<String> = values.iter().map(Value::to_string).collect();
-            return vec![shown.join(" | ")];
+            return vec![shown.join("|")];
         }
         if let Some(branches) = union_branches(schema) {
             return self.union_lines(schema, branches, level);
@@ -337,15 +419,16 @@ impl Style {
         join_alternatives(alternatives)
     }
 
-    fn union_lines(&self, schema: &Value, branches: &[Value], level: usize) -> Vec<String> {
+    fn union_lines(&mut self, schema: &Value, branches: &[Value], level: usize) -> Vec<String> {
         if let Some(variants) = object_variants(schema) {
             // A union of objects inside a value: "one of:" then each variant on its own lines.
             let mut lines = vec!["one of:".to_owned()];
             for variant in variants {
                 let mut block = String::new();
+                let variant_lines = prefix(&indent(level + 1), self.type_lines(variant, level + 1));
                 push_lines(
                     &mut block,
-                    prefix(&indent(level + 1), self.type_lines(variant, level + 1)),
+                    variant_lines,
                     comment(variant, false).as_deref(),
                     "",
                 );
@@ -364,17 +447,22 @@ impl Style {
     }
 
     /// One JSON type of a schema (which may list several), with its constraints.
-    fn single_type_lines(&self, map: &Map<String, Value>, ty: &str, level: usize) -> Vec<String> {
+    fn single_type_lines(
+        &mut self,
+        map: &Map<String, Value>,
+        ty: &str,
+        level: usize,
+    ) -> Vec<String> {
         match ty {
             "object" => self.object_lines(map, level),
             "array" => self.array_lines(map, level),
-            "string" => vec![format!("string{}", string_constraints(map))],
+            "string" => vec![self.string_type(map)],
             "integer" | "number" => vec![format!("{ty}{}", number_constraints(map))],
             other => vec![other.to_owned()],
         }
     }
 
-    fn object_lines(&self, map: &Map<String, Value>, level: usize) -> Vec<String> {
+    fn object_lines(&mut self, map: &Map<String, Value>, level: usize) -> Vec<String> {
         let properties = match map.get("properties") {
             Some(Value::Object(properties)) => properties,
             _ => {
@@ -396,19 +484,19 @@ impl Style {
             .iter()
             .any(|(name, sub)| has_comments(sub) || is_optional_key(map, name, sub));
         if inline {
+            // A fallback to one key per line writes the patterns again: count only those kept.
+            let written = self.written.len();
             let parts: Option<Vec<String>> = properties
                 .iter()
                 .map(|(name, sub)| match self.type_lines(sub, level).as_slice() {
-                    [line] => Some(format!("{}: {line}", Value::from(name.as_str()))),
+                    [line] => Some(format!("{}{line}", key(name))),
                     _ => None,
                 })
                 .collect();
             if let Some(parts) = parts {
-                let line = format!("{{{}}}", parts.join(", "));
-                if line.len() <= self.width {
-                    return vec![line];
-                }
+                return vec![format!("{{{}}}", parts.join(","))];
             }
+            self.written.truncate(written);
         }
 
         let mut lines = vec!["{".to_owned()];
@@ -416,7 +504,7 @@ impl Style {
         for (i, (name, sub)) in properties.iter().enumerate() {
             let mut out = String::new();
             let value_lines = prefix(
-                &format!("{}{}: ", indent(level + 1), Value::from(name.as_str())),
+                &format!("{}{}", indent(level + 1), key(name)),
                 self.type_lines(sub, level + 1),
             );
             let suffix = if i + 1 < count { "," } else { "" };
@@ -428,7 +516,7 @@ impl Style {
         lines
     }
 
-    fn array_lines(&self, map: &Map<String, Value>, level: usize) -> Vec<String> {
+    fn array_lines(&mut self, map: &Map<String, Value>, level: usize) -> Vec<String> {
         let count = match (
             uint(map, "minItems").filter(|n| *n > 0),
             uint(map, "maxItems"),
@@ -446,14 +534,33 @@ impl Style {
         };
         let item_lines = match map.get("items") {
             Some(items) => match self.type_lines(items, level).as_slice() {
-                [line] if line.contains(" | ") || line.contains(" or ") => {
-                    vec![format!("({line})")]
-                }
+                [line] if is_alternatives(items) => vec![format!("({line})")],
                 lines => lines.to_vec(),
             },
             None => vec!["any JSON value".to_owned()],
         };
         prefix(&format!("array of {count}{unique}"), item_lines)
+    }
+
+    /// A string type with its constraints: `2-50 char string matching ^[a-z]+$`.
+    fn string_type(&mut self, map: &Map<String, Value>) -> String {
+        let mut out = match (
+            uint(map, "minLength").filter(|n| *n > 0),
+            uint(map, "maxLength"),
+        ) {
+            (Some(min), Some(max)) if min == max => format!("{min} char string"),
+            (Some(min), Some(max)) => format!("{min}-{max} char string"),
+            (Some(min), None) => format!("{min}+ char string"),
+            (None, Some(max)) => format!("up to {max} char string"),
+            (None, None) => "string".to_owned(),
+        };
+        if let Some(pattern) = map.get("pattern").and_then(Value::as_str) {
+            let _ = write!(out, " matching {}", self.pattern(pattern));
+        }
+        if let Some(format) = map.get("format").and_then(Value::as_str) {
+            let _ = write!(out, " in {format} format");
+        }
+        out
     }
 }
 
@@ -485,37 +592,6 @@ fn prefix(head: &str, mut lines: Vec<String>) -> Vec<String> {
 fn uint(map: &Map<String, Value>, key: &str) -> Option<u64> {
     map.get(key).and_then(Value::as_u64)
 }
-
-fn string_constraints(map: &Map<String, Value>) -> String {
-    let mut out = String::new();
-    match (
-        uint(map, "minLength").filter(|n| *n > 0),
-        uint(map, "maxLength"),
-    ) {
-        (Some(1), Some(1)) => out.push_str(" of 1 char"),
-        (Some(min), Some(max)) if min == max => {
-            let _ = write!(out, " of {min} chars");
-        }
-        (Some(min), Some(max)) => {
-            let _ = write!(out, " of {min}-{max} chars");
-        }
-        (Some(min), None) => {
-            let _ = write!(out, " of at least {min} chars");
-        }
-        (None, Some(max)) => {
-            let _ = write!(out, " of at most {max} chars");
-        }
-        (None, None) => {}
-    }
-    if let Some(pattern) = map.get("pattern").and_then(Value::as_str) {
-        let _ = write!(out, " matching {pattern}");
-    }
-    if let Some(format) = map.get("format").and_then(Value::as_str) {
-        let _ = write!(out, " in {format} format");
-    }
-    out
-}
-
 /// What bounds that only restate the range of a Rust integer type still say to a model:
 /// nothing for a signed type, `>= 0` for an unsigned one. `None` for other bounds.
 fn machine_range(min: &Value, max: &Value) -> Option<&'static str> {
@@ -601,8 +677,22 @@ mod tests {
         );
         assert_eq!(
             render_one(&schema),
-            r#"{"sentiment": "positive" | "negative" | "neutral", "score": number 0..1}"#
+            r#"{"sentiment":"positive"|"negative"|"neutral","score":number 0..1}"#
         );
+    }
+
+    #[test]
+    fn an_object_without_comments_stays_on_one_line_however_long() {
+        let names = (0..30).map(|i| format!("field_number_{i}"));
+        let properties: Map<String, Value> = names
+            .clone()
+            .map(|name| (name, json!({ "type": "string" })))
+            .collect();
+        let required: Vec<String> = names.collect();
+        let required: Vec<&str> = required.iter().map(String::as_str).collect();
+        let rendered = render_one(&closed(Value::Object(properties), &required));
+        assert!(rendered.len() > 500, "{rendered}");
+        assert!(!rendered.contains('\n'), "{rendered}");
     }
 
     #[test]
@@ -619,7 +709,7 @@ mod tests {
         });
         assert_eq!(
             render_one(&schema),
-            "{ // A person.\n  \"name\": string, // Full name.\n  \"age\": integer >= 0 or null // e.g. 42\n}"
+            "{ // A person.\n  \"name\":string, // Full name.\n  \"age\":integer >= 0 or null // e.g. 42\n}"
         );
     }
 
@@ -629,18 +719,23 @@ mod tests {
             json!({
                 "slug": { "type": "string", "pattern": "^[a-z]+$", "minLength": 2, "maxLength": 50 },
                 "letter": { "type": "string", "minLength": 1, "maxLength": 1 },
+                "code": { "type": "string", "minLength": 3, "maxLength": 3 },
+                "long": { "type": "string", "minLength": 10 },
+                "short": { "type": "string", "maxLength": 20 },
                 "count": { "type": "integer", "minimum": 0 },
                 "small": { "type": "integer", "minimum": -128, "maximum": 127 },
                 "tags": { "type": "array", "items": { "type": "string" }, "maxItems": 3, "uniqueItems": true },
                 "when": { "type": "string", "format": "date" }
             }),
-            &["slug", "letter", "count", "small", "tags", "when"],
+            &[
+                "slug", "letter", "code", "long", "short", "count", "small", "tags", "when",
+            ],
         );
         assert_eq!(
             render_one(&schema),
-            "{\n  \"slug\": string of 2-50 chars matching ^[a-z]+$,\n  \"letter\": string of 1 char,\n  \
-             \"count\": integer >= 0,\n  \"small\": integer,\n  \"tags\": array of up to 3 unique string,\n  \
-             \"when\": string in date format\n}"
+            "{\"slug\":2-50 char string matching ^[a-z]+$,\"letter\":1 char string,\"code\":3 char string,\
+             \"long\":10+ char string,\"short\":up to 20 char string,\"count\":integer >= 0,\"small\":integer,\
+             \"tags\":array of up to 3 unique string,\"when\":string in date format}"
         );
     }
 
@@ -656,8 +751,25 @@ mod tests {
         );
         assert_eq!(
             render_one(&schema),
-            "{\n  \"tags\": array of (\"a\" | \"b\"), // optional\n  \"mood\": \"up\" | \"down\" | null,\n  \
-             \"inner\": {\"x\": boolean} or null\n}"
+            "{\n  \"tags\":array of (\"a\"|\"b\"), // optional\n  \"mood\":\"up\"|\"down\"|null,\n  \
+             \"inner\":{\"x\":boolean} or null\n}"
+        );
+    }
+
+    #[test]
+    fn array_items_are_parenthesised_only_when_they_are_alternatives() {
+        let schema = closed(
+            json!({
+                "maybe": { "type": "array", "items": { "type": ["string", "null"] } },
+                "either": { "type": "array", "items": { "anyOf": [{ "type": "string" }, { "type": "integer" }] } },
+                "one": { "type": "array", "items": { "const": "a|b" } },
+                "slugs": { "type": "array", "items": { "type": "string", "pattern": "^(a|b)$" } }
+            }),
+            &["maybe", "either", "one", "slugs"],
+        );
+        assert_eq!(
+            render_one(&schema),
+            r#"{"maybe":array of (string or null),"either":array of (string or integer),"one":array of "a|b","slugs":array of string matching ^(a|b)$}"#
         );
     }
 
@@ -679,8 +791,8 @@ mod tests {
         );
         assert_eq!(
             render_one(&schema),
-            "{\n  \"keywords\": array of up to 10 { // Keywords.\n    \"term\": string, // The term.\n    \
-             \"confidence\": number 0..1\n  },\n  \"done\": boolean\n}"
+            "{\n  \"keywords\":array of up to 10 { // Keywords.\n    \"term\":string, // The term.\n    \
+             \"confidence\":number 0..1\n  },\n  \"done\":boolean\n}"
         );
     }
 
@@ -707,14 +819,14 @@ mod tests {
     fn tagged_variants_are_listed_with_their_discriminator() {
         assert_eq!(
             render_one(&tagged()),
-            "// A fact.\nOne of:\n{\"type\": \"definition\", \"entity\": string}\n\
-             { // A relation.\n  \"type\": \"relationship\",\n  \"subject\": string // Who.\n}"
+            "// A fact.\nOne of:\n{\"type\":\"definition\",\"entity\":string}\n\
+             { // A relation.\n  \"type\":\"relationship\",\n  \"subject\":string // Who.\n}"
         );
         assert_eq!(
             render_lines(&tagged()),
             "One JSON object per line, nothing else (no array, no prose). Each line is one of:\n// A fact.\n\
-             {\"type\": \"definition\", \"entity\": string}\n\
-             {\"type\": \"relationship\", \"subject\": string} // A relation.\n// subject: Who."
+             {\"type\":\"definition\",\"entity\":string}\n\
+             {\"type\":\"relationship\",\"subject\":string} // A relation.\n// subject: Who."
         );
     }
 
@@ -723,8 +835,8 @@ mod tests {
         let schema = closed(json!({ "fact": tagged() }), &["fact"]);
         assert_eq!(
             render_one(&schema),
-            "{\n  \"fact\": one of: // A fact.\n    {\"type\": \"definition\", \"entity\": string}\n    \
-             { // A relation.\n      \"type\": \"relationship\",\n      \"subject\": string // Who.\n    }\n}"
+            "{\n  \"fact\":one of: // A fact.\n    {\"type\":\"definition\",\"entity\":string}\n    \
+             { // A relation.\n      \"type\":\"relationship\",\n      \"subject\":string // Who.\n    }\n}"
         );
     }
 
@@ -739,7 +851,7 @@ mod tests {
         );
         assert_eq!(
             render_one(&schema),
-            r#"{"scores": object mapping string keys to number, "extra": any JSON value}"#
+            r#"{"scores":object mapping string keys to number,"extra":any JSON value}"#
         );
     }
 
@@ -748,7 +860,132 @@ mod tests {
         let schema = closed(json!({ "name": { "type": "string" } }), &["name"]);
         assert_eq!(
             render_lines(&schema),
-            "One JSON object per line, nothing else (no array, no prose):\n{\"name\": string}"
+            "One JSON object per line, nothing else (no array, no prose):\n{\"name\":string}"
         );
+    }
+
+    const SLUG: &str = "^[a-z0-9]+(-[a-z0-9]+)*$";
+    const DIGITS: &str = "^[0-9]+$";
+
+    fn matching(pattern: &str) -> Value {
+        json!({ "type": "string", "pattern": pattern })
+    }
+
+    #[test]
+    fn a_pattern_written_twice_is_named_once() {
+        let keyword = closed(json!({ "term": matching(SLUG) }), &["term"]);
+        let schema = closed(
+            json!({
+                "name": { "type": "string", "pattern": SLUG, "minLength": 2, "maxLength": 50 },
+                "keywords": { "type": "array", "items": keyword, "maxItems": 10 }
+            }),
+            &["name", "keywords"],
+        );
+        assert_eq!(
+            render_one(&schema),
+            format!(
+                "{{\"name\":2-50 char string matching P1,\"keywords\":array of up to 10 \
+                 {{\"term\":string matching P1}}}}\nP1 = {SLUG}"
+            )
+        );
+    }
+
+    #[test]
+    fn a_pattern_written_once_stays_in_place() {
+        let schema = closed(
+            json!({ "name": matching(SLUG), "code": matching(DIGITS) }),
+            &["name", "code"],
+        );
+        assert_eq!(
+            render_one(&schema),
+            format!("{{\"name\":string matching {SLUG},\"code\":string matching {DIGITS}}}")
+        );
+    }
+
+    #[test]
+    fn repeated_patterns_are_numbered_in_order_of_first_use() {
+        let schema = closed(
+            json!({
+                "code": matching(DIGITS),
+                "name": matching(SLUG),
+                "alias": matching(SLUG),
+                "zip": matching(DIGITS),
+                "other": matching("^x$")
+            }),
+            &["code", "name", "alias", "zip", "other"],
+        );
+        assert_eq!(
+            render_one(&schema),
+            "{\"code\":string matching P1,\"name\":string matching P2,\"alias\":string matching P2,\
+             \"zip\":string matching P1,\"other\":string matching ^x$}\n\
+             P1 = ^[0-9]+$\nP2 = ^[a-z0-9]+(-[a-z0-9]+)*$"
+        );
+    }
+
+    #[test]
+    fn pattern_names_follow_the_comment_lines_of_json_lines() {
+        let schema = closed(
+            json!({
+                "name": { "type": "string", "pattern": SLUG, "description": "A slug." },
+                "parent": matching(SLUG)
+            }),
+            &["name", "parent"],
+        );
+        assert_eq!(
+            render_lines(&schema),
+            format!(
+                "One JSON object per line, nothing else (no array, no prose):\n\
+                 {{\"name\":string matching P1,\"parent\":string matching P1}}\n// name: A slug.\n\
+                 P1 = {SLUG}"
+            )
+        );
+    }
+
+    #[test]
+    fn pattern_names_are_shared_by_the_variants_of_a_tagged_enum() {
+        let variant = |tag: &str, field: &str| {
+            closed(
+                json!({ "type": { "const": tag }, field: matching(SLUG) }),
+                &["type", field],
+            )
+        };
+        let schema =
+            json!({ "oneOf": [variant("entity", "entity"), variant("relation", "subject")] });
+        assert_eq!(
+            render_one(&schema),
+            format!(
+                "One of:\n{{\"type\":\"entity\",\"entity\":string matching P1}}\n\
+                 {{\"type\":\"relation\",\"subject\":string matching P1}}\nP1 = {SLUG}"
+            )
+        );
+        assert_eq!(
+            render_lines(&schema),
+            format!(
+                "One JSON object per line, nothing else (no array, no prose). Each line is one of:\n\
+                 {{\"type\":\"entity\",\"entity\":string matching P1}}\n\
+                 {{\"type\":\"relation\",\"subject\":string matching P1}}\nP1 = {SLUG}"
+            )
+        );
+    }
+
+    #[test]
+    fn a_value_written_again_in_another_layout_counts_its_patterns_once() {
+        // The key holding a union of objects cannot go on one line, so the object is written
+        // again one key per line: the pattern it wrote on the way is still written only once.
+        let bare_variant = |tag: &str| closed(json!({ "type": { "const": tag } }), &["type"]);
+        let schema = closed(
+            json!({
+                "name": matching(SLUG),
+                "fact": { "oneOf": [bare_variant("definition"), bare_variant("relationship")] }
+            }),
+            &["name", "fact"],
+        );
+        let rendered = render_one(&schema);
+        assert!(
+            rendered.contains(&format!("\"name\":string matching {SLUG},")),
+            "{rendered}"
+        );
+        assert!(!rendered.contains("P1"), "{rendered}");
+        assert_eq!(render_lines(&schema).matches(SLUG).count(), 1);
     }
 }
