@@ -3,7 +3,7 @@
 
 use llm_extract::parse::{
     parse_lines_value, parse_value, parse_with, LineEvent, ParseOptions, RepairKind, SkipReason,
-    Skipped,
+    Skipped, ValueDecoder, ValueEvent,
 };
 use llm_extract::{parse, parse_lines, Extract, LineDecoder, ParseError, Parsed, SchemaSet};
 use serde::Deserialize;
@@ -200,24 +200,48 @@ enum Out {
     Skip(Skipped),
 }
 
-fn events<T: Extract>(chunks: &[&[u8]], options: ParseOptions) -> Vec<Out> {
-    let mut decoder = LineDecoder::<T>::with_options(options);
-    let mut events = Vec::new();
+/// What the typed decoder yields, checked against the untyped one fed the same chunks (a clean line
+/// takes a different path, straight from its text to `T`, and must come out the same).
+fn events<T: Extract + PartialEq + std::fmt::Debug>(
+    chunks: &[&[u8]],
+    options: ParseOptions,
+) -> Vec<Out> {
+    let mut typed = LineDecoder::<T>::with_options(options);
+    let mut untyped = ValueDecoder::new(T::schema(), options);
+    let (mut events, mut values) = (Vec::new(), Vec::new());
     for chunk in chunks {
-        events.extend(decoder.feed(chunk));
+        events.extend(typed.feed(chunk));
+        values.extend(untyped.feed(chunk));
     }
-    events.extend(decoder.finish());
+    events.extend(typed.finish());
+    values.extend(untyped.finish());
+    assert_eq!(events.len(), values.len());
     events
         .into_iter()
-        .map(|e| match e {
-            LineEvent::Item(item) => Out::Item(item.json, item.line),
-            LineEvent::Skipped(s) => Out::Skip(s),
+        .zip(values)
+        .map(|pair| match pair {
+            (LineEvent::Item(item), ValueEvent::Item(json)) => {
+                let value: T = serde_json::from_value(json.json.clone()).unwrap();
+                assert_eq!(item.value, value);
+                assert_eq!((item.line, &item.repairs), (json.line, &json.repairs));
+                Out::Item(json.json, item.line)
+            }
+            (LineEvent::Skipped(typed), ValueEvent::Skipped(untyped)) => {
+                assert_eq!(typed, untyped);
+                Out::Skip(typed)
+            }
+            // Valid JSON that serde still refuses: the typed decoder skips it.
+            (LineEvent::Skipped(typed), ValueEvent::Item(_)) => Out::Skip(typed),
+            (typed, untyped) => panic!("typed {typed:?}, untyped {untyped:?}"),
         })
         .collect()
 }
 
 /// Feeds `bytes` whole, split in two at every offset, and byte by byte: all must agree.
-fn decoded_with<T: Extract>(bytes: &[u8], options: ParseOptions) -> Vec<Out> {
+fn decoded_with<T: Extract + PartialEq + std::fmt::Debug>(
+    bytes: &[u8],
+    options: ParseOptions,
+) -> Vec<Out> {
     let whole = events::<T>(&[bytes], options);
     for at in 0..=bytes.len() {
         let (head, tail) = bytes.split_at(at);
@@ -233,7 +257,7 @@ fn decoded_with<T: Extract>(bytes: &[u8], options: ParseOptions) -> Vec<Out> {
     whole
 }
 
-fn decoded<T: Extract>(text: &str) -> Vec<Out> {
+fn decoded<T: Extract + PartialEq + std::fmt::Debug>(text: &str) -> Vec<Out> {
     let out = decoded_with::<T>(text.as_bytes(), ParseOptions::default());
     // The one-shot function is the decoder fed once.
     let lines = parse_lines::<T>(text);

@@ -1,7 +1,10 @@
 //! Properties of the parser: it never panics; the decoder yields what `parse_lines` yields however the
 //! bytes are chunked; serialized values round-trip.
 
-use llm_extract::parse::{parse_lines_with, parse_with, LineEvent, ParseOptions, Skipped};
+use llm_extract::parse::{
+    parse_lines_with, parse_value, parse_with, LineEvent, ParseOptions, Skipped, ValueDecoder,
+    ValueEvent,
+};
 use llm_extract::{parse, parse_lines, Extract, LineDecoder, SchemaSet};
 use proptest::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -135,20 +138,53 @@ enum Out {
     Skip(Skipped),
 }
 
+/// What the typed decoder yields, checked against the untyped one fed the same chunks: a clean
+/// line takes a different path (straight from its text to `Rec`) and must come out the same.
 fn decode(chunks: &[&[u8]], options: ParseOptions) -> Vec<Out> {
-    let mut decoder = LineDecoder::<Rec>::with_options(options);
-    let mut events = Vec::new();
+    let mut typed = LineDecoder::<Rec>::with_options(options);
+    let mut untyped = ValueDecoder::new(Rec::schema(), options);
+    let (mut events, mut values) = (Vec::new(), Vec::new());
     for chunk in chunks {
-        events.extend(decoder.feed(chunk));
+        events.extend(typed.feed(chunk));
+        values.extend(untyped.feed(chunk));
     }
-    events.extend(decoder.finish());
+    events.extend(typed.finish());
+    values.extend(untyped.finish());
+    assert_eq!(events.len(), values.len());
     events
         .into_iter()
-        .map(|e| match e {
-            LineEvent::Item(i) => Out::Item(i.json, i.line),
-            LineEvent::Skipped(s) => Out::Skip(s),
+        .zip(values)
+        .map(|pair| match pair {
+            (LineEvent::Item(item), ValueEvent::Item(json)) => {
+                let value: Rec = serde_json::from_value(json.json.clone()).unwrap();
+                assert_eq!(item.value, value);
+                assert_eq!((item.line, &item.repairs), (json.line, &json.repairs));
+                Out::Item(json.json, item.line)
+            }
+            (LineEvent::Skipped(typed), ValueEvent::Skipped(untyped)) => {
+                assert_eq!(typed, untyped);
+                Out::Skip(typed)
+            }
+            // Valid JSON that serde still refuses: the typed decoder skips it.
+            (LineEvent::Skipped(typed), ValueEvent::Item(_)) => Out::Skip(typed),
+            (typed, untyped) => panic!("typed {typed:?}, untyped {untyped:?}"),
         })
         .collect()
+}
+
+/// `parse` with its fast path must give what the full path gives: the validated JSON, deserialized.
+fn parse_agrees(text: &str, options: &ParseOptions) {
+    let fast = parse_with::<Rec>(text, options);
+    let full = parse_value(text, Rec::schema(), options);
+    match (fast, full) {
+        (Ok(fast), Ok(full)) => {
+            let value: Rec = serde_json::from_value(full.value).unwrap();
+            assert_eq!(fast.value, value, "{text:?}");
+            assert_eq!(fast.repairs, full.repairs, "{text:?}");
+        }
+        (Err(fast), Err(full)) => assert_eq!(fast.to_string(), full.to_string(), "{text:?}"),
+        (fast, full) => panic!("{text:?}: fast {fast:?}, full {full:?}"),
+    }
 }
 
 /// Splits `bytes` at the given cut points (any order, any value).
@@ -208,7 +244,7 @@ proptest! {
             ParseOptions::strict(),
             ParseOptions::default().with_max_frame_bytes(16),
         ] {
-            let _ = parse_with::<Rec>(&text, &options);
+            parse_agrees(&text, &options);
             let whole = decode(&[text.as_bytes()], options);
             // Not only no panic: chunking never changes the outcome, valid input or not.
             prop_assert_eq!(decode(&chunked(text.as_bytes(), &cuts), options), whole);
@@ -246,6 +282,8 @@ proptest! {
         prop_assert!(clean.repairs.is_empty());
         let text = if fenced { format!("Sure:\n```json\n{json}\n```\nDone.") } else { json };
         prop_assert_eq!(parse::<Rec>(&text).unwrap().value, record);
+        parse_agrees(&text, &ParseOptions::default());
+        parse_agrees(&text, &ParseOptions::strict());
     }
 }
 

@@ -15,9 +15,9 @@
 use super::error::{ExtractError, ExtractErrorKind};
 use super::extractor::{Config, Input, Mode};
 use super::prompt::{self, AnswerShape};
-use super::target::Target;
+use super::target::{Event, Found, Target};
 use crate::llm::{ChatEvent, ChatRequest, ChatResponse, Finish, Llm, LlmError, Message, Usage};
-use crate::parse::{Item, LineEvent, ParseError, Repair, SkipReason, Skipped};
+use crate::parse::{ParseError, Repair, SkipReason, Skipped};
 use crate::report::{Attempt, AttemptError, AttemptKind, Extraction, Report};
 use crate::schema::Shape;
 use futures_util::StreamExt;
@@ -467,11 +467,11 @@ struct Intake<'k, 's, O> {
 
 impl<O> Intake<'_, '_, O> {
     /// Takes events; returns why generation must stop, if it must.
-    fn take_all(&mut self, events: Vec<LineEvent<O>>) -> Option<Finish> {
+    fn take_all(&mut self, events: Vec<Event<O>>) -> Option<Finish> {
         for event in events {
             match event {
-                LineEvent::Skipped(skipped) => self.skipped.push(skipped),
-                LineEvent::Item(item) => match self.guard.offer(item) {
+                Event::Skipped(skipped) => self.skipped.push(skipped),
+                Event::Item(item) => match self.guard.offer(item) {
                     Verdict::Hold => {}
                     Verdict::Loop => return Some(Finish::Repetition),
                     Verdict::Emit(items) => {
@@ -496,7 +496,7 @@ impl<O> Intake<'_, '_, O> {
         }
     }
 
-    fn emit(&mut self, item: Item<O>) -> Option<Finish> {
+    fn emit(&mut self, item: Found<O>) -> Option<Finish> {
         // Stop at the first item past the maximum, not at the last one allowed: an answer with exactly
         // `max_items` items then ends normally, with its usage.
         if self
@@ -524,11 +524,11 @@ struct RepeatGuard<O> {
     limit: usize,
     previous: Option<Value>,
     run: usize,
-    held: Vec<Item<O>>,
+    held: Vec<Found<O>>,
 }
 
 enum Verdict<O> {
-    Emit(Vec<Item<O>>),
+    Emit(Vec<Found<O>>),
     Hold,
     Loop,
 }
@@ -543,7 +543,7 @@ impl<O> RepeatGuard<O> {
         }
     }
 
-    fn offer(&mut self, item: Item<O>) -> Verdict<O> {
+    fn offer(&mut self, item: Found<O>) -> Verdict<O> {
         if self.limit < 2 {
             return Verdict::Emit(vec![item]);
         }
@@ -563,7 +563,7 @@ impl<O> RepeatGuard<O> {
         Verdict::Emit(out)
     }
 
-    fn release(&mut self) -> Vec<Item<O>> {
+    fn release(&mut self) -> Vec<Found<O>> {
         std::mem::take(&mut self.held)
     }
 }
@@ -655,11 +655,10 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn item(json: Value) -> Item<Value> {
-        Item {
+    fn item(json: Value) -> Found<Value> {
+        Found {
             value: json.clone(),
             json,
-            line: 1,
             repairs: Vec::new(),
         }
     }

@@ -1,8 +1,11 @@
 //! What an extraction produces: a Rust type ([`Typed`]) or validated JSON for a runtime schema
 //! ([`Untyped`]). The loop in [`super::run`] is written once against [`Target`] and serves both.
 
-use crate::parse::{self, Item, LineDecoder, LineEvent, ParseError, ParseOptions, Parsed};
+use crate::parse::{
+    self, ParseError, ParseOptions, Parsed, Repair, Skipped, ValueDecoder, ValueEvent,
+};
 use crate::schema::SchemaSet;
+use crate::validate::Violation;
 use crate::Extract;
 use serde_json::Value;
 use std::marker::PhantomData;
@@ -29,9 +32,23 @@ pub(crate) trait Target: Sync {
 /// An incremental decoder of items, typed or not.
 pub(crate) trait Decode<O> {
     /// Feeds a chunk; returns what it completed.
-    fn feed(&mut self, chunk: &[u8]) -> Vec<LineEvent<O>>;
+    fn feed(&mut self, chunk: &[u8]) -> Vec<Event<O>>;
     /// Ends the input; returns the rest.
-    fn finish(self: Box<Self>) -> Vec<LineEvent<O>>;
+    fn finish(self: Box<Self>) -> Vec<Event<O>>;
+}
+
+/// What the loop's decoder completed: an item, or a line it skipped.
+pub(crate) enum Event<O> {
+    Item(Found<O>),
+    Skipped(Skipped),
+}
+
+/// An item with the validated JSON it came from, which the loop needs to drop repeats, to see a
+/// model looping and to report partial results.
+pub(crate) struct Found<O> {
+    pub(crate) value: O,
+    pub(crate) json: Value,
+    pub(crate) repairs: Vec<Repair>,
 }
 
 /// A Rust type implementing [`Extract`].
@@ -55,17 +72,41 @@ impl<T: Extract> Target for Typed<T> {
     }
 
     fn decoder(&self, options: ParseOptions) -> Box<dyn Decode<T> + Send + '_> {
-        Box::new(LineDecoder::<T>::with_options(options))
+        Box::new(TypedDecoder::<T>(
+            ValueDecoder::new(T::schema(), options),
+            PhantomData,
+        ))
     }
 }
 
-impl<T: Extract> Decode<T> for LineDecoder<T> {
-    fn feed(&mut self, chunk: &[u8]) -> Vec<LineEvent<T>> {
-        LineDecoder::feed(self, chunk)
+/// Items of `T` with their JSON, from the untyped decoder.
+struct TypedDecoder<T>(ValueDecoder<'static>, PhantomData<fn() -> T>);
+
+impl<T: Extract> Decode<T> for TypedDecoder<T> {
+    fn feed(&mut self, chunk: &[u8]) -> Vec<Event<T>> {
+        self.0.feed(chunk).into_iter().map(typed_event).collect()
     }
 
-    fn finish(self: Box<Self>) -> Vec<LineEvent<T>> {
-        LineDecoder::finish(*self)
+    fn finish(self: Box<Self>) -> Vec<Event<T>> {
+        self.0.finish().into_iter().map(typed_event).collect()
+    }
+}
+
+fn typed_event<T: Extract>(event: ValueEvent) -> Event<T> {
+    match event {
+        ValueEvent::Skipped(skipped) => Event::Skipped(skipped),
+        ValueEvent::Item(item) => match parse::deserialize::<T>(&item.json) {
+            Ok(value) => Event::Item(Found {
+                value,
+                json: item.json,
+                repairs: item.repairs,
+            }),
+            Err((path, message)) => Event::Skipped(Skipped {
+                line: item.line,
+                raw: item.json.to_string(),
+                reason: parse::SkipReason::Schema(vec![Violation { path, message }]),
+            }),
+        },
     }
 }
 
@@ -84,34 +125,33 @@ impl Target for Untyped<'_> {
     }
 
     fn decoder(&self, options: ParseOptions) -> Box<dyn Decode<Value> + Send + '_> {
-        Box::new(parse::ValueDecoder::new(self.0, options))
+        Box::new(ValueDecoder::new(self.0, options))
     }
 }
 
-impl Decode<Value> for parse::ValueDecoder<'_> {
-    fn feed(&mut self, chunk: &[u8]) -> Vec<LineEvent<Value>> {
-        parse::ValueDecoder::feed(self, chunk)
+impl Decode<Value> for ValueDecoder<'_> {
+    fn feed(&mut self, chunk: &[u8]) -> Vec<Event<Value>> {
+        ValueDecoder::feed(self, chunk)
             .into_iter()
             .map(value_event)
             .collect()
     }
 
-    fn finish(self: Box<Self>) -> Vec<LineEvent<Value>> {
-        parse::ValueDecoder::finish(*self)
+    fn finish(self: Box<Self>) -> Vec<Event<Value>> {
+        ValueDecoder::finish(*self)
             .into_iter()
             .map(value_event)
             .collect()
     }
 }
 
-fn value_event(event: parse::ValueEvent) -> LineEvent<Value> {
+fn value_event(event: ValueEvent) -> Event<Value> {
     match event {
-        parse::ValueEvent::Item(item) => LineEvent::Item(Item {
+        ValueEvent::Item(item) => Event::Item(Found {
             value: item.json.clone(),
             json: item.json,
-            line: item.line,
             repairs: item.repairs,
         }),
-        parse::ValueEvent::Skipped(skipped) => LineEvent::Skipped(skipped),
+        ValueEvent::Skipped(skipped) => Event::Skipped(skipped),
     }
 }

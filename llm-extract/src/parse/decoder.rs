@@ -7,6 +7,7 @@
 
 use super::frame::{Event, Frame, FrameKind, Framer, FramerConfig};
 use super::pipeline::{self, best_rejection, extracted, Accepted, Pipeline, Rejection};
+use super::typed::{self, Plan};
 use super::{Item, LineEvent, ParseOptions, Repair, RepairKind, SkipReason, Skipped};
 use crate::schema::SchemaSet;
 use crate::validate::Violation;
@@ -16,8 +17,24 @@ use std::borrow::Cow;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-/// Where the decoder hands its events: each with a way to derive an item's JSON again.
-pub(crate) type Emit<'a> = dyn FnMut(ValueEvent, &dyn Fn() -> Option<Value>) + 'a;
+/// Where a decoder hands what it decodes.
+pub(crate) trait Sink {
+    /// Offered every closed frame that is valid UTF-8, before the pipeline sees it: a sink that can
+    /// take clean JSON straight to its own type does, and returns `true`; the frame is then done.
+    fn clean(&mut self, _text: &str, _line: usize) -> bool {
+        false
+    }
+
+    /// An item or a skipped line, with a way to derive an item's JSON again (so the sink may move
+    /// the JSON out and still explain a failure later).
+    fn event(&mut self, event: ValueEvent, again: &dyn Fn() -> Option<Value>);
+}
+
+impl Sink for Vec<ValueEvent> {
+    fn event(&mut self, event: ValueEvent, _again: &dyn Fn() -> Option<Value>) {
+        self.push(event);
+    }
+}
 
 /// How much of a frame too large to keep is shown in its [`Skipped::raw`].
 const RAW_PREVIEW: usize = 256;
@@ -137,37 +154,50 @@ impl<'s> ValueDecoder<'s> {
     /// Feeds a chunk (which may end anywhere, even inside a UTF-8 character); returns what it completed.
     pub fn feed(&mut self, chunk: &[u8]) -> Vec<ValueEvent> {
         let mut out = Vec::new();
-        self.feed_with(chunk, &mut |event, _| out.push(event));
+        self.feed_with(chunk, &mut out);
         out
     }
 
     /// Ends the input; returns what remained (a cut-off last item is reported as truncated).
     pub fn finish(mut self) -> Vec<ValueEvent> {
         let mut out = Vec::new();
-        self.finish_with(&mut |event, _| out.push(event));
+        self.finish_with(&mut out);
         out
     }
 
-    /// Like [`ValueDecoder::feed`], handing each event to `emit` together with a way to derive an
-    /// item's JSON again (so a consumer may move the JSON out and still explain a failure later).
-    pub(crate) fn feed_with(&mut self, chunk: &[u8], emit: &mut Emit<'_>) {
+    /// The options the decoder was built with.
+    pub(crate) fn options(&self) -> &ParseOptions {
+        &self.options
+    }
+
+    /// Like [`ValueDecoder::feed`], handing what it decodes to `sink`.
+    pub(crate) fn feed_with(&mut self, chunk: &[u8], sink: &mut dyn Sink) {
         self.buf.extend_from_slice(chunk);
         let mut scratch = Vec::new();
         while let Some(event) = self.framer.next(&self.buf, self.base, &mut self.pos) {
-            self.emit_all(event, &mut scratch, emit);
+            self.emit_all(event, &mut scratch, sink);
         }
         self.compact();
     }
 
-    /// Like [`ValueDecoder::finish`], through `emit`.
-    pub(crate) fn finish_with(&mut self, emit: &mut Emit<'_>) {
+    /// Like [`ValueDecoder::finish`], through `sink`.
+    pub(crate) fn finish_with(&mut self, sink: &mut dyn Sink) {
         let end = self.base + self.buf.len();
         if let Some(event) = self.framer.finish(&self.buf, self.base, end) {
-            self.emit_all(event, &mut Vec::new(), emit);
+            self.emit_all(event, &mut Vec::new(), sink);
         }
     }
 
-    fn emit_all(&self, event: Event, scratch: &mut Vec<ValueEvent>, emit: &mut Emit<'_>) {
+    fn emit_all(&self, event: Event, scratch: &mut Vec<ValueEvent>, sink: &mut dyn Sink) {
+        if let Event::Frame(frame) = event {
+            let whole = matches!(frame.kind, FrameKind::Value | FrameKind::Element) && frame.closed;
+            if whole {
+                let text = std::str::from_utf8(self.bytes(frame.start, frame.end));
+                if text.is_ok_and(|text| sink.clean(text, frame.line)) {
+                    return;
+                }
+            }
+        }
         self.handle(event, scratch);
         let mut index = 0;
         for decoded in scratch.drain(..) {
@@ -186,7 +216,7 @@ impl<'s> ValueDecoder<'s> {
                     })
                     .nth(k)
             };
-            emit(decoded, &again);
+            sink.event(decoded, &again);
         }
     }
 
@@ -418,36 +448,68 @@ impl<T: Extract> LineDecoder<T> {
 
     /// Feeds a chunk (which may end anywhere, even inside a UTF-8 character); returns what it completed.
     pub fn feed(&mut self, chunk: &[u8]) -> Vec<LineEvent<T>> {
-        let events = self.inner.feed(chunk);
-        if events.is_empty() {
-            // Most small chunks complete nothing: skip the conversion machinery.
-            return Vec::new();
-        }
-        events.into_iter().map(typed).collect()
+        let mut sink = Typed::new(self.inner.options());
+        self.inner.feed_with(chunk, &mut sink);
+        sink.events
     }
 
     /// Ends the input; returns what remained (a cut-off last item is reported as truncated).
-    pub fn finish(self) -> Vec<LineEvent<T>> {
-        self.inner.finish().into_iter().map(typed).collect()
+    pub fn finish(mut self) -> Vec<LineEvent<T>> {
+        let mut sink = Typed::new(self.inner.options());
+        self.inner.finish_with(&mut sink);
+        sink.events
     }
 }
 
-fn typed<T: Extract>(event: ValueEvent) -> LineEvent<T> {
-    match event {
-        ValueEvent::Skipped(skipped) => LineEvent::Skipped(skipped),
-        ValueEvent::Item(item) => match pipeline::deserialize::<T>(&item.json) {
-            Ok(value) => LineEvent::Item(Item {
-                value,
-                json: item.json,
-                line: item.line,
-                repairs: item.repairs,
-            }),
-            Err((path, message)) => LineEvent::Skipped(Skipped {
-                line: item.line,
-                raw: item.json.to_string(),
-                reason: SkipReason::Schema(vec![Violation { path, message }]),
-            }),
-        },
+/// Items of `T`: a clean frame straight from its text through the schema's plan (validated while
+/// deserialized), any other from the JSON the pipeline validated.
+pub(crate) struct Typed<T> {
+    plan: Option<&'static Plan>,
+    pub(crate) events: Vec<LineEvent<T>>,
+}
+
+impl<T: Extract> Typed<T> {
+    pub(crate) fn new(options: &ParseOptions) -> Self {
+        Typed {
+            plan: if options.validate {
+                T::schema().plan()
+            } else {
+                None
+            },
+            events: Vec::new(),
+        }
+    }
+}
+
+impl<T: Extract> Sink for Typed<T> {
+    fn clean(&mut self, text: &str, line: usize) -> bool {
+        let Some(value) = self.plan.and_then(|plan| typed::from_str::<T>(text, plan)) else {
+            return false;
+        };
+        self.events.push(LineEvent::Item(Item {
+            value,
+            line,
+            repairs: Vec::new(),
+        }));
+        true
+    }
+
+    fn event(&mut self, event: ValueEvent, again: &dyn Fn() -> Option<Value>) {
+        self.events.push(match event {
+            ValueEvent::Skipped(skipped) => LineEvent::Skipped(skipped),
+            ValueEvent::Item(item) => match pipeline::deserialize_owned::<T>(item.json, again) {
+                Ok(value) => LineEvent::Item(Item {
+                    value,
+                    line: item.line,
+                    repairs: item.repairs,
+                }),
+                Err((path, message)) => LineEvent::Skipped(Skipped {
+                    line: item.line,
+                    raw: again().map(|json| json.to_string()).unwrap_or_default(),
+                    reason: SkipReason::Schema(vec![Violation { path, message }]),
+                }),
+            },
+        });
     }
 }
 

@@ -145,6 +145,20 @@ pub(crate) fn candidates(text: &str, from: usize) -> Vec<Candidate> {
     out
 }
 
+/// The span of the only JSON value in `text` from `from`, when there is exactly one and it is
+/// closed: prose around it holds no `{` or `[`. (Then [`candidates`] would find just this one.)
+pub(crate) fn lone_value(text: &str, from: usize) -> Option<(usize, usize)> {
+    let bytes = text.as_bytes();
+    let start = from + memchr2(b'{', b'[', bytes.get(from..)?)?;
+    let Scan::Closed(len) = ValueScanner::new().scan(bytes.get(start..)?, false) else {
+        return None;
+    };
+    let end = start + len;
+    memchr2(b'{', b'[', bytes.get(end..)?)
+        .is_none()
+        .then_some((start, end))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -154,6 +168,18 @@ mod tests {
             .into_iter()
             .map(|c| (&text[c.start..c.end], c.closed))
             .collect()
+    }
+
+    #[test]
+    fn a_lone_value_is_the_only_bracketed_span() {
+        let text = "Sure:\n```json\n{\"a\": \"} [\"}\n```\nDone.";
+        let (s, e) = lone_value(text, 0).unwrap();
+        assert_eq!(&text[s..e], "{\"a\": \"} [\"}");
+        assert_eq!(lone_value(text, e), None);
+        assert_eq!(lone_value("{\"a\":1} and {\"b\":2}", 0), None);
+        assert_eq!(lone_value("see [1] then {\"a\":1}", 0), None);
+        assert_eq!(lone_value("{\"a\": 1", 0), None);
+        assert_eq!(lone_value("no json", 0), None);
     }
 
     #[test]

@@ -3,10 +3,9 @@
 //! The one-shot functions feed the whole text to the incremental decoder and finish it, so they
 //! yield exactly what [`super::LineDecoder`] yields for the same bytes, however those are chunked.
 
-use super::decoder::{ValueDecoder, ValueEvent};
-use super::{pipeline, Lines, ParseOptions, SkipReason, Skipped};
+use super::decoder::{Typed, ValueDecoder, ValueEvent};
+use super::{LineEvent, Lines, ParseOptions};
 use crate::schema::SchemaSet;
-use crate::validate::Violation;
 use crate::Extract;
 use serde_json::Value;
 
@@ -37,22 +36,17 @@ pub fn parse_lines<T: Extract>(text: &str) -> Lines<T> {
 
 /// Parses many values of `T` with options.
 pub fn parse_lines_with<T: Extract>(text: &str, options: &ParseOptions) -> Lines<T> {
-    let mut lines = Lines::default();
-    // Items go straight into `lines`, each deserialized by moving its JSON (no copy of a string).
-    let mut emit = |event: ValueEvent, again: &dyn Fn() -> Option<Value>| match event {
-        ValueEvent::Item(item) => match pipeline::deserialize_owned::<T>(item.json, again) {
-            Ok(value) => lines.items.push(value),
-            Err((path, message)) => lines.skipped.push(Skipped {
-                line: item.line,
-                raw: again().map(|json| json.to_string()).unwrap_or_default(),
-                reason: SkipReason::Schema(vec![Violation { path, message }]),
-            }),
-        },
-        ValueEvent::Skipped(skipped) => lines.skipped.push(skipped),
-    };
+    let mut sink = Typed::<T>::new(options);
     let mut decoder = ValueDecoder::new(T::schema(), *options);
-    decoder.feed_with(text.as_bytes(), &mut emit);
-    decoder.finish_with(&mut emit);
+    decoder.feed_with(text.as_bytes(), &mut sink);
+    decoder.finish_with(&mut sink);
+    let mut lines = Lines::default();
+    for event in sink.events {
+        match event {
+            LineEvent::Item(item) => lines.items.push(item.value),
+            LineEvent::Skipped(skipped) => lines.skipped.push(skipped),
+        }
+    }
     lines
 }
 

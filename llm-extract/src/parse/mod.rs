@@ -59,14 +59,15 @@ mod lines;
 mod one;
 mod pipeline;
 mod repair;
+pub(crate) mod typed;
 
 pub use decoder::{LineDecoder, ValueDecoder, ValueEvent, ValueItem};
 pub use error::ParseError;
 pub use lines::{parse_lines, parse_lines_value, parse_lines_with};
 pub use one::{parse, parse_value, parse_with};
+pub(crate) use pipeline::deserialize;
 
 use crate::validate::Violation;
-use serde_json::Value;
 
 /// How lenient the parser is.
 ///
@@ -308,13 +309,14 @@ pub enum LineEvent<T> {
     Skipped(Skipped),
 }
 
-/// A decoded item with the validated JSON it came from.
+/// A decoded item.
+///
+/// It carries no `serde_json::Value`: a clean line goes from its text straight to `T`. For the
+/// validated JSON of each item, use [`ValueDecoder`].
 #[derive(Debug, Clone)]
 pub struct Item<T> {
     /// The typed value.
     pub value: T,
-    /// The validated JSON (after repairs), for deduplication and reporting.
-    pub json: Value,
     /// 1-based line where the item starts.
     pub line: usize,
     /// Repairs made to this item.

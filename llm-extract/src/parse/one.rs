@@ -2,7 +2,7 @@
 
 use super::envelope::{self, Candidate};
 use super::pipeline::{self, best_rejection, extracted, Accepted, Pipeline, Rejection};
-use super::{ParseError, ParseOptions, Parsed, Repair, RepairKind};
+use super::{typed, ParseError, ParseOptions, Parsed, Repair, RepairKind};
 use crate::schema::SchemaSet;
 use crate::Extract;
 use serde_json::Value;
@@ -36,9 +36,16 @@ pub fn parse<T: Extract>(text: &str) -> Result<Parsed<T>, ParseError> {
 
 /// Parses one value of `T`.
 ///
-/// With [`ParseOptions::validate`] off, clean JSON goes straight to `serde_json::from_str::<T>`.
+/// Clean JSON goes straight from the text to `T`: with [`ParseOptions::validate`] off through
+/// `serde_json::from_str::<T>`, with it on through a deserializer that checks the schema as it reads
+/// (so does one clean value alone in prose or a fence). Anything else, or anything that check is
+/// not sure of, takes the full path: the lenient parser, validation, coercion, located errors.
 pub fn parse_with<T: Extract>(text: &str, options: &ParseOptions) -> Result<Parsed<T>, ParseError> {
-    if !options.validate {
+    if options.validate {
+        if let Some(parsed) = clean::<T>(text, options) {
+            return Ok(parsed);
+        }
+    } else {
         match serde_json::from_str::<T>(text) {
             Ok(value) => {
                 return Ok(Parsed {
@@ -66,6 +73,46 @@ pub fn parse_with<T: Extract>(text: &str, options: &ParseOptions) -> Result<Pars
             raw: text.to_owned(),
         }),
     }
+}
+
+/// `T` validated while it is deserialized, when `text` is clean JSON, or (unless strict) one clean
+/// JSON value alone in prose or a fence; `None` sends the text down the full path.
+fn clean<T: Extract>(text: &str, options: &ParseOptions) -> Option<Parsed<T>> {
+    let schema = T::schema();
+    let plan = schema.plan()?;
+    if let Some(value) = typed::from_str::<T>(text, plan) {
+        return Some(Parsed {
+            value,
+            repairs: Vec::new(),
+        });
+    }
+    if options.strict || !pipeline::wants_container(schema.generic()) {
+        return None;
+    }
+    let (start, envelope_repair) = envelope::body_start(text);
+    let (from, to) = envelope::lone_value(text, start)?;
+    let value = typed::from_str::<T>(text.get(from..to)?, plan)?;
+    Some(Parsed {
+        value,
+        repairs: envelope_repairs(text, envelope_repair, Some((from, to))),
+    })
+}
+
+/// The repairs of a value found in `text`: the envelope's (a thinking block, a BOM), then taking
+/// the value at `span` out of the text around it, when there was text around it.
+fn envelope_repairs(
+    text: &str,
+    envelope_repair: Option<Repair>,
+    span: Option<(usize, usize)>,
+) -> Vec<Repair> {
+    let mut repairs: Vec<Repair> = envelope_repair.into_iter().collect();
+    if let Some((s, e)) = span {
+        let whole = (text.len() - text.trim_start().len(), text.trim().len());
+        if (s, e - s) != whole {
+            repairs.push(extracted(s, e));
+        }
+    }
+    repairs
 }
 
 /// Parses one value against a runtime schema, returning validated JSON.
@@ -99,14 +146,7 @@ fn lenient(pipeline: &Pipeline<'_>, text: &str) -> Result<Accepted, ParseError> 
         });
     }
     let with_envelope = |mut accepted: Accepted, span: Option<(usize, usize)>| {
-        let mut repairs: Vec<Repair> = envelope_repair.iter().cloned().collect();
-        if let Some((s, e)) = span {
-            let trimmed = text.trim();
-            let whole = (text.len() - text.trim_start().len(), trimmed.len());
-            if (s, e - s) != whole {
-                repairs.push(extracted(s, e));
-            }
-        }
+        let mut repairs = envelope_repairs(text, envelope_repair.clone(), span);
         repairs.append(&mut accepted.repairs);
         accepted.repairs = repairs;
         accepted

@@ -91,6 +91,7 @@ pub struct SchemaSet {
     line_instructions: OnceLock<String>,
     rendered: [[Rendered; 3]; 3],
     validator: OnceLock<Result<crate::validate::Validator, SchemaError>>,
+    plan: OnceLock<Option<crate::parse::typed::Plan>>,
 }
 
 impl std::fmt::Debug for SchemaSet {
@@ -121,6 +122,7 @@ impl SchemaSet {
             line_instructions: OnceLock::new(),
             rendered: Default::default(),
             validator: OnceLock::new(),
+            plan: OnceLock::new(),
         }
     }
 
@@ -179,5 +181,16 @@ impl SchemaSet {
             .get_or_init(|| crate::validate::Validator::new(&self.generic))
             .as_ref()
             .map_err(Clone::clone)
+    }
+
+    /// The plan that validates clean JSON while it is deserialized, built once; `None` when the
+    /// schema uses something the plan does not model (its values then take the full path).
+    pub(crate) fn plan(&self) -> Option<&crate::parse::typed::Plan> {
+        self.plan
+            .get_or_init(|| {
+                self.validator().ok()?;
+                crate::parse::typed::Plan::compile(&self.generic)
+            })
+            .as_ref()
     }
 }

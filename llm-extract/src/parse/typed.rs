@@ -1,0 +1,1336 @@
+//! Validation while deserializing: clean JSON goes from text straight to `T` through serde, and a
+//! plan compiled from the schema checks every value as serde reads it, so no `serde_json::Value`
+//! is built for an answer that is already right.
+//!
+//! The plan is an optimisation held to one rule: it accepts a value only if the compiled
+//! `jsonschema` validator accepts it too. Whatever it is not sure of (a keyword it does not model, a
+//! tag that is not the first key of its object, a number too large to compare exactly, a
+//! violation) makes it give up, and the caller takes the full path (`Value`, validator, coercion,
+//! located errors), which decides. Giving up costs the time spent so far; it never changes a result.
+//!
+//! - Modelled: `type`, `enum`, `const`, `minLength`/`maxLength`, `minimum`/`maximum` and their
+//!   exclusive forms, `items`, `minItems`/`maxItems`, `uniqueItems` over scalars, `properties`,
+//!   `required`, `additionalProperties`, `anyOf` of a schema and `null`, and the `oneOf` of an
+//!   internally tagged enum (objects told apart by a `const` first property). `pattern` and `format`
+//!   are checked by a small `jsonschema` validator of their own, so their semantics are the
+//!   validator's. Annotations (`description`, `examples`, `x-...`) are ignored, as the validator does.
+//! - A schema with any other keyword has no plan, and its values always take the full path.
+
+use crate::validate::Validator;
+use serde::de::value::{BorrowedStrDeserializer, StrDeserializer, StringDeserializer};
+use serde::de::{
+    self, DeserializeOwned, DeserializeSeed, Deserializer, EnumAccess, Error as _, MapAccess,
+    SeqAccess, Visitor,
+};
+use serde_json::{Map, Number, Value};
+use std::cell::Cell;
+use std::cmp::Ordering;
+use std::fmt;
+use std::hash::{DefaultHasher, Hash, Hasher};
+
+/// What the deserializer reports when it gives up (never shown: the caller takes the full path).
+const GIVE_UP: &str = "the value needs the full validation path";
+
+/// The largest integer every `f64` comparison handles exactly.
+const EXACT: u64 = 1 << 53;
+
+/// A schema compiled for checking values while they are deserialized.
+#[derive(Debug)]
+pub(crate) struct Plan {
+    root: Node,
+}
+
+impl Plan {
+    /// The plan of `schema`, or `None` when the schema uses something the plan does not model.
+    pub(crate) fn compile(schema: &Value) -> Option<Plan> {
+        Some(Plan {
+            root: Node::compile(schema)?,
+        })
+    }
+}
+
+/// `text` as a validated `T`, if it is one clean JSON value that the plan accepts; `None` otherwise
+/// (the caller then takes the full path).
+pub(crate) fn from_str<T: DeserializeOwned>(text: &str, plan: &Plan) -> Option<T> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let value = T::deserialize(Validating {
+        de: &mut de,
+        check: Check::value(&plan.root),
+    })
+    .ok()?;
+    de.end().ok()?;
+    Some(value)
+}
+
+#[derive(Debug)]
+enum Node {
+    /// `{}` or `true`: anything.
+    Any,
+    Typed(Box<Typed>),
+    /// `anyOf: [X, {"type": "null"}]`.
+    OrNull(Box<Node>),
+    Tagged(Box<Tagged>),
+}
+
+/// JSON types, as bits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Types(u8);
+
+impl Types {
+    const NULL: u8 = 1;
+    const BOOLEAN: u8 = 2;
+    const INTEGER: u8 = 4;
+    const NUMBER: u8 = 8;
+    const STRING: u8 = 16;
+    const ARRAY: u8 = 32;
+    const OBJECT: u8 = 64;
+    const ALL: Types = Types(127);
+
+    fn named(name: &str) -> Option<u8> {
+        Some(match name {
+            "null" => Self::NULL,
+            "boolean" => Self::BOOLEAN,
+            "integer" => Self::INTEGER,
+            "number" => Self::NUMBER,
+            "string" => Self::STRING,
+            "array" => Self::ARRAY,
+            "object" => Self::OBJECT,
+            _ => return None,
+        })
+    }
+
+    fn has(self, bits: u8) -> bool {
+        self.0 & bits != 0
+    }
+}
+
+#[derive(Debug)]
+struct Typed {
+    types: Types,
+    /// `enum`, or `const` as a one-element list: scalars only.
+    choices: Option<Vec<Value>>,
+    min_length: Option<u64>,
+    max_length: Option<u64>,
+    /// `pattern` and `format`, checked by the validator itself.
+    text: Option<Validator>,
+    minimum: Option<Number>,
+    maximum: Option<Number>,
+    exclusive_minimum: Option<Number>,
+    exclusive_maximum: Option<Number>,
+    array: Option<Items>,
+    object: Option<Object>,
+}
+
+#[derive(Debug)]
+struct Items {
+    node: Node,
+    min: Option<u64>,
+    max: Option<u64>,
+    unique: bool,
+}
+
+#[derive(Debug)]
+struct Object {
+    properties: Vec<(String, Node)>,
+    /// Bit `i` set: property `i` is required.
+    required: u64,
+    additional: Additional,
+}
+
+#[derive(Debug)]
+enum Additional {
+    Allowed,
+    Denied,
+    Checked(Node),
+}
+
+/// The `oneOf` of an internally tagged enum.
+#[derive(Debug)]
+struct Tagged {
+    tag: String,
+    /// Each variant's tag value and object (whose properties include the tag).
+    variants: Vec<(String, Object)>,
+    nullable: bool,
+}
+
+/// Keywords that do not validate.
+fn is_annotation(key: &str) -> bool {
+    matches!(
+        key,
+        "description"
+            | "title"
+            | "examples"
+            | "default"
+            | "$comment"
+            | "$schema"
+            | "deprecated"
+            | "readOnly"
+            | "writeOnly"
+    ) || key.starts_with("x-")
+}
+
+impl Node {
+    fn compile(schema: &Value) -> Option<Node> {
+        let map = match schema {
+            Value::Bool(true) => return Some(Node::Any),
+            Value::Object(map) => map,
+            _ => return None,
+        };
+        let keywords: Vec<&str> = map
+            .keys()
+            .map(String::as_str)
+            .filter(|k| !is_annotation(k))
+            .collect();
+        if keywords.is_empty() {
+            return Some(Node::Any);
+        }
+        if let [only] = keywords.as_slice() {
+            if let Some(branches) = map.get(*only).and_then(Value::as_array) {
+                match *only {
+                    "anyOf" => return or_null(branches).or_else(|| tagged(branches)),
+                    "oneOf" => return tagged(branches),
+                    _ => {}
+                }
+            }
+        }
+        Typed::compile(map).map(|typed| Node::Typed(Box::new(typed)))
+    }
+
+    /// Whether every value of this node is a scalar (so `uniqueItems` can compare hashes).
+    fn is_scalar(&self) -> bool {
+        match self {
+            Node::Typed(typed) => !typed.types.has(Types::ARRAY | Types::OBJECT),
+            Node::OrNull(inner) => inner.is_scalar(),
+            Node::Any | Node::Tagged(_) => false,
+        }
+    }
+
+    fn accepts_null(&self) -> bool {
+        match self {
+            Node::Any | Node::OrNull(_) => true,
+            Node::Typed(typed) => typed.types.has(Types::NULL) && typed.allows(&Value::Null),
+            Node::Tagged(tagged) => tagged.nullable,
+        }
+    }
+
+    /// The node non-null values are checked against.
+    fn present(&self) -> &Node {
+        match self {
+            Node::OrNull(inner) => inner.present(),
+            node => node,
+        }
+    }
+
+    fn typed(&self) -> Option<&Typed> {
+        match self.present() {
+            Node::Typed(typed) => Some(typed),
+            _ => None,
+        }
+    }
+}
+
+/// `anyOf: [X, {"type": "null"}]` in either order.
+fn or_null(branches: &[Value]) -> Option<Node> {
+    let is_null = |b: &Value| b.get("type").and_then(Value::as_str) == Some("null");
+    match branches {
+        [a, b] if is_null(b) && !is_null(a) => Some(Node::OrNull(Box::new(Node::compile(a)?))),
+        [a, b] if is_null(a) && !is_null(b) => Some(Node::OrNull(Box::new(Node::compile(b)?))),
+        _ => None,
+    }
+}
+
+/// The branches of an internally tagged enum: closed objects whose first property is the same
+/// key with a distinct string `const`, required; optionally one `{"type": "null"}` branch.
+fn tagged(branches: &[Value]) -> Option<Node> {
+    let mut tag: Option<&str> = None;
+    let mut variants = Vec::new();
+    let mut nullable = false;
+    for branch in branches {
+        if branch.get("type").and_then(Value::as_str) == Some("null")
+            && branch.as_object().is_some_and(|m| m.len() == 1)
+        {
+            nullable = true;
+            continue;
+        }
+        let (key, first) = branch.get("properties")?.as_object()?.iter().next()?;
+        let value = first.get("const")?.as_str()?;
+        if tag.is_some_and(|t| t != key) || variants.iter().any(|(v, _)| v == value) {
+            return None;
+        }
+        tag = Some(key);
+        let Node::Typed(typed) = Node::compile(branch)? else {
+            return None;
+        };
+        let typed = *typed;
+        let object = typed.object?;
+        // The branch must be an object and nothing else, with its tag required.
+        if typed.types != Types(Types::OBJECT) || object.required & 1 == 0 {
+            return None;
+        }
+        variants.push((value.to_owned(), object));
+    }
+    Some(Node::Tagged(Box::new(Tagged {
+        tag: tag?.to_owned(),
+        variants,
+        nullable,
+    })))
+}
+
+fn uint(map: &Map<String, Value>, key: &str) -> Result<Option<u64>, ()> {
+    match map.get(key) {
+        None => Ok(None),
+        Some(value) => value.as_u64().map(Some).ok_or(()),
+    }
+}
+
+fn number(map: &Map<String, Value>, key: &str) -> Result<Option<Number>, ()> {
+    match map.get(key) {
+        None => Ok(None),
+        Some(Value::Number(n)) => Ok(Some(n.clone())),
+        Some(_) => Err(()),
+    }
+}
+
+impl Typed {
+    fn compile(map: &Map<String, Value>) -> Option<Typed> {
+        const KNOWN: &[&str] = &[
+            "type",
+            "enum",
+            "const",
+            "pattern",
+            "format",
+            "minLength",
+            "maxLength",
+            "minimum",
+            "maximum",
+            "exclusiveMinimum",
+            "exclusiveMaximum",
+            "items",
+            "minItems",
+            "maxItems",
+            "uniqueItems",
+            "properties",
+            "required",
+            "additionalProperties",
+        ];
+        if map
+            .keys()
+            .any(|k| !is_annotation(k) && !KNOWN.contains(&k.as_str()))
+        {
+            return None;
+        }
+        let types = match map.get("type") {
+            None => Types::ALL,
+            Some(Value::String(name)) => Types(Types::named(name)?),
+            Some(Value::Array(names)) => {
+                let mut bits = 0;
+                for name in names {
+                    bits |= Types::named(name.as_str()?)?;
+                }
+                Types(bits)
+            }
+            Some(_) => return None,
+        };
+        let choices = match (map.get("enum"), map.get("const")) {
+            (Some(_), Some(_)) => return None,
+            (Some(Value::Array(values)), None) => Some(values.clone()),
+            (Some(_), None) => return None,
+            (None, Some(value)) => Some(vec![value.clone()]),
+            (None, None) => None,
+        };
+        if choices
+            .iter()
+            .flatten()
+            .any(|v| v.is_array() || v.is_object())
+        {
+            return None;
+        }
+        let text = if map.contains_key("pattern") || map.contains_key("format") {
+            let mut leaf = Map::new();
+            for key in ["pattern", "format"] {
+                if let Some(value) = map.get(key) {
+                    leaf.insert(key.to_owned(), value.clone());
+                }
+            }
+            Some(Validator::new(&Value::Object(leaf)).ok()?)
+        } else {
+            None
+        };
+        let array = Self::items(map)?;
+        let object = Self::object(map)?;
+        Some(Typed {
+            types,
+            choices,
+            min_length: uint(map, "minLength").ok()?,
+            max_length: uint(map, "maxLength").ok()?,
+            text,
+            minimum: number(map, "minimum").ok()?,
+            maximum: number(map, "maximum").ok()?,
+            exclusive_minimum: number(map, "exclusiveMinimum").ok()?,
+            exclusive_maximum: number(map, "exclusiveMaximum").ok()?,
+            array,
+            object,
+        })
+    }
+
+    /// The array keywords; `Some(None)` when there are none, `None` when they cannot be planned.
+    fn items(map: &Map<String, Value>) -> Option<Option<Items>> {
+        let unique = match map.get("uniqueItems") {
+            None | Some(Value::Bool(false)) => false,
+            Some(Value::Bool(true)) => true,
+            Some(_) => return None,
+        };
+        let min = uint(map, "minItems").ok()?;
+        let max = uint(map, "maxItems").ok()?;
+        let node = match map.get("items") {
+            Some(items) => Node::compile(items)?,
+            None if min.is_none() && max.is_none() && !unique => return Some(None),
+            None => Node::Any,
+        };
+        if unique && !node.is_scalar() {
+            return None;
+        }
+        Some(Some(Items {
+            node,
+            min,
+            max,
+            unique,
+        }))
+    }
+
+    /// The object keywords; `Some(None)` when there are none, `None` when they cannot be planned.
+    fn object(map: &Map<String, Value>) -> Option<Option<Object>> {
+        if !["properties", "required", "additionalProperties"]
+            .iter()
+            .any(|k| map.contains_key(*k))
+        {
+            return Some(None);
+        }
+        let mut properties = Vec::new();
+        if let Some(declared) = map.get("properties") {
+            for (name, schema) in declared.as_object()? {
+                properties.push((name.clone(), Node::compile(schema)?));
+            }
+        }
+        if properties.len() > 64 {
+            return None;
+        }
+        let mut required = 0u64;
+        for name in map
+            .get("required")
+            .map_or(Some(&[][..]), |r| r.as_array().map(Vec::as_slice))?
+        {
+            let index = properties
+                .iter()
+                .position(|(p, _)| Some(p.as_str()) == name.as_str())?;
+            required |= 1 << index;
+        }
+        let additional = match map.get("additionalProperties") {
+            None | Some(Value::Bool(true)) => Additional::Allowed,
+            Some(Value::Bool(false)) => Additional::Denied,
+            Some(schema) => Additional::Checked(Node::compile(schema)?),
+        };
+        Some(Some(Object {
+            properties,
+            required,
+            additional,
+        }))
+    }
+
+    /// Whether `value` is one of the choices (or there are none).
+    fn allows(&self, value: &Value) -> bool {
+        self.choices
+            .as_ref()
+            .is_none_or(|choices| choices.iter().any(|choice| same(choice, value)))
+    }
+
+    fn accepts_bool(&self, b: bool) -> bool {
+        self.types.has(Types::BOOLEAN) && self.allows(&Value::Bool(b))
+    }
+
+    fn accepts_number(&self, n: Num) -> bool {
+        let is_integer = match n {
+            Num::U(_) | Num::I(_) => true,
+            Num::F(f) => f.is_finite() && f.fract() == 0.0,
+        };
+        let typed = self.types.has(Types::NUMBER) || (is_integer && self.types.has(Types::INTEGER));
+        let within = |bound: &Option<Number>, ok: fn(Ordering) -> bool| {
+            bound.as_ref().is_none_or(|b| n.compare(b).is_some_and(ok))
+        };
+        typed
+            && within(&self.minimum, Ordering::is_ge)
+            && within(&self.maximum, Ordering::is_le)
+            && within(&self.exclusive_minimum, Ordering::is_gt)
+            && within(&self.exclusive_maximum, Ordering::is_lt)
+            && self.choices.as_ref().is_none_or(|choices| {
+                choices
+                    .iter()
+                    .any(|c| matches!(c, Value::Number(c) if n.compare(c) == Some(Ordering::Equal)))
+            })
+    }
+
+    fn accepts_str(&self, s: &str) -> bool {
+        if !self.types.has(Types::STRING) {
+            return false;
+        }
+        if self.min_length.is_some() || self.max_length.is_some() {
+            // Lengths count Unicode scalar values, as the validator does; bytes bound them.
+            let bytes = s.len() as u64;
+            let short_enough = self
+                .max_length
+                .is_none_or(|max| bytes <= max || (s.chars().count() as u64) <= max);
+            let long_enough = self.min_length.is_none_or(|min| {
+                bytes >= min && (bytes / 4 >= min || (s.chars().count() as u64) >= min)
+            });
+            if !short_enough || !long_enough {
+                return false;
+            }
+        }
+        let chosen = self
+            .choices
+            .as_ref()
+            .is_none_or(|choices| choices.iter().any(|c| c.as_str() == Some(s)));
+        chosen
+            && self
+                .text
+                .as_ref()
+                .is_none_or(|text| text.is_valid(&Value::String(s.to_owned())))
+    }
+}
+
+/// Equality of scalars as the validator sees it (numbers by value).
+fn same(choice: &Value, value: &Value) -> bool {
+    match (choice, value) {
+        (Value::Number(a), Value::Number(b)) => {
+            Num::of(b).and_then(|b| b.compare(a)) == Some(Ordering::Equal)
+        }
+        (a, b) => a == b,
+    }
+}
+
+/// A number as serde_json hands it over.
+#[derive(Debug, Clone, Copy)]
+enum Num {
+    U(u64),
+    I(i64),
+    F(f64),
+}
+
+impl Num {
+    fn of(n: &Number) -> Option<Num> {
+        n.as_u64()
+            .map(Num::U)
+            .or_else(|| n.as_i64().map(Num::I))
+            .or_else(|| n.as_f64().map(Num::F))
+    }
+
+    /// How `self` compares with `bound`, when that can be told exactly.
+    fn compare(self, bound: &Number) -> Option<Ordering> {
+        let bound = Num::of(bound)?;
+        match (self, bound) {
+            (Num::U(a), Num::U(b)) => Some(a.cmp(&b)),
+            (Num::I(a), Num::I(b)) => Some(a.cmp(&b)),
+            // serde_json hands over a non-negative integer as U, a negative one as I.
+            (Num::U(_), Num::I(_)) => Some(Ordering::Greater),
+            (Num::I(_), Num::U(_)) => Some(Ordering::Less),
+            (a, b) => a.exact()?.partial_cmp(&b.exact()?),
+        }
+    }
+
+    /// As an `f64`, when that loses nothing.
+    fn exact(self) -> Option<f64> {
+        match self {
+            Num::U(u) if u <= EXACT => Some(u as f64),
+            Num::I(i) if i.unsigned_abs() <= EXACT => Some(i as f64),
+            Num::F(f) if f.is_finite() => Some(f),
+            _ => None,
+        }
+    }
+}
+
+/// What a slot of a map learned from the key just read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Slot {
+    Unset,
+    /// The key names property `i` of the current object.
+    Property(usize),
+    /// Not a property; `additionalProperties` is a schema.
+    Additional,
+    /// Not a property; anything goes.
+    Unchecked,
+    /// The discriminator of a tagged union.
+    Tag,
+}
+
+/// Where the keys of the object being read are looked up.
+#[derive(Clone, Copy)]
+enum Keys<'a> {
+    Object(&'a Object),
+    /// A tagged union before its tag: the first key must be the tag.
+    Tag(&'a str),
+}
+
+/// What a wrapped deserializer checks.
+#[derive(Clone, Copy)]
+enum Check<'a> {
+    /// A value against a node; a scalar leaves its hash in `hash` (for `uniqueItems`).
+    Value {
+        node: &'a Node,
+        hash: Option<&'a Cell<Option<u64>>>,
+    },
+    /// An object key: which property it names goes to `slot`.
+    Key {
+        keys: Keys<'a>,
+        slot: &'a Cell<Slot>,
+    },
+    /// The discriminator of a tagged union: the variant it names goes to `variant`.
+    Tag {
+        tagged: &'a Tagged,
+        variant: &'a Cell<Option<usize>>,
+    },
+}
+
+impl<'a> Check<'a> {
+    fn value(node: &'a Node) -> Self {
+        Check::Value { node, hash: None }
+    }
+
+    /// Whether the check is a no-op (the deserializer is forwarded untouched).
+    fn is_any(self) -> bool {
+        matches!(
+            self,
+            Check::Value {
+                node: Node::Any,
+                ..
+            }
+        )
+    }
+
+    fn scalar<E: de::Error>(self, accepted: bool, hash: impl FnOnce() -> u64) -> Result<(), E> {
+        match self {
+            Check::Value { hash: slot, .. } if accepted => {
+                if let Some(slot) = slot {
+                    slot.set(Some(hash()));
+                }
+                Ok(())
+            }
+            _ => Err(E::custom(GIVE_UP)),
+        }
+    }
+
+    fn string<E: de::Error>(self, s: &str) -> Result<(), E> {
+        match self {
+            Check::Value { node, .. } => {
+                let accepted = node.typed().is_some_and(|t| t.accepts_str(s));
+                self.scalar(accepted, || hash_of((3u8, s)))
+            }
+            Check::Key { keys, slot } => {
+                let found = match keys {
+                    Keys::Tag(tag) if tag == s => Slot::Tag,
+                    Keys::Tag(_) => return Err(E::custom(GIVE_UP)),
+                    Keys::Object(object) => {
+                        match object.properties.iter().position(|(p, _)| p == s) {
+                            Some(index) => Slot::Property(index),
+                            None => match object.additional {
+                                Additional::Allowed => Slot::Unchecked,
+                                Additional::Checked(_) => Slot::Additional,
+                                Additional::Denied => return Err(E::custom(GIVE_UP)),
+                            },
+                        }
+                    }
+                };
+                slot.set(found);
+                Ok(())
+            }
+            Check::Tag { tagged, variant } => {
+                let index = tagged
+                    .variants
+                    .iter()
+                    .position(|(v, _)| v == s)
+                    .ok_or_else(|| E::custom(GIVE_UP))?;
+                variant.set(Some(index));
+                Ok(())
+            }
+        }
+    }
+
+    fn number<E: de::Error>(self, n: Num) -> Result<(), E> {
+        let accepted = match self {
+            Check::Value { node, .. } => node.typed().is_some_and(|t| t.accepts_number(n)),
+            _ => false,
+        };
+        // Equal numbers hash alike whatever their form; inexact ones give up on uniqueness.
+        let key = n
+            .exact()
+            .map(|f| if f == 0.0 { 0.0f64 } else { f }.to_bits());
+        match (accepted, key) {
+            (true, None) if matches!(self, Check::Value { hash: Some(_), .. }) => {
+                Err(E::custom(GIVE_UP))
+            }
+            _ => self.scalar(accepted, || hash_of((2u8, key.unwrap_or_default()))),
+        }
+    }
+
+    fn boolean<E: de::Error>(self, b: bool) -> Result<(), E> {
+        let accepted = match self {
+            Check::Value { node, .. } => node.typed().is_some_and(|t| t.accepts_bool(b)),
+            _ => false,
+        };
+        self.scalar(accepted, || hash_of((1u8, b)))
+    }
+
+    fn null<E: de::Error>(self) -> Result<(), E> {
+        let accepted = match self {
+            Check::Value { node, .. } => node.accepts_null(),
+            _ => false,
+        };
+        self.scalar(accepted, || hash_of(0u8))
+    }
+}
+
+fn hash_of(value: impl Hash) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    value.hash(&mut hasher);
+    hasher.finish()
+}
+
+/// A deserializer that checks what it hands over.
+struct Validating<'a, D> {
+    de: D,
+    check: Check<'a>,
+}
+
+/// A visitor that checks what it is given before passing it on.
+struct Checked<'a, V> {
+    visitor: V,
+    check: Check<'a>,
+}
+
+macro_rules! forward {
+    ($($method:ident($($arg:ident: $ty:ty),*);)*) => {
+        $(
+            fn $method<V: Visitor<'de>>(self, $($arg: $ty,)* visitor: V) -> Result<V::Value, D::Error> {
+                if self.check.is_any() {
+                    return self.de.$method($($arg,)* visitor);
+                }
+                self.de.$method($($arg,)* Checked { visitor, check: self.check })
+            }
+        )*
+    };
+}
+
+impl<'de, D: Deserializer<'de>> Deserializer<'de> for Validating<'_, D> {
+    type Error = D::Error;
+
+    forward! {
+        deserialize_any();
+        deserialize_bool();
+        deserialize_i8();
+        deserialize_i16();
+        deserialize_i32();
+        deserialize_i64();
+        deserialize_i128();
+        deserialize_u8();
+        deserialize_u16();
+        deserialize_u32();
+        deserialize_u64();
+        deserialize_u128();
+        deserialize_f32();
+        deserialize_f64();
+        deserialize_char();
+        deserialize_str();
+        deserialize_string();
+        deserialize_bytes();
+        deserialize_byte_buf();
+        deserialize_option();
+        deserialize_unit();
+        deserialize_unit_struct(name: &'static str);
+        deserialize_newtype_struct(name: &'static str);
+        deserialize_seq();
+        deserialize_tuple(len: usize);
+        deserialize_tuple_struct(name: &'static str, len: usize);
+        deserialize_map();
+        deserialize_struct(name: &'static str, fields: &'static [&'static str]);
+        deserialize_identifier();
+        deserialize_ignored_any();
+    }
+
+    /// Our schemas hold only fieldless enums, which JSON writes as strings: read a string, check
+    /// it, and hand it to the enum's visitor.
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        variants: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, D::Error> {
+        if self.check.is_any() {
+            return self.de.deserialize_enum(name, variants, visitor);
+        }
+        self.de.deserialize_str(UnitVariant {
+            visitor,
+            check: self.check,
+        })
+    }
+
+    fn is_human_readable(&self) -> bool {
+        self.de.is_human_readable()
+    }
+}
+
+impl<'de, V: Visitor<'de>> Visitor<'de> for Checked<'_, V> {
+    type Value = V::Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.visitor.expecting(f)
+    }
+
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<V::Value, E> {
+        self.check.boolean(v)?;
+        self.visitor.visit_bool(v)
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<V::Value, E> {
+        self.check.number(Num::I(v))?;
+        self.visitor.visit_i64(v)
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<V::Value, E> {
+        self.check.number(Num::U(v))?;
+        self.visitor.visit_u64(v)
+    }
+
+    fn visit_i128<E: de::Error>(self, _: i128) -> Result<V::Value, E> {
+        Err(E::custom(GIVE_UP))
+    }
+
+    fn visit_u128<E: de::Error>(self, _: u128) -> Result<V::Value, E> {
+        Err(E::custom(GIVE_UP))
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<V::Value, E> {
+        self.check.number(Num::F(v))?;
+        self.visitor.visit_f64(v)
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<V::Value, E> {
+        self.check.string(v)?;
+        self.visitor.visit_str(v)
+    }
+
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<V::Value, E> {
+        self.check.string(v)?;
+        self.visitor.visit_borrowed_str(v)
+    }
+
+    fn visit_string<E: de::Error>(self, v: String) -> Result<V::Value, E> {
+        self.check.string(&v)?;
+        self.visitor.visit_string(v)
+    }
+
+    fn visit_bytes<E: de::Error>(self, _: &[u8]) -> Result<V::Value, E> {
+        Err(E::custom(GIVE_UP))
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<V::Value, E> {
+        self.check.null()?;
+        self.visitor.visit_none()
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<V::Value, E> {
+        self.check.null()?;
+        self.visitor.visit_unit()
+    }
+
+    fn visit_some<D2: Deserializer<'de>>(self, de: D2) -> Result<V::Value, D2::Error> {
+        self.visitor.visit_some(Validating {
+            de,
+            check: self.check,
+        })
+    }
+
+    fn visit_newtype_struct<D2: Deserializer<'de>>(self, de: D2) -> Result<V::Value, D2::Error> {
+        self.visitor.visit_newtype_struct(Validating {
+            de,
+            check: self.check,
+        })
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<V::Value, A::Error> {
+        let Check::Value { node, .. } = self.check else {
+            return Err(A::Error::custom(GIVE_UP));
+        };
+        let typed = node.typed().filter(|t| t.types.has(Types::ARRAY));
+        let Some(typed) = typed else {
+            return Err(A::Error::custom(GIVE_UP));
+        };
+        let Some(items) = &typed.array else {
+            return self.visitor.visit_seq(seq);
+        };
+        let state = SeqState::default();
+        let value = self.visitor.visit_seq(CheckedSeq {
+            seq,
+            items,
+            state: &state,
+            hashes: Vec::new(),
+        })?;
+        let count = state.count.get();
+        if !state.done.get() || items.min.is_some_and(|min| count < min) {
+            return Err(A::Error::custom(GIVE_UP));
+        }
+        Ok(value)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<V::Value, A::Error> {
+        let Check::Value { node, .. } = self.check else {
+            return Err(A::Error::custom(GIVE_UP));
+        };
+        let shape = match node.present() {
+            Node::Tagged(tagged) => Shape::Tagged(tagged),
+            Node::Typed(typed) if typed.types.has(Types::OBJECT) => match &typed.object {
+                Some(object) => Shape::Object(object),
+                None => return self.visitor.visit_map(map),
+            },
+            _ => return Err(A::Error::custom(GIVE_UP)),
+        };
+        let state = MapState::default();
+        let value = self.visitor.visit_map(CheckedMap {
+            map,
+            shape,
+            state: &state,
+        })?;
+        let object = match (shape, state.variant.get()) {
+            (Shape::Object(object), _) => object,
+            (Shape::Tagged(tagged), Some(index)) => match tagged.variants.get(index) {
+                Some((_, object)) => object,
+                None => return Err(A::Error::custom(GIVE_UP)),
+            },
+            (Shape::Tagged(_), None) => return Err(A::Error::custom(GIVE_UP)),
+        };
+        if !state.done.get() || object.required & !state.seen.get() != 0 {
+            return Err(A::Error::custom(GIVE_UP));
+        }
+        Ok(value)
+    }
+
+    fn visit_enum<A: EnumAccess<'de>>(self, _: A) -> Result<V::Value, A::Error> {
+        Err(A::Error::custom(GIVE_UP))
+    }
+}
+
+/// A string read for a fieldless enum: checked, then handed to the enum's visitor as its variant.
+struct UnitVariant<'a, V> {
+    visitor: V,
+    check: Check<'a>,
+}
+
+impl<'de, V: Visitor<'de>> Visitor<'de> for UnitVariant<'_, V> {
+    type Value = V::Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.visitor.expecting(f)
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<V::Value, E> {
+        self.check.string(v)?;
+        self.visitor.visit_enum(StrDeserializer::<E>::new(v))
+    }
+
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<V::Value, E> {
+        self.check.string(v)?;
+        self.visitor
+            .visit_enum(BorrowedStrDeserializer::<E>::new(v))
+    }
+
+    fn visit_string<E: de::Error>(self, v: String) -> Result<V::Value, E> {
+        self.check.string(&v)?;
+        self.visitor.visit_enum(StringDeserializer::<E>::new(v))
+    }
+}
+
+/// A seed whose deserializer checks.
+struct Seeded<'a, S> {
+    seed: S,
+    check: Check<'a>,
+}
+
+impl<'de, S: DeserializeSeed<'de>> DeserializeSeed<'de> for Seeded<'_, S> {
+    type Value = S::Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<S::Value, D::Error> {
+        self.seed.deserialize(Validating {
+            de,
+            check: self.check,
+        })
+    }
+}
+
+#[derive(Default)]
+struct SeqState {
+    count: Cell<u64>,
+    done: Cell<bool>,
+    hash: Cell<Option<u64>>,
+}
+
+struct CheckedSeq<'s, A> {
+    seq: A,
+    items: &'s Items,
+    state: &'s SeqState,
+    hashes: Vec<u64>,
+}
+
+impl<'de, A: SeqAccess<'de>> SeqAccess<'de> for CheckedSeq<'_, A> {
+    type Error = A::Error;
+
+    fn next_element_seed<S: DeserializeSeed<'de>>(
+        &mut self,
+        seed: S,
+    ) -> Result<Option<S::Value>, A::Error> {
+        let check = Check::Value {
+            node: &self.items.node,
+            hash: self.items.unique.then_some(&self.state.hash),
+        };
+        let Some(element) = self.seq.next_element_seed(Seeded { seed, check })? else {
+            self.state.done.set(true);
+            return Ok(None);
+        };
+        let count = self.state.count.get() + 1;
+        self.state.count.set(count);
+        if self.items.max.is_some_and(|max| count > max) {
+            return Err(A::Error::custom(GIVE_UP));
+        }
+        if self.items.unique {
+            // Equal hashes may be equal values: give up rather than guess.
+            match self.state.hash.take() {
+                Some(hash) if !self.hashes.contains(&hash) => self.hashes.push(hash),
+                _ => return Err(A::Error::custom(GIVE_UP)),
+            }
+        }
+        Ok(Some(element))
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        self.seq.size_hint()
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Shape<'a> {
+    Object(&'a Object),
+    Tagged(&'a Tagged),
+}
+
+#[derive(Default)]
+struct MapState {
+    /// Bit `i`: property `i` of the object was present.
+    seen: Cell<u64>,
+    done: Cell<bool>,
+    /// The variant a tagged union's tag chose.
+    variant: Cell<Option<usize>>,
+    slot: Cell<Option<Slot>>,
+}
+
+struct CheckedMap<'s, A> {
+    map: A,
+    shape: Shape<'s>,
+    state: &'s MapState,
+}
+
+impl<'s, A> CheckedMap<'s, A> {
+    /// The object keys are looked up in now: a tagged union's variant once its tag is read.
+    fn object(&self) -> Option<&'s Object> {
+        match self.shape {
+            Shape::Object(object) => Some(object),
+            Shape::Tagged(tagged) => {
+                let index = self.state.variant.get()?;
+                tagged.variants.get(index).map(|(_, object)| object)
+            }
+        }
+    }
+}
+
+impl<'de, A: MapAccess<'de>> MapAccess<'de> for CheckedMap<'_, A> {
+    type Error = A::Error;
+
+    fn next_key_seed<S: DeserializeSeed<'de>>(
+        &mut self,
+        seed: S,
+    ) -> Result<Option<S::Value>, A::Error> {
+        let keys = match (self.object(), self.shape) {
+            (Some(object), _) => Keys::Object(object),
+            (None, Shape::Tagged(tagged)) => Keys::Tag(&tagged.tag),
+            (None, Shape::Object(_)) => return Err(A::Error::custom(GIVE_UP)),
+        };
+        let slot = Cell::new(Slot::Unset);
+        let key = self.map.next_key_seed(Seeded {
+            seed,
+            check: Check::Key { keys, slot: &slot },
+        })?;
+        match key {
+            None => self.state.done.set(true),
+            Some(_) if slot.get() == Slot::Unset => return Err(A::Error::custom(GIVE_UP)),
+            Some(_) => self.state.slot.set(Some(slot.get())),
+        }
+        Ok(key)
+    }
+
+    fn next_value_seed<S: DeserializeSeed<'de>>(&mut self, seed: S) -> Result<S::Value, A::Error> {
+        let give_up = || A::Error::custom(GIVE_UP);
+        let slot = self.state.slot.take().ok_or_else(give_up)?;
+        match slot {
+            Slot::Tag => {
+                let Shape::Tagged(tagged) = self.shape else {
+                    return Err(give_up());
+                };
+                let check = Check::Tag {
+                    tagged,
+                    variant: &self.state.variant,
+                };
+                let value = self.map.next_value_seed(Seeded { seed, check })?;
+                // The tag is the variant object's first property.
+                self.state.seen.set(self.state.seen.get() | 1);
+                Ok(value)
+            }
+            Slot::Property(index) => {
+                let object = self.object().ok_or_else(give_up)?;
+                let (_, node) = object.properties.get(index).ok_or_else(give_up)?;
+                self.state.seen.set(self.state.seen.get() | (1 << index));
+                self.map.next_value_seed(Seeded {
+                    seed,
+                    check: Check::value(node),
+                })
+            }
+            Slot::Additional => match self.object().map(|o| &o.additional) {
+                Some(Additional::Checked(node)) => self.map.next_value_seed(Seeded {
+                    seed,
+                    check: Check::value(node),
+                }),
+                _ => Err(give_up()),
+            },
+            Slot::Unchecked => self.map.next_value_seed(seed),
+            Slot::Unset => Err(give_up()),
+        }
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        self.map.size_hint()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::Deserialize;
+    use serde_json::json;
+    use std::collections::BTreeMap;
+
+    /// The plan accepts exactly when it deserializes and the validator accepts (never more).
+    fn agree<T: DeserializeOwned>(schema: &Value, text: &str) -> bool {
+        let plan = Plan::compile(schema).expect("a plannable schema");
+        let validator = Validator::new(schema).unwrap();
+        let fast = from_str::<T>(text, &plan).is_some();
+        let value: Option<Value> = serde_json::from_str(text).ok();
+        let slow = value.as_ref().is_some_and(|v| validator.is_valid(v))
+            && serde_json::from_str::<T>(text).is_ok();
+        assert!(
+            !fast || slow,
+            "the plan accepted what the validator rejects: {text}"
+        );
+        fast
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[allow(dead_code)]
+    struct Person {
+        name: String,
+        age: Option<u8>,
+        tags: Vec<String>,
+        mood: Mood,
+        score: f64,
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[serde(rename_all = "lowercase")]
+    enum Mood {
+        Up,
+        Down,
+    }
+
+    fn person() -> Value {
+        json!({
+            "type": "object",
+            "description": "A person.",
+            "properties": {
+                "name": {"type": "string", "minLength": 2, "maxLength": 5, "pattern": "^[a-z]+$"},
+                "age": {"type": ["integer", "null"], "minimum": 0, "maximum": 150},
+                "tags": {"type": "array", "items": {"type": "string"}, "maxItems": 2, "uniqueItems": true},
+                "mood": {"type": "string", "enum": ["up", "down"]},
+                "score": {"type": "number", "minimum": 0, "exclusiveMaximum": 1}
+            },
+            "required": ["name", "tags", "mood", "score"],
+            "additionalProperties": false
+        })
+    }
+
+    #[test]
+    fn accepts_what_is_valid() {
+        let schema = person();
+        for text in [
+            r#"{"name":"ann","age":30,"tags":["a","b"],"mood":"up","score":0.5}"#,
+            r#"{"name":"bob","age":null,"tags":[],"mood":"down","score":0}"#,
+            r#"{"tags":[],"mood":"down","score":0.99,"name":"éé"}"#,
+        ] {
+            let accepted = if text.contains('é') {
+                // "éé" is 2 characters but 4 bytes, and fails the pattern: rejected either way.
+                !agree::<Person>(&schema, text)
+            } else {
+                agree::<Person>(&schema, text)
+            };
+            assert!(accepted, "{text}");
+        }
+    }
+
+    #[test]
+    fn gives_up_on_every_kind_of_violation() {
+        let schema = person();
+        for text in [
+            r#"{"name":"a","tags":[],"mood":"up","score":0.5}"#,
+            r#"{"name":"abcdef","tags":[],"mood":"up","score":0.5}"#,
+            r#"{"name":"AB","tags":[],"mood":"up","score":0.5}"#,
+            r#"{"name":"ab","age":151,"tags":[],"mood":"up","score":0.5}"#,
+            r#"{"name":"ab","tags":["a","a"],"mood":"up","score":0.5}"#,
+            r#"{"name":"ab","tags":["a","b","c"],"mood":"up","score":0.5}"#,
+            r#"{"name":"ab","tags":[],"mood":"sideways","score":0.5}"#,
+            r#"{"name":"ab","tags":[],"mood":"up","score":1}"#,
+            r#"{"name":"ab","tags":[],"mood":"up","score":-0.1}"#,
+            r#"{"name":"ab","tags":[],"mood":"up","score":0.5,"extra":1}"#,
+            r#"{"name":"ab","tags":[],"mood":"up"}"#,
+            r#"{"name":"ab","tags":[],"mood":"up","score":0.5} trailing"#,
+            r#"{"name":"ab","tags":[],"mood":{"up":null},"score":0.5}"#,
+        ] {
+            assert!(!agree::<Person>(&schema, text), "{text}");
+        }
+    }
+
+    #[derive(Debug, Deserialize, PartialEq)]
+    #[serde(tag = "type", rename_all = "lowercase")]
+    enum Fact {
+        Definition { entity: String },
+        Relation { subject: String, weight: u8 },
+        Nothing,
+    }
+
+    fn fact() -> Value {
+        let closed = |properties: Value, required: Value| {
+            json!({"type": "object", "properties": properties, "required": required,
+                   "additionalProperties": false})
+        };
+        json!({"oneOf": [
+            closed(json!({"type": {"const": "definition"}, "entity": {"type": "string"}}), json!(["type", "entity"])),
+            closed(json!({"type": {"const": "relation"}, "subject": {"type": "string"},
+                          "weight": {"type": "integer", "minimum": 0, "maximum": 9}}),
+                   json!(["type", "subject", "weight"])),
+            closed(json!({"type": {"const": "nothing"}}), json!(["type"])),
+        ]})
+    }
+
+    #[test]
+    fn tagged_unions_are_checked_by_the_variant_their_first_key_names() {
+        let schema = fact();
+        let plan = Plan::compile(&schema).unwrap();
+        assert_eq!(
+            from_str::<Fact>(r#"{"type":"relation","subject":"a","weight":3}"#, &plan),
+            Some(Fact::Relation {
+                subject: "a".into(),
+                weight: 3
+            })
+        );
+        assert!(agree::<Fact>(&schema, r#"{"type":"nothing"}"#));
+        assert!(agree::<Fact>(
+            &schema,
+            r#"{"type":"definition","entity":"x"}"#
+        ));
+        for text in [
+            r#"{"type":"relation","subject":"a","weight":10}"#,
+            r#"{"type":"definition","entity":"x","weight":1}"#,
+            r#"{"type":"other"}"#,
+            r#"{"entity":"x","type":"definition"}"#,
+            r#"{"type":"definition"}"#,
+        ] {
+            assert!(!agree::<Fact>(&schema, text), "{text}");
+        }
+    }
+
+    #[test]
+    fn maps_options_and_any_values() {
+        #[derive(Debug, Deserialize)]
+        #[allow(dead_code)]
+        struct Scores {
+            scores: BTreeMap<String, f64>,
+            extra: Value,
+            inner: Option<Box<Scores>>,
+        }
+        let leaf = json!({"type": "object",
+            "properties": {"scores": {"type": "object", "additionalProperties": {"type": "number", "maximum": 1}},
+                           "extra": {}, "inner": {"type": "null"}},
+            "required": ["scores", "extra"], "additionalProperties": false});
+        let schema = json!({"type": "object",
+            "properties": {"scores": {"type": "object", "additionalProperties": {"type": "number", "maximum": 1}},
+                           "extra": {}, "inner": {"anyOf": [leaf, {"type": "null"}]}},
+            "required": ["scores", "extra"], "additionalProperties": false});
+        assert!(agree::<Scores>(
+            &schema,
+            r#"{"scores":{"a":0.5,"b":1},"extra":[1,{"x":null}],"inner":{"scores":{},"extra":null}}"#
+        ));
+        assert!(agree::<Scores>(
+            &schema,
+            r#"{"scores":{},"extra":"x","inner":null}"#
+        ));
+        assert!(!agree::<Scores>(&schema, r#"{"scores":{"a":2},"extra":1}"#));
+        assert!(!agree::<Scores>(
+            &schema,
+            r#"{"scores":{},"extra":1,"inner":{"scores":{"a":1.5},"extra":1}}"#
+        ));
+    }
+
+    #[test]
+    fn numbers_compare_exactly_or_give_up() {
+        let schema = json!({"type": "integer", "minimum": -5, "maximum": 18446744073709551615u64});
+        assert!(agree::<u64>(&schema, "18446744073709551615"));
+        assert!(agree::<i64>(&schema, "-5"));
+        assert!(!agree::<i64>(&schema, "-6"));
+        let float_bound = json!({"type": "number", "maximum": 0.5});
+        assert!(agree::<f64>(&float_bound, "0.5"));
+        assert!(!agree::<f64>(&float_bound, "0.50001"));
+        // Too large to compare with a float bound exactly: the full path decides.
+        assert!(!agree::<u64>(&float_bound, "18446744073709551615"));
+        let choices = json!({"enum": [1, 2.5, "a", null, true]});
+        assert!(agree::<f64>(&choices, "1.0"));
+        assert!(agree::<f64>(&choices, "2.5"));
+        assert!(agree::<Option<String>>(&choices, "\"a\""));
+        assert!(agree::<Option<u8>>(&choices, "null"));
+        assert!(agree::<bool>(&choices, "true"));
+        assert!(!agree::<bool>(&choices, "false"));
+    }
+
+    #[test]
+    fn unplannable_schemas_have_no_plan() {
+        for schema in [
+            json!({"$ref": "#/x"}),
+            json!({"type": "number", "multipleOf": 2}),
+            json!({"oneOf": [{"type": "string"}, {"type": "integer"}]}),
+            json!({"type": "array", "items": {"type": "object"}, "uniqueItems": true}),
+            json!({"enum": [[1]]}),
+            json!(false),
+        ] {
+            assert!(Plan::compile(&schema).is_none(), "{schema}");
+        }
+        assert!(Plan::compile(&json!({"description": "anything", "x-aliases": {}})).is_some());
+    }
+
+    #[test]
+    fn formats_are_the_validators() {
+        let schema = json!({"type": "string", "format": "date"});
+        assert!(agree::<String>(&schema, "\"2026-11-22\""));
+        assert!(!agree::<String>(&schema, "\"2026-13-40\""));
+    }
+}
