@@ -9,6 +9,7 @@
 use super::frame::{Scan, ValueScanner};
 use super::{Repair, RepairKind};
 use memchr::{memchr2, memmem};
+use std::sync::OnceLock;
 
 /// Where a candidate value lies in the text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,7 +34,7 @@ pub(crate) fn body_start(text: &str) -> (usize, Option<Repair>) {
     let think_end = if trimmed.starts_with("<think>") || trimmed.starts_with("<thinking>") {
         // An unclosed thinking block is all thinking.
         Some(close_of_think(text, lead).unwrap_or(text.len()))
-    } else if !text.contains("<think") {
+    } else if think_open().find(text.as_bytes()).is_none() {
         // Some templates put the opening tag in the prompt: the answer starts inside the block.
         close_of_think(text, start)
     } else {
@@ -61,9 +62,21 @@ pub(crate) fn body_start(text: &str) -> (usize, Option<Repair>) {
 }
 
 /// The offset just past the `</think>` (or `</thinking>`) found from `from`.
+/// A searcher for `<think`, built once.
+fn think_open() -> &'static memmem::Finder<'static> {
+    static FINDER: OnceLock<memmem::Finder<'static>> = OnceLock::new();
+    FINDER.get_or_init(|| memmem::Finder::new(b"<think"))
+}
+
+/// A searcher for `</think`, built once.
+fn think_close() -> &'static memmem::Finder<'static> {
+    static FINDER: OnceLock<memmem::Finder<'static>> = OnceLock::new();
+    FINDER.get_or_init(|| memmem::Finder::new(b"</think"))
+}
+
 fn close_of_think(text: &str, from: usize) -> Option<usize> {
-    let close = from + text.get(from..)?.find("</think")?;
-    let gt = text[close..].find('>')?;
+    let close = from + think_close().find(text.get(from..)?.as_bytes())?;
+    let gt = memchr::memchr(b'>', text.get(close..)?.as_bytes())?;
     Some(close + gt + 1)
 }
 
@@ -145,18 +158,9 @@ pub(crate) fn candidates(text: &str, from: usize) -> Vec<Candidate> {
     out
 }
 
-/// The span of the only JSON value in `text` from `from`, when there is exactly one and it is
-/// closed: prose around it holds no `{` or `[`. (Then [`candidates`] would find just this one.)
-pub(crate) fn lone_value(text: &str, from: usize) -> Option<(usize, usize)> {
-    let bytes = text.as_bytes();
-    let start = from + memchr2(b'{', b'[', bytes.get(from..)?)?;
-    let Scan::Closed(len) = ValueScanner::new().scan(bytes.get(start..)?, false) else {
-        return None;
-    };
-    let end = start + len;
-    memchr2(b'{', b'[', bytes.get(end..)?)
-        .is_none()
-        .then_some((start, end))
+/// Where the first `{` or `[` of `text` from `from` is.
+pub(crate) fn first_bracket(text: &str, from: usize) -> Option<usize> {
+    Some(from + memchr2(b'{', b'[', text.as_bytes().get(from..)?)?)
 }
 
 #[cfg(test)]
@@ -171,15 +175,12 @@ mod tests {
     }
 
     #[test]
-    fn a_lone_value_is_the_only_bracketed_span() {
-        let text = "Sure:\n```json\n{\"a\": \"} [\"}\n```\nDone.";
-        let (s, e) = lone_value(text, 0).unwrap();
-        assert_eq!(&text[s..e], "{\"a\": \"} [\"}");
-        assert_eq!(lone_value(text, e), None);
-        assert_eq!(lone_value("{\"a\":1} and {\"b\":2}", 0), None);
-        assert_eq!(lone_value("see [1] then {\"a\":1}", 0), None);
-        assert_eq!(lone_value("{\"a\": 1", 0), None);
-        assert_eq!(lone_value("no json", 0), None);
+    fn the_first_bracket_from_an_offset() {
+        let text = "Sure: {\"a\": [1]} ok";
+        assert_eq!(first_bracket(text, 0), Some(6));
+        assert_eq!(first_bracket(text, 7), Some(12));
+        assert_eq!(first_bracket(text, 16), None);
+        assert_eq!(first_bracket(text, 99), None);
     }
 
     #[test]

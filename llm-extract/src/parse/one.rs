@@ -86,12 +86,17 @@ fn clean<T: Extract>(text: &str, options: &ParseOptions) -> Option<Parsed<T>> {
             repairs: Vec::new(),
         });
     }
-    if options.strict || !pipeline::wants_container(schema.generic()) {
+    if options.strict || !plan.wants_container() {
         return None;
     }
     let (start, envelope_repair) = envelope::body_start(text);
-    let (from, to) = envelope::lone_value(text, start)?;
-    let value = typed::from_str::<T>(text.get(from..to)?, plan)?;
+    let from = envelope::first_bracket(text, start)?;
+    let (value, len) = typed::prefix_from_str::<T>(text.get(from..)?)?;
+    let to = from + len;
+    // One value alone: the prose after it opens no other (then the full path finds just this one).
+    if envelope::first_bracket(text, to).is_some() {
+        return None;
+    }
     Some(Parsed {
         value,
         repairs: envelope_repairs(text, envelope_repair, Some((from, to))),

@@ -17,16 +17,16 @@
 //! - A schema with any other keyword has no plan, and its values always take the full path.
 
 use crate::validate::Validator;
+use crate::Extract;
 use serde::de::value::{BorrowedStrDeserializer, StrDeserializer, StringDeserializer};
 use serde::de::{
-    self, DeserializeOwned, DeserializeSeed, Deserializer, EnumAccess, Error as _, MapAccess,
-    SeqAccess, Visitor,
+    self, Deserialize, DeserializeOwned, DeserializeSeed, Deserializer, EnumAccess, Error as _,
+    MapAccess, SeqAccess, Visitor,
 };
 use serde_json::{Map, Number, Value};
 use std::cell::Cell;
 use std::cmp::Ordering;
 use std::fmt;
-use std::hash::{DefaultHasher, Hash, Hasher};
 
 /// What the deserializer reports when it gives up (never shown: the caller takes the full path).
 const GIVE_UP: &str = "the value needs the full validation path";
@@ -38,6 +38,8 @@ const EXACT: u64 = 1 << 53;
 #[derive(Debug)]
 pub(crate) struct Plan {
     root: Node,
+    /// Whether the schema wants an object or an array (see `pipeline::wants_container`).
+    wants_container: bool,
 }
 
 impl Plan {
@@ -45,7 +47,13 @@ impl Plan {
     pub(crate) fn compile(schema: &Value) -> Option<Plan> {
         Some(Plan {
             root: Node::compile(schema)?,
+            wants_container: super::pipeline::wants_container(schema),
         })
+    }
+
+    /// Whether the schema wants an object or an array rather than a scalar.
+    pub(crate) fn wants_container(&self) -> bool {
+        self.wants_container
     }
 }
 
@@ -60,6 +68,30 @@ pub(crate) fn from_str<T: DeserializeOwned>(text: &str, plan: &Plan) -> Option<T
     .ok()?;
     de.end().ok()?;
     Some(value)
+}
+
+/// The first JSON value of `text` (an object or an array: anything after it is left alone) as a
+/// validated `T`, with the byte where the value ends; `None` sends the text down the full path.
+pub(crate) fn prefix_from_str<T: Extract>(text: &str) -> Option<(T, usize)> {
+    let mut values = serde_json::Deserializer::from_str(text).into_iter::<Planned<T>>();
+    let Planned(value) = values.next()?.ok()?;
+    Some((value, values.byte_offset()))
+}
+
+/// `T`, deserialized through its schema's plan (serde_json's stream reader takes a type, not a seed).
+struct Planned<T>(T);
+
+impl<'de, T: Extract> Deserialize<'de> for Planned<T> {
+    fn deserialize<D: Deserializer<'de>>(de: D) -> Result<Self, D::Error> {
+        let plan = T::schema()
+            .plan()
+            .ok_or_else(|| D::Error::custom(GIVE_UP))?;
+        T::deserialize(Validating {
+            de,
+            check: Check::value(&plan.root),
+        })
+        .map(Planned)
+    }
 }
 
 #[derive(Debug)]
@@ -99,6 +131,7 @@ impl Types {
         })
     }
 
+    #[inline]
     fn has(self, bits: u8) -> bool {
         self.0 & bits != 0
     }
@@ -119,6 +152,10 @@ struct Typed {
     exclusive_maximum: Option<Number>,
     array: Option<Items>,
     object: Option<Object>,
+    /// Every string is accepted (the type allows strings and nothing constrains them).
+    any_string: bool,
+    /// Every number is accepted (the type allows numbers and nothing constrains them).
+    any_number: bool,
 }
 
 #[derive(Debug)]
@@ -142,6 +179,17 @@ enum Additional {
     Allowed,
     Denied,
     Checked(Node),
+}
+
+impl Object {
+    /// The index of property `name`, looked for at `hint` first.
+    #[inline]
+    fn position(&self, name: &str, hint: usize) -> Option<usize> {
+        match self.properties.get(hint) {
+            Some((p, _)) if p == name => Some(hint),
+            _ => self.properties.iter().position(|(p, _)| p == name),
+        }
+    }
 }
 
 /// The `oneOf` of an internally tagged enum.
@@ -205,6 +253,7 @@ impl Node {
         }
     }
 
+    #[inline]
     fn accepts_null(&self) -> bool {
         match self {
             Node::Any | Node::OrNull(_) => true,
@@ -214,6 +263,7 @@ impl Node {
     }
 
     /// The node non-null values are checked against.
+    #[inline]
     fn present(&self) -> &Node {
         match self {
             Node::OrNull(inner) => inner.present(),
@@ -221,6 +271,7 @@ impl Node {
         }
     }
 
+    #[inline]
     fn typed(&self) -> Option<&Typed> {
         match self.present() {
             Node::Typed(typed) => Some(typed),
@@ -358,7 +409,7 @@ impl Typed {
         };
         let array = Self::items(map)?;
         let object = Self::object(map)?;
-        Some(Typed {
+        let mut typed = Typed {
             types,
             choices,
             min_length: uint(map, "minLength").ok()?,
@@ -370,7 +421,22 @@ impl Typed {
             exclusive_maximum: number(map, "exclusiveMaximum").ok()?,
             array,
             object,
-        })
+            any_string: false,
+            any_number: false,
+        };
+        let unchosen = typed.choices.is_none();
+        typed.any_string = unchosen
+            && typed.types.has(Types::STRING)
+            && typed.min_length.is_none()
+            && typed.max_length.is_none()
+            && typed.text.is_none();
+        typed.any_number = unchosen
+            && typed.types.has(Types::NUMBER)
+            && typed.minimum.is_none()
+            && typed.maximum.is_none()
+            && typed.exclusive_minimum.is_none()
+            && typed.exclusive_maximum.is_none();
+        Some(typed)
     }
 
     /// The array keywords; `Some(None)` when there are none, `None` when they cannot be planned.
@@ -438,16 +504,19 @@ impl Typed {
     }
 
     /// Whether `value` is one of the choices (or there are none).
+    #[inline]
     fn allows(&self, value: &Value) -> bool {
         self.choices
             .as_ref()
             .is_none_or(|choices| choices.iter().any(|choice| same(choice, value)))
     }
 
+    #[inline]
     fn accepts_bool(&self, b: bool) -> bool {
         self.types.has(Types::BOOLEAN) && self.allows(&Value::Bool(b))
     }
 
+    #[inline]
     fn accepts_number(&self, n: Num) -> bool {
         let is_integer = match n {
             Num::U(_) | Num::I(_) => true,
@@ -517,6 +586,7 @@ enum Num {
 }
 
 impl Num {
+    #[inline]
     fn of(n: &Number) -> Option<Num> {
         n.as_u64()
             .map(Num::U)
@@ -525,6 +595,7 @@ impl Num {
     }
 
     /// How `self` compares with `bound`, when that can be told exactly.
+    #[inline]
     fn compare(self, bound: &Number) -> Option<Ordering> {
         let bound = Num::of(bound)?;
         match (self, bound) {
@@ -538,6 +609,7 @@ impl Num {
     }
 
     /// As an `f64`, when that loses nothing.
+    #[inline]
     fn exact(self) -> Option<f64> {
         match self {
             Num::U(u) if u <= EXACT => Some(u as f64),
@@ -565,7 +637,8 @@ enum Slot {
 /// Where the keys of the object being read are looked up.
 #[derive(Clone, Copy)]
 enum Keys<'a> {
-    Object(&'a Object),
+    /// The object, and the property expected next (keys usually come in schema order).
+    Object(&'a Object, usize),
     /// A tagged union before its tag: the first key must be the tag.
     Tag(&'a str),
 }
@@ -591,11 +664,13 @@ enum Check<'a> {
 }
 
 impl<'a> Check<'a> {
+    #[inline]
     fn value(node: &'a Node) -> Self {
         Check::Value { node, hash: None }
     }
 
     /// Whether the check is a no-op (the deserializer is forwarded untouched).
+    #[inline]
     fn is_any(self) -> bool {
         matches!(
             self,
@@ -606,6 +681,7 @@ impl<'a> Check<'a> {
         )
     }
 
+    #[inline]
     fn scalar<E: de::Error>(self, accepted: bool, hash: impl FnOnce() -> u64) -> Result<(), E> {
         match self {
             Check::Value { hash: slot, .. } if accepted => {
@@ -618,30 +694,44 @@ impl<'a> Check<'a> {
         }
     }
 
+    #[inline]
     fn string<E: de::Error>(self, s: &str) -> Result<(), E> {
+        match self {
+            // The common case, kept small enough to inline: a string with no constraint.
+            Check::Value {
+                node: Node::Typed(typed),
+                hash: None,
+            } if typed.any_string => Ok(()),
+            Check::Key { keys, slot } => Self::key(keys, slot, s),
+            _ => self.string_slow(s),
+        }
+    }
+
+    #[inline]
+    fn key<E: de::Error>(keys: Keys<'_>, slot: &Cell<Slot>, s: &str) -> Result<(), E> {
+        let found = match keys {
+            Keys::Object(object, hint) => match object.position(s, hint) {
+                Some(index) => Slot::Property(index),
+                None => match object.additional {
+                    Additional::Allowed => Slot::Unchecked,
+                    Additional::Checked(_) => Slot::Additional,
+                    Additional::Denied => return Err(E::custom(GIVE_UP)),
+                },
+            },
+            Keys::Tag(tag) if tag == s => Slot::Tag,
+            Keys::Tag(_) => return Err(E::custom(GIVE_UP)),
+        };
+        slot.set(found);
+        Ok(())
+    }
+
+    fn string_slow<E: de::Error>(self, s: &str) -> Result<(), E> {
         match self {
             Check::Value { node, .. } => {
                 let accepted = node.typed().is_some_and(|t| t.accepts_str(s));
-                self.scalar(accepted, || hash_of((3u8, s)))
+                self.scalar(accepted, || hash_of(3, s.as_bytes()))
             }
-            Check::Key { keys, slot } => {
-                let found = match keys {
-                    Keys::Tag(tag) if tag == s => Slot::Tag,
-                    Keys::Tag(_) => return Err(E::custom(GIVE_UP)),
-                    Keys::Object(object) => {
-                        match object.properties.iter().position(|(p, _)| p == s) {
-                            Some(index) => Slot::Property(index),
-                            None => match object.additional {
-                                Additional::Allowed => Slot::Unchecked,
-                                Additional::Checked(_) => Slot::Additional,
-                                Additional::Denied => return Err(E::custom(GIVE_UP)),
-                            },
-                        }
-                    }
-                };
-                slot.set(found);
-                Ok(())
-            }
+            Check::Key { keys, slot } => Self::key(keys, slot, s),
             Check::Tag { tagged, variant } => {
                 let index = tagged
                     .variants
@@ -654,7 +744,18 @@ impl<'a> Check<'a> {
         }
     }
 
+    #[inline]
     fn number<E: de::Error>(self, n: Num) -> Result<(), E> {
+        match self {
+            Check::Value {
+                node: Node::Typed(typed),
+                hash: None,
+            } if typed.any_number => Ok(()),
+            _ => self.number_slow(n),
+        }
+    }
+
+    fn number_slow<E: de::Error>(self, n: Num) -> Result<(), E> {
         let accepted = match self {
             Check::Value { node, .. } => node.typed().is_some_and(|t| t.accepts_number(n)),
             _ => false,
@@ -667,31 +768,40 @@ impl<'a> Check<'a> {
             (true, None) if matches!(self, Check::Value { hash: Some(_), .. }) => {
                 Err(E::custom(GIVE_UP))
             }
-            _ => self.scalar(accepted, || hash_of((2u8, key.unwrap_or_default()))),
+            _ => self.scalar(accepted, || {
+                hash_of(2, &key.unwrap_or_default().to_le_bytes())
+            }),
         }
     }
 
+    #[inline]
     fn boolean<E: de::Error>(self, b: bool) -> Result<(), E> {
         let accepted = match self {
             Check::Value { node, .. } => node.typed().is_some_and(|t| t.accepts_bool(b)),
             _ => false,
         };
-        self.scalar(accepted, || hash_of((1u8, b)))
+        self.scalar(accepted, || hash_of(1, &[u8::from(b)]))
     }
 
+    #[inline]
     fn null<E: de::Error>(self) -> Result<(), E> {
         let accepted = match self {
             Check::Value { node, .. } => node.accepts_null(),
             _ => false,
         };
-        self.scalar(accepted, || hash_of(0u8))
+        self.scalar(accepted, || hash_of(0, &[]))
     }
 }
 
-fn hash_of(value: impl Hash) -> u64 {
-    let mut hasher = DefaultHasher::new();
-    value.hash(&mut hasher);
-    hasher.finish()
+/// A scalar's hash for `uniqueItems`: FNV-1a over a kind byte and the bytes (short values, and a
+/// collision only sends the value down the full path).
+fn hash_of(kind: u8, bytes: &[u8]) -> u64 {
+    const PRIME: u64 = 0x0000_0100_0000_01b3;
+    let mut hash = 0xcbf2_9ce4_8422_2325u64 ^ u64::from(kind);
+    for &b in bytes {
+        hash = (hash ^ u64::from(b)).wrapping_mul(PRIME);
+    }
+    hash
 }
 
 /// A deserializer that checks what it hands over.
@@ -871,7 +981,7 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for Checked<'_, V> {
             seq,
             items,
             state: &state,
-            hashes: Vec::new(),
+            hashes: Hashes::default(),
         })?;
         let count = state.count.get();
         if !state.done.get() || items.min.is_some_and(|min| count < min) {
@@ -975,7 +1085,33 @@ struct CheckedSeq<'s, A> {
     seq: A,
     items: &'s Items,
     state: &'s SeqState,
-    hashes: Vec<u64>,
+    hashes: Hashes,
+}
+
+/// The hashes of the elements seen so far: the first few inline, the rest on the heap.
+#[derive(Default)]
+struct Hashes {
+    inline: [u64; 8],
+    len: usize,
+    more: Vec<u64>,
+}
+
+impl Hashes {
+    /// Adds `hash`; `false` if it was there already.
+    fn insert(&mut self, hash: u64) -> bool {
+        let inline = self.inline.get(..self.len).unwrap_or_default();
+        if inline.contains(&hash) || self.more.contains(&hash) {
+            return false;
+        }
+        match self.inline.get_mut(self.len) {
+            Some(slot) => {
+                *slot = hash;
+                self.len += 1;
+            }
+            None => self.more.push(hash),
+        }
+        true
+    }
 }
 
 impl<'de, A: SeqAccess<'de>> SeqAccess<'de> for CheckedSeq<'_, A> {
@@ -1001,7 +1137,7 @@ impl<'de, A: SeqAccess<'de>> SeqAccess<'de> for CheckedSeq<'_, A> {
         if self.items.unique {
             // Equal hashes may be equal values: give up rather than guess.
             match self.state.hash.take() {
-                Some(hash) if !self.hashes.contains(&hash) => self.hashes.push(hash),
+                Some(hash) if self.hashes.insert(hash) => {}
                 _ => return Err(A::Error::custom(GIVE_UP)),
             }
         }
@@ -1026,6 +1162,8 @@ struct MapState {
     done: Cell<bool>,
     /// The variant a tagged union's tag chose.
     variant: Cell<Option<usize>>,
+    /// The property expected next.
+    next: Cell<usize>,
     slot: Cell<Option<Slot>>,
 }
 
@@ -1037,6 +1175,7 @@ struct CheckedMap<'s, A> {
 
 impl<'s, A> CheckedMap<'s, A> {
     /// The object keys are looked up in now: a tagged union's variant once its tag is read.
+    #[inline]
     fn object(&self) -> Option<&'s Object> {
         match self.shape {
             Shape::Object(object) => Some(object),
@@ -1056,7 +1195,7 @@ impl<'de, A: MapAccess<'de>> MapAccess<'de> for CheckedMap<'_, A> {
         seed: S,
     ) -> Result<Option<S::Value>, A::Error> {
         let keys = match (self.object(), self.shape) {
-            (Some(object), _) => Keys::Object(object),
+            (Some(object), _) => Keys::Object(object, self.state.next.get()),
             (None, Shape::Tagged(tagged)) => Keys::Tag(&tagged.tag),
             (None, Shape::Object(_)) => return Err(A::Error::custom(GIVE_UP)),
         };
@@ -1088,12 +1227,14 @@ impl<'de, A: MapAccess<'de>> MapAccess<'de> for CheckedMap<'_, A> {
                 let value = self.map.next_value_seed(Seeded { seed, check })?;
                 // The tag is the variant object's first property.
                 self.state.seen.set(self.state.seen.get() | 1);
+                self.state.next.set(1);
                 Ok(value)
             }
             Slot::Property(index) => {
                 let object = self.object().ok_or_else(give_up)?;
                 let (_, node) = object.properties.get(index).ok_or_else(give_up)?;
                 self.state.seen.set(self.state.seen.get() | (1 << index));
+                self.state.next.set(index + 1);
                 self.map.next_value_seed(Seeded {
                     seed,
                     check: Check::value(node),
