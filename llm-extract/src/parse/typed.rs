@@ -146,16 +146,21 @@ struct Typed {
     max_length: Option<u64>,
     /// `pattern` and `format`, checked by the validator itself.
     text: Option<Validator>,
-    minimum: Option<Number>,
-    maximum: Option<Number>,
-    exclusive_minimum: Option<Number>,
-    exclusive_maximum: Option<Number>,
+    minimum: Option<Num>,
+    maximum: Option<Num>,
+    exclusive_minimum: Option<Num>,
+    exclusive_maximum: Option<Num>,
     array: Option<Items>,
     object: Option<Object>,
     /// Every string is accepted (the type allows strings and nothing constrains them).
     any_string: bool,
     /// Every number is accepted (the type allows numbers and nothing constrains them).
     any_number: bool,
+    /// Every boolean is accepted.
+    any_bool: bool,
+    /// The integers accepted, when the type allows integers, nothing but integer bounds constrains
+    /// them, and those bounds are integers: `[lo, hi]`.
+    integers: Option<(i128, i128)>,
 }
 
 #[derive(Debug)]
@@ -186,8 +191,8 @@ impl Object {
     #[inline]
     fn position(&self, name: &str, hint: usize) -> Option<usize> {
         match self.properties.get(hint) {
-            Some((p, _)) if p == name => Some(hint),
-            _ => self.properties.iter().position(|(p, _)| p == name),
+            Some((p, _)) if same(p, name) => Some(hint),
+            _ => self.properties.iter().position(|(p, _)| same(p, name)),
         }
     }
 }
@@ -334,10 +339,10 @@ fn uint(map: &Map<String, Value>, key: &str) -> Result<Option<u64>, ()> {
     }
 }
 
-fn number(map: &Map<String, Value>, key: &str) -> Result<Option<Number>, ()> {
+fn number(map: &Map<String, Value>, key: &str) -> Result<Option<Num>, ()> {
     match map.get(key) {
         None => Ok(None),
-        Some(Value::Number(n)) => Ok(Some(n.clone())),
+        Some(Value::Number(n)) => Num::of(n).map(Some).ok_or(()),
         Some(_) => Err(()),
     }
 }
@@ -423,6 +428,8 @@ impl Typed {
             object,
             any_string: false,
             any_number: false,
+            any_bool: false,
+            integers: None,
         };
         let unchosen = typed.choices.is_none();
         typed.any_string = unchosen
@@ -436,7 +443,42 @@ impl Typed {
             && typed.maximum.is_none()
             && typed.exclusive_minimum.is_none()
             && typed.exclusive_maximum.is_none();
+        typed.any_bool = unchosen && typed.types.has(Types::BOOLEAN);
+        typed.integers = typed.integer_range();
         Some(typed)
+    }
+
+    /// See [`Typed::integers`].
+    fn integer_range(&self) -> Option<(i128, i128)> {
+        if self.choices.is_some() || !self.types.has(Types::INTEGER | Types::NUMBER) {
+            return None;
+        }
+        let int = |n: Option<Num>, unbounded: i128| match n {
+            None => Some(unbounded),
+            Some(Num::U(u)) => Some(i128::from(u)),
+            Some(Num::I(i)) => Some(i128::from(i)),
+            Some(Num::F(_)) => None,
+        };
+        let exclusive = |n: Option<Num>, unbounded: i128, step: fn(i128) -> i128| match n {
+            None => Some(unbounded),
+            bound => int(bound, unbounded).map(step),
+        };
+        let lo =
+            int(self.minimum, i128::MIN)?.max(exclusive(self.exclusive_minimum, i128::MIN, |b| {
+                b.saturating_add(1)
+            })?);
+        let hi =
+            int(self.maximum, i128::MAX)?.min(exclusive(self.exclusive_maximum, i128::MAX, |b| {
+                b.saturating_sub(1)
+            })?);
+        Some((lo, hi))
+    }
+
+    /// Whether every integer in `[lo, hi]` is accepted.
+    #[inline]
+    fn holds(&self, lo: i128, hi: i128) -> bool {
+        self.integers
+            .is_some_and(|(min, max)| min <= lo && hi <= max)
     }
 
     /// The array keywords; `Some(None)` when there are none, `None` when they cannot be planned.
@@ -508,7 +550,7 @@ impl Typed {
     fn allows(&self, value: &Value) -> bool {
         self.choices
             .as_ref()
-            .is_none_or(|choices| choices.iter().any(|choice| same(choice, value)))
+            .is_none_or(|choices| choices.iter().any(|choice| same_value(choice, value)))
     }
 
     #[inline]
@@ -523,18 +565,21 @@ impl Typed {
             Num::F(f) => f.is_finite() && f.fract() == 0.0,
         };
         let typed = self.types.has(Types::NUMBER) || (is_integer && self.types.has(Types::INTEGER));
-        let within = |bound: &Option<Number>, ok: fn(Ordering) -> bool| {
-            bound.as_ref().is_none_or(|b| n.compare(b).is_some_and(ok))
-        };
+        let at_least = |b: &Num| matches!(n.compare(*b), Some(Ordering::Greater | Ordering::Equal));
+        let at_most = |b: &Num| matches!(n.compare(*b), Some(Ordering::Less | Ordering::Equal));
         typed
-            && within(&self.minimum, Ordering::is_ge)
-            && within(&self.maximum, Ordering::is_le)
-            && within(&self.exclusive_minimum, Ordering::is_gt)
-            && within(&self.exclusive_maximum, Ordering::is_lt)
+            && self.minimum.as_ref().is_none_or(at_least)
+            && self.maximum.as_ref().is_none_or(at_most)
+            && self
+                .exclusive_minimum
+                .is_none_or(|b| n.compare(b) == Some(Ordering::Greater))
+            && self
+                .exclusive_maximum
+                .is_none_or(|b| n.compare(b) == Some(Ordering::Less))
             && self.choices.as_ref().is_none_or(|choices| {
                 choices
                     .iter()
-                    .any(|c| matches!(c, Value::Number(c) if n.compare(c) == Some(Ordering::Equal)))
+                    .any(|c| matches!(c, Value::Number(c) if Num::of(c).and_then(|c| n.compare(c)) == Some(Ordering::Equal)))
             })
     }
 
@@ -555,10 +600,11 @@ impl Typed {
                 return false;
             }
         }
-        let chosen = self
-            .choices
-            .as_ref()
-            .is_none_or(|choices| choices.iter().any(|c| c.as_str() == Some(s)));
+        let chosen = self.choices.as_ref().is_none_or(|choices| {
+            choices
+                .iter()
+                .any(|c| c.as_str().is_some_and(|c| same(c, s)))
+        });
         chosen
             && self
                 .text
@@ -568,13 +614,20 @@ impl Typed {
 }
 
 /// Equality of scalars as the validator sees it (numbers by value).
-fn same(choice: &Value, value: &Value) -> bool {
+fn same_value(choice: &Value, value: &Value) -> bool {
     match (choice, value) {
-        (Value::Number(a), Value::Number(b)) => {
-            Num::of(b).and_then(|b| b.compare(a)) == Some(Ordering::Equal)
-        }
+        (Value::Number(a), Value::Number(b)) => match (Num::of(a), Num::of(b)) {
+            (Some(a), Some(b)) => b.compare(a) == Some(Ordering::Equal),
+            _ => false,
+        },
         (a, b) => a == b,
     }
+}
+
+/// Whether two strings (keys, tags, enum values) are equal.
+#[inline]
+fn same(a: &str, b: &str) -> bool {
+    a == b
 }
 
 /// A number as serde_json hands it over.
@@ -596,8 +649,7 @@ impl Num {
 
     /// How `self` compares with `bound`, when that can be told exactly.
     #[inline]
-    fn compare(self, bound: &Number) -> Option<Ordering> {
-        let bound = Num::of(bound)?;
+    fn compare(self, bound: Num) -> Option<Ordering> {
         match (self, bound) {
             (Num::U(a), Num::U(b)) => Some(a.cmp(&b)),
             (Num::I(a), Num::I(b)) => Some(a.cmp(&b)),
@@ -663,7 +715,35 @@ enum Check<'a> {
     },
 }
 
+/// What a typed `deserialize_*` method guarantees about the JSON it accepts.
+#[derive(Clone, Copy)]
+enum Leaf {
+    Bool,
+    /// An integer within these bounds.
+    Int(i128, i128),
+    Number,
+    Str,
+}
+
 impl<'a> Check<'a> {
+    /// Whether every value `leaf` lets through is valid here, so no check is needed.
+    #[inline]
+    fn trusts(self, leaf: Leaf) -> bool {
+        let Check::Value { node, hash: None } = self else {
+            return false;
+        };
+        match node.present() {
+            Node::Any => true,
+            Node::Typed(typed) => match leaf {
+                Leaf::Bool => typed.any_bool,
+                Leaf::Int(lo, hi) => typed.holds(lo, hi),
+                Leaf::Number => typed.any_number,
+                Leaf::Str => typed.any_string,
+            },
+            _ => false,
+        }
+    }
+
     #[inline]
     fn value(node: &'a Node) -> Self {
         Check::Value { node, hash: None }
@@ -700,8 +780,13 @@ impl<'a> Check<'a> {
             // The common case, kept small enough to inline: a string with no constraint.
             Check::Value {
                 node: Node::Typed(typed),
-                hash: None,
-            } if typed.any_string => Ok(()),
+                hash,
+            } if typed.any_string => {
+                if let Some(slot) = hash {
+                    slot.set(Some(hash_of(3, s.as_bytes())));
+                }
+                Ok(())
+            }
             Check::Key { keys, slot } => Self::key(keys, slot, s),
             _ => self.string_slow(s),
         }
@@ -718,7 +803,7 @@ impl<'a> Check<'a> {
                     Additional::Denied => return Err(E::custom(GIVE_UP)),
                 },
             },
-            Keys::Tag(tag) if tag == s => Slot::Tag,
+            Keys::Tag(tag) if same(tag, s) => Slot::Tag,
             Keys::Tag(_) => return Err(E::custom(GIVE_UP)),
         };
         slot.set(found);
@@ -736,7 +821,7 @@ impl<'a> Check<'a> {
                 let index = tagged
                     .variants
                     .iter()
-                    .position(|(v, _)| v == s)
+                    .position(|(v, _)| same(v, s))
                     .ok_or_else(|| E::custom(GIVE_UP))?;
                 variant.set(Some(index));
                 Ok(())
@@ -793,15 +878,24 @@ impl<'a> Check<'a> {
     }
 }
 
-/// A scalar's hash for `uniqueItems`: FNV-1a over a kind byte and the bytes (short values, and a
-/// collision only sends the value down the full path).
+/// A scalar's hash for `uniqueItems`: a multiply-rotate hash over 8-byte words (values are short,
+/// and a collision only sends the value down the full path).
 fn hash_of(kind: u8, bytes: &[u8]) -> u64 {
-    const PRIME: u64 = 0x0000_0100_0000_01b3;
-    let mut hash = 0xcbf2_9ce4_8422_2325u64 ^ u64::from(kind);
-    for &b in bytes {
-        hash = (hash ^ u64::from(b)).wrapping_mul(PRIME);
+    const K: u64 = 0x517c_c1b7_2722_0a95;
+    let mix = |h: u64, word: u64| (h.rotate_left(5) ^ word).wrapping_mul(K);
+    let mut hash = mix(u64::from(kind), bytes.len() as u64);
+    let mut words = bytes.chunks_exact(8);
+    for word in &mut words {
+        hash = mix(
+            hash,
+            u64::from_le_bytes(word.try_into().unwrap_or_default()),
+        );
     }
-    hash
+    let mut last = [0u8; 8];
+    last.iter_mut()
+        .zip(words.remainder())
+        .for_each(|(to, from)| *to = *from);
+    mix(hash, u64::from_le_bytes(last))
 }
 
 /// A deserializer that checks what it hands over.
@@ -829,27 +923,45 @@ macro_rules! forward {
     };
 }
 
+/// Methods that ask for one JSON type: serde_json refuses a value of any other type, so a node that
+/// accepts every value of `$leaf` needs no check (the value is handed over untouched).
+macro_rules! forward_leaf {
+    ($($method:ident => $leaf:expr;)*) => {
+        $(
+            fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, D::Error> {
+                if self.check.trusts($leaf) {
+                    return self.de.$method(visitor);
+                }
+                self.de.$method(Checked { visitor, check: self.check })
+            }
+        )*
+    };
+}
+
 impl<'de, D: Deserializer<'de>> Deserializer<'de> for Validating<'_, D> {
     type Error = D::Error;
 
+    forward_leaf! {
+        deserialize_bool => Leaf::Bool;
+        deserialize_i8 => Leaf::Int(i8::MIN.into(), i8::MAX.into());
+        deserialize_i16 => Leaf::Int(i16::MIN.into(), i16::MAX.into());
+        deserialize_i32 => Leaf::Int(i32::MIN.into(), i32::MAX.into());
+        deserialize_i64 => Leaf::Int(i64::MIN.into(), i64::MAX.into());
+        deserialize_u8 => Leaf::Int(0, u8::MAX.into());
+        deserialize_u16 => Leaf::Int(0, u16::MAX.into());
+        deserialize_u32 => Leaf::Int(0, u32::MAX.into());
+        deserialize_u64 => Leaf::Int(0, u64::MAX.into());
+        deserialize_f32 => Leaf::Number;
+        deserialize_f64 => Leaf::Number;
+        deserialize_str => Leaf::Str;
+        deserialize_string => Leaf::Str;
+    }
+
     forward! {
         deserialize_any();
-        deserialize_bool();
-        deserialize_i8();
-        deserialize_i16();
-        deserialize_i32();
-        deserialize_i64();
         deserialize_i128();
-        deserialize_u8();
-        deserialize_u16();
-        deserialize_u32();
-        deserialize_u64();
         deserialize_u128();
-        deserialize_f32();
-        deserialize_f64();
         deserialize_char();
-        deserialize_str();
-        deserialize_string();
         deserialize_bytes();
         deserialize_byte_buf();
         deserialize_option();
