@@ -165,11 +165,6 @@ impl<'s> ValueDecoder<'s> {
         out
     }
 
-    /// The options the decoder was built with.
-    pub(crate) fn options(&self) -> &ParseOptions {
-        &self.options
-    }
-
     /// Like [`ValueDecoder::feed`], handing what it decodes to `sink`.
     pub(crate) fn feed_with(&mut self, chunk: &[u8], sink: &mut dyn Sink) {
         self.buf.extend_from_slice(chunk);
@@ -417,6 +412,8 @@ fn decode(
 /// ```
 pub struct LineDecoder<T> {
     inner: ValueDecoder<'static>,
+    /// The schema's plan, when clean frames may go straight to `T`.
+    plan: Option<&'static Plan>,
     _marker: PhantomData<fn() -> T>,
 }
 
@@ -442,20 +439,21 @@ impl<T: Extract> LineDecoder<T> {
     pub fn with_options(options: ParseOptions) -> Self {
         LineDecoder {
             inner: ValueDecoder::new(T::schema(), options),
+            plan: Typed::<T>::plan(&options),
             _marker: PhantomData,
         }
     }
 
     /// Feeds a chunk (which may end anywhere, even inside a UTF-8 character); returns what it completed.
     pub fn feed(&mut self, chunk: &[u8]) -> Vec<LineEvent<T>> {
-        let mut sink = Typed::new(self.inner.options());
+        let mut sink = Typed::with_plan(self.plan);
         self.inner.feed_with(chunk, &mut sink);
         sink.events
     }
 
     /// Ends the input; returns what remained (a cut-off last item is reported as truncated).
     pub fn finish(mut self) -> Vec<LineEvent<T>> {
-        let mut sink = Typed::new(self.inner.options());
+        let mut sink = Typed::with_plan(self.plan);
         self.inner.finish_with(&mut sink);
         sink.events
     }
@@ -469,13 +467,18 @@ pub(crate) struct Typed<T> {
 }
 
 impl<T: Extract> Typed<T> {
-    pub(crate) fn new(options: &ParseOptions) -> Self {
+    /// The plan clean frames go through under `options` (none without validation).
+    pub(crate) fn plan(options: &ParseOptions) -> Option<&'static Plan> {
+        if options.validate {
+            T::schema().plan()
+        } else {
+            None
+        }
+    }
+
+    pub(crate) fn with_plan(plan: Option<&'static Plan>) -> Self {
         Typed {
-            plan: if options.validate {
-                T::schema().plan()
-            } else {
-                None
-            },
+            plan,
             events: Vec::new(),
         }
     }

@@ -80,7 +80,12 @@ impl ValueScanner {
                     continue;
                 }
                 let rest = &bytes[i..];
-                let found = if stop_at_newline {
+                let stops =
+                    |b: &u8| *b == self.quote || *b == b'\\' || (stop_at_newline && *b == b'\n');
+                let found = if rest.len() < 16 {
+                    // Too short for the vector search to pay off (small chunks of a stream).
+                    rest.iter().position(stops)
+                } else if stop_at_newline {
                     memchr3(self.quote, b'\\', b'\n', rest)
                 } else {
                     memchr2(self.quote, b'\\', rest)

@@ -4,6 +4,7 @@
 //! yield exactly what [`super::LineDecoder`] yields for the same bytes, however those are chunked.
 
 use super::decoder::{Typed, ValueDecoder, ValueEvent};
+use super::typed::{self, Plan};
 use super::{LineEvent, Lines, ParseOptions};
 use crate::schema::SchemaSet;
 use crate::Extract;
@@ -36,7 +37,17 @@ pub fn parse_lines<T: Extract>(text: &str) -> Lines<T> {
 
 /// Parses many values of `T` with options.
 pub fn parse_lines_with<T: Extract>(text: &str, options: &ParseOptions) -> Lines<T> {
-    let mut sink = Typed::<T>::new(options);
+    let plan = Typed::<T>::plan(options);
+    let clean = plan
+        .filter(|plan| plan.closed())
+        .and_then(|plan| clean_lines::<T>(text, plan, options.max_frame_bytes));
+    if let Some(items) = clean {
+        return Lines {
+            items,
+            skipped: Vec::new(),
+        };
+    }
+    let mut sink = Typed::<T>::with_plan(plan);
     let mut decoder = ValueDecoder::new(T::schema(), *options);
     decoder.feed_with(text.as_bytes(), &mut sink);
     decoder.finish_with(&mut sink);
@@ -48,6 +59,25 @@ pub fn parse_lines_with<T: Extract>(text: &str, options: &ParseOptions) -> Lines
         }
     }
     lines
+}
+
+/// The items of `text` when every line is blank or one clean JSON object that the plan accepts
+/// (straight from its text to `T`); `None` sends the whole text through the decoder, which would
+/// find exactly these items in such a text. The plan's objects are closed, so a line holding an
+/// `{"items": [...]}` wrapper is never taken for an item here.
+fn clean_lines<T: Extract>(text: &str, plan: &Plan, max_frame: usize) -> Option<Vec<T>> {
+    let mut items = Vec::new();
+    for line in text.split('\n') {
+        // What the decoder passes over between values.
+        if line.bytes().all(|b| matches!(b, b' ' | b'\t' | b'\r' | 0)) {
+            continue;
+        }
+        if line.len() > max_frame {
+            return None;
+        }
+        items.push(typed::from_str::<T>(line, plan)?);
+    }
+    Some(items)
 }
 
 /// Parses many values against a runtime schema, returning validated JSON.

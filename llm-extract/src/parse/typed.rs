@@ -51,6 +51,28 @@ impl Plan {
         })
     }
 
+    /// Whether every value is an object that admits no key beyond its properties (a closed struct
+    /// or a tagged union of closed variants).
+    pub(crate) fn closed(&self) -> bool {
+        match &self.root {
+            Node::Typed(typed) => {
+                typed.types == Types(Types::OBJECT)
+                    && typed
+                        .object
+                        .as_ref()
+                        .is_some_and(|o| matches!(o.additional, Additional::Denied))
+            }
+            Node::Tagged(tagged) => {
+                !tagged.nullable
+                    && tagged
+                        .variants
+                        .iter()
+                        .all(|(_, o)| matches!(o.additional, Additional::Denied))
+            }
+            Node::Any | Node::OrNull(_) => false,
+        }
+    }
+
     /// Whether the schema wants an object or an array rather than a scalar.
     pub(crate) fn wants_container(&self) -> bool {
         self.wants_container
