@@ -80,11 +80,15 @@ pub fn parse_with<T: Extract>(text: &str, options: &ParseOptions) -> Result<Pars
 fn clean<T: Extract>(text: &str, options: &ParseOptions) -> Option<Parsed<T>> {
     let schema = T::schema();
     let plan = schema.plan()?;
-    if let Some(value) = typed::from_str::<T>(text, plan) {
-        return Some(Parsed {
-            value,
-            repairs: Vec::new(),
-        });
+    // Prose first cannot be clean JSON of an object or an array: skip serde's error for it.
+    let prose_first = plan.wants_container() && !text.trim_start().starts_with(['{', '[']);
+    if !prose_first {
+        if let Some(value) = typed::from_str::<T>(text, plan) {
+            return Some(Parsed {
+                value,
+                repairs: Vec::new(),
+            });
+        }
     }
     if options.strict || !plan.wants_container() {
         return None;
