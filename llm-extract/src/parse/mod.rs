@@ -14,6 +14,15 @@
 //! thinking blocks, several candidates); many values ([`parse_lines`]) and the incremental
 //! [`LineDecoder`] share the framer, so the same bytes give the same items however they are chunked.
 //!
+//! # Typed values skip the `serde_json::Value`
+//! Building a `Value` (a map per object) costs about three times a typed parse, so the typed entry
+//! points ([`parse`], [`parse_lines`], [`LineDecoder`]) first try clean JSON straight from the text
+//! to `T`, through a deserializer that checks the schema as serde reads each value (module `typed`).
+//! That check only ever accepts what the compiled validator accepts; anything it is unsure of (a
+//! keyword it does not model, a violation, a tag that is not the first key) sends the frame down the
+//! pipeline above, which decides. [`parse`] also takes one clean value alone in prose or a fence
+//! this way, and [`parse_lines`] a text whose every line is one clean value.
+//!
 //! # Policies
 //! - **Extra keys** that a closed object does not allow are dropped and recorded
 //!   ([`RepairKind::DroppedExtraKey`]); small models add such keys often and the rest of the

@@ -725,11 +725,6 @@ enum Check<'a> {
         node: &'a Node,
         hash: Option<&'a Cell<Option<u64>>>,
     },
-    /// An object key: which property it names goes to `slot`.
-    Key {
-        keys: Keys<'a>,
-        slot: &'a Cell<Slot>,
-    },
     /// The discriminator of a tagged union: the variant it names goes to `variant`.
     Tag {
         tagged: &'a Tagged,
@@ -809,27 +804,8 @@ impl<'a> Check<'a> {
                 }
                 Ok(())
             }
-            Check::Key { keys, slot } => Self::key(keys, slot, s),
             _ => self.string_slow(s),
         }
-    }
-
-    #[inline]
-    fn key<E: de::Error>(keys: Keys<'_>, slot: &Cell<Slot>, s: &str) -> Result<(), E> {
-        let found = match keys {
-            Keys::Object(object, hint) => match object.position(s, hint) {
-                Some(index) => Slot::Property(index),
-                None => match object.additional {
-                    Additional::Allowed => Slot::Unchecked,
-                    Additional::Checked(_) => Slot::Additional,
-                    Additional::Denied => return Err(E::custom(GIVE_UP)),
-                },
-            },
-            Keys::Tag(tag) if same(tag, s) => Slot::Tag,
-            Keys::Tag(_) => return Err(E::custom(GIVE_UP)),
-        };
-        slot.set(found);
-        Ok(())
     }
 
     fn string_slow<E: de::Error>(self, s: &str) -> Result<(), E> {
@@ -838,7 +814,6 @@ impl<'a> Check<'a> {
                 let accepted = node.typed().is_some_and(|t| t.accepts_str(s));
                 self.scalar(accepted, || hash_of(3, s.as_bytes()))
             }
-            Check::Key { keys, slot } => Self::key(keys, slot, s),
             Check::Tag { tagged, variant } => {
                 let index = tagged
                     .variants
@@ -918,6 +893,134 @@ fn hash_of(kind: u8, bytes: &[u8]) -> u64 {
         .zip(words.remainder())
         .for_each(|(to, from)| *to = *from);
     mix(hash, u64::from_le_bytes(last))
+}
+
+/// Which property key `s` names, into `slot`; an error (give up) for a key the object forbids.
+#[inline]
+fn key<E: de::Error>(keys: Keys<'_>, slot: &Cell<Slot>, s: &str) -> Result<(), E> {
+    let found = match keys {
+        Keys::Object(object, hint) => match object.position(s, hint) {
+            Some(index) => Slot::Property(index),
+            None => match object.additional {
+                Additional::Allowed => Slot::Unchecked,
+                Additional::Checked(_) => Slot::Additional,
+                Additional::Denied => return Err(E::custom(GIVE_UP)),
+            },
+        },
+        Keys::Tag(tag) if same(tag, s) => Slot::Tag,
+        Keys::Tag(_) => return Err(E::custom(GIVE_UP)),
+    };
+    slot.set(found);
+    Ok(())
+}
+
+/// A seed for an object key: the key's deserializer notes which property it names.
+struct KeySeed<'a, S> {
+    seed: S,
+    keys: Keys<'a>,
+    slot: &'a Cell<Slot>,
+}
+
+impl<'de, S: DeserializeSeed<'de>> DeserializeSeed<'de> for KeySeed<'_, S> {
+    type Value = S::Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<S::Value, D::Error> {
+        self.seed.deserialize(KeyDeserializer {
+            de,
+            keys: self.keys,
+            slot: self.slot,
+        })
+    }
+}
+
+/// The deserializer of an object key (its own type, so the key path never branches on a role).
+struct KeyDeserializer<'a, D> {
+    de: D,
+    keys: Keys<'a>,
+    slot: &'a Cell<Slot>,
+}
+
+macro_rules! forward_key {
+    ($($method:ident($($arg:ident: $ty:ty),*);)*) => {
+        $(
+            fn $method<V: Visitor<'de>>(self, $($arg: $ty,)* visitor: V) -> Result<V::Value, D::Error> {
+                self.de.$method($($arg,)* KeyVisitor { visitor, keys: self.keys, slot: self.slot })
+            }
+        )*
+    };
+}
+
+impl<'de, D: Deserializer<'de>> Deserializer<'de> for KeyDeserializer<'_, D> {
+    type Error = D::Error;
+
+    forward_key! {
+        deserialize_any();
+        deserialize_bool();
+        deserialize_i8();
+        deserialize_i16();
+        deserialize_i32();
+        deserialize_i64();
+        deserialize_i128();
+        deserialize_u8();
+        deserialize_u16();
+        deserialize_u32();
+        deserialize_u64();
+        deserialize_u128();
+        deserialize_f32();
+        deserialize_f64();
+        deserialize_char();
+        deserialize_str();
+        deserialize_string();
+        deserialize_bytes();
+        deserialize_byte_buf();
+        deserialize_option();
+        deserialize_unit();
+        deserialize_unit_struct(name: &'static str);
+        deserialize_newtype_struct(name: &'static str);
+        deserialize_seq();
+        deserialize_tuple(len: usize);
+        deserialize_tuple_struct(name: &'static str, len: usize);
+        deserialize_map();
+        deserialize_struct(name: &'static str, fields: &'static [&'static str]);
+        deserialize_enum(name: &'static str, variants: &'static [&'static str]);
+        deserialize_identifier();
+        deserialize_ignored_any();
+    }
+
+    fn is_human_readable(&self) -> bool {
+        self.de.is_human_readable()
+    }
+}
+
+/// The visitor of an object key: notes the key, then passes it on. JSON keys are strings; any
+/// other visit is the default error, which gives up.
+struct KeyVisitor<'a, V> {
+    visitor: V,
+    keys: Keys<'a>,
+    slot: &'a Cell<Slot>,
+}
+
+impl<'de, V: Visitor<'de>> Visitor<'de> for KeyVisitor<'_, V> {
+    type Value = V::Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.visitor.expecting(f)
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<V::Value, E> {
+        key(self.keys, self.slot, v)?;
+        self.visitor.visit_str(v)
+    }
+
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<V::Value, E> {
+        key(self.keys, self.slot, v)?;
+        self.visitor.visit_borrowed_str(v)
+    }
+
+    fn visit_string<E: de::Error>(self, v: String) -> Result<V::Value, E> {
+        key(self.keys, self.slot, &v)?;
+        self.visitor.visit_string(v)
+    }
 }
 
 /// A deserializer that checks what it hands over.
@@ -1334,9 +1437,10 @@ impl<'de, A: MapAccess<'de>> MapAccess<'de> for CheckedMap<'_, A> {
             (None, Shape::Object(_)) => return Err(A::Error::custom(GIVE_UP)),
         };
         let slot = Cell::new(Slot::Unset);
-        let key = self.map.next_key_seed(Seeded {
+        let key = self.map.next_key_seed(KeySeed {
             seed,
-            check: Check::Key { keys, slot: &slot },
+            keys,
+            slot: &slot,
         })?;
         match key {
             None => self.state.done.set(true),
