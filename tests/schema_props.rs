@@ -7,10 +7,14 @@
 //!   schema and by every rendering (and serde rejects the first two as well); a value breaking a
 //!   constraint (pattern, length, bounds, item counts) is rejected by the generic schema, which is what
 //!   we validate with, although serde accepts it.
+//! - `parse` in strict mode reads every valid value back unchanged and rejects every broken one: its
+//!   fast path (clean JSON checked while it is deserialized, no `serde_json::Value`) must never accept
+//!   what the validator rejects.
 
 mod common;
 
 use common::types::*;
+use llm_extract::parse::{parse_with, ParseOptions};
 use llm_extract::validate::Validator;
 use llm_extract::{Dialect, Extract, SchemaError, Shape};
 use proptest::collection::vec;
@@ -194,8 +198,16 @@ fn listed(values: &[Value]) -> Value {
 /// Asserts `value` (a serialized instance of `T`) is accepted everywhere and reads back unchanged.
 fn assert_accepted<T>(validators: &Validators, original: &T)
 where
-    T: Serialize + DeserializeOwned + PartialEq + std::fmt::Debug,
+    T: Extract + Serialize + DeserializeOwned + PartialEq + std::fmt::Debug,
 {
+    for text in [
+        serde_json::to_string(original).unwrap(),
+        serde_json::to_string_pretty(original).unwrap(),
+    ] {
+        let parsed = parse_with::<T>(&text, &ParseOptions::strict()).unwrap();
+        assert_eq!(&parsed.value, original);
+        assert!(parsed.repairs.is_empty(), "{:?}", parsed.repairs);
+    }
     let value = serde_json::to_value(original).unwrap();
     let violations = validators.generic.violations(&value);
     assert!(violations.is_empty(), "{violations:?}\n{value}");
@@ -295,6 +307,13 @@ fn wrong_type(value: &Value) -> Value {
     }
 }
 
+/// Asserts strict `parse` refuses `value`: no repair may hide what the validator rejects, so a value
+/// here would have come through the fast path by mistake.
+fn assert_strict_parse_rejects<T: Extract + std::fmt::Debug>(value: &Value, what: &str) {
+    let parsed = parse_with::<T>(&value.to_string(), &ParseOptions::strict());
+    assert!(parsed.is_err(), "strict parse accepted {what}: {value}");
+}
+
 /// Breaks `value` in every structural way: a wrong type at each leaf and object, each required key
 /// removed, an extra key in each object. Serde must reject the first two kinds as well.
 fn assert_structural_mutations_rejected<T: Extract + std::fmt::Debug>(
@@ -309,7 +328,9 @@ fn assert_structural_mutations_rejected<T: Extract + std::fmt::Debug>(
         let mut mutated = value.clone();
         let target = mutated.pointer_mut(path).unwrap();
         *target = wrong_type(target);
-        assert_rejected_everywhere(validators, &mutated, &format!("a wrong type at {path:?}"));
+        let what = format!("a wrong type at {path:?}");
+        assert_rejected_everywhere(validators, &mutated, &what);
+        assert_strict_parse_rejects::<T>(&mutated, &what);
         assert!(
             serde_json::from_value::<T>(mutated).is_err(),
             "serde accepted a wrong type at {path:?}"
@@ -330,6 +351,7 @@ fn assert_structural_mutations_rejected<T: Extract + std::fmt::Debug>(
                 .remove(key);
             let what = format!("no {key:?} at {path:?}");
             assert_rejected_everywhere(validators, &mutated, &what);
+            assert_strict_parse_rejects::<T>(&mutated, &what);
             assert!(
                 serde_json::from_value::<T>(mutated).is_err(),
                 "serde accepted {what}"
@@ -338,14 +360,22 @@ fn assert_structural_mutations_rejected<T: Extract + std::fmt::Debug>(
         let mut mutated = value.clone();
         let object = mutated.pointer_mut(path).unwrap().as_object_mut().unwrap();
         object.insert("zz_unexpected".to_owned(), json!(1));
-        assert_rejected_everywhere(validators, &mutated, &format!("an extra key at {path:?}"));
+        let what = format!("an extra key at {path:?}");
+        assert_rejected_everywhere(validators, &mutated, &what);
+        assert_strict_parse_rejects::<T>(&mutated, &what);
     }
 }
 
 /// Asserts the generic schema rejects `value` changed by `mutate` at `path` (serde would take it).
-fn assert_constraint_enforced(validators: &Validators, value: &Value, path: &str, new: Value) {
+fn assert_constraint_enforced<T: Extract + std::fmt::Debug>(
+    validators: &Validators,
+    value: &Value,
+    path: &str,
+    new: Value,
+) {
     let mut mutated = value.clone();
     *mutated.pointer_mut(path).unwrap() = new;
+    assert_strict_parse_rejects::<T>(&mutated, &format!("a broken constraint at {path}"));
     let violations = validators.generic.violations(&mutated);
     assert!(!violations.is_empty(), "accepted {mutated} at {path}");
     assert!(
@@ -382,7 +412,7 @@ proptest! {
         assert_accepted(validators, &value);
         let json = serde_json::to_value(&value).unwrap();
         assert_structural_mutations_rejected::<Fact>(validators, &json);
-        assert_constraint_enforced(validators, &json, "/type", json!("opinion"));
+        assert_constraint_enforced::<Fact>(validators, &json, "/type", json!("opinion"));
     }
 
     #[test]
@@ -391,7 +421,7 @@ proptest! {
         assert_accepted(validators, &value);
         let json = serde_json::to_value(&value).unwrap();
         assert_structural_mutations_rejected::<OntologyItem>(validators, &json);
-        assert_constraint_enforced(validators, &json, "/type", json!("definition"));
+        assert_constraint_enforced::<OntologyItem>(validators, &json, "/type", json!("definition"));
     }
 
     #[test]
@@ -401,23 +431,23 @@ proptest! {
         let json = serde_json::to_value(&value).unwrap();
         assert_structural_mutations_rejected::<ConversationTurn>(validators, &json);
 
-        assert_constraint_enforced(validators, &json, "/response", json!(""));
-        assert_constraint_enforced(validators, &json, "/response", json!("x".repeat(10_001)));
-        assert_constraint_enforced(validators, &json, "/analysis/summaryUpdate", json!("too short"));
+        assert_constraint_enforced::<ConversationTurn>(validators, &json, "/response", json!(""));
+        assert_constraint_enforced::<ConversationTurn>(validators, &json, "/response", json!("x".repeat(10_001)));
+        assert_constraint_enforced::<ConversationTurn>(validators, &json, "/analysis/summaryUpdate", json!("too short"));
         if let Some(first) = json["analysis"]["subjects"].get(0) {
             let four = vec![first.clone(); 4];
-            assert_constraint_enforced(validators, &json, "/analysis/subjects", json!(four));
+            assert_constraint_enforced::<ConversationTurn>(validators, &json, "/analysis/subjects", json!(four));
             for name in ["Not A Slug", "a", "trailing-", "a".repeat(51).as_str()] {
-                assert_constraint_enforced(validators, &json, "/analysis/subjects/0/name", json!(name));
+                assert_constraint_enforced::<ConversationTurn>(validators, &json, "/analysis/subjects/0/name", json!(name));
             }
-            assert_constraint_enforced(validators, &json, "/analysis/subjects/0/description", json!("123456789"));
+            assert_constraint_enforced::<ConversationTurn>(validators, &json, "/analysis/subjects/0/description", json!("123456789"));
             let keywords = vec![json!({ "term": "k", "confidence": 0.5 }); 11];
-            assert_constraint_enforced(validators, &json, "/analysis/subjects/0/keywords", json!(keywords));
+            assert_constraint_enforced::<ConversationTurn>(validators, &json, "/analysis/subjects/0/keywords", json!(keywords));
             if json["analysis"]["subjects"][0]["keywords"].get(0).is_some() {
                 let keyword = "/analysis/subjects/0/keywords/0";
-                assert_constraint_enforced(validators, &json, &format!("{keyword}/confidence"), json!(1.5));
-                assert_constraint_enforced(validators, &json, &format!("{keyword}/confidence"), json!(-0.01));
-                assert_constraint_enforced(validators, &json, &format!("{keyword}/term"), json!("UPPER"));
+                assert_constraint_enforced::<ConversationTurn>(validators, &json, &format!("{keyword}/confidence"), json!(1.5));
+                assert_constraint_enforced::<ConversationTurn>(validators, &json, &format!("{keyword}/confidence"), json!(-0.01));
+                assert_constraint_enforced::<ConversationTurn>(validators, &json, &format!("{keyword}/term"), json!("UPPER"));
             }
         }
     }
@@ -428,8 +458,8 @@ proptest! {
         assert_accepted(validators, &value);
         let json = serde_json::to_value(&value).unwrap();
         assert_structural_mutations_rejected::<Sentiment>(validators, &json);
-        assert_constraint_enforced(validators, &json, "/score", json!(1.0001));
-        assert_constraint_enforced(validators, &json, "/score", json!(-0.5));
-        assert_constraint_enforced(validators, &json, "/sentiment", json!("happy"));
+        assert_constraint_enforced::<Sentiment>(validators, &json, "/score", json!(1.0001));
+        assert_constraint_enforced::<Sentiment>(validators, &json, "/score", json!(-0.5));
+        assert_constraint_enforced::<Sentiment>(validators, &json, "/sentiment", json!("happy"));
     }
 }
