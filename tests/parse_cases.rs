@@ -1,9 +1,12 @@
 //! Every case of `shared/reference/llm-output-cases.md`, through `parse` and through the incremental
 //! decoder split at every byte offset (and byte by byte), plus hostile input.
 
+mod common;
+
+use common::decoded::{decode, Out};
 use llm_extract::parse::{
     parse_lines_value, parse_value, parse_with, LineEvent, ParseOptions, RepairKind, SkipReason,
-    Skipped, ValueDecoder, ValueEvent,
+    Skipped,
 };
 use llm_extract::{parse, parse_lines, Extract, LineDecoder, ParseError, Parsed, SchemaSet};
 use serde::Deserialize;
@@ -193,67 +196,23 @@ fn salvaged<T: Extract>(text: &str) -> Result<Parsed<T>, ParseError> {
     parse_with::<T>(text, &ParseOptions::default().with_salvage(true))
 }
 
-/// What the decoder yields, comparably.
-#[derive(Debug, Clone, PartialEq)]
-enum Out {
-    Item(Value, usize),
-    Skip(Skipped),
-}
-
-/// What the typed decoder yields, checked against the untyped one fed the same chunks (a clean line
-/// takes a different path, straight from its text to `T`, and must come out the same).
-fn events<T: Extract + PartialEq + std::fmt::Debug>(
-    chunks: &[&[u8]],
-    options: ParseOptions,
-) -> Vec<Out> {
-    let mut typed = LineDecoder::<T>::with_options(options);
-    let mut untyped = ValueDecoder::new(T::schema(), options);
-    let (mut events, mut values) = (Vec::new(), Vec::new());
-    for chunk in chunks {
-        events.extend(typed.feed(chunk));
-        values.extend(untyped.feed(chunk));
-    }
-    events.extend(typed.finish());
-    values.extend(untyped.finish());
-    assert_eq!(events.len(), values.len());
-    events
-        .into_iter()
-        .zip(values)
-        .map(|pair| match pair {
-            (LineEvent::Item(item), ValueEvent::Item(json)) => {
-                let value: T = serde_json::from_value(json.json.clone()).unwrap();
-                assert_eq!(item.value, value);
-                assert_eq!((item.line, &item.repairs), (json.line, &json.repairs));
-                Out::Item(json.json, item.line)
-            }
-            (LineEvent::Skipped(typed), ValueEvent::Skipped(untyped)) => {
-                assert_eq!(typed, untyped);
-                Out::Skip(typed)
-            }
-            // Valid JSON that serde still refuses: the typed decoder skips it.
-            (LineEvent::Skipped(typed), ValueEvent::Item(_)) => Out::Skip(typed),
-            (typed, untyped) => panic!("typed {typed:?}, untyped {untyped:?}"),
-        })
-        .collect()
-}
-
 /// Feeds `bytes` whole, split in two at every offset, and byte by byte: all must agree.
 fn decoded_with<T: Extract + PartialEq + std::fmt::Debug>(
     bytes: &[u8],
     options: ParseOptions,
 ) -> Vec<Out> {
-    let whole = events::<T>(&[bytes], options);
+    let whole = decode::<T>(&[bytes], options);
     for at in 0..=bytes.len() {
         let (head, tail) = bytes.split_at(at);
         assert_eq!(
-            events::<T>(&[head, tail], options),
+            decode::<T>(&[head, tail], options),
             whole,
             "split at {at} of {:?}",
             String::from_utf8_lossy(bytes)
         );
     }
     let bytewise: Vec<&[u8]> = bytes.chunks(1).collect();
-    assert_eq!(events::<T>(&bytewise, options), whole, "byte by byte");
+    assert_eq!(decode::<T>(&bytewise, options), whole, "byte by byte");
     whole
 }
 

@@ -1,14 +1,14 @@
 //! Properties of the parser: it never panics; the decoder yields what `parse_lines` yields however the
 //! bytes are chunked; serialized values round-trip.
 
-use llm_extract::parse::{
-    parse_lines_with, parse_value, parse_with, LineEvent, ParseOptions, Skipped, ValueDecoder,
-    ValueEvent,
-};
-use llm_extract::{parse, parse_lines, Extract, LineDecoder, SchemaSet};
+mod common;
+
+use common::decoded::{self, Out};
+use llm_extract::parse::{parse_lines_with, parse_value, parse_with, ParseOptions};
+use llm_extract::{parse, parse_lines, Extract, SchemaSet};
 use proptest::prelude::*;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::json;
 use std::sync::OnceLock;
 
 /// The seed type: strings, integers, floats, an enum, a nested optional object, an array.
@@ -131,45 +131,9 @@ fn jsonish() -> impl Strategy<Value = String> {
     .prop_map(|parts| parts.concat())
 }
 
-/// Comparable decoder output.
-#[derive(Debug, PartialEq)]
-enum Out {
-    Item(Value, usize),
-    Skip(Skipped),
-}
-
-/// What the typed decoder yields, checked against the untyped one fed the same chunks: a clean
-/// line takes a different path (straight from its text to `Rec`) and must come out the same.
+/// What the decoders yield for `chunks` of a `Rec` answer (typed and untyped checked to agree).
 fn decode(chunks: &[&[u8]], options: ParseOptions) -> Vec<Out> {
-    let mut typed = LineDecoder::<Rec>::with_options(options);
-    let mut untyped = ValueDecoder::new(Rec::schema(), options);
-    let (mut events, mut values) = (Vec::new(), Vec::new());
-    for chunk in chunks {
-        events.extend(typed.feed(chunk));
-        values.extend(untyped.feed(chunk));
-    }
-    events.extend(typed.finish());
-    values.extend(untyped.finish());
-    assert_eq!(events.len(), values.len());
-    events
-        .into_iter()
-        .zip(values)
-        .map(|pair| match pair {
-            (LineEvent::Item(item), ValueEvent::Item(json)) => {
-                let value: Rec = serde_json::from_value(json.json.clone()).unwrap();
-                assert_eq!(item.value, value);
-                assert_eq!((item.line, &item.repairs), (json.line, &json.repairs));
-                Out::Item(json.json, item.line)
-            }
-            (LineEvent::Skipped(typed), ValueEvent::Skipped(untyped)) => {
-                assert_eq!(typed, untyped);
-                Out::Skip(typed)
-            }
-            // Valid JSON that serde still refuses: the typed decoder skips it.
-            (LineEvent::Skipped(typed), ValueEvent::Item(_)) => Out::Skip(typed),
-            (typed, untyped) => panic!("typed {typed:?}, untyped {untyped:?}"),
-        })
-        .collect()
+    decoded::decode::<Rec>(chunks, options)
 }
 
 /// `parse` with its fast path must give what the full path gives: the validated JSON, deserialized.

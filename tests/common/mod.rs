@@ -3,4 +3,5 @@
 //! Each test binary compiles this module on its own and uses only part of it.
 #![allow(dead_code)]
 
+pub mod decoded;
 pub mod types;
