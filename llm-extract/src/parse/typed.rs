@@ -941,50 +941,30 @@ struct KeyDeserializer<'a, D> {
 }
 
 macro_rules! forward_key {
-    ($($method:ident($($arg:ident: $ty:ty),*);)*) => {
+    ($($method:ident),*) => {
         $(
-            fn $method<V: Visitor<'de>>(self, $($arg: $ty,)* visitor: V) -> Result<V::Value, D::Error> {
-                self.de.$method($($arg,)* KeyVisitor { visitor, keys: self.keys, slot: self.slot })
+            fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, D::Error> {
+                self.de.$method(KeyVisitor { visitor, keys: self.keys, slot: self.slot })
             }
         )*
     };
 }
 
+/// JSON keys are strings: the ways serde asks for one go through as asked; any other request is
+/// read as a string too, which the asking visitor then refuses (and the check gives up).
 impl<'de, D: Deserializer<'de>> Deserializer<'de> for KeyDeserializer<'_, D> {
     type Error = D::Error;
 
-    forward_key! {
-        deserialize_any();
-        deserialize_bool();
-        deserialize_i8();
-        deserialize_i16();
-        deserialize_i32();
-        deserialize_i64();
-        deserialize_i128();
-        deserialize_u8();
-        deserialize_u16();
-        deserialize_u32();
-        deserialize_u64();
-        deserialize_u128();
-        deserialize_f32();
-        deserialize_f64();
-        deserialize_char();
-        deserialize_str();
-        deserialize_string();
-        deserialize_bytes();
-        deserialize_byte_buf();
-        deserialize_option();
-        deserialize_unit();
-        deserialize_unit_struct(name: &'static str);
-        deserialize_newtype_struct(name: &'static str);
-        deserialize_seq();
-        deserialize_tuple(len: usize);
-        deserialize_tuple_struct(name: &'static str, len: usize);
-        deserialize_map();
-        deserialize_struct(name: &'static str, fields: &'static [&'static str]);
-        deserialize_enum(name: &'static str, variants: &'static [&'static str]);
-        deserialize_identifier();
-        deserialize_ignored_any();
+    forward_key!(
+        deserialize_any,
+        deserialize_str,
+        deserialize_string,
+        deserialize_identifier
+    );
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char bytes byte_buf option unit
+        unit_struct newtype_struct seq tuple tuple_struct map struct enum ignored_any
     }
 
     fn is_human_readable(&self) -> bool {
