@@ -61,7 +61,6 @@ pub(crate) fn body_start(text: &str) -> (usize, Option<Repair>) {
     }
 }
 
-/// The offset just past the `</think>` (or `</thinking>`) found from `from`.
 /// A searcher for `<think`, built once.
 fn think_open() -> &'static memmem::Finder<'static> {
     static FINDER: OnceLock<memmem::Finder<'static>> = OnceLock::new();
@@ -74,6 +73,7 @@ fn think_close() -> &'static memmem::Finder<'static> {
     FINDER.get_or_init(|| memmem::Finder::new(b"</think"))
 }
 
+/// The offset just past the `</think>` (or `</thinking>`) found from `from`.
 fn close_of_think(text: &str, from: usize) -> Option<usize> {
     let close = from + think_close().find(text.get(from..)?.as_bytes())?;
     let gt = memchr::memchr(b'>', text.get(close..)?.as_bytes())?;
@@ -122,8 +122,7 @@ pub(crate) fn candidates(text: &str, from: usize) -> Vec<Candidate> {
     let mut out = Vec::new();
     let mut seen_unclosed = false;
     let mut i = from;
-    while let Some(offset) = bytes.get(i..).and_then(|rest| memchr2(b'{', b'[', rest)) {
-        let start = i + offset;
+    while let Some(start) = first_bracket(text, i) {
         let mut scanner = ValueScanner::new();
         match scanner.scan(&bytes[start..], false) {
             Scan::Closed(len) => {

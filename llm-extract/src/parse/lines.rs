@@ -2,6 +2,8 @@
 //!
 //! The one-shot functions feed the whole text to the incremental decoder and finish it, so they
 //! yield exactly what [`super::LineDecoder`] yields for the same bytes, however those are chunked.
+//! A typed text whose every line is one clean value skips the framing and goes line by line
+//! straight to `T`; the decoder would find exactly those items in it.
 
 use super::decoder::{Typed, ValueDecoder, ValueEvent};
 use super::typed::{self, Plan};

@@ -213,8 +213,8 @@ impl Object {
     #[inline]
     fn position(&self, name: &str, hint: usize) -> Option<usize> {
         match self.properties.get(hint) {
-            Some((p, _)) if same(p, name) => Some(hint),
-            _ => self.properties.iter().position(|(p, _)| same(p, name)),
+            Some((p, _)) if p == name => Some(hint),
+            _ => self.properties.iter().position(|(p, _)| p == name),
         }
     }
 }
@@ -622,11 +622,10 @@ impl Typed {
                 return false;
             }
         }
-        let chosen = self.choices.as_ref().is_none_or(|choices| {
-            choices
-                .iter()
-                .any(|c| c.as_str().is_some_and(|c| same(c, s)))
-        });
+        let chosen = self
+            .choices
+            .as_ref()
+            .is_none_or(|choices| choices.iter().any(|c| c.as_str() == Some(s)));
         chosen
             && self
                 .text
@@ -644,12 +643,6 @@ fn same_value(choice: &Value, value: &Value) -> bool {
         },
         (a, b) => a == b,
     }
-}
-
-/// Whether two strings (keys, tags, enum values) are equal.
-#[inline]
-fn same(a: &str, b: &str) -> bool {
-    a == b
 }
 
 /// A number as serde_json hands it over.
@@ -818,7 +811,7 @@ impl<'a> Check<'a> {
                 let index = tagged
                     .variants
                     .iter()
-                    .position(|(v, _)| same(v, s))
+                    .position(|(v, _)| v == s)
                     .ok_or_else(|| E::custom(GIVE_UP))?;
                 variant.set(Some(index));
                 Ok(())
@@ -907,7 +900,7 @@ fn key<E: de::Error>(keys: Keys<'_>, slot: &Cell<Slot>, s: &str) -> Result<(), E
                 Additional::Denied => return Err(E::custom(GIVE_UP)),
             },
         },
-        Keys::Tag(tag) if same(tag, s) => Slot::Tag,
+        Keys::Tag(tag) if tag == s => Slot::Tag,
         Keys::Tag(_) => return Err(E::custom(GIVE_UP)),
     };
     slot.set(found);
