@@ -109,11 +109,21 @@ fn clean() -> String {
     serde_json::to_string(&fact(7)).unwrap()
 }
 
-fn wrapped() -> String {
+/// `json` in a fence, with prose before and after.
+fn fenced(json: &str) -> String {
     format!(
-        "Sure! Here is the fact I found in the text:\n\n```json\n{}\n```\n\nLet me know if you need anything else.",
-        serde_json::to_string_pretty(&fact(7)).unwrap()
+        "Sure! Here is the fact I found in the text:\n\n```json\n{json}\n```\n\nLet me know if you need anything else."
     )
+}
+
+/// Benchmark 2: the same JSON as [`clean`], fenced and wrapped in prose.
+fn wrapped() -> String {
+    fenced(&clean())
+}
+
+/// A harder variant of benchmark 2: the value pretty-printed (more bytes than the baseline reads).
+fn wrapped_pretty() -> String {
+    fenced(&serde_json::to_string_pretty(&fact(7)).unwrap())
 }
 
 /// About `bytes` of JSON Lines.
@@ -184,6 +194,7 @@ fn no_validation() -> ParseOptions {
 fn one_value(c: &mut Criterion) {
     let clean = clean();
     let wrapped = wrapped();
+    let pretty = wrapped_pretty();
     let mut g = c.benchmark_group("1-2 one value");
     g.throughput(Throughput::Bytes(clean.len() as u64));
     g.bench_function("serde_json::from_str", |b| {
@@ -195,8 +206,14 @@ fn one_value(c: &mut Criterion) {
     g.bench_function("parse, validated", |b| {
         b.iter(|| parse::<Fact>(black_box(&clean)).unwrap())
     });
+    g.bench_function("parse fenced in prose, validation off", |b| {
+        b.iter(|| parse_with::<Fact>(black_box(&wrapped), &no_validation()).unwrap())
+    });
     g.bench_function("parse fenced in prose, validated", |b| {
         b.iter(|| parse::<Fact>(black_box(&wrapped)).unwrap())
+    });
+    g.bench_function("parse pretty-printed, fenced in prose, validated", |b| {
+        b.iter(|| parse::<Fact>(black_box(&pretty)).unwrap())
     });
     g.finish();
 }
@@ -351,6 +368,7 @@ fn ratios() {
     println!("|---|---|---|---|---|");
     let clean = clean();
     let wrapped = wrapped();
+    let pretty = wrapped_pretty();
     let t = interleaved(
         &mut [
             &mut || drop(black_box(serde_json::from_str::<Fact>(black_box(&clean)))),
@@ -361,13 +379,32 @@ fn ratios() {
                 )))
             },
             &mut || drop(black_box(parse::<Fact>(black_box(&clean)))),
+            &mut || {
+                drop(black_box(parse_with::<Fact>(
+                    black_box(&wrapped),
+                    &no_validation(),
+                )))
+            },
             &mut || drop(black_box(parse::<Fact>(black_box(&wrapped)))),
+            &mut || drop(black_box(parse::<Fact>(black_box(&pretty)))),
         ],
         ROUNDS,
     );
     row("1 clean -> T, validation off", t[1], t[0], "<= 1.10x");
     row("1 clean -> T, validated", t[2], t[0], "<= 1.30x");
-    row("2 fenced + prose -> T, validated", t[3], t[0], "<= 1.25x");
+    row(
+        "2 fenced + prose -> T, validation off",
+        t[3],
+        t[0],
+        "<= 1.25x",
+    );
+    row("2 fenced + prose -> T, validated", t[4], t[0], "<= 1.25x");
+    row(
+        "2 pretty-printed, fenced + prose -> T, validated",
+        t[5],
+        t[0],
+        "(harder than asked)",
+    );
 
     let text = lines_of(1000);
     let t = interleaved(

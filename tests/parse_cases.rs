@@ -990,6 +990,15 @@ fn validation_can_be_turned_off() {
         parse_with::<A>("x {\"a\":\"2\"}", &off).unwrap().value,
         A { a: 2 }
     );
+    // One value alone in a fence goes straight to serde, and says where it was found.
+    let fenced = parse_with::<A>("Here:\n```json\n{\"a\":3,\"z\":0}\n```\nDone.", &off).unwrap();
+    assert_eq!(fenced.value, A { a: 3 });
+    assert_eq!(fenced.repairs.len(), 1);
+    assert!(
+        fenced.repairs[0].description.contains("bytes 14..27"),
+        "{:?}",
+        fenced.repairs
+    );
 }
 
 #[test]

@@ -486,7 +486,10 @@ impl<T: Extract> Typed<T> {
 
 impl<T: Extract> Sink for Typed<T> {
     fn clean(&mut self, text: &str, line: usize) -> bool {
-        let Some(value) = self.plan.and_then(|plan| typed::from_str::<T>(text, plan)) else {
+        let Some(value) = self
+            .plan
+            .and_then(|plan| typed::from_str::<T>(text, Some(plan)))
+        else {
             return false;
         };
         self.events.push(LineEvent::Item(Item {

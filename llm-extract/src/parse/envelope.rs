@@ -31,7 +31,10 @@ pub(crate) fn body_start(text: &str) -> (usize, Option<Repair>) {
     }
     let trimmed = text[start..].trim_start();
     let lead = text.len() - trimmed.len();
-    let think_end = if trimmed.starts_with("<think>") || trimmed.starts_with("<thinking>") {
+    let think_end = if memchr::memchr(b'<', text.as_bytes()).is_none() {
+        // Every thinking tag starts with `<`: most answers hold none, and one byte search says so.
+        None
+    } else if trimmed.starts_with("<think>") || trimmed.starts_with("<thinking>") {
         // An unclosed thinking block is all thinking.
         Some(close_of_think(text, lead).unwrap_or(text.len()))
     } else if think_open().find(text.as_bytes()).is_none() {

@@ -77,7 +77,7 @@ fn clean_lines<T: Extract>(text: &str, plan: &Plan, max_frame: usize) -> Option<
         if line.len() > max_frame {
             return None;
         }
-        items.push(typed::from_str::<T>(line, plan)?);
+        items.push(typed::from_str::<T>(line, Some(plan))?);
     }
     Some(items)
 }

@@ -37,26 +37,17 @@ pub fn parse<T: Extract>(text: &str) -> Result<Parsed<T>, ParseError> {
 /// Parses one value of `T`.
 ///
 /// Clean JSON goes straight from the text to `T`: with [`ParseOptions::validate`] off through
-/// `serde_json::from_str::<T>`, with it on through a deserializer that checks the schema as it reads
-/// (so does one clean value alone in prose or a fence). Anything else, or anything that check is
-/// not sure of, takes the full path: the lenient parser, validation, coercion, located errors.
+/// `serde_json::from_str::<T>`, with it on through a deserializer that checks the schema as it reads.
+/// So does one clean value alone in prose or a fence (unless strict). Anything else, or anything
+/// that check is not sure of, takes the full path: the lenient parser, validation, coercion, located
+/// errors.
 pub fn parse_with<T: Extract>(text: &str, options: &ParseOptions) -> Result<Parsed<T>, ParseError> {
-    if options.validate {
-        if let Some(parsed) = clean::<T>(text, options) {
-            return Ok(parsed);
-        }
-    } else {
-        match serde_json::from_str::<T>(text) {
-            Ok(value) => {
-                return Ok(Parsed {
-                    value,
-                    repairs: Vec::new(),
-                })
-            }
-            Err(e) if options.strict => {
-                return Err(pipeline::serde_rejection(&e, text, 0).into_error(text))
-            }
-            Err(_) => {}
+    if let Some(parsed) = clean::<T>(text, options) {
+        return Ok(parsed);
+    }
+    if options.strict && !options.validate {
+        if let Err(e) = serde_json::from_str::<T>(text) {
+            return Err(pipeline::serde_rejection(&e, text, 0).into_error(text));
         }
     }
     let Parsed { value, repairs } = parse_value(text, T::schema(), options)?;
@@ -75,13 +66,21 @@ pub fn parse_with<T: Extract>(text: &str, options: &ParseOptions) -> Result<Pars
     }
 }
 
-/// `T` validated while it is deserialized, when `text` is clean JSON, or (unless strict) one clean
-/// JSON value alone in prose or a fence; `None` sends the text down the full path.
+/// `T` straight from `text` when it is clean JSON, or (unless strict) one clean JSON value alone in
+/// prose or a fence; validated while it is deserialized when the options ask for validation. `None`
+/// sends the text down the full path.
 fn clean<T: Extract>(text: &str, options: &ParseOptions) -> Option<Parsed<T>> {
     let schema = T::schema();
-    let plan = schema.plan()?;
+    let plan = match options.validate {
+        true => Some(schema.plan()?),
+        false => None,
+    };
+    let wants_container = match plan.or_else(|| schema.plan()) {
+        Some(plan) => plan.wants_container(),
+        None => pipeline::wants_container(schema.generic()),
+    };
     // Prose first cannot be clean JSON of an object or an array: skip serde's error for it.
-    let prose_first = plan.wants_container() && !text.trim_start().starts_with(['{', '[']);
+    let prose_first = wants_container && !text.trim_start().starts_with(['{', '[']);
     if !prose_first {
         if let Some(value) = typed::from_str::<T>(text, plan) {
             return Some(Parsed {
@@ -90,12 +89,12 @@ fn clean<T: Extract>(text: &str, options: &ParseOptions) -> Option<Parsed<T>> {
             });
         }
     }
-    if options.strict || !plan.wants_container() {
+    if options.strict || !wants_container {
         return None;
     }
     let (start, envelope_repair) = envelope::body_start(text);
     let from = envelope::first_bracket(text, start)?;
-    let (value, len) = typed::prefix_from_str::<T>(text.get(from..)?)?;
+    let (value, len) = typed::prefix_from_str::<T>(text.get(from..)?, plan.is_some())?;
     let to = from + len;
     // One value alone: the prose after it opens no other (then the full path finds just this one).
     if envelope::first_bracket(text, to).is_some() {

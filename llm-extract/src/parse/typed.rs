@@ -79,9 +79,12 @@ impl Plan {
     }
 }
 
-/// `text` as a validated `T`, if it is one clean JSON value that the plan accepts; `None` otherwise
-/// (the caller then takes the full path).
-pub(crate) fn from_str<T: DeserializeOwned>(text: &str, plan: &Plan) -> Option<T> {
+/// `text` as a `T`, if it is one clean JSON value (that `plan`, when there is one, accepts); `None`
+/// otherwise (the caller then takes the full path).
+pub(crate) fn from_str<T: DeserializeOwned>(text: &str, plan: Option<&Plan>) -> Option<T> {
+    let Some(plan) = plan else {
+        return serde_json::from_str(text).ok();
+    };
     let mut de = serde_json::Deserializer::from_str(text);
     let value = T::deserialize(Validating {
         de: &mut de,
@@ -93,8 +96,14 @@ pub(crate) fn from_str<T: DeserializeOwned>(text: &str, plan: &Plan) -> Option<T
 }
 
 /// The first JSON value of `text` (an object or an array: anything after it is left alone) as a
-/// validated `T`, with the byte where the value ends; `None` sends the text down the full path.
-pub(crate) fn prefix_from_str<T: Extract>(text: &str) -> Option<(T, usize)> {
+/// `T`, validated through the schema's plan when `validate`, with the byte where the value ends;
+/// `None` sends the text down the full path.
+pub(crate) fn prefix_from_str<T: Extract>(text: &str, validate: bool) -> Option<(T, usize)> {
+    if !validate {
+        let mut values = serde_json::Deserializer::from_str(text).into_iter::<T>();
+        let value = values.next()?.ok()?;
+        return Some((value, values.byte_offset()));
+    }
     let mut values = serde_json::Deserializer::from_str(text).into_iter::<Planned<T>>();
     let Planned(value) = values.next()?.ok()?;
     Some((value, values.byte_offset()))
@@ -183,6 +192,37 @@ struct Typed {
     /// The integers accepted, when the type allows integers, nothing but integer bounds constrains
     /// them, and those bounds are integers: `[lo, hi]`.
     integers: Option<(i128, i128)>,
+    /// The numbers accepted, when the type allows every number and nothing but bounds that an
+    /// `f64` holds exactly constrains them.
+    floats: Option<Floats>,
+    /// `enum`/`const` when every choice is a string.
+    strings: Option<Vec<(Key, Box<str>)>>,
+}
+
+/// Number bounds as `f64`s (unbounded sides are infinite).
+#[derive(Debug, Clone, Copy)]
+struct Floats {
+    min: f64,
+    max: f64,
+    min_exclusive: bool,
+    max_exclusive: bool,
+}
+
+impl Floats {
+    #[inline]
+    fn hold(self, f: f64) -> bool {
+        let above = if self.min_exclusive {
+            f > self.min
+        } else {
+            f >= self.min
+        };
+        let below = if self.max_exclusive {
+            f < self.max
+        } else {
+            f <= self.max
+        };
+        above && below
+    }
 }
 
 #[derive(Debug)]
@@ -196,6 +236,8 @@ struct Items {
 #[derive(Debug)]
 struct Object {
     properties: Vec<(String, Node)>,
+    /// The name of each property as a [`Key`], in the same order (compared without a loop).
+    keys: Vec<Key>,
     /// Bit `i` set: property `i` is required.
     required: u64,
     additional: Additional,
@@ -209,13 +251,53 @@ enum Additional {
 }
 
 impl Object {
-    /// The index of property `name`, looked for at `hint` first.
-    #[inline]
+    /// The index of property `name`, looked for at `hint` first (inline: keys mostly come in
+    /// schema order).
+    #[inline(always)]
     fn position(&self, name: &str, hint: usize) -> Option<usize> {
-        match self.properties.get(hint) {
-            Some((p, _)) if p == name => Some(hint),
-            _ => self.properties.iter().position(|(p, _)| p == name),
+        let key = Key::of(name);
+        if self.named(hint, key, name) {
+            return Some(hint);
         }
+        self.find(key, name)
+    }
+
+    #[inline(never)]
+    fn find(&self, key: Key, name: &str) -> Option<usize> {
+        (0..self.keys.len()).find(|&i| self.named(i, key, name))
+    }
+
+    /// Whether property `i` is `name` (of key `key`).
+    #[inline(always)]
+    fn named(&self, i: usize, key: Key, name: &str) -> bool {
+        match (self.keys.get(i), self.properties.get(i)) {
+            (Some(k), Some((p, _))) => key.is(*k, name, p),
+            _ => false,
+        }
+    }
+}
+
+/// A string as its length and two words: for one of at most 16 bytes (object keys and enum values
+/// mostly are) the words hold every byte, so equal keys mean equal strings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Key {
+    len: usize,
+    words: (u64, u64),
+}
+
+impl Key {
+    #[inline(always)]
+    fn of(s: &str) -> Key {
+        Key {
+            len: s.len(),
+            words: ends(s.as_bytes()),
+        }
+    }
+
+    /// Whether `a` (of key `self`) is `b` (of key `other`): the keys settle it for short strings.
+    #[inline(always)]
+    fn is(self, other: Key, a: &str, b: &str) -> bool {
+        self == other && (self.len <= 16 || a == b)
     }
 }
 
@@ -452,6 +534,8 @@ impl Typed {
             any_number: false,
             any_bool: false,
             integers: None,
+            floats: None,
+            strings: None,
         };
         let unchosen = typed.choices.is_none();
         typed.any_string = unchosen
@@ -467,7 +551,37 @@ impl Typed {
             && typed.exclusive_maximum.is_none();
         typed.any_bool = unchosen && typed.types.has(Types::BOOLEAN);
         typed.integers = typed.integer_range();
+        typed.floats = typed.float_range();
+        typed.strings = typed.choices.as_ref().and_then(|choices| {
+            choices
+                .iter()
+                .map(|c| c.as_str().map(|s| (Key::of(s), Box::from(s))))
+                .collect::<Option<Vec<_>>>()
+        });
         Some(typed)
+    }
+
+    /// See [`Typed::floats`].
+    fn float_range(&self) -> Option<Floats> {
+        if self.choices.is_some() || !self.types.has(Types::NUMBER) {
+            return None;
+        }
+        let side = |inclusive: Option<Num>, exclusive: Option<Num>, unbounded: f64| match (
+            inclusive, exclusive,
+        ) {
+            (None, None) => Some((unbounded, false)),
+            (Some(n), None) => Some((n.exact()?, false)),
+            (None, Some(n)) => Some((n.exact()?, true)),
+            (Some(_), Some(_)) => None,
+        };
+        let (min, min_exclusive) = side(self.minimum, self.exclusive_minimum, f64::NEG_INFINITY)?;
+        let (max, max_exclusive) = side(self.maximum, self.exclusive_maximum, f64::INFINITY)?;
+        Some(Floats {
+            min,
+            max,
+            min_exclusive,
+            max_exclusive,
+        })
     }
 
     /// See [`Typed::integers`].
@@ -561,6 +675,7 @@ impl Typed {
             Some(schema) => Additional::Checked(Node::compile(schema)?),
         };
         Some(Some(Object {
+            keys: properties.iter().map(|(name, _)| Key::of(name)).collect(),
             properties,
             required,
             additional,
@@ -622,10 +737,15 @@ impl Typed {
                 return false;
             }
         }
-        let chosen = self
-            .choices
-            .as_ref()
-            .is_none_or(|choices| choices.iter().any(|c| c.as_str() == Some(s)));
+        let chosen = match (&self.strings, &self.choices) {
+            (Some(strings), _) => {
+                let key = Key::of(s);
+                strings.iter().any(|(k, c)| key.is(*k, c, s))
+            }
+            (None, choices) => choices
+                .as_ref()
+                .is_none_or(|choices| choices.iter().any(|c| c.as_str() == Some(s))),
+        };
         chosen
             && self
                 .text
@@ -784,7 +904,7 @@ impl<'a> Check<'a> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn string<E: de::Error>(self, s: &str) -> Result<(), E> {
         match self {
             // The common case, kept small enough to inline: a string with no constraint.
@@ -825,7 +945,11 @@ impl<'a> Check<'a> {
             Check::Value {
                 node: Node::Typed(typed),
                 hash: None,
-            } if typed.any_number => Ok(()),
+            } => match (typed.any_number, typed.floats, n.exact()) {
+                (true, _, _) => Ok(()),
+                (false, Some(floats), Some(f)) if floats.hold(f) => Ok(()),
+                _ => self.number_slow(n),
+            },
             _ => self.number_slow(n),
         }
     }
@@ -869,27 +993,48 @@ impl<'a> Check<'a> {
 }
 
 /// A scalar's hash for `uniqueItems`: a multiply-rotate hash over 8-byte words (values are short,
-/// and a collision only sends the value down the full path).
+/// and a collision only sends the value down the full path). Equal bytes hash alike.
+#[inline]
 fn hash_of(kind: u8, bytes: &[u8]) -> u64 {
     const K: u64 = 0x517c_c1b7_2722_0a95;
     let mix = |h: u64, word: u64| (h.rotate_left(5) ^ word).wrapping_mul(K);
-    let mut hash = mix(u64::from(kind), bytes.len() as u64);
+    let hash = mix(u64::from(kind), bytes.len() as u64);
+    let (first, last) = ends(bytes);
+    if bytes.len() <= 16 {
+        // The first and last words cover every byte.
+        return mix(mix(hash, first), last);
+    }
     let mut words = bytes.chunks_exact(8);
-    for word in &mut words {
-        hash = mix(
-            hash,
-            u64::from_le_bytes(word.try_into().unwrap_or_default()),
+    let hash = words.by_ref().fold(hash, |h, word| {
+        mix(h, word.first_chunk().map_or(0, |w| u64::from_le_bytes(*w)))
+    });
+    mix(hash, last)
+}
+
+/// Two words that, with the length, determine `bytes` when it is at most 16 bytes long: its first
+/// and last eight bytes (overlapping below 16), or four, or its bytes packed. No copy through
+/// memory, so this stays in registers.
+#[inline(always)]
+fn ends(bytes: &[u8]) -> (u64, u64) {
+    if let (Some(first), Some(last)) = (bytes.first_chunk::<8>(), bytes.last_chunk::<8>()) {
+        return (u64::from_le_bytes(*first), u64::from_le_bytes(*last));
+    }
+    if let (Some(first), Some(last)) = (bytes.first_chunk::<4>(), bytes.last_chunk::<4>()) {
+        return (
+            u64::from(u32::from_le_bytes(*first)),
+            u64::from(u32::from_le_bytes(*last)),
         );
     }
-    let mut last = [0u8; 8];
-    last.iter_mut()
-        .zip(words.remainder())
-        .for_each(|(to, from)| *to = *from);
-    mix(hash, u64::from_le_bytes(last))
+    let packed = bytes
+        .iter()
+        .take(3)
+        .enumerate()
+        .fold(0u64, |word, (i, b)| word | (u64::from(*b) << (8 * i)));
+    (packed, 0)
 }
 
 /// Which property key `s` names, into `slot`; an error (give up) for a key the object forbids.
-#[inline]
+#[inline(always)]
 fn key<E: de::Error>(keys: Keys<'_>, slot: &Cell<Slot>, s: &str) -> Result<(), E> {
     let found = match keys {
         Keys::Object(object, hint) => match object.position(s, hint) {
@@ -1212,24 +1357,21 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for Checked<'_, V> {
             },
             _ => return Err(A::Error::custom(GIVE_UP)),
         };
-        let state = MapState::default();
+        let state = MapState::new(match shape {
+            Shape::Object(object) => Some(object),
+            Shape::Tagged(_) => None,
+        });
         let value = self.visitor.visit_map(CheckedMap {
             map,
             shape,
             state: &state,
         })?;
-        let object = match (shape, state.variant.get()) {
-            (Shape::Object(object), _) => object,
-            (Shape::Tagged(tagged), Some(index)) => match tagged.variants.get(index) {
-                Some((_, object)) => object,
-                None => return Err(A::Error::custom(GIVE_UP)),
-            },
-            (Shape::Tagged(_), None) => return Err(A::Error::custom(GIVE_UP)),
-        };
-        if !state.done.get() || object.required & !state.seen.get() != 0 {
-            return Err(A::Error::custom(GIVE_UP));
+        match state.object.get() {
+            Some(object) if state.done.get() && object.required & !state.seen.get() == 0 => {
+                Ok(value)
+            }
+            _ => Err(A::Error::custom(GIVE_UP)),
         }
-        Ok(value)
     }
 
     fn visit_enum<A: EnumAccess<'de>>(self, _: A) -> Result<V::Value, A::Error> {
@@ -1308,6 +1450,7 @@ struct Hashes {
 
 impl Hashes {
     /// Adds `hash`; `false` if it was there already.
+    #[inline]
     fn insert(&mut self, hash: u64) -> bool {
         let inline = self.inline.get(..self.len).unwrap_or_default();
         if inline.contains(&hash) || self.more.contains(&hash) {
@@ -1365,36 +1508,38 @@ enum Shape<'a> {
     Tagged(&'a Tagged),
 }
 
-#[derive(Default)]
-struct MapState {
+struct MapState<'s> {
     /// Bit `i`: property `i` of the object was present.
     seen: Cell<u64>,
     done: Cell<bool>,
+    /// The object whose properties the keys name: the object itself, or a tagged union's variant
+    /// once its tag is read.
+    object: Cell<Option<&'s Object>>,
     /// The variant a tagged union's tag chose.
     variant: Cell<Option<usize>>,
     /// The property expected next.
     next: Cell<usize>,
-    slot: Cell<Option<Slot>>,
+    /// What the key just read names (`Unset` between entries).
+    slot: Cell<Slot>,
+}
+
+impl<'s> MapState<'s> {
+    fn new(object: Option<&'s Object>) -> Self {
+        MapState {
+            seen: Cell::new(0),
+            done: Cell::new(false),
+            object: Cell::new(object),
+            variant: Cell::new(None),
+            next: Cell::new(0),
+            slot: Cell::new(Slot::Unset),
+        }
+    }
 }
 
 struct CheckedMap<'s, A> {
     map: A,
     shape: Shape<'s>,
-    state: &'s MapState,
-}
-
-impl<'s, A> CheckedMap<'s, A> {
-    /// The object keys are looked up in now: a tagged union's variant once its tag is read.
-    #[inline]
-    fn object(&self) -> Option<&'s Object> {
-        match self.shape {
-            Shape::Object(object) => Some(object),
-            Shape::Tagged(tagged) => {
-                let index = self.state.variant.get()?;
-                tagged.variants.get(index).map(|(_, object)| object)
-            }
-        }
-    }
+    state: &'s MapState<'s>,
 }
 
 impl<'de, A: MapAccess<'de>> MapAccess<'de> for CheckedMap<'_, A> {
@@ -1404,54 +1549,54 @@ impl<'de, A: MapAccess<'de>> MapAccess<'de> for CheckedMap<'_, A> {
         &mut self,
         seed: S,
     ) -> Result<Option<S::Value>, A::Error> {
-        let keys = match (self.object(), self.shape) {
+        let keys = match (self.state.object.get(), self.shape) {
             (Some(object), _) => Keys::Object(object, self.state.next.get()),
             (None, Shape::Tagged(tagged)) => Keys::Tag(&tagged.tag),
             (None, Shape::Object(_)) => return Err(A::Error::custom(GIVE_UP)),
         };
-        let slot = Cell::new(Slot::Unset);
-        let key = self.map.next_key_seed(KeySeed {
-            seed,
-            keys,
-            slot: &slot,
-        })?;
+        let slot = &self.state.slot;
+        slot.set(Slot::Unset);
+        let key = self.map.next_key_seed(KeySeed { seed, keys, slot })?;
         match key {
             None => self.state.done.set(true),
             Some(_) if slot.get() == Slot::Unset => return Err(A::Error::custom(GIVE_UP)),
-            Some(_) => self.state.slot.set(Some(slot.get())),
+            Some(_) => {}
         }
         Ok(key)
     }
 
     fn next_value_seed<S: DeserializeSeed<'de>>(&mut self, seed: S) -> Result<S::Value, A::Error> {
         let give_up = || A::Error::custom(GIVE_UP);
-        let slot = self.state.slot.take().ok_or_else(give_up)?;
-        match slot {
+        let state = self.state;
+        match state.slot.replace(Slot::Unset) {
+            Slot::Property(index) => {
+                let object = state.object.get().ok_or_else(give_up)?;
+                let (_, node) = object.properties.get(index).ok_or_else(give_up)?;
+                state.seen.set(state.seen.get() | (1 << index));
+                state.next.set(index + 1);
+                self.map.next_value_seed(Seeded {
+                    seed,
+                    check: Check::value(node),
+                })
+            }
             Slot::Tag => {
                 let Shape::Tagged(tagged) = self.shape else {
                     return Err(give_up());
                 };
                 let check = Check::Tag {
                     tagged,
-                    variant: &self.state.variant,
+                    variant: &state.variant,
                 };
                 let value = self.map.next_value_seed(Seeded { seed, check })?;
+                let variant = state.variant.get().ok_or_else(give_up)?;
+                let (_, object) = tagged.variants.get(variant).ok_or_else(give_up)?;
+                state.object.set(Some(object));
                 // The tag is the variant object's first property.
-                self.state.seen.set(self.state.seen.get() | 1);
-                self.state.next.set(1);
+                state.seen.set(state.seen.get() | 1);
+                state.next.set(1);
                 Ok(value)
             }
-            Slot::Property(index) => {
-                let object = self.object().ok_or_else(give_up)?;
-                let (_, node) = object.properties.get(index).ok_or_else(give_up)?;
-                self.state.seen.set(self.state.seen.get() | (1 << index));
-                self.state.next.set(index + 1);
-                self.map.next_value_seed(Seeded {
-                    seed,
-                    check: Check::value(node),
-                })
-            }
-            Slot::Additional => match self.object().map(|o| &o.additional) {
+            Slot::Additional => match state.object.get().map(|o| &o.additional) {
                 Some(Additional::Checked(node)) => self.map.next_value_seed(Seeded {
                     seed,
                     check: Check::value(node),
@@ -1479,7 +1624,7 @@ mod tests {
     fn agree<T: DeserializeOwned>(schema: &Value, text: &str) -> bool {
         let plan = Plan::compile(schema).expect("a plannable schema");
         let validator = Validator::new(schema).unwrap();
-        let fast = from_str::<T>(text, &plan).is_some();
+        let fast = from_str::<T>(text, Some(&plan)).is_some();
         let value: Option<Value> = serde_json::from_str(text).ok();
         let slow = value.as_ref().is_some_and(|v| validator.is_valid(v))
             && serde_json::from_str::<T>(text).is_ok();
@@ -1590,7 +1735,10 @@ mod tests {
         let schema = fact();
         let plan = Plan::compile(&schema).unwrap();
         assert_eq!(
-            from_str::<Fact>(r#"{"type":"relation","subject":"a","weight":3}"#, &plan),
+            from_str::<Fact>(
+                r#"{"type":"relation","subject":"a","weight":3}"#,
+                Some(&plan)
+            ),
             Some(Fact::Relation {
                 subject: "a".into(),
                 weight: 3
@@ -1662,6 +1810,103 @@ mod tests {
         assert!(agree::<Option<u8>>(&choices, "null"));
         assert!(agree::<bool>(&choices, "true"));
         assert!(!agree::<bool>(&choices, "false"));
+    }
+
+    /// The `f64` fast path of number bounds decides as the validator does, at and around every
+    /// kind of bound, for floats and for integers.
+    #[test]
+    fn float_bounds_agree_with_the_validator_at_their_edges() {
+        let schemas = [
+            json!({"type": "number", "minimum": 0, "maximum": 1}),
+            json!({"type": "number", "exclusiveMinimum": -0.5, "exclusiveMaximum": 2.25}),
+            json!({"type": "number", "minimum": 0.1, "exclusiveMaximum": 3}),
+            json!({"type": ["number", "null"], "maximum": 9007199254740992u64}),
+            json!({"type": "number", "minimum": -1e300}),
+        ];
+        let texts = [
+            "0",
+            "1",
+            "-0",
+            "-0.0",
+            "0.0",
+            "1.0",
+            "1.0000000000000002",
+            "-1e-300",
+            "0.1",
+            "0.09999999999999999",
+            "-0.5",
+            "-0.49999999999999994",
+            "2.25",
+            "2.2499999999999996",
+            "3",
+            "2.9999999999999996",
+            "9007199254740992",
+            "9007199254740993",
+            "9007199254740994",
+            "-1e300",
+            "-1.0000000000000001e300",
+            "1e308",
+            "-9223372036854775808",
+            "18446744073709551615",
+        ];
+        for schema in &schemas {
+            let plan = Plan::compile(schema).expect("a plannable schema");
+            let validator = Validator::new(schema).unwrap();
+            for text in texts {
+                let Ok(value) = serde_json::from_str::<Value>(text) else {
+                    continue;
+                };
+                // Read as `Value` so that every number reaches the check in the form serde_json
+                // gives it (u64, i64 or f64).
+                let fast = from_str::<Value>(text, Some(&plan)).is_some();
+                if fast {
+                    assert!(validator.is_valid(&value), "{schema} accepted {text}");
+                }
+                let exact = match Num::of(value.as_number().unwrap()) {
+                    Some(n) => n.exact().is_some(),
+                    None => false,
+                };
+                if exact {
+                    assert_eq!(fast, validator.is_valid(&value), "{schema} on {text}");
+                }
+            }
+        }
+    }
+
+    /// Keys tell strings apart exactly as `==` does, and `hash_of` hashes equal bytes alike and
+    /// tells every one-byte change of a short value apart (so `uniqueItems` rarely gives up).
+    #[test]
+    fn keys_and_hashes() {
+        let base: String = (0..40u8).map(|i| char::from(b'a' + i % 26)).collect();
+        let is = |a: &str, b: &str| Key::of(a).is(Key::of(b), a, b);
+        for len in 0..=base.len() {
+            let a = &base[..len];
+            assert!(is(a, a));
+            assert!(is(a, &a.to_owned()));
+            assert_eq!(
+                hash_of(3, a.as_bytes()),
+                hash_of(3, a.to_owned().as_bytes())
+            );
+            if len > 0 {
+                assert!(!is(a, &base[..len - 1]));
+            }
+            for at in 0..len {
+                let mut b = a.to_owned().into_bytes();
+                b[at] ^= 0x20;
+                let b = String::from_utf8(b).unwrap();
+                assert!(!is(a, &b), "{len} {at}");
+                if len <= 16 {
+                    assert_ne!(
+                        hash_of(3, a.as_bytes()),
+                        hash_of(3, b.as_bytes()),
+                        "{len} {at}"
+                    );
+                }
+            }
+        }
+        assert!(!is("a", "a\0"));
+        assert_ne!(hash_of(3, b"a"), hash_of(3, b"a\0"));
+        assert_ne!(hash_of(3, b""), hash_of(0, b""));
     }
 
     #[test]
