@@ -79,8 +79,13 @@ fn clean<T: Extract>(text: &str, options: &ParseOptions) -> Option<Parsed<T>> {
         Some(plan) => plan.wants_container(),
         None => pipeline::wants_container(schema.generic()),
     };
-    // Prose first cannot be clean JSON of an object or an array: skip serde's error for it.
-    let prose_first = wants_container && !text.trim_start().starts_with(['{', '[']);
+    // Prose first cannot be clean JSON of an object or an array: skip serde's error for it. (JSON
+    // allows only ASCII whitespace before a value, so the first other byte settles it.)
+    let prose_first = wants_container
+        && !matches!(
+            text.bytes().find(|b| !b.is_ascii_whitespace()),
+            Some(b'{' | b'[')
+        );
     if !prose_first {
         if let Some(value) = typed::from_str::<T>(text, plan) {
             return Some(Parsed {
@@ -113,7 +118,8 @@ fn envelope_repairs(
     envelope_repair: Option<Repair>,
     span: Option<(usize, usize)>,
 ) -> Vec<Repair> {
-    let mut repairs: Vec<Repair> = envelope_repair.into_iter().collect();
+    let mut repairs = Vec::with_capacity(2);
+    repairs.extend(envelope_repair);
     if let Some((s, e)) = span {
         let whole = (text.len() - text.trim_start().len(), text.trim().len());
         if (s, e - s) != whole {
