@@ -1,6 +1,8 @@
 //! Validation while deserializing: clean JSON goes from text straight to `T` through serde, and a
 //! plan compiled from the schema checks every value as serde reads it, so no `serde_json::Value`
-//! is built for an answer that is already right.
+//! is built for an answer that is already right. The text is read by our own JSON reader
+//! ([`reader`]), which looks each key up in the plan as it reads it and hands numbers to
+//! serde_json, so checking adds no layer between the text and `T`'s `Deserialize`.
 //!
 //! The plan is an optimisation held to one rule: it accepts a value only if the compiled
 //! `jsonschema` validator accepts it too. Whatever it is not sure of (a keyword it does not model, a
@@ -16,13 +18,12 @@
 //!   validator's. Annotations (`description`, `examples`, `x-...`) are ignored, as the validator does.
 //! - A schema with any other keyword has no plan, and its values always take the full path.
 
+mod reader;
+
 use crate::validate::Validator;
 use crate::Extract;
-use serde::de::value::{BorrowedStrDeserializer, StrDeserializer, StringDeserializer};
-use serde::de::{
-    self, Deserialize, DeserializeOwned, DeserializeSeed, Deserializer, EnumAccess, Error as _,
-    MapAccess, SeqAccess, Visitor,
-};
+use reader::{At, Reader};
+use serde::de::{self, DeserializeOwned, Visitor};
 use serde_json::{Map, Number, Value};
 use std::cell::Cell;
 use std::cmp::Ordering;
@@ -85,13 +86,13 @@ pub(crate) fn from_str<T: DeserializeOwned>(text: &str, plan: Option<&Plan>) -> 
     let Some(plan) = plan else {
         return serde_json::from_str(text).ok();
     };
-    let mut de = serde_json::Deserializer::from_str(text);
-    let value = T::deserialize(Validating {
-        de: &mut de,
+    let mut reader = Reader::new(text);
+    let value = T::deserialize(At {
+        r: &mut reader,
         check: Check::value(&plan.root),
     })
     .ok()?;
-    de.end().ok()?;
+    reader.end().ok()?;
     Some(value)
 }
 
@@ -104,25 +105,14 @@ pub(crate) fn prefix_from_str<T: Extract>(text: &str, validate: bool) -> Option<
         let value = values.next()?.ok()?;
         return Some((value, values.byte_offset()));
     }
-    let mut values = serde_json::Deserializer::from_str(text).into_iter::<Planned<T>>();
-    let Planned(value) = values.next()?.ok()?;
-    Some((value, values.byte_offset()))
-}
-
-/// `T`, deserialized through its schema's plan (serde_json's stream reader takes a type, not a seed).
-struct Planned<T>(T);
-
-impl<'de, T: Extract> Deserialize<'de> for Planned<T> {
-    fn deserialize<D: Deserializer<'de>>(de: D) -> Result<Self, D::Error> {
-        let plan = T::schema()
-            .plan()
-            .ok_or_else(|| D::Error::custom(GIVE_UP))?;
-        T::deserialize(Validating {
-            de,
-            check: Check::value(&plan.root),
-        })
-        .map(Planned)
-    }
+    let plan = T::schema().plan()?;
+    let mut reader = Reader::new(text);
+    let value = T::deserialize(At {
+        r: &mut reader,
+        check: Check::value(&plan.root),
+    })
+    .ok()?;
+    Some((value, reader.position()))
 }
 
 #[derive(Debug)]
@@ -1052,194 +1042,10 @@ fn key<E: de::Error>(keys: Keys<'_>, slot: &Cell<Slot>, s: &str) -> Result<(), E
     Ok(())
 }
 
-/// A seed for an object key: the key's deserializer notes which property it names.
-struct KeySeed<'a, S> {
-    seed: S,
-    keys: Keys<'a>,
-    slot: &'a Cell<Slot>,
-}
-
-impl<'de, S: DeserializeSeed<'de>> DeserializeSeed<'de> for KeySeed<'_, S> {
-    type Value = S::Value;
-
-    fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<S::Value, D::Error> {
-        self.seed.deserialize(KeyDeserializer {
-            de,
-            keys: self.keys,
-            slot: self.slot,
-        })
-    }
-}
-
-/// The deserializer of an object key (its own type, so the key path never branches on a role).
-struct KeyDeserializer<'a, D> {
-    de: D,
-    keys: Keys<'a>,
-    slot: &'a Cell<Slot>,
-}
-
-macro_rules! forward_key {
-    ($($method:ident),*) => {
-        $(
-            fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, D::Error> {
-                self.de.$method(KeyVisitor { visitor, keys: self.keys, slot: self.slot })
-            }
-        )*
-    };
-}
-
-/// JSON keys are strings: the ways serde asks for one go through as asked; any other request is
-/// read as a string too, which the asking visitor then refuses (and the check gives up).
-impl<'de, D: Deserializer<'de>> Deserializer<'de> for KeyDeserializer<'_, D> {
-    type Error = D::Error;
-
-    forward_key!(
-        deserialize_any,
-        deserialize_str,
-        deserialize_string,
-        deserialize_identifier
-    );
-
-    serde::forward_to_deserialize_any! {
-        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char bytes byte_buf option unit
-        unit_struct newtype_struct seq tuple tuple_struct map struct enum ignored_any
-    }
-
-    fn is_human_readable(&self) -> bool {
-        self.de.is_human_readable()
-    }
-}
-
-/// The visitor of an object key: notes the key, then passes it on. JSON keys are strings; any
-/// other visit is the default error, which gives up.
-struct KeyVisitor<'a, V> {
-    visitor: V,
-    keys: Keys<'a>,
-    slot: &'a Cell<Slot>,
-}
-
-impl<'de, V: Visitor<'de>> Visitor<'de> for KeyVisitor<'_, V> {
-    type Value = V::Value;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.visitor.expecting(f)
-    }
-
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<V::Value, E> {
-        key(self.keys, self.slot, v)?;
-        self.visitor.visit_str(v)
-    }
-
-    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<V::Value, E> {
-        key(self.keys, self.slot, v)?;
-        self.visitor.visit_borrowed_str(v)
-    }
-
-    fn visit_string<E: de::Error>(self, v: String) -> Result<V::Value, E> {
-        key(self.keys, self.slot, &v)?;
-        self.visitor.visit_string(v)
-    }
-}
-
-/// A deserializer that checks what it hands over.
-struct Validating<'a, D> {
-    de: D,
-    check: Check<'a>,
-}
-
-/// A visitor that checks what it is given before passing it on.
+/// A visitor that checks the number it is given before passing it on (serde_json reads numbers).
 struct Checked<'a, V> {
     visitor: V,
     check: Check<'a>,
-}
-
-macro_rules! forward {
-    ($($method:ident($($arg:ident: $ty:ty),*);)*) => {
-        $(
-            fn $method<V: Visitor<'de>>(self, $($arg: $ty,)* visitor: V) -> Result<V::Value, D::Error> {
-                if self.check.is_any() {
-                    return self.de.$method($($arg,)* visitor);
-                }
-                self.de.$method($($arg,)* Checked { visitor, check: self.check })
-            }
-        )*
-    };
-}
-
-/// Methods that ask for one JSON type: serde_json refuses a value of any other type, so a node that
-/// accepts every value of `$leaf` needs no check (the value is handed over untouched).
-macro_rules! forward_leaf {
-    ($($method:ident => $leaf:expr;)*) => {
-        $(
-            fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, D::Error> {
-                if self.check.trusts($leaf) {
-                    return self.de.$method(visitor);
-                }
-                self.de.$method(Checked { visitor, check: self.check })
-            }
-        )*
-    };
-}
-
-impl<'de, D: Deserializer<'de>> Deserializer<'de> for Validating<'_, D> {
-    type Error = D::Error;
-
-    forward_leaf! {
-        deserialize_bool => Leaf::Bool;
-        deserialize_i8 => Leaf::Int(i8::MIN.into(), i8::MAX.into());
-        deserialize_i16 => Leaf::Int(i16::MIN.into(), i16::MAX.into());
-        deserialize_i32 => Leaf::Int(i32::MIN.into(), i32::MAX.into());
-        deserialize_i64 => Leaf::Int(i64::MIN.into(), i64::MAX.into());
-        deserialize_u8 => Leaf::Int(0, u8::MAX.into());
-        deserialize_u16 => Leaf::Int(0, u16::MAX.into());
-        deserialize_u32 => Leaf::Int(0, u32::MAX.into());
-        deserialize_u64 => Leaf::Int(0, u64::MAX.into());
-        deserialize_f32 => Leaf::Number;
-        deserialize_f64 => Leaf::Number;
-        deserialize_str => Leaf::Str;
-        deserialize_string => Leaf::Str;
-    }
-
-    forward! {
-        deserialize_any();
-        deserialize_i128();
-        deserialize_u128();
-        deserialize_char();
-        deserialize_bytes();
-        deserialize_byte_buf();
-        deserialize_option();
-        deserialize_unit();
-        deserialize_unit_struct(name: &'static str);
-        deserialize_newtype_struct(name: &'static str);
-        deserialize_seq();
-        deserialize_tuple(len: usize);
-        deserialize_tuple_struct(name: &'static str, len: usize);
-        deserialize_map();
-        deserialize_struct(name: &'static str, fields: &'static [&'static str]);
-        deserialize_identifier();
-        deserialize_ignored_any();
-    }
-
-    /// Our schemas hold only fieldless enums, which JSON writes as strings: read a string, check
-    /// it, and hand it to the enum's visitor.
-    fn deserialize_enum<V: Visitor<'de>>(
-        self,
-        name: &'static str,
-        variants: &'static [&'static str],
-        visitor: V,
-    ) -> Result<V::Value, D::Error> {
-        if self.check.is_any() {
-            return self.de.deserialize_enum(name, variants, visitor);
-        }
-        self.de.deserialize_str(UnitVariant {
-            visitor,
-            check: self.check,
-        })
-    }
-
-    fn is_human_readable(&self) -> bool {
-        self.de.is_human_readable()
-    }
 }
 
 impl<'de, V: Visitor<'de>> Visitor<'de> for Checked<'_, V> {
@@ -1247,11 +1053,6 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for Checked<'_, V> {
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.visitor.expecting(f)
-    }
-
-    fn visit_bool<E: de::Error>(self, v: bool) -> Result<V::Value, E> {
-        self.check.boolean(v)?;
-        self.visitor.visit_bool(v)
     }
 
     fn visit_i64<E: de::Error>(self, v: i64) -> Result<V::Value, E> {
@@ -1264,165 +1065,17 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for Checked<'_, V> {
         self.visitor.visit_u64(v)
     }
 
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<V::Value, E> {
+        self.check.number(Num::F(v))?;
+        self.visitor.visit_f64(v)
+    }
+
     fn visit_i128<E: de::Error>(self, _: i128) -> Result<V::Value, E> {
         Err(E::custom(GIVE_UP))
     }
 
     fn visit_u128<E: de::Error>(self, _: u128) -> Result<V::Value, E> {
         Err(E::custom(GIVE_UP))
-    }
-
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<V::Value, E> {
-        self.check.number(Num::F(v))?;
-        self.visitor.visit_f64(v)
-    }
-
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<V::Value, E> {
-        self.check.string(v)?;
-        self.visitor.visit_str(v)
-    }
-
-    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<V::Value, E> {
-        self.check.string(v)?;
-        self.visitor.visit_borrowed_str(v)
-    }
-
-    fn visit_string<E: de::Error>(self, v: String) -> Result<V::Value, E> {
-        self.check.string(&v)?;
-        self.visitor.visit_string(v)
-    }
-
-    fn visit_bytes<E: de::Error>(self, _: &[u8]) -> Result<V::Value, E> {
-        Err(E::custom(GIVE_UP))
-    }
-
-    fn visit_none<E: de::Error>(self) -> Result<V::Value, E> {
-        self.check.null()?;
-        self.visitor.visit_none()
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<V::Value, E> {
-        self.check.null()?;
-        self.visitor.visit_unit()
-    }
-
-    fn visit_some<D2: Deserializer<'de>>(self, de: D2) -> Result<V::Value, D2::Error> {
-        self.visitor.visit_some(Validating {
-            de,
-            check: self.check,
-        })
-    }
-
-    fn visit_newtype_struct<D2: Deserializer<'de>>(self, de: D2) -> Result<V::Value, D2::Error> {
-        self.visitor.visit_newtype_struct(Validating {
-            de,
-            check: self.check,
-        })
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<V::Value, A::Error> {
-        let Check::Value { node, .. } = self.check else {
-            return Err(A::Error::custom(GIVE_UP));
-        };
-        let typed = node.typed().filter(|t| t.types.has(Types::ARRAY));
-        let Some(typed) = typed else {
-            return Err(A::Error::custom(GIVE_UP));
-        };
-        let Some(items) = &typed.array else {
-            return self.visitor.visit_seq(seq);
-        };
-        let state = SeqState::default();
-        let value = self.visitor.visit_seq(CheckedSeq {
-            seq,
-            items,
-            state: &state,
-            hashes: Hashes::default(),
-        })?;
-        let count = state.count.get();
-        if !state.done.get() || items.min.is_some_and(|min| count < min) {
-            return Err(A::Error::custom(GIVE_UP));
-        }
-        Ok(value)
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<V::Value, A::Error> {
-        let Check::Value { node, .. } = self.check else {
-            return Err(A::Error::custom(GIVE_UP));
-        };
-        let shape = match node.present() {
-            Node::Tagged(tagged) => Shape::Tagged(tagged),
-            Node::Typed(typed) if typed.types.has(Types::OBJECT) => match &typed.object {
-                Some(object) => Shape::Object(object),
-                None => return self.visitor.visit_map(map),
-            },
-            _ => return Err(A::Error::custom(GIVE_UP)),
-        };
-        let state = MapState::new(match shape {
-            Shape::Object(object) => Some(object),
-            Shape::Tagged(_) => None,
-        });
-        let value = self.visitor.visit_map(CheckedMap {
-            map,
-            shape,
-            state: &state,
-        })?;
-        match state.object.get() {
-            Some(object) if state.done.get() && object.required & !state.seen.get() == 0 => {
-                Ok(value)
-            }
-            _ => Err(A::Error::custom(GIVE_UP)),
-        }
-    }
-
-    fn visit_enum<A: EnumAccess<'de>>(self, _: A) -> Result<V::Value, A::Error> {
-        Err(A::Error::custom(GIVE_UP))
-    }
-}
-
-/// A string read for a fieldless enum: checked, then handed to the enum's visitor as its variant.
-struct UnitVariant<'a, V> {
-    visitor: V,
-    check: Check<'a>,
-}
-
-impl<'de, V: Visitor<'de>> Visitor<'de> for UnitVariant<'_, V> {
-    type Value = V::Value;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.visitor.expecting(f)
-    }
-
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<V::Value, E> {
-        self.check.string(v)?;
-        self.visitor.visit_enum(StrDeserializer::<E>::new(v))
-    }
-
-    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<V::Value, E> {
-        self.check.string(v)?;
-        self.visitor
-            .visit_enum(BorrowedStrDeserializer::<E>::new(v))
-    }
-
-    fn visit_string<E: de::Error>(self, v: String) -> Result<V::Value, E> {
-        self.check.string(&v)?;
-        self.visitor.visit_enum(StringDeserializer::<E>::new(v))
-    }
-}
-
-/// A seed whose deserializer checks.
-struct Seeded<'a, S> {
-    seed: S,
-    check: Check<'a>,
-}
-
-impl<'de, S: DeserializeSeed<'de>> DeserializeSeed<'de> for Seeded<'_, S> {
-    type Value = S::Value;
-
-    fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<S::Value, D::Error> {
-        self.seed.deserialize(Validating {
-            de,
-            check: self.check,
-        })
     }
 }
 
@@ -1431,13 +1084,6 @@ struct SeqState {
     count: Cell<u64>,
     done: Cell<bool>,
     hash: Cell<Option<u64>>,
-}
-
-struct CheckedSeq<'s, A> {
-    seq: A,
-    items: &'s Items,
-    state: &'s SeqState,
-    hashes: Hashes,
 }
 
 /// The hashes of the elements seen so far: the first few inline, the rest on the heap.
@@ -1467,45 +1113,12 @@ impl Hashes {
     }
 }
 
-impl<'de, A: SeqAccess<'de>> SeqAccess<'de> for CheckedSeq<'_, A> {
-    type Error = A::Error;
-
-    fn next_element_seed<S: DeserializeSeed<'de>>(
-        &mut self,
-        seed: S,
-    ) -> Result<Option<S::Value>, A::Error> {
-        let check = Check::Value {
-            node: &self.items.node,
-            hash: self.items.unique.then_some(&self.state.hash),
-        };
-        let Some(element) = self.seq.next_element_seed(Seeded { seed, check })? else {
-            self.state.done.set(true);
-            return Ok(None);
-        };
-        let count = self.state.count.get() + 1;
-        self.state.count.set(count);
-        if self.items.max.is_some_and(|max| count > max) {
-            return Err(A::Error::custom(GIVE_UP));
-        }
-        if self.items.unique {
-            // Equal hashes may be equal values: give up rather than guess.
-            match self.state.hash.take() {
-                Some(hash) if self.hashes.insert(hash) => {}
-                _ => return Err(A::Error::custom(GIVE_UP)),
-            }
-        }
-        Ok(Some(element))
-    }
-
-    fn size_hint(&self) -> Option<usize> {
-        self.seq.size_hint()
-    }
-}
-
 #[derive(Clone, Copy)]
 enum Shape<'a> {
     Object(&'a Object),
     Tagged(&'a Tagged),
+    /// An object nothing constrains.
+    Open,
 }
 
 struct MapState<'s> {
@@ -1533,83 +1146,6 @@ impl<'s> MapState<'s> {
             next: Cell::new(0),
             slot: Cell::new(Slot::Unset),
         }
-    }
-}
-
-struct CheckedMap<'s, A> {
-    map: A,
-    shape: Shape<'s>,
-    state: &'s MapState<'s>,
-}
-
-impl<'de, A: MapAccess<'de>> MapAccess<'de> for CheckedMap<'_, A> {
-    type Error = A::Error;
-
-    fn next_key_seed<S: DeserializeSeed<'de>>(
-        &mut self,
-        seed: S,
-    ) -> Result<Option<S::Value>, A::Error> {
-        let keys = match (self.state.object.get(), self.shape) {
-            (Some(object), _) => Keys::Object(object, self.state.next.get()),
-            (None, Shape::Tagged(tagged)) => Keys::Tag(&tagged.tag),
-            (None, Shape::Object(_)) => return Err(A::Error::custom(GIVE_UP)),
-        };
-        let slot = &self.state.slot;
-        slot.set(Slot::Unset);
-        let key = self.map.next_key_seed(KeySeed { seed, keys, slot })?;
-        match key {
-            None => self.state.done.set(true),
-            Some(_) if slot.get() == Slot::Unset => return Err(A::Error::custom(GIVE_UP)),
-            Some(_) => {}
-        }
-        Ok(key)
-    }
-
-    fn next_value_seed<S: DeserializeSeed<'de>>(&mut self, seed: S) -> Result<S::Value, A::Error> {
-        let give_up = || A::Error::custom(GIVE_UP);
-        let state = self.state;
-        match state.slot.replace(Slot::Unset) {
-            Slot::Property(index) => {
-                let object = state.object.get().ok_or_else(give_up)?;
-                let (_, node) = object.properties.get(index).ok_or_else(give_up)?;
-                state.seen.set(state.seen.get() | (1 << index));
-                state.next.set(index + 1);
-                self.map.next_value_seed(Seeded {
-                    seed,
-                    check: Check::value(node),
-                })
-            }
-            Slot::Tag => {
-                let Shape::Tagged(tagged) = self.shape else {
-                    return Err(give_up());
-                };
-                let check = Check::Tag {
-                    tagged,
-                    variant: &state.variant,
-                };
-                let value = self.map.next_value_seed(Seeded { seed, check })?;
-                let variant = state.variant.get().ok_or_else(give_up)?;
-                let (_, object) = tagged.variants.get(variant).ok_or_else(give_up)?;
-                state.object.set(Some(object));
-                // The tag is the variant object's first property.
-                state.seen.set(state.seen.get() | 1);
-                state.next.set(1);
-                Ok(value)
-            }
-            Slot::Additional => match state.object.get().map(|o| &o.additional) {
-                Some(Additional::Checked(node)) => self.map.next_value_seed(Seeded {
-                    seed,
-                    check: Check::value(node),
-                }),
-                _ => Err(give_up()),
-            },
-            Slot::Unchecked => self.map.next_value_seed(seed),
-            Slot::Unset => Err(give_up()),
-        }
-    }
-
-    fn size_hint(&self) -> Option<usize> {
-        self.map.size_hint()
     }
 }
 
