@@ -39,6 +39,9 @@ impl Sink for Vec<ValueEvent> {
 /// How much of a frame too large to keep is shown in its [`Skipped::raw`].
 const RAW_PREVIEW: usize = 256;
 
+/// The most bytes left unscanned while a value waits for its closing bracket.
+const LAZY_BACKLOG: usize = 4096;
+
 /// One event of the untyped decoder.
 #[derive(Debug, Clone)]
 pub enum ValueEvent {
@@ -168,6 +171,16 @@ impl<'s> ValueDecoder<'s> {
     /// Like [`ValueDecoder::feed`], handing what it decodes to `sink`.
     pub(crate) fn feed_with(&mut self, chunk: &[u8], sink: &mut dyn Sink) {
         self.buf.extend_from_slice(chunk);
+        // Inside a value that can only close at a bracket, a chunk with no bracket or newline
+        // completes nothing: its bytes wait for the chunk that might (or for a bounded backlog).
+        // Scanning them then is scanning one larger chunk, which yields the same events.
+        let unscanned = (self.base + self.buf.len()).saturating_sub(self.pos);
+        if self.framer.awaits_bracket()
+            && unscanned < LAZY_BACKLOG.min(self.options.max_frame_bytes)
+            && !chunk.iter().any(|&b| matches!(b, b'}' | b']' | b'\n'))
+        {
+            return;
+        }
         let mut scratch = Vec::new();
         while let Some(event) = self.framer.next(&self.buf, self.base, &mut self.pos) {
             self.emit_all(event, &mut scratch, sink);
@@ -562,6 +575,57 @@ mod tests {
             })
             .collect();
         assert_eq!(lines, [1, 2, 3]);
+    }
+
+    /// Bytes may wait to be scanned, but never past the chunk that closes an item: fed one byte
+    /// at a time, each item comes out of the feed of its closing brace.
+    #[test]
+    fn each_item_comes_out_of_the_chunk_that_closes_it() {
+        let schema = schema();
+        let text = b"{\"a\": 1}\n{\"a\":\n 2}{\"a\": [\"}\"]}\n";
+        let mut decoder = ValueDecoder::new(&schema, ParseOptions::default());
+        let mut yielded_at = Vec::new();
+        for (at, byte) in text.iter().enumerate() {
+            for event in decoder.feed(std::slice::from_ref(byte)) {
+                yielded_at.push((at, matches!(event, ValueEvent::Item(_))));
+            }
+        }
+        assert!(decoder.finish().is_empty());
+        let closes: Vec<usize> = text
+            .iter()
+            .enumerate()
+            .filter(|&(at, &b)| b == b'}' && text.get(at + 1) != Some(&b'"'))
+            .map(|(at, _)| at)
+            .collect();
+        assert_eq!(closes.len(), 3);
+        assert_eq!(
+            yielded_at,
+            [(closes[0], true), (closes[1], true), (closes[2], false)]
+        );
+    }
+
+    /// A value with no closing bracket in sight is still scanned once its backlog reaches the
+    /// frame limit, so a frame too large is reported while the stream goes on.
+    #[test]
+    fn a_frame_too_large_is_reported_before_it_ends() {
+        let schema = schema();
+        let options = ParseOptions::default().with_max_frame_bytes(100);
+        let mut decoder = ValueDecoder::new(&schema, options);
+        let mut events = decoder.feed(b"{\"a\": \"");
+        for _ in 0..300 {
+            events.extend(decoder.feed(b"x"));
+        }
+        assert!(
+            matches!(
+                events.as_slice(),
+                [ValueEvent::Skipped(Skipped {
+                    reason: SkipReason::TooLarge { limit: 100 },
+                    ..
+                })]
+            ),
+            "{events:?}"
+        );
+        assert!(decoder.buf.len() <= 200, "{}", decoder.buf.len());
     }
 
     #[test]

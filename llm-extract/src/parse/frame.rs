@@ -65,6 +65,11 @@ impl ValueScanner {
         self.last
     }
 
+    /// Whether the scan is inside an object or an array (so it can only close at `}` or `]`).
+    pub(crate) fn nested(&self) -> bool {
+        self.depth > 0
+    }
+
     /// Continues the scan over `bytes`.
     pub(crate) fn scan(&mut self, bytes: &[u8], stop_at_newline: bool) -> Scan {
         let mut i = 0;
@@ -315,6 +320,21 @@ impl Framer {
                 start, oversized, ..
             } => (!oversized).then_some(*start),
             _ => None,
+        }
+    }
+
+    /// Whether the frame being collected can only complete at a `}` or `]` (a value that opened
+    /// with a bracket), and nothing but a newline can change what the framer does before that: then
+    /// bytes without `}`, `]` or a newline may wait to be scanned until one comes.
+    pub(crate) fn awaits_bracket(&self) -> bool {
+        match &self.state {
+            State::Value {
+                probe: None,
+                scanner,
+                ..
+            }
+            | State::Element { scanner, .. } => scanner.nested(),
+            _ => false,
         }
     }
 
