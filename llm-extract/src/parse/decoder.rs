@@ -42,6 +42,32 @@ const RAW_PREVIEW: usize = 256;
 /// The most bytes left unscanned while a value waits for its closing bracket.
 const LAZY_BACKLOG: usize = 4096;
 
+/// Whether `chunk` holds a `}`, a `]` or a newline (eight bytes at a time: chunks are small, and
+/// this runs for every one).
+#[inline]
+fn may_close(chunk: &[u8]) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGHS != 0;
+    let mut words = chunk.chunks_exact(8);
+    let found = words.by_ref().any(|word| {
+        let w = word
+            .first_chunk::<8>()
+            .map_or(0, |w| u64::from_le_bytes(*w));
+        zero(w ^ (ONES * 0x7d)) || zero(w ^ (ONES * 0x5d)) || zero(w ^ (ONES * 0x0a))
+    });
+    let rest = words.remainder();
+    if found {
+        return true;
+    }
+    // Four to seven bytes: the first and the last four (overlapping) cover them.
+    if let (Some(first), Some(last)) = (rest.first_chunk::<4>(), rest.last_chunk::<4>()) {
+        let w = u64::from(u32::from_le_bytes(*first)) << 32 | u64::from(u32::from_le_bytes(*last));
+        return zero(w ^ (ONES * 0x7d)) || zero(w ^ (ONES * 0x5d)) || zero(w ^ (ONES * 0x0a));
+    }
+    rest.iter().any(|&b| matches!(b, b'}' | b']' | b'\n'))
+}
+
 /// One event of the untyped decoder.
 #[derive(Debug, Clone)]
 pub enum ValueEvent {
@@ -177,7 +203,7 @@ impl<'s> ValueDecoder<'s> {
         let unscanned = (self.base + self.buf.len()).saturating_sub(self.pos);
         if self.framer.awaits_bracket()
             && unscanned < LAZY_BACKLOG.min(self.options.max_frame_bytes)
-            && !chunk.iter().any(|&b| matches!(b, b'}' | b']' | b'\n'))
+            && !may_close(chunk)
         {
             return;
         }
@@ -575,6 +601,21 @@ mod tests {
             })
             .collect();
         assert_eq!(lines, [1, 2, 3]);
+    }
+
+    #[test]
+    fn may_close_finds_a_bracket_or_newline_anywhere() {
+        let plain = b"abcdefghijklmnopqrstuvwxyz \"{[,:0123456789".to_vec();
+        for len in 0..plain.len() {
+            assert!(!may_close(&plain[..len]));
+            for at in 0..len {
+                for b in [b'}', b']', b'\n'] {
+                    let mut chunk = plain[..len].to_vec();
+                    chunk[at] = b;
+                    assert!(may_close(&chunk), "{len} {at} {b}");
+                }
+            }
+        }
     }
 
     /// Bytes may wait to be scanned, but never past the chunk that closes an item: fed one byte

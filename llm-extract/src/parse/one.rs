@@ -121,8 +121,12 @@ fn envelope_repairs(
     let mut repairs = Vec::with_capacity(2);
     repairs.extend(envelope_repair);
     if let Some((s, e)) = span {
-        let whole = (text.len() - text.trim_start().len(), text.trim().len());
-        if (s, e - s) != whole {
+        // The value is the whole text but for whitespace around it (told from the text before
+        // and after it, which is short or stops at its first letter).
+        let alone = text.get(..s).is_some_and(|t| t.trim_start().is_empty())
+            && text.get(e..).is_some_and(|t| t.trim_end().is_empty())
+            && text.get(s..e).is_some_and(|v| v.trim().len() == v.len());
+        if !alone {
             repairs.push(extracted(s, e));
         }
     }

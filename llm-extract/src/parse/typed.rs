@@ -97,19 +97,17 @@ pub(crate) fn from_str<T: DeserializeOwned>(text: &str, plan: Option<&Plan>) -> 
 }
 
 /// The first JSON value of `text` (an object or an array: anything after it is left alone) as a
-/// `T`, validated through the schema's plan when `validate`, with the byte where the value ends;
-/// `None` sends the text down the full path.
+/// `T`, validated through the schema's plan when `validate` (else read as serde_json reads it),
+/// with the byte where the value ends; `None` sends the text down the full path.
 pub(crate) fn prefix_from_str<T: Extract>(text: &str, validate: bool) -> Option<(T, usize)> {
-    if !validate {
-        let mut values = serde_json::Deserializer::from_str(text).into_iter::<T>();
-        let value = values.next()?.ok()?;
-        return Some((value, values.byte_offset()));
-    }
-    let plan = T::schema().plan()?;
+    let root = match validate {
+        true => &T::schema().plan()?.root,
+        false => &reader::ANY,
+    };
     let mut reader = Reader::new(text);
     let value = T::deserialize(At {
         r: &mut reader,
-        check: Check::value(&plan.root),
+        check: Check::value(root),
     })
     .ok()?;
     Some((value, reader.position()))

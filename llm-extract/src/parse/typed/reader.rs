@@ -20,7 +20,7 @@ use std::fmt;
 const MAX_DEPTH: u32 = 128;
 
 /// The plan of a value nothing constrains.
-static ANY: Node = Node::Any;
+pub(crate) static ANY: Node = Node::Any;
 
 /// Why the reader stopped (never shown: the caller takes the full path).
 #[derive(Debug)]
