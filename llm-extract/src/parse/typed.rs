@@ -1084,12 +1084,13 @@ struct SeqState {
     hash: Cell<Option<u64>>,
 }
 
-/// The hashes of the elements seen so far: the first few inline, the rest on the heap.
+/// The hashes of the elements seen so far: the first few inline, the rest in a set (so a long
+/// array is checked in linear time).
 #[derive(Default)]
 struct Hashes {
     inline: [u64; 8],
     len: usize,
-    more: Vec<u64>,
+    more: std::collections::HashSet<u64>,
 }
 
 impl Hashes {
@@ -1097,17 +1098,17 @@ impl Hashes {
     #[inline]
     fn insert(&mut self, hash: u64) -> bool {
         let inline = self.inline.get(..self.len).unwrap_or_default();
-        if inline.contains(&hash) || self.more.contains(&hash) {
+        if inline.contains(&hash) {
             return false;
         }
         match self.inline.get_mut(self.len) {
             Some(slot) => {
                 *slot = hash;
                 self.len += 1;
+                true
             }
-            None => self.more.push(hash),
+            None => self.more.insert(hash),
         }
-        true
     }
 }
 
@@ -1441,6 +1442,21 @@ mod tests {
         assert!(!is("a", "a\0"));
         assert_ne!(hash_of(3, b"a"), hash_of(3, b"a\0"));
         assert_ne!(hash_of(3, b""), hash_of(0, b""));
+    }
+
+    /// Uniqueness holds past the inline hashes: duplicates are caught wherever they are.
+    #[test]
+    fn long_arrays_are_checked_for_duplicates() {
+        let schema = json!({"type": "array", "items": {"type": "integer"}, "uniqueItems": true});
+        let distinct: Vec<u32> = (0..40).collect();
+        let text = serde_json::to_string(&distinct).unwrap();
+        assert!(agree::<Vec<u32>>(&schema, &text));
+        for (first, second) in [(0, 1), (3, 20), (12, 30), (38, 39)] {
+            let mut repeated = distinct.clone();
+            repeated[second] = repeated[first];
+            let text = serde_json::to_string(&repeated).unwrap();
+            assert!(!agree::<Vec<u32>>(&schema, &text), "{text}");
+        }
     }
 
     #[test]
