@@ -1417,7 +1417,7 @@ mod tests {
         for len in 0..=base.len() {
             let a = &base[..len];
             assert!(is(a, a));
-            assert!(is(a, &a.to_owned()));
+            assert!(is(a, &String::from(a)));
             assert_eq!(
                 hash_of(3, a.as_bytes()),
                 hash_of(3, a.to_owned().as_bytes())
