@@ -1,24 +1,26 @@
 //! Lenient JSON, JSON Lines and the incremental decoder.
 //!
 //! Everything here follows one idea: **frame, then parse each frame once.** A string-aware byte
-//! scanner ([`frame`]) finds where each value (a whole answer, a line, an array element) begins and
+//! scanner (`frame`) finds where each value (a whole answer, a line, an array element) begins and
 //! ends; each frame then goes through the same pipeline:
 //!
 //! 1. the fast path: `serde_json` straight, then one validation against the compiled schema;
-//! 2. only if that fails, the lenient parser ([`repair`]) that fixes broken syntax and records
+//! 2. only if that fails, the lenient parser (`repair`) that fixes broken syntax and records
 //!    every fix as a [`Repair`];
-//! 3. schema-guided coercion ([`coerce`]) where the schema makes the intent certain;
+//! 3. schema-guided coercion (`coerce`) where the schema makes the intent certain;
 //! 4. validation again, with every violation and its JSON path.
 //!
-//! One value ([`parse`]) first looks for the JSON in its envelope ([`envelope`]: fences, prose,
+//! One value ([`parse`]) first looks for the JSON in its envelope (`envelope`: fences, prose,
 //! thinking blocks, several candidates); many values ([`parse_lines`]) and the incremental
 //! [`LineDecoder`] share the framer, so the same bytes give the same items however they are chunked.
 //!
 //! # Typed values skip the `serde_json::Value`
 //! Building a `Value` (a map per object) costs about three times a typed parse, so the typed entry
 //! points ([`parse`], [`parse_lines`], [`LineDecoder`]) first try clean JSON straight from the text
-//! to `T`, through a deserializer that checks the schema as serde reads each value (module `typed`).
-//! That check only ever accepts what the compiled validator accepts; anything it is unsure of (a
+//! to `T`: serde deserializes `T` from our own JSON reader, which checks each value against the
+//! schema as it reads it and hands numbers to serde_json (module `typed`). It reads as fast as
+//! `serde_json::from_str` (see BENCHMARKS.md). That check only ever accepts what the compiled
+//! validator accepts, and the reader only what serde_json reads the same way; anything it is unsure of (a
 //! keyword it does not model, a violation, a tag that is not the first key) sends the frame down the
 //! pipeline above, which decides. [`parse`] also takes one clean value alone in prose or a fence
 //! this way, and [`parse_lines`] a text whose every line is one clean value.
