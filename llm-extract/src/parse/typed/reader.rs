@@ -141,6 +141,29 @@ impl<'de> Reader<'de> {
         }
     }
 
+    /// Moves past what comes before the next entry of an object or array: nothing before its first,
+    /// a comma before any other. `false` (with `close` consumed) when the container ends instead; a
+    /// trailing comma or anything else stops.
+    #[inline]
+    fn next_entry(&mut self, first: &mut bool, close: u8) -> Result<bool, Stop> {
+        let next = self.skip_whitespace();
+        if next == Some(close) {
+            self.pos += 1;
+            return Ok(false);
+        }
+        if !*first {
+            if next != Some(b',') {
+                return Err(Stop);
+            }
+            self.pos += 1;
+            if self.skip_whitespace() == Some(close) {
+                return Err(Stop);
+            }
+        }
+        *first = false;
+        Ok(true)
+    }
+
     fn enter(&mut self) -> Result<(), Stop> {
         self.depth += 1;
         match self.depth > MAX_DEPTH {
@@ -593,20 +616,10 @@ impl<'de> MapAccess<'de> for Entries<'_, '_, 'de> {
         &mut self,
         seed: K,
     ) -> Result<Option<K::Value>, Stop> {
-        let next = self.r.skip_whitespace();
-        if next == Some(b'}') {
-            self.r.pos += 1;
+        if !self.r.next_entry(&mut self.first, b'}')? {
             self.state.done.set(true);
             return Ok(None);
         }
-        if !self.first {
-            if next != Some(b',') {
-                return Err(Stop);
-            }
-            self.r.pos += 1;
-            self.r.skip_whitespace();
-        }
-        self.first = false;
         if self.r.skip_whitespace() != Some(b'"') {
             return Err(Stop);
         }
@@ -692,22 +705,10 @@ impl<'de> SeqAccess<'de> for Elements<'_, '_, 'de> {
         &mut self,
         seed: S,
     ) -> Result<Option<S::Value>, Stop> {
-        let next = self.r.skip_whitespace();
-        if next == Some(b']') {
-            self.r.pos += 1;
+        if !self.r.next_entry(&mut self.first, b']')? {
             self.state.done.set(true);
             return Ok(None);
         }
-        if !self.first {
-            if next != Some(b',') {
-                return Err(Stop);
-            }
-            self.r.pos += 1;
-            if self.r.skip_whitespace() == Some(b']') {
-                return Err(Stop);
-            }
-        }
-        self.first = false;
         let count = self.state.count.get() + 1;
         self.state.count.set(count);
         let Some(items) = self.items else {
