@@ -13,7 +13,7 @@
 
 use criterion::{criterion_group, BenchmarkId, Criterion, Throughput};
 use llm_extract::parse::{parse_with, LineEvent, ParseOptions};
-use llm_extract::{parse, parse_lines, Extract, LineDecoder, SchemaSet};
+use llm_extract::{parse, parse_lines, LineDecoder, Schema, SchemaSet};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::hint::black_box;
@@ -40,7 +40,7 @@ enum Kind {
     Relation,
 }
 
-impl Extract for Fact {
+impl Schema for Fact {
     fn schema() -> &'static SchemaSet {
         static S: OnceLock<SchemaSet> = OnceLock::new();
         S.get_or_init(|| {
@@ -73,7 +73,7 @@ struct Bio {
     bio: String,
 }
 
-impl Extract for Bio {
+impl Schema for Bio {
     fn schema() -> &'static SchemaSet {
         static S: OnceLock<SchemaSet> = OnceLock::new();
         S.get_or_init(|| {

@@ -12,7 +12,7 @@ mod backend;
 
 use llm_extract::batch::{Batch, Document};
 use llm_extract::extract::Extractor;
-use llm_extract::Extract;
+use llm_extract::{Extract, Schema};
 use serde::Deserialize;
 
 /// A company a text mentions.

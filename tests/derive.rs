@@ -7,6 +7,7 @@ mod common;
 use common::types::*;
 use llm_extract::validate::Validator;
 use llm_extract::Extract;
+use llm_extract::Schema;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};

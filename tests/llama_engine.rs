@@ -16,7 +16,7 @@ use futures_util::StreamExt;
 use llama_common::{model, ONTOLOGY_TEXT, PERSON_AND_COMPANY};
 use llm_extract::llm::llama_cpp::{schema_to_grammar, GrammarEngine, LlamaCpp, LlamaCppError};
 use llm_extract::llm::{ChatEvent, Message};
-use llm_extract::{ChatRequest, Dialect, Extract, Finish, Llm, LlmError, SchemaSet, Shape};
+use llm_extract::{ChatRequest, Dialect, Finish, Llm, LlmError, Schema, SchemaSet, Shape};
 use serde_json::{json, Value};
 use std::time::Duration;
 

@@ -8,7 +8,7 @@ use llm_extract::parse::{
     parse_lines_value, parse_value, parse_with, LineEvent, ParseOptions, RepairKind, SkipReason,
     Skipped,
 };
-use llm_extract::{parse, parse_lines, Extract, LineDecoder, ParseError, Parsed, SchemaSet};
+use llm_extract::{parse, parse_lines, LineDecoder, ParseError, Parsed, Schema, SchemaSet};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::sync::OnceLock;
@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 macro_rules! extract {
     ($ty:ident, $schema:expr) => {
-        impl Extract for $ty {
+        impl Schema for $ty {
             fn schema() -> &'static SchemaSet {
                 static S: OnceLock<SchemaSet> = OnceLock::new();
                 S.get_or_init(|| SchemaSet::new(stringify!($ty), $schema))
@@ -184,7 +184,7 @@ extract!(Person, {
     schema
 });
 
-fn ok<T: Extract + std::fmt::Debug>(text: &str) -> Parsed<T> {
+fn ok<T: Schema + std::fmt::Debug>(text: &str) -> Parsed<T> {
     parse::<T>(text).unwrap_or_else(|e| panic!("{text:?}: {e}"))
 }
 
@@ -192,12 +192,12 @@ fn kinds<T>(parsed: &Parsed<T>) -> Vec<RepairKind> {
     parsed.repairs.iter().map(|r| r.kind).collect()
 }
 
-fn salvaged<T: Extract>(text: &str) -> Result<Parsed<T>, ParseError> {
+fn salvaged<T: Schema>(text: &str) -> Result<Parsed<T>, ParseError> {
     parse_with::<T>(text, &ParseOptions::default().with_salvage(true))
 }
 
 /// Feeds `bytes` whole, split in two at every offset, and byte by byte: all must agree.
-fn decoded_with<T: Extract + PartialEq + std::fmt::Debug>(
+fn decoded_with<T: Schema + PartialEq + std::fmt::Debug>(
     bytes: &[u8],
     options: ParseOptions,
 ) -> Vec<Out> {
@@ -216,7 +216,7 @@ fn decoded_with<T: Extract + PartialEq + std::fmt::Debug>(
     whole
 }
 
-fn decoded<T: Extract + PartialEq + std::fmt::Debug>(text: &str) -> Vec<Out> {
+fn decoded<T: Schema + PartialEq + std::fmt::Debug>(text: &str) -> Vec<Out> {
     let out = decoded_with::<T>(text.as_bytes(), ParseOptions::default());
     // The one-shot function is the decoder fed once.
     let lines = parse_lines::<T>(text);

@@ -5,7 +5,7 @@ mod common;
 
 use common::decoded::{self, Out};
 use llm_extract::parse::{parse_lines_with, parse_value, parse_with, ParseOptions};
-use llm_extract::{parse, parse_lines, Extract, ParseError, SchemaSet};
+use llm_extract::{parse, parse_lines, ParseError, Schema, SchemaSet};
 use proptest::prelude::*;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -35,7 +35,7 @@ struct Sub {
     note: Option<String>,
 }
 
-impl Extract for Rec {
+impl Schema for Rec {
     fn schema() -> &'static SchemaSet {
         static S: OnceLock<SchemaSet> = OnceLock::new();
         S.get_or_init(|| {

@@ -7,6 +7,7 @@ mod support;
 use common::types::{Extracted, OntologyItem};
 use futures_util::StreamExt;
 use llm_extract::llm::{Ollama, OpenAiCompatible};
+use llm_extract::Schema;
 use llm_extract::{Dialect, Extract, Extractor, Mode, Shape};
 use serde_json::json;
 use support::{Answer, Reply, TestServer};

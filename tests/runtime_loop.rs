@@ -9,6 +9,7 @@ use llm_extract::llm::{
     from_fn, from_stream_fn, ChatEvent, ChatRequest, ChatResponse, ChatStream, Llm, LlmError, Role,
 };
 use llm_extract::report::AttemptKind;
+use llm_extract::Schema;
 use llm_extract::{Dialect, Extract, Finish, SchemaSet, Shape};
 use serde_json::{json, Value};
 use std::collections::VecDeque;

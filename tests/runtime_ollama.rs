@@ -7,6 +7,7 @@ use futures_util::StreamExt;
 use llm_extract::extract::{ExtractErrorKind, Extractor, Mode};
 use llm_extract::llm::{ChatRequest, Llm, LlmError, Ollama, RetryPolicy, TimeoutPhase};
 use llm_extract::report::AttemptKind;
+use llm_extract::Schema;
 use llm_extract::{Dialect, Extract, Finish, Shape};
 use serde_json::json;
 use std::time::{Duration, Instant};

@@ -1,15 +1,15 @@
-//! Snapshots of everything the schema layer derives for types (a)-(e) of issue 2: the generic,
-//! line and list schemas, each dialect's rendering of each shape (or the error a dialect gives), and
+//! Snapshots of everything the schema layer derives for types (a)-(e) of issue 2: the generic
+//! and list schemas, each dialect's rendering of each shape (or the error a dialect gives), and
 //! both format instructions. Review changes with `cargo insta review` or `INSTA_UPDATE=always`.
 
 mod common;
 
 use common::types::*;
-use llm_extract::{Dialect, Extract, Shape};
+use llm_extract::{Dialect, Schema, Shape};
 use serde_json::{json, Value};
 
 /// One dialect's renderings of the three shapes; a shape it cannot express shows its error.
-fn dialect_snapshot<T: Extract>(dialect: Dialect) -> Value {
+fn dialect_snapshot<T: Schema>(dialect: Dialect) -> Value {
     let rendered = |shape| match T::schema().for_dialect(dialect, shape) {
         Ok(schema) => schema.clone(),
         Err(error) => json!({ "error": error.to_string() }),
@@ -21,7 +21,7 @@ fn dialect_snapshot<T: Extract>(dialect: Dialect) -> Value {
     })
 }
 
-fn instructions<T: Extract>() -> String {
+fn instructions<T: Schema>() -> String {
     format!(
         "--- format_instructions ---\n{}\n--- line_format_instructions ---\n{}\n",
         T::format_instructions(),
@@ -38,7 +38,6 @@ macro_rules! snapshots {
             fn schemas() {
                 insta::assert_json_snapshot!(json!({
                     "generic": <$ty>::json_schema(),
-                    "line": <$ty>::line_schema(),
                     "list": <$ty>::list_schema(),
                 }));
             }

@@ -1,7 +1,7 @@
 //! The type the fuzz targets parse into: strings, numbers, an enum, an option, a nested object, an
 //! array, so every path of the parser (coercion included) is reachable.
 
-use llm_extract::{Extract, SchemaSet};
+use llm_extract::{Schema, SchemaSet};
 use serde::Deserialize;
 use serde_json::json;
 use std::sync::OnceLock;
@@ -31,7 +31,7 @@ pub struct Sub {
     pub ok: bool,
 }
 
-impl Extract for Rec {
+impl Schema for Rec {
     fn schema() -> &'static SchemaSet {
         static S: OnceLock<SchemaSet> = OnceLock::new();
         S.get_or_init(|| {

@@ -56,7 +56,7 @@ fn expand(input: &Input) -> TokenStream {
         }
 
         #[automatically_derived]
-        impl ::llm_extract::Extract for #ident {
+        impl ::llm_extract::Schema for #ident {
             fn schema() -> &'static #p::SchemaSet {
                 static SET: #p::OnceLock<#p::SchemaSet> = #p::OnceLock::new();
                 SET.get_or_init(|| {
@@ -64,6 +64,9 @@ fn expand(input: &Input) -> TokenStream {
                 })
             }
         }
+
+        #[automatically_derived]
+        impl ::llm_extract::Extract for #ident {}
     }
 }
 
@@ -255,10 +258,13 @@ fn fallback(input: &DeriveInput, error: syn::Error) -> TokenStream {
         }
 
         #[automatically_derived]
-        impl #impl_generics ::llm_extract::Extract for #ident #ty_generics #extract_where {
+        impl #impl_generics ::llm_extract::Schema for #ident #ty_generics #extract_where {
             fn schema() -> &'static #p::SchemaSet {
                 ::core::unreachable!()
             }
         }
+
+        #[automatically_derived]
+        impl #impl_generics ::llm_extract::Extract for #ident #ty_generics #extract_where {}
     }
 }

@@ -36,7 +36,7 @@ pub use llm::{
 };
 pub use parse::{parse, parse_lines, LineDecoder, Lines, ParseError, Parsed, Repair, Skipped};
 pub use report::{Attempt, AttemptKind, Extraction, Report};
-pub use schema::{Dialect, SchemaSet, Shape};
+pub use schema::{Dialect, DynamicSchema, Schema, SchemaSet, Shape};
 
 /// Derives [`Extract`] for a struct with named fields, a fieldless enum or an internally tagged enum.
 ///

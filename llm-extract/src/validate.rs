@@ -11,7 +11,6 @@
 //! - `format` is asserted (`date-time`, `email`, `uuid`, ...), as the dialects that send it do.
 
 use crate::error::SchemaError;
-use crate::schema::instructions::number_text;
 use jsonschema::error::{TypeKind, ValidationErrorKind};
 use jsonschema::ValidationError;
 use serde_json::Value;
@@ -424,6 +423,14 @@ fn shorten(message: &str) -> String {
 
 fn escape(token: &str) -> String {
     token.replace('~', "~0").replace('/', "~1")
+}
+
+/// A bound as a person writes it: `1`, not `1.0`.
+pub(crate) fn number_text(value: &Value) -> String {
+    match value.as_f64() {
+        Some(f) if value.is_f64() && f.fract() == 0.0 && f.abs() < 1e15 => format!("{f:.0}"),
+        _ => value.to_string(),
+    }
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 //! path in the typed one (straight from its text to `T`) and must come out the same.
 
 use llm_extract::parse::{LineEvent, ParseOptions, Skipped, ValueDecoder, ValueEvent};
-use llm_extract::{Extract, LineDecoder};
+use llm_extract::{LineDecoder, Schema};
 use serde_json::Value;
 
 /// One event: an item's validated JSON and line, or a skipped line.
@@ -14,7 +14,7 @@ pub enum Out {
 }
 
 /// Feeds `chunks` to both decoders, asserts they agree, and returns the events.
-pub fn decode<T: Extract + PartialEq + std::fmt::Debug>(
+pub fn decode<T: Schema + PartialEq + std::fmt::Debug>(
     chunks: &[&[u8]],
     options: ParseOptions,
 ) -> Vec<Out> {

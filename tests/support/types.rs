@@ -1,7 +1,7 @@
 //! Small types for runtime tests, with `Extract` written by hand (what the derive generates), so these
 //! tests depend only on the runtime.
 
-use llm_extract::{Extract, SchemaSet};
+use llm_extract::{Extract, Schema, SchemaSet};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::sync::OnceLock;
@@ -13,7 +13,9 @@ pub struct Person {
     pub age: u8,
 }
 
-impl Extract for Person {
+impl Extract for Person {}
+
+impl Schema for Person {
     fn schema() -> &'static SchemaSet {
         static SET: OnceLock<SchemaSet> = OnceLock::new();
         SET.get_or_init(|| {
@@ -40,7 +42,9 @@ pub struct Entity {
     pub kind: String,
 }
 
-impl Extract for Entity {
+impl Extract for Entity {}
+
+impl Schema for Entity {
     fn schema() -> &'static SchemaSet {
         static SET: OnceLock<SchemaSet> = OnceLock::new();
         SET.get_or_init(|| SchemaSet::new("Entity", entity_schema()))

@@ -15,7 +15,7 @@
 pub mod as_specified;
 
 use crate::common::types as described;
-use llm_extract::Extract;
+use llm_extract::Schema;
 use serde_json::{Map, Value};
 use std::fmt::Write as _;
 
@@ -99,7 +99,7 @@ pub fn without_descriptions(schema: &Value) -> Value {
 }
 
 /// The counts of type `T` as specified and of `D`, the same type with doc comments.
-fn row<T: Extract, D: Extract>(name: &'static str) -> Row {
+fn row<T: Schema, D: Schema>(name: &'static str) -> Row {
     Row {
         name,
         specified: T::json_schema(),
@@ -109,7 +109,7 @@ fn row<T: Extract, D: Extract>(name: &'static str) -> Row {
         one: count(T::format_instructions()),
         described_schema: count(&minified(D::json_schema())),
         described_one: count(D::format_instructions()),
-        described_line_schema: count(&minified(D::line_schema())),
+        described_line_schema: count(&minified(D::json_schema())),
         described_lines: count(D::line_format_instructions()),
     }
 }

@@ -1,6 +1,6 @@
 //! [`ExtractError`]: why an extraction failed, with the whole ledger of what it tried and what it cost.
 
-use super::prompt::TemplateError;
+use super::wording::TemplateError;
 use crate::error::SchemaError;
 use crate::llm::{LlmError, Usage};
 use crate::parse::ParseError;

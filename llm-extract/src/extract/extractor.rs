@@ -1,9 +1,10 @@
 //! The [`Extractor`] builder: everything the `T::extract*` shortcuts default, and the untyped twins for
 //! runtime schemas.
 
+use super::config::Config;
+use super::config::{Input, Mode};
+use super::engine::Engine;
 use super::error::ExtractError;
-use super::prompt::{TemplateError, DEFAULT_INSTRUCTIONS, DEFAULT_TEMPLATE};
-use super::run::Engine;
 use super::stream::ExtractStream;
 use super::target::{Typed, Untyped};
 use crate::llm::Llm;
@@ -11,142 +12,7 @@ use crate::parse::ParseOptions;
 use crate::report::Extraction;
 use crate::schema::SchemaSet;
 use crate::Extract;
-use serde::Serialize;
-use serde_json::{Map, Value};
-
-/// How the wanted shape is asked for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum Mode {
-    /// Send the schema (Ollama's `format`, OpenAI's `response_format`) so the server constrains decoding,
-    /// and still describe the type in the prompt, as Ollama advises. The default.
-    #[default]
-    Constrained,
-    /// Describe the type in the prompt only, for models or servers without schema support.
-    Prompted,
-}
-
-/// What a prompt template is filled from: a text (the `{{text}}` variable) or a context of variables.
-///
-/// ```
-/// use llm_extract::extract::Input;
-/// use serde_json::json;
-///
-/// let from_text: Input = "Ada Lovelace worked with Babbage.".into();
-/// let from_context = Input::context(&json!({"text": "...", "language": "French"}));
-/// let with_extra = Input::text("...").var("language", "French");
-/// ```
-#[derive(Debug, Clone)]
-pub struct Input {
-    vars: Result<Map<String, Value>, TemplateError>,
-}
-
-impl Input {
-    /// The variable `text`.
-    pub fn text(text: impl Into<String>) -> Self {
-        let mut vars = Map::new();
-        vars.insert("text".into(), Value::String(text.into()));
-        Input { vars: Ok(vars) }
-    }
-
-    /// Every field of `context` (which must serialize to a JSON object) as a variable.
-    pub fn context<C: Serialize + ?Sized>(context: &C) -> Self {
-        let vars = match serde_json::to_value(context) {
-            Ok(Value::Object(map)) => Ok(map),
-            Ok(other) => Err(TemplateError::NotAnObject {
-                found: match other {
-                    Value::Null => "null",
-                    Value::Bool(_) => "a boolean",
-                    Value::Number(_) => "a number",
-                    Value::String(_) => "a string",
-                    Value::Array(_) => "an array",
-                    Value::Object(_) => "an object",
-                },
-            }),
-            Err(e) => Err(TemplateError::Serialize {
-                message: e.to_string(),
-            }),
-        };
-        Input { vars }
-    }
-
-    /// Adds (or replaces) the variable `name`.
-    pub fn var(mut self, name: impl Into<String>, value: impl Serialize) -> Self {
-        if let Ok(vars) = &mut self.vars {
-            match serde_json::to_value(value) {
-                Ok(value) => {
-                    vars.insert(name.into(), value);
-                }
-                Err(e) => {
-                    self.vars = Err(TemplateError::Serialize {
-                        message: e.to_string(),
-                    })
-                }
-            }
-        }
-        self
-    }
-
-    pub(crate) fn into_vars(self) -> Result<Map<String, Value>, TemplateError> {
-        self.vars
-    }
-}
-
-impl From<&str> for Input {
-    fn from(text: &str) -> Self {
-        Input::text(text)
-    }
-}
-
-impl From<String> for Input {
-    fn from(text: String) -> Self {
-        Input::text(text)
-    }
-}
-
-impl From<&String> for Input {
-    fn from(text: &String) -> Self {
-        Input::text(text.as_str())
-    }
-}
-
-/// The settings of an extraction.
-#[derive(Debug, Clone)]
-pub(crate) struct Config {
-    pub instructions: String,
-    pub template: String,
-    pub max_attempts: u32,
-    pub max_continuations: u32,
-    pub max_tokens: Option<u32>,
-    pub temperature: Option<f32>,
-    pub seed: Option<u64>,
-    pub mode: Mode,
-    pub max_items: Option<usize>,
-    pub token_budget: Option<u64>,
-    pub parse: ParseOptions,
-    pub repeat_limit: usize,
-    pub max_echo_chars: usize,
-}
-
-impl Default for Config {
-    fn default() -> Self {
-        Config {
-            instructions: DEFAULT_INSTRUCTIONS.to_owned(),
-            template: DEFAULT_TEMPLATE.to_owned(),
-            max_attempts: 3,
-            max_continuations: 2,
-            max_tokens: None,
-            temperature: None,
-            seed: None,
-            mode: Mode::Constrained,
-            max_items: None,
-            token_budget: None,
-            parse: ParseOptions::default(),
-            repeat_limit: 3,
-            max_echo_chars: 8000,
-        }
-    }
-}
+use serde_json::Value;
 
 /// Extraction with every setting spelled out. The `T::extract*` shortcuts use the defaults.
 ///
@@ -370,21 +236,5 @@ impl<L: Llm> Extractor<L> {
             let done = engine.many(&Untyped(schema), input, &mut *sink).await?;
             Ok(done.report)
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn inputs_become_variables() {
-        let vars = Input::text("t").var("n", 2).into_vars().unwrap();
-        assert_eq!(Value::Object(vars), json!({"text": "t", "n": 2}));
-        assert!(matches!(
-            Input::context(&[1, 2]).into_vars(),
-            Err(TemplateError::NotAnObject { found: "an array" })
-        ));
     }
 }

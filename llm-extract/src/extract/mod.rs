@@ -4,38 +4,38 @@
 //!   `extract_stream` run an extraction with default settings.
 //! - [`Extractor`]: the same with every setting (instructions, template, attempts, tokens, mode, ...),
 //!   returning the [`Extraction`] report, plus the untyped twins for runtime schemas.
-//! - The loop itself (one implementation for typed and untyped targets) lives in `run.rs`, the exact
-//!   wording of every prompt in `prompt.rs`.
+//! - The loop itself (one implementation for typed and untyped targets) lives in `engine.rs`, the exact
+//!   wording of every prompt in `wording.rs`.
 
+mod config;
+mod engine;
 mod error;
 mod extractor;
-mod prompt;
-mod run;
 mod stream;
 mod target;
+mod wording;
 
+pub use config::{Input, Mode};
 pub use error::{ExtractError, ExtractErrorKind};
-pub use extractor::{Extractor, Input, Mode};
-pub(crate) use prompt::render;
-pub use prompt::{TemplateError, DEFAULT_INSTRUCTIONS, DEFAULT_TEMPLATE};
+pub use extractor::Extractor;
 pub use stream::ExtractStream;
+pub(crate) use wording::render;
+pub use wording::{TemplateError, DEFAULT_INSTRUCTIONS, DEFAULT_TEMPLATE};
 
 use crate::llm::Llm;
 use crate::report::Extraction;
-use crate::schema::SchemaSet;
-use serde::de::DeserializeOwned;
-use serde_json::Value;
+use crate::schema::Schema;
 use std::future::Future;
 
 /// A type whose values can be extracted from a model's answer.
 ///
-/// Implemented by `#[derive(Extract)]`; the type also derives `serde::Deserialize`. The schema methods
-/// are computed once per type (a static) and then returned by reference. The extraction methods use the
-/// default settings of [`Extractor`]: constrained mode, 3 attempts, the backend's token limit.
+/// Implemented by `#[derive(Extract)]` (the type also derives `serde::Deserialize`), on top of
+/// [`Schema`], which holds the type's schema and is all the parser needs. The extraction methods use
+/// the default settings of [`Extractor`]: constrained mode, 3 attempts, the backend's token limit.
 ///
 /// ```
 /// use llm_extract::llm::{from_fn, ChatResponse};
-/// use llm_extract::{Extract, SchemaSet};
+/// use llm_extract::{Extract, Schema, SchemaSet};
 /// use serde_json::json;
 /// use std::sync::OnceLock;
 ///
@@ -45,7 +45,7 @@ use std::future::Future;
 /// }
 ///
 /// // What the derive writes for you:
-/// impl Extract for Person {
+/// impl Schema for Person {
 ///     fn schema() -> &'static SchemaSet {
 ///         static SET: OnceLock<SchemaSet> = OnceLock::new();
 ///         SET.get_or_init(|| SchemaSet::new("Person", json!({
@@ -56,6 +56,7 @@ use std::future::Future;
 ///         })))
 ///     }
 /// }
+/// impl Extract for Person {}
 ///
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
 /// let llm = from_fn(|_request| async { Ok(ChatResponse::new(r#"{"name": "Ada Lovelace"}"#)) });
@@ -64,35 +65,7 @@ use std::future::Future;
 /// # Ok::<(), llm_extract::extract::ExtractError>(())
 /// # }).unwrap();
 /// ```
-pub trait Extract: DeserializeOwned + Send + 'static {
-    /// Everything derived from the type's schema: dialects, instructions, validators.
-    fn schema() -> &'static SchemaSet;
-
-    /// The JSON Schema (draft 2020-12) of one value.
-    fn json_schema() -> &'static Value {
-        Self::schema().generic()
-    }
-
-    /// What each line of a JSON Lines answer must satisfy.
-    fn line_schema() -> &'static Value {
-        Self::schema().line()
-    }
-
-    /// Many items as one JSON value: `{"items": [...]}`.
-    fn list_schema() -> &'static Value {
-        Self::schema().list()
-    }
-
-    /// Compact type definitions for a prompt asking for one value.
-    fn format_instructions() -> &'static str {
-        Self::schema().format_instructions()
-    }
-
-    /// Compact type definitions for a prompt asking for JSON Lines.
-    fn line_format_instructions() -> &'static str {
-        Self::schema().line_format_instructions()
-    }
-
+pub trait Extract: Schema {
     /// Extracts one value from `text`: asks `llm`, parses leniently, validates, and repairs up to the
     /// attempt cap. The error carries every attempt and what they cost.
     fn extract<'a, L: Llm + ?Sized>(

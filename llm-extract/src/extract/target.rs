@@ -1,5 +1,5 @@
 //! What an extraction produces: a Rust type ([`Typed`]) or validated JSON for a runtime schema
-//! ([`Untyped`]). The loop in [`super::run`] is written once against [`Target`] and serves both.
+//! ([`Untyped`]). The loop in [`super::engine`] is written once against [`Target`] and serves both.
 
 use crate::parse::{
     self, ParseError, ParseOptions, Parsed, Repair, Skipped, ValueDecoder, ValueEvent,

@@ -7,11 +7,12 @@
 
 use super::frame::{Event, Frame, FrameKind, Framer, FramerConfig};
 use super::pipeline::{self, best_rejection, extracted, Accepted, Pipeline, Rejection};
-use super::typed::{self, Plan};
+use super::typed;
 use super::{Item, LineEvent, ParseOptions, Repair, RepairKind, SkipReason, Skipped};
+use crate::schema::plan::Plan;
+use crate::schema::Schema;
 use crate::schema::SchemaSet;
 use crate::validate::Violation;
-use crate::Extract;
 use serde_json::Value;
 use std::borrow::Cow;
 use std::marker::PhantomData;
@@ -423,14 +424,14 @@ fn decode(
 /// Incremental decoder of many values of `T`: feed bytes as they arrive, get items as they complete.
 ///
 /// ```
-/// use llm_extract::{Extract, LineDecoder, SchemaSet};
+/// use llm_extract::{LineDecoder, Schema, SchemaSet};
 /// use llm_extract::parse::LineEvent;
 /// use serde_json::json;
 /// use std::sync::OnceLock;
 ///
 /// #[derive(serde::Deserialize)]
 /// struct A { a: i32 }
-/// impl Extract for A {
+/// impl Schema for A {
 ///     fn schema() -> &'static SchemaSet {
 ///         static S: OnceLock<SchemaSet> = OnceLock::new();
 ///         S.get_or_init(|| SchemaSet::new("A", json!({"type": "object",
@@ -462,13 +463,13 @@ impl<T> std::fmt::Debug for LineDecoder<T> {
     }
 }
 
-impl<T: Extract> Default for LineDecoder<T> {
+impl<T: Schema> Default for LineDecoder<T> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<T: Extract> LineDecoder<T> {
+impl<T: Schema> LineDecoder<T> {
     /// A decoder with default options.
     pub fn new() -> Self {
         Self::with_options(ParseOptions::default())
@@ -505,7 +506,7 @@ pub(crate) struct Typed<T> {
     pub(crate) events: Vec<LineEvent<T>>,
 }
 
-impl<T: Extract> Typed<T> {
+impl<T: Schema> Typed<T> {
     /// The plan clean frames go through under `options` (none without validation).
     pub(crate) fn plan(options: &ParseOptions) -> Option<&'static Plan> {
         if options.validate {
@@ -523,7 +524,7 @@ impl<T: Extract> Typed<T> {
     }
 }
 
-impl<T: Extract> Sink for Typed<T> {
+impl<T: Schema> Sink for Typed<T> {
     fn clean(&mut self, text: &str, line: usize) -> bool {
         let Some(value) = self
             .plan

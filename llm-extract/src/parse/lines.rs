@@ -6,22 +6,23 @@
 //! straight to `T`; the decoder would find exactly those items in it.
 
 use super::decoder::{Typed, ValueDecoder, ValueEvent};
-use super::typed::{self, Plan};
+use super::typed;
 use super::{LineEvent, Lines, ParseOptions};
+use crate::schema::plan::Plan;
+use crate::schema::Schema;
 use crate::schema::SchemaSet;
-use crate::Extract;
 use serde_json::Value;
 
 /// Parses many values of `T` (JSON Lines, fenced, pretty-printed, an array or an `{"items": [...]}` wrapper).
 ///
 /// ```
-/// use llm_extract::{parse_lines, Extract, SchemaSet};
+/// use llm_extract::{parse_lines, Schema, SchemaSet};
 /// use serde_json::json;
 /// use std::sync::OnceLock;
 ///
 /// #[derive(serde::Deserialize)]
 /// struct A { a: i32 }
-/// impl Extract for A {
+/// impl Schema for A {
 ///     fn schema() -> &'static SchemaSet {
 ///         static S: OnceLock<SchemaSet> = OnceLock::new();
 ///         S.get_or_init(|| SchemaSet::new("A", json!({"type": "object",
@@ -33,12 +34,12 @@ use serde_json::Value;
 /// assert_eq!(lines.items.iter().map(|i| i.a).collect::<Vec<_>>(), [1, 2]);
 /// assert_eq!(lines.skipped.len(), 2); // the prose line and the cut-off last line
 /// ```
-pub fn parse_lines<T: Extract>(text: &str) -> Lines<T> {
+pub fn parse_lines<T: Schema>(text: &str) -> Lines<T> {
     parse_lines_with(text, &ParseOptions::default())
 }
 
 /// Parses many values of `T` with options.
-pub fn parse_lines_with<T: Extract>(text: &str, options: &ParseOptions) -> Lines<T> {
+pub fn parse_lines_with<T: Schema>(text: &str, options: &ParseOptions) -> Lines<T> {
     let plan = Typed::<T>::plan(options);
     let clean = plan
         .filter(|plan| plan.closed())
@@ -67,7 +68,7 @@ pub fn parse_lines_with<T: Extract>(text: &str, options: &ParseOptions) -> Lines
 /// (straight from its text to `T`); `None` sends the whole text through the decoder, which would
 /// find exactly these items in such a text. The plan's objects are closed, so a line holding an
 /// `{"items": [...]}` wrapper is never taken for an item here.
-fn clean_lines<T: Extract>(text: &str, plan: &Plan, max_frame: usize) -> Option<Vec<T>> {
+fn clean_lines<T: Schema>(text: &str, plan: &Plan, max_frame: usize) -> Option<Vec<T>> {
     let mut items = Vec::new();
     for line in text.split('\n') {
         // What the decoder passes over between values.

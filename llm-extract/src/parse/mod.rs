@@ -5,7 +5,7 @@
 //! ends; each frame then goes through the same pipeline:
 //!
 //! 1. the fast path: `serde_json` straight, then one validation against the compiled schema;
-//! 2. only if that fails, the lenient parser (`repair`) that fixes broken syntax and records
+//! 2. only if that fails, the lenient parser (`lenient`) that fixes broken syntax and records
 //!    every fix as a [`Repair`];
 //! 3. schema-guided coercion (`coerce`) where the schema makes the intent certain;
 //! 4. validation again, with every violation and its JSON path.
@@ -66,10 +66,10 @@ mod decoder;
 mod envelope;
 mod error;
 mod frame;
+mod lenient;
 mod lines;
 mod one;
 mod pipeline;
-mod repair;
 pub(crate) mod typed;
 
 pub use decoder::{LineDecoder, ValueDecoder, ValueEvent, ValueItem};

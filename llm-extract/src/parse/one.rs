@@ -3,20 +3,20 @@
 use super::envelope::{self, Candidate};
 use super::pipeline::{self, best_rejection, extracted, Accepted, Pipeline, Rejection};
 use super::{typed, ParseError, ParseOptions, Parsed, Repair, RepairKind};
+use crate::schema::Schema;
 use crate::schema::SchemaSet;
-use crate::Extract;
 use serde_json::Value;
 
 /// Parses one value of `T` with default options.
 ///
 /// ```
-/// use llm_extract::{parse, Extract, SchemaSet};
+/// use llm_extract::{parse, Schema, SchemaSet};
 /// use serde_json::json;
 /// use std::sync::OnceLock;
 ///
 /// #[derive(serde::Deserialize)]
 /// struct Answer { n: i32 }
-/// impl Extract for Answer {
+/// impl Schema for Answer {
 ///     fn schema() -> &'static SchemaSet {
 ///         static S: OnceLock<SchemaSet> = OnceLock::new();
 ///         S.get_or_init(|| SchemaSet::new("Answer", json!({
@@ -30,7 +30,7 @@ use serde_json::Value;
 /// assert_eq!(parsed.value.n, 42);
 /// assert_eq!(parsed.repairs.len(), 2); // taken out of the fence; "42" read as 42
 /// ```
-pub fn parse<T: Extract>(text: &str) -> Result<Parsed<T>, ParseError> {
+pub fn parse<T: Schema>(text: &str) -> Result<Parsed<T>, ParseError> {
     parse_with(text, &ParseOptions::default())
 }
 
@@ -41,7 +41,7 @@ pub fn parse<T: Extract>(text: &str) -> Result<Parsed<T>, ParseError> {
 /// So does one clean value alone in prose or a fence (unless strict). Anything else, or anything
 /// that check is not sure of, takes the full path: the lenient parser, validation, coercion, located
 /// errors.
-pub fn parse_with<T: Extract>(text: &str, options: &ParseOptions) -> Result<Parsed<T>, ParseError> {
+pub fn parse_with<T: Schema>(text: &str, options: &ParseOptions) -> Result<Parsed<T>, ParseError> {
     if let Some(parsed) = clean::<T>(text, options) {
         return Ok(parsed);
     }
@@ -69,16 +69,13 @@ pub fn parse_with<T: Extract>(text: &str, options: &ParseOptions) -> Result<Pars
 /// `T` straight from `text` when it is clean JSON, or (unless strict) one clean JSON value alone in
 /// prose or a fence; validated while it is deserialized when the options ask for validation. `None`
 /// sends the text down the full path.
-fn clean<T: Extract>(text: &str, options: &ParseOptions) -> Option<Parsed<T>> {
+fn clean<T: Schema>(text: &str, options: &ParseOptions) -> Option<Parsed<T>> {
     let schema = T::schema();
     let plan = match options.validate {
         true => Some(schema.plan()?),
         false => None,
     };
-    let wants_container = match plan.or_else(|| schema.plan()) {
-        Some(plan) => plan.wants_container(),
-        None => pipeline::wants_container(schema.generic()),
-    };
+    let wants_container = schema.wants_container();
     // Prose first cannot be clean JSON of an object or an array: skip serde's error for it. (JSON
     // allows only ASCII whitespace before a value, so the first other byte settles it.)
     let prose_first = wants_container

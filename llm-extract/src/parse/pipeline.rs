@@ -2,7 +2,7 @@
 //! serde straight, else the lenient parser; then validation, and coercion only if validation fails.
 
 use super::envelope::{self, Candidate};
-use super::repair::{self, Failure, Settings};
+use super::lenient::{self, Failure, Settings};
 use super::{coerce, ParseError, ParseOptions, Repair, RepairKind, SkipReason};
 use crate::error::SchemaError;
 use crate::schema::SchemaSet;
@@ -82,7 +82,7 @@ impl<'s> Pipeline<'s> {
 
     /// Whether the wanted value is an object or an array (found by its brackets), rather than a scalar.
     pub(crate) fn wants_container(&self) -> bool {
-        wants_container(self.schema.generic())
+        self.schema.wants_container()
     }
 
     /// One frame: serde straight, else (unless strict) the lenient parser; then [`Pipeline::check`].
@@ -96,7 +96,7 @@ impl<'s> Pipeline<'s> {
             salvage: self.options.salvage,
             max_depth: self.options.max_depth,
         };
-        match repair::parse(text, base, settings) {
+        match lenient::parse(text, base, settings) {
             Ok(repaired) => self.check(repaired.value, repaired.repairs, base),
             Err(Failure::Syntax { message, offset }) => Err(Rejection::Syntax { message, offset }),
             Err(Failure::Truncated { offset }) => Err(Rejection::Truncated { offset }),
@@ -163,25 +163,6 @@ impl<'s> Pipeline<'s> {
             evaluated.retain(|(c, _)| c.start <= cut.start);
         }
         evaluated
-    }
-}
-
-/// Whether `schema` wants an object or an array.
-pub(crate) fn wants_container(schema: &Value) -> bool {
-    let is_container = |t: &Value| t == "object" || t == "array";
-    match schema.get("type") {
-        Some(Value::String(_)) => schema.get("type").is_some_and(is_container),
-        Some(Value::Array(types)) => types.iter().any(is_container),
-        _ => {
-            schema.get("properties").is_some()
-                || ["oneOf", "anyOf"].iter().any(|k| {
-                    schema
-                        .get(*k)
-                        .and_then(Value::as_array)
-                        .is_some_and(|b| b.iter().any(wants_container))
-                })
-                || schema.as_object().is_some_and(|o| o.is_empty())
-        }
     }
 }
 
@@ -302,18 +283,6 @@ pub(crate) fn deserialize_owned<T: DeserializeOwned>(
 mod tests {
     use super::*;
     use serde_json::json;
-
-    #[test]
-    fn container_schemas() {
-        assert!(wants_container(&json!({"type":"object"})));
-        assert!(wants_container(&json!({"type":["array","null"]})));
-        assert!(wants_container(&json!({"oneOf":[{"type":"object"}]})));
-        assert!(wants_container(&json!({})));
-        assert!(!wants_container(&json!({"type":"string","enum":["a"]})));
-        assert!(!wants_container(
-            &json!({"anyOf":[{"type":"integer"},{"type":"null"}]})
-        ));
-    }
 
     #[test]
     fn the_extracted_repair_names_its_span() {

@@ -39,6 +39,7 @@
 //! [`render_one`] is meant to follow a phrase such as "Answer with JSON of this form:" in a prompt.
 //! [`render_lines`] says itself that the answer is JSON Lines.
 
+use crate::validate::number_text;
 use serde_json::{Map, Value};
 use std::fmt::Write as _;
 
@@ -642,14 +643,6 @@ fn number_constraints(map: &Map<String, Value>) -> String {
         let _ = write!(out, " multiple of {}", number_text(step));
     }
     out
-}
-
-/// A bound as a person writes it: `1`, not `1.0`.
-pub(crate) fn number_text(value: &Value) -> String {
-    match value.as_f64() {
-        Some(f) if value.is_f64() && f.fract() == 0.0 && f.abs() < 1e15 => format!("{f:.0}"),
-        _ => value.to_string(),
-    }
 }
 
 #[cfg(test)]

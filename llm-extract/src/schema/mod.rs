@@ -1,20 +1,56 @@
-//! The schemas a type yields: the generic JSON Schema, the per-line and list schemas, their renderings
+//! The schemas a type yields ([`Schema`]): the generic JSON Schema and the list schema, their renderings
 //! per provider [`Dialect`], and compact format instructions for prompts.
 //!
 //! Everything starts from one *generic* schema (draft 2020-12, fully inlined, closed objects, key order
 //! preserved) built by the derive (or given at run time). [`SchemaSet`] derives the rest once and caches it.
 
-pub mod builder;
+pub(crate) mod builder;
 pub mod dialect;
 pub mod dynamic;
 pub mod instructions;
+pub(crate) mod plan;
 pub mod signature;
 
 pub use dynamic::{DynamicSchema, DynamicSchemaError};
 
 use crate::error::SchemaError;
+use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 use std::sync::OnceLock;
+
+/// A Rust type with a schema: everything the parser needs to read, validate and deserialize its
+/// values.
+///
+/// `#[derive(Extract)]` implements it, together with [`Extract`](crate::Extract), which adds the
+/// extraction methods on top (as serde keeps `Deserialize` below `serde_json::from_str`). The parse
+/// functions ([`from_str`](crate::from_str), [`lines_from_str`](crate::lines_from_str),
+/// [`LineDecoder`](crate::LineDecoder)) need only this trait. The schema is computed once per type (a
+/// static) and then returned by reference.
+pub trait Schema: DeserializeOwned + Send + 'static {
+    /// Everything derived from the type's schema: dialects, instructions, validators.
+    fn schema() -> &'static SchemaSet;
+
+    /// The JSON Schema (draft 2020-12) of one value (also what each line of a JSON Lines answer
+    /// must satisfy).
+    fn json_schema() -> &'static Value {
+        Self::schema().generic()
+    }
+
+    /// Many items as one JSON value: `{"items": [...]}`.
+    fn list_schema() -> &'static Value {
+        Self::schema().list()
+    }
+
+    /// Compact type definitions for a prompt asking for one value.
+    fn format_instructions() -> &'static str {
+        Self::schema().format_instructions()
+    }
+
+    /// Compact type definitions for a prompt asking for JSON Lines.
+    fn line_format_instructions() -> &'static str {
+        Self::schema().line_format_instructions()
+    }
+}
 
 /// Which flavour of JSON Schema a server accepts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -61,7 +97,7 @@ impl std::fmt::Display for Dialect {
 pub enum Shape {
     /// One value.
     One,
-    /// One line of a JSON Lines answer.
+    /// One line of a JSON Lines answer (whose schema is that of one value).
     Line,
     /// Many items as one value: `{"items": [...]}`.
     List,
@@ -81,17 +117,17 @@ type Rendered = OnceLock<Result<Value, SchemaError>>;
 
 /// Everything derived from one generic schema, computed lazily once and cached.
 ///
-/// A derived type holds one in a static (see [`crate::Extract::schema`]); a runtime schema owns one.
+/// A derived type holds one in a static (see [`Schema::schema`]); a runtime schema owns one.
 pub struct SchemaSet {
     name: String,
     generic: Value,
-    line: Value,
     list: Value,
     instructions: OnceLock<String>,
     line_instructions: OnceLock<String>,
     rendered: [[Rendered; 3]; 3],
     validator: OnceLock<Result<crate::validate::Validator, SchemaError>>,
-    plan: OnceLock<Option<crate::parse::typed::Plan>>,
+    plan: OnceLock<Option<plan::Plan>>,
+    wants_container: OnceLock<bool>,
 }
 
 impl std::fmt::Debug for SchemaSet {
@@ -106,23 +142,22 @@ impl std::fmt::Debug for SchemaSet {
 impl SchemaSet {
     /// Builds the set from a generic schema. `name` names the type (used as the `response_format` name).
     pub fn new(name: impl Into<String>, generic: Value) -> Self {
-        let line = generic.clone();
         let list = json!({
             "type": "object",
-            "properties": { "items": { "type": "array", "items": line.clone() } },
+            "properties": { "items": { "type": "array", "items": generic.clone() } },
             "required": ["items"],
             "additionalProperties": false
         });
         SchemaSet {
             name: name.into(),
             generic,
-            line,
             list,
             instructions: OnceLock::new(),
             line_instructions: OnceLock::new(),
             rendered: Default::default(),
             validator: OnceLock::new(),
             plan: OnceLock::new(),
+            wants_container: OnceLock::new(),
         }
     }
 
@@ -136,11 +171,6 @@ impl SchemaSet {
         &self.generic
     }
 
-    /// The schema of one JSON Lines line (for a tagged enum, a `oneOf` of closed objects).
-    pub fn line(&self) -> &Value {
-        &self.line
-    }
-
     /// The schema of many items as one value: `{"items": [...]}`.
     pub fn list(&self) -> &Value {
         &self.list
@@ -149,8 +179,7 @@ impl SchemaSet {
     /// The schema of `shape`.
     pub fn shape(&self, shape: Shape) -> &Value {
         match shape {
-            Shape::One => &self.generic,
-            Shape::Line => &self.line,
+            Shape::One | Shape::Line => &self.generic,
             Shape::List => &self.list,
         }
     }
@@ -172,7 +201,7 @@ impl SchemaSet {
     /// Compact type definitions for a prompt asking for JSON Lines.
     pub fn line_format_instructions(&self) -> &str {
         self.line_instructions
-            .get_or_init(|| instructions::render_lines(&self.line))
+            .get_or_init(|| instructions::render_lines(&self.generic))
     }
 
     /// The compiled validator of one value (also used for each line), built once.
@@ -185,12 +214,19 @@ impl SchemaSet {
 
     /// The plan that validates clean JSON while it is deserialized, built once; `None` when the
     /// schema uses something the plan does not model (its values then take the full path).
-    pub(crate) fn plan(&self) -> Option<&crate::parse::typed::Plan> {
+    pub(crate) fn plan(&self) -> Option<&plan::Plan> {
         self.plan
             .get_or_init(|| {
                 self.validator().ok()?;
-                crate::parse::typed::Plan::compile(&self.generic)
+                plan::Plan::compile(&self.generic)
             })
             .as_ref()
+    }
+
+    /// Whether one value is an object or an array (found by its brackets), rather than a scalar.
+    pub(crate) fn wants_container(&self) -> bool {
+        *self
+            .wants_container
+            .get_or_init(|| plan::wants_container(&self.generic))
     }
 }

@@ -12,10 +12,10 @@
 //! same item several times in a row stops the generation (the model is looping), and so does reaching
 //! `max_items`.
 
+use super::config::{Config, Input, Mode};
 use super::error::{ExtractError, ExtractErrorKind};
-use super::extractor::{Config, Input, Mode};
-use super::prompt::{self, AnswerShape};
 use super::target::{Event, Found, Target};
+use super::wording::{self, AnswerShape};
 use crate::llm::{ChatEvent, ChatRequest, ChatResponse, Finish, Llm, LlmError, Message, Usage};
 use crate::parse::{ParseError, Repair, SkipReason, Skipped};
 use crate::report::{Attempt, AttemptError, AttemptKind, Extraction, Report};
@@ -53,7 +53,7 @@ impl Engine<'_> {
         let vars = input
             .into_vars()
             .map_err(|e| fail(ExtractErrorKind::Template(e)))?;
-        let user = prompt::render(&config.template, &vars)
+        let user = wording::render(&config.template, &vars)
             .map_err(|e| fail(ExtractErrorKind::Template(e)))?;
         let set = target.schema();
         let constrained = config.mode == Mode::Constrained;
@@ -68,7 +68,7 @@ impl Engine<'_> {
             set.format_instructions()
         };
         let max_items = if many { config.max_items } else { None };
-        let mut request = ChatRequest::new(user).with_system(prompt::system_prompt(
+        let mut request = ChatRequest::new(user).with_system(wording::system_prompt(
             &config.instructions,
             shape,
             definitions,
@@ -188,8 +188,8 @@ impl Engine<'_> {
                         }
                         error => {
                             follow_up = vec![
-                                Message::assistant(prompt::cut(text, self.config.max_echo_chars)),
-                                Message::user(prompt::repair_one(&error)),
+                                Message::assistant(wording::cut(text, self.config.max_echo_chars)),
+                                Message::user(wording::repair_one(&error)),
                             ];
                             last_error = Some(error);
                         }
@@ -291,12 +291,12 @@ impl Engine<'_> {
                 next = Some((
                     AttemptKind::Continuation,
                     vec![
-                        Message::assistant(prompt::items_turn(
+                        Message::assistant(wording::items_turn(
                             &kept.json,
                             shape,
                             self.config.max_echo_chars,
                         )),
-                        Message::user(prompt::continue_after(kept.json.len())),
+                        Message::user(wording::continue_after(kept.json.len())),
                     ],
                 ));
             } else if (!unresolved.is_empty() || no_json) && repairs_used < self.config.max_attempts
@@ -304,7 +304,10 @@ impl Engine<'_> {
                 repairs_used += 1;
                 let (bad_answer, broken) = if unresolved.iter().all(|(n, _)| *n == number) {
                     let broken: Vec<Skipped> = unresolved.iter().map(|(_, s)| s.clone()).collect();
-                    (prompt::cut(&answer.raw, self.config.max_echo_chars), broken)
+                    (
+                        wording::cut(&answer.raw, self.config.max_echo_chars),
+                        broken,
+                    )
                 } else {
                     // Broken lines of several answers (e.g. before a continuation): the assistant turn
                     // is those lines alone, numbered afresh, so the feedback's line numbers fit it.
@@ -318,7 +321,7 @@ impl Engine<'_> {
                         .collect();
                     let lines: Vec<&str> = broken.iter().map(|s| s.raw.trim()).collect();
                     (
-                        prompt::cut(&lines.join("\n"), self.config.max_echo_chars),
+                        wording::cut(&lines.join("\n"), self.config.max_echo_chars),
                         broken,
                     )
                 };
@@ -326,7 +329,7 @@ impl Engine<'_> {
                     AttemptKind::Repair,
                     vec![
                         Message::assistant(bad_answer),
-                        Message::user(prompt::repair_lines(&broken, shape)),
+                        Message::user(wording::repair_lines(&broken, shape)),
                     ],
                 ));
             }
