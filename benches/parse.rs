@@ -9,7 +9,9 @@
 //! 3. 1,000 valid JSON Lines -> validated `Vec<T>`, vs serde_json line by line.
 //! 4. A JSON Lines answer fed to the decoder in 4-, 8- and 64-byte chunks vs one-shot `parse_lines`,
 //!    and the common approach of re-parsing the accumulated text on every (64-byte) chunk; 10-100 KB.
-//! 5. Unterminated-string input of 6, 12, 24 and 48 KB through `parse`.
+//! 5. Pathological inputs of 6, 12, 24 and 48 KB through `parse` (the cost of each doubling): an
+//!    unterminated string; smart-quoted strings with no closing quote after a value; many fenced
+//!    blocks; many distinct values in prose; an enum value named over and over in prose.
 
 use criterion::{criterion_group, BenchmarkId, Criterion, Throughput};
 use llm_extract::parse::{parse_with, LineEvent, ParseOptions};
@@ -155,6 +157,89 @@ fn unterminated(bytes: usize) -> String {
     out
 }
 
+/// `{"bio":"x" “y" “y" ...` with no closing smart quote: each `"` in the string is a candidate
+/// closer followed by a smart-quoted string whose end is nowhere.
+fn smart_quotes(bytes: usize) -> String {
+    let mut out = String::from("{\"bio\":\"x\"");
+    while out.len() < bytes {
+        out.push_str(" \u{201c}y\"");
+    }
+    out
+}
+
+/// Many fenced blocks, each holding the same value.
+fn many_fences(bytes: usize) -> String {
+    let mut out = String::new();
+    while out.len() < bytes {
+        out.push_str("```json\n{\"bio\":\"same\"}\n```\n");
+    }
+    out
+}
+
+/// Many distinct values in prose (the answer is ambiguous).
+fn many_values(bytes: usize) -> String {
+    let mut out = String::new();
+    let mut i = 0;
+    while out.len() < bytes {
+        out.push_str(&format!("Draft {i}: {{\"bio\":\"v{i}\"}}\n"));
+        i += 1;
+    }
+    out
+}
+
+/// One enum value named over and over in prose.
+fn named_enum(bytes: usize) -> String {
+    let mut out = String::from("The mood is ");
+    while out.len() < bytes {
+        out.push_str("very happy, ");
+    }
+    out
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[allow(dead_code)]
+enum Mood {
+    Happy,
+    VeryHappy,
+    Sad,
+}
+
+impl Extract for Mood {
+    fn schema() -> &'static SchemaSet {
+        static S: OnceLock<SchemaSet> = OnceLock::new();
+        S.get_or_init(|| {
+            SchemaSet::new(
+                "Mood",
+                json!({"type": "string", "enum": ["happy", "very_happy", "sad"]}),
+            )
+        })
+    }
+}
+
+/// The pathological inputs of benchmark 5: a name, the input of about `bytes`, and a parse of it.
+type Pathological = (&'static str, fn(usize) -> String, fn(&str));
+
+fn pathological() -> [Pathological; 5] {
+    [
+        ("unterminated string", unterminated, |t| {
+            drop(black_box(parse::<Bio>(black_box(t))))
+        }),
+        ("smart quotes, no closer", smart_quotes, |t| {
+            drop(black_box(parse::<Bio>(black_box(t))))
+        }),
+        ("many fenced blocks", many_fences, |t| {
+            drop(black_box(parse::<Bio>(black_box(t))))
+        }),
+        ("many distinct values", many_values, |t| {
+            drop(black_box(parse::<Bio>(black_box(t))))
+        }),
+        ("an enum named over and over", named_enum, |t| {
+            drop(black_box(parse::<Mood>(black_box(t))))
+        }),
+    ]
+}
+
 fn decode_chunked(text: &[u8], chunk: usize) -> usize {
     let mut decoder = LineDecoder::<Fact>::new();
     let mut items = 0;
@@ -265,15 +350,17 @@ fn decoder(c: &mut Criterion) {
 }
 
 fn unterminated_strings(c: &mut Criterion) {
-    let mut g = c.benchmark_group("5 unterminated string");
-    for kb in [6, 12, 24, 48] {
-        let text = unterminated(kb * 1024);
-        g.throughput(Throughput::Bytes(text.len() as u64));
-        g.bench_with_input(BenchmarkId::new("parse", kb), &text, |b, t| {
-            b.iter(|| parse::<Bio>(black_box(t)).unwrap_err())
-        });
+    for (name, make, run) in pathological() {
+        let mut g = c.benchmark_group(format!("5 {name}"));
+        for kb in [6, 12, 24, 48] {
+            let text = make(kb * 1024);
+            g.throughput(Throughput::Bytes(text.len() as u64));
+            g.bench_with_input(BenchmarkId::new("parse", kb), &text, |b, t| {
+                b.iter(|| run(t))
+            });
+        }
+        g.finish();
     }
-    g.finish();
 }
 
 criterion_group! {
@@ -459,29 +546,28 @@ fn ratios() {
     println!("\n10 KB -> 100 KB (10x the input): one-shot {:.1}x, decoder 4-byte {:.1}x, decoder 8-byte {:.1}x, re-parse {:.1}x",
         grow(0), grow(1), grow(2), grow(3));
 
-    let texts: Vec<String> = [6, 12, 24, 48]
-        .iter()
-        .map(|kb| unterminated(kb * 1024))
-        .collect();
-    let t = interleaved(
-        &mut [
-            &mut || drop(black_box(parse::<Bio>(black_box(&texts[0])))),
-            &mut || drop(black_box(parse::<Bio>(black_box(&texts[1])))),
-            &mut || drop(black_box(parse::<Bio>(black_box(&texts[2])))),
-            &mut || drop(black_box(parse::<Bio>(black_box(&texts[3])))),
-        ],
-        ROUNDS,
-    );
     println!();
     println!("| benchmark | larger | smaller | ratio | goal |");
     println!("|---|---|---|---|---|");
-    for (i, kb) in [(1, 12), (2, 24), (3, 48)] {
-        row(
-            &format!("5 unterminated string, {kb} KB vs {} KB", kb / 2),
-            t[i],
-            t[i - 1],
-            "<= 2.2x",
+    for (name, make, run) in pathological() {
+        let texts: Vec<String> = [6, 12, 24, 48].iter().map(|kb| make(kb * 1024)).collect();
+        let t = interleaved(
+            &mut [
+                &mut || run(&texts[0]),
+                &mut || run(&texts[1]),
+                &mut || run(&texts[2]),
+                &mut || run(&texts[3]),
+            ],
+            ROUNDS,
         );
+        for (i, kb) in [(1, 12), (2, 24), (3, 48)] {
+            row(
+                &format!("5 {name}, {kb} KB vs {} KB", kb / 2),
+                t[i],
+                t[i - 1],
+                "<= 2.2x",
+            );
+        }
     }
 }
 
