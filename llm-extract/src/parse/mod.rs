@@ -71,6 +71,7 @@ mod one;
 mod pipeline;
 mod repair;
 pub(crate) mod typed;
+mod work;
 
 pub use decoder::{LineDecoder, ValueDecoder, ValueEvent, ValueItem};
 pub use error::ParseError;

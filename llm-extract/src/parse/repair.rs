@@ -4,7 +4,7 @@
 //! limits nesting, reads each byte a bounded number of times (the only look-ahead, deciding whether a
 //! quote inside a string ends it, stops at the next quote), and stops after one value.
 
-use super::{Repair, RepairKind};
+use super::{work, Repair, RepairKind};
 use serde_json::{Map, Number, Value};
 
 /// How a parse may end.
@@ -636,7 +636,7 @@ impl Parser<'_> {
         let space = rest
             .iter()
             .position(|c| !matches!(c, b' ' | b'\t' | b'\r' | b'\n'));
-        looked_ahead(space.map_or(rest.len(), |i| i + 1));
+        work::count(space.map_or(rest.len(), |i| i + 1));
         let Some(next) = space.map(|i| after + i) else {
             return true;
         };
@@ -660,7 +660,7 @@ impl Parser<'_> {
         };
         let rest = self.bytes.get(at + open_len..).unwrap_or_default();
         let Some(end) = end_of_first(rest, closers) else {
-            looked_ahead(rest.len());
+            work::count(rest.len());
             return false;
         };
         let after = rest.get(end..).unwrap_or_default();
@@ -668,7 +668,7 @@ impl Parser<'_> {
             .iter()
             .position(|c| !c.is_ascii_whitespace())
             .unwrap_or(after.len());
-        looked_ahead(end + space);
+        work::count(end + space);
         after.get(space) == Some(&b':')
     }
 
@@ -768,20 +768,6 @@ fn end_of_first(bytes: &[u8], closers: &[&[u8]]) -> Option<usize> {
         }
         from = at + 1;
     }
-}
-
-#[cfg(test)]
-thread_local! {
-    /// The bytes read by look-aheads on this thread, for the tests that hold them linear.
-    static LOOKED_AHEAD: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
-}
-
-/// Counts `bytes` read ahead of the parse position (in tests; nothing otherwise).
-fn looked_ahead(bytes: usize) {
-    #[cfg(test)]
-    LOOKED_AHEAD.with(|n| n.set(n.get() + bytes));
-    #[cfg(not(test))]
-    let _ = bytes;
 }
 
 fn starts_value(b: u8) -> bool {
@@ -992,9 +978,7 @@ mod tests {
 
     /// The bytes the parser reads ahead while parsing `text`.
     fn look_ahead_of(text: &str) -> usize {
-        LOOKED_AHEAD.with(|n| n.set(0));
-        let _ = parse(text, 0, SALVAGE);
-        LOOKED_AHEAD.with(|n| n.get())
+        work::of(|| drop(parse(text, 0, SALVAGE)))
     }
 
     #[test]
