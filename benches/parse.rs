@@ -11,13 +11,15 @@
 //!    and the common approach of re-parsing the accumulated text on every (64-byte) chunk; 10-100 KB.
 //! 5. Pathological inputs of 6, 12, 24 and 48 KB through `parse` (the cost of each doubling): an
 //!    unterminated string; smart-quoted strings with no closing quote after a value; many fenced
-//!    blocks; many distinct values in prose; an enum value named over and over in prose.
+//!    blocks; many distinct values in prose; an enum value named over and over in prose; many
+//!    coerced values under one long key.
 
 use criterion::{criterion_group, BenchmarkId, Criterion, Throughput};
 use llm_extract::parse::{parse_with, LineEvent, ParseOptions};
 use llm_extract::{parse, parse_lines, Extract, LineDecoder, SchemaSet};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
+use std::collections::HashMap;
 use std::hint::black_box;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
@@ -196,6 +198,37 @@ fn named_enum(bytes: usize) -> String {
     out
 }
 
+/// A value under a long key: `{"ééé...": {"k0": "1", "k1": "1", ...}}`, every number quoted, so
+/// that each is coerced (and its repair names the path through the long key).
+fn long_key(bytes: usize) -> String {
+    let mut out = format!("{{\"{}\": {{", "é".repeat(bytes / 4));
+    let mut i = 0;
+    while out.len() < bytes {
+        out.push_str(&format!("\"k{i}\": \"1\", "));
+        i += 1;
+    }
+    out.push_str("\"end\": 1}}");
+    out
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(transparent)]
+#[allow(dead_code)]
+struct Nested(HashMap<String, HashMap<String, i64>>);
+
+impl Extract for Nested {
+    fn schema() -> &'static SchemaSet {
+        static S: OnceLock<SchemaSet> = OnceLock::new();
+        S.get_or_init(|| {
+            SchemaSet::new(
+                "Nested",
+                json!({"type": "object", "additionalProperties":
+                    {"type": "object", "additionalProperties": {"type": "integer"}}}),
+            )
+        })
+    }
+}
+
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[allow(dead_code)]
@@ -220,7 +253,7 @@ impl Extract for Mood {
 /// The pathological inputs of benchmark 5: a name, the input of about `bytes`, and a parse of it.
 type Pathological = (&'static str, fn(usize) -> String, fn(&str));
 
-fn pathological() -> [Pathological; 5] {
+fn pathological() -> [Pathological; 6] {
     [
         ("unterminated string", unterminated, |t| {
             drop(black_box(parse::<Bio>(black_box(t))))
@@ -236,6 +269,9 @@ fn pathological() -> [Pathological; 5] {
         }),
         ("an enum named over and over", named_enum, |t| {
             drop(black_box(parse::<Mood>(black_box(t))))
+        }),
+        ("coerced values under a long key", long_key, |t| {
+            drop(black_box(parse::<Nested>(black_box(t))))
         }),
     ]
 }
