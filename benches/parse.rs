@@ -2,7 +2,7 @@
 //!
 //! `cargo bench --bench parse` runs the criterion benchmarks, then prints a table of ratios, each
 //! measured in the same run by interleaving ours and the baseline (so drift on a shared machine
-//! cancels out). Short runs: `cargo bench --bench parse -- --warm-up-time 1 --measurement-time 3`.
+//! cancels out). `-- --ratios-only` prints only the ratios, `-- --doubling-only` only benchmark 5. Short runs: `cargo bench --bench parse -- --warm-up-time 1 --measurement-time 3`.
 //!
 //! 1. Clean JSON -> `T`: ours (validation off / on) vs `serde_json::from_str::<T>`.
 //! 2. The same JSON fenced and wrapped in prose, vs serde_json on the clean text.
@@ -582,6 +582,11 @@ fn ratios() {
     println!("\n10 KB -> 100 KB (10x the input): one-shot {:.1}x, decoder 4-byte {:.1}x, decoder 8-byte {:.1}x, re-parse {:.1}x",
         grow(0), grow(1), grow(2), grow(3));
 
+    doubling(ROUNDS);
+}
+
+/// Benchmark 5: the cost of each doubling of every pathological input.
+fn doubling(rounds: usize) {
     println!();
     println!("| benchmark | larger | smaller | ratio | goal |");
     println!("|---|---|---|---|---|");
@@ -594,7 +599,7 @@ fn ratios() {
                 &mut || run(&texts[2]),
                 &mut || run(&texts[3]),
             ],
-            ROUNDS,
+            rounds,
         );
         for (i, kb) in [(1, 12), (2, 24), (3, 48)] {
             row(
@@ -609,6 +614,25 @@ fn ratios() {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    // `--calls <serde|parse> <n>`: `n` calls of one case and nothing else, for counting instructions
+    // (`scripts/instructions.sh` runs it under callgrind).
+    if let Some(at) = args.iter().position(|a| a == "--calls") {
+        let case = args.get(at + 1).map(String::as_str);
+        let n: usize = args.get(at + 2).and_then(|n| n.parse().ok()).unwrap_or(0);
+        let clean = clean();
+        for _ in 0..n {
+            match case {
+                Some("serde") => drop(black_box(serde_json::from_str::<Fact>(black_box(&clean)))),
+                Some("parse") => drop(black_box(parse::<Fact>(black_box(&clean)))),
+                _ => panic!("--calls takes serde or parse, then a count"),
+            }
+        }
+        return;
+    }
+    if args.iter().any(|a| a == "--doubling-only") {
+        doubling(15);
+        return;
+    }
     if args.iter().any(|a| a == "--ratios-only") {
         ratios();
         return;
