@@ -2,20 +2,24 @@
 //!
 //! `cargo bench --bench parse` runs the criterion benchmarks, then prints a table of ratios, each
 //! measured in the same run by interleaving ours and the baseline (so drift on a shared machine
-//! cancels out). Short runs: `cargo bench --bench parse -- --warm-up-time 1 --measurement-time 3`.
+//! cancels out). `-- --ratios-only` prints only the ratios, `-- --doubling-only` only benchmark 5. Short runs: `cargo bench --bench parse -- --warm-up-time 1 --measurement-time 3`.
 //!
 //! 1. Clean JSON -> `T`: ours (validation off / on) vs `serde_json::from_str::<T>`.
 //! 2. The same JSON fenced and wrapped in prose, vs serde_json on the clean text.
 //! 3. 1,000 valid JSON Lines -> validated `Vec<T>`, vs serde_json line by line.
 //! 4. A JSON Lines answer fed to the decoder in 4-, 8- and 64-byte chunks vs one-shot `parse_lines`,
 //!    and the common approach of re-parsing the accumulated text on every (64-byte) chunk; 10-100 KB.
-//! 5. Unterminated-string input of 6, 12, 24 and 48 KB through `parse`.
+//! 5. Pathological inputs of 6, 12, 24 and 48 KB through `parse` (the cost of each doubling): an
+//!    unterminated string; smart-quoted strings with no closing quote after a value; many fenced
+//!    blocks; many distinct values in prose; an enum value named over and over in prose; many
+//!    coerced values under one long key.
 
 use criterion::{criterion_group, BenchmarkId, Criterion, Throughput};
 use llm_extract::parse::{parse_with, LineEvent, ParseOptions};
 use llm_extract::{parse, parse_lines, LineDecoder, Schema, SchemaSet};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
+use std::collections::HashMap;
 use std::hint::black_box;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
@@ -155,6 +159,123 @@ fn unterminated(bytes: usize) -> String {
     out
 }
 
+/// `{"bio":"x" “y" “y" ...` with no closing smart quote: each `"` in the string is a candidate
+/// closer followed by a smart-quoted string whose end is nowhere.
+fn smart_quotes(bytes: usize) -> String {
+    let mut out = String::from("{\"bio\":\"x\"");
+    while out.len() < bytes {
+        out.push_str(" \u{201c}y\"");
+    }
+    out
+}
+
+/// Many fenced blocks, each holding the same value.
+fn many_fences(bytes: usize) -> String {
+    let mut out = String::new();
+    while out.len() < bytes {
+        out.push_str("```json\n{\"bio\":\"same\"}\n```\n");
+    }
+    out
+}
+
+/// Many distinct values in prose (the answer is ambiguous).
+fn many_values(bytes: usize) -> String {
+    let mut out = String::new();
+    let mut i = 0;
+    while out.len() < bytes {
+        out.push_str(&format!("Draft {i}: {{\"bio\":\"v{i}\"}}\n"));
+        i += 1;
+    }
+    out
+}
+
+/// One enum value named over and over in prose.
+fn named_enum(bytes: usize) -> String {
+    let mut out = String::from("The mood is ");
+    while out.len() < bytes {
+        out.push_str("very happy, ");
+    }
+    out
+}
+
+/// A value under a long key: `{"ééé...": {"k0": "1", "k1": "1", ...}}`, every number quoted, so
+/// that each is coerced (and its repair names the path through the long key).
+fn long_key(bytes: usize) -> String {
+    let mut out = format!("{{\"{}\": {{", "é".repeat(bytes / 4));
+    let mut i = 0;
+    while out.len() < bytes {
+        out.push_str(&format!("\"k{i}\": \"1\", "));
+        i += 1;
+    }
+    out.push_str("\"end\": 1}}");
+    out
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(transparent)]
+#[allow(dead_code)]
+struct Nested(HashMap<String, HashMap<String, i64>>);
+
+impl Extract for Nested {
+    fn schema() -> &'static SchemaSet {
+        static S: OnceLock<SchemaSet> = OnceLock::new();
+        S.get_or_init(|| {
+            SchemaSet::new(
+                "Nested",
+                json!({"type": "object", "additionalProperties":
+                    {"type": "object", "additionalProperties": {"type": "integer"}}}),
+            )
+        })
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[allow(dead_code)]
+enum Mood {
+    Happy,
+    VeryHappy,
+    Sad,
+}
+
+impl Extract for Mood {
+    fn schema() -> &'static SchemaSet {
+        static S: OnceLock<SchemaSet> = OnceLock::new();
+        S.get_or_init(|| {
+            SchemaSet::new(
+                "Mood",
+                json!({"type": "string", "enum": ["happy", "very_happy", "sad"]}),
+            )
+        })
+    }
+}
+
+/// The pathological inputs of benchmark 5: a name, the input of about `bytes`, and a parse of it.
+type Pathological = (&'static str, fn(usize) -> String, fn(&str));
+
+fn pathological() -> [Pathological; 6] {
+    [
+        ("unterminated string", unterminated, |t| {
+            drop(black_box(parse::<Bio>(black_box(t))))
+        }),
+        ("smart quotes, no closer", smart_quotes, |t| {
+            drop(black_box(parse::<Bio>(black_box(t))))
+        }),
+        ("many fenced blocks", many_fences, |t| {
+            drop(black_box(parse::<Bio>(black_box(t))))
+        }),
+        ("many distinct values", many_values, |t| {
+            drop(black_box(parse::<Bio>(black_box(t))))
+        }),
+        ("an enum named over and over", named_enum, |t| {
+            drop(black_box(parse::<Mood>(black_box(t))))
+        }),
+        ("coerced values under a long key", long_key, |t| {
+            drop(black_box(parse::<Nested>(black_box(t))))
+        }),
+    ]
+}
+
 fn decode_chunked(text: &[u8], chunk: usize) -> usize {
     let mut decoder = LineDecoder::<Fact>::new();
     let mut items = 0;
@@ -265,15 +386,17 @@ fn decoder(c: &mut Criterion) {
 }
 
 fn unterminated_strings(c: &mut Criterion) {
-    let mut g = c.benchmark_group("5 unterminated string");
-    for kb in [6, 12, 24, 48] {
-        let text = unterminated(kb * 1024);
-        g.throughput(Throughput::Bytes(text.len() as u64));
-        g.bench_with_input(BenchmarkId::new("parse", kb), &text, |b, t| {
-            b.iter(|| parse::<Bio>(black_box(t)).unwrap_err())
-        });
+    for (name, make, run) in pathological() {
+        let mut g = c.benchmark_group(format!("5 {name}"));
+        for kb in [6, 12, 24, 48] {
+            let text = make(kb * 1024);
+            g.throughput(Throughput::Bytes(text.len() as u64));
+            g.bench_with_input(BenchmarkId::new("parse", kb), &text, |b, t| {
+                b.iter(|| run(t))
+            });
+        }
+        g.finish();
     }
-    g.finish();
 }
 
 criterion_group! {
@@ -459,34 +582,57 @@ fn ratios() {
     println!("\n10 KB -> 100 KB (10x the input): one-shot {:.1}x, decoder 4-byte {:.1}x, decoder 8-byte {:.1}x, re-parse {:.1}x",
         grow(0), grow(1), grow(2), grow(3));
 
-    let texts: Vec<String> = [6, 12, 24, 48]
-        .iter()
-        .map(|kb| unterminated(kb * 1024))
-        .collect();
-    let t = interleaved(
-        &mut [
-            &mut || drop(black_box(parse::<Bio>(black_box(&texts[0])))),
-            &mut || drop(black_box(parse::<Bio>(black_box(&texts[1])))),
-            &mut || drop(black_box(parse::<Bio>(black_box(&texts[2])))),
-            &mut || drop(black_box(parse::<Bio>(black_box(&texts[3])))),
-        ],
-        ROUNDS,
-    );
+    doubling(ROUNDS);
+}
+
+/// Benchmark 5: the cost of each doubling of every pathological input.
+fn doubling(rounds: usize) {
     println!();
     println!("| benchmark | larger | smaller | ratio | goal |");
     println!("|---|---|---|---|---|");
-    for (i, kb) in [(1, 12), (2, 24), (3, 48)] {
-        row(
-            &format!("5 unterminated string, {kb} KB vs {} KB", kb / 2),
-            t[i],
-            t[i - 1],
-            "<= 2.2x",
+    for (name, make, run) in pathological() {
+        let texts: Vec<String> = [6, 12, 24, 48].iter().map(|kb| make(kb * 1024)).collect();
+        let t = interleaved(
+            &mut [
+                &mut || run(&texts[0]),
+                &mut || run(&texts[1]),
+                &mut || run(&texts[2]),
+                &mut || run(&texts[3]),
+            ],
+            rounds,
         );
+        for (i, kb) in [(1, 12), (2, 24), (3, 48)] {
+            row(
+                &format!("5 {name}, {kb} KB vs {} KB", kb / 2),
+                t[i],
+                t[i - 1],
+                "<= 2.2x",
+            );
+        }
     }
 }
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    // `--calls <serde|parse> <n>`: `n` calls of one case and nothing else, for counting instructions
+    // (`scripts/instructions.sh` runs it under callgrind).
+    if let Some(at) = args.iter().position(|a| a == "--calls") {
+        let case = args.get(at + 1).map(String::as_str);
+        let n: usize = args.get(at + 2).and_then(|n| n.parse().ok()).unwrap_or(0);
+        let clean = clean();
+        for _ in 0..n {
+            match case {
+                Some("serde") => drop(black_box(serde_json::from_str::<Fact>(black_box(&clean)))),
+                Some("parse") => drop(black_box(parse::<Fact>(black_box(&clean)))),
+                _ => panic!("--calls takes serde or parse, then a count"),
+            }
+        }
+        return;
+    }
+    if args.iter().any(|a| a == "--doubling-only") {
+        doubling(15);
+        return;
+    }
     if args.iter().any(|a| a == "--ratios-only") {
         ratios();
         return;

@@ -12,7 +12,6 @@ use llm_extract::{parse, parse_lines, LineDecoder, ParseError, Parsed, Schema, S
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
 
 macro_rules! extract {
     ($ty:ident, $schema:expr) => {
@@ -1041,20 +1040,20 @@ fn deep_nesting_is_a_clear_error() {
 }
 
 #[test]
-fn unterminated_strings_stay_linear() {
-    // A quadratic algorithm needs hours for this; a linear one milliseconds.
-    let body = "word \"quoted\" text, more {braces} [brackets]\n".repeat(25_000); // ~1.1 MB
+fn unterminated_strings_end_in_an_error() {
+    // Linearity is held by the parser's unit tests (they count its look-ahead) and by the
+    // doubling rows of `benches/parse.rs`, not by a clock; this checks the outcome at ~1.1 MB.
+    let body = "word \"quoted\" text, more {braces} [brackets]\n".repeat(25_000);
     let text = format!("{{\"bio\": \"{body}");
-    let start = Instant::now();
-    assert!(parse::<Bio>(&text).is_err());
-    let _ = parse_with::<Bio>(&text, &ParseOptions::default().with_salvage(true));
+    assert!(matches!(
+        parse::<Bio>(&text),
+        Err(ParseError::Truncated { .. })
+    ));
+    let salvaged = parse_with::<Bio>(&text, &ParseOptions::default().with_salvage(true));
+    assert!(salvaged.is_err(), "a cut string is dropped, not completed");
     let lines = parse_lines::<Bio>(&text);
     assert!(lines.items.is_empty());
-    assert!(
-        start.elapsed() < Duration::from_secs(20),
-        "{:?}",
-        start.elapsed()
-    );
+    assert_eq!(lines.skipped.len(), 1);
 }
 
 #[test]

@@ -372,7 +372,6 @@ async fn a_stalled_server_trips_the_idle_timeout() {
         )
     });
     let llm = client_with_idle(&server, ms(300));
-    let started = Instant::now();
     let mut stream = Entity::extract_stream(&llm, "x");
     assert_eq!(
         stream.next().await.unwrap().unwrap(),
@@ -389,7 +388,8 @@ async fn a_stalled_server_trips_the_idle_timeout() {
         ),
         "{err:?}"
     );
-    assert!(started.elapsed() < Duration::from_secs(3));
+    // The server is still stalling (it never ends the body): only the idle timer can have ended it.
+    assert!(stream.next().await.is_none());
 }
 
 #[tokio::test]
@@ -572,12 +572,10 @@ async fn sixty_four_concurrent_extractions_complete() {
             })
         })
         .collect();
-    let started = Instant::now();
     for task in tasks {
         task.await.unwrap();
     }
     assert_eq!(server.hits(), 64);
-    assert!(started.elapsed() < Duration::from_secs(20));
 }
 
 #[tokio::test]

@@ -249,6 +249,93 @@ async fn the_api_key_never_appears_in_debug_or_error_text() {
     assert_no_key(&format!("{err:?}"));
 }
 
+/// A writer into a shared buffer, for capturing what `tracing` logs.
+#[derive(Clone, Default)]
+struct Captured(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Captured {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Captured {
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
+    }
+}
+
+#[tokio::test]
+async fn a_key_echoed_in_a_retried_error_never_reaches_the_logs() {
+    let logs = Captured::default();
+    let writer = logs.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::DEBUG)
+        .with_writer(move || writer.clone())
+        .finish();
+    // The test runs on one thread (tokio's default for tests), so the guard covers every log.
+    let _guard = tracing::subscriber::set_default(subscriber);
+    // Transient failures whose bodies echo the key, then an answer: each failure is logged at WARN.
+    let echo = |status| {
+        fixed(
+            Reply::openai_error(status, &format!("slow down, {KEY}"))
+                .with_header("retry-after", "0"),
+        )
+    };
+    let server = TestServer::script(vec![
+        echo(429),
+        echo(503),
+        openai(Answer::new(r#"{"name": "Ada", "age": 36}"#)),
+    ]);
+    let llm = client(&server);
+    assert_eq!(Person::extract(&llm, "x").await.unwrap().age, 36);
+    assert_eq!(server.hits(), 3);
+    let logged = logs.text();
+    assert!(
+        logged.matches("retrying").count() >= 2 && logged.contains("slow down"),
+        "each retry is logged with the server's message: {logged}"
+    );
+    assert_no_key(&logged);
+}
+
+#[tokio::test]
+async fn credentials_in_the_base_url_never_appear_in_debug_hints_or_errors() {
+    const PASSWORD: &str = "hunter2-PASSWORD";
+    let server = TestServer::start(|request| match request.last_message().as_str() {
+        "model" => Reply::openai_error(404, "The model `test-model` does not exist."),
+        _ => Reply::openai_error(404, "no such route"),
+    });
+    let base = server
+        .url()
+        .replace("http://", &format!("http://user:{PASSWORD}@"));
+    let builder = OpenAiCompatible::builder(format!("{base}/v1"), "test-model").api_key(KEY);
+    let shown = format!("{builder:?}");
+    assert!(shown.contains("user:[redacted]@"), "{shown}");
+    let llm = builder.build().unwrap();
+    let mut texts = vec![shown, format!("{llm:?}")];
+    for prompt in ["model", "route"] {
+        let err = llm.chat(ChatRequest::new(prompt)).await.unwrap_err();
+        texts.push(err.to_string());
+        texts.push(format!("{err:?}"));
+    }
+    assert!(texts[2].contains("/models"), "{}", texts[2]);
+    assert!(texts[4].contains("user:[redacted]@"), "{}", texts[4]);
+    let err = OpenAiCompatible::new(
+        format!("ftp://user:{PASSWORD}@host/v1?api_key=k-{PASSWORD}"),
+        "m",
+    )
+    .unwrap_err();
+    texts.push(err.to_string());
+    for text in texts {
+        assert!(!text.contains(PASSWORD), "the password leaked into: {text}");
+        assert_no_key(&text);
+    }
+}
+
 #[tokio::test]
 async fn the_key_can_come_from_an_environment_variable() {
     let server = TestServer::script(vec![openai(Answer::new(r#"{"name": "Ada", "age": 36}"#))]);

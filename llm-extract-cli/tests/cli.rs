@@ -9,7 +9,7 @@ use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-use support::{Answer, Reply, Request, TestServer};
+use support::{wire, Answer, Reply, Request, Step, TestServer};
 
 const PERSON: &str = "{name :string, age :int}";
 
@@ -113,9 +113,29 @@ fn three_people(delay: Duration) -> Answer {
 
 #[test]
 fn run_jsonl_streams_each_item_as_it_completes_in_order() {
-    let delay = Duration::from_millis(1000);
-    let server = TestServer::start(move |request| Reply::ollama(request, &three_people(delay)));
-    let started = Instant::now();
+    // The server sends the first line, then holds the rest back until the test has read the first
+    // item from the command's stdout: the item can only arrive if it was printed on its own.
+    let (go, wait) = std::sync::mpsc::channel::<()>();
+    let wait = std::sync::Mutex::new(Some(wait));
+    let server = TestServer::start(move |_request| {
+        let (steps, reply) = Reply::live(wire::NDJSON);
+        let wait = wait.lock().unwrap().take().expect("one request");
+        std::thread::spawn(move || {
+            let line = |name: &str, age: u32| {
+                wire::ollama_delta("m", &format!("{{\"name\": \"{name}\", \"age\": {age}}}\n"))
+            };
+            steps.send(Step::Send(line("Ann", 31))).unwrap();
+            // Dropped unanswered if the test fails first: then the server sends nothing more.
+            if wait.recv().is_ok() {
+                steps.send(Step::Send(line("Bob", 32))).unwrap();
+                steps.send(Step::Send(line("Cid", 33))).unwrap();
+                steps
+                    .send(Step::Send(wire::ollama_done("m", "stop", 3, 4)))
+                    .unwrap();
+            }
+        });
+        reply
+    });
     let mut child = Command::new(assert_cmd::cargo::cargo_bin!("llm-extract"))
         .args([
             "run",
@@ -135,13 +155,15 @@ fn run_jsonl_streams_each_item_as_it_completes_in_order() {
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     let mut first = String::new();
     stdout.read_line(&mut first).unwrap();
-    let first_at = started.elapsed();
-    // The server still holds back two lines, each a second away: the first one was printed on its own.
+    assert_eq!(
+        json_lines(first.as_bytes()),
+        [json!({"name": "Ann", "age": 31})]
+    );
     assert!(
         child.try_wait().unwrap().is_none(),
-        "the command ended before printing its first item"
+        "the command ended before the server sent the rest"
     );
-    assert!(first_at < delay * 3, "first item after {first_at:?}");
+    go.send(()).unwrap();
     let mut rest = String::new();
     for _ in 0..2 {
         stdout.read_line(&mut rest).unwrap();

@@ -47,13 +47,21 @@ fn expand(input: &Input) -> TokenStream {
         Input::Struct(input) => struct_schema(input),
         Input::Enum(input) => enum_schema(input),
     };
+    let nesting = nesting(input);
     quote! {
         #[automatically_derived]
         impl #p::FieldSchema for #ident {
+            // A type that contains itself through other derived types makes this constant depend
+            // on itself: the compiler reports the cycle (recursive types are not supported).
+            const NESTING: usize = 1 + #p::deepest(&[#(#nesting),*]);
+
             fn field_schema() -> #p::Value {
                 #p::build_guarded::<Self>(|| { #body })
             }
         }
+
+        // Evaluated here, so that a cycle is an error where the type is defined.
+        const _: usize = <#ident as #p::FieldSchema>::NESTING;
 
         #[automatically_derived]
         impl ::llm_extract::Schema for #ident {
@@ -68,6 +76,28 @@ fn expand(input: &Input) -> TokenStream {
         #[automatically_derived]
         impl ::llm_extract::Extract for #ident {}
     }
+}
+
+/// The `NESTING` of each field type whose schema comes from its `FieldSchema`.
+fn nesting(input: &Input) -> Vec<TokenStream> {
+    let p = private();
+    let fields: Vec<&Field> = match input {
+        Input::Struct(input) => input.fields.iter().collect(),
+        Input::Enum(input) => input
+            .variants
+            .iter()
+            .filter(|v| !v.skipped())
+            .flat_map(|v| v.fields.iter())
+            .collect(),
+    };
+    fields
+        .into_iter()
+        .filter(|f| !f.skipped() && f.attrs.extract.schemars.is_none())
+        .map(|f| {
+            let ty = f.ty;
+            quote_spanned! {ty.span()=> <#ty as #p::FieldSchema>::NESTING }
+        })
+        .collect()
 }
 
 fn struct_schema(input: &Struct) -> TokenStream {

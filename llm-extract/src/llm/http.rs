@@ -144,6 +144,99 @@ pub(crate) struct Outgoing<'a> {
     pub connect_hint: &'a str,
 }
 
+impl Outgoing<'_> {
+    /// `err` without this request's credentials: the bearer key and any in the URL.
+    pub fn scrub(&self, err: LlmError) -> LlmError {
+        scrub(err, self.bearer, self.url)
+    }
+}
+
+/// `err` without the credentials a backend holds: its key and any in its URL. Every error an HTTP
+/// backend returns or logs goes through this.
+pub(crate) fn scrub(err: LlmError, key: Option<&Secret>, url: &str) -> LlmError {
+    let err = match key {
+        Some(key) => err.scrub(key.expose()),
+        None => err,
+    };
+    url_credentials(url)
+        .into_iter()
+        .filter_map(|(start, end)| url.get(start..end))
+        .fold(err, LlmError::scrub)
+}
+
+/// Whether a query parameter of this name holds a credential.
+fn is_credential_name(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    [
+        "key",
+        "token",
+        "secret",
+        "password",
+        "passwd",
+        "auth",
+        "sig",
+        "credential",
+    ]
+    .iter()
+    .any(|word| name.contains(word))
+}
+
+/// The byte ranges of the credentials in a URL (whether or not it parses): the password of
+/// `user:password@` (or the whole user part when it has no password, as services put tokens there)
+/// and the values of query parameters named like a credential (`key=`, `api_key=`, `token=`, ...).
+fn url_credentials(url: &str) -> Vec<(usize, usize)> {
+    let mut spans = Vec::new();
+    let authority_start = url.find("://").map_or(0, |i| i + 3);
+    let rest = url.get(authority_start..).unwrap_or_default();
+    let authority_len = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let authority = rest.get(..authority_len).unwrap_or_default();
+    if let Some(at) = authority.rfind('@') {
+        let user_info = authority.get(..at).unwrap_or_default();
+        let secret_from = user_info.find(':').map_or(0, |colon| colon + 1);
+        if secret_from < at {
+            spans.push((authority_start + secret_from, authority_start + at));
+        }
+    }
+    if let Some(question) = url.find('?') {
+        let query_end = url
+            .get(question..)
+            .and_then(|q| q.find('#'))
+            .map_or(url.len(), |i| question + i);
+        let mut pair_start = question + 1;
+        for pair in url
+            .get(question + 1..query_end)
+            .unwrap_or_default()
+            .split('&')
+        {
+            if let Some((name, value)) = pair.split_once('=') {
+                let value_start = pair_start + name.len() + 1;
+                if is_credential_name(name) && !value.is_empty() {
+                    spans.push((value_start, value_start + value.len()));
+                }
+            }
+            pair_start += pair.len() + 1;
+        }
+    }
+    spans
+}
+
+/// `url` with its credentials replaced by `[redacted]`, for `Debug` output, hints and error messages.
+///
+/// ```text
+/// https://user:pw@host/v1?api_key=k&x=1  ->  https://user:[redacted]@host/v1?api_key=[redacted]&x=1
+/// ```
+pub(crate) fn redact_url(url: &str) -> String {
+    let mut out = String::with_capacity(url.len());
+    let mut copied = 0;
+    for (start, end) in url_credentials(url) {
+        out.push_str(url.get(copied..start).unwrap_or_default());
+        out.push_str("[redacted]");
+        copied = end;
+    }
+    out.push_str(url.get(copied..).unwrap_or_default());
+    out
+}
+
 impl HttpClient {
     pub fn new(options: HttpOptions) -> Result<Self, LlmError> {
         let client = reqwest::Client::builder()
@@ -159,9 +252,12 @@ impl HttpClient {
     /// Sends the request, retrying transient failures, and returns a response with a success status.
     /// An error status becomes [`LlmError::Http`] with the server's message (backends refine it).
     pub async fn send(&self, request: &Outgoing<'_>) -> Result<reqwest::Response, LlmError> {
+        // Scrubbed before the retry policy sees it: it logs each transient failure.
         self.options
             .retry
-            .run("the request", || self.send_once(request))
+            .run("the request", || async {
+                self.send_once(request).await.map_err(|e| request.scrub(e))
+            })
             .await
     }
 
@@ -177,7 +273,8 @@ impl HttpClient {
                     self.body(response).read_all().await
                 };
                 match tokio::time::timeout(self.options.request_timeout, whole).await {
-                    Ok(result) => result,
+                    // Scrubbed before the retry policy sees it: it logs each transient failure.
+                    Ok(result) => result.map_err(|e| request.scrub(e)),
                     Err(_) => Err(LlmError::Timeout {
                         phase: TimeoutPhase::Response,
                         after: self.options.request_timeout,
@@ -548,6 +645,41 @@ mod tests {
             "http://localhost:8080"
         );
         assert_eq!(origin("not a url"), "the configured server");
+    }
+
+    #[test]
+    fn credentials_in_urls_are_redacted() {
+        let cases = [
+            (
+                "https://user:pw@host:8080/v1?api_key=k1&x=1#f",
+                "https://user:[redacted]@host:8080/v1?api_key=[redacted]&x=1#f",
+            ),
+            ("http://tok3n@host/v1", "http://[redacted]@host/v1"),
+            (
+                "http://h/v1?key=a&token=b&model=m&access_token=c",
+                "http://h/v1?key=[redacted]&token=[redacted]&model=m&access_token=[redacted]",
+            ),
+            ("http://127.0.0.1:8080/v1", "http://127.0.0.1:8080/v1"),
+            (
+                "user:pw@not a url?key=v",
+                "user:[redacted]@not a url?key=[redacted]",
+            ),
+            ("http://h/a@b?key=", "http://h/a@b?key="),
+        ];
+        for (url, redacted) in cases {
+            assert_eq!(redact_url(url), redacted, "{url}");
+        }
+        let err = LlmError::Http {
+            status: 500,
+            message: "bad request for http://user:pw@h/v1?key=k1 with sk-9".into(),
+            retry_after: None,
+        };
+        let key = Secret::new("sk-9");
+        let text = scrub(err, Some(&key), "http://user:pw@h/v1?key=k1").to_string();
+        assert!(
+            !text.contains("pw@") && !text.contains("k1") && !text.contains("sk-9"),
+            "{text}"
+        );
     }
 
     #[test]

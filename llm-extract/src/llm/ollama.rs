@@ -43,7 +43,6 @@ pub struct Ollama {
     inner: Arc<Inner>,
 }
 
-#[derive(Debug)]
 struct Inner {
     base: String,
     model: String,
@@ -52,6 +51,20 @@ struct Inner {
     think: Option<Think>,
     keep_alive: Option<String>,
     num_ctx: Option<u32>,
+}
+
+impl std::fmt::Debug for Inner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ollama")
+            .field("base", &http::redact_url(&self.base))
+            .field("model", &self.model)
+            .field("http", &self.http)
+            .field("max_tokens", &self.max_tokens)
+            .field("think", &self.think)
+            .field("keep_alive", &self.keep_alive)
+            .field("num_ctx", &self.num_ctx)
+            .finish()
+    }
 }
 
 /// Whether a thinking model thinks before answering (Ollama's `think`; when unset, Ollama turns thinking
@@ -84,7 +97,7 @@ impl Think {
 }
 
 /// Builds an [`Ollama`].
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct OllamaBuilder {
     model: String,
     host: Option<String>,
@@ -93,6 +106,20 @@ pub struct OllamaBuilder {
     think: Option<Think>,
     keep_alive: Option<String>,
     num_ctx: Option<u32>,
+}
+
+impl std::fmt::Debug for OllamaBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OllamaBuilder")
+            .field("model", &self.model)
+            .field("host", &self.host.as_deref().map(http::redact_url))
+            .field("http", &self.http)
+            .field("max_tokens", &self.max_tokens)
+            .field("think", &self.think)
+            .field("keep_alive", &self.keep_alive)
+            .field("num_ctx", &self.num_ctx)
+            .finish()
+    }
 }
 
 impl OllamaBuilder {
@@ -325,7 +352,9 @@ impl Ollama {
 
     /// Turns the generic HTTP errors into Ollama's meaning of them.
     fn map_error<T>(&self, result: Result<T, LlmError>) -> Result<T, LlmError> {
-        result.map_err(|err| match err {
+        let base = &self.inner.base;
+        let err = |err| http::scrub(err, None, base);
+        result.map_err(err).map_err(|err| match err {
             LlmError::Http {
                 status: 404,
                 message,
@@ -333,7 +362,8 @@ impl Ollama {
             } if message.contains("model") => LlmError::ModelNotFound {
                 hint: format!(
                     "run `ollama pull {}` on the server at {}, or check the name with `ollama list`",
-                    self.inner.model, self.inner.base
+                    self.inner.model,
+                    http::redact_url(base)
                 ),
                 model: self.inner.model.clone(),
                 message,
@@ -346,7 +376,7 @@ impl Ollama {
                 status: 404,
                 message: format!(
                     "{message} (is {} an Ollama server? check OLLAMA_HOST)",
-                    self.inner.base
+                    http::redact_url(base)
                 ),
                 retry_after,
             },
@@ -550,6 +580,7 @@ pub(crate) fn parse_host(raw: &str) -> Result<String, LlmError> {
     if raw.is_empty() {
         return Ok(DEFAULT_HOST.to_owned());
     }
+    let shown = http::redact_url(raw);
     let (scheme, rest, default_port) = match raw.split_once("://") {
         None => ("http", raw, 11434),
         Some((scheme, rest)) if scheme.eq_ignore_ascii_case("http") => ("http", rest, 80),
@@ -557,7 +588,7 @@ pub(crate) fn parse_host(raw: &str) -> Result<String, LlmError> {
         Some((scheme, _)) => {
             return Err(LlmError::Config {
                 message: format!(
-                    "the Ollama host {raw:?} has the scheme {scheme:?}; use http:// or https://"
+                    "the Ollama host {shown:?} has the scheme {scheme:?}; use http:// or https://"
                 ),
             })
         }
@@ -582,7 +613,7 @@ pub(crate) fn parse_host(raw: &str) -> Result<String, LlmError> {
     match reqwest::Url::parse(&url) {
         Ok(_) => Ok(url),
         Err(e) => Err(LlmError::Config {
-            message: format!("the Ollama host {raw:?} is not a valid address ({e})"),
+            message: format!("the Ollama host {shown:?} is not a valid address ({e})"),
         }),
     }
 }

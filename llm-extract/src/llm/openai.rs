@@ -39,7 +39,6 @@ pub struct OpenAiCompatible {
     inner: Arc<Inner>,
 }
 
-#[derive(Debug)]
 struct Inner {
     endpoint: String,
     base: String,
@@ -52,8 +51,23 @@ struct Inner {
     max_tokens_key: &'static str,
 }
 
+impl std::fmt::Debug for Inner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenAiCompatible")
+            .field("base", &http::redact_url(&self.base))
+            .field("model", &self.model)
+            .field("key", &self.key)
+            .field("http", &self.http)
+            .field("dialect", &self.dialect)
+            .field("strict", &self.strict)
+            .field("include_usage", &self.include_usage)
+            .field("max_tokens_key", &self.max_tokens_key)
+            .finish()
+    }
+}
+
 /// Builds an [`OpenAiCompatible`].
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct OpenAiBuilder {
     base_url: String,
     model: String,
@@ -64,6 +78,22 @@ pub struct OpenAiBuilder {
     strict: bool,
     include_usage: bool,
     max_completion_tokens: bool,
+}
+
+impl std::fmt::Debug for OpenAiBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenAiBuilder")
+            .field("base_url", &http::redact_url(&self.base_url))
+            .field("model", &self.model)
+            .field("key", &self.key)
+            .field("key_env", &self.key_env)
+            .field("http", &self.http)
+            .field("dialect", &self.dialect)
+            .field("strict", &self.strict)
+            .field("include_usage", &self.include_usage)
+            .field("max_completion_tokens", &self.max_completion_tokens)
+            .finish()
+    }
 }
 
 impl OpenAiBuilder {
@@ -226,7 +256,7 @@ impl OpenAiCompatible {
             } if message.to_lowercase().contains("model") => LlmError::ModelNotFound {
                 hint: format!(
                     "check the model name; GET {}/models lists the models this server has",
-                    self.inner.base
+                    http::redact_url(&self.inner.base)
                 ),
                 model: self.inner.model.clone(),
                 message,
@@ -239,7 +269,7 @@ impl OpenAiCompatible {
                 status: 404,
                 message: format!(
                     "{message} (is {} the API root? it usually ends in /v1)",
-                    self.inner.base
+                    http::redact_url(&self.inner.base)
                 ),
                 retry_after,
             },
@@ -250,10 +280,7 @@ impl OpenAiCompatible {
             } => LlmError::Auth { status, message },
             other => other,
         };
-        match &self.inner.key {
-            Some(key) => err.scrub(key.expose()),
-            None => err,
-        }
+        http::scrub(err, self.inner.key.as_ref(), &self.inner.base)
     }
 }
 
@@ -288,15 +315,12 @@ impl Llm for OpenAiCompatible {
                 .await
                 .map_err(|e| self.map_error(e))?;
             let stream = event_stream(self.inner.http.body(response), SseWire::default());
-            match self.inner.key.clone() {
-                None => Ok(stream),
-                Some(key) => {
-                    use futures_util::StreamExt;
-                    let scrubbed =
-                        stream.map(move |event| event.map_err(|e| e.scrub(key.expose())));
-                    Ok(Box::pin(scrubbed) as ChatStream)
-                }
-            }
+            use futures_util::StreamExt;
+            let inner = Arc::clone(&self.inner);
+            let scrubbed = stream.map(move |event| {
+                event.map_err(|e| http::scrub(e, inner.key.as_ref(), &inner.base))
+            });
+            Ok(Box::pin(scrubbed) as ChatStream)
         })
     }
 }
@@ -485,14 +509,15 @@ fn schema_name(name: Option<&str>) -> String {
 /// The API root without a trailing slash; a URL without a path gets `/v1`.
 fn normalize_base(raw: &str) -> Result<String, LlmError> {
     let trimmed = raw.trim().trim_end_matches('/');
+    let shown = http::redact_url(trimmed);
     let url = reqwest::Url::parse(trimmed).map_err(|e| LlmError::Config {
         message: format!(
-            "the base URL {trimmed:?} is not a valid URL ({e}); use one like http://127.0.0.1:8080/v1"
+            "the base URL {shown:?} is not a valid URL ({e}); use one like http://127.0.0.1:8080/v1"
         ),
     })?;
     if !matches!(url.scheme(), "http" | "https") {
         return Err(LlmError::Config {
-            message: format!("the base URL {trimmed:?} must start with http:// or https://"),
+            message: format!("the base URL {shown:?} must start with http:// or https://"),
         });
     }
     if url.path().trim_matches('/').is_empty() {

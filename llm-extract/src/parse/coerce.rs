@@ -137,6 +137,9 @@ impl Coercer<'_> {
         } else {
             &self.path
         };
+        // A path holds the keys above the value, which the input may make as long as it likes:
+        // copied whole into each of many repairs, it would take memory quadratic in the input.
+        let at = shortened(at, MAX_PATH_SHOWN);
         let description = format!("at {at}: {what}");
         self.repairs
             .push(Repair::new(kind, self.offset, description));
@@ -403,6 +406,25 @@ impl Coercer<'_> {
     }
 }
 
+/// The most bytes of a JSON path a repair's description shows.
+const MAX_PATH_SHOWN: usize = 120;
+
+/// `text` if it is at most `max` bytes long, else its start and end around `...`.
+fn shortened(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    if text.len() <= max {
+        return text.into();
+    }
+    let mut head = max / 2;
+    while !text.is_char_boundary(head) {
+        head -= 1;
+    }
+    let mut tail = text.len() - max / 2;
+    while !text.is_char_boundary(tail) {
+        tail += 1;
+    }
+    format!("{}...{}", &text[..head], &text[tail..]).into()
+}
+
 /// A value for a repair message, cut short.
 fn short(value: &Value) -> String {
     let text = value.to_string();
@@ -450,6 +472,32 @@ mod tests {
         let (v, kinds) = run(json!({"n":"4x2","ok":"yes","x":"inf"}), schema);
         assert_eq!(v, json!({"n":"4x2","ok":"yes","x":"inf"}));
         assert!(kinds.is_empty());
+    }
+
+    #[test]
+    fn repairs_under_a_long_key_stay_short() {
+        // Every coerced value below a key of `key` bytes used to copy the key into its repair.
+        let schema = json!({"type":"object","additionalProperties":
+            {"type":"object","additionalProperties":{"type":"integer"}}});
+        for key in [10_000, 40_000] {
+            let inner: Map<String, Value> = (0..key / 10)
+                .map(|i| (format!("k{i}"), json!("1")))
+                .collect();
+            let mut value = json!({ "é".repeat(key / 2): inner });
+            let mut repairs = Vec::new();
+            coerce(&mut value, &schema, 0, &mut repairs);
+            assert_eq!(repairs.len(), key / 10);
+            let described: usize = repairs.iter().map(|r| r.description.len()).sum();
+            assert!(
+                described <= 200 * repairs.len(),
+                "{described} bytes for a {key}-byte key"
+            );
+            assert!(repairs[0].description.starts_with("at /ééé"));
+            assert!(repairs[0].description.contains("...éé"));
+            assert!(repairs[0].description.contains("é/k0: read"));
+        }
+        assert_eq!(shortened("abc", 3), "abc");
+        assert_eq!(shortened("abcdef", 4), "ab...ef");
     }
 
     #[test]

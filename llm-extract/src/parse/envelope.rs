@@ -7,7 +7,7 @@
 //! goes on from the next bracket, within a total budget that keeps it linear on hostile input.
 
 use super::frame::{Scan, ValueScanner};
-use super::{Repair, RepairKind};
+use super::{work, Repair, RepairKind};
 use memchr::{memchr2, memmem};
 use std::sync::OnceLock;
 
@@ -119,7 +119,18 @@ pub(crate) fn unfenced(text: &str) -> (usize, &str) {
 pub(crate) fn candidates(text: &str, from: usize) -> Vec<Candidate> {
     let bytes = text.as_bytes();
     let fenced = fences(text);
-    let in_fence = |at: usize| fenced.iter().any(|&(s, e)| s <= at && at < e);
+    // The fences are in order and candidates start further on each time: one pass over both.
+    let mut fence = 0;
+    let mut in_fence = |at: usize| {
+        while fenced.get(fence).is_some_and(|&(_, end)| end <= at) {
+            fence += 1;
+            work::count(1);
+        }
+        work::count(1);
+        fenced
+            .get(fence)
+            .is_some_and(|&(start, end)| start <= at && at < end)
+    };
     // Scans that fail to close run to the end of the text; bound their total.
     let mut budget = bytes.len().saturating_mul(4).saturating_add(1 << 16);
     let mut out = Vec::new();
@@ -228,6 +239,22 @@ mod tests {
         assert_eq!(&text[regions[0].0..regions[0].1], "{}\n");
         assert_eq!(&text[regions[1].0..regions[1].1], "[]");
         assert_eq!(unfenced("```JSON\n\"x\"```").1, "\"x\"");
+    }
+
+    #[test]
+    fn telling_fenced_candidates_is_linear() {
+        // Each candidate used to be checked against every fence.
+        for blocks in [500, 2_000] {
+            let text = "```json\n{\"a\":1}\n```\nand {\"a\":2}\n".repeat(blocks);
+            let mut found = Vec::new();
+            let steps = work::of(|| found = candidates(&text, 0));
+            assert_eq!(found.len(), 2 * blocks);
+            assert_eq!(found.iter().filter(|c| c.fenced).count(), blocks);
+            assert!(
+                steps <= 4 * found.len(),
+                "{steps} steps for {blocks} blocks"
+            );
+        }
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! limits nesting, reads each byte a bounded number of times (the only look-ahead, deciding whether a
 //! quote inside a string ends it, stops at the next quote), and stops after one value.
 
-use super::{Repair, RepairKind};
+use super::{work, Repair, RepairKind};
 use serde_json::{Map, Number, Value};
 
 /// How a parse may end.
@@ -632,11 +632,14 @@ impl Parser<'_> {
         if role == Role::Key {
             return true;
         }
-        let next = self.bytes[after..]
+        let rest = self.bytes.get(after..).unwrap_or_default();
+        let space = rest
             .iter()
-            .position(|c| !matches!(c, b' ' | b'\t' | b'\r' | b'\n'))
-            .map(|i| after + i);
-        let Some(next) = next else { return true };
+            .position(|c| !matches!(c, b' ' | b'\t' | b'\r' | b'\n'));
+        work::count(space.map_or(rest.len(), |i| i + 1));
+        let Some(next) = space.map(|i| after + i) else {
+            return true;
+        };
         match self.bytes[next] {
             b',' | b'}' | b']' | b':' | b'/' => true,
             // Another string right after: a missing comma before the next key or element,
@@ -647,22 +650,26 @@ impl Parser<'_> {
     }
 
     /// Whether a quoted string at `at` is followed by a colon.
+    ///
+    /// The look-ahead stops at the string's first possible closer: the quote at `at` is one of
+    /// those that open a string, each of which is a closer of its own kind, so what one call reads
+    /// is read by at most one other call per kind of quote, and the parse stays linear.
     fn is_key_at(&self, at: usize) -> bool {
         let Some((closers, open_len, _)) = self.quote_at(at) else {
             return false;
         };
-        let rest = &self.bytes[at + open_len..];
-        let Some(end) = closers
-            .iter()
-            .filter_map(|c| memchr::memmem::find(rest, c).map(|i| i + c.len()))
-            .min()
-        else {
+        let rest = self.bytes.get(at + open_len..).unwrap_or_default();
+        let Some(end) = end_of_first(rest, closers) else {
+            work::count(rest.len());
             return false;
         };
-        rest[end..]
+        let after = rest.get(end..).unwrap_or_default();
+        let space = after
             .iter()
-            .find(|c| !c.is_ascii_whitespace())
-            .is_some_and(|&c| c == b':')
+            .position(|c| !c.is_ascii_whitespace())
+            .unwrap_or(after.len());
+        work::count(end + space);
+        after.get(space) == Some(&b':')
     }
 
     /// A number in any form a model writes; `None` when it is a word after all (`-Infinity`, `10px`).
@@ -745,6 +752,21 @@ impl Parser<'_> {
             format!("read the unquoted text {word:?} as a string"),
         );
         Ok(Scalar::Done(Value::String(word)))
+    }
+}
+
+/// Just past the first of `closers` in `bytes`: one pass that stops there (searching for each
+/// closer in turn would read to the end of the input for each one that is absent).
+fn end_of_first(bytes: &[u8], closers: &[&[u8]]) -> Option<usize> {
+    // Every closer starts with `"`, `'` or the lead byte of a smart quote.
+    let mut from = 0;
+    loop {
+        let at = from + memchr::memchr3(b'"', b'\'', 0xE2, bytes.get(from..)?)?;
+        let rest = bytes.get(at..).unwrap_or_default();
+        if let Some(closer) = closers.iter().find(|c| rest.starts_with(c)) {
+            return Some(at + closer.len());
+        }
+        from = at + 1;
     }
 }
 
@@ -952,6 +974,41 @@ mod tests {
             parse("\"ab", 0, SALVAGE),
             Err(Failure::Truncated { .. })
         ));
+    }
+
+    /// The bytes the parser reads ahead while parsing `text`.
+    fn look_ahead_of(text: &str) -> usize {
+        work::of(|| drop(parse(text, 0, SALVAGE)))
+    }
+
+    #[test]
+    fn look_ahead_is_linear_on_quotes_that_never_close() {
+        // Each `"` is a candidate closer followed by a smart-quoted string: finding that string's
+        // end read to the end of the input for each (quadratic) when `”` never comes.
+        let hostile = |n: usize| format!("{{\"a\":\"x\"{}", " \u{201c}y\"".repeat(n));
+        let single = |n: usize| format!("{{\"a\":\"x\"{}", " 'y\"".repeat(n));
+        let mixed = |n: usize| format!("['x'{}", " \"y' \u{2018}z'".repeat(n));
+        for make in [hostile, single, mixed] {
+            for n in [1_000, 4_000] {
+                let text = make(n);
+                let read = look_ahead_of(&text);
+                assert!(
+                    read <= 4 * text.len(),
+                    "{read} bytes read ahead for {} bytes: {:?}...",
+                    text.len(),
+                    &text[..20]
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_first_closer_ends_the_search() {
+        let closers: &[&[u8]] = &[RIGHT_DOUBLE, LEFT_DOUBLE, b"\""];
+        assert_eq!(end_of_first("ab\u{201d}c\"".as_bytes(), closers), Some(5));
+        assert_eq!(end_of_first(b"ab'c\"", closers), Some(5));
+        assert_eq!(end_of_first("a\u{2019}b".as_bytes(), closers), None);
+        assert_eq!(end_of_first(b"", closers), None);
     }
 
     #[test]

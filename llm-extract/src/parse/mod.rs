@@ -71,6 +71,7 @@ mod lines;
 mod one;
 mod pipeline;
 pub(crate) mod typed;
+mod work;
 
 pub use decoder::{LineDecoder, ValueDecoder, ValueEvent, ValueItem};
 pub use error::ParseError;
@@ -99,12 +100,18 @@ pub struct ParseOptions {
     /// Validate against the schema (on by default). Off, clean JSON goes straight to serde and the
     /// schema is only used to guide repairs.
     pub validate: bool,
-    /// The deepest nesting the lenient parser accepts (default 128, as `serde_json`).
+    /// The deepest nesting the lenient parser accepts (default 128, as `serde_json`). Values above
+    /// [`MAX_DEPTH_LIMIT`] count as that limit: deeper values would overflow the stack of a thread
+    /// with the default 2 MiB when they are validated, deserialized or dropped.
     pub max_depth: usize,
     /// The largest frame (one value or one line) the decoder keeps in memory (default 1 MiB);
     /// a larger one is skipped as [`SkipReason::TooLarge`].
     pub max_frame_bytes: usize,
 }
+
+/// The most [`ParseOptions::max_depth`] can be: nesting deeper than this is a syntax error
+/// whatever the options say.
+pub const MAX_DEPTH_LIMIT: usize = 256;
 
 impl Default for ParseOptions {
     fn default() -> Self {
@@ -150,9 +157,9 @@ impl ParseOptions {
         self
     }
 
-    /// Sets [`ParseOptions::max_depth`].
+    /// Sets [`ParseOptions::max_depth`] (at most [`MAX_DEPTH_LIMIT`]).
     pub fn with_max_depth(mut self, max_depth: usize) -> Self {
-        self.max_depth = max_depth;
+        self.max_depth = max_depth.min(MAX_DEPTH_LIMIT);
         self
     }
 
@@ -349,6 +356,43 @@ mod tests {
         assert!(o.salvage && o.strict && !o.validate);
         assert_eq!((o.max_depth, o.max_frame_bytes), (7, 9));
         assert_eq!(ParseOptions::default().max_depth, 128);
+    }
+
+    #[test]
+    fn max_depth_is_capped_where_the_stack_holds() {
+        use serde_json::json;
+        let schema = std::sync::Arc::new(crate::SchemaSet::new("Any", json!({"type": "object"})));
+        // A hostile answer nested 100,000 deep, a trailing comma keeping it off serde's path, on a
+        // thread with the default stack, with the limit raised as far as it goes.
+        let check = move |depth: usize, options: ParseOptions| {
+            let schema = std::sync::Arc::clone(&schema);
+            std::thread::Builder::new()
+                .stack_size(2 << 20)
+                .spawn(move || {
+                    let inner = depth - 1;
+                    let text = format!("{{\"a\": {}1,{}}}", "[".repeat(inner), "]".repeat(inner));
+                    parse_value(&text, &schema, &options).map(|_| ())
+                })
+                .unwrap()
+                .join()
+                .unwrap()
+        };
+        let unbounded = ParseOptions {
+            max_depth: usize::MAX,
+            ..ParseOptions::default()
+        };
+        let err = check(100_000, unbounded).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains(&format!("deeper than {MAX_DEPTH_LIMIT}")),
+            "{err}"
+        );
+        assert!(check(MAX_DEPTH_LIMIT, unbounded).is_ok());
+        assert!(check(MAX_DEPTH_LIMIT + 1, unbounded).is_err());
+        assert_eq!(
+            ParseOptions::new().with_max_depth(usize::MAX).max_depth,
+            MAX_DEPTH_LIMIT
+        );
     }
 
     #[test]

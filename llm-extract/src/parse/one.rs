@@ -2,7 +2,7 @@
 
 use super::envelope::{self, Candidate};
 use super::pipeline::{self, best_rejection, extracted, Accepted, Pipeline, Rejection};
-use super::{typed, ParseError, ParseOptions, Parsed, Repair, RepairKind};
+use super::{typed, work, ParseError, ParseOptions, Parsed, Repair, RepairKind};
 use crate::schema::Schema;
 use crate::schema::SchemaSet;
 use serde_json::Value;
@@ -189,10 +189,18 @@ fn lenient(pipeline: &Pipeline<'_>, text: &str) -> Result<Accepted, ParseError> 
         }
     }
 
-    // Keep one of each distinct value, in order.
+    // Keep one of each distinct value, in order; values are compared only with those of the same
+    // hash (comparing each with every other would be quadratic in the number of candidates).
     let mut distinct: Vec<(Candidate, Accepted)> = Vec::new();
+    let mut by_hash: std::collections::HashMap<u64, Vec<usize>> = std::collections::HashMap::new();
     for (candidate, a) in accepted {
-        if !distinct.iter().any(|(_, d)| d.value == a.value) {
+        let same = by_hash.entry(value_hash(&a.value)).or_default();
+        let seen = same.iter().any(|&i| {
+            work::count(1);
+            distinct.get(i).is_some_and(|(_, d)| d.value == a.value)
+        });
+        if !seen {
+            same.push(distinct.len());
             distinct.push((candidate, a));
         }
     }
@@ -286,11 +294,26 @@ fn enum_in_prose(pipeline: &Pipeline<'_>, text: &str) -> Option<Result<String, V
             }
         }
     }
-    // "very positive" names very_positive, not positive as well.
-    let covered = |&(v, at, len): &(&str, usize, usize)| {
-        found
+    // "very positive" names very_positive, not positive as well: a hit is covered by a longer one
+    // (of another variant) around it, which starts at most the longest variant's length before it.
+    let mut longest_at = vec![0usize; text_words.len()];
+    for &(_, at, len) in &found {
+        if let Some(longest) = longest_at.get_mut(at) {
+            *longest = (*longest).max(len);
+        }
+    }
+    let reach = longest_at.iter().copied().max().unwrap_or(0);
+    let covered = |&(_, at, len): &(&str, usize, usize)| {
+        let from = at.saturating_sub(reach);
+        longest_at
+            .get(from..=at)
+            .unwrap_or_default()
             .iter()
-            .any(|&(w, a, l)| w != v && a <= at && at + len <= a + l && l > len)
+            .enumerate()
+            .any(|(i, &l)| {
+                work::count(1);
+                l > len && at + len <= from + i + l
+            })
     };
     let mut named: Vec<String> = Vec::new();
     for hit in found.iter().filter(|h| !covered(h)) {
@@ -305,10 +328,101 @@ fn enum_in_prose(pipeline: &Pipeline<'_>, text: &str) -> Option<Result<String, V
     }
 }
 
+/// A hash of `value` that equal values share (object keys in any order, `0.0` and `-0.0`).
+fn value_hash(value: &Value) -> u64 {
+    use std::hash::{Hash, Hasher};
+    fn feed(value: &Value, h: &mut impl Hasher) {
+        match value {
+            Value::Null => 0u8.hash(h),
+            Value::Bool(b) => (1u8, b).hash(h),
+            Value::Number(n) => {
+                2u8.hash(h);
+                if let Some(u) = n.as_u64() {
+                    (0u8, u).hash(h);
+                } else if let Some(i) = n.as_i64() {
+                    (1u8, i).hash(h);
+                } else {
+                    let f = n.as_f64().unwrap_or_default();
+                    (2u8, if f == 0.0 { 0 } else { f.to_bits() }).hash(h);
+                }
+            }
+            Value::String(s) => (3u8, s).hash(h),
+            Value::Array(items) => {
+                (4u8, items.len()).hash(h);
+                items.iter().for_each(|item| feed(item, h));
+            }
+            Value::Object(map) => {
+                // Equal maps may list their keys in different orders: sum the entries' hashes.
+                let sum = map.iter().fold(0u64, |sum, (k, v)| {
+                    let mut entry = std::collections::hash_map::DefaultHasher::new();
+                    k.hash(&mut entry);
+                    feed(v, &mut entry);
+                    sum.wrapping_add(entry.finish())
+                });
+                (5u8, map.len(), sum).hash(h);
+            }
+        }
+    }
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    feed(value, &mut h);
+    h.finish()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn equal_values_hash_alike() {
+        let a: Value = serde_json::from_str(r#"{"a":1,"b":[0.0,"x",null,true]}"#).unwrap();
+        let b: Value = serde_json::from_str(r#"{"b":[-0.0,"x",null,true],"a":1}"#).unwrap();
+        assert_eq!(a, b);
+        assert_eq!(value_hash(&a), value_hash(&b));
+        assert_ne!(value_hash(&json!({"a":1})), value_hash(&json!({"a":2})));
+        assert_ne!(value_hash(&json!([1, 2])), value_hash(&json!([2, 1])));
+    }
+
+    #[test]
+    fn telling_candidates_apart_is_linear() {
+        // Each accepted candidate used to be compared with every distinct one before it.
+        for n in [300, 1_200] {
+            let text: String = (0..n)
+                .map(|i| format!("Draft {i}: {{\"a\":{i}}}\n"))
+                .collect();
+            let mut result = None;
+            let steps = work::of(|| result = Some(value(&text)));
+            assert!(
+                matches!(&result, Some(Err(ParseError::Ambiguous { candidates, .. })) if candidates.len() == n),
+                "{result:?}"
+            );
+            let same = "{\"a\":1} ".repeat(n);
+            let steps_same = work::of(|| result = Some(value(&same)));
+            assert_eq!(result.and_then(Result::ok), Some(json!({"a":1})));
+            // One step per candidate to tell whether it is fenced, one per comparison.
+            assert!(
+                steps + steps_same <= 4 * n,
+                "{steps} + {steps_same} steps for {n} candidates"
+            );
+        }
+    }
+
+    #[test]
+    fn finding_an_enum_in_long_prose_is_linear() {
+        let schema = SchemaSet::new(
+            "S",
+            json!({"type":"string","enum":["positive","negative","very_positive"]}),
+        );
+        for n in [500, 2_000] {
+            let text = format!("The answer: {}", "very positive, ".repeat(n));
+            let mut result = None;
+            let steps =
+                work::of(|| result = Some(parse_value(&text, &schema, &ParseOptions::default())));
+            assert_eq!(result.unwrap().unwrap().value, json!("very_positive"));
+            // Two hits per repetition, each looking at most three words back.
+            assert!(steps <= 8 * n, "{steps} steps for {n} repetitions");
+        }
+    }
 
     fn object_schema() -> SchemaSet {
         SchemaSet::new(

@@ -94,7 +94,8 @@ impl<'s> Pipeline<'s> {
         }
         let settings = Settings {
             salvage: self.options.salvage,
-            max_depth: self.options.max_depth,
+            // The field is public, so the limit is applied where it is used.
+            max_depth: self.options.max_depth.min(super::MAX_DEPTH_LIMIT),
         };
         match lenient::parse(text, base, settings) {
             Ok(repaired) => self.check(repaired.value, repaired.repairs, base),

@@ -17,9 +17,10 @@
 //! # Recursive types
 //!
 //! Recursive types are not supported. The derive rejects a field that names its own type; a cycle
-//! through other types (`A` holds a `B`, `B` holds an `A`) is caught at run time by
-//! [`build_guarded`], which panics with the cycle spelled out the first time the schema is built,
-//! instead of overflowing the stack.
+//! through other types (`A` holds a `B`, `B` holds an `A`) is a compile-time cycle error: each
+//! derived type's [`FieldSchema::NESTING`] is computed from its fields' and evaluated by the
+//! compiler. A hand-written impl that recurses is caught at run time by [`build_guarded`], whose
+//! schema then fails to compile with the cycle spelled out, instead of overflowing the stack.
 
 use serde_json::{json, Map, Value};
 use std::any::TypeId;
@@ -43,6 +44,11 @@ pub use serde::de::DeserializeOwned;
 pub trait FieldSchema {
     /// Whether serde fills the field in when its key is missing (true for `Option<T>`).
     const OPTIONAL: bool = false;
+
+    /// How many derived types deep this type nests. The derive computes it from its fields' and
+    /// has the compiler evaluate it, so a type that contains itself through other types (`A`
+    /// holds a `B` that holds an `A`) is a compile-time cycle error rather than a run-time one.
+    const NESTING: usize = 0;
 
     /// The generic schema of a value of this type.
     fn field_schema() -> Value;
@@ -93,6 +99,7 @@ leaf_types! {
 }
 
 impl<T: FieldSchema> FieldSchema for Option<T> {
+    const NESTING: usize = T::NESTING;
     const OPTIONAL: bool = true;
 
     fn field_schema() -> Value {
@@ -101,6 +108,7 @@ impl<T: FieldSchema> FieldSchema for Option<T> {
 }
 
 impl<T: FieldSchema + ?Sized> FieldSchema for Box<T> {
+    const NESTING: usize = T::NESTING;
     const OPTIONAL: bool = T::OPTIONAL;
 
     fn field_schema() -> Value {
@@ -109,36 +117,42 @@ impl<T: FieldSchema + ?Sized> FieldSchema for Box<T> {
 }
 
 impl<T: FieldSchema> FieldSchema for Vec<T> {
+    const NESTING: usize = T::NESTING;
     fn field_schema() -> Value {
         json!({ "type": "array", "items": T::field_schema() })
     }
 }
 
 impl<T: FieldSchema> FieldSchema for VecDeque<T> {
+    const NESTING: usize = T::NESTING;
     fn field_schema() -> Value {
         json!({ "type": "array", "items": T::field_schema() })
     }
 }
 
 impl<T: FieldSchema, S> FieldSchema for HashSet<T, S> {
+    const NESTING: usize = T::NESTING;
     fn field_schema() -> Value {
         json!({ "type": "array", "items": T::field_schema(), "uniqueItems": true })
     }
 }
 
 impl<T: FieldSchema> FieldSchema for BTreeSet<T> {
+    const NESTING: usize = T::NESTING;
     fn field_schema() -> Value {
         json!({ "type": "array", "items": T::field_schema(), "uniqueItems": true })
     }
 }
 
 impl<T: FieldSchema> FieldSchema for BTreeMap<String, T> {
+    const NESTING: usize = T::NESTING;
     fn field_schema() -> Value {
         json!({ "type": "object", "additionalProperties": T::field_schema() })
     }
 }
 
 impl<T: FieldSchema, S> FieldSchema for HashMap<String, T, S> {
+    const NESTING: usize = T::NESTING;
     fn field_schema() -> Value {
         json!({ "type": "object", "additionalProperties": T::field_schema() })
     }
@@ -458,6 +472,19 @@ fn normalize_foreign(schema: &mut Value) {
     }
 }
 
+/// The largest of `nestings` (0 for none): the derive's `NESTING` is one more than its fields'.
+pub const fn deepest(nestings: &[usize]) -> usize {
+    let mut deepest = 0;
+    let mut i = 0;
+    while i < nestings.len() {
+        if nestings[i] > deepest {
+            deepest = nestings[i];
+        }
+        i += 1;
+    }
+    deepest
+}
+
 thread_local! {
     /// The types whose schemas this thread is building, outermost first.
     static BUILDING: RefCell<Vec<(TypeId, &'static str)>> = const { RefCell::new(Vec::new()) };
@@ -465,17 +492,15 @@ thread_local! {
 
 /// Builds `T`'s schema with `build`, refusing to recurse into `T` while it is already being built.
 ///
-/// Recursive types are not supported: a type that (through other types) contains itself would
-/// otherwise recurse until the stack overflows. This panics instead, naming the cycle, the first
-/// time the schema is built, so a test that touches the type's schema finds the problem.
-///
-/// # Panics
-///
-/// If `T` is already being built on this thread (a recursive type).
+/// Recursive types are not supported. A derived type that contains itself is a compile error
+/// (directly: the derive names the field; through other types: the cycle of [`FieldSchema::NESTING`]).
+/// Only a hand-written [`FieldSchema`] can still recurse at run time; then the schema built here,
+/// at the point where the type recurs, is one that cannot be compiled, so every use of it fails
+/// with a [`SchemaError`](crate::SchemaError) that names the cycle, instead of overflowing the stack.
 pub fn build_guarded<T: ?Sized + 'static>(build: impl FnOnce() -> Value) -> Value {
     let id = TypeId::of::<T>();
     let name = std::any::type_name::<T>();
-    BUILDING.with(|stack| {
+    let cycle = BUILDING.with(|stack| {
         let stack = stack.borrow();
         if stack.iter().any(|(building, _)| *building == id) {
             let mut cycle: Vec<&str> = stack
@@ -484,13 +509,18 @@ pub fn build_guarded<T: ?Sized + 'static>(build: impl FnOnce() -> Value) -> Valu
                 .map(|(_, name)| *name)
                 .collect();
             cycle.push(name);
-            panic!(
-                "llm-extract: `{name}` contains itself ({}); recursive types are not supported. \
-                 Break the cycle, e.g. with a `serde_json::Value` field or `#[serde(skip)]`.",
-                cycle.join(" -> ")
-            );
+            Some(cycle.join(" -> "))
+        } else {
+            None
         }
     });
+    if let Some(cycle) = cycle {
+        // Not a JSON Schema type: compiling the schema fails with this as its message.
+        return json!({ "type": format!(
+            "`{name}` contains itself ({cycle}); recursive types are not supported: break the \
+             cycle, e.g. with a `serde_json::Value` field or `#[serde(skip)]`"
+        ) });
+    }
     BUILDING.with(|stack| stack.borrow_mut().push((id, name)));
     // Pops on unwind too, so a panicking build leaves the stack as it found it.
     struct Pop;
@@ -650,12 +680,24 @@ mod tests {
     }
 
     #[test]
-    fn recursion_panics_with_the_cycle() {
-        let panic = std::panic::catch_unwind(Cyclic::field_schema).unwrap_err();
-        let message = panic.downcast_ref::<String>().unwrap();
+    fn recursion_at_run_time_is_a_schema_error_naming_the_cycle() {
+        let set = crate::SchemaSet::new("Cyclic", Cyclic::field_schema());
+        let message = set.validator().unwrap_err().to_string();
         assert!(message.contains("contains itself"), "{message}");
         assert!(message.contains("Cyclic -> "), "{message}");
-        // The guard unwound cleanly: a non-recursive build still works.
+        let err = crate::parse::parse_value("{}", &set, &Default::default()).unwrap_err();
+        assert!(
+            matches!(err, crate::ParseError::InvalidSchema { .. }),
+            "{err:?}"
+        );
+        // The guard left the stack as it found it: a non-recursive build still works.
         assert_eq!(build_guarded::<u8>(|| json!(1)), json!(1));
+    }
+
+    #[test]
+    fn nesting_follows_containers() {
+        assert_eq!(deepest(&[]), 0);
+        assert_eq!(deepest(&[1, 3, 2]), 3);
+        assert_eq!(<Vec<Option<Box<String>>> as FieldSchema>::NESTING, 0);
     }
 }

@@ -40,6 +40,10 @@ const ROOT_ONLY: &[&str] = &["$schema", "$id", "$defs", "definitions"];
 /// Deepest nesting a runtime schema may have (also bounds `$ref` expansion).
 const MAX_DEPTH: usize = 64;
 
+/// The most schema nodes (objects and values copied) a runtime schema may expand to once its `$ref`s
+/// are inlined: refs that each use another ref twice double the size at every level.
+const MAX_EXPANDED: usize = 100_000;
+
 /// A schema loaded at run time.
 ///
 /// ```
@@ -96,7 +100,8 @@ impl DynamicSchema {
     /// Like [`DynamicSchema::from_json`], with the name sent as OpenAI's `json_schema.name`.
     pub fn named(name: impl Into<String>, schema: Value) -> Result<Self, SchemaError> {
         let defs = collect_defs(&schema);
-        let generic = normalize(&schema, &defs, "", 0, true)?;
+        let mut budget = MAX_EXPANDED;
+        let generic = normalize(&schema, &defs, "", 0, true, &mut budget)?;
         let set = SchemaSet::new(name, generic);
         set.validator()?;
         Ok(DynamicSchema {
@@ -179,16 +184,53 @@ fn invalid(path: &str, message: impl Into<String>) -> SchemaError {
     }
 }
 
+/// The nodes of `value`, counting no further than `limit + 1`.
+fn size_up_to(value: &Value, limit: usize) -> usize {
+    let mut count = 0;
+    let mut stack = vec![value];
+    while let Some(value) = stack.pop() {
+        count += 1;
+        if count > limit {
+            break;
+        }
+        match value {
+            Value::Array(items) => stack.extend(items),
+            Value::Object(map) => stack.extend(map.values()),
+            _ => {}
+        }
+    }
+    count
+}
+
+/// Takes `cost` from the expansion budget, or fails saying why.
+fn spend(budget: &mut usize, cost: usize, path: &str) -> Result<(), SchemaError> {
+    match budget.checked_sub(cost) {
+        Some(left) => {
+            *budget = left;
+            Ok(())
+        }
+        None => Err(invalid(
+            path,
+            format!(
+                "the schema expands to more than {MAX_EXPANDED} nodes once its $refs are inlined \
+                 (definitions that use others several times multiply); share less, or flatten the schema"
+            ),
+        )),
+    }
+}
+
 fn normalize(
     schema: &Value,
     defs: &Map<String, Value>,
     path: &str,
     depth: usize,
     root: bool,
+    budget: &mut usize,
 ) -> Result<Value, SchemaError> {
     if depth > MAX_DEPTH {
         return Err(invalid(path, format!("nested deeper than {MAX_DEPTH} levels (a recursive $ref?); recursive schemas are not supported")));
     }
+    spend(budget, 1, path)?;
     let map = match schema {
         Value::Object(map) => map,
         Value::Bool(true) => return Ok(Value::Object(Map::new())),
@@ -204,13 +246,19 @@ fn normalize(
             .as_str()
             .and_then(|r| defs.get(r))
             .ok_or_else(|| invalid(path, format!("unresolvable $ref {reference}; only local #/$defs/.. and #/definitions/.. refs are supported")))?;
+        if map.len() == 1 {
+            return normalize(target, defs, path, depth + 1, false, budget);
+        }
+        // Keywords beside the `$ref` are merged into a copy of its target: pay for the copy.
+        spend(budget, size_up_to(target, *budget), path)?;
         let mut merged = target.clone();
-        if let (Value::Object(merged), true) = (&mut merged, map.len() > 1) {
+        if let Value::Object(merged) = &mut merged {
             for (k, v) in map.iter().filter(|(k, _)| k.as_str() != "$ref") {
+                spend(budget, size_up_to(v, *budget), path)?;
                 merged.insert(k.clone(), v.clone());
             }
         }
-        return normalize(&merged, defs, path, depth + 1, false);
+        return normalize(&merged, defs, path, depth + 1, false, budget);
     }
     let mut out = Map::new();
     for (key, value) in map {
@@ -225,7 +273,14 @@ fn normalize(
                 for (name, sub) in props {
                     normalized.insert(
                         name.clone(),
-                        normalize(sub, defs, &format!("{here}/{name}"), depth + 1, false)?,
+                        normalize(
+                            sub,
+                            defs,
+                            &format!("{here}/{name}"),
+                            depth + 1,
+                            false,
+                            budget,
+                        )?,
                     );
                 }
                 out.insert(key.clone(), Value::Object(normalized));
@@ -233,7 +288,7 @@ fn normalize(
             "items" | "additionalProperties" if value.is_object() => {
                 out.insert(
                     key.clone(),
-                    normalize(value, defs, &here, depth + 1, false)?,
+                    normalize(value, defs, &here, depth + 1, false, budget)?,
                 );
             }
             "anyOf" | "oneOf" => {
@@ -243,11 +298,14 @@ fn normalize(
                 let normalized = branches
                     .iter()
                     .enumerate()
-                    .map(|(i, b)| normalize(b, defs, &format!("{here}/{i}"), depth + 1, false))
+                    .map(|(i, b)| {
+                        normalize(b, defs, &format!("{here}/{i}"), depth + 1, false, budget)
+                    })
                     .collect::<Result<Vec<_>, _>>()?;
                 out.insert(key.clone(), Value::Array(normalized));
             }
             k if KNOWN_KEYWORDS.contains(&k) || k.starts_with("x-") => {
+                spend(budget, size_up_to(value, *budget), &here)?;
                 out.insert(key.clone(), value.clone());
             }
             other => {
@@ -325,6 +383,50 @@ mod tests {
         assert!(err.to_string().contains("recursive"), "{err}");
         assert!(DynamicSchema::from_json(json!({"$ref": "#/$defs/Missing"})).is_err());
         assert!(DynamicSchema::from_json(json!(3)).is_err());
+    }
+
+    #[test]
+    fn refs_that_multiply_are_an_error_not_a_blow_up() {
+        // D0 is a string; each D(k+1) holds two D(k): D30 would expand to 2^30 strings.
+        let mut defs = serde_json::Map::new();
+        defs.insert("D0".into(), json!({"type": "string"}));
+        for k in 0..30 {
+            let inner = json!({"$ref": format!("#/$defs/D{k}")});
+            defs.insert(
+                format!("D{}", k + 1),
+                json!({"type": "object", "properties": {"a": inner, "b": inner}}),
+            );
+        }
+        let root = |top: usize, defs: &serde_json::Map<String, Value>| {
+            json!({"type": "object", "properties": {"x": {"$ref": format!("#/$defs/D{top}")}},
+                   "$defs": defs})
+        };
+        let err = DynamicSchema::from_json(root(30, &defs)).unwrap_err();
+        assert!(err.to_string().contains("expands to more than"), "{err}");
+        // With a keyword beside each ref (which copies the target), too.
+        for k in 0..30 {
+            let inner = json!({"$ref": format!("#/$defs/D{k}"), "description": "x"});
+            defs.insert(
+                format!("D{}", k + 1),
+                json!({"type": "object", "properties": {"a": inner, "b": inner}}),
+            );
+        }
+        let root = |top: usize, defs: &serde_json::Map<String, Value>| {
+            json!({"type": "object", "properties": {"x": {"$ref": format!("#/$defs/D{top}")}},
+                   "$defs": defs})
+        };
+        let err = DynamicSchema::from_json(root(30, &defs)).unwrap_err();
+        assert!(err.to_string().contains("expands to more than"), "{err}");
+        // Ten levels (1,024 strings) are fine.
+        let ok = DynamicSchema::from_json(root(10, &defs)).unwrap();
+        assert!(
+            ok.schema_set()
+                .generic()
+                .to_string()
+                .matches("string")
+                .count()
+                == 1024
+        );
     }
 
     #[test]

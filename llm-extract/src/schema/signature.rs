@@ -41,6 +41,7 @@ pub fn parse(text: &str) -> Result<Signature, SignatureError> {
         chars: text.chars().collect(),
         pos: 0,
         text,
+        depth: 0,
     };
     p.skip_ws();
     let inputs = if p.peek() == Some('(') && p.has_arrow() {
@@ -59,10 +60,16 @@ pub fn parse(text: &str) -> Result<Signature, SignatureError> {
     Ok(Signature { inputs, output })
 }
 
+/// The deepest nesting of lists and objects a signature may have (the parser recurses once per
+/// level; any real signature is far shallower).
+pub const MAX_DEPTH: usize = 64;
+
 struct Parser<'a> {
     chars: Vec<char>,
     pos: usize,
     text: &'a str,
+    /// Lists and objects open at `pos`.
+    depth: usize,
 }
 
 impl Parser<'_> {
@@ -196,6 +203,18 @@ impl Parser<'_> {
 
     fn ty(&mut self) -> Result<Value, SignatureError> {
         self.skip_ws();
+        if self.depth >= MAX_DEPTH && matches!(self.peek(), Some('[' | '{')) {
+            return Err(self.error(format!(
+                "the type nests deeper than {MAX_DEPTH} lists and objects"
+            )));
+        }
+        self.depth += 1;
+        let ty = self.nested_ty();
+        self.depth -= 1;
+        ty
+    }
+
+    fn nested_ty(&mut self) -> Result<Value, SignatureError> {
         match self.peek() {
             Some(':') => self.scalar(),
             Some('[') => {
@@ -314,6 +333,36 @@ fn nullable(schema: Value) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Runs `f` on a thread with the 2 MiB stack threads get by default.
+    fn on_small_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+        std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(f)
+            .unwrap()
+            .join()
+            .unwrap()
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_not_a_stack_overflow() {
+        let lists = format!("{}:string{}", "[".repeat(100_000), "]".repeat(100_000));
+        let objects = format!("{}:int{}", "{a ".repeat(100_000), "}".repeat(100_000));
+        for text in [lists, objects] {
+            let err = on_small_stack(move || parse(&text)).unwrap_err();
+            assert!(
+                err.message.contains("nests deeper than 64"),
+                "{}",
+                err.message
+            );
+            assert_eq!(
+                err.column,
+                MAX_DEPTH * if err.signature.starts_with('[') { 1 } else { 3 } + 1
+            );
+        }
+        let ok = format!("{}:string{}", "[".repeat(MAX_DEPTH), "]".repeat(MAX_DEPTH));
+        assert!(on_small_stack(move || parse(&ok)).is_ok());
+    }
 
     #[test]
     fn inputs_and_object_output() {
