@@ -718,7 +718,7 @@ impl<'p, L: Llm> PromptCall<'p, L> {
         };
         let rendered = prompt.render(input)?;
         let extractor = self.extractor();
-        Ok(ExtractStream::start(move |mut sink| async move {
+        Ok(ExtractStream::start(move |mut sink, _spent| async move {
             let mut items =
                 extractor.extract_value_stream(schema.schema_set(), Input::text(rendered));
             while let Some(item) = items.next().await {

@@ -9,10 +9,14 @@
 
 mod error;
 mod extractor;
+mod loops;
+mod meter;
 mod prompt;
 mod run;
 mod stream;
 mod target;
+mod tokens;
+mod watch;
 
 pub use error::{ExtractError, ExtractErrorKind};
 pub use extractor::{Extractor, Input, Mode};
@@ -125,10 +129,11 @@ pub trait Extract: DeserializeOwned + Send + 'static {
     /// Like [`Extract::extract_all`], but yields each item as soon as it is complete.
     fn extract_stream<'a, L: Llm + ?Sized>(llm: &'a L, text: &str) -> ExtractStream<'a, Self> {
         let input = Input::text(text);
-        ExtractStream::start(move |mut sink| async move {
+        ExtractStream::start(move |mut sink, spent| async move {
             let extractor = Extractor::new(llm);
             let done = extractor
                 .engine()
+                .with_spent(&spent)
                 .many(&target::Typed::<Self>::new(), input, &mut *sink)
                 .await?;
             Ok(done.report)
