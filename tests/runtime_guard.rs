@@ -44,7 +44,10 @@ async fn ollama_a_digit_run_is_stopped_and_the_next_attempt_adds_a_repeat_penalt
         ollama(Answer::new(r#"{"name": "Ada", "age": 36}"#)),
     ]);
     let llm = ollama_client(&server);
-    let out = Extractor::new(&llm).extract::<Person>("Ada, 36.").await.unwrap();
+    let out = Extractor::new(&llm)
+        .extract::<Person>("Ada, 36.")
+        .await
+        .unwrap();
     assert_eq!((out.value.name.as_str(), out.value.age), ("Ada", 36));
     assert_eq!(out.attempts.len(), 2);
 
@@ -68,12 +71,17 @@ async fn ollama_a_digit_run_is_stopped_and_the_next_attempt_adds_a_repeat_penalt
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
     for request in &requests {
-        assert_eq!(request.json["stream"], true, "one value is streamed to be watched");
+        assert_eq!(
+            request.json["stream"], true,
+            "one value is streamed to be watched"
+        );
         assert_eq!(request.json["options"]["temperature"], json!(0.0));
         assert_eq!(request.json["options"]["seed"], json!(0));
     }
     assert!(requests[0].json["options"].get("repeat_penalty").is_none());
-    let penalty = requests[1].json["options"]["repeat_penalty"].as_f64().unwrap();
+    let penalty = requests[1].json["options"]["repeat_penalty"]
+        .as_f64()
+        .unwrap();
     assert!((penalty - 1.3).abs() < 1e-6);
     // The recovery asks afresh: the looping answer is not echoed back.
     assert_eq!(requests[1].messages(), requests[0].messages());
@@ -86,7 +94,10 @@ async fn openai_a_digit_run_is_stopped_and_the_next_attempt_adds_a_frequency_pen
         openai(Answer::new(r#"{"name": "Ada", "age": 36}"#)),
     ]);
     let llm = openai_client(&server);
-    let out = Extractor::new(&llm).extract::<Person>("Ada, 36.").await.unwrap();
+    let out = Extractor::new(&llm)
+        .extract::<Person>("Ada, 36.")
+        .await
+        .unwrap();
     assert_eq!(out.value.age, 36);
     assert_eq!(out.attempts[0].finish, Some(Finish::Repetition));
     assert!(out.attempts[0].usage.estimated && out.attempts[0].usage.completion_tokens > 0);
@@ -110,7 +121,10 @@ async fn a_model_that_always_loops_fails_with_the_loop_and_its_cost() {
         .extract::<Person>("Ada, 36.")
         .await
         .unwrap_err();
-    assert!(matches!(err.kind(), ExtractErrorKind::Repetition(_)), "{err}");
+    assert!(
+        matches!(err.kind(), ExtractErrorKind::Repetition(_)),
+        "{err}"
+    );
     assert_eq!(err.attempts().len(), 3);
     // The third attempt adds a temperature with a fixed seed.
     let third = &server.requests()[2].json["options"];
@@ -202,7 +216,10 @@ async fn a_broken_stream_still_reports_its_cost() {
         assert!(matches!(err.kind(), ExtractErrorKind::Llm(_)), "{err}");
         let usage = err.attempts()[0].usage;
         assert!(usage.estimated, "many: {many}");
-        assert!(usage.completion_tokens > 0 && usage.prompt_tokens > 0, "many: {many}");
+        assert!(
+            usage.completion_tokens > 0 && usage.prompt_tokens > 0,
+            "many: {many}"
+        );
         assert_eq!(err.usage(), usage);
     }
 }
