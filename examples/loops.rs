@@ -4,6 +4,7 @@
 //! ```text
 //! cargo run --features llama-cpp --example loops             # guard off vs on, every case
 //! cargo run --features llama-cpp --example loops -- on       # the guard on only
+//! cargo run --features llama-cpp --example loops -- probe    # more invoices, guard on, to find loops
 //! ```
 //!
 //! "off" is the build before the guard: no loop detection, `max_tokens` unset (the whole context,
@@ -18,6 +19,7 @@ use std::time::Instant;
 
 /// An invoice in one line.
 #[derive(Extract, Deserialize, Debug)]
+#[allow(dead_code)] // read through `Debug`
 struct Invoice {
     /// The invoice number as printed.
     invoice_number: String,
@@ -31,6 +33,7 @@ struct Invoice {
 
 /// One fact a text states.
 #[derive(Extract, Deserialize, Debug)]
+#[allow(dead_code)] // read through `Debug`
 #[serde(tag = "type", rename_all = "lowercase")]
 enum Fact {
     /// Someone lives somewhere.
@@ -58,6 +61,22 @@ const INVOICES: &[&str] = &[
     "Bill 2024-006: Kestrel Labs owes 12,000 GBP, not yet paid.",
     "Invoice 3300 - Pine & Co - 75.50 EUR - paid in full.",
     "Invoice #88 for Luis Ortega, 1,999 EUR, payment pending.",
+];
+
+/// More one-line invoices, searched for loops with `-- probe` (the guard on, so a loop costs little).
+const PROBE_INVOICES: &[&str] = &[
+    "INVOICE 000123 Acme Supplies -> Delta Corp, 1,200.00 USD due 2024-07-01",
+    "Invoice number 4500012345, customer: Zenith Bank, total 99.99 EUR, paid",
+    "Ref 2023/0042 - Baker & Sons - EUR 560 - settled",
+    "Invoice 10000001 for Orion Ltd, 250,000.00 JPY, unpaid",
+    "inv 77-2024-0001 / client Gamma SA / 3.450,00 EUR / paid by card",
+    "Invoice 991 to Helen Park: 12.5 USD, overdue",
+    "Facture n° 2024-0310, client Dupont SARL, montant 1 500,00 EUR, réglée",
+    "Invoice 000000482 for Blue Ocean Inc, total due $7,800.00",
+    "INV 5 - Smith - 10 GBP",
+    "Invoice 1250000 for Polar Freight, 12,500.00 EUR, settled",
+    "Our invoice 33-1-2024 to Kim Lee totals 640 USD and remains open.",
+    "Invoice 120 for 120 USD to 120 Main St Ltd, paid",
 ];
 
 /// Three facts each.
@@ -154,6 +173,16 @@ async fn facts(llm: &LlamaCpp, text: &str, guard: bool) -> Run {
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let llm = LlamaCpp::from_env()?;
+    if std::env::args().nth(1).as_deref() == Some("probe") {
+        for (i, text) in PROBE_INVOICES.iter().enumerate() {
+            report(
+                "on",
+                &format!("probe {i}"),
+                &invoice(&llm, text, true).await,
+            );
+        }
+        return Ok(());
+    }
     let only_on = std::env::args().nth(1).as_deref() == Some("on");
     let modes: &[bool] = if only_on { &[true] } else { &[false, true] };
     for &guard in modes {
@@ -186,14 +215,44 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
+/// The longest run of one byte in the answers that ended normally: the headroom of the run limit.
+fn longest_normal_run(run: &Run) -> usize {
+    run.attempts
+        .iter()
+        .filter(|a| a.finish == Some(llm_extract::Finish::Stop))
+        .map(|a| {
+            let bytes = a.raw.as_bytes();
+            let mut best = 0;
+            let mut current = 0;
+            for (i, b) in bytes.iter().enumerate() {
+                current = if i > 0 && bytes.get(i - 1) == Some(b) {
+                    current + 1
+                } else {
+                    1
+                };
+                best = best.max(current);
+            }
+            best
+        })
+        .max()
+        .unwrap_or(0)
+}
+
 fn report(label: &str, case: &str, run: &Run) {
+    let loops: Vec<String> = run
+        .attempts
+        .iter()
+        .filter_map(|a| a.repetition.map(|l| l.to_string()))
+        .collect();
     println!(
-        "{label:3} {case:10} valid={} items={} tokens={} {:.1}s  {}  {}",
+        "{label:3} {case:10} valid={} items={} tokens={} {:.1}s longest-normal-run={}  {}  {}  {}",
         run.valid,
         run.items,
         run.tokens(),
         run.millis as f64 / 1000.0,
+        longest_normal_run(run),
         run.finishes(),
-        run.name.chars().take(160).collect::<String>()
+        loops.join("; "),
+        run.name.chars().take(140).collect::<String>()
     );
 }
