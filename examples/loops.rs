@@ -7,8 +7,10 @@
 //! cargo run --features llama-cpp --example loops -- probe    # more invoices, guard on, to find loops
 //! ```
 //!
-//! "off" is the build before the guard: no loop detection, `max_tokens` unset (the whole context,
-//! 4096 tokens), greedy. "on" is the default settings.
+//! "off" is the build before the guard with its cost capped: no loop detection, greedy, `max_tokens`
+//! 512 (the build before left it unset, so a loop ran to the whole context, 4096 tokens, and a cut
+//! list was continued twice: its real cost was 8 to 24 times this cap), no continuation. "on" is the
+//! default settings.
 
 use llm_extract::llm::llama_cpp::LlamaCpp;
 use llm_extract::parse::LoopGuard;
@@ -52,12 +54,25 @@ enum Fact {
     },
 }
 
-/// Short invoices of the kind the issue reports looping.
+/// The cap of an answer with the guard off (see the module docs).
+const OFF_MAX_TOKENS: u32 = 512;
+
+/// Short invoices: the first five loop under greedy decoding (found with `-- probe`), the last two do
+/// not.
 const INVOICES: &[&str] = &[
-    "Invoice 125 for Bolt Ltd: 300 EUR, paid.",
+    "INVOICE 000123 Acme Supplies -> Delta Corp, 1,200.00 USD due 2024-07-01",
+    "Facture n° 2024-0310, client Dupont SARL, montant 1 500,00 EUR, réglée",
+    "Invoice 000000482 for Blue Ocean Inc, total due $7,800.00",
+    "INV 5 - Smith - 10 GBP",
+    "Invoice 1250000 for Polar Freight, 12,500.00 EUR, settled",
     "Invoice INV-2291, customer Nova GmbH, amount due 1,250.00 EUR.",
-    "Inv. 100045 to Harbor Foods, total $89.90, settled on 3 May.",
     "Invoice no. 7781 issued to Mira Chen for 45 USD (unpaid).",
+];
+
+/// Invoices that did not loop in the probe (no false stop): run with `-- probe`.
+const CALM_INVOICES: &[&str] = &[
+    "Invoice 125 for Bolt Ltd: 300 EUR, paid.",
+    "Inv. 100045 to Harbor Foods, total $89.90, settled on 3 May.",
     "Bill 2024-006: Kestrel Labs owes 12,000 GBP, not yet paid.",
     "Invoice 3300 - Pine & Co - 75.50 EUR - paid in full.",
     "Invoice #88 for Luis Ortega, 1,999 EUR, payment pending.",
@@ -65,16 +80,11 @@ const INVOICES: &[&str] = &[
 
 /// More one-line invoices, searched for loops with `-- probe` (the guard on, so a loop costs little).
 const PROBE_INVOICES: &[&str] = &[
-    "INVOICE 000123 Acme Supplies -> Delta Corp, 1,200.00 USD due 2024-07-01",
     "Invoice number 4500012345, customer: Zenith Bank, total 99.99 EUR, paid",
     "Ref 2023/0042 - Baker & Sons - EUR 560 - settled",
     "Invoice 10000001 for Orion Ltd, 250,000.00 JPY, unpaid",
     "inv 77-2024-0001 / client Gamma SA / 3.450,00 EUR / paid by card",
     "Invoice 991 to Helen Park: 12.5 USD, overdue",
-    "Facture n° 2024-0310, client Dupont SARL, montant 1 500,00 EUR, réglée",
-    "Invoice 000000482 for Blue Ocean Inc, total due $7,800.00",
-    "INV 5 - Smith - 10 GBP",
-    "Invoice 1250000 for Polar Freight, 12,500.00 EUR, settled",
     "Our invoice 33-1-2024 to Kim Lee totals 640 USD and remains open.",
     "Invoice 120 for 120 USD to 120 Main St Ltd, paid",
 ];
@@ -83,7 +93,6 @@ const PROBE_INVOICES: &[&str] = &[
 const FACT_TEXTS: &[&str] = &[
     "Anna lives in Oslo. Ben works for Siemens. Carla lives in Lima.",
     "Omar works for Nokia. Omar lives in Espoo. Lea works for Airbus.",
-    "Tom lives in Leeds. Sara works for Volvo. Tom works for Arup.",
 ];
 
 struct Run {
@@ -122,7 +131,12 @@ fn extractor(llm: &LlamaCpp, guard: bool) -> Extractor<&LlamaCpp> {
     if guard {
         extractor
     } else {
-        extractor.loop_guard(LoopGuard::off()).max_tokens(4096)
+        // One answer of up to the whole context; the build before the guard also continued a cut list
+        // twice, so for lists this is a lower bound of what it spent.
+        extractor
+            .loop_guard(LoopGuard::off())
+            .max_tokens(OFF_MAX_TOKENS)
+            .max_continuations(0)
     }
 }
 
@@ -174,7 +188,7 @@ async fn facts(llm: &LlamaCpp, text: &str, guard: bool) -> Run {
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let llm = LlamaCpp::from_env()?;
     if std::env::args().nth(1).as_deref() == Some("probe") {
-        for (i, text) in PROBE_INVOICES.iter().enumerate() {
+        for (i, text) in PROBE_INVOICES.iter().chain(CALM_INVOICES).enumerate() {
             report(
                 "on",
                 &format!("probe {i}"),

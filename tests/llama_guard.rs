@@ -47,7 +47,7 @@ enum Fact {
 }
 
 /// An invoice the model turns into a digit run under greedy decoding.
-const LOOPING_INVOICE: &str = "Invoice 125 for Bolt Ltd: 300 EUR, paid.";
+const LOOPING_INVOICE: &str = "Invoice 1250000 for Polar Freight, 12,500.00 EUR, settled";
 
 /// Three facts whose list the model cycles under greedy decoding.
 const LOOPING_FACTS: &str = "Anna lives in Oslo. Ben works for Siemens. Carla lives in Lima.";

@@ -622,23 +622,25 @@ impl<O> Intake<'_, '_, O> {
     /// Takes events; returns why generation must stop, if it must.
     fn take_all(&mut self, events: Vec<Event<O>>) -> Option<Finish> {
         for event in events {
-            match event {
-                Event::Skipped(skipped) => self.skipped.push(skipped),
-                Event::Item(item) => match {
-                    let key = canonical(&item.json);
-                    self.guard.offer(item, &key)
-                } {
-                    Verdict::Hold => {}
-                    Verdict::Loop => return Some(Finish::Repetition),
-                    Verdict::Emit(items) => {
-                        self.new_item_at = self.bytes;
-                        for item in items {
-                            if let Some(stop) = self.emit(item) {
-                                return Some(stop);
-                            }
+            let item = match event {
+                Event::Skipped(skipped) => {
+                    self.skipped.push(skipped);
+                    continue;
+                }
+                Event::Item(item) => item,
+            };
+            let key = canonical(&item.json);
+            match self.guard.offer(item, &key) {
+                Verdict::Hold => {}
+                Verdict::Loop => return Some(Finish::Repetition),
+                Verdict::Emit(items) => {
+                    self.new_item_at = self.bytes;
+                    for item in items {
+                        if let Some(stop) = self.emit(item) {
+                            return Some(stop);
                         }
                     }
-                },
+                }
             }
         }
         None
