@@ -11,7 +11,9 @@ use llm_extract::report::{Attempt, AttemptKind};
 use llm_extract::{Extract, Extractor, Finish};
 use serde::Deserialize;
 
-/// An invoice in one line (as in `examples/loops.rs`).
+// The two types are those of `examples/loops.rs`, doc comments included (they are in the prompt).
+
+/// An invoice in one line.
 #[derive(Extract, Deserialize, Debug)]
 #[allow(dead_code)]
 struct Invoice {
@@ -25,7 +27,7 @@ struct Invoice {
     paid: bool,
 }
 
-/// One fact a text states (as in `examples/loops.rs`).
+/// One fact a text states.
 #[derive(Extract, Deserialize, Debug, PartialEq)]
 #[serde(tag = "type", rename_all = "lowercase")]
 #[allow(dead_code)]
