@@ -49,7 +49,7 @@ fn lines(entities: &[(&str, &str)]) -> String {
 }
 
 #[tokio::test]
-async fn one_value_without_streaming_sends_the_ollama_request_shape() {
+async fn one_value_sends_the_ollama_request_shape() {
     let server = TestServer::script(vec![ollama(
         Answer::new(r#"{"name": "Ada Lovelace", "age": 36}"#).usage(34, 12),
     )]);
@@ -73,7 +73,8 @@ async fn one_value_without_streaming_sends_the_ollama_request_shape() {
     );
     let body = &request.json;
     assert_eq!(body["model"], "test-model");
-    assert_eq!(body["stream"], false);
+    // Streamed, so the loop guard sees every delta (`LoopGuard::off()` sends `stream: false`).
+    assert_eq!(body["stream"], true);
     assert_eq!(
         &body["format"],
         Person::schema()

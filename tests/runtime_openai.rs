@@ -64,7 +64,8 @@ async fn one_value_sends_response_format_and_the_bearer_key() {
         Some(format!("Bearer {KEY}").as_str())
     );
     let body = &request.json;
-    assert_eq!(body["stream"], false);
+    // Streamed, so the loop guard sees every delta (`LoopGuard::off()` sends `stream: false`).
+    assert_eq!(body["stream"], true);
     assert_eq!(body["max_tokens"], 100);
     assert_eq!(
         body["response_format"],

@@ -153,13 +153,15 @@ pub struct ExtractArgs {
     /// The most answers requested per extraction: the first plus repairs.
     #[arg(long, value_name = "N", default_value_t = 3)]
     pub max_attempts: u32,
-    /// The most tokens one answer may have.
+    /// The most tokens one answer may have [default: what the schema bounds, else 1024 for one value and
+    /// 4096 for a list].
     #[arg(long, value_name = "N")]
     pub max_tokens: Option<u32>,
     /// constrained: the backend enforces the schema; prompted: the schema is only described in the prompt.
     #[arg(long, value_enum, default_value_t = ModeArg::Constrained)]
     pub mode: ModeArg,
-    /// The sampling temperature.
+    /// The sampling temperature [default: 0, greedy and seeded, on every backend; a model that loops is
+    /// stopped and re-asked with a repeat penalty].
     #[arg(long, value_name = "T")]
     pub temperature: Option<f32>,
     /// Write every failed attempt's raw answer into this directory, for inspection.

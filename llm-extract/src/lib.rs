@@ -34,7 +34,9 @@ pub use extract::{Extract, ExtractError, ExtractErrorKind, ExtractStream, Extrac
 pub use llm::{
     from_fn, ChatRequest, ChatResponse, Finish, Llm, LlmError, Ollama, OpenAiCompatible, Usage,
 };
-pub use parse::{parse, parse_lines, LineDecoder, Lines, ParseError, Parsed, Repair, Skipped};
+pub use parse::{
+    parse, parse_lines, LineDecoder, Lines, LoopGuard, ParseError, Parsed, Repair, Skipped,
+};
 pub use report::{Attempt, AttemptKind, Extraction, Report};
 pub use schema::{Dialect, DynamicSchema, Schema, SchemaSet, Shape};
 

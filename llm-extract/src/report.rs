@@ -2,7 +2,7 @@
 //! wrong with it, what it cost and how it ended. Errors carry the same [`Report`], so cost is never lost.
 
 use crate::llm::{Finish, LlmError, Usage};
-use crate::parse::{ParseError, Repair, Skipped};
+use crate::parse::{Loop, ParseError, Repair, Skipped};
 use std::time::Duration;
 
 /// A successful extraction: the value and its ledger.
@@ -99,14 +99,61 @@ pub struct Attempt {
     pub thinking: Option<String>,
     /// What was wrong with the answer; `None` when it was fully used.
     pub error: Option<AttemptError>,
-    /// The tokens it used (zero when the backend does not report them or the request was cancelled).
+    /// The tokens it used: the backend's counts, or an estimate ([`Usage::estimated`]) when the stream
+    /// was stopped early or the backend sent none.
     pub usage: Usage,
     /// How the answer ended; `None` when the backend failed before the end.
     pub finish: Option<Finish>,
+    /// The loop that stopped it, when [`Finish::Repetition`]: what repeated and from which byte.
+    pub repetition: Option<Loop>,
+    /// The sampling it asked for: what a recovery after a loop changed.
+    pub sampling: Sampling,
     /// How many items (or values) it contributed.
     pub items: usize,
     /// How long it took.
     pub elapsed: Duration,
+}
+
+/// The sampling settings one request carried (`None`: not sent, the backend's default).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[non_exhaustive]
+pub struct Sampling {
+    /// The temperature.
+    pub temperature: Option<f32>,
+    /// The seed.
+    pub seed: Option<u64>,
+    /// The repeat penalty.
+    pub repeat_penalty: Option<f32>,
+}
+
+impl Sampling {
+    pub(crate) fn of(request: &crate::llm::ChatRequest) -> Self {
+        Sampling {
+            temperature: request.temperature,
+            seed: request.seed,
+            repeat_penalty: request.repeat_penalty,
+        }
+    }
+}
+
+impl std::fmt::Display for Sampling {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut parts = Vec::new();
+        if let Some(t) = self.temperature {
+            parts.push(format!("temperature {t}"));
+        }
+        if let Some(seed) = self.seed {
+            parts.push(format!("seed {seed}"));
+        }
+        if let Some(p) = self.repeat_penalty {
+            parts.push(format!("repeat penalty {p}"));
+        }
+        if parts.is_empty() {
+            f.write_str("backend defaults")
+        } else {
+            f.write_str(&parts.join(", "))
+        }
+    }
 }
 
 /// Why a request was made.
@@ -119,6 +166,9 @@ pub enum AttemptKind {
     Repair,
     /// A request to continue after an answer cut off by the token limit.
     Continuation,
+    /// A new request after the model looped, with a repeat penalty (and later a small temperature); for
+    /// a list, it continues after the last good item.
+    Recovery,
 }
 
 impl std::fmt::Display for AttemptKind {
@@ -127,6 +177,7 @@ impl std::fmt::Display for AttemptKind {
             AttemptKind::First => "first",
             AttemptKind::Repair => "repair",
             AttemptKind::Continuation => "continuation",
+            AttemptKind::Recovery => "recovery",
         })
     }
 }
@@ -144,6 +195,9 @@ pub enum AttemptError {
     /// The backend failed.
     #[error(transparent)]
     Llm(LlmError),
+    /// The model looped and was stopped before a usable answer.
+    #[error("the model looped: {0}")]
+    Repetition(Loop),
 }
 
 fn describe_skipped(skipped: &[Skipped]) -> String {
@@ -173,8 +227,11 @@ mod tests {
             usage: Usage {
                 prompt_tokens: tokens,
                 completion_tokens: 1,
+                estimated: false,
             },
             finish,
+            repetition: None,
+            sampling: Sampling::default(),
             items: 0,
             elapsed: Duration::ZERO,
         }

@@ -1,7 +1,7 @@
 //! What an extraction is given: its settings ([`Config`], [`Mode`]) and its input ([`Input`]).
 
 use super::wording::{TemplateError, DEFAULT_INSTRUCTIONS, DEFAULT_TEMPLATE};
-use crate::parse::ParseOptions;
+use crate::parse::{LoopGuard, ParseOptions};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -115,7 +115,7 @@ pub(crate) struct Config {
     pub max_items: Option<usize>,
     pub token_budget: Option<u64>,
     pub parse: ParseOptions,
-    pub repeat_limit: usize,
+    pub loop_guard: LoopGuard,
     pub max_echo_chars: usize,
 }
 
@@ -133,7 +133,7 @@ impl Default for Config {
             max_items: None,
             token_budget: None,
             parse: ParseOptions::default(),
-            repeat_limit: 3,
+            loop_guard: LoopGuard::default(),
             max_echo_chars: 8000,
         }
     }

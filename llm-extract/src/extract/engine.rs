@@ -11,14 +11,22 @@
 //! broken lines are re-asked, and only they; repeats of kept items are dropped. While streaming, the
 //! same item several times in a row stops the generation (the model is looping), and so does reaching
 //! `max_items`.
+//!
+//! Loops: every answer (one value or many) is streamed through the loop detectors (`parse::repetition`,
+//! `loops.rs`); a loop drops the stream, and the next attempt, within `max_attempts`, is a recovery with
+//! a repeat penalty (then also a small temperature), for a list continuing after the last good item.
+//! Cost: an answer stopped early or broken is counted as it streamed (`meter.rs`).
 
 use super::config::{Config, Input, Mode};
 use super::error::{ExtractError, ExtractErrorKind};
+use super::loops::{self, ItemGuard, Verdict};
+use super::meter::{Meter, Spent};
 use super::target::{Event, Found, Target};
 use super::wording::{self, AnswerShape};
+use super::{tokens, watch};
 use crate::llm::{ChatEvent, ChatRequest, ChatResponse, Finish, Llm, LlmError, Message, Usage};
-use crate::parse::{ParseError, Repair, SkipReason, Skipped};
-use crate::report::{Attempt, AttemptError, AttemptKind, Extraction, Report};
+use crate::parse::{Loop, LoopKind, ParseError, Repair, Repeats, SkipReason, Skipped};
+use crate::report::{Attempt, AttemptError, AttemptKind, Extraction, Report, Sampling};
 use crate::schema::Shape;
 use futures_util::StreamExt;
 use serde_json::Value;
@@ -31,6 +39,8 @@ use tracing::Instrument;
 pub(crate) struct Engine<'a> {
     pub llm: &'a dyn Llm,
     pub config: &'a Config,
+    /// Where a stream's caller can read the running cost.
+    pub spent: Option<&'a Spent>,
 }
 
 /// What [`Engine::many`] returns besides the items it handed on.
@@ -39,7 +49,15 @@ pub(crate) struct Collected {
     pub repairs: Vec<Repair>,
 }
 
-impl Engine<'_> {
+impl<'a> Engine<'a> {
+    /// The same engine, reporting its running cost to `spent`.
+    pub fn with_spent(self, spent: &'a Spent) -> Self {
+        Engine {
+            spent: Some(spent),
+            ..self
+        }
+    }
+
     /// The first request: system prompt with format instructions, the filled template, and in
     /// constrained mode the schema rendered for the backend's dialect.
     fn first_request(
@@ -90,9 +108,17 @@ impl Engine<'_> {
             request = request.with_schema(set.name(), schema);
             request.json_lines = shape == AnswerShape::Lines;
         }
-        request.max_tokens = config.max_tokens;
-        request.temperature = config.temperature;
-        request.seed = config.seed;
+        request.max_tokens = Some(config.max_tokens.unwrap_or_else(|| {
+            if many {
+                tokens::for_list(set.generic(), max_items)
+            } else {
+                tokens::for_one(set.generic())
+            }
+        }));
+        // Greedy and seeded unless the caller says otherwise: the same request gets the same answer on
+        // every backend, and a loop is recovered from deliberately (`loops::recover`).
+        request.temperature = Some(config.temperature.unwrap_or(0.0));
+        request.seed = Some(config.seed.unwrap_or(0));
         Ok((request, shape))
     }
 
@@ -125,23 +151,32 @@ impl Engine<'_> {
         let mut report = Report::default();
         let mut follow_up: Vec<Message> = Vec::new();
         let mut last_error = None;
-        for number in 1..=self.config.max_attempts.max(1) {
-            let kind = if number == 1 {
-                AttemptKind::First
-            } else {
-                AttemptKind::Repair
-            };
+        let mut loops_seen: u32 = 0;
+        let mut last_loop = None;
+        let max_attempts = self.config.max_attempts.max(1);
+        let mut kind = AttemptKind::First;
+        for number in 1..=max_attempts {
             let mut request = first.clone();
             request.messages.append(&mut follow_up);
+            if loops_seen > 0 {
+                loops::recover(&mut request, &self.config.loop_guard, loops_seen);
+            }
             if let Err(kind) = self.within_budget(&report, &mut request) {
                 return Err(ExtractError::new(kind, report));
             }
+            let sampling = Sampling::of(&request);
             let span = attempt_span(name, number, kind);
             let started = Instant::now();
-            let response = match self.llm.chat(request).instrument(span.clone()).await {
+            let watched = watch::watch(self.llm, request, self.config.loop_guard, self.spent)
+                .instrument(span.clone())
+                .await;
+            let response = match watched.response {
                 Ok(response) => response,
                 Err(err) => {
-                    report.push(failed_attempt(kind, &err, started));
+                    let mut attempt = failed_attempt(kind, &err, started);
+                    attempt.usage = watched.usage;
+                    attempt.sampling = sampling;
+                    self.push(&mut report, attempt);
                     return Err(ExtractError::new(ExtractErrorKind::Llm(err), report));
                 }
             };
@@ -151,31 +186,58 @@ impl Engine<'_> {
                 .config
                 .parse
                 .with_salvage(cut_off || self.config.parse.salvage);
-            let parsed = target.parse_one(text, &options);
+            let parsed = match watched.repetition {
+                // A loop: on the last attempt keep what came before it if that is a valid value
+                // (salvaged like a cut answer); otherwise recover.
+                Some(found) if number == max_attempts => {
+                    let before = text.get(..found.start).unwrap_or(text);
+                    match target.parse_one(before, &options.with_salvage(true)) {
+                        Ok(parsed) => Ok(Ok(parsed)),
+                        Err(_) => Err(found),
+                    }
+                }
+                Some(found) => Err(found),
+                None => Ok(target.parse_one(text, &options)),
+            };
+            let valid = matches!(parsed, Ok(Ok(_)));
             record(
                 &span,
                 Some(&response.finish),
-                response.usage,
-                usize::from(parsed.is_ok()),
+                watched.usage,
+                usize::from(valid),
             );
             let mut attempt = Attempt {
                 kind,
                 raw: response.text.clone(),
                 thinking: response.thinking.clone(),
                 error: None,
-                usage: response.usage,
+                usage: watched.usage,
                 finish: Some(response.finish.clone()),
-                items: usize::from(parsed.is_ok()),
+                repetition: watched.repetition,
+                sampling,
+                items: usize::from(valid),
                 elapsed: started.elapsed(),
             };
+            let parsed = match parsed {
+                Ok(parsed) => parsed,
+                Err(found) => {
+                    attempt.error = Some(AttemptError::Repetition(found));
+                    self.push(&mut report, attempt);
+                    loops_seen += 1;
+                    last_loop = Some(found);
+                    kind = AttemptKind::Recovery;
+                    continue;
+                }
+            };
+            kind = AttemptKind::Repair;
             match parsed {
                 Ok(parsed) => {
-                    report.push(attempt);
+                    self.push(&mut report, attempt);
                     return Ok(Extraction::new(parsed.value, report, parsed.repairs));
                 }
                 Err(error) => {
                     attempt.error = Some(AttemptError::Parse(error.clone()));
-                    report.push(attempt);
+                    self.push(&mut report, attempt);
                     match error {
                         ParseError::InvalidSchema { source, .. } => {
                             return Err(ExtractError::new(ExtractErrorKind::Schema(source), report))
@@ -197,8 +259,31 @@ impl Engine<'_> {
                 }
             }
         }
+        if report.finish == Some(Finish::Repetition) {
+            if let Some(found) = last_loop {
+                return Err(ExtractError::new(
+                    ExtractErrorKind::Repetition(found),
+                    report,
+                ));
+            }
+        }
         let error = last_error.unwrap_or(ParseError::NoJson { raw: String::new() });
         Err(ExtractError::new(ExtractErrorKind::Invalid(error), report))
+    }
+
+    /// The answer streaming now has cost what `meter` counted so far.
+    fn streaming(&self, meter: &Meter) {
+        if let Some(spent) = self.spent {
+            spent.streaming(meter.estimate());
+        }
+    }
+
+    /// Adds an attempt to the ledger, and its cost to the running total a stream's caller can read.
+    fn push(&self, report: &mut Report, attempt: Attempt) {
+        if let Some(spent) = self.spent {
+            spent.settled(attempt.usage);
+        }
+        report.push(attempt);
     }
 
     /// Extracts many items, handing each to `sink` as soon as it is complete.
@@ -219,10 +304,15 @@ impl Engine<'_> {
         let mut continuations_used = 0;
         let mut next = Some((AttemptKind::First, Vec::new()));
         let mut number: u32 = 0;
+        let mut loops_seen: u32 = 0;
         while let Some((kind, turns)) = next.take() {
             number += 1;
             let mut request = first.clone();
             request.messages.extend(turns);
+            if loops_seen > 0 {
+                loops::recover(&mut request, &self.config.loop_guard, loops_seen);
+            }
+            let sampling = Sampling::of(&request);
             if let Err(budget) = self.within_budget(&report, &mut request) {
                 if kind == AttemptKind::First {
                     return Err(ExtractError::new(budget, report));
@@ -256,17 +346,26 @@ impl Engine<'_> {
                 (None, false) if !broken.is_empty() => Some(AttemptError::Lines(broken.clone())),
                 _ => None,
             };
+            let error = match (error, answer.repetition) {
+                (None, Some(found)) if answer.items == 0 => Some(AttemptError::Repetition(found)),
+                (error, _) => error,
+            };
             record(&span, answer.finish.as_ref(), answer.usage, answer.items);
-            report.push(Attempt {
-                kind,
-                raw: answer.raw.clone(),
-                thinking: Some(answer.thinking).filter(|t| !t.is_empty()),
-                error,
-                usage: answer.usage,
-                finish: answer.finish.clone(),
-                items: answer.items,
-                elapsed: answer.started.elapsed(),
-            });
+            self.push(
+                &mut report,
+                Attempt {
+                    kind,
+                    raw: answer.raw.clone(),
+                    thinking: Some(answer.thinking).filter(|t| !t.is_empty()),
+                    error,
+                    usage: answer.usage,
+                    finish: answer.finish.clone(),
+                    repetition: answer.repetition,
+                    sampling,
+                    items: answer.items,
+                    elapsed: answer.started.elapsed(),
+                },
+            );
             if let Some(err) = answer.error {
                 report.skipped = unresolved.into_iter().map(|(_, s)| s).collect();
                 return Err(
@@ -280,8 +379,30 @@ impl Engine<'_> {
             unresolved.extend(broken.into_iter().map(|s| (number, s)));
 
             let finish = answer.finish.unwrap_or_default();
-            if matches!(finish, Finish::Repetition | Finish::MaxItems) {
+            if finish == Finish::MaxItems {
                 break;
+            }
+            if finish == Finish::Repetition {
+                if repairs_used >= self.config.max_attempts {
+                    break;
+                }
+                // Recover: ask again with the sampling changed, continuing after the items kept.
+                repairs_used += 1;
+                loops_seen += 1;
+                let turns = if kept.json.is_empty() {
+                    Vec::new()
+                } else {
+                    vec![
+                        Message::assistant(wording::items_turn(
+                            &kept.json,
+                            shape,
+                            self.config.max_echo_chars,
+                        )),
+                        Message::user(wording::continue_after_loop(kept.json.len())),
+                    ]
+                };
+                next = Some((AttemptKind::Recovery, turns));
+                continue;
             }
             if finish == Finish::Length
                 && continuations_used < self.config.max_continuations
@@ -360,7 +481,10 @@ impl Engine<'_> {
             items: 0,
             skipped: Vec::new(),
             started: Instant::now(),
+            repetition: None,
         };
+        let mut meter = Meter::new(&request);
+        let mut repeats = Repeats::new(self.config.loop_guard);
         let mut stream = match self.llm.chat_stream(request).await {
             Ok(stream) => stream,
             Err(err) => {
@@ -376,23 +500,35 @@ impl Engine<'_> {
             // the first answer, only a run of identical items is treated as a loop.
             dedupe: kind != AttemptKind::First,
             max_items: self.config.max_items,
-            guard: RepeatGuard::new(self.config.repeat_limit),
+            guard: ItemGuard::new(self.config.loop_guard),
             items: 0,
             skipped: Vec::new(),
+            bytes: 0,
+            new_item_at: 0,
         };
         let mut stopped = None;
+        let mut reported = None;
         while let Some(event) = stream.next().await {
+            let mut looped = None;
             let chunk = match event {
                 Ok(ChatEvent::Delta(delta)) => {
+                    meter.event();
+                    let before = answer.raw.len();
                     answer.raw.push_str(&delta);
-                    decoder.feed(delta.as_bytes())
+                    looped = repeats.feed(delta.as_bytes());
+                    // Only the bytes before a loop reach the decoder: the items before it are kept.
+                    let upto = looped.map_or(delta.len(), |l| l.start.saturating_sub(before));
+                    intake.bytes = before + upto;
+                    decoder.feed(delta.as_bytes().get(..upto).unwrap_or_default())
                 }
                 Ok(ChatEvent::Thinking(thinking)) => {
+                    meter.event();
                     answer.thinking.push_str(&thinking);
+                    self.streaming(&meter);
                     continue;
                 }
                 Ok(ChatEvent::Done(done)) => {
-                    answer.usage = done.usage;
+                    reported = Some(done.usage);
                     answer.finish = Some(done.finish.clone());
                     if answer.raw.is_empty() && !done.text.is_empty() {
                         // A backend that sent its whole text only in the summary.
@@ -408,10 +544,22 @@ impl Engine<'_> {
                 }
             };
             stopped = intake.take_all(chunk);
+            if stopped == Some(Finish::Repetition) {
+                answer.repetition = Some(Loop {
+                    kind: LoopKind::Items,
+                    start: intake.new_item_at,
+                    detected_at: intake.bytes,
+                });
+            } else if let Some(found) = looped.filter(|_| stopped.is_none()) {
+                answer.repetition = Some(found);
+                stopped = Some(Finish::Repetition);
+            }
+            self.streaming(&meter);
             if stopped.is_some() || answer.finish.is_some() {
                 break;
             }
         }
+        answer.usage = reported.map_or_else(|| meter.estimate(), |usage| meter.settle(usage));
         // Dropping the stream cancels the request when we stopped early.
         drop(stream);
         if stopped.is_none() && answer.error.is_none() {
@@ -446,6 +594,7 @@ struct Answer {
     items: usize,
     skipped: Vec<Skipped>,
     started: Instant,
+    repetition: Option<Loop>,
 }
 
 /// The items kept so far, across every answer of one extraction.
@@ -463,28 +612,38 @@ struct Intake<'k, 's, O> {
     sink: &'k mut (dyn FnMut(O) + Send + 's),
     dedupe: bool,
     max_items: Option<usize>,
-    guard: RepeatGuard<O>,
+    guard: ItemGuard<O>,
     items: usize,
     skipped: Vec<Skipped>,
+    /// Bytes of the answer fed to the decoder so far.
+    bytes: usize,
+    /// Where the last item that repeated nothing ended (about: the end of its delta).
+    new_item_at: usize,
 }
 
 impl<O> Intake<'_, '_, O> {
     /// Takes events; returns why generation must stop, if it must.
     fn take_all(&mut self, events: Vec<Event<O>>) -> Option<Finish> {
         for event in events {
-            match event {
-                Event::Skipped(skipped) => self.skipped.push(skipped),
-                Event::Item(item) => match self.guard.offer(item) {
-                    Verdict::Hold => {}
-                    Verdict::Loop => return Some(Finish::Repetition),
-                    Verdict::Emit(items) => {
-                        for item in items {
-                            if let Some(stop) = self.emit(item) {
-                                return Some(stop);
-                            }
+            let item = match event {
+                Event::Skipped(skipped) => {
+                    self.skipped.push(skipped);
+                    continue;
+                }
+                Event::Item(item) => item,
+            };
+            let key = canonical(&item.json);
+            match self.guard.offer(item, &key) {
+                Verdict::Hold => {}
+                Verdict::Loop => return Some(Finish::Repetition),
+                Verdict::Emit(items) => {
+                    self.new_item_at = self.bytes;
+                    for item in items {
+                        if let Some(stop) = self.emit(item) {
+                            return Some(stop);
                         }
                     }
-                },
+                }
             }
         }
         None
@@ -518,56 +677,6 @@ impl<O> Intake<'_, '_, O> {
         self.items += 1;
         (self.sink)(item.value);
         None
-    }
-}
-
-/// Detects a model repeating one item: holds back copies of the previous item until something else
-/// arrives (then they were legitimate) or `limit` identical items in a row arrived (a loop).
-struct RepeatGuard<O> {
-    limit: usize,
-    previous: Option<Value>,
-    run: usize,
-    held: Vec<Found<O>>,
-}
-
-enum Verdict<O> {
-    Emit(Vec<Found<O>>),
-    Hold,
-    Loop,
-}
-
-impl<O> RepeatGuard<O> {
-    fn new(limit: usize) -> Self {
-        RepeatGuard {
-            limit,
-            previous: None,
-            run: 0,
-            held: Vec::new(),
-        }
-    }
-
-    fn offer(&mut self, item: Found<O>) -> Verdict<O> {
-        if self.limit < 2 {
-            return Verdict::Emit(vec![item]);
-        }
-        if self.previous.as_ref() == Some(&item.json) {
-            self.run += 1;
-            if self.run >= self.limit {
-                self.held.clear();
-                return Verdict::Loop;
-            }
-            self.held.push(item);
-            return Verdict::Hold;
-        }
-        self.run = 1;
-        self.previous = Some(item.json.clone());
-        let mut out = std::mem::take(&mut self.held);
-        out.push(item);
-        Verdict::Emit(out)
-    }
-
-    fn release(&mut self) -> Vec<Found<O>> {
-        std::mem::take(&mut self.held)
     }
 }
 
@@ -626,6 +735,8 @@ fn failed_attempt(kind: AttemptKind, err: &LlmError, started: Instant) -> Attemp
         error: Some(AttemptError::Llm(err.clone())),
         usage: Usage::default(),
         finish: None,
+        repetition: None,
+        sampling: Sampling::default(),
         items: 0,
         elapsed: started.elapsed(),
     }
@@ -658,14 +769,6 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn item(json: Value) -> Found<Value> {
-        Found {
-            value: json.clone(),
-            json,
-            repairs: Vec::new(),
-        }
-    }
-
     #[test]
     fn canonical_ignores_key_order() {
         assert_eq!(
@@ -673,20 +776,5 @@ mod tests {
             canonical(&json!({"b": [true, {"c": "x", "d": null}], "a": 1}))
         );
         assert_ne!(canonical(&json!({"a": 1})), canonical(&json!({"a": "1"})));
-    }
-
-    #[test]
-    fn the_guard_releases_pairs_and_stops_loops() {
-        let mut guard = RepeatGuard::new(3);
-        assert!(matches!(guard.offer(item(json!(1))), Verdict::Emit(v) if v.len() == 1));
-        assert!(matches!(guard.offer(item(json!(1))), Verdict::Hold));
-        assert!(matches!(guard.offer(item(json!(2))), Verdict::Emit(v) if v.len() == 2));
-        assert!(matches!(guard.offer(item(json!(2))), Verdict::Hold));
-        assert!(matches!(guard.offer(item(json!(2))), Verdict::Loop));
-        assert!(guard.release().is_empty());
-        let mut off = RepeatGuard::new(0);
-        for _ in 0..5 {
-            assert!(matches!(off.offer(item(json!(1))), Verdict::Emit(_)));
-        }
     }
 }

@@ -3,7 +3,7 @@
 use super::wording::TemplateError;
 use crate::error::SchemaError;
 use crate::llm::{LlmError, Usage};
-use crate::parse::ParseError;
+use crate::parse::{Loop, ParseError};
 use crate::report::{Attempt, Report};
 use serde_json::Value;
 
@@ -45,6 +45,10 @@ pub enum ExtractErrorKind {
     Invalid(ParseError),
     /// The answer was cut off by the token limit and what arrived does not validate: raise `max_tokens`.
     Truncated(ParseError),
+    /// The model looped on every attempt (each was stopped early, see [`Attempt::repetition`]); this is
+    /// the last loop. Raise the recovery penalty or temperature ([`LoopGuard`](crate::parse::LoopGuard)),
+    /// or try a larger model.
+    Repetition(Loop),
     /// The token budget was spent before a valid answer.
     Budget {
         /// The budget.
@@ -125,6 +129,11 @@ impl std::fmt::Display for ExtractErrorKind {
                 f,
                 "the answer was cut off by the token limit and is not valid as it stands ({err}); \
                  raise max_tokens"
+            ),
+            ExtractErrorKind::Repetition(found) => write!(
+                f,
+                "the model looped on every attempt ({found}); raise the recovery penalty or \
+                 temperature of the loop guard, or use a larger model"
             ),
             ExtractErrorKind::Budget { budget, spent } => write!(
                 f,
@@ -223,8 +232,11 @@ mod tests {
             usage: Usage {
                 prompt_tokens: 10,
                 completion_tokens: 5,
+                estimated: false,
             },
             finish: Some(crate::llm::Finish::Stop),
+            repetition: None,
+            sampling: crate::report::Sampling::default(),
             items: 0,
             elapsed: std::time::Duration::ZERO,
         });

@@ -8,7 +8,7 @@ use super::error::ExtractError;
 use super::stream::ExtractStream;
 use super::target::{Typed, Untyped};
 use crate::llm::Llm;
-use crate::parse::ParseOptions;
+use crate::parse::{LoopGuard, ParseOptions};
 use crate::report::Extraction;
 use crate::schema::SchemaSet;
 use crate::Extract;
@@ -95,19 +95,23 @@ impl<L: Llm> Extractor<L> {
         self
     }
 
-    /// The most tokens one answer may have (default: the backend's default).
+    /// The most tokens one answer may have. By default it is derived from the schema where the schema
+    /// bounds the value (string `maxLength`, `maxItems`, enums, numbers, booleans: their longest JSON
+    /// text, one token per byte, plus a margin), and otherwise 1024 for one value and 4096 for a list
+    /// (see the crate README); `max_tokens` overrides both.
     pub fn max_tokens(mut self, tokens: u32) -> Self {
         self.config.max_tokens = Some(tokens);
         self
     }
 
-    /// The sampling temperature.
+    /// The sampling temperature (default 0: greedy, the same answer for the same request on every
+    /// backend; a loop is then recovered by the [`LoopGuard`] instead of by chance).
     pub fn temperature(mut self, temperature: f32) -> Self {
         self.config.temperature = Some(temperature);
         self
     }
 
-    /// The sampling seed.
+    /// The sampling seed (default 0, sent to every backend that takes one).
     pub fn seed(mut self, seed: u64) -> Self {
         self.config.seed = Some(seed);
         self
@@ -146,11 +150,23 @@ impl<L: Llm> Extractor<L> {
         self
     }
 
-    /// After this many identical items in a row, `extract_all` stops the generation (the model is looping),
-    /// keeps one copy and reports [`Finish::Repetition`](crate::Finish::Repetition) (default 3; below 2 turns
-    /// the check off).
+    /// After this many items in a row that each repeat one of the recent items (`A, A, A` or
+    /// `A, B, A, B`), `extract_all` stops the generation (the model is looping), keeps the first copies and
+    /// reports [`Finish::Repetition`](crate::Finish::Repetition) (default 3; below 2 turns the item check
+    /// off). Shorthand for [`LoopGuard::max_recurring_items`] (this minus one).
     pub fn repeat_limit(mut self, items: usize) -> Self {
-        self.config.repeat_limit = items;
+        self.config.loop_guard.max_recurring_items = items.saturating_sub(1);
+        self
+    }
+
+    /// When a streamed answer counts as a loop and what the next attempt changes (default
+    /// [`LoopGuard::default`]; [`LoopGuard::off`] turns detection off). Every answer is streamed and
+    /// checked as it arrives, one value or many; a loop stops the generation at once (the stream is
+    /// dropped, which cancels it), the attempt ends with [`Finish::Repetition`](crate::Finish::Repetition)
+    /// and, within `max_attempts`, a recovery attempt follows with a repeat penalty, then also a small
+    /// temperature with a fixed seed; for a list it continues after the last good item.
+    pub fn loop_guard(mut self, guard: LoopGuard) -> Self {
+        self.config.loop_guard = guard;
         self
     }
 
@@ -165,6 +181,7 @@ impl<L: Llm> Extractor<L> {
         Engine {
             llm: &self.llm,
             config: &self.config,
+            spent: None,
         }
     }
 
@@ -194,7 +211,8 @@ impl<L: Llm> Extractor<L> {
     pub fn extract_stream<T: Extract>(&self, input: impl Into<Input>) -> ExtractStream<'_, T> {
         let input = input.into();
         let engine = self.engine();
-        ExtractStream::start(move |mut sink| async move {
+        ExtractStream::start(move |mut sink, spent| async move {
+            let engine = engine.with_spent(&spent);
             let done = engine.many(&Typed::<T>::new(), input, &mut *sink).await?;
             Ok(done.report)
         })
@@ -232,7 +250,8 @@ impl<L: Llm> Extractor<L> {
     ) -> ExtractStream<'a, Value> {
         let input = input.into();
         let engine = self.engine();
-        ExtractStream::start(move |mut sink| async move {
+        ExtractStream::start(move |mut sink, spent| async move {
+            let engine = engine.with_spent(&spent);
             let done = engine.many(&Untyped(schema), input, &mut *sink).await?;
             Ok(done.report)
         })

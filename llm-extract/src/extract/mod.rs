@@ -11,8 +11,12 @@ mod config;
 mod engine;
 mod error;
 mod extractor;
+mod loops;
+mod meter;
 mod stream;
 mod target;
+mod tokens;
+mod watch;
 mod wording;
 
 pub use config::{Input, Mode};
@@ -98,10 +102,11 @@ pub trait Extract: Schema {
     /// Like [`Extract::extract_all`], but yields each item as soon as it is complete.
     fn extract_stream<'a, L: Llm + ?Sized>(llm: &'a L, text: &str) -> ExtractStream<'a, Self> {
         let input = Input::text(text);
-        ExtractStream::start(move |mut sink| async move {
+        ExtractStream::start(move |mut sink, spent| async move {
             let extractor = Extractor::new(llm);
             let done = extractor
                 .engine()
+                .with_spent(&spent)
                 .many(&target::Typed::<Self>::new(), input, &mut *sink)
                 .await?;
             Ok(done.report)

@@ -5,7 +5,8 @@
 //! `'static` bounds.
 
 use super::error::ExtractError;
-use crate::llm::BoxFuture;
+use super::meter::Spent;
+use crate::llm::{BoxFuture, Usage};
 use crate::report::Report;
 use futures_core::Stream;
 use std::collections::VecDeque;
@@ -17,7 +18,9 @@ use std::task::{Context, Poll};
 /// A stream of extracted items, each yielded as soon as its line (or array element) is complete.
 ///
 /// An error, if any, is the last item; items yielded before it stay valid. When the stream has ended
-/// without error, [`ExtractStream::report`] holds the attempts, usage, finish and skipped lines.
+/// without error, [`ExtractStream::report`] holds the attempts, usage, finish and skipped lines. A
+/// caller that stops reading early can still read what was spent with [`ExtractStream::usage`]; dropping
+/// the stream cancels the request and logs that cost (a `tracing` event at INFO).
 ///
 /// ```
 /// use futures_util::StreamExt;
@@ -48,6 +51,7 @@ pub struct ExtractStream<'a, O> {
     queue: Arc<Mutex<VecDeque<O>>>,
     report: Option<Report>,
     error: Option<ExtractError>,
+    spent: Arc<Spent>,
 }
 
 /// Where the loop puts the items of a stream.
@@ -68,7 +72,7 @@ impl<'a, O: Send + 'a> ExtractStream<'a, O> {
     /// Starts `run` with a sink feeding this stream.
     pub(crate) fn start<F, Fut>(run: F) -> Self
     where
-        F: FnOnce(Box<dyn FnMut(O) + Send + 'a>) -> Fut,
+        F: FnOnce(Box<dyn FnMut(O) + Send + 'a>, Arc<Spent>) -> Fut,
         Fut: Future<Output = Result<Report, ExtractError>> + Send + 'a,
     {
         let queue = Arc::new(Mutex::new(VecDeque::new()));
@@ -76,11 +80,13 @@ impl<'a, O: Send + 'a> ExtractStream<'a, O> {
             queue: Arc::clone(&queue),
         };
         let push: Box<dyn FnMut(O) + Send + 'a> = Box::new(move |item| sink.push(item));
+        let spent = Arc::new(Spent::default());
         ExtractStream {
-            run: Some(Box::pin(run(push))),
+            run: Some(Box::pin(run(push, Arc::clone(&spent)))),
             queue,
             report: None,
             error: None,
+            spent,
         }
     }
 }
@@ -89,6 +95,16 @@ impl<O> ExtractStream<'_, O> {
     /// The ledger, once the stream has ended without error (on error, the error carries it).
     pub fn report(&self) -> Option<&Report> {
         self.report.as_ref()
+    }
+
+    /// The tokens spent so far: every finished attempt plus the estimate of the answer streaming now
+    /// ([`Usage::estimated`]). Once the stream has ended, the same as the report's usage.
+    pub fn usage(&self) -> Usage {
+        match (&self.report, &self.error) {
+            (Some(report), _) => report.usage,
+            (None, Some(error)) => error.usage(),
+            (None, None) => self.spent.total(),
+        }
     }
 
     fn pop(&self) -> Option<O> {
@@ -129,6 +145,20 @@ impl<O> Stream for ExtractStream<'_, O> {
             }
         }
         Poll::Ready(this.error.take().map(Err))
+    }
+}
+
+impl<O> Drop for ExtractStream<'_, O> {
+    fn drop(&mut self) {
+        if self.run.is_some() {
+            let usage = self.spent.total();
+            tracing::info!(
+                prompt_tokens = usage.prompt_tokens,
+                completion_tokens = usage.completion_tokens,
+                estimated = usage.estimated,
+                "extraction stream dropped before its end; the request is cancelled"
+            );
+        }
     }
 }
 

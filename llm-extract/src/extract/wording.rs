@@ -279,6 +279,14 @@ pub(crate) fn continue_after(kept: usize) -> String {
     )
 }
 
+/// The user turn after an answer stopped because its items were looping: the items kept are done.
+pub(crate) fn continue_after_loop(kept: usize) -> String {
+    format!(
+        "Your answer was stopped because it repeated items. The {kept} items above are done. Continue \
+         with the items of the text that are not above, in the same format; if there are none, end the answer."
+    )
+}
+
 /// The assistant turn standing for the complete items so far (never the cut-off answer itself), at most
 /// `max_chars` long: the most recent items are kept, since the model continues after the last one.
 pub(crate) fn items_turn(items: &[Value], shape: AnswerShape, max_chars: usize) -> String {

@@ -795,6 +795,12 @@ impl Engine {
             prompt_tokens: prompt.len(),
             stops: StopScanner::new(&request.stop),
             prompt_time: started.elapsed(),
+            // A request's penalty replaces the load-time factor, over the same window.
+            repeat_penalty: request
+                .repeat_penalty
+                .map_or(self.settings.repeat_penalty, |factor| {
+                    (factor, self.settings.repeat_penalty.1)
+                }),
         })
     }
 }
@@ -1005,6 +1011,7 @@ struct Run<'a> {
     prompt_tokens: usize,
     stops: StopScanner,
     prompt_time: Duration,
+    repeat_penalty: (f32, usize),
 }
 
 impl Run<'_> {
@@ -1021,7 +1028,7 @@ impl Run<'_> {
         let mut piece = Vec::new();
         let mut step: Vec<LlamaToken> = Vec::new();
         let mut mask_ids: Vec<i32> = Vec::new();
-        let (factor, last_n) = self.engine.settings.repeat_penalty;
+        let (factor, last_n) = self.repeat_penalty;
         let mut penalty = RepeatPenalty::new(factor, last_n, self.engine.model.n_vocab());
         let mut forced_count: u64 = 0;
         let fail = |message: String, text: &str| LlamaCppError::Engine {
@@ -1166,6 +1173,7 @@ impl Run<'_> {
             usage: Usage {
                 prompt_tokens: self.prompt_tokens as u64,
                 completion_tokens: u64::from(generated),
+                estimated: false,
             },
             finish,
             model: Some(self.engine.name.clone()),

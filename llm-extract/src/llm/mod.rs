@@ -98,6 +98,10 @@ pub struct ChatRequest {
     pub max_tokens: Option<u32>,
     /// A sampling seed, for reproducible answers where the backend supports it.
     pub seed: Option<u64>,
+    /// A repeat penalty (1.0 is none; above 1 makes tokens generated recently less likely), mapped to
+    /// what the backend has: Ollama's `repeat_penalty`, the OpenAI-compatible `frequency_penalty` (the
+    /// factor minus one) plus llama-server's own `repeat_penalty`, the embedded engine's sampler.
+    pub repeat_penalty: Option<f32>,
     /// Strings that end generation.
     pub stop: Vec<String>,
     /// The answer is JSON Lines: `schema` describes one line, and the answer is one compact value per line.
@@ -140,6 +144,11 @@ impl ChatRequest {
         self.seed = Some(seed);
         self
     }
+    /// Sets the repeat penalty (see [`ChatRequest::repeat_penalty`]).
+    pub fn with_repeat_penalty(mut self, penalty: f32) -> Self {
+        self.repeat_penalty = Some(penalty);
+        self
+    }
     /// Asks for JSON Lines: `schema` (if any) then describes one line. See [`ChatRequest::json_lines`].
     pub fn with_json_lines(mut self, json_lines: bool) -> Self {
         self.json_lines = json_lines;
@@ -167,12 +176,21 @@ impl ChatRequest {
 }
 
 /// Token counts.
+///
+/// Servers send their counts only at the end of an answer. When the extraction stops a stream early (a
+/// loop, `max_items`, a broken stream, a dropped stream) or a server sends no counts, the figure is
+/// estimated instead and `estimated` is set: one completion token per streamed text event (servers
+/// stream one event per generated token: Ollama one NDJSON line, OpenAI-compatible servers one SSE
+/// chunk, the embedded engine one piece) and a prompt of one token per four bytes of its text.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Usage {
     /// Tokens in the prompt.
     pub prompt_tokens: u64,
     /// Tokens generated.
     pub completion_tokens: u64,
+    /// Whether any part of these counts is an estimate rather than the backend's own count.
+    #[serde(default)]
+    pub estimated: bool,
 }
 
 impl Usage {
@@ -188,6 +206,7 @@ impl std::ops::Add for Usage {
         Usage {
             prompt_tokens: self.prompt_tokens.saturating_add(rhs.prompt_tokens),
             completion_tokens: self.completion_tokens.saturating_add(rhs.completion_tokens),
+            estimated: self.estimated || rhs.estimated,
         }
     }
 }
@@ -207,7 +226,8 @@ pub enum Finish {
     Stop,
     /// The token limit or the context was reached: the answer is truncated.
     Length,
-    /// We stopped it: the model was repeating one item (degenerate repetition).
+    /// We stopped it: the model was looping (one character, a phrase or items repeating); the attempt's
+    /// [`Attempt::repetition`](crate::report::Attempt::repetition) says what and where.
     Repetition,
     /// We stopped it: the requested maximum number of items was reached.
     MaxItems,
@@ -249,6 +269,7 @@ impl ChatResponse {
         self.usage = Usage {
             prompt_tokens,
             completion_tokens,
+            estimated: false,
         };
         self
     }

@@ -324,6 +324,9 @@ impl Ollama {
         if let Some(seed) = request.seed {
             options.insert("seed".into(), json!(seed));
         }
+        if let Some(penalty) = request.repeat_penalty {
+            options.insert("repeat_penalty".into(), json!(penalty));
+        }
         if !request.stop.is_empty() {
             options.insert("stop".into(), json!(request.stop));
         }
@@ -478,6 +481,7 @@ impl Chunk {
             usage: Usage {
                 prompt_tokens: count("prompt_eval_count"),
                 completion_tokens: count("eval_count"),
+                estimated: false,
             },
             model: value
                 .get("model")

@@ -227,6 +227,14 @@ impl OpenAiCompatible {
         if let Some(seed) = request.seed {
             body.insert("seed".into(), json!(seed));
         }
+        if let Some(penalty) = request.repeat_penalty {
+            // The standard field every OpenAI-compatible server takes (llama-server included): a
+            // multiplicative penalty of 1.3 becomes a frequency penalty of 0.3, within OpenAI's [-2, 2].
+            body.insert(
+                "frequency_penalty".into(),
+                json!((penalty - 1.0).clamp(-2.0, 2.0)),
+            );
+        }
         if !request.stop.is_empty() {
             body.insert("stop".into(), json!(request.stop));
         }
@@ -379,6 +387,7 @@ fn usage(value: Option<&Value>) -> Option<Usage> {
     Some(Usage {
         prompt_tokens: count("prompt_tokens"),
         completion_tokens: count("completion_tokens"),
+        estimated: false,
     })
 }
 

@@ -70,6 +70,7 @@ mod lenient;
 mod lines;
 mod one;
 mod pipeline;
+mod repetition;
 pub(crate) mod typed;
 mod work;
 
@@ -78,6 +79,7 @@ pub use error::ParseError;
 pub use lines::{parse_lines, parse_lines_value, parse_lines_with};
 pub use one::{parse, parse_value, parse_with};
 pub(crate) use pipeline::deserialize;
+pub use repetition::{ItemVerdict, ItemWindow, Loop, LoopGuard, LoopKind, Repeats};
 
 use crate::validate::Violation;
 

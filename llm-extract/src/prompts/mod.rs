@@ -718,7 +718,7 @@ impl<'p, L: Llm> PromptCall<'p, L> {
         };
         let rendered = prompt.render(input)?;
         let extractor = self.extractor();
-        Ok(ExtractStream::start(move |mut sink| async move {
+        Ok(ExtractStream::start(move |mut sink, _spent| async move {
             let mut items =
                 extractor.extract_value_stream(schema.schema_set(), Input::text(rendered));
             while let Some(item) = items.next().await {
@@ -755,10 +755,10 @@ impl<'p, L: Llm> PromptCall<'p, L> {
         if let Some(tokens) = self.max_tokens {
             request = request.with_max_tokens(tokens);
         }
-        if let Some(temperature) = self.temperature {
-            request = request.with_temperature(temperature);
-        }
+        // Greedy and seeded unless the config says otherwise, like every extraction.
         request
+            .with_temperature(self.temperature.unwrap_or(0.0))
+            .with_seed(0)
     }
 }
 

@@ -1,0 +1,109 @@
+//! One answer of one value, streamed and watched: every delta goes through the loop detector, and a loop
+//! drops the stream at once (the embedded engine stops at its next token, an HTTP backend's connection
+//! closes). What the answer cost is counted as it streams, so a stopped or broken answer still has a
+//! cost.
+
+use super::meter::{Meter, Spent};
+use crate::llm::{ChatEvent, ChatRequest, ChatResponse, Finish, Llm, LlmError, Usage};
+use crate::parse::{Loop, LoopGuard, Repeats};
+use futures_util::StreamExt;
+
+/// How one watched answer ended.
+pub(crate) struct Watched {
+    /// The answer, or the backend's failure.
+    pub response: Result<ChatResponse, LlmError>,
+    /// The loop that stopped it (then `response` is `Ok` with [`Finish::Repetition`]).
+    pub repetition: Option<Loop>,
+    /// What it cost (estimated where the backend did not say).
+    pub usage: Usage,
+}
+
+/// Sends `request` and watches its answer. With the guard off, the answer is not streamed (the
+/// backend's `chat`), as before loop detection.
+pub(crate) async fn watch(
+    llm: &dyn Llm,
+    request: ChatRequest,
+    guard: LoopGuard,
+    spent: Option<&Spent>,
+) -> Watched {
+    if !guard.is_on() {
+        let response = llm.chat(request).await;
+        let usage = response.as_ref().map(|r| r.usage).unwrap_or_default();
+        return Watched {
+            response,
+            repetition: None,
+            usage,
+        };
+    }
+    let mut meter = Meter::new(&request);
+    let failed = |err, usage| Watched {
+        response: Err(err),
+        repetition: None,
+        usage,
+    };
+    let mut stream = match llm.chat_stream(request).await {
+        Ok(stream) => stream,
+        Err(err) => return failed(err, Usage::default()),
+    };
+    let mut repeats = Repeats::new(guard);
+    let mut text = String::new();
+    let mut thinking = String::new();
+    while let Some(event) = stream.next().await {
+        match event {
+            Ok(ChatEvent::Delta(delta)) => {
+                meter.event();
+                text.push_str(&delta);
+                if let Some(found) = repeats.feed(delta.as_bytes()) {
+                    // Dropping the stream cancels the generation.
+                    drop(stream);
+                    let usage = meter.estimate();
+                    if let Some(spent) = spent {
+                        spent.streaming(usage);
+                    }
+                    let response = ChatResponse {
+                        text,
+                        thinking: Some(thinking).filter(|t| !t.is_empty()),
+                        usage,
+                        finish: Finish::Repetition,
+                        model: None,
+                    };
+                    return Watched {
+                        response: Ok(response),
+                        repetition: Some(found),
+                        usage,
+                    };
+                }
+            }
+            Ok(ChatEvent::Thinking(more)) => {
+                meter.event();
+                thinking.push_str(&more);
+            }
+            Ok(ChatEvent::Done(mut done)) => {
+                if done.text.is_empty() {
+                    done.text = text;
+                }
+                if done.thinking.is_none() && !thinking.is_empty() {
+                    done.thinking = Some(thinking);
+                }
+                done.usage = meter.settle(done.usage);
+                let usage = done.usage;
+                return Watched {
+                    response: Ok(done),
+                    repetition: None,
+                    usage,
+                };
+            }
+            Err(err) => return failed(err, meter.estimate()),
+        }
+        if let Some(spent) = spent {
+            spent.streaming(meter.estimate());
+        }
+    }
+    failed(
+        LlmError::Stream {
+            message: "the stream ended without a final summary".into(),
+            partial: text,
+        },
+        meter.estimate(),
+    )
+}

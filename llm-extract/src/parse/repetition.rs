@@ -1,0 +1,462 @@
+//! Loop detection in a streamed answer: a small state machine fed every delta, and a window over the
+//! items a list has completed.
+//!
+//! A small model under a grammar often degenerates into text that is valid JSON but never ends: a digit
+//! run inside a number or string (`"125000000000…`), a short phrase repeated, whitespace between tokens,
+//! or list items that cycle (`A, B, A, B, …`). The grammar cannot stop it, so the extraction loop asks
+//! these detectors after every delta and drops the stream when one fires.
+//!
+//! - [`Repeats`] sees the bytes. For each period `p` up to [`LoopGuard::max_period`] it keeps the number
+//!   of consecutive bytes equal to the byte `p` positions back (a ring buffer of the last bytes), so a
+//!   substring of period `p` repeated is seen in `O(max_period)` work per byte, with no re-scan of the
+//!   prefix. It also counts one byte repeated inside a string or number, and whitespace between tokens
+//!   (a lexer state of three flags tells the two apart).
+//! - [`ItemWindow`] sees the completed items (as a hash of their canonical text): an item equal to one of
+//!   the last [`LoopGuard::item_window`] items recurs; [`LoopGuard::max_recurring_items`] recurring items
+//!   in a row are a loop (one item repeated, or a cycle of several).
+//!
+//! Both are linear in the answer and hold a bounded amount of state. The defaults and the measurements
+//! behind them are in BENCHMARKS.md ("Loops").
+
+use std::collections::VecDeque;
+
+/// When a streamed answer counts as a loop, and what the next attempt changes. [`LoopGuard::off`] turns
+/// every check off.
+///
+/// ```
+/// use llm_extract::parse::LoopGuard;
+///
+/// let guard = LoopGuard::default().max_run(48).max_recurring_items(3);
+/// assert!(guard.is_on());
+/// assert!(!LoopGuard::off().is_on());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub struct LoopGuard {
+    /// One byte repeated more than this many times in a row inside a string or a number is a loop
+    /// (default 32; 0 turns the check off).
+    pub max_run: usize,
+    /// The longest period (in bytes) of a repeated substring that is checked (default 64; 0 turns the
+    /// check off). Work per byte is proportional to it.
+    pub max_period: usize,
+    /// How many times a substring must repeat back to back (default 3)...
+    pub min_repeats: usize,
+    /// ...and over how many bytes at least (default 64), to be a loop.
+    pub min_span: usize,
+    /// Whitespace between tokens longer than this many bytes is a loop (default 48; 0 turns the check
+    /// off).
+    pub max_whitespace: usize,
+    /// How many of the last completed items a new item is compared with (default 16).
+    pub item_window: usize,
+    /// This many items in a row that each equal one in the window are a loop (default 2: `A, A, A` or
+    /// `A, B, A, B`; 0 turns the check off).
+    pub max_recurring_items: usize,
+    /// The repeat penalty of the attempt after a loop, where the backend has one (default 1.3).
+    pub recovery_penalty: f32,
+    /// The temperature of the second attempt after a loop and later, with a fixed seed (default 0.3;
+    /// the first recovery keeps the temperature and adds only the penalty).
+    pub recovery_temperature: f32,
+    /// The seed sent with [`LoopGuard::recovery_temperature`] when the caller set none (default 7).
+    pub recovery_seed: u64,
+}
+
+impl Default for LoopGuard {
+    fn default() -> Self {
+        LoopGuard {
+            max_run: 32,
+            max_period: 64,
+            min_repeats: 3,
+            min_span: 64,
+            max_whitespace: 48,
+            item_window: 16,
+            max_recurring_items: 2,
+            recovery_penalty: 1.3,
+            recovery_temperature: 0.3,
+            recovery_seed: 7,
+        }
+    }
+}
+
+impl LoopGuard {
+    /// Every check off: answers run to the token limit, as before loop detection.
+    pub fn off() -> Self {
+        LoopGuard {
+            max_run: 0,
+            max_period: 0,
+            max_whitespace: 0,
+            max_recurring_items: 0,
+            ..LoopGuard::default()
+        }
+    }
+
+    /// Whether any check is on.
+    pub fn is_on(&self) -> bool {
+        self.bytes_on() || self.max_recurring_items > 0
+    }
+
+    fn bytes_on(&self) -> bool {
+        self.max_run > 0 || self.max_period > 0 || self.max_whitespace > 0
+    }
+
+    /// Sets [`LoopGuard::max_run`].
+    pub fn max_run(mut self, bytes: usize) -> Self {
+        self.max_run = bytes;
+        self
+    }
+
+    /// Sets [`LoopGuard::max_period`], [`LoopGuard::min_repeats`] and [`LoopGuard::min_span`].
+    pub fn period(mut self, max_period: usize, min_repeats: usize, min_span: usize) -> Self {
+        self.max_period = max_period;
+        self.min_repeats = min_repeats;
+        self.min_span = min_span;
+        self
+    }
+
+    /// Sets [`LoopGuard::max_whitespace`].
+    pub fn max_whitespace(mut self, bytes: usize) -> Self {
+        self.max_whitespace = bytes;
+        self
+    }
+
+    /// Sets [`LoopGuard::item_window`].
+    pub fn item_window(mut self, items: usize) -> Self {
+        self.item_window = items;
+        self
+    }
+
+    /// Sets [`LoopGuard::max_recurring_items`].
+    pub fn max_recurring_items(mut self, items: usize) -> Self {
+        self.max_recurring_items = items;
+        self
+    }
+
+    /// Sets what the attempt after a loop changes: the repeat penalty, then also the temperature (with
+    /// `seed` when the caller set none).
+    pub fn recovery(mut self, penalty: f32, temperature: f32, seed: u64) -> Self {
+        self.recovery_penalty = penalty;
+        self.recovery_temperature = temperature;
+        self.recovery_seed = seed;
+        self
+    }
+}
+
+/// What kind of loop was seen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LoopKind {
+    /// One byte repeated inside a string or a number (`"1250000000…`).
+    Run,
+    /// A substring of this many bytes repeated back to back.
+    Period(usize),
+    /// Whitespace between tokens that does not end.
+    Whitespace,
+    /// Completed items that each repeat a recent one (one item again and again, or a cycle).
+    Items,
+}
+
+/// A loop in an answer: what kind, and where it started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Loop {
+    /// What repeated.
+    pub kind: LoopKind,
+    /// The byte offset in the answer where the repetition began (for [`LoopKind::Items`], the end of
+    /// the last item that was not a repeat).
+    pub start: usize,
+    /// The byte offset at which it was detected (how much of the answer had arrived).
+    pub detected_at: usize,
+}
+
+impl std::fmt::Display for Loop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.kind {
+            LoopKind::Run => f.write_str("one character repeated")?,
+            LoopKind::Period(p) => write!(f, "a {p}-byte sequence repeated")?,
+            LoopKind::Whitespace => f.write_str("whitespace without end")?,
+            LoopKind::Items => f.write_str("items repeating")?,
+        }
+        write!(
+            f,
+            " from byte {} (seen at byte {})",
+            self.start, self.detected_at
+        )
+    }
+}
+
+/// The byte-level detector: feed it every delta of one answer.
+#[derive(Debug, Clone)]
+pub struct Repeats {
+    guard: LoopGuard,
+    /// Bytes seen so far.
+    offset: usize,
+    /// The last `max_period` bytes, newest last.
+    recent: VecDeque<u8>,
+    /// For period `p` (index `p - 2`): consecutive bytes equal to the byte `p` back.
+    matches: Vec<usize>,
+    /// The current run of one byte, and the byte.
+    run: usize,
+    last: Option<u8>,
+    /// Whitespace bytes in a row outside strings.
+    whitespace: usize,
+    in_string: bool,
+    escaped: bool,
+    /// Inside a number (outside strings, after a digit or sign).
+    in_number: bool,
+    found: Option<Loop>,
+}
+
+impl Repeats {
+    /// A detector with these settings.
+    pub fn new(guard: LoopGuard) -> Self {
+        let periods = guard.max_period.saturating_sub(1);
+        Repeats {
+            guard,
+            offset: 0,
+            recent: VecDeque::with_capacity(guard.max_period),
+            matches: vec![0; periods],
+            run: 0,
+            last: None,
+            whitespace: 0,
+            in_string: false,
+            escaped: false,
+            in_number: false,
+            found: None,
+        }
+    }
+
+    /// Feeds the next bytes of the answer; returns the loop once one is seen (and from then on).
+    pub fn feed(&mut self, bytes: &[u8]) -> Option<Loop> {
+        if self.found.is_some() || !self.guard.bytes_on() {
+            return self.found;
+        }
+        for &byte in bytes {
+            if let Some(found) = self.step(byte) {
+                self.found = Some(found);
+                return self.found;
+            }
+        }
+        None
+    }
+
+    /// The bytes fed so far.
+    pub fn offset(&self) -> usize {
+        self.offset
+    }
+
+    fn step(&mut self, byte: u8) -> Option<Loop> {
+        let at = self.offset;
+        self.offset += 1;
+        let guard = self.guard;
+        let found = |kind, length: usize| Loop {
+            kind,
+            start: at + 1 - length,
+            detected_at: at + 1,
+        };
+
+        // Lexer state: strings (with escapes), numbers, whitespace between tokens.
+        let was_in_string = self.in_string;
+        if self.in_string {
+            if self.escaped {
+                self.escaped = false;
+            } else if byte == b'\\' {
+                self.escaped = true;
+            } else if byte == b'"' {
+                self.in_string = false;
+            }
+        } else if byte == b'"' {
+            self.in_string = true;
+            self.in_number = false;
+        } else {
+            self.in_number = byte.is_ascii_digit()
+                || (self.in_number && matches!(byte, b'.' | b'e' | b'E' | b'+' | b'-'))
+                || byte == b'-';
+        }
+        let between_tokens = !was_in_string && !self.in_string;
+        if between_tokens && byte.is_ascii_whitespace() {
+            self.whitespace += 1;
+            if guard.max_whitespace > 0 && self.whitespace > guard.max_whitespace {
+                return Some(found(LoopKind::Whitespace, self.whitespace));
+            }
+        } else {
+            self.whitespace = 0;
+        }
+
+        // One byte repeated, inside a string or a number.
+        if self.last == Some(byte) {
+            self.run += 1;
+        } else {
+            self.run = 1;
+            self.last = Some(byte);
+        }
+        let in_value = (was_in_string && self.in_string) || self.in_number;
+        if in_value && guard.max_run > 0 && self.run > guard.max_run {
+            return Some(found(LoopKind::Run, self.run));
+        }
+
+        // Periods 2..=max_period: consecutive bytes equal to the one p back.
+        if guard.max_period >= 2 {
+            let len = self.recent.len();
+            let mut hit = None;
+            for (i, count) in self.matches.iter_mut().enumerate() {
+                let p = i + 2;
+                let same = len >= p && self.recent.get(len - p) == Some(&byte);
+                if same {
+                    *count += 1;
+                    let span = *count + p;
+                    let needed = (guard.min_repeats.max(2) * p).max(guard.min_span);
+                    if span >= needed && hit.is_none() {
+                        hit = Some(found(LoopKind::Period(p), span));
+                    }
+                } else {
+                    *count = 0;
+                }
+            }
+            if self.recent.len() == guard.max_period {
+                self.recent.pop_front();
+            }
+            self.recent.push_back(byte);
+            if let Some(hit) = hit {
+                // A run of one byte also repeats with every period; report it as the run it is.
+                if self.run >= hit.detected_at - hit.start {
+                    return Some(found(LoopKind::Run, self.run));
+                }
+                return Some(hit);
+            }
+        }
+        None
+    }
+}
+
+/// What [`ItemWindow::offer`] decided about one completed item.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ItemVerdict {
+    /// Not among the recent items: the items held back so far were legitimate.
+    New,
+    /// Equal to a recent item: hold it back until the next new item shows whether it was a loop.
+    Recurs,
+    /// Too many recurring items in a row: a loop.
+    Loop,
+}
+
+/// The item-level detector: offer it a hash of each completed item's canonical text.
+#[derive(Debug, Clone)]
+pub struct ItemWindow {
+    guard: LoopGuard,
+    recent: VecDeque<u64>,
+    recurring: usize,
+}
+
+impl ItemWindow {
+    /// A window with these settings.
+    pub fn new(guard: LoopGuard) -> Self {
+        ItemWindow {
+            guard,
+            recent: VecDeque::with_capacity(guard.item_window.min(1024)),
+            recurring: 0,
+        }
+    }
+
+    /// Offers the next completed item.
+    pub fn offer(&mut self, hash: u64) -> ItemVerdict {
+        if self.guard.max_recurring_items == 0 {
+            return ItemVerdict::New;
+        }
+        let recurs = self.recent.contains(&hash);
+        if self.guard.item_window > 0 {
+            if self.recent.len() >= self.guard.item_window {
+                self.recent.pop_front();
+            }
+            self.recent.push_back(hash);
+        }
+        if !recurs {
+            self.recurring = 0;
+            return ItemVerdict::New;
+        }
+        self.recurring += 1;
+        if self.recurring >= self.guard.max_recurring_items {
+            ItemVerdict::Loop
+        } else {
+            ItemVerdict::Recurs
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn first_loop(text: &str, guard: LoopGuard) -> Option<Loop> {
+        let mut repeats = Repeats::new(guard);
+        // Fed in small pieces, like a stream.
+        text.as_bytes()
+            .chunks(3)
+            .find_map(|chunk| repeats.feed(chunk))
+    }
+
+    #[test]
+    fn a_digit_run_in_a_string_stops_after_max_run() {
+        let text = format!(r#"{{"invoice_number": "125{}"#, "0".repeat(200));
+        let found = first_loop(&text, LoopGuard::default()).unwrap();
+        assert_eq!(found.kind, LoopKind::Run);
+        assert_eq!(found.start, text.find("00").unwrap());
+        assert_eq!(found.detected_at - found.start, 33);
+    }
+
+    #[test]
+    fn a_digit_run_in_a_number_stops_too() {
+        let text = format!(r#"{{"total": 1{}"#, "9".repeat(100));
+        assert_eq!(
+            first_loop(&text, LoopGuard::default()).map(|l| l.kind),
+            Some(LoopKind::Run)
+        );
+    }
+
+    #[test]
+    fn a_repeated_phrase_is_a_period() {
+        let text = format!(r#"{{"note": "{}"#, "the sum is due. ".repeat(20));
+        let found = first_loop(&text, LoopGuard::default()).unwrap();
+        assert_eq!(found.kind, LoopKind::Period(16));
+        // The repeated region starts with the first copy; it is seen after 64 bytes of it.
+        assert_eq!(found.start, text.find("the").unwrap());
+        assert_eq!(found.detected_at - found.start, 64);
+    }
+
+    #[test]
+    fn whitespace_between_tokens_is_bounded_but_not_inside_strings() {
+        let text = format!("{{\"a\": 1,{}", " ".repeat(60));
+        assert_eq!(
+            first_loop(&text, LoopGuard::default()).map(|l| l.kind),
+            Some(LoopKind::Whitespace)
+        );
+        // Spaces inside a string are text, and 20 of them are no run.
+        let text = format!("{{\"a\": \"x{}y\"}}", " ".repeat(20));
+        assert_eq!(first_loop(&text, LoopGuard::default()), None);
+    }
+
+    #[test]
+    fn ordinary_json_is_not_a_loop() {
+        let text = r#"{"items": [{"name": "Ada", "kind": "person"}, {"name": "Bob", "kind": "person"}, {"name": "Lyon", "kind": "place"}, {"name": "IBM", "kind": "company"}]}"#;
+        assert_eq!(first_loop(text, LoopGuard::default()), None);
+        let escaped = format!("\"{}\"", "\\\"".repeat(10));
+        assert_eq!(first_loop(&escaped, LoopGuard::default()), None);
+    }
+
+    #[test]
+    fn off_sees_nothing() {
+        let text = "0".repeat(1000);
+        assert_eq!(first_loop(&text, LoopGuard::off()), None);
+        let mut items = ItemWindow::new(LoopGuard::off());
+        assert!((0..10).all(|_| items.offer(1) == ItemVerdict::New));
+    }
+
+    #[test]
+    fn items_that_cycle_are_a_loop_and_a_pair_is_not() {
+        let mut items = ItemWindow::new(LoopGuard::default());
+        assert_eq!(items.offer(1), ItemVerdict::New);
+        assert_eq!(items.offer(1), ItemVerdict::Recurs);
+        assert_eq!(items.offer(2), ItemVerdict::New);
+        assert_eq!(items.offer(3), ItemVerdict::New);
+        assert_eq!(items.offer(2), ItemVerdict::Recurs);
+        assert_eq!(items.offer(3), ItemVerdict::Loop);
+    }
+}

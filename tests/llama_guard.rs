@@ -1,0 +1,120 @@
+//! The loop guard on the real model (SmolLM2-135M-Instruct under greedy decoding): inputs that loop
+//! without the guard (found with `cargo run --features llama-cpp --example loops`) stop early, recover,
+//! and give a valid value within the attempt cap.
+#![cfg(feature = "llama-cpp")]
+
+mod llama_common;
+
+use llama_common::model;
+use llm_extract::parse::LoopGuard;
+use llm_extract::report::{Attempt, AttemptKind};
+use llm_extract::{Extract, Extractor, Finish};
+use serde::Deserialize;
+
+// The two types are those of `examples/loops.rs`, doc comments included (they are in the prompt).
+
+/// An invoice in one line.
+#[derive(Extract, Deserialize, Debug)]
+#[allow(dead_code)]
+struct Invoice {
+    /// The invoice number as printed.
+    invoice_number: String,
+    /// Who is billed.
+    customer: String,
+    /// The amount due.
+    total: f64,
+    /// Whether it is paid.
+    paid: bool,
+}
+
+/// One fact a text states.
+#[derive(Extract, Deserialize, Debug, PartialEq)]
+#[serde(tag = "type", rename_all = "lowercase")]
+#[allow(dead_code)]
+enum Fact {
+    /// Someone lives somewhere.
+    Residence {
+        /// Who.
+        person: String,
+        /// Where.
+        city: String,
+    },
+    /// Someone works for an organisation.
+    Employment {
+        /// Who.
+        person: String,
+        /// For whom.
+        employer: String,
+    },
+}
+
+/// An invoice the model turns into a digit run under greedy decoding.
+const LOOPING_INVOICE: &str = "Invoice 1250000 for Polar Freight, 12,500.00 EUR, settled";
+
+/// Three facts whose list the model cycles under greedy decoding.
+const LOOPING_FACTS: &str = "Anna lives in Oslo. Ben works for Siemens. Carla lives in Lima.";
+
+/// The context the model runs with: without the guard, a loop would run to it.
+const CONTEXT: u64 = 4096;
+
+fn looped(attempt: &Attempt) -> bool {
+    attempt.finish == Some(Finish::Repetition) && attempt.repetition.is_some()
+}
+
+#[tokio::test]
+async fn without_the_guard_the_invoice_loops_until_the_token_limit() {
+    let err_or_value = Extractor::new(model())
+        .loop_guard(LoopGuard::off())
+        .max_tokens(300)
+        .max_attempts(1)
+        .extract::<Invoice>(LOOPING_INVOICE)
+        .await;
+    let attempts = match &err_or_value {
+        Ok(out) => out.attempts.clone(),
+        Err(e) => e.attempts().to_vec(),
+    };
+    assert_eq!(attempts[0].finish, Some(Finish::Length), "{attempts:?}");
+    assert_eq!(attempts[0].usage.completion_tokens, 300);
+}
+
+#[tokio::test]
+async fn the_looping_invoice_stops_early_and_recovers() {
+    let out = Extractor::new(model())
+        .extract::<Invoice>(LOOPING_INVOICE)
+        .await
+        .unwrap_or_else(|e| panic!("{e}: {:?}", e.attempts()));
+    let first = &out.attempts[0];
+    assert!(looped(first), "{first:?}");
+    assert!(
+        first.usage.completion_tokens < 100,
+        "stopped within tens of tokens: {first:?}"
+    );
+    assert!(out.attempts.len() <= 3);
+    assert_eq!(out.attempts.last().unwrap().kind, AttemptKind::Recovery);
+    assert!(
+        out.usage.completion_tokens < CONTEXT / 10,
+        "{:?}",
+        out.usage
+    );
+    assert!(!out.value.invoice_number.is_empty());
+}
+
+#[tokio::test]
+async fn the_cycling_facts_stop_early_and_keep_their_items() {
+    let out = Extractor::new(model())
+        .extract_all::<Fact>(LOOPING_FACTS)
+        .await
+        .unwrap_or_else(|e| panic!("{e}: {:?}", e.attempts()));
+    assert!(looped(&out.attempts[0]), "{:?}", out.attempts[0]);
+    assert!(!out.value.is_empty());
+    assert!(out.attempts.len() <= 3);
+    assert!(
+        out.usage.completion_tokens < CONTEXT / 10,
+        "{:?}",
+        out.usage
+    );
+    // No item twice: the loop's repeats were dropped.
+    for (i, item) in out.value.iter().enumerate() {
+        assert!(!out.value[..i].contains(item), "{:?}", out.value);
+    }
+}
