@@ -47,6 +47,10 @@ fn expand(input: &Input) -> TokenStream {
         Input::Struct(input) => struct_schema(input),
         Input::Enum(input) => enum_schema(input),
     };
+    let examples = crate::example::expand(match input {
+        Input::Struct(input) => &input.attrs.extract.example,
+        Input::Enum(input) => &input.attrs.extract.example,
+    });
     quote! {
         #[automatically_derived]
         impl #p::FieldSchema for #ident {
@@ -63,6 +67,7 @@ fn expand(input: &Input) -> TokenStream {
                     #p::SchemaSet::new(#name, <Self as #p::FieldSchema>::field_schema())
                 })
             }
+            #examples
         }
     }
 }

@@ -8,6 +8,8 @@
 //!   wording of every prompt in `prompt.rs`.
 
 mod error;
+mod example;
+mod example_turns;
 mod extractor;
 mod prompt;
 mod run;
@@ -15,6 +17,7 @@ mod stream;
 mod target;
 
 pub use error::{ExtractError, ExtractErrorKind};
+pub use example::{Example, ExampleError};
 pub use extractor::{Extractor, Input, Mode};
 pub(crate) use prompt::render;
 pub use prompt::{TemplateError, DEFAULT_INSTRUCTIONS, DEFAULT_TEMPLATE};
@@ -91,6 +94,15 @@ pub trait Extract: DeserializeOwned + Send + 'static {
     /// Compact type definitions for a prompt asking for JSON Lines.
     fn line_format_instructions() -> &'static str {
         Self::schema().line_format_instructions()
+    }
+
+    /// The type's own worked examples, shown to the model unless the [`Extractor`] has examples of its
+    /// own for this type (or [`Extractor::default_examples`] is off). Default: none.
+    /// `#[extract(example(text = "...", value = ...))]` on a derived type fills it; an example that does
+    /// not satisfy the schema fails each extraction with [`ExtractErrorKind::Example`] before anything is
+    /// sent.
+    fn examples() -> Result<Vec<Example>, ExampleError> {
+        Ok(Vec::new())
     }
 
     /// Extracts one value from `text`: asks `llm`, parses leniently, validates, and repairs up to the

@@ -15,6 +15,7 @@
 use super::error::{ExtractError, ExtractErrorKind};
 use super::extractor::{Config, Input, Mode};
 use super::prompt::{self, AnswerShape};
+use super::example_turns;
 use super::target::{Event, Found, Target};
 use crate::llm::{ChatEvent, ChatRequest, ChatResponse, Finish, Llm, LlmError, Message, Usage};
 use crate::parse::{ParseError, Repair, SkipReason, Skipped};
@@ -68,12 +69,12 @@ impl Engine<'_> {
             set.format_instructions()
         };
         let max_items = if many { config.max_items } else { None };
-        let mut request = ChatRequest::new(user).with_system(prompt::system_prompt(
-            &config.instructions,
-            shape,
-            definitions,
-            max_items,
-        ));
+        let examples = example_turns::turns(config, target, shape, &vars)
+            .map_err(|kind| ExtractError::new(kind, Report::default()))?;
+        let mut system = prompt::system_prompt(&config.instructions, shape, definitions, max_items);
+        example_turns::note(&mut system, examples.len() / 2);
+        let mut request = ChatRequest::new(user).with_system(system);
+        request.messages = examples.into_iter().chain(request.messages).collect();
         if constrained {
             let mut schema = set
                 .for_dialect(self.llm.dialect(), schema_shape)
