@@ -178,6 +178,10 @@ pub struct TemplateArgs {
     /// The system instructions placed before the format instructions; @FILE reads them from a file.
     #[arg(long, value_name = "TEXT")]
     pub system: Option<String>,
+    /// Worked examples shown to the model before the input (repeatable): a JSON Lines file, each line
+    /// {"text": ..., "value": ...} (with --jsonl also {"text": ..., "items": [...]}), checked against the schema.
+    #[arg(long, value_name = "FILE.jsonl")]
+    pub example: Vec<PathBuf>,
 }
 
 #[derive(Debug, Args)]

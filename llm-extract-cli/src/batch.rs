@@ -20,6 +20,7 @@ use std::path::Path;
 pub async fn run(args: BatchArgs) -> Result<Exit, CliError> {
     let schema = schema::load(&args.source)?;
     let template = template(&args.template, schema.inputs())?;
+    let examples = crate::examples::load(&args.template.example, schema.schema_set(), args.jsonl)?;
     let system = match &args.template.system {
         Some(system) => Some(crate::input::text_or_file("--system", system)?),
         None => None,
@@ -46,6 +47,9 @@ pub async fn run(args: BatchArgs) -> Result<Exit, CliError> {
     let mut backends = backend::backends(&args.backend, args.concurrency)?.into_iter();
     let configure = |llm| {
         let mut extractor = backend::extractor(llm, &args.extract).template(template.clone());
+        for example in &examples {
+            extractor = extractor.with_example(example.clone());
+        }
         if let Some(system) = &system {
             extractor = extractor.instructions(system.clone());
         }

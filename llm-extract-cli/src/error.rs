@@ -71,7 +71,9 @@ pub fn one_line(message: &str) -> String {
 pub fn exit_for(error: &ExtractError) -> Exit {
     match error.kind() {
         ExtractErrorKind::Llm(llm) => exit_for_llm(llm),
-        ExtractErrorKind::Template(_) | ExtractErrorKind::Schema(_) => Exit::Usage,
+        ExtractErrorKind::Template(_)
+        | ExtractErrorKind::Schema(_)
+        | ExtractErrorKind::Example(_) => Exit::Usage,
         _ => Exit::ExtractionFailed,
     }
 }

@@ -11,6 +11,7 @@ mod args;
 mod backend;
 mod batch;
 mod error;
+mod examples;
 mod input;
 mod output;
 mod prompt;

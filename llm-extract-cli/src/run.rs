@@ -20,6 +20,9 @@ pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
 
     let llm = backend::single(&args.backend)?;
     let mut extractor = backend::extractor(llm, &args.extract).template(template);
+    for example in crate::examples::load(&args.template.example, schema.schema_set(), args.jsonl)? {
+        extractor = extractor.with_example(example);
+    }
     if let Some(system) = &args.template.system {
         extractor = extractor.instructions(input::text_or_file("--system", system)?);
     }
@@ -149,6 +152,7 @@ mod tests {
         TemplateArgs {
             template: None,
             system: None,
+            example: Vec::new(),
         }
     }
 

@@ -25,6 +25,7 @@ pub const EXTRACT_KEYS: &[&str] = &[
     "maximum",
     "examples",
     "schemars",
+    "example",
 ];
 
 /// A value from an attribute and the tokens that wrote it, for error spans.
@@ -126,6 +127,8 @@ pub struct ExtractAttrs {
     pub examples: Option<Setting<Vec<Example>>>,
     /// `schemars`
     pub schemars: Option<Setting<()>>,
+    /// `example(text = "...", value = ...)`, each (types only; see `example.rs`)
+    pub example: Vec<crate::example::TypeExample>,
 }
 
 impl ExtractAttrs {
@@ -273,6 +276,11 @@ fn parse_extract(cx: &Ctxt, attrs: &mut ExtractAttrs, meta: ParseNestedMeta) -> 
         return skip_value(&meta);
     };
     match key.as_str() {
+        "example" => {
+            if let Some(example) = crate::example::parse(cx, &meta)? {
+                attrs.example.push(example);
+            }
+        }
         "schemars" => {
             if meta.input.peek(Token![=]) || meta.input.peek(syn::token::Paren) {
                 cx.error_spanned_by(

@@ -48,6 +48,10 @@ fn expand(input: &Input) -> TokenStream {
         Input::Enum(input) => enum_schema(input),
     };
     let nesting = nesting(input);
+    let examples = crate::example::expand(match input {
+        Input::Struct(input) => &input.attrs.extract.example,
+        Input::Enum(input) => &input.attrs.extract.example,
+    });
     quote! {
         #[automatically_derived]
         impl #p::FieldSchema for #ident {
@@ -74,7 +78,9 @@ fn expand(input: &Input) -> TokenStream {
         }
 
         #[automatically_derived]
-        impl ::llm_extract::Extract for #ident {}
+        impl ::llm_extract::Extract for #ident {
+            #examples
+        }
     }
 }
 

@@ -9,6 +9,7 @@ mod ast;
 mod attr;
 mod case;
 mod ctxt;
+mod example;
 mod expand;
 mod ty;
 mod valid;

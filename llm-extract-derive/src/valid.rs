@@ -113,6 +113,7 @@ fn check_enum(cx: &Ctxt, input: &Enum) {
 
 fn check_variant(cx: &Ctxt, variant: &Variant, own: &Ident, tag: Option<&str>) {
     check_serde_unsupported(cx, &variant.attrs);
+    crate::example::check_not_here(cx, &variant.attrs.extract.example, "a variant");
     for (key, tokens) in variant.attrs.extract.field_only_keys() {
         cx.error_spanned_by(
             tokens,
@@ -194,6 +195,7 @@ fn check_serde_unsupported(cx: &Ctxt, attrs: &Attrs) {
 fn check_field(cx: &Ctxt, field: &Field, own: &Ident) {
     let attrs = &field.attrs;
     check_serde_unsupported(cx, attrs);
+    crate::example::check_not_here(cx, &attrs.extract.example, "a field");
     if let Some(skip) = &attrs.serde.skip {
         for (key, tokens) in attrs.extract.all_keys() {
             cx.error_spanned_by(

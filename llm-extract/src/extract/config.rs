@@ -1,5 +1,6 @@
 //! What an extraction is given: its settings ([`Config`], [`Mode`]) and its input ([`Input`]).
 
+use super::example::Example;
 use super::wording::{TemplateError, DEFAULT_INSTRUCTIONS, DEFAULT_TEMPLATE};
 use crate::parse::{LoopGuard, ParseOptions};
 use serde::Serialize;
@@ -117,6 +118,8 @@ pub(crate) struct Config {
     pub parse: ParseOptions,
     pub loop_guard: LoopGuard,
     pub max_echo_chars: usize,
+    pub examples: Vec<Example>,
+    pub default_examples: bool,
 }
 
 impl Default for Config {
@@ -135,6 +138,8 @@ impl Default for Config {
             parse: ParseOptions::default(),
             loop_guard: LoopGuard::default(),
             max_echo_chars: 8000,
+            examples: Vec::new(),
+            default_examples: true,
         }
     }
 }

@@ -19,6 +19,7 @@
 
 use super::config::{Config, Input, Mode};
 use super::error::{ExtractError, ExtractErrorKind};
+use super::example_turns;
 use super::loops::{self, ItemGuard, Verdict};
 use super::meter::{Meter, Spent};
 use super::target::{Event, Found, Target};
@@ -86,12 +87,12 @@ impl<'a> Engine<'a> {
             set.format_instructions()
         };
         let max_items = if many { config.max_items } else { None };
-        let mut request = ChatRequest::new(user).with_system(wording::system_prompt(
-            &config.instructions,
-            shape,
-            definitions,
-            max_items,
-        ));
+        let examples = example_turns::turns(config, target, shape, &vars)
+            .map_err(|kind| ExtractError::new(kind, Report::default()))?;
+        let mut system = wording::system_prompt(&config.instructions, shape, definitions, max_items);
+        example_turns::note(&mut system, examples.len() / 2);
+        let mut request = ChatRequest::new(user).with_system(system);
+        request.messages = examples.into_iter().chain(request.messages).collect();
         if constrained {
             let mut schema = set
                 .for_dialect(self.llm.dialect(), schema_shape)

@@ -1,5 +1,6 @@
 //! [`ExtractError`]: why an extraction failed, with the whole ledger of what it tried and what it cost.
 
+use super::example::ExampleError;
 use super::wording::TemplateError;
 use crate::error::SchemaError;
 use crate::llm::{LlmError, Usage};
@@ -58,6 +59,8 @@ pub enum ExtractErrorKind {
     },
     /// The prompt template could not be filled.
     Template(TemplateError),
+    /// One of the target type's own examples (`#[extract(example(...))]`) does not satisfy its schema.
+    Example(ExampleError),
     /// The schema cannot be sent to this backend in constrained mode.
     Schema(SchemaError),
     /// The blocking facade could not run (no runtime, or called from inside an async runtime).
@@ -140,6 +143,7 @@ impl std::fmt::Display for ExtractErrorKind {
                 "the token budget of {budget} was spent ({spent} tokens) before a valid answer"
             ),
             ExtractErrorKind::Template(err) => err.fmt(f),
+            ExtractErrorKind::Example(err) => err.fmt(f),
             ExtractErrorKind::Schema(err) => write!(
                 f,
                 "the schema cannot be sent to this backend ({err}); use Mode::Prompted to describe \
@@ -203,6 +207,7 @@ impl std::error::Error for ExtractError {
             ExtractErrorKind::Llm(err) => Some(err),
             ExtractErrorKind::Invalid(err) | ExtractErrorKind::Truncated(err) => Some(err),
             ExtractErrorKind::Template(err) => Some(err),
+            ExtractErrorKind::Example(err) => Some(err),
             ExtractErrorKind::Schema(err) => Some(err),
             _ => None,
         }

@@ -5,6 +5,7 @@ use super::config::Config;
 use super::config::{Input, Mode};
 use super::engine::Engine;
 use super::error::ExtractError;
+use super::example::{Example, ExampleError};
 use super::stream::ExtractStream;
 use super::target::{Typed, Untyped};
 use crate::llm::Llm;
@@ -174,6 +175,34 @@ impl<L: Llm> Extractor<L> {
     /// longer answers keep their head and tail).
     pub fn max_echo_chars(mut self, chars: usize) -> Self {
         self.config.max_echo_chars = chars.max(200);
+        self
+    }
+
+    /// Adds a worked example for `T`: `value` is what `text` holds. It is serialized through `T`'s
+    /// `Serialize`, validated against `T`'s schema and read back through its `Deserialize`; a value that
+    /// fails is an error here, not at extraction time. See [`Example`] for how examples are shown.
+    ///
+    /// Examples apply to the type (the schema) they were made for; an extractor's examples for a type
+    /// replace that type's own `#[extract(example(...))]` ones.
+    pub fn example<T: Extract + Serialize>(
+        self,
+        text: impl Into<String>,
+        value: T,
+    ) -> Result<Self, ExampleError> {
+        Ok(self.with_example(Example::new(text, value)?))
+    }
+
+    /// Adds an example made beforehand: [`Example::items`] for item lists, [`Example::value`] for a
+    /// runtime schema.
+    pub fn with_example(mut self, example: Example) -> Self {
+        self.config.examples.push(example);
+        self
+    }
+
+    /// Whether a type's own examples (`#[extract(example(...))]`) are shown when this extractor has none
+    /// for it (default `true`).
+    pub fn default_examples(mut self, on: bool) -> Self {
+        self.config.default_examples = on;
         self
     }
 

@@ -10,6 +10,8 @@
 mod config;
 mod engine;
 mod error;
+mod example;
+mod example_turns;
 mod extractor;
 mod loops;
 mod meter;
@@ -21,6 +23,7 @@ mod wording;
 
 pub use config::{Input, Mode};
 pub use error::{ExtractError, ExtractErrorKind};
+pub use example::{Example, ExampleError};
 pub use extractor::Extractor;
 pub use stream::ExtractStream;
 pub(crate) use wording::render;
@@ -70,6 +73,15 @@ use std::future::Future;
 /// # }).unwrap();
 /// ```
 pub trait Extract: Schema {
+    /// The type's own worked examples, shown to the model unless the [`Extractor`] has examples of its
+    /// own for this type (or [`Extractor::default_examples`] is off). Default: none.
+    /// `#[extract(example(text = "...", value = ...))]` on a derived type fills it; an example that does
+    /// not satisfy the schema fails each extraction with [`ExtractErrorKind::Example`] before anything is
+    /// sent.
+    fn examples() -> Result<Vec<Example>, ExampleError> {
+        Ok(Vec::new())
+    }
+
     /// Extracts one value from `text`: asks `llm`, parses leniently, validates, and repairs up to the
     /// attempt cap. The error carries every attempt and what they cost.
     fn extract<'a, L: Llm + ?Sized>(

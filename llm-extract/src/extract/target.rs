@@ -1,6 +1,7 @@
 //! What an extraction produces: a Rust type ([`Typed`]) or validated JSON for a runtime schema
 //! ([`Untyped`]). The loop in [`super::engine`] is written once against [`Target`] and serves both.
 
+use super::example::{Example, ExampleError};
 use crate::parse::{
     self, ParseError, ParseOptions, Parsed, Repair, Skipped, ValueDecoder, ValueEvent,
 };
@@ -17,6 +18,11 @@ pub(crate) trait Target: Sync {
 
     /// The schemas and instructions.
     fn schema(&self) -> &SchemaSet;
+
+    /// The target's own worked examples (a derived type's `#[extract(example(...))]`).
+    fn examples(&self) -> Result<Vec<Example>, ExampleError> {
+        Ok(Vec::new())
+    }
 
     /// Parses and validates one value.
     fn parse_one(
@@ -65,6 +71,10 @@ impl<T: Extract> Target for Typed<T> {
 
     fn schema(&self) -> &SchemaSet {
         T::schema()
+    }
+
+    fn examples(&self) -> Result<Vec<Example>, ExampleError> {
+        T::examples()
     }
 
     fn parse_one(&self, text: &str, options: &ParseOptions) -> Result<Parsed<T>, ParseError> {

@@ -14,6 +14,10 @@ pub const DEFAULT_INSTRUCTIONS: &str =
 /// The prompt template unless told otherwise: the input text alone.
 pub const DEFAULT_TEMPLATE: &str = "{{text}}";
 
+/// Appended to the system prompt when worked examples precede the input.
+pub(crate) const EXAMPLES_NOTE: &str = "The earlier exchanges are worked examples of the answer format. \
+    Answer the last message from its own text only.";
+
 /// The most problems one repair turn lists.
 const MAX_LISTED: usize = 20;
 

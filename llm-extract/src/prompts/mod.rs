@@ -34,7 +34,12 @@
 //! - `schema`: a JSON Schema (or a [signature](crate::schema::signature) string) for the whole `json`
 //!   answer, or for each line of a `jsonl` answer; `object-schema` is accepted for the latter too;
 //! - optionally `system` (instructions placed before the format instructions), `description`,
-//!   `max-tokens` and `temperature`.
+//!   `max-tokens` and `temperature`;
+//! - optionally `examples` (`json` and `jsonl` prompts): worked examples, each
+//!   `{"text": "...", "value": ...}` (for `jsonl` also `{"text": "...", "items": [...]}`), validated
+//!   against the schema when the config is loaded. Each is shown to the model as the template filled
+//!   with the example's text as `{{text}}` (so the template must use `{{text}}`), answered with the value
+//!   (see [`Example`](crate::extract::Example)).
 //!
 //! ```
 //! use llm_extract::llm::{from_fn, ChatResponse};
@@ -64,7 +69,7 @@
 //! ```
 
 use crate::extract::{
-    ExtractError, ExtractErrorKind, ExtractStream, Extractor, Input, Mode, TemplateError,
+    Example, ExtractError, ExtractErrorKind, ExtractStream, Extractor, Input, Mode, TemplateError,
 };
 use crate::llm::{ChatRequest, ChatResponse, ChatStream, Llm, LlmError};
 use crate::parse::Skipped;
@@ -74,6 +79,8 @@ use futures_util::StreamExt;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 use std::path::Path;
+
+mod example_config;
 
 /// A set of named prompts, in the order the file lists them.
 #[derive(Debug, Clone, Default)]
@@ -121,6 +128,7 @@ pub struct Prompt {
     description: Option<String>,
     max_tokens: Option<u32>,
     temperature: Option<f32>,
+    examples: Vec<Example>,
 }
 
 /// A prompt config could not be loaded.
@@ -378,6 +386,7 @@ const PROMPT_KEYS: &[&str] = &[
     "description",
     "max-tokens",
     "temperature",
+    "examples",
 ];
 
 impl Prompt {
@@ -502,7 +511,15 @@ impl Prompt {
                     as f32,
             ),
         };
+        let examples = example_config::load(
+            &id,
+            &template,
+            response_type,
+            schema.as_ref(),
+            fields.get("examples"),
+        )?;
         Ok(Prompt {
+            examples,
             template,
             response_type,
             schema,
@@ -537,6 +554,11 @@ impl Prompt {
     /// The system instructions, if the config gives any.
     pub fn system(&self) -> Option<&str> {
         self.system.as_deref()
+    }
+
+    /// The worked examples the config gives (their text as written, not yet filled into the template).
+    pub fn examples(&self) -> &[Example] {
+        &self.examples
     }
 
     /// The description, if the config gives one.
@@ -629,17 +651,21 @@ impl<'p, L: Llm> PromptCall<'p, L> {
     /// validates after repairs), every valid line for `jsonl` (skipped lines are reported in the
     /// extraction; no line at all is a [warning](PromptOutput::warnings), not an error).
     pub async fn run(self, input: impl Into<Input>) -> Result<PromptOutput, PromptError> {
+        let input = input.into();
+        let examples = example_config::shown(self.prompt, &input)?;
         let rendered = self.prompt.render(input)?;
         let prompt = self.prompt;
         match (prompt.response_type, &prompt.schema) {
-            (ResponseType::Json, Some(schema)) => self
-                .extractor()
+            (ResponseType::Json, Some(schema)) => examples
+                .into_iter()
+                .fold(self.extractor(), Extractor::with_example)
                 .extract_value(schema.schema_set(), Input::text(rendered))
                 .await
                 .map(PromptOutput::Json)
                 .map_err(|source| prompt.extract_error(source)),
-            (ResponseType::Jsonl, Some(schema)) => self
-                .extractor()
+            (ResponseType::Jsonl, Some(schema)) => examples
+                .into_iter()
+                .fold(self.extractor(), Extractor::with_example)
                 .extract_all_values(schema.schema_set(), Input::text(rendered))
                 .await
                 .map(PromptOutput::Jsonl)
@@ -716,8 +742,10 @@ impl<'p, L: Llm> PromptCall<'p, L> {
                 })
             }
         };
+        let input = input.into();
+        let examples = example_config::shown(prompt, &input)?;
         let rendered = prompt.render(input)?;
-        let extractor = self.extractor();
+        let extractor = examples.into_iter().fold(self.extractor(), Extractor::with_example);
         Ok(ExtractStream::start(move |mut sink, _spent| async move {
             let mut items =
                 extractor.extract_value_stream(schema.schema_set(), Input::text(rendered));
