@@ -12,88 +12,17 @@
 //! list was continued twice: its real cost was 8 to 24 times this cap), no continuation. "on" is the
 //! default settings.
 
+#[path = "support/loop_cases.rs"]
+mod cases;
+
+use cases::{Fact, Invoice, CALM_INVOICES, FACT_TEXTS, INVOICES, OFF_MAX_TOKENS, PROBE_INVOICES};
+use llm_extract::extract::ExtractError;
 use llm_extract::llm::llama_cpp::LlamaCpp;
 use llm_extract::parse::LoopGuard;
-use llm_extract::report::Attempt;
-use llm_extract::{Extract, Extractor};
-use serde::Deserialize;
+use llm_extract::report::{Attempt, Extraction};
+use llm_extract::Extractor;
+use std::fmt::Debug;
 use std::time::Instant;
-
-/// An invoice in one line.
-#[derive(Extract, Deserialize, Debug)]
-#[allow(dead_code)] // read through `Debug`
-struct Invoice {
-    /// The invoice number as printed.
-    invoice_number: String,
-    /// Who is billed.
-    customer: String,
-    /// The amount due.
-    total: f64,
-    /// Whether it is paid.
-    paid: bool,
-}
-
-/// One fact a text states.
-#[derive(Extract, Deserialize, Debug)]
-#[allow(dead_code)] // read through `Debug`
-#[serde(tag = "type", rename_all = "lowercase")]
-enum Fact {
-    /// Someone lives somewhere.
-    Residence {
-        /// Who.
-        person: String,
-        /// Where.
-        city: String,
-    },
-    /// Someone works for an organisation.
-    Employment {
-        /// Who.
-        person: String,
-        /// For whom.
-        employer: String,
-    },
-}
-
-/// The cap of an answer with the guard off (see the module docs).
-const OFF_MAX_TOKENS: u32 = 512;
-
-/// Short invoices: the first five loop under greedy decoding (found with `-- probe`), the last two do
-/// not.
-const INVOICES: &[&str] = &[
-    "INVOICE 000123 Acme Supplies -> Delta Corp, 1,200.00 USD due 2024-07-01",
-    "Facture n° 2024-0310, client Dupont SARL, montant 1 500,00 EUR, réglée",
-    "Invoice 000000482 for Blue Ocean Inc, total due $7,800.00",
-    "INV 5 - Smith - 10 GBP",
-    "Invoice 1250000 for Polar Freight, 12,500.00 EUR, settled",
-    "Invoice INV-2291, customer Nova GmbH, amount due 1,250.00 EUR.",
-    "Invoice no. 7781 issued to Mira Chen for 45 USD (unpaid).",
-];
-
-/// Invoices that did not loop in the probe (no false stop): run with `-- probe`.
-const CALM_INVOICES: &[&str] = &[
-    "Invoice 125 for Bolt Ltd: 300 EUR, paid.",
-    "Inv. 100045 to Harbor Foods, total $89.90, settled on 3 May.",
-    "Bill 2024-006: Kestrel Labs owes 12,000 GBP, not yet paid.",
-    "Invoice 3300 - Pine & Co - 75.50 EUR - paid in full.",
-    "Invoice #88 for Luis Ortega, 1,999 EUR, payment pending.",
-];
-
-/// More one-line invoices, searched for loops with `-- probe` (the guard on, so a loop costs little).
-const PROBE_INVOICES: &[&str] = &[
-    "Invoice number 4500012345, customer: Zenith Bank, total 99.99 EUR, paid",
-    "Ref 2023/0042 - Baker & Sons - EUR 560 - settled",
-    "Invoice 10000001 for Orion Ltd, 250,000.00 JPY, unpaid",
-    "inv 77-2024-0001 / client Gamma SA / 3.450,00 EUR / paid by card",
-    "Invoice 991 to Helen Park: 12.5 USD, overdue",
-    "Our invoice 33-1-2024 to Kim Lee totals 640 USD and remains open.",
-    "Invoice 120 for 120 USD to 120 Main St Ltd, paid",
-];
-
-/// Three facts each.
-const FACT_TEXTS: &[&str] = &[
-    "Anna lives in Oslo. Ben works for Siemens. Carla lives in Lima.",
-    "Omar works for Nokia. Omar lives in Espoo. Lea works for Airbus.",
-];
 
 struct Run {
     name: String,
@@ -140,15 +69,19 @@ fn extractor(llm: &LlamaCpp, guard: bool) -> Extractor<&LlamaCpp> {
     }
 }
 
-async fn invoice(llm: &LlamaCpp, text: &str, guard: bool) -> Run {
+/// Times one extraction and keeps its ledger; `count` says how many items its value holds.
+async fn measure<T: Debug>(
+    extraction: impl std::future::Future<Output = Result<Extraction<T>, ExtractError>>,
+    count: impl Fn(&T) -> usize,
+) -> Run {
     let started = Instant::now();
-    let out = extractor(llm, guard).extract::<Invoice>(text).await;
+    let out = extraction.await;
     let millis = started.elapsed().as_millis();
     match out {
         Ok(out) => Run {
             name: format!("{:?}", out.value),
             valid: true,
-            items: 1,
+            items: count(&out.value),
             attempts: out.attempts,
             millis,
         },
@@ -162,26 +95,12 @@ async fn invoice(llm: &LlamaCpp, text: &str, guard: bool) -> Run {
     }
 }
 
+async fn invoice(llm: &LlamaCpp, text: &str, guard: bool) -> Run {
+    measure(extractor(llm, guard).extract::<Invoice>(text), |_| 1).await
+}
+
 async fn facts(llm: &LlamaCpp, text: &str, guard: bool) -> Run {
-    let started = Instant::now();
-    let out = extractor(llm, guard).extract_all::<Fact>(text).await;
-    let millis = started.elapsed().as_millis();
-    match out {
-        Ok(out) => Run {
-            name: format!("{:?}", out.value),
-            valid: true,
-            items: out.value.len(),
-            attempts: out.attempts,
-            millis,
-        },
-        Err(e) => Run {
-            name: format!("error: {}", e.kind()),
-            valid: false,
-            items: 0,
-            attempts: e.attempts().to_vec(),
-            millis,
-        },
-    }
+    measure(extractor(llm, guard).extract_all::<Fact>(text), Vec::len).await
 }
 
 #[tokio::main]

@@ -5,54 +5,20 @@
 
 mod llama_common;
 
+#[path = "../examples/support/loop_cases.rs"]
+mod cases;
+
+use cases::{Fact, Invoice, FACT_TEXTS, INVOICES};
 use llama_common::model;
 use llm_extract::parse::LoopGuard;
 use llm_extract::report::{Attempt, AttemptKind};
-use llm_extract::{Extract, Extractor, Finish};
-use serde::Deserialize;
+use llm_extract::{Extractor, Finish};
 
-// The two types are those of `examples/loops.rs`, doc comments included (they are in the prompt).
-
-/// An invoice in one line.
-#[derive(Extract, Deserialize, Debug)]
-#[allow(dead_code)]
-struct Invoice {
-    /// The invoice number as printed.
-    invoice_number: String,
-    /// Who is billed.
-    customer: String,
-    /// The amount due.
-    total: f64,
-    /// Whether it is paid.
-    paid: bool,
-}
-
-/// One fact a text states.
-#[derive(Extract, Deserialize, Debug, PartialEq)]
-#[serde(tag = "type", rename_all = "lowercase")]
-#[allow(dead_code)]
-enum Fact {
-    /// Someone lives somewhere.
-    Residence {
-        /// Who.
-        person: String,
-        /// Where.
-        city: String,
-    },
-    /// Someone works for an organisation.
-    Employment {
-        /// Who.
-        person: String,
-        /// For whom.
-        employer: String,
-    },
-}
-
-/// An invoice the model turns into a digit run under greedy decoding.
-const LOOPING_INVOICE: &str = "Invoice 1250000 for Polar Freight, 12,500.00 EUR, settled";
+/// An invoice the model turns into a digit run (`"1250000000…`) under greedy decoding.
+const LOOPING_INVOICE: &str = INVOICES[4];
 
 /// Three facts whose list the model cycles under greedy decoding.
-const LOOPING_FACTS: &str = "Anna lives in Oslo. Ben works for Siemens. Carla lives in Lima.";
+const LOOPING_FACTS: &str = FACT_TEXTS[0];
 
 /// The context the model runs with: without the guard, a loop would run to it.
 const CONTEXT: u64 = 4096;

@@ -100,7 +100,9 @@ pub struct ChatRequest {
     pub seed: Option<u64>,
     /// A repeat penalty (1.0 is none; above 1 makes tokens generated recently less likely), mapped to
     /// what the backend has: Ollama's `repeat_penalty`, the OpenAI-compatible `frequency_penalty` (the
-    /// factor minus one) plus llama-server's own `repeat_penalty`, the embedded engine's sampler.
+    /// factor minus one; llama-server's own `repeat_penalty` too with
+    /// [`OpenAiBuilder::repeat_penalty`](crate::llm::OpenAiBuilder::repeat_penalty)), the embedded engine's
+    /// sampler.
     pub repeat_penalty: Option<f32>,
     /// Strings that end generation.
     pub stop: Vec<String>,

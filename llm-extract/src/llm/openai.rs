@@ -49,6 +49,7 @@ struct Inner {
     strict: bool,
     include_usage: bool,
     max_tokens_key: &'static str,
+    repeat_penalty: bool,
 }
 
 impl std::fmt::Debug for Inner {
@@ -78,6 +79,7 @@ pub struct OpenAiBuilder {
     strict: bool,
     include_usage: bool,
     max_completion_tokens: bool,
+    repeat_penalty: bool,
 }
 
 impl std::fmt::Debug for OpenAiBuilder {
@@ -137,6 +139,14 @@ impl OpenAiBuilder {
         self
     }
 
+    /// Also sends a request's repeat penalty as llama-server's own `repeat_penalty` (the multiplicative
+    /// penalty Ollama and the embedded engine use), beside the standard `frequency_penalty`. Default
+    /// `false`: OpenAI itself rejects fields it does not know.
+    pub fn repeat_penalty(mut self, yes: bool) -> Self {
+        self.repeat_penalty = yes;
+        self
+    }
+
     http_builder_methods!();
 
     /// Builds the backend.
@@ -162,6 +172,7 @@ impl OpenAiBuilder {
                 } else {
                     "max_tokens"
                 },
+                repeat_penalty: self.repeat_penalty,
             }),
         })
     }
@@ -186,6 +197,7 @@ impl OpenAiCompatible {
             strict: true,
             include_usage: true,
             max_completion_tokens: false,
+            repeat_penalty: false,
         }
     }
 
@@ -234,6 +246,9 @@ impl OpenAiCompatible {
                 "frequency_penalty".into(),
                 json!((penalty - 1.0).clamp(-2.0, 2.0)),
             );
+            if inner.repeat_penalty {
+                body.insert("repeat_penalty".into(), json!(penalty));
+            }
         }
         if !request.stop.is_empty() {
             body.insert("stop".into(), json!(request.stop));
@@ -576,6 +591,27 @@ mod tests {
         assert_eq!(schema_name(None), "output");
         assert_eq!(schema_name(Some("<>")), "output");
         assert_eq!(schema_name(Some(&"x".repeat(100))).len(), 64);
+    }
+
+    #[test]
+    fn a_repeat_penalty_becomes_a_frequency_penalty_and_optionally_llama_servers_own() {
+        let request = ChatRequest::new("hi").with_repeat_penalty(1.5);
+        let plain = OpenAiCompatible::new("http://localhost:1", "m").unwrap();
+        let body = plain.body(&request, true);
+        assert_eq!(body["frequency_penalty"], json!(0.5));
+        assert!(body.get("repeat_penalty").is_none());
+        let llama_server = OpenAiCompatible::builder("http://localhost:1", "m")
+            .repeat_penalty(true)
+            .build()
+            .unwrap();
+        assert_eq!(
+            llama_server.body(&request, true)["repeat_penalty"],
+            json!(1.5)
+        );
+        assert!(plain
+            .body(&ChatRequest::new("hi"), true)
+            .get("frequency_penalty")
+            .is_none());
     }
 
     #[test]
