@@ -216,7 +216,7 @@ fn long_key(bytes: usize) -> String {
 #[allow(dead_code)]
 struct Nested(HashMap<String, HashMap<String, i64>>);
 
-impl Extract for Nested {
+impl Schema for Nested {
     fn schema() -> &'static SchemaSet {
         static S: OnceLock<SchemaSet> = OnceLock::new();
         S.get_or_init(|| {
@@ -238,7 +238,7 @@ enum Mood {
     Sad,
 }
 
-impl Extract for Mood {
+impl Schema for Mood {
     fn schema() -> &'static SchemaSet {
         static S: OnceLock<SchemaSet> = OnceLock::new();
         S.get_or_init(|| {

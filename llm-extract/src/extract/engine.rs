@@ -89,7 +89,8 @@ impl<'a> Engine<'a> {
         let max_items = if many { config.max_items } else { None };
         let examples = example_turns::turns(config, target, shape, &vars)
             .map_err(|kind| ExtractError::new(kind, Report::default()))?;
-        let mut system = wording::system_prompt(&config.instructions, shape, definitions, max_items);
+        let mut system =
+            wording::system_prompt(&config.instructions, shape, definitions, max_items);
         example_turns::note(&mut system, examples.len() / 2);
         let mut request = ChatRequest::new(user).with_system(system);
         request.messages = examples.into_iter().chain(request.messages).collect();

@@ -1,11 +1,11 @@
 //! Which examples a request shows, and the turns they become: for each, the prompt template filled with
 //! the example's text, then its answer in the shape asked for. They go before the real input.
 
+use super::config::Config;
 use super::error::ExtractErrorKind;
 use super::example::Example;
-use super::config::Config;
-use super::wording::{self, AnswerShape};
 use super::target::Target;
+use super::wording::{self, AnswerShape};
 use crate::llm::Message;
 use serde_json::{Map, Value};
 

@@ -13,6 +13,7 @@ use crate::parse::{LoopGuard, ParseOptions};
 use crate::report::Extraction;
 use crate::schema::SchemaSet;
 use crate::Extract;
+use serde::Serialize;
 use serde_json::Value;
 
 /// Extraction with every setting spelled out. The `T::extract*` shortcuts use the defaults.
