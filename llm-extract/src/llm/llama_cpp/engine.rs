@@ -1,6 +1,7 @@
 //! The loaded model and everything before the first answer token: backend, chat template, prompt,
 //! constraint, context and prompt decoding.
 
+use super::exit::{register_exit_handler, stopping, Inside, Stage};
 use super::generate::Run;
 use super::grammar::{
     guidance_grammar, json_lines_gbnf, schema_to_grammar, Constraint, GrammarEngine,
@@ -26,6 +27,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
 /// The llama.cpp backend, initialised once per process. Its logs go to `tracing` (silent by default).
+///
+/// It lives in a `static`, which Rust never drops: `llama_backend_free` never runs while a model or a
+/// context still exists, not even at exit (see `exit.rs`).
 fn backend() -> Result<&'static LlamaBackend, LlamaCppError> {
     static BACKEND: OnceLock<Result<LlamaBackend, String>> = OnceLock::new();
     BACKEND
@@ -79,6 +83,7 @@ impl Engine {
             });
         }
         check_gguf_magic(&path)?;
+        let _inside = Inside::enter()?;
         let backend = backend()?;
         let model = LlamaModel::load_from_file(backend, &path, &LlamaModelParams::default()).map_err(|e| {
             LlamaCppError::ModelLoad {
@@ -89,6 +94,7 @@ impl Engine {
                 ),
             }
         })?;
+        register_exit_handler(Stage::ModelLoaded);
         let template = usable_template(&model);
         let name = path
             .file_name()
@@ -269,6 +275,10 @@ impl Engine {
             context
                 .decode(&mut batch)
                 .map_err(|e| LlamaCppError::engine(format!("cannot read the prompt: {e}")))?;
+            register_exit_handler(Stage::Decoded);
+            if stopping() {
+                return Err(LlamaCppError::engine("the process is exiting"));
+            }
         }
         tracing::debug!(
             prompt_tokens = prompt.len(),

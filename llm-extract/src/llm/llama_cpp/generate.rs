@@ -2,6 +2,7 @@
 //! strings and the text streamed out.
 
 use super::engine::{Engine, BATCH};
+use super::exit::stopping;
 use super::grammar::{forced_tokens, Constraint};
 use super::sampling::{argmax, RepeatPenalty};
 use super::stop::StopScanner;
@@ -83,6 +84,9 @@ impl Run<'_> {
         let finish = loop {
             if generated >= self.max_new || self.pos >= self.n_ctx {
                 break Finish::Length;
+            }
+            if stopping() {
+                break Finish::Other("the process is exiting".into());
             }
             let ignore_eos = self.engine.settings.ignore_eos;
             let allowed = |id: i32| !(ignore_eos && vocab.is_eog(LlamaToken(id)));

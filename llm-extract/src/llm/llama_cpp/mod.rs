@@ -49,11 +49,13 @@
 //!
 //! One file per job: `error.rs` (the error type), `model_file.rs` (which file to load), `engine.rs` (the
 //! loaded model and the prompt), `grammar.rs` and `tok_env.rs` (schemas to constraints), `queue.rs` (whose
-//! turn it is), `worker.rs` (the [`Llm`](super::Llm) implementation), `generate.rs` (the token loop), `sampling.rs`,
-//! `utf8.rs` and `stop.rs` (what the loop uses).
+//! turn it is), `worker.rs` (the [`Llm`](super::Llm) implementation), `generate.rs` (the token loop),
+//! `sampling.rs`, `utf8.rs` and `stop.rs` (what the loop uses), `exit.rs` (no thread inside llama.cpp
+//! while the process exits).
 
 mod engine;
 mod error;
+mod exit;
 mod generate;
 mod grammar;
 mod model_file;
@@ -223,6 +225,8 @@ impl LlamaCpp {
     ) -> Result<Generation, LlmError> {
         let _turn = block_on(Arc::clone(&self.engine.queue).acquire_owned())
             .map_err(|_| LlamaCppError::engine("the request queue is closed"))?;
+        // Declared before `run`, so dropped after it: the context is freed inside (see `exit.rs`).
+        let _inside = exit::Inside::enter()?;
         let mut run = self.engine.prepare(request)?;
         Ok(run.generate(&mut on_text)?)
     }

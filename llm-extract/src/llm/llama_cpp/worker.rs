@@ -1,6 +1,7 @@
 //! [`Llm`] for [`LlamaCpp`]: each request waits its turn in the queue, then generates on a blocking
 //! thread that streams its text through a channel.
 
+use super::exit::Inside;
 use super::{LlamaCpp, LlamaCppError};
 use crate::llm::{BoxFuture, ChatEvent, ChatRequest, ChatStream, Llm, LlmError};
 use crate::schema::Dialect;
@@ -27,27 +28,42 @@ impl Llm for LlamaCpp {
                 tokio::sync::mpsc::unbounded_channel::<Result<ChatEvent, LlmError>>();
             let (ready, started) = tokio::sync::oneshot::channel::<Result<(), LlmError>>();
             let job = move || {
-                let _permit = permit;
-                let mut run = match engine.prepare(&request) {
-                    Ok(run) => run,
-                    Err(e) => {
-                        let _ = ready.send(Err(e.into()));
-                        return;
+                // Everything this job does inside llama.cpp (the context, the samplers, its share of
+                // the model) ends before the last event is sent: a caller that got its answer and
+                // exits finds no thread of ours inside llama.cpp (see `exit.rs`).
+                let last = {
+                    let _inside = match Inside::enter() {
+                        Ok(inside) => inside,
+                        Err(e) => {
+                            let _ = ready.send(Err(e.into()));
+                            return;
+                        }
+                    };
+                    let mut run = match engine.prepare(&request) {
+                        Ok(run) => run,
+                        Err(e) => {
+                            let _ = ready.send(Err(e.into()));
+                            return;
+                        }
+                    };
+                    if ready.send(Ok(())).is_err() {
+                        return; // the caller is gone
                     }
-                };
-                if ready.send(Ok(())).is_err() {
-                    return; // the caller is gone
-                }
-                let mut on_text = |text: &str| {
-                    if text.is_empty() {
-                        !events.is_closed()
-                    } else {
-                        events.send(Ok(ChatEvent::Delta(text.to_owned()))).is_ok()
-                    }
-                };
-                let last = match run.generate(&mut on_text) {
-                    Ok(generation) => Ok(ChatEvent::Done(generation.response)),
-                    Err(e) => Err(e.into()),
+                    let mut on_text = |text: &str| {
+                        if text.is_empty() {
+                            !events.is_closed()
+                        } else {
+                            events.send(Ok(ChatEvent::Delta(text.to_owned()))).is_ok()
+                        }
+                    };
+                    let last = match run.generate(&mut on_text) {
+                        Ok(generation) => Ok(ChatEvent::Done(generation.response)),
+                        Err(e) => Err(e.into()),
+                    };
+                    drop(run);
+                    drop(engine);
+                    drop(permit);
+                    last
                 };
                 let _ = events.send(last);
             };

@@ -1,0 +1,41 @@
+//! A program that used the embedded engine and ends with `std::process::exit` exits cleanly, every time.
+//!
+//! `std::process::exit` runs no destructor and does not shut the async runtime down: whatever thread is
+//! still inside llama.cpp keeps running while the C and C++ exit handlers (llama.cpp's and ggml's static
+//! destructors) tear the library down under it. That crashed such a program with SIGSEGV after it printed
+//! its result, about once in two runs. The program is `tests/programs/extract_then_exit.rs`; it runs many
+//! times because the crash was a race.
+#![cfg(feature = "llama-cpp")]
+
+use std::process::Command;
+
+/// How many times each program runs.
+const RUNS: usize = 20;
+
+fn run_clean(args: &[&str]) {
+    for run in 1..=RUNS {
+        let output = Command::new(env!("CARGO_BIN_EXE_extract-then-exit"))
+            .args(args)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "run {run} of {RUNS} ({args:?}) ended with {}\nstdout: {stdout}\nstderr: {}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(!stdout.trim().is_empty(), "run {run}: nothing printed");
+    }
+}
+
+#[test]
+fn exit_right_after_an_extraction_is_clean() {
+    run_clean(&[]);
+}
+
+#[test]
+fn exit_while_a_stream_is_still_generating_is_clean() {
+    run_clean(&["stream"]);
+}
