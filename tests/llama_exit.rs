@@ -3,8 +3,8 @@
 //! `std::process::exit` runs no destructor and does not shut the async runtime down: whatever thread is
 //! still inside llama.cpp keeps running while the C and C++ exit handlers (llama.cpp's and ggml's static
 //! destructors) tear the library down under it. That crashed such a program with SIGSEGV after it printed
-//! its result, about once in two runs. The program is `tests/programs/extract_then_exit.rs`; it runs many
-//! times because the crash was a race.
+//! its result (reported once in two runs; here 3 of 60 runs of the streaming case before the fix). The
+//! program is `tests/programs/extract_then_exit.rs`; it runs many times because the crash was a race.
 #![cfg(feature = "llama-cpp")]
 
 use std::process::Command;
