@@ -9,7 +9,10 @@
 # instead (model: OLLAMA_MODEL, default llama3.2), and nothing is installed.
 #
 # The build uses cargo's dev profile, in which llama.cpp and the grammar engine are optimised anyway
-# (see Cargo.toml), so the demo and scripts/test.sh share one build.
+# (see Cargo.toml), and the same package selection and features as scripts/test.sh (--workspace
+# --all-features): cargo resolves features per command, and a different selection unifies the build
+# dependencies of llama.cpp differently (e.g. `regex` under bindgen), which builds llama.cpp a second
+# time. So the demo and scripts/test.sh share one build of llama.cpp.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,7 +23,10 @@ if [[ -n "${OLLAMA_HOST:-}" ]]; then
 else
     scripts/setup.sh
     echo "demo.sh: building (the first build compiles llama.cpp: several minutes on 2 cores)" >&2
-    cargo build --quiet --features llama-cpp --examples
-    cargo run --quiet --features llama-cpp --example quickstart
-    cargo run --quiet --features llama-cpp --example ontology
+    cargo build --quiet --workspace --all-features --examples
+    # `cargo run` has no --workspace, so run what the build above produced.
+    target_dir="$(cargo metadata --format-version 1 --no-deps |
+        python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')"
+    "$target_dir/debug/examples/quickstart"
+    "$target_dir/debug/examples/ontology"
 fi

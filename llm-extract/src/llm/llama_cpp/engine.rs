@@ -1,0 +1,351 @@
+//! The loaded model and everything before the first answer token: backend, chat template, prompt,
+//! constraint, context and prompt decoding.
+
+use super::exit::{register_exit_handler, stopping, Inside, Stage};
+use super::generate::Run;
+use super::grammar::{
+    guidance_grammar, json_lines_gbnf, schema_to_grammar, Constraint, GrammarEngine,
+};
+use super::model_file::{check_gguf_magic, FETCH_HINT};
+use super::queue::shared_queue;
+use super::sampling::fold_seed;
+use super::stop::StopScanner;
+use super::tok_env::ModelTokEnv;
+use super::{LlamaCppBuilder, LlamaCppError};
+use crate::llm::{ChatRequest, Role};
+use llama_cpp_2::context::params::LlamaContextParams;
+use llama_cpp_2::llama_backend::LlamaBackend;
+use llama_cpp_2::llama_batch::LlamaBatch;
+use llama_cpp_2::model::params::LlamaModelParams;
+use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
+use llama_cpp_2::sampling::LlamaSampler;
+use llama_cpp_2::token::LlamaToken;
+use llguidance::{Matcher, ParserFactory};
+use std::num::NonZeroU32;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Instant;
+
+/// The llama.cpp backend, initialised once per process. Its logs go to `tracing` (silent by default).
+///
+/// It lives in a `static`, which Rust never drops: `llama_backend_free` never runs while a model or a
+/// context still exists, not even at exit (see `exit.rs`).
+fn backend() -> Result<&'static LlamaBackend, LlamaCppError> {
+    static BACKEND: OnceLock<Result<LlamaBackend, String>> = OnceLock::new();
+    BACKEND
+        .get_or_init(|| {
+            llama_cpp_2::send_logs_to_tracing(llama_cpp_2::LogOptions::default());
+            LlamaBackend::init().map_err(|e| e.to_string())
+        })
+        .as_ref()
+        .map_err(|e| {
+            LlamaCppError::engine(format!(
+                "cannot initialise the llama.cpp backend ({e}); if this process initialised it already, \
+                 only one owner can"
+            ))
+        })
+}
+
+/// Settings fixed at load time.
+#[derive(Debug, Clone)]
+pub(super) struct Settings {
+    pub(super) context_size: u32,
+    pub(super) threads: i32,
+    pub(super) grammar_engine: GrammarEngine,
+    pub(super) fast_forward: bool,
+    pub(super) repeat_penalty: (f32, usize),
+    pub(super) ignore_eos: bool,
+}
+
+/// The loaded model and what is derived from it once.
+pub(super) struct Engine {
+    pub(super) model: Arc<LlamaModel>,
+    pub(super) backend: &'static LlamaBackend,
+    pub(super) path: PathBuf,
+    pub(super) name: String,
+    pub(super) template: LlamaChatTemplate,
+    pub(super) settings: Settings,
+    /// llguidance's parser factory (token trie and slices), built on the first constrained request.
+    pub(super) guidance: OnceLock<Result<Arc<ParserFactory>, String>>,
+    /// llama.cpp's context creation mutates the model, so contexts are created one at a time.
+    pub(super) context_lock: Mutex<()>,
+    /// Requests allowed to generate at once; the rest wait here in order.
+    pub(super) queue: Arc<tokio::sync::Semaphore>,
+}
+
+impl Engine {
+    pub(super) fn load(builder: LlamaCppBuilder) -> Result<Self, LlamaCppError> {
+        let path = builder.path;
+        if !path.is_file() {
+            return Err(LlamaCppError::ModelNotFound {
+                path,
+                hint: FETCH_HINT.into(),
+            });
+        }
+        check_gguf_magic(&path)?;
+        let _inside = Inside::enter()?;
+        let backend = backend()?;
+        let model = LlamaModel::load_from_file(backend, &path, &LlamaModelParams::default()).map_err(|e| {
+            LlamaCppError::ModelLoad {
+                path: path.clone(),
+                message: format!(
+                    "llama.cpp could not load it ({e}): the file may be truncated or corrupt (delete it and run \
+                     scripts/fetch-model.sh again) or be a model this llama.cpp does not support"
+                ),
+            }
+        })?;
+        register_exit_handler(Stage::ModelLoaded);
+        let template = usable_template(&model);
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().trim_end_matches(".gguf").to_string())
+            .unwrap_or_default();
+        let threads = builder.threads.unwrap_or_else(default_threads);
+        let context_size = builder.context_size.min(model.n_ctx_train().max(16));
+        Ok(Engine {
+            model: Arc::new(model),
+            backend,
+            path,
+            name,
+            template,
+            settings: Settings {
+                context_size,
+                threads: i32::try_from(threads).unwrap_or(i32::MAX),
+                grammar_engine: builder.grammar_engine,
+                fast_forward: builder.fast_forward,
+                repeat_penalty: builder.repeat_penalty,
+                ignore_eos: builder.ignore_eos,
+            },
+            guidance: OnceLock::new(),
+            context_lock: Mutex::new(()),
+            queue: match builder.parallel {
+                Some(slots) => Arc::new(tokio::sync::Semaphore::new(slots)),
+                None => Arc::clone(shared_queue()),
+            },
+        })
+    }
+
+    fn guidance_factory(&self) -> Result<Arc<ParserFactory>, LlamaCppError> {
+        self.guidance
+            .get_or_init(|| {
+                let env = ModelTokEnv::for_model(&self.model);
+                let mut factory = ParserFactory::new_simple(&env).map_err(|e| e.to_string())?;
+                factory.quiet();
+                Ok(Arc::new(factory))
+            })
+            .clone()
+            .map_err(|message| LlamaCppError::Grammar { message })
+    }
+
+    /// The constraint for `request`, if it has a schema.
+    fn constraint(&self, request: &ChatRequest) -> Result<Constraint, LlamaCppError> {
+        let Some(schema) = &request.schema else {
+            return Ok(Constraint::None);
+        };
+        // Ollama's converter decides what is accepted, whichever sampler runs.
+        let gbnf = schema_to_grammar(schema)?;
+        match self.settings.grammar_engine {
+            GrammarEngine::Guidance => {
+                let factory = self.guidance_factory()?;
+                let grammar = guidance_grammar(schema, request.json_lines);
+                let matcher = Matcher::new(factory.create_parser(grammar));
+                match matcher.get_error() {
+                    Some(message) => Err(LlamaCppError::Grammar { message }),
+                    None => Ok(Constraint::Guidance(Box::new(matcher))),
+                }
+            }
+            GrammarEngine::Gbnf => {
+                let gbnf = if request.json_lines {
+                    json_lines_gbnf(&gbnf)
+                } else {
+                    gbnf
+                };
+                LlamaSampler::grammar(&self.model, &gbnf, "root")
+                    .map(Constraint::Gbnf)
+                    .map_err(|e| LlamaCppError::Grammar {
+                        message: format!("llama.cpp rejected the grammar ({e}): {gbnf}"),
+                    })
+            }
+        }
+    }
+
+    /// The prompt's tokens and the prefill (a last assistant message the answer continues), if any.
+    fn prompt(
+        &self,
+        request: &ChatRequest,
+    ) -> Result<(Vec<LlamaToken>, Option<String>), LlamaCppError> {
+        let mut turns: Vec<(&str, &str)> = Vec::with_capacity(request.messages.len() + 1);
+        if let Some(system) = &request.system {
+            turns.push(("system", system));
+        }
+        for message in &request.messages {
+            let role = match message.role {
+                Role::System => "system",
+                Role::User => "user",
+                Role::Assistant => "assistant",
+            };
+            turns.push((role, &message.content));
+        }
+        let prefill = match turns.last() {
+            Some(("assistant", content)) => Some(content.to_string()),
+            _ => None,
+        };
+        if prefill.is_some() {
+            turns.pop();
+        }
+        let messages = turns
+            .iter()
+            .map(|(role, content)| LlamaChatMessage::new(role.to_string(), content.to_string()))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|_| LlamaCppError::InvalidRequest {
+                message: "a message contains a NUL byte".into(),
+            })?;
+        let text = self
+            .model
+            .apply_chat_template(&self.template, &messages, true)
+            .map_err(|e| LlamaCppError::engine(format!("cannot apply the chat template: {e}")))?;
+        let vocab = self.model.vocab();
+        let mut tokens = vocab.tokenize(text.as_bytes(), true, true);
+        if let Some(prefill) = &prefill {
+            tokens.extend(vocab.tokenize(prefill.as_bytes(), false, false));
+        }
+        Ok((tokens, prefill))
+    }
+
+    /// Everything before the first answer token: prompt, constraint, context, prompt decoding.
+    pub(super) fn prepare(&self, request: &ChatRequest) -> Result<Run<'_>, LlamaCppError> {
+        let started = Instant::now();
+        let (prompt, prefill) = self.prompt(request)?;
+        if prompt.is_empty() {
+            return Err(LlamaCppError::InvalidRequest {
+                message: "the prompt is empty".into(),
+            });
+        }
+        let tokenized = started.elapsed();
+        let mut constraint = self.constraint(request)?;
+        let constrained = started.elapsed();
+        let limit = self.settings.context_size;
+        let prompt_len = u32::try_from(prompt.len()).unwrap_or(u32::MAX);
+        if prompt_len >= limit {
+            return Err(LlamaCppError::ContextOverflow {
+                prompt_tokens: prompt.len(),
+                context_size: limit,
+                trained: self.model.n_ctx_train(),
+            });
+        }
+        let room = limit - prompt_len;
+        let max_new = request.max_tokens.map_or(room, |m| m.min(room));
+        if let Some(prefill) = &prefill {
+            let tokens = self
+                .model
+                .vocab()
+                .tokenize(prefill.as_bytes(), false, false);
+            constraint.feed_prefill(&tokens)?;
+        }
+        // Round up so llama.cpp's own padding of the context never cuts an answer short.
+        let n_ctx = (prompt_len + max_new)
+            .div_ceil(256)
+            .saturating_mul(256)
+            .clamp(256, limit.max(256));
+        let params = LlamaContextParams::default()
+            .with_n_ctx(NonZeroU32::new(n_ctx))
+            .with_n_batch(BATCH)
+            .with_n_ubatch(BATCH)
+            .with_n_threads(self.settings.threads)
+            .with_n_threads_batch(self.settings.threads);
+        let mut context = {
+            let _one_at_a_time = self.context_lock.lock().unwrap_or_else(|p| p.into_inner());
+            self.model.new_context(self.backend, params).map_err(|e| {
+                LlamaCppError::engine(format!("cannot create a context of {n_ctx} tokens: {e}"))
+            })?
+        };
+        let n_ctx = context.n_ctx();
+        let context_ready = started.elapsed();
+        let mut batch = LlamaBatch::new(BATCH as usize, 1);
+        let last = prompt.len() - 1;
+        for (chunk_index, chunk) in prompt.chunks(BATCH as usize).enumerate() {
+            batch.clear();
+            for (i, token) in chunk.iter().enumerate() {
+                let index = chunk_index * BATCH as usize + i;
+                let pos = i32::try_from(index).unwrap_or(i32::MAX);
+                batch
+                    .add(*token, pos, &[0], index == last)
+                    .map_err(LlamaCppError::engine)?;
+            }
+            context
+                .decode(&mut batch)
+                .map_err(|e| LlamaCppError::engine(format!("cannot read the prompt: {e}")))?;
+            register_exit_handler(Stage::Decoded);
+            if stopping() {
+                return Err(LlamaCppError::engine("the process is exiting"));
+            }
+        }
+        tracing::debug!(
+            prompt_tokens = prompt.len(),
+            n_ctx,
+            "prompt tokenized in {tokenized:?}, grammar ready at {constrained:?}, context at {context_ready:?}, \
+             prompt read at {:?}",
+            started.elapsed()
+        );
+        let sampler = match request.temperature {
+            Some(t) if t > 0.0 => Some(LlamaSampler::chain_simple([
+                LlamaSampler::top_k(40),
+                LlamaSampler::top_p(0.95, 1),
+                LlamaSampler::min_p(0.05, 1),
+                LlamaSampler::temp(t),
+                LlamaSampler::dist(request.seed.map_or(u32::MAX, fold_seed)),
+            ])),
+            _ => None,
+        };
+        Ok(Run {
+            engine: self,
+            context,
+            batch,
+            constraint,
+            sampler,
+            logits_index: i32::try_from(batch_index_of_last(prompt.len())).unwrap_or(0),
+            pos: prompt_len,
+            n_ctx,
+            max_new,
+            prompt_tokens: prompt.len(),
+            stops: StopScanner::new(&request.stop),
+            prompt_time: started.elapsed(),
+            // A request's penalty replaces the load-time factor, over the same window.
+            repeat_penalty: request
+                .repeat_penalty
+                .map_or(self.settings.repeat_penalty, |factor| {
+                    (factor, self.settings.repeat_penalty.1)
+                }),
+        })
+    }
+}
+
+/// About one thread per physical core: half the logical CPUs this process may use, at least one.
+fn default_threads() -> usize {
+    let logical = std::thread::available_parallelism().map_or(2, usize::from);
+    (logical / 2).max(1)
+}
+
+/// Tokens decoded per llama.cpp call while reading the prompt.
+pub(super) const BATCH: u32 = 512;
+
+/// The index, within its batch, of the prompt's last token (the one whose logits are read).
+fn batch_index_of_last(prompt_len: usize) -> usize {
+    (prompt_len - 1) % BATCH as usize
+}
+
+/// The model's chat template if llama.cpp can apply it, else ChatML.
+fn usable_template(model: &LlamaModel) -> LlamaChatTemplate {
+    let chatml = || LlamaChatTemplate::new("chatml").expect("a literal without NUL");
+    let Ok(template) = model.chat_template(None) else {
+        return chatml();
+    };
+    let probe = LlamaChatMessage::new("user".into(), "hi".into()).expect("a literal without NUL");
+    match model.apply_chat_template(&template, &[probe], true) {
+        Ok(_) => template,
+        Err(e) => {
+            tracing::warn!("llama.cpp cannot apply the model's chat template ({e}); using ChatML");
+            chatml()
+        }
+    }
+}

@@ -1,0 +1,177 @@
+//! Schemas to decoding constraints: llama.cpp's JSON-Schema-to-grammar converter (what Ollama enforces),
+//! the llguidance grammar that runs by default, GBNF for JSON Lines, and the tokens a grammar forces.
+
+use super::LlamaCppError;
+use llama_cpp_2::sampling::LlamaSampler;
+use llama_cpp_2::token::LlamaToken;
+use llguidance::api::TopLevelGrammar;
+use llguidance::Matcher;
+use serde_json::{json, Value};
+
+/// Converts a JSON Schema to a llama.cpp GBNF grammar with llama.cpp's own converter, the one Ollama and
+/// llama-server enforce. A schema this accepts is one Ollama accepts.
+///
+/// # Errors
+/// [`LlamaCppError::SchemaRejected`] when the converter rejects the schema (llama.cpp does not say why;
+/// the usual causes are a subschema with no constraining keyword, such as `true` or `{"title": ..}`, and an
+/// unanchored `pattern`).
+pub fn schema_to_grammar(schema: &Value) -> Result<String, LlamaCppError> {
+    let text = schema.to_string();
+    llama_cpp_2::json_schema_to_grammar(&text).map_err(|e| LlamaCppError::SchemaRejected {
+        message: e.to_string(),
+        schema: text,
+    })
+}
+
+/// The GBNF grammar of a JSON Lines answer: one or more values of `line_grammar`'s root, each on its own
+/// line. Whitespace inside a value is limited to spaces, so a value cannot spill over lines.
+pub(super) fn json_lines_gbnf(line_grammar: &str) -> String {
+    let mut out = String::from("root ::= (jsonl-line \"\\n\")+\n");
+    for rule in line_grammar.lines() {
+        if let Some(body) = rule.strip_prefix("root ::=") {
+            out.push_str("jsonl-line ::=");
+            out.push_str(body);
+        } else if rule.starts_with("space ::=") {
+            out.push_str("space ::= | \" \"");
+        } else {
+            out.push_str(rule);
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// llguidance's JSON compile options: values written the way `json.dumps` writes them, on one line, with
+/// `oneOf` read as `anyOf` (the tag of each variant keeps them apart) and unknown keywords ignored (the
+/// llama.cpp converter already vetted the schema, and every value is validated after parsing anyway).
+fn with_guidance_options(schema: &Value) -> Value {
+    let mut schema = schema.clone();
+    if let Value::Object(map) = &mut schema {
+        map.insert(
+            "x-guidance".into(),
+            json!({
+                "whitespace_flexible": false,
+                "item_separator": ", ",
+                "key_separator": ": ",
+                "coerce_one_of": true,
+                "lenient": true
+            }),
+        );
+    }
+    schema
+}
+
+/// The llguidance grammar of a request's schema.
+pub(super) fn guidance_grammar(schema: &Value, json_lines: bool) -> TopLevelGrammar {
+    let schema = with_guidance_options(schema);
+    if json_lines {
+        TopLevelGrammar::from_lark(format!("start: (item \"\\n\")+\nitem: %json {schema}\n"))
+    } else {
+        TopLevelGrammar::from_json_schema(schema)
+    }
+}
+
+/// Which sampler enforces a schema.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum GrammarEngine {
+    /// llguidance: masks computed lazily over a token trie, close to unconstrained speed. The default.
+    #[default]
+    Guidance,
+    /// llama.cpp's GBNF grammar sampler over the converter's grammar: exactly what Ollama runs, and slower.
+    Gbnf,
+}
+
+/// What constrains the next token.
+pub(super) enum Constraint {
+    /// Free text.
+    None,
+    /// llguidance: we compute the mask and feed it each accepted token.
+    Guidance(Box<Matcher>),
+    /// llama.cpp's grammar sampler: applied to the candidates, then told the chosen token.
+    Gbnf(LlamaSampler),
+}
+
+impl Constraint {
+    /// Feeds a prefill's tokens, so the grammar continues from where the prefill left off.
+    pub(super) fn feed_prefill(&mut self, tokens: &[LlamaToken]) -> Result<(), LlamaCppError> {
+        let rejected = || LlamaCppError::InvalidRequest {
+            message: "the assistant prefill (the last message) does not match the schema's grammar"
+                .into(),
+        };
+        match self {
+            Constraint::None => Ok(()),
+            Constraint::Guidance(matcher) => {
+                let ids: Vec<u32> = tokens.iter().map(|t| t.0.cast_unsigned()).collect();
+                matcher.consume_tokens(&ids).map_err(|_| rejected())
+            }
+            Constraint::Gbnf(grammar) => tokens
+                .iter()
+                .try_for_each(|t| grammar.try_accept(*t).map_err(|_| rejected())),
+        }
+    }
+
+    /// The grammar is complete and allows nothing more.
+    pub(super) fn is_complete(&self) -> bool {
+        matches!(self, Constraint::Guidance(m) if m.is_stopped())
+    }
+}
+
+/// The tokens the grammar forces next (at most `room`, none past an end-of-generation token), already fed
+/// to the matcher.
+pub(super) fn forced_tokens(
+    matcher: &mut Matcher,
+    room: usize,
+    vocab: &llama_cpp_2::vocab::LlamaVocab<'_>,
+) -> Result<Vec<LlamaToken>, String> {
+    if room == 0 || matcher.is_stopped() {
+        return Ok(Vec::new());
+    }
+    let mut forced = matcher.compute_ff_tokens();
+    forced.truncate(room);
+    if let Some(end) = forced
+        .iter()
+        .position(|&t| vocab.is_eog(LlamaToken(t.cast_signed())))
+    {
+        forced.truncate(end);
+    }
+    if !forced.is_empty() {
+        matcher.consume_tokens(&forced).map_err(|e| e.to_string())?;
+    }
+    Ok(forced
+        .into_iter()
+        .map(|t| LlamaToken(t.cast_signed()))
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_lines_gbnf_wraps_the_root_and_keeps_values_on_one_line() {
+        let line = schema_to_grammar(
+            &json!({"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}),
+        )
+        .unwrap();
+        let lines = json_lines_gbnf(&line);
+        assert!(
+            lines.starts_with("root ::= (jsonl-line \"\\n\")+\n"),
+            "{lines}"
+        );
+        assert!(lines.contains("jsonl-line ::="), "{lines}");
+        assert!(lines.contains("space ::= | \" \"\n"), "{lines}");
+        assert_eq!(lines.matches("root ::=").count(), 1, "{lines}");
+    }
+
+    #[test]
+    fn the_converter_rejects_what_ollama_rejects() {
+        let err =
+            schema_to_grammar(&json!({"type": "object", "properties": {"v": true}})).unwrap_err();
+        assert!(matches!(err, LlamaCppError::SchemaRejected { .. }), "{err}");
+        assert!(
+            err.to_string().contains("\"v\":true"),
+            "the message carries the schema: {err}"
+        );
+    }
+}
