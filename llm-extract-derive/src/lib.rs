@@ -116,8 +116,9 @@ use syn::{parse_macro_input, DeriveInput};
 /// # Recursive types
 ///
 /// Not supported: a schema is fully inlined. A field that names its own type (unqualified, or as
-/// `Self`) is a compile error; a cycle through other types (or a qualified path) panics, naming the
-/// cycle, the first time the schema is built, rather than overflowing the stack.
+/// `Self`) is a compile error naming the field; a cycle through other derived types (or through a
+/// qualified path to the type itself) is a compile error too, the compiler's cycle error on the
+/// types' `FieldSchema::NESTING` constants, whose notes list the fields along the cycle.
 ///
 /// ```compile_fail
 /// use llm_extract::Extract;

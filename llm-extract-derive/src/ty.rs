@@ -196,7 +196,7 @@ fn find<'a, T>(ty: &'a Type, visit: &mut impl FnMut(&'a Type) -> Option<T>) -> O
 
 /// The first place `ty` names the type being derived: `Self`, or its own name written alone. A
 /// qualified path (`other::Node`) may be another type of the same name, so it is left to the
-/// run-time recursion guard.
+/// compile-time cycle check on `FieldSchema::NESTING`.
 pub fn self_reference<'a>(ty: &'a Type, own: &Ident) -> Option<&'a PathSegment> {
     find(ty, &mut |ty| match ty {
         Type::Path(path) if path.qself.is_none() => {
