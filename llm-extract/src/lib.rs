@@ -2,13 +2,16 @@
 //!
 //! Typed, validated Rust values from what a language model writes.
 //!
-//! Annotate a type once with `#[derive(Extract, Deserialize)]`; the derive generates its JSON Schema,
-//! the per-line schema for JSON Lines, provider-safe dialects of that schema and compact format
-//! instructions for the prompt. At run time [`Extract::extract`], [`Extract::extract_all`] and
+//! Annotate a type once with `#[derive(Extract, Deserialize)]`; the derive generates its JSON Schema
+//! (also what each line of a JSON Lines answer must satisfy), provider-safe dialects of that schema
+//! and compact format instructions for the prompt. It implements two traits, as serde keeps
+//! `Deserialize` below `serde_json::from_str`: [`Schema`], all the parser needs, and [`Extract`],
+//! the extraction methods on top. At run time [`Extract::extract`], [`Extract::extract_all`] and
 //! [`Extract::extract_stream`] call a model, parse leniently, validate, deserialize and repair.
 //!
 //! The crate is laid out the way an extraction flows:
-//! - [`schema`]: the schemas and instructions a type yields, per provider dialect;
+//! - [`schema`]: the schemas and instructions a type yields ([`Schema`]), per provider dialect, and
+//!   runtime schemas ([`DynamicSchema`]);
 //! - [`parse`](mod@parse): lenient JSON, JSON Lines and the incremental [`LineDecoder`];
 //! - [`validate`]: one compiled validator per schema;
 //! - [`llm`]: the [`Llm`] trait and its backends ([`Ollama`], [`OpenAiCompatible`], [`from_fn`]);

@@ -6,7 +6,6 @@ use crate::parse::{
     self, ParseError, ParseOptions, Parsed, Repair, Skipped, ValueDecoder, ValueEvent,
 };
 use crate::schema::SchemaSet;
-use crate::validate::Violation;
 use crate::Extract;
 use serde_json::Value;
 use std::marker::PhantomData;
@@ -105,17 +104,13 @@ impl<T: Extract> Decode<T> for TypedDecoder<T> {
 fn typed_event<T: Extract>(event: ValueEvent) -> Event<T> {
     match event {
         ValueEvent::Skipped(skipped) => Event::Skipped(skipped),
-        ValueEvent::Item(item) => match parse::deserialize::<T>(&item.json) {
+        ValueEvent::Item(item) => match parse::typed_item::<T>(&item.json, item.line) {
             Ok(value) => Event::Item(Found {
                 value,
                 json: item.json,
                 repairs: item.repairs,
             }),
-            Err((path, message)) => Event::Skipped(Skipped {
-                line: item.line,
-                raw: item.json.to_string(),
-                reason: parse::SkipReason::Schema(vec![Violation { path, message }]),
-            }),
+            Err(skipped) => Event::Skipped(skipped),
         },
     }
 }

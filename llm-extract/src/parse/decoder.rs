@@ -26,13 +26,12 @@ pub(crate) trait Sink {
         false
     }
 
-    /// An item or a skipped line, with a way to derive an item's JSON again (so the sink may move
-    /// the JSON out and still explain a failure later).
-    fn event(&mut self, event: ValueEvent, again: &dyn Fn() -> Option<Value>);
+    /// An item or a skipped line.
+    fn event(&mut self, event: ValueEvent);
 }
 
 impl Sink for Vec<ValueEvent> {
-    fn event(&mut self, event: ValueEvent, _again: &dyn Fn() -> Option<Value>) {
+    fn event(&mut self, event: ValueEvent) {
         self.push(event);
     }
 }
@@ -234,24 +233,8 @@ impl<'s> ValueDecoder<'s> {
             }
         }
         self.handle(event, scratch);
-        let mut index = 0;
         for decoded in scratch.drain(..) {
-            let k = index;
-            if matches!(decoded, ValueEvent::Item(_)) {
-                index += 1;
-            }
-            let again = || -> Option<Value> {
-                let mut events = Vec::new();
-                self.handle(event, &mut events);
-                events
-                    .into_iter()
-                    .filter_map(|e| match e {
-                        ValueEvent::Item(item) => Some(item.json),
-                        ValueEvent::Skipped(_) => None,
-                    })
-                    .nth(k)
-            };
-            sink.event(decoded, &again);
+            sink.event(decoded);
         }
     }
 
@@ -540,20 +523,16 @@ impl<T: Schema> Sink for Typed<T> {
         true
     }
 
-    fn event(&mut self, event: ValueEvent, again: &dyn Fn() -> Option<Value>) {
+    fn event(&mut self, event: ValueEvent) {
         self.events.push(match event {
             ValueEvent::Skipped(skipped) => LineEvent::Skipped(skipped),
-            ValueEvent::Item(item) => match pipeline::deserialize_owned::<T>(item.json, again) {
+            ValueEvent::Item(item) => match pipeline::typed_item::<T>(&item.json, item.line) {
                 Ok(value) => LineEvent::Item(Item {
                     value,
                     line: item.line,
                     repairs: item.repairs,
                 }),
-                Err((path, message)) => LineEvent::Skipped(Skipped {
-                    line: item.line,
-                    raw: again().map(|json| json.to_string()).unwrap_or_default(),
-                    reason: SkipReason::Schema(vec![Violation { path, message }]),
-                }),
+                Err(skipped) => LineEvent::Skipped(skipped),
             },
         });
     }

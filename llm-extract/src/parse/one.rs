@@ -51,12 +51,8 @@ pub fn parse_with<T: Schema>(text: &str, options: &ParseOptions) -> Result<Parse
         }
     }
     let Parsed { value, repairs } = parse_value(text, T::schema(), options)?;
-    let again = || {
-        parse_value(text, T::schema(), options)
-            .ok()
-            .map(|p| p.value)
-    };
-    match pipeline::deserialize_owned::<T>(value, again) {
+    // Borrowed, so a refusal carries serde's path without parsing the text a second time.
+    match pipeline::deserialize::<T>(&value) {
         Ok(value) => Ok(Parsed { value, repairs }),
         Err((path, message)) => Err(ParseError::Deserialize {
             path,

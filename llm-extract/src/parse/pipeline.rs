@@ -3,7 +3,7 @@
 
 use super::envelope::{self, Candidate};
 use super::lenient::{self, Failure, Settings};
-use super::{coerce, ParseError, ParseOptions, Repair, RepairKind, SkipReason};
+use super::{coerce, ParseError, ParseOptions, Repair, RepairKind, SkipReason, Skipped};
 use crate::error::SchemaError;
 use crate::schema::SchemaSet;
 use crate::validate::{Validator, Violation};
@@ -263,21 +263,14 @@ pub(crate) fn deserialize<T: DeserializeOwned>(json: &Value) -> Result<T, (Strin
     }
 }
 
-/// Like [`deserialize`], consuming the JSON (no string is copied, no path is tracked); on failure,
-/// `again` derives the same JSON a second time so the error can carry its path.
-pub(crate) fn deserialize_owned<T: DeserializeOwned>(
-    json: Value,
-    again: impl FnOnce() -> Option<Value>,
-) -> Result<T, (String, String)> {
-    let error = match T::deserialize(json) {
-        Ok(value) => return Ok(value),
-        Err(e) => e,
-    };
-    match again().map(|json| deserialize::<T>(&json)) {
-        Some(Err(located)) => Err(located),
-        // The same JSON fails the same way; should it not, serde's own message still explains.
-        _ => Err((String::new(), error.to_string())),
-    }
+/// An item's validated JSON as a `T`; when serde refuses it, the item is skipped with serde's path
+/// and message. The one adapter from validated JSON to `T`, for the decoder and the extraction loop.
+pub(crate) fn typed_item<T: DeserializeOwned>(json: &Value, line: usize) -> Result<T, Skipped> {
+    deserialize::<T>(json).map_err(|(path, message)| Skipped {
+        line,
+        raw: json.to_string(),
+        reason: SkipReason::Schema(vec![Violation { path, message }]),
+    })
 }
 
 #[cfg(test)]
@@ -321,9 +314,13 @@ mod tests {
             deserialize::<Outer>(&json!({"items":[{"n":1},{"n":300}]})).unwrap_err();
         assert_eq!(path, "items[1].n");
         assert!(message.contains("300"), "{message}");
-        assert!(deserialize_owned::<Outer>(json!({"items":[]}), || None).is_ok());
-        let again = || Some(json!({"items":[{"n":-1}]}));
-        let (path, _) = deserialize_owned::<Outer>(json!({"items":[{"n":-1}]}), again).unwrap_err();
-        assert_eq!(path, "items[0].n");
+        assert!(typed_item::<Outer>(&json!({"items":[]}), 1).is_ok());
+        let skipped = typed_item::<Outer>(&json!({"items":[{"n":-1}]}), 7).unwrap_err();
+        assert_eq!(skipped.line, 7);
+        assert_eq!(skipped.raw, r#"{"items":[{"n":-1}]}"#);
+        assert!(
+            matches!(&skipped.reason, SkipReason::Schema(v) if v[0].path == "items[0].n"),
+            "{skipped:?}"
+        );
     }
 }
