@@ -127,8 +127,16 @@ async fn extract_all_shows_examples_as_json_lines_or_as_the_list() {
             .unwrap(),
         )
         .with_example(Example::items::<City>("No place is named here.", []).unwrap());
-    let got = extractor.extract_all::<City>("We live in Oslo.").await.unwrap();
-    assert_eq!(got.value, vec![City { name: "Oslo".into() }]);
+    let got = extractor
+        .extract_all::<City>("We live in Oslo.")
+        .await
+        .unwrap();
+    assert_eq!(
+        got.value,
+        vec![City {
+            name: "Oslo".into()
+        }]
+    );
     {
         let requests = seen.lock().unwrap();
         let sent = turns(&requests[0]);
@@ -158,7 +166,10 @@ async fn extract_all_shows_examples_as_json_lines_or_as_the_list() {
         .extract_all::<City>("Nothing here.")
         .await
         .unwrap();
-    assert!(got.value.is_empty(), "the example's item must not come back");
+    assert!(
+        got.value.is_empty(),
+        "the example's item must not come back"
+    );
     let requests = seen.lock().unwrap();
     assert_eq!(
         turns(&requests[0])[1],
@@ -189,7 +200,12 @@ async fn extractor_examples_replace_the_types_own_and_can_turn_them_off() {
     // An example for another type is not shown either.
     Extractor::new(&llm)
         .default_examples(false)
-        .example("Oslo.", City { name: "Oslo".into() })
+        .example(
+            "Oslo.",
+            City {
+                name: "Oslo".into(),
+            },
+        )
         .unwrap()
         .extract::<Invoice>("t")
         .await
@@ -200,14 +216,26 @@ async fn extractor_examples_replace_the_types_own_and_can_turn_them_off() {
     assert!(first[1].1.contains("Q-82") && !first[1].1.contains("3310"));
     assert_eq!(turns(&requests[1]), vec![(Role::User, "t".to_owned())]);
     assert_eq!(turns(&requests[2]), vec![(Role::User, "t".to_owned())]);
-    assert!(!requests[1].system.as_deref().unwrap().contains("worked examples"));
+    assert!(!requests[1]
+        .system
+        .as_deref()
+        .unwrap()
+        .contains("worked examples"));
 }
 
 #[tokio::test]
 async fn an_item_list_example_is_left_out_of_a_one_value_extraction() {
     let (llm, seen) = recorder(r#"{"name": "Oslo"}"#);
     Extractor::new(&llm)
-        .with_example(Example::items("Lyon.", [City { name: "Lyon".into() }]).unwrap())
+        .with_example(
+            Example::items(
+                "Lyon.",
+                [City {
+                    name: "Lyon".into(),
+                }],
+            )
+            .unwrap(),
+        )
         .extract::<City>("Oslo.")
         .await
         .unwrap();
@@ -235,11 +263,19 @@ async fn a_types_invalid_example_fails_before_anything_is_sent() {
 #[test]
 fn an_invalid_value_is_refused_when_the_example_is_added() {
     let (llm, _) = recorder("{}");
-    let err = Extractor::new(&llm)
-        .example("Tagged urgent.", Tag { name: "far too long".into() })
-        .unwrap_err();
+    let Err(err) = Extractor::new(&llm).example(
+        "Tagged urgent.",
+        Tag {
+            name: "far too long".into(),
+        },
+    ) else {
+        panic!("an example breaking maxLength was accepted");
+    };
     assert!(matches!(err, ExampleError::Invalid { .. }), "{err:?}");
-    assert!(err.to_string().contains("maxLength") || err.to_string().contains("longer"), "{err}");
+    assert!(
+        err.to_string().contains("maxLength") || err.to_string().contains("longer"),
+        "{err}"
+    );
 }
 
 #[tokio::test]
@@ -249,7 +285,11 @@ async fn repairs_keep_the_examples_first_and_the_template_fills_their_text() {
         let log = Arc::clone(&seen);
         let llm = from_fn(move |request: ChatRequest| {
             let mut log = log.lock().unwrap();
-            let answer = if log.is_empty() { "not json" } else { r#"{"name": "Oslo"}"# };
+            let answer = if log.is_empty() {
+                "not json"
+            } else {
+                r#"{"name": "Oslo"}"#
+            };
             log.push(request);
             async move { Ok(ChatResponse::new(answer)) }
         });
@@ -273,9 +313,18 @@ async fn repairs_keep_the_examples_first_and_the_template_fills_their_text() {
     assert_eq!(got.value, json!({"name": "Oslo"}));
     let requests = seen.lock().unwrap();
     let repair = turns(&requests[1]);
-    assert_eq!(repair[0], (Role::User, "City of: We flew to Lima. (en)".to_owned()));
-    assert_eq!(repair[1], (Role::Assistant, r#"{"name":"Lima"}"#.to_owned()));
-    assert_eq!(repair[2], (Role::User, "City of: We live in Oslo. (en)".to_owned()));
+    assert_eq!(
+        repair[0],
+        (Role::User, "City of: We flew to Lima. (en)".to_owned())
+    );
+    assert_eq!(
+        repair[1],
+        (Role::Assistant, r#"{"name":"Lima"}"#.to_owned())
+    );
+    assert_eq!(
+        repair[2],
+        (Role::User, "City of: We live in Oslo. (en)".to_owned())
+    );
     assert_eq!(repair[3], (Role::Assistant, "not json".to_owned()));
     assert_eq!(repair.len(), 5);
 }

@@ -145,7 +145,9 @@ fn options() -> Result<Options, Box<dyn Error>> {
             "--max-tokens" => {
                 options.max_tokens = args.next().ok_or("--max-tokens needs a number")?.parse()?
             }
-            "--kind" => options.kinds.push(args.next().ok_or("--kind needs a name")?),
+            "--kind" => options
+                .kinds
+                .push(args.next().ok_or("--kind needs a name")?),
             "--data" => options.data = args.next().ok_or("--data needs a directory")?.into(),
             other => return Err(format!("unknown option `{other}`").into()),
         }
@@ -194,7 +196,8 @@ async fn run_kind<T: Extract + Serialize>(
             ),
             Err(err) => (None, err.attempts(), err.usage()),
         };
-        let (matched, fields) = score::fields(&case.expected, case.accept.as_ref(), answer.as_ref());
+        let (matched, fields) =
+            score::fields(&case.expected, case.accept.as_ref(), answer.as_ref());
         let capped = attempts
             .iter()
             .filter(|a| a.finish == Some(Finish::Length))
@@ -230,7 +233,11 @@ async fn main() -> Result<(), Box<dyn Error>> {
     let llm = backend::from_env_and_args()?;
     println!(
         "examples: {}; loop guard: {}; max_tokens {}; temperature 0",
-        if options.examples { "2 per kind" } else { "none" },
+        if options.examples {
+            "2 per kind"
+        } else {
+            "none"
+        },
         if options.guard {
             "as built (this build has none)"
         } else {

@@ -66,6 +66,9 @@ mod tests {
         let answer = json!({"a": " ada lovelace ", "n": 2.5, "b": false, "c": "", "d": "Y"});
         assert_eq!(fields(&expected, Some(&accept), Some(&answer)), (4, 5));
         assert_eq!(fields(&expected, None, None), (0, 5));
-        assert_eq!(fields(&json!({"n": 1}), None, Some(&json!({"n": 1.0}))), (1, 1));
+        assert_eq!(
+            fields(&json!({"n": 1}), None, Some(&json!({"n": 1.0}))),
+            (1, 1)
+        );
     }
 }

@@ -23,7 +23,8 @@ pub struct TypeExample {
     pub tokens: TokenStream,
 }
 
-const FORM: &str = "write `#[extract(example(text = \"...\", value = ...))]`, where `value` is a value of \
+const FORM: &str =
+    "write `#[extract(example(text = \"...\", value = ...))]`, where `value` is a value of \
                     this type";
 
 /// Parses the `(...)` after `example`; `None` (with the errors recorded) when it is malformed.

@@ -745,7 +745,9 @@ impl<'p, L: Llm> PromptCall<'p, L> {
         let input = input.into();
         let examples = example_config::shown(prompt, &input)?;
         let rendered = prompt.render(input)?;
-        let extractor = examples.into_iter().fold(self.extractor(), Extractor::with_example);
+        let extractor = examples
+            .into_iter()
+            .fold(self.extractor(), Extractor::with_example);
         Ok(ExtractStream::start(move |mut sink| async move {
             let mut items =
                 extractor.extract_value_stream(schema.schema_set(), Input::text(rendered));

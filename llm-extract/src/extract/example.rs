@@ -326,14 +326,23 @@ mod tests {
             panic!("{err:?}");
         };
         assert_eq!(schema, "Contact");
-        assert!(violations.iter().any(|v| v.path == "/name"), "{violations:?}");
-        assert!(err.to_string().contains("does not satisfy its schema"), "{err}");
+        assert!(
+            violations.iter().any(|v| v.path == "/name"),
+            "{violations:?}"
+        );
+        assert!(
+            err.to_string().contains("does not satisfy its schema"),
+            "{err}"
+        );
 
         let long = "x".repeat(21);
         let err = Example::value_items(
             &contact(),
             "t",
-            vec![json!({"name": "ok", "phone": null}), json!({"name": long, "phone": null})],
+            vec![
+                json!({"name": "ok", "phone": null}),
+                json!({"name": long, "phone": null}),
+            ],
         )
         .unwrap_err();
         assert!(matches!(err, ExampleError::Invalid { .. }), "{err:?}");

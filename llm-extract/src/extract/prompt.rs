@@ -15,7 +15,8 @@ pub const DEFAULT_INSTRUCTIONS: &str =
 pub const DEFAULT_TEMPLATE: &str = "{{text}}";
 
 /// Appended to the system prompt when worked examples precede the input.
-pub(crate) const EXAMPLES_NOTE: &str = "The earlier exchanges are worked examples of the answer format. \
+pub(crate) const EXAMPLES_NOTE: &str =
+    "The earlier exchanges are worked examples of the answer format. \
     Answer the last message from its own text only.";
 
 /// The most problems one repair turn lists.

@@ -13,9 +13,9 @@
 //! `max_items`.
 
 use super::error::{ExtractError, ExtractErrorKind};
+use super::example_turns;
 use super::extractor::{Config, Input, Mode};
 use super::prompt::{self, AnswerShape};
-use super::example_turns;
 use super::target::{Event, Found, Target};
 use crate::llm::{ChatEvent, ChatRequest, ChatResponse, Finish, Llm, LlmError, Message, Usage};
 use crate::parse::{ParseError, Repair, SkipReason, Skipped};

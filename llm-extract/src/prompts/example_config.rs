@@ -43,9 +43,10 @@ pub(super) fn load(
         .enumerate()
         .map(|(i, entry)| {
             let n = i + 1;
-            let text = entry.get("text").and_then(Value::as_str).ok_or_else(|| {
-                invalid(Some(id), format!("example {n} needs a \"text\" string"))
-            })?;
+            let text = entry
+                .get("text")
+                .and_then(Value::as_str)
+                .ok_or_else(|| invalid(Some(id), format!("example {n} needs a \"text\" string")))?;
             let made = match (entry.get("value"), entry.get("items")) {
                 (Some(value), None) => Example::value(set, text, value.clone()),
                 (None, Some(Value::Array(items))) if response_type == ResponseType::Jsonl => {
@@ -140,7 +141,10 @@ mod tests {
 
         let err = config(json!([{"text": "Settled.", "value": {"paid": "yes"}}])).unwrap_err();
         let message = err.to_string();
-        assert!(message.contains("`paid`") && message.contains("example 1"), "{message}");
+        assert!(
+            message.contains("`paid`") && message.contains("example 1"),
+            "{message}"
+        );
         assert!(message.contains("does not satisfy its schema"), "{message}");
 
         let err = config(json!([{"text": "Settled.", "items": [{"paid": true}]}])).unwrap_err();
