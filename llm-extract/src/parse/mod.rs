@@ -78,7 +78,7 @@ pub use decoder::{LineDecoder, ValueDecoder, ValueEvent, ValueItem};
 pub use error::ParseError;
 pub use lines::{parse_lines, parse_lines_value, parse_lines_with};
 pub use one::{parse, parse_value, parse_with};
-pub(crate) use pipeline::typed_item;
+pub(crate) use pipeline::{deserialize, typed_item};
 pub use repetition::{ItemVerdict, ItemWindow, Loop, LoopGuard, LoopKind, Repeats};
 
 use crate::validate::Violation;
