@@ -8,7 +8,7 @@
 use super::frame::{Event, Frame, FrameKind, Framer, FramerConfig};
 use super::pipeline::{self, best_rejection, extracted, Accepted, Pipeline, Rejection};
 use super::typed;
-use super::{Item, LineEvent, ParseOptions, Repair, RepairKind, SkipReason, Skipped};
+use super::{ParseOptions, Repair, RepairKind, SkipReason, Skipped};
 use crate::schema::plan::Plan;
 use crate::schema::Schema;
 use crate::schema::SchemaSet;
@@ -402,6 +402,29 @@ fn decode(
             )),
         )),
     }
+}
+
+/// One event of the incremental decoder.
+#[derive(Debug, Clone)]
+pub enum LineEvent<T> {
+    /// A complete, valid item.
+    Item(Item<T>),
+    /// A frame that produced no item.
+    Skipped(Skipped),
+}
+
+/// A decoded item.
+///
+/// It carries no `serde_json::Value`: a clean line goes from its text straight to `T`. For the
+/// validated JSON of each item, use [`ValueDecoder`].
+#[derive(Debug, Clone)]
+pub struct Item<T> {
+    /// The typed value.
+    pub value: T,
+    /// 1-based line where the item starts.
+    pub line: usize,
+    /// Repairs made to this item.
+    pub repairs: Vec<Repair>,
 }
 
 /// Incremental decoder of many values of `T`: feed bytes as they arrive, get items as they complete.

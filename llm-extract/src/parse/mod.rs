@@ -74,7 +74,7 @@ mod repetition;
 pub(crate) mod typed;
 mod work;
 
-pub use decoder::{LineDecoder, ValueDecoder, ValueEvent, ValueItem};
+pub use decoder::{Item, LineDecoder, LineEvent, ValueDecoder, ValueEvent, ValueItem};
 pub use error::ParseError;
 pub use lines::{parse_lines, parse_lines_value, parse_lines_with};
 pub use one::{parse, parse_value, parse_with};
@@ -318,29 +318,6 @@ impl std::fmt::Display for SkipReason {
             SkipReason::TooLarge { limit } => write!(f, "larger than the {limit}-byte frame limit"),
         }
     }
-}
-
-/// One event of the incremental decoder.
-#[derive(Debug, Clone)]
-pub enum LineEvent<T> {
-    /// A complete, valid item.
-    Item(Item<T>),
-    /// A frame that produced no item.
-    Skipped(Skipped),
-}
-
-/// A decoded item.
-///
-/// It carries no `serde_json::Value`: a clean line goes from its text straight to `T`. For the
-/// validated JSON of each item, use [`ValueDecoder`].
-#[derive(Debug, Clone)]
-pub struct Item<T> {
-    /// The typed value.
-    pub value: T,
-    /// 1-based line where the item starts.
-    pub line: usize,
-    /// Repairs made to this item.
-    pub repairs: Vec<Repair>,
 }
 
 #[cfg(test)]

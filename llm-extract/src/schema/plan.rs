@@ -38,6 +38,7 @@ impl Plan {
 
     /// Whether every value is an object that admits no key beyond its properties (a closed struct
     /// or a tagged union of closed variants).
+    #[inline]
     pub(crate) fn closed(&self) -> bool {
         match &self.root {
             Node::Typed(typed) => {
@@ -83,6 +84,7 @@ impl Types {
     pub(crate) const OBJECT: u8 = 64;
     pub(crate) const ALL: Types = Types(127);
 
+    #[inline]
     pub(crate) fn named(name: &str) -> Option<u8> {
         Some(match name {
             "null" => Self::NULL,
@@ -245,6 +247,7 @@ pub(crate) struct Tagged {
 }
 
 /// Keywords that do not validate.
+#[inline]
 pub(crate) fn is_annotation(key: &str) -> bool {
     matches!(
         key,
@@ -288,6 +291,7 @@ impl Node {
     }
 
     /// Whether every value of this node is a scalar (so `uniqueItems` can compare hashes).
+    #[inline]
     pub(crate) fn is_scalar(&self) -> bool {
         match self {
             Node::Typed(typed) => !typed.types.has(Types::ARRAY | Types::OBJECT),
@@ -370,6 +374,7 @@ pub(crate) fn tagged(branches: &[Value]) -> Option<Node> {
     })))
 }
 
+#[inline]
 pub(crate) fn uint(map: &Map<String, Value>, key: &str) -> Result<Option<u64>, ()> {
     match map.get(key) {
         None => Ok(None),
@@ -377,6 +382,7 @@ pub(crate) fn uint(map: &Map<String, Value>, key: &str) -> Result<Option<u64>, (
     }
 }
 
+#[inline]
 pub(crate) fn number(map: &Map<String, Value>, key: &str) -> Result<Option<Num>, ()> {
     match map.get(key) {
         None => Ok(None),
@@ -496,6 +502,7 @@ impl Typed {
     }
 
     /// See [`Typed::floats`].
+    #[inline]
     pub(crate) fn float_range(&self) -> Option<Floats> {
         if self.choices.is_some() || !self.types.has(Types::NUMBER) {
             return None;
@@ -519,6 +526,7 @@ impl Typed {
     }
 
     /// See [`Typed::integers`].
+    #[inline]
     pub(crate) fn integer_range(&self) -> Option<(i128, i128)> {
         if self.choices.is_some() || !self.types.has(Types::INTEGER | Types::NUMBER) {
             return None;
@@ -654,6 +662,7 @@ impl Typed {
             })
     }
 
+    #[inline]
     pub(crate) fn accepts_str(&self, s: &str) -> bool {
         if !self.types.has(Types::STRING) {
             return false;
@@ -689,6 +698,7 @@ impl Typed {
 }
 
 /// Equality of scalars as the validator sees it (numbers by value).
+#[inline]
 pub(crate) fn same_value(choice: &Value, value: &Value) -> bool {
     match (choice, value) {
         (Value::Number(a), Value::Number(b)) => match (Num::of(a), Num::of(b)) {
