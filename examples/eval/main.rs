@@ -9,10 +9,9 @@
 //! ```
 //!
 //! Options: `--examples` shows the model the worked examples in `examples/data/eval/examples/` (texts not
-//! in the set); `--max-tokens N` caps each answer (default 512, so a looping answer ends); `--kind NAME`
+//! in the set); `--max-tokens N` caps each answer (default: the library's, derived from the schema); `--kind NAME`
 //! runs one kind (invoices, contacts, events, reviews; repeatable); `--verbose` prints every document;
-//! `--no-guard` asks for the loop guard off, and has no effect in a build without one (the header says
-//! which). Decoding is greedy (`temperature 0`). The backend is chosen as in the other examples
+//! `--no-guard` turns the loop guard off (`LoopGuard::off()`). Decoding is greedy (`temperature 0`). The backend is chosen as in the other examples
 //! (`support/backend.rs`): the embedded default model unless `--ollama` or `OLLAMA_HOST`.
 
 #[path = "../support/backend.rs"]
@@ -22,6 +21,7 @@ mod score;
 
 use kinds::{Contact, Event, Invoice, Review};
 use llm_extract::extract::Extractor;
+use llm_extract::parse::LoopGuard;
 use llm_extract::{Extract, Finish, Llm};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -51,7 +51,8 @@ struct ExampleLine<T> {
 struct Options {
     examples: bool,
     guard: bool,
-    max_tokens: u32,
+    /// `None`: the library's default (derived from the schema).
+    max_tokens: Option<u32>,
     kinds: Vec<String>,
     verbose: bool,
     data: PathBuf,
@@ -130,7 +131,7 @@ fn options() -> Result<Options, Box<dyn Error>> {
     let mut options = Options {
         examples: false,
         guard: true,
-        max_tokens: 512,
+        max_tokens: None,
         kinds: Vec::new(),
         verbose: false,
         data: Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/data/eval"),
@@ -143,7 +144,8 @@ fn options() -> Result<Options, Box<dyn Error>> {
             "--verbose" => options.verbose = true,
             "--ollama" => {}
             "--max-tokens" => {
-                options.max_tokens = args.next().ok_or("--max-tokens needs a number")?.parse()?
+                options.max_tokens =
+                    Some(args.next().ok_or("--max-tokens needs a number")?.parse()?)
             }
             "--kind" => options
                 .kinds
@@ -173,9 +175,13 @@ async fn run_kind<T: Extract + Serialize>(
     options: &Options,
 ) -> Result<Tally, Box<dyn Error>> {
     let cases: Vec<Case> = read_lines(&options.data.join(format!("{kind}.jsonl")))?;
-    let mut extractor = Extractor::new(llm)
-        .temperature(0.0)
-        .max_tokens(options.max_tokens);
+    let mut extractor = Extractor::new(llm).temperature(0.0);
+    if let Some(max_tokens) = options.max_tokens {
+        extractor = extractor.max_tokens(max_tokens);
+    }
+    if !options.guard {
+        extractor = extractor.loop_guard(LoopGuard::off());
+    }
     let mut shown: Vec<Value> = Vec::new();
     if options.examples {
         let path = options.data.join(format!("examples/{kind}.jsonl"));
@@ -238,12 +244,10 @@ async fn main() -> Result<(), Box<dyn Error>> {
         } else {
             "none"
         },
-        if options.guard {
-            "as built (this build has none)"
-        } else {
-            "off requested (this build has none)"
-        },
-        options.max_tokens
+        if options.guard { "on" } else { "off" },
+        options
+            .max_tokens
+            .map_or_else(|| "from the schema".to_owned(), |n| n.to_string())
     );
     println!();
     println!("| kind | docs | valid | field accuracy | mean tokens | median | p95 | max | capped answers | copied an example | wall time |");
