@@ -25,7 +25,7 @@ use serde_json::Value;
 ///
 /// ```
 /// use llm_extract::extract::Example;
-/// use llm_extract::Extract;
+/// use llm_extract::{Extract, Schema};
 /// # use llm_extract::SchemaSet;
 /// # use serde_json::json;
 /// # use std::sync::OnceLock;
@@ -34,7 +34,7 @@ use serde_json::Value;
 /// struct Paid {
 ///     paid: bool,
 /// }
-/// # impl Extract for Paid {
+/// # impl Schema for Paid {
 /// #     fn schema() -> &'static SchemaSet {
 /// #         static SET: OnceLock<SchemaSet> = OnceLock::new();
 /// #         SET.get_or_init(|| SchemaSet::new("Paid", json!({
@@ -43,6 +43,7 @@ use serde_json::Value;
 /// #         })))
 /// #     }
 /// # }
+/// impl Extract for Paid {}
 ///
 /// let example = Example::new("Invoice 12 was settled on Monday.", Paid { paid: true })?;
 /// assert_eq!(example.answer_json(), vec![json!({"paid": true})]);
