@@ -24,7 +24,7 @@ use syn::{parse_macro_input, DeriveInput};
 /// the schema accepts what serde accepts.
 ///
 /// ```
-/// use llm_extract::Extract;
+/// use llm_extract::{Extract, Schema};
 /// use serde::Deserialize;
 ///
 /// /// The sentiment of a text.
@@ -121,7 +121,7 @@ use syn::{parse_macro_input, DeriveInput};
 /// types' `FieldSchema::NESTING` constants, whose notes list the fields along the cycle.
 ///
 /// ```compile_fail
-/// use llm_extract::Extract;
+/// use llm_extract::{Extract, Schema};
 /// use serde::Deserialize;
 ///
 /// #[derive(Extract, Deserialize)]
