@@ -280,6 +280,9 @@ async fn a_key_echoed_in_a_retried_error_never_reaches_the_logs() {
         .finish();
     // The test runs on one thread (tokio's default for tests), so the guard covers every log.
     let _guard = tracing::subscriber::set_default(subscriber);
+    // Tests run on parallel threads without a subscriber; one of them may have cached "never" for the
+    // retry policy's callsite before this one set its own. Recompute so this thread's subscriber sees it.
+    tracing::callsite::rebuild_interest_cache();
     // Transient failures whose bodies echo the key, then an answer: each failure is logged at WARN.
     let echo = |status| {
         fixed(
