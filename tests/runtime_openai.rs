@@ -278,11 +278,11 @@ async fn a_key_echoed_in_a_retried_error_never_reaches_the_logs() {
         .with_max_level(tracing::Level::DEBUG)
         .with_writer(move || writer.clone())
         .finish();
-    // The test runs on one thread (tokio's default for tests), so the guard covers every log.
-    let _guard = tracing::subscriber::set_default(subscriber);
-    // Tests run on parallel threads without a subscriber; one of them may have cached "never" for the
-    // retry policy's callsite before this one set its own. Recompute so this thread's subscriber sees it.
-    tracing::callsite::rebuild_interest_cache();
+    // The global default, not a thread-local one: with tests on parallel threads, a thread-local
+    // subscriber can miss a callsite whose interest another thread cached as "never". This is the only
+    // test of this binary that installs a subscriber; other tests' logs (without the key) may land here too.
+    tracing::subscriber::set_global_default(subscriber)
+        .expect("the only subscriber of this test binary");
     // Transient failures whose bodies echo the key, then an answer: each failure is logged at WARN.
     let echo = |status| {
         fixed(
