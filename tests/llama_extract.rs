@@ -164,32 +164,122 @@ async fn the_first_item_arrives_while_the_model_is_still_generating() {
     );
 }
 
+/// A person as the prompted-mode test reads one.
+#[derive(llm_extract::Extract, serde::Deserialize, Serialize, Debug)]
+struct Neighbour {
+    name: String,
+    age: u32,
+    city: String,
+}
+
 #[tokio::test]
-async fn prompted_mode_with_repairs_is_valid_or_an_error_with_every_attempt() {
-    let result = Extractor::new(model())
+async fn prompted_mode_finds_the_json_in_a_chatty_answer() {
+    // Without a grammar this model wraps its JSON in a sentence ("Here's a JSON-formatted version..."):
+    // the lenient parser takes the value out of the prose, so no repair is needed.
+    let extracted = Extractor::new(model())
         .mode(Mode::Prompted)
         .max_attempts(2)
+        .max_tokens(96)
+        .extract::<Neighbour>("My neighbour Tom is forty years old and lives in Leeds.")
+        .await
+        .unwrap();
+    assert_valid(&extracted.value);
+    assert_eq!(extracted.value.age, 40, "{:?}", extracted.value);
+    assert!(
+        extracted.value.name.contains("Tom"),
+        "{:?}",
+        extracted.value
+    );
+    assert_eq!(extracted.attempts.len(), 1, "{:?}", extracted.attempts);
+    assert!(extracted.attempts[0].raw.trim_start().starts_with("Here"));
+}
+
+#[tokio::test]
+async fn a_repair_that_gets_its_rejected_answer_back_is_sent_again_with_a_temperature() {
+    // The grammar cannot carry `format: email` (the Ollama dialect drops it), so the first answer copies
+    // the text's words and the local validator rejects them. Shown the error, this model writes the same
+    // answer again token for token: each repeat raises the next attempt's temperature (0.3, then 0.6,
+    // fixed seed), and every attempt is in the ledger with its error, sampling and cost.
+    let schema = llm_extract::DynamicSchema::from_json(serde_json::json!({
+        "title": "Contact",
+        "type": "object",
+        "properties": {
+            "name": {"type": "string"},
+            "email": {"type": "string", "format": "email",
+                      "description": "an email address such as jo@example.org"}
+        },
+        "required": ["name", "email"],
+        "additionalProperties": false
+    }))
+    .unwrap();
+    let result = Extractor::new(model())
+        .max_attempts(4)
         .max_tokens(64)
-        .extract::<Extracted>(PERSON_AND_COMPANY)
+        .extract_value(
+            schema.schema_set(),
+            "Write to Ana Ruiz: ana dot ruiz at example dot com.",
+        )
         .await;
+    let attempts = match &result {
+        Ok(extracted) => extracted.attempts.clone(),
+        Err(err) => err.attempts().to_vec(),
+    };
+    let first = &attempts[0];
+    let rejected = first
+        .error
+        .as_ref()
+        .map(ToString::to_string)
+        .unwrap_or_default();
+    assert!(
+        rejected.contains("/email") && rejected.contains("not a valid email"),
+        "{attempts:#?}"
+    );
+    assert!(attempts[1..]
+        .iter()
+        .all(|a| a.kind == llm_extract::AttemptKind::Repair));
+    // Where an answer repeated a rejected one, the attempt after it sampled, higher each time.
+    let mut repeats = 0u32;
+    for pair in attempts.windows(2) {
+        if pair[0].error.is_some()
+            && pair[0].raw.trim() == attempts[0].raw.trim()
+            && pair[0].raw != ""
+        {
+            if std::ptr::eq(&pair[0], &attempts[0]) {
+                continue;
+            }
+            repeats += 1;
+        }
+        let expected = if repeats == 0 {
+            0.0
+        } else {
+            0.3 * repeats as f32
+        };
+        let sent = pair[1].sampling.temperature.unwrap_or(0.0);
+        assert!(
+            (sent - expected).abs() < 1e-6,
+            "attempt after {repeats} repeat(s) sent {sent}: {attempts:#?}"
+        );
+    }
+    assert!(
+        attempts.iter().all(|a| a.usage.completion_tokens > 0),
+        "{attempts:#?}"
+    );
     match result {
         Ok(extracted) => {
-            assert_valid(&extracted.value);
-            assert!(!extracted.attempts.is_empty() && extracted.attempts.len() <= 2);
+            let email = extracted.value["email"].as_str().unwrap_or_default();
+            assert!(email.contains('@'), "{email}");
         }
         Err(err) => {
-            let attempts = err.attempts();
             assert_eq!(
                 attempts.len(),
-                2,
+                4,
                 "every allowed attempt is in the ledger: {err}"
             );
-            assert!(attempts.iter().all(|a| a.error.is_some()), "{attempts:?}");
             assert!(
-                attempts.iter().all(|a| a.usage.completion_tokens > 0),
-                "{attempts:?}"
+                repeats >= 1,
+                "this model repeats its rejected answer: {attempts:#?}"
             );
-            assert_eq!(err.usage(), attempts[0].usage + attempts[1].usage);
+            assert_eq!(err.raw(), Some(attempts[3].raw.as_str()));
         }
     }
 }

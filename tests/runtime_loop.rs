@@ -172,6 +172,42 @@ async fn an_answer_that_never_validates_fails_after_the_cap_with_the_whole_ledge
 }
 
 #[tokio::test]
+async fn a_repair_that_gets_the_rejected_answer_back_asks_again_with_a_temperature() {
+    // A greedy model shown its error often writes the same answer again: the attempt after such a
+    // repeat samples (the loop guard's recovery temperature and seed), and each further repeat raises it.
+    let bad = r#"{"name": "Ada", "age": "old"}"#;
+    let (llm, log) = scripted(vec![
+        answer(bad),
+        answer(bad),
+        answer(&format!("  {bad}\n")),
+        answer(r#"{"name": "Ada", "age": 36}"#),
+    ]);
+    let out = Extractor::new(&llm)
+        .max_attempts(4)
+        .extract::<Person>("Ada died at 36.")
+        .await
+        .unwrap();
+    assert_eq!(out.value.age, 36);
+    let temperatures: Vec<_> = log.lock().unwrap().iter().map(|r| r.temperature).collect();
+    assert_eq!(temperatures, [Some(0.0), Some(0.0), Some(0.3), Some(0.6)]);
+    let seeds: Vec<_> = log.lock().unwrap().iter().map(|r| r.seed).collect();
+    assert_eq!(
+        seeds,
+        [Some(0); 4],
+        "the seed stays fixed (the default one here)"
+    );
+    let recorded: Vec<_> = out
+        .attempts
+        .iter()
+        .map(|a| a.sampling.temperature)
+        .collect();
+    assert_eq!(
+        recorded, temperatures,
+        "the ledger shows what each attempt changed"
+    );
+}
+
+#[tokio::test]
 async fn max_attempts_counts_attempts_not_retries() {
     let (llm, log) = scripted(vec![answer("no"), answer("no")]);
     let err = Extractor::new(&llm)

@@ -155,6 +155,7 @@ impl<'a> Engine<'a> {
         let mut last_error = None;
         let mut loops_seen: u32 = 0;
         let mut last_loop = None;
+        let mut rejected = loops::Rejected::default();
         let max_attempts = self.config.max_attempts.max(1);
         let mut kind = AttemptKind::First;
         for number in 1..=max_attempts {
@@ -163,6 +164,7 @@ impl<'a> Engine<'a> {
             if loops_seen > 0 {
                 loops::recover(&mut request, &self.config.loop_guard, loops_seen);
             }
+            loops::unstick(&mut request, &self.config.loop_guard, rejected.repeats);
             if let Err(kind) = self.within_budget(&report, &mut request) {
                 return Err(ExtractError::new(kind, report));
             }
@@ -251,6 +253,7 @@ impl<'a> Engine<'a> {
                             ))
                         }
                         error => {
+                            rejected.note(text);
                             follow_up = vec![
                                 Message::assistant(wording::cut(text, self.config.max_echo_chars)),
                                 Message::user(wording::repair_one(&error)),

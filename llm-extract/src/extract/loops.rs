@@ -1,6 +1,7 @@
 //! What the extraction loop does about a model that loops: hold back items that repeat recent ones
 //! until it is clear whether they were a loop ([`ItemGuard`]), and change what produced the loop in the
-//! next attempt ([`recover`]). The detectors themselves are in `parse::repetition`.
+//! next attempt ([`recover`]), and the same for a repair that gets back the answer it rejected
+//! ([`Rejected`], [`unstick`]). The detectors themselves are in `parse::repetition`.
 
 use super::target::Found;
 use crate::llm::ChatRequest;
@@ -76,6 +77,42 @@ pub(crate) fn recover(request: &mut ChatRequest, guard: &LoopGuard, loops: u32) 
     }
 }
 
+/// The answers a one-value extraction rejected, to tell when a repair got the same answer back: a
+/// greedy model shown its error often writes the rejected answer again, token for token, and asking
+/// the same way again would only spend another attempt on it.
+#[derive(Default)]
+pub(crate) struct Rejected {
+    seen: std::collections::HashSet<u64>,
+    /// How many answers repeated one rejected before.
+    pub(crate) repeats: u32,
+}
+
+impl Rejected {
+    /// Notes a rejected answer; true if it repeats one rejected before.
+    pub fn note(&mut self, raw: &str) -> bool {
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        raw.trim().hash(&mut hasher);
+        let repeated = !self.seen.insert(hasher.finish());
+        if repeated {
+            self.repeats += 1;
+        }
+        repeated
+    }
+}
+
+/// Changes `request` for a repair after `repeats` answers that repeated a rejected one (1 for the
+/// first): a temperature of `repeats` times the guard's recovery temperature (at most 1), with a fixed
+/// seed (the caller's, else the guard's), so the model is no longer held to the answer it already
+/// gave. A caller's higher temperature is kept.
+pub(crate) fn unstick(request: &mut ChatRequest, guard: &LoopGuard, repeats: u32) {
+    if repeats == 0 {
+        return;
+    }
+    let wanted = (guard.recovery_temperature * repeats as f32).min(1.0);
+    request.temperature = Some(request.temperature.map_or(wanted, |t| t.max(wanted)));
+    request.seed = Some(request.seed.unwrap_or(guard.recovery_seed));
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -131,5 +168,38 @@ mod tests {
         let mut hot = ChatRequest::new("x").with_temperature(0.9).with_seed(1);
         recover(&mut hot, &guard, 2);
         assert_eq!((hot.temperature, hot.seed), (Some(0.9), Some(1)));
+    }
+
+    #[test]
+    fn a_rejected_answer_seen_again_is_a_repeat_and_raises_the_temperature_step_by_step() {
+        let mut rejected = Rejected::default();
+        assert!(!rejected.note("{\"stars\": 9}"));
+        assert!(
+            rejected.note(" {\"stars\": 9}\n"),
+            "whitespace around it does not matter"
+        );
+        assert!(!rejected.note("{\"stars\": 8}"));
+        assert_eq!(rejected.repeats, 1);
+
+        let guard = LoopGuard::default();
+        let mut request = ChatRequest::default();
+        unstick(&mut request, &guard, 0);
+        assert_eq!((request.temperature, request.seed), (None, None));
+        unstick(&mut request, &guard, 1);
+        assert_eq!(request.temperature, Some(guard.recovery_temperature));
+        assert_eq!(request.seed, Some(guard.recovery_seed));
+        let mut request = ChatRequest::default();
+        unstick(&mut request, &guard, 2);
+        assert_eq!(request.temperature, Some(2.0 * guard.recovery_temperature));
+        let mut request = ChatRequest {
+            temperature: Some(0.9),
+            seed: Some(42),
+            ..ChatRequest::default()
+        };
+        unstick(&mut request, &guard, 1);
+        assert_eq!((request.temperature, request.seed), (Some(0.9), Some(42)));
+        let mut request = ChatRequest::default();
+        unstick(&mut request, &guard, 10);
+        assert_eq!(request.temperature, Some(1.0));
     }
 }
