@@ -13,16 +13,14 @@ mod support;
 use common::types::{Extracted, OntologyItem};
 use futures_util::StreamExt;
 use llama_common::{model, ONTOLOGY_TEXT, PERSON_AND_COMPANY};
-use llm_extract::llm::llama_cpp::LlamaCpp;
-use llm_extract::llm::{BoxFuture, ChatEvent, ChatStream, Message};
+use llm_extract::llm::{BoxFuture, ChatEvent, ChatStream};
 use llm_extract::{
     ChatRequest, Dialect, Extract, Extractor, Finish, Llm, LlmError, Mode, Ollama, OpenAiCompatible,
 };
 use serde::Serialize;
-use serde_json::Value;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use support::{wire, Reply, Request, Step, TestServer};
+use support::engine::EngineServer;
 
 fn assert_valid<T: Extract + Serialize>(value: &T) {
     let json = serde_json::to_value(value).unwrap();
@@ -286,178 +284,9 @@ async fn a_repair_that_gets_its_rejected_answer_back_is_sent_again_with_a_temper
 
 // ---- The HTTP backends, served by the embedded engine ----
 
-/// What a wire request asks of the engine.
-struct Wanted {
-    request: ChatRequest,
-    stream: bool,
-    usage_chunk: bool,
-}
-
-fn messages_of(json: &Value) -> ChatRequest {
-    let mut request = ChatRequest::default();
-    for message in json["messages"].as_array().into_iter().flatten() {
-        let content = message["content"].as_str().unwrap_or_default().to_owned();
-        match message["role"].as_str() {
-            Some("system") => request.system = Some(content),
-            Some("assistant") => request.messages.push(Message::assistant(content)),
-            _ => request.messages.push(Message::user(content)),
-        }
-    }
-    request
-}
-
-fn common_options(request: &mut ChatRequest, options: &Value) {
-    request.temperature = options["temperature"].as_f64().map(|t| t as f32);
-    request.seed = options["seed"].as_u64();
-    request.stop = options["stop"]
-        .as_array()
-        .map(|s| {
-            s.iter()
-                .filter_map(|s| s.as_str().map(String::from))
-                .collect()
-        })
-        .unwrap_or_default();
-}
-
-/// Ollama's `/api/chat` body: `format` is the schema, `options.num_predict` the token limit.
-fn from_ollama(http: &Request) -> Wanted {
-    let mut request = messages_of(&http.json);
-    common_options(&mut request, &http.json["options"]);
-    request.max_tokens = http.json["options"]["num_predict"]
-        .as_u64()
-        .map(|n| n as u32);
-    if http.json["format"].is_object() {
-        request.schema = Some(http.json["format"].clone());
-    }
-    Wanted {
-        request,
-        stream: http.wants_stream(),
-        usage_chunk: false,
-    }
-}
-
-/// OpenAI's `/v1/chat/completions` body: `response_format.json_schema.schema` is the schema.
-fn from_openai(http: &Request) -> Wanted {
-    let json = &http.json;
-    let mut request = messages_of(json);
-    common_options(&mut request, json);
-    request.max_tokens = json["max_tokens"]
-        .as_u64()
-        .or(json["max_completion_tokens"].as_u64())
-        .map(|n| n as u32);
-    let schema = &json["response_format"]["json_schema"]["schema"];
-    if schema.is_object() {
-        request.schema = Some(schema.clone());
-    }
-    Wanted {
-        request,
-        stream: http.wants_stream(),
-        usage_chunk: json["stream_options"]["include_usage"] == Value::Bool(true),
-    }
-}
-
-fn reason(finish: &Finish) -> &'static str {
-    if *finish == Finish::Length {
-        "length"
-    } else {
-        "stop"
-    }
-}
-
-/// A server on 127.0.0.1 that answers Ollama's and OpenAI's chat endpoints by running `llm`.
-fn engine_server(llm: LlamaCpp) -> TestServer {
-    TestServer::start(move |http| {
-        let ollama = match http.path.as_str() {
-            "/api/chat" => true,
-            "/v1/chat/completions" => false,
-            other => return Reply::text(404, format!("no route {other}")),
-        };
-        let wanted = if ollama {
-            from_ollama(http)
-        } else {
-            from_openai(http)
-        };
-        let model_name = http.json["model"].as_str().unwrap_or("local").to_owned();
-        if !wanted.stream {
-            return match llm.generate(&wanted.request, |_| true) {
-                Ok(g) => {
-                    let r = &g.response;
-                    if ollama {
-                        Reply::json(
-                            200,
-                            serde_json::json!({
-                            "model": model_name, "message": {"role": "assistant", "content": r.text},
-                            "done": true, "done_reason": reason(&r.finish),
-                            "prompt_eval_count": r.usage.prompt_tokens, "eval_count": r.usage.completion_tokens}),
-                        )
-                    } else {
-                        Reply::json(
-                            200,
-                            serde_json::json!({
-                            "id": "c", "object": "chat.completion", "model": model_name,
-                            "choices": [{"index": 0, "message": {"role": "assistant", "content": r.text},
-                                         "finish_reason": reason(&r.finish)}],
-                            "usage": {"prompt_tokens": r.usage.prompt_tokens,
-                                      "completion_tokens": r.usage.completion_tokens}}),
-                        )
-                    }
-                }
-                Err(e) if ollama => Reply::ollama_error(500, &e.to_string()),
-                Err(e) => Reply::openai_error(500, &e.to_string()),
-            };
-        }
-        let (steps, reply) = Reply::live(if ollama { wire::NDJSON } else { wire::SSE });
-        let llm = llm.clone();
-        std::thread::spawn(move || {
-            let send = |bytes: Vec<u8>| steps.send(Step::Send(bytes)).is_ok();
-            if !ollama {
-                send(wire::openai_delta(&model_name, ""));
-            }
-            let result = llm.generate(&wanted.request, |text| {
-                text.is_empty()
-                    || send(if ollama {
-                        wire::ollama_delta(&model_name, text)
-                    } else {
-                        wire::openai_delta(&model_name, text)
-                    })
-            });
-            match result {
-                Ok(g) => {
-                    let (r, u) = (&g.response, g.response.usage);
-                    if ollama {
-                        send(wire::ollama_done(
-                            &model_name,
-                            reason(&r.finish),
-                            u.prompt_tokens,
-                            u.completion_tokens,
-                        ));
-                    } else {
-                        send(wire::openai_finish(&model_name, reason(&r.finish)));
-                        if wanted.usage_chunk {
-                            send(wire::openai_usage(
-                                &model_name,
-                                u.prompt_tokens,
-                                u.completion_tokens,
-                            ));
-                        }
-                        send(wire::openai_done());
-                    }
-                }
-                Err(e) if ollama => {
-                    send(wire::ollama_error(&e.to_string()));
-                }
-                Err(e) => {
-                    send(wire::openai_error(&e.to_string()));
-                }
-            }
-        });
-        reply
-    })
-}
-
 #[tokio::test]
 async fn ollama_and_openai_backends_extract_from_real_generation() {
-    let server = engine_server(model().clone());
+    let server = EngineServer::start(model().clone());
 
     let ollama = Ollama::builder("smollm2")
         .host(server.url())

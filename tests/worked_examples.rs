@@ -94,7 +94,7 @@ async fn the_types_example_precedes_the_input_and_never_comes_back() {
             ),
             (
                 Role::Assistant,
-                r#"{"number":"3310","customer":"Redwood Cafe","paid":true}"#.to_owned()
+                r#"{"number": "3310", "customer": "Redwood Cafe", "paid": true}"#.to_owned()
             ),
             (Role::User, text.to_owned()),
         ]
@@ -145,7 +145,7 @@ async fn extract_all_shows_examples_as_json_lines_or_as_the_list() {
             sent[1],
             (
                 Role::Assistant,
-                "{\"name\":\"Lyon\"}\n{\"name\":\"Turin\"}".to_owned()
+                "{\"name\": \"Lyon\"}\n{\"name\": \"Turin\"}".to_owned()
             )
         );
         assert_eq!(sent[3], (Role::Assistant, String::new()));
@@ -173,7 +173,10 @@ async fn extract_all_shows_examples_as_json_lines_or_as_the_list() {
     let requests = seen.lock().unwrap();
     assert_eq!(
         turns(&requests[0])[1],
-        (Role::Assistant, r#"{"items":[{"name":"Lyon"}]}"#.to_owned())
+        (
+            Role::Assistant,
+            r#"{"items": [{"name": "Lyon"}]}"#.to_owned()
+        )
     );
 }
 
@@ -319,7 +322,7 @@ async fn repairs_keep_the_examples_first_and_the_template_fills_their_text() {
     );
     assert_eq!(
         repair[1],
-        (Role::Assistant, r#"{"name":"Lima"}"#.to_owned())
+        (Role::Assistant, r#"{"name": "Lima"}"#.to_owned())
     );
     assert_eq!(
         repair[2],

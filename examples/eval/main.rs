@@ -227,6 +227,17 @@ async fn run_kind<T: Extract + Serialize>(
                 usage.completion_tokens,
                 attempts.len()
             );
+            for (i, attempt) in attempts.iter().enumerate() {
+                eprintln!(
+                    "  attempt {}: {:?}, {} tokens, finish {:?}, loop {:?}: {}",
+                    i + 1,
+                    attempt.kind,
+                    attempt.usage.completion_tokens,
+                    attempt.finish,
+                    attempt.repetition.map(|r| (r.kind, r.start)),
+                    attempt.raw
+                );
+            }
         }
     }
     tally.elapsed = started.elapsed();

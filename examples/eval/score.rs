@@ -1,7 +1,8 @@
 //! How an answer is scored against the answer written down by careful reading.
 //!
 //! Field accuracy: each field of the expected object is one point. A field matches when
-//! - both are strings and they are equal after trimming and case-folding (lowercase), or the answer
+//! - both are strings and they are equal after trimming, collapsing runs of whitespace to one space and
+//!   case-folding (lowercase), or the answer
 //!   equals (the same way) one of the alternatives listed for that field under `accept`;
 //! - both are numbers and they are equal (as f64, within 1e-9);
 //! - both are booleans and equal, or both are null; an empty string (after trimming) counts as null.
@@ -38,13 +39,21 @@ pub fn fields(expected: &Value, accept: Option<&Value>, answer: Option<&Value>) 
 
 fn same(want: &Value, got: &Value) -> bool {
     match (normal(want), normal(got)) {
-        (Value::String(a), Value::String(b)) => a.trim().to_lowercase() == b.trim().to_lowercase(),
+        (Value::String(a), Value::String(b)) => folded(&a) == folded(&b),
         (Value::Number(a), Value::Number(b)) => match (a.as_f64(), b.as_f64()) {
             (Some(a), Some(b)) => (a - b).abs() < 1e-9,
             _ => false,
         },
         (a, b) => a == b,
     }
+}
+
+/// Lowercase, with every run of whitespace one space and none at either end.
+fn folded(text: &str) -> String {
+    text.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .to_lowercase()
 }
 
 fn normal(value: &Value) -> Value {
@@ -63,7 +72,7 @@ mod tests {
     fn strings_fold_numbers_compare_and_alternatives_count() {
         let expected = json!({"a": "Ada Lovelace", "n": 2.5, "b": true, "c": null, "d": "x"});
         let accept = json!({"d": ["y"]});
-        let answer = json!({"a": " ada lovelace ", "n": 2.5, "b": false, "c": "", "d": "Y"});
+        let answer = json!({"a": " ada \n lovelace ", "n": 2.5, "b": false, "c": "", "d": "Y"});
         assert_eq!(fields(&expected, Some(&accept), Some(&answer)), (4, 5));
         assert_eq!(fields(&expected, None, None), (0, 5));
         assert_eq!(

@@ -17,6 +17,8 @@
 //! test can script exactly the bytes, pauses and broken connections it needs.
 #![allow(dead_code)]
 
+#[cfg(feature = "llama-cpp")]
+pub mod engine;
 pub mod types;
 
 use serde_json::{json, Value};

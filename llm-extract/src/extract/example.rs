@@ -255,14 +255,65 @@ impl Example {
         shape != AnswerShape::One || !self.items
     }
 
-    /// The assistant turn: the answer written exactly as the model is asked to write it.
+    /// The assistant turn: the answer written exactly as the model is asked to write it, on one line
+    /// per value with `", "` and `": "` between tokens ([`one_line`]).
     pub(crate) fn answer_turn(&self, shape: AnswerShape) -> String {
-        let compact: Vec<String> = self.answer.iter().map(Value::to_string).collect();
+        let lines: Vec<String> = self.answer.iter().map(one_line).collect();
         match shape {
-            AnswerShape::One => compact.join("\n"),
-            AnswerShape::Lines => compact.join("\n"),
-            AnswerShape::List => format!("{{\"items\":[{}]}}", compact.join(",")),
+            AnswerShape::One => lines.join("\n"),
+            AnswerShape::Lines => lines.join("\n"),
+            AnswerShape::List => format!("{{\"items\": [{}]}}", lines.join(", ")),
         }
+    }
+}
+
+/// `value` on one line the way Python's `json.dumps` writes it (`{"a": 1, "b": [2, 3]}`): how the
+/// embedded engine's grammar makes the model write, and the most common one-line JSON in a model's
+/// training text. An example written the same way as the answer is followed far better: with compact
+/// examples (`{"a":1}`, tokenized unlike the answer) the default 135M model scored fewer fields right
+/// than with no examples at all (`BENCHMARKS.md`, field accuracy).
+pub(crate) fn one_line(value: &Value) -> String {
+    let mut out = Vec::new();
+    let mut writer = serde_json::Serializer::with_formatter(&mut out, OneLine);
+    if value.serialize(&mut writer).is_err() {
+        return value.to_string();
+    }
+    String::from_utf8(out).unwrap_or_else(|_| value.to_string())
+}
+
+/// serde_json's compact output with a space after each `,` and `:`.
+struct OneLine;
+
+impl serde_json::ser::Formatter for OneLine {
+    fn begin_array_value<W: ?Sized + std::io::Write>(
+        &mut self,
+        writer: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        if first {
+            Ok(())
+        } else {
+            writer.write_all(b", ")
+        }
+    }
+
+    fn begin_object_key<W: ?Sized + std::io::Write>(
+        &mut self,
+        writer: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        if first {
+            Ok(())
+        } else {
+            writer.write_all(b", ")
+        }
+    }
+
+    fn begin_object_value<W: ?Sized + std::io::Write>(
+        &mut self,
+        writer: &mut W,
+    ) -> std::io::Result<()> {
+        writer.write_all(b": ")
     }
 }
 
@@ -287,12 +338,12 @@ mod tests {
     }
 
     #[test]
-    fn a_valid_value_renders_compactly_in_each_shape() {
+    fn a_valid_value_renders_on_one_line_in_each_shape() {
         let set = contact();
         let one = Example::value(&set, "Call Ada.", json!({"name": "Ada", "phone": null})).unwrap();
         assert_eq!(
             one.answer_turn(AnswerShape::One),
-            r#"{"name":"Ada","phone":null}"#
+            r#"{"name": "Ada", "phone": null}"#
         );
         let many = Example::value_items(
             &set,
@@ -305,11 +356,11 @@ mod tests {
         .unwrap();
         assert_eq!(
             many.answer_turn(AnswerShape::Lines),
-            "{\"name\":\"Ada\",\"phone\":null}\n{\"name\":\"Bo\",\"phone\":\"555\"}"
+            "{\"name\": \"Ada\", \"phone\": null}\n{\"name\": \"Bo\", \"phone\": \"555\"}"
         );
         assert_eq!(
             many.answer_turn(AnswerShape::List),
-            r#"{"items":[{"name":"Ada","phone":null},{"name":"Bo","phone":"555"}]}"#
+            r#"{"items": [{"name": "Ada", "phone": null}, {"name": "Bo", "phone": "555"}]}"#
         );
         assert!(one.usable_for(AnswerShape::One) && one.usable_for(AnswerShape::Lines));
         assert!(!many.usable_for(AnswerShape::One) && many.usable_for(AnswerShape::List));

@@ -186,7 +186,7 @@ mod tests {
             turns,
             vec![
                 (Role::User, "Is this invoice paid? Settled in May."),
-                (Role::Assistant, r#"{"paid":true}"#),
+                (Role::Assistant, r#"{"paid": true}"#),
                 (Role::User, "Is this invoice paid? Due on Friday."),
             ]
         );
