@@ -256,3 +256,31 @@ async fn with_the_guard_off_one_value_is_not_streamed() {
     assert!(!out.usage.estimated);
     assert_eq!(server.requests()[0].json["stream"], false);
 }
+
+#[tokio::test]
+async fn a_loop_after_a_complete_value_keeps_the_value_and_asks_nothing_more() {
+    // The model closes its answer, then chats on and loops in the prose: the value before the loop is
+    // the answer (seen on the real model in prompted mode: "...}\n\nThis JSON-formatted string is a
+    // JSON-LD-JSON-LD-JSON-LD-...").
+    let chatty = format!(
+        "Here is the JSON:\n{{\"name\": \"Ada\", \"age\": 36}}\n\nThis is a JSON-LD{}",
+        "-JSON-LD".repeat(60)
+    );
+    let server = TestServer::script(vec![ollama(
+        Answer::new(chatty).pieces_of(3).ending(Ending::Stall),
+    )]);
+    let llm = ollama_client(&server);
+    let out = Extractor::new(&llm)
+        .mode(Mode::Prompted)
+        .extract::<Person>("Ada, 36.")
+        .await
+        .unwrap();
+    assert_eq!((out.value.name.as_str(), out.value.age), ("Ada", 36));
+    assert_eq!(out.attempts.len(), 1, "{:?}", out.attempts);
+    let attempt = &out.attempts[0];
+    assert!(attempt.error.is_none(), "{attempt:?}");
+    assert_eq!(attempt.finish, Some(Finish::Repetition));
+    assert!(attempt.repetition.is_some());
+    assert!(attempt.usage.completion_tokens > 0 && attempt.usage.estimated);
+    assert_eq!(server.requests().len(), 1);
+}

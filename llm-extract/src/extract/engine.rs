@@ -191,16 +191,22 @@ impl<'a> Engine<'a> {
                 .parse
                 .with_salvage(cut_off || self.config.parse.salvage);
             let parsed = match watched.repetition {
-                // A loop: on the last attempt keep what came before it if that is a valid value
-                // (salvaged like a cut answer); otherwise recover.
-                Some(found) if number == max_attempts => {
+                // A loop: a complete valid value before it (the model closed its answer, then kept
+                // on writing and looped in what followed) is the answer. On the last attempt, a value
+                // cut by the loop is salvaged like a cut answer. Otherwise recover.
+                Some(found) => {
                     let before = text.get(..found.start).unwrap_or(text);
-                    match target.parse_one(before, &options.with_salvage(true)) {
+                    match target.parse_one(before, &options) {
                         Ok(parsed) => Ok(Ok(parsed)),
+                        Err(_) if number == max_attempts => {
+                            match target.parse_one(before, &options.with_salvage(true)) {
+                                Ok(parsed) => Ok(Ok(parsed)),
+                                Err(_) => Err(found),
+                            }
+                        }
                         Err(_) => Err(found),
                     }
                 }
-                Some(found) => Err(found),
                 None => Ok(target.parse_one(text, &options)),
             };
             let valid = matches!(parsed, Ok(Ok(_)));
