@@ -50,7 +50,7 @@ async fn a_valid_answer_takes_one_attempt() {
     assert_eq!(out.value.name, "Ada Lovelace");
     assert_eq!(out.attempts.len(), 1);
     assert_eq!(out.usage.total(), 15);
-    assert!(out.repairs.is_empty());
+    assert!(out.fixes.is_empty());
     let requests = log.lock().unwrap();
     assert_eq!(requests[0].messages.len(), 1);
     assert_eq!(requests[0].messages[0].content, "Ada Lovelace died at 36.");
@@ -59,13 +59,13 @@ async fn a_valid_answer_takes_one_attempt() {
 }
 
 #[tokio::test]
-async fn a_fenced_answer_is_repaired_by_the_parser_not_by_another_request() {
+async fn a_fenced_answer_is_fixed_by_the_parser_not_by_another_request() {
     let (llm, log) = scripted(vec![answer(
         "Here you go:\n```json\n{\"name\": \"Ada\", \"age\": 36}\n```",
     )]);
     let out = Extractor::new(&llm).extract::<Person>("x").await.unwrap();
     assert_eq!(out.value.age, 36);
-    assert!(!out.repairs.is_empty(), "the envelope removal is recorded");
+    assert!(!out.fixes.is_empty(), "the envelope removal is recorded");
     assert_eq!(log.lock().unwrap().len(), 1);
 }
 
@@ -203,7 +203,7 @@ async fn a_cut_off_value_is_a_distinct_error_and_is_not_re_asked() {
 }
 
 #[tokio::test]
-async fn a_cut_off_value_that_validates_once_closed_is_kept_as_a_recorded_repair() {
+async fn a_cut_off_value_that_validates_once_closed_is_kept_as_a_recorded_fix() {
     let (llm, _) = scripted(vec![
         answer(r#"{"name": "Ada", "age": 36, "note"#).with_finish(Finish::Length)
     ]);
@@ -215,7 +215,7 @@ async fn a_cut_off_value_that_validates_once_closed_is_kept_as_a_recorded_repair
             age: 36
         }
     );
-    assert!(!out.repairs.is_empty());
+    assert!(!out.fixes.is_empty());
     assert_eq!(out.finish, Finish::Length);
 }
 
@@ -333,7 +333,7 @@ async fn the_token_budget_stops_the_loop() {
 }
 
 #[tokio::test]
-async fn strict_parsing_rejects_what_lenient_parsing_repairs() {
+async fn strict_parsing_rejects_what_lenient_parsing_fixes() {
     let fenced = "```json\n{\"name\": \"Ada\", \"age\": 36}\n```";
     let (llm, log) = scripted(vec![
         answer(fenced),
@@ -345,7 +345,7 @@ async fn strict_parsing_rejects_what_lenient_parsing_repairs() {
         .await
         .unwrap();
     assert_eq!(out.attempts.len(), 2);
-    assert!(out.repairs.is_empty());
+    assert!(out.fixes.is_empty());
     assert_eq!(log.lock().unwrap().len(), 2);
 }
 

@@ -1,5 +1,5 @@
 //! The Ollama backend against a local server speaking `/api/chat` (NDJSON): success streamed and not,
-//! repairs, truncation, error statuses, retries, broken streams, timeouts, body limits, concurrency.
+//! fixes, truncation, error statuses, retries, broken streams, timeouts, body limits, concurrency.
 
 mod support;
 
@@ -158,7 +158,7 @@ async fn fenced_and_malformed_answers_are_repaired_by_the_loop() {
         }
     );
     assert_eq!(out.attempts.len(), 2);
-    assert!(!out.repairs.is_empty());
+    assert!(!out.fixes.is_empty());
     let messages = server.requests()[1].messages();
     assert_eq!(messages.len(), 4, "system, user, bad answer, repair");
     assert_eq!(messages[2].0, "assistant");

@@ -2,7 +2,7 @@
 //! wrong with it, what it cost and how it ended. Errors carry the same [`Report`], so cost is never lost.
 
 use crate::llm::{Finish, LlmError, Usage};
-use crate::parse::{Loop, ParseError, Repair, Skipped};
+use crate::parse::{Fix, Loop, ParseError, Skipped};
 use std::time::Duration;
 
 /// A successful extraction: the value and its ledger.
@@ -23,19 +23,19 @@ pub struct Extraction<T> {
     pub finish: Finish,
     /// Lines that never produced an item (`extract_all`): still invalid after the repair cap, or cut off.
     pub skipped: Vec<Skipped>,
-    /// What the parser repaired to get the value (or the items).
-    pub repairs: Vec<Repair>,
+    /// What the parser fixed to get the value (or the items).
+    pub fixes: Vec<Fix>,
 }
 
 impl<T> Extraction<T> {
-    pub(crate) fn new(value: T, report: Report, repairs: Vec<Repair>) -> Self {
+    pub(crate) fn new(value: T, report: Report, fixes: Vec<Fix>) -> Self {
         Extraction {
             value,
             attempts: report.attempts,
             usage: report.usage,
             finish: report.finish.unwrap_or_default(),
             skipped: report.skipped,
-            repairs,
+            fixes,
         }
     }
 
@@ -47,7 +47,7 @@ impl<T> Extraction<T> {
             usage: self.usage,
             finish: self.finish,
             skipped: self.skipped,
-            repairs: self.repairs,
+            fixes: self.fixes,
         }
     }
 

@@ -35,7 +35,7 @@ pub fn decode<T: Schema + PartialEq + std::fmt::Debug>(
             (LineEvent::Item(item), ValueEvent::Item(json)) => {
                 let value: T = serde_json::from_value(json.json.clone()).unwrap();
                 assert_eq!(item.value, value);
-                assert_eq!((item.line, &item.repairs), (json.line, &json.repairs));
+                assert_eq!((item.line, &item.fixes), (json.line, &json.fixes));
                 Out::Item(json.json, item.line)
             }
             (LineEvent::Skipped(typed), ValueEvent::Skipped(untyped)) => {

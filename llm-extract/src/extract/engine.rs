@@ -3,7 +3,7 @@
 //! One value ([`Engine::one`]): ask, parse and validate locally, and on failure ask again with the
 //! original conversation plus the bad answer (cut to a bounded size) plus a short turn listing each
 //! problem. The history never grows beyond the last bad answer. A cut-off answer is kept only if what
-//! arrived validates once closed (a recorded repair); otherwise it is a distinct error.
+//! arrived validates once closed (a recorded fix); otherwise it is a distinct error.
 //!
 //! Many items ([`Engine::many`]): stream the answer through the incremental decoder and hand every item
 //! on as soon as it completes. Then, in this order: an answer cut off by the token limit is continued
@@ -26,7 +26,7 @@ use super::target::{Event, Found, Target};
 use super::wording::{self, AnswerShape};
 use super::{tokens, watch};
 use crate::llm::{ChatEvent, ChatRequest, ChatResponse, Finish, Llm, LlmError, Message, Usage};
-use crate::parse::{Loop, LoopKind, ParseError, Repair, Repeats, SkipReason, Skipped};
+use crate::parse::{Fix, Loop, LoopKind, ParseError, Repeats, SkipReason, Skipped};
 use crate::report::{Attempt, AttemptError, AttemptKind, Extraction, Report, Sampling};
 use crate::schema::Shape;
 use futures_util::StreamExt;
@@ -47,7 +47,7 @@ pub(crate) struct Engine<'a> {
 /// What [`Engine::many`] returns besides the items it handed on.
 pub(crate) struct Collected {
     pub report: Report,
-    pub repairs: Vec<Repair>,
+    pub fixes: Vec<Fix>,
 }
 
 impl<'a> Engine<'a> {
@@ -235,7 +235,7 @@ impl<'a> Engine<'a> {
             match parsed {
                 Ok(parsed) => {
                     self.push(&mut report, attempt);
-                    return Ok(Extraction::new(parsed.value, report, parsed.repairs));
+                    return Ok(Extraction::new(parsed.value, report, parsed.fixes));
                 }
                 Err(error) => {
                     attempt.error = Some(AttemptError::Parse(error.clone()));
@@ -461,7 +461,7 @@ impl<'a> Engine<'a> {
         report.skipped.extend(cut_item);
         Ok(Collected {
             report,
-            repairs: kept.repairs,
+            fixes: kept.fixes,
         })
     }
 
@@ -604,7 +604,7 @@ struct Answer {
 struct Kept {
     json: Vec<Value>,
     seen: HashSet<String>,
-    repairs: Vec<Repair>,
+    fixes: Vec<Fix>,
 }
 
 /// Takes the decoder's events of one answer: holds back repeats, drops duplicates of kept items in
@@ -675,7 +675,7 @@ impl<O> Intake<'_, '_, O> {
         }
         self.kept.seen.insert(key);
         self.kept.json.push(item.json);
-        self.kept.repairs.extend(item.repairs);
+        self.kept.fixes.extend(item.fixes);
         self.items += 1;
         (self.sink)(item.value);
         None

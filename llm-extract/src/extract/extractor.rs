@@ -82,7 +82,7 @@ impl<L: Llm> Extractor<L> {
         self
     }
 
-    /// The most answers requested to get a valid result: the first plus repairs, so `max_attempts(3)`
+    /// The most answers requested to get a valid result: the first plus fixes, so `max_attempts(3)`
     /// allows two repairs (default 3; at least 1). Continuations after a cut answer are capped separately
     /// ([`Extractor::max_continuations`]); transport retries are the backend's [`RetryPolicy`](crate::llm::RetryPolicy).
     pub fn max_attempts(mut self, attempts: u32) -> Self {
@@ -140,7 +140,7 @@ impl<L: Llm> Extractor<L> {
         self
     }
 
-    /// Accepts only clean JSON: no fences, no repairs, no coercion (default `false`).
+    /// Accepts only clean JSON: no fences, no fixes, no coercion (default `false`).
     pub fn strict(mut self, strict: bool) -> Self {
         self.config.parse = self.config.parse.with_strict(strict);
         self
@@ -234,7 +234,7 @@ impl<L: Llm> Extractor<L> {
             .engine()
             .many(&Typed::<T>::new(), input.into(), &mut push)
             .await?;
-        Ok(Extraction::new(items, done.report, done.repairs))
+        Ok(Extraction::new(items, done.report, done.fixes))
     }
 
     /// The items of `T` as a stream, each as soon as it is complete.
@@ -269,7 +269,7 @@ impl<L: Llm> Extractor<L> {
             .engine()
             .many(&Untyped(schema), input.into(), &mut push)
             .await?;
-        Ok(Extraction::new(items, done.report, done.repairs))
+        Ok(Extraction::new(items, done.report, done.fixes))
     }
 
     /// The items of a runtime schema as a stream of validated JSON.

@@ -85,7 +85,7 @@ mod tests {
         Found {
             value: json.clone(),
             json,
-            repairs: Vec::new(),
+            fixes: Vec::new(),
         }
     }
 

@@ -3,7 +3,7 @@
 
 use super::example::{Example, ExampleError};
 use crate::parse::{
-    self, ParseError, ParseOptions, Parsed, Repair, Skipped, ValueDecoder, ValueEvent,
+    self, Fix, ParseError, ParseOptions, Parsed, Skipped, ValueDecoder, ValueEvent,
 };
 use crate::schema::SchemaSet;
 use crate::Extract;
@@ -53,7 +53,7 @@ pub(crate) enum Event<O> {
 pub(crate) struct Found<O> {
     pub(crate) value: O,
     pub(crate) json: Value,
-    pub(crate) repairs: Vec<Repair>,
+    pub(crate) fixes: Vec<Fix>,
 }
 
 /// A Rust type implementing [`Extract`].
@@ -77,7 +77,7 @@ impl<T: Extract> Target for Typed<T> {
     }
 
     fn parse_one(&self, text: &str, options: &ParseOptions) -> Result<Parsed<T>, ParseError> {
-        parse::parse_with::<T>(text, options)
+        parse::from_str_with::<T>(text, options)
     }
 
     fn decoder(&self, options: ParseOptions) -> Box<dyn Decode<T> + Send + '_> {
@@ -108,7 +108,7 @@ fn typed_event<T: Extract>(event: ValueEvent) -> Event<T> {
             Ok(value) => Event::Item(Found {
                 value,
                 json: item.json,
-                repairs: item.repairs,
+                fixes: item.fixes,
             }),
             Err(skipped) => Event::Skipped(skipped),
         },
@@ -126,7 +126,7 @@ impl Target for Untyped<'_> {
     }
 
     fn parse_one(&self, text: &str, options: &ParseOptions) -> Result<Parsed<Value>, ParseError> {
-        parse::parse_value(text, self.0, options)
+        parse::from_str_value(text, self.0, options)
     }
 
     fn decoder(&self, options: ParseOptions) -> Box<dyn Decode<Value> + Send + '_> {
@@ -155,7 +155,7 @@ fn value_event(event: ValueEvent) -> Event<Value> {
         ValueEvent::Item(item) => Event::Item(Found {
             value: item.json.clone(),
             json: item.json,
-            repairs: item.repairs,
+            fixes: item.fixes,
         }),
         ValueEvent::Skipped(skipped) => Event::Skipped(skipped),
     }

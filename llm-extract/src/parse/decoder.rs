@@ -8,7 +8,7 @@
 use super::frame::{Event, Frame, FrameKind, Framer, FramerConfig};
 use super::pipeline::{self, best_rejection, extracted, Accepted, Pipeline, Rejection};
 use super::typed;
-use super::{ParseOptions, Repair, RepairKind, SkipReason, Skipped};
+use super::{Fix, FixKind, ParseOptions, SkipReason, Skipped};
 use crate::schema::plan::Plan;
 use crate::schema::Schema;
 use crate::schema::SchemaSet;
@@ -80,12 +80,12 @@ pub enum ValueEvent {
 /// A decoded, validated JSON item.
 #[derive(Debug, Clone)]
 pub struct ValueItem {
-    /// The validated JSON (after repairs).
+    /// The validated JSON (after fixes).
     pub json: Value,
     /// 1-based line where the item starts.
     pub line: usize,
-    /// Repairs made to this item.
-    pub repairs: Vec<Repair>,
+    /// Fixes made to this item.
+    pub fixes: Vec<Fix>,
 }
 
 enum SchemaRef<'s> {
@@ -293,7 +293,7 @@ impl<'s> ValueDecoder<'s> {
                 return;
             }
         };
-        let (text, utf8_repair) = match decode(bytes, frame, self.options.strict) {
+        let (text, utf8_fix) = match decode(bytes, frame, self.options.strict) {
             Ok(decoded) => decoded,
             Err(reason) => {
                 out.push(skip(&String::from_utf8_lossy(bytes), reason));
@@ -301,12 +301,12 @@ impl<'s> ValueDecoder<'s> {
             }
         };
         let item = |accepted: Accepted| {
-            let mut repairs: Vec<Repair> = utf8_repair.iter().cloned().collect();
-            repairs.extend(accepted.repairs);
+            let mut fixes: Vec<Fix> = utf8_fix.iter().cloned().collect();
+            fixes.extend(accepted.fixes);
             ValueEvent::Item(ValueItem {
                 json: accepted.value,
                 line: frame.line,
-                repairs,
+                fixes,
             })
         };
         match frame.kind {
@@ -350,7 +350,7 @@ impl<'s> ValueDecoder<'s> {
                         Ok(mut accepted) => {
                             let (start, end) = (candidate.start, candidate.end);
                             accepted
-                                .repairs
+                                .fixes
                                 .insert(0, extracted(frame.start + start, frame.start + end));
                             out.push(item(accepted));
                             any = true;
@@ -379,7 +379,7 @@ fn decode(
     bytes: &[u8],
     frame: Frame,
     strict: bool,
-) -> Result<(Cow<'_, str>, Option<Repair>), SkipReason> {
+) -> Result<(Cow<'_, str>, Option<Fix>), SkipReason> {
     match std::str::from_utf8(bytes) {
         Ok(text) => Ok((Cow::Borrowed(text), None)),
         Err(e) if e.error_len().is_none() && frame.at_end => {
@@ -395,8 +395,8 @@ fn decode(
         ))),
         Err(e) => Ok((
             String::from_utf8_lossy(bytes),
-            Some(Repair::new(
-                RepairKind::InvalidUtf8,
+            Some(Fix::new(
+                FixKind::InvalidUtf8,
                 frame.start + e.valid_up_to(),
                 "replaced invalid UTF-8 with U+FFFD",
             )),
@@ -423,8 +423,8 @@ pub struct Item<T> {
     pub value: T,
     /// 1-based line where the item starts.
     pub line: usize,
-    /// Repairs made to this item.
-    pub repairs: Vec<Repair>,
+    /// Fixes made to this item.
+    pub fixes: Vec<Fix>,
 }
 
 /// Incremental decoder of many values of `T`: feed bytes as they arrive, get items as they complete.
@@ -541,7 +541,7 @@ impl<T: Schema> Sink for Typed<T> {
         self.events.push(LineEvent::Item(Item {
             value,
             line,
-            repairs: Vec::new(),
+            fixes: Vec::new(),
         }));
         true
     }
@@ -553,7 +553,7 @@ impl<T: Schema> Sink for Typed<T> {
                 Ok(value) => LineEvent::Item(Item {
                     value,
                     line: item.line,
-                    repairs: item.repairs,
+                    fixes: item.fixes,
                 }),
                 Err(skipped) => LineEvent::Skipped(skipped),
             },

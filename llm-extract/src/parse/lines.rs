@@ -16,7 +16,7 @@ use serde_json::Value;
 /// Parses many values of `T` (JSON Lines, fenced, pretty-printed, an array or an `{"items": [...]}` wrapper).
 ///
 /// ```
-/// use llm_extract::{parse_lines, Schema, SchemaSet};
+/// use llm_extract::{lines_from_str, Schema, SchemaSet};
 /// use serde_json::json;
 /// use std::sync::OnceLock;
 ///
@@ -30,16 +30,16 @@ use serde_json::Value;
 ///     }
 /// }
 ///
-/// let lines = parse_lines::<A>("```jsonl\n{\"a\":1}\nNote: one more\n{\"a\":2}\n{\"a\":");
+/// let lines = lines_from_str::<A>("```jsonl\n{\"a\":1}\nNote: one more\n{\"a\":2}\n{\"a\":");
 /// assert_eq!(lines.items.iter().map(|i| i.a).collect::<Vec<_>>(), [1, 2]);
 /// assert_eq!(lines.skipped.len(), 2); // the prose line and the cut-off last line
 /// ```
-pub fn parse_lines<T: Schema>(text: &str) -> Lines<T> {
-    parse_lines_with(text, &ParseOptions::default())
+pub fn lines_from_str<T: Schema>(text: &str) -> Lines<T> {
+    lines_from_str_with(text, &ParseOptions::default())
 }
 
 /// Parses many values of `T` with options.
-pub fn parse_lines_with<T: Schema>(text: &str, options: &ParseOptions) -> Lines<T> {
+pub fn lines_from_str_with<T: Schema>(text: &str, options: &ParseOptions) -> Lines<T> {
     let plan = Typed::<T>::plan(options);
     let clean = plan
         .filter(|plan| plan.closed())
@@ -84,7 +84,11 @@ fn clean_lines<T: Schema>(text: &str, plan: &Plan, max_frame: usize) -> Option<V
 }
 
 /// Parses many values against a runtime schema, returning validated JSON.
-pub fn parse_lines_value(text: &str, schema: &SchemaSet, options: &ParseOptions) -> Lines<Value> {
+pub fn lines_from_str_value(
+    text: &str,
+    schema: &SchemaSet,
+    options: &ParseOptions,
+) -> Lines<Value> {
     let mut decoder = ValueDecoder::new(schema, *options);
     let mut events = decoder.feed(text.as_bytes());
     events.extend(decoder.finish());
