@@ -740,11 +740,11 @@ fn case_30_cut_inside_a_utf8_character() {
     // Salvage keeps nothing of the cut string.
     let salvage = ParseOptions::default().with_salvage(true);
     let open = SchemaSet::new("Open", json!({"type": "object"}));
-    let mut decoder = llm_extract::parse::ValueDecoder::new(&open, salvage);
+    let mut decoder = LineDecoder::with_schema(&open, salvage);
     let mut all = decoder.feed(&bytes);
     all.extend(decoder.finish());
     match &all[..] {
-        [llm_extract::parse::ValueEvent::Item(item)] => assert_eq!(item.json, json!({})),
+        [LineEvent::Item(item)] => assert_eq!(item.value, json!({})),
         other => panic!("{other:?}"),
     }
     // Through the one-shot API the text must be a str: the lossy form is still a truncation.
@@ -1122,6 +1122,6 @@ fn runtime_schemas_use_the_untyped_path() {
     assert_eq!(lines.items, [json!({"x": 1}), json!({"x": 2})]);
     assert_eq!(lines.skipped[0].line, 3);
     let shared = std::sync::Arc::new(schema);
-    let mut decoder = llm_extract::parse::ValueDecoder::shared(shared, ParseOptions::default());
+    let mut decoder = LineDecoder::shared(shared, ParseOptions::default());
     assert_eq!(decoder.feed(b"{\"x\":5}").len(), 1);
 }

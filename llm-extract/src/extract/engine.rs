@@ -22,11 +22,13 @@ use super::error::{ExtractError, ExtractErrorKind};
 use super::example_turns;
 use super::loops::{self, ItemGuard, Verdict};
 use super::meter::{Meter, Spent};
-use super::target::{Event, Found, Target};
+use super::target::{Found, Target};
 use super::wording::{self, AnswerShape};
 use super::{tokens, watch};
 use crate::llm::{ChatEvent, ChatRequest, ChatResponse, Finish, Llm, LlmError, Message, Usage};
-use crate::parse::{Fix, Loop, LoopKind, ParseError, Repeats, SkipReason, Skipped};
+use crate::parse::{
+    Fix, LineEvent, Loop, LoopKind, ParseError, Repeats, SkipReason, Skipped, WithJson,
+};
 use crate::report::{Attempt, AttemptError, AttemptKind, Extraction, Report, Sampling};
 use crate::schema::Shape;
 use futures_util::StreamExt;
@@ -625,16 +627,16 @@ struct Intake<'k, 's, O> {
 
 impl<O> Intake<'_, '_, O> {
     /// Takes events; returns why generation must stop, if it must.
-    fn take_all(&mut self, events: Vec<Event<O>>) -> Option<Finish> {
+    fn take_all(&mut self, events: Vec<LineEvent<WithJson<O>>>) -> Option<Finish> {
         for event in events {
             let item = match event {
-                Event::Skipped(skipped) => {
+                LineEvent::Skipped(skipped) => {
                     self.skipped.push(skipped);
                     continue;
                 }
-                Event::Item(item) => item,
+                LineEvent::Item(item) => item,
             };
-            let key = canonical(&item.json);
+            let key = canonical(&item.value.json);
             match self.guard.offer(item, &key) {
                 Verdict::Hold => {}
                 Verdict::Loop => return Some(Finish::Repetition),
@@ -669,15 +671,15 @@ impl<O> Intake<'_, '_, O> {
         {
             return Some(Finish::MaxItems);
         }
-        let key = canonical(&item.json);
+        let key = canonical(&item.value.json);
         if self.kept.seen.contains(&key) && self.dedupe {
             return None;
         }
         self.kept.seen.insert(key);
-        self.kept.json.push(item.json);
+        self.kept.json.push(item.value.json);
         self.kept.fixes.extend(item.fixes);
         self.items += 1;
-        (self.sink)(item.value);
+        (self.sink)(item.value.value);
         None
     }
 }

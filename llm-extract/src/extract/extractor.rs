@@ -7,7 +7,7 @@ use super::engine::Engine;
 use super::error::ExtractError;
 use super::example::{Example, ExampleError};
 use super::stream::ExtractStream;
-use super::target::{Typed, Untyped};
+use super::target::{Derived, Runtime};
 use crate::llm::Llm;
 use crate::parse::{LoopGuard, ParseOptions};
 use crate::report::Extraction;
@@ -220,7 +220,7 @@ impl<L: Llm> Extractor<L> {
         &self,
         input: impl Into<Input>,
     ) -> Result<Extraction<T>, ExtractError> {
-        self.engine().one(&Typed::<T>::new(), input.into()).await
+        self.engine().one(&Derived::<T>::new(), input.into()).await
     }
 
     /// Every item of `T` the model lists, in order.
@@ -232,7 +232,7 @@ impl<L: Llm> Extractor<L> {
         let mut push = |item: T| items.push(item);
         let done = self
             .engine()
-            .many(&Typed::<T>::new(), input.into(), &mut push)
+            .many(&Derived::<T>::new(), input.into(), &mut push)
             .await?;
         Ok(Extraction::new(items, done.report, done.fixes))
     }
@@ -243,7 +243,7 @@ impl<L: Llm> Extractor<L> {
         let engine = self.engine();
         ExtractStream::start(move |mut sink, spent| async move {
             let engine = engine.with_spent(&spent);
-            let done = engine.many(&Typed::<T>::new(), input, &mut *sink).await?;
+            let done = engine.many(&Derived::<T>::new(), input, &mut *sink).await?;
             Ok(done.report)
         })
     }
@@ -254,7 +254,7 @@ impl<L: Llm> Extractor<L> {
         schema: &SchemaSet,
         input: impl Into<Input>,
     ) -> Result<Extraction<Value>, ExtractError> {
-        self.engine().one(&Untyped(schema), input.into()).await
+        self.engine().one(&Runtime(schema), input.into()).await
     }
 
     /// Every item of a runtime schema (the schema of one item), as validated JSON.
@@ -267,7 +267,7 @@ impl<L: Llm> Extractor<L> {
         let mut push = |item: Value| items.push(item);
         let done = self
             .engine()
-            .many(&Untyped(schema), input.into(), &mut push)
+            .many(&Runtime(schema), input.into(), &mut push)
             .await?;
         Ok(Extraction::new(items, done.report, done.fixes))
     }
@@ -282,7 +282,7 @@ impl<L: Llm> Extractor<L> {
         let engine = self.engine();
         ExtractStream::start(move |mut sink, spent| async move {
             let engine = engine.with_spent(&spent);
-            let done = engine.many(&Untyped(schema), input, &mut *sink).await?;
+            let done = engine.many(&Runtime(schema), input, &mut *sink).await?;
             Ok(done.report)
         })
     }

@@ -79,12 +79,16 @@ pub(crate) fn recover(request: &mut ChatRequest, guard: &LoopGuard, loops: u32) 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::parse::WithJson;
     use serde_json::{json, Value};
 
     fn item(json: Value) -> Found<Value> {
         Found {
-            value: json.clone(),
-            json,
+            value: WithJson {
+                value: json.clone(),
+                json,
+            },
+            line: 1,
             fixes: Vec::new(),
         }
     }

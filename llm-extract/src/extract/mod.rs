@@ -119,7 +119,7 @@ pub trait Extract: Schema {
             let done = extractor
                 .engine()
                 .with_spent(&spent)
-                .many(&target::Typed::<Self>::new(), input, &mut *sink)
+                .many(&target::Derived::<Self>::new(), input, &mut *sink)
                 .await?;
             Ok(done.report)
         })

@@ -5,9 +5,9 @@
 //! A typed text whose every line is one clean value skips the framing and goes line by line
 //! straight to `T`; the decoder would find exactly those items in it.
 
-use super::decoder::{Typed, ValueDecoder, ValueEvent};
+use super::decoder::Reader;
 use super::typed;
-use super::{LineEvent, Lines, ParseOptions};
+use super::{LineDecoder, LineEvent, Lines, ParseOptions};
 use crate::schema::plan::Plan;
 use crate::schema::Schema;
 use crate::schema::SchemaSet;
@@ -40,8 +40,9 @@ pub fn lines_from_str<T: Schema>(text: &str) -> Lines<T> {
 
 /// Parses many values of `T` with options.
 pub fn lines_from_str_with<T: Schema>(text: &str, options: &ParseOptions) -> Lines<T> {
-    let plan = Typed::<T>::plan(options);
-    let clean = plan
+    let reader = Reader::<T>::typed(options);
+    let clean = reader
+        .plan()
         .filter(|plan| plan.closed())
         .and_then(|plan| clean_lines::<T>(text, plan, options.max_frame_bytes));
     if let Some(items) = clean {
@@ -50,12 +51,13 @@ pub fn lines_from_str_with<T: Schema>(text: &str, options: &ParseOptions) -> Lin
             skipped: Vec::new(),
         };
     }
-    let mut sink = Typed::<T>::with_plan(plan);
-    let mut decoder = ValueDecoder::new(T::schema(), *options);
-    decoder.feed_with(text.as_bytes(), &mut sink);
-    decoder.finish_with(&mut sink);
+    collect(LineDecoder::<T>::with_options(*options).decode_all(text.as_bytes()))
+}
+
+/// The items and the skipped lines of `events`.
+fn collect<T>(events: Vec<LineEvent<T>>) -> Lines<T> {
     let mut lines = Lines::default();
-    for event in sink.events {
+    for event in events {
         match event {
             LineEvent::Item(item) => lines.items.push(item.value),
             LineEvent::Skipped(skipped) => lines.skipped.push(skipped),
@@ -89,15 +91,5 @@ pub fn lines_from_str_value(
     schema: &SchemaSet,
     options: &ParseOptions,
 ) -> Lines<Value> {
-    let mut decoder = ValueDecoder::new(schema, *options);
-    let mut events = decoder.feed(text.as_bytes());
-    events.extend(decoder.finish());
-    let mut lines = Lines::default();
-    for event in events {
-        match event {
-            ValueEvent::Item(item) => lines.items.push(item.json),
-            ValueEvent::Skipped(skipped) => lines.skipped.push(skipped),
-        }
-    }
-    lines
+    collect(LineDecoder::with_schema(schema, *options).decode_all(text.as_bytes()))
 }

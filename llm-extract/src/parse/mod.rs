@@ -74,11 +74,12 @@ mod repetition;
 pub(crate) mod typed;
 mod work;
 
-pub use decoder::{Item, LineDecoder, LineEvent, ValueDecoder, ValueEvent, ValueItem};
+pub(crate) use decoder::WithJson;
+pub(crate) use pipeline::deserialize;
+pub use decoder::{Item, LineDecoder, LineEvent};
 pub use error::ParseError;
 pub use lines::{lines_from_str, lines_from_str_value, lines_from_str_with};
 pub use one::{from_str, from_str_value, from_str_with};
-pub(crate) use pipeline::{deserialize, typed_item};
 pub use repetition::{ItemVerdict, ItemWindow, Loop, LoopGuard, LoopKind, Repeats};
 
 use crate::validate::Violation;
