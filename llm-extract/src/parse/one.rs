@@ -45,7 +45,9 @@ pub fn from_str_with<T: Schema>(
     text: &str,
     options: &ParseOptions,
 ) -> Result<Parsed<T>, ParseError> {
-    if let Some(parsed) = clean::<T>(text, options) {
+    // The envelope, once: the clean path looks for the value in it, and the full path starts there.
+    let mut body = None;
+    if let Some(parsed) = clean::<T>(text, options, &mut body) {
         return Ok(parsed);
     }
     if options.strict && !options.validate {
@@ -53,7 +55,7 @@ pub fn from_str_with<T: Schema>(
             return Err(pipeline::serde_rejection(&e, text, 0).into_error(text));
         }
     }
-    let Parsed { value, fixes } = from_str_value(text, T::schema(), options)?;
+    let Parsed { value, fixes } = value_from(text, T::schema(), options, body)?;
     // Borrowed, so a refusal carries serde's path without parsing the text a second time.
     match pipeline::deserialize::<T>(&value) {
         Ok(value) => Ok(Parsed { value, fixes }),
@@ -67,8 +69,13 @@ pub fn from_str_with<T: Schema>(
 
 /// `T` straight from `text` when it is clean JSON, or (unless strict) one clean JSON value alone in
 /// prose or a fence; validated while it is deserialized when the options ask for validation. `None`
-/// sends the text down the full path.
-fn clean<T: Schema>(text: &str, options: &ParseOptions) -> Option<Parsed<T>> {
+/// sends the text down the full path; `body` then holds where the answer proper begins, if this
+/// looked.
+fn clean<T: Schema>(
+    text: &str,
+    options: &ParseOptions,
+    body: &mut Option<Body>,
+) -> Option<Parsed<T>> {
     let schema = T::schema();
     let plan = match options.validate {
         true => Some(schema.plan()?),
@@ -93,7 +100,7 @@ fn clean<T: Schema>(text: &str, options: &ParseOptions) -> Option<Parsed<T>> {
     if options.strict || !wants_container {
         return None;
     }
-    let (start, envelope_fix) = envelope::body_start(text);
+    let (start, envelope_fix) = body.insert(envelope::body_start(text)).clone();
     let from = envelope::first_bracket(text, start)?;
     let (value, len) = typed::prefix_from_str::<T>(text.get(from..)?, plan.is_some())?;
     let to = from + len;
@@ -125,11 +132,25 @@ fn envelope_fixes(text: &str, envelope_fix: Option<Fix>, span: Option<(usize, us
     fixes
 }
 
+/// Where the answer proper begins (after a byte-order mark and a thinking block), and the fix that
+/// records what was skipped.
+type Body = (usize, Option<Fix>);
+
 /// Parses one value against a runtime schema, returning validated JSON.
 pub fn from_str_value(
     text: &str,
     schema: &SchemaSet,
     options: &ParseOptions,
+) -> Result<Parsed<Value>, ParseError> {
+    value_from(text, schema, options, None)
+}
+
+/// [`from_str_value`], with the envelope's start when it is already known.
+fn value_from(
+    text: &str,
+    schema: &SchemaSet,
+    options: &ParseOptions,
+    body: Option<Body>,
 ) -> Result<Parsed<Value>, ParseError> {
     let pipeline = Pipeline::new(schema, *options).map_err(|source| ParseError::InvalidSchema {
         source,
@@ -141,14 +162,18 @@ pub fn from_str_value(
             .check(value, Vec::new(), 0)
             .map_err(|r| r.into_error(text)),
         Err(e) if options.strict => Err(pipeline::serde_rejection(&e, text, 0).into_error(text)),
-        Err(_) => lenient(&pipeline, text),
+        Err(_) => lenient(&pipeline, text, body),
     };
     accepted.map(|Accepted { value, fixes }| Parsed { value, fixes })
 }
 
 /// Everything but the fast path: the envelope, the candidates, the choice.
-fn lenient(pipeline: &Pipeline<'_>, text: &str) -> Result<Accepted, ParseError> {
-    let (start, envelope_fix) = envelope::body_start(text);
+fn lenient(
+    pipeline: &Pipeline<'_>,
+    text: &str,
+    body: Option<Body>,
+) -> Result<Accepted, ParseError> {
+    let (start, envelope_fix) = body.unwrap_or_else(|| envelope::body_start(text));
     let body = text.get(start..).unwrap_or_default();
     if body.trim().is_empty() {
         return Err(ParseError::NoJson {
