@@ -839,60 +839,61 @@ mod tests {
 
     #[test]
     fn syntax_fixes_are_recorded() {
-        let cases: &[(&str, Value, FixKind)] = &[
-            ("{\"a\":1,}", json!({"a":1}), FixKind::ExtraComma),
-            ("[1,2,]", json!([1, 2]), FixKind::ExtraComma),
+        let cases: &[(&str, &str, FixKind)] = &[
+            ("{\"a\":1,}", r#"{"a":1}"#, FixKind::ExtraComma),
+            ("[1,2,]", r#"[1, 2]"#, FixKind::ExtraComma),
             (
                 "{\"a\":1 \"b\":2}",
-                json!({"a":1,"b":2}),
+                r#"{"a":1,"b":2}"#,
                 FixKind::MissingComma,
             ),
-            ("{a: 1}", json!({"a":1}), FixKind::UnquotedKey),
-            ("{'a': 'x'}", json!({"a":"x"}), FixKind::Quotes),
+            ("{a: 1}", r#"{"a":1}"#, FixKind::UnquotedKey),
+            ("{'a': 'x'}", r#"{"a":"x"}"#, FixKind::Quotes),
             (
                 "{\"a\":\"he said \"hi\" ok\"}",
-                json!({"a":"he said \"hi\" ok"}),
+                r#"{"a":"he said \"hi\" ok"}"#,
                 FixKind::InnerQuote,
             ),
             (
                 "{\"a\":\"x\ny\"}",
-                json!({"a":"x\ny"}),
+                r#"{"a":"x\ny"}"#,
                 FixKind::ControlCharacter,
             ),
-            ("{\"a\":1 // note\n}", json!({"a":1}), FixKind::Comment),
-            ("{/*c*/\"a\":1}", json!({"a":1}), FixKind::Comment),
-            ("{“a”: “x”}", json!({"a":"x"}), FixKind::Quotes),
+            ("{\"a\":1 // note\n}", r#"{"a":1}"#, FixKind::Comment),
+            ("{/*c*/\"a\":1}", r#"{"a":1}"#, FixKind::Comment),
+            ("{“a”: “x”}", r#"{"a":"x"}"#, FixKind::Quotes),
             (
                 "{\"a\":True,\"b\":None}",
-                json!({"a":true,"b":null}),
+                r#"{"a":true,"b":null}"#,
                 FixKind::Literal,
             ),
             (
                 "{\"p\":\"C:\\path\"}",
-                json!({"p":"C:\\path"}),
+                r#"{"p":"C:\\path"}"#,
                 FixKind::InvalidEscape,
             ),
-            ("{\"n\":.5}", json!({"n":0.5}), FixKind::NumberForm),
-            ("{\"n\":1.}", json!({"n":1}), FixKind::NumberForm),
-            ("{\"n\":+01}", json!({"n":1}), FixKind::NumberForm),
-            ("{\"s\": ok}", json!({"s":"ok"}), FixKind::UnquotedString),
-            ("{\"a\":[1}", json!({"a":[1]}), FixKind::Bracket),
+            ("{\"n\":.5}", r#"{"n":0.5}"#, FixKind::NumberForm),
+            ("{\"n\":1.}", r#"{"n":1}"#, FixKind::NumberForm),
+            ("{\"n\":+01}", r#"{"n":1}"#, FixKind::NumberForm),
+            ("{\"s\": ok}", r#"{"s":"ok"}"#, FixKind::UnquotedString),
+            ("{\"a\":[1}", r#"{"a":[1]}"#, FixKind::Bracket),
             (
                 "{\"a\":\"x\" \"b\":1}",
-                json!({"a":"x","b":1}),
+                r#"{"a":"x","b":1}"#,
                 FixKind::MissingComma,
             ),
-            ("[\"a\" \"b\"]", json!(["a", "b"]), FixKind::MissingComma),
+            ("[\"a\" \"b\"]", r#"["a", "b"]"#, FixKind::MissingComma),
             (
                 "{\"a\":\"x\u{0}y\"}",
-                json!({"a":"xy"}),
+                r#"{"a":"xy"}"#,
                 FixKind::ControlCharacter,
             ),
-            ("{'a': 'it's'}", json!({"a":"it's"}), FixKind::InnerQuote),
+            ("{'a': 'it's'}", r#"{"a":"it's"}"#, FixKind::InnerQuote),
         ];
         for (text, want, kind) in cases {
             let (v, kinds) = fix(text);
-            assert_eq!(&v, want, "{text}");
+            let want: Value = serde_json::from_str(want).unwrap();
+            assert_eq!(v, want, "{text}");
             assert!(kinds.contains(kind), "{text}: {kinds:?}");
         }
     }
