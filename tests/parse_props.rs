@@ -228,7 +228,7 @@ proptest! {
     }
 
     #[test]
-    fn any_chunking_yields_what_parse_lines_yields(
+    fn any_chunking_yields_what_lines_from_str_yields(
         records in proptest::collection::vec(rec(), 0..5),
         shape in any::<u8>(),
         crlf in any::<bool>(),

@@ -46,12 +46,6 @@ pub(crate) struct Engine<'a> {
     pub spent: Option<&'a Spent>,
 }
 
-/// What [`Engine::many`] returns besides the items it handed on.
-pub(crate) struct Collected {
-    pub report: Report,
-    pub fixes: Vec<Fix>,
-}
-
 impl<'a> Engine<'a> {
     /// The same engine, reporting its running cost to `spent`.
     pub fn with_spent(self, spent: &'a Spent) -> Self {
@@ -237,7 +231,8 @@ impl<'a> Engine<'a> {
             match parsed {
                 Ok(parsed) => {
                     self.push(&mut report, attempt);
-                    return Ok(Extraction::new(parsed.value, report, parsed.fixes));
+                    report.fixes = parsed.fixes;
+                    return Ok(Extraction::new(parsed.value, report));
                 }
                 Err(error) => {
                     attempt.error = Some(AttemptError::Parse(error.clone()));
@@ -296,7 +291,7 @@ impl<'a> Engine<'a> {
         target: &G,
         input: Input,
         sink: &mut (dyn FnMut(G::Output) + Send + '_),
-    ) -> Result<Collected, ExtractError> {
+    ) -> Result<Report, ExtractError> {
         let (first, shape) = self.first_request(target, input, true)?;
         let name = target.schema().name();
         let mut kept = Kept::default();
@@ -461,10 +456,8 @@ impl<'a> Engine<'a> {
         }
         report.skipped = unresolved.into_iter().map(|(_, s)| s).collect();
         report.skipped.extend(cut_item);
-        Ok(Collected {
-            report,
-            fixes: kept.fixes,
-        })
+        report.fixes = kept.fixes;
+        Ok(report)
     }
 
     /// Streams one answer through the decoder, handing complete items on.

@@ -44,7 +44,7 @@ use serde_json::Value;
 ///     .extract_value(&schema, Input::text("A walk along the Saône.").var("language", "English"))
 ///     .await?;
 /// assert_eq!(out.value, json!({"city": "Lyon"}));
-/// assert_eq!(out.usage.total(), 26);
+/// assert_eq!(out.report.usage.total(), 26);
 /// # Ok::<(), llm_extract::extract::ExtractError>(())
 /// # }).unwrap();
 /// ```
@@ -227,14 +227,20 @@ impl<L: Llm> Extractor<L> {
     pub async fn extract_all<T: Extract>(
         &self,
         input: impl Into<Input>,
-    ) -> Result<Extraction<Vec<T>>, ExtractError> {
+    ) -> Result<Extraction<Vec<T>>, ExtractError<T>> {
         let mut items = Vec::new();
         let mut push = |item: T| items.push(item);
-        let done = self
+        let result = self
             .engine()
             .many(&Derived::<T>::new(), input.into(), &mut push)
-            .await?;
-        Ok(Extraction::new(items, done.report, done.fixes))
+            .await;
+        match result {
+            Ok(report) => Ok(Extraction::new(items, report)),
+            // The engine keeps the items' JSON where the failure leaves them standing: hand back
+            // the same items, typed.
+            Err(err) if err.partial().is_empty() => Err(err.with_partial(Vec::new())),
+            Err(err) => Err(err.with_partial(items)),
+        }
     }
 
     /// The items of `T` as a stream, each as soon as it is complete.
@@ -243,8 +249,8 @@ impl<L: Llm> Extractor<L> {
         let engine = self.engine();
         ExtractStream::start(move |mut sink, spent| async move {
             let engine = engine.with_spent(&spent);
-            let done = engine.many(&Derived::<T>::new(), input, &mut *sink).await?;
-            Ok(done.report)
+            let report = engine.many(&Derived::<T>::new(), input, &mut *sink).await?;
+            Ok(report)
         })
     }
 
@@ -265,11 +271,11 @@ impl<L: Llm> Extractor<L> {
     ) -> Result<Extraction<Vec<Value>>, ExtractError> {
         let mut items = Vec::new();
         let mut push = |item: Value| items.push(item);
-        let done = self
+        let report = self
             .engine()
             .many(&Runtime(schema), input.into(), &mut push)
             .await?;
-        Ok(Extraction::new(items, done.report, done.fixes))
+        Ok(Extraction::new(items, report))
     }
 
     /// The items of a runtime schema as a stream of validated JSON.
@@ -282,8 +288,8 @@ impl<L: Llm> Extractor<L> {
         let engine = self.engine();
         ExtractStream::start(move |mut sink, spent| async move {
             let engine = engine.with_spent(&spent);
-            let done = engine.many(&Runtime(schema), input, &mut *sink).await?;
-            Ok(done.report)
+            let report = engine.many(&Runtime(schema), input, &mut *sink).await?;
+            Ok(report)
         })
     }
 }
