@@ -97,7 +97,12 @@ async fn a_small_token_limit_keeps_every_complete_item_and_reports_length() {
         .extract_all::<OntologyItem>(ONTOLOGY_TEXT)
         .await
         .unwrap();
-    assert_eq!(items.report.finish, Some(Finish::Length), "{:?}", items.report.attempts);
+    assert_eq!(
+        items.report.finish,
+        Some(Finish::Length),
+        "{:?}",
+        items.report.attempts
+    );
     // Every complete line became an item (the grammar makes each one valid); a cut-off last line did not.
     let raw = &items.report.attempts[0].raw;
     assert_eq!(items.value.len(), complete_lines(raw), "{raw:?}");

@@ -56,7 +56,10 @@ async fn the_looping_invoice_stops_early_and_recovers() {
         "stopped within tens of tokens: {first:?}"
     );
     assert!(out.report.attempts.len() <= 3);
-    assert_eq!(out.report.attempts.last().unwrap().kind, AttemptKind::Recovery);
+    assert_eq!(
+        out.report.attempts.last().unwrap().kind,
+        AttemptKind::Recovery
+    );
     assert!(
         out.report.usage.completion_tokens < CONTEXT / 10,
         "{:?}",
@@ -71,7 +74,11 @@ async fn the_cycling_facts_stop_early_and_keep_their_items() {
         .extract_all::<Fact>(LOOPING_FACTS)
         .await
         .unwrap_or_else(|e| panic!("{e}: {:?}", e.attempts()));
-    assert!(looped(&out.report.attempts[0]), "{:?}", out.report.attempts[0]);
+    assert!(
+        looped(&out.report.attempts[0]),
+        "{:?}",
+        out.report.attempts[0]
+    );
     assert!(!out.value.is_empty());
     assert!(out.report.attempts.len() <= 3);
     assert!(

@@ -362,11 +362,14 @@ pub struct Item<T> {
     pub fixes: Vec<Fix>,
 }
 
+/// Reads a clean frame straight from its text to `T`, checking it against the plan as it reads.
+type ReadClean<T> = fn(&str, &'static Plan) -> Option<T>;
+
 /// How a decoder turns frames into `T`: the one typed path of the parse layer.
 pub(crate) struct Reader<T> {
     /// Clean frames straight from their text to `T`, checked against the schema's plan as they are
     /// read (`None`: every frame goes through the pipeline).
-    clean: Option<(&'static Plan, fn(&str, &'static Plan) -> Option<T>)>,
+    clean: Option<(&'static Plan, ReadClean<T>)>,
     /// The pipeline's validated JSON as a `T`, or the item skipped with serde's path and message.
     from_json: fn(Value, usize) -> Result<T, Skipped>,
 }
@@ -397,8 +400,7 @@ impl<T: Schema> Reader<T> {
         };
         Reader {
             clean: plan.map(|plan| {
-                let read: fn(&str, &'static Plan) -> Option<T> =
-                    |text, plan| typed::from_str::<T>(text, Some(plan));
+                let read: ReadClean<T> = |text, plan| typed::from_str::<T>(text, Some(plan));
                 (plan, read)
             }),
             from_json: |json, line| pipeline::typed_item::<T>(&json, line),
