@@ -116,13 +116,17 @@ pub(crate) fn unstick(request: &mut ChatRequest, guard: &LoopGuard, repeats: u32
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::parse::WithJson;
     use serde_json::{json, Value};
 
     fn item(json: Value) -> Found<Value> {
         Found {
-            value: json.clone(),
-            json,
-            repairs: Vec::new(),
+            value: WithJson {
+                value: json.clone(),
+                json,
+            },
+            line: 1,
+            fixes: Vec::new(),
         }
     }
 
