@@ -99,7 +99,9 @@ impl<'a> Engine<'a> {
                 .for_dialect(self.llm.dialect(), schema_shape)
                 .map_err(|e| fail(ExtractErrorKind::Schema(e)))?
                 .clone();
-            if let (AnswerShape::List, Some(n)) = (shape, max_items) {
+            if let (AnswerShape::List, Some(n), true) =
+                (shape, max_items, self.llm.dialect().carries_max_items())
+            {
                 if let Some(items) = schema
                     .pointer_mut("/properties/items")
                     .and_then(Value::as_object_mut)
