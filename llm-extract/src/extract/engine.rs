@@ -75,7 +75,7 @@ impl<'a> Engine<'a> {
         let user = wording::render(&config.template, &vars)
             .map_err(|e| fail(ExtractErrorKind::Template(e)))?;
         let set = target.schema();
-        let constrained = config.mode == Mode::Constrained;
+        let constrained = matches!(config.mode, Mode::Constrained | Mode::Tool);
         let (shape, schema_shape) = match (many, constrained) {
             (false, _) => (AnswerShape::One, Shape::One),
             (true, true) if !self.llm.constrains_json_lines() => (AnswerShape::List, Shape::List),
@@ -111,6 +111,7 @@ impl<'a> Engine<'a> {
             }
             request = request.with_schema(set.name(), schema);
             request.json_lines = shape == AnswerShape::Lines;
+            request.tool_call = config.mode == Mode::Tool;
         }
         request.max_tokens = Some(config.max_tokens.unwrap_or_else(|| {
             if many {

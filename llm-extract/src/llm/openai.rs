@@ -216,6 +216,8 @@ impl OpenAiCompatible {
             url: &self.inner.endpoint,
             body: Some(body),
             bearer: self.inner.key.as_ref(),
+            key_header: None,
+            headers: &[],
             connect_hint: "is the server running there? Check the base URL",
         }
     }
@@ -259,7 +261,7 @@ impl OpenAiCompatible {
                 json!({
                     "type": "json_schema",
                     "json_schema": {
-                        "name": schema_name(request.schema_name.as_deref()),
+                        "name": http::tool_name(request.schema_name.as_deref()),
                         "schema": schema,
                         "strict": inner.strict,
                     }
@@ -403,6 +405,7 @@ fn usage(value: Option<&Value>) -> Option<Usage> {
         prompt_tokens: count("prompt_tokens"),
         completion_tokens: count("completion_tokens"),
         estimated: false,
+        ..Usage::default()
     })
 }
 
@@ -509,27 +512,6 @@ impl SseWire {
     }
 }
 
-/// OpenAI requires `json_schema.name` to match `^[a-zA-Z0-9_-]{1,64}$`.
-fn schema_name(name: Option<&str>) -> String {
-    let cleaned: String = name
-        .unwrap_or("")
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .take(64)
-        .collect();
-    if cleaned.trim_matches('_').is_empty() {
-        "output".to_owned()
-    } else {
-        cleaned
-    }
-}
-
 /// The API root without a trailing slash; a URL without a path gets `/v1`.
 fn normalize_base(raw: &str) -> Result<String, LlmError> {
     let trimmed = raw.trim().trim_end_matches('/');
@@ -582,15 +564,6 @@ mod tests {
             normalize_base("nonsense"),
             Err(LlmError::Config { .. })
         ));
-    }
-
-    #[test]
-    fn schema_names_are_made_acceptable() {
-        assert_eq!(schema_name(Some("Person")), "Person");
-        assert_eq!(schema_name(Some("Vec<Fact>")), "Vec_Fact_");
-        assert_eq!(schema_name(None), "output");
-        assert_eq!(schema_name(Some("<>")), "output");
-        assert_eq!(schema_name(Some(&"x".repeat(100))).len(), 64);
     }
 
     #[test]
