@@ -17,6 +17,7 @@
 //! test can script exactly the bytes, pauses and broken connections it needs.
 #![allow(dead_code)]
 
+pub mod providers;
 pub mod types;
 
 use serde_json::{json, Value};

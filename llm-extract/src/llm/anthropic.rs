@@ -629,6 +629,9 @@ impl WireFormat for MessageEvents {
         if let Some(data) = self.frames.flush() {
             self.event(&data, events)?;
         }
+        if let Some(err) = self.frames.not_an_event_stream() {
+            return Err(err);
+        }
         if self.done {
             return Ok(());
         }

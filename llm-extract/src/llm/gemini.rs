@@ -452,6 +452,9 @@ impl WireFormat for SseAnswer {
         if let Some(data) = self.frames.flush() {
             self.event(&data, events)?;
         }
+        if let Some(err) = self.frames.not_an_event_stream() {
+            return Err(err);
+        }
         if self.answer.finish.is_none() {
             return Err(LlmError::Stream {
                 message: "the stream ended before the server finished the answer (no finishReason)"

@@ -573,6 +573,10 @@ impl<W: WireFormat> EventState<W> {
 pub(crate) struct SseFrames {
     data: String,
     pending: bool,
+    /// How many events were complete.
+    events: usize,
+    /// The first line that is no SSE field, if any.
+    stray: Option<String>,
 }
 
 impl SseFrames {
@@ -588,8 +592,25 @@ impl SseFrames {
             }
             self.data.push_str(data);
             self.pending = true;
+        } else if self.stray.is_none()
+            && !line.starts_with(':')
+            && !["event:", "id:", "retry:"]
+                .iter()
+                .any(|field| line.starts_with(field))
+        {
+            self.stray = Some(excerpt(line));
         }
         None
+    }
+
+    /// A body with no event at all but lines of something else is not an event stream (an HTML error
+    /// page from a proxy, say): the error that says so.
+    pub fn not_an_event_stream(&self) -> Option<LlmError> {
+        let stray = self.stray.as_ref().filter(|_| self.events == 0)?;
+        Some(LlmError::InvalidResponse {
+            message: "the body is not a stream of server-sent events".into(),
+            body: stray.clone(),
+        })
     }
 
     /// The data of an event the body ended without a blank line after, if any.
@@ -598,6 +619,7 @@ impl SseFrames {
             return None;
         }
         self.pending = false;
+        self.events += 1;
         Some(std::mem::take(&mut self.data))
     }
 }
