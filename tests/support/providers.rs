@@ -253,3 +253,17 @@ pub fn openai_tool(request: &Request, answer: &Answer) -> Reply {
         steps: chunked(body.into_bytes(), &answer.ending, Some(tail.into_bytes())),
     }
 }
+
+impl Request {
+    /// The text of the last part of a Gemini request's last content.
+    pub fn contents_text(&self) -> String {
+        self.json["contents"]
+            .as_array()
+            .and_then(|contents| contents.last())
+            .and_then(|content| content["parts"].as_array())
+            .and_then(|parts| parts.last())
+            .and_then(|part| part["text"].as_str())
+            .unwrap_or_default()
+            .to_owned()
+    }
+}
