@@ -933,13 +933,12 @@ impl Gemini {
                     }
                     _ => {}
                 },
-                "format" => {
+                "format"
                     if value
                         .as_str()
-                        .is_some_and(|format| GEMINI_FORMATS.contains(&format))
-                    {
-                        out.insert(key.clone(), value.clone());
-                    }
+                        .is_some_and(|format| GEMINI_FORMATS.contains(&format)) =>
+                {
+                    out.insert(key.clone(), value.clone());
                 }
                 "properties" => {
                     let Value::Object(properties) = value else {
