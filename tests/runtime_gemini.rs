@@ -363,3 +363,51 @@ async fn the_api_key_never_appears_in_urls_debug_or_error_text() {
     }
     assert_eq!(llm.dialect(), Dialect::Gemini);
 }
+
+/// A writer into a shared buffer, for capturing what `tracing` logs.
+#[derive(Clone, Default)]
+struct Captured(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Captured {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn a_key_echoed_in_a_retried_error_never_reaches_the_logs() {
+    let logs = Captured::default();
+    let writer = logs.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::DEBUG)
+        .with_writer(move || writer.clone())
+        .finish();
+    // The global default (the only test of this binary that installs one).
+    tracing::subscriber::set_global_default(subscriber)
+        .expect("the only subscriber of this test binary");
+    let echo = |status, code| {
+        fixed(
+            gemini_error(status, code, &format!("slow down, {KEY}"))
+                .with_header("retry-after", "0"),
+        )
+    };
+    let server = TestServer::script(vec![
+        echo(429, "RESOURCE_EXHAUSTED"),
+        echo(503, "UNAVAILABLE"),
+        answer(Answer::new(r#"{"name": "Ada", "age": 36}"#)),
+    ]);
+    assert_eq!(
+        Person::extract(&client(&server), "x").await.unwrap().age,
+        36
+    );
+    let logged = String::from_utf8_lossy(&logs.0.lock().unwrap()).into_owned();
+    assert!(
+        logged.matches("retrying").count() >= 2 && logged.contains("slow down"),
+        "each retry is logged with the server's message: {logged}"
+    );
+    assert_no_key(&logged);
+}

@@ -217,40 +217,59 @@ pub fn gemini(request: &Request, answer: &Answer) -> Reply {
     gemini_with(request, answer, None)
 }
 
+/// An OpenAI SSE chunk opening a tool call to `name` (no arguments yet).
+pub fn openai_tool_start(model: &str, name: &str) -> Vec<u8> {
+    openai_chunk(
+        model,
+        json!({"role": "assistant", "content": null, "tool_calls": [{"index": 0, "id": "call_1",
+               "type": "function", "function": {"name": name, "arguments": ""}}]}),
+        Value::Null,
+    )
+}
+
+/// An OpenAI SSE chunk carrying the next piece of a tool call's arguments.
+pub fn openai_tool_delta(model: &str, arguments: &str) -> Vec<u8> {
+    openai_chunk(
+        model,
+        json!({"tool_calls": [{"index": 0, "function": {"arguments": arguments}}]}),
+        Value::Null,
+    )
+}
+
+/// An OpenAI SSE chunk with a finish reason only (`tool_calls` after a forced call).
+pub fn openai_tool_finish(model: &str, reason: &str) -> Vec<u8> {
+    openai_chunk(model, json!({}), json!(reason))
+}
+
+fn openai_chunk(model: &str, delta: Value, finish: Value) -> Vec<u8> {
+    format!(
+        "data: {}\n\n",
+        json!({"id": "c", "model": model, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+    )
+    .into_bytes()
+}
+
 /// `answer` as an OpenAI-compatible server sends a forced tool call: the arguments stream as
 /// `tool_calls[0].function.arguments` pieces, then `finish_reason: "tool_calls"` and `[DONE]`.
 pub fn openai_tool(request: &Request, answer: &Answer) -> Reply {
     let name = request.json["tool_choice"]["function"]["name"]
         .as_str()
-        .unwrap_or("output")
-        .to_owned();
-    let chunk = |delta: Value, finish: Value| {
-        format!(
-            "data: {}\n\n",
-            json!({"id": "c", "model": "m", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
-        )
-    };
-    let mut body = chunk(
-        json!({"role": "assistant", "content": null, "tool_calls": [{"index": 0, "id": "call_1",
-               "type": "function", "function": {"name": name, "arguments": ""}}]}),
-        Value::Null,
-    );
+        .unwrap_or("output");
+    let mut body = openai_tool_start("m", name);
     for piece in answer.pieces() {
-        body.push_str(&chunk(
-            json!({"tool_calls": [{"index": 0, "function": {"arguments": piece}}]}),
-            Value::Null,
-        ));
+        body.extend(openai_tool_delta("m", &piece));
     }
     let finish = if answer.length {
         "length"
     } else {
         "tool_calls"
     };
-    let tail = format!("{}data: [DONE]\n\n", chunk(json!({}), json!(finish)));
+    let mut tail = openai_tool_finish("m", finish);
+    tail.extend(super::wire::openai_done());
     Reply::Chunked {
         status: 200,
         content_type: super::wire::SSE.into(),
-        steps: chunked(body.into_bytes(), &answer.ending, Some(tail.into_bytes())),
+        steps: chunked(body, &answer.ending, Some(tail)),
     }
 }
 

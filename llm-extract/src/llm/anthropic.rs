@@ -838,4 +838,60 @@ mod tests {
             Err(LlmError::Stream { .. })
         ));
     }
+
+    proptest::proptest! {
+        /// Whatever the answer's characters and however it is cut into deltas, text or tool input, the
+        /// deltas put back together are the answer.
+        #[test]
+        fn deltas_reassemble_any_answer(
+            text in "\\PC{0,60}",
+            cuts in proptest::collection::vec(1usize..8, 1..10),
+            tool in proptest::bool::ANY,
+        ) {
+            let chars: Vec<char> = text.chars().collect();
+            let mut pieces = Vec::new();
+            let mut at = 0;
+            for cut in cuts.iter().cycle() {
+                if at >= chars.len() {
+                    break;
+                }
+                let end = (at + cut).min(chars.len());
+                pieces.push(chars[at..end].iter().collect::<String>());
+                at = end;
+            }
+            let (start, kind, field) = if tool {
+                (json!({"type": "tool_use", "input": {}}), "input_json_delta", "partial_json")
+            } else {
+                (json!({"type": "text", "text": ""}), "text_delta", "text")
+            };
+            let mut stream = format!(
+                "event: content_block_start\ndata: {}\n\n",
+                json!({"type": "content_block_start", "index": 0, "content_block": start})
+            );
+            for piece in &pieces {
+                let delta = json!({"type": "content_block_delta", "index": 0, "delta": {"type": kind, field: piece}});
+                stream.push_str(&format!("event: content_block_delta\ndata: {delta}\n\n"));
+            }
+            stream.push_str("data: {\"type\": \"content_block_stop\", \"index\": 0}\n\n");
+            stream.push_str("data: {\"type\": \"message_stop\"}\n\n");
+            let mut wire = MessageEvents::default();
+            let mut events = VecDeque::new();
+            for line in stream.split('\n') {
+                wire.line(line, &mut events).unwrap();
+            }
+            let Some(ChatEvent::Done(done)) = events.pop_back() else {
+                panic!("no Done");
+            };
+            let deltas: String = events
+                .iter()
+                .filter_map(|e| match e {
+                    ChatEvent::Delta(d) => Some(d.as_str()),
+                    _ => None,
+                })
+                .collect();
+            let expected = if tool && text.is_empty() { "{}" } else { text.as_str() };
+            proptest::prop_assert_eq!(&deltas, expected);
+            proptest::prop_assert_eq!(done.text.as_str(), expected);
+        }
+    }
 }

@@ -3,7 +3,8 @@
 //!
 //! The key goes in `x-goog-api-key` (never in the URL). A schema goes in
 //! `generationConfig.responseJsonSchema` with `responseMimeType: "application/json"`, rendered in
-//! [`Dialect::Gemini`]. Each streamed event is a whole `GenerateContentResponse` holding the next piece
+//! [`Dialect::Gemini`] (or, with [`GeminiBuilder::openapi_schema`], in the older `responseSchema` as its
+//! OpenAPI subset). Each streamed event is a whole `GenerateContentResponse` holding the next piece
 //! of text; the last one carries `finishReason` and `usageMetadata`, and the body simply ends.
 
 use super::anthropic::normalize_base;
@@ -44,6 +45,7 @@ struct Inner {
     base: String,
     model: String,
     key: Secret,
+    openapi_schema: bool,
     http: HttpClient,
 }
 
@@ -53,6 +55,7 @@ impl std::fmt::Debug for Inner {
             .field("base", &http::redact_url(&self.base))
             .field("model", &self.model)
             .field("key", &self.key)
+            .field("openapi_schema", &self.openapi_schema)
             .field("http", &self.http)
             .finish()
     }
@@ -65,6 +68,7 @@ pub struct GeminiBuilder {
     model: String,
     key: Option<Secret>,
     key_env: String,
+    openapi_schema: bool,
     http: HttpOptions,
 }
 
@@ -75,12 +79,22 @@ impl std::fmt::Debug for GeminiBuilder {
             .field("model", &self.model)
             .field("key", &self.key)
             .field("key_env", &self.key_env)
+            .field("openapi_schema", &self.openapi_schema)
             .field("http", &self.http)
             .finish()
     }
 }
 
 impl GeminiBuilder {
+    /// Sends the schema in the older `responseSchema` field, as the OpenAPI subset it takes (upper-case
+    /// types, `nullable`, `propertyOrdering`), for a model or deployment without `responseJsonSchema`.
+    /// Default `false`. Maps and tuples cannot be written in that subset: a schema with them fails before
+    /// any request with [`LlmError::Config`].
+    pub fn openapi_schema(mut self, yes: bool) -> Self {
+        self.openapi_schema = yes;
+        self
+    }
+
     /// The API root (default `https://generativelanguage.googleapis.com`); requests go to
     /// `{base}/v1beta/models/{model}:generateContent`. For proxies and gateways.
     pub fn base_url(mut self, url: impl Into<String>) -> Self {
@@ -128,6 +142,7 @@ impl GeminiBuilder {
                 base: normalize_base(&self.base_url)?,
                 model,
                 key,
+                openapi_schema: self.openapi_schema,
                 http: HttpClient::new(self.http)?,
             }),
         })
@@ -147,6 +162,7 @@ impl Gemini {
             model: model.into(),
             key: None,
             key_env: KEY_ENV.to_owned(),
+            openapi_schema: false,
             http: HttpOptions::default(),
         }
     }
@@ -181,7 +197,7 @@ impl Gemini {
         }
     }
 
-    fn body(&self, request: &ChatRequest) -> Value {
+    fn body(&self, request: &ChatRequest) -> Result<Value, LlmError> {
         let mut system: Vec<&str> = request.system.iter().map(String::as_str).collect();
         let mut contents = Vec::with_capacity(request.messages.len());
         for message in &request.messages {
@@ -211,7 +227,11 @@ impl Gemini {
         }
         if let Some(schema) = &request.schema {
             config.insert("responseMimeType".into(), json!("application/json"));
-            config.insert("responseJsonSchema".into(), schema.clone());
+            if self.inner.openapi_schema {
+                config.insert("responseSchema".into(), openapi(schema, "")?);
+            } else {
+                config.insert("responseJsonSchema".into(), schema.clone());
+            }
         }
         let mut body = Map::new();
         if !system.is_empty() {
@@ -222,7 +242,7 @@ impl Gemini {
         }
         body.insert("contents".into(), Value::Array(contents));
         body.insert("generationConfig".into(), Value::Object(config));
-        Value::Object(body)
+        Ok(Value::Object(body))
     }
 
     /// Refines a status error into the variant a caller can act on, and scrubs the key from everything.
@@ -268,7 +288,7 @@ impl Llm for Gemini {
 
     fn chat(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatResponse, LlmError>> {
         Box::pin(async move {
-            let body = self.body(&request);
+            let body = self.body(&request)?;
             let url = self.url(false);
             let result = async {
                 let bytes = self
@@ -291,7 +311,7 @@ impl Llm for Gemini {
 
     fn chat_stream(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatStream, LlmError>> {
         Box::pin(async move {
-            let body = self.body(&request);
+            let body = self.body(&request)?;
             let url = self.url(true);
             let response = self
                 .inner
@@ -307,6 +327,96 @@ impl Llm for Gemini {
             Ok(Box::pin(scrubbed) as ChatStream)
         })
     }
+}
+
+/// A schema in the Gemini dialect as the OpenAPI subset `responseSchema` takes: upper-case `type`, a
+/// `"null"` in a type list as `nullable`, `const` as a one-value `enum`, `propertyOrdering` from the
+/// properties' order, no `additionalProperties`. `path` locates the schema in messages.
+fn openapi(schema: &Value, path: &str) -> Result<Value, LlmError> {
+    let refuse = |what: &str| {
+        LlmError::Config {
+        message: format!(
+            "the schema cannot be sent as responseSchema: {what} at {}; send it as responseJsonSchema \
+             (turn openapi_schema off) or change the type",
+            if path.is_empty() { "/" } else { path }
+        ),
+    }
+    };
+    let Value::Object(map) = schema else {
+        return Err(refuse("a schema that is not an object"));
+    };
+    let mut out = Map::new();
+    for (key, value) in map {
+        match key.as_str() {
+            "type" => {
+                let names: Vec<&str> = match value {
+                    Value::String(one) => vec![one.as_str()],
+                    Value::Array(many) => many.iter().filter_map(Value::as_str).collect(),
+                    _ => Vec::new(),
+                };
+                let concrete: Vec<&str> = names.iter().copied().filter(|t| *t != "null").collect();
+                match concrete.as_slice() {
+                    [one] => {
+                        out.insert("type".into(), json!(one.to_ascii_uppercase()));
+                    }
+                    [] => {
+                        out.insert("type".into(), json!("NULL"));
+                    }
+                    _ => return Err(refuse("a value of several types")),
+                }
+                if concrete.len() < names.len() {
+                    out.insert("nullable".into(), json!(true));
+                }
+            }
+            "properties" => {
+                let Value::Object(properties) = value else {
+                    continue;
+                };
+                let mut rendered = Map::new();
+                for (name, sub) in properties {
+                    rendered.insert(
+                        name.clone(),
+                        openapi(sub, &format!("{path}/properties/{name}"))?,
+                    );
+                }
+                let order: Vec<&String> = properties.keys().collect();
+                out.insert("properties".into(), Value::Object(rendered));
+                out.insert("propertyOrdering".into(), json!(order));
+            }
+            "items" => {
+                out.insert("items".into(), openapi(value, &format!("{path}/items"))?);
+            }
+            "anyOf" => {
+                let branches = value
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .enumerate()
+                    .map(|(i, branch)| openapi(branch, &format!("{path}/anyOf/{i}")))
+                    .collect::<Result<Vec<_>, _>>()?;
+                out.insert("anyOf".into(), Value::Array(branches));
+            }
+            "additionalProperties" if value.is_object() => {
+                return Err(refuse("a map (an object with arbitrary keys)"))
+            }
+            "prefixItems" => return Err(refuse("a tuple")),
+            "enum" => {
+                // The subset lists strings only.
+                if let Some(values) = value.as_array().filter(|v| v.iter().all(Value::is_string)) {
+                    out.insert("enum".into(), json!(values));
+                }
+            }
+            "required" | "description" | "minItems" | "maxItems" | "minimum" | "maximum"
+            | "format" => {
+                out.insert(key.clone(), value.clone());
+            }
+            _ => {}
+        }
+    }
+    if out.contains_key("enum") && !out.contains_key("type") {
+        out.insert("type".into(), json!("STRING"));
+    }
+    Ok(Value::Object(out))
 }
 
 /// What a finish or block reason means, for [`LlmError::Blocked`].
@@ -494,7 +604,7 @@ mod tests {
             .with_max_tokens(50)
             .with_seed(u64::MAX);
         let gemini = backend();
-        let body = gemini.body(&request);
+        let body = gemini.body(&request).unwrap();
         assert_eq!(
             body["systemInstruction"],
             json!({"parts": [{"text": "be brief"}]})
@@ -517,6 +627,48 @@ mod tests {
             Gemini::builder("a/b").api_key("k").build(),
             Err(LlmError::Config { .. })
         ));
+    }
+
+    #[test]
+    fn the_openapi_subset_goes_in_response_schema() {
+        let gemini = Gemini::builder("gemini-test")
+            .api_key("k")
+            .openapi_schema(true)
+            .build()
+            .unwrap();
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "b": { "type": ["string", "null"], "enum": ["x", "y"] },
+                "a": { "type": "array", "items": { "type": "integer", "minimum": 0 }, "maxItems": 3 },
+                "u": { "anyOf": [{ "type": "string" }, { "type": "number" }] }
+            },
+            "required": ["b"],
+            "additionalProperties": false
+        });
+        let request = ChatRequest::new("hi").with_schema("P", schema);
+        let body = gemini.body(&request).unwrap();
+        let config = &body["generationConfig"];
+        assert!(config.get("responseJsonSchema").is_none());
+        assert_eq!(
+            config["responseSchema"],
+            json!({
+                "type": "OBJECT",
+                "properties": {
+                    "b": { "type": "STRING", "nullable": true, "enum": ["x", "y"] },
+                    "a": { "type": "ARRAY", "items": { "type": "INTEGER", "minimum": 0 }, "maxItems": 3 },
+                    "u": { "anyOf": [{ "type": "STRING" }, { "type": "NUMBER" }] }
+                },
+                "propertyOrdering": ["b", "a", "u"],
+                "required": ["b"]
+            })
+        );
+        let map = ChatRequest::new("hi").with_schema(
+            "M",
+            json!({ "type": "object", "properties": { "m": { "type": "object", "additionalProperties": { "type": "integer" } } } }),
+        );
+        let err = gemini.body(&map).unwrap_err();
+        assert!(err.to_string().contains("/properties/m"), "{err}");
     }
 
     #[test]
