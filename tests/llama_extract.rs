@@ -22,7 +22,7 @@ use serde::Serialize;
 use serde_json::Value;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use support::{wire, Reply, Request, Step, TestServer};
+use support::{providers, wire, Reply, Request, Step, TestServer};
 
 fn assert_valid<T: Extract + Serialize>(value: &T) {
     let json = serde_json::to_value(value).unwrap();
@@ -201,6 +201,8 @@ struct Wanted {
     request: ChatRequest,
     stream: bool,
     usage_chunk: bool,
+    /// The forced tool's name, when the schema came as one (the answer is then its arguments).
+    tool: Option<String>,
 }
 
 fn messages_of(json: &Value) -> ChatRequest {
@@ -243,6 +245,7 @@ fn from_ollama(http: &Request) -> Wanted {
         request,
         stream: http.wants_stream(),
         usage_chunk: false,
+        tool: None,
     }
 }
 
@@ -259,10 +262,24 @@ fn from_openai(http: &Request) -> Wanted {
     if schema.is_object() {
         request.schema = Some(schema.clone());
     }
+    // A forced function call: its parameters constrain the decoding, its arguments are the answer.
+    let tool = json["tool_choice"]["function"]["name"]
+        .as_str()
+        .map(str::to_owned);
+    let parameters = json["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|t| t["function"]["name"].as_str() == tool.as_deref())
+        .map(|t| t["function"]["parameters"].clone());
+    if let Some(parameters) = parameters.filter(Value::is_object) {
+        request.schema = Some(parameters);
+    }
     Wanted {
         request,
         stream: http.wants_stream(),
         usage_chunk: json["stream_options"]["include_usage"] == Value::Bool(true),
+        tool,
     }
 }
 
@@ -301,11 +318,17 @@ fn engine_server(llm: LlamaCpp) -> TestServer {
                             "prompt_eval_count": r.usage.prompt_tokens, "eval_count": r.usage.completion_tokens}),
                         )
                     } else {
+                        let message = match &wanted.tool {
+                            Some(name) => serde_json::json!({"role": "assistant", "content": null,
+                                "tool_calls": [{"id": "call_1", "type": "function",
+                                                "function": {"name": name, "arguments": r.text}}]}),
+                            None => serde_json::json!({"role": "assistant", "content": r.text}),
+                        };
                         Reply::json(
                             200,
                             serde_json::json!({
                             "id": "c", "object": "chat.completion", "model": model_name,
-                            "choices": [{"index": 0, "message": {"role": "assistant", "content": r.text},
+                            "choices": [{"index": 0, "message": message,
                                          "finish_reason": reason(&r.finish)}],
                             "usage": {"prompt_tokens": r.usage.prompt_tokens,
                                       "completion_tokens": r.usage.completion_tokens}}),
@@ -320,15 +343,22 @@ fn engine_server(llm: LlamaCpp) -> TestServer {
         let llm = llm.clone();
         std::thread::spawn(move || {
             let send = |bytes: Vec<u8>| steps.send(Step::Send(bytes)).is_ok();
-            if !ollama {
-                send(wire::openai_delta(&model_name, ""));
+            let tool = wanted.tool.as_deref();
+            match tool {
+                _ if ollama => {}
+                Some(name) => {
+                    send(providers::openai_tool_start(&model_name, name));
+                }
+                None => {
+                    send(wire::openai_delta(&model_name, ""));
+                }
             }
             let result = llm.generate(&wanted.request, |text| {
                 text.is_empty()
-                    || send(if ollama {
-                        wire::ollama_delta(&model_name, text)
-                    } else {
-                        wire::openai_delta(&model_name, text)
+                    || send(match tool {
+                        _ if ollama => wire::ollama_delta(&model_name, text),
+                        Some(_) => providers::openai_tool_delta(&model_name, text),
+                        None => wire::openai_delta(&model_name, text),
                     })
             });
             match result {
@@ -342,7 +372,12 @@ fn engine_server(llm: LlamaCpp) -> TestServer {
                             u.completion_tokens,
                         ));
                     } else {
-                        send(wire::openai_finish(&model_name, reason(&r.finish)));
+                        send(match (tool, &r.finish) {
+                            (Some(_), Finish::Stop) => {
+                                providers::openai_tool_finish(&model_name, "tool_calls")
+                            }
+                            _ => wire::openai_finish(&model_name, reason(&r.finish)),
+                        });
                         if wanted.usage_chunk {
                             send(wire::openai_usage(
                                 &model_name,
@@ -414,6 +449,57 @@ async fn ollama_and_openai_backends_extract_from_real_generation() {
     assert!(
         sent["properties"]["items"]["items"].is_object(),
         "the list schema: {sent}"
+    );
+    assert!(
+        many.attempts[0]
+            .raw
+            .trim_start()
+            .starts_with("{\"items\": ["),
+        "{:?}",
+        many.attempts[0].raw
+    );
+}
+
+#[tokio::test]
+async fn tool_mode_extracts_from_real_generation_behind_an_openai_compatible_server() {
+    let server = engine_server(model().clone());
+    let openai = OpenAiCompatible::new(server.url(), "smollm2").unwrap();
+    let extractor = Extractor::new(&openai)
+        .mode(Mode::Tool)
+        .max_tokens(160)
+        .max_continuations(0);
+    let many = extractor
+        .extract_all::<OntologyItem>(ONTOLOGY_TEXT)
+        .await
+        .unwrap();
+    assert!(!many.value.is_empty(), "{:?}", many.attempts);
+    for item in &many.value {
+        assert_valid(item);
+    }
+    // Streamed too: the items come out of the streamed arguments as each completes.
+    let mut stream = extractor.extract_stream::<OntologyItem>(ONTOLOGY_TEXT);
+    let first = stream.next().await.expect("an item").unwrap();
+    assert_valid(&first);
+    drop(stream);
+    let one = Extractor::new(&openai)
+        .mode(Mode::Tool)
+        .max_tokens(64)
+        .extract::<Extracted>(PERSON_AND_COMPANY)
+        .await
+        .unwrap();
+    assert_valid(&one.value);
+
+    // The schema went out as one forced function and constrained the real decoding of its arguments.
+    let request = &server.requests()[0];
+    assert!(request.json.get("response_format").is_none());
+    let function = &request.json["tools"][0]["function"];
+    assert_eq!(
+        request.json["tool_choice"]["function"]["name"],
+        function["name"]
+    );
+    assert!(
+        function["parameters"]["properties"]["items"]["items"].is_object(),
+        "the list schema: {function}"
     );
     assert!(
         many.attempts[0]
