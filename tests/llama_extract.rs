@@ -95,7 +95,12 @@ async fn a_small_token_limit_keeps_every_complete_item_and_reports_length() {
         .extract_all::<OntologyItem>(ONTOLOGY_TEXT)
         .await
         .unwrap();
-    assert_eq!(items.report.finish, Some(Finish::Length), "{:?}", items.report.attempts);
+    assert_eq!(
+        items.report.finish,
+        Some(Finish::Length),
+        "{:?}",
+        items.report.attempts
+    );
     // Every complete line became an item (the grammar makes each one valid); a cut-off last line did not.
     let raw = &items.report.attempts[0].raw;
     assert_eq!(items.value.len(), complete_lines(raw), "{raw:?}");
@@ -188,8 +193,16 @@ async fn prompted_mode_finds_the_json_in_a_chatty_answer() {
         "{:?}",
         extracted.value
     );
-    assert_eq!(extracted.report.attempts.len(), 1, "{:?}", extracted.report.attempts);
-    assert!(extracted.report.attempts[0].raw.trim_start().starts_with("Here"));
+    assert_eq!(
+        extracted.report.attempts.len(),
+        1,
+        "{:?}",
+        extracted.report.attempts
+    );
+    assert!(extracted.report.attempts[0]
+        .raw
+        .trim_start()
+        .starts_with("Here"));
 }
 
 #[tokio::test]

@@ -283,8 +283,8 @@ async fn a_loop_after_a_complete_value_keeps_the_value_and_asks_nothing_more() {
         .await
         .unwrap();
     assert_eq!((out.value.name.as_str(), out.value.age), ("Ada", 36));
-    assert_eq!(out.attempts.len(), 1, "{:?}", out.attempts);
-    let attempt = &out.attempts[0];
+    assert_eq!(out.report.attempts.len(), 1, "{:?}", out.report.attempts);
+    let attempt = &out.report.attempts[0];
     assert!(attempt.error.is_none(), "{attempt:?}");
     assert_eq!(attempt.finish, Some(Finish::Repetition));
     assert!(attempt.repetition.is_some());

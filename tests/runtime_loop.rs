@@ -200,6 +200,7 @@ async fn a_repair_that_gets_the_rejected_answer_back_asks_again_with_a_temperatu
         "the seed stays fixed (the default one here)"
     );
     let recorded: Vec<_> = out
+        .report
         .attempts
         .iter()
         .map(|a| a.sampling.temperature)

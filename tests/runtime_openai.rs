@@ -371,3 +371,50 @@ async fn no_key_means_no_authorization_header() {
     Person::extract(&llm, "x").await.unwrap();
     assert_eq!(server.requests()[0].header("authorization"), None);
 }
+
+#[tokio::test]
+async fn tool_mode_sends_one_forced_function_and_streams_its_arguments_into_items() {
+    let text = serde_json::json!({"items": [{"name": "Ada", "kind": "person"}, {"name": "IBM", "kind": "company"}]})
+        .to_string();
+    let server = TestServer::start(move |request| {
+        support::providers::openai_tool(request, &Answer::new(text.clone()).pieces_of(3))
+    });
+    let llm = client(&server);
+    let extractor = Extractor::new(&llm).mode(Mode::Tool);
+    let mut stream = extractor.extract_stream::<Entity>("x");
+    let mut items = Vec::new();
+    while let Some(item) = stream.next().await {
+        items.push(item.unwrap());
+    }
+    assert_eq!(items, [entity("Ada", "person"), entity("IBM", "company")]);
+    let body = &server.requests()[0].json;
+    assert!(body.get("response_format").is_none());
+    let function = &body["tools"][0]["function"];
+    assert_eq!(function["name"], "Entity");
+    assert_eq!(function["strict"], true);
+    assert_eq!(
+        function["parameters"],
+        *Entity::schema()
+            .for_dialect(Dialect::OpenAiStrict, Shape::List)
+            .unwrap()
+    );
+    assert_eq!(
+        body["tool_choice"],
+        json!({"type": "function", "function": {"name": "Entity"}})
+    );
+}
+
+#[tokio::test]
+async fn tool_mode_reads_a_text_answer_from_a_server_that_ignores_tools() {
+    let server = TestServer::script(vec![openai(Answer::new(
+        r#"Here it is: {"name": "Ada", "age": 36}"#,
+    ))]);
+    let llm = client(&server);
+    let out = Extractor::new(&llm)
+        .mode(Mode::Tool)
+        .extract::<Person>("x")
+        .await
+        .unwrap();
+    assert_eq!(out.value.age, 36);
+    assert!(server.requests()[0].json.get("tools").is_some());
+}

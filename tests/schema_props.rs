@@ -170,9 +170,10 @@ impl Validators {
                         shape,
                         Validator::new(schema).unwrap(),
                     )),
-                    // Only OpenAI's strict mode refuses a shape, and only a root that is not an object.
+                    // Only OpenAI's strict mode and Anthropic refuse a shape, and only a root that is
+                    // not an object.
                     Err(SchemaError::Unsupported {
-                        dialect: "openai-strict",
+                        dialect: "openai-strict" | "anthropic",
                         path,
                         ..
                     }) => {

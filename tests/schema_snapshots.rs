@@ -58,6 +58,16 @@ macro_rules! snapshots {
             }
 
             #[test]
+            fn anthropic() {
+                insta::assert_json_snapshot!(dialect_snapshot::<$ty>(Dialect::Anthropic));
+            }
+
+            #[test]
+            fn gemini() {
+                insta::assert_json_snapshot!(dialect_snapshot::<$ty>(Dialect::Gemini));
+            }
+
+            #[test]
             fn instructions() {
                 insta::assert_snapshot!(super::instructions::<$ty>());
             }

@@ -15,7 +15,8 @@ Exit codes:
 Errors are printed on standard error as one line starting with \"llm-extract: error:\".";
 
 const BACKENDS: &str = "\
-Backends: --ollama URL, --openai URL (an OpenAI-compatible server such as vLLM or llama-server) or
+Backends: --ollama URL, --openai URL (an OpenAI-compatible server such as vLLM or llama-server),
+--anthropic[=URL] (key in ANTHROPIC_API_KEY), --gemini[=URL] (key in GEMINI_API_KEY) or
 --embedded[=GGUF] (builds with the llama-cpp feature). Without any of them: the Ollama server in
 OLLAMA_HOST if it is set, else the embedded model if this build has it, else Ollama on
 http://127.0.0.1:11434.";
@@ -125,10 +126,32 @@ pub struct BackendArgs {
     /// An OpenAI-compatible server, e.g. http://host:8000/v1 (repeatable, like --ollama).
     #[arg(long, value_name = "URL", help_heading = "Backend")]
     pub openai: Vec<String>,
-    /// The model name (Ollama default: $OLLAMA_MODEL, else llama3.2; required with --openai unless $OPENAI_MODEL is set).
+    /// Anthropic's Messages API (default https://api.anthropic.com; repeatable).
+    #[arg(
+        long,
+        value_name = "URL",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "",
+        help_heading = "Backend"
+    )]
+    pub anthropic: Vec<String>,
+    /// The Gemini API (default https://generativelanguage.googleapis.com; repeatable).
+    #[arg(
+        long,
+        value_name = "URL",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "",
+        help_heading = "Backend"
+    )]
+    pub gemini: Vec<String>,
+    /// The model name (Ollama default: $OLLAMA_MODEL, else llama3.2; required with --openai, --anthropic
+    /// and --gemini unless $OPENAI_MODEL, $ANTHROPIC_MODEL or $GEMINI_MODEL is set).
     #[arg(long, value_name = "NAME", help_heading = "Backend")]
     pub model: Option<String>,
-    /// The environment variable holding the API key for --openai (default: OPENAI_API_KEY, if set).
+    /// The environment variable holding the API key (default: OPENAI_API_KEY for --openai, if set;
+    /// ANTHROPIC_API_KEY for --anthropic; GEMINI_API_KEY for --gemini).
     #[arg(long, value_name = "VAR", help_heading = "Backend")]
     pub api_key_env: Option<String>,
     /// Run a GGUF model in process (default: $LLM_EXTRACT_MODEL, else the cached default model). Needs a build with the llama-cpp feature.
@@ -138,7 +161,7 @@ pub struct BackendArgs {
         num_args = 0..=1,
         require_equals = true,
         default_missing_value = "",
-        conflicts_with_all = ["ollama", "openai"],
+        conflicts_with_all = ["ollama", "openai", "anthropic", "gemini"],
         help_heading = "Backend"
     )]
     pub embedded: Option<String>,
@@ -157,7 +180,8 @@ pub struct ExtractArgs {
     /// 4096 for a list].
     #[arg(long, value_name = "N")]
     pub max_tokens: Option<u32>,
-    /// constrained: the backend enforces the schema; prompted: the schema is only described in the prompt.
+    /// constrained: the backend enforces the schema; prompted: the schema is only described in the prompt;
+    /// tool: the schema goes out as one tool the model must call (OpenAI-compatible, Anthropic).
     #[arg(long, value_enum, default_value_t = ModeArg::Constrained)]
     pub mode: ModeArg,
     /// The sampling temperature [default: 0, greedy and seeded, on every backend; a model that loops is
@@ -284,6 +308,7 @@ pub struct BatchArgs {
 pub enum ModeArg {
     Constrained,
     Prompted,
+    Tool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -294,6 +319,10 @@ pub enum DialectArg {
     Ollama,
     /// OpenAI's strict structured outputs.
     Openai,
+    /// Anthropic's structured outputs and tool input schemas.
+    Anthropic,
+    /// Gemini's responseJsonSchema.
+    Gemini,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -3,7 +3,7 @@
 use crate::args::{BackendArgs, ExtractArgs, ModeArg};
 use crate::error::CliError;
 use llm_extract::extract::{Extractor, Mode};
-use llm_extract::llm::{Llm, Ollama, OpenAiCompatible, RetryPolicy};
+use llm_extract::llm::{Anthropic, Gemini, Llm, Ollama, OpenAiCompatible, RetryPolicy};
 use std::sync::Arc;
 
 /// Any backend.
@@ -12,7 +12,8 @@ pub type Backend = Arc<dyn Llm>;
 /// The model Ollama is asked for when neither --model nor OLLAMA_MODEL says.
 const DEFAULT_OLLAMA_MODEL: &str = "llama3.2";
 
-/// Every backend the flags name, in order: each --ollama, then each --openai, or the embedded model.
+/// Every backend the flags name, in order: each --ollama, --openai, --anthropic, then --gemini, or the
+/// embedded model.
 /// `parallel` is how many requests the embedded engine runs at once.
 pub fn backends(args: &BackendArgs, parallel: usize) -> Result<Vec<Backend>, CliError> {
     if let Some(path) = &args.embedded {
@@ -25,6 +26,12 @@ pub fn backends(args: &BackendArgs, parallel: usize) -> Result<Vec<Backend>, Cli
     for url in &args.openai {
         backends.push(openai(args, url)?);
     }
+    for url in &args.anthropic {
+        backends.push(anthropic(args, url)?);
+    }
+    for url in &args.gemini {
+        backends.push(gemini(args, url)?);
+    }
     if backends.is_empty() {
         backends.push(default_backend(args, parallel)?);
     }
@@ -36,11 +43,15 @@ pub fn single(args: &BackendArgs) -> Result<Backend, CliError> {
     let mut all = backends(args, 1)?;
     if all.len() > 1 {
         return Err(CliError::usage(
-            "several --ollama/--openai endpoints are shared only by `llm-extract batch`; give one here",
+            "several backends (--ollama, --openai, --anthropic, --gemini) are shared only by \
+             `llm-extract batch`; give one here",
         ));
     }
-    all.pop()
-        .ok_or_else(|| CliError::usage("no backend: pass --ollama URL, --openai URL or --embedded"))
+    all.pop().ok_or_else(|| {
+        CliError::usage(
+            "no backend: pass --ollama URL, --openai URL, --anthropic, --gemini or --embedded",
+        )
+    })
 }
 
 /// The settings every extraction of the command uses.
@@ -61,6 +72,7 @@ pub fn mode(mode: ModeArg) -> Mode {
     match mode {
         ModeArg::Constrained => Mode::Constrained,
         ModeArg::Prompted => Mode::Prompted,
+        ModeArg::Tool => Mode::Tool,
     }
 }
 
@@ -116,6 +128,53 @@ fn openai(args: &BackendArgs, url: &str) -> Result<Backend, CliError> {
     Ok(Arc::new(llm))
 }
 
+/// The model for a hosted backend: --model, else the variable `env`.
+fn hosted_model(
+    args: &BackendArgs,
+    flag: &str,
+    env: &str,
+    example: &str,
+) -> Result<String, CliError> {
+    args.model
+        .clone()
+        .or_else(|| std::env::var(env).ok().filter(|m| !m.is_empty()))
+        .ok_or_else(|| {
+            CliError::usage(format!(
+                "--{flag} needs --model NAME (e.g. {example}), or {env} set"
+            ))
+        })
+}
+
+fn anthropic(args: &BackendArgs, url: &str) -> Result<Backend, CliError> {
+    let model = hosted_model(args, "anthropic", "ANTHROPIC_MODEL", "claude-sonnet-4-5")?;
+    let mut builder = Anthropic::builder(model).retry(retry(args));
+    if !url.is_empty() {
+        builder = builder.base_url(url);
+    }
+    if let Some(var) = &args.api_key_env {
+        builder = builder.api_key_env(var.clone());
+    }
+    let llm = builder
+        .build()
+        .map_err(|e| CliError::usage(format!("--anthropic: {e}")))?;
+    Ok(Arc::new(llm))
+}
+
+fn gemini(args: &BackendArgs, url: &str) -> Result<Backend, CliError> {
+    let model = hosted_model(args, "gemini", "GEMINI_MODEL", "gemini-2.5-flash")?;
+    let mut builder = Gemini::builder(model).retry(retry(args));
+    if !url.is_empty() {
+        builder = builder.base_url(url);
+    }
+    if let Some(var) = &args.api_key_env {
+        builder = builder.api_key_env(var.clone());
+    }
+    let llm = builder
+        .build()
+        .map_err(|e| CliError::usage(format!("--gemini: {e}")))?;
+    Ok(Arc::new(llm))
+}
+
 #[cfg(feature = "llama-cpp")]
 fn embedded(path: &str, parallel: usize) -> Result<Backend, CliError> {
     use llm_extract::llm::llama_cpp::{model_path_from_env, LlamaCpp};
@@ -134,6 +193,6 @@ fn embedded(_path: &str, _parallel: usize) -> Result<Backend, CliError> {
     Err(CliError::usage(
         "--embedded needs the embedded llama.cpp engine, which this llm-extract was built without; rebuild \
          with `cargo install --path llm-extract-cli --features llama-cpp` (needs cmake, clang and \
-         libclang-dev), or use --ollama URL / --openai URL",
+         libclang-dev), or use --ollama URL / --openai URL / --anthropic / --gemini",
     ))
 }

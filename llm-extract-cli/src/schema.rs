@@ -42,6 +42,8 @@ pub fn run(args: &SchemaArgs) -> Result<Exit, CliError> {
         DialectArg::Generic => Dialect::Generic,
         DialectArg::Ollama => Dialect::Ollama,
         DialectArg::Openai => Dialect::OpenAiStrict,
+        DialectArg::Anthropic => Dialect::Anthropic,
+        DialectArg::Gemini => Dialect::Gemini,
     };
     let rendered = set.for_dialect(dialect, shape).map_err(|e| {
         CliError::usage(format!(

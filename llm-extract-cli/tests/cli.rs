@@ -670,3 +670,104 @@ fn a_batch_against_an_unreachable_server_exits_3_and_records_each_document() {
     assert_eq!(lines.len(), 2);
     assert!(lines.iter().all(|l| l["kind"] == "backend"), "{lines:?}");
 }
+
+#[test]
+fn run_works_against_anthropic_in_tool_mode_and_gemini_with_keys_from_the_environment() {
+    let claude = TestServer::start(|request| {
+        support::providers::anthropic(request, &Answer::new(r#"{"name": "Grace", "age": 85}"#))
+    });
+    let output = cargo_bin_cmd!("llm-extract")
+        .args([
+            "run",
+            "--signature",
+            PERSON,
+            "--mode",
+            "tool",
+            "--model",
+            "claude-test",
+        ])
+        .arg(format!("--anthropic={}", claude.url()))
+        .env("ANTHROPIC_API_KEY", "sk-ant-cli-test")
+        .write_stdin("Grace Hopper")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+    assert_eq!(
+        json_lines(&output.stdout),
+        [json!({"name": "Grace", "age": 85})]
+    );
+    let request = &claude.requests()[0];
+    assert_eq!(request.path, "/v1/messages");
+    assert_eq!(request.header("x-api-key"), Some("sk-ant-cli-test"));
+    assert_eq!(request.json["tool_choice"]["type"], "tool");
+
+    let gemini = TestServer::start(|request| {
+        support::providers::gemini(request, &Answer::new(r#"{"name": "Grace", "age": 85}"#))
+    });
+    let output = cargo_bin_cmd!("llm-extract")
+        .args(["run", "--signature", PERSON, "--model", "gemini-test"])
+        .arg(format!("--gemini={}", gemini.url()))
+        .env("GEMINI_API_KEY", "AIza-cli-test")
+        .write_stdin("Grace Hopper")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+    assert_eq!(
+        gemini.requests()[0].header("x-goog-api-key"),
+        Some("AIza-cli-test")
+    );
+
+    let no_key = cargo_bin_cmd!("llm-extract")
+        .args(["run", "--signature", PERSON, "--model", "m"])
+        .arg(format!("--anthropic={}", claude.url()))
+        .env_remove("ANTHROPIC_API_KEY")
+        .write_stdin("x")
+        .output()
+        .unwrap();
+    assert_eq!(no_key.status.code(), Some(2));
+    assert!(
+        stderr_of(&no_key).contains("ANTHROPIC_API_KEY"),
+        "{}",
+        stderr_of(&no_key)
+    );
+}
+
+#[test]
+fn a_batch_round_robins_over_a_mix_of_backends() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("docs.jsonl");
+    let lines: Vec<String> = (0..6)
+        .map(|i| json!({"id": format!("doc-{i}"), "text": "x"}).to_string())
+        .collect();
+    std::fs::write(&input, lines.join("\n")).unwrap();
+    let out = dir.path().join("out.jsonl");
+    let ollama = TestServer::start(|request| Reply::ollama(request, &Answer::new(r#"{"n": 1}"#)));
+    let claude = TestServer::start(|request| {
+        support::providers::anthropic(request, &Answer::new(r#"{"n": 1}"#))
+    });
+    let gemini = TestServer::start(|request| {
+        support::providers::gemini(request, &Answer::new(r#"{"n": 1}"#))
+    });
+    let output = cargo_bin_cmd!("llm-extract")
+        .args([
+            "batch",
+            "--signature",
+            "{n :int}",
+            "--model",
+            "m",
+            "--input",
+        ])
+        .arg(&input)
+        .arg("--out")
+        .arg(&out)
+        .args(["--ollama", &ollama.url(), "--concurrency", "3"])
+        .arg(format!("--anthropic={}", claude.url()))
+        .arg(format!("--gemini={}", gemini.url()))
+        .env("ANTHROPIC_API_KEY", "k1")
+        .env("GEMINI_API_KEY", "k2")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+    assert_eq!((ollama.hits(), claude.hits(), gemini.hits()), (2, 2, 2));
+    assert_eq!(results(&out).len(), 6);
+}

@@ -221,6 +221,7 @@ mod tests {
                 prompt_tokens: tokens,
                 completion_tokens: 1,
                 estimated: false,
+                ..Usage::default()
             },
             finish,
             repetition: None,

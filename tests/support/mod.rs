@@ -19,6 +19,7 @@
 
 #[cfg(feature = "llama-cpp")]
 pub mod engine;
+pub mod providers;
 pub mod types;
 
 use serde_json::{json, Value};

@@ -16,6 +16,12 @@ pub enum Mode {
     Constrained,
     /// Describe the type in the prompt only, for models or servers without schema support.
     Prompted,
+    /// Send the schema as one tool the model must call (OpenAI-compatible `tools` with a forced
+    /// `tool_choice`, Anthropic's forced tool); the call's arguments are the answer, streamed into the
+    /// same parser. For servers that call tools but ignore `response_format`. A backend without a tool
+    /// mode sends the schema as in [`Mode::Constrained`]; a server that answers with text instead of a
+    /// call still goes through the lenient parser and the repair loop.
+    Tool,
 }
 
 /// What a prompt template is filled from: a text (the `{{text}}` variable) or a context of variables.

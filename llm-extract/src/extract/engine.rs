@@ -71,7 +71,7 @@ impl<'a> Engine<'a> {
         let user = wording::render(&config.template, &vars)
             .map_err(|e| fail(ExtractErrorKind::Template(e)))?;
         let set = target.schema();
-        let constrained = config.mode == Mode::Constrained;
+        let constrained = matches!(config.mode, Mode::Constrained | Mode::Tool);
         let (shape, schema_shape) = match (many, constrained) {
             (false, _) => (AnswerShape::One, Shape::One),
             (true, true) if !self.llm.constrains_json_lines() => (AnswerShape::List, Shape::List),
@@ -95,7 +95,9 @@ impl<'a> Engine<'a> {
                 .for_dialect(self.llm.dialect(), schema_shape)
                 .map_err(|e| fail(ExtractErrorKind::Schema(e)))?
                 .clone();
-            if let (AnswerShape::List, Some(n)) = (shape, max_items) {
+            if let (AnswerShape::List, Some(n), true) =
+                (shape, max_items, self.llm.dialect().carries_max_items())
+            {
                 if let Some(items) = schema
                     .pointer_mut("/properties/items")
                     .and_then(Value::as_object_mut)
@@ -105,6 +107,7 @@ impl<'a> Engine<'a> {
             }
             request = request.with_schema(set.name(), schema);
             request.json_lines = shape == AnswerShape::Lines;
+            request.tool_call = config.mode == Mode::Tool;
         }
         request.max_tokens = Some(config.max_tokens.unwrap_or_else(|| {
             if many {

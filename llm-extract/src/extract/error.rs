@@ -286,6 +286,7 @@ mod tests {
                 prompt_tokens: 10,
                 completion_tokens: 5,
                 estimated: false,
+                ..Usage::default()
             },
             finish: Some(crate::llm::Finish::Stop),
             repetition: None,

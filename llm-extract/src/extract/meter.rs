@@ -54,6 +54,7 @@ impl Meter {
             prompt_tokens: self.prompt_estimate,
             completion_tokens: self.events,
             estimated: true,
+            ..Usage::default()
         }
     }
 
@@ -124,6 +125,7 @@ mod tests {
             prompt_tokens: 30,
             completion_tokens: 3,
             estimated: false,
+            ..Usage::default()
         };
         assert_eq!(meter.settle(reported), reported);
         let settled = meter.settle(Usage::default());
@@ -137,6 +139,7 @@ mod tests {
             prompt_tokens: 1,
             completion_tokens: 2,
             estimated: false,
+            ..Usage::default()
         };
         spent.settled(one);
         spent.streaming(one);

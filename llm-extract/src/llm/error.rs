@@ -38,6 +38,20 @@ pub enum LlmError {
         /// The configured limit.
         after: Duration,
     },
+    /// The provider withheld the answer (Gemini's `SAFETY`, `RECITATION`, `BLOCKLIST`, ... finish or
+    /// block reasons). Sending the same request again gives the same result.
+    #[error(
+        "the provider withheld the answer ({reason}): {message}; rephrase the input, or use a model or \
+         safety setting that allows it"
+    )]
+    Blocked {
+        /// The provider's reason code, e.g. `SAFETY`.
+        reason: String,
+        /// What it means.
+        message: String,
+        /// The answer text received before it was stopped.
+        partial: String,
+    },
     /// The server does not have the model.
     #[error("model '{model}' not found: {message}; {hint}")]
     ModelNotFound {
@@ -153,14 +167,15 @@ impl LlmError {
     }
 
     /// Whether sending the same request again may succeed: connection failures, connect and response
-    /// timeouts, and HTTP 429, 502, 503 and 504. Everything else fails the same way twice.
+    /// timeouts, and HTTP 429, 502, 503, 504 and 529 (Anthropic's "overloaded"). Everything else fails the
+    /// same way twice.
     pub fn is_transient(&self) -> bool {
         match self {
             LlmError::Connect { .. } => true,
             LlmError::Timeout { phase, .. } => {
                 matches!(phase, TimeoutPhase::Connect | TimeoutPhase::Response)
             }
-            LlmError::Http { status, .. } => matches!(status, 429 | 502 | 503 | 504),
+            LlmError::Http { status, .. } => matches!(status, 429 | 502 | 503 | 504 | 529),
             _ => false,
         }
     }
@@ -168,7 +183,7 @@ impl LlmError {
     /// The answer text received before a stream broke, if this error ended a stream.
     pub fn partial(&self) -> Option<&str> {
         match self {
-            LlmError::Stream { partial, .. } => Some(partial),
+            LlmError::Stream { partial, .. } | LlmError::Blocked { partial, .. } => Some(partial),
             _ => None,
         }
     }
@@ -187,6 +202,15 @@ impl LlmError {
         };
         match self {
             LlmError::Stream { message, partial } => LlmError::Stream {
+                message: clean(message),
+                partial: clean(partial),
+            },
+            LlmError::Blocked {
+                reason,
+                message,
+                partial,
+            } => LlmError::Blocked {
+                reason,
                 message: clean(message),
                 partial: clean(partial),
             },
@@ -243,7 +267,7 @@ mod tests {
             message: String::new(),
             retry_after: None,
         };
-        for status in [429, 502, 503, 504] {
+        for status in [429, 502, 503, 504, 529] {
             assert!(http(status).is_transient(), "{status}");
         }
         for status in [400, 401, 403, 404, 500] {

@@ -135,11 +135,16 @@ pub(crate) struct HttpClient {
     pub options: HttpOptions,
 }
 
-/// A request to send: method, URL, JSON body and credential.
+/// A request to send: method, URL, JSON body, credential and other headers.
 pub(crate) struct Outgoing<'a> {
     pub url: &'a str,
     pub body: Option<&'a Value>,
+    /// The credential: a bearer token unless `key_header` names the header it goes in.
     pub bearer: Option<&'a Secret>,
+    /// The header carrying the credential instead of `Authorization: Bearer` (`x-api-key`, ...).
+    pub key_header: Option<&'static str>,
+    /// Other headers (never a credential: these may be logged).
+    pub headers: &'a [(&'static str, String)],
     /// What to tell the user when no connection can be made.
     pub connect_hint: &'a str,
 }
@@ -290,7 +295,23 @@ impl HttpClient {
             None => self.client.get(request.url),
         };
         if let Some(secret) = request.bearer {
-            builder = builder.bearer_auth(secret.expose());
+            builder = match request.key_header {
+                None => builder.bearer_auth(secret.expose()),
+                Some(name) => {
+                    let mut value = reqwest::header::HeaderValue::from_str(secret.expose())
+                        .map_err(|_| LlmError::Config {
+                            message: format!(
+                                "the API key cannot be sent in the {name} header (it holds characters \
+                                 a header cannot carry); check the key"
+                            ),
+                        })?;
+                    value.set_sensitive(true);
+                    builder.header(name, value)
+                }
+            };
+        }
+        for (name, value) in request.headers {
+            builder = builder.header(*name, value.as_str());
         }
         let timeout = self.options.request_timeout;
         let response = match tokio::time::timeout(timeout, builder.send()).await {
@@ -545,6 +566,86 @@ impl<W: WireFormat> EventState<W> {
     }
 }
 
+/// Server-sent events framing: `data:` lines gathered until the blank line that ends an event.
+/// Comments (`:` lines, keep-alives), `event:`, `id:` and `retry:` fields are skipped: every provider
+/// here repeats the event's name inside its JSON.
+#[derive(Debug, Default)]
+pub(crate) struct SseFrames {
+    data: String,
+    pending: bool,
+    /// How many events were complete.
+    events: usize,
+    /// The first line that is no SSE field, if any.
+    stray: Option<String>,
+}
+
+impl SseFrames {
+    /// Takes one line; returns an event's data when the line ends it.
+    pub fn line(&mut self, line: &str) -> Option<String> {
+        if line.is_empty() {
+            return self.flush();
+        }
+        if let Some(data) = line.strip_prefix("data:") {
+            let data = data.strip_prefix(' ').unwrap_or(data);
+            if self.pending {
+                self.data.push('\n');
+            }
+            self.data.push_str(data);
+            self.pending = true;
+        } else if self.stray.is_none()
+            && !line.starts_with(':')
+            && !["event:", "id:", "retry:"]
+                .iter()
+                .any(|field| line.starts_with(field))
+        {
+            self.stray = Some(excerpt(line));
+        }
+        None
+    }
+
+    /// A body with no event at all but lines of something else is not an event stream (an HTML error
+    /// page from a proxy, say): the error that says so.
+    pub fn not_an_event_stream(&self) -> Option<LlmError> {
+        let stray = self.stray.as_ref().filter(|_| self.events == 0)?;
+        Some(LlmError::InvalidResponse {
+            message: "the body is not a stream of server-sent events".into(),
+            body: stray.clone(),
+        })
+    }
+
+    /// The data of an event the body ended without a blank line after, if any.
+    pub fn flush(&mut self) -> Option<String> {
+        if !self.pending {
+            return None;
+        }
+        self.pending = false;
+        self.events += 1;
+        Some(std::mem::take(&mut self.data))
+    }
+}
+
+/// A name servers accept for a schema or a tool (`^[a-zA-Z0-9_-]{1,64}$`, OpenAI's and Anthropic's
+/// rule): other characters become `_`; an empty name becomes `output`.
+pub(crate) fn tool_name(name: Option<&str>) -> String {
+    let cleaned: String = name
+        .unwrap_or("")
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(64)
+        .collect();
+    if cleaned.trim_matches('_').is_empty() {
+        "output".to_owned()
+    } else {
+        cleaned
+    }
+}
+
 /// The error message in an error body: `{"error": "..."}` (Ollama), `{"error": {"message": "..."}}`
 /// (OpenAI), `{"message": "..."}`, or else the start of the body as text.
 pub(crate) fn server_message(body: &[u8]) -> String {
@@ -628,6 +729,35 @@ mod tests {
         assert_eq!(server_message(b"  upstream down \n"), "upstream down");
         assert!(server_message(&[b'x'; 5000]).len() < 400);
         assert_eq!(error_text(&json!({"choices": [], "message": "m"})), None);
+    }
+
+    #[test]
+    fn sse_frames_join_data_lines_and_skip_comments_and_fields() {
+        let mut frames = SseFrames::default();
+        let mut events = Vec::new();
+        for line in [
+            ": ping",
+            "event: message_start",
+            "data: {\"a\":",
+            "data:1}",
+            "id: 7",
+            "",
+            "",
+            "data: last",
+        ] {
+            events.extend(frames.line(line));
+        }
+        events.extend(frames.flush());
+        assert_eq!(events, ["{\"a\":\n1}", "last"]);
+    }
+
+    #[test]
+    fn tool_names_are_made_acceptable() {
+        assert_eq!(tool_name(Some("Person")), "Person");
+        assert_eq!(tool_name(Some("Vec<Fact>")), "Vec_Fact_");
+        assert_eq!(tool_name(None), "output");
+        assert_eq!(tool_name(Some("<>")), "output");
+        assert_eq!(tool_name(Some(&"x".repeat(100))).len(), 64);
     }
 
     #[test]

@@ -10,15 +10,19 @@ use serde_json::Value;
 use std::future::Future;
 use std::pin::Pin;
 
+mod anthropic;
 mod error;
 mod from_fn;
+mod gemini;
 mod http;
 mod ollama;
 mod openai;
 mod retry;
 
+pub use anthropic::{Anthropic, AnthropicBuilder, AnthropicOutput};
 pub use error::{LlmError, TimeoutPhase};
 pub use from_fn::{from_fn, from_stream_fn, FnLlm, StreamFnLlm};
+pub use gemini::{Gemini, GeminiBuilder};
 pub use http::Secret;
 pub use ollama::{ModelInfo, Ollama, OllamaBuilder, Think};
 pub use openai::{OpenAiBuilder, OpenAiCompatible};
@@ -110,6 +114,10 @@ pub struct ChatRequest {
     /// Only a backend that can constrain line by line (the embedded llama.cpp engine) enforces it; a server
     /// that takes one schema for the whole answer cannot, so do not send it a line schema. Default `false`.
     pub json_lines: bool,
+    /// Send `schema` as one tool the model must call, the call's arguments being the answer, instead of
+    /// as the backend's output format. The OpenAI-compatible and Anthropic backends honour it; the others
+    /// send the schema their usual way. Default `false`.
+    pub tool_call: bool,
 }
 
 impl ChatRequest {
@@ -156,6 +164,11 @@ impl ChatRequest {
         self.json_lines = json_lines;
         self
     }
+    /// Sends the schema as a forced tool call (see [`ChatRequest::tool_call`]).
+    pub fn with_tool_call(mut self, tool_call: bool) -> Self {
+        self.tool_call = tool_call;
+        self
+    }
     /// The system prompt (if any) then the conversation, as the `{role, content}` objects both HTTP wire
     /// formats use.
     pub(crate) fn wire_messages(&self) -> Vec<Value> {
@@ -193,6 +206,18 @@ pub struct Usage {
     /// Whether any part of these counts is an estimate rather than the backend's own count.
     #[serde(default)]
     pub estimated: bool,
+    /// Of `prompt_tokens`, those read from the provider's prompt cache (Anthropic's
+    /// `cache_read_input_tokens`, Gemini's `cachedContentTokenCount`); 0 where a backend does not say.
+    #[serde(default)]
+    pub cache_read_tokens: u64,
+    /// Of `prompt_tokens`, those written to the provider's prompt cache (Anthropic's
+    /// `cache_creation_input_tokens`); 0 where a backend does not say.
+    #[serde(default)]
+    pub cache_write_tokens: u64,
+    /// Of `completion_tokens`, those spent on reasoning the answer does not show (Gemini's
+    /// `thoughtsTokenCount`); 0 where a backend does not say.
+    #[serde(default)]
+    pub thinking_tokens: u64,
 }
 
 impl Usage {
@@ -209,6 +234,11 @@ impl std::ops::Add for Usage {
             prompt_tokens: self.prompt_tokens.saturating_add(rhs.prompt_tokens),
             completion_tokens: self.completion_tokens.saturating_add(rhs.completion_tokens),
             estimated: self.estimated || rhs.estimated,
+            cache_read_tokens: self.cache_read_tokens.saturating_add(rhs.cache_read_tokens),
+            cache_write_tokens: self
+                .cache_write_tokens
+                .saturating_add(rhs.cache_write_tokens),
+            thinking_tokens: self.thinking_tokens.saturating_add(rhs.thinking_tokens),
         }
     }
 }
@@ -272,6 +302,7 @@ impl ChatResponse {
             prompt_tokens,
             completion_tokens,
             estimated: false,
+            ..Usage::default()
         };
         self
     }

@@ -306,6 +306,8 @@ impl Ollama {
             url,
             body,
             bearer: None,
+            key_header: None,
+            headers: &[],
             connect_hint: "is Ollama running there? Start it with `ollama serve`, or set OLLAMA_HOST to where it listens",
         }
     }
@@ -482,6 +484,7 @@ impl Chunk {
                 prompt_tokens: count("prompt_eval_count"),
                 completion_tokens: count("eval_count"),
                 estimated: false,
+                ..Usage::default()
             },
             model: value
                 .get("model")

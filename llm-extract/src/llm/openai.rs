@@ -3,7 +3,9 @@
 //! Works with vLLM, llama-server, LM Studio, Ollama's `/v1` and OpenAI itself (see the project's
 //! `backends.md` §2). The schema goes in `response_format: {"type": "json_schema", "json_schema": {name,
 //! schema, strict}}`, the only form every one of them honours; a stream ends with `data: [DONE]`, and usage
-//! comes in a last chunk when `stream_options.include_usage` is set.
+//! comes in a last chunk when `stream_options.include_usage` is set. With [`ChatRequest::tool_call`]
+//! ([`Mode::Tool`](crate::extract::Mode::Tool)) the schema goes out as one forced function instead
+//! (`tools` + `tool_choice`), and the call's `arguments` stream in as the answer.
 
 use super::http::{
     self, event_stream, http_builder_methods, HttpClient, HttpOptions, Outgoing, Secret, WireFormat,
@@ -216,6 +218,8 @@ impl OpenAiCompatible {
             url: &self.inner.endpoint,
             body: Some(body),
             bearer: self.inner.key.as_ref(),
+            key_header: None,
+            headers: &[],
             connect_hint: "is the server running there? Check the base URL",
         }
     }
@@ -253,13 +257,32 @@ impl OpenAiCompatible {
         if !request.stop.is_empty() {
             body.insert("stop".into(), json!(request.stop));
         }
-        if let Some(schema) = &request.schema {
+        if let (Some(schema), true) = (&request.schema, request.tool_call) {
+            // Tool mode: one function the model must call; its arguments are the answer.
+            let name = http::tool_name(request.schema_name.as_deref());
+            body.insert(
+                "tools".into(),
+                json!([{
+                    "type": "function",
+                    "function": {
+                        "name": name,
+                        "description": "Record the answer: call this function with the extracted value as its arguments.",
+                        "parameters": schema,
+                        "strict": inner.strict,
+                    }
+                }]),
+            );
+            body.insert(
+                "tool_choice".into(),
+                json!({"type": "function", "function": {"name": name}}),
+            );
+        } else if let Some(schema) = &request.schema {
             body.insert(
                 "response_format".into(),
                 json!({
                     "type": "json_schema",
                     "json_schema": {
-                        "name": schema_name(request.schema_name.as_deref()),
+                        "name": http::tool_name(request.schema_name.as_deref()),
                         "schema": schema,
                         "strict": inner.strict,
                     }
@@ -368,6 +391,8 @@ fn read_completion(value: &Value) -> Result<ChatResponse, LlmError> {
     };
     let refusal = field("refusal");
     let text = field("content")
+        .filter(|content| !content.is_empty())
+        .or_else(|| tool_arguments(message.and_then(|m| m.get("tool_calls"))))
         .or_else(|| refusal.clone())
         .unwrap_or_default();
     let finish = match refusal {
@@ -388,9 +413,19 @@ fn read_completion(value: &Value) -> Result<ChatResponse, LlmError> {
     })
 }
 
+/// The arguments of the tool calls (tool mode asks for one), concatenated: the answer.
+fn tool_arguments(calls: Option<&Value>) -> Option<String> {
+    let arguments: String = calls?
+        .as_array()?
+        .iter()
+        .filter_map(|call| call.pointer("/function/arguments").and_then(Value::as_str))
+        .collect();
+    Some(arguments).filter(|a| !a.is_empty())
+}
+
 fn finish_reason(value: Option<&Value>) -> Option<Finish> {
     match value.and_then(Value::as_str)? {
-        "stop" => Some(Finish::Stop),
+        "stop" | "tool_calls" => Some(Finish::Stop),
         "length" => Some(Finish::Length),
         other => Some(Finish::Other(other.to_owned())),
     }
@@ -403,6 +438,7 @@ fn usage(value: Option<&Value>) -> Option<Usage> {
         prompt_tokens: count("prompt_tokens"),
         completion_tokens: count("completion_tokens"),
         estimated: false,
+        ..Usage::default()
     })
 }
 
@@ -469,6 +505,11 @@ impl WireFormat for SseWire {
             self.text.push_str(content);
             events.push_back(ChatEvent::Delta(content.to_owned()));
         }
+        // Tool mode: the call's arguments stream as `tool_calls[].function.arguments` pieces.
+        if let Some(arguments) = tool_arguments(delta.and_then(|d| d.get("tool_calls"))) {
+            self.text.push_str(&arguments);
+            events.push_back(ChatEvent::Delta(arguments));
+        }
         if let Some(finish) = finish_reason(choice.get("finish_reason")) {
             self.finish = Some(finish);
         }
@@ -506,27 +547,6 @@ impl SseWire {
             finish: self.finish.take().unwrap_or_default(),
             model: self.model.take(),
         }));
-    }
-}
-
-/// OpenAI requires `json_schema.name` to match `^[a-zA-Z0-9_-]{1,64}$`.
-fn schema_name(name: Option<&str>) -> String {
-    let cleaned: String = name
-        .unwrap_or("")
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .take(64)
-        .collect();
-    if cleaned.trim_matches('_').is_empty() {
-        "output".to_owned()
-    } else {
-        cleaned
     }
 }
 
@@ -582,15 +602,6 @@ mod tests {
             normalize_base("nonsense"),
             Err(LlmError::Config { .. })
         ));
-    }
-
-    #[test]
-    fn schema_names_are_made_acceptable() {
-        assert_eq!(schema_name(Some("Person")), "Person");
-        assert_eq!(schema_name(Some("Vec<Fact>")), "Vec_Fact_");
-        assert_eq!(schema_name(None), "output");
-        assert_eq!(schema_name(Some("<>")), "output");
-        assert_eq!(schema_name(Some(&"x".repeat(100))).len(), 64);
     }
 
     #[test]
@@ -656,6 +667,51 @@ mod tests {
         assert_eq!(done.finish, Finish::Length);
         assert_eq!(done.usage.total(), 7);
         assert_eq!(done.model.as_deref(), Some("m"));
+    }
+
+    #[test]
+    fn tool_mode_sends_a_forced_function_and_reads_its_arguments() {
+        let llm = OpenAiCompatible::new("http://h/v1", "m").unwrap();
+        let request = ChatRequest::new("hi")
+            .with_schema("Person", json!({"type": "object"}))
+            .with_tool_call(true);
+        let body = llm.body(&request, true);
+        assert!(body.get("response_format").is_none());
+        assert_eq!(body["tools"][0]["function"]["name"], "Person");
+        assert_eq!(
+            body["tools"][0]["function"]["parameters"],
+            json!({"type": "object"})
+        );
+        assert_eq!(body["tools"][0]["function"]["strict"], true);
+        assert_eq!(
+            body["tool_choice"],
+            json!({"type": "function", "function": {"name": "Person"}})
+        );
+
+        let mut wire = SseWire::default();
+        let mut events = VecDeque::new();
+        for line in [
+            r#"data: {"choices":[{"delta":{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"Person","arguments":""}}]}}]}"#,
+            r#"data: {"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"na"}}]}}]}"#,
+            r#"data: {"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"me\":1}"}}]}}]}"#,
+            r#"data: {"choices":[{"delta":{},"finish_reason":"tool_calls"}]}"#,
+            "data: [DONE]",
+        ] {
+            wire.line(line, &mut events).unwrap();
+        }
+        let Some(ChatEvent::Done(done)) = events.back() else {
+            panic!("no Done")
+        };
+        assert_eq!(done.text, r#"{"name":1}"#);
+        assert_eq!(done.finish, Finish::Stop);
+
+        let whole = read_completion(&json!({
+            "choices": [{"message": {"content": null, "tool_calls": [
+                {"id": "c", "type": "function", "function": {"name": "Person", "arguments": "{\"a\":2}"}}
+            ]}, "finish_reason": "tool_calls"}]
+        }))
+        .unwrap();
+        assert_eq!(whole.text, r#"{"a":2}"#);
     }
 
     #[test]

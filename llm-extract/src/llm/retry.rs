@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 /// Capped exponential backoff with jitter, for failures where [`LlmError::is_transient`] holds
-/// (connection errors, connect and response timeouts, HTTP 429, 502, 503 and 504).
+/// (connection errors, connect and response timeouts, HTTP 429, 502, 503, 504 and 529).
 ///
 /// Permanent failures (400, 401, 403, 404, ...) are never retried. A `Retry-After` header is honoured up to
 /// the maximum backoff.

@@ -51,6 +51,36 @@
 //!   (`minLength`/`maxLength` included, which OpenAI does not list) is dropped.
 //! - Errors: a root that is not an object, maps with arbitrary keys, `{}`/`true`, `$ref`, arrays without
 //!   `items`, more than [`OPENAI_MAX_DEPTH`] levels of nested objects.
+//!
+//! # [`Dialect::Anthropic`]
+//! Anthropic structured outputs (`output_config.format`, the beta `output_format`) and strict tool
+//! input schemas, as its structured-outputs documentation lists them:
+//! - The root must be an object (the list shape is one), every object gets
+//!   `"additionalProperties": false` (the only value accepted); optional properties stay optional.
+//! - `oneOf` becomes `anyOf` when its branches are disjoint; overlapping branches are an error.
+//! - Kept: `type`, `properties`, `required`, `additionalProperties`, `items`, `enum` (of scalars),
+//!   `const`, `anyOf`, `description`, `format` (`date-time`, `time`, `date`, `duration`, `email`,
+//!   `hostname`, `uri`, `ipv4`, `ipv6`, `uuid`), `minItems` of 0 or 1 (a larger bound goes out as 1),
+//!   and `pattern` when it uses no back-reference, look-around or word boundary.
+//! - Dropped: `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum`, `multipleOf`,
+//!   `minLength`, `maxLength`, `maxItems`, `uniqueItems`, other `format`s, patterns it cannot compile,
+//!   `title`, `examples`, `default`, ...
+//! - Errors: a root that is not an object, maps with arbitrary keys, `{}`/`true`, `$ref`, arrays
+//!   without `items`, tuples, an `enum` listing objects or arrays.
+//!
+//! # [`Dialect::Gemini`]
+//! Gemini's `responseJsonSchema`, as its structured-output documentation lists the keywords:
+//! - Any root. `oneOf` and `anyOf` both go out as `anyOf` (Gemini reads `oneOf` as `anyOf`; a value
+//!   matching two branches is still refused locally).
+//! - A string or number `const` goes out as a one-value `enum`; Gemini's `enum` takes strings and
+//!   numbers only, so an `enum` or `const` with other values is dropped (the type stays).
+//! - Kept: `type` (a list with `"null"` is how a value is made nullable), `properties`, `required`,
+//!   `additionalProperties` (`false` or a schema), `items`, `prefixItems` (a tuple's `items` list is
+//!   sent as one), `minItems`, `maxItems`, `minimum`, `maximum`, `description`, `format` (`date-time`,
+//!   `date`, `time`).
+//! - Dropped: `minLength`, `maxLength`, `pattern`, `exclusiveMinimum`, `exclusiveMaximum`,
+//!   `multipleOf`, `uniqueItems`, `title`, `examples`, `default`, other `format`s, ...
+//! - Errors: `{}`/`true`, `$ref`, an object with arbitrary keys and values, arrays without `items`.
 
 use super::Dialect;
 use crate::error::SchemaError;
@@ -97,6 +127,19 @@ pub fn render(generic: &Value, dialect: Dialect) -> Result<Value, SchemaError> {
             }
             Ok(rendered)
         }
+        Dialect::Anthropic => {
+            let rendered = Anthropic.schema(generic, &root)?;
+            if rendered.get("type").and_then(Value::as_str) != Some("object") {
+                return Err(Anthropic.unsupported(
+                    "a root that is not an object",
+                    &root,
+                    "ask for a struct (wrap the value in one), or extract many items at once \
+                     (the list shape wraps them in an object)",
+                ));
+            }
+            Ok(rendered)
+        }
+        Dialect::Gemini => Gemini.schema(generic, &root),
     }
 }
 
@@ -654,6 +697,291 @@ impl OpenAiStrict {
     }
 }
 
+/// Anthropic structured outputs.
+struct Anthropic;
+
+impl DialectName for Anthropic {
+    const NAME: &'static str = "anthropic";
+}
+
+/// `format` values Anthropic's structured outputs document.
+const ANTHROPIC_FORMATS: &[&str] = &[
+    "date-time",
+    "time",
+    "date",
+    "duration",
+    "email",
+    "hostname",
+    "uri",
+    "ipv4",
+    "ipv6",
+    "uuid",
+];
+
+impl Anthropic {
+    fn schema(&self, schema: &Value, path: &Pointer) -> Result<Value, SchemaError> {
+        self.check_expressible(schema, path)?;
+        let Value::Object(map) = schema else {
+            return Ok(schema.clone());
+        };
+        if let Some((keyword, branches)) = union_of(map) {
+            if keyword == "oneOf" && !pairwise_disjoint(branches) {
+                return Err(self.unsupported(
+                    "\"oneOf\" with branches a value could match twice",
+                    path,
+                    "make the variants disjoint: an internally tagged enum (#[serde(tag = \"type\")]) \
+                     gives each variant a distinct tag",
+                ));
+            }
+            let rendered = branches
+                .iter()
+                .enumerate()
+                .map(|(i, branch)| self.schema(branch, &path.child(keyword).index(i)))
+                .collect::<Result<Vec<_>, _>>()?;
+            return Ok(with_description(map, "anyOf", rendered));
+        }
+        let types = types_of(map);
+        let valued = map.contains_key("enum") || map.contains_key("const");
+        if types.contains(&"object") && !valued {
+            return self.object(map, path);
+        }
+        if let Some(Value::Array(values)) = map.get("enum") {
+            if values.iter().any(|v| v.is_object() || v.is_array()) {
+                return Err(self.unsupported(
+                    "an \"enum\" listing objects or arrays",
+                    path,
+                    "use an enum of strings or numbers",
+                ));
+            }
+        }
+        let mut out = Map::with_capacity(map.len());
+        for (key, value) in map {
+            let keep = match key.as_str() {
+                "type" | "enum" | "const" | "description" => true,
+                "format" => value
+                    .as_str()
+                    .is_some_and(|format| ANTHROPIC_FORMATS.contains(&format)),
+                "pattern" => value.as_str().is_some_and(simple_pattern),
+                "minItems" => {
+                    // Only 0 and 1 are accepted: a larger bound goes out as 1 (weaker, still true).
+                    let bound = value.as_u64().unwrap_or(0).min(1);
+                    out.insert(key.clone(), Value::from(bound));
+                    continue;
+                }
+                "items" => {
+                    let Value::Array(_) = value else {
+                        let rendered = self.schema(value, &path.child(key))?;
+                        out.insert(key.clone(), rendered);
+                        continue;
+                    };
+                    return Err(self.unsupported(
+                        "a tuple (\"items\" as a list)",
+                        path,
+                        "use a struct with named fields",
+                    ));
+                }
+                _ => false,
+            };
+            if keep {
+                out.insert(key.clone(), value.clone());
+            }
+        }
+        Ok(Value::Object(out))
+    }
+
+    fn object(&self, map: &Map<String, Value>, path: &Pointer) -> Result<Value, SchemaError> {
+        let Some(Value::Object(properties)) = map.get("properties") else {
+            return Err(self.unsupported(
+                "an object with arbitrary keys",
+                path,
+                "use a struct with named fields, or a list of key/value structs",
+            ));
+        };
+        if !matches!(
+            map.get("additionalProperties"),
+            None | Some(Value::Bool(false))
+        ) {
+            return Err(self.unsupported(
+                "an object with extra keys beside its properties",
+                path,
+                "close the object (\"additionalProperties\": false)",
+            ));
+        }
+        let mut rendered = Map::with_capacity(properties.len());
+        for (name, sub) in properties {
+            let sub_path = path.child("properties").child(name);
+            rendered.insert(name.clone(), self.schema(sub, &sub_path)?);
+        }
+        let mut out = Map::new();
+        out.insert(
+            "type".to_owned(),
+            map.get("type").cloned().unwrap_or_default(),
+        );
+        if let Some(description) = map.get("description") {
+            out.insert("description".to_owned(), description.clone());
+        }
+        out.insert("properties".to_owned(), Value::Object(rendered));
+        if let Some(required) = map.get("required") {
+            out.insert("required".to_owned(), required.clone());
+        }
+        out.insert("additionalProperties".to_owned(), Value::Bool(false));
+        Ok(Value::Object(out))
+    }
+}
+
+/// Whether a regular expression avoids what Anthropic's structured outputs cannot compile:
+/// back-references, look-arounds and word boundaries.
+fn simple_pattern(pattern: &str) -> bool {
+    let mut chars = pattern.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next() {
+                Some('b' | 'B') => return false,
+                Some(digit) if digit.is_ascii_digit() && digit != '0' => return false,
+                Some('k') => return false,
+                _ => {}
+            },
+            '(' if chars.peek() == Some(&'?') => {
+                chars.next();
+                if matches!(chars.peek(), Some('=' | '!' | '<')) {
+                    return false;
+                }
+            }
+            _ => {}
+        }
+    }
+    true
+}
+
+/// `{keyword: branches}` with the schema's description, if any.
+fn with_description(map: &Map<String, Value>, keyword: &str, branches: Vec<Value>) -> Value {
+    let mut out = Map::new();
+    out.insert(keyword.to_owned(), Value::Array(branches));
+    if let Some(description) = map.get("description") {
+        out.insert("description".to_owned(), description.clone());
+    }
+    Value::Object(out)
+}
+
+/// Gemini's `responseJsonSchema`.
+struct Gemini;
+
+impl DialectName for Gemini {
+    const NAME: &'static str = "gemini";
+}
+
+/// `format` values Gemini's JSON Schema support documents.
+const GEMINI_FORMATS: &[&str] = &["date-time", "date", "time"];
+
+impl Gemini {
+    fn schema(&self, schema: &Value, path: &Pointer) -> Result<Value, SchemaError> {
+        self.check_expressible(schema, path)?;
+        let Value::Object(map) = schema else {
+            return Ok(schema.clone());
+        };
+        if let Some((keyword, branches)) = union_of(map) {
+            let rendered = branches
+                .iter()
+                .enumerate()
+                .map(|(i, branch)| self.schema(branch, &path.child(keyword).index(i)))
+                .collect::<Result<Vec<_>, _>>()?;
+            return Ok(with_description(map, "anyOf", rendered));
+        }
+        let types = types_of(map);
+        let valued = map.contains_key("enum") || map.contains_key("const");
+        if types.contains(&"object")
+            && !valued
+            && !map.contains_key("properties")
+            && matches!(
+                map.get("additionalProperties"),
+                None | Some(Value::Bool(true))
+            )
+        {
+            return Err(self.unsupported(
+                "an object with arbitrary keys and values",
+                path,
+                "use a struct with named fields, or a map whose values have a concrete type",
+            ));
+        }
+        let enumerable = |value: &Value| value.is_string() || value.is_number();
+        let mut out = Map::with_capacity(map.len());
+        if let (Some(value), false) = (map.get("const"), map.contains_key("type")) {
+            out.insert("type".to_owned(), Value::from(json_type(&value)));
+        }
+        for (key, value) in map {
+            match key.as_str() {
+                "type" | "description" | "required" | "minItems" | "maxItems" | "minimum"
+                | "maximum" => {
+                    out.insert(key.clone(), value.clone());
+                }
+                "const" if enumerable(value) => {
+                    out.insert("enum".to_owned(), Value::Array(vec![value.clone()]));
+                }
+                "enum" => match value.as_array() {
+                    Some(values) if values.iter().all(enumerable) => {
+                        out.insert(key.clone(), value.clone());
+                    }
+                    // Not expressible: the types of the values still narrow what is sent.
+                    Some(values) if !map.contains_key("type") => {
+                        let mut names: Vec<&str> = Vec::new();
+                        for name in values.iter().map(|v| json_type(&v)) {
+                            if !names.contains(&name) {
+                                names.push(name);
+                            }
+                        }
+                        out.insert("type".to_owned(), Value::from(names));
+                    }
+                    _ => {}
+                },
+                "format"
+                    if value
+                        .as_str()
+                        .is_some_and(|format| GEMINI_FORMATS.contains(&format)) =>
+                {
+                    out.insert(key.clone(), value.clone());
+                }
+                "properties" => {
+                    let Value::Object(properties) = value else {
+                        continue;
+                    };
+                    let mut rendered = Map::with_capacity(properties.len());
+                    for (name, sub) in properties {
+                        let sub_path = path.child("properties").child(name);
+                        rendered.insert(name.clone(), self.schema(sub, &sub_path)?);
+                    }
+                    out.insert(key.clone(), Value::Object(rendered));
+                }
+                "additionalProperties" => match value {
+                    Value::Bool(false) => {
+                        out.insert(key.clone(), value.clone());
+                    }
+                    Value::Bool(true) => {}
+                    sub => {
+                        let rendered = self.schema(sub, &path.child(key))?;
+                        out.insert(key.clone(), rendered);
+                    }
+                },
+                "items" | "prefixItems" => match value {
+                    Value::Array(tuple) => {
+                        let rendered = tuple
+                            .iter()
+                            .enumerate()
+                            .map(|(i, sub)| self.schema(sub, &path.child(key).index(i)))
+                            .collect::<Result<_, _>>()?;
+                        out.insert("prefixItems".to_owned(), Value::Array(rendered));
+                    }
+                    sub => {
+                        let rendered = self.schema(sub, &path.child(key))?;
+                        out.insert(key.clone(), rendered);
+                    }
+                },
+                _ => {}
+            }
+        }
+        Ok(Value::Object(out))
+    }
+}
+
 /// Whether no value can satisfy two of `branches` at once (so `oneOf` means the same as `anyOf`).
 ///
 /// Conservative: `false` when disjointness cannot be shown.
@@ -1017,6 +1345,122 @@ mod tests {
             "required": [],
         });
         assert!(!pairwise_disjoint(&[untagged_required, other]));
+    }
+
+    #[test]
+    fn anthropic_closes_objects_keeps_optional_ones_and_drops_bounds() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "name": { "type": "string", "minLength": 1, "maxLength": 5, "pattern": "^a+$" },
+                "word": { "type": "string", "pattern": "^\\bx(?=y)$" },
+                "age": { "type": "integer", "minimum": 0, "maximum": 150 },
+                "when": { "type": "string", "format": "date-time" },
+                "tags": { "type": "array", "items": { "type": "string", "format": "color" }, "minItems": 3, "maxItems": 9 }
+            },
+            "required": ["name"],
+            "additionalProperties": false,
+            "x-aliases": { "n": "name" }
+        });
+        assert_eq!(
+            serde_json::to_string(&render(&schema, Dialect::Anthropic).unwrap()).unwrap(),
+            json!({
+                "type": "object",
+                "properties": {
+                    "name": { "type": "string", "pattern": "^a+$" },
+                    "word": { "type": "string" },
+                    "age": { "type": "integer" },
+                    "when": { "type": "string", "format": "date-time" },
+                    "tags": { "type": "array", "items": { "type": "string" }, "minItems": 1 }
+                },
+                "required": ["name"],
+                "additionalProperties": false
+            })
+            .to_string()
+        );
+    }
+
+    #[test]
+    fn anthropic_refuses_what_it_cannot_express() {
+        let wrap = |field: Value| json!({ "type": "object", "properties": { "f": field }, "required": ["f"], "additionalProperties": false });
+        for bad in [
+            json!({}),
+            json!({ "$ref": "#/$defs/x" }),
+            json!({ "type": "object", "additionalProperties": { "type": "string" } }),
+            json!({ "type": "array" }),
+            json!({ "type": "array", "items": [{ "type": "string" }] }),
+            json!({ "enum": [{ "a": 1 }] }),
+            json!({ "oneOf": [{ "type": "number" }, { "type": "integer" }] }),
+        ] {
+            assert_eq!(
+                unsupported_path(render(&wrap(bad.clone()), Dialect::Anthropic)),
+                "/properties/f",
+                "{bad}"
+            );
+        }
+        assert_eq!(unsupported_path(render(&tagged(), Dialect::Anthropic)), "/");
+        let list = json!({
+            "type": "object",
+            "properties": { "items": { "type": "array", "items": tagged() } },
+            "required": ["items"],
+            "additionalProperties": false
+        });
+        let rendered = render(&list, Dialect::Anthropic).unwrap();
+        assert_eq!(
+            rendered["properties"]["items"]["items"]["anyOf"][0]["properties"]["type"],
+            json!({ "const": "definition" })
+        );
+    }
+
+    #[test]
+    fn gemini_sends_any_of_enums_of_scalars_and_numeric_bounds() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "name": { "type": "string", "minLength": 1, "pattern": "^a+$", "title": "N" },
+                "score": { "type": "number", "minimum": 0.0, "maximum": 1.0, "multipleOf": 0.5 },
+                "flag": { "const": true },
+                "pair": { "type": "array", "items": [{ "type": "string" }, { "type": "integer" }] },
+                "counts": { "type": "object", "additionalProperties": { "type": "integer" } },
+                "mood": { "enum": ["up", null] }
+            },
+            "required": ["name"],
+            "additionalProperties": false
+        });
+        assert_eq!(
+            serde_json::to_string(&render(&schema, Dialect::Gemini).unwrap()).unwrap(),
+            json!({
+                "type": "object",
+                "properties": {
+                    "name": { "type": "string" },
+                    "score": { "type": "number", "minimum": 0.0, "maximum": 1.0 },
+                    "flag": { "type": "boolean" },
+                    "pair": { "type": "array", "prefixItems": [{ "type": "string" }, { "type": "integer" }] },
+                    "counts": { "type": "object", "additionalProperties": { "type": "integer" } },
+                    "mood": { "type": ["string", "null"] }
+                },
+                "required": ["name"],
+                "additionalProperties": false
+            })
+            .to_string()
+        );
+        let rendered = render(&tagged(), Dialect::Gemini).unwrap();
+        assert_eq!(
+            rendered["anyOf"][0]["properties"]["type"],
+            json!({ "type": "string", "enum": ["definition"] })
+        );
+        assert!(render(&json!({ "type": "string" }), Dialect::Gemini).is_ok());
+        for bad in [
+            json!({}),
+            json!({ "type": "object" }),
+            json!({ "$ref": "#/x" }),
+        ] {
+            assert_eq!(
+                unsupported_path(render(&bad, Dialect::Gemini)),
+                "/",
+                "{bad}"
+            );
+        }
     }
 
     #[test]

@@ -62,11 +62,21 @@ pub enum Dialect {
     Ollama,
     /// OpenAI structured outputs with `strict: true`.
     OpenAiStrict,
+    /// Anthropic's structured outputs (`output_config.format`) and tool input schemas.
+    Anthropic,
+    /// Gemini's `responseJsonSchema`.
+    Gemini,
 }
 
 impl Dialect {
     /// All dialects, for iteration.
-    pub const ALL: [Dialect; 3] = [Dialect::Generic, Dialect::Ollama, Dialect::OpenAiStrict];
+    pub const ALL: [Dialect; 5] = [
+        Dialect::Generic,
+        Dialect::Ollama,
+        Dialect::OpenAiStrict,
+        Dialect::Anthropic,
+        Dialect::Gemini,
+    ];
 
     /// A short lower-case name.
     pub fn name(self) -> &'static str {
@@ -74,6 +84,8 @@ impl Dialect {
             Dialect::Generic => "generic",
             Dialect::Ollama => "ollama",
             Dialect::OpenAiStrict => "openai-strict",
+            Dialect::Anthropic => "anthropic",
+            Dialect::Gemini => "gemini",
         }
     }
 
@@ -82,7 +94,15 @@ impl Dialect {
             Dialect::Generic => 0,
             Dialect::Ollama => 1,
             Dialect::OpenAiStrict => 2,
+            Dialect::Anthropic => 3,
+            Dialect::Gemini => 4,
         }
+    }
+
+    /// Whether a schema sent in this dialect may carry `maxItems` (the list shape bounds its items with
+    /// it when `max_items` is set); Anthropic rejects the keyword.
+    pub(crate) fn carries_max_items(self) -> bool {
+        !matches!(self, Dialect::Anthropic)
     }
 }
 
@@ -124,7 +144,7 @@ pub struct SchemaSet {
     list: Value,
     instructions: OnceLock<String>,
     line_instructions: OnceLock<String>,
-    rendered: [[Rendered; 3]; 3],
+    rendered: [[Rendered; 3]; Dialect::ALL.len()],
     validator: OnceLock<Result<crate::validate::Validator, SchemaError>>,
     plan: OnceLock<Option<plan::Plan>>,
     wants_container: OnceLock<bool>,

@@ -224,6 +224,7 @@ impl Run<'_> {
                 prompt_tokens: self.prompt_tokens as u64,
                 completion_tokens: u64::from(generated),
                 estimated: false,
+                ..Usage::default()
             },
             finish,
             model: Some(self.engine.name.clone()),
