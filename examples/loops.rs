@@ -70,8 +70,8 @@ fn extractor(llm: &LlamaCpp, guard: bool) -> Extractor<&LlamaCpp> {
 }
 
 /// Times one extraction and keeps its ledger; `count` says how many items its value holds.
-async fn measure<T: Debug>(
-    extraction: impl std::future::Future<Output = Result<Extraction<T>, ExtractError>>,
+async fn measure<T: Debug, P>(
+    extraction: impl std::future::Future<Output = Result<Extraction<T>, ExtractError<P>>>,
     count: impl Fn(&T) -> usize,
 ) -> Run {
     let started = Instant::now();
@@ -82,7 +82,7 @@ async fn measure<T: Debug>(
             name: format!("{:?}", out.value),
             valid: true,
             items: count(&out.value),
-            attempts: out.attempts,
+            attempts: out.report.attempts,
             millis,
         },
         Err(e) => Run {

@@ -104,13 +104,16 @@ async fn stops_and_recovers_over_http(llm: &dyn Llm, server: &EngineServer) {
         .extract::<Invoice>(LOOPING_INVOICE)
         .await
         .unwrap_or_else(|e| panic!("{e}: {:?}", e.attempts()));
-    let first = &out.attempts[0];
+    let first = &out.report.attempts[0];
     assert!(looped(first), "{first:?}");
-    assert!(out.attempts.len() <= 3, "{:?}", out.attempts);
-    assert_eq!(out.attempts.last().unwrap().kind, AttemptKind::Recovery);
+    assert!(out.report.attempts.len() <= 3, "{:?}", out.report.attempts);
+    assert_eq!(
+        out.report.attempts.last().unwrap().kind,
+        AttemptKind::Recovery
+    );
     assert!(!out.value.invoice_number.is_empty());
 
-    let served: Vec<Served> = server.served(out.attempts.len());
+    let served: Vec<Served> = server.served(out.report.attempts.len());
     let stopped = &served[0];
     assert!(stopped.client_left, "{stopped:?}");
     let limit = u64::from(stopped.request.max_tokens.expect("a token limit is sent"));
