@@ -185,7 +185,7 @@ proptest! {
         let chars: Vec<usize> = text[start.len()..]
             .char_indices()
             .scan(false, |escaped, (at, c)| {
-                let counted = !(c == '\\' && !*escaped);
+                let counted = c != '\\' || *escaped;
                 *escaped = c == '\\' && !*escaped;
                 Some((at, counted))
             })
