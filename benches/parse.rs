@@ -7,16 +7,16 @@
 //! 1. Clean JSON -> `T`: ours (validation off / on) vs `serde_json::from_str::<T>`.
 //! 2. The same JSON fenced and wrapped in prose, vs serde_json on the clean text.
 //! 3. 1,000 valid JSON Lines -> validated `Vec<T>`, vs serde_json line by line.
-//! 4. A JSON Lines answer fed to the decoder in 4-, 8- and 64-byte chunks vs one-shot `parse_lines`,
+//! 4. A JSON Lines answer fed to the decoder in 4-, 8- and 64-byte chunks vs one-shot `lines_from_str`,
 //!    and the common approach of re-parsing the accumulated text on every (64-byte) chunk; 10-100 KB.
-//! 5. Pathological inputs of 6, 12, 24 and 48 KB through `parse` (the cost of each doubling): an
+//! 5. Pathological inputs of 6, 12, 24 and 48 KB through `from_str` (the cost of each doubling): an
 //!    unterminated string; smart-quoted strings with no closing quote after a value; many fenced
 //!    blocks; many distinct values in prose; an enum value named over and over in prose; many
 //!    coerced values under one long key.
 
 use criterion::{criterion_group, BenchmarkId, Criterion, Throughput};
-use llm_extract::parse::{parse_with, LineEvent, ParseOptions};
-use llm_extract::{parse, parse_lines, LineDecoder, Schema, SchemaSet};
+use llm_extract::parse::{from_str_with, LineEvent, ParseOptions};
+use llm_extract::{from_str, lines_from_str, LineDecoder, Schema, SchemaSet};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::collections::HashMap;
@@ -199,7 +199,7 @@ fn named_enum(bytes: usize) -> String {
 }
 
 /// A value under a long key: `{"ééé...": {"k0": "1", "k1": "1", ...}}`, every number quoted, so
-/// that each is coerced (and its repair names the path through the long key).
+/// that each is coerced (and its fix names the path through the long key).
 fn long_key(bytes: usize) -> String {
     let mut out = format!("{{\"{}\": {{", "é".repeat(bytes / 4));
     let mut i = 0;
@@ -256,22 +256,22 @@ type Pathological = (&'static str, fn(usize) -> String, fn(&str));
 fn pathological() -> [Pathological; 6] {
     [
         ("unterminated string", unterminated, |t| {
-            drop(black_box(parse::<Bio>(black_box(t))))
+            drop(black_box(from_str::<Bio>(black_box(t))))
         }),
         ("smart quotes, no closer", smart_quotes, |t| {
-            drop(black_box(parse::<Bio>(black_box(t))))
+            drop(black_box(from_str::<Bio>(black_box(t))))
         }),
         ("many fenced blocks", many_fences, |t| {
-            drop(black_box(parse::<Bio>(black_box(t))))
+            drop(black_box(from_str::<Bio>(black_box(t))))
         }),
         ("many distinct values", many_values, |t| {
-            drop(black_box(parse::<Bio>(black_box(t))))
+            drop(black_box(from_str::<Bio>(black_box(t))))
         }),
         ("an enum named over and over", named_enum, |t| {
-            drop(black_box(parse::<Mood>(black_box(t))))
+            drop(black_box(from_str::<Mood>(black_box(t))))
         }),
         ("coerced values under a long key", long_key, |t| {
-            drop(black_box(parse::<Nested>(black_box(t))))
+            drop(black_box(from_str::<Nested>(black_box(t))))
         }),
     ]
 }
@@ -303,7 +303,7 @@ fn reparse_chunked(text: &str, chunk: usize) -> usize {
         while !text.is_char_boundary(end) {
             end += 1;
         }
-        seen = parse_lines::<Fact>(&text[..end]).items.len();
+        seen = lines_from_str::<Fact>(&text[..end]).items.len();
     }
     seen
 }
@@ -322,19 +322,19 @@ fn one_value(c: &mut Criterion) {
         b.iter(|| serde_json::from_str::<Fact>(black_box(&clean)).unwrap())
     });
     g.bench_function("parse, validation off", |b| {
-        b.iter(|| parse_with::<Fact>(black_box(&clean), &no_validation()).unwrap())
+        b.iter(|| from_str_with::<Fact>(black_box(&clean), &no_validation()).unwrap())
     });
     g.bench_function("parse, validated", |b| {
-        b.iter(|| parse::<Fact>(black_box(&clean)).unwrap())
+        b.iter(|| from_str::<Fact>(black_box(&clean)).unwrap())
     });
     g.bench_function("parse fenced in prose, validation off", |b| {
-        b.iter(|| parse_with::<Fact>(black_box(&wrapped), &no_validation()).unwrap())
+        b.iter(|| from_str_with::<Fact>(black_box(&wrapped), &no_validation()).unwrap())
     });
     g.bench_function("parse fenced in prose, validated", |b| {
-        b.iter(|| parse::<Fact>(black_box(&wrapped)).unwrap())
+        b.iter(|| from_str::<Fact>(black_box(&wrapped)).unwrap())
     });
     g.bench_function("parse pretty-printed, fenced in prose, validated", |b| {
-        b.iter(|| parse::<Fact>(black_box(&pretty)).unwrap())
+        b.iter(|| from_str::<Fact>(black_box(&pretty)).unwrap())
     });
     g.finish();
 }
@@ -352,8 +352,8 @@ fn many_lines(c: &mut Criterion) {
                 .unwrap()
         })
     });
-    g.bench_function("parse_lines, validated", |b| {
-        b.iter(|| parse_lines::<Fact>(black_box(&text)))
+    g.bench_function("lines_from_str, validated", |b| {
+        b.iter(|| lines_from_str::<Fact>(black_box(&text)))
     });
     g.finish();
 }
@@ -365,9 +365,9 @@ fn decoder(c: &mut Criterion) {
         let text = jsonl(kb * 1024);
         g.throughput(Throughput::Bytes(text.len() as u64));
         g.bench_with_input(
-            BenchmarkId::new("parse_lines one-shot", kb),
+            BenchmarkId::new("lines_from_str one-shot", kb),
             &text,
-            |b, t| b.iter(|| parse_lines::<Fact>(black_box(t))),
+            |b, t| b.iter(|| lines_from_str::<Fact>(black_box(t))),
         );
         for chunk in [4, 8, 64] {
             g.bench_with_input(
@@ -496,20 +496,20 @@ fn ratios() {
         &mut [
             &mut || drop(black_box(serde_json::from_str::<Fact>(black_box(&clean)))),
             &mut || {
-                drop(black_box(parse_with::<Fact>(
+                drop(black_box(from_str_with::<Fact>(
                     black_box(&clean),
                     &no_validation(),
                 )))
             },
-            &mut || drop(black_box(parse::<Fact>(black_box(&clean)))),
+            &mut || drop(black_box(from_str::<Fact>(black_box(&clean)))),
             &mut || {
-                drop(black_box(parse_with::<Fact>(
+                drop(black_box(from_str_with::<Fact>(
                     black_box(&wrapped),
                     &no_validation(),
                 )))
             },
-            &mut || drop(black_box(parse::<Fact>(black_box(&wrapped)))),
-            &mut || drop(black_box(parse::<Fact>(black_box(&pretty)))),
+            &mut || drop(black_box(from_str::<Fact>(black_box(&wrapped)))),
+            &mut || drop(black_box(from_str::<Fact>(black_box(&pretty)))),
         ],
         ROUNDS,
     );
@@ -537,7 +537,7 @@ fn ratios() {
                     black_box(&text).lines().map(serde_json::from_str).collect();
                 drop(black_box(v));
             },
-            &mut || drop(black_box(parse_lines::<Fact>(black_box(&text)))),
+            &mut || drop(black_box(lines_from_str::<Fact>(black_box(&text)))),
         ],
         ROUNDS,
     );
@@ -553,7 +553,7 @@ fn ratios() {
         let text = jsonl(kb * 1024);
         let t = interleaved(
             &mut [
-                &mut || drop(black_box(parse_lines::<Fact>(black_box(&text)))),
+                &mut || drop(black_box(lines_from_str::<Fact>(black_box(&text)))),
                 &mut || {
                     black_box(decode_chunked(text.as_bytes(), 4));
                 },
@@ -623,7 +623,7 @@ fn main() {
         for _ in 0..n {
             match case {
                 Some("serde") => drop(black_box(serde_json::from_str::<Fact>(black_box(&clean)))),
-                Some("parse") => drop(black_box(parse::<Fact>(black_box(&clean)))),
+                Some("parse") => drop(black_box(from_str::<Fact>(black_box(&clean)))),
                 _ => panic!("--calls takes serde or parse, then a count"),
             }
         }

@@ -89,8 +89,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 println!("{}", serde_json::to_string_pretty(&out.value)?);
                 println!(
                     "({} attempt(s), {} tokens)\n",
-                    out.attempts.len(),
-                    out.usage.total()
+                    out.report.attempts.len(),
+                    out.report.usage.total()
                 );
                 summary = out.value.analysis.summary_update;
             }

@@ -35,8 +35,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         Ok(out) => println!(
             "{}\n({} attempt(s), {} tokens)",
             serde_json::to_string_pretty(&out.value)?,
-            out.attempts.len(),
-            out.usage.total()
+            out.report.attempts.len(),
+            out.report.usage.total()
         ),
         Err(err) => println!("no valid invoice: {err}"),
     }

@@ -78,10 +78,10 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
     println!(
         "  ({} items; {} prompt + {} completion tokens; {} request(s); ended: {:?})",
         mentions.value.len(),
-        mentions.usage.prompt_tokens,
-        mentions.usage.completion_tokens,
-        mentions.attempts.len(),
-        mentions.finish
+        mentions.report.usage.prompt_tokens,
+        mentions.report.usage.completion_tokens,
+        mentions.report.attempts.len(),
+        mentions.report.finish.unwrap_or_default()
     );
     Ok(())
 }

@@ -77,8 +77,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 "  reply: {}\n  escalate: {} ({} attempt(s), {} tokens)",
                 out.value.reply,
                 out.value.escalate,
-                out.attempts.len(),
-                out.usage.total()
+                out.report.attempts.len(),
+                out.report.usage.total()
             ),
             Err(err) => println!("  no reply: {err}"),
         }

@@ -53,11 +53,11 @@ async fn one_value_from_a_short_sentence() {
         extracted.value
     );
     assert_eq!(
-        extracted.attempts.len(),
+        extracted.report.attempts.len(),
         1,
         "a constrained answer needs no repair"
     );
-    assert!(extracted.usage.completion_tokens > 0);
+    assert!(extracted.report.usage.completion_tokens > 0);
 }
 
 #[tokio::test]
@@ -71,13 +71,13 @@ async fn json_lines_of_a_tagged_enum_are_typed_and_valid() {
     assert!(
         !items.value.is_empty(),
         "no item; raw: {:?}",
-        items.attempts.last().map(|a| &a.raw)
+        items.report.attempts.last().map(|a| &a.raw)
     );
     for item in &items.value {
         assert_valid(item);
     }
     // The engine constrains line by line, so the answer was JSON Lines, not a list object.
-    let raw = &items.attempts[0].raw;
+    let raw = &items.report.attempts[0].raw;
     assert!(raw.starts_with("{\"type\": "), "{raw:?}");
 }
 
@@ -95,9 +95,14 @@ async fn a_small_token_limit_keeps_every_complete_item_and_reports_length() {
         .extract_all::<OntologyItem>(ONTOLOGY_TEXT)
         .await
         .unwrap();
-    assert_eq!(items.finish, Finish::Length, "{:?}", items.attempts);
+    assert_eq!(
+        items.report.finish,
+        Some(Finish::Length),
+        "{:?}",
+        items.report.attempts
+    );
     // Every complete line became an item (the grammar makes each one valid); a cut-off last line did not.
-    let raw = &items.attempts[0].raw;
+    let raw = &items.report.attempts[0].raw;
     assert_eq!(items.value.len(), complete_lines(raw), "{raw:?}");
     assert!(!items.value.is_empty(), "{raw:?}");
     for item in &items.value {
@@ -188,8 +193,16 @@ async fn prompted_mode_finds_the_json_in_a_chatty_answer() {
         "{:?}",
         extracted.value
     );
-    assert_eq!(extracted.attempts.len(), 1, "{:?}", extracted.attempts);
-    assert!(extracted.attempts[0].raw.trim_start().starts_with("Here"));
+    assert_eq!(
+        extracted.report.attempts.len(),
+        1,
+        "{:?}",
+        extracted.report.attempts
+    );
+    assert!(extracted.report.attempts[0]
+        .raw
+        .trim_start()
+        .starts_with("Here"));
 }
 
 #[tokio::test]
@@ -219,7 +232,7 @@ async fn a_repair_that_gets_its_rejected_answer_back_is_sent_again_with_a_temper
         )
         .await;
     let attempts = match &result {
-        Ok(extracted) => extracted.attempts.clone(),
+        Ok(extracted) => extracted.report.attempts.clone(),
         Err(err) => err.attempts().to_vec(),
     };
     let first = &attempts[0];
@@ -300,9 +313,9 @@ async fn ollama_and_openai_backends_extract_from_real_generation() {
     assert_valid(&one.value);
     assert!(names_nadella_or_microsoft(&one.value), "{:?}", one.value);
     assert!(
-        one.usage.prompt_tokens > 0 && one.usage.completion_tokens > 0,
+        one.report.usage.prompt_tokens > 0 && one.report.usage.completion_tokens > 0,
         "{:?}",
-        one.usage
+        one.report.usage
     );
 
     let openai = OpenAiCompatible::new(server.url(), "smollm2").unwrap();
@@ -312,7 +325,7 @@ async fn ollama_and_openai_backends_extract_from_real_generation() {
         .extract_all::<OntologyItem>(ONTOLOGY_TEXT)
         .await
         .unwrap();
-    assert!(!many.value.is_empty(), "{:?}", many.attempts);
+    assert!(!many.value.is_empty(), "{:?}", many.report.attempts);
     for item in &many.value {
         assert_valid(item);
     }
@@ -335,11 +348,11 @@ async fn ollama_and_openai_backends_extract_from_real_generation() {
         "the list schema: {sent}"
     );
     assert!(
-        many.attempts[0]
+        many.report.attempts[0]
             .raw
             .trim_start()
             .starts_with("{\"items\": ["),
         "{:?}",
-        many.attempts[0].raw
+        many.report.attempts[0].raw
     );
 }

@@ -40,7 +40,7 @@ async fn without_the_guard_the_invoice_loops_until_the_token_limit() {
         .extract::<Invoice>(LOOPING_INVOICE)
         .await;
     let attempts = match &err_or_value {
-        Ok(out) => out.attempts.clone(),
+        Ok(out) => out.report.attempts.clone(),
         Err(e) => e.attempts().to_vec(),
     };
     assert_eq!(attempts[0].finish, Some(Finish::Length), "{attempts:?}");
@@ -53,18 +53,21 @@ async fn the_looping_invoice_stops_early_and_recovers() {
         .extract::<Invoice>(LOOPING_INVOICE)
         .await
         .unwrap_or_else(|e| panic!("{e}: {:?}", e.attempts()));
-    let first = &out.attempts[0];
+    let first = &out.report.attempts[0];
     assert!(looped(first), "{first:?}");
     assert!(
         first.usage.completion_tokens < 100,
         "stopped within tens of tokens: {first:?}"
     );
-    assert!(out.attempts.len() <= 3);
-    assert_eq!(out.attempts.last().unwrap().kind, AttemptKind::Recovery);
+    assert!(out.report.attempts.len() <= 3);
+    assert_eq!(
+        out.report.attempts.last().unwrap().kind,
+        AttemptKind::Recovery
+    );
     assert!(
-        out.usage.completion_tokens < CONTEXT / 10,
+        out.report.usage.completion_tokens < CONTEXT / 10,
         "{:?}",
-        out.usage
+        out.report.usage
     );
     assert!(!out.value.invoice_number.is_empty());
 }
@@ -75,13 +78,17 @@ async fn the_cycling_facts_stop_early_and_keep_their_items() {
         .extract_all::<Fact>(LOOPING_FACTS)
         .await
         .unwrap_or_else(|e| panic!("{e}: {:?}", e.attempts()));
-    assert!(looped(&out.attempts[0]), "{:?}", out.attempts[0]);
-    assert!(!out.value.is_empty());
-    assert!(out.attempts.len() <= 3);
     assert!(
-        out.usage.completion_tokens < CONTEXT / 10,
+        looped(&out.report.attempts[0]),
         "{:?}",
-        out.usage
+        out.report.attempts[0]
+    );
+    assert!(!out.value.is_empty());
+    assert!(out.report.attempts.len() <= 3);
+    assert!(
+        out.report.usage.completion_tokens < CONTEXT / 10,
+        "{:?}",
+        out.report.usage
     );
     // No item twice: the loop's repeats were dropped.
     for (i, item) in out.value.iter().enumerate() {

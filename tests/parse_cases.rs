@@ -1,14 +1,14 @@
-//! Every case of `shared/reference/llm-output-cases.md`, through `parse` and through the incremental
+//! Every case of `shared/reference/llm-output-cases.md`, through `from_str` and through the incremental
 //! decoder split at every byte offset (and byte by byte), plus hostile input.
 
 mod common;
 
 use common::decoded::{decode, Out};
 use llm_extract::parse::{
-    parse_lines_value, parse_value, parse_with, LineEvent, ParseOptions, RepairKind, SkipReason,
-    Skipped,
+    from_str_value, from_str_with, lines_from_str_value, FixKind, LineEvent, ParseOptions,
+    SkipReason, Skipped,
 };
-use llm_extract::{parse, parse_lines, LineDecoder, ParseError, Parsed, Schema, SchemaSet};
+use llm_extract::{from_str, lines_from_str, LineDecoder, ParseError, Parsed, Schema, SchemaSet};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::sync::OnceLock;
@@ -184,15 +184,15 @@ extract!(Person, {
 });
 
 fn ok<T: Schema + std::fmt::Debug>(text: &str) -> Parsed<T> {
-    parse::<T>(text).unwrap_or_else(|e| panic!("{text:?}: {e}"))
+    from_str::<T>(text).unwrap_or_else(|e| panic!("{text:?}: {e}"))
 }
 
-fn kinds<T>(parsed: &Parsed<T>) -> Vec<RepairKind> {
-    parsed.repairs.iter().map(|r| r.kind).collect()
+fn kinds<T>(parsed: &Parsed<T>) -> Vec<FixKind> {
+    parsed.fixes.iter().map(|r| r.kind).collect()
 }
 
 fn salvaged<T: Schema>(text: &str) -> Result<Parsed<T>, ParseError> {
-    parse_with::<T>(text, &ParseOptions::default().with_salvage(true))
+    from_str_with::<T>(text, &ParseOptions::default().with_salvage(true))
 }
 
 /// Feeds `bytes` whole, split in two at every offset, and byte by byte: all must agree.
@@ -218,7 +218,7 @@ fn decoded_with<T: Schema + PartialEq + std::fmt::Debug>(
 fn decoded<T: Schema + PartialEq + std::fmt::Debug>(text: &str) -> Vec<Out> {
     let out = decoded_with::<T>(text.as_bytes(), ParseOptions::default());
     // The one-shot function is the decoder fed once.
-    let lines = parse_lines::<T>(text);
+    let lines = lines_from_str::<T>(text);
     let skipped: Vec<Skipped> = out
         .iter()
         .filter_map(|o| match o {
@@ -257,8 +257,8 @@ fn case_01_fenced() {
     let text = "```json\n{\"a\":1}\n```";
     let parsed = ok::<A>(text);
     assert_eq!(parsed.value, A { a: 1 });
-    assert_eq!(kinds(&parsed), [RepairKind::Envelope]);
-    assert_eq!(parsed.repairs[0].offset, 8);
+    assert_eq!(kinds(&parsed), [FixKind::Envelope]);
+    assert_eq!(parsed.fixes[0].offset, 8);
     assert_eq!(items(&decoded::<A>(text)), [json!({"a": 1})]);
 }
 
@@ -286,7 +286,7 @@ fn case_04_prose_around() {
     let text = "Sure! {\"a\":1} Hope this helps.";
     let parsed = ok::<A>(text);
     assert_eq!(parsed.value, A { a: 1 });
-    assert_eq!(kinds(&parsed), [RepairKind::Envelope]);
+    assert_eq!(kinds(&parsed), [FixKind::Envelope]);
     assert_eq!(items(&decoded::<A>(text)), [json!({"a": 1})]);
 }
 
@@ -295,7 +295,7 @@ fn case_05_thinking_block_first() {
     let text = "<think>maybe {x}</think>{\"a\":1}";
     let parsed = ok::<A>(text);
     assert_eq!(parsed.value, A { a: 1 });
-    assert!(kinds(&parsed).contains(&RepairKind::Envelope));
+    assert!(kinds(&parsed).contains(&FixKind::Envelope));
     let multi_line = "<think>\nmaybe {\"a\": 5}\n</think>\n{\"a\":1}";
     assert_eq!(ok::<A>(multi_line).value, A { a: 1 });
     assert_eq!(items(&decoded::<A>(text)), [json!({"a": 1})]);
@@ -325,7 +325,7 @@ fn case_07_only_one_candidate_fits() {
 fn case_08_schema_echoed_is_rejected() {
     let text =
         "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"integer\"}},\"required\":[\"a\"]}";
-    match parse::<A>(text) {
+    match from_str::<A>(text) {
         Err(ParseError::Schema { violations, raw }) => {
             assert!(violations[0].message.contains("echoed the schema"));
             assert_eq!(raw, text);
@@ -334,7 +334,10 @@ fn case_08_schema_echoed_is_rejected() {
     }
     // The exact schema, too, and in lines mode.
     let exact = A::json_schema().to_string();
-    assert!(matches!(parse::<A>(&exact), Err(ParseError::Schema { .. })));
+    assert!(matches!(
+        from_str::<A>(&exact),
+        Err(ParseError::Schema { .. })
+    ));
     let out = decoded::<A>(text);
     assert!(items(&out).is_empty());
     assert!(matches!(&skips(&out)[0].reason, SkipReason::Schema(_)));
@@ -345,7 +348,7 @@ fn case_09_brace_inside_a_string() {
     let text = "{\"bio\":\"a } b\"}";
     let parsed = ok::<Bio>(text);
     assert_eq!(parsed.value.bio, "a } b");
-    assert!(parsed.repairs.is_empty());
+    assert!(parsed.fixes.is_empty());
     assert_eq!(items(&decoded::<Bio>(text)), [json!({"bio": "a } b"})]);
     // And inside prose with brackets of its own.
     let prose = "Here [see below]: {\"bio\":\"x ] { y\"} done";
@@ -355,7 +358,7 @@ fn case_09_brace_inside_a_string() {
 #[test]
 fn case_10_concatenated_values() {
     for text in ["{\"a\":1}{\"a\":2}", "{\"a\":1}, {\"a\":2}"] {
-        match parse::<A>(text) {
+        match from_str::<A>(text) {
             Err(ParseError::Ambiguous { candidates, .. }) => {
                 assert_eq!(candidates, ["{\"a\":1}", "{\"a\":2}"])
             }
@@ -378,11 +381,11 @@ fn case_10_concatenated_values() {
 fn case_11_trailing_comma() {
     let parsed = ok::<A>("{\"a\":1,}");
     assert_eq!(parsed.value, A { a: 1 });
-    assert_eq!(kinds(&parsed), [RepairKind::ExtraComma]);
+    assert_eq!(kinds(&parsed), [FixKind::ExtraComma]);
     let schema = SchemaSet::new("N", json!({"type": "array", "items": {"type": "integer"}}));
-    let parsed = parse_value("[1,2,]", &schema, &ParseOptions::default()).unwrap();
+    let parsed = from_str_value("[1,2,]", &schema, &ParseOptions::default()).unwrap();
     assert_eq!(parsed.value, json!([1, 2]));
-    assert_eq!(parsed.repairs[0].kind, RepairKind::ExtraComma);
+    assert_eq!(parsed.fixes[0].kind, FixKind::ExtraComma);
     assert_eq!(
         ok::<Tags>("{\"tags\":[\"a\",\"b\",]}").value.tags,
         ["a", "b"]
@@ -395,7 +398,7 @@ fn case_12_missing_comma() {
     let text = "{\"a\":1 \"b\":2}";
     let parsed = ok::<AB>(text);
     assert_eq!(parsed.value, AB { a: 1, b: Some(2) });
-    assert_eq!(kinds(&parsed), [RepairKind::MissingComma]);
+    assert_eq!(kinds(&parsed), [FixKind::MissingComma]);
     assert_eq!(items(&decoded::<AB>(text)), [json!({"a": 1, "b": 2})]);
 }
 
@@ -403,7 +406,7 @@ fn case_12_missing_comma() {
 fn case_13_unquoted_key() {
     let parsed = ok::<A>("{a: 1}");
     assert_eq!(parsed.value, A { a: 1 });
-    assert_eq!(kinds(&parsed), [RepairKind::UnquotedKey]);
+    assert_eq!(kinds(&parsed), [FixKind::UnquotedKey]);
     assert_eq!(items(&decoded::<A>("{a: 1}")), [json!({"a": 1})]);
 }
 
@@ -411,7 +414,7 @@ fn case_13_unquoted_key() {
 fn case_14_single_quotes() {
     let parsed = ok::<S>("{'a': 'x'}");
     assert_eq!(parsed.value.a, "x");
-    assert!(kinds(&parsed).iter().all(|k| *k == RepairKind::Quotes));
+    assert!(kinds(&parsed).iter().all(|k| *k == FixKind::Quotes));
     assert_eq!(ok::<S>("{'a': 'it's here'}").value.a, "it's here");
     assert_eq!(items(&decoded::<S>("{'a': 'x'}")), [json!({"a": "x"})]);
 }
@@ -421,7 +424,7 @@ fn case_15_unescaped_inner_quote() {
     let text = "{\"a\":\"he said \"hi\" ok\"}";
     let parsed = ok::<S>(text);
     assert_eq!(parsed.value.a, "he said \"hi\" ok");
-    assert_eq!(kinds(&parsed), [RepairKind::InnerQuote]);
+    assert_eq!(kinds(&parsed), [FixKind::InnerQuote]);
     assert_eq!(
         items(&decoded::<S>(text)),
         [json!({"a": "he said \"hi\" ok"})]
@@ -433,7 +436,7 @@ fn case_16_raw_newline_in_a_string() {
     let text = "{\"a\":\"line one\nline two\"}";
     let parsed = ok::<S>(text);
     assert_eq!(parsed.value.a, "line one\nline two");
-    assert_eq!(kinds(&parsed), [RepairKind::ControlCharacter]);
+    assert_eq!(kinds(&parsed), [FixKind::ControlCharacter]);
     assert_eq!(
         items(&decoded::<S>(text)),
         [json!({"a": "line one\nline two"})]
@@ -445,7 +448,7 @@ fn case_17_comments() {
     for text in ["{\"a\":1 // note\n}", "{/*c*/\"a\":1}"] {
         let parsed = ok::<A>(text);
         assert_eq!(parsed.value, A { a: 1 });
-        assert_eq!(kinds(&parsed), [RepairKind::Comment]);
+        assert_eq!(kinds(&parsed), [FixKind::Comment]);
         assert_eq!(items(&decoded::<A>(text)), [json!({"a": 1})]);
     }
 }
@@ -455,7 +458,7 @@ fn case_18_smart_quotes() {
     let text = "{“a”: “x”}";
     let parsed = ok::<S>(text);
     assert_eq!(parsed.value.a, "x");
-    assert!(kinds(&parsed).contains(&RepairKind::Quotes));
+    assert!(kinds(&parsed).contains(&FixKind::Quotes));
     assert_eq!(items(&decoded::<S>(text)), [json!({"a": "x"})]);
 }
 
@@ -464,7 +467,7 @@ fn case_19_python_and_js_literals() {
     let text = "{\"a\":True,\"b\":None}";
     let parsed = ok::<Lit>(text);
     assert_eq!(parsed.value, Lit { a: true, b: None });
-    assert_eq!(kinds(&parsed), [RepairKind::Literal, RepairKind::Literal]);
+    assert_eq!(kinds(&parsed), [FixKind::Literal, FixKind::Literal]);
     assert_eq!(ok::<Lit>("{\"a\":false,\"b\":undefined}").value.b, None);
     assert_eq!(
         items(&decoded::<Lit>(text)),
@@ -477,7 +480,7 @@ fn case_20_invalid_escape() {
     let text = "{\"p\":\"C:\\path\"}";
     let parsed = ok::<P>(text);
     assert_eq!(parsed.value.p, "C:\\path");
-    assert_eq!(kinds(&parsed), [RepairKind::InvalidEscape]);
+    assert_eq!(kinds(&parsed), [FixKind::InvalidEscape]);
     assert_eq!(items(&decoded::<P>(text)), [json!({"p": "C:\\path"})]);
 }
 
@@ -485,7 +488,7 @@ fn case_20_invalid_escape() {
 fn case_21_number_forms() {
     let half = ok::<Num>("{\"n\":.5}");
     assert_eq!(half.value.n, 0.5);
-    assert_eq!(kinds(&half), [RepairKind::NumberForm]);
+    assert_eq!(kinds(&half), [FixKind::NumberForm]);
     assert_eq!(ok::<Num>("{\"n\":1.}").value.n, 1.0);
     assert_eq!(ok::<Count>("{\"n\":1.}").value.n, 1);
     assert_eq!(ok::<Num>("{\"n\":-.25e1}").value.n, -2.5);
@@ -497,7 +500,7 @@ fn case_22_duplicate_key_last_wins() {
     // Policy: the last value wins, as in serde_json; not recorded (clean JSON takes this path).
     let parsed = ok::<A>("{\"a\":1,\"a\":2}");
     assert_eq!(parsed.value, A { a: 2 });
-    assert!(parsed.repairs.is_empty());
+    assert!(parsed.fixes.is_empty());
     // The same through the lenient parser.
     assert_eq!(ok::<A>("{'a':1,'a':2}").value, A { a: 2 });
     assert_eq!(items(&decoded::<A>("{\"a\":1,\"a\":2}")), [json!({"a": 2})]);
@@ -510,10 +513,10 @@ fn case_22_duplicate_key_last_wins() {
 fn case_23_number_in_a_string() {
     let parsed = ok::<Count>("{\"n\":\"42\"}");
     assert_eq!(parsed.value.n, 42);
-    assert_eq!(kinds(&parsed), [RepairKind::Coerced]);
-    assert!(parsed.repairs[0].description.contains("/n"));
+    assert_eq!(kinds(&parsed), [FixKind::Coerced]);
+    assert!(parsed.fixes[0].description.contains("/n"));
     assert!(matches!(
-        parse::<Count>("{\"n\":\"forty\"}"),
+        from_str::<Count>("{\"n\":\"forty\"}"),
         Err(ParseError::Schema { .. })
     ));
     assert_eq!(
@@ -526,9 +529,9 @@ fn case_23_number_in_a_string() {
 fn case_24_bool_in_a_string() {
     let parsed = ok::<Flag>("{\"ok\":\"true\"}");
     assert!(parsed.value.ok);
-    assert_eq!(kinds(&parsed), [RepairKind::Coerced]);
+    assert_eq!(kinds(&parsed), [FixKind::Coerced]);
     assert!(!ok::<Flag>("{\"ok\":\"False\"}").value.ok);
-    assert!(parse::<Flag>("{\"ok\":\"maybe\"}").is_err());
+    assert!(from_str::<Flag>("{\"ok\":\"maybe\"}").is_err());
     assert_eq!(
         items(&decoded::<Flag>("{\"ok\":\"true\"}")),
         [json!({"ok": true})]
@@ -539,7 +542,7 @@ fn case_24_bool_in_a_string() {
 fn case_25_single_value_for_an_array() {
     let parsed = ok::<Tags>("{\"tags\":\"a\"}");
     assert_eq!(parsed.value.tags, ["a"]);
-    assert_eq!(kinds(&parsed), [RepairKind::WrappedInArray]);
+    assert_eq!(kinds(&parsed), [FixKind::WrappedInArray]);
     assert_eq!(
         items(&decoded::<Tags>("{\"tags\":\"a\"}")),
         [json!({"tags": ["a"]})]
@@ -550,17 +553,17 @@ fn case_25_single_value_for_an_array() {
 fn case_26_enum_case_drift() {
     let parsed = ok::<Sentiment>("\"Positive\"");
     assert_eq!(parsed.value, Sentiment::Positive);
-    assert_eq!(kinds(&parsed), [RepairKind::EnumCase]);
+    assert_eq!(kinds(&parsed), [FixKind::EnumCase]);
     assert_eq!(ok::<Sentiment>("NEUTRAL").value, Sentiment::Neutral);
     assert_eq!(
         ok::<Sentiment>("```\n\"negative\"\n```").value,
         Sentiment::Negative
     );
     assert!(matches!(
-        parse::<Sentiment>("positive or negative"),
+        from_str::<Sentiment>("positive or negative"),
         Err(ParseError::Ambiguous { .. })
     ));
-    assert!(parse::<Sentiment>("\"positive or negative\"").is_err());
+    assert!(from_str::<Sentiment>("\"positive or negative\"").is_err());
     assert_eq!(
         items(&decoded::<Sentiment>("\"Positive\"")),
         [json!("positive")]
@@ -573,12 +576,12 @@ fn case_26_enum_case_drift() {
 fn case_27_wrapped_root() {
     let wrapped = ok::<A>("{\"result\":{\"a\":1}}");
     assert_eq!(wrapped.value, A { a: 1 });
-    assert_eq!(kinds(&wrapped), [RepairKind::Unwrapped]);
+    assert_eq!(kinds(&wrapped), [FixKind::Unwrapped]);
     let listed = ok::<A>("[{\"a\":1}]");
     assert_eq!(listed.value, A { a: 1 });
-    assert_eq!(kinds(&listed), [RepairKind::Unwrapped]);
+    assert_eq!(kinds(&listed), [FixKind::Unwrapped]);
     assert_eq!(ok::<A>("{\"data\":[{\"a\":1}]}").value, A { a: 1 });
-    assert!(parse::<A>("[{\"a\":1},{\"a\":2}]").is_err());
+    assert!(from_str::<A>("[{\"a\":1},{\"a\":2}]").is_err());
     assert_eq!(
         items(&decoded::<A>("{\"result\":{\"a\":1}}")),
         [json!({"a": 1})]
@@ -597,10 +600,10 @@ fn case_28_extra_keys_are_dropped_and_recorded() {
             total: 9.5
         }
     );
-    assert_eq!(kinds(&parsed), [RepairKind::DroppedExtraKey]);
-    assert!(parsed.repairs[0].description.contains("status"));
+    assert_eq!(kinds(&parsed), [FixKind::DroppedExtraKey]);
+    assert!(parsed.fixes[0].description.contains("status"));
     // Strict mode rejects them.
-    match parse_with::<Invoice>(text, &ParseOptions::strict()) {
+    match from_str_with::<Invoice>(text, &ParseOptions::strict()) {
         Err(ParseError::Schema { violations, .. }) => {
             assert!(violations[0].message.contains("status"), "{violations:?}")
         }
@@ -619,14 +622,14 @@ fn case_28_extra_keys_are_dropped_and_recorded() {
             age: Some(36)
         }
     );
-    assert_eq!(kinds(&aliased), [RepairKind::RenamedKey]);
+    assert_eq!(kinds(&aliased), [FixKind::RenamedKey]);
 }
 
 #[test]
 fn case_29_missing_optional_field() {
     let parsed = ok::<AB>("{\"a\":1}");
     assert_eq!(parsed.value, AB { a: 1, b: None });
-    assert!(parsed.repairs.is_empty());
+    assert!(parsed.fixes.is_empty());
     assert_eq!(ok::<AB>("{\"a\":1,\"b\":null}").value.b, None);
     assert_eq!(items(&decoded::<AB>("{\"a\":1}")), [json!({"a": 1})]);
 }
@@ -648,7 +651,7 @@ const CUTS: [&str; 7] = [
 fn case_30_truncated_without_salvage() {
     let open = SchemaSet::new("Open", json!({"type": "object"}));
     for text in CUTS {
-        match parse_value(text, &open, &ParseOptions::default()) {
+        match from_str_value(text, &open, &ParseOptions::default()) {
             Err(ParseError::Truncated { offset, raw }) => {
                 assert_eq!(offset, text.len(), "{text}");
                 assert_eq!(raw, text);
@@ -669,7 +672,7 @@ fn case_30_truncated_without_salvage() {
         );
     }
     assert!(matches!(
-        parse::<Outer>(CUTS[6]),
+        from_str::<Outer>(CUTS[6]),
         Err(ParseError::Truncated { .. })
     ));
 }
@@ -688,12 +691,13 @@ fn case_30_salvage_keeps_only_what_is_complete() {
         json!({"a": [{"b": 1}]}),
     ];
     for (text, want) in CUTS.iter().zip(expected) {
-        let parsed = parse_value(text, &open, &salvage).unwrap_or_else(|e| panic!("{text}: {e}"));
+        let parsed =
+            from_str_value(text, &open, &salvage).unwrap_or_else(|e| panic!("{text}: {e}"));
         assert_eq!(parsed.value, want, "{text}");
         assert!(parsed
-            .repairs
+            .fixes
             .iter()
-            .any(|r| r.kind == RepairKind::ClosedTruncated));
+            .any(|r| r.kind == FixKind::ClosedTruncated));
         let out = decoded_with::<A>(text.as_bytes(), salvage);
         assert_eq!(out.len(), 1, "{text}");
     }
@@ -705,7 +709,7 @@ fn case_30_salvage_keeps_only_what_is_complete() {
             a: vec![Inner { b: 1 }]
         }
     );
-    assert!(kinds(&parsed).contains(&RepairKind::DroppedIncomplete));
+    assert!(kinds(&parsed).contains(&FixKind::DroppedIncomplete));
     // A cut number is missing, not completed: the required field fails validation.
     assert!(matches!(
         salvaged::<Count>("{\"n\":12"),
@@ -736,17 +740,17 @@ fn case_30_cut_inside_a_utf8_character() {
     // Salvage keeps nothing of the cut string.
     let salvage = ParseOptions::default().with_salvage(true);
     let open = SchemaSet::new("Open", json!({"type": "object"}));
-    let mut decoder = llm_extract::parse::ValueDecoder::new(&open, salvage);
+    let mut decoder = LineDecoder::with_schema(&open, salvage);
     let mut all = decoder.feed(&bytes);
     all.extend(decoder.finish());
     match &all[..] {
-        [llm_extract::parse::ValueEvent::Item(item)] => assert_eq!(item.json, json!({})),
+        [LineEvent::Item(item)] => assert_eq!(item.value, json!({})),
         other => panic!("{other:?}"),
     }
     // Through the one-shot API the text must be a str: the lossy form is still a truncation.
     let lossy = String::from_utf8_lossy(&bytes);
     assert!(matches!(
-        parse::<S>(&lossy),
+        from_str::<S>(&lossy),
         Err(ParseError::Truncated { .. })
     ));
 }
@@ -755,7 +759,7 @@ fn case_30_cut_inside_a_utf8_character() {
 fn case_31_whitespace_runaway() {
     let text = format!("{{\"a\":1, \"b\":2{}", " ".repeat(5000));
     assert!(matches!(
-        parse::<AB>(&text),
+        from_str::<AB>(&text),
         Err(ParseError::Truncated { .. })
     ));
     let parsed = salvaged::<AB>(&text).unwrap();
@@ -764,7 +768,7 @@ fn case_31_whitespace_runaway() {
     let inside = format!("{{\"a\":1, \"b\":\"x{}", "\n".repeat(3000));
     assert_eq!(salvaged::<AB>(&inside).unwrap().value, AB { a: 1, b: None });
     let clean = format!("{{\"a\":1}}{}", " ".repeat(5000));
-    assert!(ok::<A>(&clean).repairs.is_empty());
+    assert!(ok::<A>(&clean).fixes.is_empty());
     let out = decoded::<AB>(&text[..200]);
     assert!(matches!(
         &out[..],
@@ -783,7 +787,7 @@ fn case_32_empty_or_only_thinking() {
         "<think>I should answer {\"a\":1}</think>",
         "<think>still thinking",
     ] {
-        match parse::<A>(text) {
+        match from_str::<A>(text) {
             Err(e @ ParseError::NoJson { .. }) => assert_eq!(e.raw(), text),
             other => panic!("{text:?}: {other:?}"),
         }
@@ -807,7 +811,7 @@ fn case_33_truncated_last_line() {
             reason: SkipReason::Truncated
         }]
     );
-    let lines = parse_lines::<A>(text);
+    let lines = lines_from_str::<A>(text);
     assert_eq!(lines.items, [A { a: 1 }, A { a: 2 }]);
 }
 
@@ -880,7 +884,7 @@ fn case_38_mixed_tagged_lines() {
     let text = "{\"type\":\"definition\",\"term\":\"cat\",\"meaning\":\"an animal\"}\n\
                 {\"type\":\"relationship\",\"from\":\"cat\",\"to\":\"mouse\"}\n\
                 {\"type\":\"Definition\",\"term\":\"dog\",\"meaning\":\"another\"}";
-    let lines = parse_lines::<Entry>(text);
+    let lines = lines_from_str::<Entry>(text);
     assert_eq!(
         lines.items,
         [
@@ -953,7 +957,7 @@ fn case_40_crlf_bom_nul() {
 fn strict_mode_accepts_only_clean_json() {
     let strict = ParseOptions::strict();
     assert_eq!(
-        parse_with::<A>("{\"a\":1}", &strict).unwrap().value,
+        from_str_with::<A>("{\"a\":1}", &strict).unwrap().value,
         A { a: 1 }
     );
     for text in [
@@ -962,17 +966,17 @@ fn strict_mode_accepts_only_clean_json() {
         "{'a':1}",
         "{\"a\":\"1\"}",
     ] {
-        assert!(parse_with::<A>(text, &strict).is_err(), "{text}");
+        assert!(from_str_with::<A>(text, &strict).is_err(), "{text}");
     }
     assert!(matches!(
-        parse_with::<A>("{\"a\":", &strict),
+        from_str_with::<A>("{\"a\":", &strict),
         Err(ParseError::Truncated { .. })
     ));
-    match parse_with::<A>("{\"a\":1 x}", &strict) {
+    match from_str_with::<A>("{\"a\":1 x}", &strict) {
         Err(ParseError::Syntax { offset, .. }) => assert_eq!(offset, 7),
         other => panic!("{other:?}"),
     }
-    let lines = llm_extract::parse::parse_lines_with::<A>("{\"a\":1}\n{'a':2}", &strict);
+    let lines = llm_extract::parse::lines_from_str_with::<A>("{\"a\":1}\n{'a':2}", &strict);
     assert_eq!(lines.items, [A { a: 1 }]);
     assert_eq!(lines.skipped.len(), 1);
 }
@@ -982,27 +986,27 @@ fn validation_can_be_turned_off() {
     let off = ParseOptions::default().with_validation(false);
     // serde ignores the unknown key; nothing checks minimum/maximum of a hand-written schema.
     assert_eq!(
-        parse_with::<A>("{\"a\":1,\"z\":0}", &off).unwrap().value,
+        from_str_with::<A>("{\"a\":1,\"z\":0}", &off).unwrap().value,
         A { a: 1 }
     );
     assert_eq!(
-        parse_with::<A>("x {\"a\":\"2\"}", &off).unwrap().value,
+        from_str_with::<A>("x {\"a\":\"2\"}", &off).unwrap().value,
         A { a: 2 }
     );
     // One value alone in a fence goes straight to serde, and says where it was found.
-    let fenced = parse_with::<A>("Here:\n```json\n{\"a\":3,\"z\":0}\n```\nDone.", &off).unwrap();
+    let fenced = from_str_with::<A>("Here:\n```json\n{\"a\":3,\"z\":0}\n```\nDone.", &off).unwrap();
     assert_eq!(fenced.value, A { a: 3 });
-    assert_eq!(fenced.repairs.len(), 1);
+    assert_eq!(fenced.fixes.len(), 1);
     assert!(
-        fenced.repairs[0].description.contains("bytes 14..27"),
+        fenced.fixes[0].description.contains("bytes 14..27"),
         "{:?}",
-        fenced.repairs
+        fenced.fixes
     );
 }
 
 #[test]
 fn deserialize_errors_carry_a_path() {
-    match parse::<Person>("{\"name\":\"a\",\"age\":2.5}") {
+    match from_str::<Person>("{\"name\":\"a\",\"age\":2.5}") {
         Err(ParseError::Deserialize { path, message, .. }) => {
             assert_eq!(path, "age");
             assert!(message.contains("2.5"), "{message}");
@@ -1014,23 +1018,23 @@ fn deserialize_errors_carry_a_path() {
 
 #[test]
 fn errors_carry_the_raw_text_and_say_what_to_do() {
-    let e = parse::<A>("no json here").unwrap_err();
+    let e = from_str::<A>("no json here").unwrap_err();
     assert_eq!(e.raw(), "no json here");
     assert!(e.to_string().contains("no JSON"));
-    let e = parse::<A>("{\"a\":\"x\"}").unwrap_err();
+    let e = from_str::<A>("{\"a\":\"x\"}").unwrap_err();
     assert!(e.to_string().contains("/a"), "{e}");
 }
 
 #[test]
 fn deep_nesting_is_a_clear_error() {
     let deep = format!("{{\"a\":{}", "[".repeat(200_000));
-    match parse::<A>(&deep) {
+    match from_str::<A>(&deep) {
         Err(ParseError::Syntax { message, .. }) => assert!(message.contains("deeper than 128")),
         other => panic!("{other:?}"),
     }
     let closed_deep = format!("{}{}", "[".repeat(50_000), "]".repeat(50_000));
-    assert!(parse::<A>(&closed_deep).is_err());
-    let lines = parse_lines::<A>(&format!("{closed_deep}\n{{\"a\":1}}"));
+    assert!(from_str::<A>(&closed_deep).is_err());
+    let lines = lines_from_str::<A>(&format!("{closed_deep}\n{{\"a\":1}}"));
     assert_eq!(lines.items, [A { a: 1 }]);
     let mut decoder = LineDecoder::<A>::new();
     for chunk in deep.as_bytes().chunks(4096) {
@@ -1046,12 +1050,12 @@ fn unterminated_strings_end_in_an_error() {
     let body = "word \"quoted\" text, more {braces} [brackets]\n".repeat(25_000);
     let text = format!("{{\"bio\": \"{body}");
     assert!(matches!(
-        parse::<Bio>(&text),
+        from_str::<Bio>(&text),
         Err(ParseError::Truncated { .. })
     ));
-    let salvaged = parse_with::<Bio>(&text, &ParseOptions::default().with_salvage(true));
+    let salvaged = from_str_with::<Bio>(&text, &ParseOptions::default().with_salvage(true));
     assert!(salvaged.is_err(), "a cut string is dropped, not completed");
-    let lines = parse_lines::<Bio>(&text);
+    let lines = lines_from_str::<Bio>(&text);
     assert!(lines.items.is_empty());
     assert_eq!(lines.skipped.len(), 1);
 }
@@ -1090,7 +1094,7 @@ fn a_huge_line_is_skipped_with_bounded_memory() {
         ]
     );
     // The same one-shot.
-    let lines = llm_extract::parse::parse_lines_with::<A>(&text, &options);
+    let lines = llm_extract::parse::lines_from_str_with::<A>(&text, &options);
     assert_eq!(lines.items, [A { a: 1 }, A { a: 3 }]);
 }
 
@@ -1110,7 +1114,7 @@ fn invalid_utf8_is_replaced_or_skipped() {
 #[test]
 fn runtime_schemas_use_the_untyped_path() {
     let schema = SchemaSet::new("Dyn", closed(json!({"x": {"type": "integer"}}), &["x"]));
-    let lines = parse_lines_value(
+    let lines = lines_from_str_value(
         "{\"x\":1}\n{x: \"2\"}\n{\"x\":\"no\"}",
         &schema,
         &ParseOptions::default(),
@@ -1118,6 +1122,6 @@ fn runtime_schemas_use_the_untyped_path() {
     assert_eq!(lines.items, [json!({"x": 1}), json!({"x": 2})]);
     assert_eq!(lines.skipped[0].line, 3);
     let shared = std::sync::Arc::new(schema);
-    let mut decoder = llm_extract::parse::ValueDecoder::shared(shared, ParseOptions::default());
+    let mut decoder = LineDecoder::shared(shared, ParseOptions::default());
     assert_eq!(decoder.feed(b"{\"x\":5}").len(), 1);
 }

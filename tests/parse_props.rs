@@ -1,11 +1,11 @@
-//! Properties of the parser: it never panics; the decoder yields what `parse_lines` yields however the
+//! Properties of the parser: it never panics; the decoder yields what `lines_from_str` yields however the
 //! bytes are chunked; serialized values round-trip.
 
 mod common;
 
 use common::decoded::{self, Out};
-use llm_extract::parse::{parse_lines_with, parse_value, parse_with, ParseOptions};
-use llm_extract::{parse, parse_lines, ParseError, Schema, SchemaSet};
+use llm_extract::parse::{from_str_value, from_str_with, lines_from_str_with, ParseOptions};
+use llm_extract::{from_str, lines_from_str, ParseError, Schema, SchemaSet};
 use proptest::prelude::*;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -136,18 +136,18 @@ fn decode(chunks: &[&[u8]], options: ParseOptions) -> Vec<Out> {
     decoded::decode::<Rec>(chunks, options)
 }
 
-/// `parse` with its fast path must give what the full path gives: the validated JSON, deserialized.
+/// `from_str` with its fast path must give what the full path gives: the validated JSON, deserialized.
 fn parse_agrees(text: &str, options: &ParseOptions) {
-    let fast = parse_with::<Rec>(text, options);
-    let full = parse_value(text, Rec::schema(), options);
+    let fast = from_str_with::<Rec>(text, options);
+    let full = from_str_value(text, Rec::schema(), options);
     match (fast, full) {
         (Ok(fast), Ok(full)) => {
             let value: Rec = serde_json::from_value(full.value).unwrap();
             assert_eq!(fast.value, value, "{text:?}");
-            assert_eq!(fast.repairs, full.repairs, "{text:?}");
+            assert_eq!(fast.fixes, full.fixes, "{text:?}");
         }
         (Err(fast), Err(full)) => assert_eq!(fast.to_string(), full.to_string(), "{text:?}"),
-        // Unvalidated JSON need not be a `Rec`: then `parse` says it does not deserialize.
+        // Unvalidated JSON need not be a `Rec`: then `from_str` says it does not deserialize.
         (Err(ParseError::Deserialize { .. }), Ok(full))
             if !options.validate && serde_json::from_value::<Rec>(full.value.clone()).is_err() => {}
         (fast, full) => panic!("{text:?}: fast {fast:?}, full {full:?}"),
@@ -198,9 +198,9 @@ proptest! {
 
     #[test]
     fn never_panics_on_any_text(text in any::<String>()) {
-        let _ = parse::<Rec>(&text);
-        let _ = parse_with::<Rec>(&text, &ParseOptions::default().with_salvage(true));
-        let _ = parse_lines::<Rec>(&text);
+        let _ = from_str::<Rec>(&text);
+        let _ = from_str_with::<Rec>(&text, &ParseOptions::default().with_salvage(true));
+        let _ = lines_from_str::<Rec>(&text);
     }
 
     #[test]
@@ -228,14 +228,14 @@ proptest! {
     }
 
     #[test]
-    fn any_chunking_yields_what_parse_lines_yields(
+    fn any_chunking_yields_what_lines_from_str_yields(
         records in proptest::collection::vec(rec(), 0..5),
         shape in any::<u8>(),
         crlf in any::<bool>(),
         cuts in proptest::collection::vec(any::<usize>(), 0..12),
     ) {
         let text = render(&records, shape, crlf);
-        let lines = parse_lines_with::<Rec>(&text, &ParseOptions::default());
+        let lines = lines_from_str_with::<Rec>(&text, &ParseOptions::default());
         prop_assert_eq!(&lines.items, &records);
         let whole = decode(&[text.as_bytes()], ParseOptions::default());
         prop_assert_eq!(whole.iter().filter(|o| matches!(o, Out::Skip(_))).count(), lines.skipped.len());
@@ -245,11 +245,11 @@ proptest! {
     #[test]
     fn round_trips(record in rec(), pretty in any::<bool>(), fenced in any::<bool>()) {
         let json = if pretty { serde_json::to_string_pretty(&record) } else { serde_json::to_string(&record) }.unwrap();
-        let clean = parse::<Rec>(&json).unwrap();
+        let clean = from_str::<Rec>(&json).unwrap();
         prop_assert_eq!(&clean.value, &record);
-        prop_assert!(clean.repairs.is_empty());
+        prop_assert!(clean.fixes.is_empty());
         let text = if fenced { format!("Sure:\n```json\n{json}\n```\nDone.") } else { json };
-        prop_assert_eq!(parse::<Rec>(&text).unwrap().value, record);
+        prop_assert_eq!(from_str::<Rec>(&text).unwrap().value, record);
         parse_agrees(&text, &ParseOptions::default());
         parse_agrees(&text, &ParseOptions::strict());
         parse_agrees(&text, &ParseOptions::default().with_validation(false));

@@ -49,9 +49,9 @@ async fn ollama_a_digit_run_is_stopped_and_the_next_attempt_adds_a_repeat_penalt
         .await
         .unwrap();
     assert_eq!((out.value.name.as_str(), out.value.age), ("Ada", 36));
-    assert_eq!(out.attempts.len(), 2);
+    assert_eq!(out.report.attempts.len(), 2);
 
-    let looped = &out.attempts[0];
+    let looped = &out.report.attempts[0];
     assert_eq!(looped.finish, Some(Finish::Repetition));
     let found = looped.repetition.expect("where the loop started");
     assert_eq!(found.kind, LoopKind::Run);
@@ -63,10 +63,10 @@ async fn ollama_a_digit_run_is_stopped_and_the_next_attempt_adds_a_repeat_penalt
     assert_eq!(looped.usage.completion_tokens, looped.raw.len() as u64);
     assert!(looped.usage.prompt_tokens > 0);
 
-    let recovery = &out.attempts[1];
+    let recovery = &out.report.attempts[1];
     assert_eq!(recovery.kind, AttemptKind::Recovery);
     assert_eq!(recovery.sampling.repeat_penalty, Some(1.3));
-    assert!(out.usage.estimated);
+    assert!(out.report.usage.estimated);
 
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
@@ -99,8 +99,11 @@ async fn openai_a_digit_run_is_stopped_and_the_next_attempt_adds_a_frequency_pen
         .await
         .unwrap();
     assert_eq!(out.value.age, 36);
-    assert_eq!(out.attempts[0].finish, Some(Finish::Repetition));
-    assert!(out.attempts[0].usage.estimated && out.attempts[0].usage.completion_tokens > 0);
+    assert_eq!(out.report.attempts[0].finish, Some(Finish::Repetition));
+    assert!(
+        out.report.attempts[0].usage.estimated
+            && out.report.attempts[0].usage.completion_tokens > 0
+    );
     let requests = server.requests();
     assert_eq!(requests[0].json["temperature"], json!(0.0));
     assert_eq!(requests[0].json["seed"], json!(0));
@@ -161,12 +164,12 @@ async fn items_that_cycle_are_stopped_and_the_list_continues_after_the_last_good
             entity("Cyd", "person")
         ]
     );
-    let looped = &out.attempts[0];
+    let looped = &out.report.attempts[0];
     assert_eq!(looped.finish, Some(Finish::Repetition));
     assert_eq!(looped.repetition.map(|l| l.kind), Some(LoopKind::Items));
     assert_eq!(looped.items, 2);
     assert!(looped.usage.estimated && looped.usage.completion_tokens > 0);
-    assert_eq!(out.attempts[1].kind, AttemptKind::Recovery);
+    assert_eq!(out.report.attempts[1].kind, AttemptKind::Recovery);
     let second = &server.requests()[1];
     let messages = second.messages();
     let (role, done) = &messages[messages.len() - 2];
@@ -190,9 +193,9 @@ async fn max_items_stops_the_stream_and_still_reports_its_cost() {
         .await
         .unwrap();
     assert_eq!(out.value, [entity("Ada", "person")]);
-    assert_eq!(out.finish, Finish::MaxItems);
-    assert!(out.usage.estimated);
-    assert!(out.usage.completion_tokens > 0 && out.usage.prompt_tokens > 0);
+    assert_eq!(out.report.finish, Some(Finish::MaxItems));
+    assert!(out.report.usage.estimated);
+    assert!(out.report.usage.completion_tokens > 0 && out.report.usage.prompt_tokens > 0);
 }
 
 #[tokio::test]
@@ -209,7 +212,11 @@ async fn a_broken_stream_still_reports_its_cost() {
         let llm = openai_client(&server);
         let extractor = Extractor::new(&llm).mode(Mode::Prompted);
         let err = if many {
-            extractor.extract_all::<Entity>("x").await.unwrap_err()
+            extractor
+                .extract_all::<Entity>("x")
+                .await
+                .unwrap_err()
+                .map_partial(|item| serde_json::to_value(item).unwrap())
         } else {
             extractor.extract::<Person>("x").await.unwrap_err()
         };
@@ -253,6 +260,34 @@ async fn with_the_guard_off_one_value_is_not_streamed() {
         .await
         .unwrap();
     assert_eq!(out.value.age, 36);
-    assert!(!out.usage.estimated);
+    assert!(!out.report.usage.estimated);
     assert_eq!(server.requests()[0].json["stream"], false);
+}
+
+#[tokio::test]
+async fn a_loop_after_a_complete_value_keeps_the_value_and_asks_nothing_more() {
+    // The model closes its answer, then chats on and loops in the prose: the value before the loop is
+    // the answer (seen on the real model in prompted mode: "...}\n\nThis JSON-formatted string is a
+    // JSON-LD-JSON-LD-JSON-LD-...").
+    let chatty = format!(
+        "Here is the JSON:\n{{\"name\": \"Ada\", \"age\": 36}}\n\nThis is a JSON-LD{}",
+        "-JSON-LD".repeat(60)
+    );
+    let server = TestServer::script(vec![ollama(
+        Answer::new(chatty).pieces_of(3).ending(Ending::Stall),
+    )]);
+    let llm = ollama_client(&server);
+    let out = Extractor::new(&llm)
+        .mode(Mode::Prompted)
+        .extract::<Person>("Ada, 36.")
+        .await
+        .unwrap();
+    assert_eq!((out.value.name.as_str(), out.value.age), ("Ada", 36));
+    assert_eq!(out.report.attempts.len(), 1, "{:?}", out.report.attempts);
+    let attempt = &out.report.attempts[0];
+    assert!(attempt.error.is_none(), "{attempt:?}");
+    assert_eq!(attempt.finish, Some(Finish::Repetition));
+    assert!(attempt.repetition.is_some());
+    assert!(attempt.usage.completion_tokens > 0 && attempt.usage.estimated);
+    assert_eq!(server.requests().len(), 1);
 }

@@ -48,9 +48,9 @@ async fn a_valid_answer_takes_one_attempt() {
         .await
         .unwrap();
     assert_eq!(out.value.name, "Ada Lovelace");
-    assert_eq!(out.attempts.len(), 1);
-    assert_eq!(out.usage.total(), 15);
-    assert!(out.repairs.is_empty());
+    assert_eq!(out.report.attempts.len(), 1);
+    assert_eq!(out.report.usage.total(), 15);
+    assert!(out.report.fixes.is_empty());
     let requests = log.lock().unwrap();
     assert_eq!(requests[0].messages.len(), 1);
     assert_eq!(requests[0].messages[0].content, "Ada Lovelace died at 36.");
@@ -59,13 +59,16 @@ async fn a_valid_answer_takes_one_attempt() {
 }
 
 #[tokio::test]
-async fn a_fenced_answer_is_repaired_by_the_parser_not_by_another_request() {
+async fn a_fenced_answer_is_fixed_by_the_parser_not_by_another_request() {
     let (llm, log) = scripted(vec![answer(
         "Here you go:\n```json\n{\"name\": \"Ada\", \"age\": 36}\n```",
     )]);
     let out = Extractor::new(&llm).extract::<Person>("x").await.unwrap();
     assert_eq!(out.value.age, 36);
-    assert!(!out.repairs.is_empty(), "the envelope removal is recorded");
+    assert!(
+        !out.report.fixes.is_empty(),
+        "the envelope removal is recorded"
+    );
     assert_eq!(log.lock().unwrap().len(), 1);
 }
 
@@ -78,12 +81,12 @@ async fn a_schema_error_is_repaired_with_the_exact_message_shape() {
         .await
         .unwrap();
     assert_eq!(out.value.age, 36);
-    assert_eq!(out.attempts.len(), 2);
-    assert_eq!(out.attempts[0].kind, AttemptKind::First);
-    assert_eq!(out.attempts[1].kind, AttemptKind::Repair);
-    assert!(out.attempts[0].error.is_some());
-    assert_eq!(out.attempts[0].raw, bad);
-    assert_eq!(out.usage.total(), 30);
+    assert_eq!(out.report.attempts.len(), 2);
+    assert_eq!(out.report.attempts[0].kind, AttemptKind::First);
+    assert_eq!(out.report.attempts[1].kind, AttemptKind::Repair);
+    assert!(out.report.attempts[0].error.is_some());
+    assert_eq!(out.report.attempts[0].raw, bad);
+    assert_eq!(out.report.usage.total(), 30);
 
     let requests = log.lock().unwrap();
     let repair = &requests[1];
@@ -197,6 +200,7 @@ async fn a_repair_that_gets_the_rejected_answer_back_asks_again_with_a_temperatu
         "the seed stays fixed (the default one here)"
     );
     let recorded: Vec<_> = out
+        .report
         .attempts
         .iter()
         .map(|a| a.sampling.temperature)
@@ -239,7 +243,7 @@ async fn a_cut_off_value_is_a_distinct_error_and_is_not_re_asked() {
 }
 
 #[tokio::test]
-async fn a_cut_off_value_that_validates_once_closed_is_kept_as_a_recorded_repair() {
+async fn a_cut_off_value_that_validates_once_closed_is_kept_as_a_recorded_fix() {
     let (llm, _) = scripted(vec![
         answer(r#"{"name": "Ada", "age": 36, "note"#).with_finish(Finish::Length)
     ]);
@@ -251,8 +255,8 @@ async fn a_cut_off_value_that_validates_once_closed_is_kept_as_a_recorded_repair
             age: 36
         }
     );
-    assert!(!out.repairs.is_empty());
-    assert_eq!(out.finish, Finish::Length);
+    assert!(!out.report.fixes.is_empty());
+    assert_eq!(out.report.finish, Some(Finish::Length));
 }
 
 #[tokio::test]
@@ -369,7 +373,7 @@ async fn the_token_budget_stops_the_loop() {
 }
 
 #[tokio::test]
-async fn strict_parsing_rejects_what_lenient_parsing_repairs() {
+async fn strict_parsing_rejects_what_lenient_parsing_fixes() {
     let fenced = "```json\n{\"name\": \"Ada\", \"age\": 36}\n```";
     let (llm, log) = scripted(vec![
         answer(fenced),
@@ -380,8 +384,8 @@ async fn strict_parsing_rejects_what_lenient_parsing_repairs() {
         .extract::<Person>("x")
         .await
         .unwrap();
-    assert_eq!(out.attempts.len(), 2);
-    assert!(out.repairs.is_empty());
+    assert_eq!(out.report.attempts.len(), 2);
+    assert!(out.report.fixes.is_empty());
     assert_eq!(log.lock().unwrap().len(), 2);
 }
 
@@ -468,7 +472,7 @@ async fn extract_all_in_constrained_mode_sends_the_list_schema_with_max_items() 
         out.value,
         [entity("Ada", "person"), entity("IBM", "company")]
     );
-    assert_eq!(out.finish, Finish::MaxItems);
+    assert_eq!(out.report.finish, Some(Finish::MaxItems));
     let requests = log.lock().unwrap();
     let schema = requests[0].schema.as_ref().unwrap();
     assert_eq!(schema["properties"]["items"]["maxItems"], json!(2));
@@ -509,10 +513,10 @@ async fn only_broken_lines_are_re_asked_and_valid_items_are_kept() {
             entity("Mars", "place")
         ]
     );
-    assert!(out.skipped.is_empty());
-    assert_eq!(out.attempts.len(), 2);
-    assert_eq!(out.attempts[0].items, 2);
-    assert_eq!(out.attempts[1].kind, AttemptKind::Repair);
+    assert!(out.report.skipped.is_empty());
+    assert_eq!(out.report.attempts.len(), 2);
+    assert_eq!(out.report.attempts[0].items, 2);
+    assert_eq!(out.report.attempts[1].kind, AttemptKind::Repair);
 
     let requests = log.lock().unwrap();
     let repair = &requests[1];
@@ -549,9 +553,9 @@ async fn lines_that_never_validate_are_reported_as_skipped() {
         .await
         .unwrap();
     assert_eq!(out.value, [entity("Ada", "person")]);
-    assert_eq!(out.attempts.len(), 3);
-    assert_eq!(out.skipped.len(), 1);
-    assert!(out.skipped[0].raw.contains("planet"));
+    assert_eq!(out.report.attempts.len(), 3);
+    assert_eq!(out.report.skipped.len(), 1);
+    assert!(out.report.skipped[0].raw.contains("planet"));
 }
 
 #[tokio::test]
@@ -568,9 +572,9 @@ async fn broken_lines_stay_reported_when_a_repair_answer_is_only_prose() {
         .await
         .unwrap();
     assert_eq!(out.value, [entity("Ada", "person")]);
-    assert_eq!(out.attempts.len(), 2);
-    assert_eq!(out.skipped.len(), 1, "{:?}", out.skipped);
-    assert!(out.skipped[0].raw.contains("planet"));
+    assert_eq!(out.report.attempts.len(), 2);
+    assert_eq!(out.report.skipped.len(), 1, "{:?}", out.report.skipped);
+    assert!(out.report.skipped[0].raw.contains("planet"));
 }
 
 #[tokio::test]
@@ -623,9 +627,9 @@ async fn a_cut_off_list_is_continued_after_its_last_complete_item_and_repeats_ar
             entity("Bob", "person")
         ]
     );
-    assert_eq!(out.attempts[1].kind, AttemptKind::Continuation);
-    assert_eq!(out.finish, Finish::Stop);
-    assert!(out.skipped.is_empty());
+    assert_eq!(out.report.attempts[1].kind, AttemptKind::Continuation);
+    assert_eq!(out.report.finish, Some(Finish::Stop));
+    assert!(out.report.skipped.is_empty());
 
     let requests = log.lock().unwrap();
     let continuation = &requests[1];
@@ -662,8 +666,12 @@ async fn continuations_are_capped() {
         .unwrap();
     assert_eq!(log.lock().unwrap().len(), 3, "1 answer + 2 continuations");
     assert_eq!(out.value.len(), 3);
-    assert_eq!(out.finish, Finish::Length);
-    assert_eq!(out.skipped.len(), 1, "the last cut-off item is reported");
+    assert_eq!(out.report.finish, Some(Finish::Length));
+    assert_eq!(
+        out.report.skipped.len(),
+        1,
+        "the last cut-off item is reported"
+    );
 }
 
 #[tokio::test]
@@ -721,9 +729,9 @@ async fn a_looping_model_is_cut_short_and_its_distinct_items_are_kept() {
         out.value,
         [entity("Ada", "person"), entity("IBM", "company")]
     );
-    assert_eq!(out.finish, Finish::Repetition);
+    assert_eq!(out.report.finish, Some(Finish::Repetition));
     // The first answer and two recoveries (the attempt cap), each stopped at its loop.
-    let kinds: Vec<AttemptKind> = out.attempts.iter().map(|a| a.kind).collect();
+    let kinds: Vec<AttemptKind> = out.report.attempts.iter().map(|a| a.kind).collect();
     assert_eq!(
         kinds,
         [
@@ -733,10 +741,11 @@ async fn a_looping_model_is_cut_short_and_its_distinct_items_are_kept() {
         ]
     );
     assert!(out
+        .report
         .attempts
         .iter()
         .all(|a| a.finish == Some(Finish::Repetition)));
-    assert_eq!(out.attempts[1].sampling.repeat_penalty, Some(1.3));
+    assert_eq!(out.report.attempts[1].sampling.repeat_penalty, Some(1.3));
     assert!(
         produced.load(Ordering::SeqCst) < 20,
         "each stream was cancelled early, not read to the end"
@@ -763,7 +772,7 @@ async fn a_pair_of_identical_items_is_not_a_loop() {
             entity("B", "person")
         ]
     );
-    assert_eq!(out.finish, Finish::Stop);
+    assert_eq!(out.report.finish, Some(Finish::Stop));
 }
 
 // ---- streams ----
@@ -851,7 +860,8 @@ async fn a_stream_error_comes_last_after_the_items_already_decoded() {
     assert!(stream.next().await.is_none());
 
     let err = Entity::extract_all(&llm, "x").await.unwrap_err();
-    assert_eq!(err.partial()[1], json!({"name": "B", "kind": "person"}));
+    assert_eq!(err.partial()[1], entity("B", "person"), "typed");
+    assert_eq!(err.into_partial().len(), 2);
 }
 
 // ---- untyped twins ----
@@ -871,7 +881,7 @@ async fn untyped_twins_validate_against_a_runtime_schema() {
     let extractor = Extractor::new(&llm);
     let one = extractor.extract_value(&schema, "x").await.unwrap();
     assert_eq!(one.value, json!({"name": "Ada", "kind": "person"}));
-    assert_eq!(one.attempts.len(), 2);
+    assert_eq!(one.report.attempts.len(), 2);
     let all = extractor.extract_all_values(&schema, "x").await.unwrap();
     assert_eq!(all.value.len(), 2);
     let requests = log.lock().unwrap();
@@ -908,7 +918,7 @@ async fn broken_lines_left_before_a_continuation_are_re_asked_on_their_own() {
             entity("Mars", "place")
         ]
     );
-    let kinds: Vec<_> = out.attempts.iter().map(|a| a.kind).collect();
+    let kinds: Vec<_> = out.report.attempts.iter().map(|a| a.kind).collect();
     assert_eq!(
         kinds,
         [
@@ -940,9 +950,9 @@ async fn an_answer_with_exactly_max_items_ends_normally() {
         .await
         .unwrap();
     assert_eq!(out.value.len(), 2);
-    assert_eq!(out.finish, Finish::Stop);
+    assert_eq!(out.report.finish, Some(Finish::Stop));
     assert_eq!(
-        out.usage.total(),
+        out.report.usage.total(),
         15,
         "the answer was read to its end, usage included"
     );

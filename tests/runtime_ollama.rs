@@ -1,5 +1,5 @@
 //! The Ollama backend against a local server speaking `/api/chat` (NDJSON): success streamed and not,
-//! repairs, truncation, error statuses, retries, broken streams, timeouts, body limits, concurrency.
+//! fixes, truncation, error statuses, retries, broken streams, timeouts, body limits, concurrency.
 
 mod support;
 
@@ -62,7 +62,10 @@ async fn one_value_sends_the_ollama_request_shape() {
         .unwrap();
     assert_eq!(out.value.name, "Ada Lovelace");
     assert_eq!(
-        (out.usage.prompt_tokens, out.usage.completion_tokens),
+        (
+            out.report.usage.prompt_tokens,
+            out.report.usage.completion_tokens
+        ),
         (34, 12)
     );
 
@@ -110,7 +113,7 @@ async fn many_items_stream_as_ndjson() {
         out.value,
         [entity("Ada", "person"), entity("IBM", "company")]
     );
-    assert_eq!(out.usage.total(), 50);
+    assert_eq!(out.report.usage.total(), 50);
     let body = &server.requests()[0].json;
     assert_eq!(body["stream"], true);
     assert_eq!(body["options"]["num_predict"], 64);
@@ -157,8 +160,8 @@ async fn fenced_and_malformed_answers_are_repaired_by_the_loop() {
             age: 36
         }
     );
-    assert_eq!(out.attempts.len(), 2);
-    assert!(!out.repairs.is_empty());
+    assert_eq!(out.report.attempts.len(), 2);
+    assert!(!out.report.fixes.is_empty());
     let messages = server.requests()[1].messages();
     assert_eq!(messages.len(), 4, "system, user, bad answer, repair");
     assert_eq!(messages[2].0, "assistant");
@@ -199,8 +202,8 @@ async fn truncated_json_lines_are_continued() {
         out.value,
         [entity("Ada", "person"), entity("Lyon", "place")]
     );
-    assert_eq!(out.attempts[0].finish, Some(Finish::Length));
-    assert_eq!(out.attempts[1].kind, AttemptKind::Continuation);
+    assert_eq!(out.report.attempts[0].finish, Some(Finish::Length));
+    assert_eq!(out.report.attempts[1].kind, AttemptKind::Continuation);
     let continuation = server.requests()[1].messages();
     assert_eq!(
         continuation[2],
@@ -220,7 +223,7 @@ async fn a_stream_without_done_is_treated_as_cut_off() {
         .extract_all::<Entity>("x")
         .await
         .unwrap();
-    assert_eq!(out.attempts[0].finish, Some(Finish::Length));
+    assert_eq!(out.report.attempts[0].finish, Some(Finish::Length));
     assert_eq!(out.value.len(), 2);
 }
 
@@ -359,7 +362,11 @@ async fn a_connection_dropped_mid_stream_keeps_the_items_and_says_so() {
         partial.contains("\"IB"),
         "the text received is kept: {partial}"
     );
-    assert_eq!(err.partial(), [json!({"name": "Ada", "kind": "person"})]);
+    assert_eq!(
+        err.partial(),
+        [entity("Ada", "person")],
+        "the items kept, typed"
+    );
     assert!(err.to_string().contains("1 item(s) kept"), "{err}");
     assert_eq!(server.hits(), 1, "a broken stream is not silently re-sent");
 }

@@ -56,7 +56,7 @@ async fn one_value_sends_response_format_and_the_bearer_key() {
         .await
         .unwrap();
     assert_eq!(out.value.age, 36);
-    assert_eq!(out.usage.total(), 30);
+    assert_eq!(out.report.usage.total(), 30);
     let request = &server.requests()[0];
     assert_eq!(request.path, "/v1/chat/completions");
     assert_eq!(
@@ -96,7 +96,7 @@ async fn many_items_stream_as_sse_with_usage() {
         [entity("Ada", "person"), entity("IBM", "company")]
     );
     assert_eq!(
-        out.usage.total(),
+        out.report.usage.total(),
         60,
         "usage came from the include_usage chunk"
     );
@@ -121,8 +121,8 @@ async fn a_length_finish_is_continued() {
         out.value,
         [entity("Ada", "person"), entity("Lyon", "place")]
     );
-    assert_eq!(out.attempts[0].finish, Some(Finish::Length));
-    assert_eq!(out.attempts[1].kind, AttemptKind::Continuation);
+    assert_eq!(out.report.attempts[0].finish, Some(Finish::Length));
+    assert_eq!(out.report.attempts[1].kind, AttemptKind::Continuation);
 }
 
 #[tokio::test]

@@ -7,14 +7,14 @@
 //!   schema and by every rendering (and serde rejects the first two as well); a value breaking a
 //!   constraint (pattern, length, bounds, item counts) is rejected by the generic schema, which is what
 //!   we validate with, although serde accepts it.
-//! - `parse` in strict mode reads every valid value back unchanged and rejects every broken one: its
+//! - `from_str` in strict mode reads every valid value back unchanged and rejects every broken one: its
 //!   fast path (clean JSON checked while it is deserialized, no `serde_json::Value`) must never accept
 //!   what the validator rejects.
 
 mod common;
 
 use common::types::*;
-use llm_extract::parse::{parse_with, ParseOptions};
+use llm_extract::parse::{from_str_with, ParseOptions};
 use llm_extract::validate::Validator;
 use llm_extract::{Dialect, Extract, SchemaError, Shape};
 use proptest::collection::vec;
@@ -204,9 +204,9 @@ where
         serde_json::to_string(original).unwrap(),
         serde_json::to_string_pretty(original).unwrap(),
     ] {
-        let parsed = parse_with::<T>(&text, &ParseOptions::strict()).unwrap();
+        let parsed = from_str_with::<T>(&text, &ParseOptions::strict()).unwrap();
         assert_eq!(&parsed.value, original);
-        assert!(parsed.repairs.is_empty(), "{:?}", parsed.repairs);
+        assert!(parsed.fixes.is_empty(), "{:?}", parsed.fixes);
     }
     let value = serde_json::to_value(original).unwrap();
     let violations = validators.generic.violations(&value);
@@ -307,10 +307,10 @@ fn wrong_type(value: &Value) -> Value {
     }
 }
 
-/// Asserts strict `parse` refuses `value`: no repair may hide what the validator rejects, so a value
+/// Asserts strict `from_str` refuses `value`: no fix may hide what the validator rejects, so a value
 /// here would have come through the fast path by mistake.
 fn assert_strict_parse_rejects<T: Extract + std::fmt::Debug>(value: &Value, what: &str) {
-    let parsed = parse_with::<T>(&value.to_string(), &ParseOptions::strict());
+    let parsed = from_str_with::<T>(&value.to_string(), &ParseOptions::strict());
     assert!(parsed.is_err(), "strict parse accepted {what}: {value}");
 }
 

@@ -197,8 +197,8 @@ async fn run_kind<T: Extract + Serialize>(
         let (answer, attempts, usage) = match &outcome {
             Ok(done) => (
                 Some(serde_json::to_value(&done.value)?),
-                done.attempts.as_slice(),
-                done.usage,
+                done.report.attempts.as_slice(),
+                done.report.usage,
             ),
             Err(err) => (None, err.attempts(), err.usage()),
         };

@@ -17,7 +17,7 @@ fn decode(chunks: &[&[u8]], options: ParseOptions) -> Vec<String> {
     events
         .into_iter()
         .map(|e| match e {
-            LineEvent::Item(i) => format!("item {} {} {:?}", i.line, i.json, i.repairs),
+            LineEvent::Item(i) => format!("item {} {:?} {:?}", i.line, i.value, i.fixes),
             LineEvent::Skipped(s) => format!("skip {s:?}"),
         })
         .collect()

@@ -1,8 +1,8 @@
-//! `parse` and `parse_lines` never panic, whatever the text, with or without salvage or strictness.
+//! `parse` and `lines_from_str` never panic, whatever the text, with or without salvage or strictness.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use llm_extract::parse::{parse_lines_with, parse_with, ParseOptions};
+use llm_extract::parse::{lines_from_str_with, from_str_with, ParseOptions};
 use llm_extract_fuzz::Rec;
 
 fuzz_target!(|data: &[u8]| {
@@ -12,7 +12,7 @@ fuzz_target!(|data: &[u8]| {
         ParseOptions::default().with_salvage(true),
         ParseOptions::strict(),
     ] {
-        let _ = parse_with::<Rec>(&text, &options);
-        let _ = parse_lines_with::<Rec>(&text, &options);
+        let _ = from_str_with::<Rec>(&text, &options);
+        let _ = lines_from_str_with::<Rec>(&text, &options);
     }
 });

@@ -87,7 +87,7 @@ pub async fn run(args: BatchArgs) -> Result<Exit, CliError> {
                 backend_failures += 1;
             }
             let saved = match &result.outcome {
-                Ok(extraction) => save_raw(save_dir, &result.id, &extraction.attempts),
+                Ok(extraction) => save_raw(save_dir, &result.id, &extraction.report.attempts),
                 Err(error) => save_raw(save_dir, &result.id, error.attempts()),
             };
             if let Err(e) = saved.and_then(|()| out.write(&record(&result))) {
@@ -188,8 +188,8 @@ fn record(result: &DocumentResult) -> Value {
             "id": result.id,
             "ok": true,
             "value": extraction.value,
-            "attempts": extraction.attempts.len(),
-            "tokens": extraction.usage.total(),
+            "attempts": extraction.report.attempts.len(),
+            "tokens": extraction.report.usage.total(),
         }),
         Err(error) => json!({
             "id": result.id,

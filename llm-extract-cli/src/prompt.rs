@@ -121,15 +121,15 @@ pub async fn run(args: PromptArgs) -> Result<Exit, CliError> {
                     }
                 }
                 PromptOutput::Json(extraction) => {
-                    save_raw(save_dir, prompt.id(), &extraction.attempts)?;
+                    save_raw(save_dir, prompt.id(), &extraction.report.attempts)?;
                     printer.value(&extraction.value)?;
                 }
                 PromptOutput::Jsonl(extraction) => {
-                    save_raw(save_dir, prompt.id(), &extraction.attempts)?;
+                    save_raw(save_dir, prompt.id(), &extraction.report.attempts)?;
                     for item in &extraction.value {
                         printer.value(item)?;
                     }
-                    warn_about_items(extraction.value.len(), &extraction.skipped);
+                    warn_about_items(extraction.value.len(), &extraction.report.skipped);
                 }
                 _ => printer.value(&output.to_value())?,
             }

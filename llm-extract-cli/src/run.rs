@@ -34,7 +34,7 @@ pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
     if !args.jsonl {
         return match extractor.extract_value(set, input).await {
             Ok(extraction) => {
-                save_raw(save_dir, "run", &extraction.attempts)?;
+                save_raw(save_dir, "run", &extraction.report.attempts)?;
                 printer.value(&extraction.value)?;
                 Ok(Exit::Success)
             }
@@ -48,11 +48,11 @@ pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
     if args.no_streaming {
         return match extractor.extract_all_values(set, input).await {
             Ok(extraction) => {
-                save_raw(save_dir, "run", &extraction.attempts)?;
+                save_raw(save_dir, "run", &extraction.report.attempts)?;
                 for item in &extraction.value {
                     printer.value(item)?;
                 }
-                warn_about_items(extraction.value.len(), &extraction.skipped);
+                warn_about_items(extraction.value.len(), &extraction.report.skipped);
                 Ok(Exit::Success)
             }
             Err(error) => {

@@ -80,7 +80,7 @@ impl DocumentResult {
     /// The tokens the document cost, whether it succeeded or not.
     pub fn usage(&self) -> Usage {
         match &self.outcome {
-            Ok(extraction) => extraction.usage,
+            Ok(extraction) => extraction.report.usage,
             Err(error) => error.usage(),
         }
     }

@@ -64,9 +64,13 @@ fn check_not_async() -> Result<(), ExtractError> {
 }
 
 /// Runs any extraction future to completion, e.g. an [`Extractor`](crate::Extractor) call.
-pub fn run<T>(future: impl Future<Output = Result<T, ExtractError>>) -> Result<T, ExtractError> {
-    check_not_async()?;
-    runtime()?.block_on(future)
+pub fn run<T, P>(
+    future: impl Future<Output = Result<T, ExtractError<P>>>,
+) -> Result<T, ExtractError<P>> {
+    let runtime = check_not_async()
+        .and_then(|()| runtime())
+        .map_err(|err| err.with_partial(Vec::new()))?;
+    runtime.block_on(future)
 }
 
 /// Blocking [`Extract::extract`].
@@ -78,7 +82,7 @@ pub fn extract<T: Extract, L: Llm + ?Sized>(llm: &L, text: &str) -> Result<T, Ex
 pub fn extract_all<T: Extract, L: Llm + ?Sized>(
     llm: &L,
     text: &str,
-) -> Result<Vec<T>, ExtractError> {
+) -> Result<Vec<T>, ExtractError<T>> {
     run(T::extract_all(llm, text))
 }
 

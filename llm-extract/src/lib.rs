@@ -38,7 +38,8 @@ pub use llm::{
     from_fn, ChatRequest, ChatResponse, Finish, Llm, LlmError, Ollama, OpenAiCompatible, Usage,
 };
 pub use parse::{
-    parse, parse_lines, LineDecoder, Lines, LoopGuard, ParseError, Parsed, Repair, Skipped,
+    from_str, from_str_with, lines_from_str, lines_from_str_with, Fix, LineDecoder, Lines,
+    LoopGuard, ParseError, Parsed, Skipped,
 };
 pub use report::{Attempt, AttemptKind, Extraction, Report};
 pub use schema::{Dialect, DynamicSchema, Schema, SchemaSet, Shape};

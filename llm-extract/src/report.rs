@@ -2,52 +2,41 @@
 //! wrong with it, what it cost and how it ended. Errors carry the same [`Report`], so cost is never lost.
 
 use crate::llm::{Finish, LlmError, Usage};
-use crate::parse::{Loop, ParseError, Repair, Skipped};
+use crate::parse::{Fix, Loop, ParseError, Skipped};
 use std::time::Duration;
 
 /// A successful extraction: the value and its ledger.
 ///
 /// [`Extract::extract`](crate::Extract::extract) and friends return only the value; the
-/// [`Extractor`](crate::extract::Extractor) returns this.
+/// [`Extractor`](crate::extract::Extractor) returns this. The ledger is the same [`Report`] a stream
+/// ends with and every [`ExtractError`](crate::extract::ExtractError) carries.
+///
+/// ```
+/// # fn show(out: llm_extract::Extraction<Vec<String>>) {
+/// let llm_extract::Extraction { value, report } = out;
+/// println!("{} items, {} attempts, {} tokens", value.len(), report.attempts.len(), report.usage.total());
+/// # }
+/// ```
+///
+/// It is only ever these two: whatever else an extraction reports goes into [`Report`].
 #[derive(Debug, Clone)]
-#[non_exhaustive]
 pub struct Extraction<T> {
     /// The validated value (for `extract_all`, every item kept).
     pub value: T,
-    /// Every request made, in order, with the raw answer.
-    pub attempts: Vec<Attempt>,
-    /// The tokens all attempts used together.
-    pub usage: Usage,
-    /// How the last answer ended ([`Finish::Length`] when the items are incomplete because the
-    /// continuation cap or the token budget was reached; [`Finish::Repetition`] when the model looped).
-    pub finish: Finish,
-    /// Lines that never produced an item (`extract_all`): still invalid after the repair cap, or cut off.
-    pub skipped: Vec<Skipped>,
-    /// What the parser repaired to get the value (or the items).
-    pub repairs: Vec<Repair>,
+    /// Every attempt, what it cost, how it ended, what was skipped and what the parser fixed.
+    pub report: Report,
 }
 
 impl<T> Extraction<T> {
-    pub(crate) fn new(value: T, report: Report, repairs: Vec<Repair>) -> Self {
-        Extraction {
-            value,
-            attempts: report.attempts,
-            usage: report.usage,
-            finish: report.finish.unwrap_or_default(),
-            skipped: report.skipped,
-            repairs,
-        }
+    pub(crate) fn new(value: T, report: Report) -> Self {
+        Extraction { value, report }
     }
 
     /// Applies `f` to the value, keeping the ledger.
     pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Extraction<U> {
         Extraction {
             value: f(self.value),
-            attempts: self.attempts,
-            usage: self.usage,
-            finish: self.finish,
-            skipped: self.skipped,
-            repairs: self.repairs,
+            report: self.report,
         }
     }
 
@@ -66,10 +55,14 @@ pub struct Report {
     pub attempts: Vec<Attempt>,
     /// The tokens all attempts used together.
     pub usage: Usage,
-    /// How the last answer ended, if one did.
+    /// How the last answer ended, if one did ([`Finish::Length`] when the items are incomplete
+    /// because the continuation cap or the token budget was reached; [`Finish::Repetition`] when the
+    /// model looped).
     pub finish: Option<Finish>,
-    /// Lines that never produced an item.
+    /// Lines that never produced an item (`extract_all`): still invalid after the repair cap, or cut off.
     pub skipped: Vec<Skipped>,
+    /// What the parser fixed to get the value (or the items kept).
+    pub fixes: Vec<Fix>,
 }
 
 impl Report {
@@ -245,8 +238,8 @@ mod tests {
         assert_eq!(report.usage.total(), 9);
         assert_eq!(report.finish, Some(Finish::Length));
         assert_eq!(report.last_raw(), Some("x"));
-        let extraction = Extraction::new(1, report, Vec::new()).map(|v| v + 1);
+        let extraction = Extraction::new(1, report).map(|v| v + 1);
         assert_eq!(extraction.value, 2);
-        assert_eq!(extraction.attempts.len(), 2);
+        assert_eq!(extraction.report.attempts.len(), 2);
     }
 }

@@ -1,8 +1,8 @@
 //! What the incremental decoders yield, comparably: the typed [`LineDecoder`] checked, event by
-//! event, against the untyped [`ValueDecoder`] fed the same chunks. A clean frame takes a different
+//! event, against the same decoder reading validated JSON (`LineDecoder<Value>`) fed the same chunks. A clean frame takes a different
 //! path in the typed one (straight from its text to `T`) and must come out the same.
 
-use llm_extract::parse::{LineEvent, ParseOptions, Skipped, ValueDecoder, ValueEvent};
+use llm_extract::parse::{LineEvent, ParseOptions, Skipped};
 use llm_extract::{LineDecoder, Schema};
 use serde_json::Value;
 
@@ -19,7 +19,7 @@ pub fn decode<T: Schema + PartialEq + std::fmt::Debug>(
     options: ParseOptions,
 ) -> Vec<Out> {
     let mut typed = LineDecoder::<T>::with_options(options);
-    let mut untyped = ValueDecoder::new(T::schema(), options);
+    let mut untyped = LineDecoder::with_schema(T::schema(), options);
     let (mut events, mut values) = (Vec::new(), Vec::new());
     for chunk in chunks {
         events.extend(typed.feed(chunk));
@@ -32,18 +32,18 @@ pub fn decode<T: Schema + PartialEq + std::fmt::Debug>(
         .into_iter()
         .zip(values)
         .map(|pair| match pair {
-            (LineEvent::Item(item), ValueEvent::Item(json)) => {
-                let value: T = serde_json::from_value(json.json.clone()).unwrap();
+            (LineEvent::Item(item), LineEvent::Item(json)) => {
+                let value: T = serde_json::from_value(json.value.clone()).unwrap();
                 assert_eq!(item.value, value);
-                assert_eq!((item.line, &item.repairs), (json.line, &json.repairs));
-                Out::Item(json.json, item.line)
+                assert_eq!((item.line, &item.fixes), (json.line, &json.fixes));
+                Out::Item(json.value, item.line)
             }
-            (LineEvent::Skipped(typed), ValueEvent::Skipped(untyped)) => {
+            (LineEvent::Skipped(typed), LineEvent::Skipped(untyped)) => {
                 assert_eq!(typed, untyped);
                 Out::Skip(typed)
             }
             // Valid JSON that serde still refuses: the typed decoder skips it.
-            (LineEvent::Skipped(typed), ValueEvent::Item(_)) => Out::Skip(typed),
+            (LineEvent::Skipped(typed), LineEvent::Item(_)) => Out::Skip(typed),
             (typed, untyped) => panic!("typed {typed:?}, untyped {untyped:?}"),
         })
         .collect()

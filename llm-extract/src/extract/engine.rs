@@ -3,7 +3,7 @@
 //! One value ([`Engine::one`]): ask, parse and validate locally, and on failure ask again with the
 //! original conversation plus the bad answer (cut to a bounded size) plus a short turn listing each
 //! problem. The history never grows beyond the last bad answer. A cut-off answer is kept only if what
-//! arrived validates once closed (a recorded repair); otherwise it is a distinct error.
+//! arrived validates once closed (a recorded fix); otherwise it is a distinct error.
 //!
 //! Many items ([`Engine::many`]): stream the answer through the incremental decoder and hand every item
 //! on as soon as it completes. Then, in this order: an answer cut off by the token limit is continued
@@ -22,11 +22,13 @@ use super::error::{ExtractError, ExtractErrorKind};
 use super::example_turns;
 use super::loops::{self, ItemGuard, Verdict};
 use super::meter::{Meter, Spent};
-use super::target::{Event, Found, Target};
+use super::target::{Found, Target};
 use super::wording::{self, AnswerShape};
 use super::{tokens, watch};
 use crate::llm::{ChatEvent, ChatRequest, ChatResponse, Finish, Llm, LlmError, Message, Usage};
-use crate::parse::{Loop, LoopKind, ParseError, Repair, Repeats, SkipReason, Skipped};
+use crate::parse::{
+    Fix, LineEvent, Loop, LoopKind, ParseError, Repeats, SkipReason, Skipped, WithJson,
+};
 use crate::report::{Attempt, AttemptError, AttemptKind, Extraction, Report, Sampling};
 use crate::schema::Shape;
 use futures_util::StreamExt;
@@ -42,12 +44,6 @@ pub(crate) struct Engine<'a> {
     pub config: &'a Config,
     /// Where a stream's caller can read the running cost.
     pub spent: Option<&'a Spent>,
-}
-
-/// What [`Engine::many`] returns besides the items it handed on.
-pub(crate) struct Collected {
-    pub report: Report,
-    pub repairs: Vec<Repair>,
 }
 
 impl<'a> Engine<'a> {
@@ -194,16 +190,22 @@ impl<'a> Engine<'a> {
                 .parse
                 .with_salvage(cut_off || self.config.parse.salvage);
             let parsed = match watched.repetition {
-                // A loop: on the last attempt keep what came before it if that is a valid value
-                // (salvaged like a cut answer); otherwise recover.
-                Some(found) if number == max_attempts => {
+                // A loop: a complete valid value before it (the model closed its answer, then kept
+                // on writing and looped in what followed) is the answer. On the last attempt, a value
+                // cut by the loop is salvaged like a cut answer. Otherwise recover.
+                Some(found) => {
                     let before = text.get(..found.start).unwrap_or(text);
-                    match target.parse_one(before, &options.with_salvage(true)) {
+                    match target.parse_one(before, &options) {
                         Ok(parsed) => Ok(Ok(parsed)),
+                        Err(_) if number == max_attempts => {
+                            match target.parse_one(before, &options.with_salvage(true)) {
+                                Ok(parsed) => Ok(Ok(parsed)),
+                                Err(_) => Err(found),
+                            }
+                        }
                         Err(_) => Err(found),
                     }
                 }
-                Some(found) => Err(found),
                 None => Ok(target.parse_one(text, &options)),
             };
             let valid = matches!(parsed, Ok(Ok(_)));
@@ -240,7 +242,8 @@ impl<'a> Engine<'a> {
             match parsed {
                 Ok(parsed) => {
                     self.push(&mut report, attempt);
-                    return Ok(Extraction::new(parsed.value, report, parsed.repairs));
+                    report.fixes = parsed.fixes;
+                    return Ok(Extraction::new(parsed.value, report));
                 }
                 Err(error) => {
                     attempt.error = Some(AttemptError::Parse(error.clone()));
@@ -300,7 +303,7 @@ impl<'a> Engine<'a> {
         target: &G,
         input: Input,
         sink: &mut (dyn FnMut(G::Output) + Send + '_),
-    ) -> Result<Collected, ExtractError> {
+    ) -> Result<Report, ExtractError> {
         let (first, shape, max_string) = self.first_request(target, input, true)?;
         let name = target.schema().name();
         let mut kept = Kept::default();
@@ -465,10 +468,8 @@ impl<'a> Engine<'a> {
         }
         report.skipped = unresolved.into_iter().map(|(_, s)| s).collect();
         report.skipped.extend(cut_item);
-        Ok(Collected {
-            report,
-            repairs: kept.repairs,
-        })
+        report.fixes = kept.fixes;
+        Ok(report)
     }
 
     /// Streams one answer through the decoder, handing complete items on.
@@ -611,7 +612,7 @@ struct Answer {
 struct Kept {
     json: Vec<Value>,
     seen: HashSet<String>,
-    repairs: Vec<Repair>,
+    fixes: Vec<Fix>,
 }
 
 /// Takes the decoder's events of one answer: holds back repeats, drops duplicates of kept items in
@@ -632,16 +633,16 @@ struct Intake<'k, 's, O> {
 
 impl<O> Intake<'_, '_, O> {
     /// Takes events; returns why generation must stop, if it must.
-    fn take_all(&mut self, events: Vec<Event<O>>) -> Option<Finish> {
+    fn take_all(&mut self, events: Vec<LineEvent<WithJson<O>>>) -> Option<Finish> {
         for event in events {
             let item = match event {
-                Event::Skipped(skipped) => {
+                LineEvent::Skipped(skipped) => {
                     self.skipped.push(skipped);
                     continue;
                 }
-                Event::Item(item) => item,
+                LineEvent::Item(item) => item,
             };
-            let key = canonical(&item.json);
+            let key = canonical(&item.value.json);
             match self.guard.offer(item, &key) {
                 Verdict::Hold => {}
                 Verdict::Loop => return Some(Finish::Repetition),
@@ -676,15 +677,15 @@ impl<O> Intake<'_, '_, O> {
         {
             return Some(Finish::MaxItems);
         }
-        let key = canonical(&item.json);
+        let key = canonical(&item.value.json);
         if self.kept.seen.contains(&key) && self.dedupe {
             return None;
         }
         self.kept.seen.insert(key);
-        self.kept.json.push(item.json);
-        self.kept.repairs.extend(item.repairs);
+        self.kept.json.push(item.value.json);
+        self.kept.fixes.extend(item.fixes);
         self.items += 1;
-        (self.sink)(item.value);
+        (self.sink)(item.value.value);
         None
     }
 }

@@ -25,14 +25,19 @@ use serde_json::Value;
 /// eprintln!("{} attempts, {} tokens", err.attempts().len(), err.usage().total());
 /// # }
 /// ```
-pub struct ExtractError {
-    inner: Box<Inner>,
+///
+/// `T` is what the items kept before a failure are ([`ExtractError::partial`]), as in std's
+/// `SendError<T>`: `extract_all::<T>` fails with an `ExtractError<T>` that hands back the `T`s it
+/// had decoded; every other call, and a runtime schema's, fails with an `ExtractError` (of `Value`:
+/// the validated JSON, for a stream the items it already yielded).
+pub struct ExtractError<T = Value> {
+    inner: Box<Inner<T>>,
 }
 
-struct Inner {
+struct Inner<T> {
     kind: ExtractErrorKind,
     report: Report,
-    partial: Vec<Value>,
+    partial: Vec<T>,
 }
 
 /// What went wrong in an extraction.
@@ -80,10 +85,19 @@ impl ExtractError {
             }),
         }
     }
+}
 
-    pub(crate) fn with_partial(mut self, partial: Vec<Value>) -> Self {
-        self.inner.partial = partial;
-        self
+impl<T> ExtractError<T> {
+    /// The same error with `partial` as the items kept.
+    pub(crate) fn with_partial<U>(self, partial: Vec<U>) -> ExtractError<U> {
+        let Inner { kind, report, .. } = *self.inner;
+        ExtractError {
+            inner: Box::new(Inner {
+                kind,
+                report,
+                partial,
+            }),
+        }
     }
 
     /// What went wrong.
@@ -111,10 +125,39 @@ impl ExtractError {
         self.inner.report.last_raw()
     }
 
-    /// The validated JSON of the items decoded before an `extract_all` failed (they were already yielded
-    /// by a stream).
-    pub fn partial(&self) -> &[Value] {
+    /// The items decoded before an `extract_all` failed: the `T`s of `extract_all::<T>`, the
+    /// validated JSON of a runtime schema's (a stream has already yielded them: its error holds
+    /// their JSON).
+    pub fn partial(&self) -> &[T] {
         &self.inner.partial
+    }
+
+    /// The items decoded before the failure, by value.
+    pub fn into_partial(self) -> Vec<T> {
+        self.inner.partial
+    }
+
+    /// Applies `f` to each item kept, keeping the rest: e.g. to return a typed call's error where
+    /// an `ExtractError` (of `Value`) is expected.
+    ///
+    /// ```
+    /// # fn as_json<T: serde::Serialize>(err: llm_extract::ExtractError<T>) -> llm_extract::ExtractError {
+    /// err.map_partial(|item| serde_json::to_value(item).unwrap_or_default())
+    /// # }
+    /// ```
+    pub fn map_partial<U>(self, f: impl FnMut(T) -> U) -> ExtractError<U> {
+        let Inner {
+            kind,
+            report,
+            partial,
+        } = *self.inner;
+        ExtractError {
+            inner: Box::new(Inner {
+                kind,
+                report,
+                partial: partial.into_iter().map(f).collect(),
+            }),
+        }
     }
 
     /// The ledger, by value.
@@ -154,7 +197,7 @@ impl std::fmt::Display for ExtractErrorKind {
     }
 }
 
-impl std::fmt::Display for ExtractError {
+impl<T> std::fmt::Display for ExtractError<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let report = &self.inner.report;
         write!(f, "{}", self.inner.kind)?;
@@ -191,17 +234,18 @@ impl std::fmt::Display for ExtractError {
     }
 }
 
-impl std::fmt::Debug for ExtractError {
+/// The items kept are counted, not shown: `T` need not be `Debug` (as std's `SendError<T>`).
+impl<T> std::fmt::Debug for ExtractError<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ExtractError")
             .field("kind", &self.inner.kind)
             .field("report", &self.inner.report)
-            .field("partial", &self.inner.partial)
+            .field("partial", &self.inner.partial.len())
             .finish()
     }
 }
 
-impl std::error::Error for ExtractError {
+impl<T> std::error::Error for ExtractError<T> {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match &self.inner.kind {
             ExtractErrorKind::Llm(err) => Some(err),
@@ -222,6 +266,10 @@ mod tests {
     fn the_error_is_small() {
         assert_eq!(
             std::mem::size_of::<ExtractError>(),
+            std::mem::size_of::<usize>()
+        );
+        assert_eq!(
+            std::mem::size_of::<ExtractError<String>>(),
             std::mem::size_of::<usize>()
         );
     }
@@ -245,7 +293,7 @@ mod tests {
             items: 0,
             elapsed: std::time::Duration::ZERO,
         });
-        let err = ExtractError::new(
+        let err: ExtractError = ExtractError::new(
             ExtractErrorKind::Invalid(ParseError::NoJson {
                 raw: "not json".into(),
             }),

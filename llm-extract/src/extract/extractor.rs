@@ -7,7 +7,7 @@ use super::engine::Engine;
 use super::error::ExtractError;
 use super::example::{Example, ExampleError};
 use super::stream::ExtractStream;
-use super::target::{Typed, Untyped};
+use super::target::{Derived, Runtime};
 use crate::llm::Llm;
 use crate::parse::{LoopGuard, ParseOptions};
 use crate::report::Extraction;
@@ -44,7 +44,7 @@ use serde_json::Value;
 ///     .extract_value(&schema, Input::text("A walk along the Saône.").var("language", "English"))
 ///     .await?;
 /// assert_eq!(out.value, json!({"city": "Lyon"}));
-/// assert_eq!(out.usage.total(), 26);
+/// assert_eq!(out.report.usage.total(), 26);
 /// # Ok::<(), llm_extract::extract::ExtractError>(())
 /// # }).unwrap();
 /// ```
@@ -82,7 +82,7 @@ impl<L: Llm> Extractor<L> {
         self
     }
 
-    /// The most answers requested to get a valid result: the first plus repairs, so `max_attempts(3)`
+    /// The most answers requested to get a valid result: the first plus fixes, so `max_attempts(3)`
     /// allows two repairs (default 3; at least 1). Continuations after a cut answer are capped separately
     /// ([`Extractor::max_continuations`]); transport retries are the backend's [`RetryPolicy`](crate::llm::RetryPolicy).
     pub fn max_attempts(mut self, attempts: u32) -> Self {
@@ -140,7 +140,7 @@ impl<L: Llm> Extractor<L> {
         self
     }
 
-    /// Accepts only clean JSON: no fences, no repairs, no coercion (default `false`).
+    /// Accepts only clean JSON: no fences, no fixes, no coercion (default `false`).
     pub fn strict(mut self, strict: bool) -> Self {
         self.config.parse = self.config.parse.with_strict(strict);
         self
@@ -220,21 +220,27 @@ impl<L: Llm> Extractor<L> {
         &self,
         input: impl Into<Input>,
     ) -> Result<Extraction<T>, ExtractError> {
-        self.engine().one(&Typed::<T>::new(), input.into()).await
+        self.engine().one(&Derived::<T>::new(), input.into()).await
     }
 
     /// Every item of `T` the model lists, in order.
     pub async fn extract_all<T: Extract>(
         &self,
         input: impl Into<Input>,
-    ) -> Result<Extraction<Vec<T>>, ExtractError> {
+    ) -> Result<Extraction<Vec<T>>, ExtractError<T>> {
         let mut items = Vec::new();
         let mut push = |item: T| items.push(item);
-        let done = self
+        let result = self
             .engine()
-            .many(&Typed::<T>::new(), input.into(), &mut push)
-            .await?;
-        Ok(Extraction::new(items, done.report, done.repairs))
+            .many(&Derived::<T>::new(), input.into(), &mut push)
+            .await;
+        match result {
+            Ok(report) => Ok(Extraction::new(items, report)),
+            // The engine keeps the items' JSON where the failure leaves them standing: hand back
+            // the same items, typed.
+            Err(err) if err.partial().is_empty() => Err(err.with_partial(Vec::new())),
+            Err(err) => Err(err.with_partial(items)),
+        }
     }
 
     /// The items of `T` as a stream, each as soon as it is complete.
@@ -243,8 +249,8 @@ impl<L: Llm> Extractor<L> {
         let engine = self.engine();
         ExtractStream::start(move |mut sink, spent| async move {
             let engine = engine.with_spent(&spent);
-            let done = engine.many(&Typed::<T>::new(), input, &mut *sink).await?;
-            Ok(done.report)
+            let report = engine.many(&Derived::<T>::new(), input, &mut *sink).await?;
+            Ok(report)
         })
     }
 
@@ -254,7 +260,7 @@ impl<L: Llm> Extractor<L> {
         schema: &SchemaSet,
         input: impl Into<Input>,
     ) -> Result<Extraction<Value>, ExtractError> {
-        self.engine().one(&Untyped(schema), input.into()).await
+        self.engine().one(&Runtime(schema), input.into()).await
     }
 
     /// Every item of a runtime schema (the schema of one item), as validated JSON.
@@ -265,11 +271,11 @@ impl<L: Llm> Extractor<L> {
     ) -> Result<Extraction<Vec<Value>>, ExtractError> {
         let mut items = Vec::new();
         let mut push = |item: Value| items.push(item);
-        let done = self
+        let report = self
             .engine()
-            .many(&Untyped(schema), input.into(), &mut push)
+            .many(&Runtime(schema), input.into(), &mut push)
             .await?;
-        Ok(Extraction::new(items, done.report, done.repairs))
+        Ok(Extraction::new(items, report))
     }
 
     /// The items of a runtime schema as a stream of validated JSON.
@@ -282,8 +288,8 @@ impl<L: Llm> Extractor<L> {
         let engine = self.engine();
         ExtractStream::start(move |mut sink, spent| async move {
             let engine = engine.with_spent(&spent);
-            let done = engine.many(&Untyped(schema), input, &mut *sink).await?;
-            Ok(done.report)
+            let report = engine.many(&Runtime(schema), input, &mut *sink).await?;
+            Ok(report)
         })
     }
 }

@@ -156,6 +156,7 @@ pub(crate) fn unstick(request: &mut ChatRequest, guard: &LoopGuard, repeats: u32
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::parse::WithJson;
     use serde_json::{json, Value};
 
     #[test]
@@ -172,9 +173,12 @@ mod tests {
 
     fn item(json: Value) -> Found<Value> {
         Found {
-            value: json.clone(),
-            json,
-            repairs: Vec::new(),
+            value: WithJson {
+                value: json.clone(),
+                json,
+            },
+            line: 1,
+            fixes: Vec::new(),
         }
     }
 

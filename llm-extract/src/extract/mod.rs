@@ -102,7 +102,7 @@ pub trait Extract: Schema {
     fn extract_all<'a, L: Llm + ?Sized>(
         llm: &'a L,
         text: &'a str,
-    ) -> impl Future<Output = Result<Vec<Self>, ExtractError>> + Send + 'a {
+    ) -> impl Future<Output = Result<Vec<Self>, ExtractError<Self>>> + Send + 'a {
         async move {
             Extractor::new(llm)
                 .extract_all::<Self>(text)
@@ -116,12 +116,12 @@ pub trait Extract: Schema {
         let input = Input::text(text);
         ExtractStream::start(move |mut sink, spent| async move {
             let extractor = Extractor::new(llm);
-            let done = extractor
+            let report = extractor
                 .engine()
                 .with_spent(&spent)
-                .many(&target::Typed::<Self>::new(), input, &mut *sink)
+                .many(&target::Derived::<Self>::new(), input, &mut *sink)
                 .await?;
-            Ok(done.report)
+            Ok(report)
         })
     }
 }

@@ -1,4 +1,4 @@
-//! Schema-guided coercion: repairs a value only where the schema makes the intent certain.
+//! Schema-guided coercion: fixes a value only where the schema makes the intent certain.
 //!
 //! It runs only on a value that failed validation, walks value and schema together (the value is at
 //! most [`super::ParseOptions::max_depth`] deep, so the walk is bounded), and records every change
@@ -12,17 +12,17 @@
 //!
 //! [`is_schema_echo`] recognizes a model that answered with the schema instead of data.
 
-use super::{Repair, RepairKind};
+use super::{Fix, FixKind};
 use serde_json::{Map, Number, Value};
 
 /// Walks deeper than any value the parsers produce; a guard, not a limit anyone meets.
 const MAX_DEPTH: usize = 512;
 
-/// Coerces `value` toward `schema`, appending what was done to `repairs` (at byte `offset`).
-pub(crate) fn coerce(value: &mut Value, schema: &Value, offset: usize, repairs: &mut Vec<Repair>) {
+/// Coerces `value` toward `schema`, appending what was done to `fixes` (at byte `offset`).
+pub(crate) fn coerce(value: &mut Value, schema: &Value, offset: usize, fixes: &mut Vec<Fix>) {
     let mut coercer = Coercer {
         offset,
-        repairs,
+        fixes,
         path: String::new(),
     };
     coercer.walk(value, schema, 0);
@@ -58,7 +58,7 @@ pub(crate) fn same_name(a: &str, b: &str) -> bool {
 
 struct Coercer<'r> {
     offset: usize,
-    repairs: &'r mut Vec<Repair>,
+    fixes: &'r mut Vec<Fix>,
     /// JSON pointer of the value being walked.
     path: String,
 }
@@ -131,18 +131,17 @@ fn number_from(s: &str) -> Option<Number> {
 }
 
 impl Coercer<'_> {
-    fn record(&mut self, kind: RepairKind, what: impl std::fmt::Display) {
+    fn record(&mut self, kind: FixKind, what: impl std::fmt::Display) {
         let at = if self.path.is_empty() {
             "the root"
         } else {
             &self.path
         };
         // A path holds the keys above the value, which the input may make as long as it likes:
-        // copied whole into each of many repairs, it would take memory quadratic in the input.
+        // copied whole into each of many fixes, it would take memory quadratic in the input.
         let at = shortened(at, MAX_PATH_SHOWN);
         let description = format!("at {at}: {what}");
-        self.repairs
-            .push(Repair::new(kind, self.offset, description));
+        self.fixes.push(Fix::new(kind, self.offset, description));
     }
 
     fn walk(&mut self, value: &mut Value, schema: &Value, depth: usize) {
@@ -194,7 +193,7 @@ impl Coercer<'_> {
                         if let (Some(variant), None) = (matching.next(), matching.next()) {
                             let variant = variant.to_owned();
                             self.record(
-                                RepairKind::EnumCase,
+                                FixKind::EnumCase,
                                 format_args!("read {s:?} as the enum value {variant:?}"),
                             );
                             *s = variant;
@@ -207,7 +206,7 @@ impl Coercer<'_> {
                 if wants_integer && !n.is_i64() && !n.is_u64() {
                     if let Some(int) = n.as_f64().and_then(integral) {
                         self.record(
-                            RepairKind::Coerced,
+                            FixKind::Coerced,
                             format_args!("read the number {n} as the integer {int}"),
                         );
                         *n = int;
@@ -254,7 +253,7 @@ impl Coercer<'_> {
         let old = object.insert(tag.to_owned(), name.clone());
         let old = old.unwrap_or_default();
         self.record(
-            RepairKind::EnumCase,
+            FixKind::EnumCase,
             format_args!("read the tag {tag:?} = {old} as {name}"),
         );
         Some(variant)
@@ -287,7 +286,7 @@ impl Coercer<'_> {
             };
             if let Some(new) = converted {
                 self.record(
-                    RepairKind::Coerced,
+                    FixKind::Coerced,
                     format_args!("read {} as the {ty} {}", short(value), short(&new)),
                 );
                 *value = new;
@@ -296,7 +295,7 @@ impl Coercer<'_> {
             match (*ty, &mut *value) {
                 ("object", Value::Array(items)) if items.len() == 1 && items[0].is_object() => {
                     self.record(
-                        RepairKind::Unwrapped,
+                        FixKind::Unwrapped,
                         "took the object out of a one-element array",
                     );
                     *value = items.pop().unwrap_or_default();
@@ -304,7 +303,7 @@ impl Coercer<'_> {
                 }
                 ("array", v) if !v.is_null() && !v.is_array() => {
                     self.record(
-                        RepairKind::WrappedInArray,
+                        FixKind::WrappedInArray,
                         format_args!("wrapped {} in an array", short(v)),
                     );
                     *value = Value::Array(vec![v.take()]);
@@ -339,7 +338,7 @@ impl Coercer<'_> {
         }
         let key = key.clone();
         self.record(
-            RepairKind::Unwrapped,
+            FixKind::Unwrapped,
             format_args!("took the value out of the wrapper key {key:?}"),
         );
         map.remove(&key)
@@ -355,7 +354,7 @@ impl Coercer<'_> {
                 if !map.contains_key(canonical) {
                     if let Some(v) = map.remove(alias) {
                         self.record(
-                            RepairKind::RenamedKey,
+                            FixKind::RenamedKey,
                             format_args!("renamed the alias {alias:?} to {canonical:?}"),
                         );
                         map.insert(canonical.to_owned(), v);
@@ -375,7 +374,7 @@ impl Coercer<'_> {
                     if !map.contains_key(canonical) {
                         if let Some(v) = map.remove(&key) {
                             self.record(
-                                RepairKind::RenamedKey,
+                                FixKind::RenamedKey,
                                 format_args!("renamed the key {key:?} to {canonical:?}"),
                             );
                             map.insert(canonical.clone(), v);
@@ -386,7 +385,7 @@ impl Coercer<'_> {
                 if schema.get("additionalProperties") == Some(&Value::Bool(false)) {
                     map.remove(&key);
                     self.record(
-                        RepairKind::DroppedExtraKey,
+                        FixKind::DroppedExtraKey,
                         format_args!("dropped the key {key:?}, which the schema does not allow"),
                     );
                 }
@@ -406,7 +405,7 @@ impl Coercer<'_> {
     }
 }
 
-/// The most bytes of a JSON path a repair's description shows.
+/// The most bytes of a JSON path a fix's description shows.
 const MAX_PATH_SHOWN: usize = 120;
 
 /// `text` if it is at most `max` bytes long, else its start and end around `...`.
@@ -425,7 +424,7 @@ fn shortened(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
     format!("{}...{}", &text[..head], &text[tail..]).into()
 }
 
-/// A value for a repair message, cut short.
+/// A value for a fix message, cut short.
 fn short(value: &Value) -> String {
     let text = value.to_string();
     if text.len() <= 40 {
@@ -443,10 +442,10 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn run(mut value: Value, schema: Value) -> (Value, Vec<RepairKind>) {
-        let mut repairs = Vec::new();
-        coerce(&mut value, &schema, 0, &mut repairs);
-        (value, repairs.iter().map(|r| r.kind).collect())
+    fn run(mut value: Value, schema: Value) -> (Value, Vec<FixKind>) {
+        let mut fixes = Vec::new();
+        coerce(&mut value, &schema, 0, &mut fixes);
+        (value, fixes.iter().map(|r| r.kind).collect())
     }
 
     fn object(properties: Value) -> Value {
@@ -464,19 +463,16 @@ mod tests {
             schema.clone(),
         );
         assert_eq!(v, json!({"n":42,"x":2.5,"ok":true,"s":"12","tags":["a"]}));
-        assert_eq!(
-            kinds.iter().filter(|k| **k == RepairKind::Coerced).count(),
-            4
-        );
-        assert!(kinds.contains(&RepairKind::WrappedInArray));
+        assert_eq!(kinds.iter().filter(|k| **k == FixKind::Coerced).count(), 4);
+        assert!(kinds.contains(&FixKind::WrappedInArray));
         let (v, kinds) = run(json!({"n":"4x2","ok":"yes","x":"inf"}), schema);
         assert_eq!(v, json!({"n":"4x2","ok":"yes","x":"inf"}));
         assert!(kinds.is_empty());
     }
 
     #[test]
-    fn repairs_under_a_long_key_stay_short() {
-        // Every coerced value below a key of `key` bytes used to copy the key into its repair.
+    fn fixes_under_a_long_key_stay_short() {
+        // Every coerced value below a key of `key` bytes used to copy the key into its fix.
         let schema = json!({"type":"object","additionalProperties":
             {"type":"object","additionalProperties":{"type":"integer"}}});
         for key in [10_000, 40_000] {
@@ -484,17 +480,17 @@ mod tests {
                 .map(|i| (format!("k{i}"), json!("1")))
                 .collect();
             let mut value = json!({ "é".repeat(key / 2): inner });
-            let mut repairs = Vec::new();
-            coerce(&mut value, &schema, 0, &mut repairs);
-            assert_eq!(repairs.len(), key / 10);
-            let described: usize = repairs.iter().map(|r| r.description.len()).sum();
+            let mut fixes = Vec::new();
+            coerce(&mut value, &schema, 0, &mut fixes);
+            assert_eq!(fixes.len(), key / 10);
+            let described: usize = fixes.iter().map(|r| r.description.len()).sum();
             assert!(
-                described <= 200 * repairs.len(),
+                described <= 200 * fixes.len(),
                 "{described} bytes for a {key}-byte key"
             );
-            assert!(repairs[0].description.starts_with("at /ééé"));
-            assert!(repairs[0].description.contains("...éé"));
-            assert!(repairs[0].description.contains("é/k0: read"));
+            assert!(fixes[0].description.starts_with("at /ééé"));
+            assert!(fixes[0].description.contains("...éé"));
+            assert!(fixes[0].description.contains("é/k0: read"));
         }
         assert_eq!(shortened("abc", 3), "abc");
         assert_eq!(shortened("abcdef", 4), "ab...ef");
@@ -545,9 +541,9 @@ mod tests {
         assert_eq!(
             kinds,
             [
-                RepairKind::RenamedKey,
-                RepairKind::RenamedKey,
-                RepairKind::DroppedExtraKey
+                FixKind::RenamedKey,
+                FixKind::RenamedKey,
+                FixKind::DroppedExtraKey
             ]
         );
     }
@@ -585,7 +581,7 @@ mod tests {
     fn integral_floats_become_integers() {
         let (v, kinds) = run(json!({"n": 3.0}), object(json!({"n":{"type":"integer"}})));
         assert_eq!(v, json!({"n": 3}));
-        assert_eq!(kinds, [RepairKind::Coerced]);
+        assert_eq!(kinds, [FixKind::Coerced]);
         assert_eq!(integral(1e300), None);
     }
 }

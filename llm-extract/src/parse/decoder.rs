@@ -1,24 +1,28 @@
 //! The incremental decoder: feed bytes as they arrive, get items as they complete.
 //!
-//! [`ValueDecoder`] is the untyped engine (validated JSON against any [`SchemaSet`], including one
-//! built at run time); [`LineDecoder`] is its typed face. Bytes are kept only from the start of the
-//! frame being collected; the framer's state carries over between chunks, so no byte is scanned twice
-//! and a chunk may end anywhere, even inside a UTF-8 character.
+//! One decoder, [`LineDecoder<T>`], generic over what each item becomes, as serde_json's
+//! `StreamDeserializer<R, T>` is: a Rust type that implements [`Schema`], or a `serde_json::Value`
+//! validated against a schema given at run time (a [`SchemaSet`], e.g. a
+//! [`DynamicSchema`](crate::DynamicSchema)'s). Underneath, one untyped core frames the bytes and
+//! runs each frame through the pipeline; the [`Reader`] of `T` turns what it accepts into `T`. Bytes
+//! are kept only from the start of the frame being collected; the framer's state carries over
+//! between chunks, so no byte is scanned twice and a chunk may end anywhere, even inside a UTF-8
+//! character.
 
 use super::frame::{Event, Frame, FrameKind, Framer, FramerConfig};
 use super::pipeline::{self, best_rejection, extracted, Accepted, Pipeline, Rejection};
 use super::typed;
-use super::{ParseOptions, Repair, RepairKind, SkipReason, Skipped};
+use super::{Fix, FixKind, ParseOptions, SkipReason, Skipped};
 use crate::schema::plan::Plan;
 use crate::schema::Schema;
 use crate::schema::SchemaSet;
 use crate::validate::Violation;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::borrow::Cow;
-use std::marker::PhantomData;
 use std::sync::Arc;
 
-/// Where a decoder hands what it decodes.
+/// Where the core hands what it decodes.
 pub(crate) trait Sink {
     /// Offered every closed frame that is valid UTF-8, before the pipeline sees it: a sink that can
     /// take clean JSON straight to its own type does, and returns `true`; the frame is then done.
@@ -26,14 +30,8 @@ pub(crate) trait Sink {
         false
     }
 
-    /// An item or a skipped line.
-    fn event(&mut self, event: ValueEvent);
-}
-
-impl Sink for Vec<ValueEvent> {
-    fn event(&mut self, event: ValueEvent) {
-        self.push(event);
-    }
+    /// An item of validated JSON, or a skipped line.
+    fn event(&mut self, event: LineEvent<Value>);
 }
 
 /// How much of a frame too large to keep is shown in its [`Skipped::raw`].
@@ -68,26 +66,6 @@ fn may_close(chunk: &[u8]) -> bool {
     rest.iter().any(|&b| matches!(b, b'}' | b']' | b'\n'))
 }
 
-/// One event of the untyped decoder.
-#[derive(Debug, Clone)]
-pub enum ValueEvent {
-    /// A complete, valid item.
-    Item(ValueItem),
-    /// A frame that produced no item.
-    Skipped(Skipped),
-}
-
-/// A decoded, validated JSON item.
-#[derive(Debug, Clone)]
-pub struct ValueItem {
-    /// The validated JSON (after repairs).
-    pub json: Value,
-    /// 1-based line where the item starts.
-    pub line: usize,
-    /// Repairs made to this item.
-    pub repairs: Vec<Repair>,
-}
-
 enum SchemaRef<'s> {
     Borrowed(&'s SchemaSet),
     Shared(Arc<SchemaSet>),
@@ -101,27 +79,8 @@ impl SchemaRef<'_> {
         }
     }
 }
-
-/// Incremental decoder of many values against a [`SchemaSet`]: validated JSON, untyped.
-///
-/// ```
-/// use llm_extract::parse::{ParseOptions, ValueDecoder, ValueEvent};
-/// use llm_extract::SchemaSet;
-/// use serde_json::json;
-///
-/// let schema = SchemaSet::new("A", json!({"type": "object", "properties": {"a": {"type": "integer"}},
-///     "required": ["a"], "additionalProperties": false}));
-/// let mut decoder = ValueDecoder::new(&schema, ParseOptions::default());
-/// let mut events = decoder.feed(b"{\"a\":1}\n{\"a\"");
-/// events.extend(decoder.feed(b":2}\n"));
-/// events.extend(decoder.finish());
-/// let items: Vec<_> = events.into_iter().filter_map(|e| match e {
-///     ValueEvent::Item(item) => Some(item.json),
-///     ValueEvent::Skipped(_) => None,
-/// }).collect();
-/// assert_eq!(items, [json!({"a": 1}), json!({"a": 2})]);
-/// ```
-pub struct ValueDecoder<'s> {
+/// The untyped core: frames the bytes and runs each frame through the pipeline.
+struct Core<'s> {
     schema: SchemaRef<'s>,
     options: ParseOptions,
     framer: Framer,
@@ -132,9 +91,9 @@ pub struct ValueDecoder<'s> {
     pos: usize,
 }
 
-impl std::fmt::Debug for ValueDecoder<'_> {
+impl std::fmt::Debug for Core<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ValueDecoder")
+        f.debug_struct("LineDecoder")
             .field("schema", &self.schema.get().name())
             .field("options", &self.options)
             .field("buffered", &self.buf.len())
@@ -143,18 +102,8 @@ impl std::fmt::Debug for ValueDecoder<'_> {
     }
 }
 
-impl<'s> ValueDecoder<'s> {
-    /// A decoder against a borrowed schema.
-    pub fn new(schema: &'s SchemaSet, options: ParseOptions) -> Self {
-        Self::build(SchemaRef::Borrowed(schema), options)
-    }
-
-    /// A decoder that shares ownership of its schema (for schemas built at run time).
-    pub fn shared(schema: Arc<SchemaSet>, options: ParseOptions) -> ValueDecoder<'static> {
-        ValueDecoder::build(SchemaRef::Shared(schema), options)
-    }
-
-    fn build(schema: SchemaRef<'s>, options: ParseOptions) -> Self {
+impl<'s> Core<'s> {
+    fn new(schema: SchemaRef<'s>, options: ParseOptions) -> Self {
         let generic = schema.get().generic();
         let item_is_array = match generic.get("type") {
             Some(Value::String(t)) => t == "array",
@@ -170,7 +119,7 @@ impl<'s> ValueDecoder<'s> {
             items_wrapper: !has_items_property,
             max_frame: options.max_frame_bytes,
         };
-        ValueDecoder {
+        Core {
             schema,
             options,
             framer: Framer::new(config),
@@ -180,22 +129,8 @@ impl<'s> ValueDecoder<'s> {
         }
     }
 
-    /// Feeds a chunk (which may end anywhere, even inside a UTF-8 character); returns what it completed.
-    pub fn feed(&mut self, chunk: &[u8]) -> Vec<ValueEvent> {
-        let mut out = Vec::new();
-        self.feed_with(chunk, &mut out);
-        out
-    }
-
-    /// Ends the input; returns what remained (a cut-off last item is reported as truncated).
-    pub fn finish(mut self) -> Vec<ValueEvent> {
-        let mut out = Vec::new();
-        self.finish_with(&mut out);
-        out
-    }
-
-    /// Like [`ValueDecoder::feed`], handing what it decodes to `sink`.
-    pub(crate) fn feed_with(&mut self, chunk: &[u8], sink: &mut dyn Sink) {
+    /// Feeds a chunk, handing what it decodes to `sink`.
+    fn feed_with(&mut self, chunk: &[u8], sink: &mut dyn Sink) {
         self.buf.extend_from_slice(chunk);
         // Inside a value that can only close at a bracket, a chunk with no bracket or newline
         // completes nothing: its bytes wait for the chunk that might (or for a bounded backlog).
@@ -214,15 +149,15 @@ impl<'s> ValueDecoder<'s> {
         self.compact();
     }
 
-    /// Like [`ValueDecoder::finish`], through `sink`.
-    pub(crate) fn finish_with(&mut self, sink: &mut dyn Sink) {
+    /// Ends the input, handing what remained to `sink`.
+    fn finish_with(&mut self, sink: &mut dyn Sink) {
         let end = self.base + self.buf.len();
         if let Some(event) = self.framer.finish(&self.buf, self.base, end) {
             self.emit_all(event, &mut Vec::new(), sink);
         }
     }
 
-    fn emit_all(&self, event: Event, scratch: &mut Vec<ValueEvent>, sink: &mut dyn Sink) {
+    fn emit_all(&self, event: Event, scratch: &mut Vec<LineEvent<Value>>, sink: &mut dyn Sink) {
         if let Event::Frame(frame) = event {
             let whole = matches!(frame.kind, FrameKind::Value | FrameKind::Element) && frame.closed;
             if whole {
@@ -255,14 +190,14 @@ impl<'s> ValueDecoder<'s> {
         self.buf.get(from..to).unwrap_or_default()
     }
 
-    fn handle(&self, event: Event, out: &mut Vec<ValueEvent>) {
+    fn handle(&self, event: Event, out: &mut Vec<LineEvent<Value>>) {
         let frame = match event {
             Event::TooLarge { start, line } => {
                 // The first bytes that are buffered however the input was chunked (the framer
                 // reports a frame as soon as it holds more than the limit).
                 let shown = RAW_PREVIEW.min(self.options.max_frame_bytes);
                 let preview = self.bytes(start, start + shown);
-                out.push(ValueEvent::Skipped(Skipped {
+                out.push(LineEvent::Skipped(Skipped {
                     line,
                     raw: String::from_utf8_lossy(preview).into_owned(),
                     reason: SkipReason::TooLarge {
@@ -275,7 +210,7 @@ impl<'s> ValueDecoder<'s> {
         };
         let bytes = self.bytes(frame.start, frame.end);
         let skip = |raw: &str, reason| {
-            ValueEvent::Skipped(Skipped {
+            LineEvent::Skipped(Skipped {
                 line: frame.line,
                 raw: raw.trim_end_matches(['\r', '\n']).to_owned(),
                 reason,
@@ -293,7 +228,7 @@ impl<'s> ValueDecoder<'s> {
                 return;
             }
         };
-        let (text, utf8_repair) = match decode(bytes, frame, self.options.strict) {
+        let (text, utf8_fix) = match decode(bytes, frame, self.options.strict) {
             Ok(decoded) => decoded,
             Err(reason) => {
                 out.push(skip(&String::from_utf8_lossy(bytes), reason));
@@ -301,12 +236,12 @@ impl<'s> ValueDecoder<'s> {
             }
         };
         let item = |accepted: Accepted| {
-            let mut repairs: Vec<Repair> = utf8_repair.iter().cloned().collect();
-            repairs.extend(accepted.repairs);
-            ValueEvent::Item(ValueItem {
-                json: accepted.value,
+            let mut fixes: Vec<Fix> = utf8_fix.iter().cloned().collect();
+            fixes.extend(accepted.fixes);
+            LineEvent::Item(Item {
+                value: accepted.value,
                 line: frame.line,
-                repairs,
+                fixes,
             })
         };
         match frame.kind {
@@ -350,7 +285,7 @@ impl<'s> ValueDecoder<'s> {
                         Ok(mut accepted) => {
                             let (start, end) = (candidate.start, candidate.end);
                             accepted
-                                .repairs
+                                .fixes
                                 .insert(0, extracted(frame.start + start, frame.start + end));
                             out.push(item(accepted));
                             any = true;
@@ -379,7 +314,7 @@ fn decode(
     bytes: &[u8],
     frame: Frame,
     strict: bool,
-) -> Result<(Cow<'_, str>, Option<Repair>), SkipReason> {
+) -> Result<(Cow<'_, str>, Option<Fix>), SkipReason> {
     match std::str::from_utf8(bytes) {
         Ok(text) => Ok((Cow::Borrowed(text), None)),
         Err(e) if e.error_len().is_none() && frame.at_end => {
@@ -395,8 +330,8 @@ fn decode(
         ))),
         Err(e) => Ok((
             String::from_utf8_lossy(bytes),
-            Some(Repair::new(
-                RepairKind::InvalidUtf8,
+            Some(Fix::new(
+                FixKind::InvalidUtf8,
                 frame.start + e.valid_up_to(),
                 "replaced invalid UTF-8 with U+FFFD",
             )),
@@ -404,7 +339,7 @@ fn decode(
     }
 }
 
-/// One event of the incremental decoder.
+/// One event of the incremental decoder: an item, or a frame that produced none.
 #[derive(Debug, Clone)]
 pub enum LineEvent<T> {
     /// A complete, valid item.
@@ -413,21 +348,146 @@ pub enum LineEvent<T> {
     Skipped(Skipped),
 }
 
-/// A decoded item.
+/// A decoded, validated item.
 ///
-/// It carries no `serde_json::Value`: a clean line goes from its text straight to `T`. For the
-/// validated JSON of each item, use [`ValueDecoder`].
+/// A typed item carries no `serde_json::Value`: a clean line goes from its text straight to `T`.
+/// For the validated JSON of each item, decode into `Value` ([`LineDecoder::with_schema`]).
 #[derive(Debug, Clone)]
 pub struct Item<T> {
-    /// The typed value.
+    /// The value: a `T`, or the validated JSON (after fixes) for a runtime schema.
     pub value: T,
     /// 1-based line where the item starts.
     pub line: usize,
-    /// Repairs made to this item.
-    pub repairs: Vec<Repair>,
+    /// Fixes made to this item.
+    pub fixes: Vec<Fix>,
+}
+
+/// Reads a clean frame straight from its text to `T`, checking it against the plan as it reads.
+type ReadClean<T> = fn(&str, &'static Plan) -> Option<T>;
+
+/// How a decoder turns frames into `T`: the one typed path of the parse layer.
+pub(crate) struct Reader<T> {
+    /// Clean frames straight from their text to `T`, checked against the schema's plan as they are
+    /// read (`None`: every frame goes through the pipeline).
+    clean: Option<(&'static Plan, ReadClean<T>)>,
+    /// The pipeline's validated JSON as a `T`, or the item skipped with serde's path and message.
+    from_json: fn(Value, usize) -> Result<T, Skipped>,
+}
+
+impl<T> Reader<T> {
+    /// The plan clean frames go through, if any.
+    pub(crate) fn plan(&self) -> Option<&'static Plan> {
+        self.clean.map(|(plan, _)| plan)
+    }
+}
+
+impl<T> Clone for Reader<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for Reader<T> {}
+
+impl<T: Schema> Reader<T> {
+    /// `T` of a derived (or hand-written) [`Schema`]: clean frames through its plan when the
+    /// options ask for validation.
+    pub(crate) fn typed(options: &ParseOptions) -> Self {
+        let plan = if options.validate {
+            T::schema().plan()
+        } else {
+            None
+        };
+        Reader {
+            clean: plan.map(|plan| {
+                let read: ReadClean<T> = |text, plan| typed::from_str::<T>(text, Some(plan));
+                (plan, read)
+            }),
+            from_json: |json, line| pipeline::typed_item::<T>(&json, line),
+        }
+    }
+}
+
+impl Reader<Value> {
+    /// The validated JSON itself.
+    fn json() -> Self {
+        Reader {
+            clean: None,
+            from_json: |json, _| Ok(json),
+        }
+    }
+}
+
+/// An item together with the validated JSON it came from: what the extraction loop decodes, as it
+/// needs the JSON to drop repeats, to see a model looping and to quote kept items back.
+#[derive(Debug, Clone)]
+pub(crate) struct WithJson<T> {
+    /// The item.
+    pub(crate) value: T,
+    /// Its validated JSON.
+    pub(crate) json: Value,
+}
+
+impl<T: DeserializeOwned> Reader<WithJson<T>> {
+    /// `T` and its JSON, both from the pipeline (never the clean shortcut, which builds no JSON).
+    pub(crate) fn with_json() -> Self {
+        Reader {
+            clean: None,
+            from_json: |json, line| {
+                pipeline::typed_item::<T>(&json, line).map(|value| WithJson { value, json })
+            },
+        }
+    }
+}
+
+/// Collects the core's output as events of `T`.
+struct Items<T> {
+    reader: Reader<T>,
+    events: Vec<LineEvent<T>>,
+}
+
+impl<T> Items<T> {
+    fn new(reader: Reader<T>) -> Self {
+        Items {
+            reader,
+            events: Vec::new(),
+        }
+    }
+}
+
+impl<T> Sink for Items<T> {
+    fn clean(&mut self, text: &str, line: usize) -> bool {
+        let Some(value) = self.reader.clean.and_then(|(plan, read)| read(text, plan)) else {
+            return false;
+        };
+        self.events.push(LineEvent::Item(Item {
+            value,
+            line,
+            fixes: Vec::new(),
+        }));
+        true
+    }
+
+    fn event(&mut self, event: LineEvent<Value>) {
+        self.events.push(match event {
+            LineEvent::Skipped(skipped) => LineEvent::Skipped(skipped),
+            LineEvent::Item(item) => match (self.reader.from_json)(item.value, item.line) {
+                Ok(value) => LineEvent::Item(Item {
+                    value,
+                    line: item.line,
+                    fixes: item.fixes,
+                }),
+                Err(skipped) => LineEvent::Skipped(skipped),
+            },
+        });
+    }
 }
 
 /// Incremental decoder of many values of `T`: feed bytes as they arrive, get items as they complete.
+///
+/// `T` is a type implementing [`Schema`] ([`LineDecoder::new`]), or `serde_json::Value` validated
+/// against a schema given at run time ([`LineDecoder::with_schema`], [`LineDecoder::shared`]); both
+/// yield the same items for the same bytes, however those are chunked.
 ///
 /// ```
 /// use llm_extract::{LineDecoder, Schema, SchemaSet};
@@ -456,108 +516,109 @@ pub struct Item<T> {
 /// assert_eq!(values, [1, 2]);
 /// assert!(matches!(rest[..], [LineEvent::Skipped(_)]));
 /// ```
-pub struct LineDecoder<T> {
-    inner: ValueDecoder<'static>,
-    /// The schema's plan, when clean frames may go straight to `T`.
-    plan: Option<&'static Plan>,
-    _marker: PhantomData<fn() -> T>,
+///
+/// Against a runtime schema, the items are its validated JSON:
+///
+/// ```
+/// use llm_extract::parse::{LineEvent, ParseOptions};
+/// use llm_extract::{LineDecoder, SchemaSet};
+/// use serde_json::json;
+///
+/// let schema = SchemaSet::new("A", json!({"type": "object", "properties": {"a": {"type": "integer"}},
+///     "required": ["a"], "additionalProperties": false}));
+/// let mut decoder = LineDecoder::with_schema(&schema, ParseOptions::default());
+/// let mut events = decoder.feed(b"{\"a\":1}\n{\"a\"");
+/// events.extend(decoder.feed(b":2}\n"));
+/// events.extend(decoder.finish());
+/// let items: Vec<_> = events.into_iter().filter_map(|e| match e {
+///     LineEvent::Item(item) => Some(item.value),
+///     LineEvent::Skipped(_) => None,
+/// }).collect();
+/// assert_eq!(items, [json!({"a": 1}), json!({"a": 2})]);
+/// ```
+pub struct LineDecoder<'s, T> {
+    core: Core<'s>,
+    reader: Reader<T>,
 }
 
-impl<T> std::fmt::Debug for LineDecoder<T> {
+impl<T> std::fmt::Debug for LineDecoder<'_, T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_tuple("LineDecoder").field(&self.inner).finish()
+        self.core.fmt(f)
     }
 }
 
-impl<T: Schema> Default for LineDecoder<T> {
+impl<T: Schema> Default for LineDecoder<'static, T> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<T: Schema> LineDecoder<T> {
-    /// A decoder with default options.
+impl<T: Schema> LineDecoder<'static, T> {
+    /// A decoder of `T` with default options.
     pub fn new() -> Self {
         Self::with_options(ParseOptions::default())
     }
 
-    /// A decoder with `options`.
+    /// A decoder of `T` with `options`.
     pub fn with_options(options: ParseOptions) -> Self {
+        LineDecoder::with_reader(
+            SchemaRef::Borrowed(T::schema()),
+            options,
+            Reader::typed(&options),
+        )
+    }
+}
+
+impl<'s> LineDecoder<'s, Value> {
+    /// A decoder of validated JSON against a borrowed runtime schema.
+    pub fn with_schema(schema: &'s SchemaSet, options: ParseOptions) -> Self {
+        LineDecoder::with_reader(SchemaRef::Borrowed(schema), options, Reader::json())
+    }
+}
+
+impl LineDecoder<'static, Value> {
+    /// A decoder of validated JSON that shares ownership of its runtime schema.
+    pub fn shared(schema: Arc<SchemaSet>, options: ParseOptions) -> Self {
+        LineDecoder::with_reader(SchemaRef::Shared(schema), options, Reader::json())
+    }
+}
+
+impl<'s, T: DeserializeOwned> LineDecoder<'s, WithJson<T>> {
+    /// A decoder of `T` with the validated JSON of each item, against a borrowed schema.
+    pub(crate) fn with_json(schema: &'s SchemaSet, options: ParseOptions) -> Self {
+        LineDecoder::with_reader(SchemaRef::Borrowed(schema), options, Reader::with_json())
+    }
+}
+
+impl<'s, T> LineDecoder<'s, T> {
+    /// A decoder reading items with `reader`.
+    fn with_reader(schema: SchemaRef<'s>, options: ParseOptions, reader: Reader<T>) -> Self {
         LineDecoder {
-            inner: ValueDecoder::new(T::schema(), options),
-            plan: Typed::<T>::plan(&options),
-            _marker: PhantomData,
+            core: Core::new(schema, options),
+            reader,
         }
     }
 
     /// Feeds a chunk (which may end anywhere, even inside a UTF-8 character); returns what it completed.
     pub fn feed(&mut self, chunk: &[u8]) -> Vec<LineEvent<T>> {
-        let mut sink = Typed::with_plan(self.plan);
-        self.inner.feed_with(chunk, &mut sink);
+        let mut sink = Items::new(self.reader);
+        self.core.feed_with(chunk, &mut sink);
         sink.events
     }
 
     /// Ends the input; returns what remained (a cut-off last item is reported as truncated).
     pub fn finish(mut self) -> Vec<LineEvent<T>> {
-        let mut sink = Typed::with_plan(self.plan);
-        self.inner.finish_with(&mut sink);
+        let mut sink = Items::new(self.reader);
+        self.core.finish_with(&mut sink);
         sink.events
     }
-}
 
-/// Items of `T`: a clean frame straight from its text through the schema's plan (validated while
-/// deserialized), any other from the JSON the pipeline validated.
-pub(crate) struct Typed<T> {
-    plan: Option<&'static Plan>,
-    pub(crate) events: Vec<LineEvent<T>>,
-}
-
-impl<T: Schema> Typed<T> {
-    /// The plan clean frames go through under `options` (none without validation).
-    pub(crate) fn plan(options: &ParseOptions) -> Option<&'static Plan> {
-        if options.validate {
-            T::schema().plan()
-        } else {
-            None
-        }
-    }
-
-    pub(crate) fn with_plan(plan: Option<&'static Plan>) -> Self {
-        Typed {
-            plan,
-            events: Vec::new(),
-        }
-    }
-}
-
-impl<T: Schema> Sink for Typed<T> {
-    fn clean(&mut self, text: &str, line: usize) -> bool {
-        let Some(value) = self
-            .plan
-            .and_then(|plan| typed::from_str::<T>(text, Some(plan)))
-        else {
-            return false;
-        };
-        self.events.push(LineEvent::Item(Item {
-            value,
-            line,
-            repairs: Vec::new(),
-        }));
-        true
-    }
-
-    fn event(&mut self, event: ValueEvent) {
-        self.events.push(match event {
-            ValueEvent::Skipped(skipped) => LineEvent::Skipped(skipped),
-            ValueEvent::Item(item) => match pipeline::typed_item::<T>(&item.json, item.line) {
-                Ok(value) => LineEvent::Item(Item {
-                    value,
-                    line: item.line,
-                    repairs: item.repairs,
-                }),
-                Err(skipped) => LineEvent::Skipped(skipped),
-            },
-        });
+    /// Everything the decoder yields for the whole input `bytes`.
+    pub(crate) fn decode_all(mut self, bytes: &[u8]) -> Vec<LineEvent<T>> {
+        let mut sink = Items::new(self.reader);
+        self.core.feed_with(bytes, &mut sink);
+        self.core.finish_with(&mut sink);
+        sink.events
     }
 }
 
@@ -579,24 +640,24 @@ mod tests {
         let schema = schema();
         let limit = 64 * 1024;
         let options = ParseOptions::default().with_max_frame_bytes(limit);
-        let mut decoder = ValueDecoder::new(&schema, options);
+        let mut decoder = LineDecoder::with_schema(&schema, options);
         let chunk = vec![b'x'; 4096];
         let mut events = decoder.feed(b"{\"a\":1}\n{\"a\":\"");
         for _ in 0..1000 {
             events.extend(decoder.feed(&chunk));
             assert!(
-                decoder.buf.len() <= limit + 2 * chunk.len(),
+                decoder.core.buf.len() <= limit + 2 * chunk.len(),
                 "{}",
-                decoder.buf.len()
+                decoder.core.buf.len()
             );
         }
         events.extend(decoder.feed(b"\"}\n{\"a\":2}\n"));
-        assert!(decoder.buf.len() < 64, "{}", decoder.buf.len());
+        assert!(decoder.core.buf.len() < 64, "{}", decoder.core.buf.len());
         let lines: Vec<usize> = events
             .iter()
             .map(|e| match e {
-                ValueEvent::Item(i) => i.line,
-                ValueEvent::Skipped(s) => {
+                LineEvent::Item(i) => i.line,
+                LineEvent::Skipped(s) => {
                     assert_eq!(s.reason, SkipReason::TooLarge { limit });
                     assert!(s.raw.len() <= RAW_PREVIEW);
                     s.line
@@ -627,11 +688,11 @@ mod tests {
     fn each_item_comes_out_of_the_chunk_that_closes_it() {
         let schema = schema();
         let text = b"{\"a\": 1}\n{\"a\":\n 2}{\"a\": [\"}\"]}\n";
-        let mut decoder = ValueDecoder::new(&schema, ParseOptions::default());
+        let mut decoder = LineDecoder::with_schema(&schema, ParseOptions::default());
         let mut yielded_at = Vec::new();
         for (at, byte) in text.iter().enumerate() {
             for event in decoder.feed(std::slice::from_ref(byte)) {
-                yielded_at.push((at, matches!(event, ValueEvent::Item(_))));
+                yielded_at.push((at, matches!(event, LineEvent::Item(_))));
             }
         }
         assert!(decoder.finish().is_empty());
@@ -654,7 +715,7 @@ mod tests {
     fn a_frame_too_large_is_reported_before_it_ends() {
         let schema = schema();
         let options = ParseOptions::default().with_max_frame_bytes(100);
-        let mut decoder = ValueDecoder::new(&schema, options);
+        let mut decoder = LineDecoder::with_schema(&schema, options);
         let mut events = decoder.feed(b"{\"a\": \"");
         for _ in 0..300 {
             events.extend(decoder.feed(b"x"));
@@ -662,37 +723,44 @@ mod tests {
         assert!(
             matches!(
                 events.as_slice(),
-                [ValueEvent::Skipped(Skipped {
+                [LineEvent::Skipped(Skipped {
                     reason: SkipReason::TooLarge { limit: 100 },
                     ..
                 })]
             ),
             "{events:?}"
         );
-        assert!(decoder.buf.len() <= 200, "{}", decoder.buf.len());
+        assert!(decoder.core.buf.len() <= 200, "{}", decoder.core.buf.len());
     }
 
     #[test]
     fn consumed_bytes_are_dropped_as_items_complete() {
         let schema = schema();
-        let mut decoder = ValueDecoder::new(&schema, ParseOptions::default());
+        let mut decoder = LineDecoder::with_schema(&schema, ParseOptions::default());
         let line = b"{\"a\":1}\n";
         for _ in 0..10_000 {
             for byte in line.chunks(3) {
                 decoder.feed(byte);
             }
         }
-        assert!(decoder.buf.len() <= 2 * line.len(), "{}", decoder.buf.len());
-        assert_eq!(decoder.base, 10_000 * line.len() - decoder.buf.len());
+        assert!(
+            decoder.core.buf.len() <= 2 * line.len(),
+            "{}",
+            decoder.core.buf.len()
+        );
+        assert_eq!(
+            decoder.core.base,
+            10_000 * line.len() - decoder.core.buf.len()
+        );
     }
 
     #[test]
     fn a_schema_that_does_not_compile_skips_with_a_reason() {
         let broken = SchemaSet::new("B", json!({"type": 12}));
-        let mut decoder = ValueDecoder::new(&broken, ParseOptions::default());
+        let mut decoder = LineDecoder::with_schema(&broken, ParseOptions::default());
         let events = decoder.feed(b"{\"a\":1}\n");
         assert!(
-            matches!(&events[..], [ValueEvent::Skipped(Skipped { reason: SkipReason::Schema(v), .. })]
+            matches!(&events[..], [LineEvent::Skipped(Skipped { reason: SkipReason::Schema(v), .. })]
             if v[0].message.contains("schema"))
         );
     }

@@ -7,7 +7,7 @@
 //! goes on from the next bracket, within a total budget that keeps it linear on hostile input.
 
 use super::frame::{Scan, ValueScanner};
-use super::{work, Repair, RepairKind};
+use super::{work, Fix, FixKind};
 use memchr::{memchr2, memmem};
 use std::sync::OnceLock;
 
@@ -23,8 +23,8 @@ pub(crate) struct Candidate {
 }
 
 /// Where the answer proper begins: after a byte-order mark and a leading thinking block.
-/// Returns the offset and the repair to record, if anything was skipped.
-pub(crate) fn body_start(text: &str) -> (usize, Option<Repair>) {
+/// Returns the offset and the fix to record, if anything was skipped.
+pub(crate) fn body_start(text: &str) -> (usize, Option<Fix>) {
     let mut start = 0;
     if text.starts_with('\u{feff}') {
         start = '\u{feff}'.len_utf8();
@@ -46,19 +46,15 @@ pub(crate) fn body_start(text: &str) -> (usize, Option<Repair>) {
     match think_end {
         Some(end) => (
             end,
-            Some(Repair::new(
-                RepairKind::Envelope,
+            Some(Fix::new(
+                FixKind::Envelope,
                 0,
                 "skipped a thinking block before the answer",
             )),
         ),
         None if start > 0 => (
             start,
-            Some(Repair::new(
-                RepairKind::Envelope,
-                0,
-                "skipped a byte-order mark",
-            )),
+            Some(Fix::new(FixKind::Envelope, 0, "skipped a byte-order mark")),
         ),
         None => (start, None),
     }

@@ -13,7 +13,7 @@ pub enum ParseError {
         /// The raw text.
         raw: String,
     },
-    /// The JSON is broken beyond what the lenient parser repairs.
+    /// The JSON is broken beyond what the lenient parser fixes.
     #[error("the answer's JSON is broken at byte {offset}: {message}")]
     Syntax {
         /// What is wrong.
@@ -23,7 +23,7 @@ pub enum ParseError {
         /// The raw text.
         raw: String,
     },
-    /// The JSON does not match the schema (even after schema-guided repairs).
+    /// The JSON does not match the schema (even after schema-guided fixes).
     #[error("the answer's JSON does not match the schema: {}", list(.violations))]
     Schema {
         /// Every violation with its JSON path.

@@ -4,7 +4,7 @@
 //! limits nesting, reads each byte a bounded number of times (the only look-ahead, deciding whether a
 //! quote inside a string ends it, stops at the next quote), and stops after one value.
 
-use super::{work, Repair, RepairKind};
+use super::{work, Fix, FixKind};
 use serde_json::{Map, Number, Value};
 
 /// How a parse may end.
@@ -16,17 +16,17 @@ pub(crate) struct Settings {
     pub(crate) max_depth: usize,
 }
 
-/// A repaired value.
+/// A fixed value.
 #[derive(Debug)]
-pub(crate) struct Repaired {
+pub(crate) struct Fixed {
     pub(crate) value: Value,
-    pub(crate) repairs: Vec<Repair>,
+    pub(crate) fixes: Vec<Fix>,
 }
 
 /// Why no value came out.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Failure {
-    /// Broken beyond repair.
+    /// Broken beyond fixing.
     Syntax { message: String, offset: usize },
     /// The input ended inside the value (and salvage was off, or nothing could be kept).
     Truncated { offset: usize },
@@ -35,14 +35,14 @@ pub(crate) enum Failure {
 }
 
 /// Parses one value from the start of `text`; `base` is the offset of `text` in the whole input.
-pub(crate) fn parse(text: &str, base: usize, settings: Settings) -> Result<Repaired, Failure> {
+pub(crate) fn parse(text: &str, base: usize, settings: Settings) -> Result<Fixed, Failure> {
     Parser {
         text,
         bytes: text.as_bytes(),
         pos: 0,
         base,
         settings,
-        repairs: Vec::new(),
+        fixes: Vec::new(),
     }
     .run()
 }
@@ -92,7 +92,7 @@ struct Parser<'a> {
     pos: usize,
     base: usize,
     settings: Settings,
-    repairs: Vec<Repair>,
+    fixes: Vec<Fix>,
 }
 
 const LEFT_DOUBLE: &[u8] = "\u{201c}".as_bytes();
@@ -102,9 +102,8 @@ const RIGHT_SINGLE: &[u8] = "\u{2019}".as_bytes();
 const BOM: &[u8] = "\u{feff}".as_bytes();
 
 impl Parser<'_> {
-    fn repair(&mut self, kind: RepairKind, at: usize, description: impl Into<String>) {
-        self.repairs
-            .push(Repair::new(kind, self.base + at, description));
+    fn fix(&mut self, kind: FixKind, at: usize, description: impl Into<String>) {
+        self.fixes.push(Fix::new(kind, self.base + at, description));
     }
 
     fn syntax(&self, at: usize, message: impl Into<String>) -> Failure {
@@ -118,7 +117,7 @@ impl Parser<'_> {
         self.text.get(from..to).unwrap_or_default()
     }
 
-    fn run(mut self) -> Result<Repaired, Failure> {
+    fn run(mut self) -> Result<Fixed, Failure> {
         let mut stack: Vec<Open> = Vec::new();
         let mut want = Want::Value;
         loop {
@@ -139,17 +138,13 @@ impl Parser<'_> {
                 Want::Key { after_comma } => match b {
                     b'}' => {
                         if after_comma {
-                            self.repair(
-                                RepairKind::ExtraComma,
-                                self.pos,
-                                "removed a trailing comma",
-                            );
+                            self.fix(FixKind::ExtraComma, self.pos, "removed a trailing comma");
                         }
                         self.pos += 1;
                         self.close(&mut stack)
                     }
                     b',' => {
-                        self.repair(RepairKind::ExtraComma, self.pos, "removed an extra comma");
+                        self.fix(FixKind::ExtraComma, self.pos, "removed an extra comma");
                         self.pos += 1;
                         continue;
                     }
@@ -176,11 +171,7 @@ impl Parser<'_> {
                     }
                     b'}' | b']' => self.close_matching(&mut stack, b)?,
                     _ if starts_value(b) || (in_object && starts_key(b)) => {
-                        self.repair(
-                            RepairKind::MissingComma,
-                            self.pos,
-                            "inserted a missing comma",
-                        );
+                        self.fix(FixKind::MissingComma, self.pos, "inserted a missing comma");
                         want = if in_object {
                             Want::Key { after_comma: false }
                         } else {
@@ -199,11 +190,7 @@ impl Parser<'_> {
                     if let Want::Element { after_comma } = want {
                         if b == b']' {
                             if after_comma {
-                                self.repair(
-                                    RepairKind::ExtraComma,
-                                    self.pos,
-                                    "removed a trailing comma",
-                                );
+                                self.fix(FixKind::ExtraComma, self.pos, "removed a trailing comma");
                             }
                             self.pos += 1;
                             let value = self.close(&mut stack);
@@ -216,7 +203,7 @@ impl Parser<'_> {
                             }
                         }
                         if b == b',' {
-                            self.repair(RepairKind::ExtraComma, self.pos, "removed an extra comma");
+                            self.fix(FixKind::ExtraComma, self.pos, "removed an extra comma");
                             self.pos += 1;
                             continue;
                         }
@@ -271,10 +258,10 @@ impl Parser<'_> {
         }
     }
 
-    fn done(self, value: Value) -> Repaired {
-        Repaired {
+    fn done(self, value: Value) -> Fixed {
+        Fixed {
             value,
-            repairs: self.repairs,
+            fixes: self.fixes,
         }
     }
 
@@ -314,8 +301,8 @@ impl Parser<'_> {
             return Err(self.syntax(self.pos, format!("unexpected {}", shown(closer))));
         };
         while stack.len() > depth + 1 {
-            self.repair(
-                RepairKind::Bracket,
+            self.fix(
+                FixKind::Bracket,
                 self.pos,
                 format!("closed a bracket left open before {}", shown(closer)),
             );
@@ -327,7 +314,7 @@ impl Parser<'_> {
     }
 
     /// The input ended. `cut` says a scalar was cut off.
-    fn at_end(mut self, mut stack: Vec<Open>, want: Want, cut: bool) -> Result<Repaired, Failure> {
+    fn at_end(mut self, mut stack: Vec<Open>, want: Want, cut: bool) -> Result<Fixed, Failure> {
         let end = self.bytes.len();
         if stack.is_empty() && !cut {
             return Err(Failure::Empty);
@@ -338,23 +325,23 @@ impl Parser<'_> {
             });
         }
         if cut {
-            self.repair(
-                RepairKind::DroppedIncomplete,
+            self.fix(
+                FixKind::DroppedIncomplete,
                 end,
                 "dropped a value cut off at the end of the input",
             );
         }
         if let Some(Open::Object { key, .. }) = stack.last_mut() {
             if let (Some(key), Want::Colon | Want::Value) = (key.take(), want) {
-                self.repair(
-                    RepairKind::DroppedIncomplete,
+                self.fix(
+                    FixKind::DroppedIncomplete,
                     end,
                     format!("dropped the key {key:?}, whose value was cut off"),
                 );
             }
         }
-        self.repair(
-            RepairKind::ClosedTruncated,
+        self.fix(
+            FixKind::ClosedTruncated,
             end,
             format!(
                 "closed {} bracket(s) left open at the end of the input",
@@ -365,8 +352,8 @@ impl Parser<'_> {
             let value = self.close(&mut stack);
             match stack.last_mut() {
                 None => return Ok(self.done(value)),
-                Some(Open::Array(_)) => self.repair(
-                    RepairKind::DroppedIncomplete,
+                Some(Open::Array(_)) => self.fix(
+                    FixKind::DroppedIncomplete,
                     end,
                     "dropped an array element cut off at the end of the input",
                 ),
@@ -387,26 +374,26 @@ impl Parser<'_> {
                 Some(b' ' | b'\t' | b'\n' | b'\r') => self.pos += 1,
                 Some(0) => {
                     if !nul_seen {
-                        self.repair(RepairKind::ControlCharacter, self.pos, "removed a NUL byte");
+                        self.fix(FixKind::ControlCharacter, self.pos, "removed a NUL byte");
                         nul_seen = true;
                     }
                     self.pos += 1;
                 }
                 Some(b'/') => match self.bytes.get(self.pos + 1) {
                     Some(b'/') => {
-                        self.repair(RepairKind::Comment, self.pos, "removed a // comment");
+                        self.fix(FixKind::Comment, self.pos, "removed a // comment");
                         self.pos = memchr::memchr(b'\n', &self.bytes[self.pos..])
                             .map_or(self.bytes.len(), |i| self.pos + i);
                     }
                     Some(b'*') => {
-                        self.repair(RepairKind::Comment, self.pos, "removed a /* */ comment");
+                        self.fix(FixKind::Comment, self.pos, "removed a /* */ comment");
                         self.pos = memchr::memmem::find(&self.bytes[self.pos + 2..], b"*/")
                             .map_or(self.bytes.len(), |i| self.pos + 2 + i + 2);
                     }
                     _ => return,
                 },
                 Some(0xEF) if self.bytes[self.pos..].starts_with(BOM) => {
-                    self.repair(RepairKind::Envelope, self.pos, "removed a byte-order mark");
+                    self.fix(FixKind::Envelope, self.pos, "removed a byte-order mark");
                     self.pos += BOM.len();
                 }
                 _ => return,
@@ -438,8 +425,8 @@ impl Parser<'_> {
             return Ok(None);
         }
         let key = self.slice(start, start + len).trim_end().to_owned();
-        self.repair(
-            RepairKind::UnquotedKey,
+        self.fix(
+            FixKind::UnquotedKey,
             start,
             format!("quoted the key {key:?}"),
         );
@@ -487,8 +474,8 @@ impl Parser<'_> {
             return Err(self.syntax(start, "expected a quote"));
         };
         if !style.is_empty() {
-            self.repair(
-                RepairKind::Quotes,
+            self.fix(
+                FixKind::Quotes,
                 start,
                 format!("replaced {style} quotes with double quotes"),
             );
@@ -511,7 +498,7 @@ impl Parser<'_> {
                     return Ok(Some(out));
                 }
                 if !inner_noted {
-                    self.repair(RepairKind::InnerQuote, i, "escaped a quote inside a string");
+                    self.fix(FixKind::InnerQuote, i, "escaped a quote inside a string");
                     inner_noted = true;
                 }
                 i = after;
@@ -553,8 +540,8 @@ impl Parser<'_> {
                                 out.push('\\');
                                 i += 1;
                                 if !escape_noted {
-                                    self.repair(
-                                        RepairKind::InvalidEscape,
+                                    self.fix(
+                                        FixKind::InvalidEscape,
                                         i - 1,
                                         "kept an invalid \\u escape literally",
                                     );
@@ -567,8 +554,8 @@ impl Parser<'_> {
                         out.push('\\');
                         i += 1;
                         if !escape_noted {
-                            self.repair(
-                                RepairKind::InvalidEscape,
+                            self.fix(
+                                FixKind::InvalidEscape,
                                 i - 1,
                                 "kept an invalid escape's backslash literally",
                             );
@@ -583,8 +570,8 @@ impl Parser<'_> {
                         out.push(char::from(b));
                     }
                     if !control_noted {
-                        self.repair(
-                            RepairKind::ControlCharacter,
+                        self.fix(
+                            FixKind::ControlCharacter,
                             i,
                             "escaped a raw control character inside a string",
                         );
@@ -697,8 +684,8 @@ impl Parser<'_> {
         let number = parse_number(&normalized)
             .ok_or_else(|| self.syntax(start, format!("{raw:?} is not a number")))?;
         if changed {
-            self.repair(
-                RepairKind::NumberForm,
+            self.fix(
+                FixKind::NumberForm,
                 start,
                 format!("read the number {raw:?} as {normalized}"),
             );
@@ -738,16 +725,12 @@ impl Parser<'_> {
             _ => None,
         };
         if let Some(value) = literal {
-            self.repair(
-                RepairKind::Literal,
-                start,
-                format!("read {word} as {value}"),
-            );
+            self.fix(FixKind::Literal, start, format!("read {word} as {value}"));
             return Ok(Scalar::Done(value));
         }
         let word = word.to_owned();
-        self.repair(
-            RepairKind::UnquotedString,
+        self.fix(
+            FixKind::UnquotedString,
             start,
             format!("read the unquoted text {word:?} as a string"),
         );
@@ -842,74 +825,75 @@ mod tests {
         max_depth: 128,
     };
 
-    fn fix(text: &str) -> (Value, Vec<RepairKind>) {
+    fn fix(text: &str) -> (Value, Vec<FixKind>) {
         let r = parse(text, 0, LENIENT).unwrap_or_else(|e| panic!("{text}: {e:?}"));
-        (r.value, r.repairs.iter().map(|r| r.kind).collect())
+        (r.value, r.fixes.iter().map(|r| r.kind).collect())
     }
 
     #[test]
-    fn clean_json_needs_no_repair() {
+    fn clean_json_needs_no_fix() {
         let (v, kinds) = fix(r#"{"a": [1, -2.5e3, "x\n\u00e9\ud83d\ude00", true, null, {}]}"#);
         assert_eq!(v, json!({"a": [1, -2500.0, "x\né😀", true, null, {}]}));
         assert!(kinds.is_empty());
     }
 
     #[test]
-    fn syntax_repairs_are_recorded() {
-        let cases: &[(&str, Value, RepairKind)] = &[
-            ("{\"a\":1,}", json!({"a":1}), RepairKind::ExtraComma),
-            ("[1,2,]", json!([1, 2]), RepairKind::ExtraComma),
+    fn syntax_fixes_are_recorded() {
+        let cases: &[(&str, &str, FixKind)] = &[
+            ("{\"a\":1,}", r#"{"a":1}"#, FixKind::ExtraComma),
+            ("[1,2,]", r#"[1, 2]"#, FixKind::ExtraComma),
             (
                 "{\"a\":1 \"b\":2}",
-                json!({"a":1,"b":2}),
-                RepairKind::MissingComma,
+                r#"{"a":1,"b":2}"#,
+                FixKind::MissingComma,
             ),
-            ("{a: 1}", json!({"a":1}), RepairKind::UnquotedKey),
-            ("{'a': 'x'}", json!({"a":"x"}), RepairKind::Quotes),
+            ("{a: 1}", r#"{"a":1}"#, FixKind::UnquotedKey),
+            ("{'a': 'x'}", r#"{"a":"x"}"#, FixKind::Quotes),
             (
                 "{\"a\":\"he said \"hi\" ok\"}",
-                json!({"a":"he said \"hi\" ok"}),
-                RepairKind::InnerQuote,
+                r#"{"a":"he said \"hi\" ok"}"#,
+                FixKind::InnerQuote,
             ),
             (
                 "{\"a\":\"x\ny\"}",
-                json!({"a":"x\ny"}),
-                RepairKind::ControlCharacter,
+                r#"{"a":"x\ny"}"#,
+                FixKind::ControlCharacter,
             ),
-            ("{\"a\":1 // note\n}", json!({"a":1}), RepairKind::Comment),
-            ("{/*c*/\"a\":1}", json!({"a":1}), RepairKind::Comment),
-            ("{“a”: “x”}", json!({"a":"x"}), RepairKind::Quotes),
+            ("{\"a\":1 // note\n}", r#"{"a":1}"#, FixKind::Comment),
+            ("{/*c*/\"a\":1}", r#"{"a":1}"#, FixKind::Comment),
+            ("{“a”: “x”}", r#"{"a":"x"}"#, FixKind::Quotes),
             (
                 "{\"a\":True,\"b\":None}",
-                json!({"a":true,"b":null}),
-                RepairKind::Literal,
+                r#"{"a":true,"b":null}"#,
+                FixKind::Literal,
             ),
             (
                 "{\"p\":\"C:\\path\"}",
-                json!({"p":"C:\\path"}),
-                RepairKind::InvalidEscape,
+                r#"{"p":"C:\\path"}"#,
+                FixKind::InvalidEscape,
             ),
-            ("{\"n\":.5}", json!({"n":0.5}), RepairKind::NumberForm),
-            ("{\"n\":1.}", json!({"n":1}), RepairKind::NumberForm),
-            ("{\"n\":+01}", json!({"n":1}), RepairKind::NumberForm),
-            ("{\"s\": ok}", json!({"s":"ok"}), RepairKind::UnquotedString),
-            ("{\"a\":[1}", json!({"a":[1]}), RepairKind::Bracket),
+            ("{\"n\":.5}", r#"{"n":0.5}"#, FixKind::NumberForm),
+            ("{\"n\":1.}", r#"{"n":1}"#, FixKind::NumberForm),
+            ("{\"n\":+01}", r#"{"n":1}"#, FixKind::NumberForm),
+            ("{\"s\": ok}", r#"{"s":"ok"}"#, FixKind::UnquotedString),
+            ("{\"a\":[1}", r#"{"a":[1]}"#, FixKind::Bracket),
             (
                 "{\"a\":\"x\" \"b\":1}",
-                json!({"a":"x","b":1}),
-                RepairKind::MissingComma,
+                r#"{"a":"x","b":1}"#,
+                FixKind::MissingComma,
             ),
-            ("[\"a\" \"b\"]", json!(["a", "b"]), RepairKind::MissingComma),
+            ("[\"a\" \"b\"]", r#"["a", "b"]"#, FixKind::MissingComma),
             (
                 "{\"a\":\"x\u{0}y\"}",
-                json!({"a":"xy"}),
-                RepairKind::ControlCharacter,
+                r#"{"a":"xy"}"#,
+                FixKind::ControlCharacter,
             ),
-            ("{'a': 'it's'}", json!({"a":"it's"}), RepairKind::InnerQuote),
+            ("{'a': 'it's'}", r#"{"a":"it's"}"#, FixKind::InnerQuote),
         ];
         for (text, want, kind) in cases {
             let (v, kinds) = fix(text);
-            assert_eq!(&v, want, "{text}");
+            let want: Value = serde_json::from_str(want).unwrap();
+            assert_eq!(v, want, "{text}");
             assert!(kinds.contains(kind), "{text}: {kinds:?}");
         }
     }
@@ -961,14 +945,11 @@ mod tests {
         for (text, want) in cases {
             let r = parse(text, 0, SALVAGE).unwrap_or_else(|e| panic!("{text}: {e:?}"));
             assert_eq!(r.value, want, "{text}");
-            assert!(r
-                .repairs
-                .iter()
-                .any(|r| r.kind == RepairKind::ClosedTruncated));
+            assert!(r.fixes.iter().any(|r| r.kind == FixKind::ClosedTruncated));
         }
         assert!(matches!(
             parse("12", 0, SALVAGE),
-            Ok(Repaired { value, .. }) if value == json!(12)
+            Ok(Fixed { value, .. }) if value == json!(12)
         ));
         assert!(matches!(
             parse("\"ab", 0, SALVAGE),

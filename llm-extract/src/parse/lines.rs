@@ -5,9 +5,9 @@
 //! A typed text whose every line is one clean value skips the framing and goes line by line
 //! straight to `T`; the decoder would find exactly those items in it.
 
-use super::decoder::{Typed, ValueDecoder, ValueEvent};
+use super::decoder::Reader;
 use super::typed;
-use super::{LineEvent, Lines, ParseOptions};
+use super::{LineDecoder, LineEvent, Lines, ParseOptions};
 use crate::schema::plan::Plan;
 use crate::schema::Schema;
 use crate::schema::SchemaSet;
@@ -16,7 +16,7 @@ use serde_json::Value;
 /// Parses many values of `T` (JSON Lines, fenced, pretty-printed, an array or an `{"items": [...]}` wrapper).
 ///
 /// ```
-/// use llm_extract::{parse_lines, Schema, SchemaSet};
+/// use llm_extract::{lines_from_str, Schema, SchemaSet};
 /// use serde_json::json;
 /// use std::sync::OnceLock;
 ///
@@ -30,18 +30,19 @@ use serde_json::Value;
 ///     }
 /// }
 ///
-/// let lines = parse_lines::<A>("```jsonl\n{\"a\":1}\nNote: one more\n{\"a\":2}\n{\"a\":");
+/// let lines = lines_from_str::<A>("```jsonl\n{\"a\":1}\nNote: one more\n{\"a\":2}\n{\"a\":");
 /// assert_eq!(lines.items.iter().map(|i| i.a).collect::<Vec<_>>(), [1, 2]);
 /// assert_eq!(lines.skipped.len(), 2); // the prose line and the cut-off last line
 /// ```
-pub fn parse_lines<T: Schema>(text: &str) -> Lines<T> {
-    parse_lines_with(text, &ParseOptions::default())
+pub fn lines_from_str<T: Schema>(text: &str) -> Lines<T> {
+    lines_from_str_with(text, &ParseOptions::default())
 }
 
 /// Parses many values of `T` with options.
-pub fn parse_lines_with<T: Schema>(text: &str, options: &ParseOptions) -> Lines<T> {
-    let plan = Typed::<T>::plan(options);
-    let clean = plan
+pub fn lines_from_str_with<T: Schema>(text: &str, options: &ParseOptions) -> Lines<T> {
+    let reader = Reader::<T>::typed(options);
+    let clean = reader
+        .plan()
         .filter(|plan| plan.closed())
         .and_then(|plan| clean_lines::<T>(text, plan, options.max_frame_bytes));
     if let Some(items) = clean {
@@ -50,12 +51,13 @@ pub fn parse_lines_with<T: Schema>(text: &str, options: &ParseOptions) -> Lines<
             skipped: Vec::new(),
         };
     }
-    let mut sink = Typed::<T>::with_plan(plan);
-    let mut decoder = ValueDecoder::new(T::schema(), *options);
-    decoder.feed_with(text.as_bytes(), &mut sink);
-    decoder.finish_with(&mut sink);
+    collect(LineDecoder::<T>::with_options(*options).decode_all(text.as_bytes()))
+}
+
+/// The items and the skipped lines of `events`.
+fn collect<T>(events: Vec<LineEvent<T>>) -> Lines<T> {
     let mut lines = Lines::default();
-    for event in sink.events {
+    for event in events {
         match event {
             LineEvent::Item(item) => lines.items.push(item.value),
             LineEvent::Skipped(skipped) => lines.skipped.push(skipped),
@@ -84,16 +86,10 @@ fn clean_lines<T: Schema>(text: &str, plan: &Plan, max_frame: usize) -> Option<V
 }
 
 /// Parses many values against a runtime schema, returning validated JSON.
-pub fn parse_lines_value(text: &str, schema: &SchemaSet, options: &ParseOptions) -> Lines<Value> {
-    let mut decoder = ValueDecoder::new(schema, *options);
-    let mut events = decoder.feed(text.as_bytes());
-    events.extend(decoder.finish());
-    let mut lines = Lines::default();
-    for event in events {
-        match event {
-            ValueEvent::Item(item) => lines.items.push(item.json),
-            ValueEvent::Skipped(skipped) => lines.skipped.push(skipped),
-        }
-    }
-    lines
+pub fn lines_from_str_value(
+    text: &str,
+    schema: &SchemaSet,
+    options: &ParseOptions,
+) -> Lines<Value> {
+    collect(LineDecoder::with_schema(schema, *options).decode_all(text.as_bytes()))
 }

@@ -6,33 +6,33 @@
 //!
 //! 1. the fast path: `serde_json` straight, then one validation against the compiled schema;
 //! 2. only if that fails, the lenient parser (`lenient`) that fixes broken syntax and records
-//!    every fix as a [`Repair`];
+//!    every fix as a [`Fix`];
 //! 3. schema-guided coercion (`coerce`) where the schema makes the intent certain;
 //! 4. validation again, with every violation and its JSON path.
 //!
-//! One value ([`parse`]) first looks for the JSON in its envelope (`envelope`: fences, prose,
-//! thinking blocks, several candidates); many values ([`parse_lines`]) and the incremental
+//! One value ([`from_str`]) first looks for the JSON in its envelope (`envelope`: fences, prose,
+//! thinking blocks, several candidates); many values ([`lines_from_str`]) and the incremental
 //! [`LineDecoder`] share the framer, so the same bytes give the same items however they are chunked.
 //!
 //! # Typed values skip the `serde_json::Value`
 //! Building a `Value` (a map per object) costs about three times a typed parse, so the typed entry
-//! points ([`parse`], [`parse_lines`], [`LineDecoder`]) first try clean JSON straight from the text
+//! points ([`from_str`], [`lines_from_str`], [`LineDecoder`]) first try clean JSON straight from the text
 //! to `T`: serde deserializes `T` from our own JSON reader, which checks each value against the
 //! schema as it reads it and hands numbers to serde_json (module `typed`). It reads as fast as
 //! `serde_json::from_str` (see BENCHMARKS.md). That check only ever accepts what the compiled
 //! validator accepts, and the reader only what serde_json reads the same way; anything it is unsure of (a
 //! keyword it does not model, a violation, a tag that is not the first key) sends the frame down the
-//! pipeline above, which decides. [`parse`] also takes one clean value alone in prose or a fence
-//! this way, and [`parse_lines`] a text whose every line is one clean value.
+//! pipeline above, which decides. [`from_str`] also takes one clean value alone in prose or a fence
+//! this way, and [`lines_from_str`] a text whose every line is one clean value.
 //!
 //! # Policies
 //! - **Extra keys** that a closed object does not allow are dropped and recorded
-//!   ([`RepairKind::DroppedExtraKey`]); small models add such keys often and the rest of the
+//!   ([`FixKind::DroppedExtraKey`]); small models add such keys often and the rest of the
 //!   value is usually right. Strict mode rejects them instead.
 //! - **Aliases**: an object schema may carry `"x-aliases": {"alias": "canonical"}`; alias keys are
 //!   renamed before validation and the renaming is recorded.
 //! - **Duplicate keys**: the last value wins, as in `serde_json` (RFC 8259 only says names
-//!   *should* be unique). This is not recorded as a repair, because clean JSON takes the same path.
+//!   *should* be unique). This is not recorded as a fix, because clean JSON takes the same path.
 //! - **Schema echoed back** instead of data is rejected with a schema error that says so.
 //! - **Several candidates**: the one that validates is taken; if several validate and differ, and
 //!   fences do not single one out, the answer is [`ParseError::Ambiguous`].
@@ -45,7 +45,7 @@
 //!   at most [`ParseOptions::max_frame_bytes`] of one frame in memory.
 //!
 //! ```
-//! use llm_extract::parse::{parse_value, ParseOptions};
+//! use llm_extract::parse::{from_str_value, ParseOptions};
 //! use llm_extract::SchemaSet;
 //! use serde_json::json;
 //!
@@ -56,9 +56,9 @@
 //!     "additionalProperties": false
 //! }));
 //! let answer = "Sure! ```json\n{'x': 1, 'y': \"2\",}\n```";
-//! let parsed = parse_value(answer, &schema, &ParseOptions::default()).unwrap();
+//! let parsed = from_str_value(answer, &schema, &ParseOptions::default()).unwrap();
 //! assert_eq!(parsed.value, json!({"x": 1, "y": 2}));
-//! assert!(!parsed.repairs.is_empty());
+//! assert!(!parsed.fixes.is_empty());
 //! ```
 
 mod coerce;
@@ -74,11 +74,12 @@ mod repetition;
 pub(crate) mod typed;
 mod work;
 
-pub use decoder::{Item, LineDecoder, LineEvent, ValueDecoder, ValueEvent, ValueItem};
+pub(crate) use decoder::WithJson;
+pub use decoder::{Item, LineDecoder, LineEvent};
 pub use error::ParseError;
-pub use lines::{parse_lines, parse_lines_value, parse_lines_with};
-pub use one::{parse, parse_value, parse_with};
-pub(crate) use pipeline::{deserialize, typed_item};
+pub use lines::{lines_from_str, lines_from_str_value, lines_from_str_with};
+pub use one::{from_str, from_str_value, from_str_with};
+pub(crate) use pipeline::deserialize;
 pub use repetition::{ItemVerdict, ItemWindow, Loop, LoopGuard, LoopKind, Repeats};
 
 use crate::validate::Violation;
@@ -94,13 +95,13 @@ use crate::validate::Violation;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ParseOptions {
-    /// Turn every repair off: only exactly clean JSON that validates is accepted (no envelope, no
-    /// syntax repair, no coercion, no dropped keys).
+    /// Turn every fix off: only exactly clean JSON that validates is accepted (no envelope, no
+    /// syntax fix, no coercion, no dropped keys).
     pub strict: bool,
-    /// Close an answer cut off at end of input and keep the value if it validates (recorded as a repair).
+    /// Close an answer cut off at end of input and keep the value if it validates (recorded as a fix).
     pub salvage: bool,
     /// Validate against the schema (on by default). Off, clean JSON goes straight to serde and the
-    /// schema is only used to guide repairs.
+    /// schema is only used to guide fixes.
     pub validate: bool,
     /// The deepest nesting the lenient parser accepts (default 128, as `serde_json`). Values above
     /// [`MAX_DEPTH_LIMIT`] count as that limit: deeper values would overflow the stack of a thread
@@ -128,7 +129,7 @@ impl Default for ParseOptions {
 }
 
 impl ParseOptions {
-    /// The default options: every repair on, no salvage, validation on.
+    /// The default options: every fix on, no salvage, validation on.
     pub fn new() -> Self {
         Self::default()
     }
@@ -172,29 +173,29 @@ impl ParseOptions {
     }
 }
 
-/// A parsed value and what was repaired to get it.
+/// A parsed value and what was fixed to get it.
 #[derive(Debug, Clone)]
 pub struct Parsed<T> {
     /// The value.
     pub value: T,
     /// What was fixed, where; empty when the input was clean JSON.
-    pub repairs: Vec<Repair>,
+    pub fixes: Vec<Fix>,
 }
 
-/// One repair the parser made.
+/// One fix the parser made.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Repair {
+pub struct Fix {
     /// Byte offset in the input where it applies.
     pub offset: usize,
     /// What was done, for a person.
     pub description: String,
-    /// What kind of repair it was, for a program.
-    pub kind: RepairKind,
+    /// What kind of fix it was, for a program.
+    pub kind: FixKind,
 }
 
-impl Repair {
-    pub(crate) fn new(kind: RepairKind, offset: usize, description: impl Into<String>) -> Self {
-        Repair {
+impl Fix {
+    pub(crate) fn new(kind: FixKind, offset: usize, description: impl Into<String>) -> Self {
+        Fix {
             offset,
             description: description.into(),
             kind,
@@ -202,16 +203,16 @@ impl Repair {
     }
 }
 
-impl std::fmt::Display for Repair {
+impl std::fmt::Display for Fix {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "at byte {}: {}", self.offset, self.description)
     }
 }
 
-/// The kinds of [`Repair`].
+/// The kinds of [`Fix`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
-pub enum RepairKind {
+pub enum FixKind {
     /// The JSON was taken out of surrounding text: a fence, prose, a thinking block, a BOM.
     Envelope,
     /// A trailing or doubled comma was removed.
@@ -291,7 +292,7 @@ pub struct Skipped {
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum SkipReason {
-    /// Not repairable JSON.
+    /// Not fixable JSON.
     Syntax(String),
     /// JSON that fails the schema (or serde): every violation with its JSON path.
     Schema(Vec<Violation>),
@@ -350,7 +351,7 @@ mod tests {
                 .spawn(move || {
                     let inner = depth - 1;
                     let text = format!("{{\"a\": {}1,{}}}", "[".repeat(inner), "]".repeat(inner));
-                    parse_value(&text, &schema, &options).map(|_| ())
+                    from_str_value(&text, &schema, &options).map(|_| ())
                 })
                 .unwrap()
                 .join()

@@ -2,7 +2,7 @@
 
 use super::envelope::{self, Candidate};
 use super::pipeline::{self, best_rejection, extracted, Accepted, Pipeline, Rejection};
-use super::{typed, work, ParseError, ParseOptions, Parsed, Repair, RepairKind};
+use super::{typed, work, Fix, FixKind, ParseError, ParseOptions, Parsed};
 use crate::schema::Schema;
 use crate::schema::SchemaSet;
 use serde_json::Value;
@@ -10,7 +10,7 @@ use serde_json::Value;
 /// Parses one value of `T` with default options.
 ///
 /// ```
-/// use llm_extract::{parse, Schema, SchemaSet};
+/// use llm_extract::{from_str, Schema, SchemaSet};
 /// use serde_json::json;
 /// use std::sync::OnceLock;
 ///
@@ -26,12 +26,12 @@ use serde_json::Value;
 ///     }
 /// }
 ///
-/// let parsed = parse::<Answer>("Here you go:\n```json\n{\"n\": \"42\"}\n```").unwrap();
+/// let parsed = from_str::<Answer>("Here you go:\n```json\n{\"n\": \"42\"}\n```").unwrap();
 /// assert_eq!(parsed.value.n, 42);
-/// assert_eq!(parsed.repairs.len(), 2); // taken out of the fence; "42" read as 42
+/// assert_eq!(parsed.fixes.len(), 2); // taken out of the fence; "42" read as 42
 /// ```
-pub fn parse<T: Schema>(text: &str) -> Result<Parsed<T>, ParseError> {
-    parse_with(text, &ParseOptions::default())
+pub fn from_str<T: Schema>(text: &str) -> Result<Parsed<T>, ParseError> {
+    from_str_with(text, &ParseOptions::default())
 }
 
 /// Parses one value of `T`.
@@ -41,8 +41,13 @@ pub fn parse<T: Schema>(text: &str) -> Result<Parsed<T>, ParseError> {
 /// So does one clean value alone in prose or a fence (unless strict). Anything else, or anything
 /// that check is not sure of, takes the full path: the lenient parser, validation, coercion, located
 /// errors.
-pub fn parse_with<T: Schema>(text: &str, options: &ParseOptions) -> Result<Parsed<T>, ParseError> {
-    if let Some(parsed) = clean::<T>(text, options) {
+pub fn from_str_with<T: Schema>(
+    text: &str,
+    options: &ParseOptions,
+) -> Result<Parsed<T>, ParseError> {
+    // The envelope, once: the clean path looks for the value in it, and the full path starts there.
+    let mut body = None;
+    if let Some(parsed) = clean::<T>(text, options, &mut body) {
         return Ok(parsed);
     }
     if options.strict && !options.validate {
@@ -50,10 +55,10 @@ pub fn parse_with<T: Schema>(text: &str, options: &ParseOptions) -> Result<Parse
             return Err(pipeline::serde_rejection(&e, text, 0).into_error(text));
         }
     }
-    let Parsed { value, repairs } = parse_value(text, T::schema(), options)?;
+    let Parsed { value, fixes } = value_from(text, T::schema(), options, body)?;
     // Borrowed, so a refusal carries serde's path without parsing the text a second time.
     match pipeline::deserialize::<T>(&value) {
-        Ok(value) => Ok(Parsed { value, repairs }),
+        Ok(value) => Ok(Parsed { value, fixes }),
         Err((path, message)) => Err(ParseError::Deserialize {
             path,
             message,
@@ -64,8 +69,13 @@ pub fn parse_with<T: Schema>(text: &str, options: &ParseOptions) -> Result<Parse
 
 /// `T` straight from `text` when it is clean JSON, or (unless strict) one clean JSON value alone in
 /// prose or a fence; validated while it is deserialized when the options ask for validation. `None`
-/// sends the text down the full path.
-fn clean<T: Schema>(text: &str, options: &ParseOptions) -> Option<Parsed<T>> {
+/// sends the text down the full path; `body` then holds where the answer proper begins, if this
+/// looked.
+fn clean<T: Schema>(
+    text: &str,
+    options: &ParseOptions,
+    body: &mut Option<Body>,
+) -> Option<Parsed<T>> {
     let schema = T::schema();
     let plan = match options.validate {
         true => Some(schema.plan()?),
@@ -83,14 +93,14 @@ fn clean<T: Schema>(text: &str, options: &ParseOptions) -> Option<Parsed<T>> {
         if let Some(value) = typed::from_str::<T>(text, plan) {
             return Some(Parsed {
                 value,
-                repairs: Vec::new(),
+                fixes: Vec::new(),
             });
         }
     }
     if options.strict || !wants_container {
         return None;
     }
-    let (start, envelope_repair) = envelope::body_start(text);
+    let (start, envelope_fix) = body.insert(envelope::body_start(text)).clone();
     let from = envelope::first_bracket(text, start)?;
     let (value, len) = typed::prefix_from_str::<T>(text.get(from..)?, plan.is_some())?;
     let to = from + len;
@@ -100,19 +110,15 @@ fn clean<T: Schema>(text: &str, options: &ParseOptions) -> Option<Parsed<T>> {
     }
     Some(Parsed {
         value,
-        repairs: envelope_repairs(text, envelope_repair, Some((from, to))),
+        fixes: envelope_fixes(text, envelope_fix, Some((from, to))),
     })
 }
 
-/// The repairs of a value found in `text`: the envelope's (a thinking block, a BOM), then taking
+/// The fixes of a value found in `text`: the envelope's (a thinking block, a BOM), then taking
 /// the value at `span` out of the text around it, when there was text around it.
-fn envelope_repairs(
-    text: &str,
-    envelope_repair: Option<Repair>,
-    span: Option<(usize, usize)>,
-) -> Vec<Repair> {
-    let mut repairs = Vec::with_capacity(2);
-    repairs.extend(envelope_repair);
+fn envelope_fixes(text: &str, envelope_fix: Option<Fix>, span: Option<(usize, usize)>) -> Vec<Fix> {
+    let mut fixes = Vec::with_capacity(2);
+    fixes.extend(envelope_fix);
     if let Some((s, e)) = span {
         // The value is the whole text but for whitespace around it (told from the text before
         // and after it, which is short or stops at its first letter).
@@ -120,17 +126,31 @@ fn envelope_repairs(
             && text.get(e..).is_some_and(|t| t.trim_end().is_empty())
             && text.get(s..e).is_some_and(|v| v.trim().len() == v.len());
         if !alone {
-            repairs.push(extracted(s, e));
+            fixes.push(extracted(s, e));
         }
     }
-    repairs
+    fixes
 }
 
+/// Where the answer proper begins (after a byte-order mark and a thinking block), and the fix that
+/// records what was skipped.
+type Body = (usize, Option<Fix>);
+
 /// Parses one value against a runtime schema, returning validated JSON.
-pub fn parse_value(
+pub fn from_str_value(
     text: &str,
     schema: &SchemaSet,
     options: &ParseOptions,
+) -> Result<Parsed<Value>, ParseError> {
+    value_from(text, schema, options, None)
+}
+
+/// [`from_str_value`], with the envelope's start when it is already known.
+fn value_from(
+    text: &str,
+    schema: &SchemaSet,
+    options: &ParseOptions,
+    body: Option<Body>,
 ) -> Result<Parsed<Value>, ParseError> {
     let pipeline = Pipeline::new(schema, *options).map_err(|source| ParseError::InvalidSchema {
         source,
@@ -142,14 +162,18 @@ pub fn parse_value(
             .check(value, Vec::new(), 0)
             .map_err(|r| r.into_error(text)),
         Err(e) if options.strict => Err(pipeline::serde_rejection(&e, text, 0).into_error(text)),
-        Err(_) => lenient(&pipeline, text),
+        Err(_) => lenient(&pipeline, text, body),
     };
-    accepted.map(|Accepted { value, repairs }| Parsed { value, repairs })
+    accepted.map(|Accepted { value, fixes }| Parsed { value, fixes })
 }
 
 /// Everything but the fast path: the envelope, the candidates, the choice.
-fn lenient(pipeline: &Pipeline<'_>, text: &str) -> Result<Accepted, ParseError> {
-    let (start, envelope_repair) = envelope::body_start(text);
+fn lenient(
+    pipeline: &Pipeline<'_>,
+    text: &str,
+    body: Option<Body>,
+) -> Result<Accepted, ParseError> {
+    let (start, envelope_fix) = body.unwrap_or_else(|| envelope::body_start(text));
     let body = text.get(start..).unwrap_or_default();
     if body.trim().is_empty() {
         return Err(ParseError::NoJson {
@@ -157,9 +181,9 @@ fn lenient(pipeline: &Pipeline<'_>, text: &str) -> Result<Accepted, ParseError> 
         });
     }
     let with_envelope = |mut accepted: Accepted, span: Option<(usize, usize)>| {
-        let mut repairs = envelope_repairs(text, envelope_repair.clone(), span);
-        repairs.append(&mut accepted.repairs);
-        accepted.repairs = repairs;
+        let mut fixes = envelope_fixes(text, envelope_fix.clone(), span);
+        fixes.append(&mut accepted.fixes);
+        accepted.fixes = fixes;
         accepted
     };
 
@@ -229,14 +253,14 @@ fn lenient(pipeline: &Pipeline<'_>, text: &str) -> Result<Accepted, ParseError> 
     if let Some(found) = enum_in_prose(pipeline, body) {
         return match found {
             Ok(variant) => {
-                let repair = Repair::new(
-                    RepairKind::EnumCase,
+                let fix = Fix::new(
+                    FixKind::EnumCase,
                     start,
                     format!("found the enum value {variant:?} in the text"),
                 );
                 let mut accepted = Accepted {
                     value: Value::String(variant),
-                    repairs: vec![repair],
+                    fixes: vec![fix],
                 };
                 accepted = with_envelope(accepted, None);
                 Ok(accepted)
@@ -412,8 +436,9 @@ mod tests {
         for n in [500, 2_000] {
             let text = format!("The answer: {}", "very positive, ".repeat(n));
             let mut result = None;
-            let steps =
-                work::of(|| result = Some(parse_value(&text, &schema, &ParseOptions::default())));
+            let steps = work::of(|| {
+                result = Some(from_str_value(&text, &schema, &ParseOptions::default()))
+            });
             assert_eq!(result.unwrap().unwrap().value, json!("very_positive"));
             // Two hits per repetition, each looking at most three words back.
             assert!(steps <= 8 * n, "{steps} steps for {n} repetitions");
@@ -428,17 +453,17 @@ mod tests {
     }
 
     fn value(text: &str) -> Result<Value, ParseError> {
-        parse_value(text, &object_schema(), &ParseOptions::default()).map(|p| p.value)
+        from_str_value(text, &object_schema(), &ParseOptions::default()).map(|p| p.value)
     }
 
     #[test]
-    fn envelope_repair_is_recorded_only_when_there_is_an_envelope() {
+    fn envelope_fix_is_recorded_only_when_there_is_an_envelope() {
         let schema = object_schema();
-        let clean = parse_value(" {\"a\":1,} ", &schema, &ParseOptions::default()).unwrap();
-        assert!(clean.repairs.iter().all(|r| r.kind != RepairKind::Envelope));
-        let prose = parse_value("x {\"a\":1}", &schema, &ParseOptions::default()).unwrap();
-        assert_eq!(prose.repairs[0].kind, RepairKind::Envelope);
-        assert_eq!(prose.repairs[0].offset, 2);
+        let clean = from_str_value(" {\"a\":1,} ", &schema, &ParseOptions::default()).unwrap();
+        assert!(clean.fixes.iter().all(|r| r.kind != FixKind::Envelope));
+        let prose = from_str_value("x {\"a\":1}", &schema, &ParseOptions::default()).unwrap();
+        assert_eq!(prose.fixes[0].kind, FixKind::Envelope);
+        assert_eq!(prose.fixes[0].offset, 2);
     }
 
     #[test]
@@ -458,7 +483,7 @@ mod tests {
             "S",
             json!({"type":"string","enum":["positive","negative","very_positive"]}),
         );
-        let parse = |t: &str| parse_value(t, &schema, &ParseOptions::default());
+        let parse = |t: &str| from_str_value(t, &schema, &ParseOptions::default());
         assert_eq!(
             parse("The sentiment is Positive.").unwrap().value,
             json!("positive")
@@ -473,7 +498,7 @@ mod tests {
             Err(ParseError::Ambiguous { .. })
         ));
         assert!(matches!(parse("no idea"), Err(ParseError::Schema { .. })));
-        assert!(parse_value("Positive", &schema, &ParseOptions::strict()).is_err());
+        assert!(from_str_value("Positive", &schema, &ParseOptions::strict()).is_err());
     }
 
     #[test]

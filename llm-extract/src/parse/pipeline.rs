@@ -3,7 +3,7 @@
 
 use super::envelope::{self, Candidate};
 use super::lenient::{self, Failure, Settings};
-use super::{coerce, ParseError, ParseOptions, Repair, RepairKind, SkipReason, Skipped};
+use super::{coerce, Fix, FixKind, ParseError, ParseOptions, SkipReason, Skipped};
 use crate::error::SchemaError;
 use crate::schema::SchemaSet;
 use crate::validate::{Validator, Violation};
@@ -14,7 +14,7 @@ use serde_json::Value;
 #[derive(Debug)]
 pub(crate) struct Accepted {
     pub(crate) value: Value,
-    pub(crate) repairs: Vec<Repair>,
+    pub(crate) fixes: Vec<Fix>,
 }
 
 /// Why a frame gave no value.
@@ -98,30 +98,30 @@ impl<'s> Pipeline<'s> {
             max_depth: self.options.max_depth.min(super::MAX_DEPTH_LIMIT),
         };
         match lenient::parse(text, base, settings) {
-            Ok(repaired) => self.check(repaired.value, repaired.repairs, base),
+            Ok(fixed) => self.check(fixed.value, fixed.fixes, base),
             Err(Failure::Syntax { message, offset }) => Err(Rejection::Syntax { message, offset }),
             Err(Failure::Truncated { offset }) => Err(Rejection::Truncated { offset }),
             Err(Failure::Empty) => Err(Rejection::NotJson),
         }
     }
 
-    /// Validates; if that fails (and repairs are allowed), rejects an echoed schema, coerces and
+    /// Validates; if that fails (and fixes are allowed), rejects an echoed schema, coerces and
     /// validates again.
     pub(crate) fn check(
         &self,
         mut value: Value,
-        mut repairs: Vec<Repair>,
+        mut fixes: Vec<Fix>,
         base: usize,
     ) -> Result<Accepted, Rejection> {
         let schema = self.schema.generic();
         let Some(validator) = self.validator else {
             if !self.options.strict {
-                coerce::coerce(&mut value, schema, base, &mut repairs);
+                coerce::coerce(&mut value, schema, base, &mut fixes);
             }
-            return Ok(Accepted { value, repairs });
+            return Ok(Accepted { value, fixes });
         };
         if validator.is_valid(&value) {
-            return Ok(Accepted { value, repairs });
+            return Ok(Accepted { value, fixes });
         }
         if self.options.strict {
             return Err(Rejection::Schema(validator.violations(&value)));
@@ -134,10 +134,10 @@ impl<'s> Pipeline<'s> {
                     .into(),
             }]));
         }
-        coerce::coerce(&mut value, schema, base, &mut repairs);
+        coerce::coerce(&mut value, schema, base, &mut fixes);
         let violations = validator.violations(&value);
         if violations.is_empty() {
-            Ok(Accepted { value, repairs })
+            Ok(Accepted { value, fixes })
         } else {
             Err(Rejection::Schema(violations))
         }
@@ -219,8 +219,8 @@ pub(crate) fn serde_rejection(e: &serde_json::Error, text: &str, base: usize) ->
     }
 }
 
-/// The envelope repair for a value taken out of surrounding text.
-pub(crate) fn extracted(start: usize, end: usize) -> Repair {
+/// The envelope fix for a value taken out of surrounding text.
+pub(crate) fn extracted(start: usize, end: usize) -> Fix {
     // Built by hand: `format!` would cost more than the rest of a fenced answer's fast path.
     let mut description = String::with_capacity(72);
     description.push_str("took the JSON value at bytes ");
@@ -228,7 +228,7 @@ pub(crate) fn extracted(start: usize, end: usize) -> Repair {
     description.push_str("..");
     push_decimal(&mut description, end);
     description.push_str(" out of the text around it");
-    Repair::new(RepairKind::Envelope, start, description)
+    Fix::new(FixKind::Envelope, start, description)
 }
 
 /// Appends `n` in decimal.
@@ -279,7 +279,7 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn the_extracted_repair_names_its_span() {
+    fn the_extracted_fix_names_its_span() {
         for (start, end) in [(0, 9), (10, 200), (12_345, usize::MAX)] {
             assert_eq!(
                 extracted(start, end).description,

@@ -286,8 +286,8 @@ impl PromptOutput {
             if extraction.value.is_empty() {
                 warnings.push(PromptWarning::NoItems);
             }
-            if !extraction.skipped.is_empty() {
-                warnings.push(PromptWarning::Skipped(extraction.skipped.clone()));
+            if !extraction.report.skipped.is_empty() {
+                warnings.push(PromptWarning::Skipped(extraction.report.skipped.clone()));
             }
         }
         warnings
@@ -930,7 +930,7 @@ mod tests {
         let PromptOutput::Json(extraction) = &output else {
             panic!()
         };
-        assert_eq!(extraction.attempts.len(), 2);
+        assert_eq!(extraction.report.attempts.len(), 2);
         assert!(output.warnings().is_empty());
         assert_eq!(
             seen.lock().unwrap()[0].messages[0].content,

@@ -387,34 +387,30 @@ mod tests {
 
     #[test]
     fn refs_that_multiply_are_an_error_not_a_blow_up() {
-        // D0 is a string; each D(k+1) holds two D(k): D30 would expand to 2^30 strings.
-        let mut defs = serde_json::Map::new();
-        defs.insert("D0".into(), json!({"type": "string"}));
-        for k in 0..30 {
-            let inner = json!({"$ref": format!("#/$defs/D{k}")});
-            defs.insert(
-                format!("D{}", k + 1),
-                json!({"type": "object", "properties": {"a": inner, "b": inner}}),
-            );
-        }
+        // D0 is a string; each D(k+1) holds two D(k): D30 would expand to 2^30 strings. With
+        // `beside`, a keyword stands beside each ref (which copies the target).
+        let defs = |beside: Option<(&str, Value)>| {
+            let mut defs = serde_json::Map::new();
+            defs.insert("D0".into(), json!({"type": "string"}));
+            for k in 0..30 {
+                let mut inner = json!({"$ref": format!("#/$defs/D{k}")});
+                if let (Some((key, value)), Some(map)) = (&beside, inner.as_object_mut()) {
+                    map.insert((*key).to_owned(), value.clone());
+                }
+                defs.insert(
+                    format!("D{}", k + 1),
+                    json!({"type": "object", "properties": {"a": inner, "b": inner}}),
+                );
+            }
+            defs
+        };
         let root = |top: usize, defs: &serde_json::Map<String, Value>| {
             json!({"type": "object", "properties": {"x": {"$ref": format!("#/$defs/D{top}")}},
                    "$defs": defs})
         };
-        let err = DynamicSchema::from_json(root(30, &defs)).unwrap_err();
+        let err = DynamicSchema::from_json(root(30, &defs(None))).unwrap_err();
         assert!(err.to_string().contains("expands to more than"), "{err}");
-        // With a keyword beside each ref (which copies the target), too.
-        for k in 0..30 {
-            let inner = json!({"$ref": format!("#/$defs/D{k}"), "description": "x"});
-            defs.insert(
-                format!("D{}", k + 1),
-                json!({"type": "object", "properties": {"a": inner, "b": inner}}),
-            );
-        }
-        let root = |top: usize, defs: &serde_json::Map<String, Value>| {
-            json!({"type": "object", "properties": {"x": {"$ref": format!("#/$defs/D{top}")}},
-                   "$defs": defs})
-        };
+        let defs = defs(Some(("description", json!("x"))));
         let err = DynamicSchema::from_json(root(30, &defs)).unwrap_err();
         assert!(err.to_string().contains("expands to more than"), "{err}");
         // Ten levels (1,024 strings) are fine.

@@ -23,7 +23,7 @@ use std::sync::OnceLock;
 ///
 /// `#[derive(Extract)]` implements it, together with [`Extract`](crate::Extract), which adds the
 /// extraction methods on top (as serde keeps `Deserialize` below `serde_json::from_str`). The parse
-/// functions ([`parse`](crate::parse()), [`parse_lines`](crate::parse_lines),
+/// functions ([`from_str`](crate::from_str), [`lines_from_str`](crate::lines_from_str),
 /// [`LineDecoder`](crate::LineDecoder)) need only this trait. The schema is computed once per type (a
 /// static) and then returned by reference.
 pub trait Schema: DeserializeOwned + Send + 'static {

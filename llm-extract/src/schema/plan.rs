@@ -41,7 +41,7 @@ impl Plan {
     #[inline]
     pub(crate) fn closed(&self) -> bool {
         match &self.root {
-            Node::Typed(typed) => {
+            Node::Keywords(typed) => {
                 typed.types == Types(Types::OBJECT)
                     && typed
                         .object
@@ -64,7 +64,8 @@ impl Plan {
 pub(crate) enum Node {
     /// `{}` or `true`: anything.
     Any,
-    Typed(Box<Typed>),
+    /// A `type` and the keywords that constrain it.
+    Keywords(Box<Keywords>),
     /// `anyOf: [X, {"type": "null"}]`.
     OrNull(Box<Node>),
     Tagged(Box<Tagged>),
@@ -105,7 +106,7 @@ impl Types {
 }
 
 #[derive(Debug)]
-pub(crate) struct Typed {
+pub(crate) struct Keywords {
     pub(crate) types: Types,
     /// `enum`, or `const` as a one-element list: scalars only.
     pub(crate) choices: Option<Vec<Value>>,
@@ -287,14 +288,14 @@ impl Node {
                 }
             }
         }
-        Typed::compile(map).map(|typed| Node::Typed(Box::new(typed)))
+        Keywords::compile(map).map(|typed| Node::Keywords(Box::new(typed)))
     }
 
     /// Whether every value of this node is a scalar (so `uniqueItems` can compare hashes).
     #[inline]
     pub(crate) fn is_scalar(&self) -> bool {
         match self {
-            Node::Typed(typed) => !typed.types.has(Types::ARRAY | Types::OBJECT),
+            Node::Keywords(typed) => !typed.types.has(Types::ARRAY | Types::OBJECT),
             Node::OrNull(inner) => inner.is_scalar(),
             Node::Any | Node::Tagged(_) => false,
         }
@@ -304,7 +305,7 @@ impl Node {
     pub(crate) fn accepts_null(&self) -> bool {
         match self {
             Node::Any | Node::OrNull(_) => true,
-            Node::Typed(typed) => typed.types.has(Types::NULL) && typed.allows(&Value::Null),
+            Node::Keywords(typed) => typed.types.has(Types::NULL) && typed.allows(&Value::Null),
             Node::Tagged(tagged) => tagged.nullable,
         }
     }
@@ -319,9 +320,9 @@ impl Node {
     }
 
     #[inline]
-    pub(crate) fn typed(&self) -> Option<&Typed> {
+    pub(crate) fn keywords(&self) -> Option<&Keywords> {
         match self.present() {
-            Node::Typed(typed) => Some(typed),
+            Node::Keywords(typed) => Some(typed),
             _ => None,
         }
     }
@@ -356,7 +357,7 @@ pub(crate) fn tagged(branches: &[Value]) -> Option<Node> {
             return None;
         }
         tag = Some(key);
-        let Node::Typed(typed) = Node::compile(branch)? else {
+        let Node::Keywords(typed) = Node::compile(branch)? else {
             return None;
         };
         let typed = *typed;
@@ -391,8 +392,8 @@ pub(crate) fn number(map: &Map<String, Value>, key: &str) -> Result<Option<Num>,
     }
 }
 
-impl Typed {
-    pub(crate) fn compile(map: &Map<String, Value>) -> Option<Typed> {
+impl Keywords {
+    pub(crate) fn compile(map: &Map<String, Value>) -> Option<Keywords> {
         const KNOWN: &[&str] = &[
             "type",
             "enum",
@@ -458,7 +459,7 @@ impl Typed {
         };
         let array = Self::items(map)?;
         let object = Self::object(map)?;
-        let mut typed = Typed {
+        let mut typed = Keywords {
             types,
             choices,
             min_length: uint(map, "minLength").ok()?,
@@ -501,7 +502,7 @@ impl Typed {
         Some(typed)
     }
 
-    /// See [`Typed::floats`].
+    /// See [`Keywords::floats`].
     #[inline]
     pub(crate) fn float_range(&self) -> Option<Floats> {
         if self.choices.is_some() || !self.types.has(Types::NUMBER) {
@@ -525,7 +526,7 @@ impl Typed {
         })
     }
 
-    /// See [`Typed::integers`].
+    /// See [`Keywords::integers`].
     #[inline]
     pub(crate) fn integer_range(&self) -> Option<(i128, i128)> {
         if self.choices.is_some() || !self.types.has(Types::INTEGER | Types::NUMBER) {

@@ -110,7 +110,7 @@ impl<'a> Check<'a> {
         };
         match node.present() {
             Node::Any => true,
-            Node::Typed(typed) => match leaf {
+            Node::Keywords(typed) => match leaf {
                 Leaf::Bool => typed.any_bool,
                 Leaf::Int(lo, hi) => typed.holds(lo, hi),
                 Leaf::Number => typed.any_number,
@@ -155,7 +155,7 @@ impl<'a> Check<'a> {
         match self {
             // The common case, kept small enough to inline: a string with no constraint.
             Check::Value {
-                node: Node::Typed(typed),
+                node: Node::Keywords(typed),
                 hash,
             } if typed.any_string => {
                 if let Some(slot) = hash {
@@ -170,7 +170,7 @@ impl<'a> Check<'a> {
     fn string_slow<E: de::Error>(self, s: &str) -> Result<(), E> {
         match self {
             Check::Value { node, .. } => {
-                let accepted = node.typed().is_some_and(|t| t.accepts_str(s));
+                let accepted = node.keywords().is_some_and(|t| t.accepts_str(s));
                 self.scalar(accepted, || hash_of(3, s.as_bytes()))
             }
             Check::Tag { tagged, variant } => {
@@ -189,7 +189,7 @@ impl<'a> Check<'a> {
     fn number<E: de::Error>(self, n: Num) -> Result<(), E> {
         match self {
             Check::Value {
-                node: Node::Typed(typed),
+                node: Node::Keywords(typed),
                 hash: None,
             } => match (typed.any_number, typed.floats, n.exact()) {
                 (true, _, _) => Ok(()),
@@ -202,7 +202,7 @@ impl<'a> Check<'a> {
 
     fn number_slow<E: de::Error>(self, n: Num) -> Result<(), E> {
         let accepted = match self {
-            Check::Value { node, .. } => node.typed().is_some_and(|t| t.accepts_number(n)),
+            Check::Value { node, .. } => node.keywords().is_some_and(|t| t.accepts_number(n)),
             _ => false,
         };
         // Equal numbers hash alike whatever their form; inexact ones give up on uniqueness.
@@ -222,7 +222,7 @@ impl<'a> Check<'a> {
     #[inline]
     fn boolean<E: de::Error>(self, b: bool) -> Result<(), E> {
         let accepted = match self {
-            Check::Value { node, .. } => node.typed().is_some_and(|t| t.accepts_bool(b)),
+            Check::Value { node, .. } => node.keywords().is_some_and(|t| t.accepts_bool(b)),
             _ => false,
         };
         self.scalar(accepted, || hash_of(1, &[u8::from(b)]))

@@ -359,7 +359,7 @@ impl<'a, 'de> At<'a, 'de> {
         let shape = match node.present() {
             Node::Any => Shape::Open,
             Node::Tagged(tagged) => Shape::Tagged(tagged),
-            Node::Typed(typed) if typed.types.has(Types::OBJECT) => match &typed.object {
+            Node::Keywords(typed) if typed.types.has(Types::OBJECT) => match &typed.object {
                 Some(object) => Shape::Object(object),
                 None => Shape::Open,
             },
@@ -396,7 +396,7 @@ impl<'a, 'de> At<'a, 'de> {
         };
         let items = match node.present() {
             Node::Any => None,
-            Node::Typed(typed) if typed.types.has(Types::ARRAY) => typed.array.as_ref(),
+            Node::Keywords(typed) if typed.types.has(Types::ARRAY) => typed.array.as_ref(),
             _ => return Err(Stop),
         };
         self.r.pos += 1;
