@@ -382,7 +382,8 @@ impl Repeats {
                 self.recent.pop_front();
             }
             self.recent.push_back(byte);
-            if let Some(hit) = hit {
+            // Whitespace between tokens is left to its own check (and its own bound).
+            if let Some(hit) = hit.filter(|h| self.whitespace < h.detected_at - h.start) {
                 // A run of one byte also repeats with every period; report it as the run it is.
                 if self.run >= hit.detected_at - hit.start {
                     return Some(found(LoopKind::Run, self.run));
