@@ -2,12 +2,22 @@
 //! (base64, many distinct items, numbers with many distinct digits), and a stop on every loop within a
 //! bounded number of bytes, however the stream is chunked.
 
-use llm_extract::parse::{ItemVerdict, ItemWindow, Loop, LoopGuard, Repeats};
+use llm_extract::parse::{ItemVerdict, ItemWindow, Loop, LoopGuard, LoopKind, Repeats};
 use proptest::prelude::*;
 
 /// Feeds `text` in chunks of the given sizes (cycled) and returns the first loop.
 fn first_loop(text: &[u8], chunks: &[usize], guard: LoopGuard) -> Option<Loop> {
-    let mut repeats = Repeats::new(guard);
+    bounded_loop(text, chunks, guard, None)
+}
+
+/// [`first_loop`] with string values bounded to `max_string` characters.
+fn bounded_loop(
+    text: &[u8],
+    chunks: &[usize],
+    guard: LoopGuard,
+    max_string: Option<usize>,
+) -> Option<Loop> {
+    let mut repeats = Repeats::new(guard).max_string(max_string);
     let mut rest = text;
     let mut sizes = chunks.iter().cycle();
     while !rest.is_empty() {
@@ -142,6 +152,47 @@ proptest! {
         };
         prop_assert_eq!(verdict, ItemVerdict::Loop);
         prop_assert!(offered <= cycle + guard.max_recurring_items);
+    }
+
+    #[test]
+    fn a_string_within_the_bound_is_not_stopped(
+        bytes in prop::collection::vec(any::<u8>(), 30..3000),
+        margin in 0usize..64,
+        sizes in chunks(),
+    ) {
+        // A long base64 value copied from an input that holds it: the input's length bounds it.
+        let value = base64_text(&bytes);
+        let guard = LoopGuard::default().string_margin(Some(margin));
+        let bound = guard.max_string(value.len(), None);
+        let text = format!("{{\"file\": \"{value}\", \"name\": \"{}\"}}", &value[..value.len() / 2]);
+        prop_assert_eq!(bounded_loop(text.as_bytes(), &sizes, guard, bound), None);
+    }
+
+    #[test]
+    fn a_string_past_the_bound_always_stops_at_the_bound(
+        value in "([^\"\\\\]|\\\\[nt\"\\\\/])*",
+        bound in 16usize..200, // above the key's 14 characters: a key is a string too
+        sizes in chunks(),
+    ) {
+        // Any characters, escapes and multi-byte ones included, however the stream is chunked.
+        let start = "{\"invoice_number\": \"";
+        let text = format!("{start}{value}{}", "é, total: 12".repeat(40));
+        let found = bounded_loop(text.as_bytes(), &sizes, LoopGuard::off(), Some(bound))
+            .expect("a string past the bound is a loop");
+        prop_assert_eq!(found.kind, LoopKind::LongString);
+        prop_assert_eq!(found.start, start.len());
+        // Seen at the first byte of character bound + 1, an escape counted as one: linear, no look back.
+        let chars: Vec<usize> = text[start.len()..]
+            .char_indices()
+            .scan(false, |escaped, (at, c)| {
+                let counted = c != '\\' || *escaped;
+                *escaped = c == '\\' && !*escaped;
+                Some((at, counted))
+            })
+            .filter(|&(_, counted)| counted)
+            .map(|(at, _)| at)
+            .collect();
+        prop_assert_eq!(Some(found.detected_at), chars.get(bound).map(|at| start.len() + at + 1));
     }
 
     #[test]

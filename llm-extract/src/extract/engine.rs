@@ -56,13 +56,14 @@ impl<'a> Engine<'a> {
     }
 
     /// The first request: system prompt with format instructions, the filled template, and in
-    /// constrained mode the schema rendered for the backend's dialect.
+    /// constrained mode the schema rendered for the backend's dialect; with the shape of the answer and
+    /// the longest string value it may hold (from the input's length, `loops::max_string`).
     fn first_request(
         &self,
         target: &impl Target,
         input: Input,
         many: bool,
-    ) -> Result<(ChatRequest, AnswerShape), ExtractError> {
+    ) -> Result<(ChatRequest, AnswerShape, Option<usize>), ExtractError> {
         let fail = |kind| ExtractError::new(kind, Report::default());
         let config = self.config;
         let vars = input
@@ -120,7 +121,8 @@ impl<'a> Engine<'a> {
         // every backend, and a loop is recovered from deliberately (`loops::recover`).
         request.temperature = Some(config.temperature.unwrap_or(0.0));
         request.seed = Some(config.seed.unwrap_or(0));
-        Ok((request, shape))
+        let max_string = loops::max_string(&config.loop_guard, &vars, set.generic());
+        Ok((request, shape, max_string))
     }
 
     /// Checks the token budget before a request and lowers its `max_tokens` to what is left.
@@ -147,7 +149,7 @@ impl<'a> Engine<'a> {
         target: &G,
         input: Input,
     ) -> Result<Extraction<G::Output>, ExtractError> {
-        let (first, _) = self.first_request(target, input, false)?;
+        let (first, _, max_string) = self.first_request(target, input, false)?;
         let name = target.schema().name();
         let mut report = Report::default();
         let mut follow_up: Vec<Message> = Vec::new();
@@ -170,7 +172,8 @@ impl<'a> Engine<'a> {
             let sampling = Sampling::of(&request);
             let span = attempt_span(name, number, kind);
             let started = Instant::now();
-            let watched = watch::watch(self.llm, request, self.config.loop_guard, self.spent)
+            let guard = self.config.loop_guard;
+            let watched = watch::watch(self.llm, request, guard, max_string, self.spent)
                 .instrument(span.clone())
                 .await;
             let response = match watched.response {
@@ -304,7 +307,7 @@ impl<'a> Engine<'a> {
         input: Input,
         sink: &mut (dyn FnMut(G::Output) + Send + '_),
     ) -> Result<Report, ExtractError> {
-        let (first, shape) = self.first_request(target, input, true)?;
+        let (first, shape, max_string) = self.first_request(target, input, true)?;
         let name = target.schema().name();
         let mut kept = Kept::default();
         let mut report = Report::default();
@@ -332,7 +335,7 @@ impl<'a> Engine<'a> {
             }
             let span = attempt_span(name, number, kind);
             let answer = self
-                .answer(target, request, kind, &mut kept, sink)
+                .answer(target, request, kind, max_string, &mut kept, sink)
                 .instrument(span.clone())
                 .await;
 
@@ -478,6 +481,7 @@ impl<'a> Engine<'a> {
         target: &G,
         request: ChatRequest,
         kind: AttemptKind,
+        max_string: Option<usize>,
         kept: &mut Kept,
         sink: &mut (dyn FnMut(G::Output) + Send + '_),
     ) -> Answer {
@@ -493,7 +497,7 @@ impl<'a> Engine<'a> {
             repetition: None,
         };
         let mut meter = Meter::new(&request);
-        let mut repeats = Repeats::new(self.config.loop_guard);
+        let mut repeats = Repeats::new(self.config.loop_guard).max_string(max_string);
         let mut stream = match self.llm.chat_stream(request).await {
             Ok(stream) => stream,
             Err(err) => {

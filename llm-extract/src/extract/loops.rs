@@ -6,7 +6,47 @@
 use super::target::Found;
 use crate::llm::ChatRequest;
 use crate::parse::{ItemVerdict, ItemWindow, LoopGuard};
+use serde_json::{Map, Value};
 use std::hash::{Hash, Hasher};
+
+/// The longest string value an answer may hold ([`LoopGuard::max_string`]): the input's characters
+/// (every variable, a string counted as its text, anything else as its JSON) plus the margin, at least
+/// the largest `maxLength` in `schema`.
+pub(crate) fn max_string(
+    guard: &LoopGuard,
+    vars: &Map<String, Value>,
+    schema: &Value,
+) -> Option<usize> {
+    guard.string_margin?;
+    let input: usize = vars
+        .values()
+        .map(|value| match value {
+            Value::String(text) => text.chars().count(),
+            other => other.to_string().chars().count(),
+        })
+        .sum();
+    guard.max_string(input, largest_max_length(schema))
+}
+
+/// The largest `maxLength` anywhere in `schema` (walked without recursion: linear in its size).
+fn largest_max_length(schema: &Value) -> Option<usize> {
+    let mut largest = None;
+    let mut stack = vec![schema];
+    while let Some(value) = stack.pop() {
+        match value {
+            Value::Object(map) => {
+                if let Some(n) = map.get("maxLength").and_then(Value::as_u64) {
+                    let n = usize::try_from(n).unwrap_or(usize::MAX);
+                    largest = Some(largest.map_or(n, |l: usize| l.max(n)));
+                }
+                stack.extend(map.values());
+            }
+            Value::Array(values) => stack.extend(values),
+            _ => {}
+        }
+    }
+    largest
+}
 
 /// Holds back items that repeat a recent one until a new item arrives (then they were legitimate) or
 /// too many arrive in a row (a loop: they are dropped).
@@ -118,6 +158,18 @@ mod tests {
     use super::*;
     use crate::parse::WithJson;
     use serde_json::{json, Value};
+
+    #[test]
+    fn the_string_bound_is_the_input_plus_the_margin_at_least_the_largest_max_length() {
+        let guard = LoopGuard::default();
+        let vars = json!({ "text": "été", "n": 12345 });
+        let vars = vars.as_object().cloned().unwrap_or_default();
+        let open = json!({ "type": "object", "properties": { "a": { "type": "string" } } });
+        assert_eq!(max_string(&guard, &vars, &open), Some(3 + 5 + 32));
+        let bounded = json!({ "properties": { "a": { "anyOf": [{ "maxLength": 9 }, { "maxLength": 400 }] } } });
+        assert_eq!(max_string(&guard, &vars, &bounded), Some(400));
+        assert_eq!(max_string(&LoopGuard::off(), &vars, &open), None);
+    }
 
     fn item(json: Value) -> Found<Value> {
         Found {

@@ -18,12 +18,14 @@ pub(crate) struct Watched {
     pub usage: Usage,
 }
 
-/// Sends `request` and watches its answer. With the guard off, the answer is not streamed (the
+/// Sends `request` and watches its answer (string values bounded by `max_string` characters, from
+/// [`LoopGuard::max_string`]). With the guard off, the answer is not streamed (the
 /// backend's `chat`), as before loop detection.
 pub(crate) async fn watch(
     llm: &dyn Llm,
     request: ChatRequest,
     guard: LoopGuard,
+    max_string: Option<usize>,
     spent: Option<&Spent>,
 ) -> Watched {
     if !guard.is_on() {
@@ -45,7 +47,7 @@ pub(crate) async fn watch(
         Ok(stream) => stream,
         Err(err) => return failed(err, Usage::default()),
     };
-    let mut repeats = Repeats::new(guard);
+    let mut repeats = Repeats::new(guard).max_string(max_string);
     let mut text = String::new();
     let mut thinking = String::new();
     while let Some(event) = stream.next().await {

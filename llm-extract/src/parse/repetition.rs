@@ -10,7 +10,11 @@
 //!   of consecutive bytes equal to the byte `p` positions back (a ring buffer of the last bytes), so a
 //!   substring of period `p` repeated is seen in `O(max_period)` work per byte, with no re-scan of the
 //!   prefix. It also counts one byte repeated inside a string or number, and whitespace between tokens
-//!   (a lexer state of three flags tells the two apart).
+//!   (a lexer state of three flags tells the two apart), and, when given a bound
+//!   ([`Repeats::max_string`]), the characters of the current string value: a small model often writes
+//!   the rest of the source into the first string (`"A-77, customer_name: Greenleaf Design, …`) for
+//!   hundreds of bytes before anything repeats, and a value cannot hold more than the source it is
+//!   extracted from ([`LoopGuard::string_margin`]).
 //! - [`ItemWindow`] sees the completed items (as a hash of their canonical text): an item equal to one of
 //!   the last [`LoopGuard::item_window`] items recurs; [`LoopGuard::max_recurring_items`] recurring items
 //!   in a row are a loop (one item repeated, or a cycle of several).
@@ -46,6 +50,12 @@ pub struct LoopGuard {
     /// Whitespace between tokens longer than this many bytes is a loop (default 48; 0 turns the check
     /// off).
     pub max_whitespace: usize,
+    /// A string value more than this many characters longer than the input is a loop (default
+    /// `Some(32)`, measured on the evaluation set in BENCHMARKS.md; `None` turns the check off). The
+    /// extraction knows the input, so it sets the bound ([`LoopGuard::max_string`]); the bound is never
+    /// below the largest `maxLength` of the schema, so a string the schema bounds is only stopped by its
+    /// grammar.
+    pub string_margin: Option<usize>,
     /// How many of the last completed items a new item is compared with (default 16).
     pub item_window: usize,
     /// This many items in a row that each equal one in the window are a loop (default 2: `A, A, A` or
@@ -68,6 +78,7 @@ impl Default for LoopGuard {
             min_repeats: 3,
             min_span: 64,
             max_whitespace: 48,
+            string_margin: Some(32),
             item_window: 16,
             max_recurring_items: 2,
             recovery_penalty: 1.3,
@@ -84,6 +95,7 @@ impl LoopGuard {
             max_run: 0,
             max_period: 0,
             max_whitespace: 0,
+            string_margin: None,
             max_recurring_items: 0,
             ..LoopGuard::default()
         }
@@ -91,7 +103,7 @@ impl LoopGuard {
 
     /// Whether any check is on.
     pub fn is_on(&self) -> bool {
-        self.bytes_on() || self.max_recurring_items > 0
+        self.bytes_on() || self.string_margin.is_some() || self.max_recurring_items > 0
     }
 
     fn bytes_on(&self) -> bool {
@@ -116,6 +128,28 @@ impl LoopGuard {
     pub fn max_whitespace(mut self, bytes: usize) -> Self {
         self.max_whitespace = bytes;
         self
+    }
+
+    /// Sets [`LoopGuard::string_margin`].
+    pub fn string_margin(mut self, chars: Option<usize>) -> Self {
+        self.string_margin = chars;
+        self
+    }
+
+    /// The longest string value (in characters) of an answer to an input of `input_chars` characters
+    /// whose schema's largest `maxLength` is `max_length`: the input plus
+    /// [`LoopGuard::string_margin`], at least `max_length`. `None` when the check is off.
+    ///
+    /// ```
+    /// use llm_extract::parse::LoopGuard;
+    ///
+    /// assert_eq!(LoopGuard::default().max_string(100, None), Some(132));
+    /// assert_eq!(LoopGuard::default().max_string(100, Some(500)), Some(500));
+    /// assert_eq!(LoopGuard::off().max_string(100, None), None);
+    /// ```
+    pub fn max_string(&self, input_chars: usize, max_length: Option<usize>) -> Option<usize> {
+        let bound = input_chars.saturating_add(self.string_margin?);
+        Some(bound.max(max_length.unwrap_or(0)))
     }
 
     /// Sets [`LoopGuard::item_window`].
@@ -150,6 +184,9 @@ pub enum LoopKind {
     Period(usize),
     /// Whitespace between tokens that does not end.
     Whitespace,
+    /// A string value longer than the input it is extracted from could hold
+    /// ([`LoopGuard::string_margin`]): the model writing on inside one value.
+    LongString,
     /// Completed items that each repeat a recent one (one item again and again, or a cycle).
     Items,
 }
@@ -173,6 +210,7 @@ impl std::fmt::Display for Loop {
             LoopKind::Run => f.write_str("one character repeated")?,
             LoopKind::Period(p) => write!(f, "a {p}-byte sequence repeated")?,
             LoopKind::Whitespace => f.write_str("whitespace without end")?,
+            LoopKind::LongString => f.write_str("a string longer than the input")?,
             LoopKind::Items => f.write_str("items repeating")?,
         }
         write!(
@@ -202,6 +240,11 @@ pub struct Repeats {
     escaped: bool,
     /// Inside a number (outside strings, after a digit or sign).
     in_number: bool,
+    /// The longest string value in characters (0: no bound), the current string's characters so far,
+    /// and the offset of its first byte.
+    max_string: usize,
+    string_chars: usize,
+    string_start: usize,
     found: Option<Loop>,
 }
 
@@ -220,13 +263,24 @@ impl Repeats {
             in_string: false,
             escaped: false,
             in_number: false,
+            max_string: 0,
+            string_chars: 0,
+            string_start: 0,
             found: None,
         }
     }
 
+    /// Bounds the characters of a string value (an escape sequence counts as its characters after the
+    /// backslash): a longer one is a [`LoopKind::LongString`]. `None` leaves strings unbounded. The
+    /// extraction sets it from [`LoopGuard::max_string`].
+    pub fn max_string(mut self, chars: Option<usize>) -> Self {
+        self.max_string = chars.map_or(0, |n| n.max(1));
+        self
+    }
+
     /// Feeds the next bytes of the answer; returns the loop once one is seen (and from then on).
     pub fn feed(&mut self, bytes: &[u8]) -> Option<Loop> {
-        if self.found.is_some() || !self.guard.bytes_on() {
+        if self.found.is_some() || !(self.guard.bytes_on() || self.max_string > 0) {
             return self.found;
         }
         for &byte in bytes {
@@ -266,10 +320,23 @@ impl Repeats {
         } else if byte == b'"' {
             self.in_string = true;
             self.in_number = false;
+            self.string_chars = 0;
+            self.string_start = at + 1;
         } else {
             self.in_number = byte.is_ascii_digit()
                 || (self.in_number && matches!(byte, b'.' | b'e' | b'E' | b'+' | b'-'))
                 || byte == b'-';
+        }
+        // Characters of the string value: not a UTF-8 continuation byte, not an escaping backslash.
+        if was_in_string && self.in_string && !self.escaped && byte & 0xC0 != 0x80 {
+            self.string_chars += 1;
+            if self.max_string > 0 && self.string_chars > self.max_string {
+                return Some(Loop {
+                    kind: LoopKind::LongString,
+                    start: self.string_start,
+                    detected_at: at + 1,
+                });
+            }
         }
         let between_tokens = !was_in_string && !self.in_string;
         if between_tokens && byte.is_ascii_whitespace() {
@@ -315,7 +382,8 @@ impl Repeats {
                 self.recent.pop_front();
             }
             self.recent.push_back(byte);
-            if let Some(hit) = hit {
+            // Whitespace between tokens is left to its own check (and its own bound).
+            if let Some(hit) = hit.filter(|h| self.whitespace < h.detected_at - h.start) {
                 // A run of one byte also repeats with every period; report it as the run it is.
                 if self.run >= hit.detected_at - hit.start {
                     return Some(found(LoopKind::Run, self.run));
@@ -439,6 +507,39 @@ mod tests {
         assert_eq!(first_loop(text, LoopGuard::default()), None);
         let escaped = format!("\"{}\"", "\\\"".repeat(10));
         assert_eq!(first_loop(&escaped, LoopGuard::default()), None);
+    }
+
+    #[test]
+    fn a_string_longer_than_the_input_is_a_long_string() {
+        // invoice-03 of the evaluation set (120 characters): the model writes the rest of the invoice
+        // into the first value.
+        let input = "Hi Tom Becker, attached is invoice #A-77 for £96.50. Please pay by the thirtieth of June 2025. Greenleaf Design, Leeds.";
+        let guard = LoopGuard::default();
+        let bound = guard.max_string(input.chars().count(), None);
+        let runaway = "{\"invoice_number\": \"A-77, customer_name:Greenleaf Design, customer_address:Leeds, total:96.50, currency:GBP, due_date:2025-06-30, paid:false, notes:Please pay by the thirtieth of June 2025, invoice_date:2025-06-01";
+        let mut repeats = Repeats::new(guard).max_string(bound);
+        let found = repeats.feed(runaway.as_bytes()).unwrap();
+        assert_eq!(found.kind, LoopKind::LongString);
+        assert_eq!(found.start, 20);
+        assert_eq!(
+            found.to_string(),
+            "a string longer than the input from byte 20 (seen at byte 172)"
+        );
+        // The same value within the bound, and any value without one, is not a loop.
+        let fits = Repeats::new(guard)
+            .max_string(Some(runaway.len()))
+            .feed(runaway.as_bytes());
+        assert_eq!(fits, None);
+        assert_eq!(Repeats::new(guard).feed(runaway.as_bytes()), None);
+    }
+
+    #[test]
+    fn the_string_bound_respects_max_length_and_off() {
+        let guard = LoopGuard::default();
+        assert_eq!(guard.max_string(10, None), Some(42));
+        assert_eq!(guard.max_string(10, Some(1000)), Some(1000));
+        assert_eq!(guard.string_margin(None).max_string(10, Some(1000)), None);
+        assert!(LoopGuard::off().string_margin(Some(0)).is_on());
     }
 
     #[test]
