@@ -120,6 +120,8 @@ pub(crate) struct Config {
     pub max_echo_chars: usize,
     pub examples: Vec<Example>,
     pub default_examples: bool,
+    /// Drop items whose grounded values stay ungrounded (see `Extractor::require_grounding`).
+    pub require_grounding: bool,
 }
 
 impl Default for Config {
@@ -140,6 +142,7 @@ impl Default for Config {
             max_echo_chars: 8000,
             examples: Vec::new(),
             default_examples: true,
+            require_grounding: false,
         }
     }
 }

@@ -86,6 +86,7 @@ mod tests {
             value: json.clone(),
             json,
             repairs: Vec::new(),
+            line: 1,
         }
     }
 

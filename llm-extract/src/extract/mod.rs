@@ -13,6 +13,7 @@ mod error;
 mod example;
 mod example_turns;
 mod extractor;
+mod grounding;
 mod loops;
 mod meter;
 mod stream;

@@ -54,6 +54,8 @@ pub(crate) struct Found<O> {
     pub(crate) value: O,
     pub(crate) json: Value,
     pub(crate) repairs: Vec<Repair>,
+    /// 1-based line of the answer where it starts.
+    pub(crate) line: usize,
 }
 
 /// A Rust type implementing [`Extract`].
@@ -109,6 +111,7 @@ fn typed_event<T: Extract>(event: ValueEvent) -> Event<T> {
                 value,
                 json: item.json,
                 repairs: item.repairs,
+                line: item.line,
             }),
             Err(skipped) => Event::Skipped(skipped),
         },
@@ -156,6 +159,7 @@ fn value_event(event: ValueEvent) -> Event<Value> {
             value: item.json.clone(),
             json: item.json,
             repairs: item.repairs,
+            line: item.line,
         }),
         ValueEvent::Skipped(skipped) => Event::Skipped(skipped),
     }
