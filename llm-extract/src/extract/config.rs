@@ -122,6 +122,8 @@ pub(crate) struct Config {
     pub default_examples: bool,
     /// Drop items whose grounded values stay ungrounded (see `Extractor::require_grounding`).
     pub require_grounding: bool,
+    /// How long documents are chunked and read.
+    pub document: super::document::DocumentConfig,
 }
 
 impl Default for Config {
@@ -143,6 +145,7 @@ impl Default for Config {
             examples: Vec::new(),
             default_examples: true,
             require_grounding: false,
+            document: Default::default(),
         }
     }
 }
