@@ -15,6 +15,10 @@
 # time. So the demo and scripts/test.sh share one build of llama.cpp.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# One-shot builds: incremental compilation state would add gigabytes to the target directory and buys nothing
+# for a single run (set CARGO_INCREMENTAL=1 to keep it while iterating). Both scripts set the same value, so
+# they share one build.
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 
 if [[ -n "${OLLAMA_HOST:-}" ]]; then
     echo "demo.sh: using the Ollama server at $OLLAMA_HOST" >&2

@@ -4,6 +4,10 @@
 # Exits non-zero at the first failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# One-shot builds: incremental compilation state would add gigabytes to the target directory and buys nothing
+# for a single run (set CARGO_INCREMENTAL=1 to keep it while iterating). Both scripts set the same value, so
+# they share one build.
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 
 scripts/setup.sh
 
