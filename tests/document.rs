@@ -128,7 +128,12 @@ async fn a_failed_chunk_is_reported_and_the_others_are_kept() {
     let failed: Vec<_> = doc.failed().collect();
     assert!(!failed.is_empty());
     for chunk in &failed {
-        assert!(chunk.error.as_ref().unwrap().to_string().contains("went away"));
+        assert!(chunk
+            .error
+            .as_ref()
+            .unwrap()
+            .to_string()
+            .contains("went away"));
         assert_eq!(chunk.items, 0);
         assert!(!chunk.report.attempts.is_empty());
     }
@@ -158,7 +163,10 @@ async fn a_second_pass_finds_what_a_boundary_cut() {
     assert_eq!(two.items.len(), 1);
     assert_eq!(two.passes.len(), 2);
     assert_eq!((two.passes[0].new_items, two.passes[1].new_items), (0, 1));
-    assert_eq!(&text[two.items[0].spans[0].bytes.clone()], "Sherlock Holmes");
+    assert_eq!(
+        &text[two.items[0].spans[0].bytes.clone()],
+        "Sherlock Holmes"
+    );
 }
 
 #[tokio::test]

@@ -21,6 +21,7 @@ pub mod merge;
 mod source;
 mod walk;
 
+pub use crate::schema::builder::{mark_grounded, GROUNDED, KEY};
 pub use chunk::{Chunk, Chunker};
 pub use merge::{Conflict, Merger};
 pub use source::{Source, FUZZY_MIN_SCORE};

@@ -250,9 +250,9 @@ impl Property {
         self
     }
 
-    /// Marks the property's text as quoted from the source (`#[extract(grounded)]`, see [`ground`]).
+    /// Marks the property's text as quoted from the source (`#[extract(grounded)]`, see [`mark_grounded`]).
     pub fn grounded(mut self) -> Self {
-        ground(&mut self.schema);
+        mark_grounded(&mut self.schema);
         self
     }
 
@@ -397,12 +397,12 @@ pub const KEY: &str = "x-key";
 /// Sets `"x-grounded": true` on every string schema `schema` holds as a value: the schema itself, the
 /// non-null branch of a nullable `anyOf`, or the `items` of an array. Every dialect strips `x-` keys
 /// from what is sent.
-pub fn ground(schema: &mut Value) {
+pub fn mark_grounded(schema: &mut Value) {
     let Value::Object(map) = schema else {
         return;
     };
     if let Some(Value::Array(branches)) = map.get_mut("anyOf") {
-        branches.iter_mut().for_each(ground);
+        branches.iter_mut().for_each(mark_grounded);
         return;
     }
     let types: Vec<&str> = match map.get("type") {
@@ -414,7 +414,7 @@ pub fn ground(schema: &mut Value) {
         map.insert(GROUNDED.into(), Value::Bool(true));
     } else if types.contains(&"array") {
         if let Some(items) = map.get_mut("items") {
-            ground(items);
+            mark_grounded(items);
         }
     }
 }
