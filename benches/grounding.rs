@@ -76,10 +76,7 @@ fn megabyte_fuzzy(c: &mut Criterion) {
     group.bench_function("10000_values", |b| {
         b.iter(|| {
             let source = Source::new(&text);
-            values
-                .iter()
-                .filter(|v| source.align(v).is_some())
-                .count()
+            values.iter().filter(|v| source.align(v).is_some()).count()
         })
     });
     group.finish();

@@ -28,6 +28,12 @@ pub struct Conflict {
     pub other: Value,
 }
 
+/// Where a span is: its path and byte range (what makes two copies' spans the same span).
+type SpanId = (String, usize, usize);
+
+/// A merged item, its spans, and the spans it already has.
+type Entry = (Value, Vec<Span>, HashSet<SpanId>);
+
 /// Collects items and merges copies of the same item. See the [module](self) docs.
 ///
 /// ```
@@ -50,7 +56,7 @@ pub struct Conflict {
 pub struct Merger {
     keys: HashSet<String>,
     tags: HashSet<String>,
-    items: Vec<(Value, Vec<Span>, HashSet<(String, usize, usize)>)>,
+    items: Vec<Entry>,
     by_key: HashMap<String, usize>,
     conflicts: Vec<Conflict>,
 }
@@ -146,7 +152,7 @@ impl Merger {
     }
 }
 
-fn span_id(span: &Span) -> (String, usize, usize) {
+fn span_id(span: &Span) -> SpanId {
     (span.path.clone(), span.bytes.start, span.bytes.end)
 }
 

@@ -51,10 +51,10 @@ fn walk<'v>(
         }
     }
     match value {
-        Value::String(text) => {
-            if map.get(GROUNDED) == Some(&Value::Bool(true)) && !text.trim().is_empty() {
-                out.push((path.clone(), text));
-            }
+        Value::String(text)
+            if map.get(GROUNDED) == Some(&Value::Bool(true)) && !text.trim().is_empty() =>
+        {
+            out.push((path.clone(), text));
         }
         Value::Object(fields) => {
             let Some(Value::Object(properties)) = map.get("properties") else {
