@@ -1,5 +1,5 @@
 //! `llm-extract doc`: every item of a long document, chunked, grounded and merged, as JSON Lines with
-//! spans; optionally the review page. `run --jsonl` comes here too when the text does not fit the
+//! spans, with a progress bar by chunk on a terminal; optionally the review page. `run --jsonl` comes here too when the text does not fit the
 //! embedded model's context.
 
 use crate::args::DocArgs;
@@ -40,7 +40,19 @@ pub async fn run(args: DocArgs) -> Result<Exit, CliError> {
         .chunk_bytes(chunk_tokens.saturating_mul(BYTES_PER_TOKEN))
         .passes(args.passes)
         .concurrency(args.concurrency);
-    let doc = extractor.extract_document_values(&set, &text).await;
+    let total: usize = (0..args.passes.max(1))
+        .map(|pass| extractor.chunks(&text, pass).len())
+        .sum();
+    let bar = crate::batch::progress_bar(total);
+    let mut failed = 0;
+    let doc = extractor
+        .extract_document_values_with(&set, &text, |chunk, done, _| {
+            failed += usize::from(chunk.error.is_some());
+            bar.set_position(done as u64);
+            bar.set_message(format!("chunks, {failed} failed"));
+        })
+        .await;
+    bar.finish_and_clear();
     let printer = Printer::new(false);
     for item in &doc.items {
         printer.value(&json!({ "value": item.value, "spans": item.spans }))?;

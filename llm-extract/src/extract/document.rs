@@ -227,6 +227,18 @@ impl<L: Llm> Extractor<L> {
         schema: &SchemaSet,
         document: &str,
     ) -> Document<Value> {
+        self.extract_document_values_with(schema, document, |_, _, _| {})
+            .await
+    }
+
+    /// Like [`Extractor::extract_document_values`], calling `on_chunk(chunk, done, total)` as each
+    /// chunk finishes (in the order they finish): what a progress bar needs.
+    pub async fn extract_document_values_with(
+        &self,
+        schema: &SchemaSet,
+        document: &str,
+        mut on_chunk: impl FnMut(&ChunkReport, usize, usize),
+    ) -> Document<Value> {
         let passes = self.config.document.passes.max(1);
         let jobs: Vec<(u32, Chunk<'_>)> = (0..passes)
             .flat_map(|pass| {
@@ -235,16 +247,21 @@ impl<L: Llm> Extractor<L> {
                     .map(move |chunk| (pass, chunk))
             })
             .collect();
+        let total = jobs.len();
         let runs: Vec<_> = jobs
             .into_iter()
             .map(|(pass, chunk)| self.chunk(schema, pass, chunk))
             .collect();
-        let mut results: Vec<(u32, Chunk<'_>, ChunkResult)> = futures_util::stream::iter(runs)
-            .buffer_unordered(self.config.document.concurrency.max(1))
-            .collect()
-            .await;
-        results.sort_by_key(|(pass, chunk, _)| (*pass, chunk.index));
-        assemble(schema, results, passes)
+        let mut finished = futures_util::stream::iter(runs)
+            .buffer_unordered(self.config.document.concurrency.max(1));
+        let mut done = Vec::with_capacity(total);
+        while let Some((pass, chunk, result)) = finished.next().await {
+            let (report, items) = settle(pass, chunk, result);
+            on_chunk(&report, done.len() + 1, total);
+            done.push((report, items));
+        }
+        done.sort_by_key(|(report, _)| (report.pass, report.index));
+        assemble(schema, done, passes)
     }
 }
 
@@ -266,10 +283,47 @@ impl<L: Llm> Extractor<L> {
 
 type ChunkResult = Result<Extraction<Vec<Grounded<Value>>>, ExtractError>;
 
-/// Shifts spans, merges items and sums the reports, in pass then chunk order.
+/// A finished chunk's report, and its items with spans shifted to document offsets.
+fn settle(pass: u32, chunk: Chunk<'_>, result: ChunkResult) -> (ChunkReport, Vec<Grounded<Value>>) {
+    let (items, report, error) = match result {
+        Ok(extraction) => {
+            let report = Report {
+                attempts: extraction.attempts,
+                usage: extraction.usage,
+                finish: Some(extraction.finish),
+                skipped: extraction.skipped,
+            };
+            (extraction.value, report, None)
+        }
+        Err(error) => (Vec::new(), error.report().clone(), Some(error)),
+    };
+    let items: Vec<Grounded<Value>> = items
+        .into_iter()
+        .map(|item| Grounded {
+            spans: item
+                .spans
+                .into_iter()
+                .map(|span| span.shifted(chunk.bytes.start, chunk.chars.start))
+                .collect(),
+            value: item.value,
+        })
+        .collect();
+    let report = ChunkReport {
+        pass,
+        index: chunk.index,
+        bytes: chunk.bytes,
+        chars: chunk.chars,
+        items: items.len(),
+        report,
+        error,
+    };
+    (report, items)
+}
+
+/// Merges the items and sums the reports, in pass then chunk order.
 fn assemble(
     schema: &SchemaSet,
-    results: Vec<(u32, Chunk<'_>, ChunkResult)>,
+    done: Vec<(ChunkReport, Vec<Grounded<Value>>)>,
     passes: u32,
 ) -> Document<Value> {
     let mut merger = Merger::new(schema.generic());
@@ -279,51 +333,25 @@ fn assemble(
             ..PassReport::default()
         })
         .collect();
-    let mut chunks = Vec::with_capacity(results.len());
+    let mut chunks = Vec::with_capacity(done.len());
     let mut usage = Usage::default();
     let mut found = 0;
-    for (pass, chunk, result) in results {
-        let (items, report, error) = match result {
-            Ok(extraction) => {
-                let report = Report {
-                    attempts: extraction.attempts,
-                    usage: extraction.usage,
-                    finish: Some(extraction.finish),
-                    skipped: extraction.skipped,
-                };
-                (extraction.value, report, None)
-            }
-            Err(error) => (Vec::new(), error.report().clone(), Some(error)),
-        };
+    for (chunk, items) in done {
         let mut new_items = 0;
-        let count = items.len();
         for item in items {
-            let spans = item
-                .spans
-                .into_iter()
-                .map(|span| span.shifted(chunk.bytes.start, chunk.chars.start))
-                .collect();
-            new_items += usize::from(merger.add(item.value, spans));
+            new_items += usize::from(merger.add(item.value, item.spans));
         }
-        found += count;
-        usage += report.usage;
-        if let Some(totals) = pass_reports.get_mut(pass as usize) {
+        found += chunk.items;
+        usage += chunk.report.usage;
+        if let Some(totals) = pass_reports.get_mut(chunk.pass as usize) {
             totals.chunks += 1;
-            totals.failed += usize::from(error.is_some());
-            totals.items += count;
+            totals.failed += usize::from(chunk.error.is_some());
+            totals.items += chunk.items;
             totals.new_items += new_items;
-            totals.attempts += report.attempts.len();
-            totals.usage += report.usage;
+            totals.attempts += chunk.report.attempts.len();
+            totals.usage += chunk.report.usage;
         }
-        chunks.push(ChunkReport {
-            pass,
-            index: chunk.index,
-            bytes: chunk.bytes,
-            chars: chunk.chars,
-            items: count,
-            report,
-            error,
-        });
+        chunks.push(chunk);
     }
     let (merged, conflicts) = merger.finish();
     let mut items: Vec<Grounded<Value>> = merged
