@@ -142,6 +142,10 @@ pub struct DocArgs {
     /// The size of a chunk in tokens [default: 1024 with --embedded, else 2000].
     #[arg(long, value_name = "N")]
     pub chunk_tokens: Option<usize>,
+    /// Drop an item whose --grounded value is still nowhere in the text after the repairs (default: print
+    /// it with a "not_found" span).
+    #[arg(long)]
+    pub require_grounding: bool,
     /// Also write the review page: the document with every span highlighted, one self-contained HTML file.
     #[arg(long, value_name = "FILE.html")]
     pub html: Option<PathBuf>,

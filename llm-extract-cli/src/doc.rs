@@ -39,7 +39,8 @@ pub async fn run(args: DocArgs) -> Result<Exit, CliError> {
     let extractor = backend::extractor(llm, &args.extract)
         .chunk_bytes(chunk_tokens.saturating_mul(BYTES_PER_TOKEN))
         .passes(args.passes)
-        .concurrency(args.concurrency);
+        .concurrency(args.concurrency)
+        .require_grounding(args.require_grounding);
     let total: usize = (0..args.passes.max(1))
         .map(|pass| extractor.chunks(&text, pass).len())
         .sum();
@@ -95,8 +96,10 @@ fn finish(doc: &Document<Value>, save_dir: Option<&std::path::Path>) -> Result<(
         save_raw(save_dir, &prefix, &chunk.report.attempts)?;
     }
     let failed: Vec<_> = doc.failed().collect();
+    let left_out: usize = doc.chunks.iter().map(|c| c.report.skipped.len()).sum();
     eprintln!(
-        "llm-extract: {} items ({} before merging) from {} chunks, {} failed; {} tokens",
+        "llm-extract: {} items ({} before merging) from {} chunks, {} failed; {left_out} answer \
+         line(s) left out (invalid, or ungrounded with --require-grounding); {} tokens",
         doc.items.len(),
         doc.found,
         doc.chunks.len(),

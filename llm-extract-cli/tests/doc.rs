@@ -266,3 +266,54 @@ fn the_review_page_loads_in_a_real_browser_with_every_highlight() {
         png.len()
     );
 }
+
+#[test]
+fn an_invented_name_is_re_asked_then_kept_as_not_found_or_dropped() {
+    let server = TestServer::start(|request| {
+        Reply::ollama(
+            request,
+            &Answer::new(r#"{"items": [{"name": "Jon Smith"}]}"#),
+        )
+    });
+    let output = cargo_bin_cmd!("llm-extract")
+        .args([
+            "doc",
+            "--signature",
+            SIGNATURE,
+            "--grounded",
+            "name",
+            "--ollama",
+            &server.url(),
+        ])
+        .write_stdin("Sherlock Holmes sat alone.")
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let lines = json_lines(&output.stdout);
+    assert_eq!(lines.len(), 1);
+    assert_eq!(lines[0]["spans"][0]["match"]["kind"], "not_found");
+    assert_eq!(server.hits(), 3, "the first answer and two repairs");
+    let repair = server.requests()[1].last_message();
+    assert!(
+        repair.contains(r#""Jon Smith" does not occur in the text"#),
+        "{repair}"
+    );
+
+    let output = cargo_bin_cmd!("llm-extract")
+        .args([
+            "doc",
+            "--signature",
+            SIGNATURE,
+            "--grounded",
+            "name",
+            "--require-grounding",
+        ])
+        .args(["--ollama", &server.url()])
+        .write_stdin("Sherlock Holmes sat alone.")
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    assert!(json_lines(&output.stdout).is_empty());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("1 answer line(s) left out"), "{stderr}");
+}

@@ -92,8 +92,8 @@ impl Span {
 pub struct Grounded<T> {
     /// The item.
     pub value: T,
-    /// One span per grounded value (a `Vec<String>` field has one per element; `null` and empty
-    /// strings have none). Merged items accumulate the spans of every copy.
+    /// One span per grounded value (a `Vec<String>` field has one per element; `null` has none, an
+    /// empty string is [`MatchKind::NotFound`]). Merged items accumulate the spans of every copy.
     pub spans: Vec<Span>,
 }
 

@@ -18,8 +18,8 @@ pub fn has_grounded(schema: &Value) -> bool {
 /// The JSON pointers of the grounded strings of `value` (a value of `schema`), with the strings.
 ///
 /// Objects are followed through `properties`, arrays through `items`; for `anyOf`/`oneOf`, the branch
-/// whose `const` properties (a tagged enum's tag) and type fit the value. `null` and strings with no
-/// text are not listed.
+/// whose `const` properties (a tagged enum's tag) and type fit the value. `null` is not listed; a
+/// string with no text is (it quotes nothing, so it is not found).
 pub fn grounded_paths<'v>(schema: &Value, value: &'v Value) -> Vec<(String, &'v str)> {
     let mut out = Vec::new();
     walk(schema, value, &mut String::new(), &mut out, 0);
@@ -51,9 +51,7 @@ fn walk<'v>(
         }
     }
     match value {
-        Value::String(text)
-            if map.get(GROUNDED) == Some(&Value::Bool(true)) && !text.trim().is_empty() =>
-        {
+        Value::String(text) if map.get(GROUNDED) == Some(&Value::Bool(true)) => {
             out.push((path.clone(), text));
         }
         Value::Object(fields) => {
@@ -181,7 +179,8 @@ mod tests {
             paths,
             vec![
                 ("/name".into(), "Irene"),
-                ("/aliases/0".into(), "the woman")
+                ("/aliases/0".into(), "the woman"),
+                ("/aliases/1".into(), "")
             ]
         );
         let place = json!({"kind": "place", "name": "Baker Street", "town": "London"});
