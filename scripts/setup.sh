@@ -30,6 +30,8 @@ have_libclang || packages+=(libclang-dev)
 # A C++ compiler and make for the cmake build (present on most machines with a Rust toolchain).
 have c++ || have g++ || packages+=(g++)
 have make || packages+=(make)
+# The review page test (llm-extract-cli/tests/doc.rs) renders the page in headless Chromium.
+have chromium || have chromium-browser || packages+=(chromium)
 # fetch-model.sh gets the model with pip.
 if ! model_cached; then
     have python3 || packages+=(python3)

@@ -103,6 +103,60 @@ error when it is a terminal.
 
 {EXIT_CODES}"))]
     Batch(BatchArgs),
+    /// Extract every item of a long document: chunked, grounded in the text, merged; JSON Lines with spans.
+    #[command(after_help = format!("Examples:
+  llm-extract doc --signature '{{name :string, role :string?}}' --grounded name --key name < book.txt
+  llm-extract doc --schema people.json --grounded name --passes 2 --html review.html book.txt
+  llm-extract doc --schema people.json --grounded name --embedded --chunk-tokens 768 book.txt
+
+The document (a path, or standard input) is split on paragraph, then sentence boundaries into chunks of
+--chunk-tokens tokens (counted as 3 bytes each), overlapping by a tenth; each chunk is extracted as with
+`run --jsonl`. A --grounded property must quote the text: each value is found in the chunk (exactly,
+normalized, or fuzzily), a value that is not is re-asked, and each item is printed as
+{{\"value\": ..., \"spans\": [{{\"path\", \"value\", \"bytes\", \"chars\", \"match\"}}]}} with byte and char
+offsets into the whole document. Items with equal --key properties (or, without keys, equal values)
+are merged. A summary and every failed chunk are reported on standard error; the exit code is 1 when a
+chunk failed (the other chunks' items are printed).
+
+{BACKENDS}
+
+{EXIT_CODES}"))]
+    Doc(DocArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct DocArgs {
+    #[command(flatten)]
+    pub source: SchemaSource,
+    /// A property of the item whose value must quote the text (repeatable).
+    #[arg(long, value_name = "FIELD")]
+    pub grounded: Vec<String>,
+    /// A property that identifies an item when copies are merged (repeatable).
+    #[arg(long, value_name = "FIELD")]
+    pub key: Vec<String>,
+    /// How many times the document is read, chunk boundaries moved each time (recall).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub passes: u32,
+    /// How many chunks are extracted at the same time.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub concurrency: usize,
+    /// The size of a chunk in tokens [default: 1024 with --embedded, else 2000].
+    #[arg(long, value_name = "N")]
+    pub chunk_tokens: Option<usize>,
+    /// Drop an item whose --grounded value is still nowhere in the text after the repairs (default: print
+    /// it with a "not_found" span).
+    #[arg(long)]
+    pub require_grounding: bool,
+    /// Also write the review page: the document with every span highlighted, one self-contained HTML file.
+    #[arg(long, value_name = "FILE.html")]
+    pub html: Option<PathBuf>,
+    #[command(flatten)]
+    pub extract: ExtractArgs,
+    #[command(flatten)]
+    pub backend: BackendArgs,
+    /// The document (default: standard input).
+    #[arg(value_name = "PATH")]
+    pub path: Option<PathBuf>,
 }
 
 /// Where the schema comes from.

@@ -280,7 +280,7 @@ impl Output {
 }
 
 /// A progress bar on standard error when it is a terminal; hidden otherwise.
-fn progress_bar(total: usize) -> ProgressBar {
+pub(crate) fn progress_bar(total: usize) -> ProgressBar {
     if !std::io::stderr().is_terminal() {
         return ProgressBar::hidden();
     }

@@ -5,16 +5,19 @@
 //! - `input.rs`: template variables (`key=value`, `key=@file`), standard input, batch documents;
 //! - `output.rs`: printing values and saving raw answers;
 //! - `error.rs`: the exit codes and the one-line error messages;
-//! - one file per subcommand: `run.rs`, `prompt.rs`, `schema.rs`, `batch.rs`.
+//! - one file per subcommand: `run.rs`, `prompt.rs`, `schema.rs`, `batch.rs`, `doc.rs` (with the review
+//!   page in `review.rs`).
 
 mod args;
 mod backend;
 mod batch;
+mod doc;
 mod error;
 mod examples;
 mod input;
 mod output;
 mod prompt;
+mod review;
 mod run;
 mod schema;
 
@@ -44,6 +47,7 @@ fn execute(cli: Cli) -> Result<error::Exit, CliError> {
             Command::Run(args) => run::run(args).await,
             Command::Prompt(args) => prompt::run(args).await,
             Command::Batch(args) => batch::run(args).await,
+            Command::Doc(args) => doc::run(args).await,
             Command::Schema(args) => schema::run(&args),
         }
     })

@@ -19,6 +19,7 @@ pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
     require_inputs(&vars, schema.inputs(), &template)?;
 
     let llm = backend::single(&args.backend)?;
+    let long_text = chunk_budget(&args, &vars, &template);
     let mut extractor = backend::extractor(llm, &args.extract).template(template);
     for example in crate::examples::load(&args.template.example, schema.schema_set(), args.jsonl)? {
         extractor = extractor.with_example(example);
@@ -43,6 +44,11 @@ pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
                 Err(error.into())
             }
         };
+    }
+
+    if let Some((chunk_bytes, text)) = long_text {
+        let extractor = extractor.chunk_bytes(chunk_bytes);
+        return crate::doc::run_chunked(extractor, set, &text, &printer, save_dir).await;
     }
 
     if args.no_streaming {
@@ -81,6 +87,24 @@ pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
         warn_about_items(printed, &report.skipped);
     }
     Ok(Exit::Success)
+}
+
+/// With `--jsonl` on the embedded engine, a text too long for its context is extracted chunk by chunk
+/// (see `doc.rs`): the chunk size in bytes and the text. Only for the default template over the text
+/// alone, where a chunk can stand in for the text.
+fn chunk_budget(
+    args: &RunArgs,
+    vars: &Map<String, Value>,
+    template: &str,
+) -> Option<(usize, String)> {
+    let chunk_bytes = crate::doc::EMBEDDED_CHUNK_TOKENS * crate::doc::BYTES_PER_TOKEN;
+    let text = vars.get("text")?.as_str()?;
+    let chunked = args.jsonl
+        && args.backend.embedded.is_some()
+        && template == "{{text}}"
+        && vars.len() == 1
+        && text.len() > 2 * chunk_bytes;
+    chunked.then(|| (chunk_bytes, text.to_owned()))
 }
 
 /// `--template`, or the default: the text, then each other input the signature names.

@@ -25,6 +25,8 @@ pub const EXTRACT_KEYS: &[&str] = &[
     "maximum",
     "examples",
     "schemars",
+    "grounded",
+    "key",
     "example",
 ];
 
@@ -127,6 +129,10 @@ pub struct ExtractAttrs {
     pub examples: Option<Setting<Vec<Example>>>,
     /// `schemars`
     pub schemars: Option<Setting<()>>,
+    /// `grounded`: the value must be a verbatim span of the source text.
+    pub grounded: Option<Setting<()>>,
+    /// `key`: the field is part of an item's identity when items are merged.
+    pub key: Option<Setting<()>>,
     /// `example(text = "...", value = ...)`, each (types only; see `example.rs`)
     pub example: Vec<crate::example::TypeExample>,
 }
@@ -144,6 +150,8 @@ impl ExtractAttrs {
             ("maximum", self.maximum.as_ref().map(|s| &s.tokens)),
             ("examples", self.examples.as_ref().map(|s| &s.tokens)),
             ("schemars", self.schemars.as_ref().map(|s| &s.tokens)),
+            ("grounded", self.grounded.as_ref().map(|s| &s.tokens)),
+            ("key", self.key.as_ref().map(|s| &s.tokens)),
         ]
         .into_iter()
         .filter_map(|(name, tokens)| Some((name, tokens?)))
@@ -281,11 +289,11 @@ fn parse_extract(cx: &Ctxt, attrs: &mut ExtractAttrs, meta: ParseNestedMeta) -> 
                 attrs.example.push(example);
             }
         }
-        "schemars" => {
+        "schemars" | "grounded" | "key" => {
             if meta.input.peek(Token![=]) || meta.input.peek(syn::token::Paren) {
                 cx.error_spanned_by(
                     &path,
-                    "`schemars` takes no value: write `#[extract(schemars)]`",
+                    format!("`{key}` takes no value: write `#[extract({key})]`"),
                 );
                 skip_value(&meta)?;
             }
@@ -293,7 +301,12 @@ fn parse_extract(cx: &Ctxt, attrs: &mut ExtractAttrs, meta: ParseNestedMeta) -> 
                 value: (),
                 tokens: path.to_token_stream(),
             };
-            set(cx, &mut attrs.schemars, &key, setting);
+            let slot = match key.as_str() {
+                "schemars" => &mut attrs.schemars,
+                "grounded" => &mut attrs.grounded,
+                _ => &mut attrs.key,
+            };
+            set(cx, slot, &key, setting);
         }
         "examples" => {
             let (exprs, tokens) = if meta.input.peek(syn::token::Paren) {

@@ -201,6 +201,12 @@ fn property(field: &Field, all_optional: bool) -> TokenStream {
     if let Some(examples) = &extract.examples {
         constrain("examples", array(&examples.value));
     }
+    if extract.grounded.is_some() {
+        expr.extend(quote!(.grounded()));
+    }
+    if extract.key.is_some() {
+        expr.extend(quote!(.key()));
+    }
     if let Some(description) = field.attrs.description() {
         expr.extend(quote!(.description(#description)));
     }

@@ -91,6 +91,13 @@ use syn::{parse_macro_input, DeriveInput};
 /// | `minimum = X`, `maximum = X` | `minimum`, `maximum` | numbers; integer literals in range on integer fields |
 /// | `examples = [..]` or `examples(..)` | `examples` | any; literals that fit the field and its bounds |
 /// | `schemars` | the type's schemars schema | a foreign type implementing `schemars::JsonSchema` |
+/// | `grounded` | `"x-grounded": true` on the string (on the items of a list) | `String`, `Option<String>`, `Vec<String>` |
+/// | `key` | `"x-key": true` | a field holding one value: string, number, `bool`, fieldless enum |
+///
+/// `grounded` means the value must be a verbatim span of the source text: grounded extractions
+/// (`Extractor::extract_grounded_all`, `Extractor::extract_document`) find each such value in the text and
+/// report its spans, and ask the model again about a value that does not occur. `key` marks the fields
+/// that identify an item when the items of several chunks or passes are merged.
 ///
 /// "Strings" includes `Option<String>` and `Box<String>` (the same holds for the other kinds). A
 /// pair must satisfy `min <= max`; unknown and repeated keys are errors. Patterns are checked with

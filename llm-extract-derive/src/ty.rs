@@ -159,6 +159,16 @@ fn type_arguments(segment: &PathSegment) -> Vec<&Type> {
     }
 }
 
+/// The element type of `ty` if it is written `Vec<T>` or `VecDeque<T>` (through `Option<_>`/`Box<_>`).
+pub fn sequence_element(ty: &Type) -> Option<&Type> {
+    let ty = peel_optional(ty);
+    let segment = last_segment(ty)?;
+    match segment.ident.to_string().as_str() {
+        "Vec" | "VecDeque" => single_type_argument(segment),
+        _ => None,
+    }
+}
+
 fn single_type_argument(segment: &PathSegment) -> Option<&Type> {
     match type_arguments(segment).as_slice() {
         [only] => Some(only),

@@ -284,6 +284,7 @@ fn check_constraints(cx: &Ctxt, field: &Field) {
             mismatch("pattern", &pattern.tokens, "strings");
         }
     }
+    check_grounding(cx, field, kind);
     check_order(
         cx,
         "min_length",
@@ -312,6 +313,40 @@ fn check_constraints(cx: &Ctxt, field: &Field) {
     if let Some(examples) = &extract.examples {
         for example in &examples.value {
             check_example(cx, field, kind, example);
+        }
+    }
+}
+
+/// `grounded` needs text it can find in the source: a string, an optional string or a list of strings;
+/// `key` needs a scalar to compare.
+fn check_grounding(cx: &Ctxt, field: &Field, kind: Kind) {
+    let extract = &field.attrs.extract;
+    if let Some(grounded) = &extract.grounded {
+        let text_list = kind == Kind::Sequence
+            && ty::sequence_element(field.ty).map(ty::kind) == Some(Kind::String);
+        if extract.schemars.is_some() || !(kind == Kind::String || text_list) {
+            cx.error_spanned_by(
+                &grounded.tokens,
+                format!(
+                    "`grounded` applies to `String`, `Option<String>` and `Vec<String>` fields (a \
+                     value quoted from the text), but this field is {}",
+                    kind.describe()
+                ),
+            );
+        }
+    }
+    if let Some(key) = &extract.key {
+        if matches!(kind, Kind::Sequence | Kind::Set | Kind::Map | Kind::Json)
+            || extract.schemars.is_some()
+        {
+            cx.error_spanned_by(
+                &key.tokens,
+                format!(
+                    "`key` applies to a field holding one value (a string, number, `bool` or \
+                     fieldless enum) that identifies an item, but this field is {}",
+                    kind.describe()
+                ),
+            );
         }
     }
 }

@@ -25,6 +25,7 @@ pub mod batch;
 pub mod blocking;
 pub mod error;
 pub mod extract;
+pub mod ground;
 pub mod llm;
 pub mod parse;
 pub mod prompts;

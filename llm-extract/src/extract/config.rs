@@ -126,6 +126,10 @@ pub(crate) struct Config {
     pub max_echo_chars: usize,
     pub examples: Vec<Example>,
     pub default_examples: bool,
+    /// Drop items whose grounded values stay ungrounded (see `Extractor::require_grounding`).
+    pub require_grounding: bool,
+    /// How long documents are chunked and read.
+    pub document: super::document::DocumentConfig,
 }
 
 impl Default for Config {
@@ -146,6 +150,8 @@ impl Default for Config {
             max_echo_chars: 8000,
             examples: Vec::new(),
             default_examples: true,
+            require_grounding: false,
+            document: Default::default(),
         }
     }
 }

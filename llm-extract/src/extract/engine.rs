@@ -556,7 +556,7 @@ impl<'a> Engine<'a> {
                     break;
                 }
             };
-            stopped = intake.take_all(chunk);
+            stopped = intake.take_all(target.vet(chunk));
             if stopped == Some(Finish::Repetition) {
                 answer.repetition = Some(Loop {
                     kind: LoopKind::Items,
@@ -579,10 +579,10 @@ impl<'a> Engine<'a> {
             if answer.raw.trim().is_empty() && !answer.thinking.trim().is_empty() {
                 // Some servers put the whole answer in the thinking channel.
                 let events = decoder.feed(answer.thinking.as_bytes());
-                stopped = intake.take_all(events);
+                stopped = intake.take_all(target.vet(events));
             }
             if stopped.is_none() {
-                stopped = intake.take_all(decoder.finish());
+                stopped = intake.take_all(target.vet(decoder.finish()));
             }
         }
         if stopped != Some(Finish::Repetition) {

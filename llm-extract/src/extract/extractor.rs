@@ -51,7 +51,7 @@ use serde_json::Value;
 #[derive(Debug, Clone)]
 pub struct Extractor<L> {
     llm: L,
-    config: Config,
+    pub(super) config: Config,
 }
 
 impl<L: Llm> Extractor<L> {

@@ -8,11 +8,13 @@
 //!   wording of every prompt in `wording.rs`.
 
 mod config;
+mod document;
 mod engine;
 mod error;
 mod example;
 mod example_turns;
 mod extractor;
+mod grounding;
 mod loops;
 mod meter;
 mod stream;
@@ -22,6 +24,7 @@ mod watch;
 mod wording;
 
 pub use config::{Input, Mode};
+pub use document::{ChunkReport, Document, PassReport, DEFAULT_CHUNK_BYTES};
 pub use error::{ExtractError, ExtractErrorKind};
 pub use example::{Example, ExampleError};
 pub use extractor::Extractor;
@@ -109,6 +112,17 @@ pub trait Extract: Schema {
                 .await
                 .map(Extraction::into_value)
         }
+    }
+
+    /// Every item of this type in a document of any length: chunked, each chunk extracted and its
+    /// `#[extract(grounded)]` values found in it, the items merged by their `#[extract(key)]` fields.
+    /// Failed chunks are reported in [`Document::chunks`], never fatal. See
+    /// [`Extractor::extract_document`] for the settings.
+    fn extract_document<'a, L: Llm + ?Sized>(
+        llm: &'a L,
+        document: &'a str,
+    ) -> impl Future<Output = Document<Self>> + Send + 'a {
+        async move { Extractor::new(llm).extract_document::<Self>(document).await }
     }
 
     /// Like [`Extract::extract_all`], but yields each item as soon as it is complete.

@@ -3,7 +3,9 @@
 //! both decode their items through the one generic [`LineDecoder`].
 
 use super::example::{Example, ExampleError};
-use crate::parse::{self, Item, LineDecoder, ParseError, ParseOptions, Parsed, WithJson};
+use crate::parse::{
+    self, Item, LineDecoder, LineEvent, ParseError, ParseOptions, Parsed, WithJson,
+};
 use crate::schema::SchemaSet;
 use crate::Extract;
 use serde::de::DeserializeOwned;
@@ -37,6 +39,16 @@ pub(crate) trait Target: Sync {
     /// An incremental decoder of many items, each with its validated JSON.
     fn decoder(&self, options: ParseOptions) -> LineDecoder<'_, WithJson<Self::Output>> {
         LineDecoder::with_json(self.schema(), options)
+    }
+
+    /// Checks what the decoder completed before the loop takes it: a target may complete an item
+    /// (e.g. with the spans of its grounded values) or turn it into a skipped line the loop re-asks.
+    /// Default: as decoded.
+    fn vet(
+        &self,
+        events: Vec<LineEvent<WithJson<Self::Output>>>,
+    ) -> Vec<LineEvent<WithJson<Self::Output>>> {
+        events
     }
 }
 

@@ -250,6 +250,18 @@ impl Property {
         self
     }
 
+    /// Marks the property's text as quoted from the source (`#[extract(grounded)]`, see [`mark_grounded`]).
+    pub fn grounded(mut self) -> Self {
+        mark_grounded(&mut self.schema);
+        self
+    }
+
+    /// Marks the property as part of an item's identity (`#[extract(key)]`): `"x-key": true`.
+    pub fn key(mut self) -> Self {
+        constrain(&mut self.schema, KEY, Value::Bool(true));
+        self
+    }
+
     /// Sets the property's description (see [`describe`]).
     pub fn description(mut self, text: &str) -> Self {
         describe(&mut self.schema, text);
@@ -373,6 +385,37 @@ pub fn constrain(schema: &mut Value, keyword: &str, value: Value) {
     };
     if let Value::Object(map) = target {
         map.insert(keyword.into(), value);
+    }
+}
+
+/// The keyword marking a string whose value must be a verbatim span of the source text.
+pub const GROUNDED: &str = "x-grounded";
+
+/// The keyword marking a property that is part of an item's identity when items are merged.
+pub const KEY: &str = "x-key";
+
+/// Sets `"x-grounded": true` on every string schema `schema` holds as a value: the schema itself, the
+/// non-null branch of a nullable `anyOf`, or the `items` of an array. Every dialect strips `x-` keys
+/// from what is sent.
+pub fn mark_grounded(schema: &mut Value) {
+    let Value::Object(map) = schema else {
+        return;
+    };
+    if let Some(Value::Array(branches)) = map.get_mut("anyOf") {
+        branches.iter_mut().for_each(mark_grounded);
+        return;
+    }
+    let types: Vec<&str> = match map.get("type") {
+        Some(Value::String(ty)) => vec![ty.as_str()],
+        Some(Value::Array(types)) => types.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    };
+    if types.contains(&"string") {
+        map.insert(GROUNDED.into(), Value::Bool(true));
+    } else if types.contains(&"array") {
+        if let Some(items) = map.get_mut("items") {
+            mark_grounded(items);
+        }
     }
 }
 

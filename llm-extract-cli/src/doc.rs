@@ -1,0 +1,257 @@
+//! `llm-extract doc`: every item of a long document, chunked, grounded and merged, as JSON Lines with
+//! spans, with a progress bar by chunk on a terminal; optionally the review page. `run --jsonl` comes here too when the text does not fit the
+//! embedded model's context.
+
+use crate::args::DocArgs;
+use crate::backend::{self, Backend};
+use crate::error::{CliError, Exit};
+use crate::output::{save_raw, Printer};
+use crate::{review, schema};
+use llm_extract::extract::{Document, Extractor};
+use llm_extract::ground::{has_grounded, mark_grounded, GROUNDED, KEY};
+use llm_extract::SchemaSet;
+use serde_json::{json, Value};
+use std::io::Read;
+
+/// Bytes per token assumed when a token budget becomes a chunk size: English prose runs 3.5 to 4.5
+/// bytes per token; 3 leaves room for names, numbers and other scripts.
+pub const BYTES_PER_TOKEN: usize = 3;
+
+/// The chunk size for the embedded engine's default 4,096-token context: 1,024 tokens of text leave
+/// room for the instructions (a few hundred tokens) and the answer.
+pub const EMBEDDED_CHUNK_TOKENS: usize = 1024;
+
+/// The chunk size for a server, whose context the command cannot ask: the library's default.
+pub const SERVER_CHUNK_TOKENS: usize = llm_extract::extract::DEFAULT_CHUNK_BYTES / BYTES_PER_TOKEN;
+
+pub async fn run(args: DocArgs) -> Result<Exit, CliError> {
+    let schema = schema::load(&args.source)?;
+    let set = with_fields(schema.schema_set(), &args.grounded, &args.key)?;
+    let text = read_document(args.path.as_deref())?;
+    let llm = backend::single(&args.backend)?;
+    let chunk_tokens = args
+        .chunk_tokens
+        .unwrap_or(if args.backend.embedded.is_some() {
+            EMBEDDED_CHUNK_TOKENS
+        } else {
+            SERVER_CHUNK_TOKENS
+        });
+    let extractor = backend::extractor(llm, &args.extract)
+        .chunk_bytes(chunk_tokens.saturating_mul(BYTES_PER_TOKEN))
+        .passes(args.passes)
+        .concurrency(args.concurrency)
+        .require_grounding(args.require_grounding);
+    let total: usize = (0..args.passes.max(1))
+        .map(|pass| extractor.chunks(&text, pass).len())
+        .sum();
+    let bar = crate::batch::progress_bar(total);
+    let mut failed = 0;
+    let doc = extractor
+        .extract_document_values_with(&set, &text, |chunk, done, _| {
+            failed += usize::from(chunk.error.is_some());
+            bar.set_position(done as u64);
+            bar.set_message(format!("chunks, {failed} failed"));
+        })
+        .await;
+    bar.finish_and_clear();
+    let printer = Printer::new(false);
+    for item in &doc.items {
+        printer.value(&json!({ "value": item.value, "spans": item.spans }))?;
+    }
+    finish(&doc, args.extract.save_raw.as_deref())?;
+    if let Some(path) = &args.html {
+        let title = args
+            .path
+            .as_deref()
+            .and_then(|p| p.file_name())
+            .map_or("standard input".to_owned(), |n| {
+                n.to_string_lossy().into_owned()
+            });
+        std::fs::write(path, review::page(&title, &text, &doc))
+            .map_err(|e| CliError::io(format!("--html: cannot write {}: {e}", path.display())))?;
+    }
+    Ok(exit(&doc))
+}
+
+/// `run --jsonl` on a text longer than a chunk: the items of every chunk, merged, values only.
+pub async fn run_chunked(
+    extractor: Extractor<Backend>,
+    set: &SchemaSet,
+    text: &str,
+    printer: &Printer,
+    save_dir: Option<&std::path::Path>,
+) -> Result<Exit, CliError> {
+    let doc = extractor.extract_document_values(set, text).await;
+    for item in &doc.items {
+        printer.value(&item.value)?;
+    }
+    finish(&doc, save_dir)?;
+    Ok(exit(&doc))
+}
+
+/// Saves raw answers and tells on standard error what the chunks did.
+fn finish(doc: &Document<Value>, save_dir: Option<&std::path::Path>) -> Result<(), CliError> {
+    for chunk in &doc.chunks {
+        let prefix = format!("pass{}-chunk{}", chunk.pass + 1, chunk.index + 1);
+        save_raw(save_dir, &prefix, &chunk.report.attempts)?;
+    }
+    let failed: Vec<_> = doc.failed().collect();
+    let left_out: usize = doc.chunks.iter().map(|c| c.report.skipped.len()).sum();
+    eprintln!(
+        "llm-extract: {} items ({} before merging) from {} chunks, {} failed; {left_out} answer \
+         line(s) left out (invalid, or ungrounded with --require-grounding); {} tokens",
+        doc.items.len(),
+        doc.found,
+        doc.chunks.len(),
+        failed.len(),
+        doc.usage.total()
+    );
+    for chunk in failed {
+        let error = chunk
+            .error
+            .as_ref()
+            .map_or(String::new(), |e| crate::error::one_line(&e.to_string()));
+        eprintln!(
+            "llm-extract: warning: pass {} chunk {} (bytes {}..{}) failed: {error}",
+            chunk.pass + 1,
+            chunk.index + 1,
+            chunk.bytes.start,
+            chunk.bytes.end
+        );
+    }
+    for conflict in &doc.conflicts {
+        eprintln!(
+            "llm-extract: note: {} at {}: kept {} over {}",
+            conflict.key, conflict.path, conflict.kept, conflict.other
+        );
+    }
+    Ok(())
+}
+
+/// 0 when every chunk gave an answer, 1 when one failed (its items are missing; the others printed).
+fn exit(doc: &Document<Value>) -> Exit {
+    if doc.failed().next().is_some() {
+        Exit::ExtractionFailed
+    } else {
+        Exit::Success
+    }
+}
+
+/// The document: the file at `path`, or standard input. Invalid UTF-8 is an error naming the byte.
+fn read_document(path: Option<&std::path::Path>) -> Result<String, CliError> {
+    let mut bytes = Vec::new();
+    let what = match path {
+        Some(path) => {
+            bytes = std::fs::read(path)
+                .map_err(|e| CliError::usage(format!("cannot read {}: {e}", path.display())))?;
+            path.display().to_string()
+        }
+        None => {
+            std::io::stdin()
+                .read_to_end(&mut bytes)
+                .map_err(|e| CliError::usage(format!("cannot read standard input: {e}")))?;
+            "standard input".to_owned()
+        }
+    };
+    String::from_utf8(bytes).map_err(|e| {
+        CliError::usage(format!(
+            "{what} is not UTF-8 text (invalid byte at offset {}); convert it first, e.g. with iconv",
+            e.utf8_error().valid_up_to()
+        ))
+    })
+}
+
+/// The schema with `"x-grounded"` on each `--grounded` property and `"x-key"` on each `--key` one
+/// (properties of the item, or of every variant that has them).
+pub fn with_fields(
+    set: &SchemaSet,
+    grounded: &[String],
+    keys: &[String],
+) -> Result<SchemaSet, CliError> {
+    let mut generic = set.generic().clone();
+    for (flag, names, keyword) in [("--grounded", grounded, GROUNDED), ("--key", keys, KEY)] {
+        for name in names {
+            let mut marked = 0;
+            for properties in object_properties(&mut generic) {
+                if let Some(property) = properties.get_mut(name) {
+                    if keyword == GROUNDED {
+                        mark_grounded(property);
+                        if !has_grounded(property) {
+                            return Err(CliError::usage(format!(
+                                "{flag} {name}: the property is not a string or a list of strings"
+                            )));
+                        }
+                    } else if let Value::Object(map) = property {
+                        map.insert(KEY.into(), Value::Bool(true));
+                    }
+                    marked += 1;
+                }
+            }
+            if marked == 0 {
+                return Err(CliError::usage(format!(
+                    "{flag} {name}: the schema's items have no property `{name}`"
+                )));
+            }
+        }
+    }
+    Ok(SchemaSet::new(set.name(), generic))
+}
+
+/// The `properties` maps of the item schema: its own, or each variant's.
+fn object_properties(schema: &mut Value) -> Vec<&mut serde_json::Map<String, Value>> {
+    let Value::Object(map) = schema else {
+        return Vec::new();
+    };
+    if map.contains_key("properties") {
+        return map
+            .get_mut("properties")
+            .and_then(Value::as_object_mut)
+            .into_iter()
+            .collect();
+    }
+    let keyword = if map.contains_key("oneOf") {
+        "oneOf"
+    } else {
+        "anyOf"
+    };
+    match map.get_mut(keyword) {
+        Some(Value::Array(branches)) => branches
+            .iter_mut()
+            .filter_map(|branch| branch.get_mut("properties").and_then(Value::as_object_mut))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_mark_properties_and_name_mistakes() {
+        let set = SchemaSet::new(
+            "P",
+            json!({"type": "object", "properties": {
+                "name": {"type": "string"}, "aliases": {"type": "array", "items": {"type": "string"}},
+                "age": {"type": "integer"}
+            }, "required": ["name"], "additionalProperties": false}),
+        );
+        let marked =
+            with_fields(&set, &["name".into(), "aliases".into()], &["name".into()]).unwrap();
+        let g = marked.generic();
+        assert_eq!(g["properties"]["name"]["x-grounded"], json!(true));
+        assert_eq!(g["properties"]["name"]["x-key"], json!(true));
+        assert_eq!(
+            g["properties"]["aliases"]["items"]["x-grounded"],
+            json!(true)
+        );
+        let err = with_fields(&set, &["age".into()], &[]).unwrap_err();
+        assert!(err.message.contains("not a string"), "{}", err.message);
+        let err = with_fields(&set, &[], &["nope".into()]).unwrap_err();
+        assert!(
+            err.message.contains("no property `nope`"),
+            "{}",
+            err.message
+        );
+    }
+}

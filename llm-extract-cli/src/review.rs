@@ -1,0 +1,217 @@
+//! The review page: one self-contained HTML file (no script from elsewhere, no network) showing the
+//! document with every grounded span highlighted, coloured by the item's type, the item on hover, and a
+//! table of the items with counts per type and per pass.
+//!
+//! Everything from the document or the model is escaped (`&`, `<`, `>`, `"`, `'`), so a document holding
+//! `<script>` or HTML entities shows them as text. Highlights are `<mark>` elements placed at the spans'
+//! byte offsets in one pass over the document (a span overlapping an earlier one is listed in the table
+//! but not highlighted twice), so the page is linear in the document's size.
+
+use llm_extract::extract::Document;
+use llm_extract::ground::{MatchKind, Span};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+/// Colours for the types, in order of first appearance (then reused).
+const COLOURS: &[&str] = &[
+    "#ffe08a", "#a8e6a1", "#9fd3ff", "#ffb3c7", "#d9b8ff", "#ffc999", "#b8f0e6", "#e0e0a0",
+];
+
+/// The HTML of the review page of `text` and what was extracted from it.
+pub fn page(title: &str, text: &str, doc: &Document<Value>) -> String {
+    let types: Vec<String> = doc.items.iter().map(|item| type_of(&item.value)).collect();
+    let mut palette: BTreeMap<&str, &str> = BTreeMap::new();
+    let mut order: Vec<&str> = Vec::new();
+    for ty in &types {
+        if !palette.contains_key(ty.as_str()) {
+            let colour = COLOURS
+                .get(order.len() % COLOURS.len())
+                .copied()
+                .unwrap_or("#ffe08a");
+            palette.insert(ty, colour);
+            order.push(ty);
+        }
+    }
+    // Every found span, with its item, in document order.
+    let mut marks: Vec<(&Span, usize)> = doc
+        .items
+        .iter()
+        .enumerate()
+        .flat_map(|(i, item)| item.spans.iter().map(move |span| (span, i)))
+        .filter(|(span, _)| span.kind.is_found() && !span.bytes.is_empty())
+        .collect();
+    marks.sort_by_key(|(span, _)| (span.bytes.start, span.bytes.end));
+
+    let mut html = String::with_capacity(text.len() * 2 + 4096);
+    html.push_str("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>");
+    escape_into(&mut html, title);
+    html.push_str("</title>\n<style>\n");
+    html.push_str(
+        "body{font-family:system-ui,sans-serif;margin:0;display:flex;height:100vh}\n\
+         #text{flex:3;overflow:auto;padding:1em 2em;white-space:pre-wrap;font-family:Georgia,serif;line-height:1.5}\n\
+         #side{flex:2;overflow:auto;padding:1em;border-left:1px solid #ccc;font-size:90%}\n\
+         mark{border-radius:3px;padding:0 1px}\nmark:target{outline:2px solid #c00}\n\
+         table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #eee;padding:2px 4px;text-align:left;vertical-align:top}\n\
+         .swatch{display:inline-block;width:1em;height:1em;border-radius:2px;vertical-align:middle}\n\
+         .inexact{text-decoration:underline dotted}\n",
+    );
+    for (i, ty) in order.iter().enumerate() {
+        let colour = palette.get(ty).copied().unwrap_or("#ffe08a");
+        let _ = writeln!(html, ".t{i}{{background:{colour}}}");
+    }
+    html.push_str("</style></head><body>\n<div id=\"text\">");
+    let class_of = |item: usize| {
+        let ty = types.get(item).map(String::as_str).unwrap_or("");
+        order.iter().position(|t| *t == ty).unwrap_or(0)
+    };
+    let mut at = 0;
+    let mut first_mark: BTreeMap<usize, usize> = BTreeMap::new();
+    let mut highlighted = 0;
+    for (n, (span, item)) in marks.iter().enumerate() {
+        if span.bytes.start < at {
+            continue; // overlaps the previous highlight
+        }
+        let (Some(before), Some(inside)) =
+            (text.get(at..span.bytes.start), text.get(span.bytes.clone()))
+        else {
+            continue;
+        };
+        escape_into(&mut html, before);
+        first_mark.entry(*item).or_insert(n);
+        let inexact = if span.kind == MatchKind::Exact {
+            ""
+        } else {
+            " inexact"
+        };
+        let _ = write!(
+            html,
+            "<mark id=\"m{n}\" class=\"t{}{inexact}\" data-item=\"{item}\" title=\"",
+            class_of(*item)
+        );
+        let tip = doc
+            .items
+            .get(*item)
+            .map(|it| {
+                format!(
+                    "#{} {}\n{} ({})",
+                    item + 1,
+                    types.get(*item).map_or("", |s| s),
+                    it.value,
+                    kind_word(span.kind)
+                )
+            })
+            .unwrap_or_default();
+        escape_into(&mut html, &tip);
+        html.push_str("\">");
+        escape_into(&mut html, inside);
+        html.push_str("</mark>");
+        highlighted += 1;
+        at = span.bytes.end;
+    }
+    escape_into(&mut html, text.get(at..).unwrap_or_default());
+    html.push_str("</div>\n<div id=\"side\">\n<h1>");
+    escape_into(&mut html, title);
+    let failed = doc.failed().count();
+    let _ = write!(
+        html,
+        "</h1>\n<p id=\"summary\" data-items=\"{}\" data-highlights=\"{highlighted}\">{} items ({} before merging) from {} chunks ({} failed); {} spans highlighted.</p>\n",
+        doc.items.len(),
+        doc.items.len(),
+        doc.found,
+        doc.chunks.len(),
+        failed,
+        highlighted
+    );
+    html.push_str("<h2>Types</h2><table><tr><th></th><th>type</th><th>items</th></tr>\n");
+    for (i, ty) in order.iter().enumerate() {
+        let count = types.iter().filter(|t| t == ty).count();
+        let _ = write!(html, "<tr><td><span class=\"swatch t{i}\"></span></td><td>");
+        escape_into(&mut html, ty);
+        let _ = writeln!(html, "</td><td>{count}</td></tr>");
+    }
+    html.push_str("</table>\n<h2>Passes</h2><table><tr><th>pass</th><th>chunks</th><th>failed</th><th>items</th><th>new</th><th>tokens</th></tr>\n");
+    for pass in &doc.passes {
+        let _ = writeln!(
+            html,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            pass.pass + 1,
+            pass.chunks,
+            pass.failed,
+            pass.items,
+            pass.new_items,
+            pass.usage.total()
+        );
+    }
+    html.push_str(
+        "</table>\n<h2>Items</h2><table><tr><th>#</th><th>item</th><th>spans</th></tr>\n",
+    );
+    for (i, item) in doc.items.iter().enumerate() {
+        let _ = write!(html, "<tr><td>{}</td><td>", i + 1);
+        match first_mark.get(&i) {
+            Some(n) => {
+                let _ = write!(html, "<a href=\"#m{n}\" class=\"t{}\">", class_of(i));
+                escape_into(&mut html, &item.value.to_string());
+                html.push_str("</a>");
+            }
+            None => escape_into(&mut html, &item.value.to_string()),
+        }
+        let found = item.spans.iter().filter(|s| s.kind.is_found()).count();
+        let _ = writeln!(html, "</td><td>{found}/{}</td></tr>", item.spans.len());
+    }
+    html.push_str("</table>\n</div>\n</body></html>\n");
+    html
+}
+
+/// An item's type: its tag (`type`, `kind`, or the first string property whose name ends in `type`),
+/// else `item`.
+fn type_of(value: &Value) -> String {
+    let Value::Object(fields) = value else {
+        return "item".into();
+    };
+    for name in ["type", "kind", "category", "class"] {
+        if let Some(Value::String(tag)) = fields.get(name) {
+            return tag.clone();
+        }
+    }
+    "item".into()
+}
+
+fn kind_word(kind: MatchKind) -> String {
+    match kind {
+        MatchKind::Exact => "exact".into(),
+        MatchKind::Normalized => "normalized".into(),
+        MatchKind::Fuzzy { score } => format!("fuzzy {score:.2}"),
+        _ => "not found".into(),
+    }
+}
+
+/// Appends `text` with `& < > " '` escaped.
+fn escape_into(out: &mut String, text: &str) {
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            '\0' => out.push('\u{FFFD}'),
+            c => out.push(c),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escaping_covers_markup_and_entities() {
+        let mut out = String::new();
+        escape_into(&mut out, "<script>alert('x')</script> &amp; \"q\"");
+        assert_eq!(
+            out,
+            "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp;amp; &quot;q&quot;"
+        );
+    }
+}

@@ -1,0 +1,319 @@
+//! `llm-extract doc`, run for real against the local test server, whose stand-in model names the
+//! people it knows that occur whole in the chunk it was sent.
+
+#[path = "../../tests/support/mod.rs"]
+mod support;
+
+use assert_cmd::cargo::cargo_bin_cmd;
+use serde_json::{json, Value};
+use support::{Answer, Reply, Request, TestServer};
+
+const STORY: &str = include_str!("../../tests/data/a-case-of-identity.txt");
+const PEOPLE: &[&str] = &[
+    "Sherlock Holmes",
+    "Miss Mary Sutherland",
+    "Mr. Hosmer Angel",
+];
+const SIGNATURE: &str = "{name :string}";
+
+fn first_user_message(request: &Request) -> String {
+    request
+        .messages()
+        .into_iter()
+        .find(|(role, _)| role == "user")
+        .map(|(_, content)| content)
+        .unwrap_or_default()
+}
+
+fn reader() -> TestServer {
+    TestServer::start(|request| {
+        let chunk = first_user_message(request);
+        let items: Vec<String> = PEOPLE
+            .iter()
+            .filter(|name| chunk.contains(*name))
+            .map(|name| json!({ "name": name }).to_string())
+            .collect();
+        let answer = format!(r#"{{"items": [{}]}}"#, items.join(","));
+        Reply::ollama(request, &Answer::new(answer))
+    })
+}
+
+fn json_lines(stdout: &[u8]) -> Vec<Value> {
+    String::from_utf8_lossy(stdout)
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l:?}: {e}")))
+        .collect()
+}
+
+#[test]
+fn doc_prints_each_person_once_with_spans_into_the_file_and_a_review_page() {
+    let server = reader();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("story.txt");
+    std::fs::write(&path, STORY).unwrap();
+    let html = dir.path().join("review.html");
+    let output = cargo_bin_cmd!("llm-extract")
+        .args([
+            "doc",
+            "--signature",
+            SIGNATURE,
+            "--grounded",
+            "name",
+            "--key",
+            "name",
+        ])
+        .args([
+            "--chunk-tokens",
+            "1000",
+            "--concurrency",
+            "2",
+            "--ollama",
+            &server.url(),
+        ])
+        .arg("--html")
+        .arg(&html)
+        .arg(&path)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let lines = json_lines(&output.stdout);
+    let names: Vec<&str> = lines
+        .iter()
+        .filter_map(|l| l["value"]["name"].as_str())
+        .collect();
+    assert_eq!(names, PEOPLE, "in order of first mention, once each");
+    let mut spans = 0;
+    for line in &lines {
+        for span in line["spans"].as_array().unwrap() {
+            let start = span["bytes"]["start"].as_u64().unwrap() as usize;
+            let end = span["bytes"]["end"].as_u64().unwrap() as usize;
+            assert_eq!(&STORY[start..end], line["value"]["name"].as_str().unwrap());
+            assert_eq!(span["match"]["kind"], "exact");
+            spans += 1;
+        }
+    }
+    assert!(server.hits() >= 13, "{} requests", server.hits());
+    assert!(stderr.contains("0 failed"), "{stderr}");
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert_eq!(page.matches("<mark ").count(), spans);
+    assert!(page.contains(&format!("data-items=\"{}\"", PEOPLE.len())));
+}
+
+#[test]
+fn the_review_page_shows_markup_in_the_document_as_text() {
+    let server = reader();
+    let dir = tempfile::tempdir().unwrap();
+    let html = dir.path().join("review.html");
+    let text = "<script>alert('x')</script> &amp; Sherlock Holmes <b>bold</b>";
+    let output = cargo_bin_cmd!("llm-extract")
+        .args([
+            "doc",
+            "--signature",
+            SIGNATURE,
+            "--grounded",
+            "name",
+            "--ollama",
+            &server.url(),
+        ])
+        .arg("--html")
+        .arg(&html)
+        .write_stdin(text)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        !page.contains("<script>") && !page.contains("<b>"),
+        "{page}"
+    );
+    assert!(page.contains("&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp;amp; "));
+    assert_eq!(page.matches("<mark ").count(), 1);
+}
+
+#[test]
+fn bad_documents_are_clear_errors_or_empty_results() {
+    let server = reader();
+    let output = cargo_bin_cmd!("llm-extract")
+        .args(["doc", "--signature", SIGNATURE, "--ollama", &server.url()])
+        .write_stdin(vec![b'a', 0xff, b'b'])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("not UTF-8") && stderr.contains("offset 1"),
+        "{stderr}"
+    );
+
+    for blank in ["", "  \n\t\r\n"] {
+        let output = cargo_bin_cmd!("llm-extract")
+            .args(["doc", "--signature", SIGNATURE, "--ollama", &server.url()])
+            .write_stdin(blank)
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(json_lines(&output.stdout).is_empty());
+    }
+
+    let output = cargo_bin_cmd!("llm-extract")
+        .args([
+            "doc",
+            "--signature",
+            SIGNATURE,
+            "--grounded",
+            "nope",
+            "--ollama",
+            &server.url(),
+        ])
+        .write_stdin("text")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+}
+
+/// The browser the review page test renders with (`scripts/setup.sh` installs it).
+fn chromium() -> String {
+    for name in ["chromium", "chromium-browser", "google-chrome"] {
+        let found = std::process::Command::new(name)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if found {
+            return name.to_owned();
+        }
+    }
+    panic!(
+        "the review page test needs Chromium: run scripts/setup.sh (it installs it with apt-get)"
+    );
+}
+
+#[test]
+fn the_review_page_loads_in_a_real_browser_with_every_highlight() {
+    let server = reader();
+    let dir = tempfile::tempdir().unwrap();
+    let html = dir.path().join("review.html");
+    let output = cargo_bin_cmd!("llm-extract")
+        .args([
+            "doc",
+            "--signature",
+            SIGNATURE,
+            "--grounded",
+            "name",
+            "--key",
+            "name",
+        ])
+        .args(["--chunk-tokens", "1000", "--ollama", &server.url()])
+        .arg("--html")
+        .arg(&html)
+        .write_stdin(STORY)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let spans: usize = json_lines(&output.stdout)
+        .iter()
+        .map(|l| l["spans"].as_array().map_or(0, Vec::len))
+        .sum();
+    let browser = chromium();
+    let url = format!("file://{}", html.display());
+    let headless = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+    ];
+    let dom = std::process::Command::new(&browser)
+        .args(headless)
+        .arg("--dump-dom")
+        .arg(&url)
+        .output()
+        .unwrap();
+    let dom = String::from_utf8_lossy(&dom.stdout);
+    // The DOM the browser built (not the file): the page parsed, with one element per highlight.
+    assert!(dom.contains("id=\"summary\""), "{dom:.500}");
+    assert_eq!(dom.matches("<mark ").count(), spans);
+    assert!(dom.contains("Sherlock Holmes</mark>"));
+    let shot = dir.path().join("review.png");
+    let status = std::process::Command::new(&browser)
+        .args(headless)
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg("--window-size=1280,800")
+        .arg(&url)
+        .output()
+        .unwrap();
+    assert!(
+        status.status.success(),
+        "{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+    let png = std::fs::read(&shot).unwrap();
+    assert!(
+        png.len() > 10_000 && png.starts_with(b"\x89PNG"),
+        "{} bytes",
+        png.len()
+    );
+}
+
+#[test]
+fn an_invented_name_is_re_asked_then_kept_as_not_found_or_dropped() {
+    let server = TestServer::start(|request| {
+        Reply::ollama(
+            request,
+            &Answer::new(r#"{"items": [{"name": "Jon Smith"}]}"#),
+        )
+    });
+    let output = cargo_bin_cmd!("llm-extract")
+        .args([
+            "doc",
+            "--signature",
+            SIGNATURE,
+            "--grounded",
+            "name",
+            "--ollama",
+            &server.url(),
+        ])
+        .write_stdin("Sherlock Holmes sat alone.")
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let lines = json_lines(&output.stdout);
+    assert_eq!(lines.len(), 1);
+    assert_eq!(lines[0]["spans"][0]["match"]["kind"], "not_found");
+    assert_eq!(server.hits(), 3, "the first answer and two repairs");
+    let repair = server.requests()[1].last_message();
+    assert!(
+        repair.contains(r#""Jon Smith" does not occur in the text"#),
+        "{repair}"
+    );
+
+    let output = cargo_bin_cmd!("llm-extract")
+        .args([
+            "doc",
+            "--signature",
+            SIGNATURE,
+            "--grounded",
+            "name",
+            "--require-grounding",
+        ])
+        .args(["--ollama", &server.url()])
+        .write_stdin("Sherlock Holmes sat alone.")
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    assert!(json_lines(&output.stdout).is_empty());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("1 answer line(s) left out"), "{stderr}");
+}

@@ -1,0 +1,371 @@
+//! Long documents: split into chunks, each chunk extracted and grounded, the spans mapped back to the
+//! document, the items of every chunk and pass merged by identity.
+//!
+//! 1. The document is split by [`Chunker`] into chunks of at most [`Extractor::chunk_bytes`] bytes,
+//!    on paragraph, then sentence boundaries, overlapping by [`Extractor::chunk_overlap`] bytes.
+//! 2. Each chunk is one grounded `extract_all` (see [`Extractor::extract_grounded_values`]): the chunk
+//!    is the text, spans are found in it, ungrounded values are re-asked. Up to
+//!    [`Extractor::concurrency`] chunks run at once.
+//! 3. With [`Extractor::passes`] above 1, the document is read again with the chunk boundaries moved
+//!    (the first chunk of pass `k` is `k / passes` of the chunk size), so a value cut by a boundary in
+//!    one pass is whole in another.
+//! 4. Spans are shifted to document offsets and the items merged ([`Merger`]): in pass order, then
+//!    chunk order; copies of an item (same key, or the same value without key fields) become one item
+//!    whose spans accumulate. The merged items are returned in document order (by their first span).
+//!
+//! A chunk that fails (backend error, nothing valid after the repairs) does not stop the document: its
+//! error and cost are in its [`ChunkReport`] and the other chunks' items are returned.
+
+use super::config::Input;
+use super::error::ExtractError;
+use super::target::Runtime;
+use super::Extractor;
+use crate::ground::{Chunk, Chunker, Conflict, Grounded, Merger, Source};
+use crate::llm::{Llm, Usage};
+use crate::parse::{self, Skipped};
+use crate::report::{Extraction, Report};
+use crate::schema::SchemaSet;
+use crate::Extract;
+use futures_util::StreamExt;
+use serde_json::Value;
+use std::ops::Range;
+
+/// The default largest chunk, in bytes: about 1,500 tokens of English prose (a token is 3 to 4 bytes
+/// of English, 1 to 3 bytes of CJK), which leaves room for the instructions and the answer in a
+/// 4,096-token context.
+pub const DEFAULT_CHUNK_BYTES: usize = 6000;
+
+/// The settings of a document extraction.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct DocumentConfig {
+    pub chunk_bytes: usize,
+    pub overlap: Option<usize>,
+    pub passes: u32,
+    pub concurrency: usize,
+}
+
+impl Default for DocumentConfig {
+    fn default() -> Self {
+        DocumentConfig {
+            chunk_bytes: DEFAULT_CHUNK_BYTES,
+            overlap: None,
+            passes: 1,
+            concurrency: 1,
+        }
+    }
+}
+
+/// What a document extraction found and what each chunk did.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct Document<T> {
+    /// The merged items in document order, each with its spans in the whole document.
+    pub items: Vec<Grounded<T>>,
+    /// Every chunk of every pass, in pass then chunk order.
+    pub chunks: Vec<ChunkReport>,
+    /// Per pass: chunks, failures, items and how many were new.
+    pub passes: Vec<PassReport>,
+    /// Copies of one item that disagreed on a property: what was kept and what was set aside.
+    pub conflicts: Vec<Conflict>,
+    /// Merged items that `T`'s `Deserialize` refused (typed extraction only).
+    pub rejected: Vec<Skipped>,
+    /// Items the chunks returned before the merge.
+    pub found: usize,
+    /// The tokens every request of every chunk used together.
+    pub usage: Usage,
+}
+
+impl<T> Document<T> {
+    /// The chunks that failed.
+    pub fn failed(&self) -> impl Iterator<Item = &ChunkReport> {
+        self.chunks.iter().filter(|chunk| chunk.error.is_some())
+    }
+}
+
+/// One chunk of one pass: where it is, what it returned and cost.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct ChunkReport {
+    /// The pass, from 0.
+    pub pass: u32,
+    /// The chunk's position in its pass, from 0.
+    pub index: usize,
+    /// Its byte range in the document.
+    pub bytes: Range<usize>,
+    /// Its char range in the document.
+    pub chars: Range<usize>,
+    /// How many items it returned (before the merge).
+    pub items: usize,
+    /// Its attempts, cost and skipped lines (for a failed chunk, the error's report).
+    pub report: Report,
+    /// Why it failed, if it did.
+    pub error: Option<ExtractError>,
+}
+
+/// The totals of one pass.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct PassReport {
+    /// The pass, from 0.
+    pub pass: u32,
+    /// Its chunks.
+    pub chunks: usize,
+    /// Its chunks that failed.
+    pub failed: usize,
+    /// The items its chunks returned.
+    pub items: usize,
+    /// The items that were not copies of an item of an earlier chunk or pass.
+    pub new_items: usize,
+    /// Its requests, summed.
+    pub attempts: usize,
+    /// The tokens it used.
+    pub usage: Usage,
+}
+
+impl<L: Llm> Extractor<L> {
+    /// The largest chunk of a document, in bytes (default [`DEFAULT_CHUNK_BYTES`]; at least 64).
+    /// Choose it so that the instructions, the chunk and the answer fit the model's context.
+    pub fn chunk_bytes(mut self, bytes: usize) -> Self {
+        self.config.document.chunk_bytes = bytes;
+        self
+    }
+
+    /// How many bytes each chunk repeats of the one before (default a tenth of the chunk size; at most
+    /// a quarter).
+    pub fn chunk_overlap(mut self, bytes: usize) -> Self {
+        self.config.document.overlap = Some(bytes);
+        self
+    }
+
+    /// How many times a document is read (default 1). Each later pass moves the chunk boundaries and
+    /// adds only items with new identities; copies merge into the items already found.
+    pub fn passes(mut self, passes: u32) -> Self {
+        self.config.document.passes = passes.max(1);
+        self
+    }
+
+    /// How many chunks are extracted at once (default 1).
+    pub fn concurrency(mut self, chunks: usize) -> Self {
+        self.config.document.concurrency = chunks.max(1);
+        self
+    }
+
+    /// The chunks pass `pass` splits `document` into.
+    pub fn chunks<'d>(&self, document: &'d str, pass: u32) -> Vec<Chunk<'d>> {
+        let settings = self.config.document;
+        let mut chunker = Chunker::new(settings.chunk_bytes);
+        if let Some(overlap) = settings.overlap {
+            chunker = chunker.overlap(overlap);
+        }
+        if pass > 0 {
+            let share = chunker.max_bytes() as u64 * u64::from(pass % settings.passes.max(1))
+                / u64::from(settings.passes.max(1));
+            chunker = chunker.first_chunk(usize::try_from(share).unwrap_or(usize::MAX));
+        }
+        chunker.split(document)
+    }
+
+    /// Every item of `T` in a document of any length, grounded and merged; see the
+    /// [module docs](self) for how.
+    ///
+    /// ```
+    /// use llm_extract::llm::{from_fn, ChatRequest, ChatResponse};
+    /// use llm_extract::extract::Extractor;
+    /// use llm_extract::Extract;
+    ///
+    /// #[derive(Extract, serde::Deserialize, Debug)]
+    /// struct Person {
+    ///     #[extract(grounded, key)]
+    ///     name: String,
+    /// }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// // A stand-in model that lists the names it knows in its chunk.
+    /// let llm = from_fn(|request: ChatRequest| {
+    ///     let text = request.messages.last().map(|m| m.content.clone()).unwrap_or_default();
+    ///     let names: Vec<String> = ["Holmes", "Watson", "Lestrade"]
+    ///         .into_iter()
+    ///         .filter(|name| text.contains(name))
+    ///         .map(|name| format!(r#"{{"name": "{name}"}}"#))
+    ///         .collect();
+    ///     async move { Ok(ChatResponse::new(format!(r#"{{"items": [{}]}}"#, names.join(",")))) }
+    /// });
+    /// let book = "Holmes sat by the fire. Watson read the paper.\n\n".repeat(200);
+    /// let doc = Extractor::new(llm).chunk_bytes(1000).extract_document::<Person>(&book).await;
+    /// assert!(doc.chunks.len() > 5);
+    /// let names: Vec<&str> = doc.items.iter().map(|p| p.value.name.as_str()).collect();
+    /// assert_eq!(names, ["Holmes", "Watson"]);
+    /// // One span per chunk: where each chunk's copy of the item was found.
+    /// assert_eq!(doc.items[0].spans.len(), doc.chunks.len());
+    /// # });
+    /// ```
+    pub async fn extract_document<T: Extract>(&self, document: &str) -> Document<T> {
+        let values = self.extract_document_values(T::schema(), document).await;
+        let mut items = Vec::with_capacity(values.items.len());
+        let mut rejected = Vec::new();
+        for (line, item) in values.items.into_iter().enumerate() {
+            match parse::typed_item::<T>(&item.value, line + 1) {
+                Ok(value) => items.push(Grounded::new(value, item.spans)),
+                Err(skipped) => rejected.push(skipped),
+            }
+        }
+        Document {
+            items,
+            chunks: values.chunks,
+            passes: values.passes,
+            conflicts: values.conflicts,
+            rejected,
+            found: values.found,
+            usage: values.usage,
+        }
+    }
+
+    /// Every item of a runtime schema (the schema of one item) in a document of any length, as
+    /// validated JSON, grounded and merged.
+    pub async fn extract_document_values(
+        &self,
+        schema: &SchemaSet,
+        document: &str,
+    ) -> Document<Value> {
+        self.extract_document_values_with(schema, document, |_, _, _| {})
+            .await
+    }
+
+    /// Like [`Extractor::extract_document_values`], calling `on_chunk(chunk, done, total)` as each
+    /// chunk finishes (in the order they finish): what a progress bar needs.
+    pub async fn extract_document_values_with(
+        &self,
+        schema: &SchemaSet,
+        document: &str,
+        mut on_chunk: impl FnMut(&ChunkReport, usize, usize),
+    ) -> Document<Value> {
+        let passes = self.config.document.passes.max(1);
+        let jobs: Vec<(u32, Chunk<'_>)> = (0..passes)
+            .flat_map(|pass| {
+                self.chunks(document, pass)
+                    .into_iter()
+                    .map(move |chunk| (pass, chunk))
+            })
+            .collect();
+        let total = jobs.len();
+        let runs: Vec<_> = jobs
+            .into_iter()
+            .map(|(pass, chunk)| self.chunk(schema, pass, chunk))
+            .collect();
+        let mut finished = futures_util::stream::iter(runs)
+            .buffer_unordered(self.config.document.concurrency.max(1));
+        let mut done = Vec::with_capacity(total);
+        while let Some((pass, chunk, result)) = finished.next().await {
+            let (report, items) = settle(pass, chunk, result);
+            on_chunk(&report, done.len() + 1, total);
+            done.push((report, items));
+        }
+        done.sort_by_key(|(report, _)| (report.pass, report.index));
+        assemble(schema, done, passes)
+    }
+}
+
+impl<L: Llm> Extractor<L> {
+    /// Extracts one chunk, grounded in its own text.
+    async fn chunk<'d>(
+        &self,
+        schema: &SchemaSet,
+        pass: u32,
+        chunk: Chunk<'d>,
+    ) -> (u32, Chunk<'d>, ChunkResult) {
+        let source = Source::new(chunk.text);
+        let result = self
+            .grounded_many(Runtime(schema), &source, Input::text(chunk.text))
+            .await;
+        (pass, chunk, result)
+    }
+}
+
+type ChunkResult = Result<Extraction<Vec<Grounded<Value>>>, ExtractError>;
+
+/// A finished chunk's report, and its items with spans shifted to document offsets.
+fn settle(pass: u32, chunk: Chunk<'_>, result: ChunkResult) -> (ChunkReport, Vec<Grounded<Value>>) {
+    let (items, report, error) = match result {
+        Ok(extraction) => (extraction.value, extraction.report, None),
+        Err(error) => (Vec::new(), error.report().clone(), Some(error)),
+    };
+    let items: Vec<Grounded<Value>> = items
+        .into_iter()
+        .map(|item| Grounded {
+            spans: item
+                .spans
+                .into_iter()
+                .map(|span| span.shifted(chunk.bytes.start, chunk.chars.start))
+                .collect(),
+            value: item.value,
+        })
+        .collect();
+    let report = ChunkReport {
+        pass,
+        index: chunk.index,
+        bytes: chunk.bytes,
+        chars: chunk.chars,
+        items: items.len(),
+        report,
+        error,
+    };
+    (report, items)
+}
+
+/// Merges the items and sums the reports, in pass then chunk order.
+fn assemble(
+    schema: &SchemaSet,
+    done: Vec<(ChunkReport, Vec<Grounded<Value>>)>,
+    passes: u32,
+) -> Document<Value> {
+    let mut merger = Merger::new(schema.generic());
+    let mut pass_reports: Vec<PassReport> = (0..passes)
+        .map(|pass| PassReport {
+            pass,
+            ..PassReport::default()
+        })
+        .collect();
+    let mut chunks = Vec::with_capacity(done.len());
+    let mut usage = Usage::default();
+    let mut found = 0;
+    for (chunk, items) in done {
+        let mut new_items = 0;
+        for item in items {
+            new_items += usize::from(merger.add(item.value, item.spans));
+        }
+        found += chunk.items;
+        usage += chunk.report.usage;
+        if let Some(totals) = pass_reports.get_mut(chunk.pass as usize) {
+            totals.chunks += 1;
+            totals.failed += usize::from(chunk.error.is_some());
+            totals.items += chunk.items;
+            totals.new_items += new_items;
+            totals.attempts += chunk.report.attempts.len();
+            totals.usage += chunk.report.usage;
+        }
+        chunks.push(chunk);
+    }
+    let (merged, conflicts) = merger.finish();
+    let mut items: Vec<Grounded<Value>> = merged
+        .into_iter()
+        .map(|(value, spans)| Grounded::new(value, spans))
+        .collect();
+    // Document order: by the first span found; items with none keep their place at the end.
+    items.sort_by_key(|item| {
+        item.spans
+            .iter()
+            .filter(|span| span.kind.is_found())
+            .map(|span| span.bytes.start)
+            .min()
+            .unwrap_or(usize::MAX)
+    });
+    Document {
+        items,
+        chunks,
+        passes: pass_reports,
+        conflicts,
+        rejected: Vec::new(),
+        found,
+        usage,
+    }
+}

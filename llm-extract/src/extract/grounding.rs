@@ -1,0 +1,356 @@
+//! Grounded extraction: every item comes with the [`Span`]s of its grounded values, and a value that
+//! does not occur in the text is an error the repair loop shows the model.
+//!
+//! [`Anchored`] wraps any [`Target`]: each item its decoder completes is aligned against the source
+//! ([`Source::ground`]). An item with a value that is nowhere in the text becomes a skipped line whose
+//! reason is `at /name: "Jon Smith" does not occur in the text ...`, so the loop re-asks it like any
+//! broken line, within the attempt cap. What is still ungrounded when the loop ends is set aside here
+//! and handed back with [`MatchKind::NotFound`] spans, or left in [`Extraction::skipped`] (dropped)
+//! under [`Extractor::require_grounding`].
+
+use super::config::Input;
+use super::error::ExtractError;
+use super::example::{Example, ExampleError};
+use super::target::{Derived, Found, Runtime, Target};
+use super::Extractor;
+use crate::ground::{has_grounded, Grounded, MatchKind, Source, Span};
+use crate::llm::Llm;
+use crate::parse::{
+    self, LineEvent, ParseError, ParseOptions, Parsed, SkipReason, Skipped, WithJson,
+};
+use crate::report::Extraction;
+use crate::schema::SchemaSet;
+use crate::validate::Violation;
+use crate::Extract;
+use serde_json::Value;
+use std::sync::Mutex;
+
+/// A target whose items are aligned against a source text.
+pub(crate) struct Anchored<'s, G: Target> {
+    inner: G,
+    source: &'s Source<'s>,
+    /// Whether an ungrounded item is re-asked (skipped) rather than kept as it is.
+    check: bool,
+    /// Ungrounded items turned into skipped lines, by their JSON text.
+    set_aside: Mutex<Vec<(String, Grounded<G::Output>)>>,
+}
+
+impl<'s, G: Target> Anchored<'s, G> {
+    pub fn new(inner: G, source: &'s Source<'s>) -> Self {
+        let check = has_grounded(inner.schema().generic());
+        Anchored {
+            inner,
+            source,
+            check,
+            set_aside: Mutex::new(Vec::new()),
+        }
+    }
+
+    fn spans(&self, json: &Value) -> Vec<Span> {
+        self.source.ground(self.inner.schema().generic(), json)
+    }
+
+    /// Takes back the set-aside items the loop left unresolved (still in `skipped`): removed from
+    /// `skipped` and returned, unless `drop` (then they stay in `skipped`).
+    fn unresolved(&self, skipped: &mut Vec<Skipped>, drop: bool) -> Vec<Grounded<G::Output>> {
+        let set_aside = match self.set_aside.lock() {
+            Ok(mut guard) => std::mem::take(&mut *guard),
+            Err(poisoned) => std::mem::take(&mut *poisoned.into_inner()),
+        };
+        if drop || set_aside.is_empty() {
+            return Vec::new();
+        }
+        let mut wanted: std::collections::HashMap<String, usize> = Default::default();
+        for s in skipped.iter() {
+            if is_ungrounded(&s.reason) {
+                *wanted.entry(s.raw.clone()).or_default() += 1;
+            }
+        }
+        let mut kept = Vec::new();
+        for (raw, item) in set_aside {
+            if let Some(count) = wanted.get_mut(&raw).filter(|c| **c > 0) {
+                *count -= 1;
+                kept.push((raw, item));
+            }
+        }
+        skipped
+            .retain(|s| !(is_ungrounded(&s.reason) && kept.iter().any(|(raw, _)| *raw == s.raw)));
+        kept.into_iter().map(|(_, item)| item).collect()
+    }
+}
+
+/// The words of the violation an ungrounded value makes (see [`not_found`]).
+const NOT_FOUND: &str = "does not occur in the text";
+
+fn is_ungrounded(reason: &SkipReason) -> bool {
+    matches!(reason, SkipReason::Schema(violations)
+        if !violations.is_empty() && violations.iter().all(|v| v.message.contains(NOT_FOUND)))
+}
+
+/// One violation per value not found.
+fn not_found(spans: &[Span]) -> Vec<Violation> {
+    spans
+        .iter()
+        .filter(|span| span.kind == MatchKind::NotFound)
+        .map(|span| Violation {
+            path: span.path.clone(),
+            message: format!(
+                "{} {NOT_FOUND}; quote the words exactly as the text writes them, or leave the item out",
+                Value::String(span.value.clone())
+            ),
+        })
+        .collect()
+}
+
+impl<G: Target> Target for Anchored<'_, G> {
+    type Output = Grounded<G::Output>;
+
+    fn schema(&self) -> &SchemaSet {
+        self.inner.schema()
+    }
+
+    fn examples(&self) -> Result<Vec<Example>, ExampleError> {
+        self.inner.examples()
+    }
+
+    fn parse_one(
+        &self,
+        text: &str,
+        options: &ParseOptions,
+    ) -> Result<Parsed<Self::Output>, ParseError> {
+        let json = parse::from_str_value(text, self.inner.schema(), options)?;
+        let spans = self.spans(&json.value);
+        let missing = not_found(&spans);
+        if self.check && !missing.is_empty() {
+            return Err(ParseError::Schema {
+                violations: missing,
+                raw: text.to_owned(),
+            });
+        }
+        let parsed = self.inner.parse_one(text, options)?;
+        Ok(Parsed {
+            value: Grounded::new(parsed.value, spans),
+            fixes: parsed.fixes,
+        })
+    }
+
+    fn vet(
+        &self,
+        events: Vec<LineEvent<WithJson<Self::Output>>>,
+    ) -> Vec<LineEvent<WithJson<Self::Output>>> {
+        events
+            .into_iter()
+            .map(|event| self.vet_one(event))
+            .collect()
+    }
+}
+
+impl<G: Target> Anchored<'_, G> {
+    /// Adds the spans to an item, or sets it aside as a skipped line when a grounded value is
+    /// nowhere in the text.
+    fn vet_one(
+        &self,
+        event: LineEvent<WithJson<Grounded<G::Output>>>,
+    ) -> LineEvent<WithJson<Grounded<G::Output>>> {
+        let found: Found<Grounded<G::Output>> = match event {
+            LineEvent::Skipped(skipped) => return LineEvent::Skipped(skipped),
+            LineEvent::Item(found) => found,
+        };
+        let spans = self.spans(&found.value.json);
+        let missing = not_found(&spans);
+        let mut found = found;
+        if self.check && !missing.is_empty() {
+            let raw = found.value.json.to_string();
+            if let Ok(mut set_aside) = self.set_aside.lock() {
+                set_aside.push((raw.clone(), Grounded::new(found.value.value.value, spans)));
+            }
+            return LineEvent::Skipped(Skipped {
+                line: found.line,
+                raw,
+                reason: SkipReason::Schema(missing),
+            });
+        }
+        found.value.value.spans = spans;
+        LineEvent::Item(found)
+    }
+}
+
+impl<L: Llm> Extractor<L> {
+    /// Whether an item whose grounded value is still nowhere in the text after the repairs is dropped
+    /// (`true`; it stays in [`Extraction::skipped`]) or kept with a [`MatchKind::NotFound`] span
+    /// (`false`, the default).
+    pub fn require_grounding(mut self, require: bool) -> Self {
+        self.config.require_grounding = require;
+        self
+    }
+
+    /// Every item of `T` in `text`, each with the [`Span`]s of its grounded values
+    /// (`#[extract(grounded)]` fields) in `text`.
+    ///
+    /// A value the model wrote that does not occur in `text` (exactly, normalized or fuzzily, see
+    /// [`Source::align`]) is shown to the model as an error (`at /name: "Jon Smith" does not occur in
+    /// the text`) and re-asked within the attempt cap, like a broken line.
+    ///
+    /// ```
+    /// use llm_extract::llm::{from_fn, ChatResponse};
+    /// use llm_extract::extract::Extractor;
+    /// use llm_extract::ground::MatchKind;
+    /// use llm_extract::Extract;
+    ///
+    /// #[derive(Extract, serde::Deserialize, Debug)]
+    /// struct Person {
+    ///     #[extract(grounded)]
+    ///     name: String,
+    /// }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let llm = from_fn(|_| async { Ok(ChatResponse::new(r#"{"items": [{"name": "Irene Adler"}]}"#)) });
+    /// let text = "To Sherlock Holmes she is always the woman: Irene Adler.";
+    /// let out = Extractor::new(llm).extract_grounded_all::<Person>(text).await?;
+    /// let span = &out.value[0].spans[0];
+    /// assert_eq!((span.bytes.clone(), span.kind), (44..55, MatchKind::Exact));
+    /// # Ok::<(), llm_extract::extract::ExtractError>(())
+    /// # }).unwrap();
+    /// ```
+    pub async fn extract_grounded_all<T: Extract>(
+        &self,
+        text: &str,
+    ) -> Result<Extraction<Vec<Grounded<T>>>, ExtractError> {
+        let source = Source::new(text);
+        self.grounded_many(Derived::<T>::new(), &source, Input::text(text))
+            .await
+    }
+
+    /// Every item of a runtime schema in `text`, as validated JSON with its spans (strings marked
+    /// `"x-grounded": true` in the schema are grounded).
+    pub async fn extract_grounded_values(
+        &self,
+        schema: &SchemaSet,
+        text: &str,
+    ) -> Result<Extraction<Vec<Grounded<Value>>>, ExtractError> {
+        let source = Source::new(text);
+        self.grounded_many(Runtime(schema), &source, Input::text(text))
+            .await
+    }
+
+    /// The items of `target` from `input`, grounded in `source`.
+    pub(crate) async fn grounded_many<G: Target>(
+        &self,
+        target: G,
+        source: &Source<'_>,
+        input: Input,
+    ) -> Result<Extraction<Vec<Grounded<G::Output>>>, ExtractError> {
+        let target = Anchored::new(target, source);
+        let mut items = Vec::new();
+        let mut push = |item: Grounded<G::Output>| items.push(item);
+        let mut report = self.engine().many(&target, input, &mut push).await?;
+        let drop = self.config.require_grounding;
+        items.extend(target.unresolved(&mut report.skipped, drop));
+        Ok(Extraction::new(items, report))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::{from_fn, ChatResponse};
+    use crate::schema::Shape;
+    use serde_json::json;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    fn schema() -> SchemaSet {
+        SchemaSet::new(
+            "Person",
+            json!({
+                "type": "object",
+                "properties": {"name": {"type": "string", "x-grounded": true}},
+                "required": ["name"],
+                "additionalProperties": false
+            }),
+        )
+    }
+
+    /// A backend that answers `answers` in turn and records the prompts it was sent.
+    fn scripted(answers: Vec<&'static str>) -> (impl Llm, Arc<Mutex<Vec<String>>>) {
+        let prompts = Arc::new(Mutex::new(Vec::new()));
+        let seen = prompts.clone();
+        let turn = Arc::new(AtomicUsize::new(0));
+        let llm = from_fn(move |request: crate::ChatRequest| {
+            let i = turn.fetch_add(1, Ordering::SeqCst);
+            let last = request
+                .messages
+                .last()
+                .map(|m| m.content.clone())
+                .unwrap_or_default();
+            if let Ok(mut p) = seen.lock() {
+                p.push(last);
+            }
+            let answer = answers.get(i).copied().unwrap_or("");
+            async move { Ok(ChatResponse::new(answer)) }
+        });
+        (llm, prompts)
+    }
+
+    #[tokio::test]
+    async fn an_ungrounded_value_is_repaired_with_the_words_shown() {
+        let (llm, prompts) = scripted(vec![
+            r#"{"name": "Jon Smith"}"#,
+            r#"{"name": "John Smith"}"#,
+        ]);
+        let out = Extractor::new(llm)
+            .mode(crate::Mode::Prompted)
+            .extract_grounded_values(&schema(), "A man called John Smith came in.")
+            .await
+            .unwrap();
+        assert_eq!(out.value.len(), 1);
+        assert_eq!(out.value[0].value, json!({"name": "John Smith"}));
+        assert_eq!(out.value[0].spans[0].bytes, 13..23);
+        assert_eq!(out.report.attempts.len(), 2);
+        let prompts = prompts.lock().unwrap();
+        assert!(
+            prompts[1].contains(r#"at /name: "Jon Smith" does not occur in the text"#),
+            "{}",
+            prompts[1]
+        );
+    }
+
+    #[tokio::test]
+    async fn what_stays_ungrounded_is_kept_as_not_found_or_dropped() {
+        let answers = vec![r#"{"name": "Watson"}"#; 3];
+        let (llm, _) = scripted(answers.clone());
+        let out = Extractor::new(llm)
+            .mode(crate::Mode::Prompted)
+            .extract_grounded_values(&schema(), "Holmes alone.")
+            .await
+            .unwrap();
+        assert_eq!(out.value.len(), 1);
+        assert_eq!(out.value[0].spans[0].kind, MatchKind::NotFound);
+        assert!(out.report.skipped.is_empty());
+        assert_eq!(out.report.attempts.len(), 3);
+
+        let (llm, _) = scripted(answers);
+        let out = Extractor::new(llm)
+            .mode(crate::Mode::Prompted)
+            .require_grounding(true)
+            .extract_grounded_values(&schema(), "Holmes alone.")
+            .await
+            .unwrap();
+        assert!(out.value.is_empty());
+        assert_eq!(out.report.skipped.len(), 1);
+        assert!(is_ungrounded(&out.report.skipped[0].reason));
+    }
+
+    #[test]
+    fn the_schema_sent_has_no_grounding_keyword() {
+        let set = schema();
+        for dialect in [
+            crate::Dialect::Generic,
+            crate::Dialect::Ollama,
+            crate::Dialect::OpenAiStrict,
+        ] {
+            let sent = set.for_dialect(dialect, Shape::Line).unwrap().to_string();
+            assert!(!sent.contains("x-grounded"), "{dialect:?}: {sent}");
+        }
+    }
+}

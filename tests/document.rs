@@ -1,0 +1,218 @@
+//! Long documents: chunks, spans in the whole document, merge, passes, failures, concurrency.
+//!
+//! The model is a stand-in written here (`from_fn`): it reads the chunk it was sent and names the
+//! people it knows that occur whole in it, the way a model answers. That makes every check exact.
+
+use llm_extract::extract::{Document, Extractor};
+use llm_extract::ground::MatchKind;
+use llm_extract::llm::{from_fn, ChatRequest, ChatResponse, Role};
+use llm_extract::{Extract, Llm, LlmError};
+use serde::Deserialize;
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+const STORY: &str = include_str!("data/a-case-of-identity.txt");
+
+/// Names as the story writes them.
+const PEOPLE: &[&str] = &[
+    "Sherlock Holmes",
+    "Miss Mary Sutherland",
+    "Mr. Hosmer Angel",
+    "Mr. Windibank",
+    "James Windibank",
+    "Etherege",
+    "Mr. Hardy",
+];
+
+#[derive(Extract, Deserialize, Debug, Clone, PartialEq)]
+struct Person {
+    /// The person's name as the text writes it.
+    #[extract(grounded, key)]
+    name: String,
+}
+
+/// The chunk a request asks about: its first user message.
+fn chunk_of(request: &ChatRequest) -> String {
+    request
+        .messages
+        .iter()
+        .find(|m| m.role == Role::User)
+        .map(|m| m.content.clone())
+        .unwrap_or_default()
+}
+
+/// Names every known person whose name occurs whole in the chunk, in the list shape.
+fn answer(chunk: &str) -> String {
+    let items: Vec<String> = PEOPLE
+        .iter()
+        .filter(|name| chunk.contains(*name))
+        .map(|name| serde_json::json!({ "name": name }).to_string())
+        .collect();
+    format!(r#"{{"items": [{}]}}"#, items.join(","))
+}
+
+fn reader() -> impl Llm {
+    from_fn(|request: ChatRequest| {
+        let text = answer(&chunk_of(&request));
+        async move { Ok(ChatResponse::new(text)) }
+    })
+}
+
+fn check_spans(doc: &Document<Person>, text: &str) {
+    for item in &doc.items {
+        assert!(!item.spans.is_empty(), "{:?}", item.value);
+        for span in &item.spans {
+            assert_eq!(span.kind, MatchKind::Exact);
+            assert_eq!(&text[span.bytes.clone()], item.value.name);
+            let by_chars: String = text
+                .chars()
+                .skip(span.chars.start)
+                .take(span.chars.len())
+                .collect();
+            assert_eq!(by_chars, item.value.name);
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_story_in_chunks_gives_each_person_once_with_document_spans() {
+    let doc = Extractor::new(reader())
+        .chunk_bytes(3000)
+        .extract_document::<Person>(STORY)
+        .await;
+    assert!(doc.chunks.len() >= 13, "{} chunks", doc.chunks.len());
+    assert!(doc.chunks.iter().all(|c| c.error.is_none()));
+    // Chunks cover the document, in order, overlapping.
+    assert_eq!(doc.chunks[0].bytes.start, 0);
+    assert_eq!(doc.chunks.last().map(|c| c.bytes.end), Some(STORY.len()));
+    for pair in doc.chunks.windows(2) {
+        assert!(pair[1].bytes.start <= pair[0].bytes.end);
+        assert!(pair[1].bytes.start > pair[0].bytes.start);
+    }
+    let names: Vec<&str> = doc.items.iter().map(|p| p.value.name.as_str()).collect();
+    let unique: HashSet<&str> = names.iter().copied().collect();
+    assert_eq!(unique.len(), names.len(), "no item twice: {names:?}");
+    for name in PEOPLE {
+        assert!(names.contains(name), "{name} missing from {names:?}");
+    }
+    assert!(doc.found > doc.items.len(), "copies were merged");
+    check_spans(&doc, STORY);
+    // Document order: by first mention.
+    let firsts: Vec<usize> = doc.items.iter().map(|p| p.spans[0].bytes.start).collect();
+    assert!(firsts.windows(2).all(|w| w[0] <= w[1]));
+    assert_eq!(doc.passes.len(), 1);
+    assert_eq!(doc.passes[0].chunks, doc.chunks.len());
+}
+
+#[tokio::test]
+async fn a_failed_chunk_is_reported_and_the_others_are_kept() {
+    let llm = from_fn(|request: ChatRequest| {
+        let chunk = chunk_of(&request);
+        let fail = chunk.contains("Hosmer Angel");
+        let text = answer(&chunk);
+        async move {
+            if fail {
+                Err(LlmError::Other {
+                    message: "the server went away".into(),
+                })
+            } else {
+                Ok(ChatResponse::new(text).with_usage(100, 10))
+            }
+        }
+    });
+    let doc = Extractor::new(llm)
+        .chunk_bytes(3000)
+        .extract_document::<Person>(STORY)
+        .await;
+    let failed: Vec<_> = doc.failed().collect();
+    assert!(!failed.is_empty());
+    for chunk in &failed {
+        assert!(chunk
+            .error
+            .as_ref()
+            .unwrap()
+            .to_string()
+            .contains("went away"));
+        assert_eq!(chunk.items, 0);
+        assert!(!chunk.report.attempts.is_empty());
+    }
+    assert!(doc.items.iter().any(|p| p.value.name == "Sherlock Holmes"));
+    assert_eq!(doc.passes[0].failed, failed.len());
+    let ok = doc.chunks.len() - failed.len();
+    assert_eq!(doc.usage.total(), 110 * ok as u64);
+}
+
+#[tokio::test]
+async fn a_second_pass_finds_what_a_boundary_cut() {
+    // 180 bytes of filler, then the name across where pass 0 cuts (at 200 bytes, no overlap).
+    let filler = "x".repeat(190);
+    let text = format!("{filler} Sherlock Holmes {}", "y".repeat(150));
+    let one = Extractor::new(reader())
+        .chunk_bytes(200)
+        .chunk_overlap(0)
+        .extract_document::<Person>(&text)
+        .await;
+    assert!(one.items.is_empty(), "{:?}", one.items);
+    let two = Extractor::new(reader())
+        .chunk_bytes(200)
+        .chunk_overlap(0)
+        .passes(2)
+        .extract_document::<Person>(&text)
+        .await;
+    assert_eq!(two.items.len(), 1);
+    assert_eq!(two.passes.len(), 2);
+    assert_eq!((two.passes[0].new_items, two.passes[1].new_items), (0, 1));
+    assert_eq!(
+        &text[two.items[0].spans[0].bytes.clone()],
+        "Sherlock Holmes"
+    );
+}
+
+#[tokio::test]
+async fn chunks_run_concurrently_up_to_the_limit_with_the_same_result() {
+    let running = Arc::new(AtomicUsize::new(0));
+    let most = Arc::new(AtomicUsize::new(0));
+    let (r, m) = (running.clone(), most.clone());
+    let llm = from_fn(move |request: ChatRequest| {
+        let (running, most) = (r.clone(), m.clone());
+        let text = answer(&chunk_of(&request));
+        async move {
+            let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+            most.fetch_max(now, Ordering::SeqCst);
+            for _ in 0..10 {
+                tokio::task::yield_now().await;
+            }
+            running.fetch_sub(1, Ordering::SeqCst);
+            Ok(ChatResponse::new(text))
+        }
+    });
+    let parallel = Extractor::new(llm)
+        .chunk_bytes(3000)
+        .concurrency(3)
+        .extract_document::<Person>(STORY)
+        .await;
+    assert_eq!(most.load(Ordering::SeqCst), 3);
+    let serial = Extractor::new(reader())
+        .chunk_bytes(3000)
+        .extract_document::<Person>(STORY)
+        .await;
+    assert_eq!(parallel.items, serial.items);
+}
+
+#[tokio::test]
+async fn empty_and_blank_documents() {
+    let doc = Extractor::new(reader())
+        .extract_document::<Person>("")
+        .await;
+    assert!(doc.chunks.is_empty() && doc.items.is_empty());
+    let doc = Extractor::new(reader())
+        .extract_document::<Person>(" \r\n\t ")
+        .await;
+    assert_eq!(doc.chunks.len(), 1);
+    assert!(doc.items.is_empty());
+    let doc = Extractor::new(reader())
+        .extract_document::<Person>("Sherlock Holmes\0 and NUL bytes")
+        .await;
+    assert_eq!(doc.items.len(), 1);
+}
