@@ -356,11 +356,7 @@ impl Llm for Anthropic {
             let body = self.body(&request, false);
             let result = async {
                 let bytes = self.inner.http.send_and_read(&self.outgoing(&body)).await?;
-                let value: Value =
-                    serde_json::from_slice(&bytes).map_err(|e| LlmError::InvalidResponse {
-                        message: format!("the body is not JSON ({e})"),
-                        body: http::excerpt(&String::from_utf8_lossy(&bytes)),
-                    })?;
+                let value = http::json_body(&bytes)?;
                 read_message(&value)
             };
             result.await.map_err(|e| self.map_error(e))

@@ -296,11 +296,7 @@ impl Llm for Gemini {
                     .http
                     .send_and_read(&self.outgoing(&url, &body))
                     .await?;
-                let value: Value =
-                    serde_json::from_slice(&bytes).map_err(|e| LlmError::InvalidResponse {
-                        message: format!("the body is not JSON ({e})"),
-                        body: http::excerpt(&String::from_utf8_lossy(&bytes)),
-                    })?;
+                let value = http::json_body(&bytes)?;
                 let mut answer = Answer::default();
                 answer.read(&value, &mut VecDeque::new())?;
                 answer.into_response()

@@ -711,6 +711,14 @@ pub(crate) fn origin(url: &str) -> String {
     }
 }
 
+/// A response body read as JSON; an error quoting the start of the body when it is not.
+pub(crate) fn json_body(bytes: &[u8]) -> Result<serde_json::Value, LlmError> {
+    serde_json::from_slice(bytes).map_err(|e| LlmError::InvalidResponse {
+        message: format!("the body is not JSON ({e})"),
+        body: excerpt(&String::from_utf8_lossy(bytes)),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

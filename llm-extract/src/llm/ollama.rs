@@ -274,7 +274,7 @@ impl Ollama {
             .http
             .send_and_read(&self.outgoing(&url, None))
             .await;
-        let value = parse_json(&self.map_error(body)?)?;
+        let value = http::json_body(&self.map_error(body)?)?;
         match value.get("version").and_then(Value::as_str) {
             Some(version) => Ok(version.to_owned()),
             None => Err(invalid(
@@ -294,7 +294,9 @@ impl Ollama {
             .http
             .send_and_read(&self.outgoing(&url, Some(&request)))
             .await;
-        Ok(ModelInfo::from_json(parse_json(&self.map_error(body)?)?))
+        Ok(ModelInfo::from_json(http::json_body(
+            &self.map_error(body)?,
+        )?))
     }
 
     fn url(&self, path: &str) -> String {
@@ -409,7 +411,7 @@ impl Llm for Ollama {
                 .http
                 .send_and_read(&self.outgoing(&url, Some(&body)))
                 .await;
-            let value = parse_json(&self.map_error(bytes)?)?;
+            let value = http::json_body(&self.map_error(bytes)?)?;
             if let Some(message) = http::error_text(&value) {
                 return Err(LlmError::Other {
                     message: format!("the server reported an error: {message}"),
@@ -563,13 +565,6 @@ impl NdjsonWire {
             model: self.model.take(),
         }
     }
-}
-
-fn parse_json(bytes: &[u8]) -> Result<Value, LlmError> {
-    serde_json::from_slice(bytes).map_err(|e| LlmError::InvalidResponse {
-        message: format!("the body is not JSON ({e})"),
-        body: http::excerpt(&String::from_utf8_lossy(bytes)),
-    })
 }
 
 fn invalid(message: &str, value: &Value) -> LlmError {

@@ -340,11 +340,7 @@ impl Llm for OpenAiCompatible {
             let body = self.body(&request, false);
             let result = async {
                 let bytes = self.inner.http.send_and_read(&self.outgoing(&body)).await?;
-                let value: Value =
-                    serde_json::from_slice(&bytes).map_err(|e| LlmError::InvalidResponse {
-                        message: format!("the body is not JSON ({e})"),
-                        body: http::excerpt(&String::from_utf8_lossy(&bytes)),
-                    })?;
+                let value = http::json_body(&bytes)?;
                 read_completion(&value)
             };
             result.await.map_err(|e| self.map_error(e))
