@@ -289,3 +289,36 @@ fn every_offset_of_a_mixed_answer() {
         }
     }
 }
+
+/// Cuts found by `never_panics_on_jsonish_text`: a chunk that ends right after a newline inside
+/// an open value, the next line starting with `{`. The chunked decode must split there as the
+/// whole-text decode does.
+#[test]
+fn a_chunk_ending_at_a_newline_inside_an_open_value() {
+    let cases = [
+        (
+            "  ]true {\"items\": [{“//{\n{\"n\":[\0{```{\"n\":“//\u{feff}\0\n{\"“\0\0 true{ \"{\"items\": [<think>",
+            53,
+        ),
+        (
+            "“{{\"n\":{\n{\"n\":\u{feff}\r\n{\"n\":\0\"“\"“[“</think>\"   ",
+            21,
+        ),
+    ];
+    for (text, cut) in cases {
+        for options in [
+            ParseOptions::default(),
+            ParseOptions::default().with_salvage(true),
+            ParseOptions::strict(),
+            ParseOptions::default().with_max_frame_bytes(16),
+            ParseOptions::default().with_validation(false),
+        ] {
+            let whole = decode(&[text.as_bytes()], options);
+            assert_eq!(
+                decode(&chunked(text.as_bytes(), &[cut]), options),
+                whole,
+                "{text:?} cut at {cut}"
+            );
+        }
+    }
+}

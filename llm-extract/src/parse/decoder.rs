@@ -151,6 +151,12 @@ impl<'s> Core<'s> {
 
     /// Ends the input, handing what remained to `sink`.
     fn finish_with(&mut self, sink: &mut dyn Sink) {
+        // Bytes that waited for a bracket are scanned now: the first byte of a line can still
+        // split the open value (a `{` or a fence after a newline), as it does in one whole text.
+        let mut scratch = Vec::new();
+        while let Some(event) = self.framer.next(&self.buf, self.base, &mut self.pos) {
+            self.emit_all(event, &mut scratch, sink);
+        }
         let end = self.base + self.buf.len();
         if let Some(event) = self.framer.finish(&self.buf, self.base, end) {
             self.emit_all(event, &mut Vec::new(), sink);
