@@ -1,37 +1,44 @@
 //! A prompt config's `examples`: read and validated against the prompt's schema when the config loads,
 //! and filled into the prompt's template (the example's text as `{{text}}`) for each call.
 
-use super::{invalid, Prompt, PromptConfigError, PromptError, ResponseType};
+use super::config::invalid;
+use super::{Prompt, PromptConfigError, PromptError, ResponseType};
 use crate::extract::{Example, Input};
 use crate::schema::DynamicSchema;
+use serde::Deserialize;
 use serde_json::Value;
 
-/// The examples of prompt `id`, checked: each an object with a non-empty `text` and a `value` (or, for a
-/// `jsonl` prompt, `items`) that satisfies the schema; the template must use `{{text}}`.
+/// One example as written in the file: the input `text`, and the answer as one `value` or (for a
+/// `jsonl` prompt) a list of `items`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawExample {
+    text: String,
+    #[serde(default)]
+    value: Option<Value>,
+    #[serde(default)]
+    items: Option<Vec<Value>>,
+}
+
+/// The examples of prompt `id`, checked: each with a non-empty `text` and a `value` (or, for a `jsonl`
+/// prompt, `items`) that satisfies the schema; the template must use `{{text}}`.
 pub(super) fn load(
     id: &str,
     template: &str,
     response_type: ResponseType,
     schema: Option<&DynamicSchema>,
-    examples: Option<&Value>,
+    entries: Vec<RawExample>,
 ) -> Result<Vec<Example>, PromptConfigError> {
-    let entries = match examples {
-        None | Some(Value::Null) => return Ok(Vec::new()),
-        Some(Value::Array(entries)) => entries,
-        Some(_) => {
-            return Err(invalid(
-                Some(id),
-                "\"examples\" must be an array of {\"text\": ..., \"value\": ...}",
-            ))
-        }
-    };
+    if entries.is_empty() {
+        return Ok(Vec::new());
+    }
     let Some(schema) = schema else {
         return Err(invalid(
             Some(id),
             "\"examples\" need a json or jsonl prompt with a schema",
         ));
     };
-    if !entries.is_empty() && !uses_text(template) {
+    if !uses_text(template) {
         return Err(invalid(
             Some(id),
             "\"examples\" fill the template's {{text}}, and this template has none; put the input text in {{text}}",
@@ -39,24 +46,15 @@ pub(super) fn load(
     }
     let set = schema.schema_set();
     entries
-        .iter()
+        .into_iter()
         .enumerate()
         .map(|(i, entry)| {
             let n = i + 1;
-            let text = entry
-                .get("text")
-                .and_then(Value::as_str)
-                .ok_or_else(|| invalid(Some(id), format!("example {n} needs a \"text\" string")))?;
-            let made = match (entry.get("value"), entry.get("items")) {
-                (Some(value), None) => Example::value(set, text, value.clone()),
-                (None, Some(Value::Array(items))) if response_type == ResponseType::Jsonl => {
-                    Example::value_items(set, text, items.clone())
-                }
-                (None, Some(_)) if response_type == ResponseType::Jsonl => {
-                    return Err(invalid(
-                        Some(id),
-                        format!("example {n}: \"items\" must be an array"),
-                    ))
+            let text = entry.text.as_str();
+            let made = match (entry.value, entry.items) {
+                (Some(value), None) => Example::value(set, text, value),
+                (None, Some(items)) if response_type == ResponseType::Jsonl => {
+                    Example::value_items(set, text, items)
                 }
                 (None, Some(_)) => {
                     return Err(invalid(
@@ -150,7 +148,11 @@ mod tests {
         let err = config(json!([{"text": "Settled.", "items": [{"paid": true}]}])).unwrap_err();
         assert!(err.to_string().contains("jsonl"), "{err}");
         let err = config(json!({"text": "Settled."})).unwrap_err();
-        assert!(err.to_string().contains("must be an array"), "{err}");
+        assert!(
+            err.to_string()
+                .contains("\"examples\": invalid type: map, expected a sequence"),
+            "{err}"
+        );
 
         let err = PromptSet::from_json(json!({
             "paid": {"prompt": "Paid? {{doc}}", "schema": "{paid :bool}",

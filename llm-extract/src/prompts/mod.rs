@@ -77,9 +77,10 @@ use crate::report::Extraction;
 use crate::schema::{DynamicSchema, DynamicSchemaError};
 use futures_util::StreamExt;
 use serde::de::DeserializeOwned;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::path::Path;
 
+mod config;
 mod example_config;
 
 /// A set of named prompts, in the order the file lists them.
@@ -89,7 +90,8 @@ pub struct PromptSet {
 }
 
 /// The shape of answer a prompt expects.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 #[non_exhaustive]
 pub enum ResponseType {
     /// The raw answer, as written (streamable).
@@ -313,31 +315,13 @@ impl PromptSet {
     /// Reads a prompt config from JSON: an object of prompts keyed by id, or an array of prompts each
     /// with an `"id"`.
     pub fn from_json(config: Value) -> Result<Self, PromptConfigError> {
-        let entries: Vec<(String, Value)> =
-            match config {
-                Value::Object(map) => map.into_iter().collect(),
-                Value::Array(list) => list
-                    .into_iter()
-                    .enumerate()
-                    .map(|(i, entry)| match entry.get("id").and_then(Value::as_str) {
-                        Some(id) => Ok((id.to_owned(), entry)),
-                        None => Err(invalid(
-                            None,
-                            format!("prompt number {} of the array has no string \"id\"", i + 1),
-                        )),
-                    })
-                    .collect::<Result<_, _>>()?,
-                _ => return Err(invalid(
-                    None,
-                    "expected an object of prompts keyed by id, or an array of prompts with \"id\"",
-                )),
-            };
+        let entries = config::entries(config)?;
         let mut prompts: Vec<Prompt> = Vec::with_capacity(entries.len());
-        for (id, entry) in entries {
-            if prompts.iter().any(|p| p.id == id) {
-                return Err(invalid(Some(&id), "defined twice"));
+        for entry in entries {
+            if prompts.iter().any(|p| p.id == entry.id) {
+                return Err(config::invalid(Some(&entry.id), "defined twice"));
             }
-            prompts.push(Prompt::from_entry(id, entry)?);
+            prompts.push(Prompt::try_from(entry)?);
         }
         Ok(PromptSet { prompts })
     }
@@ -368,169 +352,7 @@ impl PromptSet {
     }
 }
 
-fn invalid(id: Option<&str>, message: impl Into<String>) -> PromptConfigError {
-    PromptConfigError::Invalid {
-        id: id.map(str::to_owned),
-        message: message.into(),
-    }
-}
-
-/// The keys a prompt may have, in the spelling the docs use.
-const PROMPT_KEYS: &[&str] = &[
-    "id",
-    "prompt",
-    "response-type",
-    "schema",
-    "object-schema",
-    "system",
-    "description",
-    "max-tokens",
-    "temperature",
-    "examples",
-];
-
 impl Prompt {
-    fn from_entry(id: String, entry: Value) -> Result<Self, PromptConfigError> {
-        let Value::Object(entry) = entry else {
-            return Err(invalid(
-                Some(&id),
-                "expected an object with at least \"prompt\"",
-            ));
-        };
-        // snake_case spellings are accepted too (`response_type`, `object_schema`, `max_tokens`).
-        let mut fields = Map::new();
-        for (key, value) in entry {
-            let canonical = key.replace('_', "-");
-            if !PROMPT_KEYS.contains(&canonical.as_str()) {
-                return Err(invalid(
-                    Some(&id),
-                    format!(
-                        "unknown key \"{key}\"; a prompt may have: {}",
-                        PROMPT_KEYS.join(", ")
-                    ),
-                ));
-            }
-            fields.insert(canonical, value);
-        }
-        let template = match fields.get("prompt") {
-            Some(Value::String(text)) => text.clone(),
-            Some(Value::Array(lines)) => lines
-                .iter()
-                .map(|line| line.as_str().map(str::to_owned))
-                .collect::<Option<Vec<_>>>()
-                .ok_or_else(|| invalid(Some(&id), "\"prompt\" as an array must hold only strings"))?
-                .join("\n"),
-            Some(_) => {
-                return Err(invalid(
-                    Some(&id),
-                    "\"prompt\" must be a string or an array of lines",
-                ))
-            }
-            None => {
-                return Err(invalid(
-                    Some(&id),
-                    "missing \"prompt\" (the template, with {{var}} placeholders)",
-                ))
-            }
-        };
-        let text_field = |key: &str| -> Result<Option<String>, PromptConfigError> {
-            match fields.get(key) {
-                None | Some(Value::Null) => Ok(None),
-                Some(Value::String(s)) => Ok(Some(s.clone())),
-                Some(_) => Err(invalid(Some(&id), format!("\"{key}\" must be a string"))),
-            }
-        };
-        let declared = match text_field("response-type")?.as_deref() {
-            None => None,
-            Some("text") => Some(ResponseType::Text),
-            Some("json") => Some(ResponseType::Json),
-            Some("jsonl") => Some(ResponseType::Jsonl),
-            Some(other) => {
-                return Err(invalid(
-                    Some(&id),
-                    format!("response-type \"{other}\" is not one of text, json, jsonl"),
-                ))
-            }
-        };
-        let (schema_key, schema) = match (fields.get("schema"), fields.get("object-schema")) {
-            (Some(_), Some(_)) => {
-                return Err(invalid(
-                    Some(&id),
-                    "give \"schema\" or \"object-schema\", not both",
-                ))
-            }
-            (Some(schema), None) => (Some("schema"), Some(schema)),
-            (None, Some(schema)) => (Some("object-schema"), Some(schema)),
-            (None, None) => (None, None),
-        };
-        let response_type = match (declared, schema_key) {
-            (Some(declared), _) => declared,
-            (None, Some("object-schema")) => ResponseType::Jsonl,
-            (None, Some(_)) => ResponseType::Json,
-            (None, None) => ResponseType::Text,
-        };
-        match (response_type, schema_key) {
-            (ResponseType::Text, Some(key)) => {
-                return Err(invalid(
-                    Some(&id),
-                    format!("response-type text takes no \"{key}\"; use json or jsonl"),
-                ))
-            }
-            (ResponseType::Json, Some("object-schema")) => {
-                return Err(invalid(
-                    Some(&id),
-                    "\"object-schema\" describes each line of a jsonl answer; use \"schema\" for response-type json",
-                ))
-            }
-            (ResponseType::Json | ResponseType::Jsonl, None) => {
-                return Err(invalid(
-                    Some(&id),
-                    format!("response-type {response_type} needs a \"schema\" (a JSON Schema or a signature)"),
-                ))
-            }
-            _ => {}
-        }
-        let schema = schema.map(|schema| load_schema(&id, schema)).transpose()?;
-        let max_tokens = match fields.get("max-tokens") {
-            None | Some(Value::Null) => None,
-            Some(value) => Some(
-                value
-                    .as_u64()
-                    .and_then(|n| u32::try_from(n).ok())
-                    .ok_or_else(|| {
-                        invalid(Some(&id), "\"max-tokens\" must be a positive integer")
-                    })?,
-            ),
-        };
-        let temperature = match fields.get("temperature") {
-            None | Some(Value::Null) => None,
-            Some(value) => Some(
-                value
-                    .as_f64()
-                    .ok_or_else(|| invalid(Some(&id), "\"temperature\" must be a number"))?
-                    as f32,
-            ),
-        };
-        let examples = example_config::load(
-            &id,
-            &template,
-            response_type,
-            schema.as_ref(),
-            fields.get("examples"),
-        )?;
-        Ok(Prompt {
-            examples,
-            template,
-            response_type,
-            schema,
-            system: text_field("system")?,
-            description: text_field("description")?,
-            max_tokens,
-            temperature,
-            id,
-        })
-    }
-
     /// The prompt's id.
     pub fn id(&self) -> &str {
         &self.id
@@ -807,17 +629,6 @@ impl Prompt {
     }
 }
 
-fn load_schema(id: &str, schema: &Value) -> Result<DynamicSchema, PromptConfigError> {
-    let loaded = match schema {
-        Value::String(signature) => DynamicSchema::from_signature(signature),
-        other => DynamicSchema::named(id, other.clone()).map_err(DynamicSchemaError::from),
-    };
-    loaded.map_err(|source| PromptConfigError::Schema {
-        id: id.to_owned(),
-        source,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1069,11 +880,11 @@ mod tests {
             ),
             (
                 json!({"a": {"prompt": "x", "respons-type": "json"}}),
-                "unknown key \"respons-type\"",
+                "unknown field `respons-type`",
             ),
             (
                 json!({"a": {"prompt": "x", "response-type": "yaml"}}),
-                "\"yaml\" is not one of",
+                "\"response-type\": unknown variant `yaml`, expected one of `text`, `json`, `jsonl`",
             ),
             (
                 json!({"a": {"prompt": "x", "response-type": "json"}}),
@@ -1097,6 +908,24 @@ mod tests {
                 "defined twice",
             ),
             (json!("prompts"), "expected an object"),
+            (
+                json!({"a": {"prompt": 3}}),
+                "prompt `a`: \"prompt\": a string or an array of lines",
+            ),
+            (
+                json!({"a": {"prompt": "x", "max-tokens": -1}}),
+                "\"max-tokens\": invalid value: integer `-1`, expected u32",
+            ),
+            (
+                json!({"a": {"id": "b", "prompt": "x"}}),
+                "keyed \"a\"",
+            ),
+            (
+                json!({"a": {"prompt": "{{text}}", "schema": "{a :int}",
+                             "examples": [{"text": "t", "vaule": {"a": 1}}]}}),
+                "\"examples[0].vaule\": unknown field `vaule`, expected one of `text`, `value`, `items`",
+            ),
+            (json!({"a": "x"}), "expected an object with at least \"prompt\""),
         ];
         for (config, expected) in cases {
             let err = PromptSet::from_json(config.clone())
