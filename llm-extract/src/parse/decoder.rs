@@ -286,19 +286,17 @@ impl<'s> Core<'s> {
                 }
                 let mut failed = Vec::new();
                 let mut any = false;
-                for (candidate, result) in pipeline.candidates(line, 0, frame.start) {
-                    match result {
-                        Ok(mut accepted) => {
-                            let (start, end) = (candidate.start, candidate.end);
-                            accepted
-                                .fixes
-                                .insert(0, extracted(frame.start + start, frame.start + end));
-                            out.push(item(accepted));
-                            any = true;
-                        }
-                        Err(rejection) => failed.push((candidate, rejection)),
+                pipeline.each_candidate(line, 0, frame.start, |candidate, result| match result {
+                    Ok(mut accepted) => {
+                        let (start, end) = (candidate.start, candidate.end);
+                        accepted
+                            .fixes
+                            .insert(0, extracted(frame.start + start, frame.start + end));
+                        out.push(item(accepted));
+                        any = true;
                     }
-                }
+                    Err(rejection) => failed.push((candidate, rejection)),
+                });
                 if !any {
                     let failed = failed.iter().map(|(c, r)| (c, r));
                     let reason = match best_rejection(line, failed) {

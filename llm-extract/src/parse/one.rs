@@ -199,52 +199,18 @@ fn lenient(
         }
     }
 
-    let evaluated = pipeline.candidates(text, start, 0);
-    let mut accepted: Vec<(Candidate, Accepted)> = Vec::new();
+    let mut distinct = Distinct::default();
     let mut failed: Vec<(Candidate, Rejection)> = Vec::new();
-    for (candidate, result) in evaluated {
-        match result {
-            Ok(a) => accepted.push((candidate, a)),
-            Err(r) => failed.push((candidate, r)),
-        }
-    }
-
-    // Keep one of each distinct value, in order; values are compared only with those of the same
-    // hash (comparing each with every other would be quadratic in the number of candidates).
-    let mut distinct: Vec<(Candidate, Accepted)> = Vec::new();
-    let mut by_hash: std::collections::HashMap<u64, Vec<usize>> = std::collections::HashMap::new();
-    for (candidate, a) in accepted {
-        let same = by_hash.entry(value_hash(&a.value)).or_default();
-        let seen = same.iter().any(|&i| {
-            work::count(1);
-            distinct.get(i).is_some_and(|(_, d)| d.value == a.value)
-        });
-        if !seen {
-            same.push(distinct.len());
-            distinct.push((candidate, a));
-        }
-    }
-    if distinct.len() > 1 {
-        // A fence singles out the answer among drafts and examples in the prose.
-        let fenced = distinct.iter().filter(|(c, _)| c.fenced).count();
-        if fenced == 1 {
-            distinct.retain(|(c, _)| c.fenced);
-        }
-    }
-    match distinct.len() {
-        0 => {}
-        1 => {
-            let Some((c, a)) = distinct.pop() else {
-                unreachable!("one element")
-            };
-            return Ok(with_envelope(a, Some((c.start, c.end))));
-        }
-        _ => {
+    pipeline.each_candidate(text, start, 0, |candidate, result| match result {
+        Ok(accepted) => distinct.add(pipeline, text, candidate, accepted),
+        Err(r) => failed.push((candidate, r)),
+    });
+    match distinct.choice(text) {
+        Choice::None => {}
+        Choice::One(c, a) => return Ok(with_envelope(a, Some((c.start, c.end)))),
+        Choice::Ambiguous(candidates) => {
             return Err(ParseError::Ambiguous {
-                candidates: distinct
-                    .iter()
-                    .map(|(c, _)| text.get(c.start..c.end).unwrap_or_default().to_owned())
-                    .collect(),
+                candidates,
                 raw: text.to_owned(),
             })
         }
@@ -278,6 +244,94 @@ fn lenient(
         best_rejection(text, failed.iter().map(|(c, r)| (c, r)))
     };
     Err(rejection.into_error(text))
+}
+
+/// The distinct values among the accepted candidates, in order. Only the values that can become the
+/// answer are kept (the first, and the first fenced one); the others are known by span and hash, and
+/// read again from their span when a later value has the same hash. So a thousand values in prose
+/// cost a few words each, not a parsed value each, and the memory stays proportional to the text.
+#[derive(Default)]
+struct Distinct {
+    found: Vec<Found>,
+    by_hash: std::collections::HashMap<u64, Vec<usize>>,
+    fenced: usize,
+}
+
+struct Found {
+    candidate: Candidate,
+    accepted: Option<Accepted>,
+}
+
+enum Choice {
+    None,
+    One(Candidate, Accepted),
+    Ambiguous(Vec<String>),
+}
+
+impl Distinct {
+    fn add(
+        &mut self,
+        pipeline: &Pipeline<'_>,
+        text: &str,
+        candidate: Candidate,
+        accepted: Accepted,
+    ) {
+        let same = self.by_hash.entry(value_hash(&accepted.value)).or_default();
+        let seen = same.iter().any(|&i| {
+            work::count(1);
+            self.found
+                .get(i)
+                .is_some_and(|earlier| match &earlier.accepted {
+                    Some(kept) => kept.value == accepted.value,
+                    None => {
+                        let c = earlier.candidate;
+                        let slice = text.get(c.start..c.end).unwrap_or_default();
+                        pipeline
+                            .frame(slice, c.start)
+                            .is_ok_and(|again| again.value == accepted.value)
+                    }
+                })
+        });
+        if seen {
+            return;
+        }
+        same.push(self.found.len());
+        let keep = self.found.is_empty() || (candidate.fenced && self.fenced == 0);
+        self.fenced += usize::from(candidate.fenced);
+        self.found.push(Found {
+            candidate,
+            accepted: keep.then_some(accepted),
+        });
+    }
+
+    /// One value; or, among several, the only fenced one (a fence singles out the answer among
+    /// drafts and examples in the prose); or the texts of all of them.
+    fn choice(self, text: &str) -> Choice {
+        let chosen = match self.found.len() {
+            0 => return Choice::None,
+            1 => self.found.into_iter().next(),
+            _ if self.fenced == 1 => self.found.into_iter().find(|f| f.candidate.fenced),
+            _ => {
+                return Choice::Ambiguous(
+                    self.found
+                        .iter()
+                        .map(|f| {
+                            let c = f.candidate;
+                            text.get(c.start..c.end).unwrap_or_default().to_owned()
+                        })
+                        .collect(),
+                )
+            }
+        };
+        match chosen {
+            Some(Found {
+                candidate,
+                accepted: Some(accepted),
+            }) => Choice::One(candidate, accepted),
+            // Kept by construction: the first value, and the first fenced one.
+            _ => Choice::None,
+        }
+    }
 }
 
 /// For a string-enum answer written as prose ("The sentiment is Positive."): the one variant named
@@ -475,6 +529,19 @@ mod tests {
             Err(ParseError::Ambiguous { candidates, .. }) if candidates.len() == 2
         ));
         assert_eq!(value("{\"a\":1} {\"a\":1}").unwrap(), json!({"a":1}));
+        // A repeat of a value that was not kept (neither first nor fenced) is read again from its
+        // span and still counts once; written differently, it is still the same value.
+        assert!(matches!(
+            value("{\"a\":1} {\"a\":2} {\"a\":3} {\"a\": 2} {\"a\":3}"),
+            Err(ParseError::Ambiguous { candidates, .. })
+                if candidates == ["{\"a\":1}", "{\"a\":2}", "{\"a\":3}"]
+        ));
+        // The only fenced value wins, wherever it is among the others.
+        let text = "{\"a\":1} {\"a\":2}\n```json\n{\"a\":3}\n```\n{\"a\":2} {\"a\":1}";
+        assert_eq!(value(text).unwrap(), json!({"a":3}));
+        // A fenced copy of a value seen before is that value, not a second fenced one.
+        let text = "{\"a\":1}\n```json\n{\"a\":2}\n```\n```json\n{\"a\":1}\n```";
+        assert_eq!(value(text).unwrap(), json!({"a":2}));
     }
 
     #[test]

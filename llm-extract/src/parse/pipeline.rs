@@ -143,27 +143,29 @@ impl<'s> Pipeline<'s> {
         }
     }
 
-    /// Every candidate value in `text` from `from`, each through [`Pipeline::frame`]. Values found
-    /// inside a value cut off at the end are its parts, not candidates of their own, and are left out.
-    pub(crate) fn candidates(
+    /// Every candidate value in `text` from `from`, each through [`Pipeline::frame`], handed to `each`
+    /// in order as it is evaluated (so a caller keeps only what it needs: a thousand copies of one value
+    /// are not all held at once). Values found inside a value cut off at the end are its parts, not
+    /// candidates of their own, and are left out.
+    pub(crate) fn each_candidate(
         &self,
         text: &str,
         from: usize,
         base: usize,
-    ) -> Vec<(Candidate, Result<Accepted, Rejection>)> {
-        let mut evaluated: Vec<(Candidate, Result<Accepted, Rejection>)> = Vec::new();
+        mut each: impl FnMut(Candidate, Result<Accepted, Rejection>),
+    ) {
         for candidate in envelope::candidates(text, from) {
             let slice = text.get(candidate.start..candidate.end).unwrap_or_default();
             let result = self.frame(slice, base + candidate.start);
-            evaluated.push((candidate, result));
+            // A value cut off at the end that reads as the start of a real value (not prose): the
+            // candidates after it start inside it.
+            let cut = !candidate.closed
+                && !matches!(result, Err(Rejection::Syntax { .. } | Rejection::NotJson));
+            each(candidate, result);
+            if cut {
+                break;
+            }
         }
-        let real_cut = evaluated.iter().find(|(c, r)| {
-            !c.closed && !matches!(r, Err(Rejection::Syntax { .. } | Rejection::NotJson))
-        });
-        if let Some(&(cut, _)) = real_cut {
-            evaluated.retain(|(c, _)| c.start <= cut.start);
-        }
-        evaluated
     }
 }
 
