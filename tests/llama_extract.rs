@@ -292,6 +292,51 @@ async fn a_repair_that_gets_its_rejected_answer_back_is_sent_again_with_a_temper
     }
 }
 
+#[tokio::test]
+async fn prompted_mode_repairs_an_answer_with_no_json_until_one_validates() {
+    // Without a grammar this model first retells the invoice in a sentence, twice at temperature 0 (the
+    // repair shows it the error and its answer); the repeat raises the next attempt's temperature (0.3,
+    // fixed seed), and that answer holds JSON the lenient parser reads and the schema accepts. Greedy
+    // decoding and a fixed seed make the sequence the same on every run with this model file.
+    let schema = llm_extract::DynamicSchema::from_json(serde_json::json!({
+        "title": "Invoice",
+        "type": "object",
+        "properties": {
+            "number": {"type": "string"},
+            "total": {"type": "number"},
+            "paid": {"type": "boolean"}
+        },
+        "required": ["number", "total", "paid"],
+        "additionalProperties": false
+    }))
+    .unwrap();
+    let extracted = Extractor::new(model())
+        .mode(Mode::Prompted)
+        .max_attempts(3)
+        .max_tokens(96)
+        .extract_value(
+            schema.schema_set(),
+            "Invoice INV-2231 for $1,250.00 was paid on March 3.",
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{e}: {:#?}", e.attempts()));
+    let attempts = &extracted.report.attempts;
+    assert!(attempts.len() >= 2, "{attempts:#?}");
+    let (last, rejected) = attempts.split_last().unwrap();
+    assert!(rejected.iter().all(|a| a.error.is_some()), "{attempts:#?}");
+    assert_eq!(last.kind, llm_extract::AttemptKind::Repair, "{attempts:#?}");
+    assert!(last.error.is_none(), "{attempts:#?}");
+    // The value is the validated one, read out of the last answer.
+    let value = &extracted.value;
+    assert!(value["number"].is_string(), "{value}");
+    assert!(value["total"].is_number(), "{value}");
+    assert!(value["paid"].is_boolean(), "{value}");
+    assert!(
+        last.raw.contains('{'),
+        "the accepted answer holds the JSON: {last:#?}"
+    );
+}
+
 // ---- The HTTP backends, served by the embedded engine ----
 
 #[tokio::test]

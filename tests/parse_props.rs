@@ -154,6 +154,17 @@ fn parse_agrees(text: &str, options: &ParseOptions) {
     }
 }
 
+/// The option sets every hostile text goes through.
+fn every_option_set() -> [ParseOptions; 5] {
+    [
+        ParseOptions::default(),
+        ParseOptions::default().with_salvage(true),
+        ParseOptions::strict(),
+        ParseOptions::default().with_max_frame_bytes(16),
+        ParseOptions::default().with_validation(false),
+    ]
+}
+
 /// Splits `bytes` at the given cut points (any order, any value).
 fn chunked<'a>(bytes: &'a [u8], cuts: &[usize]) -> Vec<&'a [u8]> {
     let mut at: Vec<usize> = cuts.iter().map(|c| c % (bytes.len() + 1)).collect();
@@ -205,13 +216,7 @@ proptest! {
 
     #[test]
     fn never_panics_on_jsonish_text(text in jsonish(), cuts in proptest::collection::vec(any::<usize>(), 0..6)) {
-        for options in [
-            ParseOptions::default(),
-            ParseOptions::default().with_salvage(true),
-            ParseOptions::strict(),
-            ParseOptions::default().with_max_frame_bytes(16),
-            ParseOptions::default().with_validation(false),
-        ] {
+        for options in every_option_set() {
             parse_agrees(&text, &options);
             let whole = decode(&[text.as_bytes()], options);
             // Not only no panic: chunking never changes the outcome, valid input or not.
@@ -306,13 +311,7 @@ fn a_chunk_ending_at_a_newline_inside_an_open_value() {
         ),
     ];
     for (text, cut) in cases {
-        for options in [
-            ParseOptions::default(),
-            ParseOptions::default().with_salvage(true),
-            ParseOptions::strict(),
-            ParseOptions::default().with_max_frame_bytes(16),
-            ParseOptions::default().with_validation(false),
-        ] {
+        for options in every_option_set() {
             let whole = decode(&[text.as_bytes()], options);
             assert_eq!(
                 decode(&chunked(text.as_bytes(), &[cut]), options),
