@@ -71,9 +71,11 @@ fn prefix_reuse_gives_the_same_greedy_answers() {
             );
         }
     }
-    // The same request again reuses all of its prompt but the last token, and answers the same.
-    let again = with.generate(&request(PEOPLE[0]), |_| true).unwrap();
-    let first = without.generate(&request(PEOPLE[0]), |_| true).unwrap();
+    // The last request again (its tokens are what the one slot holds) reuses all of its prompt but the
+    // last token, and answers the same.
+    let last = PEOPLE[PEOPLE.len() - 1];
+    let again = with.generate(&request(last), |_| true).unwrap();
+    let first = without.generate(&request(last), |_| true).unwrap();
     assert_eq!(
         again.reused_prompt_tokens + 1,
         again.response.usage.prompt_tokens
