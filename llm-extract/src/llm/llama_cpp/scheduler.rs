@@ -407,7 +407,7 @@ fn step(model: &LlamaModel, ctx: &mut Context<'_>, batch: &mut LlamaBatch<'_>, s
             let last = all && k + 1 == count;
             let pos = i32::try_from(start + k).unwrap_or(i32::MAX);
             if last {
-                logits = i32::try_from(batch.n_tokens()).ok();
+                logits = Some(batch.n_tokens());
             }
             let seq = i32::try_from(i).unwrap_or(0);
             if batch.add(*token, pos, &[seq], last).is_err() {
