@@ -283,31 +283,13 @@ impl Engine {
     }
 }
 
-/// About one thread per physical core (half the logical CPUs this process may use, as llama.cpp itself
-/// defaults to), but at least two when there are two: on a 2-vCPU machine one thread leaves half of it
-/// idle, and two read prompts and decode batches faster (BENCHMARKS.md, "Threads", has the figures).
+/// About one thread per physical core: half the logical CPUs this process may use, at least one (as
+/// llama.cpp itself defaults to). Measured on the shared 2-vCPU machine (BENCHMARKS.md, "Threads"): with
+/// other work running, two threads were 2.5 times slower than one, because llama.cpp's thread barriers wait
+/// for a descheduled thread at every step; `threads(2)` pays off only on an otherwise idle machine.
 fn default_threads() -> usize {
-    threads_for(std::thread::available_parallelism().map_or(2, usize::from))
-}
-
-/// The default thread count for `logical` logical CPUs.
-fn threads_for(logical: usize) -> usize {
-    (logical / 2).max(logical.min(2)).max(1)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::threads_for;
-
-    #[test]
-    fn threads_are_half_the_logical_cpus_but_two_on_two() {
-        assert_eq!(threads_for(0), 1);
-        assert_eq!(threads_for(1), 1);
-        assert_eq!(threads_for(2), 2);
-        assert_eq!(threads_for(3), 2);
-        assert_eq!(threads_for(4), 2);
-        assert_eq!(threads_for(16), 8);
-    }
+    let logical = std::thread::available_parallelism().map_or(2, usize::from);
+    (logical / 2).max(1)
 }
 
 /// Tokens decoded per llama.cpp call (all sequences of a step together).
