@@ -1,30 +1,26 @@
 //! The loaded model and everything before the first answer token: backend, chat template, prompt,
 //! constraint, context and prompt decoding.
 
-use super::exit::{register_exit_handler, stopping, Inside, Stage};
-use super::generate::Run;
+use super::exit::{register_exit_handler, Inside, Stage};
+use super::generate::{Limits, Sequence, Sink};
 use super::grammar::{
     guidance_grammar, json_lines_gbnf, schema_to_grammar, Constraint, GrammarEngine,
 };
 use super::model_file::{check_gguf_magic, FETCH_HINT};
-use super::queue::shared_queue;
-use super::sampling::fold_seed;
+use super::sampling::{fold_seed, RepeatPenalty};
+use super::scheduler::Scheduler;
 use super::stop::StopScanner;
 use super::tok_env::ModelTokEnv;
 use super::{LlamaCppBuilder, LlamaCppError};
 use crate::llm::{ChatRequest, Role};
-use llama_cpp_2::context::params::LlamaContextParams;
 use llama_cpp_2::llama_backend::LlamaBackend;
-use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
 use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
 use llguidance::{Matcher, ParserFactory};
-use std::num::NonZeroU32;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, OnceLock};
-use std::time::Instant;
+use std::sync::{Arc, OnceLock};
 
 /// The llama.cpp backend, initialised once per process. Its logs go to `tracing` (silent by default).
 ///
@@ -55,6 +51,12 @@ pub(super) struct Settings {
     pub(super) fast_forward: bool,
     pub(super) repeat_penalty: (f32, usize),
     pub(super) ignore_eos: bool,
+    /// Sequences decoded together in the model's context.
+    pub(super) slots: usize,
+    /// Whether a request starts from the longest cached prefix of its prompt.
+    pub(super) reuse_prefix: bool,
+    /// Whether decoding steps take turns with every other model that did not ask for its own cores.
+    pub(super) shared_cores: bool,
 }
 
 /// The loaded model and what is derived from it once.
@@ -67,10 +69,8 @@ pub(super) struct Engine {
     pub(super) settings: Settings,
     /// llguidance's parser factory (token trie and slices), built on the first constrained request.
     pub(super) guidance: OnceLock<Result<Arc<ParserFactory>, String>>,
-    /// llama.cpp's context creation mutates the model, so contexts are created one at a time.
-    pub(super) context_lock: Mutex<()>,
-    /// Requests allowed to generate at once; the rest wait here in order.
-    pub(super) queue: Arc<tokio::sync::Semaphore>,
+    /// The thread that owns the model's context and decodes its requests' sequences.
+    pub(super) scheduler: Scheduler,
 }
 
 impl Engine {
@@ -115,13 +115,12 @@ impl Engine {
                 fast_forward: builder.fast_forward,
                 repeat_penalty: builder.repeat_penalty,
                 ignore_eos: builder.ignore_eos,
+                slots: builder.parallel.unwrap_or(DEFAULT_SLOTS),
+                reuse_prefix: builder.reuse_prefix,
+                shared_cores: builder.parallel.is_none(),
             },
             guidance: OnceLock::new(),
-            context_lock: Mutex::new(()),
-            queue: match builder.parallel {
-                Some(slots) => Arc::new(tokio::sync::Semaphore::new(slots)),
-                None => Arc::clone(shared_queue()),
-            },
+            scheduler: Scheduler::new(),
         })
     }
 
@@ -212,18 +211,20 @@ impl Engine {
         Ok((tokens, prefill))
     }
 
-    /// Everything before the first answer token: prompt, constraint, context, prompt decoding.
-    pub(super) fn prepare(&self, request: &ChatRequest) -> Result<Run<'_>, LlamaCppError> {
-        let started = Instant::now();
+    /// Everything before the first answer token that needs no context: the prompt's tokens, the
+    /// constraint (fed the prefill), the sampler and the limits. The scheduler does the rest.
+    pub(super) fn prepare(
+        &self,
+        request: &ChatRequest,
+        sink: Sink,
+    ) -> Result<Sequence, LlamaCppError> {
         let (prompt, prefill) = self.prompt(request)?;
         if prompt.is_empty() {
             return Err(LlamaCppError::InvalidRequest {
                 message: "the prompt is empty".into(),
             });
         }
-        let tokenized = started.elapsed();
         let mut constraint = self.constraint(request)?;
-        let constrained = started.elapsed();
         let limit = self.settings.context_size;
         let prompt_len = u32::try_from(prompt.len()).unwrap_or(u32::MAX);
         if prompt_len >= limit {
@@ -242,51 +243,6 @@ impl Engine {
                 .tokenize(prefill.as_bytes(), false, false);
             constraint.feed_prefill(&tokens)?;
         }
-        // Round up so llama.cpp's own padding of the context never cuts an answer short.
-        let n_ctx = (prompt_len + max_new)
-            .div_ceil(256)
-            .saturating_mul(256)
-            .clamp(256, limit.max(256));
-        let params = LlamaContextParams::default()
-            .with_n_ctx(NonZeroU32::new(n_ctx))
-            .with_n_batch(BATCH)
-            .with_n_ubatch(BATCH)
-            .with_n_threads(self.settings.threads)
-            .with_n_threads_batch(self.settings.threads);
-        let mut context = {
-            let _one_at_a_time = self.context_lock.lock().unwrap_or_else(|p| p.into_inner());
-            self.model.new_context(self.backend, params).map_err(|e| {
-                LlamaCppError::engine(format!("cannot create a context of {n_ctx} tokens: {e}"))
-            })?
-        };
-        let n_ctx = context.n_ctx();
-        let context_ready = started.elapsed();
-        let mut batch = LlamaBatch::new(BATCH as usize, 1);
-        let last = prompt.len() - 1;
-        for (chunk_index, chunk) in prompt.chunks(BATCH as usize).enumerate() {
-            batch.clear();
-            for (i, token) in chunk.iter().enumerate() {
-                let index = chunk_index * BATCH as usize + i;
-                let pos = i32::try_from(index).unwrap_or(i32::MAX);
-                batch
-                    .add(*token, pos, &[0], index == last)
-                    .map_err(LlamaCppError::engine)?;
-            }
-            context
-                .decode(&mut batch)
-                .map_err(|e| LlamaCppError::engine(format!("cannot read the prompt: {e}")))?;
-            register_exit_handler(Stage::Decoded);
-            if stopping() {
-                return Err(LlamaCppError::engine("the process is exiting"));
-            }
-        }
-        tracing::debug!(
-            prompt_tokens = prompt.len(),
-            n_ctx,
-            "prompt tokenized in {tokenized:?}, grammar ready at {constrained:?}, context at {context_ready:?}, \
-             prompt read at {:?}",
-            started.elapsed()
-        );
         let sampler = match request.temperature {
             Some(t) if t > 0.0 => Some(LlamaSampler::chain_simple([
                 LlamaSampler::top_k(40),
@@ -297,42 +253,50 @@ impl Engine {
             ])),
             _ => None,
         };
-        Ok(Run {
-            engine: self,
-            context,
-            batch,
+        // A request's penalty replaces the load-time factor, over the same window.
+        let (factor, last_n) = request
+            .repeat_penalty
+            .map_or(self.settings.repeat_penalty, |factor| {
+                (factor, self.settings.repeat_penalty.1)
+            });
+        Ok(Sequence::new(
+            prompt,
             constraint,
             sampler,
-            logits_index: i32::try_from(batch_index_of_last(prompt.len())).unwrap_or(0),
-            pos: prompt_len,
-            n_ctx,
-            max_new,
-            prompt_tokens: prompt.len(),
-            stops: StopScanner::new(&request.stop),
-            prompt_time: started.elapsed(),
-            // A request's penalty replaces the load-time factor, over the same window.
-            repeat_penalty: request
-                .repeat_penalty
-                .map_or(self.settings.repeat_penalty, |factor| {
-                    (factor, self.settings.repeat_penalty.1)
-                }),
-        })
+            RepeatPenalty::new(factor, last_n, self.model.n_vocab()),
+            StopScanner::new(&request.stop),
+            Limits {
+                max_new,
+                n_ctx: limit,
+                ignore_eos: self.settings.ignore_eos,
+                fast_forward: self.settings.fast_forward,
+            },
+            self.name.clone(),
+            sink,
+        ))
+    }
+
+    /// Prepares `request` and queues it for a sequence slot; its output goes to `sink`.
+    pub(super) fn submit(&self, request: &ChatRequest, sink: Sink) -> Result<(), LlamaCppError> {
+        let sequence = self.prepare(request, sink)?;
+        self.scheduler.submit(self, sequence)
     }
 }
 
-/// About one thread per physical core: half the logical CPUs this process may use, at least one.
+/// About one thread per physical core: half the logical CPUs this process may use, at least one (as
+/// llama.cpp itself defaults to). Measured on the shared 2-vCPU machine (BENCHMARKS.md, "Threads"): with
+/// other work running, two threads were 2.5 times slower than one, because llama.cpp's thread barriers wait
+/// for a descheduled thread at every step; `threads(2)` pays off only on an otherwise idle machine.
 fn default_threads() -> usize {
     let logical = std::thread::available_parallelism().map_or(2, usize::from);
     (logical / 2).max(1)
 }
 
-/// Tokens decoded per llama.cpp call while reading the prompt.
+/// Tokens decoded per llama.cpp call (all sequences of a step together).
 pub(super) const BATCH: u32 = 512;
 
-/// The index, within its batch, of the prompt's last token (the one whose logits are read).
-fn batch_index_of_last(prompt_len: usize) -> usize {
-    (prompt_len - 1) % BATCH as usize
-}
+/// Sequences decoded together when [`LlamaCppBuilder::parallel`] is not set.
+pub(super) const DEFAULT_SLOTS: usize = 4;
 
 /// The model's chat template if llama.cpp can apply it, else ChatML.
 fn usable_template(model: &LlamaModel) -> LlamaChatTemplate {

@@ -4,19 +4,21 @@
 //! handlers: llama.cpp's and ggml's static objects are destroyed (the backend registry, the CPU backend's
 //! weight-repacking traits, ...) while other threads keep running. A thread still inside llama.cpp then
 //! reads freed memory, and the process dies with SIGSEGV after it has printed its result. The threads at
-//! risk are our generation threads: they are detached (tokio's blocking pool, or a plain thread), the
-//! runtime is not shut down by `std::process::exit`, and a generation can outlive its reader.
+//! risk are the models' scheduler threads (`scheduler.rs`): nothing joins them, `std::process::exit` does
+//! not wait for them, and a generation can outlive its reader.
 //!
 //! Two rules keep them out of the way:
-//! - A generation frees everything it holds in llama.cpp (its context, samplers, its reference to the
-//!   model) *before* it sends its last event, so a caller that got its answer and exits finds no thread
-//!   inside llama.cpp (`worker.rs`).
+//! - A generation frees what it alone holds in llama.cpp (its samplers) *before* it sends its last event
+//!   (`generate.rs`), and a scheduler thread counts as inside llama.cpp ([`Inside`]) only during a
+//!   decoding step, never while it waits for work: a caller that got its answer and exits waits at most
+//!   for the step other sequences are in.
 //! - A generation that is still running at exit (its stream was dropped, or never read to the end) is
-//!   stopped: an exit handler sets [`stopping`], which the token loop reads before each step, and waits
+//!   stopped: an exit handler sets [`stopping`], which the scheduler reads after each step, and waits
 //!   until every thread has left llama.cpp ([`Inside`]). That takes at most one decoding step. No new
-//!   generation starts after that. The handler is registered after the first model is loaded and again
-//!   after its first batch is decoded, so it runs before the destructors of the static objects llama.cpp
-//!   creates lazily (exit handlers run in reverse order of registration).
+//!   generation starts after that, and a model's context is then left to the process's end. The handler
+//!   is registered after the first model is loaded and again after its first batch is decoded, so it runs
+//!   before the destructors of the static objects llama.cpp creates lazily (exit handlers run in reverse
+//!   order of registration).
 //!
 //! The llama.cpp backend itself lives in a `static` that is never dropped (`engine.rs`), so
 //! `llama_backend_free` never runs under a model or a context.

@@ -1,32 +1,38 @@
 //! One request from its prompt to its last token: sampling under the constraint, forced tokens, stop
-//! strings and the text streamed out.
+//! strings and the text streamed out. A [`Sequence`] only chooses tokens; the scheduler
+//! (`scheduler.rs`) decodes them, together with the tokens of the other sequences of the batch.
 
-use super::engine::{Engine, BATCH};
-use super::exit::stopping;
+use super::engine::BATCH;
 use super::grammar::{forced_tokens, Constraint};
 use super::sampling::{argmax, RepeatPenalty};
 use super::stop::StopScanner;
 use super::utf8::Utf8Decoder;
 use super::LlamaCppError;
 use crate::llm::{ChatResponse, Finish, Usage};
-use llama_cpp_2::context::LlamaContext;
-use llama_cpp_2::llama_batch::LlamaBatch;
+use llama_cpp_2::model::LlamaModel;
 use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::data::LlamaTokenData;
 use llama_cpp_2::token::data_array::LlamaTokenDataArray;
 use llama_cpp_2::token::LlamaToken;
 use std::time::{Duration, Instant};
 
-/// One finished generation, with timings (see [`LlamaCpp::generate`]).
+/// One finished generation, with timings (see [`LlamaCpp::generate`](super::LlamaCpp::generate)).
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct Generation {
-    /// The answer, as [`Llm::chat`] returns it.
+    /// The answer, as [`Llm::chat`](crate::Llm::chat) returns it.
     pub response: ChatResponse,
-    /// Time spent reading the prompt.
+    /// Time spent waiting for a free sequence slot of the model's context.
+    pub wait_time: Duration,
+    /// Time spent reading the prompt (from taking a slot to the first answer token's scores), including
+    /// creating the context when this request was the one that needed it.
     pub prompt_time: Duration,
-    /// Time spent generating the answer (sampling, grammar masks and decoding).
+    /// Time spent generating the answer (sampling, grammar masks and decoding, in batches shared with the
+    /// other sequences decoded at the same time).
     pub generation_time: Duration,
+    /// How many of the prompt tokens were not read, because their keys and values were already cached
+    /// from an earlier request with the same prompt prefix.
+    pub reused_prompt_tokens: u64,
     /// How many of the completion tokens the grammar forced (decoded in batches, not sampled).
     pub forced_tokens: u64,
 }
@@ -43,197 +49,299 @@ impl Generation {
     }
 }
 
-/// One request between its prompt and its last token.
-pub(super) struct Run<'a> {
-    pub(super) engine: &'a Engine,
-    pub(super) context: LlamaContext<'a>,
-    pub(super) batch: LlamaBatch<'static>,
-    pub(super) constraint: Constraint,
-    /// `None`: greedy decoding.
-    pub(super) sampler: Option<LlamaSampler>,
-    pub(super) logits_index: i32,
-    pub(super) pos: u32,
-    pub(super) n_ctx: u32,
-    pub(super) max_new: u32,
-    pub(super) prompt_tokens: usize,
-    pub(super) stops: StopScanner,
-    pub(super) prompt_time: Duration,
-    pub(super) repeat_penalty: (f32, usize),
+/// What a sequence tells its reader.
+pub(super) enum Out {
+    /// A piece of answer text (possibly empty: then only "do you still want more?").
+    Text(String),
+    /// The end: the generation, or what went wrong (with the text generated so far).
+    Done(Result<Generation, LlamaCppError>),
 }
 
-impl Run<'_> {
-    pub(super) fn generate(
-        &mut self,
-        on_text: &mut dyn FnMut(&str) -> bool,
-    ) -> Result<Generation, LlamaCppError> {
-        let started = Instant::now();
-        let vocab = self.engine.model.vocab();
-        let mut text = String::new();
-        let mut utf8 = Utf8Decoder::default();
-        let mut candidates: Vec<LlamaTokenData> = Vec::new();
-        let mut generated: u32 = 0;
-        let mut piece = Vec::new();
-        let mut step: Vec<LlamaToken> = Vec::new();
-        let mut mask_ids: Vec<i32> = Vec::new();
-        let (factor, last_n) = self.repeat_penalty;
-        let mut penalty = RepeatPenalty::new(factor, last_n, self.engine.model.n_vocab());
-        let mut forced_count: u64 = 0;
-        let fail = |message: String, text: &str| LlamaCppError::Engine {
-            message,
-            partial: text.to_owned(),
-        };
-        let finish = loop {
-            if generated >= self.max_new || self.pos >= self.n_ctx {
-                break Finish::Length;
+/// Where a sequence's output goes; `false` means the reader wants no more (the generation is cancelled).
+pub(super) type Sink = Box<dyn FnMut(Out) -> bool + Send>;
+
+/// What a sequence does after reading the scores of its last token.
+pub(super) enum Advance {
+    /// Decode these tokens next (one sampled token, then any the grammar forces).
+    Decode(Vec<LlamaToken>),
+    /// The answer is finished.
+    Finish(Finish),
+    /// Something failed; the answer so far is in the error.
+    Fail(LlamaCppError),
+}
+
+/// Per-request settings that shape the token loop.
+pub(super) struct Limits {
+    /// At most this many answer tokens.
+    pub(super) max_new: u32,
+    /// Positions available to the sequence (prompt plus answer).
+    pub(super) n_ctx: u32,
+    pub(super) ignore_eos: bool,
+    pub(super) fast_forward: bool,
+}
+
+/// One request between its prompt and its last token.
+pub(super) struct Sequence {
+    pub(super) prompt: Vec<LlamaToken>,
+    constraint: Constraint,
+    /// `None`: greedy decoding.
+    sampler: Option<LlamaSampler>,
+    penalty: RepeatPenalty,
+    stops: StopScanner,
+    utf8: Utf8Decoder,
+    limits: Limits,
+    sink: Sink,
+    model_name: String,
+    text: String,
+    generated: u32,
+    forced: u64,
+    reused: u64,
+    piece: Vec<u8>,
+    candidates: Vec<LlamaTokenData>,
+    mask_ids: Vec<i32>,
+    submitted: Instant,
+    admitted: Option<Instant>,
+    first_scores: Option<Instant>,
+}
+
+impl Sequence {
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn new(
+        prompt: Vec<LlamaToken>,
+        constraint: Constraint,
+        sampler: Option<LlamaSampler>,
+        penalty: RepeatPenalty,
+        stops: StopScanner,
+        limits: Limits,
+        model_name: String,
+        sink: Sink,
+    ) -> Self {
+        Sequence {
+            prompt,
+            constraint,
+            sampler,
+            penalty,
+            stops,
+            utf8: Utf8Decoder::default(),
+            limits,
+            sink,
+            model_name,
+            text: String::new(),
+            generated: 0,
+            forced: 0,
+            reused: 0,
+            piece: Vec::new(),
+            candidates: Vec::new(),
+            mask_ids: Vec::new(),
+            submitted: Instant::now(),
+            admitted: None,
+            first_scores: None,
+        }
+    }
+
+    /// Positions (prompt plus answer) this sequence may need.
+    pub(super) fn needs(&self) -> u32 {
+        u32::try_from(self.prompt.len())
+            .unwrap_or(u32::MAX)
+            .saturating_add(self.limits.max_new)
+    }
+
+    /// Called when the sequence gets a slot, with how many prompt tokens are already cached there.
+    pub(super) fn admit(&mut self, reused: usize) {
+        self.admitted = Some(Instant::now());
+        self.reused = reused as u64;
+    }
+
+    /// Whether the reader still wants the answer.
+    pub(super) fn wanted(&mut self) -> bool {
+        (self.sink)(Out::Text(String::new()))
+    }
+
+    /// Chooses what to decode after the scores (`logits`) of the token at position `pos - 1`.
+    pub(super) fn advance(&mut self, logits: &[f32], pos: u32, model: &LlamaModel) -> Advance {
+        if self.first_scores.is_none() {
+            self.first_scores = Some(Instant::now());
+        }
+        match self.choose(logits, pos, model) {
+            Ok(advance) => advance,
+            Err(message) => Advance::Fail(LlamaCppError::Engine {
+                message,
+                partial: self.text.clone(),
+            }),
+        }
+    }
+
+    fn choose(&mut self, logits: &[f32], pos: u32, model: &LlamaModel) -> Result<Advance, String> {
+        let limits = &self.limits;
+        if self.generated >= limits.max_new || pos >= limits.n_ctx {
+            return Ok(Advance::Finish(Finish::Length));
+        }
+        let vocab = model.vocab();
+        let ignore_eos = limits.ignore_eos;
+        let allowed = |id: i32| !(ignore_eos && vocab.is_eog(LlamaToken(id)));
+        let penalty = &self.penalty;
+        let token = match (&mut self.constraint, &mut self.sampler) {
+            // Greedy: the best allowed token, without building a candidate array.
+            (Constraint::None, None) => argmax(
+                (0..)
+                    .zip(logits)
+                    .map(|(id, &logit)| (id, penalty.apply(id, logit))),
+                allowed,
+            ),
+            (Constraint::Guidance(matcher), None) => {
+                let mask = matcher
+                    .compute_mask()
+                    .map_err(|e| format!("the grammar failed: {e}"))?;
+                self.mask_ids.clear();
+                let ids = &mut self.mask_ids;
+                mask.iter_set_entries(|id| ids.extend(i32::try_from(id).ok()));
+                let scored = self
+                    .mask_ids
+                    .iter()
+                    .filter_map(|&id| Some((id, *logits.get(usize::try_from(id).ok()?)?)))
+                    .map(|(id, logit)| (id, penalty.apply(id, logit)));
+                argmax(scored, allowed)
             }
-            if stopping() {
-                break Finish::Other("the process is exiting".into());
-            }
-            let ignore_eos = self.engine.settings.ignore_eos;
-            let allowed = |id: i32| !(ignore_eos && vocab.is_eog(LlamaToken(id)));
-            let logits = self.context.get_logits_ith(self.logits_index);
-            let token = match (&mut self.constraint, &mut self.sampler) {
-                // Greedy: the best allowed token, without building a candidate array.
-                (Constraint::None, None) => argmax(
-                    (0..)
-                        .zip(logits)
-                        .map(|(id, &logit)| (id, penalty.apply(id, logit))),
-                    allowed,
-                ),
-                (Constraint::Guidance(matcher), None) => {
+            // Everything else goes through llama.cpp's samplers on a candidate array.
+            (constraint, sampler) => {
+                let candidates = &mut self.candidates;
+                candidates.clear();
+                if let Constraint::Guidance(matcher) = constraint {
                     let mask = matcher
                         .compute_mask()
-                        .map_err(|e| fail(format!("the grammar failed: {e}"), &text))?;
-                    mask_ids.clear();
-                    mask.iter_set_entries(|id| mask_ids.extend(i32::try_from(id).ok()));
-                    let scored = mask_ids
-                        .iter()
-                        .filter_map(|&id| Some((id, *logits.get(usize::try_from(id).ok()?)?)))
-                        .map(|(id, logit)| (id, penalty.apply(id, logit)));
-                    argmax(scored, allowed)
+                        .map_err(|e| format!("the grammar failed: {e}"))?;
+                    mask.iter_set_entries(|id| {
+                        if let (Some(&logit), Ok(id)) = (logits.get(id), i32::try_from(id)) {
+                            let logit = penalty.apply(id, logit);
+                            candidates.push(LlamaTokenData::new(LlamaToken(id), logit, 0.0));
+                        }
+                    });
+                } else {
+                    candidates.extend((0..).zip(logits).map(|(id, &logit)| {
+                        LlamaTokenData::new(LlamaToken(id), penalty.apply(id, logit), 0.0)
+                    }));
                 }
-                // Everything else goes through llama.cpp's samplers on a candidate array.
-                (constraint, sampler) => {
-                    candidates.clear();
-                    if let Constraint::Guidance(matcher) = constraint {
-                        let mask = matcher
-                            .compute_mask()
-                            .map_err(|e| fail(format!("the grammar failed: {e}"), &text))?;
-                        mask.iter_set_entries(|id| {
-                            if let (Some(&logit), Ok(id)) = (logits.get(id), i32::try_from(id)) {
-                                let logit = penalty.apply(id, logit);
-                                candidates.push(LlamaTokenData::new(LlamaToken(id), logit, 0.0));
-                            }
-                        });
-                    } else {
-                        candidates.extend((0..).zip(logits).map(|(id, &logit)| {
-                            LlamaTokenData::new(LlamaToken(id), penalty.apply(id, logit), 0.0)
-                        }));
-                    }
-                    if ignore_eos {
-                        candidates.retain(|c| allowed(c.id().0));
-                    }
-                    let mut array =
-                        LlamaTokenDataArray::new(std::mem::take(&mut candidates), false);
-                    if let Constraint::Gbnf(grammar) = constraint {
-                        array.apply_sampler(grammar);
-                    }
-                    array.apply_sampler(sampler.get_or_insert_with(LlamaSampler::greedy));
-                    let token = array.selected_token();
-                    candidates = array.data;
-                    token
+                if ignore_eos {
+                    candidates.retain(|c| allowed(c.id().0));
                 }
-            };
-            let Some(token) = token else {
-                break Finish::Stop; // nothing may follow: the grammar is done
-            };
-            if vocab.is_eog(token) {
-                break Finish::Stop;
-            }
-            // `apply` does not accept: this is the one accept of this token (accepting twice aborts).
-            match &mut self.constraint {
-                Constraint::Guidance(matcher) => matcher
-                    .consume_token(token.0.cast_unsigned())
-                    .map_err(|e| fail(format!("the grammar refused its own token: {e}"), &text))?,
-                Constraint::Gbnf(grammar) => grammar
-                    .try_accept(token)
-                    .map_err(|e| fail(format!("the grammar refused its own token: {e}"), &text))?,
-                Constraint::None => {}
-            }
-            step.clear();
-            step.push(token);
-            // Tokens the grammar leaves no choice about go in with it, decoded in the same batch.
-            if self.engine.settings.fast_forward {
-                if let Constraint::Guidance(matcher) = &mut self.constraint {
-                    let room = (self.max_new - generated - 1).min(self.n_ctx - self.pos - 1);
-                    let room = (room as usize).min(BATCH as usize - 1);
-                    let forced = forced_tokens(matcher, room, &vocab).map_err(|e| {
-                        fail(format!("the grammar refused its forced tokens: {e}"), &text)
-                    })?;
-                    forced_count += forced.len() as u64;
-                    step.extend(forced);
+                let mut array = LlamaTokenDataArray::new(std::mem::take(candidates), false);
+                if let Constraint::Gbnf(grammar) = constraint {
+                    array.apply_sampler(grammar);
                 }
+                array.apply_sampler(sampler.get_or_insert_with(LlamaSampler::greedy));
+                let token = array.selected_token();
+                self.candidates = array.data;
+                token
             }
-            let mut ended = None;
-            for token in &step {
-                generated += 1;
-                penalty.push(token.0);
-                piece.clear();
-                vocab.token_to_piece_into(*token, &mut piece, false, None);
-                let decoded = utf8.push(&piece);
-                let (emit, stopped) = self.stops.push(&decoded);
-                text.push_str(&emit);
-                if !on_text(&emit) {
-                    ended = Some(Finish::Other("cancelled".into()));
-                    break;
-                }
-                if stopped {
-                    ended = Some(Finish::Stop);
-                    break;
-                }
-            }
-            if let Some(finish) = ended {
-                break finish;
-            }
-            if self.constraint.is_complete() {
-                break Finish::Stop;
-            }
-            self.batch.clear();
-            let last = step.len() - 1;
-            for (i, token) in step.iter().enumerate() {
-                let pos = i32::try_from(self.pos as usize + i).unwrap_or(i32::MAX);
-                self.batch
-                    .add(*token, pos, &[0], i == last)
-                    .map_err(|e| fail(e.to_string(), &text))?;
-            }
-            self.context
-                .decode(&mut self.batch)
-                .map_err(|e| fail(format!("decoding failed: {e}"), &text))?;
-            self.logits_index = i32::try_from(last).unwrap_or(0);
-            self.pos += step.len() as u32;
         };
-        let tail = self.stops.finish(&utf8.finish());
+        let Some(token) = token else {
+            return Ok(Advance::Finish(Finish::Stop)); // nothing may follow: the grammar is done
+        };
+        if vocab.is_eog(token) {
+            return Ok(Advance::Finish(Finish::Stop));
+        }
+        // `apply` does not accept: this is the one accept of this token (accepting twice aborts).
+        match &mut self.constraint {
+            Constraint::Guidance(matcher) => matcher
+                .consume_token(token.0.cast_unsigned())
+                .map_err(|e| format!("the grammar refused its own token: {e}"))?,
+            Constraint::Gbnf(grammar) => grammar
+                .try_accept(token)
+                .map_err(|e| format!("the grammar refused its own token: {e}"))?,
+            Constraint::None => {}
+        }
+        let mut step = vec![token];
+        // Tokens the grammar leaves no choice about go in with it, decoded in the same batch.
+        if self.limits.fast_forward {
+            if let Constraint::Guidance(matcher) = &mut self.constraint {
+                let room = (self.limits.max_new - self.generated - 1)
+                    .min(self.limits.n_ctx.saturating_sub(pos + 1));
+                let room = (room as usize).min(BATCH as usize / 4);
+                let forced = forced_tokens(matcher, room, &vocab)
+                    .map_err(|e| format!("the grammar refused its forced tokens: {e}"))?;
+                self.forced += forced.len() as u64;
+                step.extend(forced);
+            }
+        }
+        for token in &step {
+            self.generated += 1;
+            self.penalty.push(token.0);
+            self.piece.clear();
+            vocab.token_to_piece_into(*token, &mut self.piece, false, None);
+            let decoded = self.utf8.push(&self.piece);
+            let (emit, stopped) = self.stops.push(&decoded);
+            self.text.push_str(&emit);
+            if !(self.sink)(Out::Text(emit)) {
+                return Ok(Advance::Finish(Finish::Other("cancelled".into())));
+            }
+            if stopped {
+                return Ok(Advance::Finish(Finish::Stop));
+            }
+        }
+        if self.constraint.is_complete() {
+            return Ok(Advance::Finish(Finish::Stop));
+        }
+        Ok(Advance::Decode(step))
+    }
+
+    /// Ends the sequence: frees its samplers (llama.cpp objects) and only then sends the last event, so a
+    /// caller that got its answer finds nothing of its request left inside llama.cpp (see `exit.rs`).
+    pub(super) fn conclude(self, end: Result<Finish, LlamaCppError>) {
+        let Sequence {
+            constraint,
+            sampler,
+            mut stops,
+            mut utf8,
+            mut sink,
+            mut text,
+            model_name,
+            prompt,
+            generated,
+            forced,
+            reused,
+            submitted,
+            admitted,
+            first_scores,
+            ..
+        } = self;
+        drop(constraint);
+        drop(sampler);
+        let tail = stops.finish(&utf8.finish());
         if !tail.is_empty() {
             text.push_str(&tail);
-            let _ = on_text(&tail);
+            let _ = sink(Out::Text(tail));
         }
-        let response = ChatResponse {
-            text,
-            thinking: None,
-            usage: Usage {
-                prompt_tokens: self.prompt_tokens as u64,
-                completion_tokens: u64::from(generated),
-                estimated: false,
-                ..Usage::default()
-            },
-            finish,
-            model: Some(self.engine.name.clone()),
+        let now = Instant::now();
+        let admitted = admitted.unwrap_or(now);
+        let first_scores = first_scores.unwrap_or(now);
+        let result = match end {
+            Ok(finish) => Ok(Generation {
+                response: ChatResponse {
+                    text,
+                    thinking: None,
+                    usage: Usage {
+                        prompt_tokens: prompt.len() as u64,
+                        completion_tokens: u64::from(generated),
+                        estimated: false,
+                        ..Usage::default()
+                    },
+                    finish,
+                    model: Some(model_name),
+                },
+                wait_time: admitted.saturating_duration_since(submitted),
+                prompt_time: first_scores.saturating_duration_since(admitted),
+                generation_time: now.saturating_duration_since(first_scores),
+                reused_prompt_tokens: reused,
+                forced_tokens: forced,
+            }),
+            Err(LlamaCppError::Engine { message, partial }) if partial.is_empty() => {
+                Err(LlamaCppError::Engine {
+                    message,
+                    partial: text,
+                })
+            }
+            Err(e) => Err(e),
         };
-        Ok(Generation {
-            response,
-            prompt_time: self.prompt_time,
-            generation_time: started.elapsed(),
-            forced_tokens: forced_count,
-        })
+        let _ = sink(Out::Done(result));
     }
 }

@@ -37,20 +37,26 @@
 //!   is one value per line.
 //! - **Sampling**: greedy unless the request sets a temperature above 0; then top-k 40, top-p 0.95,
 //!   min-p 0.05 and the temperature, seeded by [`ChatRequest::seed`] (llama.cpp's defaults).
-//! - **Generation** runs on a blocking thread and streams UTF-8-safe text deltas through a channel;
-//!   dropping the stream stops generation at the next token. It uses about one thread per physical core
-//!   ([`LlamaCppBuilder::threads`]).
-//! - **Concurrency**: each request gets its own llama.cpp context (its own KV cache, sized to the
-//!   request), and requests wait their turn in a first-come, first-served queue. By default every model
-//!   of the process shares one queue with one slot: a generation already keeps all cores busy, and two at
-//!   once on the same cores would only slow both. [`LlamaCppBuilder::parallel`] gives a model its own queue
-//!   with more slots (for many cores or a GPU). A generation never waits for its reader (deltas are
-//!   buffered), so a slow or absent reader cannot hold the queue.
+//! - **Generation** streams UTF-8-safe text deltas through a channel; dropping the stream stops that
+//!   generation at the next step. It uses about one thread per physical core
+//!   ([`LlamaCppBuilder::threads`]; BENCHMARKS.md, "Threads", has the measurements behind it).
+//! - **Concurrency**: each model has one llama.cpp context, created once and kept (cleared per request,
+//!   rebuilt only to grow), and one scheduler thread that decodes up to [`LlamaCppBuilder::parallel`]
+//!   requests (default 4) as the sequences of shared batches, continuously: a finished or cancelled
+//!   request frees its slot for the next at once, and the others never notice. Each sequence has its own
+//!   sampler and grammar matcher. Requests beyond that wait their turn, first come, first served. A
+//!   generation never waits for its reader (deltas are buffered), so a slow or absent reader holds up no
+//!   one. The decoding steps of all models without their own `parallel` setting take turns, since each
+//!   step keeps every core busy.
+//! - **Prompt-prefix reuse**: a request starts from the keys and values already computed for the
+//!   longest prefix of its prompt that an earlier request left in the context (the system prompt, format
+//!   instructions and examples of a batch), and reads only the rest ([`LlamaCppBuilder::reuse_prefix`]).
 //!
 //! One file per job: `error.rs` (the error type), `model_file.rs` (which file to load), `engine.rs` (the
-//! loaded model and the prompt), `grammar.rs` and `tok_env.rs` (schemas to constraints), `queue.rs` (whose
-//! turn it is), `worker.rs` (the [`Llm`](super::Llm) implementation), `generate.rs` (the token loop),
-//! `sampling.rs`, `utf8.rs` and `stop.rs` (what the loop uses), `exit.rs` (no thread inside llama.cpp
+//! loaded model, the prompt and the rest of a request's preparation), `grammar.rs` and `tok_env.rs`
+//! (schemas to constraints), `scheduler.rs` (the context, its sequence slots, batches and cached
+//! prefixes), `worker.rs` (the [`Llm`](super::Llm) implementation), `generate.rs` (one sequence's token
+//! choices), `sampling.rs`, `utf8.rs` and `stop.rs` (what it uses), `exit.rs` (no thread inside llama.cpp
 //! while the process exits).
 
 mod engine;
@@ -59,8 +65,8 @@ mod exit;
 mod generate;
 mod grammar;
 mod model_file;
-mod queue;
 mod sampling;
+mod scheduler;
 mod stop;
 mod tok_env;
 mod utf8;
@@ -73,8 +79,9 @@ pub use model_file::{default_model_path, model_path_from_env, DEFAULT_MODEL_FILE
 
 use super::{ChatRequest, LlmError};
 use engine::Engine;
-use queue::block_on;
+use generate::Out;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 /// Builds a [`LlamaCpp`] with non-default settings.
@@ -84,6 +91,7 @@ pub struct LlamaCppBuilder {
     context_size: u32,
     threads: Option<usize>,
     parallel: Option<usize>,
+    reuse_prefix: bool,
     grammar_engine: GrammarEngine,
     fast_forward: bool,
     repeat_penalty: (f32, usize),
@@ -92,24 +100,37 @@ pub struct LlamaCppBuilder {
 
 impl LlamaCppBuilder {
     /// The largest context a request may use, in tokens (prompt plus answer; default 4096, capped at the
-    /// model's training context). Each request's context is sized to what it needs, up to this.
+    /// model's training context). The model's context holds this many positions per sequence slot at
+    /// most; it starts at what the first request needs and grows when a request needs more.
     pub fn context_size(mut self, tokens: u32) -> Self {
         self.context_size = tokens.max(16);
         self
     }
 
-    /// CPU threads per generation (default: half the logical CPUs, at least one: about one per physical
-    /// core, as llama.cpp itself defaults to). More threads than free cores makes llama.cpp's thread
-    /// barriers wait on descheduled threads, which can slow generation tenfold on a busy machine.
+    /// CPU threads for the model's decoding steps (default: half the logical CPUs, at least one: about
+    /// one per physical core, as llama.cpp itself defaults to). More threads than free cores makes
+    /// llama.cpp's thread barriers wait on descheduled threads, which can slow generation tenfold on a busy
+    /// machine (BENCHMARKS.md, "Threads": on the shared 2-vCPU machine two threads were 2.5 times slower
+    /// than one); more pays off on an otherwise idle machine.
     pub fn threads(mut self, threads: usize) -> Self {
         self.threads = Some(threads.max(1));
         self
     }
 
-    /// Gives this model its own queue where up to `requests` generations run at the same time, each in
-    /// its own context. By default all models of the process share one queue with one slot.
+    /// Up to `requests` generations of this model run at the same time, as the sequences of one
+    /// llama.cpp context decoded in shared batches; more wait their turn, first come, first served
+    /// (default 4). Setting it also gives the model the cores to itself: by default the decoding steps of
+    /// all models of the process take turns, since each step keeps every core busy.
     pub fn parallel(mut self, requests: usize) -> Self {
         self.parallel = Some(requests.max(1));
+        self
+    }
+
+    /// Whether a request starts from the keys and values an earlier request already computed for the
+    /// same prompt prefix (system prompt, format instructions, examples), reading only the rest of its
+    /// prompt (default `true`; llama-server's `cache_prompt`). The output is the same either way.
+    pub fn reuse_prefix(mut self, enabled: bool) -> Self {
+        self.reuse_prefix = enabled;
         self
     }
 
@@ -194,6 +215,7 @@ impl LlamaCpp {
             context_size: 4096,
             threads: None,
             parallel: None,
+            reuse_prefix: true,
             grammar_engine: GrammarEngine::default(),
             fast_forward: true,
             repeat_penalty: (1.0, 64),
@@ -211,9 +233,10 @@ impl LlamaCpp {
         &self.engine.name
     }
 
-    /// Runs `request` on the calling thread, blocking it, and calls `on_text` with each piece of answer
-    /// text as it is decoded; generation stops early when `on_text` returns `false`. The request waits its
-    /// turn in the queue like any other.
+    /// Runs `request`, blocking the calling thread until it is done, and calls `on_text` on this thread
+    /// with each piece of answer text as it is decoded; generation stops at its next step when `on_text`
+    /// returns `false` (the text generated by then is in the answer). The request is decoded by the
+    /// model's scheduler, alongside any other requests, like every other request.
     ///
     /// # Errors
     /// A schema the converter rejects, a grammar that fails to build, a prompt longer than the context, or
@@ -223,12 +246,33 @@ impl LlamaCpp {
         request: &ChatRequest,
         mut on_text: impl FnMut(&str) -> bool,
     ) -> Result<Generation, LlmError> {
-        let _turn = block_on(Arc::clone(&self.engine.queue).acquire_owned())
-            .map_err(|_| LlamaCppError::engine("the request queue is closed"))?;
-        // Declared before `run`, so dropped after it: the context is freed inside (see `exit.rs`).
-        let _inside = exit::Inside::enter()?;
-        let mut run = self.engine.prepare(request)?;
-        Ok(run.generate(&mut on_text)?)
+        let (sender, receiver) = std::sync::mpsc::channel::<Out>();
+        let cancelled = Arc::new(AtomicBool::new(false));
+        let stop = Arc::clone(&cancelled);
+        let sink = Box::new(move |out: Out| {
+            let wanted = !stop.load(Ordering::Acquire);
+            match out {
+                Out::Text(text) if text.is_empty() => wanted,
+                Out::Text(text) => wanted && sender.send(Out::Text(text)).is_ok(),
+                Out::Done(result) => sender.send(Out::Done(result)).is_ok(),
+            }
+        });
+        {
+            // Preparing builds samplers inside llama.cpp (see `exit.rs`).
+            let _inside = exit::Inside::enter()?;
+            self.engine.submit(request, sink)?;
+        }
+        for out in receiver {
+            match out {
+                Out::Text(text) => {
+                    if !cancelled.load(Ordering::Acquire) && !on_text(&text) {
+                        cancelled.store(true, Ordering::Release);
+                    }
+                }
+                Out::Done(result) => return Ok(result?),
+            }
+        }
+        Err(LlamaCppError::engine("the generation stopped without an answer").into())
     }
 }
 

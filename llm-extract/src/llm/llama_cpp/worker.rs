@@ -1,7 +1,8 @@
-//! [`Llm`] for [`LlamaCpp`]: each request waits its turn in the queue, then generates on a blocking
-//! thread that streams its text through a channel.
+//! [`Llm`] for [`LlamaCpp`]: a request is prepared on a blocking thread (prompt, grammar), then queued on
+//! the model's scheduler, which streams its text through a channel.
 
 use super::exit::Inside;
+use super::generate::Out;
 use super::{LlamaCpp, LlamaCppError};
 use crate::llm::{BoxFuture, ChatEvent, ChatRequest, ChatStream, Llm, LlmError};
 use crate::schema::Dialect;
@@ -19,63 +20,36 @@ impl Llm for LlamaCpp {
     fn chat_stream(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatStream, LlmError>> {
         let engine = Arc::clone(&self.engine);
         Box::pin(async move {
-            let permit = Arc::clone(&engine.queue)
-                .acquire_owned()
-                .await
-                .map_err(|_| LlamaCppError::engine("the request queue is closed"))?;
-            // Unbounded: generation must never wait for the reader while it holds a queue slot.
-            let (events, receiver) =
-                tokio::sync::mpsc::unbounded_channel::<Result<ChatEvent, LlmError>>();
-            let (ready, started) = tokio::sync::oneshot::channel::<Result<(), LlmError>>();
+            // Unbounded: generation must never wait for a reader (the other sequences of its batch would
+            // wait too). Dropping the receiver cancels the generation at its next step.
+            let (events, receiver) = tokio::sync::mpsc::unbounded_channel::<Out>();
+            let sink = Box::new(move |out: Out| match out {
+                Out::Text(text) if text.is_empty() => !events.is_closed(),
+                out => events.send(out).is_ok(),
+            });
+            let (ready, queued) = tokio::sync::oneshot::channel::<Result<(), LlmError>>();
+            // Tokenizing and building the grammar take a while (the first grammar of a model, a few
+            // hundred milliseconds): not on the async runtime's threads.
             let job = move || {
-                // Everything this job does inside llama.cpp (the context, the samplers, its share of
-                // the model) ends before the last event is sent: a caller that got its answer and
-                // exits finds no thread of ours inside llama.cpp (see `exit.rs`).
-                let last = {
-                    let _inside = match Inside::enter() {
-                        Ok(inside) => inside,
-                        Err(e) => {
-                            let _ = ready.send(Err(e.into()));
-                            return;
-                        }
-                    };
-                    let mut run = match engine.prepare(&request) {
-                        Ok(run) => run,
-                        Err(e) => {
-                            let _ = ready.send(Err(e.into()));
-                            return;
-                        }
-                    };
-                    if ready.send(Ok(())).is_err() {
-                        return; // the caller is gone
-                    }
-                    let mut on_text = |text: &str| {
-                        if text.is_empty() {
-                            !events.is_closed()
-                        } else {
-                            events.send(Ok(ChatEvent::Delta(text.to_owned()))).is_ok()
-                        }
-                    };
-                    let last = match run.generate(&mut on_text) {
-                        Ok(generation) => Ok(ChatEvent::Done(generation.response)),
-                        Err(e) => Err(e.into()),
-                    };
-                    drop(run);
-                    drop(engine);
-                    drop(permit);
-                    last
-                };
-                let _ = events.send(last);
+                let queued = Inside::enter()
+                    .and_then(|_inside| engine.submit(&request, sink))
+                    .map_err(LlmError::from);
+                let _ = ready.send(queued);
             };
             match tokio::runtime::Handle::try_current() {
                 Ok(runtime) => drop(runtime.spawn_blocking(job)),
                 Err(_) => drop(std::thread::spawn(job)),
             }
-            started.await.map_err(|_| {
-                LlamaCppError::engine("the generation thread stopped before starting")
+            queued.await.map_err(|_| {
+                LlamaCppError::engine("the request was dropped before it was queued")
             })??;
             let stream = futures_util::stream::unfold(receiver, |mut receiver| async move {
-                receiver.recv().await.map(|event| (event, receiver))
+                let event = match receiver.recv().await? {
+                    Out::Text(text) => Ok(ChatEvent::Delta(text)),
+                    Out::Done(Ok(generation)) => Ok(ChatEvent::Done(generation.response)),
+                    Out::Done(Err(e)) => Err(e.into()),
+                };
+                Some((event, receiver))
             });
             Ok(Box::pin(stream) as ChatStream)
         })
