@@ -54,7 +54,12 @@ pub use llm_extract_derive::Extract;
 #[doc(hidden)]
 pub mod __private {
     pub use crate::schema::builder::*;
+    pub use crate::parse::partial::Node;
+    pub use crate::parse::partial_value::{
+        complete_str, field_shown, json_shown, member, sync_field, sync_json, PartialValue,
+    };
     pub use crate::schema::SchemaSet;
+    pub use serde::{self, Serialize};
     pub use serde_json::{self, json, Map, Value};
     pub use std::sync::OnceLock;
 }
