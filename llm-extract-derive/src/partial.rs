@@ -173,7 +173,10 @@ fn expand_struct(input: &Struct) -> TokenStream {
     let partial = name(ident);
     let fields = live(&input.fields);
     let serde = serde_crate();
-    let doc = doc(ident, "every field an `Option`, filled in as the model writes it");
+    let doc = doc(
+        ident,
+        "every field an `Option`, filled in as the model writes it",
+    );
     let declarations = declarations(&fields, true);
     let required = required_shown(&fields);
     let any_shown = fields.iter().map(|field| {
@@ -246,7 +249,13 @@ fn expand_tagged(input: &Enum) -> TokenStream {
     let vis = &input.original.vis;
     let partial = name(ident);
     let serde = serde_crate();
-    let tag = input.attrs.serde.tag.as_ref().map(|t| t.value()).unwrap_or_default();
+    let tag = input
+        .attrs
+        .serde
+        .tag
+        .as_ref()
+        .map(|t| t.value())
+        .unwrap_or_default();
     let doc = doc(ident, "known once its tag is read, every field an `Option`");
     let variants: Vec<&Variant> = input.variants.iter().filter(|v| !v.skipped()).collect();
     let declarations = variants.iter().map(|variant| {
@@ -254,10 +263,15 @@ fn expand_tagged(input: &Enum) -> TokenStream {
         let variant_ident = &variant.original.ident;
         let fields = declarations(&variant_fields(variant), false);
         let doc = format!("`{name}`.");
+        // A unit variant stays one (`V {}` still builds and matches it below).
+        let body = match variant.style {
+            Style::Named => quote!({ #(#fields,)* }),
+            _ => TokenStream::new(),
+        };
         quote! {
             #[doc = #doc]
             #[serde(rename = #name)]
-            #variant_ident { #(#fields,)* }
+            #variant_ident #body
         }
     });
     let shown_arms = variants.iter().map(|variant| {

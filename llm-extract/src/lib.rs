@@ -34,13 +34,15 @@ pub mod schema;
 pub mod validate;
 
 pub use error::SchemaError;
-pub use extract::{Extract, ExtractError, ExtractErrorKind, ExtractStream, Extractor, Input, Mode};
+pub use extract::{
+    Extract, ExtractError, ExtractErrorKind, ExtractStream, Extractor, Input, Mode, PartialEvent,
+};
 pub use llm::{
     from_fn, ChatRequest, ChatResponse, Finish, Llm, LlmError, Ollama, OpenAiCompatible, Usage,
 };
 pub use parse::{
     from_str, from_str_with, lines_from_str, lines_from_str_with, Fix, LineDecoder, Lines,
-    LoopGuard, ParseError, Parsed, Skipped,
+    LoopGuard, ParseError, Parsed, Partial, PartialReader, PartialValue, Skipped,
 };
 pub use report::{Attempt, AttemptKind, Extraction, Report};
 pub use schema::{Dialect, DynamicSchema, Schema, SchemaSet, Shape};
@@ -53,11 +55,11 @@ pub use llm_extract_derive::Extract;
 /// The one path generated code goes through. Not public API: no stability promise.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::schema::builder::*;
     pub use crate::parse::partial::Node;
     pub use crate::parse::partial_value::{
         complete_str, field_shown, json_shown, member, sync_field, sync_json, PartialValue,
     };
+    pub use crate::schema::builder::*;
     pub use crate::schema::SchemaSet;
     pub use serde::{self, Serialize};
     pub use serde_json::{self, json, Map, Value};

@@ -455,7 +455,9 @@ impl PartialParser {
 
     fn scalar_kind(&mut self) -> Option<&mut Kind> {
         let frame = self.scalar?;
-        self.nodes.get_mut(frame.id as usize).map(|node| &mut node.kind)
+        self.nodes
+            .get_mut(frame.id as usize)
+            .map(|node| &mut node.kind)
     }
 
     fn set_scalar_kind(&mut self, kind: Kind) {
@@ -810,7 +812,10 @@ impl<'a> Node<'a> {
 
     /// The value of `key` (the last one written, as serde takes duplicates).
     pub fn get(self, key: &str) -> Option<Node<'a>> {
-        self.entries().rev().find(|(k, _)| *k == key).map(|(_, n)| n)
+        self.entries()
+            .rev()
+            .find(|(k, _)| *k == key)
+            .map(|(_, n)| n)
     }
 
     /// The index of the first item changed after chunk `since`: only the items from there on can
@@ -900,7 +905,10 @@ mod tests {
         parser.feed(b"2, \"t\": [true, null, tr");
         let root = parser.root().unwrap();
         assert_eq!(root.get("n").unwrap().number(), Some("12"));
-        assert_eq!(root.to_value(), json!({"a": "hello", "n": 12, "t": [true, null]}));
+        assert_eq!(
+            root.to_value(),
+            json!({"a": "hello", "n": 12, "t": [true, null]})
+        );
         parser.feed(b"ue]}\n``` trailing {\"x\": 1}");
         assert!(parser.is_done());
         assert_eq!(
@@ -918,8 +926,14 @@ mod tests {
             for chunk in text.chunks(size) {
                 parser.feed(chunk);
                 // Never a replacement character in the growing text.
-                let partial = parser.root().and_then(|r| r.get("s")).and_then(|s| s.as_str());
-                assert!(!partial.unwrap_or("").contains('\u{FFFD}'), "{size}: {partial:?}");
+                let partial = parser
+                    .root()
+                    .and_then(|r| r.get("s"))
+                    .and_then(|s| s.as_str());
+                assert!(
+                    !partial.unwrap_or("").contains('\u{FFFD}'),
+                    "{size}: {partial:?}"
+                );
             }
             assert_eq!(parser.root().unwrap().to_value(), whole, "chunks of {size}");
         }
