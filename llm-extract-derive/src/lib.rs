@@ -126,7 +126,7 @@ use syn::{parse_macro_input, DeriveInput};
 /// the same variants with optional fields, a fieldless enum a copy of it. Structs derive `Debug`, `Clone`,
 /// `Default`, `PartialEq` and `Serialize` (with serde's JSON names, fields not yet shown left out); enums
 /// all but `Default`. `llm_extract::parse::PartialValue` says when each kind of value is shown. A field
-/// marked `#[extract(schemars)]` is a `serde_json::Value`, shown once complete.
+/// marked `#[extract(schemars)]` is a `serde_json::Value`, the JSON written so far.
 ///
 /// # Foreign types via schemars
 ///

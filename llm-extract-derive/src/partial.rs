@@ -37,9 +37,14 @@ pub fn expand(input: &Input) -> TokenStream {
     }
 }
 
-/// The serde attributes on a partial type.
+/// The attributes on a partial type.
 fn serde_crate() -> TokenStream {
-    quote!(#[serde(crate = "::llm_extract::__private::serde")])
+    // The fields name the user's types inside `<T as PartialValue>::Partial`, which lints about the
+    // types (a `Box<String>` field) would flag a second time.
+    quote! {
+        #[serde(crate = "::llm_extract::__private::serde")]
+        #[allow(clippy::box_collection, clippy::vec_box, clippy::type_complexity)]
+    }
 }
 
 fn doc(ident: &Ident, what: &str) -> String {

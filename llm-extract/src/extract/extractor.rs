@@ -297,7 +297,23 @@ impl<L: Llm> Extractor<L> {
         let input = input.into();
         let engine = self.engine();
         ExtractStream::start_with_sink(move |sink, spent| async move {
-            partial::run(engine.with_spent(&spent), input, sink).await
+            let target = Derived::<T>::new();
+            partial::run(engine.with_spent(&spent), &target, input, sink).await
+        })
+    }
+
+    /// One value of a runtime schema as it is written: like [`Extractor::extract_partial`], the
+    /// snapshots being the JSON written so far (strings as far as written, numbers and literals once
+    /// complete), the final value the validated JSON.
+    pub fn extract_value_partial<'s>(
+        &'s self,
+        schema: &'s SchemaSet,
+        input: impl Into<Input>,
+    ) -> ExtractStream<'s, PartialEvent<Value>> {
+        let input = input.into();
+        let engine = self.engine();
+        ExtractStream::start_with_sink(move |sink, spent| async move {
+            partial::run(engine.with_spent(&spent), &Runtime(schema), input, sink).await
         })
     }
 

@@ -141,7 +141,8 @@ pub trait Extract: Schema {
         let input = Input::text(text);
         ExtractStream::start_with_sink(move |sink, spent| async move {
             let extractor = Extractor::new(llm);
-            partial::run(extractor.engine().with_spent(&spent), input, sink).await
+            let engine = extractor.engine().with_spent(&spent);
+            partial::run(engine, &target::Derived::<Self>::new(), input, sink).await
         })
     }
 

@@ -11,11 +11,11 @@
 use super::engine::{Engine, Progress};
 use super::error::ExtractError;
 use super::stream::Sink;
-use super::target::Derived;
+use super::target::Target;
 use super::Input;
-use crate::parse::{from_str_value, Partial, PartialReader, PartialValue, Path};
+use crate::parse::{from_str_value, JsonPath, Partial, PartialParser, PartialReader, PartialValue};
 use crate::report::{AttemptKind, Extraction, Report};
-use crate::Extract;
+use crate::schema::SchemaSet;
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -35,7 +35,7 @@ pub enum PartialEvent<T: PartialValue> {
     /// a fix changes it ([`PartialEvent::Final`] says so).
     Completed {
         /// Where the value sits.
-        path: Path,
+        path: JsonPath,
         /// The value as written.
         value: Value,
     },
@@ -58,13 +58,19 @@ pub enum PartialEvent<T: PartialValue> {
     },
 }
 
-/// Runs the extraction of one `T`, sending events to `sink`.
-pub(crate) async fn run<T: Extract + PartialValue>(
+/// Runs the extraction of one value of `target`, sending events to `sink`.
+pub(crate) async fn run<G: Target>(
     engine: Engine<'_>,
+    target: &G,
     input: Input,
-    sink: Sink<PartialEvent<T>>,
-) -> Result<Report, ExtractError> {
-    let mut reader = PartialReader::<T>::new();
+    sink: Sink<PartialEvent<G::Output>>,
+) -> Result<Report, ExtractError>
+where
+    G::Output: PartialValue,
+{
+    let container = target.schema().wants_container();
+    let fresh = || PartialReader::<G::Output>::with_parser(PartialParser::new(container));
+    let mut reader = fresh();
     let mut progress = |event: Progress<'_>| match event {
         Progress::Attempt { number, kind } => {
             if number > 1 {
@@ -73,7 +79,7 @@ pub(crate) async fn run<T: Extract + PartialValue>(
                     kind,
                 });
             }
-            reader = PartialReader::new();
+            reader = fresh();
         }
         Progress::Delta(delta) => {
             // An unread snapshot is replaced by this chunk's (and, dropped first, lets the reader
@@ -93,11 +99,16 @@ pub(crate) async fn run<T: Extract + PartialValue>(
         }
     };
     let extraction = engine
-        .one_watched(&Derived::<T>::new(), input, Some(&mut progress))
+        .one_watched(target, input, Some(&mut progress))
         .await?;
     let report = extraction.report.clone();
     let last = reader.snapshot();
-    let settled = settled::<T>(engine, &report);
+    let settled = settled(engine, target.schema(), &report).map(|json| {
+        let mut reader = fresh();
+        reader.feed(json.to_string().as_bytes());
+        reader.snapshot()
+    });
+    let settled = settled.flatten();
     let revised = settled.is_some() && settled.as_deref() != last.as_deref();
     if let (true, Some(settled)) = (revised, settled) {
         sink.push(PartialEvent::Snapshot(settled));
@@ -109,17 +120,11 @@ pub(crate) async fn run<T: Extract + PartialValue>(
     Ok(report)
 }
 
-/// The accepted answer's validated JSON read as a partial value: what the last snapshot must be.
-fn settled<T: Extract + PartialValue>(
-    engine: Engine<'_>,
-    report: &Report,
-) -> Option<Arc<Partial<T>>> {
+/// The accepted answer's validated JSON, whose partial form the last snapshot must be.
+fn settled(engine: Engine<'_>, schema: &SchemaSet, report: &Report) -> Option<Value> {
     let raw = &report.attempts.last()?.raw;
     // The value was accepted: reading its answer again (salvage on, as for a cut answer that was
     // kept) gives the same JSON.
     let options = engine.config.parse.with_salvage(true);
-    let json = from_str_value(raw, T::schema(), &options).ok()?.value;
-    let mut reader = PartialReader::<T>::new();
-    reader.feed(json.to_string().as_bytes());
-    reader.snapshot()
+    Some(from_str_value(raw, schema, &options).ok()?.value)
 }

@@ -124,9 +124,9 @@ pub enum PathSegment {
 
 /// Where a node sits in the value, from the root: `lines[3].amount`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
-pub struct Path(pub Vec<PathSegment>);
+pub struct JsonPath(pub Vec<PathSegment>);
 
-impl std::fmt::Display for Path {
+impl std::fmt::Display for JsonPath {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         for (i, segment) in self.0.iter().enumerate() {
             match segment {
@@ -183,7 +183,7 @@ impl PartialParser {
 
     /// The nodes closed since the last call, in the order they closed (innermost first), each with
     /// its path; the root is among them once the value is complete.
-    pub fn take_closed(&mut self) -> Vec<(Path, Node<'_>)> {
+    pub fn take_closed(&mut self) -> Vec<(JsonPath, Node<'_>)> {
         let closed = std::mem::take(&mut self.closed);
         let this: &Self = self;
         closed
@@ -629,7 +629,7 @@ impl PartialParser {
     }
 
     /// The path of node `id` (only ever called for a node on the open path or just closed from it).
-    fn path_of(&self, id: u32) -> Path {
+    fn path_of(&self, id: u32) -> JsonPath {
         // Closed nodes are no longer on the stack: rebuild the path by walking down from the root,
         // following the last child at each level (a node closes only while it is the last child).
         let mut segments = Vec::new();
@@ -659,7 +659,7 @@ impl PartialParser {
             segments.push(segment);
             at = child;
         }
-        Path(segments)
+        JsonPath(segments)
     }
 }
 

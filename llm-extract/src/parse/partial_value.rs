@@ -20,7 +20,7 @@
 //! Every step is monotone: a shown field never disappears, a string never shrinks, a complete value
 //! never changes.
 
-use super::partial::{Node, PartialParser, Path};
+use super::partial::{JsonPath, Node, PartialParser};
 use crate::schema::Schema;
 use serde::Serialize;
 use serde_json::Value;
@@ -33,6 +33,12 @@ use std::sync::Arc;
 /// `#[derive(Extract)]` implements it for every derived type `T`, generating `TPartial` (every field an
 /// `Option`, nested types partial, `Vec<U>` a `Vec` of partial `U`s); it is implemented here for the
 /// field types the derive accepts. Name a type's partial form [`Partial<T>`].
+#[diagnostic::on_unimplemented(
+    message = "llm-extract does not know the schema of `{Self}`",
+    label = "no schema for this type",
+    note = "derive `Extract` (with `Deserialize`) for it; for a foreign type that implements \
+            `schemars::JsonSchema`, mark the field `#[extract(schemars)]`"
+)]
 pub trait PartialValue {
     /// The partial form.
     type Partial: Clone + Debug + PartialEq + Serialize + Send + Sync + 'static;
@@ -89,7 +95,7 @@ pub fn member<'a>(node: Node<'a>, names: &[&str]) -> Option<Node<'a>> {
     names.iter().find_map(|name| node.get(name))
 }
 
-/// A field whose type has its schema from schemars: shown as JSON once complete.
+/// A field whose type has its schema from schemars: shown as the JSON written so far.
 #[doc(hidden)]
 pub fn sync_json(slot: &mut Option<Value>, node: Node<'_>, since: u64, done: bool) -> bool {
     sync_field::<Value>(slot, node, since, done)
@@ -191,20 +197,66 @@ macro_rules! numbers {
 }
 numbers!(i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize, f32, f64);
 
+/// JSON of any shape grows as it is written: strings as far as written, lists and objects as they
+/// fill, numbers and literals once complete.
 impl PartialValue for Value {
     type Partial = Value;
 
     fn shown(node: Node<'_>) -> bool {
-        node.is_complete()
+        readable(node)
     }
 
     fn build(node: Node<'_>) -> Option<Value> {
-        node.is_complete().then(|| node.to_value())
+        readable(node).then(|| node.to_value())
     }
 
-    fn update(_: &mut Value, _: Node<'_>, _: u64) -> bool {
-        false
+    fn update(partial: &mut Value, node: Node<'_>, since: u64) -> bool {
+        match partial {
+            Value::String(text) => String::update(text, node, since),
+            Value::Array(items) => {
+                let mut changed = false;
+                for index in node.first_changed_item(since)..node.len() {
+                    let Some(item) = node.item(index) else {
+                        break;
+                    };
+                    match items.get_mut(index) {
+                        Some(value) => changed |= Value::update(value, item, since),
+                        // Only the last item can be unreadable (a number not yet ended).
+                        None => match Value::build(item) {
+                            Some(value) => {
+                                items.push(value);
+                                changed = true;
+                            }
+                            None => break,
+                        },
+                    }
+                }
+                changed
+            }
+            Value::Object(map) => {
+                let mut changed = false;
+                for (key, value) in node.changed_entries(since) {
+                    match map.get_mut(key) {
+                        Some(partial) => changed |= Value::update(partial, value, since),
+                        None => {
+                            if let Some(built) = Value::build(value) {
+                                map.insert(key.to_owned(), built);
+                                changed = true;
+                            }
+                        }
+                    }
+                }
+                changed
+            }
+            // Numbers and literals appear complete: they never change.
+            _ => false,
+        }
     }
+}
+
+/// Whether JSON of any shape shows `node`: anything but a number or literal not yet ended.
+fn readable(node: Node<'_>) -> bool {
+    node.is_complete() || node.as_str().is_some() || node.is_array() || node.is_object()
 }
 
 /// `null` is not shown (as a field not yet written).
@@ -444,7 +496,7 @@ impl<T: PartialValue + ?Sized> PartialReader<T> {
 
     /// The values completed since the last call, innermost first, each with its path, as JSON (the
     /// root, once complete, is not among them: it is the whole value).
-    pub fn take_completed(&mut self) -> Vec<(Path, Value)> {
+    pub fn take_completed(&mut self) -> Vec<(JsonPath, Value)> {
         self.parser
             .take_closed()
             .into_iter()
