@@ -505,3 +505,100 @@ impl<T: PartialValue + ?Sized> PartialReader<T> {
             .collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Feeds `chunks` to a reader of `T`; the partial value after each.
+    fn steps<T: PartialValue + ?Sized>(
+        container: bool,
+        chunks: &[&str],
+    ) -> Vec<Option<T::Partial>> {
+        let mut reader = PartialReader::<T>::with_parser(PartialParser::new(container));
+        chunks
+            .iter()
+            .map(|chunk| {
+                reader.feed(chunk.as_bytes());
+                reader.partial().cloned()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn lists_grow_item_by_item_and_only_show_what_is_whole() {
+        let seen = steps::<Vec<u32>>(true, &["[1, 2", "2, 3", "]"]);
+        assert_eq!(
+            seen,
+            [Some(vec![1]), Some(vec![1, 22]), Some(vec![1, 22, 3])]
+        );
+        let seen = steps::<Vec<String>>(true, &["[\"a", "b\", \"", "c\"]"]);
+        assert_eq!(
+            seen,
+            [
+                Some(vec!["a".into()]),
+                Some(vec!["ab".into(), String::new()]),
+                Some(vec!["ab".into(), "c".into()])
+            ]
+        );
+        // An item that never shows (not a number) ends the list's preview there.
+        let seen = steps::<Vec<u8>>(true, &["[1, \"x\", 2]"]);
+        assert_eq!(seen, [Some(vec![1])]);
+    }
+
+    #[test]
+    fn maps_options_and_boxes() {
+        let seen = steps::<BTreeMap<String, Option<Box<String>>>>(
+            true,
+            &["{\"a\": null, \"b\": \"x", "y\"}"],
+        );
+        let map = |pairs: &[(&str, &str)]| {
+            Some(
+                pairs
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect::<BTreeMap<_, _>>(),
+            )
+        };
+        assert_eq!(seen, [map(&[("b", "x")]), map(&[("b", "xy")])]);
+    }
+
+    #[test]
+    fn scalars_appear_whole() {
+        assert_eq!(
+            steps::<f64>(false, &["-1.", "5e1", " "]),
+            [None, None, Some(-15.0)]
+        );
+        assert_eq!(steps::<u8>(false, &["300 "]), [None]);
+        assert_eq!(steps::<bool>(true, &["[tr"]), [None]);
+        assert_eq!(steps::<char>(false, &["\"é", "\""]), [None, Some('é')]);
+    }
+
+    #[test]
+    fn json_grows_as_written() {
+        let seen = steps::<Value>(
+            true,
+            &["{\"a\": [1, 2", ", {\"b\": \"x", "y\"}], \"c\": tru", "e}"],
+        );
+        assert_eq!(
+            seen,
+            [
+                Some(json!({"a": [1]})),
+                Some(json!({"a": [1, 2, {"b": "x"}]})),
+                Some(json!({"a": [1, 2, {"b": "xy"}]})),
+                Some(json!({"a": [1, 2, {"b": "xy"}], "c": true})),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_held_snapshot_is_not_changed_behind_its_holder() {
+        let mut reader = PartialReader::<Vec<String>>::with_parser(PartialParser::new(true));
+        reader.feed(b"[\"a");
+        let held = reader.snapshot();
+        reader.feed(b"b\"]");
+        assert_eq!(held.as_deref(), Some(&vec!["a".to_string()]));
+        assert_eq!(reader.partial(), Some(&vec!["ab".to_string()]));
+    }
+}
