@@ -26,7 +26,7 @@ use std::time::Duration;
 
 #[path = "support/timing.rs"]
 mod timing;
-use timing::interleaved;
+use timing::{interleaved, row};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 struct Fact {
@@ -410,15 +410,6 @@ criterion_group! {
         .measurement_time(Duration::from_secs(3))
         .sample_size(20);
     targets = one_value, many_lines, decoder, unterminated_strings
-}
-
-fn row(what: &str, ours: Duration, base: Duration, goal: &str) {
-    let ratio = ours.as_secs_f64() / base.as_secs_f64();
-    println!(
-        "| {what} | {:.2} us | {:.2} us | {ratio:.2}x | {goal} |",
-        ours.as_secs_f64() * 1e6,
-        base.as_secs_f64() * 1e6
-    );
 }
 
 fn ratios() {

@@ -22,7 +22,7 @@ use std::time::Duration;
 
 #[path = "support/timing.rs"]
 mod timing;
-use timing::interleaved;
+use timing::{interleaved, row};
 
 #[derive(Extract, Deserialize)]
 #[allow(dead_code)]
@@ -141,15 +141,6 @@ fn bench(c: &mut Criterion) {
         b.iter(|| reparse(black_box(text.as_bytes()), chunk))
     });
     group.finish();
-}
-
-fn row(what: &str, ours: Duration, base: Duration, goal: &str) {
-    let ratio = ours.as_secs_f64() / base.as_secs_f64();
-    println!(
-        "| {what} | {:.1} us | {:.1} us | {ratio:.2}x | {goal} |",
-        ours.as_secs_f64() * 1e6,
-        base.as_secs_f64() * 1e6
-    );
 }
 
 fn ratios() {

@@ -68,3 +68,13 @@ pub fn interleaved(fns: &mut [&mut dyn FnMut()], rounds: usize) -> Vec<Duration>
         })
         .collect()
 }
+
+/// One row of a ratio table: ours, the baseline, their ratio and the goal.
+pub fn row(what: &str, ours: Duration, base: Duration, goal: &str) {
+    let ratio = ours.as_secs_f64() / base.as_secs_f64();
+    println!(
+        "| {what} | {:.2} us | {:.2} us | {ratio:.2}x | {goal} |",
+        ours.as_secs_f64() * 1e6,
+        base.as_secs_f64() * 1e6
+    );
+}

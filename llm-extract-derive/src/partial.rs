@@ -37,11 +37,21 @@ pub fn expand(input: &Input) -> TokenStream {
     }
 }
 
-/// The attributes on a partial type.
-fn serde_crate() -> TokenStream {
+/// The attributes on a partial type: its doc, its derives (`Debug`, `Clone`, `PartialEq`, `Serialize`
+/// and `more`) and how it serializes.
+fn attributes(doc: &str, more: TokenStream) -> TokenStream {
+    let p = private();
     // The fields name the user's types inside `<T as PartialValue>::Partial`, which lints about the
     // types (a `Box<String>` field) would flag a second time.
     quote! {
+        #[doc = #doc]
+        #[derive(
+            ::core::fmt::Debug,
+            ::core::clone::Clone,
+            ::core::cmp::PartialEq,
+            #p::Serialize,
+            #more
+        )]
         #[serde(crate = "::llm_extract::__private::serde")]
         #[allow(clippy::box_collection, clippy::vec_box, clippy::type_complexity)]
     }
@@ -177,7 +187,6 @@ fn expand_struct(input: &Struct) -> TokenStream {
     let vis = &input.original.vis;
     let partial = name(ident);
     let fields = live(&input.fields);
-    let serde = serde_crate();
     let doc = doc(
         ident,
         "every field an `Option`, filled in as the model writes it",
@@ -193,16 +202,9 @@ fn expand_struct(input: &Struct) -> TokenStream {
         let field = &field.original.ident;
         quote!(&mut __partial.#field)
     });
+    let attributes = attributes(&doc, quote!(::core::default::Default));
     quote! {
-        #[doc = #doc]
-        #[derive(
-            ::core::fmt::Debug,
-            ::core::clone::Clone,
-            ::core::default::Default,
-            ::core::cmp::PartialEq,
-            #p::Serialize
-        )]
-        #serde
+        #attributes
         #vis struct #partial {
             #(#declarations,)*
         }
@@ -253,7 +255,6 @@ fn expand_tagged(input: &Enum) -> TokenStream {
     let ident = &input.original.ident;
     let vis = &input.original.vis;
     let partial = name(ident);
-    let serde = serde_crate();
     let tag = input
         .attrs
         .serde
@@ -306,15 +307,9 @@ fn expand_tagged(input: &Enum) -> TokenStream {
             #partial::#variant_ident { #(#idents: #bindings,)* } => { #update }
         }
     });
+    let attributes = attributes(&doc, TokenStream::new());
     quote! {
-        #[doc = #doc]
-        #[derive(
-            ::core::fmt::Debug,
-            ::core::clone::Clone,
-            ::core::cmp::PartialEq,
-            #p::Serialize
-        )]
-        #serde
+        #attributes
         #[serde(tag = #tag)]
         #vis enum #partial {
             #(#declarations,)*
@@ -360,7 +355,6 @@ fn expand_fieldless(input: &Enum) -> TokenStream {
     let ident = &input.original.ident;
     let vis = &input.original.vis;
     let partial = name(ident);
-    let serde = serde_crate();
     let doc = doc(ident, "shown once its name is written whole");
     let variants: Vec<&Variant> = input.variants.iter().filter(|v| !v.skipped()).collect();
     let declarations = variants.iter().map(|variant| {
@@ -374,17 +368,9 @@ fn expand_fieldless(input: &Enum) -> TokenStream {
         let variant_ident = &variant.original.ident;
         quote!(#name => ::core::option::Option::Some(#partial::#variant_ident),)
     });
+    let attributes = attributes(&doc, quote!(::core::marker::Copy, ::core::cmp::Eq));
     quote! {
-        #[doc = #doc]
-        #[derive(
-            ::core::fmt::Debug,
-            ::core::clone::Clone,
-            ::core::marker::Copy,
-            ::core::cmp::PartialEq,
-            ::core::cmp::Eq,
-            #p::Serialize
-        )]
-        #serde
+        #attributes
         #vis enum #partial {
             #(#declarations,)*
         }
