@@ -7,12 +7,15 @@
 //! and compact format instructions for the prompt. It implements two traits, as serde keeps
 //! `Deserialize` below `serde_json::from_str`: [`Schema`], all the parser needs, and [`Extract`],
 //! the extraction methods on top. At run time [`Extract::extract`], [`Extract::extract_all`] and
-//! [`Extract::extract_stream`] call a model, parse leniently, validate, deserialize and repair.
+//! [`Extract::extract_stream`] call a model, parse leniently, validate, deserialize and repair;
+//! [`Extract::extract_partial`] shows one value as it is written (its derived partial form,
+//! [`Partial<T>`](parse::Partial), see [`parse::PartialValue`]).
 //!
 //! The crate is laid out the way an extraction flows:
 //! - [`schema`]: the schemas and instructions a type yields ([`Schema`]), per provider dialect, and
 //!   runtime schemas ([`DynamicSchema`]);
-//! - [`parse`](mod@parse): lenient JSON, JSON Lines and the incremental [`LineDecoder`];
+//! - [`parse`](mod@parse): lenient JSON, JSON Lines, the incremental [`LineDecoder`] and the
+//!   incremental partial-value reader ([`PartialReader`]);
 //! - [`validate`]: one compiled validator per schema;
 //! - [`llm`]: the [`Llm`] trait and its backends ([`Ollama`], [`OpenAiCompatible`], [`from_fn`]);
 //! - [`extract`](mod@extract): the attempt / repair / continuation loop ([`Extractor`]);
