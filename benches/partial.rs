@@ -13,7 +13,7 @@
 //!    prefix (64-byte chunks, to keep it runnable) quadratically.
 
 use criterion::{criterion_group, BenchmarkId, Criterion, Throughput};
-use llm_extract::parse::PartialReader;
+use llm_extract::parse::{PartialParser, PartialReader};
 use llm_extract::{from_str, Extract};
 use serde::Deserialize;
 use serde_json::json;
@@ -105,6 +105,28 @@ fn incremental(text: &[u8], chunk: usize) -> usize {
     snapshots
 }
 
+/// The same, reading each snapshot by reference ([`PartialReader::partial`]) rather than sharing it.
+fn incremental_borrowed(text: &[u8], chunk: usize) -> usize {
+    let mut reader = PartialReader::<Invoice>::new();
+    let mut snapshots = 0;
+    for piece in text.chunks(chunk) {
+        if reader.feed(piece) {
+            black_box(reader.partial());
+            snapshots += 1;
+        }
+    }
+    snapshots
+}
+
+/// The parser alone, without the typed value: how the cost of `incremental` splits.
+fn parser_only(text: &[u8], chunk: usize) -> u64 {
+    let mut parser = PartialParser::new(true);
+    for piece in text.chunks(chunk) {
+        parser.feed(piece);
+    }
+    black_box(parser.chunk())
+}
+
 /// Re-parses the accumulated prefix from scratch after every `chunk` bytes, building the partial
 /// value each time.
 fn reparse(text: &[u8], chunk: usize) -> usize {
@@ -170,6 +192,12 @@ fn ratios() {
             &mut || {
                 black_box(reparse(black_box(bytes), 16));
             },
+            &mut || {
+                black_box(parser_only(black_box(bytes), 4));
+            },
+            &mut || {
+                black_box(incremental_borrowed(black_box(bytes), 4));
+            },
         ],
         ROUNDS,
     );
@@ -178,6 +206,18 @@ fn ratios() {
         t[1],
         t[0],
         "<= 3x",
+    );
+    row(
+        "the same, each snapshot read by reference (`partial()`, no `Arc`)",
+        t[6],
+        t[0],
+        "",
+    );
+    row(
+        "of which the parser alone (no typed value), 4-byte chunks",
+        t[5],
+        t[0],
+        "",
     );
     row(
         "16-byte chunks + snapshots vs one-shot `from_str`",

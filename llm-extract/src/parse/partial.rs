@@ -198,6 +198,20 @@ impl PartialParser {
         self.dirty = false;
         let mut i = 0;
         while i < bytes.len() {
+            if matches!(
+                self.state,
+                State::Value | State::Key | State::Colon | State::After
+            ) {
+                // Whitespace between tokens (most of a pretty-printed answer's indentation).
+                let rest = bytes.get(i..).unwrap_or_default();
+                i += rest
+                    .iter()
+                    .take_while(|b| matches!(b, b' ' | b'\n' | b'\r' | b'\t'))
+                    .count();
+                if i >= bytes.len() {
+                    break;
+                }
+            }
             i = self.step(bytes, i);
         }
         if self.dirty {
@@ -326,16 +340,21 @@ impl PartialParser {
                 i + 1
             }
             State::Number => {
-                if matches!(byte, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E') {
-                    if let Some(Kind::Number(text)) = self.scalar_kind() {
-                        text.push(char::from(byte));
-                    }
-                    self.dirty = true;
-                    i + 1
-                } else {
+                let rest = bytes.get(i..).unwrap_or_default();
+                let run = rest
+                    .iter()
+                    .take_while(|b| matches!(b, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'))
+                    .count();
+                if run == 0 {
                     self.finish_scalar();
-                    i
+                    return i;
                 }
+                let digits = std::str::from_utf8(rest.get(..run).unwrap_or_default());
+                if let (Some(Kind::Number(text)), Ok(digits)) = (self.scalar_kind(), digits) {
+                    text.push_str(digits);
+                }
+                self.dirty = true;
+                i + run
             }
             State::Literal => {
                 if byte.is_ascii_alphabetic() {
@@ -706,10 +725,12 @@ static EMPTY: NodeData = NodeData {
 };
 
 impl<'a> Node<'a> {
+    #[inline]
     fn data(self) -> &'a NodeData {
         self.tree.nodes.get(self.id as usize).unwrap_or(&EMPTY)
     }
 
+    #[inline]
     fn at(self, id: u32) -> Node<'a> {
         Node {
             tree: self.tree,
@@ -718,21 +739,25 @@ impl<'a> Node<'a> {
     }
 
     /// Whether the value has been read to its end.
+    #[inline]
     pub fn is_complete(self) -> bool {
         self.data().complete
     }
 
     /// The chunk that last changed this value or anything in it (see [`PartialParser::chunk`]).
+    #[inline]
     pub fn changed(self) -> u64 {
         self.data().changed
     }
 
     /// Whether it is `null` (read whole).
+    #[inline]
     pub fn is_null(self) -> bool {
         matches!(self.data().kind, Kind::Null) && self.is_complete()
     }
 
     /// The text of a string, as far as it has been read.
+    #[inline]
     pub fn as_str(self) -> Option<&'a str> {
         match &self.data().kind {
             Kind::String(text) => Some(text),
@@ -741,6 +766,7 @@ impl<'a> Node<'a> {
     }
 
     /// A complete `true` or `false`.
+    #[inline]
     pub fn as_bool(self) -> Option<bool> {
         match self.data().kind {
             Kind::Bool(flag) if self.is_complete() => Some(flag),
@@ -749,6 +775,7 @@ impl<'a> Node<'a> {
     }
 
     /// A complete number, as written.
+    #[inline]
     pub fn number(self) -> Option<&'a str> {
         match &self.data().kind {
             Kind::Number(text) if self.is_complete() => Some(text),
@@ -757,16 +784,19 @@ impl<'a> Node<'a> {
     }
 
     /// Whether it is an array.
+    #[inline]
     pub fn is_array(self) -> bool {
         matches!(self.data().kind, Kind::Array(_))
     }
 
     /// Whether it is an object.
+    #[inline]
     pub fn is_object(self) -> bool {
         matches!(self.data().kind, Kind::Object(_))
     }
 
     /// The items of an array so far (empty for anything else).
+    #[inline]
     pub fn items(self) -> impl DoubleEndedIterator<Item = Node<'a>> + ExactSizeIterator + 'a {
         let ids: &'a [u32] = match &self.data().kind {
             Kind::Array(items) => items,
@@ -777,6 +807,7 @@ impl<'a> Node<'a> {
     }
 
     /// The number of items of an array so far (0 for anything else).
+    #[inline]
     pub fn len(self) -> usize {
         match &self.data().kind {
             Kind::Array(items) => items.len(),
@@ -785,11 +816,13 @@ impl<'a> Node<'a> {
     }
 
     /// Whether an array has no items so far (true for anything else).
+    #[inline]
     pub fn is_empty(self) -> bool {
         self.len() == 0
     }
 
     /// Item `index` of an array.
+    #[inline]
     pub fn item(self, index: usize) -> Option<Node<'a>> {
         match &self.data().kind {
             Kind::Array(items) => items.get(index).map(|&id| self.at(id)),
@@ -799,6 +832,7 @@ impl<'a> Node<'a> {
 
     /// The members of an object so far, in the order written (empty for anything else). A member
     /// appears once its value has begun.
+    #[inline]
     pub fn entries(self) -> impl DoubleEndedIterator<Item = (&'a str, Node<'a>)> + 'a {
         let entries: &'a [(String, u32)] = match &self.data().kind {
             Kind::Object(entries) => entries,
@@ -811,6 +845,7 @@ impl<'a> Node<'a> {
     }
 
     /// The value of `key` (the last one written, as serde takes duplicates).
+    #[inline]
     pub fn get(self, key: &str) -> Option<Node<'a>> {
         self.entries()
             .rev()
@@ -820,6 +855,7 @@ impl<'a> Node<'a> {
 
     /// The index of the first item changed after chunk `since`: only the items from there on can
     /// differ from what a reader saw then (values are written left to right).
+    #[inline]
     pub fn first_changed_item(self, since: u64) -> usize {
         let Kind::Array(items) = &self.data().kind else {
             return 0;
@@ -833,6 +869,7 @@ impl<'a> Node<'a> {
     }
 
     /// The members changed after chunk `since`, in order (a suffix of the members).
+    #[inline]
     pub fn changed_entries(self, since: u64) -> impl Iterator<Item = (&'a str, Node<'a>)> + 'a {
         let entries: &'a [(String, u32)] = match &self.data().kind {
             Kind::Object(entries) => entries,
@@ -852,6 +889,7 @@ impl<'a> Node<'a> {
     }
 
     /// Whether [`Node::to_value`] includes it: anything but a number or word not read to its end.
+    #[inline]
     fn readable(self) -> bool {
         self.is_complete() || !matches!(self.data().kind, Kind::Number(_) | Kind::Word(_))
     }

@@ -71,6 +71,7 @@ pub type Partial<T> = <T as PartialValue>::Partial;
 
 /// A field of a derived type: shown only once complete when `done` (`#[extract(stream = "done")]`).
 #[doc(hidden)]
+#[inline]
 pub fn sync_field<T: PartialValue + ?Sized>(
     slot: &mut Option<T::Partial>,
     node: Node<'_>,
@@ -85,12 +86,14 @@ pub fn sync_field<T: PartialValue + ?Sized>(
 
 /// Whether a field of a derived type would be shown (see [`sync_field`]).
 #[doc(hidden)]
+#[inline]
 pub fn field_shown<T: PartialValue + ?Sized>(node: Option<Node<'_>>, done: bool) -> bool {
     node.is_some_and(|node| (!done || node.is_complete()) && T::shown(node))
 }
 
 /// The value of the first of `names` (a field's JSON name and its aliases) in an object.
 #[doc(hidden)]
+#[inline]
 pub fn member<'a>(node: Node<'a>, names: &[&str]) -> Option<Node<'a>> {
     names.iter().find_map(|name| node.get(name))
 }
@@ -109,6 +112,7 @@ pub fn json_shown(node: Option<Node<'_>>, done: bool) -> bool {
 
 /// The complete string of a tag or fieldless enum.
 #[doc(hidden)]
+#[inline]
 pub fn complete_str(node: Option<Node<'_>>) -> Option<&str> {
     node.filter(|node| node.is_complete())?.as_str()
 }
