@@ -41,8 +41,11 @@ pub struct PartialParser {
     state: State,
     /// The scalar being read (a string, number or literal).
     scalar: Option<Frame>,
+    /// Every string, key, number and word read, one after the other: nodes hold spans of it (one
+    /// buffer, not an allocation per node). What is being read is always at its end.
+    text: String,
     /// The key being read, or read and waiting for its value.
-    key: String,
+    key: Span,
     /// Whether string bytes go to `key` (else to the scalar).
     in_key: bool,
     /// The bytes of a UTF-8 character cut by the end of a chunk.
@@ -57,6 +60,20 @@ pub struct PartialParser {
     closed: Vec<u32>,
     /// Whether the value must be an object or an array (prose before it is skipped).
     container: bool,
+}
+
+/// A span of [`PartialParser`]'s text.
+#[derive(Debug, Clone, Copy, Default)]
+struct Span {
+    start: usize,
+    end: usize,
+}
+
+impl Span {
+    /// An empty span at `at`.
+    fn at(at: usize) -> Span {
+        Span { start: at, end: at }
+    }
 }
 
 /// One open container or scalar: its node.
@@ -105,12 +122,12 @@ enum Kind {
     Null,
     Bool(bool),
     /// The number as written.
-    Number(String),
-    String(String),
+    Number(Span),
+    String(Span),
     /// A bare word while it is read.
-    Word(String),
+    Word(Span),
     Array(Vec<u32>),
-    Object(Vec<(String, u32)>),
+    Object(Vec<(Span, u32)>),
 }
 
 /// A step of a node's path: an object key or an array index.
@@ -155,7 +172,8 @@ impl PartialParser {
             stack: Vec::new(),
             state: State::Seek,
             scalar: None,
-            key: String::new(),
+            text: String::new(),
+            key: Span::default(),
             in_key: false,
             utf8: Vec::new(),
             high: None,
@@ -248,15 +266,15 @@ impl PartialParser {
             State::Key => {
                 match byte {
                     b'"' => {
-                        self.key.clear();
+                        self.key = Span::at(self.text.len());
                         self.in_key = true;
                         self.state = State::Str;
                     }
                     b'}' => self.close(),
                     b']' => self.close(),
                     b if b.is_ascii_alphanumeric() || b == b'_' || b == b'$' => {
-                        self.key.clear();
-                        self.key.push(char::from(b));
+                        self.key = Span::at(self.text.len());
+                        self.push_key_byte(b);
                         self.state = State::BareKey;
                     }
                     // Whitespace, doubled commas, stray quotes: skipped.
@@ -266,7 +284,7 @@ impl PartialParser {
             }
             State::BareKey => {
                 if byte.is_ascii_alphanumeric() || byte == b'_' || byte == b'$' || byte == b'-' {
-                    self.key.push(char::from(byte));
+                    self.push_key_byte(byte);
                     i + 1
                 } else {
                     self.state = State::Colon;
@@ -349,33 +367,27 @@ impl PartialParser {
                     self.finish_scalar();
                     return i;
                 }
-                let digits = std::str::from_utf8(rest.get(..run).unwrap_or_default());
-                if let (Some(Kind::Number(text)), Ok(digits)) = (self.scalar_kind(), digits) {
-                    text.push_str(digits);
+                if let Ok(digits) = std::str::from_utf8(rest.get(..run).unwrap_or_default()) {
+                    self.extend_scalar(digits);
                 }
-                self.dirty = true;
                 i + run
             }
             State::Literal => {
                 if byte.is_ascii_alphabetic() {
-                    let mut whole = None;
-                    if let Some(Kind::Word(word)) = self.scalar_kind() {
-                        word.push(char::from(byte));
-                        whole = literal(word);
-                    }
-                    self.dirty = true;
-                    if let Some(kind) = whole {
+                    self.extend_scalar(char::from(byte).encode_utf8(&mut [0; 4]));
+                    if let Some(kind) = literal(self.scalar_text()) {
                         self.set_scalar_kind(kind);
                         self.finish_scalar();
                     }
                     i + 1
                 } else {
-                    let word = match self.scalar_kind() {
-                        Some(Kind::Word(word)) => std::mem::take(word),
-                        _ => String::new(),
+                    let span = match self.scalar_kind() {
+                        Some(Kind::Word(span)) => *span,
+                        _ => Span::default(),
                     };
                     // A word that is no literal reads as a string, as the lenient parser reads it.
-                    self.set_scalar_kind(loose_literal(&word).unwrap_or(Kind::String(word)));
+                    let kind = loose_literal(self.scalar_text()).unwrap_or(Kind::String(span));
+                    self.set_scalar_kind(kind);
                     self.finish_scalar();
                     i
                 }
@@ -389,19 +401,17 @@ impl PartialParser {
             b'{' => self.open(Kind::Object(Vec::new())),
             b'[' => self.open(Kind::Array(Vec::new())),
             b'"' => {
-                self.begin_scalar(Kind::String(String::new()), State::Str);
                 self.in_key = false;
+                self.begin_scalar(Kind::String(Span::at(self.text.len())), State::Str);
             }
             b'-' | b'0'..=b'9' | b'+' | b'.' => {
-                self.begin_scalar(Kind::Number(char::from(byte).to_string()), State::Number)
+                self.begin_scalar(Kind::Number(Span::at(self.text.len())), State::Number);
+                self.extend_scalar(char::from(byte).encode_utf8(&mut [0; 4]));
             }
             b if b.is_ascii_alphabetic() => {
-                self.begin_scalar(Kind::Word(char::from(b).to_string()), State::Literal);
-                let whole = match self.scalar_kind() {
-                    Some(Kind::Word(word)) => literal(word),
-                    _ => None,
-                };
-                if let Some(kind) = whole {
+                self.begin_scalar(Kind::Word(Span::at(self.text.len())), State::Literal);
+                self.extend_scalar(char::from(b).encode_utf8(&mut [0; 4]));
+                if let Some(kind) = literal(self.scalar_text()) {
                     self.set_scalar_kind(kind);
                     self.finish_scalar();
                 }
@@ -477,6 +487,38 @@ impl PartialParser {
         self.nodes
             .get_mut(frame.id as usize)
             .map(|node| &mut node.kind)
+    }
+
+    /// The text of the scalar being read.
+    fn scalar_text(&self) -> &str {
+        let span = self
+            .scalar
+            .and_then(|frame| self.nodes.get(frame.id as usize))
+            .and_then(|node| match node.kind {
+                Kind::Number(span) | Kind::String(span) | Kind::Word(span) => Some(span),
+                _ => None,
+            });
+        span.map_or("", |span| self.slice(span))
+    }
+
+    fn slice(&self, span: Span) -> &str {
+        self.text.get(span.start..span.end).unwrap_or_default()
+    }
+
+    /// Appends to the scalar being read (its span is the end of the text).
+    fn extend_scalar(&mut self, more: &str) {
+        self.text.push_str(more);
+        let end = self.text.len();
+        if let Some(Kind::Number(span) | Kind::String(span) | Kind::Word(span)) = self.scalar_kind()
+        {
+            span.end = end;
+        }
+        self.dirty = true;
+    }
+
+    fn push_key_byte(&mut self, byte: u8) {
+        self.text.push(char::from(byte));
+        self.key.end = self.text.len();
     }
 
     fn set_scalar_kind(&mut self, kind: Kind) {
@@ -638,12 +680,12 @@ impl PartialParser {
 
     fn push_str(&mut self, text: &str) {
         if self.in_key {
-            self.key.push_str(text);
+            self.text.push_str(text);
+            self.key.end = self.text.len();
             return;
         }
-        if let Some(Kind::String(value)) = self.scalar_kind() {
-            value.push_str(text);
-            self.dirty = true;
+        if let Some(Kind::String(_)) = self.scalar_kind() {
+            self.extend_scalar(text);
         }
     }
 
@@ -663,7 +705,9 @@ impl PartialParser {
                     .enumerate()
                     .rev()
                     .find(|(_, (_, child))| *child <= id)
-                    .map(|(_, (key, child))| (PathSegment::Key(key.clone()), *child)),
+                    .map(|(_, (key, child))| {
+                        (PathSegment::Key(self.slice(*key).to_owned()), *child)
+                    }),
                 Kind::Array(items) => {
                     let index = items.partition_point(|&child| child <= id);
                     index
@@ -760,7 +804,7 @@ impl<'a> Node<'a> {
     #[inline]
     pub fn as_str(self) -> Option<&'a str> {
         match &self.data().kind {
-            Kind::String(text) => Some(text),
+            Kind::String(span) => Some(self.tree.slice(*span)),
             _ => None,
         }
     }
@@ -778,7 +822,7 @@ impl<'a> Node<'a> {
     #[inline]
     pub fn number(self) -> Option<&'a str> {
         match &self.data().kind {
-            Kind::Number(text) if self.is_complete() => Some(text),
+            Kind::Number(span) if self.is_complete() => Some(self.tree.slice(*span)),
             _ => None,
         }
     }
@@ -834,14 +878,14 @@ impl<'a> Node<'a> {
     /// appears once its value has begun.
     #[inline]
     pub fn entries(self) -> impl DoubleEndedIterator<Item = (&'a str, Node<'a>)> + 'a {
-        let entries: &'a [(String, u32)] = match &self.data().kind {
+        let entries: &'a [(Span, u32)] = match &self.data().kind {
             Kind::Object(entries) => entries,
             _ => &[],
         };
         let tree = self.tree;
         entries
             .iter()
-            .map(move |(key, id)| (key.as_str(), Node { tree, id: *id }))
+            .map(move |(key, id)| (tree.slice(*key), Node { tree, id: *id }))
     }
 
     /// The value of `key` (the last one written, as serde takes duplicates).
@@ -871,7 +915,7 @@ impl<'a> Node<'a> {
     /// The members changed after chunk `since`, in order (a suffix of the members).
     #[inline]
     pub fn changed_entries(self, since: u64) -> impl Iterator<Item = (&'a str, Node<'a>)> + 'a {
-        let entries: &'a [(String, u32)] = match &self.data().kind {
+        let entries: &'a [(Span, u32)] = match &self.data().kind {
             Kind::Object(entries) => entries,
             _ => &[],
         };
@@ -885,7 +929,7 @@ impl<'a> Node<'a> {
             .get(entries.len() - unchanged..)
             .unwrap_or_default()
             .iter()
-            .map(move |(key, id)| (key.as_str(), Node { tree, id: *id }))
+            .map(move |(key, id)| (tree.slice(*key), Node { tree, id: *id }))
     }
 
     /// Whether [`Node::to_value`] includes it: anything but a number or word not read to its end.
@@ -900,8 +944,10 @@ impl<'a> Node<'a> {
         match &self.data().kind {
             Kind::Null => Value::Null,
             Kind::Bool(flag) => Value::Bool(*flag),
-            Kind::Number(text) => serde_json::from_str(text).unwrap_or(Value::Null),
-            Kind::String(text) => Value::String(text.clone()),
+            Kind::Number(span) => {
+                serde_json::from_str(self.tree.slice(*span)).unwrap_or(Value::Null)
+            }
+            Kind::String(span) => Value::String(self.tree.slice(*span).to_owned()),
             Kind::Word(_) => Value::Null,
             Kind::Array(_) => Value::Array(
                 self.items()
