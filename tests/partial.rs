@@ -530,3 +530,36 @@ async fn an_openai_compatible_server_streams_snapshots() {
         Some(Ok(PartialEvent::Final { revised: false, .. }))
     ));
 }
+
+#[tokio::test]
+async fn an_ollama_server_streams_snapshots_in_two_byte_pieces() {
+    let whole = invoice_json("Zoë", "Thé vert 🍵", 2);
+    let server = TestServer::script(vec![support::ollama(
+        Answer::new(serde_json::to_string(&whole).unwrap()).pieces_of(2),
+    )]);
+    let llm = llm_extract::Ollama::builder("test-model")
+        .host(server.url())
+        .build()
+        .unwrap();
+    let events: Vec<_> = Invoice::extract_partial(&llm, "the invoice")
+        .collect()
+        .await;
+    let (snapshots, completed, _) = collect_events(&events);
+    check_sequence(&snapshots, &whole);
+    assert!(
+        completed.contains(&"payment.last4".to_string()),
+        "{completed:?}"
+    );
+    let Some(Ok(PartialEvent::Final {
+        extraction,
+        revised,
+    })) = events.last()
+    else {
+        panic!("{:?}", events.last());
+    };
+    assert!(!revised);
+    assert_eq!(
+        extraction.value,
+        serde_json::from_value::<Invoice>(whole).unwrap()
+    );
+}
