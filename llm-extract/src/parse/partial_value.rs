@@ -421,8 +421,9 @@ maps!(BTreeMap; HashMap, S);
 /// assert!(reader.feed(br#"{"name": "Ada"#));
 /// let person: &Partial<Person> = reader.partial().unwrap();
 /// assert_eq!((person.name.as_deref(), person.age), (Some("Ada"), None));
-/// assert!(!reader.feed(b" ")); // nothing visible changed
-/// reader.feed(br#"", "age": 36}"#);
+/// assert!(reader.feed(br#" L", "ag"#)); // the name grew
+/// assert!(!reader.feed(br#"e": 3"#)); // a key and a number not yet ended: nothing to show
+/// reader.feed(b"6}");
 /// assert_eq!(reader.partial().unwrap().age, Some(36));
 /// ```
 pub struct PartialReader<T: PartialValue + ?Sized> {
