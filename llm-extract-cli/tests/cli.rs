@@ -112,7 +112,7 @@ fn run_partial_prints_each_snapshot_then_the_value() {
             request,
             &Answer::new(r#"{"name": "Ada Lovelace", "age": "36"}"#)
                 .pieces_of(4)
-                .delay(Duration::from_millis(20)),
+                .delay(Duration::from_millis(50)),
         )
     });
     let output = cargo_bin_cmd!("llm-extract")
@@ -123,15 +123,17 @@ fn run_partial_prints_each_snapshot_then_the_value() {
         .unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
     let lines = json_lines(&output.stdout);
-    // The name grows as it is written; `age`, a string in the answer, is coerced in the final value.
-    assert!(lines.len() >= 4, "{lines:?}");
+    // The name grows as it is written (how many snapshots depends on how the pieces arrive: a snapshot
+    // not yet printed is replaced by a newer one); `age`, a string in the answer, is coerced in the
+    // final value.
+    assert!(lines.len() >= 3, "{lines:?}");
     let names: Vec<&str> = lines.iter().filter_map(|l| l["name"].as_str()).collect();
     assert!(
         names.windows(2).all(|w| w[1].starts_with(w[0])),
         "{names:?}"
     );
     assert!(
-        names.contains(&"Ada L") || names.contains(&"Ada Lo"),
+        names.iter().any(|n| n.len() < "Ada Lovelace".len()),
         "{names:?}"
     );
     assert_eq!(
