@@ -22,7 +22,11 @@ use serde_json::json;
 use std::collections::HashMap;
 use std::hint::black_box;
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+#[path = "support/timing.rs"]
+mod timing;
+use timing::{interleaved, row};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 struct Fact {
@@ -406,82 +410,6 @@ criterion_group! {
         .measurement_time(Duration::from_secs(3))
         .sample_size(20);
     targets = one_value, many_lines, decoder, unterminated_strings
-}
-
-/// Nanoseconds this thread has spent on a CPU, so that time spent preempted on a busy machine
-/// does not count (Linux; wall-clock time elsewhere).
-#[cfg(all(target_os = "linux", target_pointer_width = "64"))]
-fn cpu_nanos(wall_start: Instant) -> u64 {
-    #[repr(C)]
-    struct Timespec {
-        sec: i64,
-        nsec: i64,
-    }
-    extern "C" {
-        fn clock_gettime(clock: i32, tp: *mut Timespec) -> i32;
-    }
-    const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
-    let mut t = Timespec { sec: 0, nsec: 0 };
-    // SAFETY: clock_gettime writes one timespec through a pointer to a live, aligned value.
-    if unsafe { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &mut t) } == 0 {
-        t.sec as u64 * 1_000_000_000 + t.nsec as u64
-    } else {
-        wall_start.elapsed().as_nanos() as u64
-    }
-}
-
-#[cfg(not(all(target_os = "linux", target_pointer_width = "64")))]
-fn cpu_nanos(wall_start: Instant) -> u64 {
-    wall_start.elapsed().as_nanos() as u64
-}
-
-/// Median CPU time per call of each function, over `rounds` batches interleaved with the others'.
-fn interleaved(fns: &mut [&mut dyn FnMut()], rounds: usize) -> Vec<Duration> {
-    let origin = Instant::now();
-    // Calibrate each to at least 10 ms of CPU a batch.
-    let iters: Vec<u64> = fns
-        .iter_mut()
-        .map(|f| {
-            let mut n = 1u64;
-            loop {
-                let start = cpu_nanos(origin);
-                for _ in 0..n {
-                    f();
-                }
-                if cpu_nanos(origin) - start >= 10_000_000 {
-                    return n;
-                }
-                n *= 2;
-            }
-        })
-        .collect();
-    let mut samples: Vec<Vec<Duration>> = vec![Vec::new(); fns.len()];
-    for _ in 0..rounds {
-        for (i, f) in fns.iter_mut().enumerate() {
-            let start = cpu_nanos(origin);
-            for _ in 0..iters[i] {
-                f();
-            }
-            let spent = cpu_nanos(origin) - start;
-            samples[i].push(Duration::from_nanos(spent / iters[i]));
-        }
-    }
-    samples
-        .into_iter()
-        .map(|mut s| {
-            s.sort_unstable();
-            s[s.len() / 2]
-        })
-        .collect()
-}
-
-fn row(what: &str, ours: Duration, base: Duration, goal: &str) {
-    let ratio = ours.as_secs_f64() / base.as_secs_f64();
-    println!(
-        "| {what} | {:.2} us | {:.2} us | {ratio:.2}x | {goal} |",
-        ours.as_secs_f64() * 1e6,
-        base.as_secs_f64() * 1e6
-    );
 }
 
 fn ratios() {

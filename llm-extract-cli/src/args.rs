@@ -272,6 +272,10 @@ pub struct RunArgs {
     /// Wait for the whole answer and print it at once (default: print each item as it completes).
     #[arg(long)]
     pub no_streaming: bool,
+    /// Print the value as it is written: each snapshot of it as one compact JSON line (strings as far
+    /// as written, numbers once complete), then the validated value as the last line.
+    #[arg(long, conflicts_with_all = ["jsonl", "no_streaming"])]
+    pub partial: bool,
     /// Pretty-print values (default: one compact line each).
     #[arg(long)]
     pub pretty: bool,

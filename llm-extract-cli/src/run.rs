@@ -7,7 +7,7 @@ use crate::input;
 use crate::output::{save_raw, Printer};
 use crate::schema;
 use futures_util::StreamExt;
-use llm_extract::extract::Input;
+use llm_extract::extract::{Input, PartialEvent};
 use llm_extract::parse::Skipped;
 use serde_json::{Map, Value};
 
@@ -31,6 +31,10 @@ pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
     let set = schema.schema_set();
     let printer = Printer::new(args.pretty);
     let save_dir = args.extract.save_raw.as_deref();
+
+    if args.partial {
+        return partial(&extractor, set, input, &printer, save_dir).await;
+    }
 
     if !args.jsonl {
         return match extractor.extract_value(set, input).await {
@@ -85,6 +89,37 @@ pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
     if let Some(report) = stream.report() {
         save_raw(save_dir, "run", &report.attempts)?;
         warn_about_items(printed, &report.skipped);
+    }
+    Ok(Exit::Success)
+}
+
+/// `--partial`: each snapshot as one compact JSON line as the answer streams, the validated value last.
+/// A retry (the model asked again) is said on standard error; its snapshots start over.
+async fn partial<L: llm_extract::Llm>(
+    extractor: &llm_extract::Extractor<L>,
+    set: &llm_extract::SchemaSet,
+    input: Input,
+    printer: &Printer,
+    save_dir: Option<&std::path::Path>,
+) -> Result<Exit, CliError> {
+    let lines = Printer::new(false);
+    let mut stream = extractor.extract_value_partial(set, input);
+    while let Some(event) = stream.next().await {
+        match event {
+            Ok(PartialEvent::Snapshot(snapshot)) => lines.value(&snapshot)?,
+            Ok(PartialEvent::Retry { attempt, kind }) => {
+                eprintln!("llm-extract: attempt {attempt} ({kind:?}): the value starts over");
+            }
+            Ok(PartialEvent::Final { extraction, .. }) => {
+                save_raw(save_dir, "run", &extraction.report.attempts)?;
+                printer.value(&extraction.value)?;
+            }
+            Ok(_) => {}
+            Err(error) => {
+                save_raw(save_dir, "run", error.attempts())?;
+                return Err(error.into());
+            }
+        }
     }
     Ok(Exit::Success)
 }

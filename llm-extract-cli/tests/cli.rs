@@ -105,6 +105,43 @@ fn run_works_against_an_openai_compatible_server() {
 }
 
 /// Three JSON lines of equal length, streamed one line per piece with `delay` before each.
+#[test]
+fn run_partial_prints_each_snapshot_then_the_value() {
+    let server = TestServer::start(|request| {
+        Reply::ollama(
+            request,
+            &Answer::new(r#"{"name": "Ada Lovelace", "age": "36"}"#)
+                .pieces_of(4)
+                .delay(Duration::from_millis(50)),
+        )
+    });
+    let output = cargo_bin_cmd!("llm-extract")
+        .args(["run", "--partial", "--signature", PERSON])
+        .args(["--ollama", &server.url(), "--model", "m"])
+        .write_stdin("Ada Lovelace, 36.")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+    let lines = json_lines(&output.stdout);
+    // The name grows as it is written (how many snapshots depends on how the pieces arrive: a snapshot
+    // not yet printed is replaced by a newer one); `age`, a string in the answer, is coerced in the
+    // final value.
+    assert!(lines.len() >= 3, "{lines:?}");
+    let names: Vec<&str> = lines.iter().filter_map(|l| l["name"].as_str()).collect();
+    assert!(
+        names.windows(2).all(|w| w[1].starts_with(w[0])),
+        "{names:?}"
+    );
+    assert!(
+        names.iter().any(|n| n.len() < "Ada Lovelace".len()),
+        "{names:?}"
+    );
+    assert_eq!(
+        lines.last(),
+        Some(&json!({"name": "Ada Lovelace", "age": 36}))
+    );
+}
+
 fn three_people(delay: Duration) -> Answer {
     let text = "{\"name\": \"Ann\", \"age\": 31}\n{\"name\": \"Bob\", \"age\": 32}\n{\"name\": \"Cid\", \"age\": 33}\n";
     let line = text.find('\n').unwrap() + 1;

@@ -27,6 +27,7 @@ pub const EXTRACT_KEYS: &[&str] = &[
     "schemars",
     "grounded",
     "key",
+    "stream",
     "example",
 ];
 
@@ -98,6 +99,15 @@ pub enum Json {
     Array(Vec<Example>),
 }
 
+/// When a field appears in a partial value while the answer streams (`stream = "..."`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stream {
+    /// `"done"`: only once its value is complete.
+    Done,
+    /// `"required"`: its object appears only once this field does.
+    Required,
+}
+
 /// One example and the tokens that wrote it.
 pub struct Example {
     /// The literal.
@@ -133,6 +143,8 @@ pub struct ExtractAttrs {
     pub grounded: Option<Setting<()>>,
     /// `key`: the field is part of an item's identity when items are merged.
     pub key: Option<Setting<()>>,
+    /// `stream = "done"` or `stream = "required"`
+    pub stream: Option<Setting<Stream>>,
     /// `example(text = "...", value = ...)`, each (types only; see `example.rs`)
     pub example: Vec<crate::example::TypeExample>,
 }
@@ -152,6 +164,7 @@ impl ExtractAttrs {
             ("schemars", self.schemars.as_ref().map(|s| &s.tokens)),
             ("grounded", self.grounded.as_ref().map(|s| &s.tokens)),
             ("key", self.key.as_ref().map(|s| &s.tokens)),
+            ("stream", self.stream.as_ref().map(|s| &s.tokens)),
         ]
         .into_iter()
         .filter_map(|(name, tokens)| Some((name, tokens?)))
@@ -341,6 +354,28 @@ fn parse_extract(cx: &Ctxt, attrs: &mut ExtractAttrs, meta: ParseNestedMeta) -> 
                     tokens,
                 },
             );
+        }
+        "stream" => {
+            let expr: Expr = meta.value()?.parse()?;
+            let tokens = quote!(#path = #expr);
+            if let Some(text) = string_literal(cx, &key, &expr) {
+                let value = match text.value().as_str() {
+                    "done" => Stream::Done,
+                    "required" => Stream::Required,
+                    other => {
+                        cx.error_spanned_by(
+                            &text,
+                            format!(
+                                "unknown `stream` value `{other}`: write `stream = \"done\"` (the field \
+                                 appears in a partial value only once complete) or `stream = \"required\"` \
+                                 (its object appears only once this field does)"
+                            ),
+                        );
+                        return Ok(());
+                    }
+                };
+                set(cx, &mut attrs.stream, &key, Setting { value, tokens });
+            }
         }
         "description" | "pattern" | "min_length" | "max_length" | "min_items" | "max_items"
         | "minimum" | "maximum" => {

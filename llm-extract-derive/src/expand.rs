@@ -1,8 +1,9 @@
 //! Code generation. The model has been validated; this only writes the impls.
 //!
-//! For a type `T` the derive writes two impls: `__private::FieldSchema` (builds `T`'s generic schema
-//! from its fields' `FieldSchema`s, so derived types nest) and `Extract` (caches a `SchemaSet` built
-//! from that schema in a `static`). On any error it writes `compile_error!` plus impls that cannot run,
+//! For a type `T` the derive writes the impls `__private::FieldSchema` (builds `T`'s generic schema
+//! from its fields' `FieldSchema`s, so derived types nest), `Schema` (caches a `SchemaSet` built
+//! from that schema in a `static`) and `Extract`, and the partial form `TPartial` with its
+//! `PartialValue` impl (`partial.rs`). On any error it writes `compile_error!` plus impls that cannot run,
 //! so uses of `T` elsewhere do not cascade into more errors.
 
 use crate::ast::{self, Enum, Field, Input, Struct, Variant};
@@ -48,6 +49,7 @@ fn expand(input: &Input) -> TokenStream {
         Input::Enum(input) => enum_schema(input),
     };
     let nesting = nesting(input);
+    let partial = crate::partial::expand(input);
     let examples = crate::example::expand(match input {
         Input::Struct(input) => &input.attrs.extract.example,
         Input::Enum(input) => &input.attrs.extract.example,
@@ -81,6 +83,8 @@ fn expand(input: &Input) -> TokenStream {
         impl ::llm_extract::Extract for #ident {
             #examples
         }
+
+        #partial
     }
 }
 
@@ -278,6 +282,7 @@ fn fallback(input: &DeriveInput, error: syn::Error) -> TokenStream {
     let p = private();
     let ident = &input.ident;
     let error = error.to_compile_error();
+    let partial = crate::partial::fallback(input);
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
     let mut extract_generics = input.generics.clone();
     // Written with a higher-ranked lifetime so a type that also lacks `Deserialize` does not add
@@ -308,5 +313,7 @@ fn fallback(input: &DeriveInput, error: syn::Error) -> TokenStream {
 
         #[automatically_derived]
         impl #impl_generics ::llm_extract::Extract for #ident #ty_generics #extract_where {}
+
+        #partial
     }
 }

@@ -11,6 +11,7 @@ mod case;
 mod ctxt;
 mod example;
 mod expand;
+mod partial;
 mod ty;
 mod valid;
 
@@ -93,6 +94,12 @@ use syn::{parse_macro_input, DeriveInput};
 /// | `schemars` | the type's schemars schema | a foreign type implementing `schemars::JsonSchema` |
 /// | `grounded` | `"x-grounded": true` on the string (on the items of a list) | `String`, `Option<String>`, `Vec<String>` |
 /// | `key` | `"x-key": true` | a field holding one value: string, number, `bool`, fieldless enum |
+/// | `stream = "done"` | (none: partial values) | any field |
+/// | `stream = "required"` | (none: partial values) | a field the model always writes (not `Option`, no `#[serde(default)]`) |
+///
+/// `stream` changes only the partial form (below): with `"done"` the field appears only once its value is
+/// complete (an identifier, a code, anything that must not be shown half-written); with `"required"` its
+/// object appears only once this field does.
 ///
 /// `grounded` means the value must be a verbatim span of the source text: grounded extractions
 /// (`Extractor::extract_grounded_all`, `Extractor::extract_document`) find each such value in the text and
@@ -110,6 +117,16 @@ use syn::{parse_macro_input, DeriveInput};
 /// any proc macro must. A type the macro cannot classify (a type alias, a foreign type) is instead
 /// checked by a trait bound in the generated code, reported on the field's type; the integer-range
 /// and example checks need a type they can read, so a type alias skips them.
+///
+/// # The partial form
+///
+/// For `T` the derive also generates `TPartial` (same visibility; name it `llm_extract::parse::Partial<T>`),
+/// the value as it streams (`Extractor::extract_partial`): every field an `Option` of its type's partial
+/// form, nested derived types partial, `Vec<U>` a `Vec` of partial `U`s; a tagged enum becomes an enum of
+/// the same variants with optional fields, a fieldless enum a copy of it. Structs derive `Debug`, `Clone`,
+/// `Default`, `PartialEq` and `Serialize` (with serde's JSON names, fields not yet shown left out); enums
+/// all but `Default`. `llm_extract::parse::PartialValue` says when each kind of value is shown. A field
+/// marked `#[extract(schemars)]` is a `serde_json::Value`, the JSON written so far.
 ///
 /// # Foreign types via schemars
 ///

@@ -2,7 +2,7 @@
 //! All rules run; `Ctxt` collects the errors so one compile shows every mistake.
 
 use crate::ast::{Enum, Field, Input, Struct, Style, Variant};
-use crate::attr::{Attrs, Example, Json, Number, Setting};
+use crate::attr::{Attrs, Example, Json, Number, Setting, Stream};
 use crate::ctxt::Ctxt;
 use crate::ty::{self, Kind};
 use regex_syntax::hir::{Hir, HirKind, Look};
@@ -58,6 +58,7 @@ fn check_struct(cx: &Ctxt, input: &Struct) {
     }
     for field in &input.fields {
         check_field(cx, field, ident);
+        check_stream(cx, field, input.attrs.serde.default.is_some());
     }
     let tag = input.attrs.serde.tag.as_ref().map(LitStr::value);
     check_json_names(cx, &input.fields, tag.as_deref());
@@ -135,6 +136,7 @@ fn check_variant(cx: &Ctxt, variant: &Variant, own: &Ident, tag: Option<&str>) {
     }
     for field in &variant.fields {
         check_field(cx, field, own);
+        check_stream(cx, field, false);
     }
     check_json_names(cx, &variant.fields, tag);
 }
@@ -221,6 +223,31 @@ fn check_field(cx: &Ctxt, field: &Field, own: &Ident) {
         cx.error_spanned_by(part, why);
     }
     check_constraints(cx, field);
+}
+
+/// `stream = "required"` needs a field the model always writes: on a field it may leave out or write as
+/// `null`, its object would never be shown.
+fn check_stream(cx: &Ctxt, field: &Field, all_default: bool) {
+    let Some(stream) = &field.attrs.extract.stream else {
+        return;
+    };
+    if stream.value != Stream::Required || field.skipped() {
+        return;
+    }
+    let why = if ty::option_inner(field.ty).is_some() {
+        "this field is optional: whenever the model writes `null` for it"
+    } else if field.attrs.serde.default.is_some() || all_default {
+        "this field has a default (`#[serde(default)]`): whenever the model leaves it out"
+    } else {
+        return;
+    };
+    cx.error_spanned_by(
+        &stream.tokens,
+        format!(
+            "`stream = \"required\"` cannot apply here: {why}, its object would never be shown in \
+             a partial value; use `stream = \"done\"` or make the field required"
+        ),
+    );
 }
 
 /// The checks a constraint's field type allows; `Kind::Unknown` types are checked by a trait bound

@@ -37,6 +37,14 @@ use std::collections::HashSet;
 use std::time::Instant;
 use tracing::Instrument;
 
+/// What a watched extraction of one value reports as it runs.
+pub(crate) enum Progress<'a> {
+    /// Attempt `number` of this kind starts: its answer replaces the previous one.
+    Attempt { number: u32, kind: AttemptKind },
+    /// The next piece of the answer.
+    Delta(&'a str),
+}
+
 /// The loop's view of an extractor: the backend and the settings.
 #[derive(Clone, Copy)]
 pub(crate) struct Engine<'a> {
@@ -149,6 +157,17 @@ impl<'a> Engine<'a> {
         target: &G,
         input: Input,
     ) -> Result<Extraction<G::Output>, ExtractError> {
+        self.one_watched(target, input, None).await
+    }
+
+    /// Extracts one value, telling `progress` when each attempt starts and each piece of its answer as
+    /// it arrives (a partial extraction, `partial.rs`).
+    pub async fn one_watched<G: Target>(
+        &self,
+        target: &G,
+        input: Input,
+        mut progress: Option<&mut (dyn FnMut(Progress<'_>) + Send)>,
+    ) -> Result<Extraction<G::Output>, ExtractError> {
         let (first, _, max_string) = self.first_request(target, input, false)?;
         let name = target.schema().name();
         let mut report = Report::default();
@@ -173,7 +192,16 @@ impl<'a> Engine<'a> {
             let span = attempt_span(name, number, kind);
             let started = Instant::now();
             let guard = self.config.loop_guard;
-            let watched = watch::watch(self.llm, request, guard, max_string, self.spent)
+            let mut forward;
+            let observer: Option<watch::Observer<'_>> = match progress.as_mut() {
+                Some(progress) => {
+                    progress(Progress::Attempt { number, kind });
+                    forward = |delta: &str| progress(Progress::Delta(delta));
+                    Some(&mut forward)
+                }
+                None => None,
+            };
+            let watched = watch::watch(self.llm, request, guard, max_string, self.spent, observer)
                 .instrument(span.clone())
                 .await;
             let response = match watched.response {

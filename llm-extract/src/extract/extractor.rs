@@ -6,10 +6,11 @@ use super::config::{Input, Mode};
 use super::engine::Engine;
 use super::error::ExtractError;
 use super::example::{Example, ExampleError};
+use super::partial::{self, PartialEvent};
 use super::stream::ExtractStream;
 use super::target::{Derived, Runtime};
 use crate::llm::Llm;
-use crate::parse::{LoopGuard, ParseOptions};
+use crate::parse::{LoopGuard, ParseOptions, PartialValue};
 use crate::report::Extraction;
 use crate::schema::SchemaSet;
 use crate::Extract;
@@ -251,6 +252,68 @@ impl<L: Llm> Extractor<L> {
             let engine = engine.with_spent(&spent);
             let report = engine.many(&Derived::<T>::new(), input, &mut *sink).await?;
             Ok(report)
+        })
+    }
+
+    /// One value of `T` as it is written: a stream of [`PartialEvent`]s, snapshots of `T`'s partial form
+    /// ([`Partial<T>`](crate::parse::Partial), at most one per chunk received and none when nothing
+    /// visible changed), each value inside it as soon as it is closed, and last the validated value with
+    /// the same ledger as [`Extractor::extract`] (the same attempts, repairs and errors: a failed
+    /// extraction ends the stream with its error). The answer is read once, incrementally: linear in its
+    /// length however it is chunked. Any backend works; one that does not stream gives one snapshot.
+    ///
+    /// ```
+    /// use futures_util::StreamExt;
+    /// use llm_extract::extract::{Extractor, PartialEvent};
+    /// use llm_extract::llm::{from_fn, ChatResponse};
+    /// use llm_extract::Extract;
+    ///
+    /// #[derive(Extract, serde::Deserialize, Debug, PartialEq)]
+    /// struct Person {
+    ///     name: String,
+    ///     age: u32,
+    /// }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let llm = from_fn(|_| async { Ok(ChatResponse::new(r#"{"name": "Ada", "age": 36}"#)) });
+    /// let extractor = Extractor::new(llm);
+    /// let mut events = extractor.extract_partial::<Person>("Ada, 36.");
+    /// let mut last = None;
+    /// while let Some(event) = events.next().await {
+    ///     match event? {
+    ///         PartialEvent::Snapshot(person) => println!("{person:?}"),
+    ///         PartialEvent::Final { extraction, .. } => last = Some(extraction.value),
+    ///         _ => {}
+    ///     }
+    /// }
+    /// assert_eq!(last, Some(Person { name: "Ada".into(), age: 36 }));
+    /// # Ok::<(), llm_extract::extract::ExtractError>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn extract_partial<T: Extract + PartialValue>(
+        &self,
+        input: impl Into<Input>,
+    ) -> ExtractStream<'_, PartialEvent<T>> {
+        let input = input.into();
+        let engine = self.engine();
+        ExtractStream::start_with_sink(move |sink, spent| async move {
+            let target = Derived::<T>::new();
+            partial::run(engine.with_spent(&spent), &target, input, sink).await
+        })
+    }
+
+    /// One value of a runtime schema as it is written: like [`Extractor::extract_partial`], the
+    /// snapshots being the JSON written so far (strings as far as written, numbers and literals once
+    /// complete), the final value the validated JSON.
+    pub fn extract_value_partial<'s>(
+        &'s self,
+        schema: &'s SchemaSet,
+        input: impl Into<Input>,
+    ) -> ExtractStream<'s, PartialEvent<Value>> {
+        let input = input.into();
+        let engine = self.engine();
+        ExtractStream::start_with_sink(move |sink, spent| async move {
+            partial::run(engine.with_spent(&spent), &Runtime(schema), input, sink).await
         })
     }
 

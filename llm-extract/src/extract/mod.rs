@@ -17,6 +17,7 @@ mod extractor;
 mod grounding;
 mod loops;
 mod meter;
+mod partial;
 mod stream;
 mod target;
 mod tokens;
@@ -28,11 +29,13 @@ pub use document::{ChunkReport, Document, PassReport, DEFAULT_CHUNK_BYTES};
 pub use error::{ExtractError, ExtractErrorKind};
 pub use example::{Example, ExampleError};
 pub use extractor::Extractor;
+pub use partial::PartialEvent;
 pub use stream::ExtractStream;
 pub(crate) use wording::render;
 pub use wording::{TemplateError, DEFAULT_INSTRUCTIONS, DEFAULT_TEMPLATE};
 
 use crate::llm::Llm;
+use crate::parse::PartialValue;
 use crate::report::Extraction;
 use crate::schema::Schema;
 use std::future::Future;
@@ -123,6 +126,24 @@ pub trait Extract: Schema {
         document: &'a str,
     ) -> impl Future<Output = Document<Self>> + Send + 'a {
         async move { Extractor::new(llm).extract_document::<Self>(document).await }
+    }
+
+    /// Like [`Extract::extract`], but yields the value as it is written: snapshots of its partial form
+    /// ([`Partial<Self>`](crate::parse::Partial)), each value inside it as it completes, and the
+    /// validated value last. See [`Extractor::extract_partial`].
+    fn extract_partial<'a, L: Llm + ?Sized>(
+        llm: &'a L,
+        text: &str,
+    ) -> ExtractStream<'a, PartialEvent<Self>>
+    where
+        Self: PartialValue,
+    {
+        let input = Input::text(text);
+        ExtractStream::start_with_sink(move |sink, spent| async move {
+            let extractor = Extractor::new(llm);
+            let engine = extractor.engine().with_spent(&spent);
+            partial::run(engine, &target::Derived::<Self>::new(), input, sink).await
+        })
     }
 
     /// Like [`Extract::extract_all`], but yields each item as soon as it is complete.

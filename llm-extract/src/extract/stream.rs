@@ -60,11 +60,22 @@ pub(crate) struct Sink<O> {
 }
 
 impl<O> Sink<O> {
-    fn push(&self, item: O) {
+    /// Queues `item` for the stream's caller.
+    pub(crate) fn push(&self, item: O) {
         self.queue
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .push_back(item);
+    }
+
+    /// Takes back the last queued item if the caller has not read it yet and `wanted` says so (a
+    /// snapshot a newer one replaces).
+    pub(crate) fn take_last_if(&self, wanted: impl FnOnce(&O) -> bool) -> Option<O> {
+        let mut queue = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
+        match queue.back() {
+            Some(last) if wanted(last) => queue.pop_back(),
+            _ => None,
+        }
     }
 }
 
@@ -75,14 +86,25 @@ impl<'a, O: Send + 'a> ExtractStream<'a, O> {
         F: FnOnce(Box<dyn FnMut(O) + Send + 'a>, Arc<Spent>) -> Fut,
         Fut: Future<Output = Result<Report, ExtractError>> + Send + 'a,
     {
+        Self::start_with_sink(move |sink, spent| {
+            let push: Box<dyn FnMut(O) + Send + 'a> = Box::new(move |item| sink.push(item));
+            run(push, spent)
+        })
+    }
+
+    /// Starts `run` with the sink itself (to take back what the caller has not read yet).
+    pub(crate) fn start_with_sink<F, Fut>(run: F) -> Self
+    where
+        F: FnOnce(Sink<O>, Arc<Spent>) -> Fut,
+        Fut: Future<Output = Result<Report, ExtractError>> + Send + 'a,
+    {
         let queue = Arc::new(Mutex::new(VecDeque::new()));
         let sink = Sink {
             queue: Arc::clone(&queue),
         };
-        let push: Box<dyn FnMut(O) + Send + 'a> = Box::new(move |item| sink.push(item));
         let spent = Arc::new(Spent::default());
         ExtractStream {
-            run: Some(Box::pin(run(push, Arc::clone(&spent)))),
+            run: Some(Box::pin(run(sink, Arc::clone(&spent)))),
             queue,
             report: None,
             error: None,

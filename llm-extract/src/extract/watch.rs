@@ -18,17 +18,21 @@ pub(crate) struct Watched {
     pub usage: Usage,
 }
 
+/// What sees each piece of the answer as it arrives (a partial extraction's parser).
+pub(crate) type Observer<'o> = &'o mut (dyn FnMut(&str) + Send);
+
 /// Sends `request` and watches its answer (string values bounded by `max_string` characters, from
-/// [`LoopGuard::max_string`]). With the guard off, the answer is not streamed (the
-/// backend's `chat`), as before loop detection.
+/// [`LoopGuard::max_string`]), handing each piece to `observer` as it arrives. With the guard off and
+/// no observer, the answer is not streamed (the backend's `chat`), as before loop detection.
 pub(crate) async fn watch(
     llm: &dyn Llm,
     request: ChatRequest,
     guard: LoopGuard,
     max_string: Option<usize>,
     spent: Option<&Spent>,
+    mut observer: Option<Observer<'_>>,
 ) -> Watched {
-    if !guard.is_on() {
+    if !guard.is_on() && observer.is_none() {
         let response = llm.chat(request).await;
         let usage = response.as_ref().map(|r| r.usage).unwrap_or_default();
         return Watched {
@@ -55,7 +59,14 @@ pub(crate) async fn watch(
             Ok(ChatEvent::Delta(delta)) => {
                 meter.event();
                 text.push_str(&delta);
-                if let Some(found) = repeats.feed(delta.as_bytes()) {
+                if let Some(observe) = observer.as_mut() {
+                    observe(&delta);
+                }
+                let found = match guard.is_on() {
+                    true => repeats.feed(delta.as_bytes()),
+                    false => None,
+                };
+                if let Some(found) = found {
                     // Dropping the stream cancels the generation.
                     drop(stream);
                     let usage = meter.estimate();
@@ -83,6 +94,11 @@ pub(crate) async fn watch(
             Ok(ChatEvent::Done(mut done)) => {
                 if done.text.is_empty() {
                     done.text = text;
+                } else if text.is_empty() {
+                    // A backend that streamed nothing but the whole answer at the end.
+                    if let Some(observe) = observer.as_mut() {
+                        observe(&done.text);
+                    }
                 }
                 if done.thinking.is_none() && !thinking.is_empty() {
                     done.thinking = Some(thinking);

@@ -1,0 +1,302 @@
+//! Partial values while they stream (issue 16): an answer fed to [`PartialReader`] chunk by chunk, a
+//! snapshot taken after every chunk that changed something visible, against its baselines.
+//!
+//! `cargo bench --bench partial` runs the criterion benchmarks, then prints the ratio tables (each
+//! ratio measured in the same run by interleaving ours and the baseline, per-thread CPU time, so drift
+//! on a shared machine cancels out). `-- --ratios-only` prints only the tables; `-- --incremental-only`
+//! runs only the incremental reader (4-byte chunks, 2,000 times), for a profiler.
+//!
+//! 1. A 20 KB answer in 4-byte and 16-byte chunks, snapshots included, vs one-shot
+//!    `from_str::<Invoice>` of the whole answer (validated), and vs re-parsing the accumulated prefix on
+//!    every chunk (what instructor and the Vercel AI SDK do: here our own parser run from scratch over
+//!    the prefix, then the typed partial built from it, so only the re-reading differs).
+//! 2. How each grows from 10 KB to 100 KB: incremental (4-byte chunks) grows linearly, re-parsing the
+//!    prefix (64-byte chunks, to keep it runnable) quadratically.
+
+use criterion::{criterion_group, BenchmarkId, Criterion, Throughput};
+use llm_extract::parse::{PartialParser, PartialReader};
+use llm_extract::{from_str, Extract};
+use serde::Deserialize;
+use serde_json::json;
+use std::hint::black_box;
+use std::time::Duration;
+
+#[path = "support/timing.rs"]
+mod timing;
+use timing::{interleaved, row};
+
+#[derive(Extract, Deserialize)]
+#[allow(dead_code)]
+struct Invoice {
+    #[extract(stream = "required")]
+    number: String,
+    customer: Customer,
+    lines: Vec<Line>,
+    status: Status,
+    total: f64,
+    #[extract(stream = "done")]
+    iban: String,
+}
+
+#[derive(Extract, Deserialize)]
+#[allow(dead_code)]
+struct Customer {
+    name: String,
+    email: Option<String>,
+}
+
+#[derive(Extract, Deserialize)]
+#[allow(dead_code)]
+struct Line {
+    sku: String,
+    description: String,
+    quantity: u32,
+    price: f64,
+    tags: Vec<String>,
+}
+
+#[derive(Extract, Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[allow(dead_code)]
+enum Status {
+    Paid,
+    Open,
+}
+
+/// A pretty-printed invoice answer of about `bytes` bytes (lines with escapes and non-ASCII text).
+fn answer(bytes: usize) -> String {
+    let line = |i: usize| {
+        json!({
+            "sku": format!("SKU-{i:05}"),
+            "description": format!("Widget \"{i}\" — größe {i}, line\\n {}", "x".repeat(i % 17)),
+            "quantity": i % 9 + 1,
+            "price": (i as f64) * 1.25,
+            "tags": ["hardware", "b2b"],
+        })
+    };
+    let mut lines = Vec::new();
+    let mut value;
+    loop {
+        lines.push(line(lines.len()));
+        value = json!({
+            "number": "INV-2026-0001",
+            "customer": {"name": "Ada Lovelace", "email": "ada@example.com"},
+            "lines": lines,
+            "status": "paid",
+            "total": 1234.5,
+            "iban": "DE89370400440532013000",
+        });
+        if serde_json::to_string_pretty(&value).map_or(0, |t| t.len()) >= bytes {
+            break;
+        }
+    }
+    serde_json::to_string_pretty(&value).unwrap_or_default()
+}
+
+/// Feeds `text` in `chunk`-byte pieces, taking a snapshot after each that changed something.
+fn incremental(text: &[u8], chunk: usize) -> usize {
+    let mut reader = PartialReader::<Invoice>::new();
+    let mut snapshots = 0;
+    for piece in text.chunks(chunk) {
+        if reader.feed(piece) {
+            black_box(reader.snapshot());
+            snapshots += 1;
+        }
+    }
+    snapshots
+}
+
+/// The same, reading each snapshot by reference ([`PartialReader::partial`]) rather than sharing it.
+fn incremental_borrowed(text: &[u8], chunk: usize) -> usize {
+    let mut reader = PartialReader::<Invoice>::new();
+    let mut snapshots = 0;
+    for piece in text.chunks(chunk) {
+        if reader.feed(piece) {
+            black_box(reader.partial());
+            snapshots += 1;
+        }
+    }
+    snapshots
+}
+
+/// The parser alone, without the typed value: how the cost of `incremental` splits.
+fn parser_only(text: &[u8], chunk: usize) -> u64 {
+    let mut parser = PartialParser::new(true);
+    for piece in text.chunks(chunk) {
+        parser.feed(piece);
+    }
+    black_box(parser.chunk())
+}
+
+/// Re-parses the accumulated prefix from scratch after every `chunk` bytes, building the partial
+/// value each time.
+fn reparse(text: &[u8], chunk: usize) -> usize {
+    let mut snapshots = 0;
+    let mut end = 0;
+    while end < text.len() {
+        end = (end + chunk).min(text.len());
+        let mut reader = PartialReader::<Invoice>::new();
+        if reader.feed(&text[..end]) {
+            black_box(reader.snapshot());
+            snapshots += 1;
+        }
+    }
+    snapshots
+}
+
+fn one_shot(text: &str) {
+    black_box(from_str::<Invoice>(black_box(text)).ok());
+}
+
+fn bench(c: &mut Criterion) {
+    let mut group = c.benchmark_group("partial_20kb");
+    let text = answer(20_000);
+    group.throughput(Throughput::Bytes(text.len() as u64));
+    group.bench_function("one_shot_from_str", |b| b.iter(|| one_shot(&text)));
+    for chunk in [4, 16] {
+        group.bench_with_input(
+            BenchmarkId::new("incremental", chunk),
+            &chunk,
+            |b, &chunk| b.iter(|| incremental(black_box(text.as_bytes()), chunk)),
+        );
+    }
+    group.bench_with_input(BenchmarkId::new("reparse_prefix", 16), &16, |b, &chunk| {
+        b.iter(|| reparse(black_box(text.as_bytes()), chunk))
+    });
+    group.finish();
+}
+
+fn ratios() {
+    const ROUNDS: usize = 15;
+    let text = answer(20_000);
+    let bytes = text.as_bytes();
+    // The answer must be a valid `Invoice`, or the baseline would time an error.
+    assert!(from_str::<Invoice>(&text).is_ok());
+    println!(
+        "\n## 20 KB answer ({} bytes; ours / baseline: median on-CPU time of {ROUNDS} interleaved batches)\n",
+        text.len()
+    );
+    println!("| benchmark | ours | baseline | ratio | goal |");
+    println!("|---|---|---|---|---|");
+    let t = interleaved(
+        &mut [
+            &mut || one_shot(&text),
+            &mut || {
+                black_box(incremental(black_box(bytes), 4));
+            },
+            &mut || {
+                black_box(incremental(black_box(bytes), 16));
+            },
+            &mut || {
+                black_box(reparse(black_box(bytes), 4));
+            },
+            &mut || {
+                black_box(reparse(black_box(bytes), 16));
+            },
+            &mut || {
+                black_box(parser_only(black_box(bytes), 4));
+            },
+            &mut || {
+                black_box(incremental_borrowed(black_box(bytes), 4));
+            },
+        ],
+        ROUNDS,
+    );
+    row(
+        "4-byte chunks + snapshots vs one-shot `from_str`",
+        t[1],
+        t[0],
+        "<= 3x",
+    );
+    row(
+        "the same, each snapshot read by reference (`partial()`, no `Arc`)",
+        t[6],
+        t[0],
+        "",
+    );
+    row(
+        "of which the parser alone (no typed value), 4-byte chunks",
+        t[5],
+        t[0],
+        "",
+    );
+    row(
+        "16-byte chunks + snapshots vs one-shot `from_str`",
+        t[2],
+        t[0],
+        "",
+    );
+    row(
+        "4-byte chunks: re-parsing the prefix per chunk vs incremental",
+        t[3],
+        t[1],
+        "",
+    );
+    row(
+        "16-byte chunks: re-parsing the prefix per chunk vs incremental",
+        t[4],
+        t[2],
+        "",
+    );
+
+    println!("\n## Growth from 10 KB to 100 KB (median on-CPU time of 5 interleaved batches)\n");
+    println!("| size | one-shot `from_str` | incremental, 4-byte chunks | ratio to one-shot | re-parse prefix, 64-byte chunks | ratio to one-shot |");
+    println!("|---|---|---|---|---|---|");
+    for size in [10_000, 20_000, 50_000, 100_000] {
+        let text = answer(size);
+        let bytes = text.as_bytes();
+        let t = interleaved(
+            &mut [
+                &mut || one_shot(&text),
+                &mut || {
+                    black_box(incremental(black_box(bytes), 4));
+                },
+                &mut || {
+                    black_box(reparse(black_box(bytes), 64));
+                },
+            ],
+            5,
+        );
+        let us = |d: Duration| d.as_secs_f64() * 1e6;
+        println!(
+            "| {} KB | {:.0} us | {:.0} us | {:.2}x | {:.0} us | {:.1}x |",
+            size / 1000,
+            us(t[0]),
+            us(t[1]),
+            us(t[1]) / us(t[0]),
+            us(t[2]),
+            us(t[2]) / us(t[0]),
+        );
+    }
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default()
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3))
+        .sample_size(10);
+    targets = bench
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    // For a profiler: the incremental reader alone, 4-byte chunks, many times.
+    if args.iter().any(|a| a == "--incremental-only") {
+        let text = answer(20_000);
+        for _ in 0..2_000 {
+            black_box(incremental(black_box(text.as_bytes()), 4));
+        }
+        return;
+    }
+    if args.iter().any(|a| a == "--ratios-only") {
+        ratios();
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+    // `cargo bench` passes `--bench`; `cargo test --benches` runs each benchmark once, without it.
+    if args.iter().any(|a| a == "--bench") && !args.iter().any(|a| a == "--list") {
+        ratios();
+    }
+}

@@ -1,0 +1,424 @@
+//! The partial form of a derived type, shown while its JSON streams: for `T`, a type `TPartial`
+//! (every field an `Option` of its type's partial form) and `impl PartialValue for T`, which builds and
+//! updates it from the runtime's partial tree (`llm_extract::parse::PartialValue` documents when each
+//! kind of value is shown).
+//!
+//! - struct `T` -> struct `TPartial`, deriving `Debug, Clone, Default, PartialEq, Serialize`;
+//! - internally tagged enum -> enum `TPartial` with the same tag and variants, each field optional
+//!   (known once the tag is read; no `Default`, since no variant is a default);
+//! - fieldless enum -> a copy of it (`Copy` too), shown once its string is complete.
+//!
+//! It serializes with the JSON names serde reads, fields not yet shown left out, so a UI can take it as
+//! JSON. Generated locals start with `__` so field names cannot shadow them.
+
+use crate::ast::{Enum, Field, Input, Struct, Style, Variant};
+use crate::attr::Stream;
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote, quote_spanned};
+use syn::ext::IdentExt;
+use syn::spanned::Spanned;
+use syn::Ident;
+
+fn private() -> TokenStream {
+    quote!(::llm_extract::__private)
+}
+
+/// The name of `ident`'s partial form.
+pub fn name(ident: &Ident) -> Ident {
+    format_ident!("{}Partial", ident.unraw())
+}
+
+/// The partial type and its `PartialValue` impl.
+pub fn expand(input: &Input) -> TokenStream {
+    match input {
+        Input::Struct(input) => expand_struct(input),
+        Input::Enum(input) if input.attrs.serde.tag.is_some() => expand_tagged(input),
+        Input::Enum(input) => expand_fieldless(input),
+    }
+}
+
+/// The attributes on a partial type: its doc, its derives (`Debug`, `Clone`, `PartialEq`, `Serialize`
+/// and `more`) and how it serializes.
+fn attributes(doc: &str, more: TokenStream) -> TokenStream {
+    let p = private();
+    // The fields name the user's types inside `<T as PartialValue>::Partial`, which lints about the
+    // types (a `Box<String>` field) would flag a second time.
+    quote! {
+        #[doc = #doc]
+        #[derive(
+            ::core::fmt::Debug,
+            ::core::clone::Clone,
+            ::core::cmp::PartialEq,
+            #p::Serialize,
+            #more
+        )]
+        #[serde(crate = "::llm_extract::__private::serde")]
+        #[allow(clippy::box_collection, clippy::vec_box, clippy::type_complexity)]
+    }
+}
+
+fn doc(ident: &Ident, what: &str) -> String {
+    format!(
+        "The partial form of [`{ident}`] while its JSON streams ({what}); see \
+         `llm_extract::parse::PartialValue`."
+    )
+}
+
+/// The live (not skipped) fields.
+fn live<'f, 'a>(fields: &'f [Field<'a>]) -> Vec<&'f Field<'a>> {
+    fields.iter().filter(|f| !f.skipped()).collect()
+}
+
+/// A field's JSON name and aliases, as a match pattern.
+fn names(field: &Field) -> TokenStream {
+    let name = &field.name;
+    let aliases = field.attrs.serde.aliases.iter();
+    quote!(#name #(| #aliases)*)
+}
+
+fn names_list(field: &Field) -> TokenStream {
+    let name = &field.name;
+    let aliases = field.attrs.serde.aliases.iter();
+    quote!(&[#name #(, #aliases)*])
+}
+
+fn done(field: &Field) -> bool {
+    field
+        .attrs
+        .extract
+        .stream
+        .as_ref()
+        .is_some_and(|s| s.value == Stream::Done)
+}
+
+fn required(field: &Field) -> bool {
+    field
+        .attrs
+        .extract
+        .stream
+        .as_ref()
+        .is_some_and(|s| s.value == Stream::Required)
+}
+
+/// The type of a field in the partial form.
+fn field_type(field: &Field) -> TokenStream {
+    let p = private();
+    let ty = field.ty;
+    if field.attrs.extract.schemars.is_some() {
+        quote!(::core::option::Option<#p::Value>)
+    } else {
+        quote_spanned!(ty.span()=> ::core::option::Option<<#ty as #p::PartialValue>::Partial>)
+    }
+}
+
+/// Whether the field, found at `node` (an `Option<Node>`), would be shown.
+fn shown_expr(field: &Field, node: TokenStream) -> TokenStream {
+    let p = private();
+    let ty = field.ty;
+    let done = done(field);
+    if field.attrs.extract.schemars.is_some() {
+        quote!(#p::json_shown(#node, #done))
+    } else {
+        quote_spanned!(ty.span()=> #p::field_shown::<#ty>(#node, #done))
+    }
+}
+
+/// Syncs `slot` (a `&mut Option<_>`) with the field's node `__value`.
+fn sync_expr(field: &Field, slot: TokenStream) -> TokenStream {
+    let p = private();
+    let ty = field.ty;
+    let done = done(field);
+    if field.attrs.extract.schemars.is_some() {
+        quote!(#p::sync_json(#slot, __value, __since, #done))
+    } else {
+        quote_spanned!(ty.span()=> #p::sync_field::<#ty>(#slot, __value, __since, #done))
+    }
+}
+
+/// The fields of a partial struct or variant: `pub` or not as the original.
+fn declarations(fields: &[&Field], with_vis: bool) -> Vec<TokenStream> {
+    fields
+        .iter()
+        .map(|field| {
+            let ident = &field.original.ident;
+            let vis = with_vis.then_some(&field.original.vis);
+            let ty = field_type(field);
+            let name = &field.name;
+            let doc = format!("`{name}`, once it is shown.");
+            quote! {
+                #[doc = #doc]
+                #[serde(rename = #name, skip_serializing_if = "::core::option::Option::is_none")]
+                #vis #ident: #ty
+            }
+        })
+        .collect()
+}
+
+/// `true` when every required field is shown (`__node` is the object).
+fn required_shown(fields: &[&Field]) -> TokenStream {
+    let p = private();
+    let checks = fields.iter().filter(|f| required(f)).map(|field| {
+        let names = names_list(field);
+        shown_expr(field, quote!(#p::member(__node, #names)))
+    });
+    quote!(true #(&& #checks)*)
+}
+
+/// The loop over the members changed since `__since`, syncing each into its field (bound by `slot`).
+fn update_loop(fields: &[&Field], slot: impl Fn(usize, &Field) -> TokenStream) -> TokenStream {
+    let arms = fields.iter().enumerate().map(|(i, field)| {
+        let names = names(field);
+        let sync = sync_expr(field, slot(i, field));
+        quote!(#names => #sync,)
+    });
+    quote! {
+        for (__key, __value) in __node.changed_entries(__since) {
+            __changed |= match __key {
+                #(#arms)*
+                _ => false,
+            };
+        }
+    }
+}
+
+fn expand_struct(input: &Struct) -> TokenStream {
+    let p = private();
+    let ident = &input.original.ident;
+    let vis = &input.original.vis;
+    let partial = name(ident);
+    let fields = live(&input.fields);
+    let doc = doc(
+        ident,
+        "every field an `Option`, filled in as the model writes it",
+    );
+    let declarations = declarations(&fields, true);
+    let required = required_shown(&fields);
+    let any_shown = fields.iter().map(|field| {
+        let names = names(field);
+        let shown = shown_expr(field, quote!(::core::option::Option::Some(__value)));
+        quote!(#names => #shown,)
+    });
+    let update = update_loop(&fields, |_, field| {
+        let field = &field.original.ident;
+        quote!(&mut __partial.#field)
+    });
+    let attributes = attributes(&doc, quote!(::core::default::Default));
+    quote! {
+        #attributes
+        #vis struct #partial {
+            #(#declarations,)*
+        }
+
+        #[automatically_derived]
+        impl #p::PartialValue for #ident {
+            type Partial = #partial;
+
+            fn shown(__node: #p::Node<'_>) -> bool {
+                // Shown once a field is (an empty `{` is not a value yet), and its required fields are.
+                __node.is_object()
+                    && #required
+                    && (__node.is_complete()
+                        || __node.entries().any(|(__key, __value)| match __key {
+                            #(#any_shown)*
+                            _ => false,
+                        }))
+            }
+
+            fn build(__node: #p::Node<'_>) -> ::core::option::Option<#partial> {
+                if !<Self as #p::PartialValue>::shown(__node) {
+                    return ::core::option::Option::None;
+                }
+                let mut __partial = <#partial as ::core::default::Default>::default();
+                <Self as #p::PartialValue>::update(&mut __partial, __node, 0);
+                ::core::option::Option::Some(__partial)
+            }
+
+            #[allow(unused_variables)]
+            fn update(__partial: &mut #partial, __node: #p::Node<'_>, __since: u64) -> bool {
+                let mut __changed = false;
+                #update
+                __changed
+            }
+        }
+    }
+}
+
+fn variant_fields<'v, 'a>(variant: &'v Variant<'a>) -> Vec<&'v Field<'a>> {
+    match variant.style {
+        Style::Named => live(&variant.fields),
+        _ => Vec::new(),
+    }
+}
+
+fn expand_tagged(input: &Enum) -> TokenStream {
+    let p = private();
+    let ident = &input.original.ident;
+    let vis = &input.original.vis;
+    let partial = name(ident);
+    let tag = input
+        .attrs
+        .serde
+        .tag
+        .as_ref()
+        .map(|t| t.value())
+        .unwrap_or_default();
+    let doc = doc(ident, "known once its tag is read, every field an `Option`");
+    let variants: Vec<&Variant> = input.variants.iter().filter(|v| !v.skipped()).collect();
+    let declarations = variants.iter().map(|variant| {
+        let name = &variant.name;
+        let variant_ident = &variant.original.ident;
+        let fields = declarations(&variant_fields(variant), false);
+        let doc = format!("`{name}`.");
+        // A unit variant stays one (`V {}` still builds and matches it below).
+        let body = match variant.style {
+            Style::Named => quote!({ #(#fields,)* }),
+            _ => TokenStream::new(),
+        };
+        quote! {
+            #[doc = #doc]
+            #[serde(rename = #name)]
+            #variant_ident #body
+        }
+    });
+    let shown_arms = variants.iter().map(|variant| {
+        let name = &variant.name;
+        let required = required_shown(&variant_fields(variant));
+        quote!(::core::option::Option::Some(#name) => #required,)
+    });
+    let empty_arms = variants.iter().map(|variant| {
+        let name = &variant.name;
+        let variant_ident = &variant.original.ident;
+        let fields = variant_fields(variant);
+        let idents = fields.iter().map(|f| &f.original.ident);
+        quote! {
+            #name => #partial::#variant_ident { #(#idents: ::core::option::Option::None,)* },
+        }
+    });
+    let update_arms = variants.iter().map(|variant| {
+        let variant_ident = &variant.original.ident;
+        let fields = variant_fields(variant);
+        let bindings: Vec<Ident> = (0..fields.len()).map(|i| format_ident!("__f{i}")).collect();
+        let idents = fields.iter().map(|f| &f.original.ident);
+        let update = update_loop(&fields, |i, _| {
+            let binding = &bindings[i];
+            quote!(#binding)
+        });
+        quote! {
+            #partial::#variant_ident { #(#idents: #bindings,)* } => { #update }
+        }
+    });
+    let attributes = attributes(&doc, TokenStream::new());
+    quote! {
+        #attributes
+        #[serde(tag = #tag)]
+        #vis enum #partial {
+            #(#declarations,)*
+        }
+
+        #[automatically_derived]
+        impl #p::PartialValue for #ident {
+            type Partial = #partial;
+
+            fn shown(__node: #p::Node<'_>) -> bool {
+                match #p::complete_str(__node.get(#tag)) {
+                    #(#shown_arms)*
+                    _ => false,
+                }
+            }
+
+            fn build(__node: #p::Node<'_>) -> ::core::option::Option<#partial> {
+                if !<Self as #p::PartialValue>::shown(__node) {
+                    return ::core::option::Option::None;
+                }
+                let mut __partial = match #p::complete_str(__node.get(#tag))? {
+                    #(#empty_arms)*
+                    _ => return ::core::option::Option::None,
+                };
+                <Self as #p::PartialValue>::update(&mut __partial, __node, 0);
+                ::core::option::Option::Some(__partial)
+            }
+
+            #[allow(unused_variables, unused_mut)]
+            fn update(__partial: &mut #partial, __node: #p::Node<'_>, __since: u64) -> bool {
+                let mut __changed = false;
+                match __partial {
+                    #(#update_arms)*
+                }
+                __changed
+            }
+        }
+    }
+}
+
+fn expand_fieldless(input: &Enum) -> TokenStream {
+    let p = private();
+    let ident = &input.original.ident;
+    let vis = &input.original.vis;
+    let partial = name(ident);
+    let doc = doc(ident, "shown once its name is written whole");
+    let variants: Vec<&Variant> = input.variants.iter().filter(|v| !v.skipped()).collect();
+    let declarations = variants.iter().map(|variant| {
+        let name = &variant.name;
+        let variant_ident = &variant.original.ident;
+        let doc = format!("`{name}`.");
+        quote!(#[doc = #doc] #[serde(rename = #name)] #variant_ident)
+    });
+    let arms = variants.iter().map(|variant| {
+        let name = &variant.name;
+        let variant_ident = &variant.original.ident;
+        quote!(#name => ::core::option::Option::Some(#partial::#variant_ident),)
+    });
+    let attributes = attributes(&doc, quote!(::core::marker::Copy, ::core::cmp::Eq));
+    quote! {
+        #attributes
+        #vis enum #partial {
+            #(#declarations,)*
+        }
+
+        #[automatically_derived]
+        impl #p::PartialValue for #ident {
+            type Partial = #partial;
+
+            fn shown(__node: #p::Node<'_>) -> bool {
+                <Self as #p::PartialValue>::build(__node).is_some()
+            }
+
+            fn build(__node: #p::Node<'_>) -> ::core::option::Option<#partial> {
+                match #p::complete_str(::core::option::Option::Some(__node))? {
+                    #(#arms)*
+                    _ => ::core::option::Option::None,
+                }
+            }
+
+            fn update(_: &mut #partial, _: #p::Node<'_>, _: u64) -> bool {
+                false
+            }
+        }
+    }
+}
+
+/// What the fallback writes when the input has errors: an impl that cannot run, so uses of the
+/// partial form do not add errors of their own.
+pub fn fallback(input: &syn::DeriveInput) -> TokenStream {
+    let p = private();
+    let ident = &input.ident;
+    let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
+    quote! {
+        #[automatically_derived]
+        impl #impl_generics #p::PartialValue for #ident #ty_generics #where_clause {
+            type Partial = ();
+
+            fn shown(_: #p::Node<'_>) -> bool {
+                ::core::unreachable!()
+            }
+
+            fn build(_: #p::Node<'_>) -> ::core::option::Option<()> {
+                ::core::unreachable!()
+            }
+
+            fn update(_: &mut (), _: #p::Node<'_>, _: u64) -> bool {
+                ::core::unreachable!()
+            }
+        }
+    }
+}

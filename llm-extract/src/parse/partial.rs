@@ -1,0 +1,1080 @@
+//! The incremental partial-value parser: JSON fed in chunks of any size (cut anywhere, even inside an
+//! escape or a multi-byte character) becomes a tree of partial values that grows as the answer is
+//! written. It keeps its state between chunks and never reads a byte twice, so a whole answer costs
+//! time linear in its length however finely it is chunked.
+//!
+//! The tree records, for every node, whether it is complete (its closing quote, bracket or delimiter
+//! was read) and the number of the chunk that last changed it ([`Node::changed`]). Only the open path
+//! from the root to the value being written can change, so a reader that remembers the chunk it last
+//! looked at ([`PartialParser::chunk`]) revisits only what changed since (see [`super::partial_value`]).
+//!
+//! What it tolerates: prose or a code fence before the value (skipped up to the first `{` or `[` when
+//! the schema wants an object or an array), trailing and doubled commas, unquoted keys, Python-style
+//! literals (`True`, `None`), invalid escapes (kept literally) and invalid UTF-8 (U+FFFD). It is a
+//! preview: the answer's final value always comes from the full pipeline ([`super::from_str_with`]).
+
+use serde_json::Value;
+
+/// The deepest nesting the parser follows; deeper input ends the preview there (the full parse decides).
+const MAX_DEPTH: usize = super::MAX_DEPTH_LIMIT;
+
+/// An incremental parser of one JSON value into a tree of partial values.
+///
+/// ```
+/// use llm_extract::parse::PartialParser;
+///
+/// let mut parser = PartialParser::new(true);
+/// parser.feed(br#"Sure: {"name": "Ada Lo"#);
+/// let root = parser.root().unwrap();
+/// assert_eq!(root.get("name").and_then(|n| n.as_str()), Some("Ada Lo"));
+/// assert!(!root.is_complete());
+/// parser.feed(br#"velace", "age": 36}"#);
+/// let root = parser.root().unwrap();
+/// assert_eq!(root.get("age").and_then(|n| n.number()), Some("36"));
+/// assert!(root.is_complete());
+/// ```
+#[derive(Debug, Clone)]
+pub struct PartialParser {
+    nodes: Vec<NodeData>,
+    /// The open containers, outermost first.
+    stack: Vec<Frame>,
+    state: State,
+    /// The scalar being read (a string, number or literal).
+    scalar: Option<Frame>,
+    /// Every string, key, number and word read, one after the other: nodes hold spans of it (one
+    /// buffer, not an allocation per node). What is being read is always at its end.
+    text: String,
+    /// The key being read, or read and waiting for its value.
+    key: Span,
+    /// Whether string bytes go to `key` (else to the scalar).
+    in_key: bool,
+    /// The bytes of a UTF-8 character cut by the end of a chunk.
+    utf8: Vec<u8>,
+    /// A `\uXXXX` high surrogate waiting for its low half.
+    high: Option<u32>,
+    /// The chunk number (one per [`PartialParser::feed`]).
+    chunk: u64,
+    /// Whether the current chunk changed anything visible.
+    dirty: bool,
+    /// Nodes closed since [`PartialParser::take_closed`] was last called.
+    closed: Vec<u32>,
+    /// Whether the value must be an object or an array (prose before it is skipped).
+    container: bool,
+}
+
+/// A span of [`PartialParser`]'s text.
+#[derive(Debug, Clone, Copy, Default)]
+struct Span {
+    start: usize,
+    end: usize,
+}
+
+impl Span {
+    /// An empty span at `at`.
+    fn at(at: usize) -> Span {
+        Span { start: at, end: at }
+    }
+}
+
+/// One open container or scalar: its node.
+#[derive(Debug, Clone, Copy)]
+struct Frame {
+    id: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// Before the value: skipping prose.
+    Seek,
+    /// Expecting a value.
+    Value,
+    /// In an object, expecting a key (or its end).
+    Key,
+    /// Reading an unquoted key.
+    BareKey,
+    /// After a key, expecting `:`.
+    Colon,
+    /// After a value in a container, expecting `,` or its end.
+    After,
+    /// Inside a string (a key or a value).
+    Str,
+    /// After a backslash in a string.
+    Escape,
+    /// Inside `\uXXXX`: the digits read so far and their value.
+    Unicode { digits: u8, code: u32 },
+    /// Inside a number.
+    Number,
+    /// Inside a bare word (`true`, `null`, `None`, ...).
+    Literal,
+    /// The value is complete (or nested too deep): the rest is ignored.
+    End,
+}
+
+#[derive(Debug, Clone)]
+struct NodeData {
+    kind: Kind,
+    complete: bool,
+    changed: u64,
+}
+
+#[derive(Debug, Clone)]
+enum Kind {
+    Null,
+    Bool(bool),
+    /// The number as written.
+    Number(Span),
+    String(Span),
+    /// A bare word while it is read.
+    Word(Span),
+    Array(Vec<u32>),
+    Object(Vec<(Span, u32)>),
+}
+
+/// A step of a node's path: an object key or an array index.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum PathSegment {
+    /// A key of an object.
+    Key(String),
+    /// An index in an array.
+    Index(usize),
+}
+
+/// Where a node sits in the value, from the root: `lines[3].amount`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct JsonPath(pub Vec<PathSegment>);
+
+impl std::fmt::Display for JsonPath {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (i, segment) in self.0.iter().enumerate() {
+            match segment {
+                PathSegment::Key(key) if i == 0 => f.write_str(key)?,
+                PathSegment::Key(key) => write!(f, ".{key}")?,
+                PathSegment::Index(index) => write!(f, "[{index}]")?,
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Default for PartialParser {
+    fn default() -> Self {
+        PartialParser::new(true)
+    }
+}
+
+impl PartialParser {
+    /// A parser of one value; `container`: the value is an object or an array, and anything before
+    /// its first `{` or `[` is skipped (else the value starts at the first character that can start
+    /// JSON).
+    pub fn new(container: bool) -> Self {
+        PartialParser {
+            nodes: Vec::new(),
+            stack: Vec::new(),
+            state: State::Seek,
+            scalar: None,
+            text: String::new(),
+            key: Span::default(),
+            in_key: false,
+            utf8: Vec::new(),
+            high: None,
+            chunk: 0,
+            dirty: false,
+            closed: Vec::new(),
+            container,
+        }
+    }
+
+    /// The number of chunks fed so far: the [`Node::changed`] of what the last chunk changed.
+    pub fn chunk(&self) -> u64 {
+        self.chunk
+    }
+
+    /// The value read so far, once it has begun.
+    pub fn root(&self) -> Option<Node<'_>> {
+        (!self.nodes.is_empty()).then_some(Node { tree: self, id: 0 })
+    }
+
+    /// Whether the whole value has been read (what follows it is ignored).
+    pub fn is_done(&self) -> bool {
+        self.root().is_some_and(Node::is_complete)
+    }
+
+    /// The nodes closed since the last call, in the order they closed (innermost first), each with
+    /// its path; the root is among them once the value is complete.
+    pub fn take_closed(&mut self) -> Vec<(JsonPath, Node<'_>)> {
+        let closed = std::mem::take(&mut self.closed);
+        let this: &Self = self;
+        closed
+            .into_iter()
+            .map(|id| (this.path_of(id), Node { tree: this, id }))
+            .collect()
+    }
+
+    /// Reads the next chunk. Each call is one chunk: what it changes gets a new [`Node::changed`].
+    pub fn feed(&mut self, bytes: &[u8]) {
+        self.chunk += 1;
+        self.dirty = false;
+        let mut i = 0;
+        while i < bytes.len() {
+            if matches!(
+                self.state,
+                State::Value | State::Key | State::Colon | State::After
+            ) {
+                // Whitespace between tokens (most of a pretty-printed answer's indentation).
+                let rest = bytes.get(i..).unwrap_or_default();
+                i += rest
+                    .iter()
+                    .take_while(|b| matches!(b, b' ' | b'\n' | b'\r' | b'\t'))
+                    .count();
+                if i >= bytes.len() {
+                    break;
+                }
+            }
+            i = self.step(bytes, i);
+        }
+        if self.dirty {
+            let chunk = self.chunk;
+            for frame in self.stack.iter().chain(self.scalar.as_ref()) {
+                if let Some(node) = self.nodes.get_mut(frame.id as usize) {
+                    node.changed = chunk;
+                }
+            }
+        }
+    }
+
+    /// Consumes input from `bytes[i]`; returns where to continue.
+    fn step(&mut self, bytes: &[u8], i: usize) -> usize {
+        let Some(&byte) = bytes.get(i) else {
+            return bytes.len();
+        };
+        match self.state {
+            State::End => bytes.len(),
+            State::Seek => {
+                let start = match byte {
+                    b'{' | b'[' => true,
+                    b'"' | b'-' | b'0'..=b'9' => !self.container,
+                    _ => false,
+                };
+                if start {
+                    self.state = State::Value;
+                    i
+                } else {
+                    i + 1
+                }
+            }
+            State::Value => self.value(byte, i),
+            State::Key => {
+                match byte {
+                    b'"' => {
+                        self.key = Span::at(self.text.len());
+                        self.in_key = true;
+                        self.state = State::Str;
+                    }
+                    b'}' => self.close(),
+                    b']' => self.close(),
+                    b if b.is_ascii_alphanumeric() || b == b'_' || b == b'$' => {
+                        self.key = Span::at(self.text.len());
+                        self.push_key_byte(b);
+                        self.state = State::BareKey;
+                    }
+                    // Whitespace, doubled commas, stray quotes: skipped.
+                    _ => {}
+                }
+                i + 1
+            }
+            State::BareKey => {
+                if byte.is_ascii_alphanumeric() || byte == b'_' || byte == b'$' || byte == b'-' {
+                    self.push_key_byte(byte);
+                    i + 1
+                } else {
+                    self.state = State::Colon;
+                    i
+                }
+            }
+            State::Colon => {
+                match byte {
+                    b':' => self.state = State::Value,
+                    b'}' | b']' => self.close(),
+                    _ => {}
+                }
+                i + 1
+            }
+            State::After => {
+                match byte {
+                    b',' => self.state = self.after_comma(),
+                    b'}' | b']' => self.close(),
+                    b'"' if self.top_is_object() => {
+                        // A missing comma between two members.
+                        self.state = State::Key;
+                        return i;
+                    }
+                    _ => {}
+                }
+                i + 1
+            }
+            State::Str => self.string(bytes, i),
+            State::Escape => {
+                self.state = State::Str;
+                if byte != b'u' {
+                    self.flush_high();
+                }
+                let decoded = match byte {
+                    b'n' => '\n',
+                    b't' => '\t',
+                    b'r' => '\r',
+                    b'b' => '\u{8}',
+                    b'f' => '\u{c}',
+                    b'u' => {
+                        self.state = State::Unicode { digits: 0, code: 0 };
+                        return i + 1;
+                    }
+                    b'"' | b'\\' | b'/' => char::from(byte),
+                    // An invalid escape is kept literally (the lenient parser does the same).
+                    _ => {
+                        self.push_char('\\');
+                        return i;
+                    }
+                };
+                self.push_char(decoded);
+                i + 1
+            }
+            State::Unicode { digits, code } => {
+                let Some(digit) = char::from(byte).to_digit(16) else {
+                    // A cut `\u` escape: kept as U+FFFD, the byte read again as text.
+                    self.push_char(char::REPLACEMENT_CHARACTER);
+                    self.state = State::Str;
+                    return i;
+                };
+                let code = code * 16 + digit;
+                if digits < 3 {
+                    self.state = State::Unicode {
+                        digits: digits + 1,
+                        code,
+                    };
+                } else {
+                    self.state = State::Str;
+                    self.code_unit(code);
+                }
+                i + 1
+            }
+            State::Number => {
+                let rest = bytes.get(i..).unwrap_or_default();
+                let run = rest
+                    .iter()
+                    .take_while(|b| matches!(b, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'))
+                    .count();
+                if run == 0 {
+                    self.finish_scalar();
+                    return i;
+                }
+                if let Ok(digits) = std::str::from_utf8(rest.get(..run).unwrap_or_default()) {
+                    self.extend_scalar(digits);
+                }
+                i + run
+            }
+            State::Literal => {
+                if byte.is_ascii_alphabetic() {
+                    self.extend_scalar(char::from(byte).encode_utf8(&mut [0; 4]));
+                    if let Some(kind) = literal(self.scalar_text()) {
+                        self.set_scalar_kind(kind);
+                        self.finish_scalar();
+                    }
+                    i + 1
+                } else {
+                    let span = match self.scalar_kind() {
+                        Some(Kind::Word(span)) => *span,
+                        _ => Span::default(),
+                    };
+                    // A word that is no literal reads as a string, as the lenient parser reads it.
+                    let kind = loose_literal(self.scalar_text()).unwrap_or(Kind::String(span));
+                    self.set_scalar_kind(kind);
+                    self.finish_scalar();
+                    i
+                }
+            }
+        }
+    }
+
+    /// A byte where a value is expected.
+    fn value(&mut self, byte: u8, i: usize) -> usize {
+        match byte {
+            b'{' => self.open(Kind::Object(Vec::new())),
+            b'[' => self.open(Kind::Array(Vec::new())),
+            b'"' => {
+                self.in_key = false;
+                self.begin_scalar(Kind::String(Span::at(self.text.len())), State::Str);
+            }
+            b'-' | b'0'..=b'9' | b'+' | b'.' => {
+                self.begin_scalar(Kind::Number(Span::at(self.text.len())), State::Number);
+                self.extend_scalar(char::from(byte).encode_utf8(&mut [0; 4]));
+            }
+            b if b.is_ascii_alphabetic() => {
+                self.begin_scalar(Kind::Word(Span::at(self.text.len())), State::Literal);
+                self.extend_scalar(char::from(b).encode_utf8(&mut [0; 4]));
+                if let Some(kind) = literal(self.scalar_text()) {
+                    self.set_scalar_kind(kind);
+                    self.finish_scalar();
+                }
+            }
+            // `[1,]`, `{"a": }`: the container ends without this value.
+            b']' | b'}' if !self.stack.is_empty() => self.close(),
+            _ => {}
+        }
+        i + 1
+    }
+
+    fn top_is_object(&self) -> bool {
+        self.stack
+            .last()
+            .and_then(|frame| self.nodes.get(frame.id as usize))
+            .is_some_and(|node| matches!(node.kind, Kind::Object(_)))
+    }
+
+    fn after_comma(&self) -> State {
+        if self.top_is_object() {
+            State::Key
+        } else {
+            State::Value
+        }
+    }
+
+    /// Adds a node to the open container (or as the root); returns its frame, or `None` when the
+    /// nesting is too deep (the preview ends there).
+    fn add(&mut self, kind: Kind) -> Option<Frame> {
+        if self.stack.len() >= MAX_DEPTH {
+            self.state = State::End;
+            return None;
+        }
+        let id = u32::try_from(self.nodes.len()).ok()?;
+        let parent = self.stack.last().map(|frame| frame.id as usize);
+        if let Some(parent) = parent.and_then(|p| self.nodes.get_mut(p)) {
+            match &mut parent.kind {
+                Kind::Object(entries) => entries.push((std::mem::take(&mut self.key), id)),
+                Kind::Array(items) => items.push(id),
+                _ => {}
+            }
+        } else if !self.nodes.is_empty() {
+            // A second top-level value: ignored.
+            self.state = State::End;
+            return None;
+        }
+        self.nodes.push(NodeData {
+            kind,
+            complete: false,
+            changed: self.chunk,
+        });
+        self.dirty = true;
+        Some(Frame { id })
+    }
+
+    fn open(&mut self, kind: Kind) {
+        let is_object = matches!(kind, Kind::Object(_));
+        if let Some(frame) = self.add(kind) {
+            self.stack.push(frame);
+            self.state = if is_object { State::Key } else { State::Value };
+        }
+    }
+
+    fn begin_scalar(&mut self, kind: Kind, state: State) {
+        if let Some(frame) = self.add(kind) {
+            self.scalar = Some(frame);
+            self.state = state;
+        }
+    }
+
+    fn scalar_kind(&mut self) -> Option<&mut Kind> {
+        let frame = self.scalar?;
+        self.nodes
+            .get_mut(frame.id as usize)
+            .map(|node| &mut node.kind)
+    }
+
+    /// The text of the scalar being read.
+    fn scalar_text(&self) -> &str {
+        let span = self
+            .scalar
+            .and_then(|frame| self.nodes.get(frame.id as usize))
+            .and_then(|node| match node.kind {
+                Kind::Number(span) | Kind::String(span) | Kind::Word(span) => Some(span),
+                _ => None,
+            });
+        span.map_or("", |span| self.slice(span))
+    }
+
+    fn slice(&self, span: Span) -> &str {
+        self.text.get(span.start..span.end).unwrap_or_default()
+    }
+
+    /// Appends to the scalar being read (its span is the end of the text).
+    fn extend_scalar(&mut self, more: &str) {
+        self.text.push_str(more);
+        let end = self.text.len();
+        if let Some(Kind::Number(span) | Kind::String(span) | Kind::Word(span)) = self.scalar_kind()
+        {
+            span.end = end;
+        }
+        self.dirty = true;
+    }
+
+    fn push_key_byte(&mut self, byte: u8) {
+        self.text.push(char::from(byte));
+        self.key.end = self.text.len();
+    }
+
+    fn set_scalar_kind(&mut self, kind: Kind) {
+        if let Some(slot) = self.scalar_kind() {
+            *slot = kind;
+        }
+    }
+
+    /// The scalar being read is complete.
+    fn finish_scalar(&mut self) {
+        if let Some(frame) = self.scalar.take() {
+            self.complete(frame.id);
+        }
+        self.state = if self.stack.is_empty() {
+            State::End
+        } else {
+            State::After
+        };
+    }
+
+    fn complete(&mut self, id: u32) {
+        if let Some(node) = self.nodes.get_mut(id as usize) {
+            node.complete = true;
+            node.changed = self.chunk;
+        }
+        self.dirty = true;
+        self.closed.push(id);
+    }
+
+    /// Closes the innermost open container.
+    fn close(&mut self) {
+        if let Some(frame) = self.stack.pop() {
+            self.complete(frame.id);
+        }
+        self.state = if self.stack.is_empty() {
+            State::End
+        } else {
+            State::After
+        };
+    }
+
+    /// Reads string bytes from `bytes[i]` up to the next quote or backslash.
+    fn string(&mut self, bytes: &[u8], i: usize) -> usize {
+        let rest = bytes.get(i..).unwrap_or_default();
+        let run = rest
+            .iter()
+            .position(|&b| b == b'"' || b == b'\\')
+            .unwrap_or(rest.len());
+        if run > 0 {
+            self.flush_high();
+            self.push_bytes(rest.get(..run).unwrap_or_default());
+            return i + run;
+        }
+        if !self.utf8.is_empty() {
+            // A character cut before a quote or backslash was invalid.
+            self.utf8.clear();
+            self.push_char(char::REPLACEMENT_CHARACTER);
+        }
+        match rest.first() {
+            Some(b'\\') => self.state = State::Escape,
+            Some(_) => {
+                self.flush_high();
+                if self.in_key {
+                    self.in_key = false;
+                    self.state = State::Colon;
+                } else {
+                    self.finish_scalar();
+                }
+            }
+            None => {}
+        }
+        i + 1
+    }
+
+    /// Appends raw string bytes, holding back a character cut at the end of the chunk.
+    fn push_bytes(&mut self, mut bytes: &[u8]) {
+        // Complete a character cut at the end of the previous chunk.
+        while !self.utf8.is_empty() {
+            let Some((&first, rest)) = bytes.split_first() else {
+                return;
+            };
+            if first & 0xC0 != 0x80 {
+                self.utf8.clear();
+                self.push_char(char::REPLACEMENT_CHARACTER);
+                break;
+            }
+            self.utf8.push(first);
+            bytes = rest;
+            match std::str::from_utf8(&self.utf8) {
+                Ok(text) => {
+                    let text = text.to_owned();
+                    self.utf8.clear();
+                    self.push_str(&text);
+                }
+                Err(e) if e.error_len().is_some() => {
+                    self.utf8.clear();
+                    self.push_char(char::REPLACEMENT_CHARACTER);
+                }
+                Err(_) => {}
+            }
+        }
+        while !bytes.is_empty() {
+            match std::str::from_utf8(bytes) {
+                Ok(text) => {
+                    self.push_str(text);
+                    return;
+                }
+                Err(e) => {
+                    let (valid, rest) = bytes.split_at(e.valid_up_to());
+                    self.push_str(std::str::from_utf8(valid).unwrap_or_default());
+                    match e.error_len() {
+                        Some(len) => {
+                            self.push_char(char::REPLACEMENT_CHARACTER);
+                            bytes = rest.get(len..).unwrap_or_default();
+                        }
+                        None => {
+                            self.utf8.extend_from_slice(rest);
+                            return;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// A `\uXXXX` code unit: a character, or half of a surrogate pair.
+    fn code_unit(&mut self, code: u32) {
+        match (self.high.take(), code) {
+            (Some(high), 0xDC00..=0xDFFF) => {
+                let combined = 0x10000 + ((high - 0xD800) << 10) + (code - 0xDC00);
+                self.push_char(char::from_u32(combined).unwrap_or(char::REPLACEMENT_CHARACTER));
+            }
+            (high, 0xD800..=0xDBFF) => {
+                if high.is_some() {
+                    self.push_char(char::REPLACEMENT_CHARACTER);
+                }
+                self.high = Some(code);
+            }
+            (high, code) => {
+                if high.is_some() {
+                    self.push_char(char::REPLACEMENT_CHARACTER);
+                }
+                self.push_char(char::from_u32(code).unwrap_or(char::REPLACEMENT_CHARACTER));
+            }
+        }
+    }
+
+    /// A high surrogate not followed by `\u` and a low one stands alone: U+FFFD.
+    fn flush_high(&mut self) {
+        if self.high.take().is_some() {
+            self.push_char(char::REPLACEMENT_CHARACTER);
+        }
+    }
+
+    fn push_char(&mut self, c: char) {
+        let mut buffer = [0; 4];
+        self.push_str(c.encode_utf8(&mut buffer));
+    }
+
+    fn push_str(&mut self, text: &str) {
+        if self.in_key {
+            self.text.push_str(text);
+            self.key.end = self.text.len();
+            return;
+        }
+        if let Some(Kind::String(_)) = self.scalar_kind() {
+            self.extend_scalar(text);
+        }
+    }
+
+    /// The path of node `id` (only ever called for a node on the open path or just closed from it).
+    fn path_of(&self, id: u32) -> JsonPath {
+        // Closed nodes are no longer on the stack: rebuild the path by walking down from the root,
+        // following the last child at each level (a node closes only while it is the last child).
+        let mut segments = Vec::new();
+        let mut at = 0u32;
+        while at != id {
+            let Some(node) = self.nodes.get(at as usize) else {
+                break;
+            };
+            let next = match &node.kind {
+                Kind::Object(entries) => entries
+                    .iter()
+                    .enumerate()
+                    .rev()
+                    .find(|(_, (_, child))| *child <= id)
+                    .map(|(_, (key, child))| {
+                        (PathSegment::Key(self.slice(*key).to_owned()), *child)
+                    }),
+                Kind::Array(items) => {
+                    let index = items.partition_point(|&child| child <= id);
+                    index
+                        .checked_sub(1)
+                        .and_then(|index| Some((PathSegment::Index(index), *items.get(index)?)))
+                }
+                _ => None,
+            };
+            let Some((segment, child)) = next else {
+                break;
+            };
+            segments.push(segment);
+            at = child;
+        }
+        JsonPath(segments)
+    }
+}
+
+/// The literal a whole word is, as soon as it is one (`true`, `false`, `null`).
+fn literal(word: &str) -> Option<Kind> {
+    match word {
+        "true" => Some(Kind::Bool(true)),
+        "false" => Some(Kind::Bool(false)),
+        "null" => Some(Kind::Null),
+        _ => None,
+    }
+}
+
+/// The literal a word ended by a delimiter stands for, in any case (`True`, `None`).
+fn loose_literal(word: &str) -> Option<Kind> {
+    match word.to_ascii_lowercase().as_str() {
+        "true" => Some(Kind::Bool(true)),
+        "false" => Some(Kind::Bool(false)),
+        "null" | "none" => Some(Kind::Null),
+        _ => None,
+    }
+}
+
+/// A node of the partial tree, borrowed from its parser.
+#[derive(Clone, Copy)]
+pub struct Node<'a> {
+    tree: &'a PartialParser,
+    id: u32,
+}
+
+impl std::fmt::Debug for Node<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Node")
+            .field("id", &self.id)
+            .field("complete", &self.is_complete())
+            .finish_non_exhaustive()
+    }
+}
+
+static EMPTY: NodeData = NodeData {
+    kind: Kind::Null,
+    complete: false,
+    changed: 0,
+};
+
+impl<'a> Node<'a> {
+    #[inline]
+    fn data(self) -> &'a NodeData {
+        self.tree.nodes.get(self.id as usize).unwrap_or(&EMPTY)
+    }
+
+    #[inline]
+    fn at(self, id: u32) -> Node<'a> {
+        Node {
+            tree: self.tree,
+            id,
+        }
+    }
+
+    /// Whether the value has been read to its end.
+    #[inline]
+    pub fn is_complete(self) -> bool {
+        self.data().complete
+    }
+
+    /// The chunk that last changed this value or anything in it (see [`PartialParser::chunk`]).
+    #[inline]
+    pub fn changed(self) -> u64 {
+        self.data().changed
+    }
+
+    /// Whether it is `null` (read whole).
+    #[inline]
+    pub fn is_null(self) -> bool {
+        matches!(self.data().kind, Kind::Null) && self.is_complete()
+    }
+
+    /// The text of a string, as far as it has been read.
+    #[inline]
+    pub fn as_str(self) -> Option<&'a str> {
+        match &self.data().kind {
+            Kind::String(span) => Some(self.tree.slice(*span)),
+            _ => None,
+        }
+    }
+
+    /// A complete `true` or `false`.
+    #[inline]
+    pub fn as_bool(self) -> Option<bool> {
+        match self.data().kind {
+            Kind::Bool(flag) if self.is_complete() => Some(flag),
+            _ => None,
+        }
+    }
+
+    /// A complete number, as written.
+    #[inline]
+    pub fn number(self) -> Option<&'a str> {
+        match &self.data().kind {
+            Kind::Number(span) if self.is_complete() => Some(self.tree.slice(*span)),
+            _ => None,
+        }
+    }
+
+    /// Whether it is an array.
+    #[inline]
+    pub fn is_array(self) -> bool {
+        matches!(self.data().kind, Kind::Array(_))
+    }
+
+    /// Whether it is an object.
+    #[inline]
+    pub fn is_object(self) -> bool {
+        matches!(self.data().kind, Kind::Object(_))
+    }
+
+    /// The items of an array so far (empty for anything else).
+    #[inline]
+    pub fn items(self) -> impl DoubleEndedIterator<Item = Node<'a>> + ExactSizeIterator + 'a {
+        let ids: &'a [u32] = match &self.data().kind {
+            Kind::Array(items) => items,
+            _ => &[],
+        };
+        let tree = self.tree;
+        ids.iter().map(move |&id| Node { tree, id })
+    }
+
+    /// The number of items of an array so far (0 for anything else).
+    #[inline]
+    pub fn len(self) -> usize {
+        match &self.data().kind {
+            Kind::Array(items) => items.len(),
+            _ => 0,
+        }
+    }
+
+    /// Whether an array has no items so far (true for anything else).
+    #[inline]
+    pub fn is_empty(self) -> bool {
+        self.len() == 0
+    }
+
+    /// Item `index` of an array.
+    #[inline]
+    pub fn item(self, index: usize) -> Option<Node<'a>> {
+        match &self.data().kind {
+            Kind::Array(items) => items.get(index).map(|&id| self.at(id)),
+            _ => None,
+        }
+    }
+
+    /// The members of an object so far, in the order written (empty for anything else). A member
+    /// appears once its value has begun.
+    #[inline]
+    pub fn entries(self) -> impl DoubleEndedIterator<Item = (&'a str, Node<'a>)> + 'a {
+        let entries: &'a [(Span, u32)] = match &self.data().kind {
+            Kind::Object(entries) => entries,
+            _ => &[],
+        };
+        let tree = self.tree;
+        entries
+            .iter()
+            .map(move |(key, id)| (tree.slice(*key), Node { tree, id: *id }))
+    }
+
+    /// The value of `key` (the last one written, as serde takes duplicates).
+    #[inline]
+    pub fn get(self, key: &str) -> Option<Node<'a>> {
+        self.entries()
+            .rev()
+            .find(|(k, _)| *k == key)
+            .map(|(_, n)| n)
+    }
+
+    /// The index of the first item changed after chunk `since`: only the items from there on can
+    /// differ from what a reader saw then (values are written left to right).
+    #[inline]
+    pub fn first_changed_item(self, since: u64) -> usize {
+        let Kind::Array(items) = &self.data().kind else {
+            return 0;
+        };
+        let unchanged = items
+            .iter()
+            .rev()
+            .take_while(|&&id| self.at(id).changed() > since)
+            .count();
+        items.len() - unchanged
+    }
+
+    /// The members changed after chunk `since`, in order (a suffix of the members).
+    #[inline]
+    pub fn changed_entries(self, since: u64) -> impl Iterator<Item = (&'a str, Node<'a>)> + 'a {
+        let entries: &'a [(Span, u32)] = match &self.data().kind {
+            Kind::Object(entries) => entries,
+            _ => &[],
+        };
+        let tree = self.tree;
+        let unchanged = entries
+            .iter()
+            .rev()
+            .take_while(|(_, id)| self.at(*id).changed() > since)
+            .count();
+        entries
+            .get(entries.len() - unchanged..)
+            .unwrap_or_default()
+            .iter()
+            .map(move |(key, id)| (tree.slice(*key), Node { tree, id: *id }))
+    }
+
+    /// Whether [`Node::to_value`] includes it: anything but a number or word not read to its end.
+    #[inline]
+    fn readable(self) -> bool {
+        self.is_complete() || !matches!(self.data().kind, Kind::Number(_) | Kind::Word(_))
+    }
+
+    /// The value as JSON: what has been read, with incomplete numbers and words left out (a string
+    /// as far as it has been read).
+    pub fn to_value(self) -> Value {
+        match &self.data().kind {
+            Kind::Null => Value::Null,
+            Kind::Bool(flag) => Value::Bool(*flag),
+            Kind::Number(span) => {
+                serde_json::from_str(self.tree.slice(*span)).unwrap_or(Value::Null)
+            }
+            Kind::String(span) => Value::String(self.tree.slice(*span).to_owned()),
+            Kind::Word(_) => Value::Null,
+            Kind::Array(_) => Value::Array(
+                self.items()
+                    .filter(|item| item.readable())
+                    .map(Node::to_value)
+                    .collect(),
+            ),
+            Kind::Object(_) => Value::Object(
+                self.entries()
+                    .filter(|(_, item)| item.readable())
+                    .map(|(key, item)| (key.to_owned(), item.to_value()))
+                    .collect(),
+            ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn fed(chunks: &[&[u8]]) -> PartialParser {
+        let mut parser = PartialParser::new(true);
+        for chunk in chunks {
+            parser.feed(chunk);
+        }
+        parser
+    }
+
+    #[test]
+    fn grows_and_completes() {
+        let mut parser = fed(&[b"```json\n{\"a\": \"he", b"llo\", \"n\": 1"]);
+        let root = parser.root().unwrap();
+        assert_eq!(root.get("a").unwrap().as_str(), Some("hello"));
+        assert!(root.get("a").unwrap().is_complete());
+        // A number is complete only once a delimiter follows it.
+        assert_eq!(root.get("n").unwrap().number(), None);
+        parser.feed(b"2, \"t\": [true, null, tr");
+        let root = parser.root().unwrap();
+        assert_eq!(root.get("n").unwrap().number(), Some("12"));
+        assert_eq!(
+            root.to_value(),
+            json!({"a": "hello", "n": 12, "t": [true, null]})
+        );
+        parser.feed(b"ue]}\n``` trailing {\"x\": 1}");
+        assert!(parser.is_done());
+        assert_eq!(
+            parser.root().unwrap().to_value(),
+            json!({"a": "hello", "n": 12, "t": [true, null, true]})
+        );
+    }
+
+    #[test]
+    fn escapes_and_characters_cut_anywhere() {
+        let text = r#"{"s": "a\"b\\c\u00e9\ud83d\ude00 é😀 \n"}"#.as_bytes();
+        let whole = serde_json::from_slice::<Value>(text).unwrap();
+        for size in 1..=7 {
+            let mut parser = PartialParser::new(true);
+            for chunk in text.chunks(size) {
+                parser.feed(chunk);
+                // Never a replacement character in the growing text.
+                let partial = parser
+                    .root()
+                    .and_then(|r| r.get("s"))
+                    .and_then(|s| s.as_str());
+                assert!(
+                    !partial.unwrap_or("").contains('\u{FFFD}'),
+                    "{size}: {partial:?}"
+                );
+            }
+            assert_eq!(parser.root().unwrap().to_value(), whole, "chunks of {size}");
+        }
+    }
+
+    #[test]
+    fn lenient_syntax() {
+        let parser = fed(&[b"{a: 1, 'b': True, \"c\": [1,,2,], \"d\": None,}"]);
+        let root = parser.root().unwrap();
+        assert!(root.is_complete());
+        assert_eq!(root.get("a").unwrap().number(), Some("1"));
+        assert_eq!(root.get("d").map(Node::is_null), Some(true));
+        assert_eq!(root.get("c").unwrap().to_value(), json!([1, 2]));
+    }
+
+    #[test]
+    fn changes_are_stamped_on_the_open_path_only() {
+        let mut parser = fed(&[b"{\"done\": {\"x\": 1}, \"open\": [\"a"]);
+        let first = parser.chunk();
+        parser.feed(b"b");
+        let root = parser.root().unwrap();
+        assert_eq!(root.changed(), first + 1);
+        assert_eq!(root.get("done").unwrap().changed(), first);
+        assert_eq!(root.get("open").unwrap().changed(), first + 1);
+        let changed: Vec<&str> = root.changed_entries(first).map(|(k, _)| k).collect();
+        assert_eq!(changed, ["open"]);
+        // Whitespace changes nothing.
+        parser.feed(b"");
+        assert_eq!(parser.root().unwrap().changed(), first + 1);
+    }
+
+    #[test]
+    fn closed_nodes_carry_their_paths() {
+        let mut parser = fed(&[b"{\"a\": [1, {\"b\": \"x\"}], \"c\": 2}"]);
+        let closed: Vec<String> = parser
+            .take_closed()
+            .into_iter()
+            .map(|(path, node)| format!("{path}={}", node.to_value()))
+            .collect();
+        assert_eq!(
+            closed,
+            [
+                "a[0]=1",
+                "a[1].b=\"x\"",
+                "a[1]={\"b\":\"x\"}",
+                "a=[1,{\"b\":\"x\"}]",
+                "c=2",
+                "={\"a\":[1,{\"b\":\"x\"}],\"c\":2}"
+            ]
+        );
+    }
+
+    #[test]
+    fn nesting_beyond_the_limit_ends_the_preview() {
+        let deep = "[".repeat(MAX_DEPTH + 10);
+        let parser = fed(&[deep.as_bytes()]);
+        assert!(!parser.is_done());
+        assert_eq!(parser.nodes.len(), MAX_DEPTH);
+    }
+}

@@ -1,0 +1,609 @@
+//! Typed partial values: [`PartialValue`] (what a type's partial form is and how it is brought up to
+//! date from the partial tree of [`super::partial`]) and [`PartialReader`] (the parser and the typed
+//! value together, fed chunk by chunk).
+//!
+//! A partial form is brought up to date from what changed since the reader last looked (the open path
+//! of the tree), never rebuilt: a string grows by what was appended, a list syncs its last item and
+//! appends new ones, an object syncs the members written since. So each chunk costs what it changed,
+//! and a whole answer costs time linear in its length.
+//!
+//! What is shown, and when:
+//! - strings grow as they are written; numbers, booleans, `char`s, fieldless enums and
+//!   `serde_json::Value`s appear only once complete (a half-written number is not a number);
+//! - an object appears once one of its fields would be shown (an empty `{` is not shown as if it were
+//!   a value), and after all its `#[extract(stream = "required")]` fields;
+//! - a tagged enum appears once its tag is read whole and names a variant;
+//! - a list appears as soon as it begins; an item is appended when it would be shown (an item that
+//!   never would, ends the list's preview there);
+//! - a field marked `#[extract(stream = "done")]` appears only once its value is complete.
+//!
+//! Every step is monotone: a shown field never disappears, a string never shrinks, a complete value
+//! never changes.
+
+use super::partial::{JsonPath, Node, PartialParser};
+use crate::schema::Schema;
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
+use std::fmt::Debug;
+use std::sync::Arc;
+
+/// A type whose partial form can be shown while its JSON streams.
+///
+/// `#[derive(Extract)]` implements it for every derived type `T`, generating `TPartial` (every field an
+/// `Option`, nested types partial, `Vec<U>` a `Vec` of partial `U`s); it is implemented here for the
+/// field types the derive accepts. Name a type's partial form [`Partial<T>`].
+#[diagnostic::on_unimplemented(
+    message = "llm-extract does not know the schema of `{Self}`",
+    label = "no schema for this type",
+    note = "derive `Extract` (with `Deserialize`) for it; for a foreign type that implements \
+            `schemars::JsonSchema`, mark the field `#[extract(schemars)]`"
+)]
+pub trait PartialValue {
+    /// The partial form.
+    type Partial: Clone + Debug + PartialEq + Serialize + Send + Sync + 'static;
+
+    /// Whether `node` is far enough along to be shown (exactly when [`PartialValue::build`] gives
+    /// `Some`, but without building anything).
+    fn shown(node: Node<'_>) -> bool;
+
+    /// The partial form of `node` from scratch, or `None` while it is not to be shown.
+    fn build(node: Node<'_>) -> Option<Self::Partial>;
+
+    /// Brings `partial` (built from `node` earlier) up to date with what changed after chunk `since`;
+    /// returns whether anything visible changed.
+    fn update(partial: &mut Self::Partial, node: Node<'_>, since: u64) -> bool;
+
+    /// Builds or updates `slot`; returns whether anything visible changed.
+    fn sync(slot: &mut Option<Self::Partial>, node: Node<'_>, since: u64) -> bool {
+        match slot {
+            Some(partial) => node.changed() > since && Self::update(partial, node, since),
+            None => {
+                *slot = Self::build(node);
+                slot.is_some()
+            }
+        }
+    }
+}
+
+/// The partial form of `T` (`TPartial` for a derived `T`).
+pub type Partial<T> = <T as PartialValue>::Partial;
+
+/// A field of a derived type: shown only once complete when `done` (`#[extract(stream = "done")]`).
+#[doc(hidden)]
+#[inline]
+pub fn sync_field<T: PartialValue + ?Sized>(
+    slot: &mut Option<T::Partial>,
+    node: Node<'_>,
+    since: u64,
+    done: bool,
+) -> bool {
+    if done && !node.is_complete() {
+        return false;
+    }
+    T::sync(slot, node, since)
+}
+
+/// Whether a field of a derived type would be shown (see [`sync_field`]).
+#[doc(hidden)]
+#[inline]
+pub fn field_shown<T: PartialValue + ?Sized>(node: Option<Node<'_>>, done: bool) -> bool {
+    node.is_some_and(|node| (!done || node.is_complete()) && T::shown(node))
+}
+
+/// The value of the first of `names` (a field's JSON name and its aliases) in an object.
+#[doc(hidden)]
+#[inline]
+pub fn member<'a>(node: Node<'a>, names: &[&str]) -> Option<Node<'a>> {
+    names.iter().find_map(|name| node.get(name))
+}
+
+/// A field whose type has its schema from schemars: shown as the JSON written so far.
+#[doc(hidden)]
+pub fn sync_json(slot: &mut Option<Value>, node: Node<'_>, since: u64, done: bool) -> bool {
+    sync_field::<Value>(slot, node, since, done)
+}
+
+/// Whether a schemars field would be shown.
+#[doc(hidden)]
+pub fn json_shown(node: Option<Node<'_>>, done: bool) -> bool {
+    field_shown::<Value>(node, done)
+}
+
+/// The complete string of a tag or fieldless enum.
+#[doc(hidden)]
+#[inline]
+pub fn complete_str(node: Option<Node<'_>>) -> Option<&str> {
+    node.filter(|node| node.is_complete())?.as_str()
+}
+
+impl PartialValue for String {
+    type Partial = String;
+
+    fn shown(node: Node<'_>) -> bool {
+        node.as_str().is_some()
+    }
+
+    fn build(node: Node<'_>) -> Option<String> {
+        node.as_str().map(str::to_owned)
+    }
+
+    fn update(partial: &mut String, node: Node<'_>, _since: u64) -> bool {
+        let Some(text) = node.as_str() else {
+            return false;
+        };
+        // The text only grows: append what was written since.
+        match text.get(partial.len()..) {
+            Some("") => false,
+            Some(more) => {
+                partial.push_str(more);
+                true
+            }
+            // Not a continuation (a duplicate key): take the new text.
+            None => {
+                text.clone_into(partial);
+                true
+            }
+        }
+    }
+}
+
+impl PartialValue for str {
+    type Partial = String;
+
+    fn shown(node: Node<'_>) -> bool {
+        String::shown(node)
+    }
+
+    fn build(node: Node<'_>) -> Option<String> {
+        String::build(node)
+    }
+
+    fn update(partial: &mut String, node: Node<'_>, since: u64) -> bool {
+        String::update(partial, node, since)
+    }
+}
+
+/// Scalars shown only once complete: built whole, never updated.
+macro_rules! complete_only {
+    ($($ty:ty => |$node:ident| $read:expr),* $(,)?) => {$(
+        impl PartialValue for $ty {
+            type Partial = $ty;
+
+            fn shown(node: Node<'_>) -> bool {
+                Self::build(node).is_some()
+            }
+
+            fn build($node: Node<'_>) -> Option<$ty> {
+                $read
+            }
+
+            fn update(_: &mut $ty, _: Node<'_>, _: u64) -> bool {
+                false
+            }
+        }
+    )*};
+}
+
+complete_only! {
+    bool => |node| node.as_bool(),
+    char => |node| {
+        let mut chars = complete_str(Some(node))?.chars();
+        let first = chars.next()?;
+        chars.next().is_none().then_some(first)
+    },
+}
+
+macro_rules! numbers {
+    ($($ty:ty),* $(,)?) => {
+        complete_only! { $($ty => |node| serde_json::from_str(node.number()?).ok()),* }
+    };
+}
+numbers!(i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize, f32, f64);
+
+/// JSON of any shape grows as it is written: strings as far as written, lists and objects as they
+/// fill, numbers and literals once complete.
+impl PartialValue for Value {
+    type Partial = Value;
+
+    fn shown(node: Node<'_>) -> bool {
+        readable(node)
+    }
+
+    fn build(node: Node<'_>) -> Option<Value> {
+        readable(node).then(|| node.to_value())
+    }
+
+    fn update(partial: &mut Value, node: Node<'_>, since: u64) -> bool {
+        match partial {
+            Value::String(text) => String::update(text, node, since),
+            Value::Array(items) => {
+                let mut changed = false;
+                for index in node.first_changed_item(since)..node.len() {
+                    let Some(item) = node.item(index) else {
+                        break;
+                    };
+                    match items.get_mut(index) {
+                        Some(value) => changed |= Value::update(value, item, since),
+                        // Only the last item can be unreadable (a number not yet ended).
+                        None => match Value::build(item) {
+                            Some(value) => {
+                                items.push(value);
+                                changed = true;
+                            }
+                            None => break,
+                        },
+                    }
+                }
+                changed
+            }
+            Value::Object(map) => {
+                let mut changed = false;
+                for (key, value) in node.changed_entries(since) {
+                    match map.get_mut(key) {
+                        Some(partial) => changed |= Value::update(partial, value, since),
+                        None => {
+                            if let Some(built) = Value::build(value) {
+                                map.insert(key.to_owned(), built);
+                                changed = true;
+                            }
+                        }
+                    }
+                }
+                changed
+            }
+            // Numbers and literals appear complete: they never change.
+            _ => false,
+        }
+    }
+}
+
+/// Whether JSON of any shape shows `node`: anything but a number or literal not yet ended.
+fn readable(node: Node<'_>) -> bool {
+    node.is_complete() || node.as_str().is_some() || node.is_array() || node.is_object()
+}
+
+/// `null` is not shown (as a field not yet written).
+impl<T: PartialValue> PartialValue for Option<T> {
+    type Partial = T::Partial;
+
+    fn shown(node: Node<'_>) -> bool {
+        !node.is_null() && T::shown(node)
+    }
+
+    fn build(node: Node<'_>) -> Option<T::Partial> {
+        if node.is_null() {
+            return None;
+        }
+        T::build(node)
+    }
+
+    fn update(partial: &mut T::Partial, node: Node<'_>, since: u64) -> bool {
+        T::update(partial, node, since)
+    }
+}
+
+impl<T: PartialValue + ?Sized> PartialValue for Box<T> {
+    type Partial = T::Partial;
+
+    fn shown(node: Node<'_>) -> bool {
+        T::shown(node)
+    }
+
+    fn build(node: Node<'_>) -> Option<T::Partial> {
+        T::build(node)
+    }
+
+    fn update(partial: &mut T::Partial, node: Node<'_>, since: u64) -> bool {
+        T::update(partial, node, since)
+    }
+}
+
+/// A list: its items so far, each partial; only the last one and new ones can change.
+fn build_list<T: PartialValue + ?Sized>(node: Node<'_>) -> Option<Vec<T::Partial>> {
+    if !node.is_array() {
+        return None;
+    }
+    let mut list = Vec::new();
+    update_list::<T>(&mut list, node, 0);
+    Some(list)
+}
+
+fn update_list<T: PartialValue + ?Sized>(
+    list: &mut Vec<T::Partial>,
+    node: Node<'_>,
+    since: u64,
+) -> bool {
+    let mut changed = false;
+    for index in node.first_changed_item(since)..node.len() {
+        let Some(item) = node.item(index) else {
+            break;
+        };
+        if index + 1 == list.len() {
+            if let Some(last) = list.last_mut() {
+                changed |= T::update(last, item, since);
+            }
+        } else if index == list.len() {
+            // An item that is not shown yet hides the ones after it (the list stays a prefix).
+            let Some(partial) = T::build(item) else {
+                break;
+            };
+            list.push(partial);
+            changed = true;
+        } else if index > list.len() {
+            break;
+        }
+    }
+    changed
+}
+
+macro_rules! lists {
+    ($($list:ident $(, $extra:ident)?);* $(;)?) => {$(
+        impl<T: PartialValue $(, $extra)?> PartialValue for $list<T $(, $extra)?> {
+            type Partial = Vec<T::Partial>;
+
+            fn shown(node: Node<'_>) -> bool {
+                node.is_array()
+            }
+
+            fn build(node: Node<'_>) -> Option<Self::Partial> {
+                build_list::<T>(node)
+            }
+
+            fn update(partial: &mut Self::Partial, node: Node<'_>, since: u64) -> bool {
+                update_list::<T>(partial, node, since)
+            }
+        }
+    )*};
+}
+lists!(Vec; VecDeque; BTreeSet; HashSet, S);
+
+fn update_map<T: PartialValue>(
+    map: &mut BTreeMap<String, T::Partial>,
+    node: Node<'_>,
+    since: u64,
+) -> bool {
+    let mut changed = false;
+    for (key, value) in node.changed_entries(since) {
+        match map.get_mut(key) {
+            Some(partial) => changed |= T::update(partial, value, since),
+            None => {
+                if let Some(partial) = T::build(value) {
+                    map.insert(key.to_owned(), partial);
+                    changed = true;
+                }
+            }
+        }
+    }
+    changed
+}
+
+macro_rules! maps {
+    ($($map:ident $(, $extra:ident)?);* $(;)?) => {$(
+        /// A map: its entries so far, by key (each shown once its key is read and its value would be).
+        impl<T: PartialValue $(, $extra)?> PartialValue for $map<String, T $(, $extra)?> {
+            type Partial = BTreeMap<String, T::Partial>;
+
+            fn shown(node: Node<'_>) -> bool {
+                node.is_object()
+            }
+
+            fn build(node: Node<'_>) -> Option<Self::Partial> {
+                if !node.is_object() {
+                    return None;
+                }
+                let mut map = BTreeMap::new();
+                update_map::<T>(&mut map, node, 0);
+                Some(map)
+            }
+
+            fn update(partial: &mut Self::Partial, node: Node<'_>, since: u64) -> bool {
+                update_map::<T>(partial, node, since)
+            }
+        }
+    )*};
+}
+maps!(BTreeMap; HashMap, S);
+
+/// The parser and a typed partial value together: feed chunks, read the value as it grows.
+///
+/// ```
+/// use llm_extract::parse::{Partial, PartialReader};
+/// use llm_extract::Extract;
+///
+/// #[derive(Extract, serde::Deserialize)]
+/// struct Person {
+///     name: String,
+///     age: u32,
+/// }
+///
+/// let mut reader = PartialReader::<Person>::new();
+/// assert!(reader.feed(br#"{"name": "Ada"#));
+/// let person: &Partial<Person> = reader.partial().unwrap();
+/// assert_eq!((person.name.as_deref(), person.age), (Some("Ada"), None));
+/// assert!(reader.feed(br#" L", "ag"#)); // the name grew
+/// assert!(!reader.feed(br#"e": 3"#)); // a key and a number not yet ended: nothing to show
+/// reader.feed(b"6}");
+/// assert_eq!(reader.partial().unwrap().age, Some(36));
+/// ```
+pub struct PartialReader<T: PartialValue + ?Sized> {
+    parser: PartialParser,
+    value: Option<Arc<T::Partial>>,
+    /// The chunk the value was last brought up to date with.
+    seen: u64,
+}
+
+impl<T: PartialValue + ?Sized> Debug for PartialReader<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PartialReader")
+            .field("value", &self.value)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T: PartialValue + Schema> PartialReader<T> {
+    /// A reader of one value of `T`.
+    pub fn new() -> Self {
+        Self::with_parser(PartialParser::new(T::schema().wants_container()))
+    }
+}
+
+impl<T: PartialValue + Schema> Default for PartialReader<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T: PartialValue + ?Sized> PartialReader<T> {
+    /// A reader around `parser` (whether prose before the value is skipped is the parser's setting).
+    pub fn with_parser(parser: PartialParser) -> Self {
+        PartialReader {
+            parser,
+            value: None,
+            seen: 0,
+        }
+    }
+
+    /// Reads the next chunk (cut anywhere); returns whether the partial value changed visibly.
+    pub fn feed(&mut self, bytes: &[u8]) -> bool {
+        self.parser.feed(bytes);
+        let since = std::mem::replace(&mut self.seen, self.parser.chunk());
+        let Some(root) = self.parser.root() else {
+            return false;
+        };
+        match &mut self.value {
+            Some(value) => {
+                // Only clone a snapshot still held elsewhere if something changed.
+                root.changed() > since && T::update(Arc::make_mut(value), root, since)
+            }
+            None => {
+                self.value = T::build(root).map(Arc::new);
+                self.value.is_some()
+            }
+        }
+    }
+
+    /// The partial value so far, once anything of it is shown.
+    pub fn partial(&self) -> Option<&T::Partial> {
+        self.value.as_deref()
+    }
+
+    /// The partial value as a shared snapshot (cheap: the reader copies it only if it changes while
+    /// the snapshot is still held).
+    pub fn snapshot(&self) -> Option<Arc<T::Partial>> {
+        self.value.clone()
+    }
+
+    /// The parser underneath.
+    pub fn parser(&self) -> &PartialParser {
+        &self.parser
+    }
+
+    /// The values completed since the last call, innermost first, each with its path, as JSON (the
+    /// root, once complete, is not among them: it is the whole value).
+    pub fn take_completed(&mut self) -> Vec<(JsonPath, Value)> {
+        self.parser
+            .take_closed()
+            .into_iter()
+            .filter(|(path, _)| !path.0.is_empty())
+            .map(|(path, node)| (path, node.to_value()))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Feeds `chunks` to a reader of `T`; the partial value after each.
+    fn steps<T: PartialValue + ?Sized>(
+        container: bool,
+        chunks: &[&str],
+    ) -> Vec<Option<T::Partial>> {
+        let mut reader = PartialReader::<T>::with_parser(PartialParser::new(container));
+        chunks
+            .iter()
+            .map(|chunk| {
+                reader.feed(chunk.as_bytes());
+                reader.partial().cloned()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn lists_grow_item_by_item_and_only_show_what_is_whole() {
+        let seen = steps::<Vec<u32>>(true, &["[1, 2", "2, 3", "]"]);
+        assert_eq!(
+            seen,
+            [Some(vec![1]), Some(vec![1, 22]), Some(vec![1, 22, 3])]
+        );
+        let seen = steps::<Vec<String>>(true, &["[\"a", "b\", \"", "c\"]"]);
+        assert_eq!(
+            seen,
+            [
+                Some(vec!["a".into()]),
+                Some(vec!["ab".into(), String::new()]),
+                Some(vec!["ab".into(), "c".into()])
+            ]
+        );
+        // An item that never shows (not a number) ends the list's preview there.
+        let seen = steps::<Vec<u8>>(true, &["[1, \"x\", 2]"]);
+        assert_eq!(seen, [Some(vec![1])]);
+    }
+
+    #[test]
+    fn maps_options_and_boxes() {
+        let seen = steps::<BTreeMap<String, Option<Box<String>>>>(
+            true,
+            &["{\"a\": null, \"b\": \"x", "y\"}"],
+        );
+        let map = |pairs: &[(&str, &str)]| {
+            Some(
+                pairs
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect::<BTreeMap<_, _>>(),
+            )
+        };
+        assert_eq!(seen, [map(&[("b", "x")]), map(&[("b", "xy")])]);
+    }
+
+    #[test]
+    fn scalars_appear_whole() {
+        assert_eq!(
+            steps::<f64>(false, &["-1.", "5e1", " "]),
+            [None, None, Some(-15.0)]
+        );
+        assert_eq!(steps::<u8>(false, &["300 "]), [None]);
+        assert_eq!(steps::<bool>(true, &["[tr"]), [None]);
+        assert_eq!(steps::<char>(false, &["\"é", "\""]), [None, Some('é')]);
+    }
+
+    #[test]
+    fn json_grows_as_written() {
+        let seen = steps::<Value>(
+            true,
+            &["{\"a\": [1, 2", ", {\"b\": \"x", "y\"}], \"c\": tru", "e}"],
+        );
+        assert_eq!(
+            seen,
+            [
+                Some(json!({"a": [1]})),
+                Some(json!({"a": [1, 2, {"b": "x"}]})),
+                Some(json!({"a": [1, 2, {"b": "xy"}]})),
+                Some(json!({"a": [1, 2, {"b": "xy"}], "c": true})),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_held_snapshot_is_not_changed_behind_its_holder() {
+        let mut reader = PartialReader::<Vec<String>>::with_parser(PartialParser::new(true));
+        reader.feed(b"[\"a");
+        let held = reader.snapshot();
+        reader.feed(b"b\"]");
+        assert_eq!(held.as_deref(), Some(&vec!["a".to_string()]));
+        assert_eq!(reader.partial(), Some(&vec!["ab".to_string()]));
+    }
+}

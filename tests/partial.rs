@@ -1,0 +1,565 @@
+//! Partial values while they stream: the derived partial form, `#[extract(stream = ...)]`, the
+//! incremental reader under every split of an answer (property tests), and `extract_partial` end to end
+//! (closures and a local OpenAI-compatible server): retries, invalid and truncated answers.
+
+mod support;
+
+use futures_util::StreamExt;
+use llm_extract::extract::{ExtractErrorKind, Extractor, PartialEvent};
+use llm_extract::llm::{from_fn, from_stream_fn, ChatEvent, ChatResponse, ChatStream};
+use llm_extract::parse::{Partial, PartialReader};
+use llm_extract::report::AttemptKind;
+use llm_extract::{Extract, OpenAiCompatible};
+use proptest::prelude::*;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use support::{openai, Answer, TestServer};
+
+#[derive(Extract, Deserialize, Debug, Clone, PartialEq)]
+struct Invoice {
+    /// Shown before anything else of the invoice.
+    #[extract(stream = "required")]
+    number: String,
+    customer: Customer,
+    lines: Vec<Line>,
+    status: Status,
+    total: f64,
+    note: Option<String>,
+    /// Never shown half-written.
+    #[extract(stream = "done")]
+    iban: String,
+    payment: Payment,
+}
+
+#[derive(Extract, Deserialize, Debug, Clone, PartialEq)]
+struct Customer {
+    name: String,
+    #[serde(alias = "mail")]
+    email: Option<String>,
+}
+
+#[derive(Extract, Deserialize, Debug, Clone, PartialEq)]
+struct Line {
+    #[extract(stream = "required")]
+    sku: String,
+    description: String,
+    quantity: u32,
+    tags: Vec<String>,
+}
+
+#[derive(Extract, Deserialize, Debug, Clone, Copy, PartialEq)]
+#[serde(rename_all = "lowercase")]
+enum Status {
+    Paid,
+    Open,
+}
+
+#[derive(Extract, Deserialize, Debug, Clone, PartialEq)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Payment {
+    Card { last4: String, amount: f64 },
+    Transfer { reference: String },
+    Cash,
+}
+
+fn invoice_json(name: &str, description: &str, lines: usize) -> Value {
+    json!({
+        "number": "INV-2026-001",
+        "customer": {"name": name, "email": "ada@example.com"},
+        "lines": (0..lines).map(|i| json!({
+            "sku": format!("SKU-{i}"),
+            "description": description,
+            "quantity": i + 1,
+            "tags": ["a", description],
+        })).collect::<Vec<_>>(),
+        "status": "paid",
+        "total": 1234.5,
+        "note": null,
+        "iban": "DE89370400440532013000",
+        "payment": {"type": "card", "last4": "4242", "amount": 1234.5},
+    })
+}
+
+/// Whether `next` only adds to `prev`: no key disappears, strings only grow, lists only grow (every
+/// item but the last unchanged), anything else unchanged.
+fn grows(prev: &Value, next: &Value) -> bool {
+    match (prev, next) {
+        (Value::Object(a), Value::Object(b)) => {
+            a.iter().all(|(k, v)| b.get(k).is_some_and(|w| grows(v, w)))
+        }
+        (Value::Array(a), Value::Array(b)) => {
+            b.len() >= a.len()
+                && a.iter().zip(b).enumerate().all(|(i, (v, w))| {
+                    if i + 1 == a.len() {
+                        grows(v, w)
+                    } else {
+                        v == w
+                    }
+                })
+        }
+        (Value::String(a), Value::String(b)) => b.starts_with(a.as_str()),
+        (a, b) => a == b,
+    }
+}
+
+/// Every snapshot of `text` fed in `chunks` (split points), as JSON.
+fn snapshots(text: &[u8], cuts: &[usize]) -> Vec<Value> {
+    let mut reader = PartialReader::<Invoice>::new();
+    let mut seen = Vec::new();
+    let mut start = 0;
+    for &cut in cuts.iter().chain(std::iter::once(&text.len())) {
+        let cut = cut.clamp(start, text.len());
+        if reader.feed(&text[start..cut]) {
+            seen.push(serde_json::to_value(reader.partial().unwrap()).unwrap());
+        }
+        start = cut;
+    }
+    seen
+}
+
+fn check_sequence(seen: &[Value], whole: &Value) {
+    for pair in seen.windows(2) {
+        assert!(grows(&pair[0], &pair[1]), "{} -> {}", pair[0], pair[1]);
+    }
+    for snapshot in seen {
+        // `stream = "required"`: no invoice without its number, no line without its sku.
+        assert!(snapshot.get("number").is_some(), "{snapshot}");
+        for line in snapshot["lines"].as_array().into_iter().flatten() {
+            assert!(line.get("sku").is_some(), "{snapshot}");
+        }
+        // `stream = "done"`: the IBAN only whole.
+        if let Some(iban) = snapshot.get("iban") {
+            assert_eq!(iban, &whole["iban"]);
+        }
+        // Numbers only whole.
+        if let Some(total) = snapshot.get("total") {
+            assert_eq!(total, &whole["total"]);
+        }
+    }
+    let mut last = seen.last().cloned().unwrap();
+    // Fields not yet shown are left out of the JSON; `note` is null in the answer.
+    last.as_object_mut()
+        .unwrap()
+        .insert("note".into(), Value::Null);
+    assert_eq!(&last, whole);
+}
+
+#[test]
+fn the_partial_form_is_what_the_derive_promises() {
+    let partial = Partial::<Invoice>::default();
+    assert_eq!(partial.number, None);
+    assert_eq!(serde_json::to_value(&partial).unwrap(), json!({}));
+    let line: Partial<Line> = <Partial<Line> as Default>::default();
+    let lines: Option<Vec<Partial<Line>>> = Some(vec![line.clone()]);
+    let filled = InvoicePartial {
+        number: Some("X".into()),
+        lines,
+        status: Some(StatusPartial::Paid),
+        payment: Some(PaymentPartial::Card {
+            last4: Some("42".into()),
+            amount: None,
+        }),
+        ..InvoicePartial::default()
+    };
+    assert_eq!(
+        serde_json::to_value(&filled).unwrap(),
+        json!({"number": "X", "lines": [{}], "status": "paid", "payment": {"type": "card", "last4": "42"}})
+    );
+    assert_ne!(filled.clone(), partial);
+}
+
+#[test]
+fn required_fields_hold_back_their_object() {
+    let mut reader = PartialReader::<Invoice>::new();
+    assert!(!reader
+        .feed(br#"{"customer": {"name": "Ada"}, "lines": [{"description": "Tea", "sku": "T"#));
+    assert!(reader.partial().is_none());
+    assert!(reader.feed(br#"1"}], "number": "7"#));
+    let invoice = reader.partial().unwrap();
+    assert_eq!(invoice.number.as_deref(), Some("7"));
+    assert_eq!(
+        invoice.customer.as_ref().unwrap().name.as_deref(),
+        Some("Ada")
+    );
+    let line = &invoice.lines.as_ref().unwrap()[0];
+    assert_eq!(
+        (line.sku.as_deref(), line.description.as_deref()),
+        (Some("T1"), Some("Tea"))
+    );
+}
+
+#[test]
+fn done_fields_and_numbers_appear_whole() {
+    let mut reader = PartialReader::<Invoice>::new();
+    reader.feed(br#"{"number": "1", "total": 12"#);
+    assert_eq!(reader.partial().unwrap().total, None);
+    reader.feed(br#".5, "iban": "DE89"#);
+    let invoice = reader.partial().unwrap();
+    assert_eq!((invoice.iban.as_deref(), invoice.total), (None, Some(12.5)));
+    reader.feed(br#"3700","#);
+    assert_eq!(reader.partial().unwrap().iban.as_deref(), Some("DE893700"));
+}
+
+#[test]
+fn empty_objects_are_not_shown_as_values() {
+    let mut reader = PartialReader::<Invoice>::new();
+    reader.feed(br#"{"number": "1", "customer": {"#);
+    assert_eq!(reader.partial().unwrap().customer, None);
+    reader.feed(br#""mail": "a@"#);
+    let customer = reader.partial().unwrap().customer.clone().unwrap();
+    assert_eq!(customer.email.as_deref(), Some("a@"));
+    assert_eq!(customer.name, None);
+}
+
+#[test]
+fn enums_are_known_once_their_tag_is_read() {
+    let mut reader = PartialReader::<Invoice>::new();
+    reader.feed(br#"{"number": "1", "status": "pa"#);
+    assert_eq!(reader.partial().unwrap().status, None);
+    reader.feed(br#"id", "payment": {"amount": 3.5, "last4": "42", "type": "car"#);
+    let invoice = reader.partial().unwrap();
+    assert_eq!(invoice.status, Some(StatusPartial::Paid));
+    // The tag comes after the other fields: nothing until it is whole.
+    assert_eq!(invoice.payment, None);
+    reader.feed(br#"d"}"#);
+    assert_eq!(
+        reader.partial().unwrap().payment,
+        Some(PaymentPartial::Card {
+            last4: Some("42".into()),
+            amount: Some(3.5)
+        })
+    );
+    let mut cash = PartialReader::<Payment>::new();
+    cash.feed(br#"{"type": "cash"}"#);
+    assert_eq!(cash.partial(), Some(&PaymentPartial::Cash));
+    let mut unknown = PartialReader::<Payment>::new();
+    unknown.feed(br#"{"type": "cheque", "reference": "x"}"#);
+    assert_eq!(unknown.partial(), None);
+}
+
+#[test]
+fn escapes_and_multibyte_characters_cut_across_chunks() {
+    let whole = invoice_json("Zoë \"the\" Ünïcødé 😀\\", "line\nbreak \u{e9}\u{1F600}", 2);
+    // Escaped non-ASCII too: `\u00eb` and a surrogate pair.
+    let text = serde_json::to_string(&whole)
+        .unwrap()
+        .replace('ë', "\\u00eb")
+        .replace("😀\\\\", "\\ud83d\\ude00\\\\");
+    for size in 1..=6 {
+        let cuts: Vec<usize> = (size..text.len()).step_by(size).collect();
+        let seen = snapshots(text.as_bytes(), &cuts);
+        check_sequence(&seen, &whole);
+        for snapshot in &seen {
+            assert!(!snapshot.to_string().contains('\u{FFFD}'), "{snapshot}");
+        }
+    }
+}
+
+prop_compose! {
+    fn answers()(
+        name in "[a-zA-Z \"\\\\é😀\n]{0,12}",
+        description in "[a-z \"\\\\ü\t]{0,20}",
+        lines in 0usize..4,
+        pretty in any::<bool>(),
+    ) -> (Value, String) {
+        let whole = invoice_json(&name, &description, lines);
+        let text = if pretty {
+            serde_json::to_string_pretty(&whole).unwrap()
+        } else {
+            serde_json::to_string(&whole).unwrap()
+        };
+        (whole, format!("Here it is:\n```json\n{text}\n```"))
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    /// For every split of a valid answer into chunks, the snapshots only grow, required and done fields
+    /// keep their promise, and the last snapshot is the whole value.
+    #[test]
+    fn snapshots_are_monotone_under_any_split(
+        (whole, text) in answers(),
+        mut cuts in prop::collection::vec(0usize..2000, 0..40),
+    ) {
+        cuts.sort_unstable();
+        let seen = snapshots(text.as_bytes(), &cuts);
+        check_sequence(&seen, &whole);
+        // The same as reading it whole.
+        let mut reader = PartialReader::<Invoice>::new();
+        reader.feed(text.as_bytes());
+        prop_assert_eq!(
+            serde_json::to_value(reader.partial().unwrap()).unwrap(),
+            seen.last().cloned().unwrap()
+        );
+    }
+
+    /// Any bytes, any split: no panic, and the same partial value as the bytes read in one piece.
+    #[test]
+    fn any_bytes_in_any_split_read_as_in_one_piece(
+        bytes in prop::collection::vec(any::<u8>(), 0..300),
+        mut cuts in prop::collection::vec(0usize..300, 0..20),
+    ) {
+        cuts.sort_unstable();
+        let mut whole = PartialReader::<Invoice>::new();
+        whole.feed(&bytes);
+        let mut split = PartialReader::<Invoice>::new();
+        let mut start = 0;
+        for cut in cuts.into_iter().chain(std::iter::once(bytes.len())) {
+            let cut = cut.clamp(start, bytes.len());
+            split.feed(&bytes[start..cut]);
+            start = cut;
+        }
+        prop_assert_eq!(whole.partial(), split.partial());
+    }
+}
+
+fn collect_events<T: llm_extract::parse::PartialValue>(
+    events: &[Result<PartialEvent<T>, llm_extract::ExtractError>],
+) -> (Vec<Value>, Vec<String>, usize) {
+    let mut snapshots = Vec::new();
+    let mut completed = Vec::new();
+    let mut retries = 0;
+    for event in events.iter().flatten() {
+        match event {
+            PartialEvent::Snapshot(s) => snapshots.push(serde_json::to_value(&**s).unwrap()),
+            PartialEvent::Completed { path, .. } => completed.push(path.to_string()),
+            PartialEvent::Retry { .. } => retries += 1,
+            _ => {}
+        }
+    }
+    (snapshots, completed, retries)
+}
+
+/// A streamed answer whose every piece comes after a pause (a `Pending`), as from a server.
+fn streamed(pieces: Vec<impl Into<String>>) -> ChatStream {
+    let mut events: Vec<_> = pieces
+        .into_iter()
+        .map(|c| Ok(ChatEvent::Delta(c.into())))
+        .collect();
+    events.push(Ok(ChatEvent::Done(ChatResponse::new(""))));
+    Box::pin(futures_util::stream::iter(events).then(|event| async move {
+        tokio::task::yield_now().await;
+        event
+    }))
+}
+
+#[tokio::test]
+async fn extract_partial_streams_snapshots_fields_and_the_final_value() {
+    let whole = invoice_json("Ada", "Tea", 3);
+    let text = serde_json::to_string(&whole).unwrap();
+    assert!(text.is_ascii());
+    // Pieces of 5 bytes, each after a pause, read as they come: no snapshot is coalesced away.
+    let pieces: Vec<String> = text
+        .as_bytes()
+        .chunks(5)
+        .map(|c| String::from_utf8(c.to_vec()).unwrap())
+        .collect();
+    let llm = from_stream_fn(move |_| {
+        let pieces = pieces.clone();
+        async move { Ok(streamed(pieces)) }
+    });
+    let events: Vec<_> = Invoice::extract_partial(&llm, "the invoice")
+        .collect()
+        .await;
+    let (snapshots, completed, retries) = collect_events(&events);
+    assert_eq!(retries, 0);
+    // Many chunks change nothing visible (a key, a number not yet ended): no snapshot for them.
+    assert!(snapshots.len() > text.len() / 20, "{}", snapshots.len());
+    check_sequence(&snapshots, &whole);
+    assert!(
+        completed.contains(&"lines[2].tags[1]".to_string()),
+        "{completed:?}"
+    );
+    assert!(completed.contains(&"customer.email".to_string()));
+    let last = events.last().unwrap().as_ref().unwrap();
+    let PartialEvent::Final {
+        extraction,
+        revised,
+    } = last
+    else {
+        panic!("the last event is not the final value: {last:?}");
+    };
+    assert!(!revised);
+    assert_eq!(
+        extraction.value,
+        serde_json::from_value::<Invoice>(whole).unwrap()
+    );
+    assert_eq!(extraction.report.attempts.len(), 1);
+}
+
+#[tokio::test]
+async fn a_fixed_answer_ends_with_a_revised_snapshot() {
+    // `quantity` written as a string: coerced by the parser, so the final value differs from what
+    // streamed.
+    let mut whole = invoice_json("Ada", "Tea", 1);
+    whole["lines"][0]["quantity"] = json!("1");
+    let text = serde_json::to_string(&whole).unwrap();
+    let llm = from_fn(move |_| {
+        let text = text.clone();
+        async move { Ok(ChatResponse::new(text)) }
+    });
+    let events: Vec<_> = Invoice::extract_partial(&llm, "the invoice")
+        .collect()
+        .await;
+    let (snapshots, _, _) = collect_events(&events);
+    let Some(Ok(PartialEvent::Final { revised, .. })) = events.last() else {
+        panic!("{:?}", events.last());
+    };
+    assert!(revised);
+    assert_eq!(snapshots.last().unwrap()["lines"][0]["quantity"], json!(1));
+}
+
+#[tokio::test]
+async fn an_invalid_answer_is_repaired_and_the_snapshots_start_over() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&calls);
+    let llm = from_stream_fn(move |_| {
+        let call = counter.fetch_add(1, Ordering::SeqCst);
+        async move {
+            Ok(match call {
+                // No name: invalid, and nothing to fix.
+                0 => streamed(vec![r#"{"email": "a@"#, r#"b.c"}"#]),
+                _ => streamed(vec![r#"{"name": "Ada", "#, r#""email": "a@b.c"}"#]),
+            })
+        }
+    });
+    let events: Vec<_> = Customer::extract_partial(&llm, "Ada").collect().await;
+    let kinds: Vec<String> = events
+        .iter()
+        .map(|e| match e {
+            Ok(PartialEvent::Snapshot(s)) => {
+                format!("snapshot {}", serde_json::to_string(&**s).unwrap())
+            }
+            Ok(PartialEvent::Completed { path, .. }) => format!("completed {path}"),
+            Ok(PartialEvent::Retry { attempt, kind }) => format!("retry {attempt} {kind:?}"),
+            Ok(PartialEvent::Final { revised, .. }) => format!("final {revised}"),
+            Ok(_) => "other".into(),
+            Err(e) => format!("error {e}"),
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            r#"snapshot {"email":"a@"}"#,
+            "completed email",
+            r#"snapshot {"email":"a@b.c"}"#,
+            "retry 2 Repair",
+            "completed name",
+            r#"snapshot {"name":"Ada"}"#,
+            "completed email",
+            r#"snapshot {"name":"Ada","email":"a@b.c"}"#,
+            "final false",
+        ]
+    );
+    assert_eq!(calls.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test]
+async fn an_answer_that_stays_invalid_ends_with_the_error_and_the_ledger() {
+    let llm = from_fn(|_| async { Ok(ChatResponse::new(r#"{"email": null}"#)) });
+    let extractor = Extractor::new(&llm).max_attempts(2);
+    let events: Vec<_> = extractor.extract_partial::<Customer>("x").collect().await;
+    let (snapshots, _, retries) = collect_events(&events);
+    // A complete empty object is a value: shown as such.
+    assert_eq!(snapshots.last(), Some(&json!({})));
+    assert_eq!(retries, 1);
+    let Some(Err(error)) = events.last() else {
+        panic!("{:?}", events.last());
+    };
+    assert!(
+        matches!(error.kind(), ExtractErrorKind::Invalid(_)),
+        "{error}"
+    );
+    assert_eq!(error.report().attempts.len(), 2);
+    assert_eq!(error.report().attempts[1].kind, AttemptKind::Repair);
+}
+
+#[tokio::test]
+async fn a_truncated_answer_ends_with_the_truncation_after_its_snapshots() {
+    let server = TestServer::script(vec![openai(
+        Answer::new(r#"{"email": "ada@ex.org", "name": "Ada Lov"#)
+            .cut()
+            .pieces_of(3),
+    )]);
+    let llm = OpenAiCompatible::builder(server.url(), "test-model")
+        .build()
+        .unwrap();
+    let events: Vec<_> = Extractor::new(&llm)
+        .extract_partial::<Customer>("Ada")
+        .collect()
+        .await;
+    let (snapshots, completed, _) = collect_events(&events);
+    // The cut string was shown as it grew; the cut answer is not a value (its salvage drops the
+    // required `name`).
+    assert_eq!(
+        snapshots.last().unwrap(),
+        &json!({"name": "Ada Lov", "email": "ada@ex.org"})
+    );
+    assert_eq!(completed, ["email"]);
+    let Some(Err(error)) = events.last() else {
+        panic!("{:?}", events.last());
+    };
+    assert!(
+        matches!(error.kind(), ExtractErrorKind::Truncated(_)),
+        "{error}"
+    );
+    assert_eq!(error.report().attempts.len(), 1);
+    assert!(error.report().attempts[0].raw.ends_with("Ada Lov"));
+}
+
+#[tokio::test]
+async fn an_openai_compatible_server_streams_snapshots() {
+    let whole = invoice_json("Grace", "Coffee ☕", 2);
+    let server = TestServer::script(vec![openai(
+        Answer::new(serde_json::to_string_pretty(&whole).unwrap()).pieces_of(4),
+    )]);
+    let llm = OpenAiCompatible::builder(server.url(), "test-model")
+        .build()
+        .unwrap();
+    let events: Vec<_> = Invoice::extract_partial(&llm, "the invoice")
+        .collect()
+        .await;
+    let (snapshots, _, _) = collect_events(&events);
+    check_sequence(&snapshots, &whole);
+    assert!(server.requests()[0].wants_stream());
+    assert!(matches!(
+        events.last(),
+        Some(Ok(PartialEvent::Final { revised: false, .. }))
+    ));
+}
+
+#[tokio::test]
+async fn an_ollama_server_streams_snapshots_in_two_byte_pieces() {
+    let whole = invoice_json("Zoë", "Thé vert 🍵", 2);
+    let server = TestServer::script(vec![support::ollama(
+        Answer::new(serde_json::to_string(&whole).unwrap()).pieces_of(2),
+    )]);
+    let llm = llm_extract::Ollama::builder("test-model")
+        .host(server.url())
+        .build()
+        .unwrap();
+    let events: Vec<_> = Invoice::extract_partial(&llm, "the invoice")
+        .collect()
+        .await;
+    let (snapshots, completed, _) = collect_events(&events);
+    check_sequence(&snapshots, &whole);
+    assert!(
+        completed.contains(&"payment.last4".to_string()),
+        "{completed:?}"
+    );
+    let Some(Ok(PartialEvent::Final {
+        extraction,
+        revised,
+    })) = events.last()
+    else {
+        panic!("{:?}", events.last());
+    };
+    assert!(!revised);
+    assert_eq!(
+        extraction.value,
+        serde_json::from_value::<Invoice>(whole).unwrap()
+    );
+}
