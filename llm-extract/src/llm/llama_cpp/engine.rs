@@ -295,8 +295,10 @@ fn default_threads() -> usize {
 /// Tokens decoded per llama.cpp call (all sequences of a step together).
 pub(super) const BATCH: u32 = 512;
 
-/// Sequences decoded together when [`LlamaCppBuilder::parallel`] is not set.
-pub(super) const DEFAULT_SLOTS: usize = 4;
+/// Sequences decoded together when [`LlamaCppBuilder::parallel`] is not set: one, so that greedy
+/// decoding is reproducible (a sequence decoded in a batch with others can come out differently) and
+/// because at one thread four batched sequences gave 0.88x the tokens per second of one (BENCHMARKS.md).
+pub(super) const DEFAULT_SLOTS: usize = 1;
 
 /// The model's chat template if llama.cpp can apply it, else ChatML.
 fn usable_template(model: &LlamaModel) -> LlamaChatTemplate {

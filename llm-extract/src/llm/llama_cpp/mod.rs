@@ -42,7 +42,7 @@
 //!   ([`LlamaCppBuilder::threads`]; BENCHMARKS.md, "Threads", has the measurements behind it).
 //! - **Concurrency**: each model has one llama.cpp context, created once and kept (cleared per request,
 //!   rebuilt only to grow), and one scheduler thread that decodes up to [`LlamaCppBuilder::parallel`]
-//!   requests (default 4) as the sequences of shared batches, continuously: a finished or cancelled
+//!   requests (default 1, see there for why) as the sequences of shared batches, continuously: a finished or cancelled
 //!   request frees its slot for the next at once, and the others never notice. Each sequence has its own
 //!   sampler and grammar matcher. Requests beyond that wait their turn, first come, first served. A
 //!   generation never waits for its reader (deltas are buffered), so a slow or absent reader holds up no
@@ -50,7 +50,8 @@
 //!   step keeps every core busy.
 //! - **Prompt-prefix reuse**: a request starts from the keys and values already computed for the
 //!   longest prefix of its prompt that an earlier request left in the context (the system prompt, format
-//!   instructions and examples of a batch), and reads only the rest ([`LlamaCppBuilder::reuse_prefix`]).
+//!   instructions and examples of a batch), and reads only the rest ([`LlamaCppBuilder::reuse_prefix`],
+//!   off by default: it makes greedy answers depend on what was cached before).
 //!
 //! One file per job: `error.rs` (the error type), `model_file.rs` (which file to load), `engine.rs` (the
 //! loaded model, the prompt and the rest of a request's preparation), `grammar.rs` and `tok_env.rs`
@@ -119,8 +120,14 @@ impl LlamaCppBuilder {
 
     /// Up to `requests` generations of this model run at the same time, as the sequences of one
     /// llama.cpp context decoded in shared batches; more wait their turn, first come, first served
-    /// (default 4). Setting it also gives the model the cores to itself: by default the decoding steps of
+    /// (default 1). Setting it also gives the model the cores to itself: by default the decoding steps of
     /// all models of the process take turns, since each step keeps every core busy.
+    ///
+    /// A sequence decoded in a batch with others is computed in a different floating-point order, so
+    /// where two tokens are nearly tied a greedy answer can differ from the one it gets alone: with more
+    /// than one, greedy decoding is no longer reproducible from run to run. At one thread, four batched
+    /// sequences gave 0.88x the tokens per second of one on the 2-vCPU machine (BENCHMARKS.md); with more
+    /// threads on a bigger machine batching pays.
     pub fn parallel(mut self, requests: usize) -> Self {
         self.parallel = Some(requests.max(1));
         self
@@ -128,7 +135,10 @@ impl LlamaCppBuilder {
 
     /// Whether a request starts from the keys and values an earlier request already computed for the
     /// same prompt prefix (system prompt, format instructions, examples), reading only the rest of its
-    /// prompt (default `true`; llama-server's `cache_prompt`). The output is the same either way.
+    /// prompt (default `false`; llama-server's `cache_prompt`). It cut prompt reading per document of a
+    /// batch to 0.11x (BENCHMARKS.md), but the reused keys and values were computed in a different batch
+    /// arrangement than a fresh read computes them, so where two tokens are nearly tied a greedy answer can
+    /// differ from the one without reuse: turn it on for throughput, leave it off for reproducible answers.
     pub fn reuse_prefix(mut self, enabled: bool) -> Self {
         self.reuse_prefix = enabled;
         self
@@ -215,7 +225,7 @@ impl LlamaCpp {
             context_size: 4096,
             threads: None,
             parallel: None,
-            reuse_prefix: true,
+            reuse_prefix: false,
             grammar_engine: GrammarEngine::default(),
             fast_forward: true,
             repeat_penalty: (1.0, 64),
