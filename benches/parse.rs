@@ -567,14 +567,5 @@ fn main() {
         doubling(15);
         return;
     }
-    if args.iter().any(|a| a == "--ratios-only") {
-        ratios();
-        return;
-    }
-    benches();
-    Criterion::default().configure_from_args().final_summary();
-    // `cargo bench` passes `--bench`; `cargo test --benches` runs each benchmark once, without it.
-    if args.iter().any(|a| a == "--bench") && !args.iter().any(|a| a == "--list") {
-        ratios();
-    }
+    timing::run(&args, benches, ratios);
 }

@@ -1,6 +1,22 @@
 //! Timing shared by the benchmarks that print ratios: per-thread CPU time, interleaved batches.
 
+use criterion::Criterion;
 use std::time::{Duration, Instant};
+
+/// The end of a ratio-printing bench's `main`: with `--ratios-only` only the ratio table; otherwise
+/// the criterion benchmarks, then (under `cargo bench`, which passes `--bench`) the table.
+/// `cargo test --benches` runs each benchmark once, without `--bench`, and prints no table.
+pub fn run(args: &[String], benches: impl FnOnce(), ratios: impl Fn()) {
+    if args.iter().any(|a| a == "--ratios-only") {
+        ratios();
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+    if args.iter().any(|a| a == "--bench") && !args.iter().any(|a| a == "--list") {
+        ratios();
+    }
+}
 
 /// Nanoseconds this thread has spent on a CPU, so that time spent preempted on a busy machine
 /// does not count (Linux; wall-clock time elsewhere).
