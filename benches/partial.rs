@@ -95,24 +95,23 @@ fn answer(bytes: usize) -> String {
 
 /// Feeds `text` in `chunk`-byte pieces, taking a snapshot after each that changed something.
 fn incremental(text: &[u8], chunk: usize) -> usize {
-    let mut reader = PartialReader::<Invoice>::new();
-    let mut snapshots = 0;
-    for piece in text.chunks(chunk) {
-        if reader.feed(piece) {
-            black_box(reader.snapshot());
-            snapshots += 1;
-        }
-    }
-    snapshots
+    fed(text, chunk, |reader| drop(black_box(reader.snapshot())))
 }
 
 /// The same, reading each snapshot by reference ([`PartialReader::partial`]) rather than sharing it.
 fn incremental_borrowed(text: &[u8], chunk: usize) -> usize {
+    fed(text, chunk, |reader| {
+        black_box(reader.partial());
+    })
+}
+
+/// Feeds `text` in `chunk`-byte pieces, calling `read` after each piece that changed something.
+fn fed(text: &[u8], chunk: usize, read: impl Fn(&PartialReader<Invoice>)) -> usize {
     let mut reader = PartialReader::<Invoice>::new();
     let mut snapshots = 0;
     for piece in text.chunks(chunk) {
         if reader.feed(piece) {
-            black_box(reader.partial());
+            read(&reader);
             snapshots += 1;
         }
     }

@@ -194,20 +194,27 @@ fn answer(llm: &LlamaCpp, http: &Request, index: usize, log: &Log) -> Reply {
     let path = http.path.clone();
     if !wanted.stream {
         let result = llm.generate(&wanted.request, |_| true);
+        let (completion_tokens, finish) = match &result {
+            Ok(g) => (
+                g.response.usage.completion_tokens,
+                g.response.finish.clone(),
+            ),
+            Err(e) => (0, Finish::Other(e.to_string())),
+        };
+        record(
+            log,
+            Served {
+                index,
+                path,
+                request: wanted.request.clone(),
+                completion_tokens,
+                finish,
+                client_left: false,
+            },
+        );
         return match result {
             Ok(g) => {
                 let r = &g.response;
-                record(
-                    log,
-                    Served {
-                        index,
-                        path,
-                        request: wanted.request.clone(),
-                        completion_tokens: r.usage.completion_tokens,
-                        finish: r.finish.clone(),
-                        client_left: false,
-                    },
-                );
                 if ollama {
                     Reply::json(
                         200,
@@ -228,24 +235,8 @@ fn answer(llm: &LlamaCpp, http: &Request, index: usize, log: &Log) -> Reply {
                     )
                 }
             }
-            Err(e) => {
-                record(
-                    log,
-                    Served {
-                        index,
-                        path,
-                        request: wanted.request.clone(),
-                        completion_tokens: 0,
-                        finish: Finish::Other(e.to_string()),
-                        client_left: false,
-                    },
-                );
-                if ollama {
-                    Reply::ollama_error(500, &e.to_string())
-                } else {
-                    Reply::openai_error(500, &e.to_string())
-                }
-            }
+            Err(e) if ollama => Reply::ollama_error(500, &e.to_string()),
+            Err(e) => Reply::openai_error(500, &e.to_string()),
         };
     }
     let (steps, reply) = Reply::live(if ollama { wire::NDJSON } else { wire::SSE });
