@@ -34,6 +34,7 @@ use crate::schema::Shape;
 use futures_util::StreamExt;
 use serde_json::Value;
 use std::collections::HashSet;
+use std::sync::Arc;
 use std::time::Instant;
 use tracing::Instrument;
 
@@ -100,10 +101,18 @@ impl<'a> Engine<'a> {
         let mut request = ChatRequest::new(user).with_system(system);
         request.messages = examples.into_iter().chain(request.messages).collect();
         if constrained {
-            let mut schema = set
-                .for_dialect(self.llm.dialect(), schema_shape)
+            // A backend that grounds while decoding gets the source and the schema with its marks.
+            let grounding = target
+                .grounding()
+                .filter(|_| self.llm.constrains_grounding() && config.mode == Mode::Constrained);
+            let rendered = match grounding {
+                Some(_) => set.for_dialect_grounded(self.llm.dialect(), schema_shape),
+                None => set.for_dialect(self.llm.dialect(), schema_shape),
+            };
+            let mut schema = rendered
                 .map_err(|e| fail(ExtractErrorKind::Schema(e)))?
                 .clone();
+            request.grounding = grounding.map(Arc::from);
             if let (AnswerShape::List, Some(n), true) =
                 (shape, max_items, self.llm.dialect().carries_max_items())
             {

@@ -113,6 +113,10 @@ impl<G: Target> Target for Anchored<'_, G> {
         self.inner.examples()
     }
 
+    fn grounding(&self) -> Option<&str> {
+        self.check.then(|| self.source.text())
+    }
+
     fn parse_one(
         &self,
         text: &str,
@@ -339,6 +343,97 @@ mod tests {
         assert!(out.value.is_empty());
         assert_eq!(out.report.skipped.len(), 1);
         assert!(is_ungrounded(&out.report.skipped[0].reason));
+    }
+
+    /// A backend that grounds while decoding (as the embedded engine does), recording its requests.
+    struct Grounding<L>(L, Arc<Mutex<Vec<crate::ChatRequest>>>);
+
+    impl<L: Llm> Llm for Grounding<L> {
+        fn dialect(&self) -> crate::Dialect {
+            crate::Dialect::Ollama
+        }
+        fn constrains_json_lines(&self) -> bool {
+            true
+        }
+        fn constrains_grounding(&self) -> bool {
+            true
+        }
+        fn chat_stream(
+            &self,
+            request: crate::ChatRequest,
+        ) -> crate::llm::BoxFuture<'_, Result<crate::llm::ChatStream, crate::LlmError>> {
+            if let Ok(mut seen) = self.1.lock() {
+                seen.push(request.clone());
+            }
+            self.0.chat_stream(request)
+        }
+    }
+
+    #[tokio::test]
+    async fn a_backend_that_grounds_while_decoding_gets_the_source_and_the_marks() {
+        let text = "A man called John Smith came in.";
+        let answer =
+            || from_fn(|_| async { Ok(ChatResponse::new("{\"name\": \"John Smith\"}\n")) });
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let out = Extractor::new(Grounding(answer(), seen.clone()))
+            .extract_grounded_values(&schema(), text)
+            .await
+            .unwrap();
+        assert_eq!(out.value[0].spans[0].kind, MatchKind::Exact);
+        let sent = seen.lock().unwrap()[0].clone();
+        assert_eq!(sent.grounding.as_deref(), Some(text));
+        assert_eq!(
+            sent.schema.unwrap().pointer("/properties/name/x-grounded"),
+            Some(&json!(true))
+        );
+
+        // A server gets neither; nor does the grounding backend for an ungrounded extraction.
+        let seen_by_server = Arc::new(Mutex::new(Vec::new()));
+        let recorded = seen_by_server.clone();
+        let server = from_fn(move |request: crate::ChatRequest| {
+            if let Ok(mut seen) = recorded.lock() {
+                seen.push(request);
+            }
+            async { Ok(ChatResponse::new("{\"name\": \"John Smith\"}")) }
+        })
+        .with_dialect(crate::Dialect::Ollama);
+        Extractor::new(server)
+            .extract_grounded_values(&schema(), text)
+            .await
+            .unwrap();
+        let sent = seen_by_server.lock().unwrap()[0].clone();
+        assert_eq!(sent.grounding, None);
+        assert!(!sent.schema.unwrap().to_string().contains("x-grounded"));
+
+        // Nor does it when the extraction is not a grounded one.
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        Extractor::new(Grounding(answer(), seen.clone()))
+            .extract_value(&schema(), text)
+            .await
+            .unwrap();
+        assert_eq!(seen.lock().unwrap()[0].grounding, None);
+    }
+
+    #[test]
+    fn only_the_grounding_rendering_of_the_embedded_dialect_keeps_the_marks() {
+        let set = schema();
+        for shape in [Shape::One, Shape::Line, Shape::List] {
+            let marked = set
+                .for_dialect_grounded(crate::Dialect::Ollama, shape)
+                .unwrap();
+            assert!(
+                marked.to_string().contains("\"x-grounded\":true"),
+                "{marked}"
+            );
+            for dialect in crate::Dialect::ALL {
+                if dialect != crate::Dialect::Ollama {
+                    assert_eq!(
+                        set.for_dialect_grounded(dialect, shape).ok(),
+                        set.for_dialect(dialect, shape).ok()
+                    );
+                }
+            }
+        }
     }
 
     #[test]

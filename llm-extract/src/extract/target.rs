@@ -29,6 +29,12 @@ pub(crate) trait Target: Sync {
         Ok(Vec::new())
     }
 
+    /// The source text the target's grounded strings must come from, if it grounds any: a backend that
+    /// [constrains grounding](crate::llm::Llm::constrains_grounding) decodes them as spans of it.
+    fn grounding(&self) -> Option<&str> {
+        None
+    }
+
     /// Parses and validates one value.
     fn parse_one(
         &self,

@@ -9,6 +9,7 @@ use futures_core::Stream;
 use serde_json::Value;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 
 mod anthropic;
 mod error;
@@ -118,6 +119,11 @@ pub struct ChatRequest {
     /// as the backend's output format. The OpenAI-compatible and Anthropic backends honour it; the others
     /// send the schema their usual way. Default `false`.
     pub tool_call: bool,
+    /// The source text of a grounded extraction. When `schema` carries grounding marks (`"x-grounded":
+    /// true`, rendered by [`SchemaSet::for_dialect_grounded`](crate::schema::SchemaSet::for_dialect_grounded)),
+    /// a backend that [constrains grounding](Llm::constrains_grounding) decodes each marked string as a
+    /// verbatim span of this text. The others ignore it (their values are aligned after parsing).
+    pub grounding: Option<Arc<str>>,
 }
 
 impl ChatRequest {
@@ -371,6 +377,13 @@ pub trait Llm: Send + Sync {
     fn constrains_json_lines(&self) -> bool {
         false
     }
+
+    /// Whether this backend decodes the strings a schema marks grounded as verbatim spans of
+    /// [`ChatRequest::grounding`] (the embedded llama.cpp engine, through its grammar). A server cannot:
+    /// the default is `false`, and grounded values are then aligned with the source after parsing.
+    fn constrains_grounding(&self) -> bool {
+        false
+    }
 }
 
 /// Pointers to a backend are backends: `Arc<dyn Llm>`, `&L` and `Box<dyn Llm>` forward every method.
@@ -382,6 +395,9 @@ macro_rules! forward_llm {
             }
             fn constrains_json_lines(&self) -> bool {
                 (**self).constrains_json_lines()
+            }
+            fn constrains_grounding(&self) -> bool {
+                (**self).constrains_grounding()
             }
             fn chat(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatResponse, LlmError>> {
                 (**self).chat(request)

@@ -82,6 +82,7 @@
 //!   `multipleOf`, `uniqueItems`, `title`, `examples`, `default`, other `format`s, ...
 //! - Errors: `{}`/`true`, `$ref`, an object with arbitrary keys and values, arrays without `items`.
 
+use super::builder::GROUNDED;
 use super::Dialect;
 use crate::error::SchemaError;
 use serde_json::{Map, Value};
@@ -114,7 +115,7 @@ pub fn render(generic: &Value, dialect: Dialect) -> Result<Value, SchemaError> {
     let root = Pointer::default();
     match dialect {
         Dialect::Generic => Ok(strip_extensions(generic)),
-        Dialect::Ollama => Ollama.schema(generic, &root),
+        Dialect::Ollama => Ollama { grounding: false }.schema(generic, &root),
         Dialect::OpenAiStrict => {
             let rendered = OpenAiStrict.schema(generic, &root, 0)?;
             if rendered.get("type").and_then(Value::as_str) != Some("object") {
@@ -140,6 +141,20 @@ pub fn render(generic: &Value, dialect: Dialect) -> Result<Value, SchemaError> {
             Ok(rendered)
         }
         Dialect::Gemini => Gemini.schema(generic, &root),
+    }
+}
+
+/// [`render`], except that [`Dialect::Ollama`] keeps the grounding marks (`"x-grounded": true`, see
+/// [`GROUNDED`]) on the strings that must be spans of the source: the schema a backend that grounds while
+/// decoding (the embedded engine, whose dialect is Ollama's) turns into its grammar. The other dialects
+/// are rendered as by [`render`]: their servers only see what they enforce.
+///
+/// # Errors
+/// As [`render`].
+pub fn render_grounded(generic: &Value, dialect: Dialect) -> Result<Value, SchemaError> {
+    match dialect {
+        Dialect::Ollama => Ollama { grounding: true }.schema(generic, &Pointer::default()),
+        other => render(generic, other),
     }
 }
 
@@ -340,7 +355,10 @@ const ANY_VALUE_HINT: &str =
     "give the field a concrete type instead of serde_json::Value (a struct, an enum, a String holding JSON)";
 
 /// llama.cpp's JSON-Schema-to-grammar subset.
-struct Ollama;
+struct Ollama {
+    /// Keep the grounding marks (see [`render_grounded`]).
+    grounding: bool,
+}
 
 impl DialectName for Ollama {
     const NAME: &'static str = "ollama";
@@ -379,6 +397,7 @@ impl Ollama {
             let keep = match key.as_str() {
                 "type" | "enum" | "const" | "description" | "required" | "minItems"
                 | "maxItems" => true,
+                GROUNDED => self.grounding && value == &Value::Bool(true),
                 "properties" => {
                     let Value::Object(properties) = value else {
                         continue;

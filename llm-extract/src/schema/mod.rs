@@ -145,6 +145,8 @@ pub struct SchemaSet {
     instructions: OnceLock<String>,
     line_instructions: OnceLock<String>,
     rendered: [[Rendered; 3]; Dialect::ALL.len()],
+    /// The Ollama dialect with the grounding marks kept, per shape.
+    grounded: [Rendered; 3],
     validator: OnceLock<Result<crate::validate::Validator, SchemaError>>,
     plan: OnceLock<Option<plan::Plan>>,
     wants_container: OnceLock<bool>,
@@ -175,6 +177,7 @@ impl SchemaSet {
             instructions: OnceLock::new(),
             line_instructions: OnceLock::new(),
             rendered: Default::default(),
+            grounded: Default::default(),
             validator: OnceLock::new(),
             plan: OnceLock::new(),
             wants_container: OnceLock::new(),
@@ -208,6 +211,23 @@ impl SchemaSet {
     pub fn for_dialect(&self, dialect: Dialect, shape: Shape) -> Result<&Value, SchemaError> {
         self.rendered[dialect.index()][shape.index()]
             .get_or_init(|| dialect::render(self.shape(shape), dialect))
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    /// The schema of `shape` as `dialect` must receive it, keeping the marks of the strings that must be
+    /// spans of the source where the dialect is the embedded engine's (see [`dialect::render_grounded`]):
+    /// what is sent to a backend that grounds values while decoding.
+    pub fn for_dialect_grounded(
+        &self,
+        dialect: Dialect,
+        shape: Shape,
+    ) -> Result<&Value, SchemaError> {
+        if dialect != Dialect::Ollama {
+            return self.for_dialect(dialect, shape);
+        }
+        self.grounded[shape.index()]
+            .get_or_init(|| dialect::render_grounded(self.shape(shape), dialect))
             .as_ref()
             .map_err(Clone::clone)
     }

@@ -146,7 +146,8 @@ impl Engine {
         match self.settings.grammar_engine {
             GrammarEngine::Guidance => {
                 let factory = self.guidance_factory()?;
-                let grammar = guidance_grammar(schema, request.json_lines);
+                let grammar =
+                    guidance_grammar(schema, request.json_lines, request.grounding.as_deref());
                 let matcher = Matcher::new(factory.create_parser(grammar));
                 match matcher.get_error() {
                     Some(message) => Err(LlamaCppError::Grammar { message }),

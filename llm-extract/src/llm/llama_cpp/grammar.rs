@@ -1,6 +1,7 @@
 //! Schemas to decoding constraints: llama.cpp's JSON-Schema-to-grammar converter (what Ollama enforces),
 //! the llguidance grammar that runs by default, GBNF for JSON Lines, and the tokens a grammar forces.
 
+use super::grounded::grounded_lark;
 use super::LlamaCppError;
 use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
@@ -44,7 +45,7 @@ pub(super) fn json_lines_gbnf(line_grammar: &str) -> String {
 /// llguidance's JSON compile options: values written the way `json.dumps` writes them, on one line, with
 /// `oneOf` read as `anyOf` (the tag of each variant keeps them apart) and unknown keywords ignored (the
 /// llama.cpp converter already vetted the schema, and every value is validated after parsing anyway).
-fn with_guidance_options(schema: &Value) -> Value {
+pub(super) fn with_guidance_options(schema: &Value) -> Value {
     let mut schema = schema.clone();
     if let Value::Object(map) = &mut schema {
         map.insert(
@@ -61,8 +62,16 @@ fn with_guidance_options(schema: &Value) -> Value {
     schema
 }
 
-/// The llguidance grammar of a request's schema.
-pub(super) fn guidance_grammar(schema: &Value, json_lines: bool) -> TopLevelGrammar {
+/// The llguidance grammar of a request's schema; with a grounding source, its grounded strings are spans
+/// of that source (see [`grounded_lark`]) where the schema's shape allows.
+pub(super) fn guidance_grammar(
+    schema: &Value,
+    json_lines: bool,
+    grounding: Option<&str>,
+) -> TopLevelGrammar {
+    if let Some(lark) = grounding.and_then(|source| grounded_lark(schema, source, json_lines)) {
+        return TopLevelGrammar::from_lark(lark);
+    }
     let schema = with_guidance_options(schema);
     if json_lines {
         TopLevelGrammar::from_lark(format!("start: (item \"\\n\")+\nitem: %json {schema}\n"))

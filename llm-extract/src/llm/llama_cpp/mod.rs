@@ -65,6 +65,7 @@ mod error;
 mod exit;
 mod generate;
 mod grammar;
+mod grounded;
 mod model_file;
 mod sampling;
 mod scheduler;

@@ -3,7 +3,7 @@
 
 use super::exit::Inside;
 use super::generate::Out;
-use super::{LlamaCpp, LlamaCppError};
+use super::{GrammarEngine, LlamaCpp, LlamaCppError};
 use crate::llm::{BoxFuture, ChatEvent, ChatRequest, ChatStream, Llm, LlmError};
 use crate::schema::Dialect;
 use std::sync::Arc;
@@ -15,6 +15,12 @@ impl Llm for LlamaCpp {
 
     fn constrains_json_lines(&self) -> bool {
         true
+    }
+
+    /// With llguidance (the default grammar engine): a grounded string is a span of the source by
+    /// construction (`grounded.rs`). llama.cpp's GBNF sampler has no such lexeme.
+    fn constrains_grounding(&self) -> bool {
+        self.engine.settings.grammar_engine == GrammarEngine::Guidance
     }
 
     fn chat_stream(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatStream, LlmError>> {
