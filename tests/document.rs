@@ -216,3 +216,67 @@ async fn empty_and_blank_documents() {
         .await;
     assert_eq!(doc.items.len(), 1);
 }
+
+#[tokio::test]
+async fn the_stream_form_yields_each_identity_once_as_chunks_finish_then_the_same_document() {
+    use futures_util::StreamExt;
+    use llm_extract::extract::DocumentEvent;
+
+    let extractor = Extractor::new(reader()).chunk_bytes(2000).concurrency(3);
+    let whole = extractor.extract_document::<Person>(STORY).await;
+    let mut first_seen = Vec::new();
+    let mut chunk_events = 0;
+    let mut finished = None;
+    let mut events = extractor.extract_document_stream::<Person>(STORY);
+    while let Some(event) = events.next().await {
+        match event {
+            DocumentEvent::Chunk {
+                done, total, new, ..
+            } => {
+                chunk_events += 1;
+                assert_eq!(done, chunk_events);
+                assert_eq!(total, whole.chunks.len());
+                for person in new {
+                    assert!(!person.spans.is_empty());
+                    first_seen.push(person.value.name);
+                }
+            }
+            DocumentEvent::Finished(doc) => finished = Some(doc),
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(chunk_events, whole.chunks.len());
+    let unique: HashSet<&String> = first_seen.iter().collect();
+    assert_eq!(unique.len(), first_seen.len(), "{first_seen:?}");
+    let doc = finished.expect("the last event is the document");
+    let names = |d: &Document<Person>| -> Vec<String> {
+        d.items.iter().map(|p| p.value.name.clone()).collect()
+    };
+    assert_eq!(names(&doc), names(&whole));
+    assert_eq!(
+        first_seen.iter().collect::<HashSet<_>>(),
+        names(&doc).iter().collect::<HashSet<_>>()
+    );
+    check_spans(&doc, STORY);
+}
+
+#[tokio::test]
+async fn dropping_the_document_stream_stops_asking() {
+    use futures_util::StreamExt;
+
+    let calls = Arc::new(AtomicUsize::new(0));
+    let counted = calls.clone();
+    let llm = from_fn(move |request: ChatRequest| {
+        counted.fetch_add(1, Ordering::SeqCst);
+        let text = answer(&chunk_of(&request));
+        async move { Ok(ChatResponse::new(text)) }
+    });
+    let extractor = Extractor::new(llm).chunk_bytes(2000);
+    {
+        let mut events = extractor.extract_document_stream::<Person>(STORY);
+        assert!(events.next().await.is_some());
+    }
+    tokio::task::yield_now().await;
+    assert_eq!(calls.load(Ordering::SeqCst), 1, "one chunk asked, the rest never");
+    assert!(extractor.chunks(STORY, 0).len() > 5);
+}

@@ -26,8 +26,10 @@ use crate::parse::{self, Skipped};
 use crate::report::{Extraction, Report};
 use crate::schema::SchemaSet;
 use crate::Extract;
+use futures_util::stream::BoxStream;
 use futures_util::StreamExt;
 use serde_json::Value;
+use std::collections::HashSet;
 use std::ops::Range;
 
 /// The default largest chunk, in bytes: about 1,500 tokens of English prose (a token is 3 to 4 bytes
@@ -79,6 +81,65 @@ impl<T> Document<T> {
     /// The chunks that failed.
     pub fn failed(&self) -> impl Iterator<Item = &ChunkReport> {
         self.chunks.iter().filter(|chunk| chunk.error.is_some())
+    }
+}
+
+/// What [`Extractor::extract_document_stream`] yields.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum DocumentEvent<T> {
+    /// A chunk finished.
+    Chunk {
+        /// Its pass, from 0.
+        pass: u32,
+        /// Its position in its pass, from 0.
+        index: usize,
+        /// Its byte range in the document.
+        bytes: Range<usize>,
+        /// Whether it failed (its error is in the final [`Document::chunks`]).
+        failed: bool,
+        /// How many chunks have finished, this one included.
+        done: usize,
+        /// How many chunks there are.
+        total: usize,
+        /// The items it found that no chunk finished before it had found, with spans at document
+        /// offsets. Copies found later merge into the final document's items.
+        new: Vec<Grounded<T>>,
+    },
+    /// Every chunk finished: the merged document, as [`Extractor::extract_document`] returns it.
+    Finished(Document<T>),
+}
+
+/// The state of a document stream between events.
+struct Streaming<S> {
+    finished: std::pin::Pin<Box<S>>,
+    merger: Merger,
+    seen: HashSet<String>,
+    done: Vec<(ChunkReport, Vec<Grounded<Value>>)>,
+    total: usize,
+    passes: u32,
+    over: bool,
+}
+
+/// The typed form of a document of validated JSON: the merged items `T`'s `Deserialize` refuses are
+/// set aside in [`Document::rejected`].
+fn typed<T: Extract>(values: Document<Value>) -> Document<T> {
+    let mut items = Vec::with_capacity(values.items.len());
+    let mut rejected = Vec::new();
+    for (line, item) in values.items.into_iter().enumerate() {
+        match parse::typed_item::<T>(&item.value, line + 1) {
+            Ok(value) => items.push(Grounded::new(value, item.spans)),
+            Err(skipped) => rejected.push(skipped),
+        }
+    }
+    Document {
+        items,
+        chunks: values.chunks,
+        passes: values.passes,
+        conflicts: values.conflicts,
+        rejected,
+        found: values.found,
+        usage: values.usage,
     }
 }
 
@@ -200,24 +261,98 @@ impl<L: Llm> Extractor<L> {
     /// # });
     /// ```
     pub async fn extract_document<T: Extract>(&self, document: &str) -> Document<T> {
-        let values = self.extract_document_values(T::schema(), document).await;
-        let mut items = Vec::with_capacity(values.items.len());
-        let mut rejected = Vec::new();
-        for (line, item) in values.items.into_iter().enumerate() {
-            match parse::typed_item::<T>(&item.value, line + 1) {
-                Ok(value) => items.push(Grounded::new(value, item.spans)),
-                Err(skipped) => rejected.push(skipped),
+        typed(self.extract_document_values(T::schema(), document).await)
+    }
+
+    /// [`Extractor::extract_document`] as a stream: an event as each chunk finishes (in the order they
+    /// finish), with the items it found that no chunk finished before it had found, then the merged
+    /// [`Document`]. Dropping the stream cancels the chunks still running.
+    ///
+    /// ```
+    /// use futures_util::StreamExt;
+    /// use llm_extract::extract::{DocumentEvent, Extractor};
+    /// use llm_extract::llm::{from_fn, ChatRequest, ChatResponse};
+    /// use llm_extract::Extract;
+    ///
+    /// #[derive(Extract, serde::Deserialize, Debug)]
+    /// struct Person {
+    ///     #[extract(grounded, key)]
+    ///     name: String,
+    /// }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let llm = from_fn(|request: ChatRequest| {
+    ///     let text = request.messages.last().map(|m| m.content.clone()).unwrap_or_default();
+    ///     let name = if text.contains("Watson") { "Watson" } else { "Holmes" };
+    ///     async move { Ok(ChatResponse::new(format!(r#"{{"items": [{{"name": "{name}"}}]}}"#))) }
+    /// });
+    /// let book = format!("{}{}", "Holmes smoked.\n\n".repeat(100), "Watson wrote.\n\n".repeat(100));
+    /// let extractor = Extractor::new(llm).chunk_bytes(500);
+    /// let mut events = extractor.extract_document_stream::<Person>(&book);
+    /// let mut first_seen = Vec::new();
+    /// while let Some(event) = events.next().await {
+    ///     match event {
+    ///         DocumentEvent::Chunk { new, .. } => {
+    ///             first_seen.extend(new.into_iter().map(|p| p.value.name));
+    ///         }
+    ///         DocumentEvent::Finished(doc) => assert_eq!(doc.items.len(), 2),
+    ///         _ => {}
+    ///     }
+    /// }
+    /// assert_eq!(first_seen, ["Holmes", "Watson"]);
+    /// # });
+    /// ```
+    pub fn extract_document_stream<'a, T: Extract>(
+        &'a self,
+        document: &'a str,
+    ) -> BoxStream<'a, DocumentEvent<T>> {
+        let schema = T::schema();
+        let (total, finished) = self.run_chunks(schema, document);
+        let state = Streaming {
+            finished: Box::pin(finished),
+            merger: Merger::new(schema.generic()),
+            seen: HashSet::new(),
+            done: Vec::with_capacity(total),
+            total,
+            passes: self.config.document.passes.max(1),
+            over: false,
+        };
+        futures_util::stream::unfold(state, move |mut state| async move {
+            if state.over {
+                return None;
             }
-        }
-        Document {
-            items,
-            chunks: values.chunks,
-            passes: values.passes,
-            conflicts: values.conflicts,
-            rejected,
-            found: values.found,
-            usage: values.usage,
-        }
+            match state.finished.next().await {
+                Some((report, items)) => {
+                    let mut new = Vec::new();
+                    for (line, item) in items.iter().enumerate() {
+                        if state.seen.insert(state.merger.identity(&item.value)) {
+                            if let Ok(value) = parse::typed_item::<T>(&item.value, line + 1) {
+                                new.push(Grounded::new(value, item.spans.clone()));
+                            }
+                        }
+                    }
+                    let event = DocumentEvent::Chunk {
+                        pass: report.pass,
+                        index: report.index,
+                        bytes: report.bytes.clone(),
+                        failed: report.error.is_some(),
+                        done: state.done.len() + 1,
+                        total: state.total,
+                        new,
+                    };
+                    state.done.push((report, items));
+                    Some((event, state))
+                }
+                None => {
+                    state.over = true;
+                    let mut done = std::mem::take(&mut state.done);
+                    done.sort_by_key(|(report, _)| (report.pass, report.index));
+                    let document = typed(assemble(schema, done, state.passes));
+                    Some((DocumentEvent::Finished(document), state))
+                }
+            }
+        })
+        .boxed()
     }
 
     /// Every item of a runtime schema (the schema of one item) in a document of any length, as
@@ -239,6 +374,26 @@ impl<L: Llm> Extractor<L> {
         document: &str,
         mut on_chunk: impl FnMut(&ChunkReport, usize, usize),
     ) -> Document<Value> {
+        let (total, mut finished) = self.run_chunks(schema, document);
+        let mut done = Vec::with_capacity(total);
+        while let Some((report, items)) = finished.next().await {
+            on_chunk(&report, done.len() + 1, total);
+            done.push((report, items));
+        }
+        done.sort_by_key(|(report, _)| (report.pass, report.index));
+        assemble(schema, done, self.config.document.passes.max(1))
+    }
+
+    /// Every chunk of every pass, extracted with bounded concurrency: how many there are, and each one's
+    /// report and items (spans at document offsets) in the order they finish.
+    fn run_chunks<'a>(
+        &'a self,
+        schema: &'a SchemaSet,
+        document: &'a str,
+    ) -> (
+        usize,
+        impl futures_core::Stream<Item = (ChunkReport, Vec<Grounded<Value>>)> + Send + 'a,
+    ) {
         let passes = self.config.document.passes.max(1);
         let jobs: Vec<(u32, Chunk<'_>)> = (0..passes)
             .flat_map(|pass| {
@@ -252,16 +407,10 @@ impl<L: Llm> Extractor<L> {
             .into_iter()
             .map(|(pass, chunk)| self.chunk(schema, pass, chunk))
             .collect();
-        let mut finished = futures_util::stream::iter(runs)
-            .buffer_unordered(self.config.document.concurrency.max(1));
-        let mut done = Vec::with_capacity(total);
-        while let Some((pass, chunk, result)) = finished.next().await {
-            let (report, items) = settle(pass, chunk, result);
-            on_chunk(&report, done.len() + 1, total);
-            done.push((report, items));
-        }
-        done.sort_by_key(|(report, _)| (report.pass, report.index));
-        assemble(schema, done, passes)
+        let finished = futures_util::stream::iter(runs)
+            .buffer_unordered(self.config.document.concurrency.max(1))
+            .map(|(pass, chunk, result)| settle(pass, chunk, result));
+        (total, finished)
     }
 }
 
