@@ -6,7 +6,7 @@
 use llm_extract::extract::{Document, Extractor};
 use llm_extract::ground::MatchKind;
 use llm_extract::llm::{from_fn, ChatRequest, ChatResponse, Role};
-use llm_extract::{Extract, Llm, LlmError};
+use llm_extract::{Extract, Llm, LlmError, Schema};
 use serde::Deserialize;
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -277,6 +277,74 @@ async fn dropping_the_document_stream_stops_asking() {
         assert!(events.next().await.is_some());
     }
     tokio::task::yield_now().await;
-    assert_eq!(calls.load(Ordering::SeqCst), 1, "one chunk asked, the rest never");
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        1,
+        "one chunk asked, the rest never"
+    );
     assert!(extractor.chunks(STORY, 0).len() > 5);
+}
+
+#[tokio::test]
+async fn a_resumed_run_asks_only_the_chunks_the_first_run_did_not_finish() {
+    use llm_extract::extract::DoneChunk;
+
+    let schema = Person::schema();
+    // The first run: every chunk that names Windibank fails.
+    let failing = from_fn(|request: ChatRequest| {
+        let chunk = chunk_of(&request);
+        async move {
+            if chunk.contains("Windibank") {
+                Err(LlmError::Other {
+                    message: "connection reset".into(),
+                })
+            } else {
+                Ok(ChatResponse::new(answer(&chunk)))
+            }
+        }
+    });
+    let mut saved = Vec::new();
+    let first = Extractor::new(failing)
+        .chunk_bytes(2000)
+        .extract_document_values_resumed(schema, STORY, Vec::new(), |report, items, _, _| {
+            if report.error.is_none() {
+                saved.push(DoneChunk::new(report, items));
+            }
+        })
+        .await;
+    let failed = first.failed().count();
+    assert!(failed > 0 && saved.len() + failed == first.chunks.len());
+    let saved: Vec<DoneChunk> =
+        serde_json::from_str(&serde_json::to_string(&saved).unwrap()).unwrap();
+
+    // The second run asks only the failed chunks, and ends as a clean run does.
+    let calls = Arc::new(AtomicUsize::new(0));
+    let counted = calls.clone();
+    let counting = from_fn(move |request: ChatRequest| {
+        counted.fetch_add(1, Ordering::SeqCst);
+        let text = answer(&chunk_of(&request));
+        async move { Ok(ChatResponse::new(text)) }
+    });
+    let second = Extractor::new(counting)
+        .chunk_bytes(2000)
+        .extract_document_values_resumed(schema, STORY, saved, |_, _, _, _| {})
+        .await;
+    assert_eq!(calls.load(Ordering::SeqCst), failed);
+    assert_eq!(second.failed().count(), 0);
+    assert_eq!(
+        second.chunks.iter().filter(|c| c.resumed).count(),
+        second.chunks.len() - failed
+    );
+    let clean = Extractor::new(reader())
+        .chunk_bytes(2000)
+        .extract_document_values(schema, STORY)
+        .await;
+    let shown = |d: &Document<serde_json::Value>| -> Vec<String> {
+        d.items
+            .iter()
+            .map(|i| format!("{} {:?}", i.value, i.spans))
+            .collect()
+    };
+    assert_eq!(shown(&second), shown(&clean));
+    assert_eq!(second.usage, clean.usage);
 }

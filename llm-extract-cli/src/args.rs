@@ -150,6 +150,10 @@ pub struct DocArgs {
     /// Also write the review page: the document with every span highlighted, one self-contained HTML file.
     #[arg(long, value_name = "FILE.html")]
     pub html: Option<PathBuf>,
+    /// Ask every chunk, ignoring the chunks an earlier interrupted or failed run of the same command
+    /// finished (by default they are kept in the cache directory and only the missing ones are asked).
+    #[arg(long)]
+    pub no_resume: bool,
     #[command(flatten)]
     pub extract: ExtractArgs,
     #[command(flatten)]

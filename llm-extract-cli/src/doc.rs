@@ -1,13 +1,15 @@
 //! `llm-extract doc`: every item of a long document, chunked, grounded and merged, as JSON Lines with
-//! spans, with a progress bar by chunk on a terminal; optionally the review page. `run --jsonl` comes here too when the text does not fit the
+//! spans, with a progress bar by chunk on a terminal, resumable (`doc_state.rs`); optionally the review
+//! page. `run --jsonl` comes here too when the text does not fit the
 //! embedded model's context.
 
 use crate::args::DocArgs;
 use crate::backend::{self, Backend};
+use crate::doc_state::State;
 use crate::error::{CliError, Exit};
 use crate::output::{save_raw, Printer};
 use crate::{review, schema};
-use llm_extract::extract::{Document, Extractor};
+use llm_extract::extract::{Document, DoneChunk, Extractor};
 use llm_extract::ground::{has_grounded, mark_grounded, GROUNDED, KEY};
 use llm_extract::SchemaSet;
 use serde_json::{json, Value};
@@ -36,8 +38,21 @@ pub async fn run(args: DocArgs) -> Result<Exit, CliError> {
         } else {
             SERVER_CHUNK_TOKENS
         });
+    let chunk_bytes = chunk_tokens.saturating_mul(BYTES_PER_TOKEN);
+    let settings = format!(
+        "{:?} {:?} {chunk_bytes} {} {}",
+        args.extract, args.backend, args.passes, args.require_grounding
+    );
+    let state = State::open(
+        &[
+            text.as_bytes(),
+            set.generic().to_string().as_bytes(),
+            settings.as_bytes(),
+        ],
+        !args.no_resume,
+    );
     let extractor = backend::extractor(llm, &args.extract)
-        .chunk_bytes(chunk_tokens.saturating_mul(BYTES_PER_TOKEN))
+        .chunk_bytes(chunk_bytes)
         .passes(args.passes)
         .concurrency(args.concurrency)
         .require_grounding(args.require_grounding);
@@ -46,14 +61,24 @@ pub async fn run(args: DocArgs) -> Result<Exit, CliError> {
         .sum();
     let bar = crate::batch::progress_bar(total);
     let mut failed = 0;
+    let mut unsaved = false;
     let doc = extractor
-        .extract_document_values_with(&set, &text, |chunk, done, _| {
+        .extract_document_values_resumed(&set, &text, state.load(), |chunk, items, done, _| {
             failed += usize::from(chunk.error.is_some());
+            if chunk.error.is_none() && !chunk.resumed && !unsaved {
+                if let Err(e) = state.save(&DoneChunk::new(chunk, items)) {
+                    eprintln!("llm-extract: warning: {e}; a rerun will ask every chunk again");
+                    unsaved = true;
+                }
+            }
             bar.set_position(done as u64);
             bar.set_message(format!("chunks, {failed} failed"));
         })
         .await;
     bar.finish_and_clear();
+    if doc.failed().next().is_none() {
+        state.clear();
+    }
     let printer = Printer::new(false);
     for item in &doc.items {
         printer.value(&json!({ "value": item.value, "spans": item.spans }))?;

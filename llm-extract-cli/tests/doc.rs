@@ -317,3 +317,96 @@ fn an_invented_name_is_re_asked_then_kept_as_not_found_or_dropped() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("1 answer line(s) left out"), "{stderr}");
 }
+
+#[test]
+fn a_rerun_asks_only_the_chunks_that_failed_and_then_forgets_them() {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    let calls = Arc::new(AtomicUsize::new(0));
+    let broken = Arc::new(AtomicBool::new(true));
+    let (counted, failing) = (calls.clone(), broken.clone());
+    let server = TestServer::start(move |request| {
+        counted.fetch_add(1, Ordering::SeqCst);
+        let chunk = first_user_message(request);
+        if failing.load(Ordering::SeqCst) && chunk.contains("Hosmer Angel") {
+            return Reply::ollama_error(400, "the chunk is cursed");
+        }
+        let items: Vec<String> = PEOPLE
+            .iter()
+            .filter(|name| chunk.contains(*name))
+            .map(|name| json!({ "name": name }).to_string())
+            .collect();
+        Reply::ollama(
+            request,
+            &Answer::new(format!(r#"{{"items": [{}]}}"#, items.join(","))),
+        )
+    });
+    let cache = tempfile::tempdir().unwrap();
+    let run = |extra: &[&str]| {
+        cargo_bin_cmd!("llm-extract")
+            .env("XDG_CACHE_HOME", cache.path())
+            .args([
+                "doc",
+                "--signature",
+                SIGNATURE,
+                "--grounded",
+                "name",
+                "--key",
+                "name",
+            ])
+            .args([
+                "--chunk-tokens",
+                "1000",
+                "--max-attempts",
+                "1",
+                "--ollama",
+                &server.url(),
+            ])
+            .args(extra)
+            .write_stdin(STORY)
+            .output()
+            .unwrap()
+    };
+    let state = cache.path().join("llm-extract").join("doc");
+
+    let first = run(&[]);
+    assert_eq!(first.status.code(), Some(1), "a chunk failed");
+    let asked = calls.swap(0, Ordering::SeqCst);
+    let saved = std::fs::read_dir(&state)
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path();
+    let kept = std::fs::read_dir(&saved).unwrap().count();
+    assert!(kept > 0 && kept < asked, "{kept} of {asked} chunks kept");
+
+    broken.store(false, Ordering::SeqCst);
+    let second = run(&[]);
+    let stderr = String::from_utf8_lossy(&second.stderr);
+    assert!(second.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!("resuming: {kept} chunk(s)")),
+        "{stderr}"
+    );
+    assert_eq!(
+        calls.swap(0, Ordering::SeqCst),
+        asked - kept,
+        "only the failed chunks"
+    );
+    let names: Vec<String> = json_lines(&second.stdout)
+        .iter()
+        .filter_map(|l| l["value"]["name"].as_str().map(str::to_owned))
+        .collect();
+    assert_eq!(names, PEOPLE);
+    assert!(!saved.exists(), "a complete run forgets its chunks");
+
+    // --no-resume asks everything.
+    broken.store(true, Ordering::SeqCst);
+    assert_eq!(run(&[]).status.code(), Some(1));
+    calls.store(0, Ordering::SeqCst);
+    broken.store(false, Ordering::SeqCst);
+    assert!(run(&["--no-resume"]).status.success());
+    assert_eq!(calls.load(Ordering::SeqCst), asked);
+}

@@ -20,16 +20,18 @@ use super::config::Input;
 use super::error::ExtractError;
 use super::target::Runtime;
 use super::Extractor;
-use crate::ground::{Chunk, Chunker, Conflict, Grounded, Merger, Source};
+use crate::ground::{Chunk, Chunker, Conflict, Grounded, Merger, Source, Span};
 use crate::llm::{Llm, Usage};
 use crate::parse::{self, Skipped};
 use crate::report::{Extraction, Report};
 use crate::schema::SchemaSet;
 use crate::Extract;
+use futures_util::future::{self, Either, FutureExt};
 use futures_util::stream::BoxStream;
 use futures_util::StreamExt;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 
 /// The default largest chunk, in bytes: about 1,500 tokens of English prose (a token is 3 to 4 bytes
@@ -161,6 +163,42 @@ pub struct ChunkReport {
     pub report: Report,
     /// Why it failed, if it did.
     pub error: Option<ExtractError>,
+    /// Whether it was finished by an earlier run and given back (see
+    /// [`Extractor::extract_document_values_resumed`]): not asked again; its `report` holds only its
+    /// usage.
+    pub resumed: bool,
+}
+
+/// A chunk an earlier run finished, given back to [`Extractor::extract_document_values_resumed`] so it
+/// is not asked again. Serializable, so a caller can keep it on disk between runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct DoneChunk {
+    /// Its pass, from 0.
+    pub pass: u32,
+    /// Its byte range in the document: with the pass, what identifies it (the same document, split with
+    /// the same settings, gives the same chunks).
+    pub bytes: Range<usize>,
+    /// Its items before the merge: each value with its spans at document offsets.
+    pub items: Vec<(Value, Vec<Span>)>,
+    /// The tokens it used.
+    pub usage: Usage,
+}
+
+impl DoneChunk {
+    /// A finished chunk's record, from its report and items (as
+    /// [`Extractor::extract_document_values_resumed`] hands them to its callback).
+    pub fn new(report: &ChunkReport, items: &[Grounded<Value>]) -> Self {
+        DoneChunk {
+            pass: report.pass,
+            bytes: report.bytes.clone(),
+            items: items
+                .iter()
+                .map(|item| (item.value.clone(), item.spans.clone()))
+                .collect(),
+            usage: report.report.usage,
+        }
+    }
 }
 
 /// The totals of one pass.
@@ -226,8 +264,10 @@ impl<L: Llm> Extractor<L> {
         chunker.split(document)
     }
 
-    /// Every item of `T` in a document of any length, grounded and merged; see the
-    /// [module docs](self) for how.
+    /// Every item of `T` in a document of any length, chunked, grounded and merged: chunks on paragraph
+    /// then sentence boundaries, up to [`Extractor::concurrency`] at once, [`Extractor::passes`] readings
+    /// with the boundaries moved, copies merged by their `#[extract(key)]` fields; a failed chunk is
+    /// reported in [`Document::chunks`], never fatal.
     ///
     /// ```
     /// use llm_extract::llm::{from_fn, ChatRequest, ChatResponse};
@@ -307,7 +347,7 @@ impl<L: Llm> Extractor<L> {
         document: &'a str,
     ) -> BoxStream<'a, DocumentEvent<T>> {
         let schema = T::schema();
-        let (total, finished) = self.run_chunks(schema, document);
+        let (total, finished) = self.run_chunks(schema, document, Vec::new());
         let state = Streaming {
             finished: Box::pin(finished),
             merger: Merger::new(schema.generic()),
@@ -374,14 +414,36 @@ impl<L: Llm> Extractor<L> {
         document: &str,
         mut on_chunk: impl FnMut(&ChunkReport, usize, usize),
     ) -> Document<Value> {
-        let (total, mut finished) = self.run_chunks(schema, document);
-        let mut done = Vec::with_capacity(total);
+        self.extract_document_values_resumed(
+            schema,
+            document,
+            Vec::new(),
+            |report, _, done, total| {
+                on_chunk(report, done, total);
+            },
+        )
+        .await
+    }
+
+    /// Like [`Extractor::extract_document_values_with`], resuming an earlier run: the chunks in `done`
+    /// (same pass, same byte range) are not asked again, their items are taken as they were; the
+    /// callback also gets each chunk's items (spans at document offsets), so a caller can record the
+    /// finished chunks ([`DoneChunk::new`]) for the next run.
+    pub async fn extract_document_values_resumed(
+        &self,
+        schema: &SchemaSet,
+        document: &str,
+        done: Vec<DoneChunk>,
+        mut on_chunk: impl FnMut(&ChunkReport, &[Grounded<Value>], usize, usize),
+    ) -> Document<Value> {
+        let (total, mut finished) = self.run_chunks(schema, document, done);
+        let mut finished_chunks = Vec::with_capacity(total);
         while let Some((report, items)) = finished.next().await {
-            on_chunk(&report, done.len() + 1, total);
-            done.push((report, items));
+            on_chunk(&report, &items, finished_chunks.len() + 1, total);
+            finished_chunks.push((report, items));
         }
-        done.sort_by_key(|(report, _)| (report.pass, report.index));
-        assemble(schema, done, self.config.document.passes.max(1))
+        finished_chunks.sort_by_key(|(report, _)| (report.pass, report.index));
+        assemble(schema, finished_chunks, self.config.document.passes.max(1))
     }
 
     /// Every chunk of every pass, extracted with bounded concurrency: how many there are, and each one's
@@ -390,6 +452,7 @@ impl<L: Llm> Extractor<L> {
         &'a self,
         schema: &'a SchemaSet,
         document: &'a str,
+        done: Vec<DoneChunk>,
     ) -> (
         usize,
         impl futures_core::Stream<Item = (ChunkReport, Vec<Grounded<Value>>)> + Send + 'a,
@@ -403,13 +466,24 @@ impl<L: Llm> Extractor<L> {
             })
             .collect();
         let total = jobs.len();
+        let mut done: HashMap<(u32, usize, usize), DoneChunk> = done
+            .into_iter()
+            .map(|chunk| ((chunk.pass, chunk.bytes.start, chunk.bytes.end), chunk))
+            .collect();
         let runs: Vec<_> = jobs
             .into_iter()
-            .map(|(pass, chunk)| self.chunk(schema, pass, chunk))
+            .map(
+                |(pass, chunk)| match done.remove(&(pass, chunk.bytes.start, chunk.bytes.end)) {
+                    Some(earlier) => Either::Left(future::ready(resume(pass, &chunk, earlier))),
+                    None => Either::Right(
+                        self.chunk(schema, pass, chunk)
+                            .map(|(pass, chunk, result)| settle(pass, chunk, result)),
+                    ),
+                },
+            )
             .collect();
         let finished = futures_util::stream::iter(runs)
-            .buffer_unordered(self.config.document.concurrency.max(1))
-            .map(|(pass, chunk, result)| settle(pass, chunk, result));
+            .buffer_unordered(self.config.document.concurrency.max(1));
         (total, finished)
     }
 }
@@ -457,6 +531,31 @@ fn settle(pass: u32, chunk: Chunk<'_>, result: ChunkResult) -> (ChunkReport, Vec
         items: items.len(),
         report,
         error,
+        resumed: false,
+    };
+    (report, items)
+}
+
+/// A chunk an earlier run finished, as if it had just finished.
+fn resume(pass: u32, chunk: &Chunk<'_>, done: DoneChunk) -> (ChunkReport, Vec<Grounded<Value>>) {
+    let items: Vec<Grounded<Value>> = done
+        .items
+        .into_iter()
+        .map(|(value, spans)| Grounded::new(value, spans))
+        .collect();
+    let report = Report {
+        usage: done.usage,
+        ..Report::default()
+    };
+    let report = ChunkReport {
+        pass,
+        index: chunk.index,
+        bytes: chunk.bytes.clone(),
+        chars: chunk.chars.clone(),
+        items: items.len(),
+        report,
+        error: None,
+        resumed: true,
     };
     (report, items)
 }

@@ -5,7 +5,7 @@
 //! ([`Source::ground`]). An item with a value that is nowhere in the text becomes a skipped line whose
 //! reason is `at /name: "Jon Smith" does not occur in the text ...`, so the loop re-asks it like any
 //! broken line, within the attempt cap. What is still ungrounded when the loop ends is set aside here
-//! and handed back with [`MatchKind::NotFound`] spans, or left in [`Extraction::skipped`] (dropped)
+//! and handed back with [`MatchKind::NotFound`] spans, or left in [`Report::skipped`](crate::report::Report::skipped) (dropped)
 //! under [`Extractor::require_grounding`].
 
 use super::config::Input;
@@ -181,7 +181,7 @@ impl<G: Target> Anchored<'_, G> {
 
 impl<L: Llm> Extractor<L> {
     /// Whether an item whose grounded value is still nowhere in the text after the repairs is dropped
-    /// (`true`; it stays in [`Extraction::skipped`]) or kept with a [`MatchKind::NotFound`] span
+    /// (`true`; it stays in [`Report::skipped`](crate::report::Report::skipped)) or kept with a [`MatchKind::NotFound`] span
     /// (`false`, the default).
     pub fn require_grounding(mut self, require: bool) -> Self {
         self.config.require_grounding = require;

@@ -25,7 +25,9 @@ mod watch;
 mod wording;
 
 pub use config::{Input, Mode};
-pub use document::{ChunkReport, Document, DocumentEvent, PassReport, DEFAULT_CHUNK_BYTES};
+pub use document::{
+    ChunkReport, Document, DocumentEvent, DoneChunk, PassReport, DEFAULT_CHUNK_BYTES,
+};
 pub use error::{ExtractError, ExtractErrorKind};
 pub use example::{Example, ExampleError};
 pub use extractor::Extractor;

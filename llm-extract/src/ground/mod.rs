@@ -27,11 +27,11 @@ pub use merge::{Conflict, Merger};
 pub use source::{Source, FUZZY_MIN_SCORE};
 pub use walk::{grounded_paths, has_grounded};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::ops::Range;
 
 /// How a value was found in the source.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum MatchKind {
@@ -58,7 +58,7 @@ impl MatchKind {
 }
 
 /// Where one grounded value of an item is in the source.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Span {
     /// JSON pointer to the value in the item (`/name`, `/aliases/1`).

@@ -120,7 +120,7 @@ pub struct ChatRequest {
     /// send the schema their usual way. Default `false`.
     pub tool_call: bool,
     /// The source text of a grounded extraction. When `schema` carries grounding marks (`"x-grounded":
-    /// true`, rendered by [`SchemaSet::for_dialect_grounded`](crate::schema::SchemaSet::for_dialect_grounded)),
+    /// true`, rendered by [`crate::schema::SchemaSet::for_dialect_grounded`]),
     /// a backend that [constrains grounding](Llm::constrains_grounding) decodes each marked string as a
     /// verbatim span of this text. The others ignore it (their values are aligned after parsing).
     pub grounding: Option<Arc<str>>,

@@ -39,7 +39,7 @@
 //!   `{"text": "...", "value": ...}` (for `jsonl` also `{"text": "...", "items": [...]}`), validated
 //!   against the schema when the config is loaded. Each is shown to the model as the template filled
 //!   with the example's text as `{{text}}` (so the template must use `{{text}}`), answered with the value
-//!   (see [`Example`](crate::extract::Example)).
+//!   (see [`crate::extract::Example`]).
 //!
 //! ```
 //! use llm_extract::llm::{from_fn, ChatResponse};
@@ -237,7 +237,7 @@ pub enum PromptOutput {
     Text(ChatResponse),
     /// A `json` prompt's validated value, with its ledger.
     Json(Extraction<Value>),
-    /// A `jsonl` prompt's valid lines, with the skipped ones in [`Extraction::skipped`].
+    /// A `jsonl` prompt's valid lines, with the skipped ones in [`Report::skipped`](crate::report::Report::skipped).
     Jsonl(Extraction<Vec<Value>>),
 }
 

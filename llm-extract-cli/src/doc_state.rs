@@ -1,0 +1,155 @@
+//! Resuming `llm-extract doc`: every chunk that finishes is saved as one JSON file in a directory named
+//! by a hash of the document and of every setting that changes what a chunk returns (schema, backend,
+//! model, chunk size, passes, extraction settings). Running the same command again reads them back and
+//! asks only the chunks that are missing (failed, or not reached before an interruption). The directory
+//! is `${XDG_CACHE_HOME:-$HOME/.cache}/llm-extract/doc/<hash>/`, removed when a run ends with no failed
+//! chunk.
+
+use llm_extract::extract::DoneChunk;
+use std::hash::{DefaultHasher, Hasher};
+use std::path::PathBuf;
+
+/// Where one document's finished chunks are kept.
+pub struct State {
+    dir: Option<PathBuf>,
+}
+
+impl State {
+    /// The state of the run whose inputs are `parts` (the document, the schema, the settings); none when
+    /// there is no cache directory (neither `XDG_CACHE_HOME` nor `HOME` is set) or `enabled` is false.
+    pub fn open(parts: &[&[u8]], enabled: bool) -> State {
+        let mut hasher = DefaultHasher::new();
+        for part in parts {
+            hasher.write_usize(part.len());
+            hasher.write(part);
+        }
+        let key = format!("{:016x}", hasher.finish());
+        let dir = enabled
+            .then(cache_dir)
+            .flatten()
+            .map(|cache| cache.join("llm-extract").join("doc").join(key));
+        State { dir }
+    }
+
+    /// The chunks an earlier run of the same command finished. A file that cannot be read is skipped
+    /// with a warning (its chunk is asked again).
+    pub fn load(&self) -> Vec<DoneChunk> {
+        let Some(dir) = &self.dir else {
+            return Vec::new();
+        };
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return Vec::new();
+        };
+        let mut done = Vec::new();
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.extension().is_none_or(|e| e != "json") {
+                continue;
+            }
+            match std::fs::read(&path)
+                .map_err(|e| e.to_string())
+                .and_then(|bytes| serde_json::from_slice(&bytes).map_err(|e| e.to_string()))
+            {
+                Ok(chunk) => done.push(chunk),
+                Err(e) => eprintln!(
+                    "llm-extract: warning: ignoring {} ({e}); its chunk is asked again",
+                    path.display()
+                ),
+            }
+        }
+        if !done.is_empty() {
+            eprintln!(
+                "llm-extract: resuming: {} chunk(s) already done in {} (--no-resume asks them again)",
+                done.len(),
+                dir.display()
+            );
+        }
+        done
+    }
+
+    /// Saves a finished chunk (written to a temporary file, then renamed: an interrupted write leaves
+    /// no half file). An error says what could not be written; it is not fatal (the run goes on, a
+    /// rerun asks that chunk again).
+    pub fn save(&self, chunk: &DoneChunk) -> Result<(), String> {
+        let Some(dir) = &self.dir else {
+            return Ok(());
+        };
+        let cannot = |e: std::io::Error| format!("cannot save progress in {}: {e}", dir.display());
+        std::fs::create_dir_all(dir).map_err(cannot)?;
+        let name = format!(
+            "pass{}-bytes{}-{}",
+            chunk.pass, chunk.bytes.start, chunk.bytes.end
+        );
+        let json = serde_json::to_vec(chunk).map_err(|e| format!("cannot save progress: {e}"))?;
+        let partial = dir.join(format!("{name}.part"));
+        std::fs::write(&partial, json).map_err(cannot)?;
+        std::fs::rename(&partial, dir.join(format!("{name}.json"))).map_err(cannot)
+    }
+
+    /// Forgets the saved chunks (the run is complete).
+    pub fn clear(&self) {
+        if let Some(dir) = &self.dir {
+            if dir.exists() {
+                if let Err(e) = std::fs::remove_dir_all(dir) {
+                    eprintln!("llm-extract: warning: cannot remove {}: {e}", dir.display());
+                }
+            }
+        }
+    }
+
+    /// The directory, if there is one.
+    #[cfg(test)]
+    fn dir(&self) -> Option<&std::path::Path> {
+        self.dir.as_deref()
+    }
+}
+
+/// `${XDG_CACHE_HOME:-$HOME/.cache}`, if either is set.
+fn cache_dir() -> Option<PathBuf> {
+    let non_empty = |name: &str| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    non_empty("XDG_CACHE_HOME").or_else(|| non_empty("HOME").map(|home| home.join(".cache")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_same_inputs_name_the_same_directory_and_others_another() {
+        let a = State::open(&[b"doc", b"schema"], true);
+        let b = State::open(&[b"doc", b"schema"], true);
+        let c = State::open(&[b"doc", b"other schema"], true);
+        let d = State::open(&[b"docs", b"chema"], true);
+        assert_eq!(a.dir(), b.dir());
+        assert_ne!(a.dir(), c.dir());
+        assert_ne!(a.dir(), d.dir(), "parts are length-prefixed");
+        assert_eq!(State::open(&[b"doc"], false).dir(), None);
+    }
+
+    #[test]
+    fn saved_chunks_load_back_and_clear_removes_them() {
+        let root =
+            std::env::temp_dir().join(format!("llm-extract-doc-state-{}", std::process::id()));
+        let state = State {
+            dir: Some(root.join("key")),
+        };
+        assert!(state.load().is_empty());
+        let chunk: DoneChunk = serde_json::from_value(serde_json::json!({
+            "pass": 0, "bytes": {"start": 0, "end": 10},
+            "items": [[{"name": "Holmes"}, []]],
+            "usage": {"prompt_tokens": 5, "completion_tokens": 2, "estimated": false,
+                      "cache_read_tokens": 0, "cache_write_tokens": 0, "thinking_tokens": 0}
+        }))
+        .unwrap();
+        state.save(&chunk).unwrap();
+        std::fs::write(root.join("key").join("broken.json"), "{").unwrap();
+        assert_eq!(state.load(), vec![chunk]);
+        state.clear();
+        assert!(!root.join("key").exists());
+        let _ = std::fs::remove_dir_all(root);
+    }
+}
