@@ -73,6 +73,9 @@ pub(super) struct Engine {
     pub(super) scheduler: Scheduler,
 }
 
+/// llguidance's budget of lexer work per token (see `guidance_factory`).
+const STEP_LEXER_FUEL: u64 = 2_000_000;
+
 impl Engine {
     pub(super) fn load(builder: LlamaCppBuilder) -> Result<Self, LlamaCppError> {
         let path = builder.path;
@@ -130,6 +133,11 @@ impl Engine {
                 let env = ModelTokEnv::for_model(&self.model);
                 let mut factory = ParserFactory::new_simple(&env).map_err(|e| e.to_string())?;
                 factory.quiet();
+                // The first token of a grounded string may be any prefix of any span of the source:
+                // its mask walks the source's substring automaton, about 250,000 units of lexer work for
+                // a 3 KB chunk against the default budget of 200,000 per token (measured on the
+                // default model's vocabulary). Ten times the default covers chunks of 24 KB.
+                factory.limits_mut().step_lexer_fuel = STEP_LEXER_FUEL;
                 Ok(Arc::new(factory))
             })
             .clone()
