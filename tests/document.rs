@@ -348,3 +348,96 @@ async fn a_resumed_run_asks_only_the_chunks_the_first_run_did_not_finish() {
     assert_eq!(shown(&second), shown(&clean));
     assert_eq!(second.usage, clean.usage);
 }
+
+/// A backend that counts tokens (one per word, a stand-in for a model's tokenizer).
+struct Counting<L>(L);
+
+impl<L: Llm> Llm for Counting<L> {
+    fn dialect(&self) -> llm_extract::Dialect {
+        self.0.dialect()
+    }
+    fn chat_stream(
+        &self,
+        request: ChatRequest,
+    ) -> llm_extract::llm::BoxFuture<'_, Result<llm_extract::llm::ChatStream, LlmError>> {
+        self.0.chat_stream(request)
+    }
+    fn count_tokens(&self, text: &str) -> Option<usize> {
+        Some(text.split_whitespace().count())
+    }
+}
+
+/// The chunks cover the text in order: the first starts at 0, the last ends at the end, each starts
+/// inside or at the end of the one before, and their texts are what their ranges say.
+fn check_cover(chunks: &[llm_extract::ground::Chunk<'_>], text: &str) {
+    assert_eq!(chunks.first().map(|c| c.bytes.start), Some(0));
+    assert_eq!(chunks.last().map(|c| c.bytes.end), Some(text.len()));
+    for (i, pair) in chunks.windows(2).enumerate() {
+        assert!(
+            pair[1].bytes.start <= pair[0].bytes.end && pair[1].bytes.start > pair[0].bytes.start,
+            "{:?} then {:?} of {}",
+            pair[0].bytes,
+            pair[1].bytes,
+            text.len()
+        );
+        assert_eq!(pair[0].index, i);
+    }
+    for chunk in chunks {
+        assert_eq!(&text[chunk.bytes.clone()], chunk.text);
+        let by_chars: String = text
+            .chars()
+            .skip(chunk.chars.start)
+            .take(chunk.chars.len())
+            .collect();
+        assert_eq!(by_chars, chunk.text);
+    }
+}
+
+#[tokio::test]
+async fn chunks_in_tokens_fit_the_backends_count_or_three_bytes_a_token() {
+    let counted = Extractor::new(Counting(reader())).chunk_tokens(300);
+    let chunks = counted.chunks(STORY, 0);
+    assert!(chunks.len() > 5);
+    for chunk in &chunks {
+        assert!(
+            chunk.text.split_whitespace().count() <= 300,
+            "{}",
+            chunk.text.len()
+        );
+    }
+    check_cover(&chunks, STORY);
+    // A second pass moves the boundaries and still fits.
+    let second = Extractor::new(Counting(reader()))
+        .chunk_tokens(300)
+        .passes(2);
+    let moved = second.chunks(STORY, 1);
+    assert_ne!(
+        moved.first().map(|c| c.bytes.end),
+        chunks.first().map(|c| c.bytes.end)
+    );
+    assert!(moved
+        .iter()
+        .all(|c| c.text.split_whitespace().count() <= 300));
+    check_cover(&moved, STORY);
+
+    // A text whose first part is sparse and the rest dense: the sample's measure is wrong for the dense
+    // part, whose chunks are split again.
+    let uneven = format!(
+        "{}{}",
+        "word ".repeat(20_000),
+        "a b c d e f g h ".repeat(10_000)
+    );
+    let chunks = counted.chunks(&uneven, 0);
+    assert!(chunks
+        .iter()
+        .all(|c| c.text.split_whitespace().count() <= 300));
+    check_cover(&chunks, &uneven);
+
+    // A server: three bytes a token.
+    let chunks = Extractor::new(reader()).chunk_tokens(300).chunks(STORY, 0);
+    assert!(chunks.iter().all(|c| c.text.len() <= 900));
+    check_cover(&chunks, STORY);
+    let doc = counted.extract_document::<Person>(STORY).await;
+    check_spans(&doc, STORY);
+    assert_eq!(doc.items.len(), PEOPLE.len());
+}

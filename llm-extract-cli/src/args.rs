@@ -140,7 +140,8 @@ pub struct DocArgs {
     /// How many chunks are extracted at the same time.
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub concurrency: usize,
-    /// The size of a chunk in tokens [default: 1024 with --embedded, else 2000].
+    /// The size of a chunk in tokens: counted with the model's tokenizer with --embedded, else taken as 3
+    /// bytes each [default: 1024 with --embedded, else 2000].
     #[arg(long, value_name = "N")]
     pub chunk_tokens: Option<usize>,
     /// Drop an item whose --grounded value is still nowhere in the text after the repairs (default: print

@@ -9,18 +9,14 @@ use crate::doc_state::State;
 use crate::error::{CliError, Exit};
 use crate::output::{save_raw, Printer};
 use crate::{review, schema};
-use llm_extract::extract::{Document, DoneChunk, Extractor};
+use llm_extract::extract::{Document, DoneChunk, Extractor, BYTES_PER_TOKEN};
 use llm_extract::ground::{has_grounded, mark_grounded, GROUNDED, KEY};
 use llm_extract::SchemaSet;
 use serde_json::{json, Value};
 use std::io::Read;
 
-/// Bytes per token assumed when a token budget becomes a chunk size: English prose runs 3.5 to 4.5
-/// bytes per token; 3 leaves room for names, numbers and other scripts.
-pub const BYTES_PER_TOKEN: usize = 3;
-
-/// The chunk size for the embedded engine's default 4,096-token context: 1,024 tokens of text leave
-/// room for the instructions (a few hundred tokens) and the answer.
+/// The chunk size for the embedded engine's default 4,096-token context: 1,024 tokens of text (counted
+/// with the model's tokenizer) leave room for the instructions (a few hundred tokens) and the answer.
 pub const EMBEDDED_CHUNK_TOKENS: usize = 1024;
 
 /// The chunk size for a server, whose context the command cannot ask: the library's default.
@@ -38,9 +34,8 @@ pub async fn run(args: DocArgs) -> Result<Exit, CliError> {
         } else {
             SERVER_CHUNK_TOKENS
         });
-    let chunk_bytes = chunk_tokens.saturating_mul(BYTES_PER_TOKEN);
     let settings = format!(
-        "{:?} {:?} {chunk_bytes} {} {}",
+        "{:?} {:?} {chunk_tokens} {} {}",
         args.extract, args.backend, args.passes, args.require_grounding
     );
     let state = State::open(
@@ -52,7 +47,7 @@ pub async fn run(args: DocArgs) -> Result<Exit, CliError> {
         !args.no_resume,
     );
     let extractor = backend::extractor(llm, &args.extract)
-        .chunk_bytes(chunk_bytes)
+        .chunk_tokens(chunk_tokens)
         .passes(args.passes)
         .concurrency(args.concurrency)
         .require_grounding(args.require_grounding);

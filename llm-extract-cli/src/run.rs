@@ -7,7 +7,7 @@ use crate::input;
 use crate::output::{save_raw, Printer};
 use crate::schema;
 use futures_util::StreamExt;
-use llm_extract::extract::{Input, PartialEvent};
+use llm_extract::extract::{Input, PartialEvent, BYTES_PER_TOKEN};
 use llm_extract::parse::Skipped;
 use serde_json::{Map, Value};
 
@@ -50,8 +50,8 @@ pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
         };
     }
 
-    if let Some((chunk_bytes, text)) = long_text {
-        let extractor = extractor.chunk_bytes(chunk_bytes);
+    if let Some(text) = long_text {
+        let extractor = extractor.chunk_tokens(crate::doc::EMBEDDED_CHUNK_TOKENS);
         return crate::doc::run_chunked(extractor, set, &text, &printer, save_dir).await;
     }
 
@@ -125,21 +125,17 @@ async fn partial<L: llm_extract::Llm>(
 }
 
 /// With `--jsonl` on the embedded engine, a text too long for its context is extracted chunk by chunk
-/// (see `doc.rs`): the chunk size in bytes and the text. Only for the default template over the text
-/// alone, where a chunk can stand in for the text.
-fn chunk_budget(
-    args: &RunArgs,
-    vars: &Map<String, Value>,
-    template: &str,
-) -> Option<(usize, String)> {
-    let chunk_bytes = crate::doc::EMBEDDED_CHUNK_TOKENS * crate::doc::BYTES_PER_TOKEN;
+/// (see `doc.rs`): the text, when it is longer than two chunks. Only for the default template over the
+/// text alone, where a chunk can stand in for the text.
+fn chunk_budget(args: &RunArgs, vars: &Map<String, Value>, template: &str) -> Option<String> {
+    let chunk_bytes = crate::doc::EMBEDDED_CHUNK_TOKENS * BYTES_PER_TOKEN;
     let text = vars.get("text")?.as_str()?;
     let chunked = args.jsonl
         && args.backend.embedded.is_some()
         && template == "{{text}}"
         && vars.len() == 1
         && text.len() > 2 * chunk_bytes;
-    chunked.then(|| (chunk_bytes, text.to_owned()))
+    chunked.then(|| text.to_owned())
 }
 
 /// `--template`, or the default: the text, then each other input the signature names.

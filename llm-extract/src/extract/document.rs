@@ -20,7 +20,7 @@ use super::config::Input;
 use super::error::ExtractError;
 use super::target::Runtime;
 use super::Extractor;
-use crate::ground::{Chunk, Chunker, Conflict, Grounded, Merger, Source, Span};
+use crate::ground::{Chunk, Chunker, Conflict, Grounded, Merger, Source, Span, MIN_CHUNK_BYTES};
 use crate::llm::{Llm, Usage};
 use crate::parse::{self, Skipped};
 use crate::report::{Extraction, Report};
@@ -39,10 +39,31 @@ use std::ops::Range;
 /// 4,096-token context.
 pub const DEFAULT_CHUNK_BYTES: usize = 6000;
 
+/// Bytes per token assumed when a chunk size in tokens must become bytes without the model's tokenizer
+/// (a server): English prose runs 3.5 to 4.5 bytes per token; 3 leaves room for names, numbers and
+/// other scripts.
+pub const BYTES_PER_TOKEN: usize = 3;
+
+/// How much of a document is tokenized to learn its bytes per token (see [`Extractor::chunk_tokens`]).
+const TOKEN_SAMPLE_BYTES: usize = 64 * 1024;
+
+/// How many times a split in tokens is made again smaller when a chunk has too many tokens.
+const FIT_ROUNDS: usize = 6;
+
+/// The largest char boundary of `text` at or below `at`.
+fn floor_char_boundary(text: &str, at: usize) -> usize {
+    let mut at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
 /// The settings of a document extraction.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct DocumentConfig {
     pub chunk_bytes: usize,
+    pub chunk_tokens: Option<usize>,
     pub overlap: Option<usize>,
     pub passes: u32,
     pub concurrency: usize,
@@ -52,6 +73,7 @@ impl Default for DocumentConfig {
     fn default() -> Self {
         DocumentConfig {
             chunk_bytes: DEFAULT_CHUNK_BYTES,
+            chunk_tokens: None,
             overlap: None,
             passes: 1,
             concurrency: 1,
@@ -249,10 +271,53 @@ impl<L: Llm> Extractor<L> {
         self
     }
 
+    /// The largest chunk of a document, in tokens of the backend's model: with a backend that counts
+    /// tokens with the model's own tokenizer ([`Llm::count_tokens`], the embedded engine), every chunk
+    /// is at most this many tokens; with another, chunks are [`BYTES_PER_TOKEN`] bytes per token. It
+    /// replaces [`Extractor::chunk_bytes`].
+    pub fn chunk_tokens(mut self, tokens: usize) -> Self {
+        self.config.document.chunk_tokens = Some(tokens.max(1));
+        self
+    }
+
     /// The chunks pass `pass` splits `document` into.
     pub fn chunks<'d>(&self, document: &'d str, pass: u32) -> Vec<Chunk<'d>> {
         let settings = self.config.document;
-        let mut chunker = Chunker::new(settings.chunk_bytes);
+        let Some(tokens) = settings.chunk_tokens else {
+            return self.split(document, pass, settings.chunk_bytes);
+        };
+        let sample = document
+            .get(..floor_char_boundary(document, TOKEN_SAMPLE_BYTES))
+            .unwrap_or_default();
+        let Some(sample_tokens) = self.llm().count_tokens(sample) else {
+            return self.split(document, pass, tokens.saturating_mul(BYTES_PER_TOKEN));
+        };
+        // Bytes per token of this document and model, with a tenth to spare. Where a chunk still has too
+        // many tokens (the document is denser further on), the whole split is made again, smaller by the
+        // worst chunk's excess, at most a few times (each shrinks the size by a twentieth or more).
+        let per_token = sample.len() as f64 / sample_tokens.max(1) as f64;
+        let mut max_bytes = (tokens as f64 * per_token * 0.9) as usize;
+        let mut chunks = self.split(document, pass, max_bytes);
+        for _ in 0..FIT_ROUNDS {
+            let worst = chunks
+                .iter()
+                .map(|chunk| {
+                    self.llm().count_tokens(chunk.text).unwrap_or(0) as f64 / tokens as f64
+                })
+                .fold(0.0, f64::max);
+            if worst <= 1.0 || max_bytes <= MIN_CHUNK_BYTES {
+                break;
+            }
+            max_bytes = (max_bytes as f64 / worst * 0.95) as usize;
+            chunks = self.split(document, pass, max_bytes);
+        }
+        chunks
+    }
+
+    /// Pass `pass`'s chunks of at most `max_bytes` bytes.
+    fn split<'d>(&self, document: &'d str, pass: u32, max_bytes: usize) -> Vec<Chunk<'d>> {
+        let settings = self.config.document;
+        let mut chunker = Chunker::new(max_bytes);
         if let Some(overlap) = settings.overlap {
             chunker = chunker.overlap(overlap);
         }

@@ -26,7 +26,8 @@ mod wording;
 
 pub use config::{Input, Mode};
 pub use document::{
-    ChunkReport, Document, DocumentEvent, DoneChunk, PassReport, DEFAULT_CHUNK_BYTES,
+    ChunkReport, Document, DocumentEvent, DoneChunk, PassReport, BYTES_PER_TOKEN,
+    DEFAULT_CHUNK_BYTES,
 };
 pub use error::{ExtractError, ExtractErrorKind};
 pub use example::{Example, ExampleError};

@@ -22,7 +22,7 @@ mod source;
 mod walk;
 
 pub use crate::schema::builder::{mark_grounded, GROUNDED, KEY};
-pub use chunk::{Chunk, Chunker};
+pub use chunk::{Chunk, Chunker, MIN_CHUNK_BYTES};
 pub use merge::{Conflict, Merger};
 pub use source::{Source, FUZZY_MIN_SCORE};
 pub use walk::{grounded_paths, has_grounded};

@@ -384,6 +384,14 @@ pub trait Llm: Send + Sync {
     fn constrains_grounding(&self) -> bool {
         false
     }
+
+    /// How many tokens `text` is for this backend's model, when the backend can count them with the
+    /// model's own tokenizer (the embedded engine); `None` otherwise (servers do not say before a
+    /// request), and callers fall back to a character budget.
+    fn count_tokens(&self, text: &str) -> Option<usize> {
+        let _ = text;
+        None
+    }
 }
 
 /// Pointers to a backend are backends: `Arc<dyn Llm>`, `&L` and `Box<dyn Llm>` forward every method.
@@ -398,6 +406,9 @@ macro_rules! forward_llm {
             }
             fn constrains_grounding(&self) -> bool {
                 (**self).constrains_grounding()
+            }
+            fn count_tokens(&self, text: &str) -> Option<usize> {
+                (**self).count_tokens(text)
             }
             fn chat(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatResponse, LlmError>> {
                 (**self).chat(request)

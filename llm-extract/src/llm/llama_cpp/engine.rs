@@ -177,6 +177,14 @@ impl Engine {
         }
     }
 
+    /// How many tokens `text` is (no special tokens added).
+    pub(super) fn count_tokens(&self, text: &str) -> usize {
+        self.model
+            .vocab()
+            .tokenize(text.as_bytes(), false, false)
+            .len()
+    }
+
     /// The prompt's tokens and the prefill (a last assistant message the answer continues), if any.
     fn prompt(
         &self,

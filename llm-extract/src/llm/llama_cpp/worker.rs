@@ -19,6 +19,11 @@ impl Llm for LlamaCpp {
 
     /// With llguidance (the default grammar engine): a grounded string is a span of the source by
     /// construction (`grounded.rs`). llama.cpp's GBNF sampler has no such lexeme.
+    /// The model's own tokenizer, without special tokens.
+    fn count_tokens(&self, text: &str) -> Option<usize> {
+        Some(self.engine.count_tokens(text))
+    }
+
     fn constrains_grounding(&self) -> bool {
         self.engine.settings.grammar_engine == GrammarEngine::Guidance
     }
