@@ -193,10 +193,11 @@ fn expand_struct(input: &Struct) -> TokenStream {
     );
     let declarations = declarations(&fields, true);
     let required = required_shown(&fields);
+    // Field by field, each looked up by name (in constant time): never a scan of the members
+    // written, which a flood of unknown keys would make quadratic over the chunks.
     let any_shown = fields.iter().map(|field| {
-        let names = names(field);
-        let shown = shown_expr(field, quote!(::core::option::Option::Some(__value)));
-        quote!(#names => #shown,)
+        let names = names_list(field);
+        shown_expr(field, quote!(#p::member(__node, #names)))
     });
     let update = update_loop(&fields, |_, field| {
         let field = &field.original.ident;
@@ -217,11 +218,7 @@ fn expand_struct(input: &Struct) -> TokenStream {
                 // Shown once a field is (an empty `{` is not a value yet), and its required fields are.
                 __node.is_object()
                     && #required
-                    && (__node.is_complete()
-                        || __node.entries().any(|(__key, __value)| match __key {
-                            #(#any_shown)*
-                            _ => false,
-                        }))
+                    && (__node.is_complete() #(|| #any_shown)*)
             }
 
             fn build(__node: #p::Node<'_>) -> ::core::option::Option<#partial> {

@@ -14,6 +14,7 @@
 //! preview: the answer's final value always comes from the full pipeline ([`super::from_str_with`]).
 
 use serde_json::Value;
+use std::collections::HashMap;
 
 /// The deepest nesting the parser follows; deeper input ends the preview there (the full parse decides).
 const MAX_DEPTH: usize = super::MAX_DEPTH_LIMIT;
@@ -60,7 +61,14 @@ pub struct PartialParser {
     closed: Vec<u32>,
     /// Whether the value must be an object or an array (prose before it is skipped).
     container: bool,
+    /// The key index of each object with more than [`INDEXED`] members, by the object's node: so
+    /// [`Node::get`] takes the same time however many members an object has (a flood of keys the
+    /// type does not know would otherwise make every look-up, once per chunk, a scan of them all).
+    indexes: HashMap<u32, HashMap<Box<str>, u32>>,
 }
+
+/// The number of members up to which an object is searched member by member (no index).
+const INDEXED: usize = 16;
 
 /// A span of [`PartialParser`]'s text.
 #[derive(Debug, Clone, Copy, Default)]
@@ -181,6 +189,7 @@ impl PartialParser {
             dirty: false,
             closed: Vec::new(),
             container,
+            indexes: HashMap::new(),
         }
     }
 
@@ -446,10 +455,27 @@ impl PartialParser {
             return None;
         }
         let id = u32::try_from(self.nodes.len()).ok()?;
-        let parent = self.stack.last().map(|frame| frame.id as usize);
-        if let Some(parent) = parent.and_then(|p| self.nodes.get_mut(p)) {
-            match &mut parent.kind {
-                Kind::Object(entries) => entries.push((std::mem::take(&mut self.key), id)),
+        let parent = self.stack.last().map(|frame| frame.id);
+        if let Some((parent, parent_data)) =
+            parent.and_then(|p| Some((p, self.nodes.get_mut(p as usize)?)))
+        {
+            match &mut parent_data.kind {
+                Kind::Object(entries) => {
+                    entries.push((std::mem::take(&mut self.key), id));
+                    if entries.len() > INDEXED {
+                        let index = self.indexes.entry(parent).or_default();
+                        // The first time past the limit, every member so far; then each new one.
+                        let new = if index.is_empty() {
+                            0
+                        } else {
+                            entries.len() - 1
+                        };
+                        for (key, child) in entries.get(new..).unwrap_or_default() {
+                            let key = self.text.get(key.start..key.end).unwrap_or_default();
+                            index.insert(key.into(), *child);
+                        }
+                    }
+                }
                 Kind::Array(items) => items.push(id),
                 _ => {}
             }
@@ -888,13 +914,22 @@ impl<'a> Node<'a> {
             .map(move |(key, id)| (tree.slice(*key), Node { tree, id: *id }))
     }
 
-    /// The value of `key` (the last one written, as serde takes duplicates).
+    /// The value of `key` (the last one written, as serde takes duplicates). It takes the same time
+    /// however many members the object has (large objects are indexed by key).
     #[inline]
     pub fn get(self, key: &str) -> Option<Node<'a>> {
-        self.entries()
-            .rev()
-            .find(|(k, _)| *k == key)
-            .map(|(_, n)| n)
+        let Kind::Object(entries) = &self.data().kind else {
+            return None;
+        };
+        if entries.len() > INDEXED {
+            let index = self.tree.indexes.get(&self.id)?;
+            return index.get(key).map(|&id| self.at(id));
+        }
+        entries.iter().rev().find_map(|(k, id)| {
+            #[cfg(test)]
+            tests::COMPARED.with(|n| n.set(n.get() + 1));
+            (self.tree.slice(*k) == key).then(|| self.at(*id))
+        })
     }
 
     /// The index of the first item changed after chunk `since`: only the items from there on can
@@ -968,7 +1003,14 @@ impl<'a> Node<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
     use serde_json::json;
+    use std::cell::Cell;
+
+    thread_local! {
+        /// The keys [`Node::get`] has compared on this thread (its work).
+        pub(super) static COMPARED: Cell<u64> = const { Cell::new(0) };
+    }
 
     fn fed(chunks: &[&[u8]]) -> PartialParser {
         let mut parser = PartialParser::new(true);
@@ -1068,6 +1110,52 @@ mod tests {
                 "={\"a\":[1,{\"b\":\"x\"}],\"c\":2}"
             ]
         );
+    }
+
+    #[test]
+    fn a_look_up_in_a_flood_of_keys_compares_a_bounded_number_of_them() {
+        // A type's fields are looked up once per chunk while its object is hidden: among thousands of
+        // keys it does not know, each look-up must not scan them all (it did: quadratic in the answer).
+        let mut parser = PartialParser::new(true);
+        parser.feed(b"{");
+        for i in 0..5_000 {
+            parser.feed(format!("\"junk{i}\": {i}, ").as_bytes());
+            COMPARED.with(|n| n.set(0));
+            let root = parser.root().unwrap();
+            assert!(root.get("wanted").is_none());
+            assert_eq!(root.get("junk0").unwrap().number(), Some("0"));
+            assert!(
+                COMPARED.with(Cell::get) <= 2 * INDEXED as u64,
+                "after {i} keys"
+            );
+        }
+        parser.feed(b"\"wanted\": \"yes\"}");
+        let root = parser.root().unwrap();
+        assert_eq!(root.get("wanted").and_then(Node::as_str), Some("yes"));
+        assert_eq!(root.get("junk4999").unwrap().number(), Some("4999"));
+    }
+
+    proptest! {
+        /// With or without the index, `get` finds the last member of that key (as serde does).
+        #[test]
+        fn get_finds_the_last_member_of_a_key(
+            keys in prop::collection::vec("[a-e]{1,2}", 0..60),
+            chunk in 1usize..9,
+        ) {
+            let members: Vec<String> =
+                keys.iter().enumerate().map(|(i, k)| format!("\"{k}\": {i}")).collect();
+            let text = format!("{{{}}}", members.join(", "));
+            let mut parser = PartialParser::new(true);
+            for piece in text.as_bytes().chunks(chunk) {
+                parser.feed(piece);
+            }
+            let root = parser.root().unwrap();
+            for probe in ["a", "b", "ab", "ee", "zz"] {
+                let expected = keys.iter().rposition(|k| k == probe).map(|i| i.to_string());
+                let found = root.get(probe).and_then(Node::number).map(str::to_owned);
+                prop_assert_eq!(found, expected, "{}", probe);
+            }
+        }
     }
 
     #[test]
