@@ -241,6 +241,7 @@ impl PartialParser {
             }
             i = self.step(bytes, i);
         }
+        self.sync_scalar();
         if self.dirty {
             let chunk = self.chunk;
             for frame in self.stack.iter().chain(self.scalar.as_ref()) {
@@ -390,6 +391,7 @@ impl PartialParser {
                     }
                     i + 1
                 } else {
+                    self.sync_scalar();
                     let span = match self.scalar_kind() {
                         Some(Kind::Word(span)) => *span,
                         _ => Span::default(),
@@ -407,8 +409,9 @@ impl PartialParser {
     /// A byte where a value is expected.
     fn value(&mut self, byte: u8, i: usize) -> usize {
         match byte {
-            b'{' => self.open(Kind::Object(Vec::new())),
-            b'[' => self.open(Kind::Array(Vec::new())),
+            // Room for a typical object's members or list's items: one allocation, not several.
+            b'{' => self.open(Kind::Object(Vec::with_capacity(8))),
+            b'[' => self.open(Kind::Array(Vec::with_capacity(4))),
             b'"' => {
                 self.in_key = false;
                 self.begin_scalar(Kind::String(Span::at(self.text.len())), State::Str);
@@ -484,12 +487,13 @@ impl PartialParser {
             self.state = State::End;
             return None;
         }
+        // A number or word begun shows nothing until it ends (then it is stamped changed).
+        self.dirty |= !matches!(kind, Kind::Number(_) | Kind::Word(_));
         self.nodes.push(NodeData {
             kind,
             complete: false,
             changed: self.chunk,
         });
-        self.dirty = true;
         Some(Frame { id })
     }
 
@@ -515,31 +519,37 @@ impl PartialParser {
             .map(|node| &mut node.kind)
     }
 
-    /// The text of the scalar being read.
+    /// The text of the scalar being read (always the end of the text).
     fn scalar_text(&self) -> &str {
-        let span = self
+        let start = self
             .scalar
             .and_then(|frame| self.nodes.get(frame.id as usize))
             .and_then(|node| match node.kind {
-                Kind::Number(span) | Kind::String(span) | Kind::Word(span) => Some(span),
+                Kind::Number(span) | Kind::String(span) | Kind::Word(span) => Some(span.start),
                 _ => None,
             });
-        span.map_or("", |span| self.slice(span))
+        start.map_or("", |start| self.text.get(start..).unwrap_or_default())
+    }
+
+    /// Brings the span of the scalar being read up to the end of the text (it is extended lazily:
+    /// once per chunk, and when the scalar ends or changes kind, rather than once per run of bytes).
+    fn sync_scalar(&mut self) {
+        let end = self.text.len();
+        if let Some(Kind::Number(span) | Kind::String(span) | Kind::Word(span)) = self.scalar_kind()
+        {
+            span.end = end;
+        }
     }
 
     fn slice(&self, span: Span) -> &str {
         self.text.get(span.start..span.end).unwrap_or_default()
     }
 
-    /// Appends to the scalar being read (its span is the end of the text).
+    /// Appends to the number or word being read (its span is the end of the text; see
+    /// [`PartialParser::sync_scalar`]). Nothing visible changes: a number or word shows once complete.
+    #[inline]
     fn extend_scalar(&mut self, more: &str) {
         self.text.push_str(more);
-        let end = self.text.len();
-        if let Some(Kind::Number(span) | Kind::String(span) | Kind::Word(span)) = self.scalar_kind()
-        {
-            span.end = end;
-        }
-        self.dirty = true;
     }
 
     fn push_key_byte(&mut self, byte: u8) {
@@ -555,6 +565,7 @@ impl PartialParser {
 
     /// The scalar being read is complete.
     fn finish_scalar(&mut self) {
+        self.sync_scalar();
         if let Some(frame) = self.scalar.take() {
             self.complete(frame.id);
         }
@@ -693,8 +704,10 @@ impl PartialParser {
     }
 
     /// A high surrogate not followed by `\u` and a low one stands alone: U+FFFD.
+    #[inline]
     fn flush_high(&mut self) {
-        if self.high.take().is_some() {
+        if self.high.is_some() {
+            self.high = None;
             self.push_char(char::REPLACEMENT_CHARACTER);
         }
     }
@@ -704,14 +717,15 @@ impl PartialParser {
         self.push_str(c.encode_utf8(&mut buffer));
     }
 
+    /// Appends string text to the key or the string being read.
+    #[inline]
     fn push_str(&mut self, text: &str) {
+        self.text.push_str(text);
         if self.in_key {
-            self.text.push_str(text);
             self.key.end = self.text.len();
-            return;
-        }
-        if let Some(Kind::String(_)) = self.scalar_kind() {
-            self.extend_scalar(text);
+        } else {
+            // The string's span is extended by `sync_scalar`.
+            self.dirty = true;
         }
     }
 

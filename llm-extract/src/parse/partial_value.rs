@@ -125,7 +125,12 @@ impl PartialValue for String {
     }
 
     fn build(node: Node<'_>) -> Option<String> {
-        node.as_str().map(str::to_owned)
+        // A string shows as soon as it begins and grows by a few bytes a chunk: room for a short
+        // one from the start, so it is not reallocated at every doubling from nothing.
+        let text = node.as_str()?;
+        let mut partial = String::with_capacity(text.len().max(32));
+        partial.push_str(text);
+        Some(partial)
     }
 
     fn update(partial: &mut String, node: Node<'_>, _since: u64) -> bool {
