@@ -632,6 +632,12 @@ impl PartialParser {
 
     /// Appends raw string bytes, holding back a character cut at the end of the chunk.
     fn push_bytes(&mut self, mut bytes: &[u8]) {
+        if self.utf8.is_empty() && bytes.len() <= 16 && bytes.is_ascii() {
+            // The common case in small chunks: a few ASCII bytes, valid as they are.
+            self.text.extend(bytes.iter().map(|&b| char::from(b)));
+            self.pushed();
+            return;
+        }
         // Complete a character cut at the end of the previous chunk.
         while !self.utf8.is_empty() {
             let Some((&first, rest)) = bytes.split_first() else {
@@ -721,10 +727,16 @@ impl PartialParser {
     #[inline]
     fn push_str(&mut self, text: &str) {
         self.text.push_str(text);
+        self.pushed();
+    }
+
+    /// String text was appended: to the key, or to the string being read (whose span
+    /// `sync_scalar` extends).
+    #[inline]
+    fn pushed(&mut self) {
         if self.in_key {
             self.key.end = self.text.len();
         } else {
-            // The string's span is extended by `sync_scalar`.
             self.dirty = true;
         }
     }
