@@ -1161,7 +1161,50 @@ mod tests {
         assert_eq!(root.get("junk4999").unwrap().number(), Some("4999"));
     }
 
+    /// JSON values with strings of any characters (escapes, multi-byte), numbers and nesting.
+    fn json_value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i32>().prop_map(|n| json!(n)),
+            (-1e6f64..1e6).prop_map(|n| json!(n)),
+            "\\PC{0,12}".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(4, 48, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                prop::collection::btree_map("[a-z\"é]{0,5}", inner, 0..6)
+                    .prop_map(|map| Value::Object(map.into_iter().collect())),
+            ]
+        })
+    }
+
     proptest! {
+        /// However an answer is cut into chunks, the tree read is the value written.
+        #[test]
+        fn any_split_reads_the_value_written(
+            value in json_value().prop_map(|value| json!([value])),
+            cuts in prop::collection::vec(any::<prop::sample::Index>(), 0..12),
+            pretty in any::<bool>(),
+        ) {
+            let text = if pretty {
+                serde_json::to_string_pretty(&value).unwrap()
+            } else {
+                serde_json::to_string(&value).unwrap()
+            };
+            let bytes = text.as_bytes();
+            let mut cuts: Vec<usize> = cuts.iter().map(|i| i.index(bytes.len() + 1)).collect();
+            cuts.push(0);
+            cuts.push(bytes.len());
+            cuts.sort_unstable();
+            let mut parser = PartialParser::new(true);
+            for pair in cuts.windows(2) {
+                parser.feed(&bytes[pair[0]..pair[1]]);
+            }
+            prop_assert!(parser.is_done());
+            prop_assert_eq!(parser.root().map(Node::to_value), Some(value));
+        }
+
         /// With or without the index, `get` finds the last member of that key (as serde does).
         #[test]
         fn get_finds_the_last_member_of_a_key(
