@@ -15,6 +15,7 @@
 
 use serde_json::Value;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// The deepest nesting the parser follows; deeper input ends the preview there (the full parse decides).
 const MAX_DEPTH: usize = super::MAX_DEPTH_LIMIT;
@@ -65,6 +66,8 @@ pub struct PartialParser {
     /// [`Node::get`] takes the same time however many members an object has (a flood of keys the
     /// type does not know would otherwise make every look-up, once per chunk, a scan of them all).
     indexes: HashMap<u32, HashMap<Box<str>, u32>>,
+    /// The key of each container a closed value's path went through, by the container's node.
+    path_keys: HashMap<u32, Arc<str>>,
 }
 
 /// The number of members up to which an object is searched member by member (no index).
@@ -141,8 +144,9 @@ enum Kind {
 /// A step of a node's path: an object key or an array index.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum PathSegment {
-    /// A key of an object.
-    Key(String),
+    /// A key of an object (shared by the paths of everything under it, so a long key is not
+    /// copied once per value closed beneath it).
+    Key(Arc<str>),
     /// An index in an array.
     Index(usize),
 }
@@ -190,6 +194,7 @@ impl PartialParser {
             closed: Vec::new(),
             container,
             indexes: HashMap::new(),
+            path_keys: HashMap::new(),
         }
     }
 
@@ -212,10 +217,14 @@ impl PartialParser {
     /// its path; the root is among them once the value is complete.
     pub fn take_closed(&mut self) -> Vec<(JsonPath, Node<'_>)> {
         let closed = std::mem::take(&mut self.closed);
-        let this: &Self = self;
-        closed
+        let paths: Vec<(JsonPath, u32)> = closed
             .into_iter()
-            .map(|id| (this.path_of(id), Node { tree: this, id }))
+            .map(|id| (self.path_of(id), id))
+            .collect();
+        let this: &Self = self;
+        paths
+            .into_iter()
+            .map(|(path, id)| (path, Node { tree: this, id }))
             .collect()
     }
 
@@ -741,10 +750,10 @@ impl PartialParser {
         }
     }
 
-    /// The path of node `id` (only ever called for a node on the open path or just closed from it).
-    fn path_of(&self, id: u32) -> JsonPath {
-        // Closed nodes are no longer on the stack: rebuild the path by walking down from the root,
-        // following the last child at each level (a node closes only while it is the last child).
+    /// The path of node `id`: walks down from the root, at each level to the child whose subtree
+    /// holds `id` (children are numbered in order, so a binary search finds it). Time: the depth
+    /// times a logarithm, plus the length of `id`'s own key; the keys of containers are shared.
+    fn path_of(&mut self, id: u32) -> JsonPath {
         let mut segments = Vec::new();
         let mut at = 0u32;
         while at != id {
@@ -752,14 +761,25 @@ impl PartialParser {
                 break;
             };
             let next = match &node.kind {
-                Kind::Object(entries) => entries
-                    .iter()
-                    .enumerate()
-                    .rev()
-                    .find(|(_, (_, child))| *child <= id)
-                    .map(|(_, (key, child))| {
-                        (PathSegment::Key(self.slice(*key).to_owned()), *child)
-                    }),
+                Kind::Object(entries) => {
+                    let index = entries.partition_point(|&(_, child)| child <= id);
+                    index
+                        .checked_sub(1)
+                        .and_then(|index| entries.get(index))
+                        .map(|&(key, child)| {
+                            let text = self.text.get(key.start..key.end).unwrap_or_default();
+                            let key = if child == id {
+                                Arc::from(text)
+                            } else {
+                                Arc::clone(
+                                    self.path_keys
+                                        .entry(child)
+                                        .or_insert_with(|| Arc::from(text)),
+                                )
+                            };
+                            (PathSegment::Key(key), child)
+                        })
+                }
                 Kind::Array(items) => {
                     let index = items.partition_point(|&child| child <= id);
                     index
@@ -1225,6 +1245,43 @@ mod tests {
                 prop_assert_eq!(found, expected, "{}", probe);
             }
         }
+    }
+
+    #[test]
+    fn paths_share_the_keys_of_their_containers() {
+        // Each item closed under a long key names it in its path: the key is shared, not copied per
+        // item (copying it made the cost the key's length times the number of items).
+        let key = "k".repeat(10_000);
+        let mut parser = PartialParser::new(true);
+        parser.feed(format!("{{\"{key}\": [").as_bytes());
+        let mut keys: Vec<Arc<str>> = Vec::new();
+        for i in 0..200 {
+            parser.feed(format!("{{\"n\": {i}}}, ").as_bytes());
+            for (path, _) in parser.take_closed() {
+                match path.0.first() {
+                    Some(PathSegment::Key(first)) => keys.push(Arc::clone(first)),
+                    other => panic!("{other:?}"),
+                }
+            }
+        }
+        assert_eq!(keys.len(), 400);
+        assert!(keys.iter().all(|k| Arc::ptr_eq(k, &keys[0]) && **k == *key));
+    }
+
+    #[test]
+    fn paths_of_many_values_closed_in_one_chunk() {
+        let members: Vec<String> = (0..100).map(|i| format!("\"m{i}\": [{i}]")).collect();
+        let mut parser = fed(&[format!("{{{}}}", members.join(", ")).as_bytes()]);
+        let paths: Vec<String> = parser
+            .take_closed()
+            .into_iter()
+            .map(|(path, _)| path.to_string())
+            .collect();
+        let expected: Vec<String> = (0..100)
+            .flat_map(|i| [format!("m{i}[0]"), format!("m{i}")])
+            .chain([String::new()])
+            .collect();
+        assert_eq!(paths, expected);
     }
 
     #[test]
