@@ -390,6 +390,46 @@ async fn extract_partial_streams_snapshots_fields_and_the_final_value() {
     assert_eq!(extraction.report.attempts.len(), 1);
 }
 
+/// The blocking form, from a plain thread (no async runtime): the same events, as an iterator.
+#[test]
+fn blocking_extract_partial_iterates_the_events() {
+    let whole = invoice_json("Ada", "Tea and biscuits", 2);
+    let text = serde_json::to_string(&whole).unwrap();
+    let pieces: Vec<String> = text
+        .as_bytes()
+        .chunks(7)
+        .map(|c| String::from_utf8(c.to_vec()).unwrap())
+        .collect();
+    let llm = from_stream_fn(move |_| {
+        let pieces = pieces.clone();
+        async move { Ok(streamed(pieces)) }
+    });
+    let mut iter = llm_extract::blocking::extract_partial::<Invoice, _>(&llm, "the invoice");
+    let events: Vec<_> = iter.by_ref().collect();
+    assert!(iter.report().is_some());
+    let (snapshots, completed, retries) = collect_events(&events);
+    assert_eq!(retries, 0);
+    assert!(snapshots.len() > 5, "{}", snapshots.len());
+    check_sequence(&snapshots, &whole);
+    assert!(completed.contains(&"lines[1].sku".to_string()));
+    let Some(Ok(PartialEvent::Final { extraction, .. })) = events.last() else {
+        panic!("{:?}", events.last());
+    };
+    assert_eq!(
+        extraction.value,
+        serde_json::from_value::<Invoice>(whole).unwrap()
+    );
+
+    // An answer that stays invalid: the iteration ends with the error, which carries the ledger.
+    let llm = from_fn(|_| async { Ok(ChatResponse::new(r#"{"email": "a@b.c"}"#)) });
+    let events: Vec<_> = llm_extract::blocking::extract_partial::<Customer, _>(&llm, "x").collect();
+    let Some(Err(err)) = events.last() else {
+        panic!("{:?}", events.last());
+    };
+    assert!(!err.report().attempts.is_empty());
+    assert!(events.iter().rev().skip(1).all(Result::is_ok));
+}
+
 #[tokio::test]
 async fn a_fixed_answer_ends_with_a_revised_snapshot() {
     // `quantity` written as a string: coerced by the parser, so the final value differs from what
