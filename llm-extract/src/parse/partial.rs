@@ -550,6 +550,7 @@ impl PartialParser {
         }
     }
 
+    #[inline]
     fn slice(&self, span: Span) -> &str {
         self.text.get(span.start..span.end).unwrap_or_default()
     }

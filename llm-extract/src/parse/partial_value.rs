@@ -55,6 +55,7 @@ pub trait PartialValue {
     fn update(partial: &mut Self::Partial, node: Node<'_>, since: u64) -> bool;
 
     /// Builds or updates `slot`; returns whether anything visible changed.
+    #[inline]
     fn sync(slot: &mut Option<Self::Partial>, node: Node<'_>, since: u64) -> bool {
         match slot {
             Some(partial) => node.changed() > since && Self::update(partial, node, since),
@@ -133,13 +134,17 @@ impl PartialValue for String {
         Some(partial)
     }
 
+    #[inline]
     fn update(partial: &mut String, node: Node<'_>, _since: u64) -> bool {
         let Some(text) = node.as_str() else {
             return false;
         };
+        if text.len() == partial.len() {
+            // Nothing appended (a duplicate key of the same length is taken as the same text).
+            return false;
+        }
         // The text only grows: append what was written since.
         match text.get(partial.len()..) {
-            Some("") => false,
             Some(more) => {
                 partial.push_str(more);
                 true
