@@ -67,6 +67,37 @@ pub trait PartialValue {
     }
 }
 
+/// The field types of a derived type's partial form: every [`PartialValue`] type, each implemented
+/// without conditions on other derived types (a derived type's own impl, written by the derive, has
+/// none). The derive bounds its partial code on `for<'__p> F: PartialField` for each field type `F`:
+/// checked where the partial form is used rather than where it is defined, so a field type with no
+/// schema yields the schema code's error, not one more per item of the partial code; and, the impls
+/// being unconditional, proving it never loops through types that contain each other.
+#[doc(hidden)]
+#[diagnostic::on_unimplemented(
+    message = "llm-extract does not know the schema of `{Self}`",
+    label = "no schema for this type",
+    note = "derive `Extract` (with `Deserialize`) for it; for a foreign type that implements \
+            `schemars::JsonSchema`, mark the field `#[extract(schemars)]`"
+)]
+pub trait PartialField: PartialValue {}
+
+macro_rules! partial_fields {
+    ($($ty:ty),* $(,)?) => {$(impl PartialField for $ty {})*};
+}
+partial_fields!(
+    String, str, bool, char, Value, i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize,
+    f32, f64
+);
+impl<T: PartialField> PartialField for Option<T> {}
+impl<T: PartialField + ?Sized> PartialField for Box<T> {}
+impl<T: PartialField> PartialField for Vec<T> {}
+impl<T: PartialField> PartialField for VecDeque<T> {}
+impl<T: PartialField> PartialField for BTreeSet<T> {}
+impl<T: PartialField, S> PartialField for HashSet<T, S> {}
+impl<T: PartialField> PartialField for BTreeMap<String, T> {}
+impl<T: PartialField, S> PartialField for HashMap<String, T, S> {}
+
 /// The partial form of `T` (`TPartial` for a derived `T`).
 pub type Partial<T> = <T as PartialValue>::Partial;
 
