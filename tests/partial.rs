@@ -603,3 +603,67 @@ async fn an_ollama_server_streams_snapshots_in_two_byte_pieces() {
         serde_json::from_value::<Invoice>(whole).unwrap()
     );
 }
+
+/// A field type that counts how often its partial form is asked whether it is shown (never: it
+/// stays hidden), to measure the work a hidden object costs per chunk.
+#[derive(Deserialize, Debug, Clone, PartialEq)]
+#[serde(transparent)]
+struct Probe(u32);
+
+static PROBED: AtomicUsize = AtomicUsize::new(0);
+
+impl llm_extract::__private::FieldSchema for Probe {
+    fn field_schema() -> Value {
+        json!({"type": "integer"})
+    }
+}
+
+impl llm_extract::parse::PartialValue for Probe {
+    type Partial = u32;
+
+    fn shown(_: llm_extract::parse::Node<'_>) -> bool {
+        PROBED.fetch_add(1, Ordering::Relaxed);
+        false
+    }
+
+    fn build(node: llm_extract::parse::Node<'_>) -> Option<u32> {
+        Self::shown(node).then_some(0)
+    }
+
+    fn update(_: &mut u32, _: llm_extract::parse::Node<'_>, _: u64) -> bool {
+        false
+    }
+}
+
+impl llm_extract::__private::PartialField for Probe {}
+
+#[derive(Extract, Deserialize, Debug)]
+#[allow(dead_code)]
+struct Flooded {
+    probe: Probe,
+    name: String,
+}
+
+#[test]
+fn a_hidden_object_costs_its_fields_per_chunk_not_its_members() {
+    // While `Flooded` is hidden (nothing of it shown yet), each chunk asks whether it is shown: by
+    // looking up each of its fields once, not by going over every member written so far (which made
+    // a flood of members quadratic in the answer's length).
+    let mut reader = PartialReader::<Flooded>::new();
+    reader.feed(b"{");
+    let mut chunks = 0;
+    for _ in 0..2_000 {
+        for piece in br#""probe": 1, "#.chunks(4) {
+            reader.feed(piece);
+            chunks += 1;
+        }
+    }
+    assert!(reader.partial().is_none());
+    let probed = PROBED.load(Ordering::Relaxed);
+    assert!(
+        probed <= 2 * chunks,
+        "{probed} look-ups for {chunks} chunks"
+    );
+    reader.feed(br#""name": "x"}"#);
+    assert_eq!(reader.partial().and_then(|f| f.name.as_deref()), Some("x"));
+}
