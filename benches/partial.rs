@@ -4,7 +4,8 @@
 //! `cargo bench --bench partial` runs the criterion benchmarks, then prints the ratio tables (each
 //! ratio measured in the same run by interleaving ours and the baseline, per-thread CPU time, so drift
 //! on a shared machine cancels out). `-- --ratios-only` prints only the tables; `-- --incremental-only`
-//! runs only the incremental reader (4-byte chunks, 2,000 times), for a profiler.
+//! runs only the incremental reader (4-byte chunks, 2,000 times), for a profiler; `-- --doubling-only`
+//! only table 3.
 //!
 //! 1. A 20 KB answer in 4-byte and 16-byte chunks, snapshots included, vs one-shot
 //!    `from_str::<Invoice>` of the whole answer (validated), and vs re-parsing the accumulated prefix on
@@ -12,6 +13,11 @@
 //!    the prefix, then the typed partial built from it, so only the re-reading differs).
 //! 2. How each grows from 10 KB to 100 KB: incremental (4-byte chunks) grows linearly, re-parsing the
 //!    prefix (64-byte chunks, to keep it runnable) quadratically.
+//! 3. Hostile answers of 8 to 128 KB (doubling), fed in 4-byte chunks with snapshots: the cost of each
+//!    doubling (about 2x when linear). A flood of keys the type does not know, before the invoice's
+//!    `stream = "required"` number (the invoice stays hidden) or inside the customer (hidden until
+//!    one of its fields is written): each chunk looks the type's fields up, and must not scan the
+//!    flood.
 
 use criterion::{criterion_group, BenchmarkId, Criterion, Throughput};
 use llm_extract::parse::{PartialParser, PartialReader};
@@ -267,6 +273,77 @@ fn ratios() {
             us(t[2]) / us(t[0]),
         );
     }
+    doubling(9);
+}
+
+/// A flood of `bytes` bytes of keys no type knows, as members of an object.
+fn junk(bytes: usize) -> String {
+    let mut text = String::new();
+    let mut i = 0;
+    while text.len() < bytes {
+        text.push_str(&format!("\"junk{i}\": {i}, "));
+        i += 1;
+    }
+    text
+}
+
+/// A hostile answer of table 3: its name, and how to make one of about `bytes` bytes.
+type Hostile = (&'static str, fn(usize) -> String);
+
+fn hostile() -> [Hostile; 2] {
+    [
+        ("unknown keys before the required field", |bytes| {
+            format!(
+                "{{{}\"number\": \"INV-1\", \"customer\": {{\"name\": \"Ada\"}}, \"lines\": [], \"status\": \"paid\", \"total\": 1, \"iban\": \"DE89\"}}",
+                junk(bytes)
+            )
+        }),
+        ("unknown keys in a nested object", |bytes| {
+            format!(
+                "{{\"number\": \"INV-1\", \"customer\": {{{}\"name\": \"Ada\"}}, \"lines\": [], \"status\": \"paid\", \"total\": 1, \"iban\": \"DE89\"}}",
+                junk(bytes)
+            )
+        }),
+    ]
+}
+
+/// The sizes of table 3, each twice the one before.
+const DOUBLING_KB: [usize; 5] = [8, 16, 32, 64, 128];
+
+/// Table 3: the cost of each doubling of every hostile answer.
+fn doubling(rounds: usize) {
+    println!("\n## Hostile answers, 4-byte chunks + snapshots: each doubling (median on-CPU time of {rounds} interleaved batches)\n");
+    println!("| benchmark | larger | smaller | ratio | goal |");
+    println!("|---|---|---|---|---|");
+    for (name, make) in hostile() {
+        let texts: Vec<String> = DOUBLING_KB.iter().map(|kb| make(kb * 1024)).collect();
+        // Each must be a valid `Invoice`, shown in the end.
+        for text in &texts {
+            assert!(from_str::<Invoice>(text).is_ok());
+            assert!(incremental(text.as_bytes(), 4) > 0);
+        }
+        let mut fns: Vec<Box<dyn FnMut() + '_>> = texts
+            .iter()
+            .map(|text| {
+                Box::new(move || {
+                    black_box(incremental(black_box(text.as_bytes()), 4));
+                }) as Box<dyn FnMut()>
+            })
+            .collect();
+        let mut refs: Vec<&mut dyn FnMut()> = fns
+            .iter_mut()
+            .map(|f| &mut **f as &mut dyn FnMut())
+            .collect();
+        let t = interleaved(&mut refs, rounds);
+        for (i, kb) in DOUBLING_KB.iter().enumerate().skip(1) {
+            row(
+                &format!("{name}, {kb} KB vs {} KB", kb / 2),
+                t[i],
+                t[i - 1],
+                "<= 2.2x",
+            );
+        }
+    }
 }
 
 criterion_group! {
@@ -286,6 +363,10 @@ fn main() {
         for _ in 0..2_000 {
             black_box(incremental(black_box(text.as_bytes()), 4));
         }
+        return;
+    }
+    if args.iter().any(|a| a == "--doubling-only") {
+        doubling(9);
         return;
     }
     timing::run(&args, benches, ratios);

@@ -390,6 +390,46 @@ async fn extract_partial_streams_snapshots_fields_and_the_final_value() {
     assert_eq!(extraction.report.attempts.len(), 1);
 }
 
+/// The blocking form, from a plain thread (no async runtime): the same events, as an iterator.
+#[test]
+fn blocking_extract_partial_iterates_the_events() {
+    let whole = invoice_json("Ada", "Tea and biscuits", 2);
+    let text = serde_json::to_string(&whole).unwrap();
+    let pieces: Vec<String> = text
+        .as_bytes()
+        .chunks(7)
+        .map(|c| String::from_utf8(c.to_vec()).unwrap())
+        .collect();
+    let llm = from_stream_fn(move |_| {
+        let pieces = pieces.clone();
+        async move { Ok(streamed(pieces)) }
+    });
+    let mut iter = llm_extract::blocking::extract_partial::<Invoice, _>(&llm, "the invoice");
+    let events: Vec<_> = iter.by_ref().collect();
+    assert!(iter.report().is_some());
+    let (snapshots, completed, retries) = collect_events(&events);
+    assert_eq!(retries, 0);
+    assert!(snapshots.len() > 5, "{}", snapshots.len());
+    check_sequence(&snapshots, &whole);
+    assert!(completed.contains(&"lines[1].sku".to_string()));
+    let Some(Ok(PartialEvent::Final { extraction, .. })) = events.last() else {
+        panic!("{:?}", events.last());
+    };
+    assert_eq!(
+        extraction.value,
+        serde_json::from_value::<Invoice>(whole).unwrap()
+    );
+
+    // An answer that stays invalid: the iteration ends with the error, which carries the ledger.
+    let llm = from_fn(|_| async { Ok(ChatResponse::new(r#"{"email": "a@b.c"}"#)) });
+    let events: Vec<_> = llm_extract::blocking::extract_partial::<Customer, _>(&llm, "x").collect();
+    let Some(Err(err)) = events.last() else {
+        panic!("{:?}", events.last());
+    };
+    assert!(!err.report().attempts.is_empty());
+    assert!(events.iter().rev().skip(1).all(Result::is_ok));
+}
+
 #[tokio::test]
 async fn a_fixed_answer_ends_with_a_revised_snapshot() {
     // `quantity` written as a string: coerced by the parser, so the final value differs from what
@@ -562,4 +602,68 @@ async fn an_ollama_server_streams_snapshots_in_two_byte_pieces() {
         extraction.value,
         serde_json::from_value::<Invoice>(whole).unwrap()
     );
+}
+
+/// A field type that counts how often its partial form is asked whether it is shown (never: it
+/// stays hidden), to measure the work a hidden object costs per chunk.
+#[derive(Deserialize, Debug, Clone, PartialEq)]
+#[serde(transparent)]
+struct Probe(u32);
+
+static PROBED: AtomicUsize = AtomicUsize::new(0);
+
+impl llm_extract::__private::FieldSchema for Probe {
+    fn field_schema() -> Value {
+        json!({"type": "integer"})
+    }
+}
+
+impl llm_extract::parse::PartialValue for Probe {
+    type Partial = u32;
+
+    fn shown(_: llm_extract::parse::Node<'_>) -> bool {
+        PROBED.fetch_add(1, Ordering::Relaxed);
+        false
+    }
+
+    fn build(node: llm_extract::parse::Node<'_>) -> Option<u32> {
+        Self::shown(node).then_some(0)
+    }
+
+    fn update(_: &mut u32, _: llm_extract::parse::Node<'_>, _: u64) -> bool {
+        false
+    }
+}
+
+impl llm_extract::__private::PartialField for Probe {}
+
+#[derive(Extract, Deserialize, Debug)]
+#[allow(dead_code)]
+struct Flooded {
+    probe: Probe,
+    name: String,
+}
+
+#[test]
+fn a_hidden_object_costs_its_fields_per_chunk_not_its_members() {
+    // While `Flooded` is hidden (nothing of it shown yet), each chunk asks whether it is shown: by
+    // looking up each of its fields once, not by going over every member written so far (which made
+    // a flood of members quadratic in the answer's length).
+    let mut reader = PartialReader::<Flooded>::new();
+    reader.feed(b"{");
+    let mut chunks = 0;
+    for _ in 0..2_000 {
+        for piece in br#""probe": 1, "#.chunks(4) {
+            reader.feed(piece);
+            chunks += 1;
+        }
+    }
+    assert!(reader.partial().is_none());
+    let probed = PROBED.load(Ordering::Relaxed);
+    assert!(
+        probed <= 2 * chunks,
+        "{probed} look-ups for {chunks} chunks"
+    );
+    reader.feed(br#""name": "x"}"#);
+    assert_eq!(reader.partial().and_then(|f| f.name.as_deref()), Some("x"));
 }

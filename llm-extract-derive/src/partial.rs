@@ -13,6 +13,7 @@
 
 use crate::ast::{Enum, Field, Input, Struct, Style, Variant};
 use crate::attr::Stream;
+use crate::ty;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
 use syn::ext::IdentExt;
@@ -98,6 +99,27 @@ fn required(field: &Field) -> bool {
         .stream
         .as_ref()
         .is_some_and(|s| s.value == Stream::Required)
+}
+
+/// The `where` clause of a partial type and of its `PartialValue` impl: every field type has a partial
+/// form. Written `for<'__p> F: PartialField`, a bound on a concrete type that the compiler checks where
+/// the partial type is used, not where it is defined: so a field type with no schema yields the errors
+/// of the schema code (`FieldSchema`, at the field's type) and one more (the derived type's
+/// `PartialField` impl), not one per item of the partial code (the struct, each of its derives, the
+/// impl's methods). A bound that holds changes nothing: the compiler still takes the field types' own
+/// impls. `PartialField` rather than `PartialValue`, whose derived impls carry these bounds: proving
+/// them for types that contain each other would loop. Types naming the derived type itself are left
+/// out (the derive rejects them with its own error).
+fn bounds(own: &Ident, fields: &[&Field]) -> TokenStream {
+    let p = private();
+    let bounds = fields
+        .iter()
+        .filter(|f| f.attrs.extract.schemars.is_none() && ty::self_reference(f.ty, own).is_none())
+        .map(|field| {
+            let ty = field.ty;
+            quote_spanned!(ty.span()=> for<'__p> #ty: #p::PartialField,)
+        });
+    quote!(where #(#bounds)*)
 }
 
 /// The type of a field in the partial form.
@@ -193,35 +215,36 @@ fn expand_struct(input: &Struct) -> TokenStream {
     );
     let declarations = declarations(&fields, true);
     let required = required_shown(&fields);
+    // Field by field, each looked up by name (in constant time): never a scan of the members
+    // written, which a flood of unknown keys would make quadratic over the chunks.
     let any_shown = fields.iter().map(|field| {
-        let names = names(field);
-        let shown = shown_expr(field, quote!(::core::option::Option::Some(__value)));
-        quote!(#names => #shown,)
+        let names = names_list(field);
+        shown_expr(field, quote!(#p::member(__node, #names)))
     });
     let update = update_loop(&fields, |_, field| {
         let field = &field.original.ident;
         quote!(&mut __partial.#field)
     });
     let attributes = attributes(&doc, quote!(::core::default::Default));
+    let bounds = bounds(ident, &fields);
     quote! {
         #attributes
-        #vis struct #partial {
+        #vis struct #partial #bounds {
             #(#declarations,)*
         }
 
         #[automatically_derived]
-        impl #p::PartialValue for #ident {
+        impl #p::PartialField for #ident {}
+
+        #[automatically_derived]
+        impl #p::PartialValue for #ident #bounds {
             type Partial = #partial;
 
             fn shown(__node: #p::Node<'_>) -> bool {
                 // Shown once a field is (an empty `{` is not a value yet), and its required fields are.
                 __node.is_object()
                     && #required
-                    && (__node.is_complete()
-                        || __node.entries().any(|(__key, __value)| match __key {
-                            #(#any_shown)*
-                            _ => false,
-                        }))
+                    && (__node.is_complete() #(|| #any_shown)*)
             }
 
             fn build(__node: #p::Node<'_>) -> ::core::option::Option<#partial> {
@@ -308,15 +331,20 @@ fn expand_tagged(input: &Enum) -> TokenStream {
         }
     });
     let attributes = attributes(&doc, TokenStream::new());
+    let all_fields: Vec<&Field> = variants.iter().flat_map(|v| variant_fields(v)).collect();
+    let bounds = bounds(ident, &all_fields);
     quote! {
         #attributes
         #[serde(tag = #tag)]
-        #vis enum #partial {
+        #vis enum #partial #bounds {
             #(#declarations,)*
         }
 
         #[automatically_derived]
-        impl #p::PartialValue for #ident {
+        impl #p::PartialField for #ident {}
+
+        #[automatically_derived]
+        impl #p::PartialValue for #ident #bounds {
             type Partial = #partial;
 
             fn shown(__node: #p::Node<'_>) -> bool {
@@ -376,6 +404,9 @@ fn expand_fieldless(input: &Enum) -> TokenStream {
         }
 
         #[automatically_derived]
+        impl #p::PartialField for #ident {}
+
+        #[automatically_derived]
         impl #p::PartialValue for #ident {
             type Partial = #partial;
 
@@ -404,6 +435,9 @@ pub fn fallback(input: &syn::DeriveInput) -> TokenStream {
     let ident = &input.ident;
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
     quote! {
+        #[automatically_derived]
+        impl #impl_generics #p::PartialField for #ident #ty_generics #where_clause {}
+
         #[automatically_derived]
         impl #impl_generics #p::PartialValue for #ident #ty_generics #where_clause {
             type Partial = ();

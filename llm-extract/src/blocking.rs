@@ -24,8 +24,9 @@
 //! # Ok::<(), llm_extract::ExtractError>(())
 //! ```
 
-use crate::extract::{ExtractError, ExtractErrorKind, ExtractStream};
+use crate::extract::{ExtractError, ExtractErrorKind, ExtractStream, PartialEvent};
 use crate::llm::Llm;
+use crate::parse::PartialValue;
 use crate::report::Report;
 use crate::Extract;
 use futures_util::StreamExt;
@@ -91,7 +92,51 @@ pub fn extract_iter<'a, T: Extract, L: Llm + ?Sized>(llm: &'a L, text: &str) -> 
     iter(T::extract_stream(llm, text))
 }
 
-/// Iterates any [`ExtractStream`] without an async runtime.
+/// Blocking [`Extract::extract_partial`]: an iterator of the value as it is written, as
+/// [`PartialEvent`]s: snapshots of its partial form ([`Partial<T>`](crate::parse::Partial)) while the
+/// answer streams, each value inside it as it completes, and [`PartialEvent::Final`] (the validated
+/// value and its ledger) last. On failure the last item is the error.
+///
+/// Each call to `next` blocks until the next event; a snapshot not read before the next chunk arrives
+/// is replaced by the newer one, so a slow reader sees the latest state, never a backlog.
+///
+/// ```
+/// use llm_extract::extract::PartialEvent;
+/// use llm_extract::llm::{from_stream_fn, ChatEvent, ChatResponse, ChatStream};
+/// use llm_extract::{blocking, Extract};
+///
+/// #[derive(Extract, serde::Deserialize, Debug)]
+/// struct Person {
+///     name: String,
+///     age: u32,
+/// }
+///
+/// let llm = from_stream_fn(|_request| async {
+///     let chunks = [r#"{"name": "Ada"#, r#" Lovelace", "age": 3"#, "6}"];
+///     let events = chunks
+///         .into_iter()
+///         .map(|chunk| Ok(ChatEvent::Delta(chunk.to_owned())))
+///         .chain([Ok(ChatEvent::Done(ChatResponse::new("")))]);
+///     Ok(Box::pin(futures_util::stream::iter(events)) as ChatStream)
+/// });
+/// for event in blocking::extract_partial::<Person, _>(&llm, "Ada Lovelace, 36") {
+///     match event? {
+///         PartialEvent::Snapshot(person) => println!("so far: {person:?}"),
+///         PartialEvent::Final { extraction, .. } => assert_eq!(extraction.value.age, 36),
+///         _ => {}
+///     }
+/// }
+/// # Ok::<(), llm_extract::ExtractError>(())
+/// ```
+pub fn extract_partial<'a, T: Extract + PartialValue, L: Llm + ?Sized>(
+    llm: &'a L,
+    text: &str,
+) -> Iter<'a, PartialEvent<T>> {
+    iter(T::extract_partial(llm, text))
+}
+
+/// Iterates any [`ExtractStream`] without an async runtime (e.g.
+/// [`Extractor::extract_partial`](crate::Extractor::extract_partial)'s events).
 pub fn iter<O>(stream: ExtractStream<'_, O>) -> Iter<'_, O> {
     Iter {
         stream,

@@ -14,6 +14,8 @@
 //! preview: the answer's final value always comes from the full pipeline ([`super::from_str_with`]).
 
 use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::Arc;
 
 /// The deepest nesting the parser follows; deeper input ends the preview there (the full parse decides).
 const MAX_DEPTH: usize = super::MAX_DEPTH_LIMIT;
@@ -60,7 +62,16 @@ pub struct PartialParser {
     closed: Vec<u32>,
     /// Whether the value must be an object or an array (prose before it is skipped).
     container: bool,
+    /// The key index of each object with more than [`INDEXED`] members, by the object's node: so
+    /// [`Node::get`] takes the same time however many members an object has (a flood of keys the
+    /// type does not know would otherwise make every look-up, once per chunk, a scan of them all).
+    indexes: HashMap<u32, HashMap<Box<str>, u32>>,
+    /// The key of each container a closed value's path went through, by the container's node.
+    path_keys: HashMap<u32, Arc<str>>,
 }
+
+/// The number of members up to which an object is searched member by member (no index).
+const INDEXED: usize = 16;
 
 /// A span of [`PartialParser`]'s text.
 #[derive(Debug, Clone, Copy, Default)]
@@ -133,8 +144,9 @@ enum Kind {
 /// A step of a node's path: an object key or an array index.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum PathSegment {
-    /// A key of an object.
-    Key(String),
+    /// A key of an object (shared by the paths of everything under it, so a long key is not
+    /// copied once per value closed beneath it).
+    Key(Arc<str>),
     /// An index in an array.
     Index(usize),
 }
@@ -181,6 +193,8 @@ impl PartialParser {
             dirty: false,
             closed: Vec::new(),
             container,
+            indexes: HashMap::new(),
+            path_keys: HashMap::new(),
         }
     }
 
@@ -203,10 +217,14 @@ impl PartialParser {
     /// its path; the root is among them once the value is complete.
     pub fn take_closed(&mut self) -> Vec<(JsonPath, Node<'_>)> {
         let closed = std::mem::take(&mut self.closed);
-        let this: &Self = self;
-        closed
+        let paths: Vec<(JsonPath, u32)> = closed
             .into_iter()
-            .map(|id| (this.path_of(id), Node { tree: this, id }))
+            .map(|id| (self.path_of(id), id))
+            .collect();
+        let this: &Self = self;
+        paths
+            .into_iter()
+            .map(|(path, id)| (path, Node { tree: this, id }))
             .collect()
     }
 
@@ -232,6 +250,7 @@ impl PartialParser {
             }
             i = self.step(bytes, i);
         }
+        self.sync_scalar();
         if self.dirty {
             let chunk = self.chunk;
             for frame in self.stack.iter().chain(self.scalar.as_ref()) {
@@ -381,6 +400,7 @@ impl PartialParser {
                     }
                     i + 1
                 } else {
+                    self.sync_scalar();
                     let span = match self.scalar_kind() {
                         Some(Kind::Word(span)) => *span,
                         _ => Span::default(),
@@ -398,8 +418,9 @@ impl PartialParser {
     /// A byte where a value is expected.
     fn value(&mut self, byte: u8, i: usize) -> usize {
         match byte {
-            b'{' => self.open(Kind::Object(Vec::new())),
-            b'[' => self.open(Kind::Array(Vec::new())),
+            // Room for a typical object's members or list's items: one allocation, not several.
+            b'{' => self.open(Kind::Object(Vec::with_capacity(8))),
+            b'[' => self.open(Kind::Array(Vec::with_capacity(4))),
             b'"' => {
                 self.in_key = false;
                 self.begin_scalar(Kind::String(Span::at(self.text.len())), State::Str);
@@ -446,10 +467,27 @@ impl PartialParser {
             return None;
         }
         let id = u32::try_from(self.nodes.len()).ok()?;
-        let parent = self.stack.last().map(|frame| frame.id as usize);
-        if let Some(parent) = parent.and_then(|p| self.nodes.get_mut(p)) {
-            match &mut parent.kind {
-                Kind::Object(entries) => entries.push((std::mem::take(&mut self.key), id)),
+        let parent = self.stack.last().map(|frame| frame.id);
+        if let Some((parent, parent_data)) =
+            parent.and_then(|p| Some((p, self.nodes.get_mut(p as usize)?)))
+        {
+            match &mut parent_data.kind {
+                Kind::Object(entries) => {
+                    entries.push((std::mem::take(&mut self.key), id));
+                    if entries.len() > INDEXED {
+                        let index = self.indexes.entry(parent).or_default();
+                        // The first time past the limit, every member so far; then each new one.
+                        let new = if index.is_empty() {
+                            0
+                        } else {
+                            entries.len() - 1
+                        };
+                        for (key, child) in entries.get(new..).unwrap_or_default() {
+                            let key = self.text.get(key.start..key.end).unwrap_or_default();
+                            index.insert(key.into(), *child);
+                        }
+                    }
+                }
                 Kind::Array(items) => items.push(id),
                 _ => {}
             }
@@ -458,12 +496,13 @@ impl PartialParser {
             self.state = State::End;
             return None;
         }
+        // A number or word begun shows nothing until it ends (then it is stamped changed).
+        self.dirty |= !matches!(kind, Kind::Number(_) | Kind::Word(_));
         self.nodes.push(NodeData {
             kind,
             complete: false,
             changed: self.chunk,
         });
-        self.dirty = true;
         Some(Frame { id })
     }
 
@@ -489,31 +528,38 @@ impl PartialParser {
             .map(|node| &mut node.kind)
     }
 
-    /// The text of the scalar being read.
+    /// The text of the scalar being read (always the end of the text).
     fn scalar_text(&self) -> &str {
-        let span = self
+        let start = self
             .scalar
             .and_then(|frame| self.nodes.get(frame.id as usize))
             .and_then(|node| match node.kind {
-                Kind::Number(span) | Kind::String(span) | Kind::Word(span) => Some(span),
+                Kind::Number(span) | Kind::String(span) | Kind::Word(span) => Some(span.start),
                 _ => None,
             });
-        span.map_or("", |span| self.slice(span))
+        start.map_or("", |start| self.text.get(start..).unwrap_or_default())
     }
 
-    fn slice(&self, span: Span) -> &str {
-        self.text.get(span.start..span.end).unwrap_or_default()
-    }
-
-    /// Appends to the scalar being read (its span is the end of the text).
-    fn extend_scalar(&mut self, more: &str) {
-        self.text.push_str(more);
+    /// Brings the span of the scalar being read up to the end of the text (it is extended lazily:
+    /// once per chunk, and when the scalar ends or changes kind, rather than once per run of bytes).
+    fn sync_scalar(&mut self) {
         let end = self.text.len();
         if let Some(Kind::Number(span) | Kind::String(span) | Kind::Word(span)) = self.scalar_kind()
         {
             span.end = end;
         }
-        self.dirty = true;
+    }
+
+    #[inline]
+    fn slice(&self, span: Span) -> &str {
+        self.text.get(span.start..span.end).unwrap_or_default()
+    }
+
+    /// Appends to the number or word being read (its span is the end of the text; see
+    /// [`PartialParser::sync_scalar`]). Nothing visible changes: a number or word shows once complete.
+    #[inline]
+    fn extend_scalar(&mut self, more: &str) {
+        self.text.push_str(more);
     }
 
     fn push_key_byte(&mut self, byte: u8) {
@@ -529,6 +575,7 @@ impl PartialParser {
 
     /// The scalar being read is complete.
     fn finish_scalar(&mut self) {
+        self.sync_scalar();
         if let Some(frame) = self.scalar.take() {
             self.complete(frame.id);
         }
@@ -595,6 +642,12 @@ impl PartialParser {
 
     /// Appends raw string bytes, holding back a character cut at the end of the chunk.
     fn push_bytes(&mut self, mut bytes: &[u8]) {
+        if self.utf8.is_empty() && bytes.len() <= 16 && bytes.is_ascii() {
+            // The common case in small chunks: a few ASCII bytes, valid as they are.
+            self.text.extend(bytes.iter().map(|&b| char::from(b)));
+            self.pushed();
+            return;
+        }
         // Complete a character cut at the end of the previous chunk.
         while !self.utf8.is_empty() {
             let Some((&first, rest)) = bytes.split_first() else {
@@ -667,8 +720,10 @@ impl PartialParser {
     }
 
     /// A high surrogate not followed by `\u` and a low one stands alone: U+FFFD.
+    #[inline]
     fn flush_high(&mut self) {
-        if self.high.take().is_some() {
+        if self.high.is_some() {
+            self.high = None;
             self.push_char(char::REPLACEMENT_CHARACTER);
         }
     }
@@ -678,21 +733,28 @@ impl PartialParser {
         self.push_str(c.encode_utf8(&mut buffer));
     }
 
+    /// Appends string text to the key or the string being read.
+    #[inline]
     fn push_str(&mut self, text: &str) {
+        self.text.push_str(text);
+        self.pushed();
+    }
+
+    /// String text was appended: to the key, or to the string being read (whose span
+    /// `sync_scalar` extends).
+    #[inline]
+    fn pushed(&mut self) {
         if self.in_key {
-            self.text.push_str(text);
             self.key.end = self.text.len();
-            return;
-        }
-        if let Some(Kind::String(_)) = self.scalar_kind() {
-            self.extend_scalar(text);
+        } else {
+            self.dirty = true;
         }
     }
 
-    /// The path of node `id` (only ever called for a node on the open path or just closed from it).
-    fn path_of(&self, id: u32) -> JsonPath {
-        // Closed nodes are no longer on the stack: rebuild the path by walking down from the root,
-        // following the last child at each level (a node closes only while it is the last child).
+    /// The path of node `id`: walks down from the root, at each level to the child whose subtree
+    /// holds `id` (children are numbered in order, so a binary search finds it). Time: the depth
+    /// times a logarithm, plus the length of `id`'s own key; the keys of containers are shared.
+    fn path_of(&mut self, id: u32) -> JsonPath {
         let mut segments = Vec::new();
         let mut at = 0u32;
         while at != id {
@@ -700,14 +762,25 @@ impl PartialParser {
                 break;
             };
             let next = match &node.kind {
-                Kind::Object(entries) => entries
-                    .iter()
-                    .enumerate()
-                    .rev()
-                    .find(|(_, (_, child))| *child <= id)
-                    .map(|(_, (key, child))| {
-                        (PathSegment::Key(self.slice(*key).to_owned()), *child)
-                    }),
+                Kind::Object(entries) => {
+                    let index = entries.partition_point(|&(_, child)| child <= id);
+                    index
+                        .checked_sub(1)
+                        .and_then(|index| entries.get(index))
+                        .map(|&(key, child)| {
+                            let text = self.text.get(key.start..key.end).unwrap_or_default();
+                            let key = if child == id {
+                                Arc::from(text)
+                            } else {
+                                Arc::clone(
+                                    self.path_keys
+                                        .entry(child)
+                                        .or_insert_with(|| Arc::from(text)),
+                                )
+                            };
+                            (PathSegment::Key(key), child)
+                        })
+                }
                 Kind::Array(items) => {
                     let index = items.partition_point(|&child| child <= id);
                     index
@@ -888,13 +961,22 @@ impl<'a> Node<'a> {
             .map(move |(key, id)| (tree.slice(*key), Node { tree, id: *id }))
     }
 
-    /// The value of `key` (the last one written, as serde takes duplicates).
+    /// The value of `key` (the last one written, as serde takes duplicates). It takes the same time
+    /// however many members the object has (large objects are indexed by key).
     #[inline]
     pub fn get(self, key: &str) -> Option<Node<'a>> {
-        self.entries()
-            .rev()
-            .find(|(k, _)| *k == key)
-            .map(|(_, n)| n)
+        let Kind::Object(entries) = &self.data().kind else {
+            return None;
+        };
+        if entries.len() > INDEXED {
+            let index = self.tree.indexes.get(&self.id)?;
+            return index.get(key).map(|&id| self.at(id));
+        }
+        entries.iter().rev().find_map(|(k, id)| {
+            #[cfg(test)]
+            tests::COMPARED.with(|n| n.set(n.get() + 1));
+            (self.tree.slice(*k) == key).then(|| self.at(*id))
+        })
     }
 
     /// The index of the first item changed after chunk `since`: only the items from there on can
@@ -968,7 +1050,14 @@ impl<'a> Node<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
     use serde_json::json;
+    use std::cell::Cell;
+
+    thread_local! {
+        /// The keys [`Node::get`] has compared on this thread (its work).
+        pub(super) static COMPARED: Cell<u64> = const { Cell::new(0) };
+    }
 
     fn fed(chunks: &[&[u8]]) -> PartialParser {
         let mut parser = PartialParser::new(true);
@@ -1068,6 +1157,132 @@ mod tests {
                 "={\"a\":[1,{\"b\":\"x\"}],\"c\":2}"
             ]
         );
+    }
+
+    #[test]
+    fn a_look_up_in_a_flood_of_keys_compares_a_bounded_number_of_them() {
+        // A type's fields are looked up once per chunk while its object is hidden: among thousands of
+        // keys it does not know, each look-up must not scan them all (it did: quadratic in the answer).
+        let mut parser = PartialParser::new(true);
+        parser.feed(b"{");
+        for i in 0..5_000 {
+            parser.feed(format!("\"junk{i}\": {i}, ").as_bytes());
+            COMPARED.with(|n| n.set(0));
+            let root = parser.root().unwrap();
+            assert!(root.get("wanted").is_none());
+            assert_eq!(root.get("junk0").unwrap().number(), Some("0"));
+            assert!(
+                COMPARED.with(Cell::get) <= 2 * INDEXED as u64,
+                "after {i} keys"
+            );
+        }
+        parser.feed(b"\"wanted\": \"yes\"}");
+        let root = parser.root().unwrap();
+        assert_eq!(root.get("wanted").and_then(Node::as_str), Some("yes"));
+        assert_eq!(root.get("junk4999").unwrap().number(), Some("4999"));
+    }
+
+    /// JSON values with strings of any characters (escapes, multi-byte), numbers and nesting.
+    fn json_value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i32>().prop_map(|n| json!(n)),
+            (-1e6f64..1e6).prop_map(|n| json!(n)),
+            "\\PC{0,12}".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(4, 48, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                prop::collection::btree_map("[a-z\"é]{0,5}", inner, 0..6)
+                    .prop_map(|map| Value::Object(map.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        /// However an answer is cut into chunks, the tree read is the value written.
+        #[test]
+        fn any_split_reads_the_value_written(
+            value in json_value().prop_map(|value| json!([value])),
+            cuts in prop::collection::vec(any::<prop::sample::Index>(), 0..12),
+            pretty in any::<bool>(),
+        ) {
+            let text = if pretty {
+                serde_json::to_string_pretty(&value).unwrap()
+            } else {
+                serde_json::to_string(&value).unwrap()
+            };
+            let bytes = text.as_bytes();
+            let mut cuts: Vec<usize> = cuts.iter().map(|i| i.index(bytes.len() + 1)).collect();
+            cuts.push(0);
+            cuts.push(bytes.len());
+            cuts.sort_unstable();
+            let mut parser = PartialParser::new(true);
+            for pair in cuts.windows(2) {
+                parser.feed(&bytes[pair[0]..pair[1]]);
+            }
+            prop_assert!(parser.is_done());
+            prop_assert_eq!(parser.root().map(Node::to_value), Some(value));
+        }
+
+        /// With or without the index, `get` finds the last member of that key (as serde does).
+        #[test]
+        fn get_finds_the_last_member_of_a_key(
+            keys in prop::collection::vec("[a-e]{1,2}", 0..60),
+            chunk in 1usize..9,
+        ) {
+            let members: Vec<String> =
+                keys.iter().enumerate().map(|(i, k)| format!("\"{k}\": {i}")).collect();
+            let text = format!("{{{}}}", members.join(", "));
+            let mut parser = PartialParser::new(true);
+            for piece in text.as_bytes().chunks(chunk) {
+                parser.feed(piece);
+            }
+            let root = parser.root().unwrap();
+            for probe in ["a", "b", "ab", "ee", "zz"] {
+                let expected = keys.iter().rposition(|k| k == probe).map(|i| i.to_string());
+                let found = root.get(probe).and_then(Node::number).map(str::to_owned);
+                prop_assert_eq!(found, expected, "{}", probe);
+            }
+        }
+    }
+
+    #[test]
+    fn paths_share_the_keys_of_their_containers() {
+        // Each item closed under a long key names it in its path: the key is shared, not copied per
+        // item (copying it made the cost the key's length times the number of items).
+        let key = "k".repeat(10_000);
+        let mut parser = PartialParser::new(true);
+        parser.feed(format!("{{\"{key}\": [").as_bytes());
+        let mut keys: Vec<Arc<str>> = Vec::new();
+        for i in 0..200 {
+            parser.feed(format!("{{\"n\": {i}}}, ").as_bytes());
+            for (path, _) in parser.take_closed() {
+                match path.0.first() {
+                    Some(PathSegment::Key(first)) => keys.push(Arc::clone(first)),
+                    other => panic!("{other:?}"),
+                }
+            }
+        }
+        assert_eq!(keys.len(), 400);
+        assert!(keys.iter().all(|k| Arc::ptr_eq(k, &keys[0]) && **k == *key));
+    }
+
+    #[test]
+    fn paths_of_many_values_closed_in_one_chunk() {
+        let members: Vec<String> = (0..100).map(|i| format!("\"m{i}\": [{i}]")).collect();
+        let mut parser = fed(&[format!("{{{}}}", members.join(", ")).as_bytes()]);
+        let paths: Vec<String> = parser
+            .take_closed()
+            .into_iter()
+            .map(|(path, _)| path.to_string())
+            .collect();
+        let expected: Vec<String> = (0..100)
+            .flat_map(|i| [format!("m{i}[0]"), format!("m{i}")])
+            .chain([String::new()])
+            .collect();
+        assert_eq!(paths, expected);
     }
 
     #[test]

@@ -55,6 +55,7 @@ pub trait PartialValue {
     fn update(partial: &mut Self::Partial, node: Node<'_>, since: u64) -> bool;
 
     /// Builds or updates `slot`; returns whether anything visible changed.
+    #[inline]
     fn sync(slot: &mut Option<Self::Partial>, node: Node<'_>, since: u64) -> bool {
         match slot {
             Some(partial) => node.changed() > since && Self::update(partial, node, since),
@@ -65,6 +66,37 @@ pub trait PartialValue {
         }
     }
 }
+
+/// The field types of a derived type's partial form: every [`PartialValue`] type, each implemented
+/// without conditions on other derived types (a derived type's own impl, written by the derive, has
+/// none). The derive bounds its partial code on `for<'__p> F: PartialField` for each field type `F`:
+/// checked where the partial form is used rather than where it is defined, so a field type with no
+/// schema yields the schema code's error, not one more per item of the partial code; and, the impls
+/// being unconditional, proving it never loops through types that contain each other.
+#[doc(hidden)]
+#[diagnostic::on_unimplemented(
+    message = "llm-extract does not know the schema of `{Self}`",
+    label = "no schema for this type",
+    note = "derive `Extract` (with `Deserialize`) for it; for a foreign type that implements \
+            `schemars::JsonSchema`, mark the field `#[extract(schemars)]`"
+)]
+pub trait PartialField: PartialValue {}
+
+macro_rules! partial_fields {
+    ($($ty:ty),* $(,)?) => {$(impl PartialField for $ty {})*};
+}
+partial_fields!(
+    String, str, bool, char, Value, i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize,
+    f32, f64
+);
+impl<T: PartialField> PartialField for Option<T> {}
+impl<T: PartialField + ?Sized> PartialField for Box<T> {}
+impl<T: PartialField> PartialField for Vec<T> {}
+impl<T: PartialField> PartialField for VecDeque<T> {}
+impl<T: PartialField> PartialField for BTreeSet<T> {}
+impl<T: PartialField, S> PartialField for HashSet<T, S> {}
+impl<T: PartialField> PartialField for BTreeMap<String, T> {}
+impl<T: PartialField, S> PartialField for HashMap<String, T, S> {}
 
 /// The partial form of `T` (`TPartial` for a derived `T`).
 pub type Partial<T> = <T as PartialValue>::Partial;
@@ -125,16 +157,25 @@ impl PartialValue for String {
     }
 
     fn build(node: Node<'_>) -> Option<String> {
-        node.as_str().map(str::to_owned)
+        // A string shows as soon as it begins and grows by a few bytes a chunk: room for a short
+        // one from the start, so it is not reallocated at every doubling from nothing.
+        let text = node.as_str()?;
+        let mut partial = String::with_capacity(text.len().max(32));
+        partial.push_str(text);
+        Some(partial)
     }
 
+    #[inline]
     fn update(partial: &mut String, node: Node<'_>, _since: u64) -> bool {
         let Some(text) = node.as_str() else {
             return false;
         };
+        if text.len() == partial.len() {
+            // Nothing appended (a duplicate key of the same length is taken as the same text).
+            return false;
+        }
         // The text only grows: append what was written since.
         match text.get(partial.len()..) {
-            Some("") => false,
             Some(more) => {
                 partial.push_str(more);
                 true
