@@ -26,7 +26,7 @@ use std::time::Duration;
 
 #[path = "support/timing.rs"]
 mod timing;
-use timing::{interleaved, row};
+use timing::{doubling_rows, interleaved, row};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 struct Fact {
@@ -520,23 +520,7 @@ fn doubling(rounds: usize) {
     println!("|---|---|---|---|---|");
     for (name, make, run) in pathological() {
         let texts: Vec<String> = DOUBLING_KB.iter().map(|kb| make(kb * 1024)).collect();
-        let mut fns: Vec<Box<dyn FnMut() + '_>> = texts
-            .iter()
-            .map(|text| Box::new(move || run(text)) as Box<dyn FnMut()>)
-            .collect();
-        let mut refs: Vec<&mut dyn FnMut()> = fns
-            .iter_mut()
-            .map(|f| &mut **f as &mut dyn FnMut())
-            .collect();
-        let t = interleaved(&mut refs, rounds);
-        for (i, kb) in DOUBLING_KB.iter().enumerate().skip(1) {
-            row(
-                &format!("5 {name}, {kb} KB vs {} KB", kb / 2),
-                t[i],
-                t[i - 1],
-                "<= 2.2x",
-            );
-        }
+        doubling_rows(&format!("5 {name}"), &DOUBLING_KB, &texts, &run, rounds);
     }
 }
 

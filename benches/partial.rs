@@ -29,7 +29,7 @@ use std::time::Duration;
 
 #[path = "support/timing.rs"]
 mod timing;
-use timing::{interleaved, row};
+use timing::{doubling_rows, interleaved, row};
 
 #[derive(Extract, Deserialize)]
 #[allow(dead_code)]
@@ -322,27 +322,10 @@ fn doubling(rounds: usize) {
             assert!(from_str::<Invoice>(text).is_ok());
             assert!(incremental(text.as_bytes(), 4) > 0);
         }
-        let mut fns: Vec<Box<dyn FnMut() + '_>> = texts
-            .iter()
-            .map(|text| {
-                Box::new(move || {
-                    black_box(incremental(black_box(text.as_bytes()), 4));
-                }) as Box<dyn FnMut()>
-            })
-            .collect();
-        let mut refs: Vec<&mut dyn FnMut()> = fns
-            .iter_mut()
-            .map(|f| &mut **f as &mut dyn FnMut())
-            .collect();
-        let t = interleaved(&mut refs, rounds);
-        for (i, kb) in DOUBLING_KB.iter().enumerate().skip(1) {
-            row(
-                &format!("{name}, {kb} KB vs {} KB", kb / 2),
-                t[i],
-                t[i - 1],
-                "<= 2.2x",
-            );
-        }
+        let run = |text: &str| {
+            black_box(incremental(black_box(text.as_bytes()), 4));
+        };
+        doubling_rows(name, &DOUBLING_KB, &texts, &run, rounds);
     }
 }
 

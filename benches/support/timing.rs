@@ -94,3 +94,35 @@ pub fn row(what: &str, ours: Duration, base: Duration, goal: &str) {
         base.as_secs_f64() * 1e6
     );
 }
+
+/// Times `run` on each of `texts` (of `kbs[i]` KB each, each twice the one before) in interleaved
+/// batches and prints one row per doubling: the time at each size against the one before (about 2x
+/// for linear work).
+pub fn doubling_rows(
+    label: &str,
+    kbs: &[usize],
+    texts: &[String],
+    run: &dyn Fn(&str),
+    rounds: usize,
+) {
+    let mut fns: Vec<Box<dyn FnMut() + '_>> = texts
+        .iter()
+        .map(|text| Box::new(move || run(text)) as Box<dyn FnMut()>)
+        .collect();
+    let mut refs: Vec<&mut dyn FnMut()> = fns
+        .iter_mut()
+        .map(|f| &mut **f as &mut dyn FnMut())
+        .collect();
+    let t = interleaved(&mut refs, rounds);
+    for (i, kb) in kbs.iter().enumerate().skip(1) {
+        let (Some(larger), Some(smaller)) = (t.get(i), t.get(i - 1)) else {
+            continue;
+        };
+        row(
+            &format!("{label}, {kb} KB vs {} KB", kb / 2),
+            *larger,
+            *smaller,
+            "<= 2.2x",
+        );
+    }
+}
