@@ -38,6 +38,18 @@ fn reader() -> TestServer {
     })
 }
 
+/// `llm-extract doc` on [`SIGNATURE`] with `name` grounded (and keyed, with `key`) against `server`,
+/// keeping its resumable state in `cache` (a temporary directory, never the user's).
+fn doc(server: &TestServer, key: bool, cache: &std::path::Path) -> assert_cmd::Command {
+    let mut command = cargo_bin_cmd!("llm-extract");
+    command
+        .env("XDG_CACHE_HOME", cache)
+        .args(["doc", "--signature", SIGNATURE, "--grounded", "name"])
+        .args(if key { &["--key", "name"][..] } else { &[][..] })
+        .args(["--ollama", &server.url()]);
+    command
+}
+
 fn json_lines(stdout: &[u8]) -> Vec<Value> {
     String::from_utf8_lossy(stdout)
         .lines()
@@ -53,24 +65,8 @@ fn doc_prints_each_person_once_with_spans_into_the_file_and_a_review_page() {
     let path = dir.path().join("story.txt");
     std::fs::write(&path, STORY).unwrap();
     let html = dir.path().join("review.html");
-    let output = cargo_bin_cmd!("llm-extract")
-        .args([
-            "doc",
-            "--signature",
-            SIGNATURE,
-            "--grounded",
-            "name",
-            "--key",
-            "name",
-        ])
-        .args([
-            "--chunk-tokens",
-            "1000",
-            "--concurrency",
-            "2",
-            "--ollama",
-            &server.url(),
-        ])
+    let output = doc(&server, true, dir.path())
+        .args(["--chunk-tokens", "1000", "--concurrency", "2"])
         .arg("--html")
         .arg(&html)
         .arg(&path)
@@ -107,16 +103,7 @@ fn the_review_page_shows_markup_in_the_document_as_text() {
     let dir = tempfile::tempdir().unwrap();
     let html = dir.path().join("review.html");
     let text = "<script>alert('x')</script> &amp; Sherlock Holmes <b>bold</b>";
-    let output = cargo_bin_cmd!("llm-extract")
-        .args([
-            "doc",
-            "--signature",
-            SIGNATURE,
-            "--grounded",
-            "name",
-            "--ollama",
-            &server.url(),
-        ])
+    let output = doc(&server, false, dir.path())
         .arg("--html")
         .arg(&html)
         .write_stdin(text)
@@ -202,17 +189,8 @@ fn the_review_page_loads_in_a_real_browser_with_every_highlight() {
     let server = reader();
     let dir = tempfile::tempdir().unwrap();
     let html = dir.path().join("review.html");
-    let output = cargo_bin_cmd!("llm-extract")
-        .args([
-            "doc",
-            "--signature",
-            SIGNATURE,
-            "--grounded",
-            "name",
-            "--key",
-            "name",
-        ])
-        .args(["--chunk-tokens", "1000", "--ollama", &server.url()])
+    let output = doc(&server, true, dir.path())
+        .args(["--chunk-tokens", "1000"])
         .arg("--html")
         .arg(&html)
         .write_stdin(STORY)
@@ -275,16 +253,8 @@ fn an_invented_name_is_re_asked_then_kept_as_not_found_or_dropped() {
             &Answer::new(r#"{"items": [{"name": "Jon Smith"}]}"#),
         )
     });
-    let output = cargo_bin_cmd!("llm-extract")
-        .args([
-            "doc",
-            "--signature",
-            SIGNATURE,
-            "--grounded",
-            "name",
-            "--ollama",
-            &server.url(),
-        ])
+    let cache = tempfile::tempdir().unwrap();
+    let output = doc(&server, false, cache.path())
         .write_stdin("Sherlock Holmes sat alone.")
         .output()
         .unwrap();
@@ -299,16 +269,8 @@ fn an_invented_name_is_re_asked_then_kept_as_not_found_or_dropped() {
         "{repair}"
     );
 
-    let output = cargo_bin_cmd!("llm-extract")
-        .args([
-            "doc",
-            "--signature",
-            SIGNATURE,
-            "--grounded",
-            "name",
-            "--require-grounding",
-        ])
-        .args(["--ollama", &server.url()])
+    let output = doc(&server, false, cache.path())
+        .arg("--require-grounding")
         .write_stdin("Sherlock Holmes sat alone.")
         .output()
         .unwrap();
@@ -344,25 +306,8 @@ fn a_rerun_asks_only_the_chunks_that_failed_and_then_forgets_them() {
     });
     let cache = tempfile::tempdir().unwrap();
     let run = |extra: &[&str]| {
-        cargo_bin_cmd!("llm-extract")
-            .env("XDG_CACHE_HOME", cache.path())
-            .args([
-                "doc",
-                "--signature",
-                SIGNATURE,
-                "--grounded",
-                "name",
-                "--key",
-                "name",
-            ])
-            .args([
-                "--chunk-tokens",
-                "1000",
-                "--max-attempts",
-                "1",
-                "--ollama",
-                &server.url(),
-            ])
+        doc(&server, true, cache.path())
+            .args(["--chunk-tokens", "1000", "--max-attempts", "1"])
             .args(extra)
             .write_stdin(STORY)
             .output()
