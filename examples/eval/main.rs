@@ -10,6 +10,7 @@
 //!
 //! `--data DIR` reads another set of the same shape (e.g. `examples/data/heldout`); `--openai URL`
 //! (with `--model NAME`, default `local`) talks to an OpenAI-compatible server such as llama-server;
+//! `--server-repeat-penalty` also sends llama-server's own `repeat_penalty` in a recovery;
 //! `--score DIR` runs no model but scores the results `llm-extract batch` wrote to `DIR/KIND.jsonl`.
 //!
 //! Options: `--examples` shows the model the worked examples in `examples/data/eval/examples/` (texts not
@@ -18,8 +19,8 @@
 //! `--no-guard` turns the loop guard off (`LoopGuard::off()`); `--interleave` runs every document with the
 //! guard off and on, one right after the other in one process on the same loaded model (the order
 //! alternating from one document to the next), so both see the same machine load, and reports both
-//! tallies, their wall times and the ratio; `--string-margin N|off` and `--recovery-penalty P` change
-//! the guard's `LoopGuard::string_margin` and `LoopGuard::recovery_penalty`. Decoding is greedy (`temperature 0`). The backend is chosen as in the other examples
+//! tallies, their wall times and the ratio; `--string-margin N|off`, `--min-span N` and `--recovery-penalty P`
+//! change the guard's `LoopGuard::string_margin`, `LoopGuard::min_span` and `LoopGuard::recovery_penalty`. Decoding is greedy (`temperature 0`). The backend is chosen as in the other examples
 //! (`support/backend.rs`): the embedded default model unless `--ollama` or `OLLAMA_HOST`.
 
 #[path = "../support/backend.rs"]
@@ -76,6 +77,8 @@ struct Options {
     openai: Option<String>,
     /// The model name sent to `openai`.
     model: String,
+    /// Send llama-server's own `repeat_penalty` too (`OpenAiCompatible::repeat_penalty`).
+    server_penalty: bool,
 }
 
 /// What one kind (or the whole set) scored.
@@ -91,6 +94,8 @@ struct Tally {
     elapsed: Duration,
     /// Failed documents by the kind of error.
     failures: BTreeMap<String, usize>,
+    /// Each document's wall time, in the order of `tokens`.
+    times: Vec<Duration>,
 }
 
 impl Tally {
@@ -100,6 +105,7 @@ impl Tally {
         self.matched += other.matched;
         self.fields += other.fields;
         self.tokens.extend(&other.tokens);
+        self.times.extend(&other.times);
         self.capped += other.capped;
         self.copied += other.copied;
         self.elapsed += other.elapsed;
@@ -133,7 +139,7 @@ impl Tally {
             }
         };
         format!(
-            "| {name} | {} | {}/{} ({:.0}%) | {}/{} ({:.1}%) | {:.0} | {} | {} | {} | {} | {} | {:.1} s | {} |",
+            "| {name} | {} | {}/{} ({:.0}%) | {}/{} ({:.1}%) | {:.0} | {} | {} | {} | {} | {} | {} | {} |",
             self.documents,
             self.valid,
             self.documents,
@@ -147,7 +153,11 @@ impl Tally {
             sorted.last().copied().unwrap_or(0),
             self.capped,
             self.copied,
-            self.elapsed.as_secs_f64(),
+            if self.elapsed.is_zero() {
+                "n/a".to_owned()
+            } else {
+                format!("{:.1} s", self.elapsed.as_secs_f64())
+            },
             if self.failures.is_empty() {
                 "none".to_owned()
             } else {
@@ -174,6 +184,7 @@ fn options() -> Result<Options, Box<dyn Error>> {
         score: None,
         openai: None,
         model: "local".to_owned(),
+        server_penalty: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -191,6 +202,11 @@ fn options() -> Result<Options, Box<dyn Error>> {
                     Some(margin.parse()?)
                 };
                 options.on = options.on.string_margin(margin);
+            }
+            "--min-span" => {
+                let span = args.next().ok_or("--min-span needs a number")?.parse()?;
+                let on = options.on;
+                options.on = on.period(on.max_period, on.min_repeats, span);
             }
             "--recovery-penalty" => {
                 let penalty = args
@@ -213,6 +229,7 @@ fn options() -> Result<Options, Box<dyn Error>> {
                 options.score = Some(args.next().ok_or("--score needs a directory")?.into())
             }
             "--openai" => options.openai = Some(args.next().ok_or("--openai needs a URL")?),
+            "--server-repeat-penalty" => options.server_penalty = true,
             "--model" => options.model = args.next().ok_or("--model needs a name")?,
             "--data" => options.data = args.next().ok_or("--data needs a directory")?.into(),
             other => return Err(format!("unknown option `{other}`").into()),
@@ -342,6 +359,7 @@ async fn run_kind<T: Extract + Serialize>(
             let outcome = extractor.extract::<T>(case.text.as_str()).await;
             let elapsed = started.elapsed();
             tally.elapsed += elapsed;
+            tally.times.push(elapsed);
             let (answer, attempts, usage) = match &outcome {
                 Ok(done) => (
                     Some(serde_json::to_value(&done.value)?),
@@ -426,7 +444,11 @@ async fn main() -> Result<(), Box<dyn Error>> {
         return Ok(());
     }
     let llm: Box<dyn Llm> = match &options.openai {
-        Some(url) => Box::new(OpenAiCompatible::new(url.as_str(), options.model.as_str())?),
+        Some(url) => Box::new(
+            OpenAiCompatible::builder(url.as_str(), options.model.as_str())
+                .repeat_penalty(options.server_penalty)
+                .build()?,
+        ),
         None => backend::from_env_and_args()?,
     };
     let guard = if options.interleave {
@@ -498,6 +520,41 @@ async fn main() -> Result<(), Box<dyn Error>> {
             tokens(off),
             tokens(on) as f64 / (tokens(off) as f64).max(1.0),
             started.elapsed().as_secs_f64()
+        );
+        // Where the difference comes from: the documents on which both settings spent the same tokens
+        // (the guard did not fire; the time should be the same) and the rest.
+        let (mut same, mut same_off, mut same_on, mut rest_off, mut rest_on) = (
+            0,
+            Duration::ZERO,
+            Duration::ZERO,
+            Duration::ZERO,
+            Duration::ZERO,
+        );
+        for ((t_off, d_off), (t_on, d_on)) in off
+            .tokens
+            .iter()
+            .zip(&off.times)
+            .zip(on.tokens.iter().zip(&on.times))
+        {
+            if t_off == t_on {
+                same += 1;
+                same_off += *d_off;
+                same_on += *d_on;
+            } else {
+                rest_off += *d_off;
+                rest_on += *d_on;
+            }
+        }
+        println!(
+            "documents with the same tokens both ways: {same}, guard off {:.1} s, guard on {:.1} s; the other {}: guard off {:.1} s, guard on {:.1} s; \
+             the ratio if those {} cost nothing with the guard on: {:.2}x",
+            same_off.as_secs_f64(),
+            same_on.as_secs_f64(),
+            off.tokens.len() - same,
+            rest_off.as_secs_f64(),
+            rest_on.as_secs_f64(),
+            off.tokens.len() - same,
+            same_on.as_secs_f64() / off.elapsed.as_secs_f64().max(f64::MIN_POSITIVE)
         );
     }
     Ok(())
