@@ -16,12 +16,14 @@
 //! Options: `--examples` shows the model the worked examples in `examples/data/eval/examples/` (texts not
 //! in the set); `--max-tokens N` caps each answer (default: the library's, derived from the schema); `--kind NAME`
 //! runs one kind (invoices, contacts, events, reviews; repeatable); `--verbose` prints every document;
-//! `--no-guard` turns the loop guard off (`LoopGuard::off()`); `--interleave` runs every document with the
-//! guard off and on, one right after the other in one process on the same loaded model (the order
+//! `--no-guard` turns the loop guard off (`LoopGuard::off()`); `--interleave` runs every document with
+//! the guard off and on, one right after the other in one process on the same loaded model (the order
 //! alternating from one document to the next), so both see the same machine load, and reports both
-//! tallies, their wall times and the ratio; `--string-margin N|off`, `--min-span N` and `--recovery-penalty P`
-//! change the guard's `LoopGuard::string_margin`, `LoopGuard::min_span` and `LoopGuard::recovery_penalty`. Decoding is greedy (`temperature 0`). The backend is chosen as in the other examples
-//! (`support/backend.rs`): the embedded default model unless `--ollama` or `OLLAMA_HOST`.
+//! tallies, their wall times, the ratio and how much of each came from the documents the guard did not
+//! change; `--string-margin N|off`, `--min-span N` and `--recovery-penalty P` change the guard's
+//! `LoopGuard::string_margin`, `LoopGuard::min_span` and `LoopGuard::recovery_penalty`. Decoding is
+//! greedy (`temperature 0`). The backend is chosen as in the other examples (`support/backend.rs`): the
+//! embedded default model unless `--ollama` or `OLLAMA_HOST`.
 
 #[path = "../support/backend.rs"]
 mod backend;
@@ -63,7 +65,8 @@ struct Options {
     guard: bool,
     /// Run every document guard off and guard on, interleaved.
     interleave: bool,
-    /// The guard to use when on (the defaults unless `--string-margin` or `--recovery-penalty`).
+    /// The guard to use when on (the defaults unless `--string-margin`, `--min-span` or
+    /// `--recovery-penalty`).
     on: LoopGuard,
     /// `None`: the library's default (derived from the schema).
     max_tokens: Option<u32>,
