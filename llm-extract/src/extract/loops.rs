@@ -104,14 +104,16 @@ impl<O> ItemGuard<O> {
 /// and from the second loop on also a small temperature with a fixed seed (the caller's, else the
 /// guard's). A caller's higher temperature or penalty is kept.
 pub(crate) fn recover(request: &mut ChatRequest, guard: &LoopGuard, loops: u32) {
-    let penalty = request
-        .repeat_penalty
-        .map_or(guard.recovery_penalty, |p| p.max(guard.recovery_penalty));
+    // Each further loop adds the guard's penalty again (1.3, 1.6, 1.9 ...): a recovery that looped the
+    // same way shows the penalty was too weak for this answer (through an OpenAI-compatible server it
+    // goes out as `frequency_penalty`, which at 0.3 can leave every greedy token as it was).
+    let steps = loops.max(1) as f32;
+    let wanted = 1.0 + (guard.recovery_penalty - 1.0) * steps;
+    let penalty = request.repeat_penalty.map_or(wanted, |p| p.max(wanted));
     request.repeat_penalty = Some(penalty);
     if loops >= 2 {
-        let temperature = request.temperature.map_or(guard.recovery_temperature, |t| {
-            t.max(guard.recovery_temperature)
-        });
+        let wanted = (guard.recovery_temperature * (steps - 1.0)).min(1.0);
+        let temperature = request.temperature.map_or(wanted, |t| t.max(wanted));
         request.temperature = Some(temperature);
         request.seed = Some(request.seed.unwrap_or(guard.recovery_seed));
     }
@@ -221,6 +223,10 @@ mod tests {
         assert_eq!((request.temperature, request.seed), (Some(0.0), None));
         recover(&mut request, &guard, 2);
         assert_eq!((request.temperature, request.seed), (Some(0.3), Some(7)));
+        assert!((request.repeat_penalty.unwrap() - 1.6).abs() < 1e-6, "stronger each loop");
+        recover(&mut request, &guard, 3);
+        assert!((request.repeat_penalty.unwrap() - 1.9).abs() < 1e-6);
+        assert!((request.temperature.unwrap() - 0.6).abs() < 1e-6);
         let mut hot = ChatRequest::new("x").with_temperature(0.9).with_seed(1);
         recover(&mut hot, &guard, 2);
         assert_eq!((hot.temperature, hot.seed), (Some(0.9), Some(1)));

@@ -61,10 +61,12 @@ pub struct LoopGuard {
     /// This many items in a row that each equal one in the window are a loop (default 2: `A, A, A` or
     /// `A, B, A, B`; 0 turns the check off).
     pub max_recurring_items: usize,
-    /// The repeat penalty of the attempt after a loop, where the backend has one (default 1.3).
+    /// The repeat penalty of the attempt after a loop, where the backend has one (default 1.3); each
+    /// further loop adds its excess again (1.6 after the second loop, 1.9 after the third).
     pub recovery_penalty: f32,
-    /// The temperature of the second attempt after a loop and later, with a fixed seed (default 0.3;
-    /// the first recovery keeps the temperature and adds only the penalty).
+    /// The temperature of the second attempt after a loop, with a fixed seed (default 0.3; the first
+    /// recovery keeps the temperature and adds only the penalty); each further loop adds it again (0.6
+    /// after the third loop), up to 1.
     pub recovery_temperature: f32,
     /// The seed sent with [`LoopGuard::recovery_temperature`] when the caller set none (default 7).
     pub recovery_seed: u64,
