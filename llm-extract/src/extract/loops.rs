@@ -167,7 +167,10 @@ mod tests {
         let vars = json!({ "text": "été", "n": 12345 });
         let vars = vars.as_object().cloned().unwrap_or_default();
         let open = json!({ "type": "object", "properties": { "a": { "type": "string" } } });
-        assert_eq!(max_string(&guard, &vars, &open), Some(3 + 5 + 32));
+        // 8 characters of input and no margin: the floor.
+        assert_eq!(max_string(&guard, &vars, &open), Some(32));
+        let wide = LoopGuard::default().string_margin(Some(32)).min_string(0);
+        assert_eq!(max_string(&wide, &vars, &open), Some(3 + 5 + 32));
         let bounded = json!({ "properties": { "a": { "anyOf": [{ "maxLength": 9 }, { "maxLength": 400 }] } } });
         assert_eq!(max_string(&guard, &vars, &bounded), Some(400));
         assert_eq!(max_string(&LoopGuard::off(), &vars, &open), None);
@@ -223,7 +226,10 @@ mod tests {
         assert_eq!((request.temperature, request.seed), (Some(0.0), None));
         recover(&mut request, &guard, 2);
         assert_eq!((request.temperature, request.seed), (Some(0.3), Some(7)));
-        assert!((request.repeat_penalty.unwrap() - 1.6).abs() < 1e-6, "stronger each loop");
+        assert!(
+            (request.repeat_penalty.unwrap() - 1.6).abs() < 1e-6,
+            "stronger each loop"
+        );
         recover(&mut request, &guard, 3);
         assert!((request.repeat_penalty.unwrap() - 1.9).abs() < 1e-6);
         assert!((request.temperature.unwrap() - 0.6).abs() < 1e-6);

@@ -45,17 +45,20 @@ pub struct LoopGuard {
     pub max_period: usize,
     /// How many times a substring must repeat back to back (default 3)...
     pub min_repeats: usize,
-    /// ...and over how many bytes at least (default 64), to be a loop.
+    /// ...and over how many bytes at least (default 40), to be a loop.
     pub min_span: usize,
     /// Whitespace between tokens longer than this many bytes is a loop (default 48; 0 turns the check
     /// off).
     pub max_whitespace: usize,
     /// A string value more than this many characters longer than the input is a loop (default
-    /// `Some(32)`, measured on the evaluation set in BENCHMARKS.md; `None` turns the check off). The
-    /// extraction knows the input, so it sets the bound ([`LoopGuard::max_string`]); the bound is never
-    /// below the largest `maxLength` of the schema, so a string the schema bounds is only stopped by its
-    /// grammar.
+    /// `Some(0)`: no value restates more than the whole input; measured on the evaluation set in
+    /// BENCHMARKS.md; `None` turns the check off). The extraction knows the input, so it sets the bound
+    /// ([`LoopGuard::max_string`]); the bound is never below the largest `maxLength` of the schema, so a
+    /// string the schema bounds is only stopped by its grammar, nor below [`LoopGuard::min_string`].
     pub string_margin: Option<usize>,
+    /// The string bound is never below this many characters (default 32), so a value may be longer
+    /// than a very short input (a name asked of a one-word note).
+    pub min_string: usize,
     /// How many of the last completed items a new item is compared with (default 16).
     pub item_window: usize,
     /// This many items in a row that each equal one in the window are a loop (default 2: `A, A, A` or
@@ -78,9 +81,10 @@ impl Default for LoopGuard {
             max_run: 32,
             max_period: 64,
             min_repeats: 3,
-            min_span: 64,
+            min_span: 40,
             max_whitespace: 48,
-            string_margin: Some(32),
+            string_margin: Some(0),
+            min_string: 32,
             item_window: 16,
             max_recurring_items: 2,
             recovery_penalty: 1.3,
@@ -140,18 +144,26 @@ impl LoopGuard {
 
     /// The longest string value (in characters) of an answer to an input of `input_chars` characters
     /// whose schema's largest `maxLength` is `max_length`: the input plus
-    /// [`LoopGuard::string_margin`], at least `max_length`. `None` when the check is off.
+    /// [`LoopGuard::string_margin`], at least `max_length` and [`LoopGuard::min_string`]. `None` when
+    /// the check is off.
     ///
     /// ```
     /// use llm_extract::parse::LoopGuard;
     ///
-    /// assert_eq!(LoopGuard::default().max_string(100, None), Some(132));
+    /// assert_eq!(LoopGuard::default().max_string(100, None), Some(100));
     /// assert_eq!(LoopGuard::default().max_string(100, Some(500)), Some(500));
+    /// assert_eq!(LoopGuard::default().max_string(1, None), Some(32));
     /// assert_eq!(LoopGuard::off().max_string(100, None), None);
     /// ```
     pub fn max_string(&self, input_chars: usize, max_length: Option<usize>) -> Option<usize> {
         let bound = input_chars.saturating_add(self.string_margin?);
-        Some(bound.max(max_length.unwrap_or(0)))
+        Some(bound.max(max_length.unwrap_or(0)).max(self.min_string))
+    }
+
+    /// Sets [`LoopGuard::min_string`].
+    pub fn min_string(mut self, chars: usize) -> Self {
+        self.min_string = chars;
+        self
     }
 
     /// Sets [`LoopGuard::item_window`].
@@ -486,9 +498,10 @@ mod tests {
         let text = format!(r#"{{"note": "{}"#, "the sum is due. ".repeat(20));
         let found = first_loop(&text, LoopGuard::default()).unwrap();
         assert_eq!(found.kind, LoopKind::Period(16));
-        // The repeated region starts with the first copy; it is seen after 64 bytes of it.
+        // The repeated region starts with the first copy; it is seen after 40 bytes of it (three
+        // copies of 16 bytes are 48).
         assert_eq!(found.start, text.find("the").unwrap());
-        assert_eq!(found.detected_at - found.start, 64);
+        assert_eq!(found.detected_at - found.start, 48);
     }
 
     #[test]
@@ -525,7 +538,7 @@ mod tests {
         assert_eq!(found.start, 20);
         assert_eq!(
             found.to_string(),
-            "a string longer than the input from byte 20 (seen at byte 172)"
+            "a string longer than the input from byte 20 (seen at byte 140)"
         );
         // The same value within the bound, and any value without one, is not a loop.
         let fits = Repeats::new(guard)
@@ -537,8 +550,9 @@ mod tests {
 
     #[test]
     fn the_string_bound_respects_max_length_and_off() {
-        let guard = LoopGuard::default();
+        let guard = LoopGuard::default().string_margin(Some(32));
         assert_eq!(guard.max_string(10, None), Some(42));
+        assert_eq!(guard.min_string(64).max_string(10, None), Some(64));
         assert_eq!(guard.max_string(10, Some(1000)), Some(1000));
         assert_eq!(guard.string_margin(None).max_string(10, Some(1000)), None);
         assert!(LoopGuard::off().string_margin(Some(0)).is_on());
