@@ -168,6 +168,39 @@ fn bad_documents_are_clear_errors_or_empty_results() {
     assert_eq!(output.status.code(), Some(2));
 }
 
+#[test]
+fn a_50_mb_document_with_nul_bytes_is_read_whole() {
+    let server = reader();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big.txt");
+    let copies = 50 * 1024 * 1024 / STORY.len() + 1;
+    let mut big = STORY.repeat(copies);
+    big.insert_str(STORY.len() / 2, "\0\0");
+    std::fs::write(&path, &big).unwrap();
+    let output = doc(&server, true, dir.path())
+        .args(["--chunk-tokens", "20000", "--concurrency", "2"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let lines = json_lines(&output.stdout);
+    let names: Vec<&str> = lines
+        .iter()
+        .filter_map(|l| l["value"]["name"].as_str())
+        .collect();
+    assert_eq!(names, PEOPLE);
+    let bytes = big.as_bytes();
+    for line in &lines {
+        let name = line["value"]["name"].as_str().unwrap();
+        for span in line["spans"].as_array().unwrap() {
+            let start = span["bytes"]["start"].as_u64().unwrap() as usize;
+            let end = span["bytes"]["end"].as_u64().unwrap() as usize;
+            assert_eq!(&bytes[start..end], name.as_bytes());
+        }
+    }
+}
+
 /// The browser the review page test renders with (`scripts/setup.sh` installs it).
 fn chromium() -> String {
     for name in ["chromium", "chromium-browser", "google-chrome"] {
