@@ -58,6 +58,27 @@ fn json_lines(stdout: &[u8]) -> Vec<Value> {
         .collect()
 }
 
+/// Checks that `lines` name each of [`PEOPLE`] once, in order of first mention, each with exact spans
+/// that slice its name out of `text`; returns how many spans there are.
+fn check_people(lines: &[Value], text: &str) -> usize {
+    let names: Vec<&str> = lines
+        .iter()
+        .filter_map(|l| l["value"]["name"].as_str())
+        .collect();
+    assert_eq!(names, PEOPLE, "in order of first mention, once each");
+    let mut spans = 0;
+    for line in lines {
+        for span in line["spans"].as_array().unwrap() {
+            let start = span["bytes"]["start"].as_u64().unwrap() as usize;
+            let end = span["bytes"]["end"].as_u64().unwrap() as usize;
+            assert_eq!(&text[start..end], line["value"]["name"].as_str().unwrap());
+            assert_eq!(span["match"]["kind"], "exact");
+            spans += 1;
+        }
+    }
+    spans
+}
+
 #[test]
 fn doc_prints_each_person_once_with_spans_into_the_file_and_a_review_page() {
     let server = reader();
@@ -75,21 +96,7 @@ fn doc_prints_each_person_once_with_spans_into_the_file_and_a_review_page() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stderr}");
     let lines = json_lines(&output.stdout);
-    let names: Vec<&str> = lines
-        .iter()
-        .filter_map(|l| l["value"]["name"].as_str())
-        .collect();
-    assert_eq!(names, PEOPLE, "in order of first mention, once each");
-    let mut spans = 0;
-    for line in &lines {
-        for span in line["spans"].as_array().unwrap() {
-            let start = span["bytes"]["start"].as_u64().unwrap() as usize;
-            let end = span["bytes"]["end"].as_u64().unwrap() as usize;
-            assert_eq!(&STORY[start..end], line["value"]["name"].as_str().unwrap());
-            assert_eq!(span["match"]["kind"], "exact");
-            spans += 1;
-        }
-    }
+    let spans = check_people(&lines, STORY);
     assert!(server.hits() >= 13, "{} requests", server.hits());
     assert!(stderr.contains("0 failed"), "{stderr}");
     let page = std::fs::read_to_string(&html).unwrap();
@@ -184,21 +191,7 @@ fn a_50_mb_document_with_nul_bytes_is_read_whole() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stderr}");
-    let lines = json_lines(&output.stdout);
-    let names: Vec<&str> = lines
-        .iter()
-        .filter_map(|l| l["value"]["name"].as_str())
-        .collect();
-    assert_eq!(names, PEOPLE);
-    let bytes = big.as_bytes();
-    for line in &lines {
-        let name = line["value"]["name"].as_str().unwrap();
-        for span in line["spans"].as_array().unwrap() {
-            let start = span["bytes"]["start"].as_u64().unwrap() as usize;
-            let end = span["bytes"]["end"].as_u64().unwrap() as usize;
-            assert_eq!(&bytes[start..end], name.as_bytes());
-        }
-    }
+    check_people(&json_lines(&output.stdout), &big);
 }
 
 /// The browser the review page test renders with (`scripts/setup.sh` installs it).
