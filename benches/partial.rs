@@ -3,8 +3,9 @@
 //!
 //! `cargo bench --bench partial` runs the criterion benchmarks, then prints the ratio tables (each
 //! ratio measured in the same run by interleaving ours and the baseline, per-thread CPU time, so drift
-//! on a shared machine cancels out). `-- --ratios-only` prints only the tables; `-- --incremental-only`
-//! runs only the incremental reader (4-byte chunks, 2,000 times), for a profiler; `-- --doubling-only`
+//! on a shared machine cancels out). `-- --ratios-only` prints only the tables; `-- --incremental-only [N]`
+//! runs only the incremental reader (4-byte chunks, N times, default 2,000), for a profiler, and
+//! `-- --one-shot-only [N]` only the one-shot baseline; `-- --doubling-only`
 //! only table 3.
 //!
 //! 1. A 20 KB answer in 4-byte and 16-byte chunks, snapshots included, vs one-shot
@@ -340,11 +341,27 @@ criterion_group! {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    // For a profiler: the incremental reader alone, 4-byte chunks, many times.
-    if args.iter().any(|a| a == "--incremental-only") {
+    // For a profiler: the incremental reader alone (4-byte chunks), or the one-shot baseline alone,
+    // many times (2,000, or the number after the flag).
+    let alone = |flag: &str| {
+        let at = args.iter().position(|a| a == flag)?;
+        Some(
+            args.get(at + 1)
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(2_000),
+        )
+    };
+    if let Some(rounds) = alone("--incremental-only") {
         let text = answer(20_000);
-        for _ in 0..2_000 {
+        for _ in 0..rounds {
             black_box(incremental(black_box(text.as_bytes()), 4));
+        }
+        return;
+    }
+    if let Some(rounds) = alone("--one-shot-only") {
+        let text = answer(20_000);
+        for _ in 0..rounds {
+            one_shot(&text);
         }
         return;
     }

@@ -239,6 +239,31 @@ fn enums_are_known_once_their_tag_is_read() {
     assert_eq!(unknown.partial(), None);
 }
 
+/// A key written twice (the later value wins, as serde reads it) and an alias of the same field: the
+/// string being written is always the last one, in chunks of every size from 1 to 6 bytes.
+#[test]
+fn duplicate_keys_and_aliases_while_a_string_grows() {
+    let text = r#"{"number": "INV-1", "customer": {"name": "Ada", "email": "first@example.com", "mail": "second", "name": "Grace Hopper"}, "number": "INV-2"}"#;
+    for size in 1..=6 {
+        let mut reader = PartialReader::<Invoice>::new();
+        for (i, piece) in text.as_bytes().chunks(size).enumerate() {
+            reader.feed(piece);
+            let mut fresh = PartialReader::<Invoice>::new();
+            fresh.feed(&text.as_bytes()[..(i * size + piece.len())]);
+            assert_eq!(
+                reader.partial(),
+                fresh.partial(),
+                "{size}-byte chunks, chunk {i}"
+            );
+        }
+        let invoice = reader.partial().unwrap();
+        let customer = invoice.customer.as_ref().unwrap();
+        assert_eq!(customer.name.as_deref(), Some("Grace Hopper"));
+        assert_eq!(customer.email.as_deref(), Some("second"));
+        assert_eq!(invoice.number.as_deref(), Some("INV-2"));
+    }
+}
+
 #[test]
 fn escapes_and_multibyte_characters_cut_across_chunks() {
     let whole = invoice_json("Zoë \"the\" Ünïcødé 😀\\", "line\nbreak \u{e9}\u{1F600}", 2);
@@ -294,6 +319,43 @@ proptest! {
             serde_json::to_value(reader.partial().unwrap()).unwrap(),
             seen.last().cloned().unwrap()
         );
+    }
+
+    /// After every chunk of any split, the value shown is the one a reader given the same prefix in one
+    /// piece builds, and `feed` reports a change exactly when the value changed: the incremental paths
+    /// (a walk of what changed since the last chunk, an append to the string being written) never drift
+    /// from reading from scratch.
+    #[test]
+    fn every_snapshot_is_what_the_prefix_read_whole_shows(
+        (_, text) in answers(),
+        mut cuts in prop::collection::vec(0usize..2000, 0..60),
+        hold in any::<bool>(),
+    ) {
+        cuts.sort_unstable();
+        let text = text.as_bytes();
+        let mut reader = PartialReader::<Invoice>::new();
+        let mut held: Option<(Arc<Partial<Invoice>>, Partial<Invoice>)> = None;
+        let mut start = 0;
+        for &cut in cuts.iter().chain(std::iter::once(&text.len())) {
+            let cut = cut.clamp(start, text.len());
+            let before = reader.partial().cloned();
+            let changed = reader.feed(&text[start..cut]);
+            // A snapshot held by the caller must not change behind its back.
+            if let Some((snapshot, value)) = &held {
+                prop_assert_eq!(&**snapshot, value);
+            }
+            if hold {
+                held = reader.snapshot().map(|s| {
+                    let value = (*s).clone();
+                    (s, value)
+                });
+            }
+            let mut fresh = PartialReader::<Invoice>::new();
+            fresh.feed(&text[..cut]);
+            prop_assert_eq!(reader.partial(), fresh.partial(), "after {} bytes", cut);
+            prop_assert_eq!(changed, reader.partial().cloned() != before, "after {} bytes", cut);
+            start = cut;
+        }
     }
 
     /// Any bytes, any split: no panic, and the same partial value as the bytes read in one piece.

@@ -203,6 +203,43 @@ fn update_loop(fields: &[&Field], slot: impl Fn(usize, &Field) -> TokenStream) -
     }
 }
 
+/// The match that finds the string being written in the last member of `__node` (see
+/// `PartialValue::growing`), each field's slot bound by `slot`: a field shown as it grows passes the
+/// question on; a `stream = "done"` field, a schemars field and any other key answer `None`.
+fn growing_match(fields: &[&Field], slot: impl Fn(usize, &Field) -> TokenStream) -> TokenStream {
+    let p = private();
+    let arms = fields
+        .iter()
+        .enumerate()
+        .filter(|(_, field)| !done(field) && field.attrs.extract.schemars.is_none())
+        .map(|(i, field)| {
+            let names = names(field);
+            let ty = field.ty;
+            let slot = slot(i, field);
+            quote_spanned! {ty.span()=>
+                #names => <#ty as #p::PartialValue>::growing(#slot.as_mut()?, __value),
+            }
+        });
+    quote! {
+        let (__key, __value) = __node.last_entry()?;
+        match __key {
+            #(#arms)*
+            _ => ::core::option::Option::None,
+        }
+    }
+}
+
+/// The signature of `PartialValue::growing` for the partial type `partial`.
+fn growing_signature(partial: &Ident) -> TokenStream {
+    let p = private();
+    quote! {
+        fn growing<'__p, '__n>(
+            __partial: &'__p mut #partial,
+            __node: #p::Node<'__n>,
+        ) -> ::core::option::Option<(&'__p mut ::std::string::String, &'__n str)>
+    }
+}
+
 fn expand_struct(input: &Struct) -> TokenStream {
     let p = private();
     let ident = &input.original.ident;
@@ -225,6 +262,11 @@ fn expand_struct(input: &Struct) -> TokenStream {
         let field = &field.original.ident;
         quote!(&mut __partial.#field)
     });
+    let growing = growing_match(&fields, |_, field| {
+        let field = &field.original.ident;
+        quote!(__partial.#field)
+    });
+    let growing_signature = growing_signature(&partial);
     let attributes = attributes(&doc, quote!(::core::default::Default));
     let bounds = bounds(ident, &fields);
     quote! {
@@ -261,6 +303,12 @@ fn expand_struct(input: &Struct) -> TokenStream {
                 let mut __changed = false;
                 #update
                 __changed
+            }
+
+            #[inline]
+            #[allow(unused_variables)]
+            #growing_signature {
+                #growing
             }
         }
     }
@@ -330,6 +378,20 @@ fn expand_tagged(input: &Enum) -> TokenStream {
             #partial::#variant_ident { #(#idents: #bindings,)* } => { #update }
         }
     });
+    let growing_arms = variants.iter().map(|variant| {
+        let variant_ident = &variant.original.ident;
+        let fields = variant_fields(variant);
+        let bindings: Vec<Ident> = (0..fields.len()).map(|i| format_ident!("__f{i}")).collect();
+        let idents = fields.iter().map(|f| &f.original.ident);
+        let growing = growing_match(&fields, |i, _| {
+            let binding = &bindings[i];
+            quote!(#binding)
+        });
+        quote! {
+            #partial::#variant_ident { #(#idents: #bindings,)* } => { #growing }
+        }
+    });
+    let growing_signature = growing_signature(&partial);
     let attributes = attributes(&doc, TokenStream::new());
     let all_fields: Vec<&Field> = variants.iter().flat_map(|v| variant_fields(v)).collect();
     let bounds = bounds(ident, &all_fields);
@@ -373,6 +435,14 @@ fn expand_tagged(input: &Enum) -> TokenStream {
                     #(#update_arms)*
                 }
                 __changed
+            }
+
+            #[inline]
+            #[allow(unused_variables, unreachable_code)]
+            #growing_signature {
+                match __partial {
+                    #(#growing_arms)*
+                }
             }
         }
     }

@@ -58,6 +58,8 @@ pub struct PartialParser {
     chunk: u64,
     /// Whether the current chunk changed anything visible.
     dirty: bool,
+    /// Whether the current chunk did nothing but append to the string value being read.
+    grew: bool,
     /// Nodes closed since [`PartialParser::take_closed`] was last called.
     closed: Vec<u32>,
     /// Whether the value must be an object or an array (prose before it is skipped).
@@ -126,6 +128,8 @@ struct NodeData {
     kind: Kind,
     complete: bool,
     changed: u64,
+    /// The chunk that began it.
+    created: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -191,6 +195,7 @@ impl PartialParser {
             high: None,
             chunk: 0,
             dirty: false,
+            grew: false,
             closed: Vec::new(),
             container,
             indexes: HashMap::new(),
@@ -205,7 +210,15 @@ impl PartialParser {
 
     /// The value read so far, once it has begun.
     pub fn root(&self) -> Option<Node<'_>> {
-        (!self.nodes.is_empty()).then_some(Node { tree: self, id: 0 })
+        (!self.nodes.is_empty()).then(|| Node::new(self, 0))
+    }
+
+    /// Whether the last chunk did nothing but append to the string value being read: then the only
+    /// node it changed is that string, at the end of the open path (each container's last member or
+    /// item, see [`Node::last_entry`] and [`Node::last_item`]), and a reader may append to its copy of
+    /// that string instead of walking the tree. `false` whenever anything else may have changed.
+    pub fn only_grew(&self) -> bool {
+        self.grew
     }
 
     /// Whether the whole value has been read (what follows it is ignored).
@@ -224,7 +237,7 @@ impl PartialParser {
         let this: &Self = self;
         paths
             .into_iter()
-            .map(|(path, id)| (path, Node { tree: this, id }))
+            .map(|(path, id)| (path, Node::new(this, id)))
             .collect()
     }
 
@@ -232,6 +245,23 @@ impl PartialParser {
     pub fn feed(&mut self, bytes: &[u8]) {
         self.chunk += 1;
         self.dirty = false;
+        self.grew = false;
+        if self.state == State::Str
+            && self.utf8.is_empty()
+            && self.high.is_none()
+            && !bytes.is_empty()
+            && !bytes.iter().any(|&b| b == b'"' || b == b'\\')
+        {
+            // The common chunk inside a string: whole characters, no quote, no escape.
+            if let Ok(text) = std::str::from_utf8(bytes) {
+                self.text.push_str(text);
+                self.pushed();
+                self.grew = !self.in_key;
+                self.sync_scalar();
+                self.stamp();
+                return;
+            }
+        }
         let mut i = 0;
         while i < bytes.len() {
             if matches!(
@@ -251,6 +281,12 @@ impl PartialParser {
             i = self.step(bytes, i);
         }
         self.sync_scalar();
+        self.stamp();
+    }
+
+    /// Stamps the open path changed in this chunk, if anything visible changed.
+    #[inline]
+    fn stamp(&mut self) {
         if self.dirty {
             let chunk = self.chunk;
             for frame in self.stack.iter().chain(self.scalar.as_ref()) {
@@ -502,6 +538,7 @@ impl PartialParser {
             kind,
             complete: false,
             changed: self.chunk,
+            created: self.chunk,
         });
         Some(Frame { id })
     }
@@ -824,6 +861,8 @@ fn loose_literal(word: &str) -> Option<Kind> {
 pub struct Node<'a> {
     tree: &'a PartialParser,
     id: u32,
+    /// The node's data, looked up once (a walk reads it several times per node).
+    data: &'a NodeData,
 }
 
 impl std::fmt::Debug for Node<'_> {
@@ -839,20 +878,24 @@ static EMPTY: NodeData = NodeData {
     kind: Kind::Null,
     complete: false,
     changed: 0,
+    created: 0,
 };
 
 impl<'a> Node<'a> {
     #[inline]
+    fn new(tree: &'a PartialParser, id: u32) -> Node<'a> {
+        let data = tree.nodes.get(id as usize).unwrap_or(&EMPTY);
+        Node { tree, id, data }
+    }
+
+    #[inline]
     fn data(self) -> &'a NodeData {
-        self.tree.nodes.get(self.id as usize).unwrap_or(&EMPTY)
+        self.data
     }
 
     #[inline]
     fn at(self, id: u32) -> Node<'a> {
-        Node {
-            tree: self.tree,
-            id,
-        }
+        Node::new(self.tree, id)
     }
 
     /// Whether the value has been read to its end.
@@ -865,6 +908,13 @@ impl<'a> Node<'a> {
     #[inline]
     pub fn changed(self) -> u64 {
         self.data().changed
+    }
+
+    /// The chunk that began this value: a reader that last looked after chunk `since` has seen it
+    /// before exactly when `created() <= since` (a key written again is a new value, begun later).
+    #[inline]
+    pub fn created(self) -> u64 {
+        self.data().created
     }
 
     /// Whether it is `null` (read whole).
@@ -920,7 +970,7 @@ impl<'a> Node<'a> {
             _ => &[],
         };
         let tree = self.tree;
-        ids.iter().map(move |&id| Node { tree, id })
+        ids.iter().map(move |&id| Node::new(tree, id))
     }
 
     /// The number of items of an array so far (0 for anything else).
@@ -958,7 +1008,29 @@ impl<'a> Node<'a> {
         let tree = self.tree;
         entries
             .iter()
-            .map(move |(key, id)| (tree.slice(*key), Node { tree, id: *id }))
+            .map(move |(key, id)| (tree.slice(*key), Node::new(tree, *id)))
+    }
+
+    /// The last member of an object so far (the one being written while the object is open).
+    #[inline]
+    pub fn last_entry(self) -> Option<(&'a str, Node<'a>)> {
+        match &self.data().kind {
+            Kind::Object(entries) => {
+                let &(key, id) = entries.last()?;
+                Some((self.tree.slice(key), self.at(id)))
+            }
+            _ => None,
+        }
+    }
+
+    /// The last item of an array so far, with its index (the one being written while the array is
+    /// open).
+    #[inline]
+    pub fn last_item(self) -> Option<(usize, Node<'a>)> {
+        match &self.data().kind {
+            Kind::Array(items) => Some((items.len().checked_sub(1)?, self.at(*items.last()?))),
+            _ => None,
+        }
     }
 
     /// The value of `key` (the last one written, as serde takes duplicates). It takes the same time
@@ -1011,7 +1083,7 @@ impl<'a> Node<'a> {
             .get(entries.len() - unchanged..)
             .unwrap_or_default()
             .iter()
-            .map(move |(key, id)| (tree.slice(*key), Node { tree, id: *id }))
+            .map(move |(key, id)| (tree.slice(*key), Node::new(tree, *id)))
     }
 
     /// Whether [`Node::to_value`] includes it: anything but a number or word not read to its end.

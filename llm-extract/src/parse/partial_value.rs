@@ -54,14 +54,33 @@ pub trait PartialValue {
     /// returns whether anything visible changed.
     fn update(partial: &mut Self::Partial, node: Node<'_>, since: u64) -> bool;
 
-    /// Builds or updates `slot`; returns whether anything visible changed.
+    /// The string being written at the end of `node` (each container's last member or item, down to
+    /// a string), as `partial` shows it, with the text read so far: when a chunk did nothing but
+    /// append to that string ([`PartialParser::only_grew`]), the reader appends to it without walking
+    /// the value. `None` where that string is not shown as it grows (a `stream = "done"` field, a
+    /// value not shown yet, a type shown only once complete): the reader then walks as usual.
+    #[inline]
+    fn growing<'p, 'n>(
+        partial: &'p mut Self::Partial,
+        node: Node<'n>,
+    ) -> Option<(&'p mut String, &'n str)> {
+        let _ = (partial, node);
+        None
+    }
+
+    /// Builds or updates `slot`; returns whether anything visible changed. A value begun since the
+    /// last look replaces what the slot showed (a key written again: serde keeps the last).
     #[inline]
     fn sync(slot: &mut Option<Self::Partial>, node: Node<'_>, since: u64) -> bool {
         match slot {
-            Some(partial) => node.changed() > since && Self::update(partial, node, since),
-            None => {
-                *slot = Self::build(node);
-                slot.is_some()
+            Some(partial) if node.created() <= since => {
+                node.changed() > since && Self::update(partial, node, since)
+            }
+            _ => {
+                let new = Self::build(node);
+                let changed = new != *slot;
+                *slot = new;
+                changed
             }
         }
     }
@@ -152,6 +171,14 @@ pub fn complete_str(node: Option<Node<'_>>) -> Option<&str> {
 impl PartialValue for String {
     type Partial = String;
 
+    #[inline]
+    fn growing<'p, 'n>(
+        partial: &'p mut String,
+        node: Node<'n>,
+    ) -> Option<(&'p mut String, &'n str)> {
+        Some((partial, node.as_str()?))
+    }
+
     fn shown(node: Node<'_>) -> bool {
         node.as_str().is_some()
     }
@@ -167,24 +194,14 @@ impl PartialValue for String {
 
     #[inline]
     fn update(partial: &mut String, node: Node<'_>, _since: u64) -> bool {
-        let Some(text) = node.as_str() else {
-            return false;
-        };
-        if text.len() == partial.len() {
-            // Nothing appended (a duplicate key of the same length is taken as the same text).
-            return false;
-        }
-        // The text only grows: append what was written since.
-        match text.get(partial.len()..) {
+        // The same string as before (a new one is built, see `sync`): it only grows, so append what
+        // was written since.
+        match node.as_str().and_then(|text| text.get(partial.len()..)) {
             Some(more) => {
                 partial.push_str(more);
-                true
+                !more.is_empty()
             }
-            // Not a continuation (a duplicate key): take the new text.
-            None => {
-                text.clone_into(partial);
-                true
-            }
+            None => false,
         }
     }
 }
@@ -202,6 +219,14 @@ impl PartialValue for str {
 
     fn update(partial: &mut String, node: Node<'_>, since: u64) -> bool {
         String::update(partial, node, since)
+    }
+
+    #[inline]
+    fn growing<'p, 'n>(
+        partial: &'p mut String,
+        node: Node<'n>,
+    ) -> Option<(&'p mut String, &'n str)> {
+        String::growing(partial, node)
     }
 }
 
@@ -322,6 +347,14 @@ impl<T: PartialValue> PartialValue for Option<T> {
     fn update(partial: &mut T::Partial, node: Node<'_>, since: u64) -> bool {
         T::update(partial, node, since)
     }
+
+    #[inline]
+    fn growing<'p, 'n>(
+        partial: &'p mut T::Partial,
+        node: Node<'n>,
+    ) -> Option<(&'p mut String, &'n str)> {
+        T::growing(partial, node)
+    }
 }
 
 impl<T: PartialValue + ?Sized> PartialValue for Box<T> {
@@ -337,6 +370,14 @@ impl<T: PartialValue + ?Sized> PartialValue for Box<T> {
 
     fn update(partial: &mut T::Partial, node: Node<'_>, since: u64) -> bool {
         T::update(partial, node, since)
+    }
+
+    #[inline]
+    fn growing<'p, 'n>(
+        partial: &'p mut T::Partial,
+        node: Node<'n>,
+    ) -> Option<(&'p mut String, &'n str)> {
+        T::growing(partial, node)
     }
 }
 
@@ -394,6 +435,15 @@ macro_rules! lists {
             fn update(partial: &mut Self::Partial, node: Node<'_>, since: u64) -> bool {
                 update_list::<T>(partial, node, since)
             }
+
+            #[inline]
+            fn growing<'p, 'n>(
+                partial: &'p mut Self::Partial,
+                node: Node<'n>,
+            ) -> Option<(&'p mut String, &'n str)> {
+                let (index, item) = node.last_item()?;
+                T::growing(partial.get_mut(index)?, item)
+            }
         }
     )*};
 }
@@ -407,13 +457,25 @@ fn update_map<T: PartialValue>(
     let mut changed = false;
     for (key, value) in node.changed_entries(since) {
         match map.get_mut(key) {
-            Some(partial) => changed |= T::update(partial, value, since),
-            None => {
-                if let Some(partial) = T::build(value) {
+            Some(partial) if value.created() <= since => {
+                changed |= T::update(partial, value, since)
+            }
+            // New, or a key written again (its last value is shown, as serde reads duplicates).
+            shown => match (T::build(value), shown) {
+                (Some(partial), Some(slot)) => {
+                    changed |= partial != *slot;
+                    *slot = partial;
+                }
+                (Some(partial), None) => {
                     map.insert(key.to_owned(), partial);
                     changed = true;
                 }
-            }
+                (None, Some(_)) => {
+                    map.remove(key);
+                    changed = true;
+                }
+                (None, None) => {}
+            },
         }
     }
     changed
@@ -440,6 +502,15 @@ macro_rules! maps {
 
             fn update(partial: &mut Self::Partial, node: Node<'_>, since: u64) -> bool {
                 update_map::<T>(partial, node, since)
+            }
+
+            #[inline]
+            fn growing<'p, 'n>(
+                partial: &'p mut Self::Partial,
+                node: Node<'n>,
+            ) -> Option<(&'p mut String, &'n str)> {
+                let (key, value) = node.last_entry()?;
+                T::growing(partial.get_mut(key)?, value)
             }
         }
     )*};
@@ -514,6 +585,19 @@ impl<T: PartialValue + ?Sized> PartialReader<T> {
         };
         match &mut self.value {
             Some(value) => {
+                // A chunk that only appended to the string being written: append to its copy,
+                // without a walk (unless a snapshot is still held: then the walk decides, and copies
+                // the value only if something visible changed).
+                if self.parser.only_grew() {
+                    if let Some((shown, text)) =
+                        Arc::get_mut(value).and_then(|partial| T::growing(partial, root))
+                    {
+                        if let Some(more) = text.get(shown.len()..) {
+                            shown.push_str(more);
+                            return !more.is_empty();
+                        }
+                    }
+                }
                 // Only clone a snapshot still held elsewhere if something changed.
                 root.changed() > since && T::update(Arc::make_mut(value), root, since)
             }
