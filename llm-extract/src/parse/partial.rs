@@ -270,10 +270,7 @@ impl PartialParser {
             ) {
                 // Whitespace between tokens (most of a pretty-printed answer's indentation).
                 let rest = bytes.get(i..).unwrap_or_default();
-                i += rest
-                    .iter()
-                    .take_while(|b| matches!(b, b' ' | b'\n' | b'\r' | b'\t'))
-                    .count();
+                i += rest.iter().take_while(|&&b| is_space(b)).count();
                 if i >= bytes.len() {
                     break;
                 }
@@ -422,9 +419,9 @@ impl PartialParser {
                     self.finish_scalar();
                     return i;
                 }
-                if let Ok(digits) = std::str::from_utf8(rest.get(..run).unwrap_or_default()) {
-                    self.extend_scalar(digits);
-                }
+                // ASCII by the test above: each byte is its character.
+                let digits = rest.get(..run).unwrap_or_default();
+                self.text.extend(digits.iter().map(|&b| char::from(b)));
                 i + run
             }
             State::Literal => {
@@ -834,6 +831,12 @@ impl PartialParser {
         }
         JsonPath(segments)
     }
+}
+
+/// Whitespace between JSON tokens.
+#[inline]
+fn is_space(byte: u8) -> bool {
+    matches!(byte, b' ' | b'\n' | b'\r' | b'\t')
 }
 
 /// The literal a whole word is, as soon as it is one (`true`, `false`, `null`).
