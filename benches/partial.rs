@@ -4,8 +4,8 @@
 //! `cargo bench --bench partial` runs the criterion benchmarks, then prints the ratio tables (each
 //! ratio measured in the same run by interleaving ours and the baseline, per-thread CPU time, so drift
 //! on a shared machine cancels out). `-- --ratios-only` prints only the tables; `-- --incremental-only [N]`
-//! runs only the incremental reader (4-byte chunks, N times, default 2,000), for a profiler, and
-//! `-- --one-shot-only [N]` only the one-shot baseline; `-- --doubling-only`
+//! runs only the incremental reader (4-byte chunks, N times, default 2,000), for a profiler, `-- --parser-only [N]`
+//! the parser alone (no typed value), and `-- --one-shot-only [N]` only the one-shot baseline; `-- --doubling-only`
 //! only table 3.
 //!
 //! 1. A 20 KB answer in 4-byte and 16-byte chunks, snapshots included, vs one-shot
@@ -355,6 +355,13 @@ fn main() {
         let text = answer(20_000);
         for _ in 0..rounds {
             black_box(incremental(black_box(text.as_bytes()), 4));
+        }
+        return;
+    }
+    if let Some(rounds) = alone("--parser-only") {
+        let text = answer(20_000);
+        for _ in 0..rounds {
+            black_box(parser_only(black_box(text.as_bytes()), 4));
         }
         return;
     }

@@ -2,7 +2,10 @@
 //! incremental reader under every split of an answer (property tests), and `extract_partial` end to end
 //! (closures and a local OpenAI-compatible server): retries, invalid and truncated answers.
 
+mod common;
 mod support;
+
+use common::snapshots::grows;
 
 use futures_util::StreamExt;
 use llm_extract::extract::{ExtractErrorKind, Extractor, PartialEvent};
@@ -80,28 +83,6 @@ fn invoice_json(name: &str, description: &str, lines: usize) -> Value {
         "iban": "DE89370400440532013000",
         "payment": {"type": "card", "last4": "4242", "amount": 1234.5},
     })
-}
-
-/// Whether `next` only adds to `prev`: no key disappears, strings only grow, lists only grow (every
-/// item but the last unchanged), anything else unchanged.
-fn grows(prev: &Value, next: &Value) -> bool {
-    match (prev, next) {
-        (Value::Object(a), Value::Object(b)) => {
-            a.iter().all(|(k, v)| b.get(k).is_some_and(|w| grows(v, w)))
-        }
-        (Value::Array(a), Value::Array(b)) => {
-            b.len() >= a.len()
-                && a.iter().zip(b).enumerate().all(|(i, (v, w))| {
-                    if i + 1 == a.len() {
-                        grows(v, w)
-                    } else {
-                        v == w
-                    }
-                })
-        }
-        (Value::String(a), Value::String(b)) => b.starts_with(a.as_str()),
-        (a, b) => a == b,
-    }
 }
 
 /// Every snapshot of `text` fed in `chunks` (split points), as JSON.

@@ -4,4 +4,5 @@
 #![allow(dead_code)]
 
 pub mod decoded;
+pub mod snapshots;
 pub mod types;

@@ -1,0 +1,102 @@
+//! Checks of a stream of partial values (`extract_partial`), shared by the tests against scripted
+//! answers and against the real model.
+
+use futures_util::{Stream, StreamExt};
+use llm_extract::extract::PartialEvent;
+use llm_extract::parse::{PartialReader, PartialValue};
+use llm_extract::{Extract, ExtractError, Extraction};
+use serde::Serialize;
+use serde_json::Value;
+
+/// Whether `next` only adds to `prev`: no key disappears, strings only grow, lists only grow (every
+/// item but the last unchanged), anything else unchanged.
+pub fn grows(prev: &Value, next: &Value) -> bool {
+    match (prev, next) {
+        (Value::Object(a), Value::Object(b)) => {
+            a.iter().all(|(k, v)| b.get(k).is_some_and(|w| grows(v, w)))
+        }
+        (Value::Array(a), Value::Array(b)) => {
+            b.len() >= a.len()
+                && a.iter().zip(b).enumerate().all(|(i, (v, w))| {
+                    if i + 1 == a.len() {
+                        grows(v, w)
+                    } else {
+                        v == w
+                    }
+                })
+        }
+        (Value::String(a), Value::String(b)) => b.starts_with(a.as_str()),
+        (a, b) => a == b,
+    }
+}
+
+/// What a stream of partial events held: the snapshots of the last attempt (as JSON), how many
+/// retries started the snapshots over, and the final extraction with whether it was revised.
+pub struct Streamed<T: Extract> {
+    /// The last attempt's snapshots, in order.
+    pub snapshots: Vec<Value>,
+    /// Every completed value of the last attempt: its path and JSON.
+    pub completed: Vec<(String, Value)>,
+    /// `Retry` events.
+    pub retries: usize,
+    /// The final value and ledger.
+    pub extraction: Extraction<T>,
+    /// Whether the final event said the last snapshot differed from the value.
+    pub revised: bool,
+}
+
+/// Collects an `extract_partial` stream, checking what every stream must keep, whatever the model
+/// wrote: within an attempt the snapshots only grow; the final event comes last, once; and the last
+/// snapshot is the final value read as a partial value (the promise of `PartialEvent::Final`).
+pub async fn collect_checked<T>(
+    events: impl Stream<Item = Result<PartialEvent<T>, ExtractError>>,
+) -> Streamed<T>
+where
+    T: Extract + PartialValue + Serialize + std::fmt::Debug,
+{
+    let events: Vec<_> = events.collect().await;
+    let mut snapshots: Vec<Value> = Vec::new();
+    let mut completed = Vec::new();
+    let mut retries = 0;
+    let mut last = None;
+    for (i, event) in events.into_iter().enumerate() {
+        let event = event.unwrap_or_else(|e| panic!("event {i} is an error: {e}"));
+        assert!(last.is_none(), "an event after the final value: {event:?}");
+        match event {
+            PartialEvent::Snapshot(snapshot) => {
+                let json = serde_json::to_value(&*snapshot).unwrap();
+                if let Some(prev) = snapshots.last() {
+                    assert!(grows(prev, &json), "a snapshot shrank: {prev} -> {json}");
+                }
+                snapshots.push(json);
+            }
+            PartialEvent::Completed { path, value } => completed.push((path.to_string(), value)),
+            PartialEvent::Retry { .. } => {
+                retries += 1;
+                snapshots.clear();
+                completed.clear();
+            }
+            PartialEvent::Final {
+                extraction,
+                revised,
+            } => last = Some((extraction, revised)),
+            other => panic!("an event these checks do not know: {other:?}"),
+        }
+    }
+    let (extraction, revised) = last.expect("the stream ended without the final value");
+    let mut reader = PartialReader::<T>::new();
+    reader.feed(serde_json::to_string(&extraction.value).unwrap().as_bytes());
+    let expected = serde_json::to_value(reader.partial().expect("the final value shows")).unwrap();
+    assert_eq!(
+        snapshots.last(),
+        Some(&expected),
+        "the last snapshot is not the final value"
+    );
+    Streamed {
+        snapshots,
+        completed,
+        retries,
+        extraction,
+        revised,
+    }
+}
