@@ -14,7 +14,7 @@ mod support;
 
 use common::snapshots::{collect_checked, Streamed};
 use llama_common::model;
-use llm_extract::{Extract, Extractor, Llm, Ollama, OpenAiCompatible};
+use llm_extract::{Extract, Extractor, Llm, Ollama, OpenAiCompatible, Schema};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use support::engine::EngineServer;
@@ -62,7 +62,8 @@ enum Purpose {
     Holiday { activity: String },
 }
 
-const TEXT: &str = "Maria Lopez lives in Madrid. She flies from Madrid to Berlin, then from Berlin to \
+const TEXT: &str =
+    "Maria Lopez lives in Madrid. She flies from Madrid to Berlin, then from Berlin to \
                     Oslo, to meet the engineers of Acme Corp. Her booking reference is XK42Q.";
 
 /// Streams the trip from `llm` and checks what every stream must keep.
@@ -72,6 +73,21 @@ async fn streamed<L: Llm>(llm: &L) -> Streamed<Trip> {
     let final_json = serde_json::to_value(&streamed.extraction.value).unwrap();
     let validator = Trip::schema().validator().unwrap();
     assert!(validator.is_valid(&final_json), "{final_json}");
+    eprintln!(
+        "{final_json}: {} snapshots, {} retries, revised {}",
+        streamed.snapshots.len(),
+        streamed.retries,
+        streamed.revised
+    );
+    // "Revised" only when the answer as written is not the value (a fix or a coercion changed it):
+    // a strict JSON answer equal to the value must have been shown exactly as it ended.
+    let raw = &streamed.extraction.report.attempts.last().unwrap().raw;
+    if serde_json::from_str::<Value>(raw).ok().as_ref() == Some(&final_json) {
+        assert!(
+            !streamed.revised,
+            "revised, though the answer was the value: {raw}"
+        );
+    }
     // The booking reference never shows half-written: when it shows, it is the final one (unless a
     // repair changed the answer after the snapshot, which the final event says).
     if !streamed.revised {

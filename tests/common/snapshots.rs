@@ -30,6 +30,24 @@ pub fn grows(prev: &Value, next: &Value) -> bool {
     }
 }
 
+/// Within one attempt every snapshot only adds to the one before, but for the last when the final
+/// value was `revised` (a fix changed it after it was shown).
+fn check_growth(snapshots: &[Value], revised: bool) {
+    let growing = if revised {
+        snapshots.len().saturating_sub(1)
+    } else {
+        snapshots.len()
+    };
+    for pair in snapshots[..growing].windows(2) {
+        assert!(
+            grows(&pair[0], &pair[1]),
+            "a snapshot shrank: {} -> {}",
+            pair[0],
+            pair[1]
+        );
+    }
+}
+
 /// What a stream of partial events held: the snapshots of the last attempt (as JSON), how many
 /// retries started the snapshots over, and the final extraction with whether it was revised.
 pub struct Streamed<T: Extract> {
@@ -54,24 +72,25 @@ pub async fn collect_checked<T>(
 where
     T: Extract + PartialValue + Serialize + std::fmt::Debug,
 {
-    let events: Vec<_> = events.collect().await;
+    // Each event is read as it comes and its snapshot let go at once, as a UI would: the reader then
+    // updates the value in place (with snapshots held it copies them first).
+    let mut events = std::pin::pin!(events);
     let mut snapshots: Vec<Value> = Vec::new();
     let mut completed = Vec::new();
     let mut retries = 0;
     let mut last = None;
-    for (i, event) in events.into_iter().enumerate() {
+    let mut i = 0;
+    while let Some(event) = events.next().await {
+        i += 1;
         let event = event.unwrap_or_else(|e| panic!("event {i} is an error: {e}"));
         assert!(last.is_none(), "an event after the final value: {event:?}");
         match event {
             PartialEvent::Snapshot(snapshot) => {
-                let json = serde_json::to_value(&*snapshot).unwrap();
-                if let Some(prev) = snapshots.last() {
-                    assert!(grows(prev, &json), "a snapshot shrank: {prev} -> {json}");
-                }
-                snapshots.push(json);
+                snapshots.push(serde_json::to_value(&*snapshot).unwrap());
             }
             PartialEvent::Completed { path, value } => completed.push((path.to_string(), value)),
             PartialEvent::Retry { .. } => {
+                check_growth(&snapshots, false);
                 retries += 1;
                 snapshots.clear();
                 completed.clear();
@@ -84,6 +103,7 @@ where
         }
     }
     let (extraction, revised) = last.expect("the stream ended without the final value");
+    check_growth(&snapshots, revised);
     let mut reader = PartialReader::<T>::new();
     reader.feed(serde_json::to_string(&extraction.value).unwrap().as_bytes());
     let expected = serde_json::to_value(reader.partial().expect("the final value shows")).unwrap();
