@@ -14,11 +14,9 @@ mod llama_common;
 mod support;
 
 use futures_util::StreamExt;
-use llama_common::model;
-use llm_extract::llm::{BoxFuture, ChatEvent, ChatStream};
+use llama_common::{model, Observed};
 use llm_extract::{
-    ChatRequest, Dialect, Extract, Extractor, Finish, Llm, LlmError, LoopGuard, Mode,
-    OpenAiCompatible, PartialEvent, Shape,
+    Dialect, Extract, Extractor, Finish, LoopGuard, Mode, OpenAiCompatible, PartialEvent, Shape,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -175,30 +173,6 @@ async fn extract_all_reads_a_list_from_the_call() {
     assert_answered_as_call(&server.served(1)[0], "City");
 }
 
-/// An `Llm` that passes everything through and records when the answer's end went by.
-struct Observed<L> {
-    inner: L,
-    done: Arc<AtomicBool>,
-}
-
-impl<L: Llm> Llm for Observed<L> {
-    fn dialect(&self) -> Dialect {
-        self.inner.dialect()
-    }
-    fn chat_stream(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatStream, LlmError>> {
-        let done = Arc::clone(&self.done);
-        Box::pin(async move {
-            let stream = self.inner.chat_stream(request).await?;
-            let observed = stream.inspect(move |event| {
-                if matches!(event, Ok(ChatEvent::Done(_))) {
-                    done.store(true, Ordering::SeqCst);
-                }
-            });
-            Ok(Box::pin(observed) as ChatStream)
-        })
-    }
-}
-
 #[tokio::test]
 async fn extract_stream_yields_each_item_as_its_argument_deltas_complete_it() {
     let server = EngineServer::start(model().clone());
@@ -331,4 +305,28 @@ async fn a_server_that_answers_in_text_instead_of_calling_still_yields_the_value
     let served = &server.served(1)[0];
     assert_eq!(served.tool_call, None);
     assert_eq!(served.request.schema, None, "decoded without a schema");
+}
+
+#[tokio::test]
+async fn a_required_tool_choice_forces_the_one_tool() {
+    // llama-server takes only the string forms of `tool_choice`; "required" with the one tool sent
+    // forces the same call a named choice does.
+    let server = EngineServer::start(model().clone());
+    let llm = OpenAiCompatible::builder(server.url(), "smollm2")
+        .tool_choice_required(true)
+        .build()
+        .unwrap();
+    let out = Extractor::new(&llm)
+        .mode(Mode::Tool)
+        .max_tokens(64)
+        .extract::<Person>(TOM)
+        .await
+        .unwrap();
+    assert_eq!(out.value, tom(), "{:?}", out.report.attempts);
+    let body = &server.requests()[0].json;
+    assert_eq!(body["tool_choice"], "required");
+    assert_eq!(body["parallel_tool_calls"], false);
+    assert_eq!(body["tools"][0]["function"]["strict"], true);
+    assert!(body.get("response_format").is_none(), "{body}");
+    assert_answered_as_call(&server.served(1)[0], "Person");
 }

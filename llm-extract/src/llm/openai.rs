@@ -52,6 +52,7 @@ struct Inner {
     include_usage: bool,
     max_tokens_key: &'static str,
     repeat_penalty: bool,
+    tool_choice_required: bool,
 }
 
 impl std::fmt::Debug for Inner {
@@ -65,6 +66,7 @@ impl std::fmt::Debug for Inner {
             .field("strict", &self.strict)
             .field("include_usage", &self.include_usage)
             .field("max_tokens_key", &self.max_tokens_key)
+            .field("tool_choice_required", &self.tool_choice_required)
             .finish()
     }
 }
@@ -82,6 +84,7 @@ pub struct OpenAiBuilder {
     include_usage: bool,
     max_completion_tokens: bool,
     repeat_penalty: bool,
+    tool_choice_required: bool,
 }
 
 impl std::fmt::Debug for OpenAiBuilder {
@@ -96,6 +99,7 @@ impl std::fmt::Debug for OpenAiBuilder {
             .field("strict", &self.strict)
             .field("include_usage", &self.include_usage)
             .field("max_completion_tokens", &self.max_completion_tokens)
+            .field("tool_choice_required", &self.tool_choice_required)
             .finish()
     }
 }
@@ -149,6 +153,16 @@ impl OpenAiBuilder {
         self
     }
 
+    /// Forces the tool of [`Mode::Tool`](crate::extract::Mode::Tool) with `tool_choice: "required"` and
+    /// `parallel_tool_calls: false` instead of naming the function (`{"type": "function", "function":
+    /// {"name"}}`, the default). llama-server takes only the string forms: it drops a named choice with
+    /// a warning and falls back to `"auto"`, so the model may answer in text. With the one tool this
+    /// mode sends, `"required"` asks for the same call. Default `false`.
+    pub fn tool_choice_required(mut self, yes: bool) -> Self {
+        self.tool_choice_required = yes;
+        self
+    }
+
     http_builder_methods!();
 
     /// Builds the backend.
@@ -175,6 +189,7 @@ impl OpenAiBuilder {
                     "max_tokens"
                 },
                 repeat_penalty: self.repeat_penalty,
+                tool_choice_required: self.tool_choice_required,
             }),
         })
     }
@@ -200,6 +215,7 @@ impl OpenAiCompatible {
             include_usage: true,
             max_completion_tokens: false,
             repeat_penalty: false,
+            tool_choice_required: false,
         }
     }
 
@@ -272,10 +288,16 @@ impl OpenAiCompatible {
                     }
                 }]),
             );
-            body.insert(
-                "tool_choice".into(),
-                json!({"type": "function", "function": {"name": name}}),
-            );
+            if inner.tool_choice_required {
+                // The one tool is the only one the model may call, once.
+                body.insert("tool_choice".into(), json!("required"));
+                body.insert("parallel_tool_calls".into(), json!(false));
+            } else {
+                body.insert(
+                    "tool_choice".into(),
+                    json!({"type": "function", "function": {"name": name}}),
+                );
+            }
         } else if let Some(schema) = &request.schema {
             body.insert(
                 "response_format".into(),
@@ -683,6 +705,16 @@ mod tests {
             body["tool_choice"],
             json!({"type": "function", "function": {"name": "Person"}})
         );
+        assert!(body.get("parallel_tool_calls").is_none());
+        // llama-server ignores a named choice; "required" with the one tool forces it there.
+        let required = OpenAiCompatible::builder("http://h/v1", "m")
+            .tool_choice_required(true)
+            .build()
+            .unwrap()
+            .body(&request, true);
+        assert_eq!(required["tool_choice"], "required");
+        assert_eq!(required["parallel_tool_calls"], false);
+        assert_eq!(required["tools"], body["tools"]);
 
         let mut wire = SseWire::default();
         let mut events = VecDeque::new();
