@@ -431,14 +431,23 @@ fn read_completion(value: &Value) -> Result<ChatResponse, LlmError> {
     })
 }
 
-/// The arguments of the tool calls (tool mode asks for one), concatenated: the answer.
+/// The arguments of the first tool call: the answer. Tool mode asks for one call; later ones (llama-server
+/// makes them, even with `parallel_tool_calls: false`) are ignored, not appended to the first. A streamed
+/// piece names its call by `index`; a whole message lists its calls in order.
 fn tool_arguments(calls: Option<&Value>) -> Option<String> {
-    let arguments: String = calls?
+    let (_, first) = calls?
         .as_array()?
         .iter()
-        .filter_map(|call| call.pointer("/function/arguments").and_then(Value::as_str))
-        .collect();
-    Some(arguments).filter(|a| !a.is_empty())
+        .enumerate()
+        .find(|(position, call)| {
+            let index = call.get("index").and_then(Value::as_u64);
+            index.unwrap_or(*position as u64) == 0
+        })?;
+    first
+        .pointer("/function/arguments")
+        .and_then(Value::as_str)
+        .filter(|a| !a.is_empty())
+        .map(str::to_owned)
 }
 
 fn finish_reason(value: Option<&Value>) -> Option<Finish> {
@@ -740,6 +749,43 @@ mod tests {
         }))
         .unwrap();
         assert_eq!(whole.text, r#"{"a":2}"#);
+    }
+
+    #[test]
+    fn only_the_first_tool_call_is_the_answer() {
+        // As llama-server streamed a forced call (`tool_choice: "required"`, `parallel_tool_calls: false`):
+        // the name comes with the first piece of arguments, then a second call (index 1) starts.
+        let mut wire = SseWire::default();
+        let mut events = VecDeque::new();
+        for line in [
+            r#"data: {"choices":[{"finish_reason":null,"index":0,"delta":{"role":"assistant","content":null}}],"object":"chat.completion.chunk"}"#,
+            r#"data: {"choices":[{"finish_reason":null,"index":0,"delta":{"tool_calls":[{"index":0,"id":"gQ1J","type":"function","function":{"name":"Contact","arguments":"{"}}]}}]}"#,
+            r#"data: {"choices":[{"finish_reason":null,"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\n    \"name\": \"Lena\"\n}"}}]}}]}"#,
+            r#"data: {"choices":[{"finish_reason":null,"index":0,"delta":{"tool_calls":[{"index":1,"id":"Xy7P","type":"function","function":{"name":"Contact","arguments":"{"}}]}}]}"#,
+            r#"data: {"choices":[{"finish_reason":null,"index":0,"delta":{"tool_calls":[{"index":1,"function":{"arguments":"\n    \"name\": \"Len"}}]}}]}"#,
+            r#"data: {"choices":[{"finish_reason":"length","index":0,"delta":{}}]}"#,
+            r#"data: {"choices":[],"usage":{"completion_tokens":30,"prompt_tokens":234,"total_tokens":264}}"#,
+            "data: [DONE]",
+        ] {
+            wire.line(line, &mut events).unwrap();
+        }
+        let Some(ChatEvent::Done(done)) = events.back() else {
+            panic!("no Done")
+        };
+        assert_eq!(done.text, "{\n    \"name\": \"Lena\"\n}");
+        assert_eq!(done.finish, Finish::Length);
+        assert_eq!(done.usage.total(), 264);
+
+        // The same whole, as llama-server answers without streaming (`content` empty, not null).
+        let whole = read_completion(&json!({
+            "choices": [{"finish_reason": "length", "index": 0, "message": {"role": "assistant", "content": "",
+                "tool_calls": [
+                    {"type": "function", "function": {"name": "Contact", "arguments": "{\"name\": \"Lena\"}"}, "id": "a"},
+                    {"type": "function", "function": {"name": "Contact", "arguments": "{\"name\": \"Le"}, "id": "b"}
+                ]}}]
+        }))
+        .unwrap();
+        assert_eq!(whole.text, r#"{"name": "Lena"}"#);
     }
 
     #[test]
