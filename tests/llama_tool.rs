@@ -16,7 +16,8 @@ mod support;
 use futures_util::StreamExt;
 use llama_common::{model, Observed};
 use llm_extract::{
-    Dialect, Extract, Extractor, Finish, LoopGuard, Mode, OpenAiCompatible, PartialEvent, Shape,
+    Dialect, Extract, Extractor, Finish, LoopGuard, Mode, OpenAiCompatible, PartialEvent, Schema,
+    Shape,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -329,4 +330,108 @@ async fn a_required_tool_choice_forces_the_one_tool() {
     assert_eq!(body["tools"][0]["function"]["strict"], true);
     assert!(body.get("response_format").is_none(), "{body}");
     assert_answered_as_call(&server.served(1)[0], "Person");
+}
+
+/// POSTs `body` to the server's `/v1/chat/completions` over a plain connection (not streamed: the
+/// answer has a `content-length`) and returns the status and the answer's JSON.
+async fn post(server: &EngineServer, body: serde_json::Value) -> (u16, serde_json::Value) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let addr = server.url().trim_start_matches("http://").to_owned();
+    let mut socket = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    let body = body.to_string();
+    let head = format!(
+        "POST /v1/chat/completions HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\n\
+         content-length: {}\r\n\r\n",
+        body.len()
+    );
+    socket.write_all(head.as_bytes()).await.unwrap();
+    socket.write_all(body.as_bytes()).await.unwrap();
+    let mut answer = Vec::new();
+    let mut buffer = [0u8; 4096];
+    loop {
+        let n = socket.read(&mut buffer).await.unwrap();
+        assert!(n > 0, "the connection closed mid-answer");
+        answer.extend_from_slice(&buffer[..n]);
+        let text = String::from_utf8_lossy(&answer).into_owned();
+        let Some((head, body)) = text.split_once("\r\n\r\n") else {
+            continue;
+        };
+        let length: usize = head
+            .lines()
+            .find_map(|l| l.strip_prefix("content-length: "))
+            .expect("a content-length")
+            .parse()
+            .unwrap();
+        if body.len() >= length {
+            let status = head.split(' ').nth(1).unwrap().parse().unwrap();
+            return (status, serde_json::from_str(body).unwrap());
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_server_sends_a_call_only_when_the_choice_forces_one() {
+    let server = EngineServer::start(model().clone());
+    let tools = json!([{"type": "function", "function": {
+        "name": "Person", "strict": true,
+        "parameters": *Person::schema().for_dialect(Dialect::OpenAiStrict, Shape::One).unwrap()}}]);
+    let request = |choice: serde_json::Value| {
+        json!({"model": "smollm2", "max_tokens": 32, "temperature": 0, "tools": tools, "tool_choice": choice,
+               "messages": [{"role": "user", "content": TOM}]})
+    };
+
+    // "required" with the one tool: the answer is a call, as OpenAI sends one.
+    let (status, called) = post(&server, request(json!("required"))).await;
+    assert_eq!(status, 200, "{called}");
+    let choice = &called["choices"][0];
+    assert_eq!(choice["finish_reason"], "tool_calls", "{called}");
+    assert_eq!(choice["message"]["content"], serde_json::Value::Null);
+    let call = &choice["message"]["tool_calls"][0];
+    assert_eq!(
+        (&call["type"], &call["function"]["name"]),
+        (&json!("function"), &json!("Person"))
+    );
+    assert!(call["id"].is_string(), "{call}");
+    let arguments: serde_json::Value =
+        serde_json::from_str(call["function"]["arguments"].as_str().unwrap()).unwrap();
+    assert!(
+        Person::schema().validator().unwrap().is_valid(&arguments),
+        "{arguments}"
+    );
+
+    // "auto": this engine cannot choose, so it answers in text, unconstrained.
+    let (status, text) = post(&server, request(json!("auto"))).await;
+    assert_eq!(status, 200, "{text}");
+    let message = &text["choices"][0]["message"];
+    assert!(
+        message["content"].as_str().is_some_and(|c| !c.is_empty()),
+        "{text}"
+    );
+    assert!(message.get("tool_calls").is_none(), "{text}");
+
+    // A choice naming no tool of the request is refused, as OpenAI refuses it.
+    let (status, refused) = post(
+        &server,
+        request(json!({"type": "function", "function": {"name": "Company"}})),
+    )
+    .await;
+    assert_eq!(status, 400, "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("Company"),
+        "{refused}"
+    );
+
+    let served = server.served(2);
+    assert_answered_as_call(&served[0], "Person");
+    assert_eq!(
+        (
+            served[1].tool_call.as_ref(),
+            served[1].request.schema.as_ref()
+        ),
+        (None, None)
+    );
+    assert_eq!(server.requests().len(), 3);
 }
