@@ -12,11 +12,8 @@ mod support;
 
 use common::types::{Extracted, OntologyItem};
 use futures_util::StreamExt;
-use llama_common::{model, ONTOLOGY_TEXT, PERSON_AND_COMPANY};
-use llm_extract::llm::{BoxFuture, ChatEvent, ChatStream};
-use llm_extract::{
-    ChatRequest, Dialect, Extract, Extractor, Finish, Llm, LlmError, Mode, Ollama, OpenAiCompatible,
-};
+use llama_common::{model, Observed, ONTOLOGY_TEXT, PERSON_AND_COMPANY};
+use llm_extract::{Extract, Extractor, Finish, Mode, Ollama, OpenAiCompatible};
 use serde::Serialize;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -107,33 +104,6 @@ async fn a_small_token_limit_keeps_every_complete_item_and_reports_length() {
     assert!(!items.value.is_empty(), "{raw:?}");
     for item in &items.value {
         assert_valid(item);
-    }
-}
-
-/// An `Llm` that passes everything through and records when the answer's end went by.
-struct Observed<L> {
-    inner: L,
-    done: Arc<AtomicBool>,
-}
-
-impl<L: Llm> Llm for Observed<L> {
-    fn dialect(&self) -> Dialect {
-        self.inner.dialect()
-    }
-    fn constrains_json_lines(&self) -> bool {
-        self.inner.constrains_json_lines()
-    }
-    fn chat_stream(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatStream, LlmError>> {
-        let done = Arc::clone(&self.done);
-        Box::pin(async move {
-            let stream = self.inner.chat_stream(request).await?;
-            let observed = stream.inspect(move |event| {
-                if matches!(event, Ok(ChatEvent::Done(_))) {
-                    done.store(true, Ordering::SeqCst);
-                }
-            });
-            Ok(Box::pin(observed) as ChatStream)
-        })
     }
 }
 

@@ -227,6 +227,10 @@ pub struct BackendArgs {
     /// How many times a request is re-sent after a transient failure (connection refused, 429, 503, ...).
     #[arg(long, value_name = "N", default_value_t = 3, help_heading = "Backend")]
     pub retries: u32,
+    /// With --mode tool, force the tool of an --openai server with tool_choice "required" instead of
+    /// naming it (llama-server takes only "auto", "none" and "required").
+    #[arg(long, help_heading = "Backend")]
+    pub tool_choice_required: bool,
 }
 
 /// How the extraction runs.

@@ -114,7 +114,9 @@ fn openai(args: &BackendArgs, url: &str) -> Result<Backend, CliError> {
                 "--openai {url} needs --model NAME (the model the server serves), or OPENAI_MODEL set"
             ))
         })?;
-    let mut builder = OpenAiCompatible::builder(url, model).retry(retry(args));
+    let mut builder = OpenAiCompatible::builder(url, model)
+        .retry(retry(args))
+        .tool_choice_required(args.tool_choice_required);
     match &args.api_key_env {
         Some(var) => builder = builder.api_key_env(var.clone()),
         None if std::env::var_os("OPENAI_API_KEY").is_some_and(|v| !v.is_empty()) => {

@@ -709,6 +709,50 @@ fn a_batch_against_an_unreachable_server_exits_3_and_records_each_document() {
 }
 
 #[test]
+fn run_in_tool_mode_forces_the_openai_tool_by_name_or_as_required() {
+    let server = TestServer::start(|request| {
+        support::providers::openai_tool(request, &Answer::new(r#"{"name": "Ada", "age": 36}"#))
+    });
+    let url = format!("{}/v1", server.url());
+    for required in [false, true] {
+        let mut command = cargo_bin_cmd!("llm-extract");
+        command.args([
+            "run",
+            "--signature",
+            PERSON,
+            "--mode",
+            "tool",
+            "--model",
+            "m",
+            "--openai",
+            &url,
+        ]);
+        if required {
+            command.arg("--tool-choice-required");
+        }
+        let output = command.write_stdin("Ada, 36").output().unwrap();
+        assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+        assert_eq!(
+            json_lines(&output.stdout),
+            [json!({"name": "Ada", "age": 36})]
+        );
+    }
+    let requests = server.requests();
+    let named = &requests[0].json;
+    assert!(named.get("response_format").is_none(), "{named}");
+    assert_eq!(named["tools"][0]["function"]["strict"], true);
+    let name = named["tools"][0]["function"]["name"].clone();
+    assert_eq!(
+        named["tool_choice"],
+        json!({"type": "function", "function": {"name": name}})
+    );
+    let required = &requests[1].json;
+    assert_eq!(required["tool_choice"], "required");
+    assert_eq!(required["parallel_tool_calls"], false);
+    assert_eq!(required["tools"], named["tools"]);
+}
+
+#[test]
 fn run_works_against_anthropic_in_tool_mode_and_gemini_with_keys_from_the_environment() {
     let claude = TestServer::start(|request| {
         support::providers::anthropic(request, &Answer::new(r#"{"name": "Grace", "age": 85}"#))

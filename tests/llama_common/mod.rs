@@ -4,8 +4,12 @@
 //! caches. Nothing is downloaded here: without a model these tests fail, saying what to run.
 #![allow(dead_code)]
 
+use futures_util::StreamExt;
 use llm_extract::llm::llama_cpp::LlamaCpp;
-use std::sync::OnceLock;
+use llm_extract::llm::{BoxFuture, ChatEvent, ChatStream};
+use llm_extract::{ChatRequest, Dialect, Llm, LlmError};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 
 /// The model every real-model test of this binary shares (requests queue on it, one at a time).
 pub fn model() -> &'static LlamaCpp {
@@ -25,3 +29,33 @@ pub const PERSON_AND_COMPANY: &str = "Satya Nadella is the chief executive of Mi
 /// A short text with entities, relationships and attributes.
 pub const ONTOLOGY_TEXT: &str =
     "Marie Curie was a physicist born in Warsaw. She worked at the University of Paris.";
+
+/// An `Llm` that passes everything through and records when the answer's end went by (so a test can
+/// check an item arrived while the model was still generating).
+pub struct Observed<L> {
+    /// The backend observed.
+    pub inner: L,
+    /// Set once a `ChatEvent::Done` has passed.
+    pub done: Arc<AtomicBool>,
+}
+
+impl<L: Llm> Llm for Observed<L> {
+    fn dialect(&self) -> Dialect {
+        self.inner.dialect()
+    }
+    fn constrains_json_lines(&self) -> bool {
+        self.inner.constrains_json_lines()
+    }
+    fn chat_stream(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatStream, LlmError>> {
+        let done = Arc::clone(&self.done);
+        Box::pin(async move {
+            let stream = self.inner.chat_stream(request).await?;
+            let observed = stream.inspect(move |event| {
+                if matches!(event, Ok(ChatEvent::Done(_))) {
+                    done.store(true, Ordering::SeqCst);
+                }
+            });
+            Ok(Box::pin(observed) as ChatStream)
+        })
+    }
+}

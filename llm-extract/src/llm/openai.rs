@@ -52,6 +52,7 @@ struct Inner {
     include_usage: bool,
     max_tokens_key: &'static str,
     repeat_penalty: bool,
+    tool_choice_required: bool,
 }
 
 impl std::fmt::Debug for Inner {
@@ -65,6 +66,7 @@ impl std::fmt::Debug for Inner {
             .field("strict", &self.strict)
             .field("include_usage", &self.include_usage)
             .field("max_tokens_key", &self.max_tokens_key)
+            .field("tool_choice_required", &self.tool_choice_required)
             .finish()
     }
 }
@@ -82,6 +84,7 @@ pub struct OpenAiBuilder {
     include_usage: bool,
     max_completion_tokens: bool,
     repeat_penalty: bool,
+    tool_choice_required: bool,
 }
 
 impl std::fmt::Debug for OpenAiBuilder {
@@ -96,6 +99,7 @@ impl std::fmt::Debug for OpenAiBuilder {
             .field("strict", &self.strict)
             .field("include_usage", &self.include_usage)
             .field("max_completion_tokens", &self.max_completion_tokens)
+            .field("tool_choice_required", &self.tool_choice_required)
             .finish()
     }
 }
@@ -149,6 +153,16 @@ impl OpenAiBuilder {
         self
     }
 
+    /// Forces the tool of [`Mode::Tool`](crate::extract::Mode::Tool) with `tool_choice: "required"` and
+    /// `parallel_tool_calls: false` instead of naming the function (`{"type": "function", "function":
+    /// {"name"}}`, the default). llama-server takes only the string forms: it drops a named choice with
+    /// a warning and falls back to `"auto"`, so the model may answer in text. With the one tool this
+    /// mode sends, `"required"` asks for the same call. Default `false`.
+    pub fn tool_choice_required(mut self, yes: bool) -> Self {
+        self.tool_choice_required = yes;
+        self
+    }
+
     http_builder_methods!();
 
     /// Builds the backend.
@@ -175,6 +189,7 @@ impl OpenAiBuilder {
                     "max_tokens"
                 },
                 repeat_penalty: self.repeat_penalty,
+                tool_choice_required: self.tool_choice_required,
             }),
         })
     }
@@ -200,6 +215,7 @@ impl OpenAiCompatible {
             include_usage: true,
             max_completion_tokens: false,
             repeat_penalty: false,
+            tool_choice_required: false,
         }
     }
 
@@ -272,10 +288,16 @@ impl OpenAiCompatible {
                     }
                 }]),
             );
-            body.insert(
-                "tool_choice".into(),
-                json!({"type": "function", "function": {"name": name}}),
-            );
+            if inner.tool_choice_required {
+                // The one tool is the only one the model may call, once.
+                body.insert("tool_choice".into(), json!("required"));
+                body.insert("parallel_tool_calls".into(), json!(false));
+            } else {
+                body.insert(
+                    "tool_choice".into(),
+                    json!({"type": "function", "function": {"name": name}}),
+                );
+            }
         } else if let Some(schema) = &request.schema {
             body.insert(
                 "response_format".into(),
@@ -409,14 +431,23 @@ fn read_completion(value: &Value) -> Result<ChatResponse, LlmError> {
     })
 }
 
-/// The arguments of the tool calls (tool mode asks for one), concatenated: the answer.
+/// The arguments of the first tool call: the answer. Tool mode asks for one call; later ones (llama-server
+/// makes them, even with `parallel_tool_calls: false`) are ignored, not appended to the first. A streamed
+/// piece names its call by `index`; a whole message lists its calls in order.
 fn tool_arguments(calls: Option<&Value>) -> Option<String> {
-    let arguments: String = calls?
+    let (_, first) = calls?
         .as_array()?
         .iter()
-        .filter_map(|call| call.pointer("/function/arguments").and_then(Value::as_str))
-        .collect();
-    Some(arguments).filter(|a| !a.is_empty())
+        .enumerate()
+        .find(|(position, call)| {
+            let index = call.get("index").and_then(Value::as_u64);
+            index.unwrap_or(*position as u64) == 0
+        })?;
+    first
+        .pointer("/function/arguments")
+        .and_then(Value::as_str)
+        .filter(|a| !a.is_empty())
+        .map(str::to_owned)
 }
 
 fn finish_reason(value: Option<&Value>) -> Option<Finish> {
@@ -683,6 +714,16 @@ mod tests {
             body["tool_choice"],
             json!({"type": "function", "function": {"name": "Person"}})
         );
+        assert!(body.get("parallel_tool_calls").is_none());
+        // llama-server ignores a named choice; "required" with the one tool forces it there.
+        let required = OpenAiCompatible::builder("http://h/v1", "m")
+            .tool_choice_required(true)
+            .build()
+            .unwrap()
+            .body(&request, true);
+        assert_eq!(required["tool_choice"], "required");
+        assert_eq!(required["parallel_tool_calls"], false);
+        assert_eq!(required["tools"], body["tools"]);
 
         let mut wire = SseWire::default();
         let mut events = VecDeque::new();
@@ -708,6 +749,43 @@ mod tests {
         }))
         .unwrap();
         assert_eq!(whole.text, r#"{"a":2}"#);
+    }
+
+    #[test]
+    fn only_the_first_tool_call_is_the_answer() {
+        // As llama-server streamed a forced call (`tool_choice: "required"`, `parallel_tool_calls: false`):
+        // the name comes with the first piece of arguments, then a second call (index 1) starts.
+        let mut wire = SseWire::default();
+        let mut events = VecDeque::new();
+        for line in [
+            r#"data: {"choices":[{"finish_reason":null,"index":0,"delta":{"role":"assistant","content":null}}],"object":"chat.completion.chunk"}"#,
+            r#"data: {"choices":[{"finish_reason":null,"index":0,"delta":{"tool_calls":[{"index":0,"id":"gQ1J","type":"function","function":{"name":"Contact","arguments":"{"}}]}}]}"#,
+            r#"data: {"choices":[{"finish_reason":null,"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\n    \"name\": \"Lena\"\n}"}}]}}]}"#,
+            r#"data: {"choices":[{"finish_reason":null,"index":0,"delta":{"tool_calls":[{"index":1,"id":"Xy7P","type":"function","function":{"name":"Contact","arguments":"{"}}]}}]}"#,
+            r#"data: {"choices":[{"finish_reason":null,"index":0,"delta":{"tool_calls":[{"index":1,"function":{"arguments":"\n    \"name\": \"Len"}}]}}]}"#,
+            r#"data: {"choices":[{"finish_reason":"length","index":0,"delta":{}}]}"#,
+            r#"data: {"choices":[],"usage":{"completion_tokens":30,"prompt_tokens":234,"total_tokens":264}}"#,
+            "data: [DONE]",
+        ] {
+            wire.line(line, &mut events).unwrap();
+        }
+        let Some(ChatEvent::Done(done)) = events.back() else {
+            panic!("no Done")
+        };
+        assert_eq!(done.text, "{\n    \"name\": \"Lena\"\n}");
+        assert_eq!(done.finish, Finish::Length);
+        assert_eq!(done.usage.total(), 264);
+
+        // The same whole, as llama-server answers without streaming (`content` empty, not null).
+        let whole = read_completion(&json!({
+            "choices": [{"finish_reason": "length", "index": 0, "message": {"role": "assistant", "content": "",
+                "tool_calls": [
+                    {"type": "function", "function": {"name": "Contact", "arguments": "{\"name\": \"Lena\"}"}, "id": "a"},
+                    {"type": "function", "function": {"name": "Contact", "arguments": "{\"name\": \"Le"}, "id": "b"}
+                ]}}]
+        }))
+        .unwrap();
+        assert_eq!(whole.text, r#"{"name": "Lena"}"#);
     }
 
     #[test]
