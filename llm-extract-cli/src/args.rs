@@ -118,6 +118,12 @@ offsets into the whole document. Items with equal --key properties (or, without 
 are merged. A summary and every failed chunk are reported on standard error; the exit code is 1 when a
 chunk failed (the other chunks' items are printed).
 
+The document is streamed: memory is bounded by the chunk size, not the document's (only --html reads it
+whole, to write the page). A path is read in place, once to check it is UTF-8 and hash it (resuming is
+keyed by the hash), then once per pass to count its chunks and once per pass to extract them. Standard
+input is first copied to an anonymous temporary file, removed when the command ends: it needs as much free
+disk in $TMPDIR (default /tmp) as the document.
+
 {BACKENDS}
 
 {EXIT_CODES}"))]

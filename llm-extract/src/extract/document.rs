@@ -289,7 +289,10 @@ impl<L: Llm> Extractor<L> {
             .get(..floor_char_boundary(document, TOKEN_SAMPLE_BYTES))
             .unwrap_or_default();
         let fitted = self.fit(pass, sample, |chunker, each| {
-            chunker.split(document).iter().for_each(|chunk| each(chunk.text));
+            chunker
+                .split(document)
+                .iter()
+                .for_each(|chunk| each(chunk.text));
             Ok::<_, Infallible>(())
         });
         match fitted {
@@ -580,10 +583,12 @@ impl<L: Llm> Extractor<L> {
         let jobs = jobs
             .into_iter()
             .map(|(pass, chunk)| Ok::<_, Infallible>((pass, ChunkBuf::from(chunk))));
-        let finished = self.run_jobs(schema, jobs, done).map(|finished| match finished {
-            Ok(finished) => finished,
-            Err(never) => match never {},
-        });
+        let finished = self
+            .run_jobs(schema, jobs, done)
+            .map(|finished| match finished {
+                Ok(finished) => finished,
+                Err(never) => match never {},
+            });
         (total, finished)
     }
 

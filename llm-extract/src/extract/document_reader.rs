@@ -92,7 +92,10 @@ impl<L: Llm> Extractor<L> {
     }
 
     /// Each pass's chunker and how many chunks it makes of the document.
-    fn plan<R: Read + Seek>(&self, reader: &mut R) -> Result<Vec<(u32, Chunker, usize)>, ReadError> {
+    fn plan<R: Read + Seek>(
+        &self,
+        reader: &mut R,
+    ) -> Result<Vec<(u32, Chunker, usize)>, ReadError> {
         let sample = match self.config.document.chunk_tokens {
             Some(_) => sample(reader)?,
             None => String::new(),
@@ -271,7 +274,10 @@ mod tests {
                 )
                 .await
                 .unwrap();
-            assert_eq!(read.items, whole.items, "{passes} passes, {tokens:?} tokens");
+            assert_eq!(
+                read.items, whole.items,
+                "{passes} passes, {tokens:?} tokens"
+            );
             assert!(read.items.len() == 4 && read.items[0].spans.len() > 10);
             let ranges = |doc: &Document<Value>| {
                 doc.chunks
@@ -291,9 +297,17 @@ mod tests {
         let mut bytes = b"Sherlock Holmes. ".repeat(100);
         bytes.insert(1000, 0xff);
         let error = Extractor::new(reader_llm())
-            .extract_document_values_reader(&schema(), Cursor::new(bytes), Vec::new(), |_, _, _, _| {})
+            .extract_document_values_reader(
+                &schema(),
+                Cursor::new(bytes),
+                Vec::new(),
+                |_, _, _, _| {},
+            )
             .await
             .unwrap_err();
-        assert!(matches!(error, ReadError::NotUtf8 { offset: 1000 }), "{error}");
+        assert!(
+            matches!(error, ReadError::NotUtf8 { offset: 1000 }),
+            "{error}"
+        );
     }
 }

@@ -98,10 +98,7 @@ impl<R: Read> TextReader<R> {
                     }),
                 };
             }
-            let bytes = self
-                .buffer
-                .get(..self.pending + read)
-                .unwrap_or_default();
+            let bytes = self.buffer.get(..self.pending + read).unwrap_or_default();
             let valid = match std::str::from_utf8(bytes) {
                 Ok(all) => all.len(),
                 Err(e) if e.error_len().is_some() => {
@@ -291,7 +288,11 @@ mod tests {
     }
 
     fn whole_chunks(text: &str, chunker: Chunker) -> Vec<ChunkBuf> {
-        chunker.split(text).into_iter().map(ChunkBuf::from).collect()
+        chunker
+            .split(text)
+            .into_iter()
+            .map(ChunkBuf::from)
+            .collect()
     }
 
     /// Text made of words, sentence ends, CRLF and LF paragraph breaks, CJK, emoji and NUL bytes.
@@ -331,7 +332,10 @@ mod tests {
     fn a_large_text_read_in_odd_pieces_is_split_as_a_whole() {
         let text = "Sherlock Holmes smoked. Ça va? 語り。\r\n\r\n\0".repeat(5000);
         let chunker = Chunker::new(6000);
-        assert_eq!(read_chunks(&text, chunker, 7777), whole_chunks(&text, chunker));
+        assert_eq!(
+            read_chunks(&text, chunker, 7777),
+            whole_chunks(&text, chunker)
+        );
         assert_eq!(
             read_chunks(&text, chunker, READ_BYTES * 3),
             whole_chunks(&text, chunker)
