@@ -143,7 +143,8 @@ pub struct DocArgs {
     /// How many times the document is read, chunk boundaries moved each time (recall).
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub passes: u32,
-    /// How many chunks are extracted at the same time.
+    /// How many chunks are extracted at the same time (with --embedded, as sequences the engine decodes
+    /// together, as in `batch`).
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub concurrency: usize,
     /// The size of a chunk in tokens: counted with the model's tokenizer with --embedded, else taken as 3
