@@ -15,6 +15,9 @@
 //!
 //! A chunk that fails (backend error, nothing valid after the repairs) does not stop the document: its
 //! error and cost are in its [`ChunkReport`] and the other chunks' items are returned.
+//!
+//! A document too large to hold in memory is read from a file instead
+//! ([`Extractor::extract_document_reader`], in `document_reader.rs`): the same chunks, items and spans.
 
 use super::config::Input;
 use super::error::ExtractError;
