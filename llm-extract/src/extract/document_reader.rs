@@ -25,7 +25,10 @@ use std::io::{Read, Seek};
 impl<L: Llm> Extractor<L> {
     /// [`Extractor::extract_document`] on a document read from `reader` (a [`std::fs::File`], a
     /// [`std::io::Cursor`]) instead of held in memory: the same items and spans, in memory bounded by the
-    /// chunk size (see the [module](self) docs). An error is the document's: not UTF-8 (at the offset
+    /// chunk size. The document is read from its start several times: once per pass to count its chunks,
+    /// once per pass to extract them, and with [`Extractor::chunk_tokens`] on a backend that counts tokens
+    /// once per fitting round. Reads block the task that polls the extraction (briefly, for a file): copy
+    /// a slow source (a pipe, a socket) to a file first. An error is the document's: not UTF-8 (at the offset
     /// of the first invalid byte), or not readable.
     ///
     /// ```

@@ -3,8 +3,8 @@
 //!
 //! [`TextReader`] decodes what a [`Read`] gives, a char cut between two reads joined again, and says
 //! at which byte of the text an invalid sequence starts (the offset [`std::str::from_utf8`] reports
-//! for the whole text). [`ChunkReader`] feeds it to [`Chunker::step`], the same step
-//! [`Chunker::split`] takes, with byte and char offsets kept by running counters: the chunks are
+//! for the whole text). [`ChunkReader`] feeds it to the step of [`Chunker::split`] (one function for
+//! both), with byte and char offsets kept by running counters: the chunks are
 //! equal to those of the whole text (tested with random texts and read sizes).
 
 use super::chunk::{Chunk, Chunker};
