@@ -26,6 +26,7 @@ import glob
 import json
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -175,6 +176,7 @@ def concurrency(args):
             print(f"| {level} | {docs:.4f} | {chunks:.3f} | {ratio:.2f}x ({each}) | {walls} | {tokens} "
                   f"| {items} | {failed} |")
     os.unlink(path)
+    shutil.rmtree(cache, ignore_errors=True)
 
 
 if __name__ == "__main__":
