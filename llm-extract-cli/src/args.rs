@@ -118,6 +118,12 @@ offsets into the whole document. Items with equal --key properties (or, without 
 are merged. A summary and every failed chunk are reported on standard error; the exit code is 1 when a
 chunk failed (the other chunks' items are printed).
 
+The document is streamed: memory is bounded by the chunk size, not the document's (only --html reads it
+whole, to write the page). A path is read in place, once to check it is UTF-8 and hash it (resuming is
+keyed by the hash), then once per pass to count its chunks and once per pass to extract them. Standard
+input is first copied to an anonymous temporary file, removed when the command ends: it needs as much free
+disk in $TMPDIR (default /tmp) as the document.
+
 {BACKENDS}
 
 {EXIT_CODES}"))]
@@ -137,7 +143,8 @@ pub struct DocArgs {
     /// How many times the document is read, chunk boundaries moved each time (recall).
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub passes: u32,
-    /// How many chunks are extracted at the same time.
+    /// How many chunks are extracted at the same time (with --embedded, as sequences the engine decodes
+    /// together, as in `batch`).
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub concurrency: usize,
     /// The size of a chunk in tokens: counted with the model's tokenizer with --embedded, else taken as 3

@@ -40,7 +40,12 @@ pub fn backends(args: &BackendArgs, parallel: usize) -> Result<Vec<Backend>, Cli
 
 /// The one backend of a command that does not share work between several.
 pub fn single(args: &BackendArgs) -> Result<Backend, CliError> {
-    let mut all = backends(args, 1)?;
+    single_parallel(args, 1)
+}
+
+/// [`single`], the embedded engine running up to `parallel` requests at once.
+pub fn single_parallel(args: &BackendArgs, parallel: usize) -> Result<Backend, CliError> {
+    let mut all = backends(args, parallel)?;
     if all.len() > 1 {
         return Err(CliError::usage(
             "several backends (--ollama, --openai, --anthropic, --gemini) are shared only by \

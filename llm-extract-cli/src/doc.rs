@@ -1,10 +1,12 @@
 //! `llm-extract doc`: every item of a long document, chunked, grounded and merged, as JSON Lines with
 //! spans, with a progress bar by chunk on a terminal, resumable (`doc_state.rs`); optionally the review
-//! page. `run --jsonl` comes here too when the text does not fit the
+//! page. The document is streamed from its file (`doc_input.rs`), never held whole in memory but for
+//! the review page. `run --jsonl` comes here too when the text does not fit the
 //! embedded model's context.
 
 use crate::args::DocArgs;
 use crate::backend::{self, Backend};
+use crate::doc_input::DocumentFile;
 use crate::doc_state::State;
 use crate::error::{CliError, Exit};
 use crate::output::{save_raw, Printer};
@@ -13,7 +15,6 @@ use llm_extract::extract::{Document, DoneChunk, Extractor, BYTES_PER_TOKEN};
 use llm_extract::ground::{has_grounded, mark_grounded, GROUNDED, KEY};
 use llm_extract::SchemaSet;
 use serde_json::{json, Value};
-use std::io::Read;
 
 /// The chunk size for the embedded engine's default 4,096-token context: 1,024 tokens of text (counted
 /// with the model's tokenizer) leave room for the instructions (a few hundred tokens) and the answer.
@@ -25,8 +26,8 @@ pub const SERVER_CHUNK_TOKENS: usize = llm_extract::extract::DEFAULT_CHUNK_BYTES
 pub async fn run(args: DocArgs) -> Result<Exit, CliError> {
     let schema = schema::load(&args.source)?;
     let set = with_fields(schema.schema_set(), &args.grounded, &args.key)?;
-    let text = read_document(args.path.as_deref())?;
-    let llm = backend::single(&args.backend)?;
+    let mut document = DocumentFile::open(args.path.as_deref())?;
+    let llm = backend::single_parallel(&args.backend, args.concurrency)?;
     let chunk_tokens = args
         .chunk_tokens
         .unwrap_or(if args.backend.embedded.is_some() {
@@ -40,7 +41,7 @@ pub async fn run(args: DocArgs) -> Result<Exit, CliError> {
     );
     let state = State::open(
         &[
-            text.as_bytes(),
+            document.hash.as_slice(),
             set.generic().to_string().as_bytes(),
             settings.as_bytes(),
         ],
@@ -51,26 +52,31 @@ pub async fn run(args: DocArgs) -> Result<Exit, CliError> {
         .passes(args.passes)
         .concurrency(args.concurrency)
         .require_grounding(args.require_grounding);
-    let total: usize = (0..args.passes.max(1))
-        .map(|pass| extractor.chunks(&text, pass).len())
-        .sum();
-    let bar = crate::batch::progress_bar(total);
+    // The length is known once the document has been split (the first chunk to finish says it).
+    let bar = crate::batch::progress_bar(0);
     let mut failed = 0;
     let mut unsaved = false;
     let doc = extractor
-        .extract_document_values_resumed(&set, &text, state.load(), |chunk, items, done, _| {
-            failed += usize::from(chunk.error.is_some());
-            if chunk.error.is_none() && !chunk.resumed && !unsaved {
-                if let Err(e) = state.save(&DoneChunk::new(chunk, items)) {
-                    eprintln!("llm-extract: warning: {e}; a rerun will ask every chunk again");
-                    unsaved = true;
+        .extract_document_values_reader(
+            &set,
+            &mut document.file,
+            state.load(),
+            |chunk, items, done, total| {
+                failed += usize::from(chunk.error.is_some());
+                if chunk.error.is_none() && !chunk.resumed && !unsaved {
+                    if let Err(e) = state.save(&DoneChunk::new(chunk, items)) {
+                        eprintln!("llm-extract: warning: {e}; a rerun will ask every chunk again");
+                        unsaved = true;
+                    }
                 }
-            }
-            bar.set_position(done as u64);
-            bar.set_message(format!("chunks, {failed} failed"));
-        })
+                bar.set_length(total as u64);
+                bar.set_position(done as u64);
+                bar.set_message(format!("chunks, {failed} failed"));
+            },
+        )
         .await;
     bar.finish_and_clear();
+    let doc = doc.map_err(|e| document.error(e))?;
     if doc.failed().next().is_none() {
         state.clear();
     }
@@ -87,6 +93,8 @@ pub async fn run(args: DocArgs) -> Result<Exit, CliError> {
             .map_or("standard input".to_owned(), |n| {
                 n.to_string_lossy().into_owned()
             });
+        // The page holds the whole document: the one step that reads it into memory.
+        let text = document.read_all()?;
         std::fs::write(path, review::page(&title, &text, &doc))
             .map_err(|e| CliError::io(format!("--html: cannot write {}: {e}", path.display())))?;
     }
@@ -155,30 +163,6 @@ fn exit(doc: &Document<Value>) -> Exit {
     } else {
         Exit::Success
     }
-}
-
-/// The document: the file at `path`, or standard input. Invalid UTF-8 is an error naming the byte.
-fn read_document(path: Option<&std::path::Path>) -> Result<String, CliError> {
-    let mut bytes = Vec::new();
-    let what = match path {
-        Some(path) => {
-            bytes = std::fs::read(path)
-                .map_err(|e| CliError::usage(format!("cannot read {}: {e}", path.display())))?;
-            path.display().to_string()
-        }
-        None => {
-            std::io::stdin()
-                .read_to_end(&mut bytes)
-                .map_err(|e| CliError::usage(format!("cannot read standard input: {e}")))?;
-            "standard input".to_owned()
-        }
-    };
-    String::from_utf8(bytes).map_err(|e| {
-        CliError::usage(format!(
-            "{what} is not UTF-8 text (invalid byte at offset {}); convert it first, e.g. with iconv",
-            e.utf8_error().valid_up_to()
-        ))
-    })
 }
 
 /// The schema with `"x-grounded"` on each `--grounded` property and `"x-key"` on each `--key` one

@@ -12,6 +12,7 @@ mod args;
 mod backend;
 mod batch;
 mod doc;
+mod doc_input;
 mod doc_state;
 mod error;
 mod examples;

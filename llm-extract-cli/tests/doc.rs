@@ -194,6 +194,115 @@ fn a_50_mb_document_with_nul_bytes_is_read_whole() {
     check_people(&json_lines(&output.stdout), &big);
 }
 
+/// A document of about `bytes` bytes: [`STORY`] once, then copies of it in which nobody is named, with
+/// NUL bytes: what `doc` finds in it (and prints) is the same whatever its size.
+fn padded_story(bytes: usize) -> String {
+    let unnamed = STORY
+        .replace("Holmes", "Hxlmes")
+        .replace("Sutherland", "Sxtherland")
+        .replace("Angel", "Angxl");
+    let mut text = String::with_capacity(bytes + STORY.len());
+    text.push_str(STORY);
+    while text.len() < bytes {
+        text.push_str(&unnamed);
+        text.push_str("\0\0\r\n");
+    }
+    text
+}
+
+/// The peak resident memory, in KiB, of `llm-extract doc` on the file at `path` (given as its path,
+/// or on standard input), and what it printed. The peak is the child's `VmHWM` (the high-water mark of
+/// its own memory since it started the program), read every few milliseconds until it exits: it only
+/// rises, so what is missed is at most a rise in the last moments. (`wait4`'s `ru_maxrss` would be
+/// simpler but counts the test process's memory too, which the child is forked from.)
+#[cfg(target_os = "linux")]
+fn doc_peak_kib(
+    server: &TestServer,
+    path: &std::path::Path,
+    stdin: bool,
+    cache: &std::path::Path,
+) -> (u64, Vec<Value>) {
+    use std::process::{Command, Stdio};
+    let out = cache.join(format!("out-{stdin}.jsonl"));
+    let err = cache.join(format!("err-{stdin}.txt"));
+    let mut command = Command::new(env!("CARGO_BIN_EXE_llm-extract"));
+    command
+        .env("XDG_CACHE_HOME", cache)
+        .args([
+            "doc",
+            "--signature",
+            SIGNATURE,
+            "--grounded",
+            "name",
+            "--key",
+            "name",
+        ])
+        .args(["--ollama", &server.url(), "--chunk-tokens", "20000"])
+        .args(["--concurrency", "2", "--no-resume"])
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(std::fs::File::create(&err).unwrap());
+    if stdin {
+        command.stdin(std::fs::File::open(path).unwrap());
+    } else {
+        command.arg(path).stdin(Stdio::null());
+    }
+    let mut child = command.spawn().unwrap();
+    let status = format!("/proc/{}/status", child.id());
+    let mut peak = 0;
+    let exit = loop {
+        let hwm = std::fs::read_to_string(&status)
+            .unwrap_or_default()
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|kib| kib.trim().trim_end_matches("kB").trim().parse::<u64>().ok());
+        peak = peak.max(hwm.unwrap_or(0));
+        if let Some(exit) = child.try_wait().unwrap() {
+            break exit;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    };
+    let stderr = std::fs::read_to_string(&err).unwrap();
+    assert!(exit.success(), "{stderr}");
+    assert!(peak > 0, "VmHWM was never read");
+    (peak, json_lines(&std::fs::read(&out).unwrap()))
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn memory_is_bounded_by_the_chunk_size_not_the_document_size() {
+    let server = reader();
+    let dir = tempfile::tempdir().unwrap();
+    let small = padded_story(5 * 1024 * 1024);
+    let large = padded_story(50 * 1024 * 1024);
+    let small_path = dir.path().join("small.txt");
+    let large_path = dir.path().join("large.txt");
+    std::fs::write(&small_path, &small).unwrap();
+    std::fs::write(&large_path, &large).unwrap();
+    let mut printed = Vec::new();
+    for stdin in [false, true] {
+        let (small_kib, small_lines) = doc_peak_kib(&server, &small_path, stdin, dir.path());
+        let (large_kib, large_lines) = doc_peak_kib(&server, &large_path, stdin, dir.path());
+        eprintln!("peak memory (stdin: {stdin}): 5 MB {small_kib} KiB, 50 MB {large_kib} KiB");
+        check_people(&small_lines, &small);
+        check_people(&large_lines, &large);
+        assert_eq!(
+            small_lines, large_lines,
+            "the same people at the same offsets"
+        );
+        // 45 MB more document; what is in memory is a window of about a chunk (60 KB) and a read (64 KiB)
+        // per reading, and the chunks in flight.
+        assert!(
+            large_kib < small_kib + 4 * 1024,
+            "peak memory on 50 MB: {large_kib} KiB, on 5 MB: {small_kib} KiB (stdin: {stdin})"
+        );
+        printed.push(large_lines);
+    }
+    assert_eq!(
+        printed[0], printed[1],
+        "a path and standard input give the same"
+    );
+}
+
 /// The browser the review page test renders with (`scripts/setup.sh` installs it).
 fn chromium() -> String {
     for name in ["chromium", "chromium-browser", "google-chrome"] {

@@ -15,12 +15,17 @@
 //!
 //! A chunk that fails (backend error, nothing valid after the repairs) does not stop the document: its
 //! error and cost are in its [`ChunkReport`] and the other chunks' items are returned.
+//!
+//! A document too large to hold in memory is read from a file instead
+//! ([`Extractor::extract_document_reader`], in `document_reader.rs`): the same chunks, items and spans.
 
 use super::config::Input;
 use super::error::ExtractError;
 use super::target::Runtime;
 use super::Extractor;
-use crate::ground::{Chunk, Chunker, Conflict, Grounded, Merger, Source, Span, MIN_CHUNK_BYTES};
+use crate::ground::{
+    Chunk, ChunkBuf, Chunker, Conflict, Grounded, Merger, Source, Span, MIN_CHUNK_BYTES,
+};
 use crate::llm::{Llm, Usage};
 use crate::parse::{self, Skipped};
 use crate::report::{Extraction, Report};
@@ -32,6 +37,7 @@ use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
+use std::convert::Infallible;
 use std::ops::Range;
 
 /// The default largest chunk, in bytes: about 1,500 tokens of English prose (a token is 3 to 4 bytes
@@ -45,7 +51,7 @@ pub const DEFAULT_CHUNK_BYTES: usize = 6000;
 pub const BYTES_PER_TOKEN: usize = 3;
 
 /// How much of a document is tokenized to learn its bytes per token (see [`Extractor::chunk_tokens`]).
-const TOKEN_SAMPLE_BYTES: usize = 64 * 1024;
+pub(super) const TOKEN_SAMPLE_BYTES: usize = 64 * 1024;
 
 /// How many times a split in tokens is made again smaller when a chunk has too many tokens.
 const FIT_ROUNDS: usize = 6;
@@ -147,7 +153,7 @@ struct Streaming<S> {
 
 /// The typed form of a document of validated JSON: the merged items `T`'s `Deserialize` refuses are
 /// set aside in [`Document::rejected`].
-fn typed<T: Extract>(values: Document<Value>) -> Document<T> {
+pub(super) fn typed<T: Extract>(values: Document<Value>) -> Document<T> {
     let mut items = Vec::with_capacity(values.items.len());
     let mut rejected = Vec::new();
     for (line, item) in values.items.into_iter().enumerate() {
@@ -282,40 +288,63 @@ impl<L: Llm> Extractor<L> {
 
     /// The chunks pass `pass` splits `document` into.
     pub fn chunks<'d>(&self, document: &'d str, pass: u32) -> Vec<Chunk<'d>> {
-        let settings = self.config.document;
-        let Some(tokens) = settings.chunk_tokens else {
-            return self.split(document, pass, settings.chunk_bytes);
-        };
         let sample = document
             .get(..floor_char_boundary(document, TOKEN_SAMPLE_BYTES))
             .unwrap_or_default();
+        let fitted = self.fit(pass, sample, |chunker, each| {
+            chunker
+                .split(document)
+                .iter()
+                .for_each(|chunk| each(chunk.text));
+            Ok::<_, Infallible>(())
+        });
+        match fitted {
+            Ok(chunker) => chunker.split(document),
+            Err(never) => match never {},
+        }
+    }
+
+    /// The chunker of pass `pass`. Its size is [`Extractor::chunk_bytes`], or with
+    /// [`Extractor::chunk_tokens`] what fits that many tokens: `sample` (the document's first
+    /// [`TOKEN_SAMPLE_BYTES`]) gives the bytes per token of this document and model; `visit(chunker,
+    /// each)` must call `each` on the text of every chunk `chunker` makes of the document, so that a
+    /// size whose chunks still have too many tokens is made smaller. The in-memory and the read
+    /// documents share this, so both are split alike.
+    pub(super) fn fit<E>(
+        &self,
+        pass: u32,
+        sample: &str,
+        mut visit: impl FnMut(&Chunker, &mut dyn FnMut(&str)) -> Result<(), E>,
+    ) -> Result<Chunker, E> {
+        let settings = self.config.document;
+        let Some(tokens) = settings.chunk_tokens else {
+            return Ok(self.chunker(pass, settings.chunk_bytes));
+        };
         let Some(sample_tokens) = self.llm().count_tokens(sample) else {
-            return self.split(document, pass, tokens.saturating_mul(BYTES_PER_TOKEN));
+            return Ok(self.chunker(pass, tokens.saturating_mul(BYTES_PER_TOKEN)));
         };
         // Bytes per token of this document and model, with a tenth to spare. Where a chunk still has too
         // many tokens (the document is denser further on), the whole split is made again, smaller by the
         // worst chunk's excess, at most a few times (each shrinks the size by a twentieth or more).
         let per_token = sample.len() as f64 / sample_tokens.max(1) as f64;
         let mut max_bytes = (tokens as f64 * per_token * 0.9) as usize;
-        let mut chunks = self.split(document, pass, max_bytes);
         for _ in 0..FIT_ROUNDS {
-            let worst = chunks
-                .iter()
-                .map(|chunk| {
-                    self.llm().count_tokens(chunk.text).unwrap_or(0) as f64 / tokens as f64
-                })
-                .fold(0.0, f64::max);
+            let chunker = self.chunker(pass, max_bytes);
+            let mut worst = 0.0_f64;
+            visit(&chunker, &mut |text| {
+                let share = self.llm().count_tokens(text).unwrap_or(0) as f64 / tokens as f64;
+                worst = worst.max(share);
+            })?;
             if worst <= 1.0 || max_bytes <= MIN_CHUNK_BYTES {
                 break;
             }
             max_bytes = (max_bytes as f64 / worst * 0.95) as usize;
-            chunks = self.split(document, pass, max_bytes);
         }
-        chunks
+        Ok(self.chunker(pass, max_bytes))
     }
 
-    /// Pass `pass`'s chunks of at most `max_bytes` bytes.
-    fn split<'d>(&self, document: &'d str, pass: u32, max_bytes: usize) -> Vec<Chunk<'d>> {
+    /// Pass `pass`'s chunker, for chunks of at most `max_bytes` bytes.
+    fn chunker(&self, pass: u32, max_bytes: usize) -> Chunker {
         let settings = self.config.document;
         let mut chunker = Chunker::new(max_bytes);
         if let Some(overlap) = settings.overlap {
@@ -326,7 +355,7 @@ impl<L: Llm> Extractor<L> {
                 / u64::from(settings.passes.max(1));
             chunker = chunker.first_chunk(usize::try_from(share).unwrap_or(usize::MAX));
         }
-        chunker.split(document)
+        chunker
     }
 
     /// Every item of `T` in a document of any length, chunked, grounded and merged: chunks on paragraph
@@ -499,16 +528,38 @@ impl<L: Llm> Extractor<L> {
         schema: &SchemaSet,
         document: &str,
         done: Vec<DoneChunk>,
-        mut on_chunk: impl FnMut(&ChunkReport, &[Grounded<Value>], usize, usize),
+        on_chunk: impl FnMut(&ChunkReport, &[Grounded<Value>], usize, usize),
     ) -> Document<Value> {
-        let (total, mut finished) = self.run_chunks(schema, document, done);
+        let (total, finished) = self.run_chunks(schema, document, done);
+        let finished = finished.map(Ok::<_, Infallible>);
+        match self.gather(schema, total, finished, on_chunk).await {
+            Ok(document) => document,
+            Err(never) => match never {},
+        }
+    }
+
+    /// Waits for every chunk, calling `on_chunk` as each finishes, and merges them; the first error
+    /// (reading a document) ends it.
+    pub(super) async fn gather<E>(
+        &self,
+        schema: &SchemaSet,
+        total: usize,
+        finished: impl futures_core::Stream<Item = Result<Finished, E>>,
+        mut on_chunk: impl FnMut(&ChunkReport, &[Grounded<Value>], usize, usize),
+    ) -> Result<Document<Value>, E> {
+        let mut finished = std::pin::pin!(finished);
         let mut finished_chunks = Vec::with_capacity(total);
-        while let Some((report, items)) = finished.next().await {
+        while let Some(next) = finished.next().await {
+            let (report, items) = next?;
             on_chunk(&report, &items, finished_chunks.len() + 1, total);
             finished_chunks.push((report, items));
         }
         finished_chunks.sort_by_key(|(report, _)| (report.pass, report.index));
-        assemble(schema, finished_chunks, self.config.document.passes.max(1))
+        Ok(assemble(
+            schema,
+            finished_chunks,
+            self.config.document.passes.max(1),
+        ))
     }
 
     /// Every chunk of every pass, extracted with bounded concurrency: how many there are, and each one's
@@ -520,7 +571,7 @@ impl<L: Llm> Extractor<L> {
         done: Vec<DoneChunk>,
     ) -> (
         usize,
-        impl futures_core::Stream<Item = (ChunkReport, Vec<Grounded<Value>>)> + Send + 'a,
+        impl futures_core::Stream<Item = Finished> + Send + 'a,
     ) {
         let passes = self.config.document.passes.max(1);
         let jobs: Vec<(u32, Chunk<'_>)> = (0..passes)
@@ -531,39 +582,63 @@ impl<L: Llm> Extractor<L> {
             })
             .collect();
         let total = jobs.len();
+        // Each chunk's text is copied as it starts, not before.
+        let jobs = jobs
+            .into_iter()
+            .map(|(pass, chunk)| Ok::<_, Infallible>((pass, ChunkBuf::from(chunk))));
+        let finished = self
+            .run_jobs(schema, jobs, done)
+            .map(|finished| match finished {
+                Ok(finished) => finished,
+                Err(never) => match never {},
+            });
+        (total, finished)
+    }
+
+    /// Extracts the chunks `jobs` gives (taken from it only as there is room: at most
+    /// [`Extractor::concurrency`] at once), giving back those `done` holds. An error from `jobs` is
+    /// passed on, after which `jobs` should give nothing more.
+    pub(super) fn run_jobs<'a, E: Send + 'a>(
+        &'a self,
+        schema: &'a SchemaSet,
+        jobs: impl Iterator<Item = Result<(u32, ChunkBuf), E>> + Send + 'a,
+        done: Vec<DoneChunk>,
+    ) -> impl futures_core::Stream<Item = Result<Finished, E>> + Send + 'a {
         let mut done: HashMap<(u32, usize, usize), DoneChunk> = done
             .into_iter()
             .map(|chunk| ((chunk.pass, chunk.bytes.start, chunk.bytes.end), chunk))
             .collect();
-        let runs: Vec<_> = jobs
-            .into_iter()
-            .map(
-                |(pass, chunk)| match done.remove(&(pass, chunk.bytes.start, chunk.bytes.end)) {
-                    Some(earlier) => Either::Left(future::ready(resume(pass, &chunk, earlier))),
-                    None => Either::Right(
-                        self.chunk(schema, pass, chunk)
-                            .map(|(pass, chunk, result)| settle(pass, chunk, result)),
-                    ),
-                },
-            )
-            .collect();
-        let finished = futures_util::stream::iter(runs)
-            .buffer_unordered(self.config.document.concurrency.max(1));
-        (total, finished)
+        let runs = jobs.map(move |job| {
+            let (pass, chunk) = match job {
+                Ok(job) => job,
+                Err(e) => return Either::Left(future::ready(Err(e))),
+            };
+            match done.remove(&(pass, chunk.bytes.start, chunk.bytes.end)) {
+                Some(earlier) => Either::Left(future::ready(Ok(resume(pass, &chunk, earlier)))),
+                None => Either::Right(
+                    self.chunk(schema, pass, chunk)
+                        .map(|(pass, chunk, result)| Ok(settle(pass, chunk, result))),
+                ),
+            }
+        });
+        futures_util::stream::iter(runs).buffer_unordered(self.config.document.concurrency.max(1))
     }
 }
 
+/// A finished chunk: its report and its items, spans at document offsets.
+pub(super) type Finished = (ChunkReport, Vec<Grounded<Value>>);
+
 impl<L: Llm> Extractor<L> {
     /// Extracts one chunk, grounded in its own text.
-    async fn chunk<'d>(
+    async fn chunk(
         &self,
         schema: &SchemaSet,
         pass: u32,
-        chunk: Chunk<'d>,
-    ) -> (u32, Chunk<'d>, ChunkResult) {
-        let source = Source::new(chunk.text);
+        chunk: ChunkBuf,
+    ) -> (u32, ChunkBuf, ChunkResult) {
+        let source = Source::new(&chunk.text);
         let result = self
-            .grounded_many(Runtime(schema), &source, Input::text(chunk.text))
+            .grounded_many(Runtime(schema), &source, Input::text(&chunk.text))
             .await;
         (pass, chunk, result)
     }
@@ -572,7 +647,7 @@ impl<L: Llm> Extractor<L> {
 type ChunkResult = Result<Extraction<Vec<Grounded<Value>>>, ExtractError>;
 
 /// A finished chunk's report, and its items with spans shifted to document offsets.
-fn settle(pass: u32, chunk: Chunk<'_>, result: ChunkResult) -> (ChunkReport, Vec<Grounded<Value>>) {
+fn settle(pass: u32, chunk: ChunkBuf, result: ChunkResult) -> Finished {
     let (items, report, error) = match result {
         Ok(extraction) => (extraction.value, extraction.report, None),
         Err(error) => (Vec::new(), error.report().clone(), Some(error)),
@@ -602,7 +677,7 @@ fn settle(pass: u32, chunk: Chunk<'_>, result: ChunkResult) -> (ChunkReport, Vec
 }
 
 /// A chunk an earlier run finished, as if it had just finished.
-fn resume(pass: u32, chunk: &Chunk<'_>, done: DoneChunk) -> (ChunkReport, Vec<Grounded<Value>>) {
+fn resume(pass: u32, chunk: &ChunkBuf, done: DoneChunk) -> Finished {
     let items: Vec<Grounded<Value>> = done
         .items
         .into_iter()

@@ -9,6 +9,7 @@
 
 mod config;
 mod document;
+mod document_reader;
 mod engine;
 mod error;
 mod example;

@@ -80,35 +80,49 @@ impl Chunker {
         let mut chunks = Vec::new();
         let mut start = 0;
         let mut chars = 0;
-        while start < text.len() {
-            let max = if chunks.is_empty() {
-                self.first.unwrap_or(self.max_bytes)
-            } else {
-                self.max_bytes
-            };
-            let end = if text.len() - start <= max {
-                text.len()
-            } else {
-                cut(text, start, start + max)
-            };
-            let Some(slice) = text.get(start..end) else {
+        while let Some(rest) = text.get(start..).filter(|rest| !rest.is_empty()) {
+            let (end, next) = self.step(rest, chunks.is_empty());
+            let Some(slice) = rest.get(..end) else {
                 break;
             };
             let len = slice.chars().count();
             chunks.push(Chunk {
                 index: chunks.len(),
                 text: slice,
-                bytes: start..end,
+                bytes: start..start + end,
                 chars: chars..chars + len,
             });
-            if end == text.len() {
+            if end == rest.len() {
                 break;
             }
-            let next = overlap_start(text, start, end, self.overlap);
-            chars += text.get(start..next).map_or(0, |s| s.chars().count());
-            start = next;
+            chars += rest.get(..next).map_or(0, |s| s.chars().count());
+            start += next;
         }
         chunks
+    }
+
+    /// One step of a split, on `rest`, the text from where the current chunk starts (the first chunk
+    /// when `first`): where that chunk ends and where the next one starts, relative to `rest`. Only
+    /// the first [`Chunker::window`] bytes of `rest` are looked at, so `rest` may be cut there (on a
+    /// char boundary) when more text follows: what lets a text read piece by piece
+    /// ([`ChunkReader`](super::ChunkReader)) be split exactly as the whole text is.
+    pub(crate) fn step(&self, rest: &str, first: bool) -> (usize, usize) {
+        let max = if first {
+            self.first.unwrap_or(self.max_bytes)
+        } else {
+            self.max_bytes
+        };
+        if rest.len() <= max {
+            return (rest.len(), rest.len());
+        }
+        let end = cut(rest, 0, max);
+        (end, overlap_start(rest, 0, end, self.overlap))
+    }
+
+    /// How much text from a chunk's start [`Chunker::step`] needs to see: the largest chunk, and a
+    /// char beyond it.
+    pub(crate) fn window(&self) -> usize {
+        self.max_bytes + 4
     }
 }
 

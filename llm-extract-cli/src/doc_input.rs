@@ -1,0 +1,136 @@
+//! The document of `llm-extract doc`, streamed rather than read whole: a file, or standard input
+//! copied to an anonymous temporary file (standard input can be read only once, and the document is
+//! read several times: once here to check it is UTF-8 and hash it for resuming, then by the library
+//! once per pass to count its chunks and once per pass to extract them). The temporary file is removed
+//! when the command ends, whatever the outcome; it takes as much disk as the document.
+
+use crate::error::CliError;
+use llm_extract::ground::{ReadError, TextReader};
+use std::fs::File;
+use std::hash::{DefaultHasher, Hasher};
+use std::io::{Read, Seek};
+use std::path::Path;
+
+/// The document, checked, and its hash.
+pub struct DocumentFile {
+    /// Read from its start by whoever uses it.
+    pub file: File,
+    /// What to call it in messages: its path, or "standard input".
+    pub what: String,
+    /// A hash of its bytes and length (what a resumed run is keyed by).
+    pub hash: [u8; 16],
+}
+
+impl DocumentFile {
+    /// The file at `path`, or standard input copied to a temporary file; read once through to check
+    /// that it is UTF-8 (an error names the offset of the first invalid byte) and to hash it.
+    pub fn open(path: Option<&Path>) -> Result<Self, CliError> {
+        let (file, what) = match path {
+            Some(path) => {
+                let file = File::open(path)
+                    .map_err(|e| CliError::usage(format!("cannot read {}: {e}", path.display())))?;
+                (file, path.display().to_string())
+            }
+            None => (spool(std::io::stdin().lock())?, "standard input".to_owned()),
+        };
+        let mut document = DocumentFile {
+            file,
+            what,
+            hash: [0; 16],
+        };
+        document.hash = document.digest()?;
+        Ok(document)
+    }
+
+    /// The error the command reports for a document that cannot be read.
+    pub fn error(&self, error: ReadError) -> CliError {
+        match error {
+            ReadError::NotUtf8 { offset } => CliError::usage(format!(
+                "{} is not UTF-8 text (invalid byte at offset {offset}); convert it first, e.g. with iconv",
+                self.what
+            )),
+            other => CliError::usage(format!("cannot read {}: {other}", self.what)),
+        }
+    }
+
+    /// The whole text, for what needs it all (the review page).
+    pub fn read_all(&mut self) -> Result<String, CliError> {
+        let mut text = String::new();
+        self.file
+            .rewind()
+            .and_then(|()| self.file.read_to_string(&mut text))
+            .map_err(|e| CliError::usage(format!("cannot read {} again: {e}", self.what)))?;
+        Ok(text)
+    }
+
+    /// Reads the document through: its hash, or the first reason it is not UTF-8 text.
+    fn digest(&mut self) -> Result<[u8; 16], CliError> {
+        self.file
+            .rewind()
+            .map_err(|e| CliError::usage(format!("cannot read {}: {e}", self.what)))?;
+        let mut reader = TextReader::new(&mut self.file);
+        let mut hasher = DefaultHasher::new();
+        let mut piece = String::new();
+        let mut len: u64 = 0;
+        loop {
+            piece.clear();
+            match reader.read_into(&mut piece) {
+                Ok(0) => break,
+                Ok(read) => {
+                    hasher.write(piece.as_bytes());
+                    len += read as u64;
+                }
+                Err(e) => return Err(self.error(e)),
+            }
+        }
+        let mut hash = [0; 16];
+        hash[..8].copy_from_slice(&hasher.finish().to_le_bytes());
+        hash[8..].copy_from_slice(&len.to_le_bytes());
+        Ok(hash)
+    }
+}
+
+/// `input` copied to an anonymous temporary file (removed when closed).
+fn spool(mut input: impl Read) -> Result<File, CliError> {
+    let mut file = tempfile::tempfile().map_err(|e| {
+        CliError::usage(format!(
+            "cannot make a temporary file to hold standard input: {e}"
+        ))
+    })?;
+    std::io::copy(&mut input, &mut file)
+        .map_err(|e| CliError::usage(format!("cannot read standard input: {e}")))?;
+    Ok(file)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_document_is_hashed_by_content_and_bad_utf8_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let open = |name: &str, bytes: &[u8]| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, bytes).unwrap();
+            DocumentFile::open(Some(&path))
+        };
+        let a = open("a", "Holmes.\r\n語".repeat(20_000).as_bytes()).unwrap();
+        let b = open("b", "Holmes.\r\n語".repeat(20_000).as_bytes()).unwrap();
+        let c = open("c", "Holmes.\r\n語".repeat(20_001).as_bytes()).unwrap();
+        assert_eq!(a.hash, b.hash);
+        assert_ne!(a.hash, c.hash);
+        let mut bad = "語".repeat(30_000).into_bytes();
+        bad.truncate(bad.len() - 1);
+        let error = open("bad", &bad).err().unwrap();
+        assert!(
+            error.message.contains("invalid byte at offset 89997"),
+            "{}",
+            error.message
+        );
+        let mut spooled = spool(&b"from a pipe"[..]).unwrap();
+        let mut text = String::new();
+        spooled.rewind().unwrap();
+        spooled.read_to_string(&mut text).unwrap();
+        assert_eq!(text, "from a pipe");
+    }
+}
