@@ -120,3 +120,47 @@ where
         revised,
     }
 }
+
+/// An order with a nested list and a `stream = "done"` field, for `extract_partial`.
+#[derive(llm_extract::Extract, serde::Deserialize, serde::Serialize, Debug, Clone, PartialEq)]
+struct Order {
+    #[extract(stream = "done")]
+    number: String,
+    customer: String,
+    lines: Vec<OrderLine>,
+}
+
+/// A line of an [`Order`].
+#[derive(llm_extract::Extract, serde::Deserialize, serde::Serialize, Debug, Clone, PartialEq)]
+struct OrderLine {
+    product: String,
+    quantity: u32,
+}
+
+pub const ORDER: &str = r#"{"number": "A-17", "customer": "Ada Lovelace", "lines": [{"product": "Earl Grey tea", "quantity": 2}, {"product": "Scones", "quantity": 6}]}"#;
+
+/// The order streamed as partial values: snapshots grow, the number only shows whole, the last one is
+/// the value.
+pub async fn check_order_partial(llm: &impl llm_extract::Llm, mode: llm_extract::extract::Mode) {
+    let extractor = llm_extract::Extractor::new(llm).mode(mode);
+    let streamed = collect_checked(extractor.extract_partial::<Order>("x")).await;
+    let expected: Order = serde_json::from_str(ORDER).unwrap();
+    assert_eq!(streamed.extraction.value, expected);
+    assert!(!streamed.revised);
+    assert!(
+        streamed.snapshots.len() > 10,
+        "{}",
+        streamed.snapshots.len()
+    );
+    for snapshot in &streamed.snapshots {
+        if let Some(number) = snapshot.get("number") {
+            assert_eq!(number, "A-17", "{snapshot}");
+        }
+    }
+    // The customer's name was shown as it grew.
+    assert!(streamed.snapshots.iter().any(|s| s["customer"]
+        .as_str()
+        .is_some_and(|c| c.len() < "Ada Lovelace".len())));
+    let paths: Vec<&str> = streamed.completed.iter().map(|(p, _)| p.as_str()).collect();
+    assert!(paths.contains(&"lines[1].quantity"), "{paths:?}");
+}
