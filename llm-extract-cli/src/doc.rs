@@ -35,9 +35,11 @@ pub async fn run(args: DocArgs) -> Result<Exit, CliError> {
         } else {
             SERVER_CHUNK_TOKENS
         });
+    // Not the number of passes: a chunk is saved under its pass, and a pass's chunks do not depend on
+    // how many passes follow, so a rerun with more passes keeps the passes an earlier run finished.
     let settings = format!(
-        "{:?} {:?} {chunk_tokens} {} {}",
-        args.extract, args.backend, args.passes, args.require_grounding
+        "{:?} {:?} {chunk_tokens} {}",
+        args.extract, args.backend, args.require_grounding
     );
     let state = State::open(
         &[

@@ -490,3 +490,73 @@ fn a_rerun_asks_only_the_chunks_that_failed_and_then_forgets_them() {
     assert!(run(&["--no-resume"]).status.success());
     assert_eq!(calls.load(Ordering::SeqCst), asked);
 }
+
+#[test]
+fn a_rerun_with_more_passes_keeps_the_chunks_of_the_first_pass() {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    let calls = Arc::new(AtomicUsize::new(0));
+    let broken = Arc::new(AtomicBool::new(true));
+    let (counted, failing) = (calls.clone(), broken.clone());
+    let server = TestServer::start(move |request| {
+        counted.fetch_add(1, Ordering::SeqCst);
+        let chunk = first_user_message(request);
+        if failing.load(Ordering::SeqCst) && chunk.contains("Hosmer Angel") {
+            return Reply::ollama_error(400, "the chunk is cursed");
+        }
+        let items: Vec<String> = PEOPLE
+            .iter()
+            .filter(|name| chunk.contains(*name))
+            .map(|name| json!({ "name": name }).to_string())
+            .collect();
+        Reply::ollama(
+            request,
+            &Answer::new(format!(r#"{{"items": [{}]}}"#, items.join(","))),
+        )
+    });
+    let cache = tempfile::tempdir().unwrap();
+    let run = |extra: &[&str]| {
+        doc(&server, true, cache.path())
+            .args(["--chunk-tokens", "1000", "--max-attempts", "1"])
+            .args(extra)
+            .write_stdin(STORY)
+            .output()
+            .unwrap()
+    };
+
+    // Every chunk of two passes, asked from scratch.
+    broken.store(false, Ordering::SeqCst);
+    assert!(run(&["--passes", "2", "--no-resume"]).status.success());
+    let two_passes = calls.swap(0, Ordering::SeqCst);
+
+    // One pass, with a chunk failing: the others are kept.
+    broken.store(true, Ordering::SeqCst);
+    assert_eq!(run(&[]).status.code(), Some(1), "a chunk failed");
+    let one_pass = calls.swap(0, Ordering::SeqCst);
+    let state = cache.path().join("llm-extract").join("doc");
+    let saved = std::fs::read_dir(&state)
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path();
+    let kept = std::fs::read_dir(&saved).unwrap().count();
+    assert!(
+        kept > 0 && kept < one_pass,
+        "{kept} of {one_pass} chunks kept"
+    );
+    assert!(two_passes > one_pass, "{two_passes} chunks in two passes");
+
+    // Two passes now: the kept chunks of the first pass are not asked again.
+    broken.store(false, Ordering::SeqCst);
+    let second = run(&["--passes", "2"]);
+    let stderr = String::from_utf8_lossy(&second.stderr);
+    assert!(second.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!("resuming: {kept} chunk(s)")),
+        "{stderr}"
+    );
+    assert_eq!(calls.load(Ordering::SeqCst), two_passes - kept);
+    assert!(!saved.exists(), "a complete run forgets its chunks");
+}
