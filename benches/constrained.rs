@@ -11,7 +11,7 @@
 //! masked out and the grammar is JSON Lines of a tagged ontology enum, which always allows one more line.
 //! Tokens per second count generation only (sampling, masks and decoding), not reading the prompt.
 //! `BENCH_TOKENS` (default 128), `BENCH_RUNS` (default 5, after one warm-up) and `BENCH_THREADS` (default:
-//! the engine's, about one per physical core) tune it; `LLM_EXTRACT_MODEL` picks another GGUF file.
+//! the engine's, one per physical core) tune it; `LLM_EXTRACT_MODEL` picks another GGUF file.
 
 use llm_extract::llm::llama_cpp::{model_path_from_env, GrammarEngine, LlamaCpp};
 use llm_extract::ChatRequest;

@@ -300,13 +300,34 @@ impl Engine {
     }
 }
 
-/// About one thread per physical core: half the logical CPUs this process may use, at least one (as
-/// llama.cpp itself defaults to). Measured on the shared 2-vCPU machine (BENCHMARKS.md, "Threads"): with
-/// other work running, two threads were 2.5 times slower than one, because llama.cpp's thread barriers wait
-/// for a descheduled thread at every step; `threads(2)` pays off only on an otherwise idle machine.
+/// One thread per physical core this process may use, as llama.cpp's own programs default to
+/// (`common_cpu_get_num_math`): the cores are counted as llama.cpp counts them on Linux, one per distinct
+/// set of thread siblings in `/sys/devices/system/cpu/cpu*/topology/thread_siblings`, and capped at the
+/// CPUs this process may run on (a container limited to one CPU gets one thread). Where the topology
+/// cannot be read, half the logical CPUs (two hardware threads per core being the common case). On the
+/// project's 2-core machine this is two threads, as llama-server uses there: measured in BENCHMARKS.md
+/// ("Threads"), two threads serve a batch best when the cores are free; on a machine busy with other
+/// work, `threads(1)` avoids llama.cpp's threads waiting at every step for one that is descheduled.
 fn default_threads() -> usize {
     let logical = std::thread::available_parallelism().map_or(2, usize::from);
-    (logical / 2).max(1)
+    physical_cores(std::path::Path::new("/sys/devices/system/cpu"))
+        .unwrap_or(logical / 2)
+        .min(logical)
+        .max(1)
+}
+
+/// The number of distinct thread-sibling sets under `cpus` (`cpu0/topology/thread_siblings`, `cpu1/...`,
+/// read until the first CPU that has none): the physical cores. `None` when there are none to read.
+fn physical_cores(cpus: &std::path::Path) -> Option<usize> {
+    let mut siblings = std::collections::HashSet::new();
+    for cpu in 0.. {
+        let path = cpus.join(format!("cpu{cpu}/topology/thread_siblings"));
+        let Ok(set) = std::fs::read_to_string(path) else {
+            break;
+        };
+        siblings.insert(set.trim().to_owned());
+    }
+    (!siblings.is_empty()).then_some(siblings.len())
 }
 
 /// Tokens decoded per llama.cpp call (all sequences of a step together).
@@ -330,5 +351,40 @@ fn usable_template(model: &LlamaModel) -> LlamaChatTemplate {
             tracing::warn!("llama.cpp cannot apply the model's chat template ({e}); using ChatML");
             chatml()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A directory laid out as `/sys/devices/system/cpu`, with one `thread_siblings` mask per CPU.
+    fn cpus(name: &str, masks: &[&str]) -> std::path::PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("llm-extract-cpus-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        for (cpu, mask) in masks.iter().enumerate() {
+            let topology = dir.join(format!("cpu{cpu}/topology"));
+            std::fs::create_dir_all(&topology).unwrap();
+            std::fs::write(topology.join("thread_siblings"), format!("{mask}\n")).unwrap();
+        }
+        dir
+    }
+
+    #[test]
+    fn physical_cores_are_the_distinct_sibling_sets() {
+        // Two cores of two hardware threads each (cpu0 and cpu2 share a core, as do cpu1 and cpu3).
+        let smt = cpus("smt", &["5", "a", "5", "a"]);
+        assert_eq!(physical_cores(&smt), Some(2));
+        // Two cores without hyper-threading: each CPU its own core.
+        let plain = cpus("plain", &["1", "2"]);
+        assert_eq!(physical_cores(&plain), Some(2));
+        let none = cpus("none", &[]);
+        assert_eq!(physical_cores(&none), None);
+        for dir in [smt, plain, none] {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+        assert!(default_threads() >= 1);
     }
 }

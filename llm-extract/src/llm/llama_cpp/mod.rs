@@ -38,7 +38,7 @@
 //! - **Sampling**: greedy unless the request sets a temperature above 0; then top-k 40, top-p 0.95,
 //!   min-p 0.05 and the temperature, seeded by [`ChatRequest::seed`] (llama.cpp's defaults).
 //! - **Generation** streams UTF-8-safe text deltas through a channel; dropping the stream stops that
-//!   generation at the next step. It uses about one thread per physical core
+//!   generation at the next step. It uses one thread per physical core, as llama-server does
 //!   ([`LlamaCppBuilder::threads`]; BENCHMARKS.md, "Threads", has the measurements behind it).
 //! - **Concurrency**: each model has one llama.cpp context, created once and kept (cleared per request,
 //!   rebuilt only to grow), and one scheduler thread that decodes up to [`LlamaCppBuilder::parallel`]
@@ -109,11 +109,12 @@ impl LlamaCppBuilder {
         self
     }
 
-    /// CPU threads for the model's decoding steps (default: half the logical CPUs, at least one: about
-    /// one per physical core, as llama.cpp itself defaults to). More threads than free cores makes
-    /// llama.cpp's thread barriers wait on descheduled threads, which can slow generation tenfold on a busy
-    /// machine (BENCHMARKS.md, "Threads": on the shared 2-vCPU machine two threads were 2.5 times slower
-    /// than one); more pays off on an otherwise idle machine.
+    /// CPU threads for the model's decoding steps (default: one per physical core this process may
+    /// use, counted as llama.cpp's own programs count them, so the same as llama-server's default). More
+    /// threads than free cores makes llama.cpp's thread barriers wait on descheduled threads, which can
+    /// slow generation tenfold on a busy machine (BENCHMARKS.md, "Threads": on the shared 2-core machine,
+    /// loaded by other builds, two threads were 2.5 times slower than one): set `threads(1)` where other
+    /// work keeps the cores busy.
     pub fn threads(mut self, threads: usize) -> Self {
         self.threads = Some(threads.max(1));
         self
