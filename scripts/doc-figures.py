@@ -3,12 +3,14 @@
 resuming: chunks finished, items, grounded values exact at their offsets, tokens, and the recall of a
 list of people written beforehand (one name per line).
 
-    scripts/doc-figures.py DOCUMENT STATE_DIR [PEOPLE.txt]
+    scripts/doc-figures.py [--passes N] DOCUMENT STATE_DIR [PEOPLE.txt]
 
 STATE_DIR is `${XDG_CACHE_HOME:-~/.cache}/llm-extract/doc/<hash>/` of the run (it is removed when a run
 ends with no failed chunk, so stop the run, or copy the directory, before it ends). A person counts as
 present if the full name occurs in the part read (whitespace runs as one space), and as found if an
 extracted person's name holds the surname, or the full name where a family shares the surname.
+With --passes N only the chunks of the first N passes count (the figures of a one-pass run, read from
+the chunks of a two-pass run).
 
     scripts/doc-figures.py concurrency [--rounds N] [--levels 1,2,4] [--bytes B] [--chunk-tokens N]
         [--llama-server BIN] [--cli PATH] [--model GGUF] DOCUMENT
@@ -40,13 +42,15 @@ SUMMARY = re.compile(r"(\d+) items \((\d+) before merging\) from (\d+) chunks, (
 PORT = 18612
 
 
-def main(document, state_dir, people_file=None):
+def main(document, state_dir, people_file=None, passes=None):
     text = open(document, encoding="utf-8", newline="").read().encode()
     end = chunks = items = exact = at_offsets = tokens = 0
     grounded = 0
     names = set()
     for path in glob.glob(f"{state_dir}/*.json"):
         chunk = json.load(open(path))
+        if passes is not None and chunk["pass"] >= passes:
+            continue
         chunks += 1
         end = max(end, chunk["bytes"]["end"])
         tokens += chunk["usage"]["prompt_tokens"] + chunk["usage"]["completion_tokens"]
@@ -185,4 +189,9 @@ if __name__ == "__main__":
     elif len(sys.argv) < 3:
         sys.exit(__doc__)
     else:
-        main(*sys.argv[1:4])
+        args = sys.argv[1:]
+        passes = None
+        if args[0] == "--passes" and len(args) > 1:
+            passes = int(args[1])
+            args = args[2:]
+        main(*args[:3], passes=passes)
