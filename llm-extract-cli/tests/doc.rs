@@ -6,6 +6,8 @@ mod support;
 
 use assert_cmd::cargo::cargo_bin_cmd;
 use serde_json::{json, Value};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
 use support::{Answer, Reply, Request, TestServer};
 
 const STORY: &str = include_str!("../../tests/data/a-case-of-identity.txt");
@@ -415,18 +417,13 @@ fn an_invented_name_is_re_asked_then_kept_as_not_found_or_dropped() {
     assert!(stderr.contains("1 answer line(s) left out"), "{stderr}");
 }
 
-#[test]
-fn a_rerun_asks_only_the_chunks_that_failed_and_then_forgets_them() {
-    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-    use std::sync::Arc;
-
-    let calls = Arc::new(AtomicUsize::new(0));
-    let broken = Arc::new(AtomicBool::new(true));
-    let (counted, failing) = (calls.clone(), broken.clone());
-    let server = TestServer::start(move |request| {
-        counted.fetch_add(1, Ordering::SeqCst);
+/// [`reader`], counting its calls in `calls`, and answering with an error for the chunk that holds
+/// "Hosmer Angel" while `broken` is set.
+fn cursed_reader(calls: Arc<AtomicUsize>, broken: Arc<AtomicBool>) -> TestServer {
+    TestServer::start(move |request| {
+        calls.fetch_add(1, Ordering::SeqCst);
         let chunk = first_user_message(request);
-        if failing.load(Ordering::SeqCst) && chunk.contains("Hosmer Angel") {
+        if broken.load(Ordering::SeqCst) && chunk.contains("Hosmer Angel") {
             return Reply::ollama_error(400, "the chunk is cursed");
         }
         let items: Vec<String> = PEOPLE
@@ -438,7 +435,14 @@ fn a_rerun_asks_only_the_chunks_that_failed_and_then_forgets_them() {
             request,
             &Answer::new(format!(r#"{{"items": [{}]}}"#, items.join(","))),
         )
-    });
+    })
+}
+
+#[test]
+fn a_rerun_asks_only_the_chunks_that_failed_and_then_forgets_them() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let broken = Arc::new(AtomicBool::new(true));
+    let server = cursed_reader(calls.clone(), broken.clone());
     let cache = tempfile::tempdir().unwrap();
     let run = |extra: &[&str]| {
         doc(&server, true, cache.path())
@@ -493,28 +497,9 @@ fn a_rerun_asks_only_the_chunks_that_failed_and_then_forgets_them() {
 
 #[test]
 fn a_rerun_with_more_passes_keeps_the_chunks_of_the_first_pass() {
-    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-    use std::sync::Arc;
-
     let calls = Arc::new(AtomicUsize::new(0));
     let broken = Arc::new(AtomicBool::new(true));
-    let (counted, failing) = (calls.clone(), broken.clone());
-    let server = TestServer::start(move |request| {
-        counted.fetch_add(1, Ordering::SeqCst);
-        let chunk = first_user_message(request);
-        if failing.load(Ordering::SeqCst) && chunk.contains("Hosmer Angel") {
-            return Reply::ollama_error(400, "the chunk is cursed");
-        }
-        let items: Vec<String> = PEOPLE
-            .iter()
-            .filter(|name| chunk.contains(*name))
-            .map(|name| json!({ "name": name }).to_string())
-            .collect();
-        Reply::ollama(
-            request,
-            &Answer::new(format!(r#"{{"items": [{}]}}"#, items.join(","))),
-        )
-    });
+    let server = cursed_reader(calls.clone(), broken.clone());
     let cache = tempfile::tempdir().unwrap();
     let run = |extra: &[&str]| {
         doc(&server, true, cache.path())
