@@ -438,20 +438,23 @@ fn cursed_reader(calls: Arc<AtomicUsize>, broken: Arc<AtomicBool>) -> TestServer
     })
 }
 
+/// `doc` on the story against `server` (keyed, one attempt per chunk, state in `cache`) with `extra`.
+fn story_run(server: &TestServer, cache: &std::path::Path, extra: &[&str]) -> std::process::Output {
+    doc(server, true, cache)
+        .args(["--chunk-tokens", "1000", "--max-attempts", "1"])
+        .args(extra)
+        .write_stdin(STORY)
+        .output()
+        .unwrap()
+}
+
 #[test]
 fn a_rerun_asks_only_the_chunks_that_failed_and_then_forgets_them() {
     let calls = Arc::new(AtomicUsize::new(0));
     let broken = Arc::new(AtomicBool::new(true));
     let server = cursed_reader(calls.clone(), broken.clone());
     let cache = tempfile::tempdir().unwrap();
-    let run = |extra: &[&str]| {
-        doc(&server, true, cache.path())
-            .args(["--chunk-tokens", "1000", "--max-attempts", "1"])
-            .args(extra)
-            .write_stdin(STORY)
-            .output()
-            .unwrap()
-    };
+    let run = |extra: &[&str]| story_run(&server, cache.path(), extra);
     let state = cache.path().join("llm-extract").join("doc");
 
     let first = run(&[]);
@@ -501,14 +504,7 @@ fn a_rerun_with_more_passes_keeps_the_chunks_of_the_first_pass() {
     let broken = Arc::new(AtomicBool::new(true));
     let server = cursed_reader(calls.clone(), broken.clone());
     let cache = tempfile::tempdir().unwrap();
-    let run = |extra: &[&str]| {
-        doc(&server, true, cache.path())
-            .args(["--chunk-tokens", "1000", "--max-attempts", "1"])
-            .args(extra)
-            .write_stdin(STORY)
-            .output()
-            .unwrap()
-    };
+    let run = |extra: &[&str]| story_run(&server, cache.path(), extra);
 
     // Every chunk of two passes, asked from scratch.
     broken.store(false, Ordering::SeqCst);
