@@ -11,7 +11,10 @@
 //!
 //! It is not a criterion benchmark: one sample is a batch of real generations lasting tens of seconds, so
 //! each figure is one timed run after a warm-up (criterion's statistics need many samples). Set
-//! `LLAMA_SERVER` to a llama-server binary to skip the build script; `LLM_EXTRACT_MODEL` picks another GGUF.
+//! `LLAMA_SERVER` to a llama-server binary to skip the build script; `LLM_EXTRACT_MODEL` picks another GGUF;
+//! `BENCH_REUSE_PREFIX=1` turns prompt-prefix reuse on in the **server** and **threads** parts (llama-server
+//! reuses a cached prefix by default, `cache_prompt`; the embedded engine does not, see
+//! `LlamaCppBuilder::reuse_prefix`).
 //!
 //! - **server**: a batch of 24 short invoices through [`Batch`] and one [`Extractor`] (the same prompt,
 //!   schema, greedy decoding and 200-token limit on both sides), at concurrency 1 and 4: the embedded
@@ -134,6 +137,9 @@ fn embedded(model: &Path, parallel: Option<usize>, threads: Option<usize>) -> Ll
     }
     if let Some(t) = threads {
         builder = builder.threads(t);
+    }
+    if std::env::var("BENCH_REUSE_PREFIX").is_ok_and(|v| v == "1") {
+        builder = builder.reuse_prefix(true);
     }
     builder.build().unwrap_or_else(|e| fail(&e))
 }
