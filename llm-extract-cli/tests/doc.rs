@@ -417,13 +417,16 @@ fn an_invented_name_is_re_asked_then_kept_as_not_found_or_dropped() {
     assert!(stderr.contains("1 answer line(s) left out"), "{stderr}");
 }
 
-/// [`reader`], counting its calls in `calls`, and answering with an error for the chunk that holds
-/// "Hosmer Angel" while `broken` is set.
-fn cursed_reader(calls: Arc<AtomicUsize>, broken: Arc<AtomicBool>) -> TestServer {
-    TestServer::start(move |request| {
-        calls.fetch_add(1, Ordering::SeqCst);
+/// [`reader`] that counts its calls and answers with an error for the chunk that holds "Hosmer Angel"
+/// while the flag is set (it starts set): the call count, the flag, the server.
+fn cursed_reader() -> (Arc<AtomicUsize>, Arc<AtomicBool>, TestServer) {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let broken = Arc::new(AtomicBool::new(true));
+    let (counted, failing) = (calls.clone(), broken.clone());
+    let server = TestServer::start(move |request| {
+        counted.fetch_add(1, Ordering::SeqCst);
         let chunk = first_user_message(request);
-        if broken.load(Ordering::SeqCst) && chunk.contains("Hosmer Angel") {
+        if failing.load(Ordering::SeqCst) && chunk.contains("Hosmer Angel") {
             return Reply::ollama_error(400, "the chunk is cursed");
         }
         let items: Vec<String> = PEOPLE
@@ -435,7 +438,8 @@ fn cursed_reader(calls: Arc<AtomicUsize>, broken: Arc<AtomicBool>) -> TestServer
             request,
             &Answer::new(format!(r#"{{"items": [{}]}}"#, items.join(","))),
         )
-    })
+    });
+    (calls, broken, server)
 }
 
 /// `doc` on the story against `server` (keyed, one attempt per chunk, state in `cache`) with `extra`.
@@ -448,25 +452,29 @@ fn story_run(server: &TestServer, cache: &std::path::Path, extra: &[&str]) -> st
         .unwrap()
 }
 
-#[test]
-fn a_rerun_asks_only_the_chunks_that_failed_and_then_forgets_them() {
-    let calls = Arc::new(AtomicUsize::new(0));
-    let broken = Arc::new(AtomicBool::new(true));
-    let server = cursed_reader(calls.clone(), broken.clone());
-    let cache = tempfile::tempdir().unwrap();
-    let run = |extra: &[&str]| story_run(&server, cache.path(), extra);
-    let state = cache.path().join("llm-extract").join("doc");
-
-    let first = run(&[]);
-    assert_eq!(first.status.code(), Some(1), "a chunk failed");
-    let asked = calls.swap(0, Ordering::SeqCst);
-    let saved = std::fs::read_dir(&state)
+/// The directory where the one run kept in `cache` saved its chunks, and how many it holds.
+fn saved_chunks(cache: &std::path::Path) -> (std::path::PathBuf, usize) {
+    let state = cache.join("llm-extract").join("doc");
+    let saved = std::fs::read_dir(state)
         .unwrap()
         .flatten()
         .next()
         .unwrap()
         .path();
     let kept = std::fs::read_dir(&saved).unwrap().count();
+    (saved, kept)
+}
+
+#[test]
+fn a_rerun_asks_only_the_chunks_that_failed_and_then_forgets_them() {
+    let (calls, broken, server) = cursed_reader();
+    let cache = tempfile::tempdir().unwrap();
+    let run = |extra: &[&str]| story_run(&server, cache.path(), extra);
+
+    let first = run(&[]);
+    assert_eq!(first.status.code(), Some(1), "a chunk failed");
+    let asked = calls.swap(0, Ordering::SeqCst);
+    let (saved, kept) = saved_chunks(cache.path());
     assert!(kept > 0 && kept < asked, "{kept} of {asked} chunks kept");
 
     broken.store(false, Ordering::SeqCst);
@@ -500,9 +508,7 @@ fn a_rerun_asks_only_the_chunks_that_failed_and_then_forgets_them() {
 
 #[test]
 fn a_rerun_with_more_passes_keeps_the_chunks_of_the_first_pass() {
-    let calls = Arc::new(AtomicUsize::new(0));
-    let broken = Arc::new(AtomicBool::new(true));
-    let server = cursed_reader(calls.clone(), broken.clone());
+    let (calls, broken, server) = cursed_reader();
     let cache = tempfile::tempdir().unwrap();
     let run = |extra: &[&str]| story_run(&server, cache.path(), extra);
 
@@ -515,14 +521,7 @@ fn a_rerun_with_more_passes_keeps_the_chunks_of_the_first_pass() {
     broken.store(true, Ordering::SeqCst);
     assert_eq!(run(&[]).status.code(), Some(1), "a chunk failed");
     let one_pass = calls.swap(0, Ordering::SeqCst);
-    let state = cache.path().join("llm-extract").join("doc");
-    let saved = std::fs::read_dir(&state)
-        .unwrap()
-        .flatten()
-        .next()
-        .unwrap()
-        .path();
-    let kept = std::fs::read_dir(&saved).unwrap().count();
+    let (saved, kept) = saved_chunks(cache.path());
     assert!(
         kept > 0 && kept < one_pass,
         "{kept} of {one_pass} chunks kept"
