@@ -12,9 +12,8 @@
 //! It is not a criterion benchmark: one sample is a batch of real generations lasting tens of seconds, so
 //! each figure is one timed run after a warm-up (criterion's statistics need many samples). Set
 //! `LLAMA_SERVER` to a llama-server binary to skip the build script; `LLM_EXTRACT_MODEL` picks another GGUF;
-//! `BENCH_REUSE_PREFIX=1` turns prompt-prefix reuse on in the **server** and **threads** parts (llama-server
-//! reuses a cached prefix by default, `cache_prompt`; the embedded engine does not, see
-//! `LlamaCppBuilder::reuse_prefix`).
+//! `BENCH_REUSE_PREFIX=0` turns the embedded engine's prompt-prefix reuse (on by default, as llama-server's
+//! `cache_prompt`) off in the **server** and **threads** parts, to see what it is worth there.
 //!
 //! - **server**: a batch of 24 short invoices through [`Batch`] and one [`Extractor`] (the same prompt,
 //!   schema, greedy decoding and 200-token limit on both sides), at concurrency 1 and 4: the embedded
@@ -138,8 +137,8 @@ fn embedded(model: &Path, parallel: Option<usize>, threads: Option<usize>) -> Ll
     if let Some(t) = threads {
         builder = builder.threads(t);
     }
-    if std::env::var("BENCH_REUSE_PREFIX").is_ok_and(|v| v == "1") {
-        builder = builder.reuse_prefix(true);
+    if std::env::var("BENCH_REUSE_PREFIX").is_ok_and(|v| v == "0") {
+        builder = builder.reuse_prefix(false);
     }
     builder.build().unwrap_or_else(|e| fail(&e))
 }

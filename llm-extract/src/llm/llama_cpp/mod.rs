@@ -51,7 +51,9 @@
 //! - **Prompt-prefix reuse**: a request starts from the keys and values already computed for the
 //!   longest prefix of its prompt that an earlier request left in the context (the system prompt, format
 //!   instructions and examples of a batch), and reads only the rest ([`LlamaCppBuilder::reuse_prefix`],
-//!   off by default: it makes greedy answers depend on what was cached before).
+//!   on by default). Prompts are read in pieces aligned to fixed positions, and only whole pieces are
+//!   reused, so every prompt token is computed in the same batch shape either way: answers are the same
+//!   as with reuse off, token for token.
 //!
 //! One file per job: `error.rs` (the error type), `model_file.rs` (which file to load), `engine.rs` (the
 //! loaded model, the prompt and the rest of a request's preparation), `grammar.rs` and `tok_env.rs`
@@ -137,10 +139,16 @@ impl LlamaCppBuilder {
 
     /// Whether a request starts from the keys and values an earlier request already computed for the
     /// same prompt prefix (system prompt, format instructions, examples), reading only the rest of its
-    /// prompt (default `false`; llama-server's `cache_prompt`). It cut prompt reading per document of a
-    /// batch to 0.11x (BENCHMARKS.md), but the reused keys and values were computed in a different batch
-    /// arrangement than a fresh read computes them, so where two tokens are nearly tied a greedy answer can
-    /// differ from the one without reuse: turn it on for throughput, leave it off for reproducible answers.
+    /// prompt (default `true`; llama-server's `cache_prompt`). It cuts prompt reading per document of a
+    /// batch sharing a long prefix to under a tenth (BENCHMARKS.md, "Prompt-prefix reuse").
+    ///
+    /// With one sequence at a time (the default [`parallel`](Self::parallel)) reuse changes no answer:
+    /// a prompt is always read in pieces that end at fixed positions (multiples of 64), and only whole
+    /// pieces an earlier request read as its prompt are reused, so each prompt token is computed from the
+    /// same inputs in the same batch shape whether its prefix came from the cache or not (llama.cpp
+    /// computes a token differently in a batch of another size, which flipped near-tied greedy choices
+    /// before). At most the last 63 tokens of a shared prefix are read again. Turning it off only costs
+    /// time; it stays for measuring that cost.
     pub fn reuse_prefix(mut self, enabled: bool) -> Self {
         self.reuse_prefix = enabled;
         self
@@ -227,7 +235,7 @@ impl LlamaCpp {
             context_size: 4096,
             threads: None,
             parallel: None,
-            reuse_prefix: false,
+            reuse_prefix: true,
             grammar_engine: GrammarEngine::default(),
             fast_forward: true,
             repeat_penalty: (1.0, 64),

@@ -15,7 +15,9 @@
 //! prompt, the format instructions and the examples are the same for every document of a batch and every
 //! chunk of a document): its own slot's cache is trimmed to that prefix, or another slot's prefix is
 //! shared into it (`llama_memory_seq_cp`: with the unified KV cache, the cells get a second owner, nothing
-//! is copied). Only the rest of the prompt is read.
+//! is copied). Only the rest of the prompt is read. Prompts are read in pieces ending at multiples of
+//! [`PIECE`] positions and only whole pieces read as a prompt are reused, so a token's keys and values are
+//! computed the same way whether they are reused or read again (see [`PIECE`]).
 //!
 //! **Memory.** The KV cache is unified: `slots x per-slot` cells, shared. Each sequence stays within its
 //! per-slot positions, so the cells in use never exceed the total, however prefixes are shared. The
@@ -40,6 +42,15 @@ use std::sync::{Arc, Mutex};
 
 /// The per-slot context grows in steps of this many positions.
 const GROWTH: u32 = 1024;
+
+/// A prompt is read in pieces that end at multiples of this many positions (or at the prompt's end), and a
+/// reused prefix ends on such a multiple. llama.cpp computes a token differently depending on the shape
+/// of the batch it is read in (attention for one query takes another path than for a block of queries), so
+/// this is what makes reuse exact: every prompt token is read in the same piece, at the same positions,
+/// over the same cached keys and values, whether the prefix before it was reused or read again. Smaller
+/// pieces reuse more of a shared prefix but read a long prompt in more steps (BENCHMARKS.md, "Prefix
+/// reuse").
+const PIECE: usize = 64;
 
 /// Serialises the decoding steps of every model that did not ask for its own cores
 /// ([`LlamaCppBuilder::parallel`](super::LlamaCppBuilder::parallel) not set): each step already keeps all
@@ -113,6 +124,9 @@ impl Config {
 struct Slot {
     /// The tokens whose keys and values are in the cache for this slot's sequence, from position 0.
     cached: Vec<LlamaToken>,
+    /// How many of `cached` were read as prompt pieces ([`PIECE`]); the rest are an answer's tokens,
+    /// read a step at a time, and are never reused.
+    read: usize,
     /// The request being generated, if any.
     active: Option<Active>,
 }
@@ -239,6 +253,7 @@ fn admit<'m>(
             *context = None; // the old one is freed before the new one is allocated
             for slot in slots.iter_mut() {
                 slot.cached.clear();
+                slot.read = 0;
             }
             *context = Some(new_context(model, config, per_slot)?);
         }
@@ -292,30 +307,35 @@ fn forget(context: &mut LlamaContext<'_>, slots: &mut [Slot], free: usize) {
     let _ = context.clear_kv_cache_seq(Some(seq), None, None);
     if let Some(slot) = slots.get_mut(free) {
         slot.cached.clear();
+        slot.read = 0;
     }
 }
 
-/// Puts the longest cached prefix of `prompt` into slot `free` and returns its length (at most all but
-/// the prompt's last token, whose scores must be computed).
+/// Puts the longest reusable prefix of `prompt` into slot `free` and returns its length: tokens some slot
+/// read as prompt pieces, ending at a multiple of [`PIECE`], at most all but the prompt's last token
+/// (whose scores must be computed).
 fn share_prefix(
     context: &mut LlamaContext<'_>,
     slots: &mut [Slot],
     free: usize,
     prompt: &[LlamaToken],
 ) -> usize {
-    let longest = |cached: &[LlamaToken]| {
-        cached
+    let longest = |slot: &Slot| {
+        let common = slot
+            .cached
             .iter()
+            .take(slot.read)
             .zip(prompt)
             .take_while(|(a, b)| a == b)
             .count()
-            .min(prompt.len().saturating_sub(1))
+            .min(prompt.len().saturating_sub(1));
+        common - common % PIECE
     };
-    let own = slots.get(free).map_or(0, |s| longest(&s.cached));
+    let own = slots.get(free).map_or(0, longest);
     let best = slots
         .iter()
         .enumerate()
-        .map(|(i, s)| (longest(&s.cached), i))
+        .map(|(i, s)| (longest(s), i))
         .max_by_key(|&(len, i)| (len, usize::from(i == free)));
     let seq = u32::try_from(free).unwrap_or(u32::MAX);
     let (Ok(dst), Ok(keep)) = (i32::try_from(free), u32::try_from(own)) else {
@@ -338,6 +358,7 @@ fn share_prefix(
             }
             if let Some(slot) = slots.get_mut(free) {
                 slot.cached = prompt.get(..len).unwrap_or_default().to_vec();
+                slot.read = len;
             }
             len
         }
@@ -351,6 +372,7 @@ fn share_prefix(
             }
             if let Some(slot) = slots.get_mut(free) {
                 slot.cached.truncate(own);
+                slot.read = own;
             }
             own
         }
@@ -399,9 +421,12 @@ fn step(model: &LlamaModel, ctx: &mut Context<'_>, batch: &mut LlamaBatch<'_>, s
         if room == 0 || active.pending.is_empty() {
             continue;
         }
-        let count = active.pending.len().min(room);
-        let all = count == active.pending.len();
         let start = slot.cached.len();
+        let mut count = active.pending.len().min(room);
+        if start < active.sequence.prompt.len() {
+            count = count.min(PIECE - start % PIECE);
+        }
+        let all = count == active.pending.len();
         let mut logits = None;
         for (k, token) in active.pending.iter().take(count).enumerate() {
             let last = all && k + 1 == count;
@@ -449,6 +474,7 @@ fn step(model: &LlamaModel, ctx: &mut Context<'_>, batch: &mut LlamaBatch<'_>, s
         };
         let decoded: Vec<LlamaToken> = active.pending.drain(..t.count).collect();
         slot.cached.extend(decoded);
+        slot.read = slot.cached.len().min(active.sequence.prompt.len());
         if exiting {
             if let Some(active) = slot.active.take() {
                 active
