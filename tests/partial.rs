@@ -183,6 +183,32 @@ fn done_fields_and_numbers_appear_whole() {
     assert_eq!(reader.partial().unwrap().iban.as_deref(), Some("DE893700"));
 }
 
+/// A chunk holding nothing but a string's closing quote (and the next key) ends the string: what shows
+/// only once complete (a `stream = "done"` field, a fieldless enum, a tag) appears on that chunk, though
+/// the reader skips its walk when the string only grew and ended.
+#[test]
+fn a_closing_quote_alone_completes_what_shows_only_whole() {
+    let mut reader = PartialReader::<Invoice>::new();
+    reader.feed(br#"{"number": "1", "iban": "DE89"#);
+    assert_eq!(reader.partial().unwrap().iban, None);
+    assert!(reader.feed(br#"", "sta"#));
+    assert_eq!(reader.partial().unwrap().iban.as_deref(), Some("DE89"));
+    assert!(!reader.feed(br#"tus": "pai"#));
+    assert!(!reader.feed(b"d"));
+    assert_eq!(reader.partial().unwrap().status, None);
+    assert!(reader.feed(br#"", "payment": {"type": "transfer"#));
+    assert_eq!(reader.partial().unwrap().status, Some(StatusPartial::Paid));
+    assert_eq!(reader.partial().unwrap().payment, None);
+    assert!(reader.feed(br#"""#));
+    assert_eq!(
+        reader.partial().unwrap().payment,
+        Some(PaymentPartial::Transfer { reference: None })
+    );
+    // A string shown as it grows shows the same once ended: no change to report.
+    reader.feed(br#", "reference": "R-1"#);
+    assert!(!reader.feed(br#"""#));
+}
+
 #[test]
 fn empty_objects_are_not_shown_as_values() {
     let mut reader = PartialReader::<Invoice>::new();

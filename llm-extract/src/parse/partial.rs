@@ -58,8 +58,9 @@ pub struct PartialParser {
     chunk: u64,
     /// Whether the current chunk changed anything visible.
     dirty: bool,
-    /// Whether the current chunk did nothing but append to the string value being read.
-    grew: bool,
+    /// Whether the current chunk changed the tree other than by appending to the string value being
+    /// read or ending it (a node added, a container closed, a number or word ended).
+    other: bool,
     /// Nodes closed since [`PartialParser::take_closed`] was last called.
     closed: Vec<u32>,
     /// Whether the value must be an object or an array (prose before it is skipped).
@@ -195,7 +196,7 @@ impl PartialParser {
             high: None,
             chunk: 0,
             dirty: false,
-            grew: false,
+            other: false,
             closed: Vec::new(),
             container,
             indexes: HashMap::new(),
@@ -213,12 +214,14 @@ impl PartialParser {
         (!self.nodes.is_empty()).then(|| Node::new(self, 0))
     }
 
-    /// Whether the last chunk did nothing but append to the string value being read: then the only
-    /// node it changed is that string, at the end of the open path (each container's last member or
-    /// item, see [`Node::last_entry`] and [`Node::last_item`]), and a reader may append to its copy of
-    /// that string instead of walking the tree. `false` whenever anything else may have changed.
+    /// Whether the last chunk did nothing but append to the string value being read (escapes and
+    /// characters cut across chunks included), and perhaps end it with its closing quote: then the
+    /// only node it changed is that string, at the end of the open path (each container's last member
+    /// or item, see [`Node::last_entry`] and [`Node::last_item`]), and a reader may append to its copy
+    /// of that string instead of walking the tree. `false` whenever anything else may have changed,
+    /// and when nothing visible changed.
     pub fn only_grew(&self) -> bool {
-        self.grew
+        self.dirty && !self.other
     }
 
     /// Whether the whole value has been read (what follows it is ignored).
@@ -245,7 +248,7 @@ impl PartialParser {
     pub fn feed(&mut self, bytes: &[u8]) {
         self.chunk += 1;
         self.dirty = false;
-        self.grew = false;
+        self.other = false;
         if self.state == State::Str
             && self.utf8.is_empty()
             && self.high.is_none()
@@ -256,7 +259,6 @@ impl PartialParser {
             if let Ok(text) = std::str::from_utf8(bytes) {
                 self.text.push_str(text);
                 self.pushed();
-                self.grew = !self.in_key;
                 self.sync_scalar();
                 self.stamp();
                 return;
@@ -495,6 +497,7 @@ impl PartialParser {
     /// Adds a node to the open container (or as the root); returns its frame, or `None` when the
     /// nesting is too deep (the preview ends there).
     fn add(&mut self, kind: Kind) -> Option<Frame> {
+        self.other = true;
         if self.stack.len() >= MAX_DEPTH {
             self.state = State::End;
             return None;
@@ -607,8 +610,15 @@ impl PartialParser {
         }
     }
 
-    /// The scalar being read is complete.
+    /// The scalar being read is complete (a number or a word: see [`PartialParser::finish_string`]).
     fn finish_scalar(&mut self) {
+        self.other = true;
+        self.finish_string();
+    }
+
+    /// The string value being read is complete: the only change to it a reader of
+    /// [`PartialParser::only_grew`] may skip (a string shows the same whether complete or not).
+    fn finish_string(&mut self) {
         self.sync_scalar();
         if let Some(frame) = self.scalar.take() {
             self.complete(frame.id);
@@ -631,6 +641,7 @@ impl PartialParser {
 
     /// Closes the innermost open container.
     fn close(&mut self) {
+        self.other = true;
         if let Some(frame) = self.stack.pop() {
             self.complete(frame.id);
         }
@@ -666,7 +677,7 @@ impl PartialParser {
                     self.in_key = false;
                     self.state = State::Colon;
                 } else {
-                    self.finish_scalar();
+                    self.finish_string();
                 }
             }
             None => {}
@@ -694,18 +705,19 @@ impl PartialParser {
             }
             self.utf8.push(first);
             bytes = rest;
-            match std::str::from_utf8(&self.utf8) {
-                Ok(text) => {
-                    let text = text.to_owned();
-                    self.utf8.clear();
-                    self.push_str(&text);
+            // The held bytes are taken out to be read (no copy of the character), then put back
+            // emptied, so their buffer is reused.
+            let held = std::mem::take(&mut self.utf8);
+            match std::str::from_utf8(&held) {
+                Ok(text) => self.push_str(text),
+                Err(e) if e.error_len().is_some() => self.push_char(char::REPLACEMENT_CHARACTER),
+                Err(_) => {
+                    self.utf8 = held;
+                    continue;
                 }
-                Err(e) if e.error_len().is_some() => {
-                    self.utf8.clear();
-                    self.push_char(char::REPLACEMENT_CHARACTER);
-                }
-                Err(_) => {}
             }
+            self.utf8 = held;
+            self.utf8.clear();
         }
         while !bytes.is_empty() {
             match std::str::from_utf8(bytes) {
@@ -715,7 +727,10 @@ impl PartialParser {
                 }
                 Err(e) => {
                     let (valid, rest) = bytes.split_at(e.valid_up_to());
-                    self.push_str(std::str::from_utf8(valid).unwrap_or_default());
+                    // Nothing before a cut character: nothing changed (not stamped).
+                    if !valid.is_empty() {
+                        self.push_str(std::str::from_utf8(valid).unwrap_or_default());
+                    }
                     match e.error_len() {
                         Some(len) => {
                             self.push_char(char::REPLACEMENT_CHARACTER);
@@ -1211,6 +1226,24 @@ mod tests {
         // Whitespace changes nothing.
         parser.feed(b"");
         assert_eq!(parser.root().unwrap().changed(), first + 1);
+    }
+
+    #[test]
+    fn only_grew_covers_escapes_cut_characters_and_the_closing_quote() {
+        let mut parser = fed(&[b"{\"a\": [\"x"]);
+        // Plain text, an escape, a character cut in two, the closing quote and the next key: the
+        // string is the only node changed, so a reader may append to its copy without a walk.
+        for chunk in [&b"yz"[..], b"\\n\\u00e9", b"\xc3", b"\xa9\"", b", \"next"] {
+            parser.feed(chunk);
+            let grew = parser.only_grew();
+            let visible = chunk != b"\xc3" && chunk != b", \"next";
+            assert_eq!(grew, visible, "{chunk:?}");
+        }
+        // A new value, a number ended, a container closed: not only grown.
+        for chunk in [&b"\", 1"[..], b", 2", b"]"] {
+            parser.feed(chunk);
+            assert!(!parser.only_grew(), "{chunk:?}");
+        }
     }
 
     #[test]
