@@ -57,8 +57,9 @@ pub trait PartialValue {
     /// The string being written at the end of `node` (each container's last member or item, down to
     /// a string), as `partial` shows it, with the text read so far: when a chunk did nothing but
     /// append to that string and perhaps end it ([`PartialParser::only_grew`]), the reader appends to
-    /// it without walking the value (so `Some` only where a string shows the same complete or not). `None` where that string is not shown as it grows (a `stream = "done"` field, a
-    /// value not shown yet, a type shown only once complete): the reader then walks as usual.
+    /// it without walking the value (so `Some` only where a string shows the same complete or not).
+    /// `None` where that string is not shown as it grows (a `stream = "done"` field, a value not shown
+    /// yet, a type shown only once complete): the reader then walks as usual.
     #[inline]
     fn growing<'p, 'n>(
         partial: &'p mut Self::Partial,
@@ -585,8 +586,8 @@ impl<T: PartialValue + ?Sized> PartialReader<T> {
         };
         match &mut self.value {
             Some(value) => {
-                // A chunk that only appended to the string being written (or ended it): append to its copy,
-                // without a walk (unless a snapshot is still held: then the walk decides, and copies
+                // A chunk that only appended to the string being written (or ended it): append to its
+                // copy, without a walk (unless a snapshot is still held: then the walk decides, and copies
                 // the value only if something visible changed).
                 if self.parser.only_grew() {
                     if let Some((shown, text)) =
