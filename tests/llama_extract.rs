@@ -264,10 +264,12 @@ async fn a_repair_that_gets_its_rejected_answer_back_is_sent_again_with_a_temper
 
 #[tokio::test]
 async fn prompted_mode_repairs_an_answer_with_no_json_until_one_validates() {
-    // Without a grammar this model first retells the invoice in a sentence, twice at temperature 0 (the
-    // repair shows it the error and its answer); the repeat raises the next attempt's temperature (0.3,
-    // fixed seed), and that answer holds JSON the lenient parser reads and the schema accepts. Greedy
-    // decoding and a fixed seed make the sequence the same on every run with this model file.
+    // Without a grammar this model first retells the invoice in a sentence, and its first repairs (which
+    // show it the error and its answer) are prose too; a repeated answer raises the next attempt's
+    // temperature (0.3, fixed seed), and within five attempts an answer holds JSON the lenient parser
+    // reads and the schema accepts. Greedy decoding and a fixed seed make the sequence the same on every
+    // run with this model file and engine (the text and the attempt budget were chosen again when the
+    // engine began reading prompts in 64-token pieces, which changed this model's near-tied choices).
     let schema = llm_extract::DynamicSchema::from_json(serde_json::json!({
         "title": "Invoice",
         "type": "object",
@@ -282,11 +284,11 @@ async fn prompted_mode_repairs_an_answer_with_no_json_until_one_validates() {
     .unwrap();
     let extracted = Extractor::new(model())
         .mode(Mode::Prompted)
-        .max_attempts(3)
+        .max_attempts(5)
         .max_tokens(96)
         .extract_value(
             schema.schema_set(),
-            "Invoice INV-2231 for $1,250.00 was paid on March 3.",
+            "Invoice INV-2231: total $1,250.00, paid.",
         )
         .await
         .unwrap_or_else(|e| panic!("{e}: {:#?}", e.attempts()));
