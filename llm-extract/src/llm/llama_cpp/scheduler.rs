@@ -22,9 +22,9 @@
 //! **Memory.** Each slot has its own stream of the KV cache (`kv_unified` off): `per-slot` cells each,
 //! position `p` of a sequence in its cell `p`. A token then attends over its own sequence's cells only,
 //! where a unified cache makes every token of a batch step over all sequences' cells: with four
-//! sequences the aggregate generation rate was 1.03x to 1.27x one sequence's with the unified cache and
-//! 1.38x to 1.45x with a stream each, the same as llama.cpp's own `llama-batched-bench` on this machine
-//! (BENCHMARKS.md). The per-slot size starts at what the first request needs (rounded up) and grows, up
+//! sequences the aggregate generation rate was 1.03x to 1.27x one sequence's with the unified cache
+//! (3 runs) and 1.12x to 1.45x with a stream each (7 runs), against 1.26x to 1.43x for llama.cpp's own
+//! `llama-batched-bench` on the same machine (BENCHMARKS.md). The per-slot size starts at what the first request needs (rounded up) and grows, up
 //! to the model's context size, when a request needs more: the context is rebuilt when no sequence is
 //! running.
 
