@@ -24,9 +24,9 @@
 //! where a unified cache makes every token of a batch step over all sequences' cells: with four
 //! sequences the aggregate generation rate was 1.03x to 1.27x one sequence's with the unified cache
 //! (3 runs) and 1.12x to 1.45x with a stream each (7 runs), against 1.26x to 1.43x for llama.cpp's own
-//! `llama-batched-bench` on the same machine (BENCHMARKS.md). The per-slot size starts at what the first request needs (rounded up) and grows, up
-//! to the model's context size, when a request needs more: the context is rebuilt when no sequence is
-//! running.
+//! `llama-batched-bench` on the same machine (BENCHMARKS.md). The per-slot size starts at what the
+//! first request needs (rounded up) and grows, up to the model's context size, when a request needs
+//! more: the context is rebuilt when no sequence is running.
 
 use super::engine::{Engine, BATCH};
 use super::exit::{register_exit_handler, stopping, Inside, Stage};
@@ -52,8 +52,8 @@ const GROWTH: u32 = 1024;
 /// of the batch it is read in (attention for one query takes another path than for a block of queries), so
 /// this is what makes reuse exact: every prompt token is read in the same piece, at the same positions,
 /// over the same cached keys and values, whether the prefix before it was reused or read again. Smaller
-/// pieces reuse more of a shared prefix but read a long prompt in more steps (BENCHMARKS.md, "Prefix
-/// reuse").
+/// pieces reuse more of a shared prefix but read a long prompt in more steps (BENCHMARKS.md, issue 14,
+/// "Session 10").
 const PIECE: usize = 64;
 
 /// Serialises the decoding steps of every model that did not ask for its own cores
