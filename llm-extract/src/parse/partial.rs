@@ -7,6 +7,11 @@
 //! was read) and the number of the chunk that last changed it ([`Node::changed`]). Only the open path
 //! from the root to the value being written can change, so a reader that remembers the chunk it last
 //! looked at ([`PartialParser::chunk`]) revisits only what changed since (see [`super::partial_value`]).
+//! The open path is exactly the nodes not complete yet: each holds the chunk it began in, and changed
+//! in every chunk since that changed anything visible, so its stamp is read off the parser
+//! ([`PartialParser`]'s `visible`) rather than written along the path at every chunk; a node's own
+//! stamp is written once, when it completes. Likewise the open string, number or word is always the
+//! end of the parser's text, so its span is brought up to date only when it ends.
 //!
 //! What it tolerates: prose or a code fence before the value (skipped up to the first `{` or `[` when
 //! the schema wants an object or an array), trailing and doubled commas, unquoted keys, Python-style
@@ -58,6 +63,9 @@ pub struct PartialParser {
     chunk: u64,
     /// Whether the current chunk changed anything visible.
     dirty: bool,
+    /// The last chunk that changed anything visible: the [`Node::changed`] of every node still open
+    /// (each is on the open path, which every such chunk changed) that began before it.
+    visible: u64,
     /// Whether the current chunk changed the tree other than by appending to the string value being
     /// read or ending it (a node added, a container closed, a number or word ended).
     other: bool,
@@ -196,6 +204,7 @@ impl PartialParser {
             high: None,
             chunk: 0,
             dirty: false,
+            visible: 0,
             other: false,
             closed: Vec::new(),
             container,
@@ -259,7 +268,6 @@ impl PartialParser {
             if let Ok(text) = std::str::from_utf8(bytes) {
                 self.text.push_str(text);
                 self.pushed();
-                self.sync_scalar();
                 self.stamp();
                 return;
             }
@@ -279,20 +287,14 @@ impl PartialParser {
             }
             i = self.step(bytes, i);
         }
-        self.sync_scalar();
         self.stamp();
     }
 
-    /// Stamps the open path changed in this chunk, if anything visible changed.
+    /// Notes that this chunk changed the open path, if anything visible changed (see `visible`).
     #[inline]
     fn stamp(&mut self) {
         if self.dirty {
-            let chunk = self.chunk;
-            for frame in self.stack.iter().chain(self.scalar.as_ref()) {
-                if let Some(node) = self.nodes.get_mut(frame.id as usize) {
-                    node.changed = chunk;
-                }
-            }
+            self.visible = self.chunk;
         }
     }
 
@@ -577,8 +579,9 @@ impl PartialParser {
         start.map_or("", |start| self.text.get(start..).unwrap_or_default())
     }
 
-    /// Brings the span of the scalar being read up to the end of the text (it is extended lazily:
-    /// once per chunk, and when the scalar ends or changes kind, rather than once per run of bytes).
+    /// Brings the span of the scalar being read up to the end of the text: done when it ends or changes
+    /// kind, not as it grows (while it is open, a reader takes its text to the end of the parser's
+    /// text: see [`Node::text`]).
     fn sync_scalar(&mut self) {
         let end = self.text.len();
         if let Some(Kind::Number(span) | Kind::String(span) | Kind::Word(span)) = self.scalar_kind()
@@ -925,7 +928,22 @@ impl<'a> Node<'a> {
     /// The chunk that last changed this value or anything in it (see [`PartialParser::chunk`]).
     #[inline]
     pub fn changed(self) -> u64 {
-        self.data().changed
+        let data = self.data();
+        match data.complete {
+            true => data.changed,
+            // Open: on the open path since it began, so changed by every chunk that changed anything.
+            false => data.created.max(self.tree.visible),
+        }
+    }
+
+    /// The text of a span of this scalar: to the end of the parser's text while it is open (the
+    /// scalar being read is always last there, and its span is brought up to date when it ends).
+    #[inline]
+    fn text(self, span: Span) -> &'a str {
+        match self.data().complete {
+            true => self.tree.slice(span),
+            false => self.tree.text.get(span.start..).unwrap_or_default(),
+        }
     }
 
     /// The chunk that began this value: a reader that last looked after chunk `since` has seen it
@@ -945,7 +963,7 @@ impl<'a> Node<'a> {
     #[inline]
     pub fn as_str(self) -> Option<&'a str> {
         match &self.data().kind {
-            Kind::String(span) => Some(self.tree.slice(*span)),
+            Kind::String(span) => Some(self.text(*span)),
             _ => None,
         }
     }
@@ -1116,10 +1134,8 @@ impl<'a> Node<'a> {
         match &self.data().kind {
             Kind::Null => Value::Null,
             Kind::Bool(flag) => Value::Bool(*flag),
-            Kind::Number(span) => {
-                serde_json::from_str(self.tree.slice(*span)).unwrap_or(Value::Null)
-            }
-            Kind::String(span) => Value::String(self.tree.slice(*span).to_owned()),
+            Kind::Number(span) => serde_json::from_str(self.text(*span)).unwrap_or(Value::Null),
+            Kind::String(span) => Value::String(self.text(*span).to_owned()),
             Kind::Word(_) => Value::Null,
             Kind::Array(_) => Value::Array(
                 self.items()
