@@ -203,6 +203,42 @@ fn update_loop(fields: &[&Field], slot: impl Fn(usize, &Field) -> TokenStream) -
     }
 }
 
+/// The body of `PartialValue::update_below` for a struct: the last member's field, if the change is
+/// below it and it can be descended into (see `descend_field`), else the struct's own update.
+fn update_below_body(fields: &[&Field]) -> TokenStream {
+    let p = private();
+    let arms = fields.iter().map(|field| {
+        let names = names(field);
+        let ident = &field.original.ident;
+        let done = done(field);
+        let ty = if field.attrs.extract.schemars.is_some() {
+            quote!(#p::Value)
+        } else {
+            let ty = field.ty;
+            quote_spanned!(ty.span()=> #ty)
+        };
+        quote! {
+            #names => #p::descend_field::<#ty>(
+                &mut __partial.#ident, __value, __since, #done, __below,
+            ),
+        }
+    });
+    quote! {
+        if let (::core::option::Option::Some(__below), ::core::option::Option::Some((__key, __value))) =
+            (__depth.checked_sub(1), __node.last_entry())
+        {
+            let __descended = match __key {
+                #(#arms)*
+                _ => ::core::option::Option::None,
+            };
+            if let ::core::option::Option::Some(__changed) = __descended {
+                return __changed;
+            }
+        }
+        <Self as #p::PartialValue>::update(__partial, __node, __since)
+    }
+}
+
 /// The match that finds the string being written in the last member of `__node` (see
 /// `PartialValue::growing`), each field's slot bound by `slot`: a field shown as it grows passes the
 /// question on; a `stream = "done"` field, a schemars field and any other key answer `None`.
@@ -267,6 +303,7 @@ fn expand_struct(input: &Struct) -> TokenStream {
         quote!(__partial.#field)
     });
     let growing_signature = growing_signature(&partial);
+    let update_below = update_below_body(&fields);
     let attributes = attributes(&doc, quote!(::core::default::Default));
     let bounds = bounds(ident, &fields);
     quote! {
@@ -303,6 +340,16 @@ fn expand_struct(input: &Struct) -> TokenStream {
                 let mut __changed = false;
                 #update
                 __changed
+            }
+
+            #[allow(unused_variables)]
+            fn update_below(
+                __partial: &mut #partial,
+                __node: #p::Node<'_>,
+                __since: u64,
+                __depth: usize,
+            ) -> bool {
+                #update_below
             }
 
             #[inline]

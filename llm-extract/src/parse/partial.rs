@@ -63,6 +63,8 @@ pub struct PartialParser {
     chunk: u64,
     /// Whether the current chunk changed anything visible.
     dirty: bool,
+    /// The depth of the shallowest node the current chunk changed (see [`PartialParser::changed_depth`]).
+    shallowest: usize,
     /// The last chunk that changed anything visible: the [`Node::changed`] of every node still open
     /// (each is on the open path, which every such chunk changed) that began before it.
     visible: u64,
@@ -205,6 +207,7 @@ impl PartialParser {
             chunk: 0,
             dirty: false,
             visible: 0,
+            shallowest: usize::MAX,
             other: false,
             closed: Vec::new(),
             container,
@@ -233,6 +236,28 @@ impl PartialParser {
         self.dirty && !self.other
     }
 
+    /// The depth (the root is 0) of the shallowest node of the open path that the last chunk changed
+    /// other than by changes below it: it gained a member or item, or one of its members or items
+    /// was completed, or, for the string being read, it grew. Every node above it on the open path
+    /// is as it was but for its change stamp, so a reader may bring its value up to date from there
+    /// (see [`PartialValue::update_below`](super::PartialValue::update_below)). `usize::MAX` when the
+    /// chunk changed nothing.
+    pub fn changed_depth(&self) -> usize {
+        self.shallowest
+    }
+
+    /// Notes a change to the node at `depth` (see [`PartialParser::changed_depth`]).
+    #[inline]
+    fn changed_at(&mut self, depth: usize) {
+        self.shallowest = self.shallowest.min(depth);
+    }
+
+    /// Notes a change to the members of the innermost open container (the root when none is open).
+    #[inline]
+    fn changed_here(&mut self) {
+        self.changed_at(self.stack.len().saturating_sub(1));
+    }
+
     /// Whether the whole value has been read (what follows it is ignored).
     pub fn is_done(&self) -> bool {
         self.root().is_some_and(Node::is_complete)
@@ -258,6 +283,7 @@ impl PartialParser {
         self.chunk += 1;
         self.dirty = false;
         self.other = false;
+        self.shallowest = usize::MAX;
         if self.state == State::Str
             && self.utf8.is_empty()
             && self.high.is_none()
@@ -500,6 +526,7 @@ impl PartialParser {
     /// nesting is too deep (the preview ends there).
     fn add(&mut self, kind: Kind) -> Option<Frame> {
         self.other = true;
+        self.changed_here();
         if self.stack.len() >= MAX_DEPTH {
             self.state = State::End;
             return None;
@@ -633,7 +660,9 @@ impl PartialParser {
         };
     }
 
+    /// Completes node `id`, a member or item of the innermost open container (or the root).
     fn complete(&mut self, id: u32) {
+        self.changed_here();
         if let Some(node) = self.nodes.get_mut(id as usize) {
             node.complete = true;
             node.changed = self.chunk;
@@ -800,6 +829,8 @@ impl PartialParser {
             self.key.end = self.text.len();
         } else {
             self.dirty = true;
+            // The string is a member or item of the innermost container, one level below it.
+            self.changed_at(self.stack.len());
         }
     }
 

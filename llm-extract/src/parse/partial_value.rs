@@ -54,6 +54,18 @@ pub trait PartialValue {
     /// returns whether anything visible changed.
     fn update(partial: &mut Self::Partial, node: Node<'_>, since: u64) -> bool;
 
+    /// [`PartialValue::update`] when nothing changed after chunk `since` but the node at `depth`
+    /// below `node` on its open path (each container's last member or item) and what is under it (see
+    /// [`PartialParser::changed_depth`]): a type that holds its members or items descends to that
+    /// node's value and updates it there, so a chunk costs the levels it changed, not a walk from the
+    /// root. Wherever the path leaves what the value shows (a member not shown yet, a key the type
+    /// does not know), it updates from that level instead, which is always right.
+    #[inline]
+    fn update_below(partial: &mut Self::Partial, node: Node<'_>, since: u64, depth: usize) -> bool {
+        let _ = depth;
+        Self::update(partial, node, since)
+    }
+
     /// The string being written at the end of `node` (each container's last member or item, down to
     /// a string), as `partial` shows it, with the text read so far: when a chunk did nothing but
     /// append to that string and perhaps end it ([`PartialParser::only_grew`]), the reader appends to
@@ -134,6 +146,26 @@ pub fn sync_field<T: PartialValue + ?Sized>(
         return false;
     }
     T::sync(slot, node, since)
+}
+
+/// A field of a derived type whose node is on the open path, `depth` levels above what changed (see
+/// [`PartialValue::update_below`]); `None` when the field's slot cannot be descended into (not shown
+/// yet, a value begun since the last look, or shown only once complete): then its object updates.
+#[doc(hidden)]
+#[inline]
+pub fn descend_field<T: PartialValue + ?Sized>(
+    slot: &mut Option<T::Partial>,
+    node: Node<'_>,
+    since: u64,
+    done: bool,
+    depth: usize,
+) -> Option<bool> {
+    match slot {
+        Some(partial) if !done && node.created() <= since => {
+            Some(node.changed() > since && T::update_below(partial, node, since, depth))
+        }
+        _ => None,
+    }
 }
 
 /// Whether a field of a derived type would be shown (see [`sync_field`]).
@@ -350,6 +382,11 @@ impl<T: PartialValue> PartialValue for Option<T> {
     }
 
     #[inline]
+    fn update_below(partial: &mut T::Partial, node: Node<'_>, since: u64, depth: usize) -> bool {
+        T::update_below(partial, node, since, depth)
+    }
+
+    #[inline]
     fn growing<'p, 'n>(
         partial: &'p mut T::Partial,
         node: Node<'n>,
@@ -371,6 +408,11 @@ impl<T: PartialValue + ?Sized> PartialValue for Box<T> {
 
     fn update(partial: &mut T::Partial, node: Node<'_>, since: u64) -> bool {
         T::update(partial, node, since)
+    }
+
+    #[inline]
+    fn update_below(partial: &mut T::Partial, node: Node<'_>, since: u64, depth: usize) -> bool {
+        T::update_below(partial, node, since, depth)
     }
 
     #[inline]
@@ -420,6 +462,24 @@ fn update_list<T: PartialValue + ?Sized>(
     changed
 }
 
+/// [`PartialValue::update_below`] for a list: the last item, when the change is inside it and it is
+/// shown already (the items before it are complete, and unchanged).
+fn update_list_below<T: PartialValue + ?Sized>(
+    list: &mut Vec<T::Partial>,
+    node: Node<'_>,
+    since: u64,
+    depth: usize,
+) -> bool {
+    if let (Some(below), Some((index, item))) = (depth.checked_sub(1), node.last_item()) {
+        if index + 1 == list.len() && item.created() <= since {
+            if let Some(last) = list.last_mut() {
+                return item.changed() > since && T::update_below(last, item, since, below);
+            }
+        }
+    }
+    update_list::<T>(list, node, since)
+}
+
 macro_rules! lists {
     ($($list:ident $(, $extra:ident)?);* $(;)?) => {$(
         impl<T: PartialValue $(, $extra)?> PartialValue for $list<T $(, $extra)?> {
@@ -435,6 +495,16 @@ macro_rules! lists {
 
             fn update(partial: &mut Self::Partial, node: Node<'_>, since: u64) -> bool {
                 update_list::<T>(partial, node, since)
+            }
+
+            #[inline]
+            fn update_below(
+                partial: &mut Self::Partial,
+                node: Node<'_>,
+                since: u64,
+                depth: usize,
+            ) -> bool {
+                update_list_below::<T>(partial, node, since, depth)
             }
 
             #[inline]
@@ -599,8 +669,10 @@ impl<T: PartialValue + ?Sized> PartialReader<T> {
                         }
                     }
                 }
-                // Only clone a snapshot still held elsewhere if something changed.
-                root.changed() > since && T::update(Arc::make_mut(value), root, since)
+                // Only clone a snapshot still held elsewhere if something changed; update from the
+                // shallowest level the chunk changed (above it, only change stamps moved).
+                let depth = self.parser.changed_depth();
+                root.changed() > since && T::update_below(Arc::make_mut(value), root, since, depth)
             }
             None => {
                 self.value = T::build(root).map(Arc::new);
