@@ -4,8 +4,10 @@
 //!
 //! A partial form is brought up to date from what changed since the reader last looked (the open path
 //! of the tree), never rebuilt: a string grows by what was appended, a list syncs its last item and
-//! appends new ones, an object syncs the members written since. So each chunk costs what it changed,
-//! and a whole answer costs time linear in its length.
+//! appends new ones, an object syncs the members written since. The update starts at the shallowest
+//! level the chunk changed ([`PartialParser::changed_depth`], [`PartialValue::update_below`]), and a
+//! chunk that only appends to the string being written appends to its copy without a walk. So each
+//! chunk costs what it changed, and a whole answer costs time linear in its length.
 //!
 //! What is shown, and when:
 //! - strings grow as they are written; numbers, booleans, `char`s, fieldless enums and
