@@ -797,6 +797,45 @@ mod tests {
         );
     }
 
+    /// Fed in chunks of every size from 1 to 9 bytes, `T` shows after each chunk what a reader given
+    /// the same prefix in one piece shows (updates from below the root never drift from a fresh read).
+    fn matches_fresh_reads<T: PartialValue + ?Sized>(text: &str) {
+        let bytes = text.as_bytes();
+        for size in 1..10 {
+            let mut reader = PartialReader::<T>::with_parser(PartialParser::new(true));
+            let mut end = 0;
+            for piece in bytes.chunks(size) {
+                end += piece.len();
+                let before = reader.partial().cloned();
+                let changed = reader.feed(piece);
+                let mut fresh = PartialReader::<T>::with_parser(PartialParser::new(true));
+                fresh.feed(&bytes[..end]);
+                assert_eq!(
+                    reader.partial(),
+                    fresh.partial(),
+                    "{size}-byte chunks, {end} bytes"
+                );
+                assert_eq!(
+                    changed,
+                    reader.partial().cloned() != before,
+                    "{size}, {end}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn nested_lists_maps_and_json_update_from_below_as_read_whole() {
+        matches_fresh_reads::<Vec<Vec<String>>>(r#"[["ab", "c\"d"], [], ["é€", "x"], ["y"]]"#);
+        matches_fresh_reads::<BTreeMap<String, Vec<String>>>(
+            r#"{"a": ["x", "yz"], "b": [], "a": ["again"], "c": ["1", "22"]}"#,
+        );
+        matches_fresh_reads::<Vec<Option<Box<Vec<u32>>>>>("[[1, 22], null, [333, 4], [5]]");
+        matches_fresh_reads::<Value>(
+            r#"{"a": [1, {"b": "xy", "c": [true, null]}], "d": {"e": "f", "g": [[2], "h"]}}"#,
+        );
+    }
+
     #[test]
     fn a_held_snapshot_is_not_changed_behind_its_holder() {
         let mut reader = PartialReader::<Vec<String>>::with_parser(PartialParser::new(true));
