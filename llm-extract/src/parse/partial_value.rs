@@ -339,15 +339,27 @@ impl PartialValue for Value {
                 changed
             }
             Value::Object(map) => {
+                // As `Node::to_value` reads a key written twice: the last value that shows wins.
                 let mut changed = false;
                 for (key, value) in node.changed_entries(since) {
+                    if !readable(value) {
+                        continue;
+                    }
+                    // A value shown at the last look is what its key shows (a later one for the same
+                    // key would have been read after it): it grows in place. One begun since, or a
+                    // number or literal just ended, replaces what its key showed.
+                    let grows = value.created() <= since
+                        && (value.as_str().is_some() || value.is_array() || value.is_object());
                     match map.get_mut(key) {
-                        Some(partial) => changed |= Value::update(partial, value, since),
+                        Some(partial) if grows => changed |= Value::update(partial, value, since),
+                        Some(partial) => {
+                            let new = value.to_value();
+                            changed |= new != *partial;
+                            *partial = new;
+                        }
                         None => {
-                            if let Some(built) = Value::build(value) {
-                                map.insert(key.to_owned(), built);
-                                changed = true;
-                            }
+                            map.insert(key.to_owned(), value.to_value());
+                            changed = true;
                         }
                     }
                 }
@@ -832,7 +844,7 @@ mod tests {
         );
         matches_fresh_reads::<Vec<Option<Box<Vec<u32>>>>>("[[1, 22], null, [333, 4], [5]]");
         matches_fresh_reads::<Value>(
-            r#"{"a": [1, {"b": "xy", "c": [true, null]}], "d": {"e": "f", "g": [[2], "h"]}}"#,
+            r#"{"a": [1, {"b": "xy", "c": [true, null]}], "d": {"e": "f", "g": [[2], "h"]}, "a": 12, "a": "again", "a": 3}"#,
         );
     }
 
