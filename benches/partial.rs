@@ -102,6 +102,7 @@ fn answer(bytes: usize) -> String {
 }
 
 /// Feeds `text` in `chunk`-byte pieces, taking a snapshot after each that changed something.
+#[inline(never)]
 fn incremental(text: &[u8], chunk: usize) -> usize {
     fed(text, chunk, |reader| drop(black_box(reader.snapshot())))
 }
@@ -127,6 +128,7 @@ fn fed(text: &[u8], chunk: usize, read: impl Fn(&PartialReader<Invoice>)) -> usi
 }
 
 /// The parser alone, without the typed value: how the cost of `incremental` splits.
+#[inline(never)]
 fn parser_only(text: &[u8], chunk: usize) -> u64 {
     let mut parser = PartialParser::new(true);
     for piece in text.chunks(chunk) {
@@ -151,6 +153,7 @@ fn reparse(text: &[u8], chunk: usize) -> usize {
     snapshots
 }
 
+#[inline(never)]
 fn one_shot(text: &str) {
     black_box(from_str::<Invoice>(black_box(text)).ok());
 }

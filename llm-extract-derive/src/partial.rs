@@ -252,13 +252,42 @@ fn growing_match(fields: &[&Field], slot: impl Fn(usize, &Field) -> TokenStream)
             let names = names(field);
             let ty = field.ty;
             let slot = slot(i, field);
+            let step = i as u32;
             quote_spanned! {ty.span()=>
-                #names => <#ty as #p::PartialValue>::growing(#slot.as_mut()?, __value),
+                #names => {
+                    __path.push(#step);
+                    <#ty as #p::PartialValue>::growing(#slot.as_mut()?, __value, __path)
+                }
             }
         });
     quote! {
         let (__key, __value) = __node.last_entry()?;
         match __key {
+            #(#arms)*
+            _ => ::core::option::Option::None,
+        }
+    }
+}
+
+/// The match that follows a step of `PartialValue::grow_at`'s path (a field's number, as
+/// `growing_match` pushed it) to the field's slot, bound by `slot`.
+fn grow_at_match(fields: &[&Field], slot: impl Fn(usize, &Field) -> TokenStream) -> TokenStream {
+    let p = private();
+    let arms = fields
+        .iter()
+        .enumerate()
+        .filter(|(_, field)| !done(field) && field.attrs.extract.schemars.is_none())
+        .map(|(i, field)| {
+            let ty = field.ty;
+            let slot = slot(i, field);
+            let step = i as u32;
+            quote_spanned! {ty.span()=>
+                #step => <#ty as #p::PartialValue>::grow_at(#slot.as_mut()?, __rest),
+            }
+        });
+    quote! {
+        let (__step, __rest) = __path.split_first()?;
+        match *__step {
             #(#arms)*
             _ => ::core::option::Option::None,
         }
@@ -272,7 +301,18 @@ fn growing_signature(partial: &Ident) -> TokenStream {
         fn growing<'__p, '__n>(
             __partial: &'__p mut #partial,
             __node: #p::Node<'__n>,
+            __path: &mut ::std::vec::Vec<u32>,
         ) -> ::core::option::Option<(&'__p mut ::std::string::String, &'__n str)>
+    }
+}
+
+/// The signature of `PartialValue::grow_at` for the partial type `partial`.
+fn grow_at_signature(partial: &Ident) -> TokenStream {
+    quote! {
+        fn grow_at<'__p>(
+            __partial: &'__p mut #partial,
+            __path: &[u32],
+        ) -> ::core::option::Option<&'__p mut ::std::string::String>
     }
 }
 
@@ -303,6 +343,11 @@ fn expand_struct(input: &Struct) -> TokenStream {
         quote!(__partial.#field)
     });
     let growing_signature = growing_signature(&partial);
+    let grow_at = grow_at_match(&fields, |_, field| {
+        let field = &field.original.ident;
+        quote!(__partial.#field)
+    });
+    let grow_at_signature = grow_at_signature(&partial);
     let update_below = update_below_body(&fields);
     let attributes = attributes(&doc, quote!(::core::default::Default));
     let bounds = bounds(ident, &fields);
@@ -356,6 +401,12 @@ fn expand_struct(input: &Struct) -> TokenStream {
             #[allow(unused_variables)]
             #growing_signature {
                 #growing
+            }
+
+            #[inline]
+            #[allow(unused_variables)]
+            #grow_at_signature {
+                #grow_at
             }
         }
     }
@@ -438,7 +489,21 @@ fn expand_tagged(input: &Enum) -> TokenStream {
             #partial::#variant_ident { #(#idents: #bindings,)* } => { #growing }
         }
     });
+    let grow_at_arms = variants.iter().map(|variant| {
+        let variant_ident = &variant.original.ident;
+        let fields = variant_fields(variant);
+        let bindings: Vec<Ident> = (0..fields.len()).map(|i| format_ident!("__f{i}")).collect();
+        let idents = fields.iter().map(|f| &f.original.ident);
+        let grow_at = grow_at_match(&fields, |i, _| {
+            let binding = &bindings[i];
+            quote!(#binding)
+        });
+        quote! {
+            #partial::#variant_ident { #(#idents: #bindings,)* } => { #grow_at }
+        }
+    });
     let growing_signature = growing_signature(&partial);
+    let grow_at_signature = grow_at_signature(&partial);
     let attributes = attributes(&doc, TokenStream::new());
     let all_fields: Vec<&Field> = variants.iter().flat_map(|v| variant_fields(v)).collect();
     let bounds = bounds(ident, &all_fields);
@@ -489,6 +554,14 @@ fn expand_tagged(input: &Enum) -> TokenStream {
             #growing_signature {
                 match __partial {
                     #(#growing_arms)*
+                }
+            }
+
+            #[inline]
+            #[allow(unused_variables, unreachable_code)]
+            #grow_at_signature {
+                match __partial {
+                    #(#grow_at_arms)*
                 }
             }
         }

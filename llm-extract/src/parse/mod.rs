@@ -87,7 +87,7 @@ pub use error::ParseError;
 pub use lines::{lines_from_str, lines_from_str_value, lines_from_str_with};
 pub use one::{from_str, from_str_value, from_str_with};
 pub use partial::{JsonPath, Node, PartialParser, PathSegment};
-pub use partial_value::{Partial, PartialReader, PartialValue};
+pub use partial_value::{Partial, PartialReader, PartialValue, UNNUMBERED};
 pub(crate) use pipeline::{deserialize, typed_item};
 pub use repetition::{ItemVerdict, ItemWindow, Loop, LoopGuard, LoopKind, Repeats};
 

@@ -71,6 +71,9 @@ pub struct PartialParser {
     /// Whether the current chunk changed the tree other than by appending to the string value being
     /// read or ending it (a node added, a container closed, a number or word ended).
     other: bool,
+    /// Where the text of the string value being read stood when the current chunk began, and where
+    /// the chunk's last append to it left it (see [`PartialParser::grown`]).
+    grown: Span,
     /// Nodes closed since [`PartialParser::take_closed`] was last called.
     closed: Vec<u32>,
     /// Whether the value must be an object or an array (prose before it is skipped).
@@ -209,6 +212,7 @@ impl PartialParser {
             visible: 0,
             shallowest: usize::MAX,
             other: false,
+            grown: Span::default(),
             closed: Vec::new(),
             container,
             indexes: HashMap::new(),
@@ -234,6 +238,16 @@ impl PartialParser {
     /// and when nothing visible changed.
     pub fn only_grew(&self) -> bool {
         self.dirty && !self.other
+    }
+
+    /// What the last chunk appended to the string value being read, when it did nothing else
+    /// ([`PartialParser::only_grew`]): so a reader whose copy of that string was up to date before the
+    /// chunk appends this, without reading the string from the tree.
+    #[inline]
+    pub fn grown(&self) -> &str {
+        self.text
+            .get(self.grown.start..self.grown.end)
+            .unwrap_or_default()
     }
 
     /// The depth (the root is 0) of the shallowest node of the open path that the last chunk changed
@@ -284,14 +298,15 @@ impl PartialParser {
         self.dirty = false;
         self.other = false;
         self.shallowest = usize::MAX;
+        self.grown = Span::at(self.text.len());
         if self.state == State::Str
             && self.utf8.is_empty()
             && self.high.is_none()
             && !bytes.is_empty()
-            && !bytes.iter().any(|&b| b == b'"' || b == b'\\')
         {
-            // The common chunk inside a string: whole characters, no quote, no escape.
-            if let Ok(text) = std::str::from_utf8(bytes) {
+            // The common chunk inside a string: ASCII text, no quote, no escape. Each byte is its
+            // character, so no UTF-8 check (which costs more than the copy on a chunk this small).
+            if let Some(text) = plain(bytes) {
                 self.text.push_str(text);
                 self.pushed();
                 self.stamp();
@@ -451,7 +466,7 @@ impl PartialParser {
                 }
                 // ASCII by the test above: each byte is its character.
                 let digits = rest.get(..run).unwrap_or_default();
-                self.text.extend(digits.iter().map(|&b| char::from(b)));
+                self.text.push_str(ascii(digits));
                 i + run
             }
             State::Literal => {
@@ -721,7 +736,7 @@ impl PartialParser {
     fn push_bytes(&mut self, mut bytes: &[u8]) {
         if self.utf8.is_empty() && bytes.len() <= 16 && bytes.is_ascii() {
             // The common case in small chunks: a few ASCII bytes, valid as they are.
-            self.text.extend(bytes.iter().map(|&b| char::from(b)));
+            self.text.push_str(ascii(bytes));
             self.pushed();
             return;
         }
@@ -829,6 +844,7 @@ impl PartialParser {
             self.key.end = self.text.len();
         } else {
             self.dirty = true;
+            self.grown.end = self.text.len();
             // The string is a member or item of the innermost container, one level below it.
             self.changed_at(self.stack.len());
         }
@@ -880,6 +896,46 @@ impl PartialParser {
         }
         JsonPath(segments)
     }
+}
+
+/// ASCII bytes as the text they are (each byte is its character); empty for anything else, which
+/// callers rule out first (without the cost of a UTF-8 check, which on the few bytes of a small chunk
+/// costs more than the copy).
+#[inline]
+fn ascii(bytes: &[u8]) -> &str {
+    if bytes.is_ascii() {
+        // SAFETY: ASCII is valid UTF-8.
+        unsafe { std::str::from_utf8_unchecked(bytes) }
+    } else {
+        ""
+    }
+}
+
+/// `bytes` as text when they are all ASCII and hold no quote and no backslash: string text each of
+/// whose bytes is its character. A chunk of up to 8 bytes is tested as one word, without a loop.
+#[inline]
+fn plain(bytes: &[u8]) -> Option<&str> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    // Whether any byte of `word` is zero.
+    let zero = |word: u64| word.wrapping_sub(ONES) & !word & HIGH != 0;
+    let clean = if bytes.len() <= 8 {
+        // Padded with spaces, which pass.
+        let mut word = [b' '; 8];
+        for (slot, &byte) in word.iter_mut().zip(bytes) {
+            *slot = byte;
+        }
+        let word = u64::from_le_bytes(word);
+        word & HIGH == 0
+            && !zero(word ^ (ONES * u64::from(b'"')))
+            && !zero(word ^ (ONES * u64::from(b'\\')))
+    } else {
+        !bytes.iter().fold(false, |bad, &b| {
+            bad | (b >= 0x80) | (b == b'"') | (b == b'\\')
+        })
+    };
+    // SAFETY: ASCII is valid UTF-8.
+    clean.then(|| unsafe { std::str::from_utf8_unchecked(bytes) })
 }
 
 /// Whitespace between JSON tokens.

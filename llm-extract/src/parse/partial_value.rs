@@ -74,12 +74,26 @@ pub trait PartialValue {
     /// it without walking the value (so `Some` only where a string shows the same complete or not).
     /// `None` where that string is not shown as it grows (a `stream = "done"` field, a value not shown
     /// yet, a type shown only once complete): the reader then walks as usual.
+    ///
+    /// Each level pushes onto `path` the step it took (a field's number, an item's index, or
+    /// [`UNNUMBERED`] for a step that has no number, such as a map's key), so that
+    /// [`PartialValue::grow_at`] finds the same string again without the tree.
     #[inline]
     fn growing<'p, 'n>(
         partial: &'p mut Self::Partial,
         node: Node<'n>,
+        path: &mut Vec<u32>,
     ) -> Option<(&'p mut String, &'n str)> {
-        let _ = (partial, node);
+        let _ = (partial, node, path);
+        None
+    }
+
+    /// The string [`PartialValue::growing`] found, by the steps it pushed onto its path: while the
+    /// value's shape has not changed since (the reader asks only then), a chunk that did nothing but
+    /// append to that string appends to it here, with no walk of the tree and no key compared.
+    #[inline]
+    fn grow_at<'p>(partial: &'p mut Self::Partial, path: &[u32]) -> Option<&'p mut String> {
+        let _ = (partial, path);
         None
     }
 
@@ -131,6 +145,10 @@ impl<T: PartialField> PartialField for BTreeSet<T> {}
 impl<T: PartialField, S> PartialField for HashSet<T, S> {}
 impl<T: PartialField> PartialField for BTreeMap<String, T> {}
 impl<T: PartialField, S> PartialField for HashMap<String, T, S> {}
+
+/// A step of [`PartialValue::growing`]'s path that [`PartialValue::grow_at`] cannot take (a map's
+/// key): a path holding it is not followed again.
+pub const UNNUMBERED: u32 = u32::MAX;
 
 /// The partial form of `T` (`TPartial` for a derived `T`).
 pub type Partial<T> = <T as PartialValue>::Partial;
@@ -210,8 +228,14 @@ impl PartialValue for String {
     fn growing<'p, 'n>(
         partial: &'p mut String,
         node: Node<'n>,
+        _path: &mut Vec<u32>,
     ) -> Option<(&'p mut String, &'n str)> {
         Some((partial, node.as_str()?))
+    }
+
+    #[inline]
+    fn grow_at<'p>(partial: &'p mut String, path: &[u32]) -> Option<&'p mut String> {
+        path.is_empty().then_some(partial)
     }
 
     fn shown(node: Node<'_>) -> bool {
@@ -260,8 +284,14 @@ impl PartialValue for str {
     fn growing<'p, 'n>(
         partial: &'p mut String,
         node: Node<'n>,
+        path: &mut Vec<u32>,
     ) -> Option<(&'p mut String, &'n str)> {
-        String::growing(partial, node)
+        String::growing(partial, node, path)
+    }
+
+    #[inline]
+    fn grow_at<'p>(partial: &'p mut String, path: &[u32]) -> Option<&'p mut String> {
+        String::grow_at(partial, path)
     }
 }
 
@@ -404,8 +434,14 @@ impl<T: PartialValue> PartialValue for Option<T> {
     fn growing<'p, 'n>(
         partial: &'p mut T::Partial,
         node: Node<'n>,
+        path: &mut Vec<u32>,
     ) -> Option<(&'p mut String, &'n str)> {
-        T::growing(partial, node)
+        T::growing(partial, node, path)
+    }
+
+    #[inline]
+    fn grow_at<'p>(partial: &'p mut T::Partial, path: &[u32]) -> Option<&'p mut String> {
+        T::grow_at(partial, path)
     }
 }
 
@@ -433,8 +469,14 @@ impl<T: PartialValue + ?Sized> PartialValue for Box<T> {
     fn growing<'p, 'n>(
         partial: &'p mut T::Partial,
         node: Node<'n>,
+        path: &mut Vec<u32>,
     ) -> Option<(&'p mut String, &'n str)> {
-        T::growing(partial, node)
+        T::growing(partial, node, path)
+    }
+
+    #[inline]
+    fn grow_at<'p>(partial: &'p mut T::Partial, path: &[u32]) -> Option<&'p mut String> {
+        T::grow_at(partial, path)
     }
 }
 
@@ -525,9 +567,17 @@ macro_rules! lists {
             fn growing<'p, 'n>(
                 partial: &'p mut Self::Partial,
                 node: Node<'n>,
+                path: &mut Vec<u32>,
             ) -> Option<(&'p mut String, &'n str)> {
                 let (index, item) = node.last_item()?;
-                T::growing(partial.get_mut(index)?, item)
+                path.push(u32::try_from(index).unwrap_or(UNNUMBERED));
+                T::growing(partial.get_mut(index)?, item, path)
+            }
+
+            #[inline]
+            fn grow_at<'p>(partial: &'p mut Self::Partial, path: &[u32]) -> Option<&'p mut String> {
+                let (&index, rest) = path.split_first()?;
+                T::grow_at(partial.get_mut(index as usize)?, rest)
             }
         }
     )*};
@@ -593,9 +643,11 @@ macro_rules! maps {
             fn growing<'p, 'n>(
                 partial: &'p mut Self::Partial,
                 node: Node<'n>,
+                path: &mut Vec<u32>,
             ) -> Option<(&'p mut String, &'n str)> {
                 let (key, value) = node.last_entry()?;
-                T::growing(partial.get_mut(key)?, value)
+                path.push(UNNUMBERED);
+                T::growing(partial.get_mut(key)?, value, path)
             }
         }
     )*};
@@ -628,6 +680,11 @@ pub struct PartialReader<T: PartialValue + ?Sized> {
     value: Option<Arc<T::Partial>>,
     /// The chunk the value was last brought up to date with.
     seen: u64,
+    /// The steps to the string being written ([`PartialValue::growing`]), when `on_path`.
+    path: Vec<u32>,
+    /// Whether `path` leads to the string being written and its copy there is up to date: set when a
+    /// chunk that only appended to it finds it, cleared by any other change.
+    on_path: bool,
 }
 
 impl<T: PartialValue + ?Sized> Debug for PartialReader<T> {
@@ -658,6 +715,8 @@ impl<T: PartialValue + ?Sized> PartialReader<T> {
             parser,
             value: None,
             seen: 0,
+            path: Vec::new(),
+            on_path: false,
         }
     }
 
@@ -665,24 +724,21 @@ impl<T: PartialValue + ?Sized> PartialReader<T> {
     pub fn feed(&mut self, bytes: &[u8]) -> bool {
         self.parser.feed(bytes);
         let since = std::mem::replace(&mut self.seen, self.parser.chunk());
+        if self.parser.changed_depth() == usize::MAX {
+            // Nothing changed (whitespace, a key, a number not yet ended): most small chunks.
+            return false;
+        }
+        if self.parser.only_grew() {
+            if let Some(grew) = self.grow() {
+                return grew;
+            }
+        }
+        self.on_path = false;
         let Some(root) = self.parser.root() else {
             return false;
         };
         match &mut self.value {
             Some(value) => {
-                // A chunk that only appended to the string being written (or ended it): append to its
-                // copy, without a walk (unless a snapshot is still held: then the walk decides, and copies
-                // the value only if something visible changed).
-                if self.parser.only_grew() {
-                    if let Some((shown, text)) =
-                        Arc::get_mut(value).and_then(|partial| T::growing(partial, root))
-                    {
-                        if let Some(more) = text.get(shown.len()..) {
-                            shown.push_str(more);
-                            return !more.is_empty();
-                        }
-                    }
-                }
                 // Only clone a snapshot still held elsewhere if something changed; update from the
                 // shallowest level the chunk changed (above it, only change stamps moved).
                 let depth = self.parser.changed_depth();
@@ -693,6 +749,28 @@ impl<T: PartialValue + ?Sized> PartialReader<T> {
                 self.value.is_some()
             }
         }
+    }
+
+    /// A chunk that only appended to the string being written (or ended it): appends to its copy,
+    /// without a walk, by the path found the first time (see [`PartialValue::grow_at`]); `None` when
+    /// that string is not shown as it grows, or a snapshot is still held (then the walk decides, and
+    /// copies the value only if something visible changed).
+    fn grow(&mut self) -> Option<bool> {
+        let partial = self.value.as_mut().and_then(Arc::get_mut)?;
+        if self.on_path {
+            if let Some(shown) = T::grow_at(partial, &self.path) {
+                let more = self.parser.grown();
+                shown.push_str(more);
+                return Some(!more.is_empty());
+            }
+        }
+        self.path.clear();
+        let root = self.parser.root()?;
+        let (shown, text) = T::growing(partial, root, &mut self.path)?;
+        let more = text.get(shown.len()..)?;
+        shown.push_str(more);
+        self.on_path = !self.path.contains(&UNNUMBERED);
+        Some(!more.is_empty())
     }
 
     /// The partial value so far, once anything of it is shown.
