@@ -921,6 +921,14 @@ mod tests {
             r#"{"a": ["x", "yz"], "b": [], "a": ["again"], "c": ["1", "22"]}"#,
         );
         matches_fresh_reads::<Vec<Option<Box<Vec<u32>>>>>("[[1, 22], null, [333, 4], [5]]");
+        // Strings that grow over many chunks, at the end of paths of list indices and of map keys
+        // (which the remembered path cannot follow), the path changing under them.
+        matches_fresh_reads::<Vec<BTreeMap<String, Vec<String>>>>(
+            r#"[{"a": ["a long first string", "é€ then more"]}, {"b": ["x\"y", "zz"], "b": ["again and again"]}]"#,
+        );
+        matches_fresh_reads::<BTreeMap<String, Vec<Vec<String>>>>(
+            r#"{"k": [["one string written slowly", "two"], ["three strings"]], "j": [[]], "k": [["over"]]}"#,
+        );
         matches_fresh_reads::<Value>(
             r#"{"a": [1, {"b": "xy", "c": [true, null]}], "d": {"e": "f", "g": [[2], "h"]}, "a": 12, "a": "again", "a": 3}"#,
         );
