@@ -7,7 +7,9 @@
 //! runs only the incremental reader (4-byte chunks, N times, default 2,000), for a profiler, `-- --parser-only [N]`
 //! the parser alone (no typed value), and `-- --one-shot-only [N]` only the one-shot baseline (`--chunk N`
 //! sets the chunk size of the first two: with a chunk larger than the answer, what the whole answer
-//! costs in one piece, so the rest is what the chunking costs); `-- --doubling-only` only table 3.
+//! costs in one piece, so the rest is what the chunking costs); `-- --doubling-only` only table 3;
+//! `-- --chunks-of KIND` feeds 3,000 chunks of one kind to a reader (in `kinds`: the cost of one kind
+//! of chunk, for a profiler that collects only in `feed_all`).
 //!
 //! 1. A 20 KB answer in 4-byte and 16-byte chunks, snapshots included, vs one-shot
 //!    `from_str::<Invoice>` of the whole answer (validated), and vs re-parsing the accumulated prefix on
@@ -343,8 +345,56 @@ criterion_group! {
     targets = bench
 }
 
+/// Feeds `chunks` one by one, taking a snapshot after each that changed something (as `fed`).
+#[inline(never)]
+fn feed_all(reader: &mut PartialReader<Invoice>, chunks: &[&[u8]]) -> usize {
+    let mut snapshots = 0;
+    for piece in chunks {
+        if reader.feed(piece) {
+            drop(black_box(reader.snapshot()));
+            snapshots += 1;
+        }
+    }
+    snapshots
+}
+
+/// A reader fed up to where a kind of chunk is read, and 3,000 chunks of that kind: `grow` (4 ASCII
+/// bytes appended to a string being written), `between` (4 spaces between tokens), `key` (4 bytes of a
+/// key), `lines` (4-byte pieces of whole invoice lines, the answer's mix).
+fn kinds(kind: &str) -> Option<(PartialReader<Invoice>, Vec<Vec<u8>>)> {
+    let mut reader = PartialReader::<Invoice>::new();
+    let head = br#"{"number": "INV", "customer": {"name": "A"}, "lines": ["#;
+    let line = r#"{"sku": "SKU-00017", "description": "Widget 17, line xxxxxxxx", "quantity": 9, "price": 21.25, "tags": ["hardware", "b2b"]}, "#;
+    let (prefix, unit): (Vec<u8>, Vec<u8>) = match kind {
+        "grow" => (
+            [&head[..], br#"{"sku": "S", "description": "x"#].concat(),
+            b"abcd".to_vec(),
+        ),
+        "between" => ([&head[..], br#"{"sku": "S""#].concat(), b"    ".to_vec()),
+        "key" => ([&head[..], br#"{"sku": "S", ""#].concat(), b"abcd".to_vec()),
+        "lines" => (head.to_vec(), line.as_bytes().to_vec()),
+        _ => return None,
+    };
+    reader.feed(&prefix);
+    let stream: Vec<u8> = unit.iter().copied().cycle().take(3_000 * 4).collect();
+    Some((reader, stream.chunks(4).map(<[u8]>::to_vec).collect()))
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    if let Some(kind) = args
+        .iter()
+        .position(|a| a == "--chunks-of")
+        .and_then(|at| args.get(at + 1))
+    {
+        let Some((mut reader, chunks)) = kinds(kind) else {
+            eprintln!("--chunks-of: grow, between, key or lines");
+            std::process::exit(2);
+        };
+        let chunks: Vec<&[u8]> = chunks.iter().map(Vec::as_slice).collect();
+        black_box(feed_all(&mut reader, &chunks));
+        return;
+    }
     // For a profiler: the incremental reader alone (4-byte chunks), or the one-shot baseline alone,
     // many times (2,000, or the number after the flag).
     let alone = |flag: &str| {
