@@ -314,6 +314,18 @@ impl PartialParser {
             }
         }
         let mut i = 0;
+        if matches!(
+            self.state,
+            State::Value | State::Key | State::Colon | State::After
+        ) {
+            // Whitespace first: a chunk of nothing else (indentation cut small) ends here, before
+            // the token loop is set up.
+            i = bytes.iter().take_while(|&&b| is_space(b)).count();
+            if i == bytes.len() {
+                self.stamp();
+                return;
+            }
+        }
         while i < bytes.len() {
             if matches!(
                 self.state,
