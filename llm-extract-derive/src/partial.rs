@@ -239,27 +239,34 @@ fn update_below_body(fields: &[&Field]) -> TokenStream {
     }
 }
 
+/// The fields whose strings are shown as they grow (not `stream = "done"`, not schemars), each with
+/// its position and its step number on `PartialValue::growing`'s path (the same number).
+fn growable<'f, 'a>(
+    fields: &'f [&'f Field<'a>],
+) -> impl Iterator<Item = (usize, u32, &'f Field<'a>)> + 'f {
+    fields
+        .iter()
+        .enumerate()
+        .filter(|(_, field)| !done(field) && field.attrs.extract.schemars.is_none())
+        .map(|(i, field)| (i, i as u32, *field))
+}
+
 /// The match that finds the string being written in the last member of `__node` (see
 /// `PartialValue::growing`), each field's slot bound by `slot`: a field shown as it grows passes the
 /// question on; a `stream = "done"` field, a schemars field and any other key answer `None`.
 fn growing_match(fields: &[&Field], slot: impl Fn(usize, &Field) -> TokenStream) -> TokenStream {
     let p = private();
-    let arms = fields
-        .iter()
-        .enumerate()
-        .filter(|(_, field)| !done(field) && field.attrs.extract.schemars.is_none())
-        .map(|(i, field)| {
-            let names = names(field);
-            let ty = field.ty;
-            let slot = slot(i, field);
-            let step = i as u32;
-            quote_spanned! {ty.span()=>
-                #names => {
-                    __path.push(#step);
-                    <#ty as #p::PartialValue>::growing(#slot.as_mut()?, __value, __path)
-                }
+    let arms = growable(fields).map(|(i, step, field)| {
+        let names = names(field);
+        let ty = field.ty;
+        let slot = slot(i, field);
+        quote_spanned! {ty.span()=>
+            #names => {
+                __path.push(#step);
+                <#ty as #p::PartialValue>::growing(#slot.as_mut()?, __value, __path)
             }
-        });
+        }
+    });
     quote! {
         let (__key, __value) = __node.last_entry()?;
         match __key {
@@ -273,18 +280,13 @@ fn growing_match(fields: &[&Field], slot: impl Fn(usize, &Field) -> TokenStream)
 /// `growing_match` pushed it) to the field's slot, bound by `slot`.
 fn grow_at_match(fields: &[&Field], slot: impl Fn(usize, &Field) -> TokenStream) -> TokenStream {
     let p = private();
-    let arms = fields
-        .iter()
-        .enumerate()
-        .filter(|(_, field)| !done(field) && field.attrs.extract.schemars.is_none())
-        .map(|(i, field)| {
-            let ty = field.ty;
-            let slot = slot(i, field);
-            let step = i as u32;
-            quote_spanned! {ty.span()=>
-                #step => <#ty as #p::PartialValue>::grow_at(#slot.as_mut()?, __rest),
-            }
-        });
+    let arms = growable(fields).map(|(i, step, field)| {
+        let ty = field.ty;
+        let slot = slot(i, field);
+        quote_spanned! {ty.span()=>
+            #step => <#ty as #p::PartialValue>::grow_at(#slot.as_mut()?, __rest),
+        }
+    });
     quote! {
         let (__step, __rest) = __path.split_first()?;
         match *__step {
@@ -419,6 +421,32 @@ fn variant_fields<'v, 'a>(variant: &'v Variant<'a>) -> Vec<&'v Field<'a>> {
     }
 }
 
+/// One match arm per variant of a tagged enum's partial form: its fields bound to `__f0`, `__f1`, ...,
+/// and `body` of its fields, each field's slot the binding the closure it is given names.
+fn variant_arms(
+    partial: &Ident,
+    variants: &[&Variant],
+    body: impl Fn(&[&Field], &dyn Fn(usize, &Field) -> TokenStream) -> TokenStream,
+) -> Vec<TokenStream> {
+    variants
+        .iter()
+        .map(|variant| {
+            let variant_ident = &variant.original.ident;
+            let fields = variant_fields(variant);
+            let bindings: Vec<Ident> = (0..fields.len()).map(|i| format_ident!("__f{i}")).collect();
+            let idents = fields.iter().map(|f| &f.original.ident);
+            let slot = |i: usize, _: &Field| {
+                let binding = &bindings[i];
+                quote!(#binding)
+            };
+            let body = body(&fields, &slot);
+            quote! {
+                #partial::#variant_ident { #(#idents: #bindings,)* } => { #body }
+            }
+        })
+        .collect()
+}
+
 fn expand_tagged(input: &Enum) -> TokenStream {
     let p = private();
     let ident = &input.original.ident;
@@ -463,44 +491,14 @@ fn expand_tagged(input: &Enum) -> TokenStream {
             #name => #partial::#variant_ident { #(#idents: ::core::option::Option::None,)* },
         }
     });
-    let update_arms = variants.iter().map(|variant| {
-        let variant_ident = &variant.original.ident;
-        let fields = variant_fields(variant);
-        let bindings: Vec<Ident> = (0..fields.len()).map(|i| format_ident!("__f{i}")).collect();
-        let idents = fields.iter().map(|f| &f.original.ident);
-        let update = update_loop(&fields, |i, _| {
-            let binding = &bindings[i];
-            quote!(#binding)
-        });
-        quote! {
-            #partial::#variant_ident { #(#idents: #bindings,)* } => { #update }
-        }
+    let update_arms = variant_arms(&partial, &variants, |fields, slot| {
+        update_loop(fields, slot)
     });
-    let growing_arms = variants.iter().map(|variant| {
-        let variant_ident = &variant.original.ident;
-        let fields = variant_fields(variant);
-        let bindings: Vec<Ident> = (0..fields.len()).map(|i| format_ident!("__f{i}")).collect();
-        let idents = fields.iter().map(|f| &f.original.ident);
-        let growing = growing_match(&fields, |i, _| {
-            let binding = &bindings[i];
-            quote!(#binding)
-        });
-        quote! {
-            #partial::#variant_ident { #(#idents: #bindings,)* } => { #growing }
-        }
+    let growing_arms = variant_arms(&partial, &variants, |fields, slot| {
+        growing_match(fields, slot)
     });
-    let grow_at_arms = variants.iter().map(|variant| {
-        let variant_ident = &variant.original.ident;
-        let fields = variant_fields(variant);
-        let bindings: Vec<Ident> = (0..fields.len()).map(|i| format_ident!("__f{i}")).collect();
-        let idents = fields.iter().map(|f| &f.original.ident);
-        let grow_at = grow_at_match(&fields, |i, _| {
-            let binding = &bindings[i];
-            quote!(#binding)
-        });
-        quote! {
-            #partial::#variant_ident { #(#idents: #bindings,)* } => { #grow_at }
-        }
+    let grow_at_arms = variant_arms(&partial, &variants, |fields, slot| {
+        grow_at_match(fields, slot)
     });
     let growing_signature = growing_signature(&partial);
     let grow_at_signature = grow_at_signature(&partial);
