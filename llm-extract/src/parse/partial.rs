@@ -327,6 +327,7 @@ impl PartialParser {
             }
         }
         while i < bytes.len() {
+            i = self.step(bytes, i);
             if matches!(
                 self.state,
                 State::Value | State::Key | State::Colon | State::After
@@ -334,11 +335,7 @@ impl PartialParser {
                 // Whitespace between tokens (most of a pretty-printed answer's indentation).
                 let rest = bytes.get(i..).unwrap_or_default();
                 i += rest.iter().take_while(|&&b| is_space(b)).count();
-                if i >= bytes.len() {
-                    break;
-                }
             }
-            i = self.step(bytes, i);
         }
         self.stamp();
     }
@@ -477,8 +474,8 @@ impl PartialParser {
                     return i;
                 }
                 // ASCII by the test above: each byte is its character.
-                let digits = rest.get(..run).unwrap_or_default();
-                self.text.push_str(ascii(digits));
+                let digits = rest.get(..run).and_then(ascii).unwrap_or_default();
+                self.text.push_str(digits);
                 i + run
             }
             State::Literal => {
@@ -746,9 +743,10 @@ impl PartialParser {
 
     /// Appends raw string bytes, holding back a character cut at the end of the chunk.
     fn push_bytes(&mut self, mut bytes: &[u8]) {
-        if self.utf8.is_empty() && bytes.len() <= 16 && bytes.is_ascii() {
+        let small = self.utf8.is_empty() && bytes.len() <= 16;
+        if let Some(text) = small.then(|| ascii(bytes)).flatten() {
             // The common case in small chunks: a few ASCII bytes, valid as they are.
-            self.text.push_str(ascii(bytes));
+            self.text.push_str(text);
             self.pushed();
             return;
         }
@@ -910,17 +908,14 @@ impl PartialParser {
     }
 }
 
-/// ASCII bytes as the text they are (each byte is its character); empty for anything else, which
-/// callers rule out first (without the cost of a UTF-8 check, which on the few bytes of a small chunk
-/// costs more than the copy).
+/// ASCII bytes as the text they are (each byte is its character), without the cost of a UTF-8 check,
+/// which on the few bytes of a small chunk costs more than the copy; `None` for anything else.
 #[inline]
-fn ascii(bytes: &[u8]) -> &str {
-    if bytes.is_ascii() {
-        // SAFETY: ASCII is valid UTF-8.
-        unsafe { std::str::from_utf8_unchecked(bytes) }
-    } else {
-        ""
-    }
+fn ascii(bytes: &[u8]) -> Option<&str> {
+    // SAFETY: ASCII is valid UTF-8.
+    bytes
+        .is_ascii()
+        .then(|| unsafe { std::str::from_utf8_unchecked(bytes) })
 }
 
 /// `bytes` as text when they are all ASCII and hold no quote and no backslash: string text each of
