@@ -289,6 +289,79 @@ fn escapes_and_multibyte_characters_cut_across_chunks() {
     }
 }
 
+/// A trip: strings grow under a tagged enum's variants, an `Option<Box<_>>` and lists in lists, so
+/// the steps a reader remembers (and follows after a change lower down) pass through each of them.
+#[derive(Extract, Deserialize, Debug, Clone, PartialEq)]
+struct Trip {
+    title: String,
+    stops: Vec<Stop>,
+}
+
+#[derive(Extract, Deserialize, Debug, Clone, PartialEq)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+enum Stop {
+    Visit {
+        place: String,
+        notes: Vec<String>,
+    },
+    Transfer {
+        from: String,
+        to: Option<Box<Place>>,
+    },
+}
+
+#[derive(Extract, Deserialize, Debug, Clone, PartialEq)]
+struct Place {
+    name: String,
+    tags: Vec<Vec<String>>,
+    nights: u32,
+}
+
+#[test]
+fn every_chunking_of_nested_variants_shows_what_a_fresh_read_shows() {
+    let whole = json!({
+        "title": "Alps \"late\" é",
+        "stops": [
+            {"kind": "visit", "place": "Zürich HB", "notes": ["arrive 9:10", "", "lake"]},
+            {"kind": "transfer", "from": "Chur", "to": {"name": "Arosa", "tags": [["ski", "snow"], [], ["spa"]], "nights": 3}},
+            {"place": "Late tag", "kind": "visit", "notes": ["tag after a field"]},
+            {"kind": "transfer", "from": "Arosa", "to": null},
+            {"kind": "transfer", "from": "Bern", "to": {"tags": [["x"]], "name": "Thun", "nights": 1}}
+        ]
+    });
+    let compact = serde_json::to_string(&whole).unwrap();
+    let pretty = serde_json::to_string_pretty(&whole).unwrap();
+    for text in [compact, pretty] {
+        let bytes = text.as_bytes();
+        for size in 1..10 {
+            let mut reader = PartialReader::<Trip>::new();
+            let mut end = 0;
+            for piece in bytes.chunks(size) {
+                end += piece.len();
+                let before = reader.partial().cloned();
+                let changed = reader.feed(piece);
+                let mut fresh = PartialReader::<Trip>::new();
+                fresh.feed(&bytes[..end]);
+                assert_eq!(
+                    reader.partial(),
+                    fresh.partial(),
+                    "{size}-byte chunks, {end} bytes"
+                );
+                assert_eq!(
+                    changed,
+                    reader.partial().cloned() != before,
+                    "{size}, {end}"
+                );
+            }
+            // Whole, but for the `null` (not shown, as a field not written).
+            let mut shown = whole.clone();
+            shown["stops"][3].as_object_mut().unwrap().remove("to");
+            let last = serde_json::to_value(reader.partial().unwrap()).unwrap();
+            assert_eq!(last, shown, "{size}-byte chunks");
+        }
+    }
+}
+
 prop_compose! {
     fn answers()(
         name in "[a-zA-Z \"\\\\é😀\n]{0,12}",

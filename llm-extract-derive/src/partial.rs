@@ -296,6 +296,93 @@ fn grow_at_match(fields: &[&Field], slot: impl Fn(usize, &Field) -> TokenStream)
     }
 }
 
+/// The match that follows a step of `PartialValue::update_at`'s route (a field's number) to the
+/// field's slot, bound by `slot`, and goes on from there with the rest of the route.
+fn update_at_match(fields: &[&Field], slot: impl Fn(usize, &Field) -> TokenStream) -> TokenStream {
+    let p = private();
+    let arms = growable(fields).map(|(i, step, field)| {
+        let ty = field.ty;
+        let slot = slot(i, field);
+        quote_spanned! {ty.span()=>
+            #step => <#ty as #p::PartialValue>::update_at(
+                #slot.as_mut()?, __rest, __node, __since, __depth,
+            ),
+        }
+    });
+    quote! {
+        match __step {
+            #(#arms)*
+            _ => ::core::option::Option::None,
+        }
+    }
+}
+
+/// The match that follows the step of `PartialValue::growing_at`'s path at `__next` (a field's
+/// number) to the field's slot, bound by `slot`, and goes on from there.
+fn growing_at_match(fields: &[&Field], slot: impl Fn(usize, &Field) -> TokenStream) -> TokenStream {
+    let p = private();
+    let arms = growable(fields).map(|(i, step, field)| {
+        let ty = field.ty;
+        let slot = slot(i, field);
+        quote_spanned! {ty.span()=>
+            #step => <#ty as #p::PartialValue>::growing_at(
+                #slot.as_mut()?, __path, __next + 1, __node,
+            ),
+        }
+    });
+    quote! {
+        match __step {
+            #(#arms)*
+            _ => ::core::option::Option::None,
+        }
+    }
+}
+
+/// `PartialValue::update_at` for the partial type `partial`: `step_match` (which follows the route's
+/// first step, `__step`, with `__rest` after it) or, where the route ends, `update_below`.
+fn update_at_fn(partial: &Ident, step_match: TokenStream) -> TokenStream {
+    let p = private();
+    quote! {
+        #[inline]
+        #[allow(unused_variables, unreachable_code)]
+        fn update_at(
+            __partial: &mut #partial,
+            __route: &[u32],
+            __node: #p::Node<'_>,
+            __since: u64,
+            __depth: usize,
+        ) -> ::core::option::Option<bool> {
+            let ::core::option::Option::Some((&__step, __rest)) = __route.split_first() else {
+                return ::core::option::Option::Some(
+                    <Self as #p::PartialValue>::update_below(__partial, __node, __since, __depth),
+                );
+            };
+            #step_match
+        }
+    }
+}
+
+/// `PartialValue::growing_at` for the partial type `partial`: `step_match` (which follows the step
+/// `__step` at `__next`) or, where the known steps end, `growing`.
+fn growing_at_fn(partial: &Ident, step_match: TokenStream) -> TokenStream {
+    let p = private();
+    quote! {
+        #[inline]
+        #[allow(unused_variables, unreachable_code)]
+        fn growing_at<'__p, '__n>(
+            __partial: &'__p mut #partial,
+            __path: &mut ::std::vec::Vec<u32>,
+            __next: usize,
+            __node: #p::Node<'__n>,
+        ) -> ::core::option::Option<(&'__p mut ::std::string::String, &'__n str)> {
+            let ::core::option::Option::Some(&__step) = __path.get(__next) else {
+                return <Self as #p::PartialValue>::growing(__partial, __node, __path);
+            };
+            #step_match
+        }
+    }
+}
+
 /// The signature of `PartialValue::growing` for the partial type `partial`.
 fn growing_signature(partial: &Ident) -> TokenStream {
     let p = private();
@@ -351,6 +438,20 @@ fn expand_struct(input: &Struct) -> TokenStream {
     });
     let grow_at_signature = grow_at_signature(&partial);
     let update_below = update_below_body(&fields);
+    let update_at = update_at_fn(
+        &partial,
+        update_at_match(&fields, |_, field| {
+            let field = &field.original.ident;
+            quote!(__partial.#field)
+        }),
+    );
+    let growing_at = growing_at_fn(
+        &partial,
+        growing_at_match(&fields, |_, field| {
+            let field = &field.original.ident;
+            quote!(__partial.#field)
+        }),
+    );
     let attributes = attributes(&doc, quote!(::core::default::Default));
     let bounds = bounds(ident, &fields);
     quote! {
@@ -410,6 +511,10 @@ fn expand_struct(input: &Struct) -> TokenStream {
             #grow_at_signature {
                 #grow_at
             }
+
+            #update_at
+
+            #growing_at
         }
     }
 }
@@ -500,6 +605,14 @@ fn expand_tagged(input: &Enum) -> TokenStream {
     let grow_at_arms = variant_arms(&partial, &variants, |fields, slot| {
         grow_at_match(fields, slot)
     });
+    let update_at_arms = variant_arms(&partial, &variants, |fields, slot| {
+        update_at_match(fields, slot)
+    });
+    let growing_at_arms = variant_arms(&partial, &variants, |fields, slot| {
+        growing_at_match(fields, slot)
+    });
+    let update_at = update_at_fn(&partial, quote!(match __partial { #(#update_at_arms)* }));
+    let growing_at = growing_at_fn(&partial, quote!(match __partial { #(#growing_at_arms)* }));
     let growing_signature = growing_signature(&partial);
     let grow_at_signature = grow_at_signature(&partial);
     let attributes = attributes(&doc, TokenStream::new());
@@ -562,6 +675,10 @@ fn expand_tagged(input: &Enum) -> TokenStream {
                     #(#grow_at_arms)*
                 }
             }
+
+            #update_at
+
+            #growing_at
         }
     }
 }

@@ -230,6 +230,22 @@ impl PartialParser {
         (!self.nodes.is_empty()).then(|| Node::new(self, 0))
     }
 
+    /// The node at `depth` on the open path (the root is 0) while it is an open container, or the
+    /// root at depth 0 once the root is complete or a scalar: what a reader that knows the steps to
+    /// that depth brings up to date (see [`PartialValue::update_at`](super::PartialValue::update_at)).
+    pub fn open_node(&self, depth: usize) -> Option<Node<'_>> {
+        match self.stack.get(depth) {
+            Some(frame) => Some(Node::new(self, frame.id)),
+            None if depth == 0 => self.root(),
+            None => None,
+        }
+    }
+
+    /// The number of containers open (the depth of the value being written, under them).
+    pub fn open_depth(&self) -> usize {
+        self.stack.len()
+    }
+
     /// Whether the last chunk did nothing but append to the string value being read (escapes and
     /// characters cut across chunks included), and perhaps end it with its closing quote: then the
     /// only node it changed is that string, at the end of the open path (each container's last member
@@ -293,38 +309,44 @@ impl PartialParser {
     }
 
     /// Reads the next chunk. Each call is one chunk: what it changes gets a new [`Node::changed`].
+    ///
+    /// The two commonest small chunks, whitespace between tokens and plain text inside a string,
+    /// are read here, inlined into the caller's loop; anything else goes to the token loop.
+    #[inline]
     pub fn feed(&mut self, bytes: &[u8]) {
         self.chunk += 1;
         self.dirty = false;
         self.other = false;
         self.shallowest = usize::MAX;
         self.grown = Span::at(self.text.len());
-        if self.state == State::Str
-            && self.utf8.is_empty()
-            && self.high.is_none()
-            && !bytes.is_empty()
-        {
-            // The common chunk inside a string: ASCII text, no quote, no escape. Each byte is its
-            // character, so no UTF-8 check (which costs more than the copy on a chunk this small).
-            if let Some(text) = plain(bytes) {
-                self.text.push_str(text);
-                self.pushed();
-                self.stamp();
-                return;
+        match self.state {
+            State::Str if self.utf8.is_empty() && self.high.is_none() && !bytes.is_empty() => {
+                // ASCII text, no quote, no escape: each byte is its character, so no UTF-8 check
+                // (which costs more than the copy on a chunk this small).
+                if let Some(text) = plain(bytes) {
+                    self.text.push_str(text);
+                    self.pushed();
+                    self.stamp();
+                    return;
+                }
             }
+            // Indentation cut small: nothing changes (the chunk is counted, and nothing stamped).
+            State::Value | State::Key | State::Colon | State::After if blank(bytes) => return,
+            _ => {}
         }
+        self.tokens(bytes);
+    }
+
+    /// [`PartialParser::feed`]'s token loop: everything but its two quick cases.
+    #[inline(never)]
+    fn tokens(&mut self, bytes: &[u8]) {
         let mut i = 0;
         if matches!(
             self.state,
             State::Value | State::Key | State::Colon | State::After
         ) {
-            // Whitespace first: a chunk of nothing else (indentation cut small) ends here, before
-            // the token loop is set up.
+            // Whitespace first, before the token loop is set up.
             i = bytes.iter().take_while(|&&b| is_space(b)).count();
-            if i == bytes.len() {
-                self.stamp();
-                return;
-            }
         }
         while i < bytes.len() {
             i = self.step(bytes, i);
@@ -945,6 +967,12 @@ fn plain(bytes: &[u8]) -> Option<&str> {
     };
     // SAFETY: ASCII is valid UTF-8.
     clean.then(|| unsafe { std::str::from_utf8_unchecked(bytes) })
+}
+
+/// Whether `bytes` are all whitespace between JSON tokens.
+#[inline]
+fn blank(bytes: &[u8]) -> bool {
+    bytes.iter().all(|&b| is_space(b))
 }
 
 /// Whitespace between JSON tokens.

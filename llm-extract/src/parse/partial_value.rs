@@ -97,6 +97,42 @@ pub trait PartialValue {
         None
     }
 
+    /// [`PartialValue::update_below`] of the value that the steps `route` lead to (steps as
+    /// [`PartialValue::growing`] pushes them, one per level of the tree), `node` being that value's
+    /// node: a chunk that changed the value `route.len()` levels down or deeper follows the steps
+    /// instead of walking from the root, comparing a key at every level. `None` where a step leads
+    /// nowhere (nothing has been updated then, and the reader walks from the root).
+    #[inline]
+    fn update_at(
+        partial: &mut Self::Partial,
+        route: &[u32],
+        node: Node<'_>,
+        since: u64,
+        depth: usize,
+    ) -> Option<bool> {
+        route
+            .is_empty()
+            .then(|| Self::update_below(partial, node, since, depth))
+    }
+
+    /// [`PartialValue::growing`] from the value that the steps of `path` from `next` on lead to,
+    /// `node` being that value's node: the steps below it are pushed onto `path` after them. So the
+    /// string being written is found again from the deepest level whose steps are still known,
+    /// without comparing the keys above it.
+    #[inline]
+    fn growing_at<'p, 'n>(
+        partial: &'p mut Self::Partial,
+        path: &mut Vec<u32>,
+        next: usize,
+        node: Node<'n>,
+    ) -> Option<(&'p mut String, &'n str)> {
+        if next == path.len() {
+            Self::growing(partial, node, path)
+        } else {
+            None
+        }
+    }
+
     /// Builds or updates `slot`; returns whether anything visible changed. A value begun since the
     /// last look replaces what the slot showed (a key written again: serde keeps the last).
     #[inline]
@@ -293,6 +329,15 @@ impl PartialValue for str {
     fn grow_at<'p>(partial: &'p mut String, path: &[u32]) -> Option<&'p mut String> {
         String::grow_at(partial, path)
     }
+    #[inline]
+    fn growing_at<'p, 'n>(
+        partial: &'p mut String,
+        path: &mut Vec<u32>,
+        next: usize,
+        node: Node<'n>,
+    ) -> Option<(&'p mut String, &'n str)> {
+        String::growing_at(partial, path, next, node)
+    }
 }
 
 /// Scalars shown only once complete: built whole, never updated.
@@ -443,6 +488,26 @@ impl<T: PartialValue> PartialValue for Option<T> {
     fn grow_at<'p>(partial: &'p mut T::Partial, path: &[u32]) -> Option<&'p mut String> {
         T::grow_at(partial, path)
     }
+    #[inline]
+    fn update_at(
+        partial: &mut T::Partial,
+        route: &[u32],
+        node: Node<'_>,
+        since: u64,
+        depth: usize,
+    ) -> Option<bool> {
+        T::update_at(partial, route, node, since, depth)
+    }
+
+    #[inline]
+    fn growing_at<'p, 'n>(
+        partial: &'p mut T::Partial,
+        path: &mut Vec<u32>,
+        next: usize,
+        node: Node<'n>,
+    ) -> Option<(&'p mut String, &'n str)> {
+        T::growing_at(partial, path, next, node)
+    }
 }
 
 impl<T: PartialValue + ?Sized> PartialValue for Box<T> {
@@ -477,6 +542,26 @@ impl<T: PartialValue + ?Sized> PartialValue for Box<T> {
     #[inline]
     fn grow_at<'p>(partial: &'p mut T::Partial, path: &[u32]) -> Option<&'p mut String> {
         T::grow_at(partial, path)
+    }
+    #[inline]
+    fn update_at(
+        partial: &mut T::Partial,
+        route: &[u32],
+        node: Node<'_>,
+        since: u64,
+        depth: usize,
+    ) -> Option<bool> {
+        T::update_at(partial, route, node, since, depth)
+    }
+
+    #[inline]
+    fn growing_at<'p, 'n>(
+        partial: &'p mut T::Partial,
+        path: &mut Vec<u32>,
+        next: usize,
+        node: Node<'n>,
+    ) -> Option<(&'p mut String, &'n str)> {
+        T::growing_at(partial, path, next, node)
     }
 }
 
@@ -578,6 +663,37 @@ macro_rules! lists {
             fn grow_at<'p>(partial: &'p mut Self::Partial, path: &[u32]) -> Option<&'p mut String> {
                 let (&index, rest) = path.split_first()?;
                 T::grow_at(partial.get_mut(index as usize)?, rest)
+            }
+
+            #[inline]
+            fn update_at(
+                partial: &mut Self::Partial,
+                route: &[u32],
+                node: Node<'_>,
+                since: u64,
+                depth: usize,
+            ) -> Option<bool> {
+                match route.split_first() {
+                    Some((&index, rest)) => {
+                        T::update_at(partial.get_mut(index as usize)?, rest, node, since, depth)
+                    }
+                    None => Some(update_list_below::<T>(partial, node, since, depth)),
+                }
+            }
+
+            #[inline]
+            fn growing_at<'p, 'n>(
+                partial: &'p mut Self::Partial,
+                path: &mut Vec<u32>,
+                next: usize,
+                node: Node<'n>,
+            ) -> Option<(&'p mut String, &'n str)> {
+                match path.get(next) {
+                    Some(&index) => {
+                        T::growing_at(partial.get_mut(index as usize)?, path, next + 1, node)
+                    }
+                    None => Self::growing(partial, node, path),
+                }
             }
         }
     )*};
@@ -685,6 +801,10 @@ pub struct PartialReader<T: PartialValue + ?Sized> {
     /// Whether `path` leads to the string being written and its copy there is up to date: set when a
     /// chunk that only appended to it finds it, cleared by any other change.
     on_path: bool,
+    /// How many of `path`'s first steps still lead along the open path: a chunk that changed the
+    /// tree at depth `d` leaves the nodes above `d` as they were, so the first `d` steps stay known
+    /// (see [`PartialValue::update_at`]).
+    known: usize,
 }
 
 impl<T: PartialValue + ?Sized> Debug for PartialReader<T> {
@@ -717,10 +837,12 @@ impl<T: PartialValue + ?Sized> PartialReader<T> {
             seen: 0,
             path: Vec::new(),
             on_path: false,
+            known: 0,
         }
     }
 
     /// Reads the next chunk (cut anywhere); returns whether the partial value changed visibly.
+    #[inline]
     pub fn feed(&mut self, bytes: &[u8]) -> bool {
         self.parser.feed(bytes);
         let since = std::mem::replace(&mut self.seen, self.parser.chunk());
@@ -728,6 +850,14 @@ impl<T: PartialValue + ?Sized> PartialReader<T> {
             // Nothing changed (whitespace, a key, a number not yet ended): most small chunks.
             return false;
         }
+        self.changed(since)
+    }
+
+    /// Brings the value up to date after a chunk that changed the tree since chunk `since`.
+    #[inline(never)]
+    fn changed(&mut self, since: u64) -> bool {
+        let depth = self.parser.changed_depth();
+        self.known = self.known.min(depth);
         if self.parser.only_grew() {
             if let Some(grew) = self.grow() {
                 return grew;
@@ -737,24 +867,34 @@ impl<T: PartialValue + ?Sized> PartialReader<T> {
         let Some(root) = self.parser.root() else {
             return false;
         };
-        match &mut self.value {
-            Some(value) => {
-                // Only clone a snapshot still held elsewhere if something changed; update from the
-                // shallowest level the chunk changed (above it, only change stamps moved).
-                let depth = self.parser.changed_depth();
-                root.changed() > since && T::update_below(Arc::make_mut(value), root, since, depth)
-            }
-            None => {
-                self.value = T::build(root).map(Arc::new);
-                self.value.is_some()
+        let Some(value) = &mut self.value else {
+            self.value = T::build(root).map(Arc::new);
+            return self.value.is_some();
+        };
+        // Only clone a snapshot still held elsewhere if something changed (the open path's stamps
+        // all moved then, the root's with them).
+        if root.changed() <= since {
+            return false;
+        }
+        let value = Arc::make_mut(value);
+        // Update from the shallowest level the chunk changed (above it, only change stamps moved):
+        // reached by the known steps as far as they go, and from there through the tree.
+        let known = self.known.min(self.parser.open_depth().saturating_sub(1));
+        let steps = self.path.get(..known).filter(|steps| !steps.is_empty());
+        if let (Some(route), Some(node)) = (steps, self.parser.open_node(known)) {
+            let below = depth.saturating_sub(known);
+            if let Some(changed) = T::update_at(value, route, node, since, below) {
+                return changed;
             }
         }
+        T::update_below(value, root, since, depth)
     }
 
     /// A chunk that only appended to the string being written (or ended it): appends to its copy,
-    /// without a walk, by the path found the first time (see [`PartialValue::grow_at`]); `None` when
-    /// that string is not shown as it grows, or a snapshot is still held (then the walk decides, and
-    /// copies the value only if something visible changed).
+    /// without a walk, by the path found the first time (see [`PartialValue::grow_at`]), or found
+    /// from the deepest level whose steps are still known; `None` when that string is not shown as
+    /// it grows, or a snapshot is still held (then the walk decides, and copies the value only if
+    /// something visible changed).
     fn grow(&mut self) -> Option<bool> {
         let partial = self.value.as_mut().and_then(Arc::get_mut)?;
         if self.on_path {
@@ -764,12 +904,20 @@ impl<T: PartialValue + ?Sized> PartialReader<T> {
                 return Some(!more.is_empty());
             }
         }
-        self.path.clear();
-        let root = self.parser.root()?;
-        let (shown, text) = T::growing(partial, root, &mut self.path)?;
+        // The string is a member or item of the innermost open container (or the root itself).
+        let known = self.known.min(self.parser.open_depth().saturating_sub(1));
+        self.path.truncate(known);
+        self.known = known;
+        let node = self.parser.open_node(known)?;
+        let (shown, text) = T::growing_at(partial, &mut self.path, 0, node)?;
         let more = text.get(shown.len()..)?;
         shown.push_str(more);
-        self.on_path = !self.path.contains(&UNNUMBERED);
+        self.known = self
+            .path
+            .iter()
+            .position(|&step| step == UNNUMBERED)
+            .unwrap_or(self.path.len());
+        self.on_path = self.known == self.path.len();
         Some(!more.is_empty())
     }
 
