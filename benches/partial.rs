@@ -9,12 +9,15 @@
 //! sets the chunk size of the first two: with a chunk larger than the answer, what the whole answer
 //! costs in one piece, so the rest is what the chunking costs); `-- --doubling-only` only table 3;
 //! `-- --chunks-of KIND` feeds 3,000 chunks of one kind to a reader (in `kinds`: the cost of one kind
-//! of chunk, for a profiler that collects only in `feed_all`).
+//! of chunk, for a profiler that collects only in `feed_all`); `-- --deep-only [N]` feeds a catalog
+//! nested seven levels deep in 4-byte chunks, N times.
 //!
 //! 1. A 20 KB answer in 4-byte and 16-byte chunks, snapshots included, vs one-shot
 //!    `from_str::<Invoice>` of the whole answer (validated), and vs re-parsing the accumulated prefix on
 //!    every chunk (what instructor and the Vercel AI SDK do: here our own parser run from scratch over
 //!    the prefix, then the typed partial built from it, so only the re-reading differs).
+//!    Also a catalog nested seven levels deep in 4-byte chunks against its own one-shot `from_str`:
+//!    a chunk changes the value far below the root, and must not cost a walk from it.
 //! 2. How each grows from 10 KB to 100 KB: incremental (4-byte chunks) grows linearly, re-parsing the
 //!    prefix (64-byte chunks, to keep it runnable) quadratically.
 //! 3. Hostile answers of 8 to 128 KB (doubling), fed in 4-byte chunks with snapshots: the cost of each
@@ -71,6 +74,59 @@ struct Line {
 enum Status {
     Paid,
     Open,
+}
+
+/// A catalog nested seven levels deep (sections, groups, items, notes): each change a chunk makes is
+/// far below the root, so what a chunk costs must not grow with the depth.
+#[derive(Extract, Deserialize)]
+#[allow(dead_code)]
+struct Catalog {
+    sections: Vec<Section>,
+}
+
+#[derive(Extract, Deserialize)]
+#[allow(dead_code)]
+struct Section {
+    title: String,
+    groups: Vec<Group>,
+}
+
+#[derive(Extract, Deserialize)]
+#[allow(dead_code)]
+struct Group {
+    title: String,
+    items: Vec<Item>,
+}
+
+#[derive(Extract, Deserialize)]
+#[allow(dead_code)]
+struct Item {
+    name: String,
+    notes: Vec<String>,
+    count: u32,
+}
+
+/// A pretty-printed catalog answer of about 20 KB (six sections of four groups of four items).
+fn deep_answer() -> String {
+    let item = |i: usize| json!({"name": format!("item {i}"), "notes": ["first note", "second"], "count": i});
+    let group = |i: usize| json!({"title": format!("group {i}"), "items": (0..4).map(|j| item(i * 4 + j)).collect::<Vec<_>>()});
+    let section = |i: usize| json!({"title": format!("section {i}"), "groups": (0..4).map(|j| group(i * 4 + j)).collect::<Vec<_>>()});
+    let value = json!({"sections": (0..6).map(section).collect::<Vec<_>>()});
+    serde_json::to_string_pretty(&value).unwrap_or_default()
+}
+
+/// The catalog fed in 4-byte pieces, a snapshot taken after each that changed something.
+#[inline(never)]
+fn deep(text: &[u8]) -> usize {
+    let mut reader = PartialReader::<Catalog>::new();
+    let mut snapshots = 0;
+    for piece in text.chunks(4) {
+        if reader.feed(piece) {
+            drop(black_box(reader.snapshot()));
+            snapshots += 1;
+        }
+    }
+    snapshots
 }
 
 /// A pretty-printed invoice answer of about `bytes` bytes (lines with escapes and non-ASCII text).
@@ -182,8 +238,10 @@ fn ratios() {
     const ROUNDS: usize = 15;
     let text = answer(20_000);
     let bytes = text.as_bytes();
-    // The answer must be a valid `Invoice`, or the baseline would time an error.
+    let deep_text = deep_answer();
+    // The answers must be valid, or the baselines would time an error.
     assert!(from_str::<Invoice>(&text).is_ok());
+    assert!(from_str::<Catalog>(&deep_text).is_ok());
     println!(
         "\n## 20 KB answer ({} bytes; ours / baseline: median on-CPU time of {ROUNDS} interleaved batches)\n",
         text.len()
@@ -211,6 +269,12 @@ fn ratios() {
             &mut || {
                 black_box(incremental_borrowed(black_box(bytes), 4));
             },
+            &mut || {
+                black_box(from_str::<Catalog>(black_box(&deep_text)).ok());
+            },
+            &mut || {
+                black_box(deep(black_box(deep_text.as_bytes())));
+            },
         ],
         ROUNDS,
     );
@@ -236,6 +300,12 @@ fn ratios() {
         "16-byte chunks + snapshots vs one-shot `from_str`",
         t[2],
         t[0],
+        "",
+    );
+    row(
+        "a catalog nested 7 levels deep, 4-byte chunks + snapshots vs its one-shot `from_str`",
+        t[8],
+        t[7],
         "",
     );
     row(
@@ -425,6 +495,13 @@ fn main() {
         let text = answer(20_000);
         for _ in 0..rounds {
             one_shot(&text);
+        }
+        return;
+    }
+    if let Some(rounds) = alone("--deep-only") {
+        let text = deep_answer();
+        for _ in 0..rounds {
+            black_box(deep(black_box(text.as_bytes())));
         }
         return;
     }
