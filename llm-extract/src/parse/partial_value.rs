@@ -5,9 +5,11 @@
 //! A partial form is brought up to date from what changed since the reader last looked (the open path
 //! of the tree), never rebuilt: a string grows by what was appended, a list syncs its last item and
 //! appends new ones, an object syncs the members written since. The update starts at the shallowest
-//! level the chunk changed ([`PartialParser::changed_depth`], [`PartialValue::update_below`]), and a
-//! chunk that only appends to the string being written appends to its copy without a walk. So each
-//! chunk costs what it changed, and a whole answer costs time linear in its length.
+//! level the chunk changed ([`PartialParser::changed_depth`], [`PartialValue::update_below`]), reached
+//! by the steps the reader remembers from the last time it went down ([`PartialValue::update_at`]):
+//! no key is compared above that level, so what a chunk costs does not grow with how deep the value
+//! it changed lies. A chunk that only appends to the string being written appends to its copy without
+//! a walk. So each chunk costs what it changed, and a whole answer costs time linear in its length.
 //!
 //! What is shown, and when:
 //! - strings grow as they are written; numbers, booleans, `char`s, fieldless enums and
