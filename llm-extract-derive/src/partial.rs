@@ -276,66 +276,61 @@ fn growing_match(fields: &[&Field], slot: impl Fn(usize, &Field) -> TokenStream)
     }
 }
 
-/// The match that follows a step of `PartialValue::grow_at`'s path (a field's number, as
-/// `growing_match` pushed it) to the field's slot, bound by `slot`.
+/// The match on `__step` (a field's number, as `growing_match` pushed it) that follows it to the
+/// field's slot, bound by `slot`, and goes on there with `method` and the arguments after the slot:
+/// `grow_at` (the rest of the path), `update_at` (the rest of the route) or `growing_at`.
+fn step_match(
+    fields: &[&Field],
+    slot: impl Fn(usize, &Field) -> TokenStream,
+    method: &str,
+    args: TokenStream,
+) -> TokenStream {
+    let p = private();
+    let method = format_ident!("{method}");
+    let arms = growable(fields).map(|(i, step, field)| {
+        let ty = field.ty;
+        let slot = slot(i, field);
+        quote_spanned! {ty.span()=>
+            #step => <#ty as #p::PartialValue>::#method(#slot.as_mut()?, #args),
+        }
+    });
+    quote! {
+        match __step {
+            #(#arms)*
+            _ => ::core::option::Option::None,
+        }
+    }
+}
+
+/// The match that follows a step of `PartialValue::grow_at`'s path to the field's slot.
 fn grow_at_match(fields: &[&Field], slot: impl Fn(usize, &Field) -> TokenStream) -> TokenStream {
-    let p = private();
-    let arms = growable(fields).map(|(i, step, field)| {
-        let ty = field.ty;
-        let slot = slot(i, field);
-        quote_spanned! {ty.span()=>
-            #step => <#ty as #p::PartialValue>::grow_at(#slot.as_mut()?, __rest),
-        }
-    });
+    let step_match = step_match(fields, slot, "grow_at", quote!(__rest));
     quote! {
-        let (__step, __rest) = __path.split_first()?;
-        match *__step {
-            #(#arms)*
-            _ => ::core::option::Option::None,
-        }
+        let (&__step, __rest) = __path.split_first()?;
+        #step_match
     }
 }
 
-/// The match that follows a step of `PartialValue::update_at`'s route (a field's number) to the
-/// field's slot, bound by `slot`, and goes on from there with the rest of the route.
+/// The match that follows a step of `PartialValue::update_at`'s route to the field's slot, and goes
+/// on from there with the rest of the route.
 fn update_at_match(fields: &[&Field], slot: impl Fn(usize, &Field) -> TokenStream) -> TokenStream {
-    let p = private();
-    let arms = growable(fields).map(|(i, step, field)| {
-        let ty = field.ty;
-        let slot = slot(i, field);
-        quote_spanned! {ty.span()=>
-            #step => <#ty as #p::PartialValue>::update_at(
-                #slot.as_mut()?, __rest, __node, __since, __depth,
-            ),
-        }
-    });
-    quote! {
-        match __step {
-            #(#arms)*
-            _ => ::core::option::Option::None,
-        }
-    }
+    step_match(
+        fields,
+        slot,
+        "update_at",
+        quote!(__rest, __node, __since, __depth),
+    )
 }
 
-/// The match that follows the step of `PartialValue::growing_at`'s path at `__next` (a field's
-/// number) to the field's slot, bound by `slot`, and goes on from there.
+/// The match that follows the step of `PartialValue::growing_at`'s path at `__next` to the field's
+/// slot, and goes on from there.
 fn growing_at_match(fields: &[&Field], slot: impl Fn(usize, &Field) -> TokenStream) -> TokenStream {
-    let p = private();
-    let arms = growable(fields).map(|(i, step, field)| {
-        let ty = field.ty;
-        let slot = slot(i, field);
-        quote_spanned! {ty.span()=>
-            #step => <#ty as #p::PartialValue>::growing_at(
-                #slot.as_mut()?, __path, __next + 1, __node,
-            ),
-        }
-    });
-    quote! {
-        match __step {
-            #(#arms)*
-            _ => ::core::option::Option::None,
-        }
-    }
+    step_match(
+        fields,
+        slot,
+        "growing_at",
+        quote!(__path, __next + 1, __node),
+    )
 }
 
 /// `PartialValue::update_at` for the partial type `partial`: `step_match` (which follows the route's

@@ -453,6 +453,57 @@ fn readable(node: Node<'_>) -> bool {
     node.is_complete() || node.as_str().is_some() || node.is_array() || node.is_object()
 }
 
+/// The methods of [`PartialValue`] that walk the tree, for a type shown as the `T` it wraps (`Option`,
+/// `Box`): each passes the question on to `T`, taking no step of its own.
+macro_rules! transparent_walks {
+    () => {
+        #[inline]
+        fn update_below(
+            partial: &mut T::Partial,
+            node: Node<'_>,
+            since: u64,
+            depth: usize,
+        ) -> bool {
+            T::update_below(partial, node, since, depth)
+        }
+
+        #[inline]
+        fn growing<'p, 'n>(
+            partial: &'p mut T::Partial,
+            node: Node<'n>,
+            path: &mut Vec<u32>,
+        ) -> Option<(&'p mut String, &'n str)> {
+            T::growing(partial, node, path)
+        }
+
+        #[inline]
+        fn grow_at<'p>(partial: &'p mut T::Partial, path: &[u32]) -> Option<&'p mut String> {
+            T::grow_at(partial, path)
+        }
+
+        #[inline]
+        fn update_at(
+            partial: &mut T::Partial,
+            route: &[u32],
+            node: Node<'_>,
+            since: u64,
+            depth: usize,
+        ) -> Option<bool> {
+            T::update_at(partial, route, node, since, depth)
+        }
+
+        #[inline]
+        fn growing_at<'p, 'n>(
+            partial: &'p mut T::Partial,
+            path: &mut Vec<u32>,
+            next: usize,
+            node: Node<'n>,
+        ) -> Option<(&'p mut String, &'n str)> {
+            T::growing_at(partial, path, next, node)
+        }
+    };
+}
+
 /// `null` is not shown (as a field not yet written).
 impl<T: PartialValue> PartialValue for Option<T> {
     type Partial = T::Partial;
@@ -472,44 +523,7 @@ impl<T: PartialValue> PartialValue for Option<T> {
         T::update(partial, node, since)
     }
 
-    #[inline]
-    fn update_below(partial: &mut T::Partial, node: Node<'_>, since: u64, depth: usize) -> bool {
-        T::update_below(partial, node, since, depth)
-    }
-
-    #[inline]
-    fn growing<'p, 'n>(
-        partial: &'p mut T::Partial,
-        node: Node<'n>,
-        path: &mut Vec<u32>,
-    ) -> Option<(&'p mut String, &'n str)> {
-        T::growing(partial, node, path)
-    }
-
-    #[inline]
-    fn grow_at<'p>(partial: &'p mut T::Partial, path: &[u32]) -> Option<&'p mut String> {
-        T::grow_at(partial, path)
-    }
-    #[inline]
-    fn update_at(
-        partial: &mut T::Partial,
-        route: &[u32],
-        node: Node<'_>,
-        since: u64,
-        depth: usize,
-    ) -> Option<bool> {
-        T::update_at(partial, route, node, since, depth)
-    }
-
-    #[inline]
-    fn growing_at<'p, 'n>(
-        partial: &'p mut T::Partial,
-        path: &mut Vec<u32>,
-        next: usize,
-        node: Node<'n>,
-    ) -> Option<(&'p mut String, &'n str)> {
-        T::growing_at(partial, path, next, node)
-    }
+    transparent_walks!();
 }
 
 impl<T: PartialValue + ?Sized> PartialValue for Box<T> {
@@ -527,44 +541,7 @@ impl<T: PartialValue + ?Sized> PartialValue for Box<T> {
         T::update(partial, node, since)
     }
 
-    #[inline]
-    fn update_below(partial: &mut T::Partial, node: Node<'_>, since: u64, depth: usize) -> bool {
-        T::update_below(partial, node, since, depth)
-    }
-
-    #[inline]
-    fn growing<'p, 'n>(
-        partial: &'p mut T::Partial,
-        node: Node<'n>,
-        path: &mut Vec<u32>,
-    ) -> Option<(&'p mut String, &'n str)> {
-        T::growing(partial, node, path)
-    }
-
-    #[inline]
-    fn grow_at<'p>(partial: &'p mut T::Partial, path: &[u32]) -> Option<&'p mut String> {
-        T::grow_at(partial, path)
-    }
-    #[inline]
-    fn update_at(
-        partial: &mut T::Partial,
-        route: &[u32],
-        node: Node<'_>,
-        since: u64,
-        depth: usize,
-    ) -> Option<bool> {
-        T::update_at(partial, route, node, since, depth)
-    }
-
-    #[inline]
-    fn growing_at<'p, 'n>(
-        partial: &'p mut T::Partial,
-        path: &mut Vec<u32>,
-        next: usize,
-        node: Node<'n>,
-    ) -> Option<(&'p mut String, &'n str)> {
-        T::growing_at(partial, path, next, node)
-    }
+    transparent_walks!();
 }
 
 /// A list: its items so far, each partial; only the last one and new ones can change.
