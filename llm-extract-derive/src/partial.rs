@@ -277,16 +277,14 @@ fn growing_match(fields: &[&Field], slot: impl Fn(usize, &Field) -> TokenStream)
 }
 
 /// The match on `__step` (a field's number, as `growing_match` pushed it) that follows it to the
-/// field's slot, bound by `slot`, and goes on there with `method` and the arguments after the slot:
-/// `grow_at` (the rest of the path), `update_at` (the rest of the route) or `growing_at`.
+/// field's slot, bound by `slot`, and goes on there with `walk`.
 fn step_match(
     fields: &[&Field],
     slot: impl Fn(usize, &Field) -> TokenStream,
-    method: &str,
-    args: TokenStream,
+    walk: Walk,
 ) -> TokenStream {
     let p = private();
-    let method = format_ident!("{method}");
+    let (method, args) = walk.call();
     let arms = growable(fields).map(|(i, step, field)| {
         let ty = field.ty;
         let slot = slot(i, field);
@@ -302,35 +300,48 @@ fn step_match(
     }
 }
 
-/// The match that follows a step of `PartialValue::grow_at`'s path to the field's slot.
-fn grow_at_match(fields: &[&Field], slot: impl Fn(usize, &Field) -> TokenStream) -> TokenStream {
-    let step_match = step_match(fields, slot, "grow_at", quote!(__rest));
-    quote! {
-        let (&__step, __rest) = __path.split_first()?;
-        #step_match
+/// The walks of `PartialValue` that follow remembered steps (see `step_match`).
+#[derive(Clone, Copy)]
+enum Walk {
+    /// `grow_at`: to the string being written.
+    Grow,
+    /// `update_at`: to the level a chunk changed.
+    Update,
+    /// `growing_at`: to the deepest level whose steps are known, to find the string from there.
+    Growing,
+}
+
+impl Walk {
+    /// The method, and the arguments it passes on after the slot.
+    fn call(self) -> (Ident, TokenStream) {
+        match self {
+            Walk::Grow => (format_ident!("grow_at"), quote!(__rest)),
+            Walk::Update => (
+                format_ident!("update_at"),
+                quote!(__rest, __node, __since, __depth),
+            ),
+            Walk::Growing => (
+                format_ident!("growing_at"),
+                quote!(__path, __next + 1, __node),
+            ),
+        }
     }
 }
 
-/// The match that follows a step of `PartialValue::update_at`'s route to the field's slot, and goes
-/// on from there with the rest of the route.
-fn update_at_match(fields: &[&Field], slot: impl Fn(usize, &Field) -> TokenStream) -> TokenStream {
-    step_match(
-        fields,
-        slot,
-        "update_at",
-        quote!(__rest, __node, __since, __depth),
-    )
-}
-
-/// The match that follows the step of `PartialValue::growing_at`'s path at `__next` to the field's
-/// slot, and goes on from there.
-fn growing_at_match(fields: &[&Field], slot: impl Fn(usize, &Field) -> TokenStream) -> TokenStream {
-    step_match(
-        fields,
-        slot,
-        "growing_at",
-        quote!(__path, __next + 1, __node),
-    )
+/// `PartialValue::grow_at` for the partial type `partial`: `step_match` on the path's first step,
+/// `__step`, with `__rest` after it.
+fn grow_at_fn(partial: &Ident, step_match: TokenStream) -> TokenStream {
+    quote! {
+        #[inline]
+        #[allow(unused_variables, unreachable_code)]
+        fn grow_at<'__p>(
+            __partial: &'__p mut #partial,
+            __path: &[u32],
+        ) -> ::core::option::Option<&'__p mut ::std::string::String> {
+            let (&__step, __rest) = __path.split_first()?;
+            #step_match
+        }
+    }
 }
 
 /// `PartialValue::update_at` for the partial type `partial`: `step_match` (which follows the route's
@@ -390,16 +401,6 @@ fn growing_signature(partial: &Ident) -> TokenStream {
     }
 }
 
-/// The signature of `PartialValue::grow_at` for the partial type `partial`.
-fn grow_at_signature(partial: &Ident) -> TokenStream {
-    quote! {
-        fn grow_at<'__p>(
-            __partial: &'__p mut #partial,
-            __path: &[u32],
-        ) -> ::core::option::Option<&'__p mut ::std::string::String>
-    }
-}
-
 fn expand_struct(input: &Struct) -> TokenStream {
     let p = private();
     let ident = &input.original.ident;
@@ -427,26 +428,20 @@ fn expand_struct(input: &Struct) -> TokenStream {
         quote!(__partial.#field)
     });
     let growing_signature = growing_signature(&partial);
-    let grow_at = grow_at_match(&fields, |_, field| {
-        let field = &field.original.ident;
-        quote!(__partial.#field)
-    });
-    let grow_at_signature = grow_at_signature(&partial);
     let update_below = update_below_body(&fields);
-    let update_at = update_at_fn(
-        &partial,
-        update_at_match(&fields, |_, field| {
-            let field = &field.original.ident;
-            quote!(__partial.#field)
-        }),
-    );
-    let growing_at = growing_at_fn(
-        &partial,
-        growing_at_match(&fields, |_, field| {
-            let field = &field.original.ident;
-            quote!(__partial.#field)
-        }),
-    );
+    let steps = |walk| {
+        step_match(
+            &fields,
+            |_, field: &Field| {
+                let field = &field.original.ident;
+                quote!(__partial.#field)
+            },
+            walk,
+        )
+    };
+    let grow_at = grow_at_fn(&partial, steps(Walk::Grow));
+    let update_at = update_at_fn(&partial, steps(Walk::Update));
+    let growing_at = growing_at_fn(&partial, steps(Walk::Growing));
     let attributes = attributes(&doc, quote!(::core::default::Default));
     let bounds = bounds(ident, &fields);
     quote! {
@@ -501,11 +496,7 @@ fn expand_struct(input: &Struct) -> TokenStream {
                 #growing
             }
 
-            #[inline]
-            #[allow(unused_variables)]
-            #grow_at_signature {
-                #grow_at
-            }
+            #grow_at
 
             #update_at
 
@@ -597,19 +588,17 @@ fn expand_tagged(input: &Enum) -> TokenStream {
     let growing_arms = variant_arms(&partial, &variants, |fields, slot| {
         growing_match(fields, slot)
     });
-    let grow_at_arms = variant_arms(&partial, &variants, |fields, slot| {
-        grow_at_match(fields, slot)
-    });
-    let update_at_arms = variant_arms(&partial, &variants, |fields, slot| {
-        update_at_match(fields, slot)
-    });
-    let growing_at_arms = variant_arms(&partial, &variants, |fields, slot| {
-        growing_at_match(fields, slot)
-    });
-    let update_at = update_at_fn(&partial, quote!(match __partial { #(#update_at_arms)* }));
-    let growing_at = growing_at_fn(&partial, quote!(match __partial { #(#growing_at_arms)* }));
+    // Each walk's step match, inside a match on the variant.
+    let steps = |walk| {
+        let arms = variant_arms(&partial, &variants, |fields, slot| {
+            step_match(fields, slot, walk)
+        });
+        quote!(match __partial { #(#arms)* })
+    };
+    let grow_at = grow_at_fn(&partial, steps(Walk::Grow));
+    let update_at = update_at_fn(&partial, steps(Walk::Update));
+    let growing_at = growing_at_fn(&partial, steps(Walk::Growing));
     let growing_signature = growing_signature(&partial);
-    let grow_at_signature = grow_at_signature(&partial);
     let attributes = attributes(&doc, TokenStream::new());
     let all_fields: Vec<&Field> = variants.iter().flat_map(|v| variant_fields(v)).collect();
     let bounds = bounds(ident, &all_fields);
@@ -663,13 +652,7 @@ fn expand_tagged(input: &Enum) -> TokenStream {
                 }
             }
 
-            #[inline]
-            #[allow(unused_variables, unreachable_code)]
-            #grow_at_signature {
-                match __partial {
-                    #(#grow_at_arms)*
-                }
-            }
+            #grow_at
 
             #update_at
 

@@ -330,24 +330,23 @@ impl PartialParser {
                     return;
                 }
             }
-            // Indentation cut small: nothing changes (the chunk is counted, and nothing stamped).
-            State::Value | State::Key | State::Colon | State::After if blank(bytes) => return,
+            State::Value | State::Key | State::Colon | State::After => {
+                // Whitespace first: a chunk of indentation alone changes nothing (it is counted,
+                // and nothing is stamped); the token loop starts after it, not scanning it again.
+                let start = spaces(bytes);
+                if start < bytes.len() {
+                    self.tokens(bytes, start);
+                }
+                return;
+            }
             _ => {}
         }
-        self.tokens(bytes);
+        self.tokens(bytes, 0);
     }
 
-    /// [`PartialParser::feed`]'s token loop: everything but its two quick cases.
+    /// [`PartialParser::feed`]'s token loop, from `bytes[i]`: everything but its two quick cases.
     #[inline(never)]
-    fn tokens(&mut self, bytes: &[u8]) {
-        let mut i = 0;
-        if matches!(
-            self.state,
-            State::Value | State::Key | State::Colon | State::After
-        ) {
-            // Whitespace first, before the token loop is set up.
-            i = bytes.iter().take_while(|&&b| is_space(b)).count();
-        }
+    fn tokens(&mut self, bytes: &[u8], mut i: usize) {
         while i < bytes.len() {
             i = self.step(bytes, i);
             if matches!(
@@ -355,8 +354,7 @@ impl PartialParser {
                 State::Value | State::Key | State::Colon | State::After
             ) {
                 // Whitespace between tokens (most of a pretty-printed answer's indentation).
-                let rest = bytes.get(i..).unwrap_or_default();
-                i += rest.iter().take_while(|&&b| is_space(b)).count();
+                i += spaces(bytes.get(i..).unwrap_or_default());
             }
         }
         self.stamp();
@@ -969,10 +967,10 @@ fn plain(bytes: &[u8]) -> Option<&str> {
     clean.then(|| unsafe { std::str::from_utf8_unchecked(bytes) })
 }
 
-/// Whether `bytes` are all whitespace between JSON tokens.
+/// The number of whitespace bytes `bytes` begins with.
 #[inline]
-fn blank(bytes: &[u8]) -> bool {
-    bytes.iter().all(|&b| is_space(b))
+fn spaces(bytes: &[u8]) -> usize {
+    bytes.iter().take_while(|&&b| is_space(b)).count()
 }
 
 /// Whitespace between JSON tokens.
