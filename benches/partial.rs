@@ -18,6 +18,10 @@
 //!    the prefix, then the typed partial built from it, so only the re-reading differs).
 //!    Also a catalog nested seven levels deep in 4-byte chunks against its own one-shot `from_str`:
 //!    a chunk changes the value far below the root, and must not cost a walk from it.
+//!    Then the first rows again with each function timed alone in a fresh process, the processes
+//!    alternated (`-- --isolated-only` prints only these): in one process the one-shot baseline runs
+//!    on the heap the incremental reader left behind, which slows its 290 allocations by about a
+//!    quarter and so flatters the ratios above.
 //! 2. How each grows from 10 KB to 100 KB: incremental (4-byte chunks) grows linearly, re-parsing the
 //!    prefix (64-byte chunks, to keep it runnable) quadratically.
 //! 3. Hostile answers of 8 to 128 KB (doubling), fed in 4-byte chunks with snapshots: the cost of each
@@ -36,7 +40,7 @@ use std::time::Duration;
 
 #[path = "support/timing.rs"]
 mod timing;
-use timing::{doubling_rows, interleaved, row};
+use timing::{doubling_rows, interleaved, isolated, row};
 
 #[derive(Extract, Deserialize)]
 #[allow(dead_code)]
@@ -320,6 +324,7 @@ fn ratios() {
         t[2],
         "",
     );
+    isolated_rows();
 
     println!("\n## Growth from 10 KB to 100 KB (median on-CPU time of 5 interleaved batches)\n");
     println!("| size | one-shot `from_str` | incremental, 4-byte chunks | ratio to one-shot | re-parse prefix, 64-byte chunks | ratio to one-shot |");
@@ -450,8 +455,95 @@ fn kinds(kind: &str) -> Option<(PartialReader<Invoice>, Vec<Vec<u8>>)> {
     Some((reader, stream.chunks(4).map(<[u8]>::to_vec).collect()))
 }
 
+/// The functions [`isolated`] times, each alone in its own process (`--time-alone NAME`).
+fn alone_fn(name: &str) -> Option<Box<dyn FnMut()>> {
+    let text = answer(20_000);
+    let f: Box<dyn FnMut()> = match name {
+        "one-shot" => Box::new(move || one_shot(&text)),
+        "incremental-4" => Box::new(move || {
+            black_box(incremental(black_box(text.as_bytes()), 4));
+        }),
+        "incremental-16" => Box::new(move || {
+            black_box(incremental(black_box(text.as_bytes()), 16));
+        }),
+        "parser-4" => Box::new(move || {
+            black_box(parser_only(black_box(text.as_bytes()), 4));
+        }),
+        "catalog-one-shot" => {
+            let deep_text = deep_answer();
+            Box::new(move || {
+                black_box(from_str::<Catalog>(black_box(&deep_text)).ok());
+            })
+        }
+        "catalog-4" => {
+            let deep_text = deep_answer();
+            Box::new(move || {
+                black_box(deep(black_box(deep_text.as_bytes())));
+            })
+        }
+        _ => return None,
+    };
+    Some(f)
+}
+
+/// Table 1 again with each function timed alone in a fresh process, alternated: no function runs on
+/// a heap another left behind.
+fn isolated_rows() {
+    const ROUNDS: usize = 5;
+    println!(
+        "\n## The same, each alone in its own process (median of {ROUNDS} alternated processes)\n"
+    );
+    println!("| benchmark | ours | baseline | ratio | goal |");
+    println!("|---|---|---|---|---|");
+    let t = isolated(
+        &[
+            "one-shot",
+            "incremental-4",
+            "incremental-16",
+            "parser-4",
+            "catalog-one-shot",
+            "catalog-4",
+        ],
+        ROUNDS,
+    );
+    let rows = [
+        (
+            1,
+            0,
+            "4-byte chunks + snapshots vs one-shot `from_str`",
+            "<= 3x",
+        ),
+        (
+            2,
+            0,
+            "16-byte chunks + snapshots vs one-shot `from_str`",
+            "",
+        ),
+        (
+            3,
+            0,
+            "of which the parser alone (no typed value), 4-byte chunks",
+            "",
+        ),
+        (
+            5,
+            4,
+            "a catalog nested 7 levels deep, 4-byte chunks + snapshots vs its one-shot `from_str`",
+            "",
+        ),
+    ];
+    for (ours, base, what, goal) in rows {
+        if let (Some(Some(ours)), Some(Some(base))) = (t.get(ours), t.get(base)) {
+            row(what, *ours, *base, goal);
+        }
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    if timing::time_alone(&args, alone_fn) {
+        return;
+    }
     if let Some(kind) = args
         .iter()
         .position(|a| a == "--chunks-of")
@@ -503,6 +595,10 @@ fn main() {
         for _ in 0..rounds {
             black_box(deep(black_box(text.as_bytes())));
         }
+        return;
+    }
+    if args.iter().any(|a| a == "--isolated-only") {
+        isolated_rows();
         return;
     }
     if args.iter().any(|a| a == "--doubling-only") {

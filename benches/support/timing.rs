@@ -85,6 +85,63 @@ pub fn interleaved(fns: &mut [&mut dyn FnMut()], rounds: usize) -> Vec<Duration>
         .collect()
 }
 
+/// The flag that makes a bench a child of [`isolated`]: `--time-alone NAME`.
+const ALONE: &str = "--time-alone";
+
+/// In a child started by [`isolated`] (`--time-alone NAME` among `args`): times the function `pick`
+/// gives for NAME alone (the median of 7 batches of at least 10 ms of CPU), prints its time per call
+/// in nanoseconds and returns `true` (the bench then has nothing else to do). `false` elsewhere.
+#[allow(dead_code)] // not every bench that includes this file times functions alone
+pub fn time_alone(args: &[String], pick: impl FnOnce(&str) -> Option<Box<dyn FnMut()>>) -> bool {
+    let Some(name) = args
+        .iter()
+        .position(|a| a == ALONE)
+        .and_then(|at| args.get(at + 1))
+    else {
+        return false;
+    };
+    let Some(mut f) = pick(name) else {
+        eprintln!("{ALONE}: no function named {name}");
+        std::process::exit(2);
+    };
+    let t = interleaved(&mut [&mut *f], 7);
+    println!("{}", t.first().map_or(0, Duration::as_nanos));
+    true
+}
+
+/// The median time per call of each function `names` names, each timed alone in a fresh process (a
+/// child of this one, see [`time_alone`]), the processes alternated `rounds` times so that drift on a
+/// shared machine cancels out. In one process, a function runs on the heap the others left behind:
+/// a baseline that allocates a lot can run a quarter slower after a reader that used large buffers
+/// (see BENCHMARKS.md, "Partial values"), which flatters a ratio to it. `None` for a function no
+/// child could time.
+#[allow(dead_code)] // not every bench that includes this file times functions alone
+pub fn isolated(names: &[&str], rounds: usize) -> Vec<Option<Duration>> {
+    let exe = std::env::current_exe().ok();
+    let mut samples: Vec<Vec<Duration>> = vec![Vec::new(); names.len()];
+    for _ in 0..rounds {
+        for (name, samples) in names.iter().zip(&mut samples) {
+            let output = exe.as_ref().and_then(|exe| {
+                std::process::Command::new(exe)
+                    .args([ALONE, name])
+                    .output()
+                    .ok()
+            });
+            let nanos = output
+                .and_then(|output| String::from_utf8(output.stdout).ok())
+                .and_then(|text| text.trim().parse::<u64>().ok());
+            samples.extend(nanos.map(Duration::from_nanos));
+        }
+    }
+    samples
+        .into_iter()
+        .map(|mut s| {
+            s.sort_unstable();
+            s.get(s.len() / 2).copied()
+        })
+        .collect()
+}
+
 /// One row of a ratio table: ours, the baseline, their ratio and the goal.
 pub fn row(what: &str, ours: Duration, base: Duration, goal: &str) {
     let ratio = ours.as_secs_f64() / base.as_secs_f64();
