@@ -26,7 +26,7 @@ use std::time::Duration;
 
 #[path = "support/timing.rs"]
 mod timing;
-use timing::{doubling_rows, interleaved, row};
+use timing::{doubling_rows, interleaved, isolated, row};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 struct Fact {
@@ -509,8 +509,72 @@ fn ratios() {
     let grow = |i: usize| scaling[1][i].as_secs_f64() / scaling[0][i].as_secs_f64();
     println!("\n10 KB -> 100 KB (10x the input): one-shot {:.1}x, decoder 4-byte {:.1}x, decoder 8-byte {:.1}x, re-parse {:.1}x",
         grow(0), grow(1), grow(2), grow(3));
+    isolated_rows();
 
     doubling(ROUNDS);
+}
+
+/// The functions [`isolated`] times, each alone in its own process (`--time-alone NAME`).
+fn alone_fn(name: &str) -> Option<Box<dyn FnMut()>> {
+    let f: Box<dyn FnMut()> = match name {
+        "serde-clean" => {
+            let clean = clean();
+            Box::new(move || drop(black_box(serde_json::from_str::<Fact>(black_box(&clean)))))
+        }
+        "clean-validated" => {
+            let clean = clean();
+            Box::new(move || drop(black_box(from_str::<Fact>(black_box(&clean)))))
+        }
+        "lines-100k" => {
+            let text = jsonl(100 * 1024);
+            Box::new(move || drop(black_box(lines_from_str::<Fact>(black_box(&text)))))
+        }
+        "decoder-4-100k" => {
+            let text = jsonl(100 * 1024);
+            Box::new(move || {
+                black_box(decode_chunked(text.as_bytes(), 4));
+            })
+        }
+        "decoder-8-100k" => {
+            let text = jsonl(100 * 1024);
+            Box::new(move || {
+                black_box(decode_chunked(text.as_bytes(), 8));
+            })
+        }
+        _ => return None,
+    };
+    Some(f)
+}
+
+/// Rows 1 and 4 again with each function timed alone in a fresh process, the processes alternated:
+/// no function runs on a heap another left behind.
+fn isolated_rows() {
+    const ROUNDS: usize = 5;
+    println!(
+        "\n## Rows 1 and 4, each alone in its own process (median of {ROUNDS} alternated processes)\n"
+    );
+    println!("| benchmark | ours | baseline | ratio | goal |");
+    println!("|---|---|---|---|---|");
+    let t = isolated(
+        &[
+            "serde-clean",
+            "clean-validated",
+            "lines-100k",
+            "decoder-4-100k",
+            "decoder-8-100k",
+        ],
+        ROUNDS,
+    );
+    let rows = [
+        (1, 0, "1 clean -> T, validated", "<= 1.30x"),
+        (3, 2, "4 decoder, 4-byte chunks, 100 KB", "<= 3x"),
+        (4, 2, "4 decoder, 8-byte chunks, 100 KB", "<= 2x"),
+    ];
+    for (ours, base, what, goal) in rows {
+        if let (Some(Some(ours)), Some(Some(base))) = (t.get(ours), t.get(base)) {
+            row(what, *ours, *base, goal);
+        }
+    }
 }
 
 /// Benchmark 5: the cost of each doubling of every pathological input.
@@ -532,6 +596,13 @@ const DOUBLING_KB: [usize; 6] = [6, 12, 24, 48, 96, 192];
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    if timing::time_alone(&args, alone_fn) {
+        return;
+    }
+    if args.iter().any(|a| a == "--isolated-only") {
+        isolated_rows();
+        return;
+    }
     // `--calls <serde|parse> <n>`: `n` calls of one case and nothing else, for counting instructions
     // (`scripts/instructions.sh` runs it under callgrind).
     if let Some(at) = args.iter().position(|a| a == "--calls") {
