@@ -26,7 +26,7 @@ use std::time::Duration;
 
 #[path = "support/timing.rs"]
 mod timing;
-use timing::{doubling_rows, interleaved, isolated, row};
+use timing::{doubling_rows, interleaved, isolated_table, row};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 struct Fact {
@@ -549,13 +549,8 @@ fn alone_fn(name: &str) -> Option<Box<dyn FnMut()>> {
 /// Rows 1 and 4 again with each function timed alone in a fresh process, the processes alternated:
 /// no function runs on a heap another left behind.
 fn isolated_rows() {
-    const ROUNDS: usize = 5;
-    println!(
-        "\n## Rows 1 and 4, each alone in its own process (median of {ROUNDS} alternated processes)\n"
-    );
-    println!("| benchmark | ours | baseline | ratio | goal |");
-    println!("|---|---|---|---|---|");
-    let t = isolated(
+    isolated_table(
+        "Rows 1 and 4",
         &[
             "serde-clean",
             "clean-validated",
@@ -563,18 +558,12 @@ fn isolated_rows() {
             "decoder-4-100k",
             "decoder-8-100k",
         ],
-        ROUNDS,
+        &[
+            (1, 0, "1 clean -> T, validated", "<= 1.30x"),
+            (3, 2, "4 decoder, 4-byte chunks, 100 KB", "<= 3x"),
+            (4, 2, "4 decoder, 8-byte chunks, 100 KB", "<= 2x"),
+        ],
     );
-    let rows = [
-        (1, 0, "1 clean -> T, validated", "<= 1.30x"),
-        (3, 2, "4 decoder, 4-byte chunks, 100 KB", "<= 3x"),
-        (4, 2, "4 decoder, 8-byte chunks, 100 KB", "<= 2x"),
-    ];
-    for (ours, base, what, goal) in rows {
-        if let (Some(Some(ours)), Some(Some(base))) = (t.get(ours), t.get(base)) {
-            row(what, *ours, *base, goal);
-        }
-    }
 }
 
 /// Benchmark 5: the cost of each doubling of every pathological input.

@@ -40,7 +40,7 @@ use std::time::Duration;
 
 #[path = "support/timing.rs"]
 mod timing;
-use timing::{doubling_rows, interleaved, isolated, row};
+use timing::{doubling_rows, interleaved, isolated_table, row};
 
 #[derive(Extract, Deserialize)]
 #[allow(dead_code)]
@@ -489,13 +489,10 @@ fn alone_fn(name: &str) -> Option<Box<dyn FnMut()>> {
 /// Table 1 again with each function timed alone in a fresh process, alternated: no function runs on
 /// a heap another left behind.
 fn isolated_rows() {
-    const ROUNDS: usize = 5;
-    println!(
-        "\n## The same, each alone in its own process (median of {ROUNDS} alternated processes)\n"
-    );
-    println!("| benchmark | ours | baseline | ratio | goal |");
-    println!("|---|---|---|---|---|");
-    let t = isolated(
+    const DEEP: &str =
+        "a catalog nested 7 levels deep, 4-byte chunks + snapshots vs its one-shot `from_str`";
+    isolated_table(
+        "The same",
         &[
             "one-shot",
             "incremental-4",
@@ -504,39 +501,28 @@ fn isolated_rows() {
             "catalog-one-shot",
             "catalog-4",
         ],
-        ROUNDS,
+        &[
+            (
+                1,
+                0,
+                "4-byte chunks + snapshots vs one-shot `from_str`",
+                "<= 3x",
+            ),
+            (
+                2,
+                0,
+                "16-byte chunks + snapshots vs one-shot `from_str`",
+                "",
+            ),
+            (
+                3,
+                0,
+                "of which the parser alone (no typed value), 4-byte chunks",
+                "",
+            ),
+            (5, 4, DEEP, ""),
+        ],
     );
-    let rows = [
-        (
-            1,
-            0,
-            "4-byte chunks + snapshots vs one-shot `from_str`",
-            "<= 3x",
-        ),
-        (
-            2,
-            0,
-            "16-byte chunks + snapshots vs one-shot `from_str`",
-            "",
-        ),
-        (
-            3,
-            0,
-            "of which the parser alone (no typed value), 4-byte chunks",
-            "",
-        ),
-        (
-            5,
-            4,
-            "a catalog nested 7 levels deep, 4-byte chunks + snapshots vs its one-shot `from_str`",
-            "",
-        ),
-    ];
-    for (ours, base, what, goal) in rows {
-        if let (Some(Some(ours)), Some(Some(base))) = (t.get(ours), t.get(base)) {
-            row(what, *ours, *base, goal);
-        }
-    }
 }
 
 fn main() {

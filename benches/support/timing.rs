@@ -116,7 +116,7 @@ pub fn time_alone(args: &[String], pick: impl FnOnce(&str) -> Option<Box<dyn FnM
 /// (see BENCHMARKS.md, "Partial values"), which flatters a ratio to it. `None` for a function no
 /// child could time.
 #[allow(dead_code)] // not every bench that includes this file times functions alone
-pub fn isolated(names: &[&str], rounds: usize) -> Vec<Option<Duration>> {
+fn isolated(names: &[&str], rounds: usize) -> Vec<Option<Duration>> {
     let exe = std::env::current_exe().ok();
     let mut samples: Vec<Vec<Duration>> = vec![Vec::new(); names.len()];
     for _ in 0..rounds {
@@ -140,6 +140,24 @@ pub fn isolated(names: &[&str], rounds: usize) -> Vec<Option<Duration>> {
             s.get(s.len() / 2).copied()
         })
         .collect()
+}
+
+/// A ratio table of functions each timed alone in a fresh process ([`isolated`], five alternated
+/// rounds): each row names its function and its baseline by their index in `names`.
+#[allow(dead_code)] // not every bench that includes this file times functions alone
+pub fn isolated_table(title: &str, names: &[&str], rows: &[(usize, usize, &str, &str)]) {
+    const ROUNDS: usize = 5;
+    println!(
+        "\n## {title}, each alone in its own process (median of {ROUNDS} alternated processes)\n"
+    );
+    println!("| benchmark | ours | baseline | ratio | goal |");
+    println!("|---|---|---|---|---|");
+    let t = isolated(names, ROUNDS);
+    for &(ours, base, what, goal) in rows {
+        if let (Some(Some(ours)), Some(Some(base))) = (t.get(ours), t.get(base)) {
+            row(what, *ours, *base, goal);
+        }
+    }
 }
 
 /// One row of a ratio table: ours, the baseline, their ratio and the goal.
