@@ -91,7 +91,6 @@ const ALONE: &str = "--time-alone";
 /// In a child started by [`isolated`] (`--time-alone NAME` among `args`): times the function `pick`
 /// gives for NAME alone (the median of 7 batches of at least 10 ms of CPU), prints its time per call
 /// in nanoseconds and returns `true` (the bench then has nothing else to do). `false` elsewhere.
-#[allow(dead_code)] // not every bench that includes this file times functions alone
 pub fn time_alone(args: &[String], pick: impl FnOnce(&str) -> Option<Box<dyn FnMut()>>) -> bool {
     let Some(name) = args
         .iter()
@@ -115,7 +114,6 @@ pub fn time_alone(args: &[String], pick: impl FnOnce(&str) -> Option<Box<dyn FnM
 /// a baseline that allocates a lot can run a quarter slower after a reader that used large buffers
 /// (see BENCHMARKS.md, "Partial values"), which flatters a ratio to it. `None` for a function no
 /// child could time.
-#[allow(dead_code)] // not every bench that includes this file times functions alone
 fn isolated(names: &[&str], rounds: usize) -> Vec<Option<Duration>> {
     let exe = std::env::current_exe().ok();
     let mut samples: Vec<Vec<Duration>> = vec![Vec::new(); names.len()];
@@ -124,6 +122,7 @@ fn isolated(names: &[&str], rounds: usize) -> Vec<Option<Duration>> {
             let output = exe.as_ref().and_then(|exe| {
                 std::process::Command::new(exe)
                     .args([ALONE, name])
+                    .stderr(std::process::Stdio::inherit())
                     .output()
                     .ok()
             });
@@ -144,7 +143,6 @@ fn isolated(names: &[&str], rounds: usize) -> Vec<Option<Duration>> {
 
 /// A ratio table of functions each timed alone in a fresh process ([`isolated`], five alternated
 /// rounds): each row names its function and its baseline by their index in `names`.
-#[allow(dead_code)] // not every bench that includes this file times functions alone
 pub fn isolated_table(title: &str, names: &[&str], rows: &[(usize, usize, &str, &str)]) {
     const ROUNDS: usize = 5;
     println!(
@@ -154,8 +152,10 @@ pub fn isolated_table(title: &str, names: &[&str], rows: &[(usize, usize, &str, 
     println!("|---|---|---|---|---|");
     let t = isolated(names, ROUNDS);
     for &(ours, base, what, goal) in rows {
-        if let (Some(Some(ours)), Some(Some(base))) = (t.get(ours), t.get(base)) {
-            row(what, *ours, *base, goal);
+        match (t.get(ours), t.get(base)) {
+            (Some(Some(ours)), Some(Some(base))) => row(what, *ours, *base, goal),
+            // A child that failed (it says why on its standard error) leaves its rows unmeasured.
+            _ => println!("| {what} | not measured | | | {goal} |"),
         }
     }
 }
