@@ -514,7 +514,7 @@ fn ratios() {
     doubling(ROUNDS);
 }
 
-/// The functions [`isolated`] times, each alone in its own process (`--time-alone NAME`).
+/// The functions [`timing::isolated_table`] times, each alone in its own process (`--time-alone NAME`).
 fn alone_fn(name: &str) -> Option<Box<dyn FnMut()>> {
     let f: Box<dyn FnMut()> = match name {
         "serde-clean" => {

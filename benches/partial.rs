@@ -455,20 +455,32 @@ fn kinds(kind: &str) -> Option<(PartialReader<Invoice>, Vec<Vec<u8>>)> {
     Some((reader, stream.chunks(4).map(<[u8]>::to_vec).collect()))
 }
 
-/// The functions [`isolated`] times, each alone in its own process (`--time-alone NAME`).
+/// The functions [`timing::isolated_table`] times, each alone in its own process (`--time-alone NAME`).
 fn alone_fn(name: &str) -> Option<Box<dyn FnMut()>> {
-    let text = answer(20_000);
+    let invoice = || answer(20_000);
     let f: Box<dyn FnMut()> = match name {
-        "one-shot" => Box::new(move || one_shot(&text)),
-        "incremental-4" => Box::new(move || {
-            black_box(incremental(black_box(text.as_bytes()), 4));
-        }),
-        "incremental-16" => Box::new(move || {
-            black_box(incremental(black_box(text.as_bytes()), 16));
-        }),
-        "parser-4" => Box::new(move || {
-            black_box(parser_only(black_box(text.as_bytes()), 4));
-        }),
+        "one-shot" => {
+            let text = invoice();
+            Box::new(move || one_shot(&text))
+        }
+        "incremental-4" => {
+            let text = invoice();
+            Box::new(move || {
+                black_box(incremental(black_box(text.as_bytes()), 4));
+            })
+        }
+        "incremental-16" => {
+            let text = invoice();
+            Box::new(move || {
+                black_box(incremental(black_box(text.as_bytes()), 16));
+            })
+        }
+        "parser-4" => {
+            let text = invoice();
+            Box::new(move || {
+                black_box(parser_only(black_box(text.as_bytes()), 4));
+            })
+        }
         "catalog-one-shot" => {
             let deep_text = deep_answer();
             Box::new(move || {
