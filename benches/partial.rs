@@ -455,6 +455,14 @@ fn kinds(kind: &str) -> Option<(PartialReader<Invoice>, Vec<Vec<u8>>)> {
     Some((reader, stream.chunks(4).map(<[u8]>::to_vec).collect()))
 }
 
+/// `read` of the 20 KB invoice answer in `chunk`-byte pieces, as a function to time alone.
+fn on_invoice<R: 'static>(read: fn(&[u8], usize) -> R, chunk: usize) -> Box<dyn FnMut()> {
+    let text = answer(20_000);
+    Box::new(move || {
+        black_box(read(black_box(text.as_bytes()), chunk));
+    })
+}
+
 /// The functions [`timing::isolated_table`] times, each alone in its own process (`--time-alone NAME`).
 fn alone_fn(name: &str) -> Option<Box<dyn FnMut()>> {
     let invoice = || answer(20_000);
@@ -463,24 +471,9 @@ fn alone_fn(name: &str) -> Option<Box<dyn FnMut()>> {
             let text = invoice();
             Box::new(move || one_shot(&text))
         }
-        "incremental-4" => {
-            let text = invoice();
-            Box::new(move || {
-                black_box(incremental(black_box(text.as_bytes()), 4));
-            })
-        }
-        "incremental-16" => {
-            let text = invoice();
-            Box::new(move || {
-                black_box(incremental(black_box(text.as_bytes()), 16));
-            })
-        }
-        "parser-4" => {
-            let text = invoice();
-            Box::new(move || {
-                black_box(parser_only(black_box(text.as_bytes()), 4));
-            })
-        }
+        "incremental-4" => on_invoice(incremental, 4),
+        "incremental-16" => on_invoice(incremental, 16),
+        "parser-4" => on_invoice(parser_only, 4),
         "catalog-one-shot" => {
             let deep_text = deep_answer();
             Box::new(move || {
