@@ -1,6 +1,6 @@
 //! The command line. Everything a user reads in `--help` is here.
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
 const EXIT_CODES: &str = "\
@@ -19,7 +19,14 @@ Backends: --ollama URL, --openai URL (an OpenAI-compatible server such as vLLM o
 --anthropic[=URL] (key in ANTHROPIC_API_KEY), --gemini[=URL] (key in GEMINI_API_KEY) or
 --embedded[=GGUF] (builds with the llama-cpp feature). Without any of them: the Ollama server in
 OLLAMA_HOST if it is set, else the embedded model if this build has it, else Ollama on
-http://127.0.0.1:11434.";
+http://127.0.0.1:11434.
+
+Keys go only where they are meant to: OPENAI_API_KEY only to https://api.openai.com,
+ANTHROPIC_API_KEY only to https://api.anthropic.com, GEMINI_API_KEY only to
+https://generativelanguage.googleapis.com. Any other server (a proxy, a gateway, a vLLM node) gets a key
+only when one is named for it: `--api-key-env VAR` right after its backend flag, e.g.
+`--openai https://node1:8000/v1 --api-key-env NODE1_KEY --anthropic --gemini=https://gw/ --api-key-env GW_KEY`.
+No key goes over plain http to a host other than this machine unless --allow-insecure-key is given.";
 
 /// Typed, validated JSON from a language model, in a shell pipeline.
 #[derive(Debug, Parser)]
@@ -216,10 +223,20 @@ pub struct BackendArgs {
     /// and --gemini unless $OPENAI_MODEL, $ANTHROPIC_MODEL or $GEMINI_MODEL is set).
     #[arg(long, value_name = "NAME", help_heading = "Backend")]
     pub model: Option<String>,
-    /// The environment variable holding the API key (default: OPENAI_API_KEY for --openai, if set;
-    /// ANTHROPIC_API_KEY for --anthropic; GEMINI_API_KEY for --gemini).
+    /// The environment variable holding the API key of the --openai, --anthropic or --gemini flag just
+    /// before it (repeatable, one per backend; alone with a single backend, anywhere). Without it a
+    /// backend gets its provider's own variable only at the provider's own API (OPENAI_API_KEY for
+    /// https://api.openai.com, ANTHROPIC_API_KEY for https://api.anthropic.com, GEMINI_API_KEY for
+    /// https://generativelanguage.googleapis.com), and any other server no key.
     #[arg(long, value_name = "VAR", help_heading = "Backend")]
-    pub api_key_env: Option<String>,
+    pub api_key_env: Vec<String>,
+    /// Send API keys over plain http to hosts other than this machine (refused by default: anyone on the
+    /// network between could read them). For a trusted network only.
+    #[arg(long, help_heading = "Backend")]
+    pub allow_insecure_key: bool,
+    /// Which backend each --api-key-env names the key of, from the order of the command line.
+    #[arg(skip)]
+    pub key_envs: Vec<KeyEnv>,
     /// Run a GGUF model in process (default: $LLM_EXTRACT_MODEL, else the cached default model). Needs a build with the llama-cpp feature.
     #[arg(
         long,
@@ -231,9 +248,10 @@ pub struct BackendArgs {
         help_heading = "Backend"
     )]
     pub embedded: Option<String>,
-    /// How many times a request is re-sent after a transient failure (connection refused, 429, 503, ...).
-    #[arg(long, value_name = "N", default_value_t = 3, help_heading = "Backend")]
-    pub retries: u32,
+    /// How many times a request to a server is re-sent after a transient failure (connection refused,
+    /// 429, 503, ...) [default: 3].
+    #[arg(long, value_name = "N", help_heading = "Backend")]
+    pub retries: Option<u32>,
     /// With --mode tool, force the tool of an --openai server with tool_choice "required" instead of
     /// naming it (llama-server takes only "auto", "none" and "required").
     #[arg(long, help_heading = "Backend")]
@@ -364,9 +382,12 @@ pub struct BatchArgs {
     /// The results file (JSON Lines, appended to; documents already in it are skipped).
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
-    /// How many documents are extracted at the same time, over all backends.
-    #[arg(long, value_name = "N", default_value_t = 4)]
-    pub concurrency: usize,
+    /// How many documents are extracted at the same time, over all backends [default: 4]. The embedded
+    /// engine decodes one at a time unless --concurrency is given; then it decodes N sequences together
+    /// (faster on a large machine, but a sequence decoded beside others is computed in another
+    /// floating-point order, so a near-tie can change a greedy answer).
+    #[arg(long, value_name = "N")]
+    pub concurrency: Option<usize>,
     /// Run again the documents the output records as failed.
     #[arg(long)]
     pub retry_failed: bool,
@@ -376,6 +397,178 @@ pub struct BatchArgs {
     pub extract: ExtractArgs,
     #[command(flatten)]
     pub backend: BackendArgs,
+}
+
+/// A backend flag that takes a key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hosted {
+    OpenAi,
+    Anthropic,
+    Gemini,
+}
+
+impl Hosted {
+    /// The flag, as the user writes it.
+    pub fn flag(self) -> &'static str {
+        match self {
+            Hosted::OpenAi => "--openai",
+            Hosted::Anthropic => "--anthropic",
+            Hosted::Gemini => "--gemini",
+        }
+    }
+}
+
+/// An --api-key-env and the backend it names the key of: the `nth` value of the flag `backend`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyEnv {
+    pub backend: Hosted,
+    pub nth: usize,
+    pub var: String,
+}
+
+impl BackendArgs {
+    /// The variable named for the `nth` `backend` flag's key, if one is.
+    pub fn key_env(&self, backend: Hosted, nth: usize) -> Option<&str> {
+        self.key_envs
+            .iter()
+            .find(|k| k.backend == backend && k.nth == nth)
+            .map(|k| k.var.as_str())
+    }
+}
+
+impl Command {
+    fn backend_mut(&mut self) -> Option<&mut BackendArgs> {
+        match self {
+            Command::Run(args) => Some(&mut args.backend),
+            Command::Prompt(args) => Some(&mut args.backend),
+            Command::Batch(args) => Some(&mut args.backend),
+            Command::Doc(args) => Some(&mut args.backend),
+            Command::Schema(_) => None,
+        }
+    }
+}
+
+/// The command line of this process (clap prints its own errors and `--help`, and exits); an error
+/// when an --api-key-env names no backend's key.
+pub fn parse() -> Result<Cli, String> {
+    let matches = Cli::command().get_matches();
+    let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    pair_key_envs(&matches, &mut cli)?;
+    Ok(cli)
+}
+
+/// Gives each --api-key-env to the backend flag just before it on the command line (clap keeps each
+/// flag's values apart, so the order comes from their positions).
+fn pair_key_envs(matches: &ArgMatches, cli: &mut Cli) -> Result<(), String> {
+    let (Some((_, sub)), Some(backend)) = (matches.subcommand(), cli.command.backend_mut()) else {
+        return Ok(());
+    };
+    if !sub.try_contains_id("api_key_env").unwrap_or(false) {
+        return Ok(());
+    }
+    /// One value on the command line: a backend flag's, or an --api-key-env's.
+    enum Item<'a> {
+        Keyed(Hosted, usize),
+        Keyless(&'static str),
+        Key(&'a str),
+    }
+    let positions = |id: &str| -> Vec<usize> {
+        sub.indices_of(id)
+            .map(|indices| indices.collect())
+            .unwrap_or_default()
+    };
+    let mut items: Vec<(usize, Item)> = Vec::new();
+    for (backend, id) in [
+        (Hosted::OpenAi, "openai"),
+        (Hosted::Anthropic, "anthropic"),
+        (Hosted::Gemini, "gemini"),
+    ] {
+        for (nth, at) in positions(id).into_iter().enumerate() {
+            items.push((at, Item::Keyed(backend, nth)));
+        }
+    }
+    for (flag, id) in [("--ollama", "ollama"), ("--embedded", "embedded")] {
+        items.extend(positions(id).into_iter().map(|at| (at, Item::Keyless(flag))));
+    }
+    let vars = &backend.api_key_env;
+    for (at, var) in positions("api_key_env").into_iter().zip(vars) {
+        items.push((at, Item::Key(var)));
+    }
+    items.sort_by_key(|(at, _)| *at);
+
+    let keyed = items
+        .iter()
+        .filter(|(_, item)| matches!(item, Item::Keyed(..)))
+        .count();
+    let mut paired: Vec<KeyEnv> = Vec::new();
+    let mut leading: Vec<&str> = Vec::new();
+    // The backend flag last seen: a keyed one, or the name of a keyless one.
+    let mut last: Option<Result<(Hosted, usize), &str>> = None;
+    for (_, item) in &items {
+        let var = match item {
+            Item::Keyed(backend, nth) => {
+                last = Some(Ok((*backend, *nth)));
+                continue;
+            }
+            Item::Keyless(flag) => {
+                last = Some(Err(flag));
+                continue;
+            }
+            Item::Key(var) => var,
+        };
+        match last {
+            None => leading.push(var),
+            Some(Err(flag)) => {
+                return Err(format!(
+                    "--api-key-env {var} follows {flag}, which takes no key; put it right after the \
+                     --openai, --anthropic or --gemini flag whose key it names"
+                ))
+            }
+            Some(Ok((backend, nth))) => {
+                if paired.iter().any(|k| k.backend == backend && k.nth == nth) {
+                    return Err(format!(
+                        "two --api-key-env follow the same {} flag; give one after each backend",
+                        backend.flag()
+                    ));
+                }
+                paired.push(KeyEnv {
+                    backend,
+                    nth,
+                    var: (*var).to_owned(),
+                });
+            }
+        }
+    }
+    match (leading.as_slice(), keyed) {
+        ([], _) => {}
+        ([var], 1) if paired.is_empty() => {
+            let only = items.iter().find_map(|(_, item)| match item {
+                Item::Keyed(backend, nth) => Some((*backend, *nth)),
+                _ => None,
+            });
+            if let Some((backend, nth)) = only {
+                paired.push(KeyEnv {
+                    backend,
+                    nth,
+                    var: (*var).to_owned(),
+                });
+            }
+        }
+        ([var, ..], 0) => {
+            return Err(format!(
+                "--api-key-env {var} names the key of an --openai, --anthropic or --gemini backend, and \
+                 this command has none"
+            ))
+        }
+        ([var, ..], _) => {
+            return Err(format!(
+                "--api-key-env {var} comes before every backend flag, so it is unclear whose key it is; \
+                 put it right after the --openai, --anthropic or --gemini flag whose key it names"
+            ))
+        }
+    }
+    backend.key_envs = paired;
+    Ok(())
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -409,7 +602,6 @@ pub enum ShapeArg {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::CommandFactory;
 
     #[test]
     fn the_command_line_is_consistent() {
@@ -446,6 +638,84 @@ mod tests {
             panic!()
         };
         assert_eq!(args.backend.embedded.as_deref(), Some("m.gguf"));
+    }
+
+    /// The backend flags of `run` with `flags`, each --api-key-env given to its backend.
+    fn backend_of(flags: &[&str]) -> Result<BackendArgs, String> {
+        let argv = ["llm-extract", "run", "--signature", "{a :int}"];
+        let matches = Cli::command()
+            .try_get_matches_from(argv.iter().chain(flags))
+            .unwrap();
+        let mut cli = Cli::from_arg_matches(&matches).unwrap();
+        pair_key_envs(&matches, &mut cli)?;
+        let Command::Run(args) = cli.command else {
+            panic!()
+        };
+        Ok(args.backend)
+    }
+
+    #[test]
+    fn each_api_key_env_names_the_key_of_the_backend_flag_before_it() {
+        let args = backend_of(&[
+            "--openai",
+            "http://a/v1",
+            "--api-key-env",
+            "A",
+            "--anthropic",
+            "--openai",
+            "http://b/v1",
+            "--gemini=http://g",
+            "--api-key-env",
+            "G",
+            "--anthropic=https://gw",
+            "--api-key-env",
+            "W",
+        ])
+        .unwrap();
+        assert_eq!(args.key_env(Hosted::OpenAi, 0), Some("A"));
+        assert_eq!(args.key_env(Hosted::OpenAi, 1), None);
+        assert_eq!(args.key_env(Hosted::Anthropic, 0), None);
+        assert_eq!(args.key_env(Hosted::Anthropic, 1), Some("W"));
+        assert_eq!(args.key_env(Hosted::Gemini, 0), Some("G"));
+        assert_eq!(args.key_envs.len(), 3);
+
+        // Alone with one backend, anywhere.
+        let args = backend_of(&["--api-key-env", "K", "--gemini"]).unwrap();
+        assert_eq!(args.key_env(Hosted::Gemini, 0), Some("K"));
+        let args = backend_of(&["--anthropic", "--model", "m", "--api-key-env", "K"]).unwrap();
+        assert_eq!(args.key_env(Hosted::Anthropic, 0), Some("K"));
+    }
+
+    #[test]
+    fn an_api_key_env_whose_backend_is_unclear_or_keyless_is_refused() {
+        let refused = [
+            (
+                vec!["--api-key-env", "K", "--openai", "http://a", "--gemini"],
+                "comes before every backend flag",
+            ),
+            (
+                vec!["--api-key-env", "K", "--openai", "http://a", "--api-key-env", "L"],
+                "comes before every backend flag",
+            ),
+            (
+                vec!["--openai", "http://a", "--ollama", "h", "--api-key-env", "K"],
+                "follows --ollama",
+            ),
+            (vec!["--embedded", "--api-key-env", "K"], "follows --embedded"),
+            (
+                vec!["--gemini", "--api-key-env", "K", "--api-key-env", "L"],
+                "two --api-key-env follow the same --gemini flag",
+            ),
+            (vec!["--api-key-env", "K"], "this command has none"),
+            (
+                vec!["--ollama", "h", "--api-key-env", "K"],
+                "follows --ollama",
+            ),
+        ];
+        for (flags, needle) in refused {
+            let err = backend_of(&flags).unwrap_err();
+            assert!(err.contains(needle), "{flags:?}: {err}");
+        }
     }
 
     #[test]

@@ -1,9 +1,16 @@
-//! The backends the flags name, and the extractors built on them.
+//! The backends the flags name, each with the key named for it, and the extractors built on them.
+//!
+//! Which key goes where is the library's rule (a provider's own variable only to its own API, any other
+//! server only the key named for it by the --api-key-env after its flag, never a key over plain http to
+//! another machine unless --allow-insecure-key); this file passes the flags on, says when a set
+//! variable is not sent, and warns about flags the chosen backend ignores.
 
-use crate::args::{BackendArgs, ExtractArgs, ModeArg};
+use crate::args::{BackendArgs, ExtractArgs, Hosted, ModeArg};
 use crate::error::CliError;
 use llm_extract::extract::{Extractor, Mode};
-use llm_extract::llm::{Anthropic, Gemini, Llm, Ollama, OpenAiCompatible, RetryPolicy};
+use llm_extract::llm::{
+    redact_url, Anthropic, Gemini, Llm, LlmError, Ollama, OpenAiCompatible, RetryPolicy,
+};
 use std::sync::Arc;
 
 /// Any backend.
@@ -12,28 +19,40 @@ pub type Backend = Arc<dyn Llm>;
 /// The model Ollama is asked for when neither --model nor OLLAMA_MODEL says.
 const DEFAULT_OLLAMA_MODEL: &str = "llama3.2";
 
+/// How many times a request to a server is re-sent when --retries does not say.
+const DEFAULT_RETRIES: u32 = 3;
+
 /// Every backend the flags name, in order: each --ollama, --openai, --anthropic, then --gemini, or the
 /// embedded model.
 /// `parallel` is how many requests the embedded engine runs at once.
 pub fn backends(args: &BackendArgs, parallel: usize) -> Result<Vec<Backend>, CliError> {
     if let Some(path) = &args.embedded {
+        warn_ignored(args, true);
         return Ok(vec![embedded(path, parallel)?]);
     }
     let mut backends = Vec::new();
     for url in &args.ollama {
         backends.push(ollama(args, Some(url))?);
     }
-    for url in &args.openai {
-        backends.push(openai(args, url)?);
+    for (nth, url) in args.openai.iter().enumerate() {
+        backends.push(openai(args, nth, url)?);
     }
-    for url in &args.anthropic {
-        backends.push(anthropic(args, url)?);
+    for (nth, url) in args.anthropic.iter().enumerate() {
+        backends.push(anthropic(args, nth, url)?);
     }
-    for url in &args.gemini {
-        backends.push(gemini(args, url)?);
+    for (nth, url) in args.gemini.iter().enumerate() {
+        backends.push(gemini(args, nth, url)?);
     }
     if backends.is_empty() {
-        backends.push(default_backend(args, parallel)?);
+        let embedded = embedded_by_default();
+        warn_ignored(args, embedded);
+        backends.push(if embedded {
+            self::embedded("", parallel)?
+        } else {
+            ollama(args, None)?
+        });
+    } else {
+        warn_ignored(args, false);
     }
     Ok(backends)
 }
@@ -81,16 +100,97 @@ pub fn mode(mode: ModeArg) -> Mode {
     }
 }
 
-fn default_backend(args: &BackendArgs, parallel: usize) -> Result<Backend, CliError> {
+/// Whether a command without backend flags runs the embedded engine: when this build has it and
+/// OLLAMA_HOST does not name a server.
+fn embedded_by_default() -> bool {
     let ollama_host_set = std::env::var_os("OLLAMA_HOST").is_some_and(|v| !v.is_empty());
-    if !ollama_host_set && cfg!(feature = "llama-cpp") {
-        return embedded("", parallel);
+    !ollama_host_set && cfg!(feature = "llama-cpp")
+}
+
+/// Prints a warning for each flag given that the chosen backends ignore.
+fn warn_ignored(args: &BackendArgs, embedded: bool) {
+    for message in ignored(args, embedded) {
+        eprintln!("llm-extract: warning: {message}");
     }
-    ollama(args, None)
+}
+
+/// The flags given that the chosen backends ignore (`embedded`: the embedded engine is the backend),
+/// each said with the flag and the backend.
+fn ignored(args: &BackendArgs, embedded: bool) -> Vec<String> {
+    let mut ignored = Vec::new();
+    if embedded {
+        if let Some(model) = &args.model {
+            ignored.push(format!(
+                "--model {model} is ignored: the embedded engine runs the GGUF file --embedded (or \
+                 $LLM_EXTRACT_MODEL) names"
+            ));
+        }
+        if let Some(retries) = args.retries {
+            ignored.push(format!(
+                "--retries {retries} is ignored: the embedded engine sends no requests to retry"
+            ));
+        }
+    }
+    if args.tool_choice_required && args.openai.is_empty() {
+        ignored.push(
+            "--tool-choice-required is ignored: it applies to --openai backends, and this command \
+             has none"
+                .to_owned(),
+        );
+    }
+    if args.allow_insecure_key
+        && args.openai.is_empty()
+        && args.anthropic.is_empty()
+        && args.gemini.is_empty()
+    {
+        ignored.push(
+            "--allow-insecure-key is ignored: only --openai, --anthropic and --gemini backends send \
+             keys, and this command has none"
+                .to_owned(),
+        );
+    }
+    ignored
 }
 
 fn retry(args: &BackendArgs) -> RetryPolicy {
-    RetryPolicy::new().max_retries(args.retries)
+    RetryPolicy::new().max_retries(args.retries.unwrap_or(DEFAULT_RETRIES))
+}
+
+/// The flag and URL of a backend, credentials redacted, for messages.
+fn shown(backend: Hosted, url: &str) -> String {
+    if url.is_empty() {
+        backend.flag().to_owned()
+    } else if backend == Hosted::OpenAi {
+        format!("{} {}", backend.flag(), redact_url(url))
+    } else {
+        format!("{}={}", backend.flag(), redact_url(url))
+    }
+}
+
+/// A backend that could not be built, as a usage error naming its flag.
+fn build_error(backend: Hosted, url: &str, error: LlmError) -> CliError {
+    let shown = shown(backend, url);
+    match error {
+        LlmError::InsecureKey { url } => CliError::usage(format!(
+            "{shown}: refusing to send the API key over plain http to {url}, which is not this \
+             machine: anyone on the network between could read it; use https, or pass \
+             --allow-insecure-key to send it anyway"
+        )),
+        other => CliError::usage(format!("{shown}: {other}")),
+    }
+}
+
+/// Says when the provider's variable is set but this backend gets no key (it is not the provider's
+/// own API, and no --api-key-env follows its flag).
+fn warn_unsent_key(backend: Hosted, url: &str, has_key: bool, variable: &str, api: &str) {
+    if has_key || std::env::var_os(variable).is_none_or(|v| v.is_empty()) {
+        return;
+    }
+    eprintln!(
+        "llm-extract: warning: {} gets no API key: {variable} is sent only to {api}; name a key for \
+         this server with --api-key-env VAR right after its flag",
+        shown(backend, url)
+    );
 }
 
 fn ollama(args: &BackendArgs, url: Option<&str>) -> Result<Backend, CliError> {
@@ -109,29 +209,34 @@ fn ollama(args: &BackendArgs, url: Option<&str>) -> Result<Backend, CliError> {
     Ok(Arc::new(llm))
 }
 
-fn openai(args: &BackendArgs, url: &str) -> Result<Backend, CliError> {
+fn openai(args: &BackendArgs, nth: usize, url: &str) -> Result<Backend, CliError> {
     let model = args
         .model
         .clone()
         .or_else(|| std::env::var("OPENAI_MODEL").ok().filter(|m| !m.is_empty()))
         .ok_or_else(|| {
             CliError::usage(format!(
-                "--openai {url} needs --model NAME (the model the server serves), or OPENAI_MODEL set"
+                "{} needs --model NAME (the model the server serves), or OPENAI_MODEL set",
+                shown(Hosted::OpenAi, url)
             ))
         })?;
     let mut builder = OpenAiCompatible::builder(url, model)
         .retry(retry(args))
-        .tool_choice_required(args.tool_choice_required);
-    match &args.api_key_env {
-        Some(var) => builder = builder.api_key_env(var.clone()),
-        None if std::env::var_os("OPENAI_API_KEY").is_some_and(|v| !v.is_empty()) => {
-            builder = builder.api_key_env("OPENAI_API_KEY")
-        }
-        None => {}
+        .tool_choice_required(args.tool_choice_required)
+        .allow_insecure_key(args.allow_insecure_key);
+    if let Some(var) = args.key_env(Hosted::OpenAi, nth) {
+        builder = builder.api_key_env(var);
     }
     let llm = builder
         .build()
-        .map_err(|e| CliError::usage(format!("--openai: {e}")))?;
+        .map_err(|e| build_error(Hosted::OpenAi, url, e))?;
+    warn_unsent_key(
+        Hosted::OpenAi,
+        url,
+        llm.has_key(),
+        "OPENAI_API_KEY",
+        "https://api.openai.com",
+    );
     Ok(Arc::new(llm))
 }
 
@@ -152,33 +257,51 @@ fn hosted_model(
         })
 }
 
-fn anthropic(args: &BackendArgs, url: &str) -> Result<Backend, CliError> {
+fn anthropic(args: &BackendArgs, nth: usize, url: &str) -> Result<Backend, CliError> {
     let model = hosted_model(args, "anthropic", "ANTHROPIC_MODEL", "claude-sonnet-4-5")?;
-    let mut builder = Anthropic::builder(model).retry(retry(args));
+    let mut builder = Anthropic::builder(model)
+        .retry(retry(args))
+        .allow_insecure_key(args.allow_insecure_key);
     if !url.is_empty() {
         builder = builder.base_url(url);
     }
-    if let Some(var) = &args.api_key_env {
-        builder = builder.api_key_env(var.clone());
+    if let Some(var) = args.key_env(Hosted::Anthropic, nth) {
+        builder = builder.api_key_env(var);
     }
     let llm = builder
         .build()
-        .map_err(|e| CliError::usage(format!("--anthropic: {e}")))?;
+        .map_err(|e| build_error(Hosted::Anthropic, url, e))?;
+    warn_unsent_key(
+        Hosted::Anthropic,
+        url,
+        llm.has_key(),
+        "ANTHROPIC_API_KEY",
+        "https://api.anthropic.com",
+    );
     Ok(Arc::new(llm))
 }
 
-fn gemini(args: &BackendArgs, url: &str) -> Result<Backend, CliError> {
+fn gemini(args: &BackendArgs, nth: usize, url: &str) -> Result<Backend, CliError> {
     let model = hosted_model(args, "gemini", "GEMINI_MODEL", "gemini-2.5-flash")?;
-    let mut builder = Gemini::builder(model).retry(retry(args));
+    let mut builder = Gemini::builder(model)
+        .retry(retry(args))
+        .allow_insecure_key(args.allow_insecure_key);
     if !url.is_empty() {
         builder = builder.base_url(url);
     }
-    if let Some(var) = &args.api_key_env {
-        builder = builder.api_key_env(var.clone());
+    if let Some(var) = args.key_env(Hosted::Gemini, nth) {
+        builder = builder.api_key_env(var);
     }
     let llm = builder
         .build()
-        .map_err(|e| CliError::usage(format!("--gemini: {e}")))?;
+        .map_err(|e| build_error(Hosted::Gemini, url, e))?;
+    warn_unsent_key(
+        Hosted::Gemini,
+        url,
+        llm.has_key(),
+        "GEMINI_API_KEY",
+        "https://generativelanguage.googleapis.com",
+    );
     Ok(Arc::new(llm))
 }
 

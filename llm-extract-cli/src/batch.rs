@@ -17,6 +17,16 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, IsTerminal, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
+/// How many documents are extracted at the same time when --concurrency does not say.
+const DEFAULT_CONCURRENCY: usize = 4;
+
+/// How many sequences the embedded engine decodes together: one unless --concurrency asks for more, as
+/// a sequence decoded beside others is computed in another floating-point order (a near-tie can then
+/// change a greedy answer).
+fn engine_parallel(args: &BatchArgs) -> usize {
+    args.concurrency.unwrap_or(1)
+}
+
 pub async fn run(args: BatchArgs) -> Result<Exit, CliError> {
     let schema = schema::load(&args.source)?;
     let template = template(&args.template, schema.inputs())?;
@@ -44,7 +54,7 @@ pub async fn run(args: BatchArgs) -> Result<Exit, CliError> {
         return Ok(Exit::Success);
     }
 
-    let mut backends = backend::backends(&args.backend, args.concurrency)?.into_iter();
+    let mut backends = backend::backends(&args.backend, engine_parallel(&args))?.into_iter();
     let configure = |llm| {
         let mut extractor = backend::extractor(llm, &args.extract).template(template.clone());
         for example in &examples {
@@ -59,7 +69,7 @@ pub async fn run(args: BatchArgs) -> Result<Exit, CliError> {
         CliError::usage("no backend: pass --ollama URL, --openai URL or --embedded")
     })?;
     let mut batch = Batch::new(configure(first))
-        .concurrency(args.concurrency)
+        .concurrency(args.concurrency.unwrap_or(DEFAULT_CONCURRENCY))
         .all_items(args.jsonl);
     for llm in backends {
         batch = batch.with_extractor(configure(llm));
@@ -307,6 +317,25 @@ fn show(bar: &ProgressBar, progress: Progress) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn batch_args(extra: &[&str]) -> BatchArgs {
+        use clap::Parser;
+        let argv = ["llm-extract", "batch", "--signature", "{a :int}"];
+        let argv = argv.iter().chain(["--input", "in", "--out", "out"].iter());
+        let cli = crate::args::Cli::try_parse_from(argv.chain(extra)).unwrap();
+        match cli.command {
+            crate::args::Command::Batch(args) => args,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_embedded_engine_decodes_sequences_together_only_when_asked() {
+        assert_eq!(engine_parallel(&batch_args(&["--embedded"])), 1);
+        assert_eq!(engine_parallel(&batch_args(&[])), 1);
+        let asked = batch_args(&["--embedded", "--concurrency", "4"]);
+        assert_eq!(engine_parallel(&asked), 4);
+    }
 
     #[test]
     fn recorded_ids_skip_broken_lines_and_failed_ones_on_retry() {

@@ -81,7 +81,7 @@ pub fn exit_for(error: &ExtractError) -> Exit {
 /// The exit code a backend failure means.
 pub fn exit_for_llm(error: &LlmError) -> Exit {
     match error {
-        LlmError::Config { .. } => Exit::Usage,
+        LlmError::Config { .. } | LlmError::InsecureKey { .. } => Exit::Usage,
         _ => Exit::Backend,
     }
 }

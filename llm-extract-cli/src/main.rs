@@ -1,7 +1,8 @@
 //! `llm-extract`: typed, validated JSON from a language model, in a shell pipeline.
 //!
 //! - `args.rs`: the command line (clap), with the help text and its examples;
-//! - `backend.rs`: the backends the flags name (Ollama, OpenAI-compatible servers, the embedded engine);
+//! - `backend.rs`: the backends the flags name (Ollama, OpenAI-compatible servers, Anthropic, Gemini, the
+//!   embedded engine), each with the key named for it;
 //! - `input.rs`: template variables (`key=value`, `key=@file`), standard input, batch documents;
 //! - `output.rs`: printing values and saving raw answers;
 //! - `error.rs`: the exit codes and the one-line error messages;
@@ -24,12 +25,14 @@ mod run;
 mod schema;
 
 use args::{Cli, Command};
-use clap::Parser;
 use error::CliError;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match args::parse() {
+        Ok(cli) => cli,
+        Err(message) => return CliError::usage(message).report(),
+    };
     match execute(cli) {
         Ok(code) => code.into(),
         Err(error) => error.report(),

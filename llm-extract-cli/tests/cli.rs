@@ -753,7 +753,7 @@ fn run_in_tool_mode_forces_the_openai_tool_by_name_or_as_required() {
 }
 
 #[test]
-fn run_works_against_anthropic_in_tool_mode_and_gemini_with_keys_from_the_environment() {
+fn run_works_against_anthropic_in_tool_mode_and_gemini_with_keys_named_for_them() {
     let claude = TestServer::start(|request| {
         support::providers::anthropic(request, &Answer::new(r#"{"name": "Grace", "age": 85}"#))
     });
@@ -768,7 +768,8 @@ fn run_works_against_anthropic_in_tool_mode_and_gemini_with_keys_from_the_enviro
             "claude-test",
         ])
         .arg(format!("--anthropic={}", claude.url()))
-        .env("ANTHROPIC_API_KEY", "sk-ant-cli-test")
+        .args(["--api-key-env", "CLAUDE_GATEWAY_KEY"])
+        .env("CLAUDE_GATEWAY_KEY", "sk-ant-cli-test")
         .write_stdin("Grace Hopper")
         .output()
         .unwrap();
@@ -788,6 +789,7 @@ fn run_works_against_anthropic_in_tool_mode_and_gemini_with_keys_from_the_enviro
     let output = cargo_bin_cmd!("llm-extract")
         .args(["run", "--signature", PERSON, "--model", "gemini-test"])
         .arg(format!("--gemini={}", gemini.url()))
+        .args(["--api-key-env", "GEMINI_API_KEY"])
         .env("GEMINI_API_KEY", "AIza-cli-test")
         .write_stdin("Grace Hopper")
         .output()
@@ -798,9 +800,9 @@ fn run_works_against_anthropic_in_tool_mode_and_gemini_with_keys_from_the_enviro
         Some("AIza-cli-test")
     );
 
+    // Anthropic's own API needs its key; nothing is sent without it.
     let no_key = cargo_bin_cmd!("llm-extract")
-        .args(["run", "--signature", PERSON, "--model", "m"])
-        .arg(format!("--anthropic={}", claude.url()))
+        .args(["run", "--signature", PERSON, "--model", "m", "--anthropic"])
         .env_remove("ANTHROPIC_API_KEY")
         .write_stdin("x")
         .output()
@@ -851,4 +853,305 @@ fn a_batch_round_robins_over_a_mix_of_backends() {
     assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
     assert_eq!((ollama.hits(), claude.hits(), gemini.hits()), (2, 2, 2));
     assert_eq!(results(&out).len(), 6);
+}
+
+/// Every variable whose value the key tests look for, so a value in the test's own environment
+/// cannot change what they see.
+const KEY_VARIABLES: [&str; 3] = ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY"];
+
+fn without_provider_keys(command: &mut assert_cmd::Command) -> &mut assert_cmd::Command {
+    for variable in KEY_VARIABLES {
+        command.env_remove(variable);
+    }
+    command
+}
+
+fn openai_answering_person() -> TestServer {
+    TestServer::start(|request| Reply::openai(request, &Answer::new(r#"{"name": "Ada", "age": 36}"#)))
+}
+
+#[test]
+fn openai_api_key_goes_to_another_server_only_when_named_for_it() {
+    let server = openai_answering_person();
+    let url = format!("{}/v1", server.url());
+    let run = |key_flags: &[&str]| {
+        let mut command = cargo_bin_cmd!("llm-extract");
+        command
+            .args(["run", "--signature", PERSON, "--model", "m", "--openai", &url])
+            .args(key_flags)
+            .env("OPENAI_API_KEY", "sk-openai-implicit")
+            .env("NODE_KEY", "sk-node-named")
+            .write_stdin("Ada, 36");
+        let output = command.output().unwrap();
+        assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+        output
+    };
+
+    let unnamed = run(&[]);
+    let stderr = stderr_of(&unnamed);
+    assert!(
+        stderr.contains("gets no API key") && stderr.contains("OPENAI_API_KEY"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("sk-openai-implicit"), "{stderr}");
+    run(&["--api-key-env", "NODE_KEY"]);
+    run(&["--api-key-env", "OPENAI_API_KEY"]);
+
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    assert_eq!(requests[0].header("authorization"), None);
+    assert_eq!(
+        requests[1].header("authorization"),
+        Some("Bearer sk-node-named")
+    );
+    assert_eq!(
+        requests[2].header("authorization"),
+        Some("Bearer sk-openai-implicit")
+    );
+
+    // The one --api-key-env of a one-backend command may come before its flag.
+    let output = cargo_bin_cmd!("llm-extract")
+        .args(["run", "--signature", PERSON, "--model", "m"])
+        .args(["--api-key-env", "NODE_KEY", "--openai", &url])
+        .env("NODE_KEY", "sk-node-named")
+        .write_stdin("Ada, 36")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+    assert_eq!(
+        server.requests()[3].header("authorization"),
+        Some("Bearer sk-node-named")
+    );
+}
+
+#[test]
+fn a_key_for_plain_http_to_another_machine_is_refused_before_connecting() {
+    for backend in [
+        vec!["--openai", "http://user:pw@10.255.255.1:1/v1?key=sekrit"],
+        vec!["--anthropic=http://10.255.255.1:1"],
+        vec!["--gemini=http://10.255.255.1:1"],
+    ] {
+        let started = Instant::now();
+        let mut command = cargo_bin_cmd!("llm-extract");
+        without_provider_keys(&mut command)
+            .args(["run", "--signature", PERSON, "--model", "m", "--retries", "0"])
+            .args(&backend)
+            .args(["--api-key-env", "NODE_KEY"])
+            .env("NODE_KEY", "sk-node-named")
+            .write_stdin("x");
+        let output = command.output().unwrap();
+        let stderr = stderr_of(&output);
+        assert_eq!(output.status.code(), Some(2), "{backend:?}: {stderr}");
+        assert_one_line_error(&stderr, "--allow-insecure-key");
+        assert!(stderr.contains("plain http"), "{stderr}");
+        for secret in ["sk-node-named", "pw@", "sekrit"] {
+            assert!(!stderr.contains(secret), "{secret} in {stderr}");
+        }
+        // Refused while building the backend: no connection was tried (its timeout is 10 s).
+        assert!(started.elapsed() < Duration::from_secs(8), "{backend:?}");
+    }
+
+    // Allowed on purpose, the key goes; the address then fails as an unreachable server would.
+    let output = cargo_bin_cmd!("llm-extract")
+        .args(["run", "--signature", PERSON, "--model", "m", "--retries", "0"])
+        .args(["--openai", "http://10.255.255.1:1/v1", "--api-key-env", "NODE_KEY"])
+        .arg("--allow-insecure-key")
+        .env("NODE_KEY", "sk-node-named")
+        .write_stdin("x")
+        .output()
+        .unwrap();
+    let stderr = stderr_of(&output);
+    assert_eq!(output.status.code(), Some(3), "{stderr}");
+    assert!(!stderr.contains("plain http"), "{stderr}");
+}
+
+#[test]
+fn a_mixed_batch_gives_each_backend_only_its_own_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("docs.jsonl");
+    let lines: Vec<String> = (0..6)
+        .map(|i| json!({"id": format!("doc-{i}"), "text": "x"}).to_string())
+        .collect();
+    std::fs::write(&input, lines.join("\n")).unwrap();
+    let claude = TestServer::start(|request| {
+        support::providers::anthropic(request, &Answer::new(r#"{"n": 1}"#))
+    });
+    let gemini = TestServer::start(|request| {
+        support::providers::gemini(request, &Answer::new(r#"{"n": 1}"#))
+    });
+    let node = TestServer::start(|request| Reply::openai(request, &Answer::new(r#"{"n": 1}"#)));
+    let keys = [
+        ("OPENAI_API_KEY", "sk-openai-implicit"),
+        ("ANTHROPIC_API_KEY", "sk-ant-implicit"),
+        ("GEMINI_API_KEY", "AIza-implicit"),
+        ("CLAUDE_KEY", "sk-ant-named"),
+        ("GEM_KEY", "AIza-named"),
+    ];
+    // The same backends in two orders: each --api-key-env names the key of the flag before it.
+    let orders = [
+        vec![
+            format!("--anthropic={}", claude.url()),
+            "--api-key-env".into(),
+            "CLAUDE_KEY".into(),
+            format!("--gemini={}", gemini.url()),
+            "--api-key-env".into(),
+            "GEM_KEY".into(),
+            "--openai".into(),
+            format!("{}/v1", node.url()),
+        ],
+        vec![
+            "--openai".into(),
+            format!("{}/v1", node.url()),
+            format!("--gemini={}", gemini.url()),
+            "--api-key-env".into(),
+            "GEM_KEY".into(),
+            format!("--anthropic={}", claude.url()),
+            "--api-key-env".into(),
+            "CLAUDE_KEY".into(),
+        ],
+    ];
+    for (run, backends) in orders.iter().enumerate() {
+        let out = dir.path().join(format!("out-{run}.jsonl"));
+        let output = cargo_bin_cmd!("llm-extract")
+            .args(["batch", "--signature", "{n :int}", "--model", "m"])
+            .arg("--input")
+            .arg(&input)
+            .arg("--out")
+            .arg(&out)
+            .args(["--concurrency", "3"])
+            .args(backends)
+            .envs(keys)
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+        assert_eq!(results(&out).len(), 6);
+    }
+    assert_eq!((claude.hits(), gemini.hits(), node.hits()), (4, 4, 4));
+
+    let credentials = |request: &Request| -> Vec<String> {
+        request
+            .headers
+            .iter()
+            .filter(|(_, value)| keys.iter().any(|(_, key)| value.contains(key)))
+            .map(|(name, value)| format!("{name}: {value}"))
+            .collect()
+    };
+    for request in claude.requests() {
+        assert_eq!(credentials(&request), ["x-api-key: sk-ant-named"]);
+    }
+    for request in gemini.requests() {
+        assert_eq!(credentials(&request), ["x-goog-api-key: AIza-named"]);
+    }
+    for request in node.requests() {
+        assert_eq!(credentials(&request), Vec::<String>::new());
+    }
+}
+
+#[test]
+fn an_api_key_env_that_names_no_backend_is_refused() {
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &["--api-key-env", "K", "--openai", "http://127.0.0.1:1/v1", "--openai", "http://127.0.0.1:2/v1"],
+            "comes before every backend flag",
+        ),
+        (
+            &["--ollama", "http://127.0.0.1:1", "--api-key-env", "K"],
+            "follows --ollama, which takes no key",
+        ),
+        (
+            &["--openai", "http://127.0.0.1:1/v1", "--api-key-env", "K", "--api-key-env", "L"],
+            "two --api-key-env follow the same --openai flag",
+        ),
+        (&["--api-key-env", "K"], "this command has none"),
+    ];
+    for (flags, needle) in cases {
+        let output = cargo_bin_cmd!("llm-extract")
+            .args(["run", "--signature", PERSON, "--model", "m"])
+            .args(flags)
+            .env("K", "sk-k")
+            .env("L", "sk-l")
+            .env("OLLAMA_HOST", "127.0.0.1:1")
+            .write_stdin("x")
+            .output()
+            .unwrap();
+        let stderr = stderr_of(&output);
+        assert_eq!(output.status.code(), Some(2), "{flags:?}: {stderr}");
+        assert_one_line_error(&stderr, needle);
+    }
+}
+
+#[test]
+fn a_credentialed_url_is_redacted_in_every_message() {
+    let secret_url = "http://me:hunter2@127.0.0.1:1/v1?key=sekrit";
+    let mut command = cargo_bin_cmd!("llm-extract");
+    command
+        .args(["run", "--signature", PERSON, "--openai", secret_url])
+        .env_remove("OPENAI_MODEL")
+        .write_stdin("x");
+    let output = command.output().unwrap();
+    let stderr = stderr_of(&output);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert_one_line_error(&stderr, "needs --model");
+    assert!(stderr.contains("me:[redacted]@127.0.0.1:1/v1?key=[redacted]"), "{stderr}");
+
+    // The warning about an unsent key, and the error of an unreachable server.
+    let output = cargo_bin_cmd!("llm-extract")
+        .args(["run", "--signature", PERSON, "--model", "m", "--retries", "0"])
+        .args(["--openai", secret_url])
+        .env("OPENAI_API_KEY", "sk-openai-implicit")
+        .write_stdin("x")
+        .output()
+        .unwrap();
+    let stderr = stderr_of(&output);
+    assert_eq!(output.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("gets no API key"), "{stderr}");
+    for secret in ["hunter2", "sekrit", "sk-openai-implicit"] {
+        assert!(!stderr.contains(secret), "{secret} in {stderr}");
+    }
+}
+
+#[test]
+fn an_invalid_ollama_port_is_refused() {
+    let output = cargo_bin_cmd!("llm-extract")
+        .args(["run", "--signature", PERSON, "--ollama", "127.0.0.1:99999"])
+        .write_stdin("x")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", stderr_of(&output));
+    assert_one_line_error(&stderr_of(&output), "not a port number");
+
+    // The same port from OLLAMA_HOST: the error says where it came from.
+    let output = cargo_bin_cmd!("llm-extract")
+        .args(["run", "--signature", PERSON, "--model", "m"])
+        .env("OLLAMA_HOST", "127.0.0.1:99999")
+        .write_stdin("x")
+        .output()
+        .unwrap();
+    let stderr = stderr_of(&output);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert_one_line_error(&stderr, "OLLAMA_HOST");
+    assert!(stderr.contains("not a port number"), "{stderr}");
+}
+
+#[test]
+fn flags_the_backend_ignores_are_warned_about() {
+    let server = ollama_answering(r#"{"name": "Ada", "age": 36}"#);
+    let output = cargo_bin_cmd!("llm-extract")
+        .args(["run", "--signature", PERSON, "--model", "m"])
+        .args(["--ollama", &server.url(), "--tool-choice-required", "--allow-insecure-key"])
+        .write_stdin("Ada, 36")
+        .output()
+        .unwrap();
+    let stderr = stderr_of(&output);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let warnings: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("llm-extract: warning: "))
+        .collect();
+    assert_eq!(warnings.len(), 2, "{stderr}");
+    assert!(
+        warnings[0].contains("--tool-choice-required") && warnings[0].contains("--openai"),
+        "{stderr}"
+    );
+    assert!(warnings[1].contains("--allow-insecure-key"), "{stderr}");
 }

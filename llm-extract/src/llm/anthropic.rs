@@ -7,6 +7,7 @@
 //! answer arrives as text deltas (`text_delta`, or the tool's `input_json_delta.partial_json`), so items
 //! of a list come out as each completes.
 
+use super::credentials::{KeyChoice, OfficialApi};
 use super::http::{self, event_stream, http_builder_methods, HttpClient, HttpOptions, Outgoing};
 use super::http::{Secret, SseFrames, WireFormat};
 use super::{
@@ -25,6 +26,12 @@ const DEFAULT_VERSION: &str = "2023-06-01";
 const STRUCTURED_OUTPUTS_BETA: &str = "structured-outputs-2025-11-13";
 /// The environment variable the key is read from by default.
 const KEY_ENV: &str = "ANTHROPIC_API_KEY";
+/// Anthropic's own API, the one server [`KEY_ENV`] goes to unasked.
+const ANTHROPIC_API: OfficialApi = OfficialApi {
+    host: "api.anthropic.com",
+    key_env: KEY_ENV,
+    key_required: true,
+};
 
 /// How a request's schema is sent to Anthropic.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -47,7 +54,12 @@ pub enum AnthropicOutput {
 
 /// A Claude model behind Anthropic's Messages API. Cheap to clone.
 ///
-/// The API key is held as a [`Secret`]: it never appears in `Debug` output or in errors.
+/// The API key is held as a [`Secret`]: it never appears in `Debug` output or in errors. A key goes only
+/// where it is named: without [`api_key`](AnthropicBuilder::api_key) or
+/// [`api_key_env`](AnthropicBuilder::api_key_env), `ANTHROPIC_API_KEY` is sent to Anthropic's own API
+/// (`https://api.anthropic.com`, where it is required) and to no other base URL, which then gets no key;
+/// and no key goes over plain `http` to a host other than this machine unless
+/// [`allow_insecure_key`](AnthropicBuilder::allow_insecure_key) says so.
 ///
 /// ```no_run
 /// use llm_extract::llm::{Anthropic, AnthropicOutput};
@@ -72,7 +84,7 @@ struct Inner {
     endpoint: String,
     base: String,
     model: String,
-    key: Secret,
+    key: Option<Secret>,
     headers: Vec<(&'static str, String)>,
     output: AnthropicOutput,
     strict_tool: bool,
@@ -100,8 +112,7 @@ impl std::fmt::Debug for Inner {
 pub struct AnthropicBuilder {
     base_url: String,
     model: String,
-    key: Option<Secret>,
-    key_env: String,
+    key: KeyChoice,
     version: String,
     output: AnthropicOutput,
     strict_tool: bool,
@@ -115,7 +126,6 @@ impl std::fmt::Debug for AnthropicBuilder {
             .field("base_url", &http::redact_url(&self.base_url))
             .field("model", &self.model)
             .field("key", &self.key)
-            .field("key_env", &self.key_env)
             .field("version", &self.version)
             .field("output", &self.output)
             .field("strict_tool", &self.strict_tool)
@@ -135,14 +145,23 @@ impl AnthropicBuilder {
 
     /// The API key, sent in `x-api-key`.
     pub fn api_key(mut self, key: impl Into<Secret>) -> Self {
-        self.key = Some(key.into());
+        self.key.key = Some(key.into());
         self
     }
 
-    /// Reads the API key from the environment variable `name` when the backend is built (default
-    /// `ANTHROPIC_API_KEY`; an error if it is unset).
+    /// Reads the API key from the environment variable `name` when the backend is built (an error if it
+    /// is unset). Without this or [`api_key`](Self::api_key), `ANTHROPIC_API_KEY` is read for
+    /// `https://api.anthropic.com` only.
     pub fn api_key_env(mut self, name: impl Into<String>) -> Self {
-        self.key_env = name.into();
+        self.key.key_env = Some(name.into());
+        self
+    }
+
+    /// Lets the key go over plain `http` to a host other than this machine (default `false`: building
+    /// such a backend fails with [`LlmError::InsecureKey`], as anyone on the network between could read
+    /// the key). For a trusted network only.
+    pub fn allow_insecure_key(mut self, allow: bool) -> Self {
+        self.key.allow_insecure = allow;
         self
     }
 
@@ -174,13 +193,10 @@ impl AnthropicBuilder {
 
     http_builder_methods!();
 
-    /// Builds the backend; reads the key from the environment unless one was given.
+    /// Builds the backend, with the key chosen as the type's documentation says.
     pub fn build(self) -> Result<Anthropic, LlmError> {
-        let key = match self.key {
-            Some(key) => key,
-            None => Secret::from_env(&self.key_env)?,
-        };
         let base = normalize_base(&self.base_url)?;
+        let key = self.key.resolve(&base, ANTHROPIC_API)?;
         let endpoint = if base.ends_with("/v1") {
             format!("{base}/messages")
         } else {
@@ -218,8 +234,7 @@ impl Anthropic {
         AnthropicBuilder {
             base_url: DEFAULT_BASE.to_owned(),
             model: model.into(),
-            key: None,
-            key_env: KEY_ENV.to_owned(),
+            key: KeyChoice::default(),
             version: DEFAULT_VERSION.to_owned(),
             output: AnthropicOutput::default(),
             strict_tool: true,
@@ -238,11 +253,16 @@ impl Anthropic {
         &self.inner.base
     }
 
+    /// Whether requests carry an API key.
+    pub fn has_key(&self) -> bool {
+        self.inner.key.is_some()
+    }
+
     fn outgoing<'a>(&'a self, body: &'a Value) -> Outgoing<'a> {
         Outgoing {
             url: &self.inner.endpoint,
             body: Some(body),
-            bearer: Some(&self.inner.key),
+            bearer: self.inner.key.as_ref(),
             key_header: Some("x-api-key"),
             headers: &self.inner.headers,
             connect_hint: "is the API reachable from here? Check the base URL (and any proxy)",
@@ -337,12 +357,13 @@ impl Anthropic {
             } => LlmError::Auth {
                 status,
                 message: format!(
-                    "{message} (the key is sent in x-api-key; by default it is read from {KEY_ENV})"
+                    "{message} ({})",
+                    ANTHROPIC_API.auth_hint(self.has_key(), "x-api-key")
                 ),
             },
             other => other,
         };
-        http::scrub(err, Some(&self.inner.key), &self.inner.base)
+        http::scrub(err, self.inner.key.as_ref(), &self.inner.base)
     }
 }
 
@@ -376,7 +397,7 @@ impl Llm for Anthropic {
             use futures_util::StreamExt;
             let inner = Arc::clone(&self.inner);
             let scrubbed = stream
-                .map(move |event| event.map_err(|e| http::scrub(e, Some(&inner.key), &inner.base)));
+                .map(move |event| event.map_err(|e| http::scrub(e, inner.key.as_ref(), &inner.base)));
             Ok(Box::pin(scrubbed) as ChatStream)
         })
     }
@@ -721,6 +742,35 @@ mod tests {
             assert!(tool.get("output_config").is_none());
         }
         assert!(!format!("{:?}", backend(AnthropicOutput::Json)).contains("sk-ant-secret"));
+    }
+
+    #[test]
+    fn anthropic_api_key_goes_to_anthropic_alone_and_no_key_over_plain_http_elsewhere() {
+        // The only test of this crate that sets ANTHROPIC_API_KEY.
+        std::env::set_var(KEY_ENV, "sk-ant-implicit");
+        let official = Anthropic::new("m").unwrap();
+        assert_eq!(official.inner.key, Some(Secret::new("sk-ant-implicit")));
+        for elsewhere in [
+            "http://127.0.0.1:8000",
+            "https://gateway.example.com/anthropic",
+            "https://generativelanguage.googleapis.com",
+        ] {
+            let llm = Anthropic::builder("m").base_url(elsewhere).build().unwrap();
+            assert!(!llm.has_key(), "{elsewhere}");
+        }
+        let err = Anthropic::builder("m")
+            .base_url("http://10.255.255.1:1")
+            .api_key_env(KEY_ENV)
+            .build()
+            .unwrap_err();
+        assert!(matches!(err, LlmError::InsecureKey { .. }), "{err:?}");
+        let allowed = Anthropic::builder("m")
+            .base_url("http://10.255.255.1:1")
+            .api_key_env(KEY_ENV)
+            .allow_insecure_key(true)
+            .build()
+            .unwrap();
+        assert!(allowed.has_key());
     }
 
     #[test]

@@ -99,6 +99,15 @@ pub enum LlmError {
         /// The start of the body (bounded).
         body: String,
     },
+    /// An API key would go over plain `http` to a host that is not this machine; nothing was sent.
+    #[error(
+        "refusing to send the API key over plain http to {url}: anyone on the network between could \
+         read it; use https, or allow it on purpose with allow_insecure_key(true)"
+    )]
+    InsecureKey {
+        /// The server's address, credentials redacted.
+        url: String,
+    },
     /// The backend is misconfigured (a bad URL, a missing API key variable, ...).
     #[error("invalid backend configuration: {message}")]
     Config {

@@ -9,6 +9,7 @@
 
 use super::anthropic::normalize_base;
 use super::http::{self, event_stream, http_builder_methods, HttpClient, HttpOptions, Outgoing};
+use super::credentials::{KeyChoice, OfficialApi};
 use super::http::{Secret, SseFrames, WireFormat};
 use super::{
     BoxFuture, ChatEvent, ChatRequest, ChatResponse, ChatStream, Finish, Llm, LlmError, Role, Usage,
@@ -22,11 +23,21 @@ use std::sync::Arc;
 const DEFAULT_BASE: &str = "https://generativelanguage.googleapis.com";
 /// The environment variable the key is read from by default.
 const KEY_ENV: &str = "GEMINI_API_KEY";
+/// Google's Gemini API, the one server [`KEY_ENV`] goes to unasked.
+const GEMINI_API: OfficialApi = OfficialApi {
+    host: "generativelanguage.googleapis.com",
+    key_env: KEY_ENV,
+    key_required: true,
+};
 
 /// A Gemini model behind the Gemini API's `generateContent`. Cheap to clone.
 ///
 /// The API key is held as a [`Secret`] and sent in a header: it never appears in a URL, in `Debug`
-/// output or in errors.
+/// output or in errors. A key goes only where it is named: without [`api_key`](GeminiBuilder::api_key) or
+/// [`api_key_env`](GeminiBuilder::api_key_env), `GEMINI_API_KEY` is sent to Google's own API
+/// (`https://generativelanguage.googleapis.com`, where it is required) and to no other base URL, which
+/// then gets no key; and no key goes over plain `http` to a host other than this machine unless
+/// [`allow_insecure_key`](GeminiBuilder::allow_insecure_key) says so.
 ///
 /// ```no_run
 /// use llm_extract::llm::Gemini;
@@ -44,7 +55,7 @@ pub struct Gemini {
 struct Inner {
     base: String,
     model: String,
-    key: Secret,
+    key: Option<Secret>,
     openapi_schema: bool,
     http: HttpClient,
 }
@@ -66,8 +77,7 @@ impl std::fmt::Debug for Inner {
 pub struct GeminiBuilder {
     base_url: String,
     model: String,
-    key: Option<Secret>,
-    key_env: String,
+    key: KeyChoice,
     openapi_schema: bool,
     http: HttpOptions,
 }
@@ -78,7 +88,6 @@ impl std::fmt::Debug for GeminiBuilder {
             .field("base_url", &http::redact_url(&self.base_url))
             .field("model", &self.model)
             .field("key", &self.key)
-            .field("key_env", &self.key_env)
             .field("openapi_schema", &self.openapi_schema)
             .field("http", &self.http)
             .finish()
@@ -104,25 +113,30 @@ impl GeminiBuilder {
 
     /// The API key, sent in `x-goog-api-key`.
     pub fn api_key(mut self, key: impl Into<Secret>) -> Self {
-        self.key = Some(key.into());
+        self.key.key = Some(key.into());
         self
     }
 
-    /// Reads the API key from the environment variable `name` when the backend is built (default
-    /// `GEMINI_API_KEY`; an error if it is unset).
+    /// Reads the API key from the environment variable `name` when the backend is built (an error if it
+    /// is unset). Without this or [`api_key`](Self::api_key), `GEMINI_API_KEY` is read for
+    /// `https://generativelanguage.googleapis.com` only.
     pub fn api_key_env(mut self, name: impl Into<String>) -> Self {
-        self.key_env = name.into();
+        self.key.key_env = Some(name.into());
+        self
+    }
+
+    /// Lets the key go over plain `http` to a host other than this machine (default `false`: building
+    /// such a backend fails with [`LlmError::InsecureKey`], as anyone on the network between could read
+    /// the key). For a trusted network only.
+    pub fn allow_insecure_key(mut self, allow: bool) -> Self {
+        self.key.allow_insecure = allow;
         self
     }
 
     http_builder_methods!();
 
-    /// Builds the backend; reads the key from the environment unless one was given.
+    /// Builds the backend, with the key chosen as the type's documentation says.
     pub fn build(self) -> Result<Gemini, LlmError> {
-        let key = match self.key {
-            Some(key) => key,
-            None => Secret::from_env(&self.key_env)?,
-        };
         let model = self
             .model
             .strip_prefix("models/")
@@ -137,9 +151,11 @@ impl GeminiBuilder {
                 ),
             });
         }
+        let base = normalize_base(&self.base_url)?;
+        let key = self.key.resolve(&base, GEMINI_API)?;
         Ok(Gemini {
             inner: Arc::new(Inner {
-                base: normalize_base(&self.base_url)?,
+                base,
                 model,
                 key,
                 openapi_schema: self.openapi_schema,
@@ -160,8 +176,7 @@ impl Gemini {
         GeminiBuilder {
             base_url: DEFAULT_BASE.to_owned(),
             model: model.into(),
-            key: None,
-            key_env: KEY_ENV.to_owned(),
+            key: KeyChoice::default(),
             openapi_schema: false,
             http: HttpOptions::default(),
         }
@@ -177,6 +192,11 @@ impl Gemini {
         &self.inner.base
     }
 
+    /// Whether requests carry an API key.
+    pub fn has_key(&self) -> bool {
+        self.inner.key.is_some()
+    }
+
     fn url(&self, stream: bool) -> String {
         let Inner { base, model, .. } = &*self.inner;
         if stream {
@@ -190,7 +210,7 @@ impl Gemini {
         Outgoing {
             url,
             body: Some(body),
-            bearer: Some(&self.inner.key),
+            bearer: self.inner.key.as_ref(),
             key_header: Some("x-goog-api-key"),
             headers: &[],
             connect_hint: "is the API reachable from here? Check the base URL (and any proxy)",
@@ -270,14 +290,14 @@ impl Gemini {
                 LlmError::Auth {
                     status,
                     message: format!(
-                        "{message} (the key is sent in x-goog-api-key; by default it is read from \
-                         {KEY_ENV})"
+                        "{message} ({})",
+                        GEMINI_API.auth_hint(self.has_key(), "x-goog-api-key")
                     ),
                 }
             }
             other => other,
         };
-        http::scrub(err, Some(&self.inner.key), &self.inner.base)
+        http::scrub(err, self.inner.key.as_ref(), &self.inner.base)
     }
 }
 
@@ -319,7 +339,7 @@ impl Llm for Gemini {
             use futures_util::StreamExt;
             let inner = Arc::clone(&self.inner);
             let scrubbed = stream
-                .map(move |event| event.map_err(|e| http::scrub(e, Some(&inner.key), &inner.base)));
+                .map(move |event| event.map_err(|e| http::scrub(e, inner.key.as_ref(), &inner.base)));
             Ok(Box::pin(scrubbed) as ChatStream)
         })
     }
@@ -589,6 +609,35 @@ mod tests {
             .api_key("AIza-secret")
             .build()
             .unwrap()
+    }
+
+    #[test]
+    fn gemini_api_key_goes_to_google_alone_and_no_key_over_plain_http_elsewhere() {
+        // The only test of this crate that sets GEMINI_API_KEY.
+        std::env::set_var(KEY_ENV, "AIza-implicit");
+        let official = Gemini::new("m").unwrap();
+        assert_eq!(official.inner.key, Some(Secret::new("AIza-implicit")));
+        for elsewhere in [
+            "http://127.0.0.1:8000",
+            "https://gateway.example.com/gemini",
+            "https://api.anthropic.com",
+        ] {
+            let llm = Gemini::builder("m").base_url(elsewhere).build().unwrap();
+            assert!(!llm.has_key(), "{elsewhere}");
+        }
+        let err = Gemini::builder("m")
+            .base_url("http://10.255.255.1:1")
+            .api_key("AIza-named")
+            .build()
+            .unwrap_err();
+        assert!(matches!(err, LlmError::InsecureKey { .. }), "{err:?}");
+        let allowed = Gemini::builder("m")
+            .base_url("http://10.255.255.1:1")
+            .api_key("AIza-named")
+            .allow_insecure_key(true)
+            .build()
+            .unwrap();
+        assert!(allowed.has_key());
     }
 
     #[test]

@@ -12,6 +12,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 mod anthropic;
+mod credentials;
 mod error;
 mod from_fn;
 mod gemini;
@@ -21,6 +22,7 @@ mod openai;
 mod retry;
 
 pub use anthropic::{Anthropic, AnthropicBuilder, AnthropicOutput};
+pub use credentials::redact_url;
 pub use error::{LlmError, TimeoutPhase};
 pub use from_fn::{from_fn, from_stream_fn, FnLlm, StreamFnLlm};
 pub use gemini::{Gemini, GeminiBuilder};

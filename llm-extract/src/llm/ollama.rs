@@ -159,11 +159,17 @@ impl OllamaBuilder {
 
     /// Builds the backend.
     pub fn build(self) -> Result<Ollama, LlmError> {
-        let raw = match self.host {
-            Some(host) => host,
-            None => std::env::var("OLLAMA_HOST").unwrap_or_default(),
+        let base = match self.host {
+            Some(host) => parse_host(&host)?,
+            None => parse_host(&std::env::var("OLLAMA_HOST").unwrap_or_default()).map_err(
+                |err| match err {
+                    LlmError::Config { message } => LlmError::Config {
+                        message: format!("{message} (read from OLLAMA_HOST)"),
+                    },
+                    other => other,
+                },
+            )?,
         };
-        let base = parse_host(&raw)?;
         if self.model.trim().is_empty() {
             return Err(LlmError::Config {
                 message: "the Ollama model name is empty; pass one like \"llama3.2\"".into(),
@@ -598,9 +604,20 @@ pub(crate) fn parse_host(raw: &str) -> Result<String, LlmError> {
     let (hostport, path) = rest.split_once('/').unwrap_or((rest, ""));
     let (host, port) = split_host_port(hostport);
     let host = if host.is_empty() { "127.0.0.1" } else { host };
-    let port = port
-        .and_then(|p| p.parse::<u16>().ok())
-        .unwrap_or(default_port);
+    let port = match port.filter(|p| !p.is_empty()) {
+        None => default_port,
+        Some(p) => match p.parse::<u16>() {
+            Ok(port) if port > 0 => port,
+            _ => {
+                return Err(LlmError::Config {
+                    message: format!(
+                        "the Ollama host {shown:?} has the port {p:?}, which is not a port number \
+                         (1 to 65535); use one like 127.0.0.1:11434"
+                    ),
+                })
+            }
+        },
+    };
     let host = if host.contains(':') {
         format!("[{host}]")
     } else {
@@ -655,11 +672,33 @@ mod tests {
             ("http://example.com/ollama", "http://example.com:80/ollama"),
             ("::1", "http://[::1]:11434"),
             ("[::1]:9000", "http://[::1]:9000"),
-            ("localhost:notaport", "http://localhost:11434"),
+            ("localhost:", "http://localhost:11434"),
         ];
         for (raw, expected) in cases {
             assert_eq!(parse_host(raw).unwrap(), expected, "{raw:?}");
         }
+    }
+
+    #[test]
+    fn a_port_that_is_not_one_is_refused() {
+        for raw in [
+            "localhost:notaport",
+            "host:99999",
+            "http://host:65536/",
+            "host:0",
+            "[::1]:-1",
+            ":1e3",
+        ] {
+            let err = parse_host(raw).unwrap_err();
+            assert!(matches!(err, LlmError::Config { .. }), "{raw:?}: {err:?}");
+            assert!(err.to_string().contains("not a port number"), "{err}");
+        }
+        let err = parse_host("http://user:pw@host:99999").unwrap_err();
+        assert!(!err.to_string().contains("pw"), "{err}");
+        assert!(matches!(
+            Ollama::builder("m").host("127.0.0.1:99999").build(),
+            Err(LlmError::Config { .. })
+        ));
         assert!(matches!(
             parse_host("ftp://example.com"),
             Err(LlmError::Config { .. })

@@ -7,6 +7,7 @@
 //! ([`Mode::Tool`](crate::extract::Mode::Tool)) the schema goes out as one forced function instead
 //! (`tools` + `tool_choice`), and the call's `arguments` stream in as the answer.
 
+use super::credentials::{KeyChoice, OfficialApi};
 use super::http::{
     self, event_stream, http_builder_methods, HttpClient, HttpOptions, Outgoing, Secret, WireFormat,
 };
@@ -18,9 +19,20 @@ use serde_json::{json, Map, Value};
 use std::collections::VecDeque;
 use std::sync::Arc;
 
+/// OpenAI's own API, the one server `OPENAI_API_KEY` goes to unasked.
+const OPENAI_API: OfficialApi = OfficialApi {
+    host: "api.openai.com",
+    key_env: "OPENAI_API_KEY",
+    key_required: false,
+};
+
 /// A model behind an OpenAI-compatible chat completions API. Cheap to clone.
 ///
-/// The API key, if any, is held as a [`Secret`]: it never appears in `Debug` output or in errors.
+/// The API key, if any, is held as a [`Secret`]: it never appears in `Debug` output or in errors. A key
+/// goes only where it is named: without [`api_key`](OpenAiBuilder::api_key) or
+/// [`api_key_env`](OpenAiBuilder::api_key_env), `OPENAI_API_KEY` (if set) is sent to OpenAI's own API
+/// (`https://api.openai.com`) and to no other server; and no key goes over plain `http` to a host other
+/// than this machine unless [`allow_insecure_key`](OpenAiBuilder::allow_insecure_key) says so.
 ///
 /// ```no_run
 /// use llm_extract::llm::OpenAiCompatible;
@@ -29,9 +41,9 @@ use std::sync::Arc;
 /// # fn main() -> Result<(), llm_extract::llm::LlmError> {
 /// // A local llama-server or vLLM, no key; "/v1" is added to a bare host.
 /// let local = OpenAiCompatible::new("http://127.0.0.1:8080", "any")?;
-/// // A hosted API, key from the environment, strict structured outputs.
+/// // A hosted API, key from the environment variable named for it, strict structured outputs.
 /// let hosted = OpenAiCompatible::builder("https://api.example.com/v1", "gpt-4o-mini")
-///     .api_key_env("OPENAI_API_KEY")
+///     .api_key_env("EXAMPLE_API_KEY")
 ///     .dialect(Dialect::OpenAiStrict)
 ///     .build()?;
 /// # Ok(()) }
@@ -76,8 +88,7 @@ impl std::fmt::Debug for Inner {
 pub struct OpenAiBuilder {
     base_url: String,
     model: String,
-    key: Option<Secret>,
-    key_env: Option<String>,
+    key: KeyChoice,
     http: HttpOptions,
     dialect: Dialect,
     strict: bool,
@@ -93,7 +104,6 @@ impl std::fmt::Debug for OpenAiBuilder {
             .field("base_url", &http::redact_url(&self.base_url))
             .field("model", &self.model)
             .field("key", &self.key)
-            .field("key_env", &self.key_env)
             .field("http", &self.http)
             .field("dialect", &self.dialect)
             .field("strict", &self.strict)
@@ -107,14 +117,23 @@ impl std::fmt::Debug for OpenAiBuilder {
 impl OpenAiBuilder {
     /// The API key, sent as a bearer token.
     pub fn api_key(mut self, key: impl Into<Secret>) -> Self {
-        self.key = Some(key.into());
+        self.key.key = Some(key.into());
         self
     }
 
     /// Reads the API key from the environment variable `name` when the backend is built (an error if it is
-    /// unset, so a typo does not turn into an anonymous request).
+    /// unset, so a typo does not turn into an anonymous request). Without this or
+    /// [`api_key`](Self::api_key), `OPENAI_API_KEY` is read for OpenAI's own API only.
     pub fn api_key_env(mut self, name: impl Into<String>) -> Self {
-        self.key_env = Some(name.into());
+        self.key.key_env = Some(name.into());
+        self
+    }
+
+    /// Lets the key go over plain `http` to a host other than this machine (default `false`: building
+    /// such a backend fails with [`LlmError::InsecureKey`], as anyone on the network between could read
+    /// the key). For a trusted network only.
+    pub fn allow_insecure_key(mut self, allow: bool) -> Self {
+        self.key.allow_insecure = allow;
         self
     }
 
@@ -167,12 +186,8 @@ impl OpenAiBuilder {
 
     /// Builds the backend.
     pub fn build(self) -> Result<OpenAiCompatible, LlmError> {
-        let key = match (self.key, &self.key_env) {
-            (Some(key), _) => Some(key),
-            (None, Some(name)) => Some(Secret::from_env(name)?),
-            (None, None) => None,
-        };
         let base = normalize_base(&self.base_url)?;
+        let key = self.key.resolve(&base, OPENAI_API)?;
         Ok(OpenAiCompatible {
             inner: Arc::new(Inner {
                 endpoint: format!("{base}/chat/completions"),
@@ -207,8 +222,7 @@ impl OpenAiCompatible {
         OpenAiBuilder {
             base_url: base_url.into(),
             model: model.into(),
-            key: None,
-            key_env: None,
+            key: KeyChoice::default(),
             http: HttpOptions::default(),
             dialect: Dialect::OpenAiStrict,
             strict: true,
@@ -227,6 +241,11 @@ impl OpenAiCompatible {
     /// The API root requests go to.
     pub fn base_url(&self) -> &str {
         &self.inner.base
+    }
+
+    /// Whether requests carry an API key.
+    pub fn has_key(&self) -> bool {
+        self.inner.key.is_some()
     }
 
     fn outgoing<'a>(&'a self, body: &'a Value) -> Outgoing<'a> {
@@ -345,7 +364,13 @@ impl OpenAiCompatible {
                 status: status @ (401 | 403),
                 message,
                 ..
-            } => LlmError::Auth { status, message },
+            } => LlmError::Auth {
+                status,
+                message: format!(
+                    "{message} ({})",
+                    OPENAI_API.auth_hint(self.has_key(), "Authorization: Bearer")
+                ),
+            },
             other => other,
         };
         http::scrub(err, self.inner.key.as_ref(), &self.inner.base)
@@ -632,6 +657,43 @@ mod tests {
     }
 
     #[test]
+    fn openai_api_key_goes_to_openai_alone_and_no_key_over_plain_http_elsewhere() {
+        // The only test of this crate that sets OPENAI_API_KEY.
+        std::env::set_var("OPENAI_API_KEY", "sk-openai-implicit");
+        let official = OpenAiCompatible::new("https://api.openai.com/v1", "m").unwrap();
+        assert_eq!(
+            official.inner.key,
+            Some(Secret::new("sk-openai-implicit"))
+        );
+        for elsewhere in [
+            "http://127.0.0.1:8000/v1",
+            "https://gateway.example.com/v1",
+            "http://node1:8000/v1",
+        ] {
+            let llm = OpenAiCompatible::new(elsewhere, "m").unwrap();
+            assert!(!llm.has_key(), "{elsewhere}");
+        }
+        let named = OpenAiCompatible::builder("http://127.0.0.1:8000/v1", "m")
+            .api_key_env("OPENAI_API_KEY")
+            .build()
+            .unwrap();
+        assert!(named.has_key());
+
+        let err = OpenAiCompatible::builder("http://node1:8000/v1", "m")
+            .api_key("sk-named")
+            .build()
+            .unwrap_err();
+        assert!(matches!(err, LlmError::InsecureKey { .. }), "{err:?}");
+        assert!(!err.to_string().contains("sk-named"));
+        let allowed = OpenAiCompatible::builder("http://node1:8000/v1", "m")
+            .api_key("sk-named")
+            .allow_insecure_key(true)
+            .build()
+            .unwrap();
+        assert!(allowed.has_key());
+    }
+
+    #[test]
     fn a_repeat_penalty_becomes_a_frequency_penalty_and_optionally_llama_servers_own() {
         let request = ChatRequest::new("hi").with_repeat_penalty(1.5);
         let plain = OpenAiCompatible::new("http://localhost:1", "m").unwrap();
@@ -654,7 +716,7 @@ mod tests {
 
     #[test]
     fn request_body_has_response_format_and_usage_option() {
-        let llm = OpenAiCompatible::builder("http://h/v1", "m")
+        let llm = OpenAiCompatible::builder("https://h/v1", "m")
             .api_key("sk-secret")
             .build()
             .unwrap();

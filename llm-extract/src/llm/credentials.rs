@@ -1,0 +1,254 @@
+//! Which API key a hosted backend sends, and where: the rules every builder applies when it builds.
+//!
+//! - A key the caller names (`api_key` or `api_key_env` on a builder) goes to the server the caller names.
+//! - A provider's own variable (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, `GEMINI_API_KEY`), read when no
+//!   key is named, goes only to that provider's own API over https: a proxy, a gateway, a cluster node or
+//!   a local server gets a key only when one is named for it, so one provider's key never reaches another
+//!   provider or a server the user did not mean.
+//! - No key goes over plain `http` to a host other than this machine (anyone on the way could read it),
+//!   unless the caller allows it on purpose with `allow_insecure_key(true)`.
+
+use super::http::{self, Secret};
+use super::LlmError;
+use std::net::IpAddr;
+
+/// A provider's own API: the one server its default key variable may go to.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct OfficialApi {
+    /// The API's host, reached over https on the default port.
+    pub host: &'static str,
+    /// The environment variable the key is read from when none is named.
+    pub key_env: &'static str,
+    /// Whether the API needs a key: a missing variable is then an error when the backend is built.
+    pub key_required: bool,
+}
+
+impl OfficialApi {
+    /// What to add to a rejection of the request's credentials: where the key went, or why none did.
+    pub fn auth_hint(&self, key_sent: bool, header: &str) -> String {
+        if key_sent {
+            format!(
+                "the key is sent in {header}; without a key named for the backend it is read from {} \
+                 for https://{} only",
+                self.key_env, self.host
+            )
+        } else {
+            format!(
+                "no key was sent: {} goes only to https://{}; name a key for this server \
+                 (api_key_env on the builder, --api-key-env after the backend flag on the command line)",
+                self.key_env, self.host
+            )
+        }
+    }
+}
+
+/// What a builder was told about its key.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct KeyChoice {
+    /// A key given as it is.
+    pub key: Option<Secret>,
+    /// The environment variable a key is read from.
+    pub key_env: Option<String>,
+    /// Whether the key may go over plain `http` to another machine.
+    pub allow_insecure: bool,
+}
+
+impl KeyChoice {
+    /// The key requests to `base` carry, if any, by the rules of this module.
+    pub fn resolve(self, base: &str, official: OfficialApi) -> Result<Option<Secret>, LlmError> {
+        let url = reqwest::Url::parse(base).ok();
+        let key = match (self.key, &self.key_env) {
+            (Some(key), _) => Some(key),
+            (None, Some(name)) => Some(Secret::from_env(name)?),
+            (None, None) if url.as_ref().is_some_and(|u| is_official(u, official)) => {
+                if official.key_required {
+                    Some(Secret::from_env(official.key_env)?)
+                } else {
+                    Secret::from_env(official.key_env).ok()
+                }
+            }
+            (None, None) => None,
+        };
+        if key.is_some() && !self.allow_insecure && url.as_ref().is_some_and(is_exposed) {
+            return Err(LlmError::InsecureKey {
+                url: http::redact_url(base),
+            });
+        }
+        Ok(key)
+    }
+}
+
+/// Whether `url` is the provider's own API: https, its host, the default port.
+fn is_official(url: &reqwest::Url, official: OfficialApi) -> bool {
+    url.scheme() == "https"
+        && url
+            .host_str()
+            .is_some_and(|host| host.eq_ignore_ascii_case(official.host))
+        && url.port_or_known_default() == Some(443)
+}
+
+/// Whether a key sent to `url` crosses a network in clear text: plain `http` to a host that is not this
+/// machine (`localhost`, `*.localhost`, 127.0.0.0/8, `::1`).
+fn is_exposed(url: &reqwest::Url) -> bool {
+    url.scheme() == "http" && !url.host_str().is_some_and(is_loopback)
+}
+
+fn is_loopback(host: &str) -> bool {
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    if host.eq_ignore_ascii_case("localhost")
+        || host.to_ascii_lowercase().ends_with(".localhost")
+    {
+        return true;
+    }
+    match host.parse::<IpAddr>() {
+        Ok(IpAddr::V4(ip)) => ip.is_loopback(),
+        Ok(IpAddr::V6(ip)) => {
+            ip.is_loopback() || ip.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback())
+        }
+        Err(_) => false,
+    }
+}
+
+/// `url` with its credentials (the password of `user:password@`, the value of a `key=`, `token=`, ...
+/// query parameter) replaced by `[redacted]`: the form to show a URL in in a message or a log.
+///
+/// ```
+/// use llm_extract::llm::redact_url;
+///
+/// assert_eq!(
+///     redact_url("https://me:pw@host/v1?key=k&x=1"),
+///     "https://me:[redacted]@host/v1?key=[redacted]&x=1"
+/// );
+/// ```
+pub fn redact_url(url: &str) -> String {
+    http::redact_url(url)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const API: OfficialApi = OfficialApi {
+        host: "api.example.com",
+        key_env: "LLM_EXTRACT_TEST_CREDENTIALS_OFFICIAL_KEY",
+        key_required: true,
+    };
+
+    fn set_official_key() {
+        std::env::set_var(API.key_env, "sk-official");
+    }
+
+    fn named(key: &str) -> KeyChoice {
+        KeyChoice {
+            key: Some(Secret::new(key)),
+            ..KeyChoice::default()
+        }
+    }
+
+    #[test]
+    fn the_providers_own_variable_goes_only_to_its_own_api_over_https() {
+        set_official_key();
+        let official = KeyChoice::default()
+            .resolve("https://API.example.com/v1", API)
+            .unwrap();
+        assert_eq!(official, Some(Secret::new("sk-official")));
+        for elsewhere in [
+            "https://gateway.example.net/v1",
+            "http://api.example.com/v1",
+            "https://api.example.com:8443/v1",
+            "https://api.example.com.evil.net/v1",
+            "http://127.0.0.1:8080/v1",
+        ] {
+            let key = KeyChoice::default().resolve(elsewhere, API).unwrap();
+            assert_eq!(key, None, "{elsewhere}");
+        }
+    }
+
+    #[test]
+    fn a_named_key_goes_where_it_is_named() {
+        let to_gateway = named("sk-named")
+            .resolve("https://gateway.example.net/v1", API)
+            .unwrap();
+        assert_eq!(to_gateway, Some(Secret::new("sk-named")));
+        std::env::set_var("LLM_EXTRACT_TEST_CREDENTIALS_NAMED_KEY", "sk-from-env");
+        let from_env = KeyChoice {
+            key_env: Some("LLM_EXTRACT_TEST_CREDENTIALS_NAMED_KEY".into()),
+            ..KeyChoice::default()
+        }
+        .resolve("http://127.0.0.1:8000/v1", API)
+        .unwrap();
+        assert_eq!(from_env, Some(Secret::new("sk-from-env")));
+        let missing = KeyChoice {
+            key_env: Some("LLM_EXTRACT_TEST_CREDENTIALS_SURELY_UNSET".into()),
+            ..KeyChoice::default()
+        }
+        .resolve("https://gateway.example.net", API)
+        .unwrap_err();
+        assert!(matches!(missing, LlmError::Config { .. }), "{missing:?}");
+    }
+
+    #[test]
+    fn a_required_official_key_that_is_missing_is_a_config_error() {
+        let api = OfficialApi {
+            key_env: "LLM_EXTRACT_TEST_CREDENTIALS_SURELY_UNSET",
+            ..API
+        };
+        let err = KeyChoice::default()
+            .resolve("https://api.example.com", api)
+            .unwrap_err();
+        assert!(err.to_string().contains(api.key_env), "{err}");
+        let optional = OfficialApi {
+            key_required: false,
+            ..api
+        };
+        let none = KeyChoice::default()
+            .resolve("https://api.example.com", optional)
+            .unwrap();
+        assert_eq!(none, None);
+    }
+
+    #[test]
+    fn no_key_goes_over_plain_http_to_another_machine_unless_allowed() {
+        for exposed in [
+            "http://10.255.255.1:1/v1",
+            "http://node1:8000/v1",
+            "http://user:pw@example.com/v1?key=k",
+            "http://[2001:db8::1]:8000/v1",
+        ] {
+            let err = named("sk-named").resolve(exposed, API).unwrap_err();
+            let LlmError::InsecureKey { url } = &err else {
+                panic!("{err:?}")
+            };
+            assert!(!url.contains("pw") && !url.contains("key=k"), "{url}");
+            assert!(err.to_string().contains("allow_insecure_key"), "{err}");
+            assert!(!err.to_string().contains("sk-named"), "{err}");
+            let allowed = KeyChoice {
+                allow_insecure: true,
+                ..named("sk-named")
+            }
+            .resolve(exposed, API)
+            .unwrap();
+            assert_eq!(allowed, Some(Secret::new("sk-named")), "{exposed}");
+        }
+        for local in [
+            "http://127.0.0.1:8000/v1",
+            "http://127.1.2.3:8000",
+            "http://localhost:8000/v1",
+            "http://LOCALHOST:8000/v1",
+            "http://api.localhost:8000/v1",
+            "http://[::1]:8000/v1",
+            "http://[::ffff:127.0.0.1]:8000/v1",
+            "https://10.255.255.1/v1",
+        ] {
+            let key = named("sk-named").resolve(local, API).unwrap();
+            assert_eq!(key, Some(Secret::new("sk-named")), "{local}");
+        }
+        // Without a key there is nothing to protect.
+        assert_eq!(
+            KeyChoice::default()
+                .resolve("http://10.255.255.1:1", API)
+                .unwrap(),
+            None
+        );
+    }
+}
