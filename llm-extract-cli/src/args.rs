@@ -488,7 +488,11 @@ fn pair_key_envs(matches: &ArgMatches, cli: &mut Cli) -> Result<(), String> {
         }
     }
     for (flag, id) in [("--ollama", "ollama"), ("--embedded", "embedded")] {
-        items.extend(positions(id).into_iter().map(|at| (at, Item::Keyless(flag))));
+        items.extend(
+            positions(id)
+                .into_iter()
+                .map(|at| (at, Item::Keyless(flag))),
+        );
     }
     let vars = &backend.api_key_env;
     for (at, var) in positions("api_key_env").into_iter().zip(vars) {
@@ -520,9 +524,9 @@ fn pair_key_envs(matches: &ArgMatches, cli: &mut Cli) -> Result<(), String> {
             None => leading.push(var),
             Some(Err(flag)) => {
                 return Err(format!(
-                    "--api-key-env {var} follows {flag}, which takes no key; put it right after the \
+                "--api-key-env {var} follows {flag}, which takes no key; put it right after the \
                      --openai, --anthropic or --gemini flag whose key it names"
-                ))
+            ))
             }
             Some(Ok((backend, nth))) => {
                 if paired.iter().any(|k| k.backend == backend && k.nth == nth) {
@@ -694,14 +698,31 @@ mod tests {
                 "comes before every backend flag",
             ),
             (
-                vec!["--api-key-env", "K", "--openai", "http://a", "--api-key-env", "L"],
+                vec![
+                    "--api-key-env",
+                    "K",
+                    "--openai",
+                    "http://a",
+                    "--api-key-env",
+                    "L",
+                ],
                 "comes before every backend flag",
             ),
             (
-                vec!["--openai", "http://a", "--ollama", "h", "--api-key-env", "K"],
+                vec![
+                    "--openai",
+                    "http://a",
+                    "--ollama",
+                    "h",
+                    "--api-key-env",
+                    "K",
+                ],
                 "follows --ollama",
             ),
-            (vec!["--embedded", "--api-key-env", "K"], "follows --embedded"),
+            (
+                vec!["--embedded", "--api-key-env", "K"],
+                "follows --embedded",
+            ),
             (
                 vec!["--gemini", "--api-key-env", "K", "--api-key-env", "L"],
                 "two --api-key-env follow the same --gemini flag",

@@ -24,10 +24,15 @@ const DEFAULT_RETRIES: u32 = 3;
 
 /// Every backend the flags name, in order: each --ollama, --openai, --anthropic, then --gemini, or the
 /// embedded model.
-/// `parallel` is how many requests the embedded engine runs at once.
-pub fn backends(args: &BackendArgs, parallel: usize) -> Result<Vec<Backend>, CliError> {
+/// `parallel` is how many requests the embedded engine runs at once; `extract` is only read to warn
+/// about a mode a backend does not have.
+pub fn backends(
+    args: &BackendArgs,
+    extract: &ExtractArgs,
+    parallel: usize,
+) -> Result<Vec<Backend>, CliError> {
     if let Some(path) = &args.embedded {
-        warn_ignored(args, true);
+        warn_ignored(args, extract, true);
         return Ok(vec![embedded(path, parallel)?]);
     }
     let mut backends = Vec::new();
@@ -45,26 +50,30 @@ pub fn backends(args: &BackendArgs, parallel: usize) -> Result<Vec<Backend>, Cli
     }
     if backends.is_empty() {
         let embedded = embedded_by_default();
-        warn_ignored(args, embedded);
+        warn_ignored(args, extract, embedded);
         backends.push(if embedded {
             self::embedded("", parallel)?
         } else {
             ollama(args, None)?
         });
     } else {
-        warn_ignored(args, false);
+        warn_ignored(args, extract, false);
     }
     Ok(backends)
 }
 
 /// The one backend of a command that does not share work between several.
-pub fn single(args: &BackendArgs) -> Result<Backend, CliError> {
-    single_parallel(args, 1)
+pub fn single(args: &BackendArgs, extract: &ExtractArgs) -> Result<Backend, CliError> {
+    single_parallel(args, extract, 1)
 }
 
 /// [`single`], the embedded engine running up to `parallel` requests at once.
-pub fn single_parallel(args: &BackendArgs, parallel: usize) -> Result<Backend, CliError> {
-    let mut all = backends(args, parallel)?;
+pub fn single_parallel(
+    args: &BackendArgs,
+    extract: &ExtractArgs,
+    parallel: usize,
+) -> Result<Backend, CliError> {
+    let mut all = backends(args, extract, parallel)?;
     if all.len() > 1 {
         return Err(CliError::usage(
             "several backends (--ollama, --openai, --anthropic, --gemini) are shared only by \
@@ -108,16 +117,41 @@ fn embedded_by_default() -> bool {
 }
 
 /// Prints a warning for each flag given that the chosen backends ignore.
-fn warn_ignored(args: &BackendArgs, embedded: bool) {
-    for message in ignored(args, embedded) {
+fn warn_ignored(args: &BackendArgs, extract: &ExtractArgs, embedded: bool) {
+    for message in ignored(args, extract.mode, embedded) {
         eprintln!("llm-extract: warning: {message}");
     }
 }
 
 /// The flags given that the chosen backends ignore (`embedded`: the embedded engine is the backend),
 /// each said with the flag and the backend.
-fn ignored(args: &BackendArgs, embedded: bool) -> Vec<String> {
+fn ignored(args: &BackendArgs, mode: ModeArg, embedded: bool) -> Vec<String> {
     let mut ignored = Vec::new();
+    if mode == ModeArg::Tool {
+        // Only OpenAI-compatible servers and Anthropic force a tool; the others get the schema as in
+        // constrained mode.
+        let without_tools = if embedded {
+            vec!["the embedded engine".to_owned()]
+        } else {
+            let mut named: Vec<String> = args
+                .ollama
+                .iter()
+                .map(|url| format!("--ollama {}", redact_url(url)))
+                .collect();
+            named.extend(args.gemini.iter().map(|url| shown(Hosted::Gemini, url)));
+            if named.is_empty() && args.openai.is_empty() && args.anthropic.is_empty() {
+                named.push("the default Ollama server".to_owned());
+            }
+            named
+        };
+        if !without_tools.is_empty() {
+            ignored.push(format!(
+                "--mode tool is ignored by {}, which has no forced tool: the schema goes as in \
+                 --mode constrained",
+                without_tools.join(", ")
+            ));
+        }
+    }
     if embedded {
         if let Some(model) = &args.model {
             ignored.push(format!(
@@ -171,8 +205,8 @@ fn shown(backend: Hosted, url: &str) -> String {
 fn build_error(backend: Hosted, url: &str, error: LlmError) -> CliError {
     let shown = shown(backend, url);
     match error {
-        LlmError::InsecureKey { url } => CliError::usage(format!(
-            "{shown}: refusing to send the API key over plain http to {url}, which is not this \
+        LlmError::InsecureKey { .. } => CliError::usage(format!(
+            "{shown}: refusing to send the API key over plain http to a host other than this \
              machine: anyone on the network between could read it; use https, or pass \
              --allow-insecure-key to send it anyway"
         )),
@@ -325,4 +359,76 @@ fn embedded(_path: &str, _parallel: usize) -> Result<Backend, CliError> {
          with `cargo install --path llm-extract-cli --features llama-cpp` (needs cmake, clang and \
          libclang-dev), or use --ollama URL / --openai URL / --anthropic / --gemini",
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::args::{Cli, Command};
+    use clap::Parser;
+
+    /// The backend and extraction flags of `run` with `flags`.
+    fn run_args(flags: &[&str]) -> (BackendArgs, ExtractArgs) {
+        let argv = ["llm-extract", "run", "--signature", "{a :int}"];
+        let cli = Cli::try_parse_from(argv.iter().chain(flags)).unwrap();
+        let Command::Run(args) = cli.command else {
+            panic!()
+        };
+        (args.backend, args.extract)
+    }
+
+    #[test]
+    fn flags_the_chosen_backend_ignores_are_named_with_the_backend() {
+        let (backend, extract) = run_args(&[
+            "--embedded",
+            "--model",
+            "m",
+            "--retries",
+            "1",
+            "--mode",
+            "tool",
+        ]);
+        let warnings = ignored(&backend, extract.mode, true);
+        assert_eq!(warnings.len(), 3, "{warnings:?}");
+        assert!(warnings[0].contains("--mode tool is ignored by the embedded engine"));
+        assert!(warnings[1].contains("--model m") && warnings[1].contains("embedded"));
+        assert!(warnings[2].contains("--retries 1") && warnings[2].contains("embedded"));
+
+        let (backend, extract) = run_args(&[
+            "--openai",
+            "http://a/v1",
+            "--ollama",
+            "http://u:pw@o:1",
+            "--gemini",
+            "--mode",
+            "tool",
+        ]);
+        let warnings = ignored(&backend, extract.mode, false);
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(
+            warnings[0].contains("--ollama http://u:[redacted]@o:1, --gemini")
+                && !warnings[0].contains("--openai"),
+            "{warnings:?}"
+        );
+
+        let (backend, extract) = run_args(&["--gemini", "--tool-choice-required"]);
+        let warnings = ignored(&backend, extract.mode, false);
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(warnings[0].contains("--tool-choice-required") && warnings[0].contains("--openai"));
+
+        let (backend, extract) = run_args(&[
+            "--openai",
+            "http://a/v1",
+            "--anthropic",
+            "--model",
+            "m",
+            "--retries",
+            "1",
+            "--mode",
+            "tool",
+            "--tool-choice-required",
+            "--allow-insecure-key",
+        ]);
+        assert_eq!(ignored(&backend, extract.mode, false), Vec::<String>::new());
+    }
 }

@@ -54,7 +54,8 @@ pub async fn run(args: BatchArgs) -> Result<Exit, CliError> {
         return Ok(Exit::Success);
     }
 
-    let mut backends = backend::backends(&args.backend, engine_parallel(&args))?.into_iter();
+    let mut backends =
+        backend::backends(&args.backend, &args.extract, engine_parallel(&args))?.into_iter();
     let configure = |llm| {
         let mut extractor = backend::extractor(llm, &args.extract).template(template.clone());
         for example in &examples {

@@ -27,7 +27,7 @@ pub async fn run(args: DocArgs) -> Result<Exit, CliError> {
     let schema = schema::load(&args.source)?;
     let set = with_fields(schema.schema_set(), &args.grounded, &args.key)?;
     let mut document = DocumentFile::open(args.path.as_deref())?;
-    let llm = backend::single_parallel(&args.backend, args.concurrency)?;
+    let llm = backend::single_parallel(&args.backend, &args.extract, args.concurrency)?;
     let chunk_tokens = args
         .chunk_tokens
         .unwrap_or(if args.backend.embedded.is_some() {

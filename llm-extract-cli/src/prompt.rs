@@ -46,7 +46,7 @@ pub async fn run(args: PromptArgs) -> Result<Exit, CliError> {
         .render(input.clone())
         .map_err(|e| prompt_error(e, None))?;
 
-    let llm = backend::single(&args.backend)?;
+    let llm = backend::single(&args.backend, &args.extract)?;
     let mut call = prompt
         .call(llm)
         .max_attempts(args.extract.max_attempts)

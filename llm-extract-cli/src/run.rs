@@ -18,7 +18,7 @@ pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
     let template = template(&args.template, schema.inputs())?;
     require_inputs(&vars, schema.inputs(), &template)?;
 
-    let llm = backend::single(&args.backend)?;
+    let llm = backend::single(&args.backend, &args.extract)?;
     let long_text = chunk_budget(&args, &vars, &template);
     let mut extractor = backend::extractor(llm, &args.extract).template(template);
     for example in crate::examples::load(&args.template.example, schema.schema_set(), args.jsonl)? {

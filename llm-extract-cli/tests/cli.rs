@@ -867,7 +867,9 @@ fn without_provider_keys(command: &mut assert_cmd::Command) -> &mut assert_cmd::
 }
 
 fn openai_answering_person() -> TestServer {
-    TestServer::start(|request| Reply::openai(request, &Answer::new(r#"{"name": "Ada", "age": 36}"#)))
+    TestServer::start(|request| {
+        Reply::openai(request, &Answer::new(r#"{"name": "Ada", "age": 36}"#))
+    })
 }
 
 #[test]
@@ -877,7 +879,15 @@ fn openai_api_key_goes_to_another_server_only_when_named_for_it() {
     let run = |key_flags: &[&str]| {
         let mut command = cargo_bin_cmd!("llm-extract");
         command
-            .args(["run", "--signature", PERSON, "--model", "m", "--openai", &url])
+            .args([
+                "run",
+                "--signature",
+                PERSON,
+                "--model",
+                "m",
+                "--openai",
+                &url,
+            ])
             .args(key_flags)
             .env("OPENAI_API_KEY", "sk-openai-implicit")
             .env("NODE_KEY", "sk-node-named")
@@ -934,7 +944,15 @@ fn a_key_for_plain_http_to_another_machine_is_refused_before_connecting() {
         let started = Instant::now();
         let mut command = cargo_bin_cmd!("llm-extract");
         without_provider_keys(&mut command)
-            .args(["run", "--signature", PERSON, "--model", "m", "--retries", "0"])
+            .args([
+                "run",
+                "--signature",
+                PERSON,
+                "--model",
+                "m",
+                "--retries",
+                "0",
+            ])
             .args(&backend)
             .args(["--api-key-env", "NODE_KEY"])
             .env("NODE_KEY", "sk-node-named")
@@ -953,8 +971,21 @@ fn a_key_for_plain_http_to_another_machine_is_refused_before_connecting() {
 
     // Allowed on purpose, the key goes; the address then fails as an unreachable server would.
     let output = cargo_bin_cmd!("llm-extract")
-        .args(["run", "--signature", PERSON, "--model", "m", "--retries", "0"])
-        .args(["--openai", "http://10.255.255.1:1/v1", "--api-key-env", "NODE_KEY"])
+        .args([
+            "run",
+            "--signature",
+            PERSON,
+            "--model",
+            "m",
+            "--retries",
+            "0",
+        ])
+        .args([
+            "--openai",
+            "http://10.255.255.1:1/v1",
+            "--api-key-env",
+            "NODE_KEY",
+        ])
         .arg("--allow-insecure-key")
         .env("NODE_KEY", "sk-node-named")
         .write_stdin("x")
@@ -1051,7 +1082,14 @@ fn a_mixed_batch_gives_each_backend_only_its_own_key() {
 fn an_api_key_env_that_names_no_backend_is_refused() {
     let cases: [(&[&str], &str); 4] = [
         (
-            &["--api-key-env", "K", "--openai", "http://127.0.0.1:1/v1", "--openai", "http://127.0.0.1:2/v1"],
+            &[
+                "--api-key-env",
+                "K",
+                "--openai",
+                "http://127.0.0.1:1/v1",
+                "--openai",
+                "http://127.0.0.1:2/v1",
+            ],
             "comes before every backend flag",
         ),
         (
@@ -1059,7 +1097,14 @@ fn an_api_key_env_that_names_no_backend_is_refused() {
             "follows --ollama, which takes no key",
         ),
         (
-            &["--openai", "http://127.0.0.1:1/v1", "--api-key-env", "K", "--api-key-env", "L"],
+            &[
+                "--openai",
+                "http://127.0.0.1:1/v1",
+                "--api-key-env",
+                "K",
+                "--api-key-env",
+                "L",
+            ],
             "two --api-key-env follow the same --openai flag",
         ),
         (&["--api-key-env", "K"], "this command has none"),
@@ -1092,11 +1137,22 @@ fn a_credentialed_url_is_redacted_in_every_message() {
     let stderr = stderr_of(&output);
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert_one_line_error(&stderr, "needs --model");
-    assert!(stderr.contains("me:[redacted]@127.0.0.1:1/v1?key=[redacted]"), "{stderr}");
+    assert!(
+        stderr.contains("me:[redacted]@127.0.0.1:1/v1?key=[redacted]"),
+        "{stderr}"
+    );
 
     // The warning about an unsent key, and the error of an unreachable server.
     let output = cargo_bin_cmd!("llm-extract")
-        .args(["run", "--signature", PERSON, "--model", "m", "--retries", "0"])
+        .args([
+            "run",
+            "--signature",
+            PERSON,
+            "--model",
+            "m",
+            "--retries",
+            "0",
+        ])
         .args(["--openai", secret_url])
         .env("OPENAI_API_KEY", "sk-openai-implicit")
         .write_stdin("x")
@@ -1138,7 +1194,12 @@ fn flags_the_backend_ignores_are_warned_about() {
     let server = ollama_answering(r#"{"name": "Ada", "age": 36}"#);
     let output = cargo_bin_cmd!("llm-extract")
         .args(["run", "--signature", PERSON, "--model", "m"])
-        .args(["--ollama", &server.url(), "--tool-choice-required", "--allow-insecure-key"])
+        .args([
+            "--ollama",
+            &server.url(),
+            "--tool-choice-required",
+            "--allow-insecure-key",
+        ])
         .write_stdin("Ada, 36")
         .output()
         .unwrap();

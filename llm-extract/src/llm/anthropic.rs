@@ -396,8 +396,9 @@ impl Llm for Anthropic {
             let stream = event_stream(self.inner.http.body(response), MessageEvents::default());
             use futures_util::StreamExt;
             let inner = Arc::clone(&self.inner);
-            let scrubbed = stream
-                .map(move |event| event.map_err(|e| http::scrub(e, inner.key.as_ref(), &inner.base)));
+            let scrubbed = stream.map(move |event| {
+                event.map_err(|e| http::scrub(e, inner.key.as_ref(), &inner.base))
+            });
             Ok(Box::pin(scrubbed) as ChatStream)
         })
     }

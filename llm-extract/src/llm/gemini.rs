@@ -8,8 +8,8 @@
 //! of text; the last one carries `finishReason` and `usageMetadata`, and the body simply ends.
 
 use super::anthropic::normalize_base;
-use super::http::{self, event_stream, http_builder_methods, HttpClient, HttpOptions, Outgoing};
 use super::credentials::{KeyChoice, OfficialApi};
+use super::http::{self, event_stream, http_builder_methods, HttpClient, HttpOptions, Outgoing};
 use super::http::{Secret, SseFrames, WireFormat};
 use super::{
     BoxFuture, ChatEvent, ChatRequest, ChatResponse, ChatStream, Finish, Llm, LlmError, Role, Usage,
@@ -338,8 +338,9 @@ impl Llm for Gemini {
             let stream = event_stream(self.inner.http.body(response), SseAnswer::default());
             use futures_util::StreamExt;
             let inner = Arc::clone(&self.inner);
-            let scrubbed = stream
-                .map(move |event| event.map_err(|e| http::scrub(e, inner.key.as_ref(), &inner.base)));
+            let scrubbed = stream.map(move |event| {
+                event.map_err(|e| http::scrub(e, inner.key.as_ref(), &inner.base))
+            });
             Ok(Box::pin(scrubbed) as ChatStream)
         })
     }

@@ -159,17 +159,18 @@ impl OllamaBuilder {
 
     /// Builds the backend.
     pub fn build(self) -> Result<Ollama, LlmError> {
-        let base = match self.host {
-            Some(host) => parse_host(&host)?,
-            None => parse_host(&std::env::var("OLLAMA_HOST").unwrap_or_default()).map_err(
-                |err| match err {
-                    LlmError::Config { message } => LlmError::Config {
-                        message: format!("{message} (read from OLLAMA_HOST)"),
+        let base =
+            match self.host {
+                Some(host) => parse_host(&host)?,
+                None => parse_host(&std::env::var("OLLAMA_HOST").unwrap_or_default()).map_err(
+                    |err| match err {
+                        LlmError::Config { message } => LlmError::Config {
+                            message: format!("{message} (read from OLLAMA_HOST)"),
+                        },
+                        other => other,
                     },
-                    other => other,
-                },
-            )?,
-        };
+                )?,
+            };
         if self.model.trim().is_empty() {
             return Err(LlmError::Config {
                 message: "the Ollama model name is empty; pass one like \"llama3.2\"".into(),

@@ -661,10 +661,7 @@ mod tests {
         // The only test of this crate that sets OPENAI_API_KEY.
         std::env::set_var("OPENAI_API_KEY", "sk-openai-implicit");
         let official = OpenAiCompatible::new("https://api.openai.com/v1", "m").unwrap();
-        assert_eq!(
-            official.inner.key,
-            Some(Secret::new("sk-openai-implicit"))
-        );
+        assert_eq!(official.inner.key, Some(Secret::new("sk-openai-implicit")));
         for elsewhere in [
             "http://127.0.0.1:8000/v1",
             "https://gateway.example.com/v1",
