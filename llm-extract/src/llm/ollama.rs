@@ -583,7 +583,8 @@ fn invalid(message: &str, value: &Value) -> LlmError {
 
 /// Reads `OLLAMA_HOST` the way Ollama does: an optional scheme (default `http`; an explicit `http` or
 /// `https` defaults the port to 80 or 443), a host (default `127.0.0.1`), a port (default 11434) and an
-/// optional path prefix.
+/// optional path prefix. A port that is not a number from 1 to 65535 is an error (Ollama itself falls
+/// back to the default port, so a typo would reach another server).
 pub(crate) fn parse_host(raw: &str) -> Result<String, LlmError> {
     let raw = raw.trim().trim_end_matches('/');
     if raw.is_empty() {
