@@ -234,6 +234,16 @@ pub struct BackendArgs {
     /// How many times a request is re-sent after a transient failure (connection refused, 429, 503, ...).
     #[arg(long, value_name = "N", default_value_t = 3, help_heading = "Backend")]
     pub retries: u32,
+    /// How long a server may go without sending a byte of its answer before the answer counts as
+    /// broken, a transient failure retried like the others (seconds, fractions allowed).
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value = "60",
+        value_parser = seconds,
+        help_heading = "Backend"
+    )]
+    pub idle_timeout: std::time::Duration,
     /// With --mode tool, force the tool of an --openai server with tool_choice "required" instead of
     /// naming it (llama-server takes only "auto", "none" and "required").
     #[arg(long, help_heading = "Backend")]
@@ -460,5 +470,17 @@ mod tests {
             "{a :int}"
         ])
         .is_err());
+    }
+}
+
+/// A positive number of seconds.
+fn seconds(text: &str) -> Result<std::time::Duration, String> {
+    match text.trim().parse::<f64>() {
+        Ok(secs) if secs > 0.0 && secs.is_finite() && secs <= 1e9 => {
+            Ok(std::time::Duration::from_secs_f64(secs))
+        }
+        _ => Err(format!(
+            "{text:?} is not a positive number of seconds (e.g. 60 or 0.5)"
+        )),
     }
 }

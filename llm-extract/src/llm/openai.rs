@@ -7,9 +7,7 @@
 //! ([`Mode::Tool`](crate::extract::Mode::Tool)) the schema goes out as one forced function instead
 //! (`tools` + `tool_choice`), and the call's `arguments` stream in as the answer.
 
-use super::http::{
-    self, event_stream, http_builder_methods, HttpClient, HttpOptions, Outgoing, Secret, WireFormat,
-};
+use super::http::{self, http_builder_methods, HttpClient, HttpOptions, Outgoing, Secret, WireFormat};
 use super::{
     BoxFuture, ChatEvent, ChatRequest, ChatResponse, ChatStream, Finish, Llm, LlmError, Usage,
 };
@@ -314,9 +312,10 @@ impl OpenAiCompatible {
         Value::Object(body)
     }
 
-    /// Gives the generic HTTP errors their meaning here, and scrubs the key from everything.
+    /// Gives the generic HTTP errors their meaning here, and scrubs the key from everything (first, so
+    /// that the hints added here are not cut with the server's text).
     fn map_error(&self, err: LlmError) -> LlmError {
-        let err = match err {
+        match http::scrub(err, self.inner.key.as_ref(), &self.inner.base) {
             LlmError::Http {
                 status: 404,
                 message,
@@ -347,8 +346,7 @@ impl OpenAiCompatible {
                 ..
             } => LlmError::Auth { status, message },
             other => other,
-        };
-        http::scrub(err, self.inner.key.as_ref(), &self.inner.base)
+        }
     }
 }
 
@@ -360,31 +358,26 @@ impl Llm for OpenAiCompatible {
     fn chat(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatResponse, LlmError>> {
         Box::pin(async move {
             let body = self.body(&request, false);
-            let result = async {
-                let bytes = self.inner.http.send_and_read(&self.outgoing(&body)).await?;
-                let value = http::json_body(&bytes)?;
-                read_completion(&value)
-            };
-            result.await.map_err(|e| self.map_error(e))
+            self.inner
+                .http
+                .send_and_read(&self.outgoing(&body), |bytes| {
+                    read_completion(&http::json_body(bytes)?)
+                })
+                .await
+                .map_err(|e| self.map_error(e))
         })
     }
 
     fn chat_stream(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatStream, LlmError>> {
         Box::pin(async move {
             let body = self.body(&request, true);
-            let response = self
-                .inner
+            let this = self.clone();
+            self.inner
                 .http
-                .send(&self.outgoing(&body))
+                .stream(&self.outgoing(&body), SseWire::default, move |e| {
+                    this.map_error(e)
+                })
                 .await
-                .map_err(|e| self.map_error(e))?;
-            let stream = event_stream(self.inner.http.body(response), SseWire::default());
-            use futures_util::StreamExt;
-            let inner = Arc::clone(&self.inner);
-            let scrubbed = stream.map(move |event| {
-                event.map_err(|e| http::scrub(e, inner.key.as_ref(), &inner.base))
-            });
-            Ok(Box::pin(scrubbed) as ChatStream)
         })
     }
 }
@@ -478,6 +471,10 @@ struct SseWire {
     usage: Usage,
     model: Option<String>,
     done: bool,
+    /// Whether any `data:` line came.
+    data: bool,
+    /// The first line that is no SSE field, if any.
+    stray: Option<String>,
 }
 
 impl WireFormat for SseWire {
@@ -485,8 +482,13 @@ impl WireFormat for SseWire {
         // Only `data:` fields matter; comments (`:`), `event:`, `id:`, `retry:` and the blank lines between
         // events are skipped. Each data line is taken as one event: no server splits a chunk across lines.
         let Some(data) = line.strip_prefix("data:") else {
+            let field = ["event:", "id:", "retry:"].iter().any(|f| line.starts_with(f));
+            if self.stray.is_none() && !line.is_empty() && !line.starts_with(':') && !field {
+                self.stray = Some(line.to_owned());
+            }
             return Ok(());
         };
+        self.data = true;
         let data = data.trim();
         if data.is_empty() {
             return Ok(());
@@ -497,7 +499,7 @@ impl WireFormat for SseWire {
         }
         let chunk: Value = serde_json::from_str(data).map_err(|e| LlmError::InvalidResponse {
             message: format!("an event of the stream is not JSON ({e})"),
-            body: http::excerpt(data),
+            body: data.to_owned(),
         })?;
         if let Some(message) = http::error_text(&chunk) {
             return Err(LlmError::Stream {
@@ -547,6 +549,13 @@ impl WireFormat for SseWire {
         if self.done {
             return Ok(());
         }
+        if let Some(stray) = self.stray.take().filter(|_| !self.data) {
+            // A proxy's error page, or an error object answered with status 200.
+            return Err(LlmError::InvalidResponse {
+                message: "the body is not a stream of server-sent events".into(),
+                body: stray,
+            });
+        }
         if self.finish.is_some() {
             // A finish reason but no `[DONE]`: the answer is complete, the server is just terse.
             self.finish_with(events);
@@ -561,6 +570,10 @@ impl WireFormat for SseWire {
 
     fn finished(&self) -> bool {
         self.done
+    }
+
+    fn usage(&self) -> Usage {
+        self.usage
     }
 }
 
@@ -601,7 +614,7 @@ fn normalize_base(raw: &str) -> Result<String, LlmError> {
 fn invalid(message: &str, value: &Value) -> LlmError {
     LlmError::InvalidResponse {
         message: message.to_owned(),
-        body: http::excerpt(&value.to_string()),
+        body: value.to_string(),
     }
 }
 
