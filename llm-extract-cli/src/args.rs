@@ -377,7 +377,7 @@ pub struct BatchArgs {
     /// How many documents are extracted at the same time, over all backends.
     #[arg(long, value_name = "N", default_value_t = 4)]
     pub concurrency: usize,
-    /// Run again the documents the output records as failed.
+    /// Run again the documents the output records as failed (their records are replaced).
     #[arg(long)]
     pub retry_failed: bool,
     #[command(flatten)]
