@@ -158,7 +158,7 @@ impl Outgoing<'_> {
     }
 
     /// The same request, owning what it borrows, to send again later.
-    fn to_owned(self) -> OwnedOutgoing {
+    fn owned(self) -> OwnedOutgoing {
         OwnedOutgoing {
             url: self.url.to_owned(),
             body: self.body.cloned(),
@@ -293,18 +293,6 @@ impl HttpClient {
         Ok(HttpClient { client, options })
     }
 
-    /// Sends the request, retrying transient failures, and returns a response with a success status.
-    /// An error status becomes [`LlmError::Http`] with the server's message (backends refine it).
-    pub async fn send(&self, request: &Outgoing<'_>) -> Result<reqwest::Response, LlmError> {
-        // Scrubbed before the retry policy sees it: it logs each transient failure.
-        self.options
-            .retry
-            .run("the request", || async {
-                self.send_once(request).await.map_err(|e| request.scrub(e))
-            })
-            .await
-    }
-
     /// Sends the request, reads the whole body (bounded) and hands it to `read`, retrying transient
     /// failures, since nothing has been handed to the caller yet: a body that stalls or breaks, and one
     /// `read` finds is not the answer the request asked for.
@@ -348,14 +336,14 @@ impl HttpClient {
     where
         W: WireFormat,
         N: Fn() -> W + Send + 'static,
-        M: Fn(LlmError) -> LlmError + Send + 'static,
+        M: Fn(LlmError) -> LlmError + Send + Sync + 'static,
     {
         let mut retries = self.options.retry.start();
         let response = self.send_counted(request, &mut retries, &map).await?;
         let events = EventState::new(self.body(response), new_wire());
         let state = Resuming {
             client: self.clone(),
-            request: request.to_owned(),
+            request: request.owned(),
             new_wire,
             map,
             retries,
@@ -372,7 +360,8 @@ impl HttpClient {
         )))
     }
 
-    /// Sends the request until it gets a success status, counting its retries in `retries`.
+    /// Sends the request until it gets a success status, counting its retries in `retries`. An error
+    /// status becomes [`LlmError::Http`] with the server's message, which `map` refines.
     async fn send_counted(
         &self,
         request: &Outgoing<'_>,

@@ -321,7 +321,7 @@ impl ChatResponse {
 }
 
 /// One event of a streamed answer.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 #[non_exhaustive]
 pub enum ChatEvent {
     /// More answer text.
@@ -340,6 +340,26 @@ pub enum ChatEvent {
         /// their counts at the end, so this is often zero: a caller estimates from what it received).
         usage: Usage,
     },
+}
+
+/// Restarts are equal when they cost the same and their errors say the same ([`LlmError`] has no
+/// equality of its own).
+impl PartialEq for ChatEvent {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (ChatEvent::Delta(a), ChatEvent::Delta(b)) => a == b,
+            (ChatEvent::Thinking(a), ChatEvent::Thinking(b)) => a == b,
+            (ChatEvent::Done(a), ChatEvent::Done(b)) => a == b,
+            (
+                ChatEvent::Restart { error, usage },
+                ChatEvent::Restart {
+                    error: other_error,
+                    usage: other_usage,
+                },
+            ) => usage == other_usage && error.to_string() == other_error.to_string(),
+            _ => false,
+        }
+    }
 }
 
 /// A chat model: a request in, a response or a stream out.
