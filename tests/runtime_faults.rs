@@ -293,6 +293,33 @@ async fn a_document_with_the_same_item_twice_keeps_both_after_a_break() {
 }
 
 #[tokio::test]
+async fn items_are_not_handed_on_again_after_several_breaks() {
+    let broken = || Wire::OpenAi.scripted(Answer::new(entities(&["Ada"])).ending(Ending::Drop));
+    let server = TestServer::script(vec![
+        broken(),
+        broken(),
+        broken(),
+        Wire::OpenAi.scripted(Answer::new(entities(&["Ada", "Bob"]))),
+    ]);
+    let llm = Wire::OpenAi.backend(&server);
+    let extractor = Extractor::new(&*llm).mode(Mode::Prompted);
+    let mut stream = extractor.extract_stream::<Entity>("x");
+    let mut names = Vec::new();
+    while let Some(item) = stream.next().await {
+        names.push(item.unwrap().name);
+    }
+    assert_eq!(names, ["Ada", "Bob"]);
+    let items: Vec<usize> = stream
+        .report()
+        .unwrap()
+        .attempts
+        .iter()
+        .map(|a| a.items)
+        .collect();
+    assert_eq!(items, [1, 0, 0, 1]);
+}
+
+#[tokio::test]
 async fn broken_streams_share_the_retry_budget_with_refused_sends() {
     // 503, then a broken stream, then another 503: three retries of three, and the fourth send fails.
     let broken = || Wire::OpenAi.scripted(Answer::new(ADA).ending(Ending::Drop));
@@ -446,11 +473,12 @@ async fn ollama_scrubs_credentials_of_its_url_from_stream_errors() {
         Reply::ollama(
             request,
             &Answer::new("{").ending(Ending::ErrorLine(
-                "proxy said: bad password hunter2-SECRET for user".into(),
+                "proxy said: bad token hunter2-SECRET".into(),
             )),
         )
     });
-    let host = server.url().replace("http://", "http://user:hunter2-SECRET@");
+    // A token as the URL's user part (Ollama's host takes no password).
+    let host = server.url().replace("http://", "http://hunter2-SECRET@");
     let llm = Ollama::builder("m")
         .host(host)
         .retry(fast_retry())

@@ -720,7 +720,7 @@ struct Intake<'k, 's, O> {
     bytes: usize,
     /// Where the last item that repeated nothing ended (about: the end of its delta).
     new_item_at: usize,
-    /// The keys of the items this answer handed on, in order.
+    /// The keys of the items this stream of the answer delivered (handed on, or owed and met again).
     emitted: Vec<String>,
     /// Items a broken stream of this answer handed on before it was sent again, by key, with how many
     /// times each: the new stream's first matching items are already with the caller.
@@ -780,7 +780,9 @@ impl<O> Intake<'_, '_, O> {
     fn emit(&mut self, item: Found<O>) -> Option<Finish> {
         let key = canonical(&item.value.json);
         if let Some(owed) = self.owed.get_mut(&key).filter(|n| **n > 0) {
+            // With the caller already; owed again if this stream breaks too.
             *owed -= 1;
+            self.emitted.push(key);
             return None;
         }
         // Stop at the first item past the maximum, not at the last one allowed: an answer with exactly
