@@ -226,7 +226,7 @@ fn a_batch_killed_midway_and_run_again_has_every_document_once() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(0), "{stderr}");
-    assert!(stderr.contains("resuming"), "{stderr}");
+    assert!(stderr.contains("skipped (already done)"), "{stderr}");
     assert_each_document_once_and_right(&out, count);
 }
 
