@@ -7,11 +7,13 @@
 mod support;
 
 use futures_util::StreamExt;
-use llm_extract::extract::{ExtractErrorKind, Extractor, Mode};
+use llm_extract::extract::{ExtractErrorKind, Extractor, Mode, PartialEvent};
 use llm_extract::llm::{
-    Anthropic, ChatEvent, ChatRequest, Gemini, Llm, LlmError, Ollama, OpenAiCompatible, RetryPolicy,
+    from_stream_fn, Anthropic, ChatEvent, ChatRequest, ChatResponse, ChatStream, Gemini, Llm,
+    LlmError, Ollama, OpenAiCompatible, RetryPolicy, Usage,
 };
 use llm_extract::report::{AttemptError, AttemptKind, Report};
+use llm_extract::Extract;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use support::providers::{anthropic, gemini};
 use support::types::{entity, entity_line, Entity, Person};
@@ -109,7 +111,10 @@ fn assert_broken_then_answered(report: &Report, wire: Wire) {
         broken.error
     );
     assert_eq!(broken.kind, AttemptKind::First);
-    assert!(broken.usage.completion_tokens > 0, "{wire:?}: the broken answer cost nothing");
+    assert!(
+        broken.usage.completion_tokens > 0,
+        "{wire:?}: the broken answer cost nothing"
+    );
     assert!(report.usage.total() > report.attempts[1].usage.total());
     assert!(report.attempts[1].error.is_none(), "{wire:?}");
 }
@@ -172,10 +177,8 @@ async fn a_body_that_is_not_the_stream_asked_for_is_sent_again() {
     ];
     for wire in WIRES {
         for body in &not_streams {
-            let server = TestServer::script(vec![
-                fixed(body.clone()),
-                wire.scripted(Answer::new(ADA)),
-            ]);
+            let server =
+                TestServer::script(vec![fixed(body.clone()), wire.scripted(Answer::new(ADA))]);
             let llm = wire.backend(&server);
             let out = Extractor::new(&*llm)
                 .extract::<Person>("Ada, 36")
@@ -203,7 +206,10 @@ async fn the_stream_says_when_the_answer_starts_over() {
             ChatEvent::Delta(delta) => text.push_str(&delta),
             ChatEvent::Restart { error, .. } => {
                 assert!(error.is_transient(), "{error:?}");
-                assert_eq!(text, ADA, "the first stream sent all its text before it broke");
+                assert_eq!(
+                    text, ADA,
+                    "the first stream sent all its text before it broke"
+                );
                 text.clear();
                 restarts += 1;
             }
@@ -240,11 +246,7 @@ async fn items_handed_on_before_a_break_are_not_handed_on_again() {
         let first = entities(&["Ada", "Bob", "Cy"]);
         let cut = first.rfind("Cy").unwrap();
         let server = TestServer::script(vec![
-            wire.scripted(
-                Answer::new(&first[..cut])
-                    .pieces_of(6)
-                    .ending(Ending::Drop),
-            ),
+            wire.scripted(Answer::new(&first[..cut]).pieces_of(6).ending(Ending::Drop)),
             wire.scripted(Answer::new(entities(&["Ada", "Bob", "Cy", "Dee"]))),
         ]);
         let llm = wire.backend(&server);
@@ -444,7 +446,10 @@ async fn a_key_across_the_cut_of_a_servers_message_is_scrubbed_whole() {
         .unwrap_err();
     for text in [err.to_string(), format!("{err:?}")] {
         assert!(text.contains("[redacted]"), "{text}");
-        assert!(!text.contains("sk-test-0123"), "part of the key leaked: {text}");
+        assert!(
+            !text.contains("sk-test-0123"),
+            "part of the key leaked: {text}"
+        );
     }
     // The same in a stream's error line, and in a body that is not the stream (both retried, then
     // reported).
@@ -462,7 +467,10 @@ async fn a_key_across_the_cut_of_a_servers_message_is_scrubbed_whole() {
             .await
             .unwrap_err();
         for text in [err.to_string(), format!("{err:?}")] {
-            assert!(!text.contains("sk-test-0123"), "part of the key leaked: {text}");
+            assert!(
+                !text.contains("sk-test-0123"),
+                "part of the key leaked: {text}"
+            );
         }
     }
 }
@@ -490,5 +498,76 @@ async fn ollama_scrubs_credentials_of_its_url_from_stream_errors() {
         .unwrap_err();
     let text = format!("{err} {err:?}");
     assert!(text.contains("proxy said"), "{text}");
-    assert!(!text.contains("hunter2"), "the URL's password leaked: {text}");
+    assert!(
+        !text.contains("hunter2"),
+        "the URL's password leaked: {text}"
+    );
+}
+
+#[derive(Extract, serde::Deserialize, Debug, Clone, PartialEq)]
+struct Named {
+    name: String,
+}
+
+#[tokio::test]
+async fn partial_values_start_over_when_the_stream_restarts() {
+    // What a backend streams when its first answer broke after "Gra" and the second one is whole.
+    let llm = from_stream_fn(|_| async {
+        let events: Vec<Result<ChatEvent, LlmError>> = vec![
+            Ok(ChatEvent::Delta(r#"{"name": "Gra"#.into())),
+            Ok(ChatEvent::Restart {
+                error: LlmError::Stream {
+                    message: "the connection broke".into(),
+                    partial: r#"{"name": "Gra"#.into(),
+                },
+                usage: Usage::default(),
+            }),
+            Ok(ChatEvent::Delta(r#"{"name": "#.into())),
+            Ok(ChatEvent::Delta(r#""Ada"}"#.into())),
+            Ok(ChatEvent::Done(ChatResponse::new(""))),
+        ];
+        let stream: ChatStream = Box::pin(futures_util::stream::iter(events).then(|event| async {
+            tokio::task::yield_now().await;
+            event
+        }));
+        Ok(stream)
+    });
+    let events: Vec<_> = Named::extract_partial(&llm, "x").collect().await;
+    let mut names = Vec::new();
+    let mut retries = Vec::new();
+    let mut last = None;
+    for event in events {
+        match event.unwrap() {
+            PartialEvent::Snapshot(snapshot) => {
+                names.push(serde_json::to_value(&*snapshot).unwrap()["name"].clone())
+            }
+            PartialEvent::Retry { attempt, kind } => {
+                retries.push((attempt, kind));
+                names.clear();
+            }
+            PartialEvent::Final { extraction, .. } => last = Some(extraction),
+            _ => {}
+        }
+    }
+    assert_eq!(retries, [(2, AttemptKind::First)]);
+    assert!(
+        names
+            .iter()
+            .all(|n| n.as_str().is_none_or(|n| "Ada".starts_with(n))),
+        "no snapshot after the restart shows the broken answer: {names:?}"
+    );
+    let extraction = last.unwrap();
+    assert_eq!(extraction.value.name, "Ada");
+    let attempts = &extraction.report.attempts;
+    assert_eq!(attempts.len(), 2);
+    assert_eq!(attempts[0].raw, r#"{"name": "Gra"#);
+    assert!(
+        attempts[0].usage.completion_tokens > 0,
+        "the broken answer cost something"
+    );
+    assert!(matches!(
+        attempts[0].error,
+        Some(AttemptError::Llm(LlmError::Stream { .. }))
+    ));
+    assert_eq!(attempts[1].raw, r#"{"name": "Ada"}"#);
 }

@@ -99,7 +99,8 @@ fn ollama(args: &BackendArgs, url: Option<&str>) -> Result<Backend, CliError> {
         .clone()
         .or_else(|| std::env::var("OLLAMA_MODEL").ok().filter(|m| !m.is_empty()))
         .unwrap_or_else(|| DEFAULT_OLLAMA_MODEL.to_owned());
-    let mut builder = Ollama::builder(model).retry(retry(args))
+    let mut builder = Ollama::builder(model)
+        .retry(retry(args))
         .idle_timeout(args.idle_timeout);
     if let Some(url) = url {
         builder = builder.host(url);
@@ -156,7 +157,8 @@ fn hosted_model(
 
 fn anthropic(args: &BackendArgs, url: &str) -> Result<Backend, CliError> {
     let model = hosted_model(args, "anthropic", "ANTHROPIC_MODEL", "claude-sonnet-4-5")?;
-    let mut builder = Anthropic::builder(model).retry(retry(args))
+    let mut builder = Anthropic::builder(model)
+        .retry(retry(args))
         .idle_timeout(args.idle_timeout);
     if !url.is_empty() {
         builder = builder.base_url(url);
@@ -172,7 +174,8 @@ fn anthropic(args: &BackendArgs, url: &str) -> Result<Backend, CliError> {
 
 fn gemini(args: &BackendArgs, url: &str) -> Result<Backend, CliError> {
     let model = hosted_model(args, "gemini", "GEMINI_MODEL", "gemini-2.5-flash")?;
-    let mut builder = Gemini::builder(model).retry(retry(args))
+    let mut builder = Gemini::builder(model)
+        .retry(retry(args))
         .idle_timeout(args.idle_timeout);
     if !url.is_empty() {
         builder = builder.base_url(url);

@@ -70,8 +70,14 @@ fn fault(kind: usize, request: &Request, text: &str) -> Reply {
         ),
         3 => Reply::openai(request, &Answer::new(half).ending(Ending::Stall)),
         4 => Reply::text(200, "<html><body>upstream error</body></html>"),
-        5 => Reply::json(200, json!({"error": {"message": "the server is overloaded"}})),
-        6 => Reply::openai(request, &Answer::new(half).pieces_of(3).ending(Ending::Drop)),
+        5 => Reply::json(
+            200,
+            json!({"error": {"message": "the server is overloaded"}}),
+        ),
+        6 => Reply::openai(
+            request,
+            &Answer::new(half).pieces_of(3).ending(Ending::Drop),
+        ),
         7 => Reply::openai(request, &Answer::new(half).ending(Ending::Nothing)),
         _ => Reply::Hangup,
     }
@@ -104,7 +110,9 @@ fn faulty_server(delay: Duration) -> TestServer {
 
 fn write_documents(path: &Path, count: u64) {
     let lines: Vec<String> = (0..count)
-        .map(|i| json!({"id": format!("doc-{i:03}"), "text": format!("The number is {i}.")}).to_string())
+        .map(|i| {
+            json!({"id": format!("doc-{i:03}"), "text": format!("The number is {i}.")}).to_string()
+        })
         .collect();
     std::fs::write(path, lines.join("\n")).unwrap();
 }

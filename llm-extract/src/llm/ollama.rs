@@ -5,9 +5,7 @@
 //! `done_reason` is `"length"` when the answer was cut, and a stream that ends without that line was cut
 //! too (Ollama's repeat guard). An error in the middle of a stream arrives as a `{"error": ...}` line.
 
-use super::http::{
-    self, http_builder_methods, HttpClient, HttpOptions, Outgoing, WireFormat,
-};
+use super::http::{self, http_builder_methods, HttpClient, HttpOptions, Outgoing, WireFormat};
 use super::{
     BoxFuture, ChatEvent, ChatRequest, ChatResponse, ChatStream, Finish, Llm, LlmError, Usage,
 };

@@ -7,7 +7,9 @@
 //! ([`Mode::Tool`](crate::extract::Mode::Tool)) the schema goes out as one forced function instead
 //! (`tools` + `tool_choice`), and the call's `arguments` stream in as the answer.
 
-use super::http::{self, http_builder_methods, HttpClient, HttpOptions, Outgoing, Secret, WireFormat};
+use super::http::{
+    self, http_builder_methods, HttpClient, HttpOptions, Outgoing, Secret, WireFormat,
+};
 use super::{
     BoxFuture, ChatEvent, ChatRequest, ChatResponse, ChatStream, Finish, Llm, LlmError, Usage,
 };
@@ -482,7 +484,9 @@ impl WireFormat for SseWire {
         // Only `data:` fields matter; comments (`:`), `event:`, `id:`, `retry:` and the blank lines between
         // events are skipped. Each data line is taken as one event: no server splits a chunk across lines.
         let Some(data) = line.strip_prefix("data:") else {
-            let field = ["event:", "id:", "retry:"].iter().any(|f| line.starts_with(f));
+            let field = ["event:", "id:", "retry:"]
+                .iter()
+                .any(|f| line.starts_with(f));
             if self.stray.is_none() && !line.is_empty() && !line.starts_with(':') && !field {
                 self.stray = Some(line.to_owned());
             }

@@ -174,9 +174,12 @@ fn http_date(value: &str, now: u64) -> Option<u64> {
     let words: Vec<&str> = value.split_ascii_whitespace().collect();
     let (day, month, year, time) = match words.as_slice() {
         // IMF-fixdate: `Sun, 06 Nov 1994 08:49:37 GMT`.
-        [weekday, day, month, year, time, "GMT"] if weekday.ends_with(',') => {
-            (number(day, 1, 2)?, month_number(month)?, number(year, 4, 4)?, *time)
-        }
+        [weekday, day, month, year, time, "GMT"] if weekday.ends_with(',') => (
+            number(day, 1, 2)?,
+            month_number(month)?,
+            number(year, 4, 4)?,
+            *time,
+        ),
         // RFC 850: `Sunday, 06-Nov-94 08:49:37 GMT`.
         [weekday, date, time, "GMT"] if weekday.ends_with(',') => {
             let mut parts = date.split('-');
@@ -189,9 +192,12 @@ fn http_date(value: &str, now: u64) -> Option<u64> {
             (day, month, rfc850_year(year, now), *time)
         }
         // asctime: `Sun Nov  6 08:49:37 1994`.
-        [_weekday, month, day, time, year] => {
-            (number(day, 1, 2)?, month_number(month)?, number(year, 4, 4)?, *time)
-        }
+        [_weekday, month, day, time, year] => (
+            number(day, 1, 2)?,
+            month_number(month)?,
+            number(year, 4, 4)?,
+            *time,
+        ),
         _ => return None,
     };
     let mut clock = time.split(':');
@@ -221,10 +227,7 @@ fn month_number(name: &str) -> Option<u64> {
     const MONTHS: [&str; 12] = [
         "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
     ];
-    MONTHS
-        .iter()
-        .position(|m| *m == name)
-        .map(|i| i as u64 + 1)
+    MONTHS.iter().position(|m| *m == name).map(|i| i as u64 + 1)
 }
 
 /// A two-digit RFC 850 year, in the century of `now` unless that puts it more than 50 years ahead: RFC
