@@ -416,6 +416,18 @@ pub enum ShapeArg {
     List,
 }
 
+/// A positive number of seconds.
+fn seconds(text: &str) -> Result<std::time::Duration, String> {
+    match text.trim().parse::<f64>() {
+        Ok(secs) if secs > 0.0 && secs.is_finite() && secs <= 1e9 => {
+            Ok(std::time::Duration::from_secs_f64(secs))
+        }
+        _ => Err(format!(
+            "{text:?} is not a positive number of seconds (e.g. 60 or 0.5)"
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -471,16 +483,13 @@ mod tests {
         ])
         .is_err());
     }
-}
 
-/// A positive number of seconds.
-fn seconds(text: &str) -> Result<std::time::Duration, String> {
-    match text.trim().parse::<f64>() {
-        Ok(secs) if secs > 0.0 && secs.is_finite() && secs <= 1e9 => {
-            Ok(std::time::Duration::from_secs_f64(secs))
+    #[test]
+    fn seconds_are_positive_and_finite() {
+        assert_eq!(seconds("0.5"), Ok(std::time::Duration::from_millis(500)));
+        assert_eq!(seconds("60"), Ok(std::time::Duration::from_secs(60)));
+        for bad in ["0", "-1", "NaN", "inf", "1e300", "soon", ""] {
+            assert!(seconds(bad).is_err(), "{bad:?}");
         }
-        _ => Err(format!(
-            "{text:?} is not a positive number of seconds (e.g. 60 or 0.5)"
-        )),
     }
 }

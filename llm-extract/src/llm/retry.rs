@@ -10,10 +10,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// Capped exponential backoff with jitter, for failures where [`LlmError::is_transient`] holds
-/// (connection errors, connect and response timeouts, HTTP 429, 502, 503, 504 and 529).
+/// (connection errors, timeouts, HTTP 429, 502, 503, 504 and 529, an answer stream that breaks or ends
+/// before the server finished, a body that is not what the request asked for). One budget covers a
+/// request: the retries of its send and of its stream together.
 ///
-/// Permanent failures (400, 401, 403, 404, ...) are never retried. A `Retry-After` header is honoured up to
-/// the maximum backoff.
+/// Permanent failures (400, 401, 403, 404, ...) are never retried. A `Retry-After` header, in seconds or
+/// as an HTTP date, is honoured up to the maximum backoff.
 ///
 /// ```
 /// use llm_extract::llm::RetryPolicy;
@@ -244,7 +246,7 @@ fn rfc850_year(two_digits: u64, now: u64) -> u64 {
 }
 
 fn days_in_month(year: u64, month: u64) -> u64 {
-    let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+    let leap = (year.is_multiple_of(4) && !year.is_multiple_of(100)) || year.is_multiple_of(400);
     match month {
         2 if leap => 29,
         2 => 28,
