@@ -12,6 +12,7 @@ use llm_extract::llm::{
     from_stream_fn, Anthropic, ChatEvent, ChatRequest, ChatResponse, ChatStream, Gemini, Llm,
     LlmError, Ollama, OpenAiCompatible, RetryPolicy, Usage,
 };
+use llm_extract::parse::LoopGuard;
 use llm_extract::report::{AttemptError, AttemptKind, Report};
 use llm_extract::Extract;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -186,6 +187,32 @@ async fn a_body_that_is_not_the_stream_asked_for_is_sent_again() {
                 .unwrap_or_else(|e| panic!("{wire:?} {body:?}: {e}"));
             assert_eq!(out.value.age, 36);
             assert_eq!(server.hits(), 2, "{wire:?}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_whole_answer_that_is_not_the_answer_is_sent_again() {
+    // Without the loop guard or a watcher the answer is not streamed: the same faults, the same retry.
+    for wire in WIRES {
+        for reply in [
+            Reply::text(200, "<html><body>502 Bad Gateway</body></html>"),
+            Reply::json(200, serde_json::json!({"error": {"message": "overloaded"}})),
+        ] {
+            let server = TestServer::script(vec![fixed(reply), wire.scripted(Answer::new(ADA))]);
+            let llm = wire.backend(&server);
+            let out = Extractor::new(&*llm)
+                .loop_guard(LoopGuard::off())
+                .extract::<Person>("Ada, 36")
+                .await
+                .unwrap_or_else(|e| panic!("{wire:?}: {e}"));
+            assert_eq!(out.value.age, 36);
+            assert_eq!(server.hits(), 2, "{wire:?}");
+            let sent = &server.requests()[1];
+            assert!(
+                !sent.wants_stream() && !sent.path.contains("stream"),
+                "{wire:?}"
+            );
         }
     }
 }

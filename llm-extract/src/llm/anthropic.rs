@@ -382,11 +382,10 @@ impl Llm for Anthropic {
 /// thinking blocks are reasoning.
 fn read_message(value: &Value) -> Result<ChatResponse, LlmError> {
     if value.get("type").and_then(Value::as_str) == Some("error") {
-        return Err(LlmError::Other {
-            message: format!(
-                "the server reported an error: {}",
-                http::error_text(value).unwrap_or_default()
-            ),
+        // A success status with an error object: transient, as a body that is not the answer.
+        return Err(LlmError::InvalidResponse {
+            message: "the server answered an error with a success status".into(),
+            body: http::error_text(value).unwrap_or_default(),
         });
     }
     let blocks = value

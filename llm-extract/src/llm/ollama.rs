@@ -439,8 +439,10 @@ impl Llm for Ollama {
 fn read_response(bytes: &[u8]) -> Result<ChatResponse, LlmError> {
     let value = http::json_body(bytes)?;
     if let Some(message) = http::error_text(&value) {
-        return Err(LlmError::Other {
-            message: format!("the server reported an error: {message}"),
+        // A success status with an error object: transient, as a body that is not the answer.
+        return Err(LlmError::InvalidResponse {
+            message: "the server answered an error with a success status".into(),
+            body: message,
         });
     }
     let chunk = Chunk::read(&value)?;

@@ -387,8 +387,10 @@ impl Llm for OpenAiCompatible {
 /// A non-streamed completion.
 fn read_completion(value: &Value) -> Result<ChatResponse, LlmError> {
     if let Some(message) = http::error_text(value) {
-        return Err(LlmError::Other {
-            message: format!("the server reported an error: {message}"),
+        // A success status with an error object: transient, as a body that is not the answer.
+        return Err(LlmError::InvalidResponse {
+            message: "the server answered an error with a success status".into(),
+            body: message,
         });
     }
     let choice = value
