@@ -16,6 +16,13 @@
 //! `loops.rs`); a loop drops the stream, and the next attempt, within `max_attempts`, is a recovery with
 //! a repeat penalty (then also a small temperature), for a list continuing after the last good item.
 //! Cost: an answer stopped early or broken is counted as it streamed (`meter.rs`).
+//!
+//! Broken streams: a backend that sends a request again after its stream broke says so
+//! ([`ChatEvent::Restart`]); the broken part stays in the ledger as an attempt of the same kind, with its
+//! cost, and the answer starts over. A list's items handed on before the break stay handed on: the new
+//! stream's items that repeat them are skipped, each as many times as it was handed on (a greedy model
+//! writes the same answer again), so nothing reaches the caller twice and a document that names the
+//! same item twice keeps both.
 
 use super::config::{Config, Input, Mode};
 use super::error::{ExtractError, ExtractErrorKind};
