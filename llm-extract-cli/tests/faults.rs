@@ -262,3 +262,47 @@ fn retrying_failed_documents_leaves_each_document_once() {
     assert_eq!(again.status.code(), Some(0), "{stderr}");
     assert_each_document_once_and_right(&out, count);
 }
+
+#[test]
+fn a_text_prompt_whose_stream_breaks_says_that_the_text_starts_over() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("prompts.json");
+    std::fs::write(
+        &config,
+        json!({"summarize": {"prompt": "Summarize: {{text}}", "response-type": "text"}})
+            .to_string(),
+    )
+    .unwrap();
+    let answer = "A short summary.";
+    let served = Mutex::new(0);
+    let server = TestServer::start(move |request| {
+        let mut served = served.lock().unwrap();
+        *served += 1;
+        let reply = Answer::new(answer).pieces_of(4);
+        match *served {
+            1 => Reply::openai(request, &reply.ending(Ending::Drop)),
+            _ => Reply::openai(request, &reply),
+        }
+    });
+    let output = cargo_bin_cmd!("llm-extract")
+        .args(["prompt", "--config"])
+        .arg(&config)
+        .args([
+            "--id",
+            "summarize",
+            "--openai",
+            &server.url(),
+            "--model",
+            "m",
+        ])
+        .arg("text=A long article.")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("the answer starts over"), "{stderr}");
+    // What was printed before the break stays; the whole answer follows on a line of its own.
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(stdout.lines().last(), Some(answer), "{stdout}");
+    assert_eq!(server.hits(), 2);
+}
