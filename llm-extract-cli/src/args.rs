@@ -252,6 +252,16 @@ pub struct BackendArgs {
     /// 429, 503, ...) [default: 3].
     #[arg(long, value_name = "N", help_heading = "Backend")]
     pub retries: Option<u32>,
+    /// How long a server may go without sending a byte of its answer before the answer counts as
+    /// broken, a transient failure retried like the others (seconds, fractions allowed).
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value = "60",
+        value_parser = seconds,
+        help_heading = "Backend"
+    )]
+    pub idle_timeout: std::time::Duration,
     /// With --mode tool, force the tool of an --openai server with tool_choice "required" instead of
     /// naming it (llama-server takes only "auto", "none" and "required").
     #[arg(long, help_heading = "Backend")]
@@ -388,7 +398,7 @@ pub struct BatchArgs {
     /// floating-point order, so a near-tie can change a greedy answer).
     #[arg(long, value_name = "N")]
     pub concurrency: Option<usize>,
-    /// Run again the documents the output records as failed.
+    /// Run again the documents the output records as failed (their records are replaced).
     #[arg(long)]
     pub retry_failed: bool,
     #[command(flatten)]
@@ -603,6 +613,18 @@ pub enum ShapeArg {
     List,
 }
 
+/// A positive number of seconds.
+fn seconds(text: &str) -> Result<std::time::Duration, String> {
+    match text.trim().parse::<f64>() {
+        Ok(secs) if secs > 0.0 && secs.is_finite() && secs <= 1e9 => {
+            Ok(std::time::Duration::from_secs_f64(secs))
+        }
+        _ => Err(format!(
+            "{text:?} is not a positive number of seconds (e.g. 60 or 0.5)"
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -751,5 +773,14 @@ mod tests {
             "{a :int}"
         ])
         .is_err());
+    }
+
+    #[test]
+    fn seconds_are_positive_and_finite() {
+        assert_eq!(seconds("0.5"), Ok(std::time::Duration::from_millis(500)));
+        assert_eq!(seconds("60"), Ok(std::time::Duration::from_secs(60)));
+        for bad in ["0", "-1", "NaN", "inf", "1e300", "soon", ""] {
+            assert!(seconds(bad).is_err(), "{bad:?}");
+        }
     }
 }

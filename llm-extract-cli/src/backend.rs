@@ -233,7 +233,9 @@ fn ollama(args: &BackendArgs, url: Option<&str>) -> Result<Backend, CliError> {
         .clone()
         .or_else(|| std::env::var("OLLAMA_MODEL").ok().filter(|m| !m.is_empty()))
         .unwrap_or_else(|| DEFAULT_OLLAMA_MODEL.to_owned());
-    let mut builder = Ollama::builder(model).retry(retry(args));
+    let mut builder = Ollama::builder(model)
+        .retry(retry(args))
+        .idle_timeout(args.idle_timeout);
     if let Some(url) = url {
         builder = builder.host(url);
     }
@@ -256,6 +258,7 @@ fn openai(args: &BackendArgs, nth: usize, url: &str) -> Result<Backend, CliError
         })?;
     let mut builder = OpenAiCompatible::builder(url, model)
         .retry(retry(args))
+        .idle_timeout(args.idle_timeout)
         .tool_choice_required(args.tool_choice_required)
         .allow_insecure_key(args.allow_insecure_key);
     if let Some(var) = args.key_env(Hosted::OpenAi, nth) {
@@ -295,6 +298,7 @@ fn anthropic(args: &BackendArgs, nth: usize, url: &str) -> Result<Backend, CliEr
     let model = hosted_model(args, "anthropic", "ANTHROPIC_MODEL", "claude-sonnet-4-5")?;
     let mut builder = Anthropic::builder(model)
         .retry(retry(args))
+        .idle_timeout(args.idle_timeout)
         .allow_insecure_key(args.allow_insecure_key);
     if !url.is_empty() {
         builder = builder.base_url(url);
@@ -319,6 +323,7 @@ fn gemini(args: &BackendArgs, nth: usize, url: &str) -> Result<Backend, CliError
     let model = hosted_model(args, "gemini", "GEMINI_MODEL", "gemini-2.5-flash")?;
     let mut builder = Gemini::builder(model)
         .retry(retry(args))
+        .idle_timeout(args.idle_timeout)
         .allow_insecure_key(args.allow_insecure_key);
     if !url.is_empty() {
         builder = builder.base_url(url);

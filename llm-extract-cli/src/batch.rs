@@ -228,7 +228,9 @@ fn kind_name(error: &ExtractError) -> &'static str {
 }
 
 /// The ids an earlier run recorded in `path` (only the successful ones with `retry_failed`). Lines that
-/// do not parse, such as one cut off when an earlier run was killed, are ignored.
+/// do not parse, such as one cut off when an earlier run was killed, are ignored. With `retry_failed`,
+/// the records of the failed documents leave the file first (it is rewritten without them, then
+/// renamed over it), so that a document done again is in the output once.
 fn recorded_ids(path: &Path, retry_failed: bool) -> Result<HashSet<String>, CliError> {
     let file = match File::open(path) {
         Ok(file) => file,
@@ -236,22 +238,49 @@ fn recorded_ids(path: &Path, retry_failed: bool) -> Result<HashSet<String>, CliE
         Err(e) => return Err(CliError::usage(format!("--out {}: {e}", path.display()))),
     };
     let mut ids = HashSet::new();
+    let mut kept = Vec::new();
+    let mut dropped = false;
     for line in BufReader::new(file).lines() {
         let line = line.map_err(|e| CliError::usage(format!("--out {}: {e}", path.display())))?;
         let Ok(record) = serde_json::from_str::<Value>(&line) else {
+            dropped |= !line.trim().is_empty();
             continue;
         };
         let ok = record.get("ok").and_then(Value::as_bool).unwrap_or(false);
         if let Some(id) = record.get("id").and_then(Value::as_str) {
             if ok || !retry_failed {
                 ids.insert(id.to_owned());
+                kept.push(line);
+            } else {
+                dropped = true;
             }
         }
+    }
+    if retry_failed && dropped {
+        rewrite(path, &kept)?;
     }
     Ok(ids)
 }
 
-/// The results file, appended to one flushed line at a time, so a killed run loses at most one line.
+/// Replaces the file at `path` with `lines`, through a file beside it renamed over it, so that a run
+/// killed meanwhile leaves either the old file or the new one.
+fn rewrite(path: &Path, lines: &[String]) -> Result<(), CliError> {
+    let fail = |e: std::io::Error| CliError::io(format!("--out {}: {e}", path.display()));
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    let mut file = tempfile::NamedTempFile::new_in(dir).map_err(fail)?;
+    for line in lines {
+        writeln!(file, "{line}").map_err(fail)?;
+    }
+    file.as_file().sync_all().map_err(fail)?;
+    file.persist(path).map_err(|e| fail(e.error))?;
+    Ok(())
+}
+
+/// The results file, appended to one flushed line at a time, so a killed run loses at most the line it
+/// was writing (which the next run removes).
 struct Output {
     file: File,
     shown: String,
@@ -267,27 +296,44 @@ impl Output {
             .read(true)
             .open(path)
             .map_err(fail)?;
-        // A run killed mid-line leaves no newline at the end: start on a fresh line.
+        // A run killed mid-line leaves a line without its newline: it is no record (its document was
+        // not counted as done), so it goes, and the file ends after its last complete line.
         let length = file.metadata().map_err(fail)?.len();
-        if length > 0 {
-            let mut last = [0u8; 1];
-            file.seek(SeekFrom::Start(length - 1))
-                .and_then(|_| file.read_exact(&mut last))
-                .map_err(fail)?;
-            if last[0] != b'\n' {
-                file.write_all(b"\n").map_err(fail)?;
-            }
+        let complete = complete_length(&mut file, length).map_err(fail)?;
+        if complete < length {
+            file.set_len(complete).map_err(fail)?;
         }
         Ok(Output { file, shown })
     }
 
     fn write(&mut self, record: &Value) -> Result<(), CliError> {
+        // One write for the whole line: a run killed now leaves the line whole or absent (or, at
+        // worst, cut, which the next run removes).
         let line = format!("{record}\n");
         self.file
             .write_all(line.as_bytes())
             .and_then(|()| self.file.flush())
             .map_err(|e| CliError::io(format!("--out {}: {e}", self.shown)))
     }
+}
+
+/// The length of the file up to and including its last newline (0 when it has none), read back from
+/// the end in blocks.
+fn complete_length(file: &mut File, length: u64) -> std::io::Result<u64> {
+    let mut end = length;
+    let mut block = [0u8; 4096];
+    while end > 0 {
+        let start = end.saturating_sub(block.len() as u64);
+        let size = usize::try_from(end - start).unwrap_or(block.len());
+        let buffer = block.get_mut(..size).unwrap_or_default();
+        file.seek(SeekFrom::Start(start))?;
+        file.read_exact(buffer)?;
+        if let Some(newline) = buffer.iter().rposition(|&b| b == b'\n') {
+            return Ok(start + newline as u64 + 1);
+        }
+        end = start;
+    }
+    Ok(0)
 }
 
 /// A progress bar on standard error when it is a terminal; hidden otherwise.
@@ -357,14 +403,52 @@ mod tests {
     }
 
     #[test]
-    fn appending_starts_on_a_fresh_line() {
+    fn a_line_cut_by_a_killed_run_is_removed_before_appending() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("out.jsonl");
-        std::fs::write(&path, "{\"id\": \"a\", \"ok\": tr").unwrap();
+        let whole = "{\"id\": \"a\", \"ok\": true}\n";
+        std::fs::write(&path, format!("{whole}{}", "{\"id\": \"b\", \"ok\": tr")).unwrap();
         let mut out = Output::open(&path).unwrap();
         out.write(&json!({"id": "b", "ok": true})).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
-        assert_eq!(text.lines().last(), Some(r#"{"id":"b","ok":true}"#));
-        assert_eq!(text.lines().count(), 2);
+        assert_eq!(text, format!("{whole}{}\n", r#"{"id":"b","ok":true}"#));
+
+        // Only a cut line, longer than a block read back: the file becomes empty, then gets the record.
+        std::fs::write(&path, "x".repeat(10_000)).unwrap();
+        Output::open(&path)
+            .unwrap()
+            .write(&json!({"id": "c"}))
+            .unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "{\"id\":\"c\"}\n");
+
+        // A file of complete lines is left as it is.
+        let lines = "{\"id\":\"c\"}\n".repeat(1000);
+        std::fs::write(&path, &lines).unwrap();
+        drop(Output::open(&path).unwrap());
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), lines);
+    }
+
+    #[test]
+    fn retrying_failed_documents_takes_their_records_out_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.jsonl");
+        std::fs::write(
+            &path,
+            "{\"id\": \"a\", \"ok\": true}\n{\"id\": \"b\", \"ok\": false}\n{\"id\": \"c\", \"ok\": true}\n",
+        )
+        .unwrap();
+        let ids = recorded_ids(&path, true).unwrap();
+        assert_eq!(ids.len(), 2);
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "{\"id\": \"a\", \"ok\": true}\n{\"id\": \"c\", \"ok\": true}\n"
+        );
+        // Without --retry-failed the file is only read.
+        std::fs::write(&path, "{\"id\": \"b\", \"ok\": false}\n").unwrap();
+        assert!(recorded_ids(&path, false).unwrap().contains("b"));
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "{\"id\": \"b\", \"ok\": false}\n"
+        );
     }
 }

@@ -74,6 +74,17 @@ pub async fn run(args: PromptArgs) -> Result<Exit, CliError> {
                         last = delta;
                     }
                     ChatEvent::Done(_) => break,
+                    ChatEvent::Restart { error, .. } => {
+                        // What was printed cannot be taken back: say that the text starts over.
+                        if !last.is_empty() && !last.ends_with('\n') {
+                            printer.text("\n")?;
+                        }
+                        last.clear();
+                        eprintln!(
+                            "llm-extract: {}; the request was sent again and the answer starts over",
+                            crate::error::one_line(&error.to_string())
+                        );
+                    }
                     _ => {}
                 }
             }

@@ -16,6 +16,13 @@
 //! `loops.rs`); a loop drops the stream, and the next attempt, within `max_attempts`, is a recovery with
 //! a repeat penalty (then also a small temperature), for a list continuing after the last good item.
 //! Cost: an answer stopped early or broken is counted as it streamed (`meter.rs`).
+//!
+//! Broken streams: a backend that sends a request again after its stream broke says so
+//! ([`ChatEvent::Restart`]); the broken part stays in the ledger as an attempt of the same kind, with its
+//! cost, and the answer starts over. A list's items handed on before the break stay handed on: the new
+//! stream's items that repeat them are skipped, each as many times as it was handed on (a greedy model
+//! writes the same answer again), so nothing reaches the caller twice and a document that names the
+//! same item twice keeps both.
 
 use super::config::{Config, Input, Mode};
 use super::error::{ExtractError, ExtractErrorKind};
@@ -27,20 +34,21 @@ use super::wording::{self, AnswerShape};
 use super::{tokens, watch};
 use crate::llm::{ChatEvent, ChatRequest, ChatResponse, Finish, Llm, LlmError, Message, Usage};
 use crate::parse::{
-    Fix, LineEvent, Loop, LoopKind, ParseError, Repeats, SkipReason, Skipped, WithJson,
+    Fix, LineEvent, Loop, LoopGuard, LoopKind, ParseError, Repeats, SkipReason, Skipped, WithJson,
 };
 use crate::report::{Attempt, AttemptError, AttemptKind, Extraction, Report, Sampling};
 use crate::schema::Shape;
 use futures_util::StreamExt;
 use serde_json::Value;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Instant;
 use tracing::Instrument;
 
 /// What a watched extraction of one value reports as it runs.
 pub(crate) enum Progress<'a> {
-    /// Attempt `number` of this kind starts: its answer replaces the previous one.
+    /// Attempt `number` of this kind starts: its answer replaces the previous one. Numbers are positions
+    /// in the ledger: an answer whose stream broke and was sent again counts as one.
     Attempt { number: u32, kind: AttemptKind },
     /// The next piece of the answer.
     Delta(&'a str),
@@ -204,8 +212,22 @@ impl<'a> Engine<'a> {
             let mut forward;
             let observer: Option<watch::Observer<'_>> = match progress.as_mut() {
                 Some(progress) => {
-                    progress(Progress::Attempt { number, kind });
-                    forward = |delta: &str| progress(Progress::Delta(delta));
+                    // Numbered as in the ledger, where a broken answer sent again is an attempt too.
+                    let mut position = ledger_position(&report);
+                    progress(Progress::Attempt {
+                        number: position,
+                        kind,
+                    });
+                    forward = move |heard: watch::Heard<'_>| match heard {
+                        watch::Heard::Delta(delta) => progress(Progress::Delta(delta)),
+                        watch::Heard::Restart => {
+                            position += 1;
+                            progress(Progress::Attempt {
+                                number: position,
+                                kind,
+                            });
+                        }
+                    };
                     Some(&mut forward)
                 }
                 None => None,
@@ -213,6 +235,10 @@ impl<'a> Engine<'a> {
             let watched = watch::watch(self.llm, request, guard, max_string, self.spent, observer)
                 .instrument(span.clone())
                 .await;
+            for broken in watched.broken {
+                // Its cost is in the running total already.
+                report.push(broken_attempt(kind, broken, 0, sampling));
+            }
             let response = match watched.response {
                 Ok(response) => response,
                 Err(err) => {
@@ -371,10 +397,14 @@ impl<'a> Engine<'a> {
                 break; // spent: keep what we have
             }
             let span = attempt_span(name, number, kind);
-            let answer = self
+            let mut answer = self
                 .answer(target, request, kind, max_string, &mut kept, sink)
                 .instrument(span.clone())
                 .await;
+            for (broken, items) in std::mem::take(&mut answer.broken) {
+                // Its cost is in the running total already.
+                report.push(broken_attempt(kind, broken, items, sampling));
+            }
 
             // Sort what the answer skipped: a cut-off last item is for continuation, prose is ignored
             // unless the whole answer was prose, everything else is re-asked.
@@ -532,8 +562,10 @@ impl<'a> Engine<'a> {
             skipped: Vec::new(),
             started: Instant::now(),
             repetition: None,
+            broken: Vec::new(),
         };
-        let mut meter = Meter::new(&request);
+        let fresh_meter = Meter::new(&request);
+        let mut meter = fresh_meter;
         let mut repeats = Repeats::new(self.config.loop_guard).max_string(max_string);
         let mut stream = match self.llm.chat_stream(request).await {
             Ok(stream) => stream,
@@ -555,12 +587,36 @@ impl<'a> Engine<'a> {
             skipped: Vec::new(),
             bytes: 0,
             new_item_at: 0,
+            emitted: Vec::new(),
+            owed: HashMap::new(),
         };
         let mut stopped = None;
         let mut reported = None;
         while let Some(event) = stream.next().await {
             let mut looped = None;
             let chunk = match event {
+                Ok(ChatEvent::Restart { error, usage }) => {
+                    // The stream broke and was sent again: what it handed on stays handed on, and the
+                    // new answer's first items that repeat it are not handed on twice.
+                    let usage = meter.settle(usage);
+                    if let Some(spent) = self.spent {
+                        spent.settled(usage);
+                    }
+                    let broken = watch::Broken {
+                        error,
+                        raw: std::mem::take(&mut answer.raw),
+                        thinking: std::mem::take(&mut answer.thinking),
+                        usage,
+                        elapsed: answer.started.elapsed(),
+                    };
+                    answer.broken.push((broken, intake.items));
+                    answer.started = Instant::now();
+                    meter = fresh_meter;
+                    repeats = Repeats::new(self.config.loop_guard).max_string(max_string);
+                    decoder = target.decoder(self.config.parse);
+                    intake.restart(self.config.loop_guard);
+                    continue;
+                }
                 Ok(ChatEvent::Delta(delta)) => {
                     meter.event();
                     let before = answer.raw.len();
@@ -645,6 +701,8 @@ struct Answer {
     skipped: Vec<Skipped>,
     started: Instant,
     repetition: Option<Loop>,
+    /// The answers before it whose stream broke and was sent again, with the items each handed on.
+    broken: Vec<(watch::Broken, usize)>,
 }
 
 /// The items kept so far, across every answer of one extraction.
@@ -669,6 +727,11 @@ struct Intake<'k, 's, O> {
     bytes: usize,
     /// Where the last item that repeated nothing ended (about: the end of its delta).
     new_item_at: usize,
+    /// The keys of the items this stream of the answer delivered (handed on, or owed and met again).
+    emitted: Vec<String>,
+    /// Items a broken stream of this answer handed on before it was sent again, by key, with how many
+    /// times each: the new stream's first matching items are already with the caller.
+    owed: HashMap<String, usize>,
 }
 
 impl<O> Intake<'_, '_, O> {
@@ -699,6 +762,19 @@ impl<O> Intake<'_, '_, O> {
         None
     }
 
+    /// The stream starts over (it broke and was sent again): what was handed on becomes owed, and the
+    /// count of this answer's items and skipped lines starts from nothing.
+    fn restart(&mut self, guard: LoopGuard) {
+        for key in self.emitted.drain(..) {
+            *self.owed.entry(key).or_insert(0) += 1;
+        }
+        self.guard = ItemGuard::new(guard);
+        self.items = 0;
+        self.skipped.clear();
+        self.bytes = 0;
+        self.new_item_at = 0;
+    }
+
     /// Hands on the items the guard still holds (they were not a loop after all).
     fn flush(&mut self) {
         for item in self.guard.release() {
@@ -709,6 +785,13 @@ impl<O> Intake<'_, '_, O> {
     }
 
     fn emit(&mut self, item: Found<O>) -> Option<Finish> {
+        let key = canonical(&item.value.json);
+        if let Some(owed) = self.owed.get_mut(&key).filter(|n| **n > 0) {
+            // With the caller already; owed again if this stream breaks too.
+            *owed -= 1;
+            self.emitted.push(key);
+            return None;
+        }
         // Stop at the first item past the maximum, not at the last one allowed: an answer with exactly
         // `max_items` items then ends normally, with its usage.
         if self
@@ -717,10 +800,10 @@ impl<O> Intake<'_, '_, O> {
         {
             return Some(Finish::MaxItems);
         }
-        let key = canonical(&item.value.json);
         if self.kept.seen.contains(&key) && self.dedupe {
             return None;
         }
+        self.emitted.push(key.clone());
         self.kept.seen.insert(key);
         self.kept.json.push(item.value.json);
         self.kept.fixes.extend(item.fixes);
@@ -774,6 +857,34 @@ fn answer_text(response: &ChatResponse) -> &str {
     match &response.thinking {
         Some(thinking) if response.text.trim().is_empty() => thinking,
         _ => &response.text,
+    }
+}
+
+/// The position the next attempt takes in the ledger (1 for the first).
+fn ledger_position(report: &Report) -> u32 {
+    u32::try_from(report.attempts.len())
+        .unwrap_or(u32::MAX)
+        .saturating_add(1)
+}
+
+/// The ledger's record of an answer whose stream broke and was sent again, which handed on `items`.
+fn broken_attempt(
+    kind: AttemptKind,
+    broken: watch::Broken,
+    items: usize,
+    sampling: Sampling,
+) -> Attempt {
+    Attempt {
+        kind,
+        raw: broken.raw,
+        thinking: Some(broken.thinking).filter(|t| !t.is_empty()),
+        error: Some(AttemptError::Llm(broken.error)),
+        usage: broken.usage,
+        finish: None,
+        repetition: None,
+        sampling,
+        items,
+        elapsed: broken.elapsed,
     }
 }
 

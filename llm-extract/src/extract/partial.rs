@@ -42,9 +42,10 @@ pub enum PartialEvent<T: PartialValue> {
     /// The answer so far failed (see the ledger) and the model is asked again: the snapshots start
     /// over from nothing with this attempt's answer.
     Retry {
-        /// The attempt's number (2 for the first retry).
+        /// The attempt's number (2 for the first retry), its position in the ledger.
         attempt: u32,
-        /// Why: a repair of an invalid answer or a recovery from a loop.
+        /// Why: a repair of an invalid answer or a recovery from a loop; or the kind of the answer
+        /// before when its stream broke and the backend sent the same request again.
         kind: AttemptKind,
     },
     /// The complete value, validated and repaired exactly as `extract` does, with the same ledger.

@@ -1,12 +1,14 @@
 //! One answer of one value, streamed and watched: every delta goes through the loop detector, and a loop
 //! drops the stream at once (the embedded engine stops at its next token, an HTTP backend's connection
 //! closes). What the answer cost is counted as it streams, so a stopped or broken answer still has a
-//! cost.
+//! cost. A stream the backend restarted after a break ([`ChatEvent::Restart`]) leaves its broken part
+//! as a [`Broken`] answer, with what it cost, and the watch starts over on the new one.
 
 use super::meter::{Meter, Spent};
 use crate::llm::{ChatEvent, ChatRequest, ChatResponse, Finish, Llm, LlmError, Usage};
 use crate::parse::{Loop, LoopGuard, Repeats};
 use futures_util::StreamExt;
+use std::time::{Duration, Instant};
 
 /// How one watched answer ended.
 pub(crate) struct Watched {
@@ -16,10 +18,35 @@ pub(crate) struct Watched {
     pub repetition: Option<Loop>,
     /// What it cost (estimated where the backend did not say).
     pub usage: Usage,
+    /// The answers before it whose stream broke and that the backend sent again, in order. Their cost
+    /// is already added to the running total.
+    pub broken: Vec<Broken>,
+}
+
+/// An answer whose stream broke and whose request the backend sent again ([`ChatEvent::Restart`]).
+pub(crate) struct Broken {
+    /// Why it was dropped.
+    pub error: LlmError,
+    /// The answer text received before the break.
+    pub raw: String,
+    /// The reasoning text received before the break.
+    pub thinking: String,
+    /// What it cost (estimated where the server did not say).
+    pub usage: Usage,
+    /// How long it streamed.
+    pub elapsed: Duration,
+}
+
+/// What an observer of a watched answer hears.
+pub(crate) enum Heard<'a> {
+    /// The next piece of the answer.
+    Delta(&'a str),
+    /// The stream broke and was sent again: the answer starts over from nothing.
+    Restart,
 }
 
 /// What sees each piece of the answer as it arrives (a partial extraction's parser).
-pub(crate) type Observer<'o> = &'o mut (dyn FnMut(&str) + Send);
+pub(crate) type Observer<'o> = &'o mut (dyn FnMut(Heard<'_>) + Send);
 
 /// Sends `request` and watches its answer (string values bounded by `max_string` characters, from
 /// [`LoopGuard::max_string`]), handing each piece to `observer` as it arrives. With the guard off and
@@ -39,28 +66,53 @@ pub(crate) async fn watch(
             response,
             repetition: None,
             usage,
+            broken: Vec::new(),
         };
     }
-    let mut meter = Meter::new(&request);
-    let failed = |err, usage| Watched {
+    let fresh_meter = Meter::new(&request);
+    let mut meter = fresh_meter;
+    let mut broken = Vec::new();
+    let failed = |err, usage, broken| Watched {
         response: Err(err),
         repetition: None,
         usage,
+        broken,
     };
     let mut stream = match llm.chat_stream(request).await {
         Ok(stream) => stream,
-        Err(err) => return failed(err, Usage::default()),
+        Err(err) => return failed(err, Usage::default(), broken),
     };
     let mut repeats = Repeats::new(guard).max_string(max_string);
     let mut text = String::new();
     let mut thinking = String::new();
+    let mut started = Instant::now();
     while let Some(event) = stream.next().await {
         match event {
+            Ok(ChatEvent::Restart { error, usage }) => {
+                let usage = meter.settle(usage);
+                if let Some(spent) = spent {
+                    spent.settled(usage);
+                }
+                broken.push(Broken {
+                    error,
+                    raw: std::mem::take(&mut text),
+                    thinking: std::mem::take(&mut thinking),
+                    usage,
+                    elapsed: started.elapsed(),
+                });
+                meter = fresh_meter;
+                repeats = Repeats::new(guard).max_string(max_string);
+                started = Instant::now();
+                if let Some(observe) = observer.as_mut() {
+                    observe(Heard::Restart);
+                }
+                continue;
+            }
             Ok(ChatEvent::Delta(delta)) => {
                 meter.event();
                 text.push_str(&delta);
                 if let Some(observe) = observer.as_mut() {
-                    observe(&delta);
+                    observe(Heard::Delta(&delta));
                 }
                 let found = match guard.is_on() {
                     true => repeats.feed(delta.as_bytes()),
@@ -84,6 +136,7 @@ pub(crate) async fn watch(
                         response: Ok(response),
                         repetition: Some(found),
                         usage,
+                        broken,
                     };
                 }
             }
@@ -97,7 +150,7 @@ pub(crate) async fn watch(
                 } else if text.is_empty() {
                     // A backend that streamed nothing but the whole answer at the end.
                     if let Some(observe) = observer.as_mut() {
-                        observe(&done.text);
+                        observe(Heard::Delta(&done.text));
                     }
                 }
                 if done.thinking.is_none() && !thinking.is_empty() {
@@ -109,9 +162,10 @@ pub(crate) async fn watch(
                     response: Ok(done),
                     repetition: None,
                     usage,
+                    broken,
                 };
             }
-            Err(err) => return failed(err, meter.estimate()),
+            Err(err) => return failed(err, meter.estimate(), broken),
         }
         if let Some(spent) = spent {
             spent.streaming(meter.estimate());
@@ -123,5 +177,6 @@ pub(crate) async fn watch(
             partial: text,
         },
         meter.estimate(),
+        broken,
     )
 }

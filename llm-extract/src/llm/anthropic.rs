@@ -8,7 +8,7 @@
 //! of a list come out as each completes.
 
 use super::credentials::{KeyChoice, OfficialApi};
-use super::http::{self, event_stream, http_builder_methods, HttpClient, HttpOptions, Outgoing};
+use super::http::{self, http_builder_methods, HttpClient, HttpOptions, Outgoing};
 use super::http::{Secret, SseFrames, WireFormat};
 use super::{
     BoxFuture, ChatEvent, ChatRequest, ChatResponse, ChatStream, Finish, Llm, LlmError, Role, Usage,
@@ -334,9 +334,10 @@ impl Anthropic {
         Value::Object(body)
     }
 
-    /// Refines a status error into the variant a caller can act on, and scrubs the key from everything.
+    /// Refines a status error into the variant a caller can act on, and scrubs the key from everything
+    /// (first, so that the hints added here are not cut with the server's text).
     fn map_error(&self, err: LlmError) -> LlmError {
-        let err = match err {
+        match http::scrub(err, self.inner.key.as_ref(), &self.inner.base) {
             LlmError::Http {
                 status: 404,
                 message,
@@ -362,8 +363,7 @@ impl Anthropic {
                 ),
             },
             other => other,
-        };
-        http::scrub(err, self.inner.key.as_ref(), &self.inner.base)
+        }
     }
 }
 
@@ -375,31 +375,26 @@ impl Llm for Anthropic {
     fn chat(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatResponse, LlmError>> {
         Box::pin(async move {
             let body = self.body(&request, false);
-            let result = async {
-                let bytes = self.inner.http.send_and_read(&self.outgoing(&body)).await?;
-                let value = http::json_body(&bytes)?;
-                read_message(&value)
-            };
-            result.await.map_err(|e| self.map_error(e))
+            self.inner
+                .http
+                .send_and_read(&self.outgoing(&body), |bytes| {
+                    read_message(&http::json_body(bytes)?)
+                })
+                .await
+                .map_err(|e| self.map_error(e))
         })
     }
 
     fn chat_stream(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatStream, LlmError>> {
         Box::pin(async move {
             let body = self.body(&request, true);
-            let response = self
-                .inner
+            let this = self.clone();
+            self.inner
                 .http
-                .send(&self.outgoing(&body))
+                .stream(&self.outgoing(&body), MessageEvents::default, move |e| {
+                    this.map_error(e)
+                })
                 .await
-                .map_err(|e| self.map_error(e))?;
-            let stream = event_stream(self.inner.http.body(response), MessageEvents::default());
-            use futures_util::StreamExt;
-            let inner = Arc::clone(&self.inner);
-            let scrubbed = stream.map(move |event| {
-                event.map_err(|e| http::scrub(e, inner.key.as_ref(), &inner.base))
-            });
-            Ok(Box::pin(scrubbed) as ChatStream)
         })
     }
 }
@@ -408,11 +403,10 @@ impl Llm for Anthropic {
 /// thinking blocks are reasoning.
 fn read_message(value: &Value) -> Result<ChatResponse, LlmError> {
     if value.get("type").and_then(Value::as_str) == Some("error") {
-        return Err(LlmError::Other {
-            message: format!(
-                "the server reported an error: {}",
-                http::error_text(value).unwrap_or_default()
-            ),
+        // A success status with an error object: transient, as a body that is not the answer.
+        return Err(LlmError::InvalidResponse {
+            message: "the server answered an error with a success status".into(),
+            body: http::error_text(value).unwrap_or_default(),
         });
     }
     let blocks = value
@@ -420,7 +414,7 @@ fn read_message(value: &Value) -> Result<ChatResponse, LlmError> {
         .and_then(Value::as_array)
         .ok_or_else(|| LlmError::InvalidResponse {
             message: "the message has no content blocks".into(),
-            body: http::excerpt(&value.to_string()),
+            body: value.to_string(),
         })?;
     let mut text = String::new();
     let mut thinking = String::new();
@@ -530,7 +524,7 @@ impl MessageEvents {
     fn event(&mut self, data: &str, events: &mut VecDeque<ChatEvent>) -> Result<(), LlmError> {
         let event: Value = serde_json::from_str(data).map_err(|e| LlmError::InvalidResponse {
             message: format!("an event of the stream is not JSON ({e})"),
-            body: http::excerpt(data),
+            body: data.to_owned(),
         })?;
         let index = event.get("index").and_then(Value::as_u64).unwrap_or(0);
         match event.get("type").and_then(Value::as_str).unwrap_or("") {
@@ -668,6 +662,10 @@ impl WireFormat for MessageEvents {
 
     fn finished(&self) -> bool {
         self.done
+    }
+
+    fn usage(&self) -> Usage {
+        self.usage
     }
 }
 

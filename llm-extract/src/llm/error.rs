@@ -175,15 +175,17 @@ impl LlmError {
         }
     }
 
-    /// Whether sending the same request again may succeed: connection failures, connect and response
-    /// timeouts, and HTTP 429, 502, 503, 504 and 529 (Anthropic's "overloaded"). Everything else fails the
-    /// same way twice.
+    /// Whether sending the same request again may succeed: connection failures, timeouts (a server that
+    /// went silent mid-answer included), HTTP 429, 502, 503, 504 and 529 (Anthropic's "overloaded"), a
+    /// stream that broke or ended before the server finished the answer, and an answer whose body is not
+    /// what the request asked for (a proxy's error page, a JSON error with status 200). Everything else
+    /// fails the same way twice.
     pub fn is_transient(&self) -> bool {
         match self {
-            LlmError::Connect { .. } => true,
-            LlmError::Timeout { phase, .. } => {
-                matches!(phase, TimeoutPhase::Connect | TimeoutPhase::Response)
-            }
+            LlmError::Connect { .. }
+            | LlmError::Timeout { .. }
+            | LlmError::Stream { .. }
+            | LlmError::InvalidResponse { .. } => true,
             LlmError::Http { status, .. } => matches!(status, 429 | 502 | 503 | 504 | 529),
             _ => false,
         }
@@ -194,6 +196,49 @@ impl LlmError {
         match self {
             LlmError::Stream { partial, .. } | LlmError::Blocked { partial, .. } => Some(partial),
             _ => None,
+        }
+    }
+
+    /// Cuts every text the error quotes from a server (its messages and bodies) to
+    /// [`EXCERPT_CHARS`](super::http::EXCERPT_CHARS) characters. Run it after [`LlmError::scrub`], never
+    /// before: a key cut in two would no longer be found.
+    pub(crate) fn shorten(self) -> Self {
+        use super::http::excerpt as cut;
+        match self {
+            LlmError::Stream { message, partial } => LlmError::Stream {
+                message: cut(&message),
+                partial,
+            },
+            LlmError::ModelNotFound {
+                model,
+                message,
+                hint,
+            } => LlmError::ModelNotFound {
+                model,
+                message: cut(&message),
+                hint,
+            },
+            LlmError::Auth { status, message } => LlmError::Auth {
+                status,
+                message: cut(&message),
+            },
+            LlmError::Http {
+                status,
+                message,
+                retry_after,
+            } => LlmError::Http {
+                status,
+                message: cut(&message),
+                retry_after,
+            },
+            LlmError::InvalidResponse { message, body } => LlmError::InvalidResponse {
+                message: cut(&message),
+                body: cut(&body),
+            },
+            LlmError::Other { message } => LlmError::Other {
+                message: cut(&message),
+            },
+            other => other,
         }
     }
 
@@ -286,7 +331,28 @@ mod tests {
             phase: TimeoutPhase::Idle,
             after: Duration::from_millis(5),
         };
-        assert!(!idle.is_transient());
+        assert!(idle.is_transient());
+        let broken = LlmError::Stream {
+            message: "the stream ended before the server finished the answer".into(),
+            partial: "{\"a\"".into(),
+        };
+        assert!(broken.is_transient());
+        let not_the_stream = LlmError::InvalidResponse {
+            message: "the body is not a stream of server-sent events".into(),
+            body: "<html>".into(),
+        };
+        assert!(not_the_stream.is_transient());
+        for permanent in [
+            LlmError::BodyTooLarge { limit: 1 },
+            LlmError::Blocked {
+                reason: "SAFETY".into(),
+                message: String::new(),
+                partial: String::new(),
+            },
+            LlmError::other("x"),
+        ] {
+            assert!(!permanent.is_transient(), "{permanent:?}");
+        }
     }
 
     #[test]

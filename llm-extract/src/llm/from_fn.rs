@@ -207,7 +207,7 @@ mod tests {
             match event.unwrap() {
                 ChatEvent::Delta(d) => deltas.push(d),
                 ChatEvent::Done(r) => done = Some(r),
-                ChatEvent::Thinking(_) => {}
+                ChatEvent::Thinking(_) | ChatEvent::Restart { .. } => {}
             }
         }
         assert_eq!(deltas, ["abc", "def", "ghi", "j"]);

@@ -9,7 +9,7 @@
 
 use super::anthropic::normalize_base;
 use super::credentials::{KeyChoice, OfficialApi};
-use super::http::{self, event_stream, http_builder_methods, HttpClient, HttpOptions, Outgoing};
+use super::http::{self, http_builder_methods, HttpClient, HttpOptions, Outgoing};
 use super::http::{Secret, SseFrames, WireFormat};
 use super::{
     BoxFuture, ChatEvent, ChatRequest, ChatResponse, ChatStream, Finish, Llm, LlmError, Role, Usage,
@@ -265,9 +265,10 @@ impl Gemini {
         Ok(Value::Object(body))
     }
 
-    /// Refines a status error into the variant a caller can act on, and scrubs the key from everything.
+    /// Refines a status error into the variant a caller can act on, and scrubs the key from everything
+    /// (first, so that the hints added here are not cut with the server's text).
     fn map_error(&self, err: LlmError) -> LlmError {
-        let err = match err {
+        match http::scrub(err, self.inner.key.as_ref(), &self.inner.base) {
             LlmError::Http {
                 status: 404,
                 message,
@@ -296,8 +297,7 @@ impl Gemini {
                 }
             }
             other => other,
-        };
-        http::scrub(err, self.inner.key.as_ref(), &self.inner.base)
+        }
     }
 }
 
@@ -310,18 +310,15 @@ impl Llm for Gemini {
         Box::pin(async move {
             let body = self.body(&request)?;
             let url = self.url(false);
-            let result = async {
-                let bytes = self
-                    .inner
-                    .http
-                    .send_and_read(&self.outgoing(&url, &body))
-                    .await?;
-                let value = http::json_body(&bytes)?;
-                let mut answer = Answer::default();
-                answer.read(&value, &mut VecDeque::new())?;
-                answer.into_response()
-            };
-            result.await.map_err(|e| self.map_error(e))
+            self.inner
+                .http
+                .send_and_read(&self.outgoing(&url, &body), |bytes| {
+                    let mut answer = Answer::default();
+                    answer.read(&http::json_body(bytes)?, &mut VecDeque::new())?;
+                    answer.into_response()
+                })
+                .await
+                .map_err(|e| self.map_error(e))
         })
     }
 
@@ -329,19 +326,13 @@ impl Llm for Gemini {
         Box::pin(async move {
             let body = self.body(&request)?;
             let url = self.url(true);
-            let response = self
-                .inner
+            let this = self.clone();
+            self.inner
                 .http
-                .send(&self.outgoing(&url, &body))
+                .stream(&self.outgoing(&url, &body), SseAnswer::default, move |e| {
+                    this.map_error(e)
+                })
                 .await
-                .map_err(|e| self.map_error(e))?;
-            let stream = event_stream(self.inner.http.body(response), SseAnswer::default());
-            use futures_util::StreamExt;
-            let inner = Arc::clone(&self.inner);
-            let scrubbed = stream.map(move |event| {
-                event.map_err(|e| http::scrub(e, inner.key.as_ref(), &inner.base))
-            });
-            Ok(Box::pin(scrubbed) as ChatStream)
         })
     }
 }
@@ -536,7 +527,7 @@ impl Answer {
     fn into_response(self) -> Result<ChatResponse, LlmError> {
         let finish = self.finish.ok_or_else(|| LlmError::InvalidResponse {
             message: "the answer has no candidate with a finishReason".into(),
-            body: http::excerpt(&self.text),
+            body: self.text.clone(),
         })?;
         Ok(ChatResponse {
             text: self.text,
@@ -561,7 +552,7 @@ impl SseAnswer {
     fn event(&mut self, data: &str, events: &mut VecDeque<ChatEvent>) -> Result<(), LlmError> {
         let value: Value = serde_json::from_str(data).map_err(|e| LlmError::InvalidResponse {
             message: format!("an event of the stream is not JSON ({e})"),
-            body: http::excerpt(data),
+            body: data.to_owned(),
         })?;
         self.answer.read(&value, events)
     }
@@ -597,6 +588,10 @@ impl WireFormat for SseAnswer {
 
     fn finished(&self) -> bool {
         self.done
+    }
+
+    fn usage(&self) -> Usage {
+        self.answer.usage
     }
 }
 

@@ -3,17 +3,18 @@
 //!
 //! Each backend only describes its wire format (a [`WireFormat`]: one body line in, events out).
 
-use super::{ChatEvent, ChatStream, LlmError, RetryPolicy, TimeoutPhase};
+use super::retry::{self, Retries};
+use super::{ChatEvent, ChatStream, LlmError, RetryPolicy, TimeoutPhase, Usage};
 use bytes::Bytes;
 use futures_core::Stream;
 use futures_util::StreamExt;
 use serde_json::Value;
 use std::collections::VecDeque;
 use std::pin::Pin;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 /// The most of a body quoted in an error message.
-const EXCERPT_CHARS: usize = 300;
+pub(crate) const EXCERPT_CHARS: usize = 300;
 
 /// An API key or other credential. Its `Debug` prints `[redacted]`, it has no `Display`, and the backends
 /// scrub it from anything a server echoes back, so it never reaches a log or an error message.
@@ -136,6 +137,7 @@ pub(crate) struct HttpClient {
 }
 
 /// A request to send: method, URL, JSON body, credential and other headers.
+#[derive(Clone, Copy)]
 pub(crate) struct Outgoing<'a> {
     pub url: &'a str,
     pub body: Option<&'a Value>,
@@ -154,10 +156,46 @@ impl Outgoing<'_> {
     pub fn scrub(&self, err: LlmError) -> LlmError {
         scrub(err, self.bearer, self.url)
     }
+
+    /// The same request, owning what it borrows, to send again later.
+    fn owned(self) -> OwnedOutgoing {
+        OwnedOutgoing {
+            url: self.url.to_owned(),
+            body: self.body.cloned(),
+            bearer: self.bearer.cloned(),
+            key_header: self.key_header,
+            headers: self.headers.to_vec(),
+            connect_hint: self.connect_hint.to_owned(),
+        }
+    }
 }
 
-/// `err` without the credentials a backend holds: its key and any in its URL. Every error an HTTP
-/// backend returns or logs goes through this.
+/// An [`Outgoing`] that owns its parts, kept by a stream that may send its request again.
+struct OwnedOutgoing {
+    url: String,
+    body: Option<Value>,
+    bearer: Option<Secret>,
+    key_header: Option<&'static str>,
+    headers: Vec<(&'static str, String)>,
+    connect_hint: String,
+}
+
+impl OwnedOutgoing {
+    fn borrow(&self) -> Outgoing<'_> {
+        Outgoing {
+            url: &self.url,
+            body: self.body.as_ref(),
+            bearer: self.bearer.as_ref(),
+            key_header: self.key_header,
+            headers: &self.headers,
+            connect_hint: &self.connect_hint,
+        }
+    }
+}
+
+/// `err` without the credentials a backend holds: its key and any in its URL, replaced first, and only
+/// then the server's text it quotes cut to [`EXCERPT_CHARS`] (a key cut in two would survive). Every
+/// error an HTTP backend returns or logs goes through this.
 pub(crate) fn scrub(err: LlmError, key: Option<&Secret>, url: &str) -> LlmError {
     let err = match key {
         Some(key) => err.scrub(key.expose()),
@@ -167,6 +205,7 @@ pub(crate) fn scrub(err: LlmError, key: Option<&Secret>, url: &str) -> LlmError 
         .into_iter()
         .filter_map(|(start, end)| url.get(start..end))
         .fold(err, LlmError::scrub)
+        .shorten()
 }
 
 /// Whether a query parameter of this name holds a credential.
@@ -254,28 +293,21 @@ impl HttpClient {
         Ok(HttpClient { client, options })
     }
 
-    /// Sends the request, retrying transient failures, and returns a response with a success status.
-    /// An error status becomes [`LlmError::Http`] with the server's message (backends refine it).
-    pub async fn send(&self, request: &Outgoing<'_>) -> Result<reqwest::Response, LlmError> {
-        // Scrubbed before the retry policy sees it: it logs each transient failure.
-        self.options
-            .retry
-            .run("the request", || async {
-                self.send_once(request).await.map_err(|e| request.scrub(e))
-            })
-            .await
-    }
-
-    /// Sends the request and reads the whole body (bounded), retrying transient failures, including a
-    /// body that stalls, since nothing has been handed to the caller yet.
-    pub async fn send_and_read(&self, request: &Outgoing<'_>) -> Result<Vec<u8>, LlmError> {
+    /// Sends the request, reads the whole body (bounded) and hands it to `read`, retrying transient
+    /// failures, since nothing has been handed to the caller yet: a body that stalls or breaks, and one
+    /// `read` finds is not the answer the request asked for.
+    pub async fn send_and_read<T>(
+        &self,
+        request: &Outgoing<'_>,
+        read: impl Fn(&[u8]) -> Result<T, LlmError>,
+    ) -> Result<T, LlmError> {
         self.options
             .retry
             .run("the request", || async {
                 // One deadline for the headers and the whole body together.
                 let whole = async {
                     let response = self.send_once(request).await?;
-                    self.body(response).read_all().await
+                    read(&self.body(response).read_all().await?)
                 };
                 match tokio::time::timeout(self.options.request_timeout, whole).await {
                     // Scrubbed before the retry policy sees it: it logs each transient failure.
@@ -287,6 +319,67 @@ impl HttpClient {
                 }
             })
             .await
+    }
+
+    /// Sends a streamed request and turns its body into the events `new_wire` reads. A stream that
+    /// breaks with a transient failure (the connection closed or went silent before the end, or the
+    /// body is not the stream asked for) is sent again under the retry policy, with one budget for the
+    /// whole request: the retries of its first send count. When the broken stream had delivered
+    /// anything, a [`ChatEvent::Restart`] says that the answer starts over. `map` refines and scrubs
+    /// every error (it must call [`scrub`]); the error that ends the stream, if any, is its last item.
+    pub async fn stream<W, N, M>(
+        &self,
+        request: &Outgoing<'_>,
+        new_wire: N,
+        map: M,
+    ) -> Result<ChatStream, LlmError>
+    where
+        W: WireFormat,
+        N: Fn() -> W + Send + 'static,
+        M: Fn(LlmError) -> LlmError + Send + Sync + 'static,
+    {
+        let mut retries = self.options.retry.start();
+        let response = self.send_counted(request, &mut retries, &map).await?;
+        let events = EventState::new(self.body(response), new_wire());
+        let state = Resuming {
+            client: self.clone(),
+            request: request.owned(),
+            new_wire,
+            map,
+            retries,
+            events,
+            delivered: false,
+            ended: false,
+        };
+        Ok(Box::pin(futures_util::stream::unfold(
+            state,
+            |mut state| async move {
+                let item = state.next().await?;
+                Some((item, state))
+            },
+        )))
+    }
+
+    /// Sends the request until it gets a success status, counting its retries in `retries`. An error
+    /// status becomes [`LlmError::Http`] with the server's message, which `map` refines.
+    async fn send_counted(
+        &self,
+        request: &Outgoing<'_>,
+        retries: &mut Retries,
+        map: &impl Fn(LlmError) -> LlmError,
+    ) -> Result<reqwest::Response, LlmError> {
+        loop {
+            match self.send_once(request).await {
+                Ok(response) => return Ok(response),
+                Err(err) => {
+                    // Scrubbed before the retry policy sees it: it logs each transient failure.
+                    let err = map(request.scrub(err));
+                    if !retries.again("the request", &err).await {
+                        return Err(err);
+                    }
+                }
+            }
+        }
     }
 
     async fn send_once(&self, request: &Outgoing<'_>) -> Result<reqwest::Response, LlmError> {
@@ -332,8 +425,7 @@ impl HttpClient {
             .headers()
             .get(reqwest::header::RETRY_AFTER)
             .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .map(Duration::from_secs);
+            .and_then(|v| retry::retry_after(v, SystemTime::now()));
         // The error body is read with the same limits; if even that fails, the status alone must do.
         let mut body = self.body(response);
         let text = match tokio::time::timeout(timeout, body.read_all()).await {
@@ -455,8 +547,15 @@ pub(crate) trait WireFormat: Send + 'static {
     fn end(&mut self, events: &mut VecDeque<ChatEvent>) -> Result<(), LlmError>;
     /// Whether the final [`ChatEvent::Done`] has been pushed (the rest of the body is not read).
     fn finished(&self) -> bool;
+    /// The token counts the server sent so far, for an answer that breaks before its end (most servers
+    /// send them only at the end).
+    fn usage(&self) -> Usage {
+        Usage::default()
+    }
 }
 
+/// One streamed body being read: the wire format's state, the events it decoded not yet handed on, and
+/// the text delivered so far (for the error that may end it).
 struct EventState<W> {
     body: BodyReader,
     wire: W,
@@ -467,64 +566,128 @@ struct EventState<W> {
     ended: bool,
 }
 
-/// Turns a streamed body into the [`ChatStream`] of events its wire format describes. Events decoded
-/// before a failure are delivered first; the error is the last item and carries the text received.
-pub(crate) fn event_stream<W: WireFormat>(body: BodyReader, wire: W) -> ChatStream {
-    let state = EventState {
-        body,
-        wire,
-        pending: Vec::new(),
-        events: VecDeque::new(),
-        error: None,
-        text: String::new(),
-        ended: false,
-    };
-    Box::pin(futures_util::stream::unfold(
-        state,
-        |mut state| async move {
-            loop {
-                if let Some(event) = state.events.pop_front() {
-                    if let ChatEvent::Delta(delta) = &event {
-                        state.text.push_str(delta);
-                    }
-                    return Some((Ok(event), state));
+impl<W: WireFormat> EventState<W> {
+    fn new(body: BodyReader, wire: W) -> Self {
+        EventState {
+            body,
+            wire,
+            pending: Vec::new(),
+            events: VecDeque::new(),
+            error: None,
+            text: String::new(),
+            ended: false,
+        }
+    }
+
+    /// The next event; events decoded before a failure come first, then the error, which carries the
+    /// text received; `None` after the end.
+    async fn next(&mut self) -> Option<Result<ChatEvent, LlmError>> {
+        loop {
+            if let Some(event) = self.events.pop_front() {
+                if let ChatEvent::Delta(delta) = &event {
+                    self.text.push_str(delta);
                 }
-                if let Some(error) = state.error.take() {
-                    let error = match error {
-                        LlmError::Stream { message, partial } if partial.is_empty() => {
-                            LlmError::Stream {
-                                message,
-                                partial: std::mem::take(&mut state.text),
-                            }
+                return Some(Ok(event));
+            }
+            if let Some(error) = self.error.take() {
+                let error = match error {
+                    LlmError::Stream { message, partial } if partial.is_empty() => {
+                        LlmError::Stream {
+                            message,
+                            partial: std::mem::take(&mut self.text),
                         }
-                        other => other,
-                    };
-                    return Some((Err(error), state));
+                    }
+                    other => other,
+                };
+                return Some(Err(error));
+            }
+            if self.ended || self.wire.finished() {
+                return None;
+            }
+            match self.body.next_chunk().await {
+                Ok(Some(chunk)) => {
+                    if let Err(err) = self.feed(&chunk) {
+                        self.fail(err);
+                    }
                 }
-                if state.ended || state.wire.finished() {
+                Ok(None) => {
+                    self.ended = true;
+                    let rest = std::mem::take(&mut self.pending);
+                    let result = self
+                        .line(&rest)
+                        .and_then(|()| self.wire.end(&mut self.events));
+                    if let Err(err) = result {
+                        self.error = Some(err);
+                    }
+                }
+                Err(err) => self.fail(err),
+            }
+        }
+    }
+}
+
+/// A streamed answer that sends its request again when the stream breaks transiently.
+struct Resuming<W, N, M> {
+    client: HttpClient,
+    request: OwnedOutgoing,
+    new_wire: N,
+    map: M,
+    retries: Retries,
+    events: EventState<W>,
+    /// Whether the current stream handed on any text (answer or reasoning).
+    delivered: bool,
+    ended: bool,
+}
+
+impl<W, N, M> Resuming<W, N, M>
+where
+    W: WireFormat,
+    N: Fn() -> W,
+    M: Fn(LlmError) -> LlmError,
+{
+    async fn next(&mut self) -> Option<Result<ChatEvent, LlmError>> {
+        loop {
+            if self.ended {
+                return None;
+            }
+            let err = match self.events.next().await {
+                None => {
+                    self.ended = true;
                     return None;
                 }
-                match state.body.next_chunk().await {
-                    Ok(Some(chunk)) => {
-                        if let Err(err) = state.feed(&chunk) {
-                            state.fail(err);
-                        }
+                Some(Ok(event)) => {
+                    if matches!(event, ChatEvent::Delta(_) | ChatEvent::Thinking(_)) {
+                        self.delivered = true;
                     }
-                    Ok(None) => {
-                        state.ended = true;
-                        let rest = std::mem::take(&mut state.pending);
-                        let result = state
-                            .line(&rest)
-                            .and_then(|()| state.wire.end(&mut state.events));
-                        if let Err(err) = result {
-                            state.error = Some(err);
-                        }
+                    return Some(Ok(event));
+                }
+                Some(Err(err)) => (self.map)(err),
+            };
+            let usage = self.events.wire.usage();
+            if !self.retries.again("the answer stream", &err).await {
+                self.ended = true;
+                return Some(Err(err));
+            }
+            let request = self.request.borrow();
+            let response = self
+                .client
+                .send_counted(&request, &mut self.retries, &self.map)
+                .await;
+            match response {
+                Err(err) => {
+                    self.ended = true;
+                    return Some(Err(err));
+                }
+                Ok(response) => {
+                    self.events = EventState::new(self.client.body(response), (self.new_wire)());
+                    if self.delivered || usage != Usage::default() {
+                        self.delivered = false;
+                        return Some(Ok(ChatEvent::Restart { error: err, usage }));
                     }
-                    Err(err) => state.fail(err),
                 }
             }
-        },
-    ))
+        }
+    }
 }
 
 impl<W: WireFormat> EventState<W> {
@@ -555,7 +718,7 @@ impl<W: WireFormat> EventState<W> {
         }
         let line = std::str::from_utf8(line).map_err(|_| LlmError::InvalidResponse {
             message: "a line of the stream is not UTF-8".into(),
-            body: excerpt(&String::from_utf8_lossy(line)),
+            body: String::from_utf8_lossy(line).into_owned(),
         })?;
         self.wire.line(line, &mut self.events)
     }
@@ -598,7 +761,7 @@ impl SseFrames {
                 .iter()
                 .any(|field| line.starts_with(field))
         {
-            self.stray = Some(excerpt(line));
+            self.stray = Some(line.to_owned());
         }
         None
     }
@@ -647,14 +810,15 @@ pub(crate) fn tool_name(name: Option<&str>) -> String {
 }
 
 /// The error message in an error body: `{"error": "..."}` (Ollama), `{"error": {"message": "..."}}`
-/// (OpenAI), `{"message": "..."}`, or else the start of the body as text.
+/// (OpenAI), `{"message": "..."}`, or else the body as text. Whole: [`scrub`] cuts it, after taking
+/// the credentials out.
 pub(crate) fn server_message(body: &[u8]) -> String {
     if let Ok(value) = serde_json::from_slice::<Value>(body) {
         if let Some(message) = error_text(&value) {
-            return excerpt(&message);
+            return message;
         }
     }
-    excerpt(String::from_utf8_lossy(body).trim())
+    String::from_utf8_lossy(body).trim().to_owned()
 }
 
 /// The message of an error object in a JSON body or stream line, if it is one.
@@ -711,11 +875,11 @@ pub(crate) fn origin(url: &str) -> String {
     }
 }
 
-/// A response body read as JSON; an error quoting the start of the body when it is not.
+/// A response body read as JSON; an error quoting the body when it is not ([`scrub`] cuts the quote).
 pub(crate) fn json_body(bytes: &[u8]) -> Result<serde_json::Value, LlmError> {
     serde_json::from_slice(bytes).map_err(|e| LlmError::InvalidResponse {
         message: format!("the body is not JSON ({e})"),
-        body: excerpt(&String::from_utf8_lossy(bytes)),
+        body: String::from_utf8_lossy(bytes).into_owned(),
     })
 }
 
@@ -735,7 +899,15 @@ mod tests {
             "bad schema"
         );
         assert_eq!(server_message(b"  upstream down \n"), "upstream down");
-        assert!(server_message(&[b'x'; 5000]).len() < 400);
+        let long = LlmError::Http {
+            status: 500,
+            message: server_message(&[b'x'; 5000]),
+            retry_after: None,
+        };
+        let LlmError::Http { message, .. } = scrub(long, None, "http://h/v1") else {
+            panic!("not Http")
+        };
+        assert!(message.len() < 400, "{}", message.len());
         assert_eq!(error_text(&json!({"choices": [], "message": "m"})), None);
     }
 
@@ -818,6 +990,35 @@ mod tests {
             !text.contains("pw@") && !text.contains("k1") && !text.contains("sk-9"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn a_key_across_the_cut_is_scrubbed_before_the_message_is_cut() {
+        let key = Secret::new("sk-0123456789abcdefghij");
+        let url = "http://user:pw-0123456789@h/v1?key=q-0123456789";
+        for secret in [key.expose(), "pw-0123456789", "q-0123456789"] {
+            // The secret starts a few characters before character 300, where the quote is cut.
+            for before in 290..EXCERPT_CHARS {
+                let body = format!(
+                    "{{\"error\": {{\"message\": \"{}{secret} is wrong\"}}}}",
+                    "é".repeat(before)
+                );
+                let err = LlmError::Http {
+                    status: 400,
+                    message: server_message(body.as_bytes()),
+                    retry_after: None,
+                };
+                let text = scrub(err, Some(&key), url).to_string();
+                assert!(!text.contains(&secret[..5]), "{secret} at {before}: {text}");
+                assert!(text.chars().count() < 400, "{text}");
+            }
+        }
+        let quoted = LlmError::InvalidResponse {
+            message: "the body is not JSON".into(),
+            body: format!("{}{}", "x".repeat(295), key.expose()),
+        };
+        let text = format!("{:?}", scrub(quoted, Some(&key), url));
+        assert!(!text.contains("sk-01"), "{text}");
     }
 
     #[test]

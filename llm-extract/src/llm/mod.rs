@@ -40,6 +40,7 @@ pub mod llama_cpp;
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// A stream of text deltas ending in one [`ChatEvent::Done`]; an error, if any, is always the last item.
+/// A [`ChatEvent::Restart`] voids every event before it: the answer starts over.
 pub type ChatStream = Pin<Box<dyn Stream<Item = Result<ChatEvent, LlmError>> + Send>>;
 
 /// Who said a message.
@@ -322,7 +323,7 @@ impl ChatResponse {
 }
 
 /// One event of a streamed answer.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 #[non_exhaustive]
 pub enum ChatEvent {
     /// More answer text.
@@ -331,6 +332,36 @@ pub enum ChatEvent {
     Thinking(String),
     /// The end: the summary, with `text` holding the whole answer.
     Done(ChatResponse),
+    /// The stream broke before its end (the connection closed or went silent, or the server sent
+    /// something other than the stream asked for) and the backend sent the request again under its
+    /// [`RetryPolicy`]: every event before this one is void, and the answer starts over from nothing.
+    Restart {
+        /// Why the answer so far was dropped.
+        error: LlmError,
+        /// What the dropped answer cost, as far as the server said before it broke (servers mostly send
+        /// their counts at the end, so this is often zero: a caller estimates from what it received).
+        usage: Usage,
+    },
+}
+
+/// Restarts are equal when they cost the same and their errors say the same ([`LlmError`] has no
+/// equality of its own).
+impl PartialEq for ChatEvent {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (ChatEvent::Delta(a), ChatEvent::Delta(b)) => a == b,
+            (ChatEvent::Thinking(a), ChatEvent::Thinking(b)) => a == b,
+            (ChatEvent::Done(a), ChatEvent::Done(b)) => a == b,
+            (
+                ChatEvent::Restart { error, usage },
+                ChatEvent::Restart {
+                    error: other_error,
+                    usage: other_usage,
+                },
+            ) => usage == other_usage && error.to_string() == other_error.to_string(),
+            _ => false,
+        }
+    }
 }
 
 /// A chat model: a request in, a response or a stream out.
@@ -351,6 +382,10 @@ pub trait Llm: Send + Sync {
                 match event? {
                     ChatEvent::Delta(d) => text.push_str(&d),
                     ChatEvent::Thinking(t) => thinking.push_str(&t),
+                    ChatEvent::Restart { .. } => {
+                        text.clear();
+                        thinking.clear();
+                    }
                     ChatEvent::Done(mut done) => {
                         if done.text.is_empty() {
                             done.text = text;

@@ -5,9 +5,7 @@
 //! `done_reason` is `"length"` when the answer was cut, and a stream that ends without that line was cut
 //! too (Ollama's repeat guard). An error in the middle of a stream arrives as a `{"error": ...}` line.
 
-use super::http::{
-    self, event_stream, http_builder_methods, HttpClient, HttpOptions, Outgoing, WireFormat,
-};
+use super::http::{self, http_builder_methods, HttpClient, HttpOptions, Outgoing, WireFormat};
 use super::{
     BoxFuture, ChatEvent, ChatRequest, ChatResponse, ChatStream, Finish, Llm, LlmError, Usage,
 };
@@ -276,19 +274,21 @@ impl Ollama {
     /// The server's version (`GET /api/version`).
     pub async fn version(&self) -> Result<String, LlmError> {
         let url = self.url("/api/version");
-        let body = self
+        let version = self
             .inner
             .http
-            .send_and_read(&self.outgoing(&url, None))
+            .send_and_read(&self.outgoing(&url, None), |bytes| {
+                let value = http::json_body(bytes)?;
+                match value.get("version").and_then(Value::as_str) {
+                    Some(version) => Ok(version.to_owned()),
+                    None => Err(invalid(
+                        "no \"version\" in the answer of /api/version",
+                        &value,
+                    )),
+                }
+            })
             .await;
-        let value = http::json_body(&self.map_error(body)?)?;
-        match value.get("version").and_then(Value::as_str) {
-            Some(version) => Ok(version.to_owned()),
-            None => Err(invalid(
-                "no \"version\" in the answer of /api/version",
-                &value,
-            )),
-        }
+        self.map_error(version)
     }
 
     /// What the server knows about the model (`POST /api/show`): capabilities, context length, details.
@@ -296,14 +296,12 @@ impl Ollama {
     pub async fn show(&self) -> Result<ModelInfo, LlmError> {
         let url = self.url("/api/show");
         let request = json!({ "model": self.inner.model });
-        let body = self
+        let value = self
             .inner
             .http
-            .send_and_read(&self.outgoing(&url, Some(&request)))
+            .send_and_read(&self.outgoing(&url, Some(&request)), http::json_body)
             .await;
-        Ok(ModelInfo::from_json(http::json_body(
-            &self.map_error(body)?,
-        )?))
+        Ok(ModelInfo::from_json(self.map_error(value)?))
     }
 
     fn url(&self, path: &str) -> String {
@@ -366,9 +364,14 @@ impl Ollama {
 
     /// Turns the generic HTTP errors into Ollama's meaning of them.
     fn map_error<T>(&self, result: Result<T, LlmError>) -> Result<T, LlmError> {
+        result.map_err(|err| self.refine(err))
+    }
+
+    /// Scrubs the credentials of the server's URL from `err` (first, so that the hints added here are
+    /// not cut with the server's text), then gives a generic HTTP error Ollama's meaning.
+    fn refine(&self, err: LlmError) -> LlmError {
         let base = &self.inner.base;
-        let err = |err| http::scrub(err, None, base);
-        result.map_err(err).map_err(|err| match err {
+        match http::scrub(err, None, base) {
             LlmError::Http {
                 status: 404,
                 message,
@@ -400,7 +403,7 @@ impl Ollama {
                 ..
             } => LlmError::Auth { status, message },
             other => other,
-        })
+        }
     }
 }
 
@@ -413,29 +416,12 @@ impl Llm for Ollama {
         Box::pin(async move {
             let url = self.url("/api/chat");
             let body = self.body(&request, false);
-            let bytes = self
+            let response = self
                 .inner
                 .http
-                .send_and_read(&self.outgoing(&url, Some(&body)))
+                .send_and_read(&self.outgoing(&url, Some(&body)), read_response)
                 .await;
-            let value = http::json_body(&self.map_error(bytes)?)?;
-            if let Some(message) = http::error_text(&value) {
-                return Err(LlmError::Other {
-                    message: format!("the server reported an error: {message}"),
-                });
-            }
-            let chunk = Chunk::read(&value)?;
-            Ok(ChatResponse {
-                text: chunk.content.unwrap_or_default(),
-                thinking: chunk.thinking.filter(|t| !t.is_empty()),
-                usage: chunk.usage,
-                finish: if chunk.done {
-                    chunk.finish
-                } else {
-                    Finish::Length
-                },
-                model: chunk.model,
-            })
+            self.map_error(response)
         })
     }
 
@@ -443,18 +429,41 @@ impl Llm for Ollama {
         Box::pin(async move {
             let url = self.url("/api/chat");
             let body = self.body(&request, true);
-            let response = self
-                .inner
+            let this = self.clone();
+            self.inner
                 .http
-                .send(&self.outgoing(&url, Some(&body)))
-                .await;
-            let response = self.map_error(response)?;
-            Ok(event_stream(
-                self.inner.http.body(response),
-                NdjsonWire::default(),
-            ))
+                .stream(
+                    &self.outgoing(&url, Some(&body)),
+                    NdjsonWire::default,
+                    move |e| this.refine(e),
+                )
+                .await
         })
     }
+}
+
+/// A non-streamed `/api/chat` answer.
+fn read_response(bytes: &[u8]) -> Result<ChatResponse, LlmError> {
+    let value = http::json_body(bytes)?;
+    if let Some(message) = http::error_text(&value) {
+        // A success status with an error object: transient, as a body that is not the answer.
+        return Err(LlmError::InvalidResponse {
+            message: "the server answered an error with a success status".into(),
+            body: message,
+        });
+    }
+    let chunk = Chunk::read(&value)?;
+    Ok(ChatResponse {
+        text: chunk.content.unwrap_or_default(),
+        thinking: chunk.thinking.filter(|t| !t.is_empty()),
+        usage: chunk.usage,
+        finish: if chunk.done {
+            chunk.finish
+        } else {
+            Finish::Length
+        },
+        model: chunk.model,
+    })
 }
 
 /// The fields of one `/api/chat` object (a stream line or the whole non-streamed answer).
@@ -519,7 +528,7 @@ impl WireFormat for NdjsonWire {
         }
         let value: Value = serde_json::from_str(line).map_err(|e| LlmError::InvalidResponse {
             message: format!("a line of the stream is not JSON ({e})"),
-            body: http::excerpt(line),
+            body: line.to_owned(),
         })?;
         if let Some(message) = http::error_text(&value) {
             return Err(LlmError::Stream {
@@ -577,7 +586,7 @@ impl NdjsonWire {
 fn invalid(message: &str, value: &Value) -> LlmError {
     LlmError::InvalidResponse {
         message: message.to_owned(),
-        body: http::excerpt(&value.to_string()),
+        body: value.to_string(),
     }
 }
 

@@ -9,7 +9,7 @@
 
 use super::credentials::{KeyChoice, OfficialApi};
 use super::http::{
-    self, event_stream, http_builder_methods, HttpClient, HttpOptions, Outgoing, Secret, WireFormat,
+    self, http_builder_methods, HttpClient, HttpOptions, Outgoing, Secret, WireFormat,
 };
 use super::{
     BoxFuture, ChatEvent, ChatRequest, ChatResponse, ChatStream, Finish, Llm, LlmError, Usage,
@@ -333,9 +333,10 @@ impl OpenAiCompatible {
         Value::Object(body)
     }
 
-    /// Gives the generic HTTP errors their meaning here, and scrubs the key from everything.
+    /// Gives the generic HTTP errors their meaning here, and scrubs the key from everything (first, so
+    /// that the hints added here are not cut with the server's text).
     fn map_error(&self, err: LlmError) -> LlmError {
-        let err = match err {
+        match http::scrub(err, self.inner.key.as_ref(), &self.inner.base) {
             LlmError::Http {
                 status: 404,
                 message,
@@ -372,8 +373,7 @@ impl OpenAiCompatible {
                 ),
             },
             other => other,
-        };
-        http::scrub(err, self.inner.key.as_ref(), &self.inner.base)
+        }
     }
 }
 
@@ -385,31 +385,26 @@ impl Llm for OpenAiCompatible {
     fn chat(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatResponse, LlmError>> {
         Box::pin(async move {
             let body = self.body(&request, false);
-            let result = async {
-                let bytes = self.inner.http.send_and_read(&self.outgoing(&body)).await?;
-                let value = http::json_body(&bytes)?;
-                read_completion(&value)
-            };
-            result.await.map_err(|e| self.map_error(e))
+            self.inner
+                .http
+                .send_and_read(&self.outgoing(&body), |bytes| {
+                    read_completion(&http::json_body(bytes)?)
+                })
+                .await
+                .map_err(|e| self.map_error(e))
         })
     }
 
     fn chat_stream(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatStream, LlmError>> {
         Box::pin(async move {
             let body = self.body(&request, true);
-            let response = self
-                .inner
+            let this = self.clone();
+            self.inner
                 .http
-                .send(&self.outgoing(&body))
+                .stream(&self.outgoing(&body), SseWire::default, move |e| {
+                    this.map_error(e)
+                })
                 .await
-                .map_err(|e| self.map_error(e))?;
-            let stream = event_stream(self.inner.http.body(response), SseWire::default());
-            use futures_util::StreamExt;
-            let inner = Arc::clone(&self.inner);
-            let scrubbed = stream.map(move |event| {
-                event.map_err(|e| http::scrub(e, inner.key.as_ref(), &inner.base))
-            });
-            Ok(Box::pin(scrubbed) as ChatStream)
         })
     }
 }
@@ -417,8 +412,10 @@ impl Llm for OpenAiCompatible {
 /// A non-streamed completion.
 fn read_completion(value: &Value) -> Result<ChatResponse, LlmError> {
     if let Some(message) = http::error_text(value) {
-        return Err(LlmError::Other {
-            message: format!("the server reported an error: {message}"),
+        // A success status with an error object: transient, as a body that is not the answer.
+        return Err(LlmError::InvalidResponse {
+            message: "the server answered an error with a success status".into(),
+            body: message,
         });
     }
     let choice = value
@@ -503,6 +500,10 @@ struct SseWire {
     usage: Usage,
     model: Option<String>,
     done: bool,
+    /// Whether any `data:` line came.
+    data: bool,
+    /// The first line that is no SSE field, if any.
+    stray: Option<String>,
 }
 
 impl WireFormat for SseWire {
@@ -510,8 +511,15 @@ impl WireFormat for SseWire {
         // Only `data:` fields matter; comments (`:`), `event:`, `id:`, `retry:` and the blank lines between
         // events are skipped. Each data line is taken as one event: no server splits a chunk across lines.
         let Some(data) = line.strip_prefix("data:") else {
+            let field = ["event:", "id:", "retry:"]
+                .iter()
+                .any(|f| line.starts_with(f));
+            if self.stray.is_none() && !line.is_empty() && !line.starts_with(':') && !field {
+                self.stray = Some(line.to_owned());
+            }
             return Ok(());
         };
+        self.data = true;
         let data = data.trim();
         if data.is_empty() {
             return Ok(());
@@ -522,7 +530,7 @@ impl WireFormat for SseWire {
         }
         let chunk: Value = serde_json::from_str(data).map_err(|e| LlmError::InvalidResponse {
             message: format!("an event of the stream is not JSON ({e})"),
-            body: http::excerpt(data),
+            body: data.to_owned(),
         })?;
         if let Some(message) = http::error_text(&chunk) {
             return Err(LlmError::Stream {
@@ -572,6 +580,13 @@ impl WireFormat for SseWire {
         if self.done {
             return Ok(());
         }
+        if let Some(stray) = self.stray.take().filter(|_| !self.data) {
+            // A proxy's error page, or an error object answered with status 200.
+            return Err(LlmError::InvalidResponse {
+                message: "the body is not a stream of server-sent events".into(),
+                body: stray,
+            });
+        }
         if self.finish.is_some() {
             // A finish reason but no `[DONE]`: the answer is complete, the server is just terse.
             self.finish_with(events);
@@ -586,6 +601,10 @@ impl WireFormat for SseWire {
 
     fn finished(&self) -> bool {
         self.done
+    }
+
+    fn usage(&self) -> Usage {
+        self.usage
     }
 }
 
@@ -626,7 +645,7 @@ fn normalize_base(raw: &str) -> Result<String, LlmError> {
 fn invalid(message: &str, value: &Value) -> LlmError {
     LlmError::InvalidResponse {
         message: message.to_owned(),
-        body: http::excerpt(&value.to_string()),
+        body: value.to_string(),
     }
 }
 

@@ -7,13 +7,15 @@ use super::LlmError;
 use std::future::Future;
 use std::hash::{BuildHasher, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// Capped exponential backoff with jitter, for failures where [`LlmError::is_transient`] holds
-/// (connection errors, connect and response timeouts, HTTP 429, 502, 503, 504 and 529).
+/// (connection errors, timeouts, HTTP 429, 502, 503, 504 and 529, an answer stream that breaks or ends
+/// before the server finished, a body that is not what the request asked for). One budget covers a
+/// request: the retries of its send and of its stream together.
 ///
-/// Permanent failures (400, 401, 403, 404, ...) are never retried. A `Retry-After` header is honoured up to
-/// the maximum backoff.
+/// Permanent failures (400, 401, 403, 404, ...) are never retried. A `Retry-After` header, in seconds or
+/// as an HTTP date, is honoured up to the maximum backoff.
 ///
 /// ```
 /// use llm_extract::llm::RetryPolicy;
@@ -92,34 +94,177 @@ impl RetryPolicy {
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, LlmError>>,
     {
-        let mut retry = 0;
+        let mut retries = self.start();
         loop {
             match op().await {
                 Ok(value) => return Ok(value),
-                Err(err) if err.is_transient() && retry < self.max_retries => {
-                    let mut wait = self.backoff(retry);
-                    if let LlmError::Http {
-                        retry_after: Some(asked),
-                        ..
-                    } = &err
-                    {
-                        wait = wait.max((*asked).min(self.max_backoff));
+                Err(err) => {
+                    if !retries.again(what, &err).await {
+                        return Err(err);
                     }
-                    tracing::warn!(
-                        target: "llm_extract::retry",
-                        retry = retry + 1,
-                        of = self.max_retries,
-                        wait_ms = wait.as_millis() as u64,
-                        error = %err,
-                        "{what} failed transiently; retrying"
-                    );
-                    tokio::time::sleep(wait).await;
-                    retry += 1;
                 }
-                Err(err) => return Err(err),
             }
         }
     }
+
+    /// A count of the retries one request has used, for a request whose failures happen in several
+    /// places (sending it, then reading its stream) but share one budget.
+    pub(crate) fn start(&self) -> Retries {
+        Retries {
+            policy: self.clone(),
+            used: 0,
+        }
+    }
+}
+
+/// The retries one request has used so far under a [`RetryPolicy`].
+#[derive(Debug, Clone)]
+pub(crate) struct Retries {
+    policy: RetryPolicy,
+    used: u32,
+}
+
+impl Retries {
+    /// After `err`: whether to send the request again. When it is, the wait (the backoff, or the
+    /// server's `Retry-After` up to the maximum backoff) has passed and the failure is logged; `err`
+    /// must be scrubbed of credentials already.
+    pub(crate) async fn again(&mut self, what: &str, err: &LlmError) -> bool {
+        let policy = &self.policy;
+        if !err.is_transient() || self.used >= policy.max_retries {
+            return false;
+        }
+        let mut wait = policy.backoff(self.used);
+        if let LlmError::Http {
+            retry_after: Some(asked),
+            ..
+        } = err
+        {
+            wait = wait.max((*asked).min(policy.max_backoff));
+        }
+        self.used += 1;
+        tracing::warn!(
+            target: "llm_extract::retry",
+            retry = self.used,
+            of = policy.max_retries,
+            wait_ms = wait.as_millis() as u64,
+            error = %err,
+            "{what} failed transiently; retrying"
+        );
+        tokio::time::sleep(wait).await;
+        true
+    }
+}
+
+/// How long a `Retry-After` header asks to wait (RFC 9110 §10.2.3): a number of seconds, or an HTTP
+/// date (the IMF-fixdate `Sun, 06 Nov 1994 08:49:37 GMT`, and the obsolete RFC 850
+/// `Sunday, 06-Nov-94 08:49:37 GMT` and asctime `Sun Nov  6 08:49:37 1994` forms every recipient must
+/// accept), counted from `now`; a date in the past asks for no wait. `None` when it is neither.
+pub(crate) fn retry_after(value: &str, now: SystemTime) -> Option<Duration> {
+    let value = value.trim();
+    if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) {
+        // More digits than a u64 holds is still "a very long time".
+        return Some(Duration::from_secs(value.parse().unwrap_or(u64::MAX)));
+    }
+    let now = now.duration_since(UNIX_EPOCH).ok()?.as_secs();
+    let at = http_date(value, now)?;
+    Some(Duration::from_secs(at.saturating_sub(now)))
+}
+
+/// An HTTP date in any of its three forms, as seconds since the Unix epoch (`now` places a two-digit
+/// year).
+fn http_date(value: &str, now: u64) -> Option<u64> {
+    let words: Vec<&str> = value.split_ascii_whitespace().collect();
+    let (day, month, year, time) = match words.as_slice() {
+        // IMF-fixdate: `Sun, 06 Nov 1994 08:49:37 GMT`.
+        [weekday, day, month, year, time, "GMT"] if weekday.ends_with(',') => (
+            number(day, 1, 2)?,
+            month_number(month)?,
+            number(year, 4, 4)?,
+            *time,
+        ),
+        // RFC 850: `Sunday, 06-Nov-94 08:49:37 GMT`.
+        [weekday, date, time, "GMT"] if weekday.ends_with(',') => {
+            let mut parts = date.split('-');
+            let day = number(parts.next()?, 2, 2)?;
+            let month = month_number(parts.next()?)?;
+            let year = number(parts.next()?, 2, 2)?;
+            if parts.next().is_some() {
+                return None;
+            }
+            (day, month, rfc850_year(year, now), *time)
+        }
+        // asctime: `Sun Nov  6 08:49:37 1994`.
+        [_weekday, month, day, time, year] => (
+            number(day, 1, 2)?,
+            month_number(month)?,
+            number(year, 4, 4)?,
+            *time,
+        ),
+        _ => return None,
+    };
+    let mut clock = time.split(':');
+    let hour = number(clock.next()?, 2, 2)?;
+    let minute = number(clock.next()?, 2, 2)?;
+    let second = number(clock.next()?, 2, 2)?;
+    // 60: a leap second.
+    if clock.next().is_some() || hour > 23 || minute > 59 || second > 60 {
+        return None;
+    }
+    if day == 0 || day > days_in_month(year, month) || year < 1970 {
+        return None;
+    }
+    let days = days_since_epoch(year, month, day);
+    Some(days * 86_400 + hour * 3_600 + minute * 60 + second)
+}
+
+/// The digits of `text` as a number, if there are `min..=max` of them and nothing else.
+fn number(text: &str, min: usize, max: usize) -> Option<u64> {
+    if text.len() < min || text.len() > max || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    text.parse().ok()
+}
+
+fn month_number(name: &str) -> Option<u64> {
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    MONTHS.iter().position(|m| *m == name).map(|i| i as u64 + 1)
+}
+
+/// A two-digit RFC 850 year, in the century of `now` unless that puts it more than 50 years ahead: RFC
+/// 9110 then reads it as the latest past year with those digits.
+fn rfc850_year(two_digits: u64, now: u64) -> u64 {
+    // The year `now` falls in, near enough for a 50-year window (365.2425 days a year).
+    let this_year = 1970 + now / 31_556_952;
+    let year = this_year / 100 * 100 + two_digits;
+    if year > this_year + 50 {
+        year - 100
+    } else {
+        year
+    }
+}
+
+fn days_in_month(year: u64, month: u64) -> u64 {
+    let leap = (year.is_multiple_of(4) && !year.is_multiple_of(100)) || year.is_multiple_of(400);
+    match month {
+        2 if leap => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
+/// Days from 1970-01-01 to the date (proleptic Gregorian calendar; the year is 1970 or later).
+fn days_since_epoch(year: u64, month: u64, day: u64) -> u64 {
+    // Howard Hinnant's days_from_civil, with the year starting in March.
+    let year = if month <= 2 { year - 1 } else { year };
+    let era = year / 400;
+    let year_of_era = year - era * 400;
+    let month_from_march = (month + 9) % 12;
+    let day_of_year = (153 * month_from_march + 2) / 5 + day - 1;
+    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+    (era * 146_097 + day_of_era).saturating_sub(719_468)
 }
 
 /// A pseudo-random number in `[0, 1)`, good enough for jitter (no extra dependency): std's randomly
@@ -200,5 +345,91 @@ mod tests {
             .await;
         assert!(matches!(result, Err(LlmError::Http { status: 429, .. })));
         assert_eq!(calls.load(Ordering::SeqCst), 3);
+    }
+
+    #[test]
+    fn retry_after_reads_seconds_and_every_http_date_form() {
+        // 1994-11-06 08:49:37 UTC.
+        let at = UNIX_EPOCH + Duration::from_secs(784_111_777);
+        let now = at - Duration::from_secs(90);
+        for date in [
+            "Sun, 06 Nov 1994 08:49:37 GMT",
+            "Sunday, 06-Nov-94 08:49:37 GMT",
+            "Sun Nov  6 08:49:37 1994",
+            "  Sun, 06 Nov 1994 08:49:37 GMT ",
+        ] {
+            assert_eq!(
+                retry_after(date, now),
+                Some(Duration::from_secs(90)),
+                "{date}"
+            );
+        }
+        assert_eq!(retry_after("120", now), Some(Duration::from_secs(120)));
+        assert_eq!(retry_after("0", now), Some(Duration::ZERO));
+        assert_eq!(
+            retry_after("99999999999999999999999", now),
+            Some(Duration::from_secs(u64::MAX))
+        );
+        // A date already past asks for no wait.
+        assert_eq!(
+            retry_after("Sun, 06 Nov 1994 08:49:37 GMT", at + Duration::from_secs(5)),
+            Some(Duration::ZERO)
+        );
+        for bad in [
+            "",
+            "-5",
+            "1.5",
+            "soon",
+            "Sun, 06 Nov 1994 08:49:37 UTC",
+            "Sun, 31 Nov 1994 08:49:37 GMT",
+            "Sun, 06 Nov 1994 24:00:00 GMT",
+            "Sun, 06 Foo 1994 08:49:37 GMT",
+            "Sun, 06 Nov 94 08:49:37 GMT",
+            "Sunday, 06-Nov-1994 08:49:37 GMT",
+            "Sun, 06 Nov 1960 08:49:37 GMT",
+        ] {
+            assert_eq!(retry_after(bad, now), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn http_dates_agree_with_the_calendar() {
+        let cases = [
+            ("Thu, 01 Jan 1970 00:00:00 GMT", 0),
+            ("Tue, 29 Feb 2000 12:00:00 GMT", 951_825_600),
+            ("Fri, 31 Dec 2100 23:59:59 GMT", 4_133_980_799),
+            ("Wed, 01 Mar 2023 00:00:00 GMT", 1_677_628_800),
+        ];
+        for (date, seconds) in cases {
+            assert_eq!(http_date(date, 0), Some(seconds), "{date}");
+        }
+        assert_eq!(http_date("Sat, 29 Feb 2100 00:00:00 GMT", 0), None);
+        // Two-digit years: in this century unless that is more than 50 years ahead.
+        let in_2026 = 1_780_000_000;
+        let year_of = |date: &str| http_date(date, in_2026).map(|s| 1970 + s / 31_556_952);
+        assert_eq!(year_of("Monday, 01-Jun-76 00:00:00 GMT"), Some(2076));
+        assert_eq!(year_of("Wednesday, 01-Jun-77 00:00:00 GMT"), Some(1977));
+    }
+
+    #[tokio::test]
+    async fn a_server_s_wait_is_capped_at_the_maximum_backoff() {
+        let policy = RetryPolicy::new()
+            .max_retries(1)
+            .initial_backoff(Duration::from_millis(1))
+            .max_backoff(Duration::from_millis(20));
+        let mut retries = policy.start();
+        let err = LlmError::Http {
+            status: 429,
+            message: "slow down".into(),
+            retry_after: Some(Duration::from_secs(3600)),
+        };
+        let started = std::time::Instant::now();
+        assert!(retries.again("test", &err).await);
+        let waited = started.elapsed();
+        assert!(
+            waited >= Duration::from_millis(20) && waited < Duration::from_secs(5),
+            "{waited:?}"
+        );
+        assert!(!retries.again("test", &err).await, "the budget is spent");
     }
 }

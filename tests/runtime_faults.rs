@@ -1,0 +1,600 @@
+//! A broken stream is a transient failure, on every HTTP backend: an answer whose connection closes
+//! midway, that ends before the server finished, or whose body is not the stream the request asked
+//! for is sent again under the backend's retry policy; what the broken answer cost stays in the
+//! ledger, and items a list already handed on are not handed on twice. Also: `Retry-After` as an HTTP
+//! date, and keys scrubbed from the server's text before it is cut.
+
+mod support;
+
+use futures_util::StreamExt;
+use llm_extract::extract::{ExtractErrorKind, Extractor, Mode, PartialEvent};
+use llm_extract::llm::{
+    from_stream_fn, Anthropic, ChatEvent, ChatRequest, ChatResponse, ChatStream, Gemini, Llm,
+    LlmError, Ollama, OpenAiCompatible, RetryPolicy, Usage,
+};
+use llm_extract::parse::LoopGuard;
+use llm_extract::report::{AttemptError, AttemptKind, Report};
+use llm_extract::Extract;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use support::providers::{anthropic, gemini};
+use support::types::{entity, entity_line, Entity, Person};
+use support::{fixed, Answer, Ending, Reply, Request, Scripted, TestServer};
+
+const KEY: &str = "sk-test-0123456789abcdef-SECRET";
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+fn fast_retry() -> RetryPolicy {
+    RetryPolicy::new()
+        .max_retries(3)
+        .initial_backoff(ms(5))
+        .max_backoff(ms(20))
+}
+
+/// The four wire formats, each with a backend pointed at `server`.
+#[derive(Debug, Clone, Copy)]
+enum Wire {
+    OpenAi,
+    Anthropic,
+    Gemini,
+    Ollama,
+}
+
+const WIRES: [Wire; 4] = [Wire::OpenAi, Wire::Anthropic, Wire::Gemini, Wire::Ollama];
+
+impl Wire {
+    fn reply(self, request: &Request, answer: &Answer) -> Reply {
+        match self {
+            Wire::OpenAi => Reply::openai(request, answer),
+            Wire::Anthropic => anthropic(request, answer),
+            Wire::Gemini => gemini(request, answer),
+            Wire::Ollama => Reply::ollama(request, answer),
+        }
+    }
+
+    fn scripted(self, answer: Answer) -> Scripted {
+        Box::new(move |request| self.reply(request, &answer))
+    }
+
+    fn backend(self, server: &TestServer) -> Box<dyn Llm> {
+        let idle = ms(300);
+        match self {
+            Wire::OpenAi => Box::new(
+                OpenAiCompatible::builder(server.url(), "m")
+                    .api_key(KEY)
+                    .idle_timeout(idle)
+                    .retry(fast_retry())
+                    .build()
+                    .unwrap(),
+            ),
+            Wire::Anthropic => Box::new(
+                Anthropic::builder("m")
+                    .base_url(server.url())
+                    .api_key(KEY)
+                    .idle_timeout(idle)
+                    .retry(fast_retry())
+                    .build()
+                    .unwrap(),
+            ),
+            Wire::Gemini => Box::new(
+                Gemini::builder("m")
+                    .base_url(server.url())
+                    .api_key(KEY)
+                    .idle_timeout(idle)
+                    .retry(fast_retry())
+                    .build()
+                    .unwrap(),
+            ),
+            Wire::Ollama => Box::new(
+                Ollama::builder("m")
+                    .host(server.url())
+                    .idle_timeout(idle)
+                    .retry(fast_retry())
+                    .build()
+                    .unwrap(),
+            ),
+        }
+    }
+}
+
+const ADA: &str = r#"{"name": "Ada", "age": 36}"#;
+
+/// The first attempt of `report` broke (a backend error, text received) and the second one is the
+/// answer.
+fn assert_broken_then_answered(report: &Report, wire: Wire) {
+    assert_eq!(report.attempts.len(), 2, "{wire:?}: {:#?}", report.attempts);
+    let broken = &report.attempts[0];
+    assert!(
+        matches!(broken.error, Some(AttemptError::Llm(ref e)) if e.is_transient()),
+        "{wire:?}: {:?}",
+        broken.error
+    );
+    assert_eq!(broken.kind, AttemptKind::First);
+    assert!(
+        broken.usage.completion_tokens > 0,
+        "{wire:?}: the broken answer cost nothing"
+    );
+    assert!(report.usage.total() > report.attempts[1].usage.total());
+    assert!(report.attempts[1].error.is_none(), "{wire:?}");
+}
+
+#[tokio::test]
+async fn a_connection_closed_mid_answer_is_sent_again_on_every_backend() {
+    for wire in WIRES {
+        let server = TestServer::script(vec![
+            wire.scripted(Answer::new(ADA).pieces_of(4).ending(Ending::Drop)),
+            wire.scripted(Answer::new(ADA)),
+        ]);
+        let llm = wire.backend(&server);
+        let out = Extractor::new(&*llm)
+            .extract::<Person>("Ada, 36")
+            .await
+            .unwrap_or_else(|e| panic!("{wire:?}: {e}"));
+        assert_eq!(out.value.age, 36, "{wire:?}");
+        assert_eq!(server.hits(), 2, "{wire:?}");
+        assert_broken_then_answered(&out.report, wire);
+        assert!(
+            ADA.starts_with(&out.report.attempts[0].raw),
+            "{wire:?}: {:?}",
+            out.report.attempts[0].raw
+        );
+    }
+}
+
+#[tokio::test]
+async fn an_answer_that_stops_before_its_end_or_goes_silent_is_sent_again() {
+    // Ollama reads a clean end without `done` as its own repeat guard cutting the answer (a
+    // truncated answer, not a broken stream), so it is left out of the clean-end case.
+    for (wire, ending) in [
+        (Wire::OpenAi, Ending::Nothing),
+        (Wire::Anthropic, Ending::Nothing),
+        (Wire::Gemini, Ending::Nothing),
+        (Wire::OpenAi, Ending::Stall),
+        (Wire::Anthropic, Ending::Stall),
+        (Wire::Gemini, Ending::Stall),
+        (Wire::Ollama, Ending::Stall),
+    ] {
+        let server = TestServer::script(vec![
+            wire.scripted(Answer::new(ADA).ending(ending.clone())),
+            wire.scripted(Answer::new(ADA)),
+        ]);
+        let llm = wire.backend(&server);
+        let out = Extractor::new(&*llm)
+            .extract::<Person>("Ada, 36")
+            .await
+            .unwrap_or_else(|e| panic!("{wire:?} {ending:?}: {e}"));
+        assert_eq!(out.value.name, "Ada");
+        assert_broken_then_answered(&out.report, wire);
+    }
+}
+
+#[tokio::test]
+async fn a_body_that_is_not_the_stream_asked_for_is_sent_again() {
+    let not_streams = [
+        Reply::text(200, "<html><body>502 Bad Gateway</body></html>"),
+        Reply::json(200, serde_json::json!({"error": {"message": "overloaded"}})),
+    ];
+    for wire in WIRES {
+        for body in &not_streams {
+            let server =
+                TestServer::script(vec![fixed(body.clone()), wire.scripted(Answer::new(ADA))]);
+            let llm = wire.backend(&server);
+            let out = Extractor::new(&*llm)
+                .extract::<Person>("Ada, 36")
+                .await
+                .unwrap_or_else(|e| panic!("{wire:?} {body:?}: {e}"));
+            assert_eq!(out.value.age, 36);
+            assert_eq!(server.hits(), 2, "{wire:?}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_whole_answer_that_is_not_the_answer_is_sent_again() {
+    // Without the loop guard or a watcher the answer is not streamed: the same faults, the same retry.
+    for wire in WIRES {
+        for reply in [
+            Reply::text(200, "<html><body>502 Bad Gateway</body></html>"),
+            Reply::json(200, serde_json::json!({"error": {"message": "overloaded"}})),
+        ] {
+            let server = TestServer::script(vec![fixed(reply), wire.scripted(Answer::new(ADA))]);
+            let llm = wire.backend(&server);
+            let out = Extractor::new(&*llm)
+                .loop_guard(LoopGuard::off())
+                .extract::<Person>("Ada, 36")
+                .await
+                .unwrap_or_else(|e| panic!("{wire:?}: {e}"));
+            assert_eq!(out.value.age, 36);
+            assert_eq!(server.hits(), 2, "{wire:?}");
+            let sent = &server.requests()[1];
+            assert!(
+                !sent.wants_stream() && !sent.path.contains("stream"),
+                "{wire:?}"
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_stream_says_when_the_answer_starts_over() {
+    let server = TestServer::script(vec![
+        Wire::OpenAi.scripted(Answer::new(ADA).pieces_of(5).ending(Ending::Drop)),
+        Wire::OpenAi.scripted(Answer::new(ADA).pieces_of(5)),
+    ]);
+    let llm = Wire::OpenAi.backend(&server);
+    let mut stream = llm.chat_stream(ChatRequest::new("hi")).await.unwrap();
+    let mut text = String::new();
+    let mut restarts = 0;
+    let mut done = None;
+    while let Some(event) = stream.next().await {
+        match event.unwrap() {
+            ChatEvent::Delta(delta) => text.push_str(&delta),
+            ChatEvent::Restart { error, .. } => {
+                assert!(error.is_transient(), "{error:?}");
+                assert_eq!(
+                    text, ADA,
+                    "the first stream sent all its text before it broke"
+                );
+                text.clear();
+                restarts += 1;
+            }
+            ChatEvent::Done(response) => done = Some(response),
+            _ => {}
+        }
+    }
+    assert_eq!((restarts, text.as_str()), (1, ADA));
+    assert_eq!(done.unwrap().text, ADA);
+    // The whole answer, collected: only the second stream's text.
+    let server = TestServer::script(vec![
+        Wire::OpenAi.scripted(Answer::new(ADA).ending(Ending::Drop)),
+        Wire::OpenAi.scripted(Answer::new(ADA)),
+    ]);
+    let llm = Wire::OpenAi.backend(&server);
+    let mut request = ChatRequest::new("hi");
+    request.max_tokens = Some(10);
+    let whole = Llm::chat(&llm, request).await.unwrap();
+    assert_eq!(whole.text, ADA);
+}
+
+fn entities(names: &[&str]) -> String {
+    names
+        .iter()
+        .map(|name| format!("{}\n", entity_line(name, "person")))
+        .collect()
+}
+
+#[tokio::test]
+async fn items_handed_on_before_a_break_are_not_handed_on_again() {
+    for wire in WIRES {
+        // The first answer breaks after two whole items (and part of a third); the answer sent again
+        // starts over, as a greedy model does, and repeats them.
+        let first = entities(&["Ada", "Bob", "Cy"]);
+        let cut = first.rfind("Cy").unwrap();
+        let server = TestServer::script(vec![
+            wire.scripted(Answer::new(&first[..cut]).pieces_of(6).ending(Ending::Drop)),
+            wire.scripted(Answer::new(entities(&["Ada", "Bob", "Cy", "Dee"]))),
+        ]);
+        let llm = wire.backend(&server);
+        let extractor = Extractor::new(&*llm).mode(Mode::Prompted);
+        let mut stream = extractor.extract_stream::<Entity>("x");
+        let mut items = Vec::new();
+        while let Some(item) = stream.next().await {
+            items.push(item.unwrap_or_else(|e| panic!("{wire:?}: {e}")));
+        }
+        assert_eq!(
+            items,
+            [
+                entity("Ada", "person"),
+                entity("Bob", "person"),
+                entity("Cy", "person"),
+                entity("Dee", "person")
+            ],
+            "{wire:?}"
+        );
+        let report = stream.report().unwrap();
+        assert_eq!(report.attempts.len(), 2, "{wire:?}");
+        assert_eq!(
+            (report.attempts[0].items, report.attempts[1].items),
+            (2, 2),
+            "{wire:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_document_with_the_same_item_twice_keeps_both_after_a_break() {
+    // Ada twice on purpose: the break came after the first; the new answer's first Ada is the one
+    // already handed on, its second is new.
+    let server = TestServer::script(vec![
+        Wire::OpenAi.scripted(Answer::new(entities(&["Ada"])).ending(Ending::Drop)),
+        Wire::OpenAi.scripted(Answer::new(entities(&["Ada", "Bob", "Ada"]))),
+    ]);
+    let llm = Wire::OpenAi.backend(&server);
+    let extractor = Extractor::new(&*llm).mode(Mode::Prompted);
+    let mut stream = extractor.extract_stream::<Entity>("x");
+    let mut names = Vec::new();
+    while let Some(item) = stream.next().await {
+        names.push(item.unwrap().name);
+    }
+    assert_eq!(names, ["Ada", "Bob", "Ada"]);
+}
+
+#[tokio::test]
+async fn items_are_not_handed_on_again_after_several_breaks() {
+    let broken = || Wire::OpenAi.scripted(Answer::new(entities(&["Ada"])).ending(Ending::Drop));
+    let server = TestServer::script(vec![
+        broken(),
+        broken(),
+        broken(),
+        Wire::OpenAi.scripted(Answer::new(entities(&["Ada", "Bob"]))),
+    ]);
+    let llm = Wire::OpenAi.backend(&server);
+    let extractor = Extractor::new(&*llm).mode(Mode::Prompted);
+    let mut stream = extractor.extract_stream::<Entity>("x");
+    let mut names = Vec::new();
+    while let Some(item) = stream.next().await {
+        names.push(item.unwrap().name);
+    }
+    assert_eq!(names, ["Ada", "Bob"]);
+    let items: Vec<usize> = stream
+        .report()
+        .unwrap()
+        .attempts
+        .iter()
+        .map(|a| a.items)
+        .collect();
+    assert_eq!(items, [1, 0, 0, 1]);
+}
+
+#[tokio::test]
+async fn broken_streams_share_the_retry_budget_with_refused_sends() {
+    // 503, then a broken stream, then another 503: three retries of three, and the fourth send fails.
+    let broken = || Wire::OpenAi.scripted(Answer::new(ADA).ending(Ending::Drop));
+    let server = TestServer::script(vec![
+        fixed(Reply::text(503, "busy")),
+        broken(),
+        fixed(Reply::text(503, "busy")),
+        broken(),
+        Wire::OpenAi.scripted(Answer::new(ADA)),
+    ]);
+    let llm = Wire::OpenAi.backend(&server);
+    let err = Extractor::new(&*llm)
+        .max_attempts(1)
+        .extract::<Person>("x")
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err.kind(), ExtractErrorKind::Llm(LlmError::Stream { .. })),
+        "{err:?}"
+    );
+    assert_eq!(server.hits(), 4);
+    // The ledger: the first broken answer, then the last one (whose error ended the extraction).
+    assert_eq!(err.attempts().len(), 2);
+}
+
+#[tokio::test]
+async fn a_permanent_failure_mid_stream_is_not_sent_again() {
+    // Gemini withholding an answer is final: sending again gives the same.
+    let server = TestServer::start(|request| {
+        support::providers::gemini_with(request, &Answer::new(ADA), Some("SAFETY"))
+    });
+    let llm = Wire::Gemini.backend(&server);
+    let err = Extractor::new(&*llm)
+        .max_attempts(1)
+        .extract::<Person>("x")
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err.kind(), ExtractErrorKind::Llm(LlmError::Blocked { .. })),
+        "{err:?}"
+    );
+    assert_eq!(server.hits(), 1);
+}
+
+/// `at` as an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`).
+fn http_date(at: SystemTime) -> String {
+    let secs = at.duration_since(UNIX_EPOCH).unwrap().as_secs();
+    let (days, rest) = (secs / 86_400, secs % 86_400);
+    // Howard Hinnant's civil_from_days.
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    const WEEKDAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    format!(
+        "{}, {day:02} {} {year} {:02}:{:02}:{:02} GMT",
+        WEEKDAYS[(days % 7) as usize],
+        MONTHS[(month - 1) as usize],
+        rest / 3600,
+        rest % 3600 / 60,
+        rest % 60
+    )
+}
+
+#[test]
+fn the_test_formats_http_dates_right() {
+    assert_eq!(
+        http_date(UNIX_EPOCH + Duration::from_secs(784_111_777)),
+        "Sun, 06 Nov 1994 08:49:37 GMT"
+    );
+}
+
+#[tokio::test]
+async fn a_retry_after_date_is_waited_for() {
+    // Two seconds ahead, whole seconds: the client waits at least one second (the backoff alone
+    // would be milliseconds).
+    let server = TestServer::script(vec![
+        Box::new(|_: &Request| {
+            let date = http_date(SystemTime::now() + Duration::from_secs(2));
+            Reply::text(429, "slow down").with_header("retry-after", &date)
+        }),
+        Wire::OpenAi.scripted(Answer::new(ADA)),
+    ]);
+    let llm = OpenAiCompatible::builder(server.url(), "m")
+        .retry(
+            RetryPolicy::new()
+                .initial_backoff(ms(5))
+                .max_backoff(Duration::from_secs(5)),
+        )
+        .build()
+        .unwrap();
+    let started = Instant::now();
+    let out = Extractor::new(&llm).extract::<Person>("x").await.unwrap();
+    let waited = started.elapsed();
+    assert_eq!(out.value.age, 36);
+    assert!(
+        waited >= ms(900) && waited < Duration::from_secs(4),
+        "{waited:?}"
+    );
+}
+
+/// A message that puts `secret` across character 300, where error text is cut.
+fn straddling(secret: &str) -> String {
+    format!("{} {secret} and more", "x".repeat(300 - secret.len() / 2))
+}
+
+#[tokio::test]
+async fn a_key_across_the_cut_of_a_servers_message_is_scrubbed_whole() {
+    let server = TestServer::start(|_| Reply::openai_error(400, &straddling(KEY)));
+    let llm = Wire::OpenAi.backend(&server);
+    let err = Extractor::new(&*llm)
+        .extract::<Person>("x")
+        .await
+        .unwrap_err();
+    for text in [err.to_string(), format!("{err:?}")] {
+        assert!(text.contains("[redacted]"), "{text}");
+        assert!(
+            !text.contains("sk-test-0123"),
+            "part of the key leaked: {text}"
+        );
+    }
+    // The same in a stream's error line, and in a body that is not the stream (both retried, then
+    // reported).
+    let streamed = TestServer::start(|request| {
+        Reply::openai(
+            request,
+            &Answer::new("{").ending(Ending::ErrorLine(straddling(KEY))),
+        )
+    });
+    let garbage = TestServer::start(|_| Reply::text(200, straddling(KEY)));
+    for server in [streamed, garbage] {
+        let llm = Wire::OpenAi.backend(&server);
+        let err = Extractor::new(&*llm)
+            .extract::<Person>("x")
+            .await
+            .unwrap_err();
+        for text in [err.to_string(), format!("{err:?}")] {
+            assert!(
+                !text.contains("sk-test-0123"),
+                "part of the key leaked: {text}"
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn ollama_scrubs_credentials_of_its_url_from_stream_errors() {
+    let server = TestServer::start(|request| {
+        Reply::ollama(
+            request,
+            &Answer::new("{").ending(Ending::ErrorLine(
+                "proxy said: bad token hunter2-SECRET".into(),
+            )),
+        )
+    });
+    // A token as the URL's user part (Ollama's host takes no password).
+    let host = server.url().replace("http://", "http://hunter2-SECRET@");
+    let llm = Ollama::builder("m")
+        .host(host)
+        .retry(fast_retry())
+        .build()
+        .unwrap();
+    let err = Extractor::new(&llm)
+        .extract::<Person>("x")
+        .await
+        .unwrap_err();
+    let text = format!("{err} {err:?}");
+    assert!(text.contains("proxy said"), "{text}");
+    assert!(
+        !text.contains("hunter2"),
+        "the URL's password leaked: {text}"
+    );
+}
+
+#[derive(Extract, serde::Deserialize, Debug, Clone, PartialEq)]
+struct Named {
+    name: String,
+}
+
+#[tokio::test]
+async fn partial_values_start_over_when_the_stream_restarts() {
+    // What a backend streams when its first answer broke after "Gra" and the second one is whole.
+    let llm = from_stream_fn(|_| async {
+        let events: Vec<Result<ChatEvent, LlmError>> = vec![
+            Ok(ChatEvent::Delta(r#"{"name": "Gra"#.into())),
+            Ok(ChatEvent::Restart {
+                error: LlmError::Stream {
+                    message: "the connection broke".into(),
+                    partial: r#"{"name": "Gra"#.into(),
+                },
+                usage: Usage::default(),
+            }),
+            Ok(ChatEvent::Delta(r#"{"name": "#.into())),
+            Ok(ChatEvent::Delta(r#""Ada"}"#.into())),
+            Ok(ChatEvent::Done(ChatResponse::new(""))),
+        ];
+        let stream: ChatStream = Box::pin(futures_util::stream::iter(events).then(|event| async {
+            tokio::task::yield_now().await;
+            event
+        }));
+        Ok(stream)
+    });
+    let events: Vec<_> = Named::extract_partial(&llm, "x").collect().await;
+    let mut names = Vec::new();
+    let mut retries = Vec::new();
+    let mut last = None;
+    for event in events {
+        match event.unwrap() {
+            PartialEvent::Snapshot(snapshot) => {
+                names.push(serde_json::to_value(&*snapshot).unwrap()["name"].clone())
+            }
+            PartialEvent::Retry { attempt, kind } => {
+                retries.push((attempt, kind));
+                names.clear();
+            }
+            PartialEvent::Final { extraction, .. } => last = Some(extraction),
+            _ => {}
+        }
+    }
+    assert_eq!(retries, [(2, AttemptKind::First)]);
+    assert!(
+        names
+            .iter()
+            .all(|n| n.as_str().is_none_or(|n| "Ada".starts_with(n))),
+        "no snapshot after the restart shows the broken answer: {names:?}"
+    );
+    let extraction = last.unwrap();
+    assert_eq!(extraction.value.name, "Ada");
+    let attempts = &extraction.report.attempts;
+    assert_eq!(attempts.len(), 2);
+    assert_eq!(attempts[0].raw, r#"{"name": "Gra"#);
+    assert!(
+        attempts[0].usage.completion_tokens > 0,
+        "the broken answer cost something"
+    );
+    assert!(matches!(
+        attempts[0].error,
+        Some(AttemptError::Llm(LlmError::Stream { .. }))
+    ));
+    assert_eq!(attempts[1].raw, r#"{"name": "Ada"}"#);
+}
