@@ -823,7 +823,9 @@ mod tests {
     }
 
     fn offset() -> Offset<impl Llm> {
-        Offset(from_fn(|_| async { Ok(ChatResponse::new("{\"items\": []}")) }))
+        Offset(from_fn(|_| async {
+            Ok(ChatResponse::new("{\"items\": []}"))
+        }))
     }
 
     impl<L: Llm> Llm for Offset<L> {
@@ -848,15 +850,15 @@ mod tests {
         for pass in 0..2 {
             let extractor = Extractor::new(offset()).chunk_tokens(100).passes(2);
             let chunks = extractor.chunks(&document, pass);
-            let worst = chunks
-                .iter()
-                .map(|chunk| tokens_of(chunk.text))
-                .max();
+            let worst = chunks.iter().map(|chunk| tokens_of(chunk.text)).max();
             assert!(worst.is_some_and(|tokens| tokens <= 100), "{worst:?}");
             // Not needlessly small: a chunk fits 400 bytes; the bisection stops within a sixteenth.
             let largest = chunks.iter().map(|chunk| chunk.text.len()).max();
             assert!(largest.is_some_and(|bytes| bytes > 300), "{largest:?}");
-            assert_eq!(chunks.last().map(|chunk| chunk.bytes.end), Some(document.len()));
+            assert_eq!(
+                chunks.last().map(|chunk| chunk.bytes.end),
+                Some(document.len())
+            );
         }
     }
 
@@ -905,7 +907,9 @@ mod tests {
                 .chunk_tokens(50)
                 .chunks(&document, 0)
         });
-        assert!(chunks.iter().all(|chunk| chunk.text.len() <= MIN_CHUNK_BYTES));
+        assert!(chunks
+            .iter()
+            .all(|chunk| chunk.text.len() <= MIN_CHUNK_BYTES));
         let warnings = warnings.lock().unwrap();
         assert_eq!(warnings.len(), 1, "{warnings:?}");
         assert!(

@@ -93,7 +93,9 @@ impl<'s, G: Target> Anchored<'s, G> {
     /// The set-aside items, also after a thread panicked while holding them: the list is never left
     /// half-written (each change is one push or one take), so nothing in it is lost.
     fn set_aside_items(&self) -> MutexGuard<'_, Vec<(String, Grounded<G::Output>)>> {
-        self.set_aside.lock().unwrap_or_else(PoisonError::into_inner)
+        self.set_aside
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 }
 

@@ -36,11 +36,9 @@ pub(crate) fn for_list(item_schema: &Value, max_items: Option<usize>) -> u32 {
     let items = max_items.and_then(|n| u64::try_from(n).ok());
     match (longest(item_schema, 0), items) {
         // Each item, a separator or a newline, and the `{"items": [` ... `]}` around them.
-        (Some(item), Some(n)) => with_margin(
-            item.saturating_add(2)
-                .saturating_mul(n)
-                .saturating_add(16),
-        ),
+        (Some(item), Some(n)) => {
+            with_margin(item.saturating_add(2).saturating_mul(n).saturating_add(16))
+        }
         _ => DEFAULT_LIST,
     }
 }
@@ -199,9 +197,17 @@ mod tests {
             let value: Value = serde_json::from_str(&answer).unwrap();
             assert!(validator.is_valid(&value), "{answer}");
             // A byte-level tokenizer spends at most a token per byte.
-            assert!(answer.len() <= one as usize, "{answer}: {} > {one}", answer.len());
+            assert!(
+                answer.len() <= one as usize,
+                "{answer}: {} > {one}",
+                answer.len()
+            );
             let items = format!("{{\"items\": [{answer},{answer},{answer}]}}");
-            assert!(items.len() <= list as usize, "{items}: {} > {list}", items.len());
+            assert!(
+                items.len() <= list as usize,
+                "{items}: {} > {list}",
+                items.len()
+            );
         }
         // An object of such strings.
         let object = json!({
@@ -221,7 +227,10 @@ mod tests {
         let huge_string = json!({"type": "string", "maxLength": u64::MAX});
         assert_eq!(for_one(&huge_string), u32::MAX);
         assert_eq!(for_list(&huge_string, Some(usize::MAX)), u32::MAX);
-        assert_eq!(for_list(&json!({"type": "boolean"}), Some(usize::MAX)), u32::MAX);
+        assert_eq!(
+            for_list(&json!({"type": "boolean"}), Some(usize::MAX)),
+            u32::MAX
+        );
         let huge_array = json!({"type": "array", "items": huge_string, "maxItems": u64::MAX});
         assert_eq!(for_one(&huge_array), u32::MAX);
         assert_eq!(for_list(&huge_array, Some(usize::MAX)), u32::MAX);
