@@ -610,7 +610,13 @@ fn tagged_enums_follow_rename_all_fields_and_variant_rules() {
     assert_round_trip(&Event::Shutdown);
     let defaulted = json!({ "kind": "PAGEVIEW", "page-url": "/" });
     assert!(validator::<Event>().is_valid(&defaulted));
-    assert!(serde_json::from_value::<Event>(defaulted).is_ok());
+    assert_eq!(
+        serde_json::from_value::<Event>(defaulted).unwrap(),
+        Event::PageView {
+            page_url: "/".into(),
+            load_ms: 0,
+        }
+    );
     assert_both_reject::<Event>(json!({ "kind": "SHUTDOWN2" }));
     assert_both_reject::<Event>(json!({ "kind": "SIGNIN", "userName": "ada" }));
 }
@@ -640,7 +646,10 @@ fn a_tagged_fieldless_enum_is_a_one_of_of_tag_only_objects() {
     assert_both_reject::<Status>(json!({ "status": "active" }));
     // A variant alias is read by serde but not offered by the schema, which asks for the
     // canonical name.
-    assert!(serde_json::from_value::<Status>(json!({ "status": "paused" })).is_ok());
+    assert_eq!(
+        serde_json::from_value::<Status>(json!({ "status": "paused" })).unwrap(),
+        Status::OnHold
+    );
     assert_schema_rejects::<Status>(json!({ "status": "paused" }));
 }
 
@@ -702,7 +711,21 @@ fn rename_alias_default_and_skip_follow_serde() {
         "address": { "street": "1 Main St", "city": "London" }, "type": "person"
     });
     assert!(validator::<Contact>().is_valid(&full));
-    assert!(serde_json::from_value::<Contact>(full.clone()).is_ok());
+    assert_eq!(
+        serde_json::from_value::<Contact>(full.clone()).unwrap(),
+        Contact {
+            name: "Ada".into(),
+            email: Some("ada@example.com".into()),
+            tags: vec!["math".into()],
+            cached: None,
+            computed: false,
+            address: Some(Address {
+                street: "1 Main St".into(),
+                city: "London".into(),
+            }),
+            r#type: "person".into(),
+        }
+    );
     // The serialize-side name is not what serde reads, so the schema does not ask for it.
     assert_both_reject::<Contact>(with(full.clone(), |f| {
         f["address"] = json!({ "street": "1 Main St" });
@@ -710,7 +733,19 @@ fn rename_alias_default_and_skip_follow_serde() {
     // serde reads an alias; the schema records it for the parser to map back, and (closed) rejects
     // it as written.
     let aliased = json!({ "fullName": "Ada", "type": "person" });
-    assert!(serde_json::from_value::<Contact>(aliased.clone()).is_ok());
+    // What the object leaves out takes its default.
+    assert_eq!(
+        serde_json::from_value::<Contact>(aliased.clone()).unwrap(),
+        Contact {
+            name: "Ada".into(),
+            email: None,
+            tags: Vec::new(),
+            cached: None,
+            computed: false,
+            address: None,
+            r#type: "person".into(),
+        }
+    );
     assert_schema_rejects::<Contact>(aliased);
     assert_schema_rejects::<Contact>(with(full, |f| f["cached"] = json!(3)));
 }
@@ -741,7 +776,22 @@ fn container_default_makes_every_field_optional() {
         threads: 4,
     });
     assert!(validator::<Settings>().is_valid(&json!({})));
-    assert!(serde_json::from_value::<Settings>(json!({})).is_ok());
+    // Every field takes the container's default (`Settings::default()`, whose 0 threads the schema's
+    // minimum does not check: a field the answer leaves out is never validated).
+    assert_eq!(
+        serde_json::from_value::<Settings>(json!({})).unwrap(),
+        Settings {
+            verbose: false,
+            threads: 0,
+        }
+    );
+    assert_eq!(
+        serde_json::from_value::<Settings>(json!({ "threads": 8 })).unwrap(),
+        Settings {
+            verbose: false,
+            threads: 8,
+        }
+    );
     // deny_unknown_fields: here serde rejects an extra key too.
     assert_both_reject::<Settings>(json!({ "verbose": true, "colour": "red" }));
     assert_both_reject::<Settings>(json!({ "threads": 300 }));

@@ -97,6 +97,32 @@ fn mixed_text() -> impl Strategy<Value = String> {
     prop::collection::vec(pieces, 1..80).prop_map(|p| p.concat())
 }
 
+/// `text` as [`Source`] compares it: whitespace runs as one space, quote-like chars straight, lowercase.
+fn normalized_from(text: &str) -> String {
+    let mut out = String::new();
+    let mut in_space = false;
+    for c in text.chars() {
+        if c.is_whitespace() {
+            if !in_space {
+                out.push(' ');
+            }
+            in_space = true;
+            continue;
+        }
+        in_space = false;
+        match c {
+            '“' | '”' => out.push('"'),
+            c => out.extend(c.to_lowercase()),
+        }
+    }
+    out
+}
+
+/// A value as [`Source`] looks for it: normalized, without the spaces at its ends.
+fn normalized(text: &str) -> String {
+    normalized_from(text).trim_matches(' ').to_owned()
+}
+
 fn char_slice(text: &str, chars: std::ops::Range<usize>) -> String {
     text.chars().skip(chars.start).take(chars.len()).collect()
 }
@@ -137,9 +163,26 @@ proptest! {
         let altered = needle.split_whitespace().collect::<Vec<_>>().join(" ").to_ascii_uppercase();
         let source = Source::new(&text);
         let span = source.span("/v".into(), &altered);
-        prop_assert!(span.kind.is_found(), "{:?} in {:?}", altered, text);
         prop_assert!(text.is_char_boundary(span.bytes.start) && text.is_char_boundary(span.bytes.end));
         prop_assert_eq!(char_slice(&text, span.chars.clone()), &text[span.bytes.clone()]);
+        if let Some(at) = text.find(&altered) {
+            // Written as the text writes it: the first exact occurrence.
+            prop_assert_eq!(span.kind, MatchKind::Exact);
+            prop_assert_eq!(span.bytes, at..at + altered.len());
+        } else {
+            // Otherwise the first place whose normalized text is the value's: it reads as the value,
+            // no earlier char starts a place that does, and the needle itself is such a place.
+            let wanted = normalized(&altered);
+            prop_assert_eq!(span.kind, MatchKind::Normalized, "{:?} in {:?}", altered, text);
+            prop_assert_eq!(normalized(&text[span.bytes.clone()]), wanted.as_str());
+            let first = text
+                .char_indices()
+                .map(|(i, _)| i)
+                .find(|&i| normalized_from(&text[i..]).starts_with(&wanted));
+            prop_assert_eq!(Some(span.bytes.start), first);
+            let needle_start = bounds[x.min(y)] + (needle.len() - needle.trim_start().len());
+            prop_assert!(span.bytes.start <= needle_start);
+        }
     }
 
     /// Whatever the value, alignment never panics and a found span is a slice of the text.

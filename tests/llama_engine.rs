@@ -296,11 +296,10 @@ async fn a_prompt_longer_than_the_context_is_an_error() {
 #[test]
 fn a_truncated_model_file_is_a_load_error() {
     let bytes = std::fs::read(model().model_path()).unwrap();
-    let path =
-        std::env::temp_dir().join(format!("llm-extract-truncated-{}.gguf", std::process::id()));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("truncated.gguf");
     std::fs::write(&path, &bytes[..bytes.len().min(4 << 20)]).unwrap();
     let result = LlamaCpp::load(&path);
-    std::fs::remove_file(&path).ok();
     let err = result.expect_err("a truncated GGUF must not load");
     assert!(
         matches!(err, LlmError::LlamaCpp(LlamaCppError::ModelLoad { .. })),

@@ -134,8 +134,8 @@ mod tests {
 
     #[test]
     fn saved_chunks_load_back_and_clear_removes_them() {
-        let root =
-            std::env::temp_dir().join(format!("llm-extract-doc-state-{}", std::process::id()));
+        let temp = tempfile::tempdir().unwrap();
+        let root = temp.path();
         let state = State {
             dir: Some(root.join("key")),
         };
@@ -152,6 +152,5 @@ mod tests {
         assert_eq!(state.load(), vec![chunk]);
         state.clear();
         assert!(!root.join("key").exists());
-        let _ = std::fs::remove_dir_all(root);
     }
 }

@@ -53,8 +53,12 @@ pub const BYTES_PER_TOKEN: usize = 3;
 /// How much of a document is tokenized to learn its bytes per token (see [`Extractor::chunk_tokens`]).
 pub(super) const TOKEN_SAMPLE_BYTES: usize = 64 * 1024;
 
-/// How many times a split in tokens is made again smaller when a chunk has too many tokens.
+/// How many times a split in tokens is made again smaller, in proportion to the worst chunk's excess,
+/// before the size is bisected instead.
 const FIT_ROUNDS: usize = 6;
+
+/// The bisection of a chunk size stops within a sixteenth of the largest size found to fit.
+const BISECT_PRECISION: usize = 16;
 
 /// The largest char boundary of `text` at or below `at`.
 fn floor_char_boundary(text: &str, at: usize) -> usize {
@@ -325,22 +329,66 @@ impl<L: Llm> Extractor<L> {
         };
         // Bytes per token of this document and model, with a tenth to spare. Where a chunk still has too
         // many tokens (the document is denser further on), the whole split is made again, smaller by the
-        // worst chunk's excess, at most a few times (each shrinks the size by a twentieth or more).
+        // worst chunk's excess, a few times (each shrinks the size by a twentieth or more). Should that
+        // not reach a size that fits (tokens not in proportion to bytes), the size is bisected between
+        // the smallest chunk and the smallest size seen too large: the size kept is one whose every
+        // chunk was counted and fits.
         let per_token = sample.len() as f64 / sample_tokens.max(1) as f64;
-        let mut max_bytes = (tokens as f64 * per_token * 0.9) as usize;
+        let mut max_bytes = ((tokens as f64 * per_token * 0.9) as usize).max(MIN_CHUNK_BYTES);
+        let mut too_large = usize::MAX;
+        let mut worst = 0.0;
         for _ in 0..FIT_ROUNDS {
-            let chunker = self.chunker(pass, max_bytes);
-            let mut worst = 0.0_f64;
-            visit(&chunker, &mut |text| {
-                let share = self.llm().count_tokens(text).unwrap_or(0) as f64 / tokens as f64;
-                worst = worst.max(share);
-            })?;
-            if worst <= 1.0 || max_bytes <= MIN_CHUNK_BYTES {
+            worst = self.worst_share(pass, max_bytes, tokens, &mut visit)?;
+            if worst <= 1.0 {
+                return Ok(self.chunker(pass, max_bytes));
+            }
+            too_large = too_large.min(max_bytes);
+            if max_bytes == MIN_CHUNK_BYTES {
                 break;
             }
-            max_bytes = (max_bytes as f64 / worst * 0.95) as usize;
+            let smaller = (max_bytes as f64 / worst * 0.95) as usize;
+            max_bytes = smaller.clamp(MIN_CHUNK_BYTES, max_bytes - 1);
         }
-        Ok(self.chunker(pass, max_bytes))
+        let mut fits = MIN_CHUNK_BYTES;
+        let smallest = if too_large == fits {
+            worst
+        } else {
+            self.worst_share(pass, fits, tokens, &mut visit)?
+        };
+        if smallest > 1.0 {
+            tracing::warn!(
+                "no chunk size fits chunk_tokens = {tokens}: chunks of {fits} bytes (the smallest) \
+                 still have up to {:.0} tokens; raise chunk_tokens",
+                smallest * tokens as f64
+            );
+            return Ok(self.chunker(pass, fits));
+        }
+        while too_large - fits > (fits / BISECT_PRECISION).max(1) {
+            let middle = fits + (too_large - fits) / 2;
+            if self.worst_share(pass, middle, tokens, &mut visit)? <= 1.0 {
+                fits = middle;
+            } else {
+                too_large = middle;
+            }
+        }
+        Ok(self.chunker(pass, fits))
+    }
+
+    /// The most tokens a chunk of pass `pass`, split at `max_bytes`, has, as a share of `tokens`.
+    fn worst_share<E>(
+        &self,
+        pass: u32,
+        max_bytes: usize,
+        tokens: usize,
+        visit: &mut impl FnMut(&Chunker, &mut dyn FnMut(&str)) -> Result<(), E>,
+    ) -> Result<f64, E> {
+        let chunker = self.chunker(pass, max_bytes);
+        let mut worst = 0.0_f64;
+        visit(&chunker, &mut |text| {
+            let share = self.llm().count_tokens(text).unwrap_or(0) as f64 / tokens as f64;
+            worst = worst.max(share);
+        })?;
+        Ok(worst)
     }
 
     /// Pass `pass`'s chunker, for chunks of at most `max_bytes` bytes.
@@ -755,5 +803,119 @@ fn assemble(
         rejected: Vec::new(),
         found,
         usage,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::{from_fn, ChatRequest, ChatResponse, ChatStream, LlmError};
+    use crate::schema::Dialect;
+    use futures_util::future::BoxFuture;
+    use std::sync::{Arc, Mutex};
+
+    /// A backend whose every text costs 90 tokens and one more per 40 bytes: far from the proportion
+    /// of tokens to bytes a chunk size in rounds assumes.
+    struct Offset<L>(L);
+
+    fn tokens_of(text: &str) -> usize {
+        90 + text.len() / 40
+    }
+
+    fn offset() -> Offset<impl Llm> {
+        Offset(from_fn(|_| async {
+            Ok(ChatResponse::new("{\"items\": []}"))
+        }))
+    }
+
+    impl<L: Llm> Llm for Offset<L> {
+        fn dialect(&self) -> Dialect {
+            self.0.dialect()
+        }
+        fn chat_stream(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatStream, LlmError>> {
+            self.0.chat_stream(request)
+        }
+        fn count_tokens(&self, text: &str) -> Option<usize> {
+            Some(tokens_of(text))
+        }
+    }
+
+    fn prose() -> String {
+        "The hound was heard on the moor again tonight. ".repeat(2_000)
+    }
+
+    #[test]
+    fn chunks_in_tokens_fit_when_tokens_are_not_in_proportion_to_bytes() {
+        let document = prose();
+        for pass in 0..2 {
+            let extractor = Extractor::new(offset()).chunk_tokens(100).passes(2);
+            let chunks = extractor.chunks(&document, pass);
+            let worst = chunks.iter().map(|chunk| tokens_of(chunk.text)).max();
+            assert!(worst.is_some_and(|tokens| tokens <= 100), "{worst:?}");
+            // Not needlessly small: a chunk fits 400 bytes; the bisection stops within a sixteenth.
+            let largest = chunks.iter().map(|chunk| chunk.text.len()).max();
+            assert!(largest.is_some_and(|bytes| bytes > 300), "{largest:?}");
+            assert_eq!(
+                chunks.last().map(|chunk| chunk.bytes.end),
+                Some(document.len())
+            );
+        }
+    }
+
+    /// Records the messages of the warnings it is sent.
+    struct Warnings(Arc<Mutex<Vec<String>>>);
+
+    struct Message(String);
+
+    impl tracing::field::Visit for Message {
+        fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+            if field.name() == "message" {
+                self.0 = format!("{value:?}");
+            }
+        }
+    }
+
+    impl tracing::Subscriber for Warnings {
+        fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+            true
+        }
+        fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+            tracing::span::Id::from_u64(1)
+        }
+        fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+        fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+        fn event(&self, event: &tracing::Event<'_>) {
+            if *event.metadata().level() == tracing::Level::WARN {
+                let mut message = Message(String::new());
+                event.record(&mut message);
+                if let Ok(mut warnings) = self.0.lock() {
+                    warnings.push(message.0);
+                }
+            }
+        }
+        fn enter(&self, _: &tracing::span::Id) {}
+        fn exit(&self, _: &tracing::span::Id) {}
+    }
+
+    #[test]
+    fn a_token_size_no_chunk_fits_is_a_warning() {
+        let document = prose();
+        let warnings = Arc::new(Mutex::new(Vec::new()));
+        let subscriber = Warnings(warnings.clone());
+        let chunks = tracing::subscriber::with_default(subscriber, || {
+            Extractor::new(offset())
+                .chunk_tokens(50)
+                .chunks(&document, 0)
+        });
+        assert!(chunks
+            .iter()
+            .all(|chunk| chunk.text.len() <= MIN_CHUNK_BYTES));
+        let warnings = warnings.lock().unwrap();
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(
+            warnings[0].contains("chunk_tokens = 50") && warnings[0].contains("91 tokens"),
+            "{}",
+            warnings[0]
+        );
     }
 }

@@ -16,14 +16,15 @@ use super::Extractor;
 use crate::ground::{has_grounded, Grounded, MatchKind, Source, Span};
 use crate::llm::Llm;
 use crate::parse::{
-    self, LineEvent, ParseError, ParseOptions, Parsed, SkipReason, Skipped, WithJson,
+    self, work, LineEvent, ParseError, ParseOptions, Parsed, SkipReason, Skipped, WithJson,
 };
 use crate::report::Extraction;
 use crate::schema::SchemaSet;
 use crate::validate::Violation;
 use crate::Extract;
 use serde_json::Value;
-use std::sync::Mutex;
+use std::collections::HashMap;
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 /// A target whose items are aligned against a source text.
 pub(crate) struct Anchored<'s, G: Target> {
@@ -51,31 +52,50 @@ impl<'s, G: Target> Anchored<'s, G> {
     }
 
     /// Takes back the set-aside items the loop left unresolved (still in `skipped`): removed from
-    /// `skipped` and returned, unless `drop` (then they stay in `skipped`).
+    /// `skipped` and returned, unless `drop` (then they stay in `skipped`). Each set-aside item claims
+    /// one ungrounded skipped line with its JSON text, found by hash: linear in the two lists.
     fn unresolved(&self, skipped: &mut Vec<Skipped>, drop: bool) -> Vec<Grounded<G::Output>> {
-        let set_aside = match self.set_aside.lock() {
-            Ok(mut guard) => std::mem::take(&mut *guard),
-            Err(poisoned) => std::mem::take(&mut *poisoned.into_inner()),
-        };
+        let set_aside = std::mem::take(&mut *self.set_aside_items());
         if drop || set_aside.is_empty() {
             return Vec::new();
         }
-        let mut wanted: std::collections::HashMap<String, usize> = Default::default();
-        for s in skipped.iter() {
-            if is_ungrounded(&s.reason) {
-                *wanted.entry(s.raw.clone()).or_default() += 1;
-            }
+        let mut unclaimed: HashMap<&str, usize> = HashMap::new();
+        for line in skipped.iter().filter(|line| is_ungrounded(&line.reason)) {
+            work::count(1);
+            *unclaimed.entry(line.raw.as_str()).or_default() += 1;
         }
+        let mut claimed: HashMap<String, usize> = HashMap::new();
         let mut kept = Vec::new();
         for (raw, item) in set_aside {
-            if let Some(count) = wanted.get_mut(&raw).filter(|c| **c > 0) {
+            work::count(1);
+            if let Some(count) = unclaimed.get_mut(raw.as_str()).filter(|count| **count > 0) {
                 *count -= 1;
-                kept.push((raw, item));
+                kept.push(item);
+                *claimed.entry(raw).or_default() += 1;
             }
         }
-        skipped
-            .retain(|s| !(is_ungrounded(&s.reason) && kept.iter().any(|(raw, _)| *raw == s.raw)));
-        kept.into_iter().map(|(_, item)| item).collect()
+        skipped.retain(|line| {
+            if !is_ungrounded(&line.reason) {
+                return true;
+            }
+            work::count(1);
+            match claimed.get_mut(&line.raw) {
+                Some(count) if *count > 0 => {
+                    *count -= 1;
+                    false
+                }
+                _ => true,
+            }
+        });
+        kept
+    }
+
+    /// The set-aside items, also after a thread panicked while holding them: the list is never left
+    /// half-written (each change is one push or one take), so nothing in it is lost.
+    fn set_aside_items(&self) -> MutexGuard<'_, Vec<(String, Grounded<G::Output>)>> {
+        self.set_aside
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -165,9 +185,8 @@ impl<G: Target> Anchored<'_, G> {
         let mut found = found;
         if self.check && !missing.is_empty() {
             let raw = found.value.json.to_string();
-            if let Ok(mut set_aside) = self.set_aside.lock() {
-                set_aside.push((raw.clone(), Grounded::new(found.value.value.value, spans)));
-            }
+            self.set_aside_items()
+                .push((raw.clone(), Grounded::new(found.value.value.value, spans)));
             return LineEvent::Skipped(Skipped {
                 line: found.line,
                 raw,
@@ -412,6 +431,92 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(seen.lock().unwrap()[0].grounding, None);
+    }
+
+    /// An item whose name is not in the text, as the decoder hands it to [`Anchored::vet_one`].
+    fn ungrounded_item(name: &str, line: usize) -> LineEvent<WithJson<Grounded<Value>>> {
+        let json = json!({ "name": name });
+        LineEvent::Item(crate::parse::Item {
+            value: WithJson {
+                value: Grounded::new(json.clone(), Vec::new()),
+                json,
+            },
+            line,
+            fixes: Vec::new(),
+        })
+    }
+
+    /// What [`Anchored::vet_one`] made of an item it set aside.
+    fn skipped_line(event: LineEvent<WithJson<Grounded<Value>>>) -> Skipped {
+        match event {
+            LineEvent::Skipped(skipped) => skipped,
+            LineEvent::Item(item) => panic!("kept: {}", item.value.json),
+        }
+    }
+
+    #[test]
+    fn an_item_set_aside_after_a_panic_elsewhere_is_not_lost() {
+        let set = schema();
+        let source = Source::new("Holmes alone.");
+        let anchored = Anchored::new(Runtime(&set), &source);
+        // Another thread panics while it holds the set-aside list.
+        std::thread::scope(|scope| {
+            let held = scope.spawn(|| {
+                let _guard = anchored.set_aside_items();
+                panic!("a panic while the list is held");
+            });
+            assert!(held.join().is_err());
+        });
+        assert!(anchored.set_aside.is_poisoned());
+        let mut skipped = vec![skipped_line(anchored.vet_one(ungrounded_item("Watson", 1)))];
+        assert!(is_ungrounded(&skipped[0].reason));
+        let back = anchored.unresolved(&mut skipped, false);
+        assert_eq!(back.len(), 1);
+        assert_eq!(back[0].value, json!({"name": "Watson"}));
+        assert_eq!(back[0].spans[0].kind, MatchKind::NotFound);
+        assert!(skipped.is_empty(), "{skipped:?}");
+    }
+
+    #[test]
+    fn each_set_aside_item_takes_back_one_skipped_line() {
+        let set = schema();
+        let source = Source::new("Holmes alone.");
+        let anchored = Anchored::new(Runtime(&set), &source);
+        // The same ungrounded answer skipped twice but set aside once (the second time by a path that
+        // sets nothing aside): one item comes back, one line stays skipped.
+        let first = skipped_line(anchored.vet_one(ungrounded_item("Watson", 1)));
+        let again = Skipped {
+            line: 2,
+            ..first.clone()
+        };
+        let broken = Skipped {
+            line: 3,
+            raw: "{\"name\": ".into(),
+            reason: SkipReason::Truncated,
+        };
+        let mut skipped = vec![first, again, broken];
+        let back = anchored.unresolved(&mut skipped, false);
+        assert_eq!(back.len(), 1);
+        let left: Vec<usize> = skipped.iter().map(|line| line.line).collect();
+        assert_eq!(left, [2, 3]);
+    }
+
+    #[test]
+    fn taking_back_unresolved_items_is_linear() {
+        let set = schema();
+        let source = Source::new("Holmes alone.");
+        for n in [500, 2_000] {
+            let anchored = Anchored::new(Runtime(&set), &source);
+            let mut skipped: Vec<Skipped> = (0..n)
+                .map(|i| skipped_line(anchored.vet_one(ungrounded_item(&format!("Watson {i}"), i))))
+                .collect();
+            let mut back = Vec::new();
+            let steps = work::of(|| back = anchored.unresolved(&mut skipped, false));
+            assert_eq!(back.len(), n);
+            assert!(skipped.is_empty());
+            // One step per skipped line counted, one per item, one per line taken out.
+            assert!(steps <= 3 * n, "{steps} steps for {n} items");
+        }
     }
 
     #[test]

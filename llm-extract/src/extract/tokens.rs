@@ -1,11 +1,13 @@
 //! The default `max_tokens` of a request: what the schema lets a value cost, where it bounds the value.
 //!
 //! The bound is the longest compact JSON text a valid value can have, counted in bytes (a token is at
-//! least one byte, so bytes bound tokens): a string's `maxLength` plus its quotes, an enum's longest
-//! member, a number's 24 digits, an object's keys and values with their separators, an array's
-//! `maxItems` elements. A quarter more plus 16 tokens of margin covers escapes and a reply's envelope.
-//! Anything unbounded (a string without `maxLength`, an array without `maxItems`, an open object) has no
-//! bound, and the request gets the documented default instead.
+//! least one byte, so bytes bound tokens, even for a byte-level tokenizer that spends a token per
+//! byte): a string's `maxLength` characters at [`BYTES_PER_CHAR`] each plus its quotes, an enum's
+//! longest member, a number's 24 digits, an object's keys and values with their separators, an array's
+//! `maxItems` elements. A quarter more plus 16 tokens of margin covers a reply's envelope. Anything
+//! unbounded (a string without `maxLength`, an array without `maxItems`, an open object) has no
+//! bound, and the request gets the documented default instead. Every sum saturates: a huge bound
+//! gives `u32::MAX`, never an overflow.
 
 use serde_json::{Map, Value};
 
@@ -14,6 +16,12 @@ pub(crate) const DEFAULT_ONE: u32 = 1024;
 
 /// `max_tokens` for a list whose schema or `max_items` bounds nothing.
 pub(crate) const DEFAULT_LIST: u32 = 4096;
+
+/// The most bytes one character of a string can take in JSON text, as `maxLength` counts characters
+/// (code points): an escaped surrogate pair (`\ud83d\ude00`, one character outside the Basic
+/// Multilingual Plane) is 12 bytes; an escape of any other character (`\u6771`) is 6; raw UTF-8 at
+/// most 4.
+pub(crate) const BYTES_PER_CHAR: u64 = 12;
 
 /// Deeper schemas are not bounded (they take the default).
 const MAX_DEPTH: usize = 32;
@@ -28,7 +36,9 @@ pub(crate) fn for_list(item_schema: &Value, max_items: Option<usize>) -> u32 {
     let items = max_items.and_then(|n| u64::try_from(n).ok());
     match (longest(item_schema, 0), items) {
         // Each item, a separator or a newline, and the `{"items": [` ... `]}` around them.
-        (Some(item), Some(n)) => with_margin(item.saturating_add(2).saturating_mul(n) + 16),
+        (Some(item), Some(n)) => {
+            with_margin(item.saturating_add(2).saturating_mul(n).saturating_add(16))
+        }
         _ => DEFAULT_LIST,
     }
 }
@@ -73,7 +83,10 @@ fn of_type(kind: &str, map: &Map<String, Value>, depth: usize) -> Option<u64> {
         "integer" | "number" => Some(24),
         "string" => match map.get("format").and_then(Value::as_str) {
             Some("date" | "time" | "date-time" | "uuid") => Some(40),
-            _ => map.get("maxLength")?.as_u64().map(|n| n.saturating_add(2)),
+            _ => map
+                .get("maxLength")?
+                .as_u64()
+                .map(|n| n.saturating_mul(BYTES_PER_CHAR).saturating_add(2)),
         },
         "array" => {
             let n = map.get("maxItems")?.as_u64()?;
@@ -117,6 +130,7 @@ fn text_len(value: &Value) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::schema::SchemaSet;
     use serde_json::json;
 
     #[test]
@@ -131,13 +145,13 @@ mod tests {
             },
             "additionalProperties": false
         });
-        // 2 + (4+6+12) + (6+6+8) + (5+6+24) + (4+6+(7*3+2)) = 112 bytes, plus a quarter and 16.
-        assert_eq!(for_one(&bounded), 112 + 28 + 16);
+        // 2 + (4+6+(10*12+2)) + (6+6+8) + (5+6+24) + (4+6+(7*3+2)) = 222 bytes, plus a quarter and 16.
+        assert_eq!(for_one(&bounded), 222 + 55 + 16);
         let open = json!({"type": "object", "properties": {"name": {"type": "string"}}});
         assert_eq!(for_one(&open), DEFAULT_ONE);
         assert_eq!(for_list(&bounded, None), DEFAULT_LIST);
         assert_eq!(for_list(&open, Some(3)), DEFAULT_LIST);
-        assert!(for_list(&bounded, Some(2)) > 2 * 112);
+        assert!(for_list(&bounded, Some(2)) > 2 * 222);
     }
 
     #[test]
@@ -152,5 +166,80 @@ mod tests {
             for_one(&json!({"oneOf": [{"type": "string"}, {"type": "null"}]})),
             DEFAULT_ONE
         );
+    }
+
+    /// Ten characters written every way JSON allows: raw ASCII, raw CJK (3 bytes each), CJK as `\uXXXX`
+    /// escapes (6), raw emoji (4), emoji as escaped surrogate pairs (12).
+    fn ten_chars_every_way() -> Vec<String> {
+        let escaped = |c: char| {
+            let mut units = [0u16; 2];
+            c.encode_utf16(&mut units)
+                .iter()
+                .map(|unit| format!("\\u{unit:04x}"))
+                .collect::<String>()
+        };
+        vec![
+            format!("\"{}\"", "a".repeat(10)),
+            format!("\"{}\"", "東京".repeat(5)),
+            format!("\"{}\"", escaped('東').repeat(10)),
+            format!("\"{}\"", "😀".repeat(10)),
+            format!("\"{}\"", escaped('😀').repeat(10)),
+        ]
+    }
+
+    #[test]
+    fn a_string_of_max_length_characters_fits_however_it_is_written() {
+        let set = SchemaSet::new("Name", json!({"type": "string", "maxLength": 10}));
+        let validator = set.validator().unwrap();
+        let one = for_one(set.generic());
+        let list = for_list(set.generic(), Some(3));
+        for answer in ten_chars_every_way() {
+            let value: Value = serde_json::from_str(&answer).unwrap();
+            assert!(validator.is_valid(&value), "{answer}");
+            // A byte-level tokenizer spends at most a token per byte.
+            assert!(
+                answer.len() <= one as usize,
+                "{answer}: {} > {one}",
+                answer.len()
+            );
+            let items = format!("{{\"items\": [{answer},{answer},{answer}]}}");
+            assert!(
+                items.len() <= list as usize,
+                "{items}: {} > {list}",
+                items.len()
+            );
+        }
+        // An object of such strings.
+        let object = json!({
+            "type": "object",
+            "properties": {"city": {"type": "string", "maxLength": 10}},
+            "additionalProperties": false
+        });
+        let bound = for_one(&object) as usize;
+        for answer in ten_chars_every_way() {
+            let text = format!("{{\"city\":{answer}}}");
+            assert!(text.len() <= bound, "{text}: {} > {bound}", text.len());
+        }
+    }
+
+    #[test]
+    fn huge_bounds_saturate_instead_of_overflowing() {
+        let huge_string = json!({"type": "string", "maxLength": u64::MAX});
+        assert_eq!(for_one(&huge_string), u32::MAX);
+        assert_eq!(for_list(&huge_string, Some(usize::MAX)), u32::MAX);
+        assert_eq!(
+            for_list(&json!({"type": "boolean"}), Some(usize::MAX)),
+            u32::MAX
+        );
+        let huge_array = json!({"type": "array", "items": huge_string, "maxItems": u64::MAX});
+        assert_eq!(for_one(&huge_array), u32::MAX);
+        assert_eq!(for_list(&huge_array, Some(usize::MAX)), u32::MAX);
+        let object = json!({
+            "type": "object",
+            "properties": {"a": huge_array, "b": huge_string, "c": {"const": "x"}},
+            "additionalProperties": false
+        });
+        assert_eq!(for_one(&object), u32::MAX);
+        assert_eq!(for_list(&object, Some(usize::MAX)), u32::MAX);
     }
 }

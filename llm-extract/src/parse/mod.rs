@@ -79,7 +79,7 @@ pub(crate) mod partial_value;
 mod pipeline;
 mod repetition;
 pub(crate) mod typed;
-mod work;
+pub(crate) mod work;
 
 pub(crate) use decoder::WithJson;
 pub use decoder::{Item, LineDecoder, LineEvent};

@@ -358,14 +358,12 @@ fn usable_template(model: &LlamaModel) -> LlamaChatTemplate {
 mod tests {
     use super::*;
 
-    /// A directory laid out as `/sys/devices/system/cpu`, with one `thread_siblings` mask per CPU.
-    fn cpus(name: &str, masks: &[&str]) -> std::path::PathBuf {
-        let dir =
-            std::env::temp_dir().join(format!("llm-extract-cpus-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
+    /// A directory laid out as `/sys/devices/system/cpu`, with one `thread_siblings` mask per CPU
+    /// (a fresh temporary directory, removed when dropped).
+    fn cpus(masks: &[&str]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
         for (cpu, mask) in masks.iter().enumerate() {
-            let topology = dir.join(format!("cpu{cpu}/topology"));
+            let topology = dir.path().join(format!("cpu{cpu}/topology"));
             std::fs::create_dir_all(&topology).unwrap();
             std::fs::write(topology.join("thread_siblings"), format!("{mask}\n")).unwrap();
         }
@@ -375,16 +373,13 @@ mod tests {
     #[test]
     fn physical_cores_are_the_distinct_sibling_sets() {
         // Two cores of two hardware threads each (cpu0 and cpu2 share a core, as do cpu1 and cpu3).
-        let smt = cpus("smt", &["5", "a", "5", "a"]);
-        assert_eq!(physical_cores(&smt), Some(2));
+        let smt = cpus(&["5", "a", "5", "a"]);
+        assert_eq!(physical_cores(smt.path()), Some(2));
         // Two cores without hyper-threading: each CPU its own core.
-        let plain = cpus("plain", &["1", "2"]);
-        assert_eq!(physical_cores(&plain), Some(2));
-        let none = cpus("none", &[]);
-        assert_eq!(physical_cores(&none), None);
-        for dir in [smt, plain, none] {
-            let _ = std::fs::remove_dir_all(dir);
-        }
+        let plain = cpus(&["1", "2"]);
+        assert_eq!(physical_cores(plain.path()), Some(2));
+        let none = cpus(&[]);
+        assert_eq!(physical_cores(none.path()), None);
         assert!(default_threads() >= 1);
     }
 }

@@ -312,11 +312,10 @@ mod tests {
 
     #[test]
     fn a_file_that_is_not_gguf_is_a_load_error() {
-        let path =
-            std::env::temp_dir().join(format!("llm-extract-not-gguf-{}.gguf", std::process::id()));
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("not-gguf.gguf");
         std::fs::write(&path, b"this is not a model").unwrap();
         let err = LlamaCpp::load(&path).unwrap_err();
-        std::fs::remove_file(&path).ok();
         assert!(
             matches!(err, LlmError::LlamaCpp(LlamaCppError::ModelLoad { .. })),
             "{err}"
