@@ -1056,7 +1056,7 @@ fn unterminated_strings_end_in_an_error() {
     // Salvage keeps free text as far as it was read, and says it was cut.
     let salvaged = from_str_with::<Bio>(&text, &ParseOptions::default().with_salvage(true))
         .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(salvaged.value.bio, body.trim_end());
+    assert!(salvaged.value.bio == body, "{} bytes kept", salvaged.value.bio.len());
     assert!(kinds(&salvaged).contains(&FixKind::CutString));
     let lines = lines_from_str::<Bio>(&text);
     assert!(lines.items.is_empty());
@@ -1305,7 +1305,7 @@ fn a_string_cut_off_is_kept_where_the_schema_wants_free_text() {
     assert_eq!(parsed.value.bio.as_deref(), Some("Mathématician "));
     let cut_char = b"{\"name\": \"Ada\", \"bio\": \"x \xe2\x82";
     let out = decoded_with::<Profile>(cut_char, salvage);
-    assert_eq!(items(&out), [json!({"name": "Ada", "mood": null, "bio": "x "})]);
+    assert_eq!(items(&out), [json!({"name": "Ada", "bio": "x "})]);
 
     // Where a cut could make another valid value (an enum: "neg" is not "negative"; an integer
     // read as text), the string is dropped with its key, as before.

@@ -328,26 +328,26 @@ fn a_chunk_ending_at_a_newline_inside_an_open_value() {
 /// A scalar written the way models write them: every spelling of a literal, every number form,
 /// strings with every kind of escape (invalid ones and lone surrogates too), unquoted text.
 fn lenient_scalar() -> impl Strategy<Value = String> {
-    let words = [
+    const WORDS: &[&str] = &[
         "true", "false", "null", "True", "tRuE", "FALSE", "None", "nil", "NIL", "undefined",
         "NaN", "nan", "Infinity", "-Infinity", "+inf", "hello", "hello world", "x1", "café au lait",
         "10px", "82_461_110", "3rd place", "truthy", "nullable", "Nonesuch",
     ];
-    let numbers = [
+    const NUMBERS: &[&str] = &[
         "0", "-0", "12", "-7", ".5", "-.5e1", "1.", "+1", "007", "1e3", "1E-2", "2.50",
         "18446744073709551615", "-9223372036854775808", "1e400",
     ];
-    let escapes = [
+    const ESCAPES: &[&str] = &[
         "\\n", "\\\"", "\\\\", "\\/", "\\t", "\\u00e9", "\\u00E9", "\\ud83d\\ude00", "\\ud83d",
         "\\ude00", "\\ud83dx", "\\ud83d\\u0041", "\\p", "\\'", "\\uZZ", "\\u00g", "\\u12", "€",
         "é", " ",
     ];
     prop_oneof![
-        proptest::sample::select(&words[..]).prop_map(str::to_owned),
-        proptest::sample::select(&numbers[..]).prop_map(str::to_owned),
+        proptest::sample::select(WORDS).prop_map(str::to_owned),
+        proptest::sample::select(NUMBERS).prop_map(str::to_owned),
         proptest::collection::vec(
             prop_oneof![
-                proptest::sample::select(&escapes[..]).prop_map(str::to_owned),
+                proptest::sample::select(ESCAPES).prop_map(str::to_owned),
                 "[a-z ]{0,4}",
             ],
             0..5
