@@ -1056,7 +1056,11 @@ fn unterminated_strings_end_in_an_error() {
     // Salvage keeps free text as far as it was read, and says it was cut.
     let salvaged = from_str_with::<Bio>(&text, &ParseOptions::default().with_salvage(true))
         .unwrap_or_else(|e| panic!("{e}"));
-    assert!(salvaged.value.bio == body, "{} bytes kept", salvaged.value.bio.len());
+    assert!(
+        salvaged.value.bio == body,
+        "{} bytes kept",
+        salvaged.value.bio.len()
+    );
     assert!(kinds(&salvaged).contains(&FixKind::CutString));
     let lines = lines_from_str::<Bio>(&text);
     assert!(lines.items.is_empty());
@@ -1142,7 +1146,11 @@ fn unchecked(text: &str) -> Result<Parsed<Value>, ParseError> {
 }
 
 fn salvaged_unchecked(text: &str) -> Result<Parsed<Value>, ParseError> {
-    from_str_value(text, &no_schema(), &ParseOptions::default().with_salvage(true))
+    from_str_value(
+        text,
+        &no_schema(),
+        &ParseOptions::default().with_salvage(true),
+    )
 }
 
 fn fix_kinds(parsed: &Parsed<Value>) -> Vec<FixKind> {
@@ -1197,13 +1205,19 @@ extract!(
 struct Population {
     n: u64,
 }
-extract!(Population, closed(json!({"n": {"type": "integer"}}), &["n"]));
+extract!(
+    Population,
+    closed(json!({"n": {"type": "integer"}}), &["n"])
+);
 
 #[derive(Debug, Deserialize, PartialEq)]
 struct Named {
     name: String,
 }
-extract!(Named, closed(json!({"name": {"type": "string"}}), &["name"]));
+extract!(
+    Named,
+    closed(json!({"name": {"type": "string"}}), &["name"])
+);
 
 #[derive(Debug, Deserialize, PartialEq)]
 struct Profile {
@@ -1294,14 +1308,18 @@ fn a_string_cut_off_is_kept_where_the_schema_wants_free_text() {
         cut.description
     );
     // Without salvage it is still an error.
-    assert!(matches!(from_str::<Bio>(text), Err(ParseError::Truncated { .. })));
+    assert!(matches!(
+        from_str::<Bio>(text),
+        Err(ParseError::Truncated { .. })
+    ));
     // The decoder agrees at every split.
     let out = decoded_with::<Bio>(text.as_bytes(), salvage);
     assert_eq!(items(&out), [json!({"bio": "Born in 1815 in Lon"})]);
 
     // An optional free-text member after complete ones; a half escape and a half character are
     // left out of what is kept.
-    let parsed = salvaged::<Profile>("{\"name\": \"Ada\", \"bio\": \"Math\\u00e9matician \\u00").unwrap();
+    let parsed =
+        salvaged::<Profile>("{\"name\": \"Ada\", \"bio\": \"Math\\u00e9matician \\u00").unwrap();
     assert_eq!(parsed.value.bio.as_deref(), Some("Mathématician "));
     let cut_char = b"{\"name\": \"Ada\", \"bio\": \"x \xe2\x82";
     let out = decoded_with::<Profile>(cut_char, salvage);
@@ -1347,7 +1365,10 @@ fn members_after_an_object_closed_too_early() {
         r#"{"a": 1}, "b": {"c": [1]}}"#,
         &SchemaSet::new(
             "N",
-            closed(json!({"a": {"type": "integer"}, "b": {"type": "object"}}), &["a", "b"]),
+            closed(
+                json!({"a": {"type": "integer"}, "b": {"type": "object"}}),
+                &["a", "b"],
+            ),
         ),
         &ParseOptions::default(),
     )
@@ -1365,7 +1386,8 @@ fn python_tuples_and_digit_groups() {
     let list = SchemaSet::new("L", json!({"type": "array", "items": {"type": "integer"}}));
     let parsed = from_str_value("(1, 2, 3)", &list, &ParseOptions::default()).unwrap();
     assert_eq!(parsed.value, json!([1, 2, 3]));
-    let parsed = from_str_value("```python\n(4, 5,)\n```", &list, &ParseOptions::default()).unwrap();
+    let parsed =
+        from_str_value("```python\n(4, 5,)\n```", &list, &ParseOptions::default()).unwrap();
     assert_eq!(parsed.value, json!([4, 5]));
     // A tuple holds a sequence whatever the schema: read as an array without one too.
     assert_eq!(
@@ -1412,7 +1434,11 @@ fn every_spelling_of_a_literal_reads_the_same() {
         (r#"{"a": true, "b": NaN}"#, true, None),
     ] {
         let parsed = ok::<Lit>(text);
-        assert_eq!((parsed.value.a, parsed.value.b.as_deref()), (a, b), "{text}");
+        assert_eq!(
+            (parsed.value.a, parsed.value.b.as_deref()),
+            (a, b),
+            "{text}"
+        );
     }
     assert_eq!(
         unchecked(r#"[tRuE, nil, undefined, -Infinity, None, nothing]"#)

@@ -329,18 +329,70 @@ fn a_chunk_ending_at_a_newline_inside_an_open_value() {
 /// strings with every kind of escape (invalid ones and lone surrogates too), unquoted text.
 fn lenient_scalar() -> impl Strategy<Value = String> {
     const WORDS: &[&str] = &[
-        "true", "false", "null", "True", "tRuE", "FALSE", "None", "nil", "NIL", "undefined",
-        "NaN", "nan", "Infinity", "-Infinity", "+inf", "hello", "hello world", "x1", "café au lait",
-        "10px", "82_461_110", "3rd place", "truthy", "nullable", "Nonesuch",
+        "true",
+        "false",
+        "null",
+        "True",
+        "tRuE",
+        "FALSE",
+        "None",
+        "nil",
+        "NIL",
+        "undefined",
+        "NaN",
+        "nan",
+        "Infinity",
+        "-Infinity",
+        "+inf",
+        "hello",
+        "hello world",
+        "x1",
+        "café au lait",
+        "10px",
+        "82_461_110",
+        "3rd place",
+        "truthy",
+        "nullable",
+        "Nonesuch",
     ];
     const NUMBERS: &[&str] = &[
-        "0", "-0", "12", "-7", ".5", "-.5e1", "1.", "+1", "007", "1e3", "1E-2", "2.50",
-        "18446744073709551615", "-9223372036854775808", "1e400",
+        "0",
+        "-0",
+        "12",
+        "-7",
+        ".5",
+        "-.5e1",
+        "1.",
+        "+1",
+        "007",
+        "1e3",
+        "1E-2",
+        "2.50",
+        "18446744073709551615",
+        "-9223372036854775808",
+        "1e400",
     ];
     const ESCAPES: &[&str] = &[
-        "\\n", "\\\"", "\\\\", "\\/", "\\t", "\\u00e9", "\\u00E9", "\\ud83d\\ude00", "\\ud83d",
-        "\\ude00", "\\ud83dx", "\\ud83d\\u0041", "\\p", "\\'", "\\uZZ", "\\u00g", "\\u12", "€",
-        "é", " ",
+        "\\n",
+        "\\\"",
+        "\\\\",
+        "\\/",
+        "\\t",
+        "\\u00e9",
+        "\\u00E9",
+        "\\ud83d\\ude00",
+        "\\ud83d",
+        "\\ude00",
+        "\\ud83dx",
+        "\\ud83d\\u0041",
+        "\\p",
+        "\\'",
+        "\\uZZ",
+        "\\u00g",
+        "\\u12",
+        "€",
+        "é",
+        " ",
     ];
     prop_oneof![
         proptest::sample::select(WORDS).prop_map(str::to_owned),
@@ -365,11 +417,18 @@ fn lenient_document() -> impl Strategy<Value = String> {
             (proptest::collection::vec(inner.clone(), 0..6), 0u8..4).prop_map(|(items, style)| {
                 let (open, close) = if style == 3 { ("(", ")") } else { ("[", "]") };
                 let sep = if style == 1 { " ,\n " } else { "," };
-                let trailing = if style == 2 && !items.is_empty() { ",," } else { "" };
+                let trailing = if style == 2 && !items.is_empty() {
+                    ",,"
+                } else {
+                    ""
+                };
                 format!("{open}{}{trailing}{close}", items.join(sep))
             }),
-            (proptest::collection::vec((inner, any::<bool>()), 0..6), any::<bool>()).prop_map(
-                |(members, trailing)| {
+            (
+                proptest::collection::vec((inner, any::<bool>()), 0..6),
+                any::<bool>()
+            )
+                .prop_map(|(members, trailing)| {
                     let body: Vec<String> = members
                         .into_iter()
                         .enumerate()
@@ -378,10 +437,13 @@ fn lenient_document() -> impl Strategy<Value = String> {
                             false => format!("\"k{i}\" : {value}"),
                         })
                         .collect();
-                    let comma = if trailing && !body.is_empty() { "," } else { "" };
+                    let comma = if trailing && !body.is_empty() {
+                        ","
+                    } else {
+                        ""
+                    };
                     format!("{{ {}{comma} }}", body.join(", "))
-                }
-            ),
+                }),
         ]
     });
     tree.prop_map(|inner| format!("{{\"root\": {inner}, \"last\": 1}}"))
@@ -392,11 +454,21 @@ fn preview_agrees(node: Node<'_>, last: Option<&Value>, path: &str, text: &str) 
     let fail = |what: &str| panic!("{what} at {path} of {text:?}: final {last:?}");
     if node.is_array() {
         for (i, item) in node.items().enumerate() {
-            preview_agrees(item, last.and_then(|l| l.get(i)), &format!("{path}/{i}"), text);
+            preview_agrees(
+                item,
+                last.and_then(|l| l.get(i)),
+                &format!("{path}/{i}"),
+                text,
+            );
         }
     } else if node.is_object() {
         for (key, item) in node.entries() {
-            preview_agrees(item, last.and_then(|l| l.get(key)), &format!("{path}/{key}"), text);
+            preview_agrees(
+                item,
+                last.and_then(|l| l.get(key)),
+                &format!("{path}/{key}"),
+                text,
+            );
         }
     } else if node.is_complete() {
         let shown = if let Some(flag) = node.as_bool() {
@@ -455,7 +527,9 @@ fn a_preview_reads_each_spelling_as_the_final_parse() {
     let text = r#"{"a": tRuE, "b": nil, "c": undefined, "d": NaN, "e": .5, "f": +1, "g": 82_461_110,
         "h": "\uZZ \p", "i": (1, None), "j": trueish, "k": hello world}"#;
     let any = SchemaSet::new("Any", json!({}));
-    let last = from_str_value(text, &any, &ParseOptions::default()).unwrap().value;
+    let last = from_str_value(text, &any, &ParseOptions::default())
+        .unwrap()
+        .value;
     assert_eq!(
         last,
         json!({"a": true, "b": null, "c": null, "d": null, "e": 0.5, "f": 1, "g": "82_461_110",

@@ -689,11 +689,9 @@ async fn a_truncated_answer_ends_with_the_truncation_after_its_snapshots() {
         extraction.report.finish,
         Some(llm_extract::llm::Finish::Length)
     );
-    assert!(extraction
-        .report
-        .fixes
-        .iter()
-        .any(|f| f.kind == llm_extract::parse::FixKind::CutString && f.description.contains("/name")));
+    assert!(extraction.report.fixes.iter().any(|f| f.kind
+        == llm_extract::parse::FixKind::CutString
+        && f.description.contains("/name")));
     assert_eq!(extraction.report.attempts.len(), 1);
     assert!(extraction.report.attempts[0].raw.ends_with("Ada Lov"));
 }

@@ -338,7 +338,9 @@ impl Parser<'_> {
                 }
             };
             match self.attach(&mut stack, value) {
-                Some(Value::Object(map)) if self.settings.reopen && self.members_follow(self.pos) => {
+                Some(Value::Object(map))
+                    if self.settings.reopen && self.members_follow(self.pos) =>
+                {
                     // `{"a": 1}, "b": 2}`: the brace closed the object too early.
                     self.fix(
                         FixKind::Reopened,
@@ -711,7 +713,9 @@ impl Parser<'_> {
         let first = hex(at + 2)?;
         if literal::is_high_surrogate(first) {
             if self.bytes.get(at + 6..at + 8) == Some(b"\\u") {
-                if let Some(c) = hex(at + 8).and_then(|second| literal::surrogate_pair(first, second)) {
+                if let Some(c) =
+                    hex(at + 8).and_then(|second| literal::surrogate_pair(first, second))
+                {
                     return Some((c, at + 12));
                 }
             }
@@ -722,7 +726,13 @@ impl Parser<'_> {
 
     /// The input ended inside a string that began at `start`: with `text` read of it (a value's,
     /// kept for the pipeline), `None` for the caller to handle the cut.
-    fn cut_off(&mut self, role: Role, mut text: String, start: usize, end: usize) -> Option<String> {
+    fn cut_off(
+        &mut self,
+        role: Role,
+        mut text: String,
+        start: usize,
+        end: usize,
+    ) -> Option<String> {
         self.pos = end;
         if role != Role::Key {
             // A character cut by the end arrives as U+FFFD: not what the model wrote.
@@ -1044,7 +1054,11 @@ mod tests {
                 FixKind::InnerQuote,
             ),
             (r#"{"a": 1"}"#, r#"{"a": 1}"#, FixKind::StrayText),
-            (r#"{"a": 1", "b": 2}"#, r#"{"a": 1, "b": 2}"#, FixKind::StrayText),
+            (
+                r#"{"a": 1", "b": 2}"#,
+                r#"{"a": 1, "b": 2}"#,
+                FixKind::StrayText,
+            ),
             (r#"["x", 2"]"#, r#"["x", 2]"#, FixKind::StrayText),
             (
                 r#"{"a": true, COMMENT "b": 1}"#,
@@ -1064,11 +1078,23 @@ mod tests {
             ),
             (r#"{"a": (1, 2)}"#, r#"{"a": [1, 2]}"#, FixKind::Tuple),
             (r#"{"a": ('x', y)}"#, r#"{"a": ["x", "y"]}"#, FixKind::Tuple),
-            (r#"{"a": ((1,), ())}"#, r#"{"a": [[1], []]}"#, FixKind::Tuple),
+            (
+                r#"{"a": ((1,), ())}"#,
+                r#"{"a": [[1], []]}"#,
+                FixKind::Tuple,
+            ),
             ("(1, 2)", "[1, 2]", FixKind::Tuple),
-            (r#"{"a": tRuE, "b": nil}"#, r#"{"a": true, "b": null}"#, FixKind::Literal),
+            (
+                r#"{"a": tRuE, "b": nil}"#,
+                r#"{"a": true, "b": null}"#,
+                FixKind::Literal,
+            ),
             (r#"{"a": undefined}"#, r#"{"a": null}"#, FixKind::Literal),
-            (r#"{"n": 82_461_110}"#, r#"{"n": "82_461_110"}"#, FixKind::UnquotedString),
+            (
+                r#"{"n": 82_461_110}"#,
+                r#"{"n": "82_461_110"}"#,
+                FixKind::UnquotedString,
+            ),
         ];
         for (text, want, kind) in cases {
             let (v, kinds) = fix(text);
@@ -1107,11 +1133,22 @@ mod tests {
         let twice = parse(r#"{"a": 1}, b: 2}, 'c': [3]} tail"#, 0, reopen).unwrap();
         assert_eq!(twice.value, json!({"a": 1, "b": 2, "c": [3]}));
         // Not members: a comma and a value, or prose.
-        for text in [r#"{"a": 1}, 2"#, r#"{"a": 1} and "b": 2"#, r#"{"a": 1}, "b""#] {
-            assert_eq!(parse(text, 0, reopen).unwrap().value, json!({"a": 1}), "{text}");
+        for text in [
+            r#"{"a": 1}, 2"#,
+            r#"{"a": 1} and "b": 2"#,
+            r#"{"a": 1}, "b""#,
+        ] {
+            assert_eq!(
+                parse(text, 0, reopen).unwrap().value,
+                json!({"a": 1}),
+                "{text}"
+            );
         }
         // Arrays are not reopened.
-        assert_eq!(parse(r#"[1], "b": 2}"#, 0, reopen).unwrap().value, json!([1]));
+        assert_eq!(
+            parse(r#"[1], "b": 2}"#, 0, reopen).unwrap().value,
+            json!([1])
+        );
     }
 
     #[test]
@@ -1289,5 +1326,4 @@ mod tests {
             );
         }
     }
-
 }

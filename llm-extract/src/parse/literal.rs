@@ -87,10 +87,7 @@ pub(crate) fn normalize_number(raw: &str) -> (String, bool) {
         None => (digits, ""),
     };
     let (int, frac) = match mantissa.find('.') {
-        Some(i) => (
-            mantissa.get(..i).unwrap_or_default(),
-            mantissa.get(i + 1..),
-        ),
+        Some(i) => (mantissa.get(..i).unwrap_or_default(), mantissa.get(i + 1..)),
         None => (mantissa, None),
     };
     let int = int.trim_start_matches('0');
@@ -227,7 +224,15 @@ mod tests {
         assert_eq!(parse_number("18446744073709551615"), Some(u64::MAX.into()));
         assert_eq!(number("+01"), Some((1.into(), true)));
         // As serde_json reads clean JSON, so the fast path and the lenient one agree.
-        for text in ["-0", "0", "-7", "12", "1e3", "-9223372036854775809", "18446744073709551616"] {
+        for text in [
+            "-0",
+            "0",
+            "-7",
+            "12",
+            "1e3",
+            "-9223372036854775809",
+            "18446744073709551616",
+        ] {
             let serde: Number = serde_json::from_str(text).unwrap();
             assert_eq!(parse_number(text), Some(serde), "{text}");
         }
@@ -239,11 +244,10 @@ mod tests {
     fn digit_groups() {
         assert_eq!(grouped_number("82_461_110"), Some(82_461_110.into()));
         assert_eq!(grouped_number("-1_000"), Some((-1000).into()));
-        assert_eq!(
-            grouped_number("1_000.000_5"),
-            Number::from_f64(1000.0005)
-        );
-        for text in ["82461110", "_1", "1_", "1__0", "1_a", "a_1", "1_0.", "--1_0"] {
+        assert_eq!(grouped_number("1_000.000_5"), Number::from_f64(1000.0005));
+        for text in [
+            "82461110", "_1", "1_", "1__0", "1_a", "a_1", "1_0.", "--1_0",
+        ] {
             assert_eq!(grouped_number(text), None, "{text}");
         }
     }

@@ -421,7 +421,10 @@ impl PartialParser {
                     _ => {
                         self.state = self.resume;
                         if self.resume == State::Value {
-                            self.begin_scalar(Kind::Word(Span::at(self.text.len())), State::Literal);
+                            self.begin_scalar(
+                                Kind::Word(Span::at(self.text.len())),
+                                State::Literal,
+                            );
                             self.utf8.push(b'/');
                         }
                         return i;
@@ -612,7 +615,8 @@ impl PartialParser {
                     .unwrap_or(rest.len());
                 if run > 0 {
                     // Bytes of the word, cut characters included: it is read whole at its end.
-                    self.utf8.extend_from_slice(rest.get(..run).unwrap_or_default());
+                    self.utf8
+                        .extend_from_slice(rest.get(..run).unwrap_or_default());
                     return i + run;
                 }
                 self.end_word();

@@ -92,7 +92,8 @@ impl<'s> Pipeline<'s> {
             Err(e) if self.options.strict => return Err(serde_rejection(&e, text, base)),
             Err(_) => {}
         }
-        self.lenient(text, base, false).map(|(accepted, _)| accepted)
+        self.lenient(text, base, false)
+            .map(|(accepted, _)| accepted)
     }
 
     /// The lenient parser on `text`, then [`Pipeline::check`]; also where the value ended in `text`.
@@ -250,13 +251,16 @@ impl<'s> Pipeline<'s> {
             Err(_) => true,
             Ok(closed) => {
                 let declared = self.schema.generic().get("properties");
-                let (Some(shorter), Some(longer)) = (closed.value.as_object(), longer.value.as_object())
+                let (Some(shorter), Some(longer)) =
+                    (closed.value.as_object(), longer.value.as_object())
                 else {
                     return None;
                 };
-                let mut added = longer.keys().filter(|k| !shorter.contains_key(*k)).peekable();
-                added.peek().is_some()
-                    && added.all(|k| declared.and_then(|d| d.get(k)).is_some())
+                let mut added = longer
+                    .keys()
+                    .filter(|k| !shorter.contains_key(*k))
+                    .peekable();
+                added.peek().is_some() && added.all(|k| declared.and_then(|d| d.get(k)).is_some())
             }
         };
         wanted.then_some((
@@ -324,11 +328,15 @@ fn free_text_at(schema: &Value, path: &[Step]) -> bool {
     let is_string = match node.get("type") {
         Some(Value::String(t)) => t == "string",
         Some(Value::Array(types)) => {
-            types.iter().any(|t| t == "string") && types.iter().all(|t| t == "string" || t == "null")
+            types.iter().any(|t| t == "string")
+                && types.iter().all(|t| t == "string" || t == "null")
         }
         _ => false,
     };
-    is_string && ["enum", "const", "pattern", "format"].iter().all(|k| node.get(k).is_none())
+    is_string
+        && ["enum", "const", "pattern", "format"]
+            .iter()
+            .all(|k| node.get(k).is_none())
 }
 
 /// The one branch of an `anyOf`/`oneOf` that is not `null` (an optional value), or the schema.
@@ -539,7 +547,10 @@ mod tests {
         for field in ["mood", "url", "code", "n", "either", "missing"] {
             assert!(!free_text_at(&schema, &[key(field)]), "{field}");
         }
-        assert!(free_text_at(&schema, &[key("people"), Step::Index(3), key("name")]));
+        assert!(free_text_at(
+            &schema,
+            &[key("people"), Step::Index(3), key("name")]
+        ));
         assert!(!free_text_at(&schema, &[key("tags"), Step::Index(0)]));
         assert!(!free_text_at(&json!({}), &[key("bio")]));
     }

@@ -8,8 +8,8 @@
 //! key, nesting deeper than [`MAX_DEPTH`]) stops it, and the caller takes the full path, as it does
 //! when a check fails.
 
-use crate::parse::literal;
 use super::{key, Check, Checked, Hashes, Keys, MapState, SeqState, Shape, Slot, GIVE_UP};
+use crate::parse::literal;
 use crate::schema::plan::{Additional, Items, Node, Types};
 use serde::de::value::{BorrowedStrDeserializer, StringDeserializer};
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
