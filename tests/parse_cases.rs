@@ -1464,3 +1464,24 @@ fn many_quotes_take_linear_time() {
     let words = format!("{{\"a\": 1, {} \"b\": 2}}", "W \"".repeat(150_000));
     assert!(unchecked(&words).is_err());
 }
+
+#[test]
+fn repairs_in_json_lines() {
+    // A stray quote leaves the framer's string open at the end of its line: the next line still
+    // starts a value of its own, and the broken one is repaired, at every split.
+    let out = decoded::<A>("{\"a\": 1\"}\n{\"a\": 2}\n{\"a\": (3)}\n{\"a\": 4, NOTE \"b\": 1}");
+    assert_eq!(
+        items(&out),
+        [json!({"a": 1}), json!({"a": 2}), json!({"a": 4})],
+        "{:?}",
+        skips(&out)
+    );
+    // The tuple is an array, which an integer is not.
+    let skipped = skips(&out);
+    assert_eq!(skipped.len(), 1);
+    assert_eq!(skipped[0].line, 3);
+    assert!(matches!(&skipped[0].reason, SkipReason::Schema(v) if v[0].path == "/a"));
+    // A line cut at a new value's start is still broken when no repair closes it.
+    let out = decoded::<A>("{\"a\": \"x\n{\"a\": 2}");
+    assert_eq!(items(&out), [json!({"a": 2})]);
+}
