@@ -43,8 +43,9 @@
 //!   fences do not single one out, the answer is [`ParseError::Ambiguous`].
 //! - **Truncation**: without [`ParseOptions::salvage`] a value cut off at the end of the input is
 //!   [`ParseError::Truncated`]. With it the parser closes what is open, but never completes a
-//!   scalar it did not see the end of: a cut number (`{"n":12` could have been `123`), string or
-//!   literal is dropped together with its key, as is a cut element of an array; each step is recorded.
+//!   scalar it did not see the end of: a cut number (`{"n":12` could have been `123`) or literal
+//!   is dropped together with its key, as is a cut element of an array, and so is a cut string but
+//!   where the schema wants free text (below); each step is recorded.
 //! - **Where only the schema can tell** (it is a validating parser: where two readings both
 //!   validate and differ, it does not pick one):
 //!   - *members after an early brace* (`{"a": 1}, "b": 2}`) join the object
