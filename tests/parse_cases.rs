@@ -1053,8 +1053,15 @@ fn unterminated_strings_end_in_an_error() {
         from_str::<Bio>(&text),
         Err(ParseError::Truncated { .. })
     ));
-    let salvaged = from_str_with::<Bio>(&text, &ParseOptions::default().with_salvage(true));
-    assert!(salvaged.is_err(), "a cut string is dropped, not completed");
+    // Salvage keeps free text as far as it was read, and says it was cut.
+    let salvaged = from_str_with::<Bio>(&text, &ParseOptions::default().with_salvage(true))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        salvaged.value.bio == body,
+        "{} bytes kept",
+        salvaged.value.bio.len()
+    );
+    assert!(kinds(&salvaged).contains(&FixKind::CutString));
     let lines = lines_from_str::<Bio>(&text);
     assert!(lines.items.is_empty());
     assert_eq!(lines.skipped.len(), 1);
@@ -1124,4 +1131,357 @@ fn runtime_schemas_use_the_untyped_path() {
     let shared = std::sync::Arc::new(schema);
     let mut decoder = LineDecoder::shared(shared, ParseOptions::default());
     assert_eq!(decoder.feed(b"{\"x\":5}").len(), 1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shapes decided with the schema in hand; each also without a schema (`{}`: nothing to check a
+// guess against), where only what the text makes plain is fixed.
+
+fn no_schema() -> SchemaSet {
+    SchemaSet::new("Any", json!({}))
+}
+
+fn unchecked(text: &str) -> Result<Parsed<Value>, ParseError> {
+    from_str_value(text, &no_schema(), &ParseOptions::default())
+}
+
+fn salvaged_unchecked(text: &str) -> Result<Parsed<Value>, ParseError> {
+    from_str_value(
+        text,
+        &no_schema(),
+        &ParseOptions::default().with_salvage(true),
+    )
+}
+
+fn fix_kinds(parsed: &Parsed<Value>) -> Vec<FixKind> {
+    parsed.fixes.iter().map(|r| r.kind).collect()
+}
+
+#[derive(Debug, Deserialize, PartialEq)]
+struct FlagAndCount {
+    a: bool,
+    b: i64,
+}
+extract!(
+    FlagAndCount,
+    closed(
+        json!({"a": {"type": "boolean"}, "b": {"type": "integer"}}),
+        &["a", "b"]
+    )
+);
+
+#[derive(Debug, Deserialize, PartialEq)]
+struct Key {
+    key: i64,
+}
+extract!(Key, closed(json!({"key": {"type": "integer"}}), &["key"]));
+
+#[derive(Debug, Deserialize, PartialEq)]
+struct Both {
+    a: i64,
+    b: i64,
+}
+extract!(
+    Both,
+    closed(
+        json!({"a": {"type": "integer"}, "b": {"type": "integer"}}),
+        &["a", "b"]
+    )
+);
+
+#[derive(Debug, Deserialize, PartialEq)]
+struct Pair {
+    pair: Vec<i64>,
+}
+extract!(
+    Pair,
+    closed(
+        json!({"pair": {"type": "array", "items": {"type": "integer"}}}),
+        &["pair"]
+    )
+);
+
+#[derive(Debug, Deserialize, PartialEq)]
+struct Population {
+    n: u64,
+}
+extract!(
+    Population,
+    closed(json!({"n": {"type": "integer"}}), &["n"])
+);
+
+#[derive(Debug, Deserialize, PartialEq)]
+struct Named {
+    name: String,
+}
+extract!(
+    Named,
+    closed(json!({"name": {"type": "string"}}), &["name"])
+);
+
+#[derive(Debug, Deserialize, PartialEq)]
+struct Profile {
+    name: String,
+    mood: Option<Sentiment>,
+    bio: Option<String>,
+}
+extract!(
+    Profile,
+    closed(
+        json!({
+            "name": {"type": "string"},
+            "mood": {"anyOf": [{"type": "string", "enum": ["positive", "negative", "neutral"]}, {"type": "null"}]},
+            "bio": {"anyOf": [{"type": "string"}, {"type": "null"}]}
+        }),
+        &["name"]
+    )
+);
+
+#[test]
+fn unescaped_quotes_inside_a_string_and_a_stray_quote_after_a_value() {
+    let text = r#"{"a": "lorem "ipsum" dolor"}"#;
+    let parsed = ok::<S>(text);
+    assert_eq!(parsed.value.a, r#"lorem "ipsum" dolor"#);
+    assert!(kinds(&parsed).contains(&FixKind::InnerQuote));
+    assert_eq!(
+        unchecked(text).unwrap().value,
+        json!({"a": "lorem \"ipsum\" dolor"})
+    );
+    for text in [r#"{"a": 1"}"#, r#"{"a": 1" }"#, "Here: {\"a\": 1\"} done"] {
+        let parsed = ok::<A>(text);
+        assert_eq!(parsed.value, A { a: 1 }, "{text}");
+        assert!(kinds(&parsed).contains(&FixKind::StrayText), "{text}");
+        assert_eq!(unchecked(text).unwrap().value, json!({"a": 1}), "{text}");
+    }
+    let parsed = ok::<AB>(r#"{"a": 1", "b": 2}"#);
+    assert_eq!(parsed.value, AB { a: 1, b: Some(2) });
+}
+
+#[test]
+fn stray_words_between_members_and_a_missing_colon() {
+    for text in [
+        r#"{"a": true, COMMENT "b": 1}"#,
+        r#"{"a": true, // note
+        "b": 1}"#,
+        r#"{"a": true,COMMENT"b": 1}"#,
+    ] {
+        let parsed = ok::<FlagAndCount>(text);
+        assert_eq!(parsed.value, FlagAndCount { a: true, b: 1 }, "{text}");
+    }
+    let parsed = ok::<FlagAndCount>(r#"{"a": true, COMMENT "b": 1}"#);
+    assert!(kinds(&parsed).contains(&FixKind::StrayText));
+    let plain = unchecked(r#"{"a": true, COMMENT "b": 1}"#).unwrap();
+    assert_eq!(plain.value, json!({"a": true, "b": 1}));
+    assert!(fix_kinds(&plain).contains(&FixKind::StrayText));
+
+    let parsed = ok::<Key>(r#"{"key", 105}"#);
+    assert_eq!(parsed.value, Key { key: 105 });
+    assert!(kinds(&parsed).contains(&FixKind::MissingColon));
+    assert_eq!(
+        unchecked(r#"{"key", 105}"#).unwrap().value,
+        json!({"key": 105})
+    );
+    // A key after the comma is a key of its own, not the missing value: no guess.
+    assert!(unchecked(r#"{"key", "b": 1}"#).is_err());
+    // A set written with braces reads as a pair, which a schema that wants a list refuses.
+    assert!(matches!(
+        from_str::<Tags>(r#"{"tags": {"a", "b"}}"#),
+        Err(ParseError::Schema { .. })
+    ));
+}
+
+#[test]
+fn a_string_cut_off_is_kept_where_the_schema_wants_free_text() {
+    let salvage = ParseOptions::default().with_salvage(true);
+    let text = r#"{"bio": "Born in 1815 in Lon"#;
+    let parsed = salvaged::<Bio>(text).unwrap();
+    assert_eq!(parsed.value.bio, "Born in 1815 in Lon");
+    let cut = parsed
+        .fixes
+        .iter()
+        .find(|f| f.kind == FixKind::CutString)
+        .expect("the cut is recorded");
+    assert_eq!(cut.offset, text.find("\"Born").unwrap());
+    assert!(
+        cut.description.contains("/bio") && cut.description.contains("19 character"),
+        "{}",
+        cut.description
+    );
+    // Without salvage it is still an error.
+    assert!(matches!(
+        from_str::<Bio>(text),
+        Err(ParseError::Truncated { .. })
+    ));
+    // The decoder agrees at every split.
+    let out = decoded_with::<Bio>(text.as_bytes(), salvage);
+    assert_eq!(items(&out), [json!({"bio": "Born in 1815 in Lon"})]);
+
+    // An optional free-text member after complete ones; a half escape and a half character are
+    // left out of what is kept.
+    let parsed =
+        salvaged::<Profile>("{\"name\": \"Ada\", \"bio\": \"Math\\u00e9matician \\u00").unwrap();
+    assert_eq!(parsed.value.bio.as_deref(), Some("Mathématician "));
+    let cut_char = b"{\"name\": \"Ada\", \"bio\": \"x \xe2\x82";
+    let out = decoded_with::<Profile>(cut_char, salvage);
+    assert_eq!(items(&out), [json!({"name": "Ada", "bio": "x "})]);
+
+    // Where a cut could make another valid value (an enum: "neg" is not "negative"; an integer
+    // read as text), the string is dropped with its key, as before.
+    let parsed = salvaged::<Profile>(r#"{"name": "Ada", "mood": "neg"#).unwrap();
+    assert_eq!(parsed.value.mood, None);
+    assert!(!kinds(&parsed).contains(&FixKind::CutString));
+    assert!(kinds(&parsed).contains(&FixKind::DroppedIncomplete));
+    assert!(salvaged::<A>(r#"{"a": "12"#).is_err());
+    // A cut list item is dropped: a cut tag is not a tag.
+    let parsed = salvaged::<Tags>(r#"{"tags": ["rust", "pyth"#).unwrap();
+    assert_eq!(parsed.value.tags, ["rust"]);
+
+    // Without a schema nothing says the member is free text: dropped and recorded.
+    let plain = salvaged_unchecked(text).unwrap();
+    assert_eq!(plain.value, json!({}));
+    assert!(fix_kinds(&plain).contains(&FixKind::DroppedIncomplete));
+    assert!(!fix_kinds(&plain).contains(&FixKind::CutString));
+}
+
+#[test]
+fn members_after_an_object_closed_too_early() {
+    let text = r#"{"a": 1}, "b": 2}"#;
+    // The schema wants b: the members join the object.
+    let parsed = ok::<Both>(text);
+    assert_eq!(parsed.value, Both { a: 1, b: 2 });
+    assert!(kinds(&parsed).contains(&FixKind::Reopened));
+    let parsed = ok::<AB>(text);
+    assert_eq!(parsed.value, AB { a: 1, b: Some(2) });
+    let parsed = ok::<AB>("Answer: {\"a\": 1}, 'b': 2} Done.");
+    assert_eq!(parsed.value, AB { a: 1, b: Some(2) });
+    // The schema does not know b: the object as closed.
+    let parsed = ok::<A>(text);
+    assert_eq!(parsed.value, A { a: 1 });
+    assert!(!kinds(&parsed).contains(&FixKind::Reopened));
+    // Without a schema nothing tells: the object as closed stands.
+    assert_eq!(unchecked(text).unwrap().value, json!({"a": 1}));
+    // Nested members, and candidates inside them that are its parts, not values of their own.
+    let parsed = from_str_value(
+        r#"{"a": 1}, "b": {"c": [1]}}"#,
+        &SchemaSet::new(
+            "N",
+            closed(
+                json!({"a": {"type": "integer"}, "b": {"type": "object"}}),
+                &["a", "b"],
+            ),
+        ),
+        &ParseOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(parsed.value, json!({"a": 1, "b": {"c": [1]}}));
+    // Strict mode fixes nothing.
+    assert!(from_str_with::<Both>(text, &ParseOptions::strict()).is_err());
+}
+
+#[test]
+fn python_tuples_and_digit_groups() {
+    let parsed = ok::<Pair>(r#"{"pair": (1, 2)}"#);
+    assert_eq!(parsed.value.pair, [1, 2]);
+    assert!(kinds(&parsed).contains(&FixKind::Tuple));
+    let list = SchemaSet::new("L", json!({"type": "array", "items": {"type": "integer"}}));
+    let parsed = from_str_value("(1, 2, 3)", &list, &ParseOptions::default()).unwrap();
+    assert_eq!(parsed.value, json!([1, 2, 3]));
+    let parsed =
+        from_str_value("```python\n(4, 5,)\n```", &list, &ParseOptions::default()).unwrap();
+    assert_eq!(parsed.value, json!([4, 5]));
+    // A tuple holds a sequence whatever the schema: read as an array without one too.
+    assert_eq!(
+        unchecked(r#"{"pair": (1, 'x')}"#).unwrap().value,
+        json!({"pair": [1, "x"]})
+    );
+
+    let parsed = ok::<Population>(r#"{"n": 82_461_110}"#);
+    assert_eq!(parsed.value.n, 82_461_110);
+    assert!(kinds(&parsed).contains(&FixKind::Coerced));
+    assert_eq!(ok::<Num>(r#"{"n": -1_000.5}"#).value.n, -1000.5);
+    // Where the schema wants text, the text as written; not a number unless every group holds digits.
+    assert_eq!(ok::<P>(r#"{"p": 82_461_110}"#).value.p, "82_461_110");
+    assert!(from_str::<Population>(r#"{"n": 82__461}"#).is_err());
+    assert!(from_str::<Population>(r#"{"n": 1_000.5}"#).is_err());
+    // Without a schema the text is kept as written: nothing says it was a number.
+    assert_eq!(
+        unchecked(r#"{"n": 82_461_110}"#).unwrap().value,
+        json!({"n": "82_461_110"})
+    );
+}
+
+#[test]
+fn several_values_where_the_schema_tells_which() {
+    let text = r#"{"x":1} {"name":"A"}"#;
+    let parsed = ok::<Named>(text);
+    assert_eq!(parsed.value.name, "A");
+    assert_eq!(kinds(&parsed), [FixKind::Envelope]);
+    let text = "Example: {\"title\": \"x\"}\nAnswer: {\"name\": \"B\"}";
+    assert_eq!(ok::<Named>(text).value.name, "B");
+    // Without a schema both are values: ambiguous, never a guess.
+    assert!(matches!(
+        unchecked(r#"{"x":1} {"name":"A"}"#),
+        Err(ParseError::Ambiguous { .. })
+    ));
+}
+
+#[test]
+fn every_spelling_of_a_literal_reads_the_same() {
+    for (text, a, b) in [
+        (r#"{"a": tRuE, "b": nil}"#, true, None),
+        (r#"{"a": FALSE, "b": undefined}"#, false, None),
+        (r#"{"a": True, "b": "x"}"#, true, Some("x")),
+        (r#"{"a": true, "b": NaN}"#, true, None),
+    ] {
+        let parsed = ok::<Lit>(text);
+        assert_eq!(
+            (parsed.value.a, parsed.value.b.as_deref()),
+            (a, b),
+            "{text}"
+        );
+    }
+    assert_eq!(
+        unchecked(r#"[tRuE, nil, undefined, -Infinity, None, nothing]"#)
+            .unwrap()
+            .value,
+        json!([true, null, null, null, null, "nothing"])
+    );
+}
+
+#[test]
+fn many_quotes_take_linear_time() {
+    // The parser's unit tests count its look-ahead; this checks the outcome on ~1 MB of quotes
+    // in each new shape, which a quadratic look-ahead would not finish.
+    let quotes = "\" ".repeat(250_000);
+    let stray = format!("{{\"a\": 1{quotes}}}");
+    assert!(from_str::<A>(&stray).is_err());
+    let inner = format!("{{\"a\": \"{}\"}}", "x \"y\" ".repeat(150_000));
+    assert!(from_str::<S>(&inner).is_ok());
+    let colons = format!("{{{}}}", "\"k\", ".repeat(150_000));
+    assert_eq!(unchecked(&colons).unwrap().value, json!({"k": "k"}));
+    let reopened = format!("{{\"a\": 1{}}}", "}, \"b\": 1".repeat(100_000));
+    assert_eq!(ok::<AB>(&reopened).value, AB { a: 1, b: Some(1) });
+    let words = format!("{{\"a\": 1, {} \"b\": 2}}", "W \"".repeat(150_000));
+    assert!(unchecked(&words).is_err());
+}
+
+#[test]
+fn repairs_in_json_lines() {
+    // A stray quote leaves the framer's string open at the end of its line: the next line still
+    // starts a value of its own, and the broken one is repaired, at every split.
+    let out = decoded::<A>("{\"a\": 1\"}\n{\"a\": 2}\n{\"a\": (3)}\n{\"a\": 4, NOTE \"b\": 1}");
+    assert_eq!(
+        items(&out),
+        [json!({"a": 1}), json!({"a": 2}), json!({"a": 4})],
+        "{:?}",
+        skips(&out)
+    );
+    // The tuple is an array, which an integer is not.
+    let skipped = skips(&out);
+    assert_eq!(skipped.len(), 1);
+    assert_eq!(skipped[0].line, 3);
+    assert!(matches!(&skipped[0].reason, SkipReason::Schema(v) if v[0].path == "/a"));
+    // A line cut at a new value's start is still broken when no repair closes it.
+    let out = decoded::<A>("{\"a\": \"x\n{\"a\": 2}");
+    assert_eq!(items(&out), [json!({"a": 2})]);
 }

@@ -1,14 +1,17 @@
 //! Properties of the parser: it never panics; the decoder yields what `lines_from_str` yields however the
-//! bytes are chunked; serialized values round-trip.
+//! bytes are chunked; serialized values round-trip; a partial preview's complete scalars are the
+//! final parse's.
 
 mod common;
 
 use common::decoded::{self, Out};
-use llm_extract::parse::{from_str_value, from_str_with, lines_from_str_with, ParseOptions};
+use llm_extract::parse::{
+    from_str_value, from_str_with, lines_from_str_with, Node, ParseOptions, PartialParser,
+};
 use llm_extract::{from_str, lines_from_str, ParseError, Schema, SchemaSet};
 use proptest::prelude::*;
 use serde::{Deserialize, Serialize};
-use serde_json::json;
+use serde_json::{json, Value};
 use std::sync::OnceLock;
 
 /// The seed type: strings, integers, floats, an enum, a nested optional object, an array.
@@ -320,4 +323,222 @@ fn a_chunk_ending_at_a_newline_inside_an_open_value() {
             );
         }
     }
+}
+
+/// A scalar written the way models write them: every spelling of a literal, every number form,
+/// strings with every kind of escape (invalid ones and lone surrogates too), unquoted text.
+fn lenient_scalar() -> impl Strategy<Value = String> {
+    const WORDS: &[&str] = &[
+        "true",
+        "false",
+        "null",
+        "True",
+        "tRuE",
+        "FALSE",
+        "None",
+        "nil",
+        "NIL",
+        "undefined",
+        "NaN",
+        "nan",
+        "Infinity",
+        "-Infinity",
+        "+inf",
+        "hello",
+        "hello world",
+        "x1",
+        "café au lait",
+        "10px",
+        "82_461_110",
+        "3rd place",
+        "truthy",
+        "nullable",
+        "Nonesuch",
+    ];
+    const NUMBERS: &[&str] = &[
+        "0",
+        "-0",
+        "12",
+        "-7",
+        ".5",
+        "-.5e1",
+        "1.",
+        "+1",
+        "007",
+        "1e3",
+        "1E-2",
+        "2.50",
+        "18446744073709551615",
+        "-9223372036854775808",
+        "1e400",
+    ];
+    const ESCAPES: &[&str] = &[
+        "\\n",
+        "\\\"",
+        "\\\\",
+        "\\/",
+        "\\t",
+        "\\u00e9",
+        "\\u00E9",
+        "\\ud83d\\ude00",
+        "\\ud83d",
+        "\\ude00",
+        "\\ud83dx",
+        "\\ud83d\\u0041",
+        "\\p",
+        "\\'",
+        "\\uZZ",
+        "\\u00g",
+        "\\u12",
+        "€",
+        "é",
+        " ",
+    ];
+    prop_oneof![
+        proptest::sample::select(WORDS).prop_map(str::to_owned),
+        proptest::sample::select(NUMBERS).prop_map(str::to_owned),
+        proptest::collection::vec(
+            prop_oneof![
+                proptest::sample::select(ESCAPES).prop_map(str::to_owned),
+                "[a-z ]{0,4}",
+            ],
+            0..5
+        )
+        .prop_map(|parts| format!("\"{}\"", parts.concat())),
+    ]
+}
+
+/// A document of those scalars in objects (quoted and bare keys), arrays and tuples, with
+/// trailing and doubled commas and uneven whitespace.
+fn lenient_document() -> impl Strategy<Value = String> {
+    let leaf = lenient_scalar();
+    let tree = leaf.prop_recursive(4, 40, 6, |inner| {
+        prop_oneof![
+            (proptest::collection::vec(inner.clone(), 0..6), 0u8..4).prop_map(|(items, style)| {
+                let (open, close) = if style == 3 { ("(", ")") } else { ("[", "]") };
+                let sep = if style == 1 { " ,\n " } else { "," };
+                let trailing = if style == 2 && !items.is_empty() {
+                    ",,"
+                } else {
+                    ""
+                };
+                format!("{open}{}{trailing}{close}", items.join(sep))
+            }),
+            (
+                proptest::collection::vec((inner, any::<bool>()), 0..6),
+                any::<bool>()
+            )
+                .prop_map(|(members, trailing)| {
+                    let body: Vec<String> = members
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, (value, bare))| match bare {
+                            true => format!("k{i}: {value}"),
+                            false => format!("\"k{i}\" : {value}"),
+                        })
+                        .collect();
+                    let comma = if trailing && !body.is_empty() {
+                        ","
+                    } else {
+                        ""
+                    };
+                    format!("{{ {}{comma} }}", body.join(", "))
+                }),
+        ]
+    });
+    tree.prop_map(|inner| format!("{{\"root\": {inner}, \"last\": 1}}"))
+}
+
+/// Checks every complete scalar of the preview `node` against the final value at the same place.
+fn preview_agrees(node: Node<'_>, last: Option<&Value>, path: &str, text: &str) {
+    let fail = |what: &str| panic!("{what} at {path} of {text:?}: final {last:?}");
+    if node.is_array() {
+        for (i, item) in node.items().enumerate() {
+            preview_agrees(
+                item,
+                last.and_then(|l| l.get(i)),
+                &format!("{path}/{i}"),
+                text,
+            );
+        }
+    } else if node.is_object() {
+        for (key, item) in node.entries() {
+            preview_agrees(
+                item,
+                last.and_then(|l| l.get(key)),
+                &format!("{path}/{key}"),
+                text,
+            );
+        }
+    } else if node.is_complete() {
+        let shown = if let Some(flag) = node.as_bool() {
+            Value::Bool(flag)
+        } else if node.is_null() {
+            Value::Null
+        } else if let Some(text) = node.as_str() {
+            Value::String(text.to_owned())
+        } else if node.number().is_some() {
+            match node.as_number() {
+                Some(number) => Value::Number(number),
+                // A number no parser can read (`1e400`): the final parse fails on it.
+                None => return,
+            }
+        } else {
+            return fail("a complete node of no kind");
+        };
+        if last != Some(&shown) {
+            fail(&format!("the preview shows {shown}"));
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    #[test]
+    fn a_preview_shows_the_scalars_the_final_parse_reads(
+        text in lenient_document(),
+        cuts in proptest::collection::vec(any::<prop::sample::Index>(), 1..5),
+    ) {
+        let any = SchemaSet::new("Any", json!({}));
+        let Ok(last) = from_str_value(&text, &any, &ParseOptions::default()) else {
+            // Only `1e400` makes a document unreadable.
+            prop_assert!(text.contains("1e400"), "{text:?}");
+            return Ok(());
+        };
+        let bytes = text.as_bytes();
+        let mut ends: Vec<usize> = cuts.iter().map(|c| c.index(bytes.len() + 1)).collect();
+        ends.push(bytes.len());
+        for end in ends {
+            // Fed in two chunks, the second one ending at the cut.
+            let head = end / 2;
+            let mut parser = PartialParser::new(true);
+            parser.feed(&bytes[..head]);
+            parser.feed(&bytes[head..end]);
+            if let Some(root) = parser.root() {
+                preview_agrees(root, Some(&last.value), "", &text);
+            }
+        }
+    }
+}
+
+#[test]
+fn a_preview_reads_each_spelling_as_the_final_parse() {
+    let text = r#"{"a": tRuE, "b": nil, "c": undefined, "d": NaN, "e": .5, "f": +1, "g": 82_461_110,
+        "h": "\uZZ \p", "i": (1, None), "j": trueish, "k": hello world}"#;
+    let any = SchemaSet::new("Any", json!({}));
+    let last = from_str_value(text, &any, &ParseOptions::default())
+        .unwrap()
+        .value;
+    assert_eq!(
+        last,
+        json!({"a": true, "b": null, "c": null, "d": null, "e": 0.5, "f": 1, "g": "82_461_110",
+               "h": "\\uZZ \\p", "i": [1, null], "j": "trueish", "k": "hello world"})
+    );
+    let mut parser = PartialParser::new(true);
+    for byte in text.as_bytes() {
+        parser.feed(std::slice::from_ref(byte));
+        preview_agrees(parser.root().unwrap(), Some(&last), "", text);
+    }
+    assert_eq!(parser.root().unwrap().to_value(), last);
 }

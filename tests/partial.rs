@@ -681,22 +681,26 @@ async fn a_truncated_answer_ends_with_the_truncation_after_its_snapshots() {
         .collect()
         .await;
     let (snapshots, completed, _) = collect_events(&events);
-    // The cut string was shown as it grew; the cut answer is not a value (its salvage drops the
-    // required `name`).
+    // The cut string was shown as it grew; the salvaged value keeps the free text as far as it
+    // was written, and its fixes say it was cut.
     assert_eq!(
         snapshots.last().unwrap(),
         &json!({"name": "Ada Lov", "email": "ada@ex.org"})
     );
     assert_eq!(completed, ["email"]);
-    let Some(Err(error)) = events.last() else {
+    let Some(Ok(PartialEvent::Final { extraction, .. })) = events.last() else {
         panic!("{:?}", events.last());
     };
-    assert!(
-        matches!(error.kind(), ExtractErrorKind::Truncated(_)),
-        "{error}"
+    assert_eq!(extraction.value.name, "Ada Lov");
+    assert_eq!(
+        extraction.report.finish,
+        Some(llm_extract::llm::Finish::Length)
     );
-    assert_eq!(error.report().attempts.len(), 1);
-    assert!(error.report().attempts[0].raw.ends_with("Ada Lov"));
+    assert!(extraction.report.fixes.iter().any(|f| f.kind
+        == llm_extract::parse::FixKind::CutString
+        && f.description.contains("/name")));
+    assert_eq!(extraction.report.attempts.len(), 1);
+    assert!(extraction.report.attempts[0].raw.ends_with("Ada Lov"));
 }
 
 #[tokio::test]

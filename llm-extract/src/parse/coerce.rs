@@ -3,7 +3,8 @@
 //! It runs only on a value that failed validation, walks value and schema together (the value is at
 //! most [`super::ParseOptions::max_depth`] deep, so the walk is bounded), and records every change
 //! with the JSON path where it happened:
-//! - a numeric string for a number, `"true"`/`"false"` for a boolean, a number or boolean for a string;
+//! - a numeric string for a number (digit groups too: `82_461_110`, which the lenient parser reads as
+//!   text), `"true"`/`"false"` for a boolean, a number or boolean for a string;
 //! - one value where an array is wanted, an array of one object or an obvious one-key wrapper
 //!   (`{"result": {...}}`) around a wanted object, JSON text inside a string where an object is wanted;
 //! - an enum value or a tag differing only in case or separators that matches exactly one variant;
@@ -12,7 +13,7 @@
 //!
 //! [`is_schema_echo`] recognizes a model that answered with the schema instead of data.
 
-use super::{Fix, FixKind};
+use super::{literal, Fix, FixKind};
 use serde_json::{Map, Number, Value};
 
 /// Walks deeper than any value the parsers produce; a guard, not a limit anyone meets.
@@ -263,8 +264,12 @@ impl Coercer<'_> {
     fn convert(&mut self, value: &mut Value, types: &[&str], schema: &Map<String, Value>) {
         for ty in types {
             let converted = match (*ty, &*value) {
-                ("integer", Value::String(s)) => integer_from(s).map(Value::Number),
-                ("number", Value::String(s)) => number_from(s).map(Value::Number),
+                ("integer", Value::String(s)) => integer_from(s)
+                    .or_else(|| literal::grouped_number(s).filter(|n| n.is_i64() || n.is_u64()))
+                    .map(Value::Number),
+                ("number", Value::String(s)) => number_from(s)
+                    .or_else(|| literal::grouped_number(s))
+                    .map(Value::Number),
                 ("boolean", Value::String(s)) => match s.trim().to_ascii_lowercase().as_str() {
                     "true" => Some(Value::Bool(true)),
                     "false" => Some(Value::Bool(false)),

@@ -252,7 +252,9 @@ impl<'s> Core<'s> {
         };
         match frame.kind {
             FrameKind::Value | FrameKind::Element => {
-                let result = if frame.closed || self.options.salvage {
+                // A value the framer saw unclosed before a new one began on the next line may
+                // be one the lenient parser closes without salvage (a stray quote: `{"a": 1"}`).
+                let result = if frame.closed || self.options.salvage || !frame.at_end {
                     pipeline.frame(&text, frame.start)
                 } else {
                     Err(Rejection::Truncated { offset: frame.end })

@@ -20,6 +20,8 @@ pub(crate) struct Candidate {
     pub(crate) closed: bool,
     /// Whether it lies inside a fenced block.
     pub(crate) fenced: bool,
+    /// Whether it takes in members that follow its closing brace (see `lenient::Settings::reopen`).
+    pub(crate) reopened: bool,
 }
 
 /// Where the answer proper begins: after a byte-order mark and a leading thinking block.
@@ -141,6 +143,7 @@ pub(crate) fn candidates(text: &str, from: usize) -> Vec<Candidate> {
                     end: start + len,
                     closed: true,
                     fenced: in_fence(start),
+                    reopened: false,
                 });
                 budget = budget.saturating_sub(len);
                 i = start + len;
@@ -153,6 +156,7 @@ pub(crate) fn candidates(text: &str, from: usize) -> Vec<Candidate> {
                         end: bytes.len(),
                         closed: false,
                         fenced: in_fence(start),
+                        reopened: false,
                     });
                     seen_unclosed = true;
                 }
@@ -165,6 +169,45 @@ pub(crate) fn candidates(text: &str, from: usize) -> Vec<Candidate> {
         }
     }
     out
+}
+
+/// Whether members of an object seem to follow at `at`, after a closing brace: a comma, then a
+/// quoted or bare key and its colon (`, "b": 2}`). Reads the key once, no further.
+pub(crate) fn members_follow(text: &str, at: usize) -> bool {
+    let bytes = text.as_bytes().get(at..).unwrap_or_default();
+    let skip = |from: usize| {
+        from + bytes
+            .get(from..)
+            .unwrap_or_default()
+            .iter()
+            .take_while(|c| c.is_ascii_whitespace())
+            .count()
+    };
+    let comma = skip(0);
+    if bytes.get(comma) != Some(&b',') {
+        return false;
+    }
+    let key = skip(comma + 1);
+    let key_end = match bytes.get(key) {
+        Some(&quote @ (b'"' | b'\'')) => {
+            let rest = bytes.get(key + 1..).unwrap_or_default();
+            match memchr::memchr(quote, rest) {
+                Some(i) => key + 1 + i + 1,
+                None => return false,
+            }
+        }
+        Some(c) if c.is_ascii_alphabetic() || *c == b'_' => {
+            key + bytes
+                .get(key..)
+                .unwrap_or_default()
+                .iter()
+                .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'$'))
+                .count()
+        }
+        _ => return false,
+    };
+    work::count(key_end);
+    bytes.get(skip(key_end)) == Some(&b':')
 }
 
 /// Where the first `{` or `[` of `text` from `from` is.

@@ -1,11 +1,19 @@
 //! The lenient JSON parser: what models write, read as the JSON they meant, every fix recorded.
 //!
 //! It is iterative (an explicit stack of open containers, so no input can overflow the call stack),
-//! limits nesting, reads each byte a bounded number of times (the only look-ahead, deciding whether a
-//! quote inside a string ends it, stops at the next quote), and stops after one value.
+//! limits nesting, reads each byte a bounded number of times (each look-ahead, deciding whether a
+//! quote inside a string ends it or whether a quoted string is a key, stops at the next quote), and
+//! stops after one value. Literals, numbers and escapes are read by the table in `literal`, which
+//! the partial and typed readers share.
+//!
+//! It knows no schema: every fix it makes is one the text itself makes plain. Where only the schema
+//! can tell which reading was meant, it reports what it saw and the pipeline decides: a string cut
+//! off at the end ([`Fixed::cut`]), members that go on after the object was closed
+//! ([`Settings::reopen`]), digit groups (read as text here, as a number by `coerce` where the schema
+//! wants one).
 
-use super::{work, Fix, FixKind};
-use serde_json::{Map, Number, Value};
+use super::{literal, work, Fix, FixKind};
+use serde_json::{Map, Value};
 
 /// How a parse may end.
 #[derive(Debug, Clone, Copy)]
@@ -14,6 +22,28 @@ pub(crate) struct Settings {
     pub(crate) salvage: bool,
     /// The deepest nesting accepted.
     pub(crate) max_depth: usize,
+    /// Read members that follow the root object's closing brace (`{"a": 1}, "b": 2}`) as its own,
+    /// recorded as [`FixKind::Reopened`].
+    pub(crate) reopen: bool,
+}
+
+/// A step of the path to a value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Step {
+    Key(String),
+    Index(usize),
+}
+
+/// With salvage, a string value cut off at the end of the input: left out of the value, for the
+/// pipeline to keep where the schema wants free text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Cut {
+    /// Where it goes in the value.
+    pub(crate) path: Vec<Step>,
+    /// Its text as far as it was read whole (no half escape, no half character).
+    pub(crate) text: String,
+    /// The byte offset in the input where the string began.
+    pub(crate) offset: usize,
 }
 
 /// A fixed value.
@@ -21,6 +51,10 @@ pub(crate) struct Settings {
 pub(crate) struct Fixed {
     pub(crate) value: Value,
     pub(crate) fixes: Vec<Fix>,
+    /// With salvage, a string value cut off at the end, left out of `value`.
+    pub(crate) cut: Option<Cut>,
+    /// Where the value ended in the text parsed (relative to it).
+    pub(crate) end: usize,
 }
 
 /// Why no value came out.
@@ -43,6 +77,8 @@ pub(crate) fn parse(text: &str, base: usize, settings: Settings) -> Result<Fixed
         base,
         settings,
         fixes: Vec::new(),
+        bare_key: false,
+        cut: None,
     }
     .run()
 }
@@ -52,7 +88,8 @@ enum Open {
         map: Map<String, Value>,
         key: Option<String>,
     },
-    Array(Vec<Value>),
+    /// An array; `tuple`: opened by `(` (a Python tuple), closed by `)`.
+    Array(Vec<Value>, bool),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,6 +130,11 @@ struct Parser<'a> {
     base: usize,
     settings: Settings,
     fixes: Vec<Fix>,
+    /// Whether the last key read was unquoted (then a quoted key right after it shows it was a
+    /// stray word).
+    bare_key: bool,
+    /// The text of a string value the input ended in, and where it began.
+    cut: Option<(String, usize)>,
 }
 
 const LEFT_DOUBLE: &[u8] = "\u{201c}".as_bytes();
@@ -133,6 +175,31 @@ impl Parser<'_> {
                         want = Want::Value;
                         continue;
                     }
+                    if self.bare_key && self.is_key_at(self.pos) {
+                        // `{"a": true, COMMENT "b": 1}`: the word was not a key.
+                        let word = match stack.last_mut() {
+                            Some(Open::Object { key, .. }) => key.take().unwrap_or_default(),
+                            _ => String::new(),
+                        };
+                        self.fix(
+                            FixKind::StrayText,
+                            self.pos,
+                            format!("removed the stray text {word:?} before a key"),
+                        );
+                        want = Want::Key { after_comma: false };
+                        continue;
+                    }
+                    if b == b',' && self.value_follows_comma(self.pos) {
+                        // `{"key", 105}`: a comma where the colon belongs.
+                        self.fix(
+                            FixKind::MissingColon,
+                            self.pos,
+                            "read a comma after a key as the missing colon",
+                        );
+                        self.pos += 1;
+                        want = Want::Value;
+                        continue;
+                    }
                     return Err(self.syntax(self.pos, "expected ':' after the key"));
                 }
                 Want::Key { after_comma } => match b {
@@ -169,7 +236,17 @@ impl Parser<'_> {
                         };
                         continue;
                     }
-                    b'}' | b']' => self.close_matching(&mut stack, b)?,
+                    b'}' | b']' | b')' => self.close_matching(&mut stack, b)?,
+                    _ if self.stray_quote_at(self.pos) => {
+                        // `{"a": 1"}`: a quote after a value, before the comma or bracket.
+                        self.fix(
+                            FixKind::StrayText,
+                            self.pos,
+                            "removed a stray quote after a value",
+                        );
+                        self.pos += self.quote_at(self.pos).map_or(1, |(_, len, _)| len);
+                        continue;
+                    }
                     _ if starts_value(b) || (in_object && starts_key(b)) => {
                         self.fix(FixKind::MissingComma, self.pos, "inserted a missing comma");
                         want = if in_object {
@@ -188,7 +265,8 @@ impl Parser<'_> {
                 },
                 Want::Value | Want::Element { .. } => {
                     if let Want::Element { after_comma } = want {
-                        if b == b']' {
+                        let tuple = matches!(stack.last(), Some(Open::Array(_, true)));
+                        if b == if tuple { b')' } else { b']' } {
                             if after_comma {
                                 self.fix(FixKind::ExtraComma, self.pos, "removed a trailing comma");
                             }
@@ -209,7 +287,7 @@ impl Parser<'_> {
                         }
                     }
                     match b {
-                        b'{' | b'[' => {
+                        b'{' | b'[' | b'(' => {
                             if stack.len() >= self.settings.max_depth {
                                 return Err(self.syntax(
                                     self.pos,
@@ -227,12 +305,19 @@ impl Parser<'_> {
                                 });
                                 want = Want::Key { after_comma: false };
                             } else {
-                                stack.push(Open::Array(Vec::new()));
+                                if b == b'(' {
+                                    self.fix(
+                                        FixKind::Tuple,
+                                        self.pos - 1,
+                                        "read a parenthesized tuple as an array",
+                                    );
+                                }
+                                stack.push(Open::Array(Vec::new(), b == b'('));
                                 want = Want::Element { after_comma: false };
                             }
                             continue;
                         }
-                        b'}' | b']' | b':' => {
+                        b'}' | b']' | b')' | b':' => {
                             return Err(self
                                 .syntax(self.pos, format!("expected a value, found {}", shown(b))))
                         }
@@ -243,7 +328,8 @@ impl Parser<'_> {
                                 Role::OtherValue
                             };
                             let inside = !stack.is_empty();
-                            match self.scalar(role, inside)? {
+                            let tuple = matches!(stack.last(), Some(Open::Array(_, true)));
+                            match self.scalar(role, inside, tuple)? {
                                 Scalar::Done(value) => value,
                                 Scalar::Cut => return self.at_end(stack, want, true),
                             }
@@ -252,6 +338,18 @@ impl Parser<'_> {
                 }
             };
             match self.attach(&mut stack, value) {
+                Some(Value::Object(map))
+                    if self.settings.reopen && self.members_follow(self.pos) =>
+                {
+                    // `{"a": 1}, "b": 2}`: the brace closed the object too early.
+                    self.fix(
+                        FixKind::Reopened,
+                        self.pos - 1,
+                        "read the members after a closing brace as the object's own",
+                    );
+                    stack.push(Open::Object { map, key: None });
+                    want = Want::Next;
+                }
                 Some(value) => return Ok(self.done(value)),
                 None => want = Want::Next,
             }
@@ -261,7 +359,9 @@ impl Parser<'_> {
     fn done(self, value: Value) -> Fixed {
         Fixed {
             value,
+            end: self.pos,
             fixes: self.fixes,
+            cut: None,
         }
     }
 
@@ -269,7 +369,7 @@ impl Parser<'_> {
     fn attach(&mut self, stack: &mut [Open], value: Value) -> Option<Value> {
         match stack.last_mut() {
             None => Some(value),
-            Some(Open::Array(items)) => {
+            Some(Open::Array(items, _)) => {
                 items.push(value);
                 None
             }
@@ -285,7 +385,7 @@ impl Parser<'_> {
     fn close(&mut self, stack: &mut Vec<Open>) -> Value {
         match stack.pop() {
             Some(Open::Object { map, .. }) => Value::Object(map),
-            Some(Open::Array(items)) => Value::Array(items),
+            Some(Open::Array(items, _)) => Value::Array(items),
             None => Value::Null,
         }
     }
@@ -295,7 +395,7 @@ impl Parser<'_> {
     fn close_matching(&mut self, stack: &mut Vec<Open>, closer: u8) -> Result<Value, Failure> {
         let matches = |open: &Open| match open {
             Open::Object { .. } => closer == b'}',
-            Open::Array(_) => closer == b']',
+            Open::Array(_, tuple) => closer == if *tuple { b')' } else { b']' },
         };
         let Some(depth) = stack.iter().rposition(matches) else {
             return Err(self.syntax(self.pos, format!("unexpected {}", shown(closer))));
@@ -324,7 +424,27 @@ impl Parser<'_> {
                 offset: self.base + end,
             });
         }
-        if cut {
+        // A string value cut off is left for the pipeline to keep or drop, with its path.
+        let cut_string = match self.cut.take() {
+            Some((text, offset)) if cut => {
+                let mut path: Vec<Step> = Vec::with_capacity(stack.len());
+                for open in &stack {
+                    match open {
+                        Open::Object { key, .. } => {
+                            path.push(Step::Key(key.clone().unwrap_or_default()))
+                        }
+                        Open::Array(items, _) => path.push(Step::Index(items.len())),
+                    }
+                }
+                Some(Cut {
+                    path,
+                    text,
+                    offset: self.base + offset,
+                })
+            }
+            _ => None,
+        };
+        if cut && cut_string.is_none() {
             self.fix(
                 FixKind::DroppedIncomplete,
                 end,
@@ -333,11 +453,13 @@ impl Parser<'_> {
         }
         if let Some(Open::Object { key, .. }) = stack.last_mut() {
             if let (Some(key), Want::Colon | Want::Value) = (key.take(), want) {
-                self.fix(
-                    FixKind::DroppedIncomplete,
-                    end,
-                    format!("dropped the key {key:?}, whose value was cut off"),
-                );
+                if cut_string.is_none() {
+                    self.fix(
+                        FixKind::DroppedIncomplete,
+                        end,
+                        format!("dropped the key {key:?}, whose value was cut off"),
+                    );
+                }
             }
         }
         self.fix(
@@ -351,8 +473,12 @@ impl Parser<'_> {
         loop {
             let value = self.close(&mut stack);
             match stack.last_mut() {
-                None => return Ok(self.done(value)),
-                Some(Open::Array(_)) => self.fix(
+                None => {
+                    let mut fixed = self.done(value);
+                    fixed.cut = cut_string;
+                    return Ok(fixed);
+                }
+                Some(Open::Array(..)) => self.fix(
                     FixKind::DroppedIncomplete,
                     end,
                     "dropped an array element cut off at the end of the input",
@@ -404,6 +530,7 @@ impl Parser<'_> {
     /// A key: quoted in any style, or bare. `None` when the input ends inside it.
     fn key(&mut self) -> Result<Option<String>, Failure> {
         let b = self.bytes[self.pos];
+        self.bare_key = false;
         if self.quote_at(self.pos).is_some() {
             return self.string(Role::Key);
         }
@@ -425,6 +552,7 @@ impl Parser<'_> {
             return Ok(None);
         }
         let key = self.slice(start, start + len).trim_end().to_owned();
+        self.bare_key = true;
         self.fix(
             FixKind::UnquotedKey,
             start,
@@ -433,7 +561,8 @@ impl Parser<'_> {
         Ok(Some(key))
     }
 
-    fn scalar(&mut self, role: Role, inside: bool) -> Result<Scalar, Failure> {
+    /// A scalar; `tuple`: in a tuple, whose `)` ends an unquoted word.
+    fn scalar(&mut self, role: Role, inside: bool, tuple: bool) -> Result<Scalar, Failure> {
         let b = self.bytes[self.pos];
         if self.quote_at(self.pos).is_some() {
             return Ok(match self.string(role)? {
@@ -446,7 +575,7 @@ impl Parser<'_> {
                 return Ok(scalar);
             }
         }
-        self.bare_word(inside)
+        self.bare_word(inside, tuple)
     }
 
     /// Which quote opens at `at`, and the bytes that may close it.
@@ -487,8 +616,8 @@ impl Parser<'_> {
         let (mut control_noted, mut inner_noted, mut escape_noted) = (false, false, false);
         loop {
             let Some(&b) = self.bytes.get(i) else {
-                self.pos = i;
-                return Ok(None);
+                out.push_str(self.slice(run, i));
+                return Ok(self.cut_off(role, out, start, i));
             };
             if let Some(closer) = closers.iter().find(|c| self.bytes[i..].starts_with(c)) {
                 let after = i + closer.len();
@@ -508,22 +637,9 @@ impl Parser<'_> {
                 b'\\' => {
                     out.push_str(self.slice(run, i));
                     let Some(&e) = self.bytes.get(i + 1) else {
-                        self.pos = i + 1;
-                        return Ok(None);
+                        return Ok(self.cut_off(role, out, start, i + 1));
                     };
-                    let simple = match e {
-                        b'"' => Some('"'),
-                        b'\\' => Some('\\'),
-                        b'/' => Some('/'),
-                        b'b' => Some('\u{8}'),
-                        b'f' => Some('\u{c}'),
-                        b'n' => Some('\n'),
-                        b'r' => Some('\r'),
-                        b't' => Some('\t'),
-                        b'\'' if single => Some('\''),
-                        _ => None,
-                    };
-                    if let Some(c) = simple {
+                    if let Some(c) = literal::escape(e, single) {
                         out.push(c);
                         i += 2;
                     } else if e == b'u' {
@@ -533,8 +649,8 @@ impl Parser<'_> {
                                 i = next;
                             }
                             None if i + 6 > self.bytes.len() && self.is_hex_prefix(i + 2) => {
-                                self.pos = self.bytes.len();
-                                return Ok(None);
+                                let end = self.bytes.len();
+                                return Ok(self.cut_off(role, out, start, end));
                             }
                             None => {
                                 out.push('\\');
@@ -593,24 +709,110 @@ impl Parser<'_> {
 
     /// `\uXXXX` at `at` (with a surrogate pair if there is one): the char and the index after it.
     fn unicode_escape(&self, at: usize) -> Option<(char, usize)> {
-        let hex = |from: usize| -> Option<u32> {
-            let digits = self.text.get(from..from + 4)?;
-            if !digits.bytes().all(|c| c.is_ascii_hexdigit()) {
-                return None;
-            }
-            u32::from_str_radix(digits, 16).ok()
-        };
+        let hex = |from: usize| literal::hex4(self.bytes.get(from..from + 4)?);
         let first = hex(at + 2)?;
-        if (0xD800..0xDC00).contains(&first) {
+        if literal::is_high_surrogate(first) {
             if self.bytes.get(at + 6..at + 8) == Some(b"\\u") {
-                if let Some(second) = hex(at + 8).filter(|s| (0xDC00..0xE000).contains(s)) {
-                    let c = 0x10000 + ((first - 0xD800) << 10) + (second - 0xDC00);
-                    return Some((char::from_u32(c)?, at + 12));
+                if let Some(c) =
+                    hex(at + 8).and_then(|second| literal::surrogate_pair(first, second))
+                {
+                    return Some((c, at + 12));
                 }
             }
             return Some(('\u{fffd}', at + 6));
         }
         Some((char::from_u32(first).unwrap_or('\u{fffd}'), at + 6))
+    }
+
+    /// The input ended inside a string that began at `start`: with `text` read of it (a value's,
+    /// kept for the pipeline), `None` for the caller to handle the cut.
+    fn cut_off(
+        &mut self,
+        role: Role,
+        mut text: String,
+        start: usize,
+        end: usize,
+    ) -> Option<String> {
+        self.pos = end;
+        if role != Role::Key {
+            // A character cut by the end arrives as U+FFFD: not what the model wrote.
+            while text.ends_with('\u{fffd}') {
+                text.pop();
+            }
+            self.cut = Some((text, start));
+        }
+        None
+    }
+
+    /// Whether a quote at `at` stands alone after a value: only whitespace, then a comma, a closing
+    /// bracket or the end, follow it (`{"a": 1"}`).
+    fn stray_quote_at(&self, at: usize) -> bool {
+        let Some((_, len, _)) = self.quote_at(at) else {
+            return false;
+        };
+        let rest = self.bytes.get(at + len..).unwrap_or_default();
+        let space = rest
+            .iter()
+            .position(|c| !c.is_ascii_whitespace())
+            .unwrap_or(rest.len());
+        work::count(space + 1);
+        matches!(rest.get(space), None | Some(b',' | b'}' | b']' | b')'))
+    }
+
+    /// Whether after the comma at `at` comes a value and not a key of its own (`{"key", 105}`, not
+    /// `{"a", "b": 1}`).
+    fn value_follows_comma(&self, at: usize) -> bool {
+        let rest = self.bytes.get(at + 1..).unwrap_or_default();
+        let space = rest
+            .iter()
+            .position(|c| !c.is_ascii_whitespace())
+            .unwrap_or(rest.len());
+        work::count(space + 1);
+        let next = at + 1 + space;
+        match self.bytes.get(next) {
+            None => false,
+            Some(_) if self.quote_at(next).is_some() => !self.is_key_at(next),
+            Some(&b) => starts_value(b) && !self.bare_key_at(next),
+        }
+    }
+
+    /// Whether an unquoted key followed by a colon starts at `at`.
+    fn bare_key_at(&self, at: usize) -> bool {
+        let rest = self.bytes.get(at..).unwrap_or_default();
+        let word = rest
+            .iter()
+            .position(|c| !(c.is_ascii_alphanumeric() || matches!(c, b'_' | b'$' | b'-')))
+            .unwrap_or(rest.len());
+        let after = rest.get(word..).unwrap_or_default();
+        let space = after
+            .iter()
+            .position(|c| !c.is_ascii_whitespace())
+            .unwrap_or(after.len());
+        work::count(word + space + 1);
+        word > 0 && after.get(space) == Some(&b':')
+    }
+
+    /// Whether members follow at `at`: a comma, then a key and its colon (`, "b": 2}`).
+    fn members_follow(&self, at: usize) -> bool {
+        let rest = self.bytes.get(at..).unwrap_or_default();
+        let space = rest
+            .iter()
+            .position(|c| !c.is_ascii_whitespace())
+            .unwrap_or(rest.len());
+        if rest.get(space) != Some(&b',') {
+            return false;
+        }
+        let after = rest.get(space + 1..).unwrap_or_default();
+        let more = after
+            .iter()
+            .position(|c| !c.is_ascii_whitespace())
+            .unwrap_or(after.len());
+        work::count(space + more + 1);
+        let key = at + space + 1 + more;
+        match self.quote_at(key) {
+            Some(_) => self.is_key_at(key),
+            None => self.bare_key_at(key),
+        }
     }
 
     /// Whether a quote whose next byte is at `after` closes the string, or is a quote the model
@@ -628,7 +830,7 @@ impl Parser<'_> {
             return true;
         };
         match self.bytes[next] {
-            b',' | b'}' | b']' | b':' | b'/' => true,
+            b',' | b'}' | b']' | b')' | b':' | b'/' => true,
             // Another string right after: a missing comma before the next key or element,
             // unless, inside an object, what follows is not a key.
             _ if self.quote_at(next).is_some() => role == Role::OtherValue || self.is_key_at(next),
@@ -664,7 +866,7 @@ impl Parser<'_> {
         let start = self.pos;
         let len = self.bytes[start..]
             .iter()
-            .position(|c| !(c.is_ascii_digit() || matches!(c, b'-' | b'+' | b'.' | b'e' | b'E')))
+            .position(|&c| !literal::is_number_byte(c))
             .unwrap_or(self.bytes.len() - start);
         let end = start + len;
         match self.bytes.get(end) {
@@ -673,21 +875,17 @@ impl Parser<'_> {
                 self.pos = end;
                 return Ok(Some(Scalar::Cut));
             }
-            Some(c) if c.is_ascii_alphabetic() || *c == b'_' => return Ok(None),
+            Some(&c) if literal::number_goes_on_as_word(c) => return Ok(None),
             _ => {}
         }
         let raw = self.slice(start, end);
-        if !raw.bytes().any(|c| c.is_ascii_digit()) {
-            return Err(self.syntax(start, format!("{raw:?} is not a number")));
-        }
-        let (normalized, changed) = normalize_number(raw);
-        let number = parse_number(&normalized)
+        let (number, changed) = literal::number(raw)
             .ok_or_else(|| self.syntax(start, format!("{raw:?} is not a number")))?;
         if changed {
             self.fix(
                 FixKind::NumberForm,
                 start,
-                format!("read the number {raw:?} as {normalized}"),
+                format!("read the number {raw:?} as {number}"),
             );
         }
         self.pos = end;
@@ -695,37 +893,26 @@ impl Parser<'_> {
     }
 
     /// A literal (`true`, `None`, `NaN`, ...) or an unquoted string, up to the next delimiter.
-    fn bare_word(&mut self, inside: bool) -> Result<Scalar, Failure> {
+    fn bare_word(&mut self, inside: bool, tuple: bool) -> Result<Scalar, Failure> {
         let start = self.pos;
         let len = self.bytes[start..]
             .iter()
-            .position(|c| matches!(c, b',' | b'}' | b']' | b':' | b'\n' | b'\r' | b'{' | b'['))
+            .position(|&c| literal::ends_word(c) || (tuple && c == b')'))
             .unwrap_or(self.bytes.len() - start);
         self.pos = start + len;
         let word = self.slice(start, start + len).trim_end();
-        // At the end of the input a word may be cut (`tr`), unless it is a whole literal and
-        // nothing (not even a space) followed it that could have been part of a longer word.
-        let whole_literal = matches!(word, "true" | "false" | "null" | "True" | "False" | "None");
-        if self.pos == self.bytes.len() && inside && !whole_literal {
+        let literal = literal::word(word);
+        // At the end of the input a word may be cut (`tr`), unless it is a whole literal.
+        if self.pos == self.bytes.len() && inside && literal.is_none() {
             return Ok(Scalar::Cut);
         }
         if word.is_empty() {
             return Err(self.syntax(start, "expected a value"));
         }
-        let literal = match word {
-            "true" => return Ok(Scalar::Done(Value::Bool(true))),
-            "false" => return Ok(Scalar::Done(Value::Bool(false))),
-            "null" => return Ok(Scalar::Done(Value::Null)),
-            "True" | "TRUE" => Some(Value::Bool(true)),
-            "False" | "FALSE" => Some(Value::Bool(false)),
-            "None" | "NULL" | "Null" | "nil" | "undefined" => Some(Value::Null),
-            "NaN" | "nan" | "Infinity" | "-Infinity" | "+Infinity" | "inf" | "-inf" => {
-                Some(Value::Null)
+        if let Some((value, exact)) = literal {
+            if !exact {
+                self.fix(FixKind::Literal, start, format!("read {word} as {value}"));
             }
-            _ => None,
-        };
-        if let Some(value) = literal {
-            self.fix(FixKind::Literal, start, format!("read {word} as {value}"));
             return Ok(Scalar::Done(value));
         }
         let word = word.to_owned();
@@ -769,48 +956,6 @@ fn shown(b: u8) -> String {
     }
 }
 
-/// `.5` to `0.5`, `1.` to `1`, `+1` to `1`, `007` to `7`; whether anything changed.
-fn normalize_number(raw: &str) -> (String, bool) {
-    let (sign, digits) = match raw.as_bytes().first() {
-        Some(b'-') => ("-", &raw[1..]),
-        Some(b'+') => ("", &raw[1..]),
-        _ => ("", raw),
-    };
-    let (mantissa, exponent) = match digits.find(['e', 'E']) {
-        Some(i) => digits.split_at(i),
-        None => (digits, ""),
-    };
-    let (int, frac) = match mantissa.find('.') {
-        Some(i) => (&mantissa[..i], Some(&mantissa[i + 1..])),
-        None => (mantissa, None),
-    };
-    let int = int.trim_start_matches('0');
-    let int = if int.is_empty() { "0" } else { int };
-    let mut out = String::with_capacity(raw.len() + 2);
-    out.push_str(sign);
-    out.push_str(int);
-    if let Some(frac) = frac.filter(|f| !f.is_empty()) {
-        out.push('.');
-        out.push_str(frac);
-    }
-    out.push_str(exponent);
-    let changed = out != raw;
-    (out, changed)
-}
-
-fn parse_number(text: &str) -> Option<Number> {
-    if !text.contains(['.', 'e', 'E']) {
-        if let Ok(n) = text.parse::<i64>() {
-            return Some(n.into());
-        }
-        if let Ok(n) = text.parse::<u64>() {
-            return Some(n.into());
-        }
-    }
-    let f: f64 = text.parse().ok()?;
-    Number::from_f64(f)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -819,10 +964,12 @@ mod tests {
     const LENIENT: Settings = Settings {
         salvage: false,
         max_depth: 128,
+        reopen: false,
     };
     const SALVAGE: Settings = Settings {
         salvage: true,
         max_depth: 128,
+        reopen: false,
     };
 
     fn fix(text: &str) -> (Value, Vec<FixKind>) {
@@ -895,6 +1042,173 @@ mod tests {
             let want: Value = serde_json::from_str(want).unwrap();
             assert_eq!(v, want, "{text}");
             assert!(kinds.contains(kind), "{text}: {kinds:?}");
+        }
+    }
+
+    #[test]
+    fn shapes_another_repair_library_handles() {
+        let cases: &[(&str, &str, FixKind)] = &[
+            (
+                r#"{"a": "lorem "ipsum" dolor"}"#,
+                r#"{"a": "lorem \"ipsum\" dolor"}"#,
+                FixKind::InnerQuote,
+            ),
+            (r#"{"a": 1"}"#, r#"{"a": 1}"#, FixKind::StrayText),
+            (
+                r#"{"a": 1", "b": 2}"#,
+                r#"{"a": 1, "b": 2}"#,
+                FixKind::StrayText,
+            ),
+            (r#"["x", 2"]"#, r#"["x", 2]"#, FixKind::StrayText),
+            (
+                r#"{"a": true, COMMENT "b": 1}"#,
+                r#"{"a": true, "b": 1}"#,
+                FixKind::StrayText,
+            ),
+            (
+                r#"{"a": 1 COMMENT "b": 1}"#,
+                r#"{"a": 1, "b": 1}"#,
+                FixKind::StrayText,
+            ),
+            (r#"{"key", 105}"#, r#"{"key": 105}"#, FixKind::MissingColon),
+            (
+                r#"{"key", "v", "k2": 1}"#,
+                r#"{"key": "v", "k2": 1}"#,
+                FixKind::MissingColon,
+            ),
+            (r#"{"a": (1, 2)}"#, r#"{"a": [1, 2]}"#, FixKind::Tuple),
+            (r#"{"a": ('x', y)}"#, r#"{"a": ["x", "y"]}"#, FixKind::Tuple),
+            (
+                r#"{"a": ((1,), ())}"#,
+                r#"{"a": [[1], []]}"#,
+                FixKind::Tuple,
+            ),
+            ("(1, 2)", "[1, 2]", FixKind::Tuple),
+            (
+                r#"{"a": tRuE, "b": nil}"#,
+                r#"{"a": true, "b": null}"#,
+                FixKind::Literal,
+            ),
+            (r#"{"a": undefined}"#, r#"{"a": null}"#, FixKind::Literal),
+            (
+                r#"{"n": 82_461_110}"#,
+                r#"{"n": "82_461_110"}"#,
+                FixKind::UnquotedString,
+            ),
+        ];
+        for (text, want, kind) in cases {
+            let (v, kinds) = fix(text);
+            let want: Value = serde_json::from_str(want).unwrap();
+            assert_eq!(v, want, "{text}");
+            assert!(kinds.contains(kind), "{text}: {kinds:?}");
+        }
+        // A key after the comma is a key, not the missing value; a word before a colon is a key.
+        for text in [r#"{"a", "b": 1}"#, r#"{"a", b: 1}"#, "{\"a\" 1}"] {
+            assert!(
+                matches!(parse(text, 0, LENIENT), Err(Failure::Syntax { .. })),
+                "{text}"
+            );
+        }
+        // A tuple closes only with `)`, an array only with `]`.
+        assert!(parse("[1, 2)", 0, LENIENT).is_err());
+        assert!(parse("(1, 2]", 0, LENIENT).is_err());
+        // Inside a tuple a word ends at `)`; outside one, `(` and `)` are text.
+        assert_eq!(fix(r#"{"a": f(x)}"#).0, json!({"a": "f(x)"}));
+    }
+
+    #[test]
+    fn members_after_an_early_brace_join_only_when_asked() {
+        let text = r#"{"a": 1}, "b": 2}"#;
+        let early = parse(text, 0, LENIENT).unwrap();
+        assert_eq!(early.value, json!({"a": 1}));
+        assert_eq!(early.end, 8);
+        let reopen = Settings {
+            reopen: true,
+            ..LENIENT
+        };
+        let joined = parse(text, 0, reopen).unwrap();
+        assert_eq!(joined.value, json!({"a": 1, "b": 2}));
+        assert_eq!(joined.end, text.len());
+        assert!(joined.fixes.iter().any(|f| f.kind == FixKind::Reopened));
+        let twice = parse(r#"{"a": 1}, b: 2}, 'c': [3]} tail"#, 0, reopen).unwrap();
+        assert_eq!(twice.value, json!({"a": 1, "b": 2, "c": [3]}));
+        // Not members: a comma and a value, or prose.
+        for text in [
+            r#"{"a": 1}, 2"#,
+            r#"{"a": 1} and "b": 2"#,
+            r#"{"a": 1}, "b""#,
+        ] {
+            assert_eq!(
+                parse(text, 0, reopen).unwrap().value,
+                json!({"a": 1}),
+                "{text}"
+            );
+        }
+        // Arrays are not reopened.
+        assert_eq!(
+            parse(r#"[1], "b": 2}"#, 0, reopen).unwrap().value,
+            json!([1])
+        );
+    }
+
+    #[test]
+    fn a_cut_string_value_is_reported_with_its_path() {
+        let r = parse(r#"{"a": {"x": [1, {"bio": "Born in 19"#, 0, SALVAGE).unwrap();
+        let cut = r.cut.expect("a cut string");
+        assert_eq!(
+            cut.path,
+            [
+                Step::Key("a".into()),
+                Step::Key("x".into()),
+                Step::Index(1),
+                Step::Key("bio".into())
+            ]
+        );
+        assert_eq!(cut.text, "Born in 19");
+        // Escapes read whole are kept; a half escape or a half character is not.
+        for (text, kept) in [
+            ("{\"s\": \"a\\nb\\u00", "a\nb"),
+            ("{\"s\": \"a\\", "a"),
+            ("{\"s\": \"x\u{fffd}", "x"),
+            ("{\"s\": \"", ""),
+        ] {
+            let r = parse(text, 0, SALVAGE).unwrap();
+            assert_eq!(r.cut.map(|c| c.text).as_deref(), Some(kept), "{text}");
+            assert_eq!(r.value, json!({}), "{text}");
+        }
+        // A cut key or number is no cut string.
+        for text in ["{\"a\": 1, \"bi", "{\"n\": 12"] {
+            assert!(parse(text, 0, SALVAGE).unwrap().cut.is_none(), "{text}");
+        }
+    }
+
+    #[test]
+    fn many_quotes_stay_linear() {
+        // Stray quotes, quotes inside strings, unclosed strings: each case doubled, the work read
+        // ahead must stay a small multiple of the input.
+        let makers: [fn(usize) -> String; 6] = [
+            |n| format!("{{\"a\": \"{}\"}}", "x \" ".repeat(n)),
+            |n| format!("{{\"a\": 1{}}}", "\" ".repeat(n)),
+            |n| format!("{{{}}}", "\"k\", ".repeat(n)),
+            |n| format!("{{\"a\": 1{}", "}, \"b\": \"".repeat(n)),
+            |n| format!("{{{}\"a\": 1}}", "W \"".repeat(n)),
+            |n| format!("[{}]", "(\"".repeat(n)),
+        ];
+        for make in makers {
+            for n in [2_000, 8_000] {
+                let text = make(n);
+                let reopen = Settings {
+                    reopen: true,
+                    ..SALVAGE
+                };
+                let read = work::of(|| drop(parse(&text, 0, reopen)));
+                assert!(
+                    read <= 6 * text.len(),
+                    "{read} bytes read ahead for {} bytes: {:?}...",
+                    text.len(),
+                    &text[..20]
+                );
+            }
         }
     }
 
@@ -1011,15 +1325,5 @@ mod tests {
                 "{text}"
             );
         }
-    }
-
-    #[test]
-    fn number_normalization() {
-        assert_eq!(normalize_number("-.5e3"), ("-0.5e3".into(), true));
-        assert_eq!(normalize_number("10"), ("10".into(), false));
-        assert_eq!(normalize_number("0"), ("0".into(), false));
-        assert_eq!(normalize_number("1.e2"), ("1e2".into(), true));
-        assert!(parse_number("1e999").is_none());
-        assert_eq!(parse_number("18446744073709551615"), Some(u64::MAX.into()));
     }
 }

@@ -43,8 +43,34 @@
 //!   fences do not single one out, the answer is [`ParseError::Ambiguous`].
 //! - **Truncation**: without [`ParseOptions::salvage`] a value cut off at the end of the input is
 //!   [`ParseError::Truncated`]. With it the parser closes what is open, but never completes a
-//!   scalar it did not see the end of: a cut number (`{"n":12` could have been `123`), string or
-//!   literal is dropped together with its key, as is a cut element of an array; each step is recorded.
+//!   scalar it did not see the end of: a cut number (`{"n":12` could have been `123`) or literal
+//!   is dropped together with its key, as is a cut element of an array, and so is a cut string but
+//!   where the schema wants free text (below); each step is recorded.
+//! - **Where only the schema can tell** (it is a validating parser: where two readings both
+//!   validate and differ, it does not pick one):
+//!   - *members after an early brace* (`{"a": 1}, "b": 2}`) join the object
+//!     ([`FixKind::Reopened`]) when the object as closed fails the schema and the joined one passes,
+//!     or when both pass and the joined one adds only keys the schema declares; without a schema (or
+//!     when the keys are unknown to it) the object as closed stands;
+//!   - *digit groups* (`82_461_110`) are read as text, and as the number only where the schema
+//!     wants a number ([`FixKind::Coerced`]): without a schema the text is kept as written;
+//!   - *a string cut off at the end* (with salvage) is kept as far as it was read, and recorded
+//!     with its path and length ([`FixKind::CutString`]), only where the schema wants free text
+//!     (a string with no `enum`, `const`, `pattern` or `format`, which a cut could turn into
+//!     another valid value) and only as an object member (a cut list item is dropped); without a
+//!     schema it is dropped with its key, as any cut scalar;
+//!   - *several values* (`{"x": 1} {"name": "A"}`): the one that validates; without a schema,
+//!     several that differ are [`ParseError::Ambiguous`].
+//! - **Fixes the text makes plain**, with or without a schema, each recorded: unescaped quotes inside
+//!   a string ([`FixKind::InnerQuote`]: a quote is read as the string's end only when what follows
+//!   can follow a string), a stray quote after a value (`{"a": 1"}`) and a stray word before a
+//!   key (`{"a": true, COMMENT "b": 1}`) removed ([`FixKind::StrayText`]), a comma where the colon
+//!   belongs (`{"key", 105}`, [`FixKind::MissingColon`], when a value and not another key follows
+//!   it), a Python tuple read as an array ([`FixKind::Tuple`]).
+//! - **Literals, numbers and escapes** are read by one table that the lenient, partial and typed
+//!   readers share: `true`, `false`, `null` in any case and their Python and JavaScript
+//!   spellings (`None`, `nil`, `undefined`), and `NaN` and the infinities as `null`, so a preview
+//!   never shows a scalar that the final parse reads otherwise.
 //! - **Hostile input** cannot make it panic, overflow the stack (the lenient parser is iterative and
 //!   nesting is limited to [`ParseOptions::max_depth`]) or take superlinear time; the decoder keeps
 //!   at most [`ParseOptions::max_frame_bytes`] of one frame in memory.
@@ -73,6 +99,7 @@ mod error;
 mod frame;
 mod lenient;
 mod lines;
+mod literal;
 mod one;
 pub(crate) mod partial;
 pub(crate) mod partial_value;
@@ -266,6 +293,18 @@ pub enum FixKind {
     DroppedExtraKey,
     /// Invalid UTF-8 was replaced by U+FFFD.
     InvalidUtf8,
+    /// Stray text between members (a word, a quote after a value) was removed.
+    StrayText,
+    /// A comma where a key's colon belongs was read as the colon (`{"key", 105}`).
+    MissingColon,
+    /// A Python tuple `(1, 2)` was read as an array.
+    Tuple,
+    /// Members that follow an object's closing brace were read as its own (`{"a": 1}, "b": 2}`),
+    /// because the schema wants them.
+    Reopened,
+    /// Salvage: a string cut off at the end of the input was kept as far as it was read, because
+    /// the schema wants free text there (the fix says where, and how much was kept).
+    CutString,
 }
 
 /// Many parsed values and the lines that were skipped.

@@ -104,8 +104,9 @@ fn clean<T: Schema>(
     let from = envelope::first_bracket(text, start)?;
     let (value, len) = typed::prefix_from_str::<T>(text.get(from..)?, plan.is_some())?;
     let to = from + len;
-    // One value alone: the prose after it opens no other (then the full path finds just this one).
-    if envelope::first_bracket(text, to).is_some() {
+    // One value alone: the prose after it opens no other (then the full path finds just this one)
+    // and does not go on with its members (`{"a": 1}, "b": 2}`, which the full path reads).
+    if envelope::first_bracket(text, to).is_some() || envelope::members_follow(text, to) {
         return None;
     }
     Some(Parsed {
@@ -199,6 +200,18 @@ fn lenient(
         }
     }
 
+    // A Python tuple for a wanted array: no bracket opens it, so the candidates miss it.
+    if pipeline.wants_container() {
+        let (offset, inner) = envelope::unfenced(body);
+        let trimmed = inner.trim();
+        if trimmed.starts_with('(') {
+            let at = start + offset + (inner.len() - inner.trim_start().len());
+            if let Ok(accepted) = pipeline.frame(trimmed, at) {
+                return Ok(with_envelope(accepted, Some((at, at + trimmed.len()))));
+            }
+        }
+    }
+
     let mut distinct = Distinct::default();
     let mut failed: Vec<(Candidate, Rejection)> = Vec::new();
     pipeline.each_candidate(text, start, 0, |candidate, result| match result {
@@ -283,13 +296,9 @@ impl Distinct {
                 .get(i)
                 .is_some_and(|earlier| match &earlier.accepted {
                     Some(kept) => kept.value == accepted.value,
-                    None => {
-                        let c = earlier.candidate;
-                        let slice = text.get(c.start..c.end).unwrap_or_default();
-                        pipeline
-                            .frame(slice, c.start)
-                            .is_ok_and(|again| again.value == accepted.value)
-                    }
+                    None => pipeline
+                        .candidate(text, earlier.candidate, 0)
+                        .is_ok_and(|again| again.value == accepted.value),
                 })
         });
         if seen {

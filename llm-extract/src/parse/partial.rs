@@ -14,9 +14,15 @@
 //! end of the parser's text, so its span is brought up to date only when it ends.
 //!
 //! What it tolerates: prose or a code fence before the value (skipped up to the first `{` or `[` when
-//! the schema wants an object or an array), trailing and doubled commas, unquoted keys, Python-style
-//! literals (`True`, `None`), invalid escapes (kept literally) and invalid UTF-8 (U+FFFD). It is a
-//! preview: the answer's final value always comes from the full pipeline ([`super::from_str_with`]).
+//! the schema wants an object or an array), trailing and doubled commas, unquoted keys, unquoted
+//! text, Python tuples, invalid escapes (kept literally) and invalid UTF-8 (U+FFFD). Words, numbers
+//! and escapes are read by the table the lenient parser uses (`literal`): every spelling of a literal
+//! (`True`, `None`, `nil`, `NaN`), every number form (`.5`, `+1`), so a scalar the preview shows
+//! complete is the one the final parse reads (a word completes only at the delimiter after it:
+//! `true` may go on to `trueish`). It is a preview: the answer's final value always comes from the
+//! full pipeline ([`super::from_str_with`]).
+
+use super::literal;
 
 use serde_json::Value;
 use std::collections::HashMap;
@@ -76,6 +82,11 @@ pub struct PartialParser {
     grown: Span,
     /// Nodes closed since [`PartialParser::take_closed`] was last called.
     closed: Vec<u32>,
+    /// The depths (stack lengths) of the open tuples, innermost last.
+    tuples: Vec<usize>,
+    /// The state a comment interrupted, resumed after it (comments are skipped, as the lenient
+    /// parser skips them).
+    resume: State,
     /// Whether the value must be an object or an array (prose before it is skipped).
     container: bool,
     /// The key index of each object with more than [`INDEXED`] members, by the object's node: so
@@ -127,12 +138,18 @@ enum State {
     Str,
     /// After a backslash in a string.
     Escape,
-    /// Inside `\uXXXX`: the digits read so far and their value.
-    Unicode { digits: u8, code: u32 },
+    /// Inside `\uXXXX`: the digits read so far, as written.
+    Unicode { digits: u8, raw: [u8; 4] },
     /// Inside a number.
     Number,
     /// Inside a bare word (`true`, `null`, `None`, ...).
     Literal,
+    /// After a `/` between tokens: a comment begins, or the `/` was stray.
+    Slash,
+    /// Inside a `//` comment, to the end of the line.
+    LineComment,
+    /// Inside a `/* */` comment; `star`: the last byte read was `*`.
+    BlockComment { star: bool },
     /// The value is complete (or nested too deep): the rest is ignored.
     End,
 }
@@ -214,6 +231,8 @@ impl PartialParser {
             other: false,
             grown: Span::default(),
             closed: Vec::new(),
+            tuples: Vec::new(),
+            resume: State::Value,
             container,
             indexes: HashMap::new(),
             path_keys: HashMap::new(),
@@ -388,6 +407,71 @@ impl PartialParser {
                     i + 1
                 }
             }
+            State::Value | State::Key | State::Colon | State::After if byte == b'/' => {
+                self.resume = self.state;
+                self.state = State::Slash;
+                i + 1
+            }
+            State::Slash => {
+                match byte {
+                    b'/' => self.state = State::LineComment,
+                    b'*' => self.state = State::BlockComment { star: false },
+                    // Where a value goes, a word that begins with `/` (`/path`), as the lenient
+                    // parser reads it; elsewhere a stray `/`, dropped. The byte is read again.
+                    _ => {
+                        self.state = self.resume;
+                        if self.resume == State::Value {
+                            self.begin_scalar(
+                                Kind::Word(Span::at(self.text.len())),
+                                State::Literal,
+                            );
+                            self.utf8.push(b'/');
+                        }
+                        return i;
+                    }
+                }
+                i + 1
+            }
+            State::LineComment => {
+                let rest = bytes.get(i..).unwrap_or_default();
+                match memchr::memchr(b'\n', rest) {
+                    Some(at) => {
+                        self.state = self.resume;
+                        i + at + 1
+                    }
+                    None => bytes.len(),
+                }
+            }
+            State::BlockComment { star } => {
+                if star && byte == b'/' {
+                    self.state = self.resume;
+                    return i + 1;
+                }
+                let rest = bytes.get(i..).unwrap_or_default();
+                match memchr::memchr(b'*', rest) {
+                    Some(at) => {
+                        let after = i + at + 1;
+                        match bytes.get(after) {
+                            Some(b'/') => {
+                                self.state = self.resume;
+                                after + 1
+                            }
+                            Some(_) => {
+                                self.state = State::BlockComment { star: false };
+                                after
+                            }
+                            None => {
+                                self.state = State::BlockComment { star: true };
+                                after
+                            }
+                        }
+                    }
+                    None => {
+                        self.state = State::BlockComment { star: false };
+                        bytes.len()
+                    }
+                }
+            }
             State::Value => self.value(byte, i),
             State::Key => {
                 match byte {
@@ -396,8 +480,7 @@ impl PartialParser {
                         self.in_key = true;
                         self.state = State::Str;
                     }
-                    b'}' => self.close(),
-                    b']' => self.close(),
+                    b'}' | b']' | b')' => self.close(),
                     b if b.is_ascii_alphanumeric() || b == b'_' || b == b'$' => {
                         self.key = Span::at(self.text.len());
                         self.push_key_byte(b);
@@ -419,8 +502,15 @@ impl PartialParser {
             }
             State::Colon => {
                 match byte {
-                    b':' => self.state = State::Value,
-                    b'}' | b']' => self.close(),
+                    // `{"key", 105}`: a comma where the colon belongs, as the lenient parser reads it.
+                    b':' | b',' => self.state = State::Value,
+                    b'}' | b']' | b')' => self.close(),
+                    b'"' => {
+                        // `{"a": 1, COMMENT "b": 2}`: the word before was stray; this is the key.
+                        self.key = Span::at(self.text.len());
+                        self.in_key = true;
+                        self.state = State::Str;
+                    }
                     _ => {}
                 }
                 i + 1
@@ -428,7 +518,7 @@ impl PartialParser {
             State::After => {
                 match byte {
                     b',' => self.state = self.after_comma(),
-                    b'}' | b']' => self.close(),
+                    b'}' | b']' | b')' => self.close(),
                     b'"' if self.top_is_object() => {
                         // A missing comma between two members.
                         self.state = State::Key;
@@ -444,42 +534,46 @@ impl PartialParser {
                 if byte != b'u' {
                     self.flush_high();
                 }
-                let decoded = match byte {
-                    b'n' => '\n',
-                    b't' => '\t',
-                    b'r' => '\r',
-                    b'b' => '\u{8}',
-                    b'f' => '\u{c}',
-                    b'u' => {
-                        self.state = State::Unicode { digits: 0, code: 0 };
-                        return i + 1;
+                if byte == b'u' {
+                    self.state = State::Unicode {
+                        digits: 0,
+                        raw: [0; 4],
+                    };
+                    return i + 1;
+                }
+                match literal::escape(byte, false) {
+                    Some(decoded) => {
+                        self.push_char(decoded);
+                        i + 1
                     }
-                    b'"' | b'\\' | b'/' => char::from(byte),
-                    // An invalid escape is kept literally (the lenient parser does the same).
-                    _ => {
+                    // An invalid escape keeps its backslash; the byte is read again as text.
+                    None => {
                         self.push_char('\\');
-                        return i;
+                        i
                     }
-                };
-                self.push_char(decoded);
-                i + 1
+                }
             }
-            State::Unicode { digits, code } => {
-                let Some(digit) = char::from(byte).to_digit(16) else {
-                    // A cut `\u` escape: kept as U+FFFD, the byte read again as text.
-                    self.push_char(char::REPLACEMENT_CHARACTER);
+            State::Unicode { digits, mut raw } => {
+                if !byte.is_ascii_hexdigit() {
+                    // An invalid `\u` escape is kept literally, as written; the byte is read again.
+                    self.flush_high();
+                    self.push_str("\\u");
+                    let written = raw.get(..usize::from(digits)).and_then(ascii);
+                    self.push_str(written.unwrap_or_default());
                     self.state = State::Str;
                     return i;
-                };
-                let code = code * 16 + digit;
+                }
+                if let Some(slot) = raw.get_mut(usize::from(digits)) {
+                    *slot = byte;
+                }
                 if digits < 3 {
                     self.state = State::Unicode {
                         digits: digits + 1,
-                        code,
+                        raw,
                     };
                 } else {
                     self.state = State::Str;
-                    self.code_unit(code);
+                    self.code_unit(literal::hex4(&raw).unwrap_or(0xFFFD));
                 }
                 i + 1
             }
@@ -487,9 +581,23 @@ impl PartialParser {
                 let rest = bytes.get(i..).unwrap_or_default();
                 let run = rest
                     .iter()
-                    .take_while(|b| matches!(b, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'))
+                    .take_while(|&&b| literal::is_number_byte(b))
                     .count();
                 if run == 0 {
+                    if literal::number_goes_on_as_word(byte) {
+                        // `10px`, `82_461_110`: a word after all.
+                        let start = match self.scalar_kind() {
+                            Some(Kind::Number(span)) => span.start,
+                            _ => self.text.len(),
+                        };
+                        // Its bytes so far move to where a word's are held until it ends.
+                        let digits = self.text.get(start..).unwrap_or_default().as_bytes();
+                        self.utf8.extend_from_slice(digits);
+                        self.text.truncate(start);
+                        self.set_scalar_kind(Kind::Word(Span::at(start)));
+                        self.state = State::Literal;
+                        return i;
+                    }
                     self.finish_scalar();
                     return i;
                 }
@@ -499,25 +607,20 @@ impl PartialParser {
                 i + run
             }
             State::Literal => {
-                if byte.is_ascii_alphabetic() {
-                    self.extend_scalar(char::from(byte).encode_utf8(&mut [0; 4]));
-                    if let Some(kind) = literal(self.scalar_text()) {
-                        self.set_scalar_kind(kind);
-                        self.finish_scalar();
-                    }
-                    i + 1
-                } else {
-                    self.sync_scalar();
-                    let span = match self.scalar_kind() {
-                        Some(Kind::Word(span)) => *span,
-                        _ => Span::default(),
-                    };
-                    // A word that is no literal reads as a string, as the lenient parser reads it.
-                    let kind = loose_literal(self.scalar_text()).unwrap_or(Kind::String(span));
-                    self.set_scalar_kind(kind);
-                    self.finish_scalar();
-                    i
+                let rest = bytes.get(i..).unwrap_or_default();
+                let tuple = self.top_is_tuple();
+                let run = rest
+                    .iter()
+                    .position(|&b| literal::ends_word(b) || (tuple && b == b')'))
+                    .unwrap_or(rest.len());
+                if run > 0 {
+                    // Bytes of the word, cut characters included: it is read whole at its end.
+                    self.utf8
+                        .extend_from_slice(rest.get(..run).unwrap_or_default());
+                    return i + run;
                 }
+                self.end_word();
+                i
             }
         }
     }
@@ -536,19 +639,51 @@ impl PartialParser {
                 self.begin_scalar(Kind::Number(Span::at(self.text.len())), State::Number);
                 self.extend_scalar(char::from(byte).encode_utf8(&mut [0; 4]));
             }
-            b if b.is_ascii_alphabetic() => {
+            b'(' => {
+                self.open(Kind::Array(Vec::with_capacity(4)));
+                self.tuples.push(self.stack.len());
+            }
+            b if !b.is_ascii_whitespace() && !literal::ends_word(b) && b != b')' => {
+                // A word: a literal in any spelling, or unquoted text, read whole at its end.
                 self.begin_scalar(Kind::Word(Span::at(self.text.len())), State::Literal);
-                self.extend_scalar(char::from(b).encode_utf8(&mut [0; 4]));
-                if let Some(kind) = literal(self.scalar_text()) {
-                    self.set_scalar_kind(kind);
-                    self.finish_scalar();
-                }
+                return i;
             }
             // `[1,]`, `{"a": }`: the container ends without this value.
-            b']' | b'}' if !self.stack.is_empty() => self.close(),
+            b']' | b'}' | b')' if !self.stack.is_empty() => self.close(),
             _ => {}
         }
         i + 1
+    }
+
+    /// Whether the innermost open container is a tuple (`(1, 2)`, read as an array).
+    fn top_is_tuple(&self) -> bool {
+        self.tuples.last() == Some(&self.stack.len())
+    }
+
+    /// The word being read ends: its bytes (held in `utf8`) are read as the table says, a literal
+    /// or text, trimmed at the end, as the lenient parser reads them.
+    fn end_word(&mut self) {
+        let held = std::mem::take(&mut self.utf8);
+        let kind = {
+            let word = String::from_utf8_lossy(&held);
+            let word = word.trim_end();
+            let start = self.text.len();
+            match literal::word(word) {
+                Some((Value::Bool(flag), _)) => Kind::Bool(flag),
+                Some(_) => Kind::Null,
+                None => {
+                    self.text.push_str(word);
+                    Kind::String(Span {
+                        start,
+                        end: self.text.len(),
+                    })
+                }
+            }
+        };
+        self.utf8 = held;
+        self.utf8.clear();
+        self.set_scalar_kind(kind);
+        self.finish_scalar();
     }
 
     fn top_is_object(&self) -> bool {
@@ -638,18 +773,6 @@ impl PartialParser {
             .map(|node| &mut node.kind)
     }
 
-    /// The text of the scalar being read (always the end of the text).
-    fn scalar_text(&self) -> &str {
-        let start = self
-            .scalar
-            .and_then(|frame| self.nodes.get(frame.id as usize))
-            .and_then(|node| match node.kind {
-                Kind::Number(span) | Kind::String(span) | Kind::Word(span) => Some(span.start),
-                _ => None,
-            });
-        start.map_or("", |start| self.text.get(start..).unwrap_or_default())
-    }
-
     /// Brings the span of the scalar being read up to the end of the text: done when it ends or changes
     /// kind, not as it grows (while it is open, a reader takes its text to the end of the parser's
     /// text: see [`Node::text`]).
@@ -718,6 +841,9 @@ impl PartialParser {
     /// Closes the innermost open container.
     fn close(&mut self) {
         self.other = true;
+        if self.top_is_tuple() {
+            self.tuples.pop();
+        }
         if let Some(frame) = self.stack.pop() {
             self.complete(frame.id);
         }
@@ -979,26 +1105,6 @@ fn is_space(byte: u8) -> bool {
     matches!(byte, b' ' | b'\n' | b'\r' | b'\t')
 }
 
-/// The literal a whole word is, as soon as it is one (`true`, `false`, `null`).
-fn literal(word: &str) -> Option<Kind> {
-    match word {
-        "true" => Some(Kind::Bool(true)),
-        "false" => Some(Kind::Bool(false)),
-        "null" => Some(Kind::Null),
-        _ => None,
-    }
-}
-
-/// The literal a word ended by a delimiter stands for, in any case (`True`, `None`).
-fn loose_literal(word: &str) -> Option<Kind> {
-    match word.to_ascii_lowercase().as_str() {
-        "true" => Some(Kind::Bool(true)),
-        "false" => Some(Kind::Bool(false)),
-        "null" | "none" => Some(Kind::Null),
-        _ => None,
-    }
-}
-
 /// A node of the partial tree, borrowed from its parser.
 #[derive(Clone, Copy)]
 pub struct Node<'a> {
@@ -1106,6 +1212,12 @@ impl<'a> Node<'a> {
             Kind::Number(span) if self.is_complete() => Some(self.tree.slice(*span)),
             _ => None,
         }
+    }
+
+    /// A complete number as the final parse reads it (`.5` as `0.5`, `+1` as `1`); `None` for
+    /// anything else, or a number that is none (`1.2.3`).
+    pub fn as_number(self) -> Option<serde_json::Number> {
+        literal::number(self.number()?).map(|(number, _)| number)
     }
 
     /// Whether it is an array.
@@ -1256,7 +1368,7 @@ impl<'a> Node<'a> {
         match &self.data().kind {
             Kind::Null => Value::Null,
             Kind::Bool(flag) => Value::Bool(*flag),
-            Kind::Number(span) => serde_json::from_str(self.text(*span)).unwrap_or(Value::Null),
+            Kind::Number(_) => self.as_number().map_or(Value::Null, Value::Number),
             Kind::String(span) => Value::String(self.text(*span).to_owned()),
             Kind::Word(_) => Value::Null,
             Kind::Array(_) => Value::Array(

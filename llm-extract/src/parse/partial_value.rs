@@ -374,7 +374,11 @@ complete_only! {
 
 macro_rules! numbers {
     ($($ty:ty),* $(,)?) => {
-        complete_only! { $($ty => |node| serde_json::from_str(node.number()?).ok()),* }
+        // As written when it is JSON (exact, and the common case); else as the final parse reads
+        // it (`.5`, `+1`), through the table the parsers share.
+        complete_only! { $($ty => |node| serde_json::from_str(node.number()?).ok().or_else(|| {
+            <$ty as serde::Deserialize>::deserialize(node.as_number()?).ok()
+        })),* }
     };
 }
 numbers!(i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize, f32, f64);

@@ -2,7 +2,7 @@
 //! serde straight, else the lenient parser; then validation, and coercion only if validation fails.
 
 use super::envelope::{self, Candidate};
-use super::lenient::{self, Failure, Settings};
+use super::lenient::{self, Cut, Failure, Fixed, Settings, Step};
 use super::{coerce, Fix, FixKind, ParseError, ParseOptions, SkipReason, Skipped};
 use crate::error::SchemaError;
 use crate::schema::SchemaSet;
@@ -92,17 +92,79 @@ impl<'s> Pipeline<'s> {
             Err(e) if self.options.strict => return Err(serde_rejection(&e, text, base)),
             Err(_) => {}
         }
+        self.lenient(text, base, false)
+            .map(|(accepted, _)| accepted)
+    }
+
+    /// The lenient parser on `text`, then [`Pipeline::check`]; also where the value ended in `text`.
+    fn lenient(
+        &self,
+        text: &str,
+        base: usize,
+        reopen: bool,
+    ) -> Result<(Accepted, usize), Rejection> {
         let settings = Settings {
             salvage: self.options.salvage,
             // The field is public, so the limit is applied where it is used.
             max_depth: self.options.max_depth.min(super::MAX_DEPTH_LIMIT),
+            reopen,
         };
         match lenient::parse(text, base, settings) {
-            Ok(fixed) => self.check(fixed.value, fixed.fixes, base),
+            Ok(Fixed {
+                value,
+                fixes,
+                cut: Some(cut),
+                end,
+            }) => self.with_cut(value, fixes, cut, base).map(|a| (a, end)),
+            Ok(fixed) => self
+                .check(fixed.value, fixed.fixes, base)
+                .map(|a| (a, fixed.end)),
             Err(Failure::Syntax { message, offset }) => Err(Rejection::Syntax { message, offset }),
             Err(Failure::Truncated { offset }) => Err(Rejection::Truncated { offset }),
             Err(Failure::Empty) => Err(Rejection::NotJson),
         }
+    }
+
+    /// A salvaged value whose last member, a string, was cut off at the end: the string is kept
+    /// as far as it was read where the schema wants free text there (a string with no `enum`,
+    /// `const`, `pattern` or `format`, which a cut could turn into another valid value) and the
+    /// value validates with it; otherwise it is dropped with its key, as any cut scalar.
+    fn with_cut(
+        &self,
+        value: Value,
+        mut fixes: Vec<Fix>,
+        cut: Cut,
+        base: usize,
+    ) -> Result<Accepted, Rejection> {
+        let end = cut.offset;
+        if free_text_at(self.schema.generic(), &cut.path) {
+            let mut kept = value.clone();
+            if insert_at(&mut kept, &cut.path, Value::String(cut.text.clone())) {
+                let mut kept_fixes = fixes.clone();
+                kept_fixes.push(Fix::new(
+                    FixKind::CutString,
+                    end,
+                    format!(
+                        "kept the text at {} cut off at the end of the input after {} \
+                         character(s): it is incomplete",
+                        pointer(&cut.path),
+                        cut.text.chars().count()
+                    ),
+                ));
+                if let Ok(accepted) = self.check(kept, kept_fixes, base) {
+                    return Ok(accepted);
+                }
+            }
+        }
+        fixes.push(Fix::new(
+            FixKind::DroppedIncomplete,
+            end,
+            format!(
+                "dropped the string at {}, cut off at the end of the input",
+                pointer(&cut.path)
+            ),
+        ));
+        self.check(value, fixes, base)
     }
 
     /// Validates; if that fails (and fixes are allowed), rejects an echoed schema, coerces and
@@ -143,6 +205,74 @@ impl<'s> Pipeline<'s> {
         }
     }
 
+    /// A candidate span as [`Pipeline::each_candidate`] read it.
+    pub(crate) fn candidate(
+        &self,
+        text: &str,
+        candidate: Candidate,
+        base: usize,
+    ) -> Result<Accepted, Rejection> {
+        let slice = text.get(candidate.start..candidate.end).unwrap_or_default();
+        match candidate.reopened {
+            true => self
+                .lenient(slice, base + candidate.start, true)
+                .map(|(accepted, _)| accepted),
+            false => self.frame(slice, base + candidate.start),
+        }
+    }
+
+    /// An object closed too early, whose members go on after its brace (`{"a": 1}, "b": 2}`): the
+    /// longer reading, when the schema prefers it. That is when the object as closed fails and the
+    /// longer one passes, or when both pass and the longer one adds only keys the schema declares
+    /// (it wants them); keys it does not know say the text after the brace was something else.
+    /// Without a schema nothing tells, and the object as closed stands.
+    fn continued(
+        &self,
+        text: &str,
+        candidate: Candidate,
+        base: usize,
+        closed: &Result<Accepted, Rejection>,
+    ) -> Option<(Candidate, Result<Accepted, Rejection>)> {
+        if self.options.strict
+            || !candidate.closed
+            || !text.get(candidate.start..)?.starts_with('{')
+            || !envelope::members_follow(text, candidate.end)
+        {
+            return None;
+        }
+        let (longer, end) = self
+            .lenient(text.get(candidate.start..)?, base + candidate.start, true)
+            .ok()?;
+        let end = candidate.start + end;
+        if end <= candidate.end {
+            return None;
+        }
+        let wanted = match closed {
+            Err(_) => true,
+            Ok(closed) => {
+                let declared = self.schema.generic().get("properties");
+                let (Some(shorter), Some(longer)) =
+                    (closed.value.as_object(), longer.value.as_object())
+                else {
+                    return None;
+                };
+                let mut added = longer
+                    .keys()
+                    .filter(|k| !shorter.contains_key(*k))
+                    .peekable();
+                added.peek().is_some() && added.all(|k| declared.and_then(|d| d.get(k)).is_some())
+            }
+        };
+        wanted.then_some((
+            Candidate {
+                end,
+                reopened: true,
+                ..candidate
+            },
+            Ok(longer),
+        ))
+    }
+
     /// Every candidate value in `text` from `from`, each through [`Pipeline::frame`], handed to `each`
     /// in order as it is evaluated (so a caller keeps only what it needs: a thousand copies of one value
     /// are not all held at once). Values found inside a value cut off at the end are its parts, not
@@ -154,9 +284,19 @@ impl<'s> Pipeline<'s> {
         base: usize,
         mut each: impl FnMut(Candidate, Result<Accepted, Rejection>),
     ) {
-        for candidate in envelope::candidates(text, from) {
+        // The end of a candidate that took in the members after it: candidates inside those are its parts.
+        let mut taken_to = 0;
+        for mut candidate in envelope::candidates(text, from) {
+            if candidate.start < taken_to {
+                continue;
+            }
             let slice = text.get(candidate.start..candidate.end).unwrap_or_default();
-            let result = self.frame(slice, base + candidate.start);
+            let mut result = self.frame(slice, base + candidate.start);
+            if let Some((longer, longer_result)) = self.continued(text, candidate, base, &result) {
+                candidate = longer;
+                result = longer_result;
+                taken_to = candidate.end;
+            }
             // A value cut off at the end that reads as the start of a real value (not prose): the
             // candidates after it start inside it.
             let cut = !candidate.closed
@@ -167,6 +307,100 @@ impl<'s> Pipeline<'s> {
             }
         }
     }
+}
+
+/// Whether `schema` wants free text at `path`, an object member: a string with no `enum`, `const`,
+/// `pattern` or `format` (an optional one, too: `null` is the other choice of `anyOf` or `type`).
+fn free_text_at(schema: &Value, path: &[Step]) -> bool {
+    if !matches!(path.last(), Some(Step::Key(_))) {
+        return false;
+    }
+    let mut at = Some(schema);
+    for step in path {
+        at = at.map(one_branch).and_then(|node| match step {
+            Step::Key(key) => node.get("properties")?.get(key),
+            Step::Index(_) => node.get("items"),
+        });
+    }
+    let Some(node) = at.map(one_branch) else {
+        return false;
+    };
+    let is_string = match node.get("type") {
+        Some(Value::String(t)) => t == "string",
+        Some(Value::Array(types)) => {
+            types.iter().any(|t| t == "string")
+                && types.iter().all(|t| t == "string" || t == "null")
+        }
+        _ => false,
+    };
+    is_string
+        && ["enum", "const", "pattern", "format"]
+            .iter()
+            .all(|k| node.get(k).is_none())
+}
+
+/// The one branch of an `anyOf`/`oneOf` that is not `null` (an optional value), or the schema.
+fn one_branch(schema: &Value) -> &Value {
+    let branches = schema
+        .get("anyOf")
+        .or_else(|| schema.get("oneOf"))
+        .and_then(Value::as_array);
+    let Some(branches) = branches else {
+        return schema;
+    };
+    let mut other = branches
+        .iter()
+        .filter(|b| b.get("type").is_none_or(|t| t != "null"));
+    match (other.next(), other.next()) {
+        (Some(one), None) => one,
+        _ => schema,
+    }
+}
+
+/// Puts `item` at `path` in `value`; whether every container on the way was there.
+fn insert_at(value: &mut Value, path: &[Step], item: Value) -> bool {
+    let Some((last, above)) = path.split_last() else {
+        return false;
+    };
+    let mut at = value;
+    for step in above {
+        let next = match (step, at) {
+            (Step::Key(key), Value::Object(map)) => map.get_mut(key),
+            (Step::Index(i), Value::Array(items)) => items.get_mut(*i),
+            _ => None,
+        };
+        match next {
+            Some(next) => at = next,
+            None => return false,
+        }
+    }
+    match (last, at) {
+        (Step::Key(key), Value::Object(map)) => {
+            map.insert(key.clone(), item);
+            true
+        }
+        _ => false,
+    }
+}
+
+/// A path as a JSON pointer (`/a/0/b`), `the root` when empty; long paths shortened.
+fn pointer(path: &[Step]) -> String {
+    if path.is_empty() {
+        return "the root".into();
+    }
+    let mut out = String::new();
+    for step in path {
+        out.push('/');
+        match step {
+            Step::Key(key) => out.push_str(&key.replace('~', "~0").replace('/', "~1")),
+            Step::Index(i) => out.push_str(&i.to_string()),
+        }
+        if out.len() > 200 {
+            out.push_str("...");
+            break;
+        }
+    }
+    out
 }
 
 /// The most telling rejection among candidates that all failed.
@@ -288,6 +522,50 @@ mod tests {
                 format!("took the JSON value at bytes {start}..{end} out of the text around it")
             );
         }
+    }
+
+    #[test]
+    fn free_text_is_a_plain_string_member() {
+        let key = |k: &str| Step::Key(k.into());
+        let schema = json!({"type": "object", "properties": {
+            "bio": {"type": "string", "maxLength": 500},
+            "note": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+            "alt": {"type": ["string", "null"]},
+            "mood": {"type": "string", "enum": ["up", "down"]},
+            "url": {"type": "string", "format": "uri"},
+            "code": {"type": "string", "pattern": "^[A-Z]+$"},
+            "n": {"type": "integer"},
+            "either": {"anyOf": [{"type": "string"}, {"type": "integer"}]},
+            "people": {"type": "array", "items": {"type": "object", "properties": {
+                "name": {"type": "string"}
+            }}},
+            "tags": {"type": "array", "items": {"type": "string"}}
+        }});
+        for field in ["bio", "note", "alt"] {
+            assert!(free_text_at(&schema, &[key(field)]), "{field}");
+        }
+        for field in ["mood", "url", "code", "n", "either", "missing"] {
+            assert!(!free_text_at(&schema, &[key(field)]), "{field}");
+        }
+        assert!(free_text_at(
+            &schema,
+            &[key("people"), Step::Index(3), key("name")]
+        ));
+        assert!(!free_text_at(&schema, &[key("tags"), Step::Index(0)]));
+        assert!(!free_text_at(&json!({}), &[key("bio")]));
+    }
+
+    #[test]
+    fn a_value_goes_in_only_where_its_containers_are() {
+        let mut value = json!({"a": [{"b": 1}]});
+        let path = [Step::Key("a".into()), Step::Index(0), Step::Key("c".into())];
+        assert!(insert_at(&mut value, &path, json!("x")));
+        assert_eq!(value, json!({"a": [{"b": 1, "c": "x"}]}));
+        let missing = [Step::Key("a".into()), Step::Index(1), Step::Key("c".into())];
+        assert!(!insert_at(&mut value, &missing, json!("x")));
+        assert!(!insert_at(&mut value, &[], json!("x")));
+        assert_eq!(pointer(&path), "/a/0/c");
+        assert_eq!(pointer(&[Step::Key("a/b~".into())]), "/a~1b~0");
     }
 
     #[test]

@@ -9,6 +9,7 @@
 //! when a check fails.
 
 use super::{key, Check, Checked, Hashes, Keys, MapState, SeqState, Shape, Slot, GIVE_UP};
+use crate::parse::literal;
 use crate::schema::plan::{Additional, Items, Node, Types};
 use serde::de::value::{BorrowedStrDeserializer, StringDeserializer};
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
@@ -205,17 +206,11 @@ impl<'de> Reader<'de> {
                 Some(b'\\') => {
                     let escape = *bytes.get(at + 1).ok_or(Stop)?;
                     at += 2;
+                    // JSON's escapes only (from the table every reader shares): anything the
+                    // lenient parser would repair stops this reader.
                     let c = match escape {
-                        b'"' => '"',
-                        b'\\' => '\\',
-                        b'/' => '/',
-                        b'b' => '\u{8}',
-                        b'f' => '\u{c}',
-                        b'n' => '\n',
-                        b'r' => '\r',
-                        b't' => '\t',
                         b'u' => self.unicode(&mut at)?,
-                        _ => return Err(Stop),
+                        _ => literal::escape(escape, false).ok_or(Stop)?,
                     };
                     out.push(c);
                 }
@@ -236,31 +231,20 @@ impl<'de> Reader<'de> {
     /// The character of a `\u` escape whose four hex digits start at `at` (a surrogate pair takes
     /// a second escape); a lone surrogate stops, as it makes serde_json fail.
     fn unicode(&self, at: &mut usize) -> Result<char, Stop> {
-        let hex = |from: usize| -> Result<u32, Stop> {
-            let digits = self.text.get(from..from + 4).ok_or(Stop)?;
-            if !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
-                return Err(Stop);
-            }
-            u32::from_str_radix(digits, 16).map_err(|_| Stop)
-        };
+        let bytes = self.text.as_bytes();
+        let hex = |from: usize| literal::hex4(bytes.get(from..from + 4).ok_or(Stop)?).ok_or(Stop);
         let first = hex(*at)?;
         *at += 4;
-        let code = match first {
-            0xD800..=0xDBFF => {
-                if self.text.get(*at..*at + 2) != Some("\\u") {
-                    return Err(Stop);
-                }
-                let second = hex(*at + 2)?;
-                if !(0xDC00..=0xDFFF).contains(&second) {
-                    return Err(Stop);
-                }
-                *at += 6;
-                0x10000 + ((first - 0xD800) << 10) + (second - 0xDC00)
+        if literal::is_high_surrogate(first) {
+            if bytes.get(*at..*at + 2) != Some(b"\\u") {
+                return Err(Stop);
             }
-            0xDC00..=0xDFFF => return Err(Stop),
-            code => code,
-        };
-        char::from_u32(code).ok_or(Stop)
+            let c = literal::surrogate_pair(first, hex(*at + 2)?).ok_or(Stop)?;
+            *at += 6;
+            return Ok(c);
+        }
+        // A lone low surrogate is no character: `from_u32` refuses it.
+        char::from_u32(first).ok_or(Stop)
     }
 
     /// The text of the number at the cursor (its grammar is serde_json's to check).
@@ -269,7 +253,7 @@ impl<'de> Reader<'de> {
         let bytes = self.text.as_bytes();
         let start = self.pos;
         let mut end = start;
-        while let Some(b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E') = bytes.get(end) {
+        while bytes.get(end).is_some_and(|&b| literal::is_number_byte(b)) {
             end += 1;
         }
         self.pos = end;
