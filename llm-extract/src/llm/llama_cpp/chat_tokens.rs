@@ -184,7 +184,7 @@ mod tests {
         for text in [
             format!("a{prefix}b"),
             format!("a{prefix}12"),
-            format!("{prefix}"),
+            prefix.clone(),
             format!("{prefix}{prefix}"),
         ] {
             assert_eq!(m.split(&text), vec![Piece::Template(&text)], "{text}");
