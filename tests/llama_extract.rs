@@ -279,6 +279,12 @@ async fn a_repair_that_gets_its_rejected_answer_back_is_sent_again_with_a_temper
         attempts.iter().all(|a| a.usage.completion_tokens > 0),
         "{attempts:#?}"
     );
+    // The greedy repair writes the rejected answer again (this model does, token for token), so the
+    // raise is exercised whichever way the sampled attempts end: a third attempt sampled at 0.3.
+    assert!(
+        repeats >= 1 && attempts.len() >= 3,
+        "the rejected answer was never repeated, so no temperature was raised: {attempts:#?}"
+    );
     match result {
         Ok(extracted) => {
             let email = extracted.value["email"].as_str().unwrap_or_default();
