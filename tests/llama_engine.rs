@@ -18,6 +18,8 @@ use llm_extract::llm::llama_cpp::{schema_to_grammar, GrammarEngine, LlamaCpp, Ll
 use llm_extract::llm::{ChatEvent, Message};
 use llm_extract::{ChatRequest, Dialect, Finish, Llm, LlmError, Schema, SchemaSet, Shape};
 use serde_json::{json, Value};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Fails a test that would otherwise hang (a queue slot never freed, a stream never ended).
@@ -291,6 +293,87 @@ async fn a_prompt_longer_than_the_context_is_an_error() {
         }
         other => panic!("{other}"),
     }
+}
+
+#[tokio::test]
+async fn a_repeat_penalty_outside_its_range_is_refused() {
+    for factor in [0.0, -1.0, f32::NAN, f32::INFINITY] {
+        let err = LlamaCpp::builder(model().model_path())
+            .repeat_penalty(factor, 64)
+            .build()
+            .expect_err("an invalid factor must not build");
+        assert!(
+            matches!(
+                err,
+                LlmError::LlamaCpp(LlamaCppError::InvalidSetting {
+                    setting: "repeat penalty",
+                    ..
+                })
+            ),
+            "{factor}: {err}"
+        );
+        let request = ChatRequest::new("Say yes.")
+            .with_max_tokens(4)
+            .with_repeat_penalty(factor);
+        let err = chat(model(), request).await.unwrap_err();
+        assert!(
+            matches!(
+                err,
+                LlmError::LlamaCpp(LlamaCppError::InvalidSetting { .. })
+            ),
+            "{factor}: {err}"
+        );
+    }
+    let penalised = LlamaCpp::builder(model().model_path())
+        .repeat_penalty(1.1, 64)
+        .build()
+        .unwrap();
+    let request = ChatRequest::new("Say yes.")
+        .with_max_tokens(4)
+        .with_repeat_penalty(1.3);
+    assert!(chat(&penalised, request).await.is_ok());
+}
+
+#[test]
+fn counting_tokens_hands_the_runtime_to_another_thread() {
+    // One worker: while it counts, another task can run only if the count gave its place away.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let text = format!("{PERSON_AND_COMPANY} ").repeat(40_000);
+    let counting = Arc::new(AtomicBool::new(false));
+    let done = Arc::new(AtomicBool::new(false));
+    let ticks = Arc::new(AtomicUsize::new(0));
+    runtime.block_on(async {
+        let ticker = tokio::spawn({
+            let (counting, done, ticks) = (counting.clone(), done.clone(), ticks.clone());
+            async move {
+                while !done.load(Ordering::Acquire) {
+                    if counting.load(Ordering::Acquire) {
+                        ticks.fetch_add(1, Ordering::AcqRel);
+                    }
+                    tokio::time::sleep(Duration::from_millis(1)).await;
+                }
+            }
+        });
+        let counter = tokio::spawn(async move {
+            counting.store(true, Ordering::Release);
+            let started = std::time::Instant::now();
+            let tokens = model().count_tokens(&text);
+            let took = started.elapsed();
+            done.store(true, Ordering::Release);
+            (tokens, took)
+        });
+        let (tokens, took) = counter.await.unwrap();
+        ticker.await.unwrap();
+        assert!(tokens.unwrap() > 400_000, "{tokens:?}");
+        assert!(
+            ticks.load(Ordering::Acquire) > 0,
+            "no other task ran during {took:?} of counting"
+        );
+    });
 }
 
 #[test]

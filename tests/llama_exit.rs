@@ -5,6 +5,8 @@
 //! destructors) tear the library down under it. That crashed such a program with SIGSEGV after it printed
 //! its result (reported once in two runs; here 3 of 60 runs of the streaming case before the fix). The
 //! program is `tests/programs/extract_then_exit.rs`; it runs many times because the crash was a race.
+//! Counting tokens (`Llm::count_tokens`, what a chunker calls) enters llama.cpp's tokenizer too: a program
+//! that exits while other threads count must exit cleanly as well.
 #![cfg(feature = "llama-cpp")]
 
 use std::process::Command;
@@ -38,4 +40,9 @@ fn exit_right_after_an_extraction_is_clean() {
 #[test]
 fn exit_while_a_stream_is_still_generating_is_clean() {
     run_clean(&["stream"], 60);
+}
+
+#[test]
+fn exit_while_other_threads_count_tokens_is_clean() {
+    run_clean(&["count"], 30);
 }

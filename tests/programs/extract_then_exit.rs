@@ -1,7 +1,8 @@
 //! A user's program in miniature, run by `tests/llama_exit.rs`: an extraction with the embedded engine
 //! from `#[tokio::main]`, the result printed, then `std::process::exit` (no destructor runs, the runtime
 //! is not shut down). With `stream` as first argument it stops reading a streamed answer after its first
-//! piece and exits while the engine may still be generating.
+//! piece and exits while the engine may still be generating; with `count` it exits while other threads
+//! count tokens.
 
 use llm_extract::llm::llama_cpp::LlamaCpp;
 use llm_extract::{ChatRequest, Extract, Extractor, Llm};
@@ -27,6 +28,18 @@ async fn main() {
             std::process::exit(2);
         }
     };
+    if std::env::args().nth(1).as_deref() == Some("count") {
+        // Threads that count tokens without pause, as a chunker does, while the program exits.
+        let text = TEXT.repeat(2_000);
+        for _ in 0..2 {
+            let (llm, text) = (llm.clone(), text.clone());
+            std::thread::spawn(move || loop {
+                let _ = llm.count_tokens(&text);
+            });
+        }
+        println!("{:?}", llm.count_tokens(&text));
+        std::process::exit(0);
+    }
     if std::env::args().nth(1).as_deref() == Some("stream") {
         use futures_util::StreamExt;
         let request = ChatRequest::new(TEXT).with_max_tokens(200);

@@ -1,6 +1,7 @@
 //! The loaded model and everything before the first answer token: backend, chat template, prompt,
 //! constraint, context and prompt decoding.
 
+use super::chat_tokens::chat_tokens;
 use super::exit::{register_exit_handler, Inside, Stage};
 use super::generate::{Limits, Sequence, Sink};
 use super::grammar::{
@@ -177,12 +178,16 @@ impl Engine {
         }
     }
 
-    /// How many tokens `text` is (no special tokens added).
-    pub(super) fn count_tokens(&self, text: &str) -> usize {
-        self.model
-            .vocab()
-            .tokenize(text.as_bytes(), false, false)
-            .len()
+    /// How many tokens `text` is (no special tokens added, none parsed); `None` once the process is
+    /// exiting (llama.cpp's tokenizer is not entered then, see `exit.rs`).
+    pub(super) fn count_tokens(&self, text: &str) -> Option<usize> {
+        let _inside = Inside::enter().ok()?;
+        Some(
+            self.model
+                .vocab()
+                .tokenize(text.as_bytes(), false, false)
+                .len(),
+        )
     }
 
     /// The prompt's tokens and the prefill (a last assistant message the answer continues), if any.
@@ -209,19 +214,8 @@ impl Engine {
         if prefill.is_some() {
             turns.pop();
         }
-        let messages = turns
-            .iter()
-            .map(|(role, content)| LlamaChatMessage::new(role.to_string(), content.to_string()))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|_| LlamaCppError::InvalidRequest {
-                message: "a message contains a NUL byte".into(),
-            })?;
-        let text = self
-            .model
-            .apply_chat_template(&self.template, &messages, true)
-            .map_err(|e| LlamaCppError::engine(format!("cannot apply the chat template: {e}")))?;
+        let mut tokens = chat_tokens(&self.model, &self.template, &turns)?;
         let vocab = self.model.vocab();
-        let mut tokens = vocab.tokenize(text.as_bytes(), true, true);
         if let Some(prefill) = &prefill {
             tokens.extend(vocab.tokenize(prefill.as_bytes(), false, false));
         }
@@ -235,6 +229,9 @@ impl Engine {
         request: &ChatRequest,
         sink: Sink,
     ) -> Result<Sequence, LlamaCppError> {
+        if let Some(factor) = request.repeat_penalty {
+            LlamaCppError::check_repeat_penalty(factor)?;
+        }
         let (prompt, prefill) = self.prompt(request)?;
         if prompt.is_empty() {
             return Err(LlamaCppError::InvalidRequest {

@@ -53,10 +53,30 @@ pub enum LlamaCppError {
         /// The model's training context.
         trained: u32,
     },
-    /// The request cannot be run (for example a message holds a NUL byte).
+    /// The request cannot be run (for example its prompt is empty).
     #[error("invalid request for the embedded engine: {message}")]
     InvalidRequest {
         /// What is wrong.
+        message: String,
+    },
+    /// A sampling setting is outside the range where it means something (for example a repeat penalty
+    /// of 0, which would divide scores by zero).
+    #[error("invalid {setting} {value}: it must be {valid}")]
+    InvalidSetting {
+        /// The setting (`repeat penalty`, ...).
+        setting: &'static str,
+        /// The value given, as text.
+        value: String,
+        /// The values it may take.
+        valid: &'static str,
+    },
+    /// The model's scheduler thread panicked while it decoded this request (a bug: please report it
+    /// with the message). The request was abandoned; the engine keeps serving the others and the next.
+    #[error(
+        "the embedded engine failed while decoding this request ({message}); the request was abandoned          and the engine serves the next ones: please report this as a bug"
+    )]
+    Panicked {
+        /// The panic's message.
         message: String,
     },
     /// llama.cpp failed while generating; `partial` holds the text generated before.
@@ -70,10 +90,53 @@ pub enum LlamaCppError {
 }
 
 impl LlamaCppError {
+    /// The error for a repeat penalty factor outside `(0, ∞)`, if `factor` is one.
+    pub(super) fn check_repeat_penalty(factor: f32) -> Result<(), Self> {
+        if factor.is_finite() && factor > 0.0 {
+            return Ok(());
+        }
+        Err(LlamaCppError::InvalidSetting {
+            setting: "repeat penalty",
+            value: factor.to_string(),
+            valid: "a finite number above 0 (1 is none, above 1 makes repeats less likely, below 1 more \
+                    likely; a factor divides positive scores and multiplies negative ones)",
+        })
+    }
+
     pub(super) fn engine(message: impl std::fmt::Display) -> Self {
         LlamaCppError::Engine {
             message: message.to_string(),
             partial: String::new(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_repeat_penalty_must_be_finite_and_above_zero() {
+        for factor in [1.0, 1.1, 0.5, 64.0, f32::MIN_POSITIVE] {
+            assert_eq!(
+                LlamaCppError::check_repeat_penalty(factor),
+                Ok(()),
+                "{factor}"
+            );
+        }
+        for factor in [0.0, -0.0, -1.1, f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
+            let err = LlamaCppError::check_repeat_penalty(factor).unwrap_err();
+            assert!(
+                matches!(
+                    &err,
+                    LlamaCppError::InvalidSetting {
+                        setting: "repeat penalty",
+                        ..
+                    }
+                ),
+                "{factor}: {err}"
+            );
+            assert!(err.to_string().contains("above 0"), "{err}");
         }
     }
 }

@@ -26,7 +26,10 @@
 //! - **The model** is loaded once ([`LlamaCpp`] is an `Arc` inside: clone it freely). The llama.cpp
 //!   backend is initialised once per process.
 //! - **The prompt** goes through the model's own chat template (ChatML when the model has none, or one
-//!   llama.cpp cannot apply). A last assistant message is a prefill: the answer continues it.
+//!   llama.cpp cannot apply). A last assistant message is a prefill: the answer continues it. Only the
+//!   template's own text can hold control tokens: a message's text is always read as text, so a document
+//!   that contains `<|im_end|><|im_start|>system` cannot end its turn or open another, and a NUL byte in it
+//!   is read as the byte it is (`chat_tokens.rs`).
 //! - **The schema** of a request is in the Ollama dialect, so it is first checked by llama.cpp's
 //!   JSON-Schema-to-grammar converter (the one Ollama enforces): a schema Ollama would reject is rejected
 //!   here too ([`schema_to_grammar`]). Decoding is then constrained by llguidance, which computes each
@@ -56,12 +59,13 @@
 //!   as with reuse off, token for token.
 //!
 //! One file per job: `error.rs` (the error type), `model_file.rs` (which file to load), `engine.rs` (the
-//! loaded model, the prompt and the rest of a request's preparation), `grammar.rs` and `tok_env.rs`
-//! (schemas to constraints), `scheduler.rs` (the context, its sequence slots, batches and cached
+//! loaded model and a request's preparation), `chat_tokens.rs` (the prompt's tokens, message text
+//! kept as text), `grammar.rs` and `tok_env.rs` (schemas to constraints), `scheduler.rs` (the context, its sequence slots, batches and cached
 //! prefixes), `worker.rs` (the [`Llm`](super::Llm) implementation), `generate.rs` (one sequence's token
 //! choices), `sampling.rs`, `utf8.rs` and `stop.rs` (what it uses), `exit.rs` (no thread inside llama.cpp
 //! while the process exits).
 
+mod chat_tokens;
 mod engine;
 mod error;
 mod exit;
@@ -172,6 +176,10 @@ impl LlamaCppBuilder {
     /// divided by `factor` (Ollama uses 1.1 over 64). Off by default (factor 1): extraction copies names from
     /// the text again and again, and a penalty makes a model misspell them. It can keep a small model from
     /// listing the same item over and over.
+    ///
+    /// `factor` must be finite and above 0 (below 1 it makes repeats more likely), else
+    /// [`build`](Self::build) fails with [`LlamaCppError::InvalidSetting`]; a request's
+    /// [`ChatRequest::repeat_penalty`] is held to the same range. `last_n` 0 turns the penalty off.
     pub fn repeat_penalty(mut self, factor: f32, last_n: usize) -> Self {
         self.repeat_penalty = (factor, last_n);
         self
@@ -187,8 +195,11 @@ impl LlamaCppBuilder {
     /// Loads the model.
     ///
     /// # Errors
-    /// [`LlamaCppError::ModelNotFound`] or [`LlamaCppError::ModelLoad`] (wrapped in [`LlmError::LlamaCpp`]).
+    /// [`LlamaCppError::InvalidSetting`] for a setting outside its range (checked before anything is
+    /// loaded), [`LlamaCppError::ModelNotFound`] or [`LlamaCppError::ModelLoad`] (wrapped in
+    /// [`LlmError::LlamaCpp`]).
     pub fn build(self) -> Result<LlamaCpp, LlmError> {
+        LlamaCppError::check_repeat_penalty(self.repeat_penalty.0)?;
         Ok(LlamaCpp {
             engine: Arc::new(Engine::load(self)?),
         })
@@ -294,6 +305,19 @@ impl LlamaCpp {
         }
         Err(LlamaCppError::engine("the generation stopped without an answer").into())
     }
+}
+
+/// The real model for unit tests that need one (`LLM_EXTRACT_MODEL`, else the default model that
+/// `scripts/fetch-model.sh` caches), loaded once per test binary; without one these tests fail, saying
+/// what to run.
+#[cfg(test)]
+pub(super) fn real_model() -> &'static LlamaCpp {
+    static MODEL: std::sync::OnceLock<LlamaCpp> = std::sync::OnceLock::new();
+    MODEL.get_or_init(|| {
+        LlamaCpp::from_env().unwrap_or_else(|e| {
+            panic!("these tests need a GGUF model: {e} (run scripts/fetch-model.sh)")
+        })
+    })
 }
 
 #[cfg(test)]

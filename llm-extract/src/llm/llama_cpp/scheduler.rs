@@ -62,41 +62,73 @@ const PIECE: usize = 64;
 static SHARED_CORES: Mutex<()> = Mutex::new(());
 
 /// The handle requests are submitted through; the scheduler thread ends when it is dropped.
+///
+/// A panic inside a decoding step is caught there: the requests the step was decoding fail with
+/// [`LlamaCppError::Panicked`], the context is rebuilt, and the thread goes on serving. Should the thread
+/// end all the same, the next request starts a new one.
 pub(super) struct Scheduler {
     jobs: Mutex<Option<Sender<Sequence>>>,
+    /// Makes the next decoding step panic (tests of panic containment).
+    #[cfg(test)]
+    pub(super) panic_next_step: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Scheduler {
     pub(super) fn new() -> Self {
         Scheduler {
             jobs: Mutex::new(None),
+            #[cfg(test)]
+            panic_next_step: Arc::default(),
         }
     }
 
-    /// Queues `sequence` on `engine`'s scheduler, starting the thread on first use.
+    /// Queues `sequence` on `engine`'s scheduler, starting the thread on first use, and again if it has
+    /// ended.
     pub(super) fn submit(&self, engine: &Engine, sequence: Sequence) -> Result<(), LlamaCppError> {
         let mut jobs = self.jobs.lock().unwrap_or_else(|p| p.into_inner());
-        if jobs.is_none() {
-            let (sender, receiver) = std::sync::mpsc::channel();
-            let model = Arc::clone(&engine.model);
-            let config = Config::of(engine);
-            std::thread::Builder::new()
-                .name(format!("llama-{}", engine.name))
-                .spawn(move || run(&model, &config, &receiver))
-                .map_err(|e| {
-                    LlamaCppError::engine(format!("cannot start the scheduler thread: {e}"))
-                })?;
-            *jobs = Some(sender);
+        let sequence = match jobs.as_ref() {
+            Some(sender) => match sender.send(sequence) {
+                Ok(()) => return Ok(()),
+                // The thread has ended: a new one takes over.
+                Err(failed) => failed.0,
+            },
+            None => sequence,
+        };
+        match self.start(engine) {
+            Ok(sender) => {
+                let sent = sender.send(sequence).map_err(|failed| {
+                    failed
+                        .0
+                        .conclude(Err(LlamaCppError::engine("the scheduler has stopped")));
+                    LlamaCppError::engine("the scheduler has stopped")
+                });
+                *jobs = Some(sender);
+                sent
+            }
+            Err(e) => {
+                sequence.conclude(Err(e.clone()));
+                Err(e)
+            }
         }
-        let sender = jobs
-            .as_ref()
-            .ok_or_else(|| LlamaCppError::engine("the scheduler has stopped"))?;
-        sender.send(sequence).map_err(|failed| {
-            failed
-                .0
-                .conclude(Err(LlamaCppError::engine("the scheduler has stopped")));
-            LlamaCppError::engine("the scheduler has stopped")
-        })
+    }
+
+    /// Starts a scheduler thread for `engine` and returns the sender of its requests.
+    fn start(&self, engine: &Engine) -> Result<Sender<Sequence>, LlamaCppError> {
+        let (sender, receiver) = std::sync::mpsc::channel();
+        let model = Arc::clone(&engine.model);
+        let config = Config::of(engine);
+        #[cfg(test)]
+        let config = Config {
+            panic_next_step: Arc::clone(&self.panic_next_step),
+            ..config
+        };
+        std::thread::Builder::new()
+            .name(format!("llama-{}", engine.name))
+            .spawn(move || run(&model, &config, &receiver))
+            .map_err(|e| {
+                LlamaCppError::engine(format!("cannot start the scheduler thread: {e}"))
+            })?;
+        Ok(sender)
     }
 }
 
@@ -108,6 +140,8 @@ struct Config {
     threads: i32,
     reuse_prefix: bool,
     shared_cores: bool,
+    #[cfg(test)]
+    panic_next_step: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Config {
@@ -119,6 +153,8 @@ impl Config {
             threads: engine.settings.threads,
             reuse_prefix: engine.settings.reuse_prefix,
             shared_cores: engine.settings.shared_cores,
+            #[cfg(test)]
+            panic_next_step: Arc::default(),
         }
     }
 }
@@ -186,15 +222,27 @@ fn run(model: &Arc<LlamaModel>, config: &Config, jobs: &Receiver<Sequence>) {
         let cores = config
             .shared_cores
             .then(|| SHARED_CORES.lock().unwrap_or_else(|p| p.into_inner()));
-        if let Err(e) = admit(model, config, &mut context, &mut slots, &mut waiting) {
-            // The context could not be created: every waiting request fails with the reason.
-            let message = e.to_string();
-            for sequence in waiting.drain(..) {
-                sequence.conclude(Err(LlamaCppError::engine(&message)));
+        let stepped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            if let Err(e) = admit(model, config, &mut context, &mut slots, &mut waiting) {
+                // The context could not be created: every waiting request fails with the reason.
+                let message = e.to_string();
+                for sequence in waiting.drain(..) {
+                    sequence.conclude(Err(LlamaCppError::engine(&message)));
+                }
             }
-        }
-        if let Some(ctx) = context.as_mut() {
-            step(model, ctx, &mut batch, &mut slots);
+            #[cfg(test)]
+            if config
+                .panic_next_step
+                .swap(false, std::sync::atomic::Ordering::AcqRel)
+            {
+                panic!("a panic injected into the decoding step");
+            }
+            if let Some(ctx) = context.as_mut() {
+                step(model, ctx, &mut batch, &mut slots);
+            }
+        }));
+        if let Err(payload) = stepped {
+            recover(&mut context, &mut slots, &panic_message(payload.as_ref()));
         }
         drop(cores);
         drop(inside);
@@ -205,6 +253,37 @@ fn run(model: &Arc<LlamaModel>, config: &Config, jobs: &Receiver<Sequence>) {
         Ok(_inside) => drop(context),
         Err(_) => std::mem::forget(context),
     }
+}
+
+/// After a panic in a decoding step: the running requests fail with `message`, and the context (whose
+/// cache may hold half a step) is dropped, to be created afresh for the next request. Waiting requests
+/// keep their place.
+fn recover(context: &mut Option<Context<'_>>, slots: &mut [Slot], message: &str) {
+    tracing::error!("the llama.cpp scheduler panicked while decoding ({message}); recovering");
+    for slot in slots.iter_mut() {
+        if let Some(active) = slot.active.take() {
+            let error = LlamaCppError::Panicked {
+                message: message.to_owned(),
+            };
+            // A sequence left half-updated may panic again as it ends: it is then dropped, which
+            // closes its channel.
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                active.sequence.conclude(Err(error));
+            }));
+        }
+        slot.cached.clear();
+        slot.read = 0;
+    }
+    *context = None;
+}
+
+/// The text of a panic's payload (`panic!` gives a `&str` or a `String`).
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".to_owned())
 }
 
 /// Ends every request: the process is exiting.
@@ -506,6 +585,41 @@ fn step(model: &LlamaModel, ctx: &mut Context<'_>, batch: &mut LlamaBatch<'_>, s
                     active.sequence.conclude(Err(e));
                 }
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{real_model, LlamaCpp};
+    use super::*;
+    use crate::llm::{ChatRequest, LlmError};
+    use std::sync::atomic::Ordering;
+
+    #[test]
+    fn a_panic_in_a_decoding_step_fails_its_request_and_the_next_one_runs() {
+        // A model of its own: the injected panic must reach this model's scheduler only.
+        let llm = LlamaCpp::builder(real_model().model_path())
+            .build()
+            .unwrap();
+        let request = ChatRequest::new("Say yes.").with_max_tokens(4);
+        let first = llm.generate(&request, |_| true).unwrap();
+        assert!(first.response.usage.completion_tokens > 0);
+
+        llm.engine
+            .scheduler
+            .panic_next_step
+            .store(true, Ordering::Release);
+        let err = llm.generate(&request, |_| true).unwrap_err();
+        assert!(
+            matches!(&err, LlmError::LlamaCpp(LlamaCppError::Panicked { message })
+                if message.contains("injected")),
+            "{err}"
+        );
+        // The scheduler kept serving: the next requests run on a fresh context, and answer as before.
+        for _ in 0..2 {
+            let next = llm.generate(&request, |_| true).unwrap();
+            assert_eq!(next.response.text, first.response.text);
         }
     }
 }

@@ -17,13 +17,22 @@ impl Llm for LlamaCpp {
         true
     }
 
-    /// With llguidance (the default grammar engine): a grounded string is a span of the source by
-    /// construction (`grounded.rs`). llama.cpp's GBNF sampler has no such lexeme.
-    /// The model's own tokenizer, without special tokens.
+    /// The model's own tokenizer, without special tokens; `None` once the process is exiting.
+    ///
+    /// Tokenizing a chunk of a document takes milliseconds, and a document is counted chunk by chunk:
+    /// on a multi-threaded tokio runtime the worker thread hands its other tasks to another thread for
+    /// that time ([`tokio::task::block_in_place`]). On a current-thread runtime there is no other thread
+    /// to hand them to, and the count runs in place.
     fn count_tokens(&self, text: &str) -> Option<usize> {
-        Some(self.engine.count_tokens(text))
+        let count = || self.engine.count_tokens(text);
+        match tokio::runtime::Handle::try_current().map(|runtime| runtime.runtime_flavor()) {
+            Ok(tokio::runtime::RuntimeFlavor::MultiThread) => tokio::task::block_in_place(count),
+            _ => count(),
+        }
     }
 
+    /// With llguidance (the default grammar engine): a grounded string is a span of the source by
+    /// construction (`grounded.rs`). llama.cpp's GBNF sampler has no such lexeme.
     fn constrains_grounding(&self) -> bool {
         self.engine.settings.grammar_engine == GrammarEngine::Guidance
     }
