@@ -234,7 +234,9 @@ impl LlmError {
             LlmError::Blocked {
                 message, partial, ..
             } => vec![(message, Text::Whole), (partial, Text::Whole)],
-            LlmError::Connect { url, message, .. } => vec![(url, Text::Whole), (message, Text::Whole)],
+            LlmError::Connect { url, message, .. } => {
+                vec![(url, Text::Whole), (message, Text::Whole)]
+            }
             LlmError::ModelNotFound { message, .. }
             | LlmError::Auth { message, .. }
             | LlmError::Http { message, .. }
@@ -243,9 +245,9 @@ impl LlmError {
                 vec![(message, Text::Quoted), (body, Text::Quoted)]
             }
             LlmError::Config { message } => vec![(message, Text::Whole)],
-            LlmError::Timeout { .. } | LlmError::BodyTooLarge { .. } | LlmError::InsecureKey { .. } => {
-                Vec::new()
-            }
+            LlmError::Timeout { .. }
+            | LlmError::BodyTooLarge { .. }
+            | LlmError::InsecureKey { .. } => Vec::new(),
             #[cfg(feature = "llama-cpp")]
             LlmError::LlamaCpp(_) => Vec::new(),
         }
