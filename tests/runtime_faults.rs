@@ -16,22 +16,12 @@ use llm_extract::parse::LoopGuard;
 use llm_extract::report::{AttemptError, AttemptKind, Report};
 use llm_extract::Extract;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use support::clock::{fast_retry, http_date, ms};
 use support::providers::{anthropic, gemini};
 use support::types::{entity, entity_line, Entity, Person};
 use support::{fixed, Answer, Ending, Reply, Request, Scripted, TestServer};
 
 const KEY: &str = "sk-test-0123456789abcdef-SECRET";
-
-fn ms(n: u64) -> Duration {
-    Duration::from_millis(n)
-}
-
-fn fast_retry() -> RetryPolicy {
-    RetryPolicy::new()
-        .max_retries(3)
-        .initial_backoff(ms(5))
-        .max_backoff(ms(20))
-}
 
 /// The four wire formats, each with a backend pointed at `server`.
 #[derive(Debug, Clone, Copy)]
@@ -59,42 +49,25 @@ impl Wire {
     }
 
     fn backend(self, server: &TestServer) -> Box<dyn Llm> {
-        let idle = ms(300);
+        // The builders share no trait; each gets the same limits.
+        macro_rules! with_limits {
+            ($builder:expr) => {
+                Box::new(
+                    $builder
+                        .idle_timeout(ms(300))
+                        .retry(fast_retry())
+                        .build()
+                        .unwrap(),
+                )
+            };
+        }
         match self {
-            Wire::OpenAi => Box::new(
-                OpenAiCompatible::builder(server.url(), "m")
-                    .api_key(KEY)
-                    .idle_timeout(idle)
-                    .retry(fast_retry())
-                    .build()
-                    .unwrap(),
-            ),
-            Wire::Anthropic => Box::new(
-                Anthropic::builder("m")
-                    .base_url(server.url())
-                    .api_key(KEY)
-                    .idle_timeout(idle)
-                    .retry(fast_retry())
-                    .build()
-                    .unwrap(),
-            ),
-            Wire::Gemini => Box::new(
-                Gemini::builder("m")
-                    .base_url(server.url())
-                    .api_key(KEY)
-                    .idle_timeout(idle)
-                    .retry(fast_retry())
-                    .build()
-                    .unwrap(),
-            ),
-            Wire::Ollama => Box::new(
-                Ollama::builder("m")
-                    .host(server.url())
-                    .idle_timeout(idle)
-                    .retry(fast_retry())
-                    .build()
-                    .unwrap(),
-            ),
+            Wire::OpenAi => with_limits!(OpenAiCompatible::builder(server.url(), "m").api_key(KEY)),
+            Wire::Anthropic => {
+                with_limits!(Anthropic::builder("m").base_url(server.url()).api_key(KEY))
+            }
+            Wire::Gemini => with_limits!(Gemini::builder("m").base_url(server.url()).api_key(KEY)),
+            Wire::Ollama => with_limits!(Ollama::builder("m").host(server.url())),
         }
     }
 }
@@ -170,50 +143,55 @@ async fn an_answer_that_stops_before_its_end_or_goes_silent_is_sent_again() {
     }
 }
 
-#[tokio::test]
-async fn a_body_that_is_not_the_stream_asked_for_is_sent_again() {
-    let not_streams = [
-        Reply::text(200, "<html><body>502 Bad Gateway</body></html>"),
-        Reply::json(200, serde_json::json!({"error": {"message": "overloaded"}})),
-    ];
+/// On every wire, after each of two bodies that are not the answer asked for (a proxy's error page, a
+/// JSON error, both with status 200), the request is sent again and the answer read; `guard` is the
+/// extraction's loop guard (with it the answer streams, without it not). The servers, for a look at
+/// what was sent.
+async fn answered_after_a_body_that_is_not_the_answer(guard: LoopGuard) -> Vec<(Wire, TestServer)> {
+    let mut servers = Vec::new();
     for wire in WIRES {
-        for body in &not_streams {
+        for body in [
+            Reply::text(200, "<html><body>502 Bad Gateway</body></html>"),
+            Reply::json(200, serde_json::json!({"error": {"message": "overloaded"}})),
+        ] {
             let server =
                 TestServer::script(vec![fixed(body.clone()), wire.scripted(Answer::new(ADA))]);
             let llm = wire.backend(&server);
             let out = Extractor::new(&*llm)
+                .loop_guard(guard)
                 .extract::<Person>("Ada, 36")
                 .await
                 .unwrap_or_else(|e| panic!("{wire:?} {body:?}: {e}"));
             assert_eq!(out.value.age, 36);
             assert_eq!(server.hits(), 2, "{wire:?}");
+            servers.push((wire, server));
         }
+    }
+    servers
+}
+
+#[tokio::test]
+async fn a_body_that_is_not_the_stream_asked_for_is_sent_again() {
+    let servers = answered_after_a_body_that_is_not_the_answer(LoopGuard::default()).await;
+    for (wire, server) in servers {
+        let sent = &server.requests()[1];
+        assert!(
+            sent.wants_stream() || sent.path.contains("stream"),
+            "{wire:?}"
+        );
     }
 }
 
 #[tokio::test]
 async fn a_whole_answer_that_is_not_the_answer_is_sent_again() {
     // Without the loop guard or a watcher the answer is not streamed: the same faults, the same retry.
-    for wire in WIRES {
-        for reply in [
-            Reply::text(200, "<html><body>502 Bad Gateway</body></html>"),
-            Reply::json(200, serde_json::json!({"error": {"message": "overloaded"}})),
-        ] {
-            let server = TestServer::script(vec![fixed(reply), wire.scripted(Answer::new(ADA))]);
-            let llm = wire.backend(&server);
-            let out = Extractor::new(&*llm)
-                .loop_guard(LoopGuard::off())
-                .extract::<Person>("Ada, 36")
-                .await
-                .unwrap_or_else(|e| panic!("{wire:?}: {e}"));
-            assert_eq!(out.value.age, 36);
-            assert_eq!(server.hits(), 2, "{wire:?}");
-            let sent = &server.requests()[1];
-            assert!(
-                !sent.wants_stream() && !sent.path.contains("stream"),
-                "{wire:?}"
-            );
-        }
+    let servers = answered_after_a_body_that_is_not_the_answer(LoopGuard::off()).await;
+    for (wire, server) in servers {
+        let sent = &server.requests()[1];
+        assert!(
+            !sent.wants_stream() && !sent.path.contains("stream"),
+            "{wire:?}"
+        );
     }
 }
 
@@ -391,34 +369,6 @@ async fn a_permanent_failure_mid_stream_is_not_sent_again() {
         "{err:?}"
     );
     assert_eq!(server.hits(), 1);
-}
-
-/// `at` as an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`).
-fn http_date(at: SystemTime) -> String {
-    let secs = at.duration_since(UNIX_EPOCH).unwrap().as_secs();
-    let (days, rest) = (secs / 86_400, secs % 86_400);
-    // Howard Hinnant's civil_from_days.
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    const WEEKDAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
-    const MONTHS: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
-    format!(
-        "{}, {day:02} {} {year} {:02}:{:02}:{:02} GMT",
-        WEEKDAYS[(days % 7) as usize],
-        MONTHS[(month - 1) as usize],
-        rest / 3600,
-        rest % 3600 / 60,
-        rest % 60
-    )
 }
 
 #[test]
