@@ -6,7 +6,7 @@ mod support;
 use assert_cmd::cargo::cargo_bin_cmd;
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use support::{wire, Answer, Reply, Request, Step, TestServer};
@@ -822,22 +822,29 @@ fn run_works_against_anthropic_in_tool_mode_and_gemini_with_keys_named_for_them(
     );
 }
 
-#[test]
-fn a_batch_round_robins_over_a_mix_of_backends() {
-    let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("docs.jsonl");
+/// Six documents, `doc-0` to `doc-5`, each with the text `x`, in `docs.jsonl` under `dir`; its path.
+fn six_documents(dir: &Path) -> PathBuf {
+    let input = dir.join("docs.jsonl");
     let lines: Vec<String> = (0..6)
         .map(|i| json!({"id": format!("doc-{i}"), "text": "x"}).to_string())
         .collect();
     std::fs::write(&input, lines.join("\n")).unwrap();
+    input
+}
+
+/// A server answering `{"n": 1}` in the wire format `reply` writes.
+fn answering_n(reply: fn(&Request, &Answer) -> Reply) -> TestServer {
+    TestServer::start(move |request| reply(request, &Answer::new(r#"{"n": 1}"#)))
+}
+
+#[test]
+fn a_batch_round_robins_over_a_mix_of_backends() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = six_documents(dir.path());
     let out = dir.path().join("out.jsonl");
-    let ollama = TestServer::start(|request| Reply::ollama(request, &Answer::new(r#"{"n": 1}"#)));
-    let claude = TestServer::start(|request| {
-        support::providers::anthropic(request, &Answer::new(r#"{"n": 1}"#))
-    });
-    let gemini = TestServer::start(|request| {
-        support::providers::gemini(request, &Answer::new(r#"{"n": 1}"#))
-    });
+    let ollama = answering_n(Reply::ollama);
+    let claude = answering_n(support::providers::anthropic);
+    let gemini = answering_n(support::providers::gemini);
     let output = cargo_bin_cmd!("llm-extract")
         .args([
             "batch",
@@ -981,18 +988,10 @@ fn a_key_for_plain_http_to_another_machine_is_refused_before_connecting() {
 #[test]
 fn a_mixed_batch_gives_each_backend_only_its_own_key() {
     let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("docs.jsonl");
-    let lines: Vec<String> = (0..6)
-        .map(|i| json!({"id": format!("doc-{i}"), "text": "x"}).to_string())
-        .collect();
-    std::fs::write(&input, lines.join("\n")).unwrap();
-    let claude = TestServer::start(|request| {
-        support::providers::anthropic(request, &Answer::new(r#"{"n": 1}"#))
-    });
-    let gemini = TestServer::start(|request| {
-        support::providers::gemini(request, &Answer::new(r#"{"n": 1}"#))
-    });
-    let node = TestServer::start(|request| Reply::openai(request, &Answer::new(r#"{"n": 1}"#)));
+    let input = six_documents(dir.path());
+    let claude = answering_n(support::providers::anthropic);
+    let gemini = answering_n(support::providers::gemini);
+    let node = answering_n(Reply::openai);
     let keys = [
         ("OPENAI_API_KEY", "sk-openai-implicit"),
         ("ANTHROPIC_API_KEY", "sk-ant-implicit"),
