@@ -14,7 +14,7 @@ use llm_extract::llm::{
 };
 use llm_extract::parse::LoopGuard;
 use llm_extract::report::{AttemptError, AttemptKind, Report};
-use llm_extract::Extract;
+use llm_extract::{Extract, Extraction};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use support::clock::{fast_retry, http_date, ms};
 use support::providers::{anthropic, gemini};
@@ -93,6 +93,19 @@ fn assert_broken_then_answered(report: &Report, wire: Wire) {
     assert!(report.attempts[1].error.is_none(), "{wire:?}");
 }
 
+/// A [`Person`] extracted over `wire` from a server whose first answer is `broken` and whose second is
+/// [`ADA`] whole; the extraction, and the server.
+async fn answered_after(wire: Wire, broken: Answer) -> (Extraction<Person>, TestServer) {
+    let ending = broken.ending.clone();
+    let server = TestServer::script(vec![wire.scripted(broken), wire.scripted(Answer::new(ADA))]);
+    let llm = wire.backend(&server);
+    let out = Extractor::new(&*llm)
+        .extract::<Person>("Ada, 36")
+        .await
+        .unwrap_or_else(|e| panic!("{wire:?} {ending:?}: {e}"));
+    (out, server)
+}
+
 /// What extracting a [`Person`] over `wire` from `server` fails with, after at most `attempts`
 /// attempts.
 async fn failure(wire: Wire, server: &TestServer, attempts: u32) -> ExtractError {
@@ -107,15 +120,8 @@ async fn failure(wire: Wire, server: &TestServer, attempts: u32) -> ExtractError
 #[tokio::test]
 async fn a_connection_closed_mid_answer_is_sent_again_on_every_backend() {
     for wire in WIRES {
-        let server = TestServer::script(vec![
-            wire.scripted(Answer::new(ADA).pieces_of(4).ending(Ending::Drop)),
-            wire.scripted(Answer::new(ADA)),
-        ]);
-        let llm = wire.backend(&server);
-        let out = Extractor::new(&*llm)
-            .extract::<Person>("Ada, 36")
-            .await
-            .unwrap_or_else(|e| panic!("{wire:?}: {e}"));
+        let broken = Answer::new(ADA).pieces_of(4).ending(Ending::Drop);
+        let (out, server) = answered_after(wire, broken).await;
         assert_eq!(out.value.age, 36, "{wire:?}");
         assert_eq!(server.hits(), 2, "{wire:?}");
         assert_broken_then_answered(&out.report, wire);
@@ -140,15 +146,7 @@ async fn an_answer_that_stops_before_its_end_or_goes_silent_is_sent_again() {
         (Wire::Gemini, Ending::Stall),
         (Wire::Ollama, Ending::Stall),
     ] {
-        let server = TestServer::script(vec![
-            wire.scripted(Answer::new(ADA).ending(ending.clone())),
-            wire.scripted(Answer::new(ADA)),
-        ]);
-        let llm = wire.backend(&server);
-        let out = Extractor::new(&*llm)
-            .extract::<Person>("Ada, 36")
-            .await
-            .unwrap_or_else(|e| panic!("{wire:?} {ending:?}: {e}"));
+        let (out, _) = answered_after(wire, Answer::new(ADA).ending(ending)).await;
         assert_eq!(out.value.name, "Ada");
         assert_broken_then_answered(&out.report, wire);
     }
