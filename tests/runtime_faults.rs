@@ -7,31 +7,21 @@
 mod support;
 
 use futures_util::StreamExt;
-use llm_extract::extract::{ExtractErrorKind, Extractor, Mode, PartialEvent};
+use llm_extract::extract::{ExtractError, ExtractErrorKind, Extractor, Mode, PartialEvent};
 use llm_extract::llm::{
     from_stream_fn, Anthropic, ChatEvent, ChatRequest, ChatResponse, ChatStream, Gemini, Llm,
     LlmError, Ollama, OpenAiCompatible, RetryPolicy, Usage,
 };
 use llm_extract::parse::LoopGuard;
 use llm_extract::report::{AttemptError, AttemptKind, Report};
-use llm_extract::Extract;
+use llm_extract::{Extract, Extraction};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use support::clock::{fast_retry, http_date, ms};
 use support::providers::{anthropic, gemini};
 use support::types::{entity, entity_line, Entity, Person};
 use support::{fixed, Answer, Ending, Reply, Request, Scripted, TestServer};
 
 const KEY: &str = "sk-test-0123456789abcdef-SECRET";
-
-fn ms(n: u64) -> Duration {
-    Duration::from_millis(n)
-}
-
-fn fast_retry() -> RetryPolicy {
-    RetryPolicy::new()
-        .max_retries(3)
-        .initial_backoff(ms(5))
-        .max_backoff(ms(20))
-}
 
 /// The four wire formats, each with a backend pointed at `server`.
 #[derive(Debug, Clone, Copy)]
@@ -59,42 +49,25 @@ impl Wire {
     }
 
     fn backend(self, server: &TestServer) -> Box<dyn Llm> {
-        let idle = ms(300);
+        // The builders share no trait; each gets the same limits.
+        macro_rules! with_limits {
+            ($builder:expr) => {
+                Box::new(
+                    $builder
+                        .idle_timeout(ms(300))
+                        .retry(fast_retry())
+                        .build()
+                        .unwrap(),
+                )
+            };
+        }
         match self {
-            Wire::OpenAi => Box::new(
-                OpenAiCompatible::builder(server.url(), "m")
-                    .api_key(KEY)
-                    .idle_timeout(idle)
-                    .retry(fast_retry())
-                    .build()
-                    .unwrap(),
-            ),
-            Wire::Anthropic => Box::new(
-                Anthropic::builder("m")
-                    .base_url(server.url())
-                    .api_key(KEY)
-                    .idle_timeout(idle)
-                    .retry(fast_retry())
-                    .build()
-                    .unwrap(),
-            ),
-            Wire::Gemini => Box::new(
-                Gemini::builder("m")
-                    .base_url(server.url())
-                    .api_key(KEY)
-                    .idle_timeout(idle)
-                    .retry(fast_retry())
-                    .build()
-                    .unwrap(),
-            ),
-            Wire::Ollama => Box::new(
-                Ollama::builder("m")
-                    .host(server.url())
-                    .idle_timeout(idle)
-                    .retry(fast_retry())
-                    .build()
-                    .unwrap(),
-            ),
+            Wire::OpenAi => with_limits!(OpenAiCompatible::builder(server.url(), "m").api_key(KEY)),
+            Wire::Anthropic => {
+                with_limits!(Anthropic::builder("m").base_url(server.url()).api_key(KEY))
+            }
+            Wire::Gemini => with_limits!(Gemini::builder("m").base_url(server.url()).api_key(KEY)),
+            Wire::Ollama => with_limits!(Ollama::builder("m").host(server.url())),
         }
     }
 }
@@ -120,18 +93,35 @@ fn assert_broken_then_answered(report: &Report, wire: Wire) {
     assert!(report.attempts[1].error.is_none(), "{wire:?}");
 }
 
+/// A [`Person`] extracted over `wire` from a server whose first answer is `broken` and whose second is
+/// [`ADA`] whole; the extraction, and the server.
+async fn answered_after(wire: Wire, broken: Answer) -> (Extraction<Person>, TestServer) {
+    let ending = broken.ending.clone();
+    let server = TestServer::script(vec![wire.scripted(broken), wire.scripted(Answer::new(ADA))]);
+    let llm = wire.backend(&server);
+    let out = Extractor::new(&*llm)
+        .extract::<Person>("Ada, 36")
+        .await
+        .unwrap_or_else(|e| panic!("{wire:?} {ending:?}: {e}"));
+    (out, server)
+}
+
+/// What extracting a [`Person`] over `wire` from `server` fails with, after at most `attempts`
+/// attempts.
+async fn failure(wire: Wire, server: &TestServer, attempts: u32) -> ExtractError {
+    let llm = wire.backend(server);
+    Extractor::new(&*llm)
+        .max_attempts(attempts)
+        .extract::<Person>("x")
+        .await
+        .unwrap_err()
+}
+
 #[tokio::test]
 async fn a_connection_closed_mid_answer_is_sent_again_on_every_backend() {
     for wire in WIRES {
-        let server = TestServer::script(vec![
-            wire.scripted(Answer::new(ADA).pieces_of(4).ending(Ending::Drop)),
-            wire.scripted(Answer::new(ADA)),
-        ]);
-        let llm = wire.backend(&server);
-        let out = Extractor::new(&*llm)
-            .extract::<Person>("Ada, 36")
-            .await
-            .unwrap_or_else(|e| panic!("{wire:?}: {e}"));
+        let broken = Answer::new(ADA).pieces_of(4).ending(Ending::Drop);
+        let (out, server) = answered_after(wire, broken).await;
         assert_eq!(out.value.age, 36, "{wire:?}");
         assert_eq!(server.hits(), 2, "{wire:?}");
         assert_broken_then_answered(&out.report, wire);
@@ -156,64 +146,61 @@ async fn an_answer_that_stops_before_its_end_or_goes_silent_is_sent_again() {
         (Wire::Gemini, Ending::Stall),
         (Wire::Ollama, Ending::Stall),
     ] {
-        let server = TestServer::script(vec![
-            wire.scripted(Answer::new(ADA).ending(ending.clone())),
-            wire.scripted(Answer::new(ADA)),
-        ]);
-        let llm = wire.backend(&server);
-        let out = Extractor::new(&*llm)
-            .extract::<Person>("Ada, 36")
-            .await
-            .unwrap_or_else(|e| panic!("{wire:?} {ending:?}: {e}"));
+        let (out, _) = answered_after(wire, Answer::new(ADA).ending(ending)).await;
         assert_eq!(out.value.name, "Ada");
         assert_broken_then_answered(&out.report, wire);
     }
 }
 
-#[tokio::test]
-async fn a_body_that_is_not_the_stream_asked_for_is_sent_again() {
-    let not_streams = [
-        Reply::text(200, "<html><body>502 Bad Gateway</body></html>"),
-        Reply::json(200, serde_json::json!({"error": {"message": "overloaded"}})),
-    ];
+/// On every wire, after each of two bodies that are not the answer asked for (a proxy's error page, a
+/// JSON error, both with status 200), the request is sent again and the answer read; `guard` is the
+/// extraction's loop guard (with it the answer streams, without it not). The servers, for a look at
+/// what was sent.
+async fn answered_after_a_body_that_is_not_the_answer(guard: LoopGuard) -> Vec<(Wire, TestServer)> {
+    let mut servers = Vec::new();
     for wire in WIRES {
-        for body in &not_streams {
+        for body in [
+            Reply::text(200, "<html><body>502 Bad Gateway</body></html>"),
+            Reply::json(200, serde_json::json!({"error": {"message": "overloaded"}})),
+        ] {
             let server =
                 TestServer::script(vec![fixed(body.clone()), wire.scripted(Answer::new(ADA))]);
             let llm = wire.backend(&server);
             let out = Extractor::new(&*llm)
+                .loop_guard(guard)
                 .extract::<Person>("Ada, 36")
                 .await
                 .unwrap_or_else(|e| panic!("{wire:?} {body:?}: {e}"));
             assert_eq!(out.value.age, 36);
             assert_eq!(server.hits(), 2, "{wire:?}");
+            servers.push((wire, server));
         }
+    }
+    servers
+}
+
+#[tokio::test]
+async fn a_body_that_is_not_the_stream_asked_for_is_sent_again() {
+    let servers = answered_after_a_body_that_is_not_the_answer(LoopGuard::default()).await;
+    for (wire, server) in servers {
+        let sent = &server.requests()[1];
+        assert!(
+            sent.wants_stream() || sent.path.contains("stream"),
+            "{wire:?}"
+        );
     }
 }
 
 #[tokio::test]
 async fn a_whole_answer_that_is_not_the_answer_is_sent_again() {
     // Without the loop guard or a watcher the answer is not streamed: the same faults, the same retry.
-    for wire in WIRES {
-        for reply in [
-            Reply::text(200, "<html><body>502 Bad Gateway</body></html>"),
-            Reply::json(200, serde_json::json!({"error": {"message": "overloaded"}})),
-        ] {
-            let server = TestServer::script(vec![fixed(reply), wire.scripted(Answer::new(ADA))]);
-            let llm = wire.backend(&server);
-            let out = Extractor::new(&*llm)
-                .loop_guard(LoopGuard::off())
-                .extract::<Person>("Ada, 36")
-                .await
-                .unwrap_or_else(|e| panic!("{wire:?}: {e}"));
-            assert_eq!(out.value.age, 36);
-            assert_eq!(server.hits(), 2, "{wire:?}");
-            let sent = &server.requests()[1];
-            assert!(
-                !sent.wants_stream() && !sent.path.contains("stream"),
-                "{wire:?}"
-            );
-        }
+    let servers = answered_after_a_body_that_is_not_the_answer(LoopGuard::off()).await;
+    for (wire, server) in servers {
+        let sent = &server.requests()[1];
+        assert!(
+            !sent.wants_stream() && !sent.path.contains("stream"),
+            "{wire:?}"
+        );
     }
 }
 
@@ -265,6 +252,23 @@ fn entities(names: &[&str]) -> String {
         .collect()
 }
 
+/// The entities a prompted extraction over `wire` from `server` hands on, and its report.
+async fn streamed_entities(wire: Wire, server: &TestServer) -> (Vec<Entity>, Report) {
+    let llm = wire.backend(server);
+    let extractor = Extractor::new(&*llm).mode(Mode::Prompted);
+    let mut stream = extractor.extract_stream::<Entity>("x");
+    let mut items = Vec::new();
+    while let Some(item) = stream.next().await {
+        items.push(item.unwrap_or_else(|e| panic!("{wire:?}: {e}")));
+    }
+    let report = stream.report().unwrap().clone();
+    (items, report)
+}
+
+fn names(items: &[Entity]) -> Vec<&str> {
+    items.iter().map(|item| item.name.as_str()).collect()
+}
+
 #[tokio::test]
 async fn items_handed_on_before_a_break_are_not_handed_on_again() {
     for wire in WIRES {
@@ -276,13 +280,7 @@ async fn items_handed_on_before_a_break_are_not_handed_on_again() {
             wire.scripted(Answer::new(&first[..cut]).pieces_of(6).ending(Ending::Drop)),
             wire.scripted(Answer::new(entities(&["Ada", "Bob", "Cy", "Dee"]))),
         ]);
-        let llm = wire.backend(&server);
-        let extractor = Extractor::new(&*llm).mode(Mode::Prompted);
-        let mut stream = extractor.extract_stream::<Entity>("x");
-        let mut items = Vec::new();
-        while let Some(item) = stream.next().await {
-            items.push(item.unwrap_or_else(|e| panic!("{wire:?}: {e}")));
-        }
+        let (items, report) = streamed_entities(wire, &server).await;
         assert_eq!(
             items,
             [
@@ -293,7 +291,6 @@ async fn items_handed_on_before_a_break_are_not_handed_on_again() {
             ],
             "{wire:?}"
         );
-        let report = stream.report().unwrap();
         assert_eq!(report.attempts.len(), 2, "{wire:?}");
         assert_eq!(
             (report.attempts[0].items, report.attempts[1].items),
@@ -311,14 +308,8 @@ async fn a_document_with_the_same_item_twice_keeps_both_after_a_break() {
         Wire::OpenAi.scripted(Answer::new(entities(&["Ada"])).ending(Ending::Drop)),
         Wire::OpenAi.scripted(Answer::new(entities(&["Ada", "Bob", "Ada"]))),
     ]);
-    let llm = Wire::OpenAi.backend(&server);
-    let extractor = Extractor::new(&*llm).mode(Mode::Prompted);
-    let mut stream = extractor.extract_stream::<Entity>("x");
-    let mut names = Vec::new();
-    while let Some(item) = stream.next().await {
-        names.push(item.unwrap().name);
-    }
-    assert_eq!(names, ["Ada", "Bob", "Ada"]);
+    let (items, _) = streamed_entities(Wire::OpenAi, &server).await;
+    assert_eq!(names(&items), ["Ada", "Bob", "Ada"]);
 }
 
 #[tokio::test]
@@ -330,22 +321,10 @@ async fn items_are_not_handed_on_again_after_several_breaks() {
         broken(),
         Wire::OpenAi.scripted(Answer::new(entities(&["Ada", "Bob"]))),
     ]);
-    let llm = Wire::OpenAi.backend(&server);
-    let extractor = Extractor::new(&*llm).mode(Mode::Prompted);
-    let mut stream = extractor.extract_stream::<Entity>("x");
-    let mut names = Vec::new();
-    while let Some(item) = stream.next().await {
-        names.push(item.unwrap().name);
-    }
-    assert_eq!(names, ["Ada", "Bob"]);
-    let items: Vec<usize> = stream
-        .report()
-        .unwrap()
-        .attempts
-        .iter()
-        .map(|a| a.items)
-        .collect();
-    assert_eq!(items, [1, 0, 0, 1]);
+    let (items, report) = streamed_entities(Wire::OpenAi, &server).await;
+    assert_eq!(names(&items), ["Ada", "Bob"]);
+    let handed_on: Vec<usize> = report.attempts.iter().map(|a| a.items).collect();
+    assert_eq!(handed_on, [1, 0, 0, 1]);
 }
 
 #[tokio::test]
@@ -359,12 +338,7 @@ async fn broken_streams_share_the_retry_budget_with_refused_sends() {
         broken(),
         Wire::OpenAi.scripted(Answer::new(ADA)),
     ]);
-    let llm = Wire::OpenAi.backend(&server);
-    let err = Extractor::new(&*llm)
-        .max_attempts(1)
-        .extract::<Person>("x")
-        .await
-        .unwrap_err();
+    let err = failure(Wire::OpenAi, &server, 1).await;
     assert!(
         matches!(err.kind(), ExtractErrorKind::Llm(LlmError::Stream { .. })),
         "{err:?}"
@@ -380,45 +354,12 @@ async fn a_permanent_failure_mid_stream_is_not_sent_again() {
     let server = TestServer::start(|request| {
         support::providers::gemini_with(request, &Answer::new(ADA), Some("SAFETY"))
     });
-    let llm = Wire::Gemini.backend(&server);
-    let err = Extractor::new(&*llm)
-        .max_attempts(1)
-        .extract::<Person>("x")
-        .await
-        .unwrap_err();
+    let err = failure(Wire::Gemini, &server, 1).await;
     assert!(
         matches!(err.kind(), ExtractErrorKind::Llm(LlmError::Blocked { .. })),
         "{err:?}"
     );
     assert_eq!(server.hits(), 1);
-}
-
-/// `at` as an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`).
-fn http_date(at: SystemTime) -> String {
-    let secs = at.duration_since(UNIX_EPOCH).unwrap().as_secs();
-    let (days, rest) = (secs / 86_400, secs % 86_400);
-    // Howard Hinnant's civil_from_days.
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    const WEEKDAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
-    const MONTHS: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
-    format!(
-        "{}, {day:02} {} {year} {:02}:{:02}:{:02} GMT",
-        WEEKDAYS[(days % 7) as usize],
-        MONTHS[(month - 1) as usize],
-        rest / 3600,
-        rest % 3600 / 60,
-        rest % 60
-    )
 }
 
 #[test]
@@ -465,21 +406,9 @@ fn straddling(secret: &str) -> String {
 
 #[tokio::test]
 async fn a_key_across_the_cut_of_a_servers_message_is_scrubbed_whole() {
-    let server = TestServer::start(|_| Reply::openai_error(400, &straddling(KEY)));
-    let llm = Wire::OpenAi.backend(&server);
-    let err = Extractor::new(&*llm)
-        .extract::<Person>("x")
-        .await
-        .unwrap_err();
-    for text in [err.to_string(), format!("{err:?}")] {
-        assert!(text.contains("[redacted]"), "{text}");
-        assert!(
-            !text.contains("sk-test-0123"),
-            "part of the key leaked: {text}"
-        );
-    }
-    // The same in a stream's error line, and in a body that is not the stream (both retried, then
-    // reported).
+    // In an error status's message, in a stream's error line, and in a body that is not the stream
+    // (the last two retried, then reported).
+    let error_status = TestServer::start(|_| Reply::openai_error(400, &straddling(KEY)));
     let streamed = TestServer::start(|request| {
         Reply::openai(
             request,
@@ -487,13 +416,13 @@ async fn a_key_across_the_cut_of_a_servers_message_is_scrubbed_whole() {
         )
     });
     let garbage = TestServer::start(|_| Reply::text(200, straddling(KEY)));
-    for server in [streamed, garbage] {
-        let llm = Wire::OpenAi.backend(&server);
-        let err = Extractor::new(&*llm)
-            .extract::<Person>("x")
-            .await
-            .unwrap_err();
+    // The error status's message keeps the mark `[redacted]` whole; in the other two the cut can fall
+    // before or inside it (a stream's error comes after a prefix, a body's start is cut again), so
+    // there only the key's absence is checked.
+    for (server, in_view) in [(error_status, true), (streamed, false), (garbage, false)] {
+        let err = failure(Wire::OpenAi, &server, 3).await;
         for text in [err.to_string(), format!("{err:?}")] {
+            assert!(!in_view || text.contains("[redacted]"), "{text}");
             assert!(
                 !text.contains("sk-test-0123"),
                 "part of the key leaked: {text}"

@@ -5,25 +5,15 @@ mod support;
 
 use futures_util::StreamExt;
 use llm_extract::extract::{ExtractErrorKind, Extractor, Mode};
-use llm_extract::llm::{ChatRequest, Llm, LlmError, Ollama, RetryPolicy, TimeoutPhase};
+use llm_extract::llm::{ChatRequest, Llm, LlmError, Ollama, TimeoutPhase};
 use llm_extract::report::AttemptKind;
 use llm_extract::Schema;
 use llm_extract::{Dialect, Extract, Finish, Shape};
 use serde_json::json;
 use std::time::{Duration, Instant};
+use support::clock::{fast_retry, ms};
 use support::types::{entity, entity_line, Entity, Person};
 use support::{fixed, ollama, wire, Answer, Ending, Reply, Step, TestServer};
-
-fn ms(n: u64) -> Duration {
-    Duration::from_millis(n)
-}
-
-fn fast_retry() -> RetryPolicy {
-    RetryPolicy::new()
-        .max_retries(3)
-        .initial_backoff(ms(5))
-        .max_backoff(ms(20))
-}
 
 /// A client with short limits; `idle` is the idle timeout.
 fn client_with_idle(server: &TestServer, idle: Duration) -> Ollama {

@@ -372,43 +372,29 @@ mod tests {
     use crate::args::{Cli, Command};
     use clap::Parser;
 
-    /// The backend and extraction flags of `run` with `flags`.
-    fn run_args(flags: &[&str]) -> (BackendArgs, ExtractArgs) {
+    /// The warnings `run` with `flags` (separated by spaces) gives about flags its backends ignore;
+    /// `embedded` says whether the backend is the embedded engine.
+    fn ignored_with(flags: &str, embedded: bool) -> Vec<String> {
         let argv = ["llm-extract", "run", "--signature", "{a :int}"];
-        let cli = Cli::try_parse_from(argv.iter().chain(flags)).unwrap();
+        let cli = Cli::try_parse_from(argv.into_iter().chain(flags.split_whitespace())).unwrap();
         let Command::Run(args) = cli.command else {
             panic!()
         };
-        (args.backend, args.extract)
+        ignored(&args.backend, args.extract.mode, embedded)
     }
 
     #[test]
     fn flags_the_chosen_backend_ignores_are_named_with_the_backend() {
-        let (backend, extract) = run_args(&[
-            "--embedded",
-            "--model",
-            "m",
-            "--retries",
-            "1",
-            "--mode",
-            "tool",
-        ]);
-        let warnings = ignored(&backend, extract.mode, true);
+        let warnings = ignored_with("--embedded --model m --retries 1 --mode tool", true);
         assert_eq!(warnings.len(), 3, "{warnings:?}");
         assert!(warnings[0].contains("--mode tool is ignored by the embedded engine"));
         assert!(warnings[1].contains("--model m") && warnings[1].contains("embedded"));
         assert!(warnings[2].contains("--retries 1") && warnings[2].contains("embedded"));
 
-        let (backend, extract) = run_args(&[
-            "--openai",
-            "http://a/v1",
-            "--ollama",
-            "http://u:pw@o:1",
-            "--gemini",
-            "--mode",
-            "tool",
-        ]);
-        let warnings = ignored(&backend, extract.mode, false);
+        let warnings = ignored_with(
+            "--openai http://a/v1 --ollama http://u:pw@o:1 --gemini --mode tool",
+            false,
+        );
         assert_eq!(warnings.len(), 1, "{warnings:?}");
         assert!(
             warnings[0].contains("--ollama http://u:[redacted]@o:1, --gemini")
@@ -416,24 +402,13 @@ mod tests {
             "{warnings:?}"
         );
 
-        let (backend, extract) = run_args(&["--gemini", "--tool-choice-required"]);
-        let warnings = ignored(&backend, extract.mode, false);
+        let warnings = ignored_with("--gemini --tool-choice-required", false);
         assert_eq!(warnings.len(), 1, "{warnings:?}");
         assert!(warnings[0].contains("--tool-choice-required") && warnings[0].contains("--openai"));
 
-        let (backend, extract) = run_args(&[
-            "--openai",
-            "http://a/v1",
-            "--anthropic",
-            "--model",
-            "m",
-            "--retries",
-            "1",
-            "--mode",
-            "tool",
-            "--tool-choice-required",
-            "--allow-insecure-key",
-        ]);
-        assert_eq!(ignored(&backend, extract.mode, false), Vec::<String>::new());
+        let every_flag_used = "--openai http://a/v1 --anthropic --model m --retries 1 --mode tool \
+                               --tool-choice-required --allow-insecure-key";
+        let warnings = ignored_with(every_flag_used, false);
+        assert_eq!(warnings, Vec::<String>::new());
     }
 }

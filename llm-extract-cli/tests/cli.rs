@@ -6,12 +6,19 @@ mod support;
 use assert_cmd::cargo::cargo_bin_cmd;
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use support::{wire, Answer, Reply, Request, Step, TestServer};
 
 const PERSON: &str = "{name :string, age :int}";
+
+/// `llm-extract run` asking model `m` for a [`PERSON`], for a test to add its backend and input to.
+fn run_person() -> assert_cmd::Command {
+    let mut command = cargo_bin_cmd!("llm-extract");
+    command.args(["run", "--signature", PERSON, "--model", "m"]);
+    command
+}
 
 fn ollama_answering(text: &'static str) -> TestServer {
     TestServer::start(move |request| Reply::ollama(request, &Answer::new(text)))
@@ -801,8 +808,8 @@ fn run_works_against_anthropic_in_tool_mode_and_gemini_with_keys_named_for_them(
     );
 
     // Anthropic's own API needs its key; nothing is sent without it.
-    let no_key = cargo_bin_cmd!("llm-extract")
-        .args(["run", "--signature", PERSON, "--model", "m", "--anthropic"])
+    let no_key = run_person()
+        .arg("--anthropic")
         .env_remove("ANTHROPIC_API_KEY")
         .write_stdin("x")
         .output()
@@ -815,22 +822,29 @@ fn run_works_against_anthropic_in_tool_mode_and_gemini_with_keys_named_for_them(
     );
 }
 
-#[test]
-fn a_batch_round_robins_over_a_mix_of_backends() {
-    let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("docs.jsonl");
+/// Six documents, `doc-0` to `doc-5`, each with the text `x`, in `docs.jsonl` under `dir`; its path.
+fn six_documents(dir: &Path) -> PathBuf {
+    let input = dir.join("docs.jsonl");
     let lines: Vec<String> = (0..6)
         .map(|i| json!({"id": format!("doc-{i}"), "text": "x"}).to_string())
         .collect();
     std::fs::write(&input, lines.join("\n")).unwrap();
+    input
+}
+
+/// A server answering `{"n": 1}` in the wire format `reply` writes.
+fn answering_n(reply: fn(&Request, &Answer) -> Reply) -> TestServer {
+    TestServer::start(move |request| reply(request, &Answer::new(r#"{"n": 1}"#)))
+}
+
+#[test]
+fn a_batch_round_robins_over_a_mix_of_backends() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = six_documents(dir.path());
     let out = dir.path().join("out.jsonl");
-    let ollama = TestServer::start(|request| Reply::ollama(request, &Answer::new(r#"{"n": 1}"#)));
-    let claude = TestServer::start(|request| {
-        support::providers::anthropic(request, &Answer::new(r#"{"n": 1}"#))
-    });
-    let gemini = TestServer::start(|request| {
-        support::providers::gemini(request, &Answer::new(r#"{"n": 1}"#))
-    });
+    let ollama = answering_n(Reply::ollama);
+    let claude = answering_n(support::providers::anthropic);
+    let gemini = answering_n(support::providers::gemini);
     let output = cargo_bin_cmd!("llm-extract")
         .args([
             "batch",
@@ -877,17 +891,9 @@ fn openai_api_key_goes_to_another_server_only_when_named_for_it() {
     let server = openai_answering_person();
     let url = format!("{}/v1", server.url());
     let run = |key_flags: &[&str]| {
-        let mut command = cargo_bin_cmd!("llm-extract");
+        let mut command = run_person();
         command
-            .args([
-                "run",
-                "--signature",
-                PERSON,
-                "--model",
-                "m",
-                "--openai",
-                &url,
-            ])
+            .args(["--openai", &url])
             .args(key_flags)
             .env("OPENAI_API_KEY", "sk-openai-implicit")
             .env("NODE_KEY", "sk-node-named")
@@ -920,8 +926,7 @@ fn openai_api_key_goes_to_another_server_only_when_named_for_it() {
     );
 
     // The one --api-key-env of a one-backend command may come before its flag.
-    let output = cargo_bin_cmd!("llm-extract")
-        .args(["run", "--signature", PERSON, "--model", "m"])
+    let output = run_person()
         .args(["--api-key-env", "NODE_KEY", "--openai", &url])
         .env("NODE_KEY", "sk-node-named")
         .write_stdin("Ada, 36")
@@ -942,17 +947,9 @@ fn a_key_for_plain_http_to_another_machine_is_refused_before_connecting() {
         vec!["--gemini=http://10.255.255.1:1"],
     ] {
         let started = Instant::now();
-        let mut command = cargo_bin_cmd!("llm-extract");
+        let mut command = run_person();
         without_provider_keys(&mut command)
-            .args([
-                "run",
-                "--signature",
-                PERSON,
-                "--model",
-                "m",
-                "--retries",
-                "0",
-            ])
+            .args(["--retries", "0"])
             .args(&backend)
             .args(["--api-key-env", "NODE_KEY"])
             .env("NODE_KEY", "sk-node-named")
@@ -970,16 +967,8 @@ fn a_key_for_plain_http_to_another_machine_is_refused_before_connecting() {
     }
 
     // Allowed on purpose, the key goes; the address then fails as an unreachable server would.
-    let output = cargo_bin_cmd!("llm-extract")
-        .args([
-            "run",
-            "--signature",
-            PERSON,
-            "--model",
-            "m",
-            "--retries",
-            "0",
-        ])
+    let output = run_person()
+        .args(["--retries", "0"])
         .args([
             "--openai",
             "http://10.255.255.1:1/v1",
@@ -999,18 +988,10 @@ fn a_key_for_plain_http_to_another_machine_is_refused_before_connecting() {
 #[test]
 fn a_mixed_batch_gives_each_backend_only_its_own_key() {
     let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("docs.jsonl");
-    let lines: Vec<String> = (0..6)
-        .map(|i| json!({"id": format!("doc-{i}"), "text": "x"}).to_string())
-        .collect();
-    std::fs::write(&input, lines.join("\n")).unwrap();
-    let claude = TestServer::start(|request| {
-        support::providers::anthropic(request, &Answer::new(r#"{"n": 1}"#))
-    });
-    let gemini = TestServer::start(|request| {
-        support::providers::gemini(request, &Answer::new(r#"{"n": 1}"#))
-    });
-    let node = TestServer::start(|request| Reply::openai(request, &Answer::new(r#"{"n": 1}"#)));
+    let input = six_documents(dir.path());
+    let claude = answering_n(support::providers::anthropic);
+    let gemini = answering_n(support::providers::gemini);
+    let node = answering_n(Reply::openai);
     let keys = [
         ("OPENAI_API_KEY", "sk-openai-implicit"),
         ("ANTHROPIC_API_KEY", "sk-ant-implicit"),
@@ -1110,8 +1091,7 @@ fn an_api_key_env_that_names_no_backend_is_refused() {
         (&["--api-key-env", "K"], "this command has none"),
     ];
     for (flags, needle) in cases {
-        let output = cargo_bin_cmd!("llm-extract")
-            .args(["run", "--signature", PERSON, "--model", "m"])
+        let output = run_person()
             .args(flags)
             .env("K", "sk-k")
             .env("L", "sk-l")
@@ -1143,16 +1123,8 @@ fn a_credentialed_url_is_redacted_in_every_message() {
     );
 
     // The warning about an unsent key, and the error of an unreachable server.
-    let output = cargo_bin_cmd!("llm-extract")
-        .args([
-            "run",
-            "--signature",
-            PERSON,
-            "--model",
-            "m",
-            "--retries",
-            "0",
-        ])
+    let output = run_person()
+        .args(["--retries", "0"])
         .args(["--openai", secret_url])
         .env("OPENAI_API_KEY", "sk-openai-implicit")
         .write_stdin("x")
@@ -1177,8 +1149,7 @@ fn an_invalid_ollama_port_is_refused() {
     assert_one_line_error(&stderr_of(&output), "not a port number");
 
     // The same port from OLLAMA_HOST: the error says where it came from.
-    let output = cargo_bin_cmd!("llm-extract")
-        .args(["run", "--signature", PERSON, "--model", "m"])
+    let output = run_person()
         .env("OLLAMA_HOST", "127.0.0.1:99999")
         .write_stdin("x")
         .output()
@@ -1192,8 +1163,7 @@ fn an_invalid_ollama_port_is_refused() {
 #[test]
 fn flags_the_backend_ignores_are_warned_about() {
     let server = ollama_answering(r#"{"name": "Ada", "age": 36}"#);
-    let output = cargo_bin_cmd!("llm-extract")
-        .args(["run", "--signature", PERSON, "--model", "m"])
+    let output = run_person()
         .args([
             "--ollama",
             &server.url(),

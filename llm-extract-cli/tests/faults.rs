@@ -10,11 +10,13 @@ mod support;
 use assert_cmd::cargo::cargo_bin_cmd;
 use serde_json::{json, Value};
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime};
+use support::clock::http_date;
 use support::{Answer, Ending, Reply, Request, TestServer};
+use tempfile::TempDir;
 
 /// How many kinds of fault the server has.
 const FAULTS: usize = 9;
@@ -28,34 +30,6 @@ fn number_in(request: &Request) -> Option<u64> {
         .take_while(char::is_ascii_digit)
         .collect();
     digits.parse().ok()
-}
-
-/// `at` as an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`).
-fn http_date(at: SystemTime) -> String {
-    let secs = at.duration_since(UNIX_EPOCH).unwrap().as_secs();
-    let (days, rest) = (secs / 86_400, secs % 86_400);
-    // Howard Hinnant's civil_from_days.
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    const WEEKDAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
-    const MONTHS: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
-    format!(
-        "{}, {day:02} {} {year} {:02}:{:02}:{:02} GMT",
-        WEEKDAYS[(days % 7) as usize],
-        MONTHS[(month - 1) as usize],
-        rest / 3600,
-        rest % 3600 / 60,
-        rest % 60
-    )
 }
 
 /// Fault `kind` in answer to `request`, whose good answer is `text`.
@@ -108,13 +82,18 @@ fn faulty_server(delay: Duration) -> TestServer {
     })
 }
 
-fn write_documents(path: &Path, count: u64) {
+/// A folder holding `count` documents (`The number is 17.`) in `docs.jsonl`, and the paths of that
+/// input and of the results file to write beside it.
+fn documents(count: u64) -> (TempDir, PathBuf, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let (input, out) = (dir.path().join("docs.jsonl"), dir.path().join("out.jsonl"));
     let lines: Vec<String> = (0..count)
         .map(|i| {
             json!({"id": format!("doc-{i:03}"), "text": format!("The number is {i}.")}).to_string()
         })
         .collect();
-    std::fs::write(path, lines.join("\n")).unwrap();
+    std::fs::write(&input, lines.join("\n")).unwrap();
+    (dir, input, out)
 }
 
 fn batch_args(input: &Path, out: &Path, server: &TestServer) -> Vec<String> {
@@ -140,6 +119,14 @@ fn batch_args(input: &Path, out: &Path, server: &TestServer) -> Vec<String> {
     .iter()
     .map(|s| s.to_string())
     .collect()
+}
+
+/// Runs `llm-extract` with `args`, which must succeed; its stderr.
+fn succeeds(args: &[String]) -> String {
+    let output = cargo_bin_cmd!("llm-extract").args(args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    stderr
 }
 
 /// The complete records of a results file.
@@ -176,18 +163,11 @@ fn assert_each_document_once_and_right(out: &Path, count: u64) {
 
 #[test]
 fn a_batch_survives_every_kind_of_fault() {
-    let dir = tempfile::tempdir().unwrap();
-    let (input, out) = (dir.path().join("docs.jsonl"), dir.path().join("out.jsonl"));
     let count = 72;
-    write_documents(&input, count);
+    let (_dir, input, out) = documents(count);
     let server = faulty_server(Duration::ZERO);
     let started = Instant::now();
-    let output = cargo_bin_cmd!("llm-extract")
-        .args(batch_args(&input, &out, &server))
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    succeeds(&batch_args(&input, &out, &server));
     assert_each_document_once_and_right(&out, count);
     // Documents 1, 2, 4, 5, ... met faults: 24 met none, 24 one, 24 two.
     assert_eq!(server.hits() as u64, count + 24 + 48);
@@ -202,10 +182,8 @@ fn a_batch_survives_every_kind_of_fault() {
 
 #[test]
 fn a_batch_killed_midway_and_run_again_has_every_document_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let (input, out) = (dir.path().join("docs.jsonl"), dir.path().join("out.jsonl"));
     let count = 60;
-    write_documents(&input, count);
+    let (_dir, input, out) = documents(count);
     // Slow answers (about 150 ms each), so the batch is still running when it is killed.
     let server = faulty_server(Duration::from_millis(50));
     let mut child = Command::new(assert_cmd::cargo::cargo_bin!("llm-extract"))
@@ -228,22 +206,15 @@ fn a_batch_killed_midway_and_run_again_has_every_document_once() {
     let before = records(&out).len() as u64;
     assert!(before < count, "the batch finished before it was killed");
 
-    let output = cargo_bin_cmd!("llm-extract")
-        .args(batch_args(&input, &out, &server))
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let stderr = succeeds(&batch_args(&input, &out, &server));
     assert!(stderr.contains("skipped (already done)"), "{stderr}");
     assert_each_document_once_and_right(&out, count);
 }
 
 #[test]
 fn retrying_failed_documents_leaves_each_document_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let (input, out) = (dir.path().join("docs.jsonl"), dir.path().join("out.jsonl"));
     let count = 12;
-    write_documents(&input, count);
+    let (_dir, input, out) = documents(count);
     let server = faulty_server(Duration::ZERO);
     // No retries: the documents that meet a fault fail, and are recorded as failed.
     let mut args = batch_args(&input, &out, &server);
@@ -253,13 +224,9 @@ fn retrying_failed_documents_leaves_each_document_once() {
     let failed = records(&out).iter().filter(|r| r["ok"] == false).count();
     assert_eq!(failed, 8, "documents 1, 2, 4, 5, 7, 8, 10, 11 met a fault");
     // Again with --retry-failed (and retries): the failed records are replaced, not added to.
-    let again = cargo_bin_cmd!("llm-extract")
-        .args(batch_args(&input, &out, &server))
-        .arg("--retry-failed")
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&again.stderr);
-    assert_eq!(again.status.code(), Some(0), "{stderr}");
+    let mut again = batch_args(&input, &out, &server);
+    again.push("--retry-failed".to_owned());
+    succeeds(&again);
     assert_each_document_once_and_right(&out, count);
 }
 

@@ -17,6 +17,7 @@
 //! test can script exactly the bytes, pauses and broken connections it needs.
 #![allow(dead_code)]
 
+pub mod clock;
 #[cfg(feature = "llama-cpp")]
 pub mod engine;
 pub mod providers;

@@ -202,112 +202,65 @@ impl LlmError {
     /// Cuts every text the error quotes from a server (its messages and bodies) to
     /// [`EXCERPT_CHARS`](super::http::EXCERPT_CHARS) characters. Run it after [`LlmError::scrub`], never
     /// before: a key cut in two would no longer be found.
-    pub(crate) fn shorten(self) -> Self {
-        use super::http::excerpt as cut;
-        match self {
-            LlmError::Stream { message, partial } => LlmError::Stream {
-                message: cut(&message),
-                partial,
-            },
-            LlmError::ModelNotFound {
-                model,
-                message,
-                hint,
-            } => LlmError::ModelNotFound {
-                model,
-                message: cut(&message),
-                hint,
-            },
-            LlmError::Auth { status, message } => LlmError::Auth {
-                status,
-                message: cut(&message),
-            },
-            LlmError::Http {
-                status,
-                message,
-                retry_after,
-            } => LlmError::Http {
-                status,
-                message: cut(&message),
-                retry_after,
-            },
-            LlmError::InvalidResponse { message, body } => LlmError::InvalidResponse {
-                message: cut(&message),
-                body: cut(&body),
-            },
-            LlmError::Other { message } => LlmError::Other {
-                message: cut(&message),
-            },
-            other => other,
+    pub(crate) fn shorten(mut self) -> Self {
+        for (text, kind) in self.texts_mut() {
+            if kind == Text::Quoted {
+                *text = super::http::excerpt(text);
+            }
         }
+        self
     }
 
     /// Replaces every occurrence of `secret` in the error's text with `[redacted]`.
-    pub(crate) fn scrub(self, secret: &str) -> Self {
+    pub(crate) fn scrub(mut self, secret: &str) -> Self {
         if secret.is_empty() {
             return self;
         }
-        let clean = |s: String| {
-            if s.contains(secret) {
-                s.replace(secret, "[redacted]")
-            } else {
-                s
+        for (text, _) in self.texts_mut() {
+            if text.contains(secret) {
+                *text = text.replace(secret, "[redacted]");
             }
-        };
+        }
+        self
+    }
+
+    /// Every text of the error that can hold what a server or a user sent (and so a key), with what it
+    /// holds: the one list that [`LlmError::scrub`] and [`LlmError::shorten`] both go through.
+    fn texts_mut(&mut self) -> Vec<(&mut String, Text)> {
         match self {
-            LlmError::Stream { message, partial } => LlmError::Stream {
-                message: clean(message),
-                partial: clean(partial),
-            },
+            LlmError::Stream { message, partial } => {
+                vec![(message, Text::Quoted), (partial, Text::Whole)]
+            }
             LlmError::Blocked {
-                reason,
-                message,
-                partial,
-            } => LlmError::Blocked {
-                reason,
-                message: clean(message),
-                partial: clean(partial),
-            },
-            LlmError::Connect { url, message, hint } => LlmError::Connect {
-                url: clean(url),
-                message: clean(message),
-                hint,
-            },
-            LlmError::ModelNotFound {
-                model,
-                message,
-                hint,
-            } => LlmError::ModelNotFound {
-                model,
-                message: clean(message),
-                hint,
-            },
-            LlmError::Auth { status, message } => LlmError::Auth {
-                status,
-                message: clean(message),
-            },
-            LlmError::Http {
-                status,
-                message,
-                retry_after,
-            } => LlmError::Http {
-                status,
-                message: clean(message),
-                retry_after,
-            },
-            LlmError::InvalidResponse { message, body } => LlmError::InvalidResponse {
-                message: clean(message),
-                body: clean(body),
-            },
-            LlmError::Config { message } => LlmError::Config {
-                message: clean(message),
-            },
-            LlmError::Other { message } => LlmError::Other {
-                message: clean(message),
-            },
-            other => other,
+                message, partial, ..
+            } => vec![(message, Text::Whole), (partial, Text::Whole)],
+            LlmError::Connect { url, message, .. } => {
+                vec![(url, Text::Whole), (message, Text::Whole)]
+            }
+            LlmError::ModelNotFound { message, .. }
+            | LlmError::Auth { message, .. }
+            | LlmError::Http { message, .. }
+            | LlmError::Other { message } => vec![(message, Text::Quoted)],
+            LlmError::InvalidResponse { message, body } => {
+                vec![(message, Text::Quoted), (body, Text::Quoted)]
+            }
+            LlmError::Config { message } => vec![(message, Text::Whole)],
+            LlmError::Timeout { .. }
+            | LlmError::BodyTooLarge { .. }
+            | LlmError::InsecureKey { .. } => Vec::new(),
+            #[cfg(feature = "llama-cpp")]
+            LlmError::LlamaCpp(_) => Vec::new(),
         }
     }
+}
+
+/// What one text of an [`LlmError`] holds, which decides whether [`LlmError::shorten`] cuts it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Text {
+    /// A server's message or body, quoted at whatever length it came: cut.
+    Quoted,
+    /// The answer received so far, an address, or a message this crate wrote: kept whole.
+    Whole,
 }
 
 #[cfg(test)]
@@ -365,5 +318,58 @@ mod tests {
         .scrub("sk-123");
         assert!(!err.to_string().contains("sk-123"));
         assert!(!format!("{err:?}").contains("sk-123"));
+    }
+
+    #[test]
+    fn scrub_reaches_every_text_and_shorten_cuts_only_what_a_server_quoted() {
+        let long = "sk-123 ".repeat(100);
+        let cut = super::super::http::excerpt(&long);
+        assert!(cut.len() < long.len());
+        let stream = LlmError::Stream {
+            message: long.clone(),
+            partial: long.clone(),
+        };
+        let invalid = LlmError::InvalidResponse {
+            message: long.clone(),
+            body: long.clone(),
+        };
+        let whole = [
+            LlmError::Blocked {
+                reason: "SAFETY".into(),
+                message: long.clone(),
+                partial: long.clone(),
+            },
+            LlmError::Connect {
+                url: long.clone(),
+                message: long.clone(),
+                hint: String::new(),
+            },
+            LlmError::Config {
+                message: long.clone(),
+            },
+        ];
+        for err in whole
+            .iter()
+            .chain([&stream, &invalid, &LlmError::other(&long)])
+        {
+            let scrubbed = err.clone().scrub("sk-123");
+            assert!(!format!("{scrubbed:?}").contains("sk-123"), "{scrubbed:?}");
+        }
+        for err in whole {
+            let before = format!("{err:?}");
+            assert_eq!(format!("{:?}", err.shorten()), before);
+        }
+        let LlmError::Stream { message, partial } = stream.shorten() else {
+            panic!("shorten changed the variant")
+        };
+        assert_eq!((message, partial), (cut.clone(), long.clone()));
+        let LlmError::InvalidResponse { message, body } = invalid.shorten() else {
+            panic!("shorten changed the variant")
+        };
+        assert_eq!((message, body), (cut.clone(), cut.clone()));
+        let LlmError::Other { message } = LlmError::other(&long).shorten() else {
+            panic!("shorten changed the variant")
+        };
+        assert_eq!(message, cut);
     }
 }
