@@ -2,12 +2,13 @@
 
 use crate::args::{BackendArgs, ExtractArgs, ModeArg};
 use crate::error::CliError;
+use crate::identity::Identified;
 use llm_extract::extract::{Extractor, Mode};
 use llm_extract::llm::{Anthropic, Gemini, Llm, Ollama, OpenAiCompatible, RetryPolicy};
 use std::sync::Arc;
 
-/// Any backend.
-pub type Backend = Arc<dyn Llm>;
+/// Any backend, saying what it is (`identity.rs`).
+pub type Backend = Arc<dyn Identified>;
 
 /// The model Ollama is asked for when neither --model nor OLLAMA_MODEL says.
 const DEFAULT_OLLAMA_MODEL: &str = "llama3.2";
