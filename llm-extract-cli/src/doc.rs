@@ -37,7 +37,7 @@ pub async fn run(args: DocArgs) -> Result<Exit, CliError> {
         &[
             document.hash.as_slice(),
             set.generic().to_string().as_bytes(),
-            &llm.identity(),
+            llm.identity().as_slice(),
             settings(&args, chunk_tokens).as_bytes(),
         ],
         !args.no_resume,

@@ -108,13 +108,12 @@ mod tests {
             "http://127.0.0.1:11434"
         );
         assert_eq!(without_credentials("host/a@b"), "host/a@b");
-        let ollama = Ollama::builder("qwen3:4b")
-            .host("http://me:s3cret@gpu:11434/?token=abc")
+        let openai = OpenAiCompatible::builder("https://me:s3cret@gpu:8000/v1?token=abc", "qwen3:4b")
             .build()
             .unwrap();
-        let identity = String::from_utf8(ollama.identity()).unwrap();
+        let identity = String::from_utf8(openai.identity()).unwrap();
         assert!(!identity.contains("s3cret") && !identity.contains("abc"), "{identity}");
-        assert!(identity.contains("gpu:11434") && identity.contains("qwen3:4b"), "{identity}");
+        assert!(identity.contains("gpu:8000/v1") && identity.contains("qwen3:4b"), "{identity}");
     }
 
     #[test]

@@ -621,7 +621,7 @@ fn chunks_stay_saved_until_the_items_are_written() {
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_llm-extract"))
         .env("XDG_CACHE_HOME", cache.path())
         .args(["doc", "--signature", SIGNATURE, "--grounded", "name", "--key", "name"])
-        .args(["--chunk-tokens", "1000", "--ollama", &server.url()])
+        .args(["--chunk-tokens", "1000", "--max-attempts", "1", "--ollama", &server.url()])
         .stdin(std::fs::File::open(story_file(cache.path())).unwrap())
         .stdout(std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap())
         .output()
