@@ -121,7 +121,10 @@ mod tests {
         assert_ne!(a.hash, c.hash);
         // The bytes' stable hash, then the length: what names a resume directory in every build.
         let pinned = open("p", b"Holmes.").unwrap().hash;
-        assert_eq!(pinned[..8], crate::stable_hash::hash(b"Holmes.").to_le_bytes());
+        assert_eq!(
+            pinned[..8],
+            crate::stable_hash::hash(b"Holmes.").to_le_bytes()
+        );
         assert_eq!(pinned[8..], 7u64.to_le_bytes());
         let mut bad = "語".repeat(30_000).into_bytes();
         bad.truncate(bad.len() - 1);

@@ -108,21 +108,35 @@ mod tests {
             "http://127.0.0.1:11434"
         );
         assert_eq!(without_credentials("host/a@b"), "host/a@b");
-        let openai = OpenAiCompatible::builder("https://me:s3cret@gpu:8000/v1?token=abc", "qwen3:4b")
-            .build()
-            .unwrap();
+        let openai =
+            OpenAiCompatible::builder("https://me:s3cret@gpu:8000/v1?token=abc", "qwen3:4b")
+                .build()
+                .unwrap();
         let identity = String::from_utf8(openai.identity()).unwrap();
-        assert!(!identity.contains("s3cret") && !identity.contains("abc"), "{identity}");
-        assert!(identity.contains("gpu:8000/v1") && identity.contains("qwen3:4b"), "{identity}");
+        assert!(
+            !identity.contains("s3cret") && !identity.contains("abc"),
+            "{identity}"
+        );
+        assert!(
+            identity.contains("gpu:8000/v1") && identity.contains("qwen3:4b"),
+            "{identity}"
+        );
     }
 
     #[test]
     fn the_model_and_the_server_each_change_the_identity() {
         let ollama = |host: &str, model: &str| {
-            Ollama::builder(model).host(host).build().unwrap().identity()
+            Ollama::builder(model)
+                .host(host)
+                .build()
+                .unwrap()
+                .identity()
         };
         let openai = |url: &str, model: &str| {
-            OpenAiCompatible::builder(url, model).build().unwrap().identity()
+            OpenAiCompatible::builder(url, model)
+                .build()
+                .unwrap()
+                .identity()
         };
         let base = ollama("http://a:11434", "m");
         assert_eq!(base, ollama("http://a:11434", "m"));

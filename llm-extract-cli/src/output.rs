@@ -151,6 +151,9 @@ mod tests {
         assert_ne!(a, b);
         assert!(a.len() <= MAX_SAFE_BYTES && a.contains("%~"), "{a}");
         let wide = file_safe(&"語".repeat(100));
-        assert!(wide.len() <= MAX_SAFE_BYTES && wide.contains("%~"), "{wide}");
+        assert!(
+            wide.len() <= MAX_SAFE_BYTES && wide.contains("%~"),
+            "{wide}"
+        );
     }
 }

@@ -180,7 +180,9 @@ impl<'a> Palette<'a> {
 
     /// The type of item `item`.
     fn type_name(&self, item: usize) -> &'a str {
-        self.types.get(self.class(item)).map_or("item", |(ty, _)| ty)
+        self.types
+            .get(self.class(item))
+            .map_or("item", |(ty, _)| ty)
     }
 }
 
@@ -269,7 +271,9 @@ mod tests {
         assert_eq!(palette.classes, [0, 1, 0, 2]);
         assert_eq!(palette.type_name(1), "a");
         // Every item a type of its own: one pass, where a count per type would compare 4 * 10^10 pairs.
-        let many: Vec<Value> = (0..200_000).map(|i| json!({"type": i.to_string()})).collect();
+        let many: Vec<Value> = (0..200_000)
+            .map(|i| json!({"type": i.to_string()}))
+            .collect();
         let started = std::time::Instant::now();
         let palette = Palette::of(many.iter());
         assert_eq!(palette.types.len(), many.len());

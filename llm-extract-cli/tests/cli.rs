@@ -395,7 +395,10 @@ fn a_raw_answer_that_cannot_be_saved_is_a_warning_and_the_value_is_printed() {
         .unwrap();
     let stderr = stderr_of(&output);
     assert_eq!(output.status.code(), Some(0), "{stderr}");
-    assert_eq!(json_lines(&output.stdout), [json!({"name": "Ada", "age": 36})]);
+    assert_eq!(
+        json_lines(&output.stdout),
+        [json!({"name": "Ada", "age": 36})]
+    );
     assert!(
         stderr.contains("llm-extract: warning: --save-raw: cannot create"),
         "{stderr}"
@@ -417,7 +420,10 @@ fn a_batch_saves_raw_answers_under_one_name_per_id_and_survives_a_failed_save() 
     let server = TestServer::start(|request: &Request| {
         let text = request.last_message();
         let answer = if text.contains("FAIL") {
-            format!("Sorry, no ({}).", if text.contains("alpha") { 1 } else { 2 })
+            format!(
+                "Sorry, no ({}).",
+                if text.contains("alpha") { 1 } else { 2 }
+            )
         } else {
             r#"{"n": 1}"#.to_owned()
         };
@@ -451,8 +457,14 @@ fn a_batch_saves_raw_answers_under_one_name_per_id_and_survives_a_failed_save() 
     assert_eq!(
         saved,
         [
-            ("a%2Fb-attempt-1-first.txt".to_owned(), "Sorry, no (1).".to_owned()),
-            ("a_b-attempt-1-first.txt".to_owned(), "Sorry, no (2).".to_owned()),
+            (
+                "a%2Fb-attempt-1-first.txt".to_owned(),
+                "Sorry, no (1).".to_owned()
+            ),
+            (
+                "a_b-attempt-1-first.txt".to_owned(),
+                "Sorry, no (2).".to_owned()
+            ),
         ]
     );
 
@@ -464,7 +476,10 @@ fn a_batch_saves_raw_answers_under_one_name_per_id_and_survives_a_failed_save() 
     let output = batch(&out, &blocked.join("raw"));
     let stderr = stderr_of(&output);
     assert_eq!(output.status.code(), Some(1), "{stderr}");
-    assert!(stderr.contains("warning: --save-raw: cannot create"), "{stderr}");
+    assert!(
+        stderr.contains("warning: --save-raw: cannot create"),
+        "{stderr}"
+    );
     let mut recorded: Vec<(String, bool)> = results(&out)
         .iter()
         .map(|l| (l["id"].as_str().unwrap().to_owned(), l["ok"] == true))

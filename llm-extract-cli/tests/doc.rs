@@ -580,7 +580,14 @@ fn a_model_chosen_in_the_environment_keys_the_saved_chunks() {
                 .env_remove("OPENAI_API_KEY")
                 .env(variable, model)
                 .args(["doc", "--signature", SIGNATURE, "--grounded", "name"])
-                .args(["--key", "name", "--chunk-tokens", "1000", "--max-attempts", "1"])
+                .args([
+                    "--key",
+                    "name",
+                    "--chunk-tokens",
+                    "1000",
+                    "--max-attempts",
+                    "1",
+                ])
                 .args(&flags)
                 .write_stdin(STORY)
                 .output()
@@ -597,7 +604,11 @@ fn a_model_chosen_in_the_environment_keys_the_saved_chunks() {
         let stderr = String::from_utf8_lossy(&other.stderr);
         assert_eq!(other.status.code(), Some(1), "{stderr}");
         assert!(!stderr.contains("resuming"), "{variable}: {stderr}");
-        assert_eq!(calls.swap(0, Ordering::SeqCst), asked, "{variable}: every chunk asked");
+        assert_eq!(
+            calls.swap(0, Ordering::SeqCst),
+            asked,
+            "{variable}: every chunk asked"
+        );
         assert_eq!(models_asked(&server, &mut seen), ["model-b"]);
 
         // Model b again: its own chunks are.
@@ -620,15 +631,38 @@ fn chunks_stay_saved_until_the_items_are_written() {
     // Standard output is a full disk: every chunk succeeds, but the items cannot be printed.
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_llm-extract"))
         .env("XDG_CACHE_HOME", cache.path())
-        .args(["doc", "--signature", SIGNATURE, "--grounded", "name", "--key", "name"])
-        .args(["--chunk-tokens", "1000", "--max-attempts", "1", "--ollama", &server.url()])
+        .args([
+            "doc",
+            "--signature",
+            SIGNATURE,
+            "--grounded",
+            "name",
+            "--key",
+            "name",
+        ])
+        .args([
+            "--chunk-tokens",
+            "1000",
+            "--max-attempts",
+            "1",
+            "--ollama",
+            &server.url(),
+        ])
         .stdin(std::fs::File::open(story_file(cache.path())).unwrap())
-        .stdout(std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap())
+        .stdout(
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open("/dev/full")
+                .unwrap(),
+        )
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(4), "{stderr}");
-    assert!(stderr.contains("cannot write to standard output"), "{stderr}");
+    assert!(
+        stderr.contains("cannot write to standard output"),
+        "{stderr}"
+    );
     let asked = calls.swap(0, Ordering::SeqCst);
     let (saved, kept) = saved_chunks(cache.path());
     assert_eq!(kept, asked, "every chunk kept");
@@ -665,7 +699,10 @@ fn doc_exits_3_when_no_chunk_reaches_the_backend() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(3), "{stderr}");
-    assert!(stderr.contains("failed: ") && stderr.contains("0 items"), "{stderr}");
+    assert!(
+        stderr.contains("failed: ") && stderr.contains("0 items"),
+        "{stderr}"
+    );
 
     // Some chunks answered: the items are printed and the exit code is 1, as before.
     let (_calls, _broken, server) = cursed_reader();
