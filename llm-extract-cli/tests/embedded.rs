@@ -127,16 +127,22 @@ fn default_backend(cache: &std::path::Path) -> assert_cmd::Command {
 #[test]
 fn doc_sizes_chunks_for_the_embedded_engine_when_it_is_the_default() {
     let cache = tempfile::tempdir().unwrap();
-    // Two chunks at a server's size (6,000 bytes each), more at the embedded engine's 1,024 tokens.
-    let output = default_backend(cache.path())
-        .args(["doc", "--signature", "{name :string}", "--no-resume"])
-        .args(["--max-tokens", "8", "--max-attempts", "1"])
-        .write_stdin(token_dense_text(7_000))
-        .output()
-        .unwrap();
-    let stderr = stderr_of(&output);
-    let chunks = chunks_in(&stderr).unwrap_or_else(|| panic!("no summary: {stderr}"));
-    assert!(chunks >= 3, "{stderr}");
+    // Several chunks of 1,024 tokens (as with --embedded), about half as many of a server's 2,000.
+    let text = token_dense_text(7_000);
+    let doc = |extra: &[&str]| {
+        let output = default_backend(cache.path())
+            .args(["doc", "--signature", "{name :string}", "--no-resume"])
+            .args(["--max-tokens", "8", "--max-attempts", "1"])
+            .args(extra)
+            .write_stdin(text.clone())
+            .output()
+            .unwrap();
+        let stderr = stderr_of(&output);
+        chunks_in(&stderr).unwrap_or_else(|| panic!("no summary: {stderr}"))
+    };
+    let by_default = doc(&[]);
+    assert!(by_default >= 3, "{by_default} chunks");
+    assert_eq!(by_default, doc(&["--embedded"]), "as with --embedded");
 }
 
 #[test]
