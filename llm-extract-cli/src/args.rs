@@ -123,7 +123,7 @@ normalized, or fuzzily), a value that is not is re-asked, and each item is print
 {{\"value\": ..., \"spans\": [{{\"path\", \"value\", \"bytes\", \"chars\", \"match\"}}]}} with byte and char
 offsets into the whole document. Items with equal --key properties (or, without keys, equal values)
 are merged. A summary and every failed chunk are reported on standard error; the exit code is 1 when a
-chunk failed (the other chunks' items are printed).
+chunk failed (the other chunks' items are printed), 3 when no chunk reached the backend.
 
 The document is streamed: memory is bounded by the chunk size, not the document's (only --html reads it
 whole, to write the page). A path is read in place, once to check it is UTF-8 and hash it (resuming is
@@ -154,8 +154,8 @@ pub struct DocArgs {
     /// together, as in `batch`).
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub concurrency: usize,
-    /// The size of a chunk in tokens: counted with the model's tokenizer with --embedded, else taken as 3
-    /// bytes each [default: 1024 with --embedded, else 2000].
+    /// The size of a chunk in tokens: counted with the model's tokenizer on the embedded engine, else taken
+    /// as 3 bytes each [default: 1024 on the embedded engine, else 2000].
     #[arg(long, value_name = "N")]
     pub chunk_tokens: Option<usize>,
     /// Drop an item whose --grounded value is still nowhere in the text after the repairs (default: print

@@ -7,14 +7,15 @@
 
 use crate::args::{BackendArgs, ExtractArgs, Hosted, ModeArg};
 use crate::error::CliError;
+use crate::identity::Identified;
 use llm_extract::extract::{Extractor, Mode};
 use llm_extract::llm::{
     redact_url, Anthropic, Gemini, Llm, LlmError, Ollama, OpenAiCompatible, RetryPolicy,
 };
 use std::sync::Arc;
 
-/// Any backend.
-pub type Backend = Arc<dyn Llm>;
+/// Any backend, saying what it is (`identity.rs`).
+pub type Backend = Arc<dyn Identified>;
 
 /// The model Ollama is asked for when neither --model nor OLLAMA_MODEL says.
 const DEFAULT_OLLAMA_MODEL: &str = "llama3.2";

@@ -97,13 +97,13 @@ pub async fn run(args: BatchArgs) -> Result<Exit, CliError> {
             if matches!(&result.outcome, Err(e) if exit_for(e) == Exit::Backend) {
                 backend_failures += 1;
             }
-            let saved = match &result.outcome {
-                Ok(extraction) => save_raw(save_dir, &result.id, &extraction.report.attempts),
-                Err(error) => save_raw(save_dir, &result.id, error.attempts()),
-            };
-            if let Err(e) = saved.and_then(|()| out.write(&record(&result))) {
+            if let Err(e) = out.write(&record(&result)) {
                 write_error.get_or_insert(e);
                 stop.set(true);
+            }
+            match &result.outcome {
+                Ok(extraction) => save_raw(save_dir, &result.id, &extraction.report.attempts),
+                Err(error) => save_raw(save_dir, &result.id, error.attempts()),
             }
             show(&bar, progress);
         })

@@ -4,11 +4,11 @@
 //! the review page. `run --jsonl` comes here too when the text does not fit the
 //! embedded model's context.
 
-use crate::args::DocArgs;
+use crate::args::{BackendArgs, DocArgs, ExtractArgs};
 use crate::backend::{self, Backend};
 use crate::doc_input::DocumentFile;
 use crate::doc_state::State;
-use crate::error::{CliError, Exit};
+use crate::error::{exit_for, CliError, Exit};
 use crate::output::{save_raw, Printer};
 use crate::{review, schema};
 use llm_extract::extract::{Document, DoneChunk, Extractor, BYTES_PER_TOKEN};
@@ -28,24 +28,17 @@ pub async fn run(args: DocArgs) -> Result<Exit, CliError> {
     let set = with_fields(schema.schema_set(), &args.grounded, &args.key)?;
     let mut document = DocumentFile::open(args.path.as_deref())?;
     let llm = backend::single_parallel(&args.backend, &args.extract, args.concurrency)?;
-    let chunk_tokens = args
-        .chunk_tokens
-        .unwrap_or(if args.backend.embedded.is_some() {
-            EMBEDDED_CHUNK_TOKENS
-        } else {
-            SERVER_CHUNK_TOKENS
-        });
-    // Not the number of passes: a chunk is saved under its pass, and a pass's chunks do not depend on
-    // how many passes follow, so a rerun with more passes keeps the passes an earlier run finished.
-    let settings = format!(
-        "{:?} {:?} {chunk_tokens} {}",
-        args.extract, args.backend, args.require_grounding
-    );
+    let chunk_tokens = args.chunk_tokens.unwrap_or(if llm.is_embedded() {
+        EMBEDDED_CHUNK_TOKENS
+    } else {
+        SERVER_CHUNK_TOKENS
+    });
     let state = State::open(
         &[
             document.hash.as_slice(),
             set.generic().to_string().as_bytes(),
-            settings.as_bytes(),
+            llm.identity().as_slice(),
+            settings(&args, chunk_tokens).as_bytes(),
         ],
         !args.no_resume,
     );
@@ -79,14 +72,11 @@ pub async fn run(args: DocArgs) -> Result<Exit, CliError> {
         .await;
     bar.finish_and_clear();
     let doc = doc.map_err(|e| document.error(e))?;
-    if doc.failed().next().is_none() {
-        state.clear();
-    }
     let printer = Printer::new(false);
     for item in &doc.items {
         printer.value(&json!({ "value": item.value, "spans": item.spans }))?;
     }
-    finish(&doc, args.extract.save_raw.as_deref())?;
+    finish(&doc, args.extract.save_raw.as_deref());
     if let Some(path) = &args.html {
         let title = args
             .path
@@ -100,7 +90,39 @@ pub async fn run(args: DocArgs) -> Result<Exit, CliError> {
         std::fs::write(path, review::page(&title, &text, &doc))
             .map_err(|e| CliError::io(format!("--html: cannot write {}: {e}", path.display())))?;
     }
+    // Only once everything is written: a run whose output failed keeps its chunks for the next one.
+    if doc.failed().next().is_none() {
+        state.clear();
+    }
     Ok(exit(&doc))
+}
+
+/// What, besides the document, the schema and the backend's identity (`identity.rs`), changes what a
+/// chunk returns: every extraction and backend setting but where raw answers are saved, the backends
+/// and the model (the identity says which model answers, whether a flag or the environment chose it),
+/// and the transport settings (retries, idle timeout). Not the number of passes: a chunk is saved under its
+/// pass, and a pass's chunks do not depend on how many passes follow, so a rerun with more passes keeps
+/// the passes an earlier run finished.
+fn settings(args: &DocArgs, chunk_tokens: usize) -> String {
+    let extract = ExtractArgs {
+        save_raw: None,
+        ..args.extract.clone()
+    };
+    let backend = BackendArgs {
+        ollama: Vec::new(),
+        openai: Vec::new(),
+        anthropic: Vec::new(),
+        gemini: Vec::new(),
+        model: None,
+        embedded: None,
+        retries: None,
+        idle_timeout: std::time::Duration::ZERO,
+        ..args.backend.clone()
+    };
+    format!(
+        "{extract:?} {backend:?} {chunk_tokens} {}",
+        args.require_grounding
+    )
 }
 
 /// `run --jsonl` on a text longer than a chunk: the items of every chunk, merged, values only.
@@ -115,15 +137,15 @@ pub async fn run_chunked(
     for item in &doc.items {
         printer.value(&item.value)?;
     }
-    finish(&doc, save_dir)?;
+    finish(&doc, save_dir);
     Ok(exit(&doc))
 }
 
 /// Saves raw answers and tells on standard error what the chunks did.
-fn finish(doc: &Document<Value>, save_dir: Option<&std::path::Path>) -> Result<(), CliError> {
+fn finish(doc: &Document<Value>, save_dir: Option<&std::path::Path>) {
     for chunk in &doc.chunks {
         let prefix = format!("pass{}-chunk{}", chunk.pass + 1, chunk.index + 1);
-        save_raw(save_dir, &prefix, &chunk.report.attempts)?;
+        save_raw(save_dir, &prefix, &chunk.report.attempts);
     }
     let failed: Vec<_> = doc.failed().collect();
     let left_out: usize = doc.chunks.iter().map(|c| c.report.skipped.len()).sum();
@@ -155,15 +177,23 @@ fn finish(doc: &Document<Value>, save_dir: Option<&std::path::Path>) -> Result<(
             conflict.key, conflict.path, conflict.kept, conflict.other
         );
     }
-    Ok(())
 }
 
-/// 0 when every chunk gave an answer, 1 when one failed (its items are missing; the others printed).
+/// 0 when every chunk gave an answer; 3 when none did and each failed for the backend (it could not be
+/// reached, refused, ...: as `batch`); else 1 (the failed chunks' items are missing, the others printed).
 fn exit(doc: &Document<Value>) -> Exit {
-    if doc.failed().next().is_some() {
-        Exit::ExtractionFailed
-    } else {
+    let mut failed = 0;
+    let mut backend = 0;
+    for chunk in doc.failed() {
+        failed += 1;
+        backend += usize::from(chunk.error.as_ref().map(exit_for) == Some(Exit::Backend));
+    }
+    if failed == 0 {
         Exit::Success
+    } else if failed == doc.chunks.len() && backend == failed {
+        Exit::Backend
+    } else {
+        Exit::ExtractionFailed
     }
 }
 

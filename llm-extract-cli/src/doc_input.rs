@@ -5,9 +5,9 @@
 //! when the command ends, whatever the outcome; it takes as much disk as the document.
 
 use crate::error::CliError;
+use crate::stable_hash::StableHasher;
 use llm_extract::ground::{ReadError, TextReader};
 use std::fs::File;
-use std::hash::{DefaultHasher, Hasher};
 use std::io::{Read, Seek};
 use std::path::Path;
 
@@ -17,7 +17,7 @@ pub struct DocumentFile {
     pub file: File,
     /// What to call it in messages: its path, or "standard input".
     pub what: String,
-    /// A hash of its bytes and length (what a resumed run is keyed by).
+    /// A hash of its bytes and its length (what a resumed run is keyed by), the same in every build.
     pub hash: [u8; 16],
 }
 
@@ -69,7 +69,7 @@ impl DocumentFile {
             .rewind()
             .map_err(|e| CliError::usage(format!("cannot read {}: {e}", self.what)))?;
         let mut reader = TextReader::new(&mut self.file);
-        let mut hasher = DefaultHasher::new();
+        let mut hasher = StableHasher::new();
         let mut piece = String::new();
         let mut len: u64 = 0;
         loop {
@@ -119,6 +119,13 @@ mod tests {
         let c = open("c", "Holmes.\r\n語".repeat(20_001).as_bytes()).unwrap();
         assert_eq!(a.hash, b.hash);
         assert_ne!(a.hash, c.hash);
+        // The bytes' stable hash, then the length: what names a resume directory in every build.
+        let pinned = open("p", b"Holmes.").unwrap().hash;
+        assert_eq!(
+            pinned[..8],
+            crate::stable_hash::hash(b"Holmes.").to_le_bytes()
+        );
+        assert_eq!(pinned[8..], 7u64.to_le_bytes());
         let mut bad = "語".repeat(30_000).into_bytes();
         bad.truncate(bad.len() - 1);
         let error = open("bad", &bad).err().unwrap();

@@ -7,8 +7,8 @@
 //! is `${XDG_CACHE_HOME:-$HOME/.cache}/llm-extract/doc/<hash>/`, removed when a run ends with no failed
 //! chunk.
 
+use crate::stable_hash::StableHasher;
 use llm_extract::extract::DoneChunk;
-use std::hash::{DefaultHasher, Hasher};
 use std::path::PathBuf;
 
 /// Where one document's finished chunks are kept.
@@ -20,16 +20,10 @@ impl State {
     /// The state of the run whose inputs are `parts` (the document, the schema, the settings); none when
     /// there is no cache directory (neither `XDG_CACHE_HOME` nor `HOME` is set) or `enabled` is false.
     pub fn open(parts: &[&[u8]], enabled: bool) -> State {
-        let mut hasher = DefaultHasher::new();
-        for part in parts {
-            hasher.write_usize(part.len());
-            hasher.write(part);
-        }
-        let key = format!("{:016x}", hasher.finish());
         let dir = enabled
             .then(cache_dir)
             .flatten()
-            .map(|cache| cache.join("llm-extract").join("doc").join(key));
+            .map(|cache| cache.join("llm-extract").join("doc").join(key(parts)));
         State { dir }
     }
 
@@ -106,6 +100,16 @@ impl State {
     }
 }
 
+/// The directory name of the run whose inputs are `parts`: a stable hash (the same in every build), so
+/// a new release of the command still finds what an older one saved.
+fn key(parts: &[&[u8]]) -> String {
+    let mut hasher = StableHasher::new();
+    for part in parts {
+        hasher.write_part(part);
+    }
+    format!("{:016x}", hasher.finish())
+}
+
 /// `${XDG_CACHE_HOME:-$HOME/.cache}`, if either is set.
 fn cache_dir() -> Option<PathBuf> {
     let non_empty = |name: &str| {
@@ -130,6 +134,12 @@ mod tests {
         assert_ne!(a.dir(), c.dir());
         assert_ne!(a.dir(), d.dir(), "parts are length-prefixed");
         assert_eq!(State::open(&[b"doc"], false).dir(), None);
+    }
+
+    #[test]
+    fn the_directory_name_is_the_same_in_every_build() {
+        assert_eq!(key(&[b"doc", b"schema"]), "d7344baf06f19ff9");
+        assert_eq!(key(&[]), "cbf29ce484222325");
     }
 
     #[test]

@@ -3,9 +3,11 @@
 //! - `args.rs`: the command line (clap), with the help text and its examples;
 //! - `backend.rs`: the backends the flags name (Ollama, OpenAI-compatible servers, Anthropic, Gemini, the
 //!   embedded engine), each with the key named for it;
+//! - `identity.rs`: what a built backend is (embedded or not, which model answers);
 //! - `input.rs`: template variables (`key=value`, `key=@file`), standard input, batch documents;
 //! - `output.rs`: printing values and saving raw answers;
 //! - `error.rs`: the exit codes and the one-line error messages;
+//! - `stable_hash.rs`: the hash that names files kept from one run to the next;
 //! - one file per subcommand: `run.rs`, `prompt.rs`, `schema.rs`, `batch.rs`, `doc.rs` (with the review
 //!   page in `review.rs`).
 
@@ -17,12 +19,14 @@ mod doc_input;
 mod doc_state;
 mod error;
 mod examples;
+mod identity;
 mod input;
 mod output;
 mod prompt;
 mod review;
 mod run;
 mod schema;
+mod stable_hash;
 
 use args::{Cli, Command};
 use error::CliError;

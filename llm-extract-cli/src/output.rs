@@ -46,11 +46,13 @@ fn stdout_error(error: std::io::Error) -> CliError {
     }
 }
 
-/// Writes every failed attempt's raw answer under `dir` as `<prefix>-attempt-<n>-<kind>.txt`, and says
-/// on standard error how many it wrote.
-pub fn save_raw(dir: Option<&Path>, prefix: &str, attempts: &[Attempt]) -> Result<(), CliError> {
+/// Writes every failed attempt's raw answer under `dir` as `<prefix>-attempt-<n>-<kind>.txt` (the prefix
+/// made a file name by [`file_safe`]), and says on standard error how many it wrote. A file that cannot
+/// be written is a warning, never an error: the raw answers are for inspection, and the value or the
+/// record they came with matters more.
+pub fn save_raw(dir: Option<&Path>, prefix: &str, attempts: &[Attempt]) {
     let Some(dir) = dir else {
-        return Ok(());
+        return;
     };
     let failed: Vec<(usize, &Attempt)> = attempts
         .iter()
@@ -59,42 +61,69 @@ pub fn save_raw(dir: Option<&Path>, prefix: &str, attempts: &[Attempt]) -> Resul
         .map(|(i, attempt)| (i + 1, attempt))
         .collect();
     if failed.is_empty() {
-        return Ok(());
+        return;
     }
-    std::fs::create_dir_all(dir)
-        .map_err(|e| CliError::io(format!("--save-raw: cannot create {}: {e}", dir.display())))?;
+    if let Err(e) = std::fs::create_dir_all(dir) {
+        eprintln!(
+            "llm-extract: warning: --save-raw: cannot create {}: {e}",
+            dir.display()
+        );
+        return;
+    }
     let prefix = file_safe(prefix);
+    let mut saved = 0;
     for (number, attempt) in &failed {
         let path = dir.join(format!("{prefix}-attempt-{number}-{}.txt", attempt.kind));
-        std::fs::write(&path, &attempt.raw).map_err(|e| {
-            CliError::io(format!("--save-raw: cannot write {}: {e}", path.display()))
-        })?;
+        match std::fs::write(&path, &attempt.raw) {
+            Ok(()) => saved += 1,
+            Err(e) => eprintln!(
+                "llm-extract: warning: --save-raw: cannot write {}: {e}",
+                path.display()
+            ),
+        }
     }
-    eprintln!(
-        "llm-extract: saved {} failed raw answer(s) to {}",
-        failed.len(),
-        dir.display()
-    );
-    Ok(())
+    if saved > 0 {
+        eprintln!(
+            "llm-extract: saved {saved} failed raw answer(s) to {}",
+            dir.display()
+        );
+    }
 }
 
-/// A document id as a file name: path separators and other awkward characters become `_`.
+/// The longest file name part [`file_safe`] makes, in bytes: room is left for the attempt suffix
+/// within the usual limit of 255.
+const MAX_SAFE_BYTES: usize = 200;
+
+/// A document id as a file name, one name per id: letters, digits, `-` and `_` are kept, every other
+/// byte (a path separator, `%`, a leading `.`, ...) is written `%XX`, as in a URL. An id whose name would
+/// be longer than [`MAX_SAFE_BYTES`] is cut and ends in `%~` and a stable hash of the whole id (`%~`
+/// never comes out of the escaping, so such a name cannot be another id's).
 pub fn file_safe(id: &str) -> String {
-    let safe: String = id
-        .chars()
-        .map(|c| {
-            if c.is_alphanumeric() || matches!(c, '-' | '_' | '.') {
-                c
-            } else {
-                '_'
+    let mut safe = String::with_capacity(id.len());
+    for (at, c) in id.char_indices() {
+        if c.is_alphanumeric() || matches!(c, '-' | '_') || (c == '.' && at > 0) {
+            safe.push(c);
+        } else {
+            let mut bytes = [0; 4];
+            for byte in c.encode_utf8(&mut bytes).bytes() {
+                safe.push_str(&format!("%{byte:02X}"));
             }
-        })
-        .collect();
-    if safe.is_empty() || safe.starts_with('.') {
-        format!("_{safe}")
-    } else {
-        safe
+        }
     }
+    if safe.is_empty() {
+        return "%".to_owned();
+    }
+    if safe.len() <= MAX_SAFE_BYTES {
+        return safe;
+    }
+    let suffix = format!("%~{:016x}", crate::stable_hash::hash(id.as_bytes()));
+    let mut cut = MAX_SAFE_BYTES - suffix.len();
+    while !safe.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    safe.truncate(cut);
+    safe.push_str(&suffix);
+    safe
 }
 
 #[cfg(test)]
@@ -103,8 +132,28 @@ mod tests {
 
     #[test]
     fn ids_become_safe_file_names() {
-        assert_eq!(file_safe("sub/a b.txt"), "sub_a_b.txt");
-        assert_eq!(file_safe("../x"), "_.._x");
-        assert_eq!(file_safe(""), "_");
+        assert_eq!(file_safe("sub/a b.txt"), "sub%2Fa%20b.txt");
+        assert_eq!(file_safe("../x"), "%2E.%2Fx");
+        assert_eq!(file_safe("語.txt"), "語.txt");
+        assert_eq!(file_safe(""), "%");
+        assert_eq!(file_safe("run"), "run");
+    }
+
+    #[test]
+    fn different_ids_never_share_a_file_name() {
+        let ids = [
+            "a/b", "a_b", "a%2Fb", "a b", "a\\b", "a:b", "", "%", "%25", ".a", "%2Ea", "_.a",
+        ];
+        let names: std::collections::HashSet<String> = ids.iter().map(|id| file_safe(id)).collect();
+        assert_eq!(names.len(), ids.len(), "{names:?}");
+        let long = |c: &str| format!("{}{c}", "x".repeat(300));
+        let (a, b) = (file_safe(&long("a")), file_safe(&long("b")));
+        assert_ne!(a, b);
+        assert!(a.len() <= MAX_SAFE_BYTES && a.contains("%~"), "{a}");
+        let wide = file_safe(&"語".repeat(100));
+        assert!(
+            wide.len() <= MAX_SAFE_BYTES && wide.contains("%~"),
+            "{wide}"
+        );
     }
 }

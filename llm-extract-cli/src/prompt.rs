@@ -105,7 +105,7 @@ pub async fn run(args: PromptArgs) -> Result<Exit, CliError> {
                         printed += 1;
                     }
                     Err(error) => {
-                        save_raw(save_dir, prompt.id(), error.attempts())?;
+                        save_raw(save_dir, prompt.id(), error.attempts());
                         return Err(CliError::new(
                             exit_for(&error),
                             format!("prompt `{}`: {error}", prompt.id()),
@@ -114,7 +114,7 @@ pub async fn run(args: PromptArgs) -> Result<Exit, CliError> {
                 }
             }
             if let Some(report) = items.report() {
-                save_raw(save_dir, prompt.id(), &report.attempts)?;
+                save_raw(save_dir, prompt.id(), &report.attempts);
                 warn_about_items(printed, &report.skipped);
             }
             Ok(Exit::Success)
@@ -132,14 +132,14 @@ pub async fn run(args: PromptArgs) -> Result<Exit, CliError> {
                     }
                 }
                 PromptOutput::Json(extraction) => {
-                    save_raw(save_dir, prompt.id(), &extraction.report.attempts)?;
                     printer.value(&extraction.value)?;
+                    save_raw(save_dir, prompt.id(), &extraction.report.attempts);
                 }
                 PromptOutput::Jsonl(extraction) => {
-                    save_raw(save_dir, prompt.id(), &extraction.report.attempts)?;
                     for item in &extraction.value {
                         printer.value(item)?;
                     }
+                    save_raw(save_dir, prompt.id(), &extraction.report.attempts);
                     warn_about_items(extraction.value.len(), &extraction.report.skipped);
                 }
                 _ => printer.value(&output.to_value())?,
@@ -160,9 +160,7 @@ fn prompt_error(error: PromptError, save: Option<(&Path, &Prompt)>) -> CliError 
         }
         PromptError::Extract { source, .. } => {
             if let Some((dir, prompt)) = save {
-                if let Err(save_error) = save_raw(Some(dir), prompt.id(), source.attempts()) {
-                    return save_error;
-                }
+                save_raw(Some(dir), prompt.id(), source.attempts());
             }
             CliError::new(exit_for(source), error.to_string())
         }

@@ -1,6 +1,6 @@
 //! The review page: one self-contained HTML file (no script from elsewhere, no network) showing the
-//! document with every grounded span highlighted, coloured by the item's type, the item on hover, and a
-//! table of the items with counts per type and per pass.
+//! document with every grounded span highlighted, coloured by the item's type (see [`type_of`]), the
+//! item on hover, and a table of the items with counts per type and per pass.
 //!
 //! Everything from the document or the model is escaped (`&`, `<`, `>`, `"`, `'`), so a document holding
 //! `<script>` or HTML entities shows them as text. Highlights are `<mark>` elements placed at the spans'
@@ -10,7 +10,7 @@
 use llm_extract::extract::Document;
 use llm_extract::ground::{MatchKind, Span};
 use serde_json::Value;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write;
 
 /// Colours for the types, in order of first appearance (then reused).
@@ -20,19 +20,7 @@ const COLOURS: &[&str] = &[
 
 /// The HTML of the review page of `text` and what was extracted from it.
 pub fn page(title: &str, text: &str, doc: &Document<Value>) -> String {
-    let types: Vec<String> = doc.items.iter().map(|item| type_of(&item.value)).collect();
-    let mut palette: BTreeMap<&str, &str> = BTreeMap::new();
-    let mut order: Vec<&str> = Vec::new();
-    for ty in &types {
-        if !palette.contains_key(ty.as_str()) {
-            let colour = COLOURS
-                .get(order.len() % COLOURS.len())
-                .copied()
-                .unwrap_or("#ffe08a");
-            palette.insert(ty, colour);
-            order.push(ty);
-        }
-    }
+    let palette = Palette::of(doc.items.iter().map(|item| &item.value));
     // Every found span, with its item, in document order.
     let mut marks: Vec<(&Span, usize)> = doc
         .items
@@ -56,15 +44,10 @@ pub fn page(title: &str, text: &str, doc: &Document<Value>) -> String {
          .swatch{display:inline-block;width:1em;height:1em;border-radius:2px;vertical-align:middle}\n\
          .inexact{text-decoration:underline dotted}\n",
     );
-    for (i, ty) in order.iter().enumerate() {
-        let colour = palette.get(ty).copied().unwrap_or("#ffe08a");
-        let _ = writeln!(html, ".t{i}{{background:{colour}}}");
+    for i in 0..palette.types.len() {
+        let _ = writeln!(html, ".t{i}{{background:{}}}", colour(i));
     }
     html.push_str("</style></head><body>\n<div id=\"text\">");
-    let class_of = |item: usize| {
-        let ty = types.get(item).map(String::as_str).unwrap_or("");
-        order.iter().position(|t| *t == ty).unwrap_or(0)
-    };
     let mut at = 0;
     let mut first_mark: BTreeMap<usize, usize> = BTreeMap::new();
     let mut highlighted = 0;
@@ -87,7 +70,7 @@ pub fn page(title: &str, text: &str, doc: &Document<Value>) -> String {
         let _ = write!(
             html,
             "<mark id=\"m{n}\" class=\"t{}{inexact}\" data-item=\"{item}\" title=\"",
-            class_of(*item)
+            palette.class(*item)
         );
         let tip = doc
             .items
@@ -96,7 +79,7 @@ pub fn page(title: &str, text: &str, doc: &Document<Value>) -> String {
                 format!(
                     "#{} {}\n{} ({})",
                     item + 1,
-                    types.get(*item).map_or("", |s| s),
+                    palette.type_name(*item),
                     it.value,
                     kind_word(span.kind)
                 )
@@ -124,8 +107,7 @@ pub fn page(title: &str, text: &str, doc: &Document<Value>) -> String {
         highlighted
     );
     html.push_str("<h2>Types</h2><table><tr><th></th><th>type</th><th>items</th></tr>\n");
-    for (i, ty) in order.iter().enumerate() {
-        let count = types.iter().filter(|t| t == ty).count();
+    for (i, (ty, count)) in palette.types.iter().enumerate() {
         let _ = write!(html, "<tr><td><span class=\"swatch t{i}\"></span></td><td>");
         escape_into(&mut html, ty);
         let _ = writeln!(html, "</td><td>{count}</td></tr>");
@@ -150,7 +132,7 @@ pub fn page(title: &str, text: &str, doc: &Document<Value>) -> String {
         let _ = write!(html, "<tr><td>{}</td><td>", i + 1);
         match first_mark.get(&i) {
             Some(n) => {
-                let _ = write!(html, "<a href=\"#m{n}\" class=\"t{}\">", class_of(i));
+                let _ = write!(html, "<a href=\"#m{n}\" class=\"t{}\">", palette.class(i));
                 escape_into(&mut html, &item.value.to_string());
                 html.push_str("</a>");
             }
@@ -163,18 +145,73 @@ pub fn page(title: &str, text: &str, doc: &Document<Value>) -> String {
     html
 }
 
-/// An item's type: its tag (`type`, `kind`, or the first string property whose name ends in `type`),
-/// else `item`.
-fn type_of(value: &Value) -> String {
+/// The items' types in order of first appearance, each with how many items have it, and each item's
+/// type: counted in one pass over the items.
+struct Palette<'a> {
+    /// Each type and its number of items; a type's index is its colour class (`t<index>`).
+    types: Vec<(&'a str, usize)>,
+    /// Per item, the index of its type in `types`.
+    classes: Vec<usize>,
+}
+
+impl<'a> Palette<'a> {
+    fn of(values: impl Iterator<Item = &'a Value>) -> Self {
+        let mut index: HashMap<&'a str, usize> = HashMap::new();
+        let mut types: Vec<(&'a str, usize)> = Vec::new();
+        let mut classes = Vec::new();
+        for value in values {
+            let ty = type_of(value);
+            let class = *index.entry(ty).or_insert_with(|| {
+                types.push((ty, 0));
+                types.len() - 1
+            });
+            if let Some((_, count)) = types.get_mut(class) {
+                *count += 1;
+            }
+            classes.push(class);
+        }
+        Palette { types, classes }
+    }
+
+    /// The colour class of item `item`.
+    fn class(&self, item: usize) -> usize {
+        self.classes.get(item).copied().unwrap_or(0)
+    }
+
+    /// The type of item `item`.
+    fn type_name(&self, item: usize) -> &'a str {
+        self.types
+            .get(self.class(item))
+            .map_or("item", |(ty, _)| ty)
+    }
+}
+
+/// The colour of class `class`: the palette's colours in turn.
+fn colour(class: usize) -> &'static str {
+    COLOURS
+        .get(class % COLOURS.len())
+        .copied()
+        .unwrap_or("#ffe08a")
+}
+
+/// An item's type: the first of its properties `type`, `kind`, `category` and `class` that is a string;
+/// else its first string property whose name ends in `type` (`entity_type`, `eventType`); else `item`.
+fn type_of(value: &Value) -> &str {
     let Value::Object(fields) = value else {
-        return "item".into();
+        return "item";
     };
     for name in ["type", "kind", "category", "class"] {
         if let Some(Value::String(tag)) = fields.get(name) {
-            return tag.clone();
+            return tag;
         }
     }
-    "item".into()
+    fields
+        .iter()
+        .find_map(|(name, field)| match field {
+            Value::String(tag) if name.to_ascii_lowercase().ends_with("type") => Some(tag.as_str()),
+            _ => None,
+        })
+        .unwrap_or("item")
 }
 
 fn kind_word(kind: MatchKind) -> String {
@@ -204,6 +241,49 @@ fn escape_into(out: &mut String, text: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn an_item_type_is_its_tag_or_a_property_named_like_a_type() {
+        assert_eq!(type_of(&json!({"name": "a", "type": "person"})), "person");
+        assert_eq!(type_of(&json!({"kind": "place", "class": "x"})), "place");
+        assert_eq!(type_of(&json!({"category": "org"})), "org");
+        assert_eq!(type_of(&json!({"type": 3, "class": "event"})), "event");
+        assert_eq!(
+            type_of(&json!({"name": "a", "entity_type": "person", "doc_type": "x"})),
+            "person"
+        );
+        assert_eq!(type_of(&json!({"eventType": "battle"})), "battle");
+        assert_eq!(type_of(&json!({"entity_type": 1, "name": "a"})), "item");
+        assert_eq!(type_of(&json!("just a string")), "item");
+    }
+
+    #[test]
+    fn types_are_counted_in_one_pass_in_order_of_first_appearance() {
+        let values = [
+            json!({"type": "b"}),
+            json!({"type": "a"}),
+            json!({"type": "b"}),
+            json!({"name": "x"}),
+        ];
+        let palette = Palette::of(values.iter());
+        assert_eq!(palette.types, [("b", 2), ("a", 1), ("item", 1)]);
+        assert_eq!(palette.classes, [0, 1, 0, 2]);
+        assert_eq!(palette.type_name(1), "a");
+        // Every item a type of its own: one pass, where a count per type would compare 4 * 10^10 pairs.
+        let many: Vec<Value> = (0..200_000)
+            .map(|i| json!({"type": i.to_string()}))
+            .collect();
+        let started = std::time::Instant::now();
+        let palette = Palette::of(many.iter());
+        assert_eq!(palette.types.len(), many.len());
+        assert!(palette.types.iter().all(|(_, count)| *count == 1));
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(10),
+            "{:?}",
+            started.elapsed()
+        );
+    }
 
     #[test]
     fn escaping_covers_markup_and_entities() {

@@ -19,7 +19,7 @@ pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
     require_inputs(&vars, schema.inputs(), &template)?;
 
     let llm = backend::single(&args.backend, &args.extract)?;
-    let long_text = chunk_budget(&args, &vars, &template);
+    let long_text = chunk_budget(&args, llm.is_embedded(), &vars, &template);
     let mut extractor = backend::extractor(llm, &args.extract).template(template);
     for example in crate::examples::load(&args.template.example, schema.schema_set(), args.jsonl)? {
         extractor = extractor.with_example(example);
@@ -39,12 +39,12 @@ pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
     if !args.jsonl {
         return match extractor.extract_value(set, input).await {
             Ok(extraction) => {
-                save_raw(save_dir, "run", &extraction.report.attempts)?;
                 printer.value(&extraction.value)?;
+                save_raw(save_dir, "run", &extraction.report.attempts);
                 Ok(Exit::Success)
             }
             Err(error) => {
-                save_raw(save_dir, "run", error.attempts())?;
+                save_raw(save_dir, "run", error.attempts());
                 Err(error.into())
             }
         };
@@ -58,15 +58,15 @@ pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
     if args.no_streaming {
         return match extractor.extract_all_values(set, input).await {
             Ok(extraction) => {
-                save_raw(save_dir, "run", &extraction.report.attempts)?;
                 for item in &extraction.value {
                     printer.value(item)?;
                 }
+                save_raw(save_dir, "run", &extraction.report.attempts);
                 warn_about_items(extraction.value.len(), &extraction.report.skipped);
                 Ok(Exit::Success)
             }
             Err(error) => {
-                save_raw(save_dir, "run", error.attempts())?;
+                save_raw(save_dir, "run", error.attempts());
                 Err(error.into())
             }
         };
@@ -81,13 +81,13 @@ pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
                 printed += 1;
             }
             Err(error) => {
-                save_raw(save_dir, "run", error.attempts())?;
+                save_raw(save_dir, "run", error.attempts());
                 return Err(error.into());
             }
         }
     }
     if let Some(report) = stream.report() {
-        save_raw(save_dir, "run", &report.attempts)?;
+        save_raw(save_dir, "run", &report.attempts);
         warn_about_items(printed, &report.skipped);
     }
     Ok(Exit::Success)
@@ -111,12 +111,12 @@ async fn partial<L: llm_extract::Llm>(
                 eprintln!("llm-extract: attempt {attempt} ({kind:?}): the value starts over");
             }
             Ok(PartialEvent::Final { extraction, .. }) => {
-                save_raw(save_dir, "run", &extraction.report.attempts)?;
                 printer.value(&extraction.value)?;
+                save_raw(save_dir, "run", &extraction.report.attempts);
             }
             Ok(_) => {}
             Err(error) => {
-                save_raw(save_dir, "run", error.attempts())?;
+                save_raw(save_dir, "run", error.attempts());
                 return Err(error.into());
             }
         }
@@ -124,14 +124,20 @@ async fn partial<L: llm_extract::Llm>(
     Ok(Exit::Success)
 }
 
-/// With `--jsonl` on the embedded engine, a text too long for its context is extracted chunk by chunk
-/// (see `doc.rs`): the text, when it is longer than two chunks. Only for the default template over the
-/// text alone, where a chunk can stand in for the text.
-fn chunk_budget(args: &RunArgs, vars: &Map<String, Value>, template: &str) -> Option<String> {
+/// With `--jsonl` on the embedded engine (`embedded`: the backend built is, whether `--embedded` or
+/// the default chose it), a text too long for its context is extracted chunk by chunk (see `doc.rs`):
+/// the text, when it is longer than two chunks. Only for the default template over the text alone,
+/// where a chunk can stand in for the text.
+fn chunk_budget(
+    args: &RunArgs,
+    embedded: bool,
+    vars: &Map<String, Value>,
+    template: &str,
+) -> Option<String> {
     let chunk_bytes = crate::doc::EMBEDDED_CHUNK_TOKENS * BYTES_PER_TOKEN;
     let text = vars.get("text")?.as_str()?;
     let chunked = args.jsonl
-        && args.backend.embedded.is_some()
+        && embedded
         && template == "{{text}}"
         && vars.len() == 1
         && text.len() > 2 * chunk_bytes;

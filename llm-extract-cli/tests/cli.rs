@@ -383,6 +383,126 @@ fn an_answer_that_never_validates_exits_1_and_saves_the_raw_answers() {
 }
 
 #[test]
+fn a_raw_answer_that_cannot_be_saved_is_a_warning_and_the_value_is_printed() {
+    // The first answer is prose, the repair valid: the raw answer of the first is to be saved.
+    let server = TestServer::script(vec![
+        support::ollama(Answer::new("I would rather not say.")),
+        support::ollama(Answer::new(r#"{"name": "Ada", "age": 36}"#)),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    // A file where the directory should be: nothing can be saved under it.
+    let blocked = dir.path().join("blocked");
+    std::fs::write(&blocked, "").unwrap();
+    let output = cargo_bin_cmd!("llm-extract")
+        .args(["run", "--signature", PERSON, "--ollama", &server.url()])
+        .arg("--save-raw")
+        .arg(blocked.join("raw"))
+        .write_stdin("Ada, 36")
+        .output()
+        .unwrap();
+    let stderr = stderr_of(&output);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert_eq!(
+        json_lines(&output.stdout),
+        [json!({"name": "Ada", "age": 36})]
+    );
+    assert!(
+        stderr.contains("llm-extract: warning: --save-raw: cannot create"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("llm-extract: error"), "{stderr}");
+}
+
+#[test]
+fn a_batch_saves_raw_answers_under_one_name_per_id_and_survives_a_failed_save() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("docs.jsonl");
+    // Two ids that a substitution of path separators would give the same file name.
+    let docs = [("a/b", "FAIL alpha"), ("a_b", "FAIL beta"), ("c", "fine")];
+    let lines: Vec<String> = docs
+        .iter()
+        .map(|(id, text)| json!({"id": id, "text": text}).to_string())
+        .collect();
+    std::fs::write(&input, lines.join("\n")).unwrap();
+    let server = TestServer::start(|request: &Request| {
+        let text = request.last_message();
+        let answer = if text.contains("FAIL") {
+            format!(
+                "Sorry, no ({}).",
+                if text.contains("alpha") { 1 } else { 2 }
+            )
+        } else {
+            r#"{"n": 1}"#.to_owned()
+        };
+        Reply::ollama(request, &Answer::new(answer))
+    });
+    let batch = |out: &Path, raw: &Path| {
+        cargo_bin_cmd!("llm-extract")
+            .args(["batch", "--signature", "{n :int}", "--input"])
+            .arg(&input)
+            .arg("--out")
+            .arg(out)
+            .args(["--ollama", &server.url(), "--max-attempts", "1"])
+            .arg("--save-raw")
+            .arg(raw)
+            .output()
+            .unwrap()
+    };
+
+    let raw = dir.path().join("raw");
+    let output = batch(&dir.path().join("out.jsonl"), &raw);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr_of(&output));
+    let mut saved: Vec<(String, String)> = std::fs::read_dir(&raw)
+        .unwrap()
+        .map(|e| {
+            let path = e.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            (name, std::fs::read_to_string(&path).unwrap())
+        })
+        .collect();
+    saved.sort();
+    assert_eq!(
+        saved,
+        [
+            (
+                "a%2Fb-attempt-1-first.txt".to_owned(),
+                "Sorry, no (1).".to_owned()
+            ),
+            (
+                "a_b-attempt-1-first.txt".to_owned(),
+                "Sorry, no (2).".to_owned()
+            ),
+        ]
+    );
+
+    // The raw answers cannot be saved: every document is still recorded, and the exit code is the
+    // batch's own (one document failed), not an output error.
+    let blocked = dir.path().join("blocked");
+    std::fs::write(&blocked, "").unwrap();
+    let out = dir.path().join("blocked.jsonl");
+    let output = batch(&out, &blocked.join("raw"));
+    let stderr = stderr_of(&output);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("warning: --save-raw: cannot create"),
+        "{stderr}"
+    );
+    let mut recorded: Vec<(String, bool)> = results(&out)
+        .iter()
+        .map(|l| (l["id"].as_str().unwrap().to_owned(), l["ok"] == true))
+        .collect();
+    recorded.sort();
+    assert_eq!(
+        recorded,
+        [
+            ("a/b".to_owned(), false),
+            ("a_b".to_owned(), false),
+            ("c".to_owned(), true)
+        ]
+    );
+}
+
+#[test]
 fn usage_errors_exit_2() {
     let no_input = cargo_bin_cmd!("llm-extract")
         .args([

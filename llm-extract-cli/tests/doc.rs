@@ -418,26 +418,34 @@ fn an_invented_name_is_re_asked_then_kept_as_not_found_or_dropped() {
 }
 
 /// [`reader`] that counts its calls and answers with an error for the chunk that holds "Hosmer Angel"
-/// while the flag is set (it starts set): the call count, the flag, the server.
+/// while the flag is set (it starts set): the call count, the flag, the server. It speaks Ollama's wire
+/// format, and OpenAI's on `/v1/chat/completions`.
 fn cursed_reader() -> (Arc<AtomicUsize>, Arc<AtomicBool>, TestServer) {
     let calls = Arc::new(AtomicUsize::new(0));
     let broken = Arc::new(AtomicBool::new(true));
     let (counted, failing) = (calls.clone(), broken.clone());
     let server = TestServer::start(move |request| {
         counted.fetch_add(1, Ordering::SeqCst);
+        let openai = request.path.ends_with("/chat/completions");
         let chunk = first_user_message(request);
         if failing.load(Ordering::SeqCst) && chunk.contains("Hosmer Angel") {
-            return Reply::ollama_error(400, "the chunk is cursed");
+            return if openai {
+                Reply::openai_error(400, "the chunk is cursed")
+            } else {
+                Reply::ollama_error(400, "the chunk is cursed")
+            };
         }
         let items: Vec<String> = PEOPLE
             .iter()
             .filter(|name| chunk.contains(*name))
             .map(|name| json!({ "name": name }).to_string())
             .collect();
-        Reply::ollama(
-            request,
-            &Answer::new(format!(r#"{{"items": [{}]}}"#, items.join(","))),
-        )
+        let answer = Answer::new(format!(r#"{{"items": [{}]}}"#, items.join(",")));
+        if openai {
+            Reply::openai(request, &answer)
+        } else {
+            Reply::ollama(request, &answer)
+        }
     });
     (calls, broken, server)
 }
@@ -539,4 +547,165 @@ fn a_rerun_with_more_passes_keeps_the_chunks_of_the_first_pass() {
     );
     assert_eq!(calls.load(Ordering::SeqCst), two_passes - kept);
     assert!(!saved.exists(), "a complete run forgets its chunks");
+}
+
+/// The models the requests since the last call asked for, once each.
+fn models_asked(server: &TestServer, seen: &mut usize) -> Vec<String> {
+    let requests = server.requests();
+    let mut models: Vec<String> = requests
+        .iter()
+        .skip(*seen)
+        .filter_map(|r| r.json["model"].as_str().map(str::to_owned))
+        .collect();
+    *seen = requests.len();
+    models.dedup();
+    models
+}
+
+#[test]
+fn a_model_chosen_in_the_environment_keys_the_saved_chunks() {
+    let (calls, _broken, server) = cursed_reader();
+    let openai_url = format!("{}/v1", server.url());
+    let mut seen = 0;
+    // (backend flags, the variable naming the model): the model is never a flag here.
+    let backends = [
+        (vec!["--ollama".to_owned(), server.url()], "OLLAMA_MODEL"),
+        (vec!["--openai".to_owned(), openai_url], "OPENAI_MODEL"),
+    ];
+    for (flags, variable) in backends {
+        let cache = tempfile::tempdir().unwrap();
+        let run = |model: &str| {
+            cargo_bin_cmd!("llm-extract")
+                .env("XDG_CACHE_HOME", cache.path())
+                .env_remove("OPENAI_API_KEY")
+                .env(variable, model)
+                .args(["doc", "--signature", SIGNATURE, "--grounded", "name"])
+                .args([
+                    "--key",
+                    "name",
+                    "--chunk-tokens",
+                    "1000",
+                    "--max-attempts",
+                    "1",
+                ])
+                .args(&flags)
+                .write_stdin(STORY)
+                .output()
+                .unwrap()
+        };
+
+        // One chunk fails: the others are kept, under model a.
+        assert_eq!(run("model-a").status.code(), Some(1), "{variable}");
+        let asked = calls.swap(0, Ordering::SeqCst);
+        assert_eq!(models_asked(&server, &mut seen), ["model-a"]);
+
+        // Model b, named the same way: nothing of model a's is reused.
+        let other = run("model-b");
+        let stderr = String::from_utf8_lossy(&other.stderr);
+        assert_eq!(other.status.code(), Some(1), "{stderr}");
+        assert!(!stderr.contains("resuming"), "{variable}: {stderr}");
+        assert_eq!(
+            calls.swap(0, Ordering::SeqCst),
+            asked,
+            "{variable}: every chunk asked"
+        );
+        assert_eq!(models_asked(&server, &mut seen), ["model-b"]);
+
+        // Model b again: its own chunks are.
+        let again = run("model-b");
+        let stderr = String::from_utf8_lossy(&again.stderr);
+        assert!(stderr.contains("resuming"), "{variable}: {stderr}");
+        assert!(
+            calls.swap(0, Ordering::SeqCst) < asked,
+            "{variable}: only the failed chunk"
+        );
+        models_asked(&server, &mut seen);
+    }
+}
+
+#[test]
+fn chunks_stay_saved_until_the_items_are_written() {
+    let (calls, broken, server) = cursed_reader();
+    broken.store(false, Ordering::SeqCst);
+    let cache = tempfile::tempdir().unwrap();
+    // Standard output is a full disk: every chunk succeeds, but the items cannot be printed.
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_llm-extract"))
+        .env("XDG_CACHE_HOME", cache.path())
+        .args([
+            "doc",
+            "--signature",
+            SIGNATURE,
+            "--grounded",
+            "name",
+            "--key",
+            "name",
+        ])
+        .args([
+            "--chunk-tokens",
+            "1000",
+            "--max-attempts",
+            "1",
+            "--ollama",
+            &server.url(),
+        ])
+        .stdin(std::fs::File::open(story_file(cache.path())).unwrap())
+        .stdout(
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open("/dev/full")
+                .unwrap(),
+        )
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(4), "{stderr}");
+    assert!(
+        stderr.contains("cannot write to standard output"),
+        "{stderr}"
+    );
+    let asked = calls.swap(0, Ordering::SeqCst);
+    let (saved, kept) = saved_chunks(cache.path());
+    assert_eq!(kept, asked, "every chunk kept");
+
+    // The rerun asks nothing, prints everything, then forgets the chunks.
+    let rerun = story_run(&server, cache.path(), &[]);
+    let stderr = String::from_utf8_lossy(&rerun.stderr);
+    assert!(rerun.status.success(), "{stderr}");
+    assert_eq!(calls.load(Ordering::SeqCst), 0, "{stderr}");
+    check_people(&json_lines(&rerun.stdout), STORY);
+    assert!(!saved.exists(), "a complete run forgets its chunks");
+}
+
+/// [`STORY`] in a file under `dir`.
+fn story_file(dir: &std::path::Path) -> std::path::PathBuf {
+    let path = dir.join("story.txt");
+    std::fs::write(&path, STORY).unwrap();
+    path
+}
+
+#[test]
+fn doc_exits_3_when_no_chunk_reaches_the_backend() {
+    let url = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}", listener.local_addr().unwrap())
+    };
+    let cache = tempfile::tempdir().unwrap();
+    let output = cargo_bin_cmd!("llm-extract")
+        .env("XDG_CACHE_HOME", cache.path())
+        .args(["doc", "--signature", SIGNATURE, "--chunk-tokens", "1000"])
+        .args(["--ollama", &url, "--retries", "0"])
+        .write_stdin(STORY)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains("failed: ") && stderr.contains("0 items"),
+        "{stderr}"
+    );
+
+    // Some chunks answered: the items are printed and the exit code is 1, as before.
+    let (_calls, _broken, server) = cursed_reader();
+    let partial = story_run(&server, cache.path(), &[]);
+    assert_eq!(partial.status.code(), Some(1));
 }
