@@ -34,8 +34,37 @@ const KNOWN_KEYWORDS: &[&str] = &[
     "format",
 ];
 
-/// Annotations allowed at the root only.
-const ROOT_ONLY: &[&str] = &["$schema", "$id", "$defs", "definitions"];
+/// Keywords of JSON Schema's vocabularies that constrain a value but that runtime schemas do not
+/// enforce yet: a schema using one is refused (accepting it would accept values its author rejects).
+/// Every other keyword this module does not know (annotations such as `$comment`, `example`,
+/// `readOnly`, `deprecated`, a nested `$schema` or `$id`, and vendor extensions) constrains nothing and
+/// is ignored, as JSON Schema says: it is left out of the schema that is validated and sent.
+const NOT_ENFORCED: &[&str] = &[
+    "allOf",
+    "not",
+    "if",
+    "then",
+    "else",
+    "patternProperties",
+    "propertyNames",
+    "minProperties",
+    "maxProperties",
+    "dependencies",
+    "dependentRequired",
+    "dependentSchemas",
+    "additionalItems",
+    "prefixItems",
+    "contains",
+    "minContains",
+    "maxContains",
+    "multipleOf",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+    "$recursiveRef",
+    "$dynamicRef",
+];
 
 /// Deepest nesting a runtime schema may have (also bounds `$ref` expansion).
 const MAX_DEPTH: usize = 64;
@@ -91,8 +120,10 @@ impl DynamicSchema {
     /// Loads a JSON Schema value.
     ///
     /// Local `$ref`s (`#/$defs/..`, `#/definitions/..`) are inlined; objects without
-    /// `additionalProperties` are closed (a model must not invent keys). A keyword we cannot enforce
-    /// (`allOf`, `not`, `if`, `patternProperties`, ...) is an error naming it and where it is.
+    /// `additionalProperties` are closed (a model must not invent keys). Annotations and
+    /// unknown keywords (`$comment`, `example`, `readOnly`, vendor extensions, ...) are ignored. A
+    /// keyword that constrains values and that we cannot enforce (`allOf`, `not`, `if`,
+    /// `patternProperties`, ...) is an error naming it and where it is.
     pub fn from_json(schema: Value) -> Result<Self, SchemaError> {
         Self::named("DynamicSchema", schema)
     }
@@ -101,7 +132,7 @@ impl DynamicSchema {
     pub fn named(name: impl Into<String>, schema: Value) -> Result<Self, SchemaError> {
         let defs = collect_defs(&schema);
         let mut budget = MAX_EXPANDED;
-        let generic = normalize(&schema, &defs, "", 0, true, &mut budget)?;
+        let generic = normalize(&schema, &defs, "", 0, &mut budget)?;
         let set = SchemaSet::new(name, generic);
         set.validator()?;
         Ok(DynamicSchema {
@@ -224,7 +255,6 @@ fn normalize(
     defs: &Map<String, Value>,
     path: &str,
     depth: usize,
-    root: bool,
     budget: &mut usize,
 ) -> Result<Value, SchemaError> {
     if depth > MAX_DEPTH {
@@ -247,7 +277,7 @@ fn normalize(
             .and_then(|r| defs.get(r))
             .ok_or_else(|| invalid(path, format!("unresolvable $ref {reference}; only local #/$defs/.. and #/definitions/.. refs are supported")))?;
         if map.len() == 1 {
-            return normalize(target, defs, path, depth + 1, false, budget);
+            return normalize(target, defs, path, depth + 1, budget);
         }
         // Keywords beside the `$ref` are merged into a copy of its target: pay for the copy.
         spend(budget, size_up_to(target, *budget), path)?;
@@ -258,13 +288,12 @@ fn normalize(
                 merged.insert(k.clone(), v.clone());
             }
         }
-        return normalize(&merged, defs, path, depth + 1, false, budget);
+        return normalize(&merged, defs, path, depth + 1, budget);
     }
     let mut out = Map::new();
     for (key, value) in map {
         let here = format!("{path}/{key}");
         match key.as_str() {
-            k if root && ROOT_ONLY.contains(&k) => continue,
             "properties" => {
                 let props = value
                     .as_object()
@@ -273,14 +302,7 @@ fn normalize(
                 for (name, sub) in props {
                     normalized.insert(
                         name.clone(),
-                        normalize(
-                            sub,
-                            defs,
-                            &format!("{here}/{name}"),
-                            depth + 1,
-                            false,
-                            budget,
-                        )?,
+                        normalize(sub, defs, &format!("{here}/{name}"), depth + 1, budget)?,
                     );
                 }
                 out.insert(key.clone(), Value::Object(normalized));
@@ -288,7 +310,7 @@ fn normalize(
             "items" | "additionalProperties" if value.is_object() => {
                 out.insert(
                     key.clone(),
-                    normalize(value, defs, &here, depth + 1, false, budget)?,
+                    normalize(value, defs, &here, depth + 1, budget)?,
                 );
             }
             "anyOf" | "oneOf" => {
@@ -298,9 +320,7 @@ fn normalize(
                 let normalized = branches
                     .iter()
                     .enumerate()
-                    .map(|(i, b)| {
-                        normalize(b, defs, &format!("{here}/{i}"), depth + 1, false, budget)
-                    })
+                    .map(|(i, b)| normalize(b, defs, &format!("{here}/{i}"), depth + 1, budget))
                     .collect::<Result<Vec<_>, _>>()?;
                 out.insert(key.clone(), Value::Array(normalized));
             }
@@ -308,17 +328,19 @@ fn normalize(
                 spend(budget, size_up_to(value, *budget), &here)?;
                 out.insert(key.clone(), value.clone());
             }
-            other => {
+            other if NOT_ENFORCED.contains(&other) => {
                 return Err(SchemaError::Unsupported {
                     dialect: "runtime schema",
                     what: format!("the keyword `{other}`"),
                     path: here,
                     hint: format!(
-                        "llm-extract enforces only: {}; rewrite the schema without `{other}`",
+                        "runtime schemas enforce only: {}; rewrite the schema without `{other}`",
                         KNOWN_KEYWORDS.join(", ")
                     ),
                 });
             }
+            // An annotation or an unknown keyword: it constrains nothing.
+            _ => {}
         }
     }
     let is_object = match out.get("type") {
@@ -371,6 +393,51 @@ mod tests {
             text.contains("`allOf`") && text.contains("/properties/a/allOf"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn annotations_and_unknown_keywords_are_ignored() {
+        let schema = DynamicSchema::from_json(json!({
+            "$schema": "http://json-schema.org/draft-07/schema#",
+            "$comment": "a note",
+            "type": "object",
+            "javaType": "com.example.Person",
+            "properties": {
+                "name": {"type": "string", "example": "Ada", "readOnly": true, "$comment": "x",
+                         "deprecated": false, "$id": "#name", "esriDocumentation": {"a": 1}},
+                "links": {"type": "array", "items": {"type": "string", "id": "item"}}
+            },
+            "required": ["name"]
+        }))
+        .unwrap();
+        assert_eq!(
+            schema.schema_set().generic(),
+            &json!({
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string"},
+                    "links": {"type": "array", "items": {"type": "string"}}
+                },
+                "required": ["name"],
+                "additionalProperties": false
+            })
+        );
+        let validator = schema.schema_set().validator().unwrap();
+        assert!(validator.is_valid(&json!({"name": "Ada", "links": ["x"]})));
+        assert!(!validator.is_valid(&json!({"links": ["x"]})));
+        // A keyword that constrains values and is not enforced is still refused, wherever it is.
+        for keyword in [
+            "not",
+            "minProperties",
+            "multipleOf",
+            "if",
+            "patternProperties",
+        ] {
+            let mut inner = serde_json::Map::new();
+            inner.insert(keyword.into(), json!({}));
+            let err = DynamicSchema::from_json(json!({"properties": {"a": inner}})).unwrap_err();
+            assert!(err.to_string().contains(&format!("`{keyword}`")), "{err}");
+        }
     }
 
     #[test]
