@@ -615,3 +615,35 @@ async fn items_arrive_over_http_while_the_answer_is_still_being_generated() {
     assert!(stream.next().await.is_none());
     assert_eq!(stream.report().unwrap().usage.total(), 7);
 }
+
+#[tokio::test]
+async fn credentials_in_the_host_go_as_basic_authentication_and_never_into_messages() {
+    let server = TestServer::script(vec![
+        ollama(Answer::new(r#"{"name": "Ada Lovelace", "age": 36}"#)),
+        fixed(Reply::ollama_error(404, "model not found")),
+    ]);
+    let host = server
+        .url()
+        .replace("http://", "http://proxy-user:s3cret-pw@");
+    let llm = Ollama::builder("test-model")
+        .host(host)
+        .retry(fast_retry())
+        .build()
+        .unwrap();
+    assert!(!format!("{llm:?}").contains("s3cret-pw"), "{llm:?}");
+    let out = Extractor::new(&llm)
+        .extract::<Person>("Ada Lovelace, 36.")
+        .await
+        .unwrap();
+    assert_eq!(out.value.name, "Ada Lovelace");
+    // base64("proxy-user:s3cret-pw")
+    assert_eq!(
+        server.requests()[0].header("authorization"),
+        Some("Basic cHJveHktdXNlcjpzM2NyZXQtcHc=")
+    );
+    let err = Extractor::new(&llm)
+        .extract::<Person>("Ada Lovelace, 36.")
+        .await
+        .unwrap_err();
+    assert!(!err.to_string().contains("s3cret-pw"), "{err}");
+}

@@ -266,7 +266,8 @@ impl Ollama {
         &self.inner.model
     }
 
-    /// The server's base URL.
+    /// The server's base URL, with any credentials it was given (`user:password@`): show it through
+    /// [`redact_url`](crate::llm::redact_url).
     pub fn host(&self) -> &str {
         &self.inner.base
     }
@@ -612,7 +613,13 @@ pub(crate) fn parse_host(raw: &str) -> Result<String, LlmError> {
             })
         }
     };
-    let (hostport, path) = rest.split_once('/').unwrap_or((rest, ""));
+    let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
+    // Credentials for a proxy in front of the server (`user:password@host`) stay in the URL: the HTTP
+    // client sends them as basic authentication, and every message shows them redacted.
+    let (userinfo, hostport) = match authority.rsplit_once('@') {
+        Some((userinfo, hostport)) => (format!("{userinfo}@"), hostport),
+        None => (String::new(), authority),
+    };
     let (host, port) = split_host_port(hostport);
     let host = if host.is_empty() { "127.0.0.1" } else { host };
     let port = match port.filter(|p| !p.is_empty()) {
@@ -639,7 +646,7 @@ pub(crate) fn parse_host(raw: &str) -> Result<String, LlmError> {
     } else {
         format!("/{path}")
     };
-    let url = format!("{scheme}://{host}:{port}{path}");
+    let url = format!("{scheme}://{userinfo}{host}:{port}{path}");
     match reqwest::Url::parse(&url) {
         Ok(_) => Ok(url),
         Err(e) => Err(LlmError::Config {
@@ -684,6 +691,12 @@ mod tests {
             ("::1", "http://[::1]:11434"),
             ("[::1]:9000", "http://[::1]:9000"),
             ("localhost:", "http://localhost:11434"),
+            ("user:pw@example.com", "http://user:pw@example.com:11434"),
+            (
+                "https://user:p%40ss@example.com:8443/x",
+                "https://user:p%40ss@example.com:8443/x",
+            ),
+            ("me@[::1]:9000", "http://me@[::1]:9000"),
         ];
         for (raw, expected) in cases {
             assert_eq!(parse_host(raw).unwrap(), expected, "{raw:?}");
@@ -705,6 +718,9 @@ mod tests {
             assert!(err.to_string().contains("not a port number"), "{err}");
         }
         let err = parse_host("http://user:pw@host:99999").unwrap_err();
+        assert!(!err.to_string().contains("pw"), "{err}");
+        let err = parse_host("http://user:pw@host:notaport").unwrap_err();
+        assert!(err.to_string().contains("\"notaport\""), "{err}");
         assert!(!err.to_string().contains("pw"), "{err}");
         assert!(matches!(
             Ollama::builder("m").host("127.0.0.1:99999").build(),
