@@ -1258,6 +1258,44 @@ fn unescaped_quotes_inside_a_string_and_a_stray_quote_after_a_value() {
 }
 
 #[test]
+fn quotes_inside_a_value_before_a_comma() {
+    // A quote then a comma inside an object's value: the value ends there only when a key (after
+    // stray words, perhaps) or a bracket follows.
+    let text = r#"[{"key": "value", COMMENT "notes": "lorem "ipsum", sic." }]"#;
+    let expected = json!([{"key": "value", "notes": "lorem \"ipsum\", sic."}]);
+    let plain = unchecked(text).unwrap();
+    assert_eq!(plain.value, expected);
+    assert!(fix_kinds(&plain).contains(&FixKind::InnerQuote));
+    assert!(fix_kinds(&plain).contains(&FixKind::StrayText));
+    let set = SchemaSet::new(
+        "Notes",
+        json!({"type": "array", "items": {"type": "object", "properties": {
+            "key": {"type": "string"}, "notes": {"type": "string"}},
+            "required": ["key", "notes"], "additionalProperties": false}}),
+    );
+    let typed = from_str_value(text, &set, &ParseOptions::default()).unwrap();
+    assert_eq!(typed.value, expected);
+    // A comma then a key, a bracket or the end still closes the value.
+    for (text, value) in [
+        (r#"{"a": "x", "b": "y"}"#, json!({"a": "x", "b": "y"})),
+        (r#"{"a": "x", b: "y"}"#, json!({"a": "x", "b": "y"})),
+        (r#"{"a": "x",}"#, json!({"a": "x"})),
+        (r#"{"a": "x", NOTE "b": "y"}"#, json!({"a": "x", "b": "y"})),
+        (
+            r#"{"a": "he said "hi", then left"}"#,
+            json!({"a": "he said \"hi\", then left"}),
+        ),
+    ] {
+        assert_eq!(unchecked(text).unwrap().value, value, "{text}");
+    }
+    // In an array a comma always separates elements.
+    assert_eq!(
+        unchecked(r#"["he said "hi", then", "x"]"#).unwrap().value,
+        json!(["he said \"hi", "then\"", "x"])
+    );
+}
+
+#[test]
 fn stray_words_between_members_and_a_missing_colon() {
     for text in [
         r#"{"a": true, COMMENT "b": 1}"#,
@@ -1463,6 +1501,8 @@ fn many_quotes_take_linear_time() {
     assert_eq!(ok::<AB>(&reopened).value, AB { a: 1, b: Some(1) });
     let words = format!("{{\"a\": 1, {} \"b\": 2}}", "W \"".repeat(150_000));
     assert!(unchecked(&words).is_err());
+    let commas = format!("{{\"a\": \"{}\"}}", "x\", y ".repeat(150_000));
+    assert!(from_str::<S>(&commas).is_ok());
 }
 
 #[test]

@@ -830,12 +830,47 @@ impl Parser<'_> {
             return true;
         };
         match self.bytes[next] {
+            // In an object, a comma closes the value unless what follows is text up to a quote that
+            // opens no key (`"lorem "ipsum", sic." }`): then the quote was the model's, inside the value.
+            b',' if role == Role::ObjectValue => !self.text_then_quote_follow(next + 1),
             b',' | b'}' | b']' | b')' | b':' | b'/' => true,
             // Another string right after: a missing comma before the next key or element,
             // unless, inside an object, what follows is not a key.
             _ if self.quote_at(next).is_some() => role == Role::OtherValue || self.is_key_at(next),
             _ => false,
         }
+    }
+
+    /// Whether, after a comma at `at - 1` inside an object, what follows is words that are no key, then
+    /// a quote that opens no key either: the rest of a value whose inner quotes were not escaped. A key
+    /// (quoted or bare), a bracket or the end of the input after the comma say the value ended there;
+    /// words before a key are stray text (`, COMMENT "b": 1`), which does not make the quote inner.
+    ///
+    /// The scan stops at the first quote or bracket, so each stretch between quotes is read by a
+    /// bounded number of calls and the parse stays linear.
+    fn text_then_quote_follow(&self, at: usize) -> bool {
+        let rest = self.bytes.get(at..).unwrap_or_default();
+        let space = rest
+            .iter()
+            .position(|c| !c.is_ascii_whitespace())
+            .unwrap_or(rest.len());
+        let start = at + space;
+        if self.quote_at(start).is_some() || self.bare_key_at(start) {
+            return false;
+        }
+        let mut i = start;
+        while let Some(&b) = self.bytes.get(i) {
+            if self.quote_at(i).is_some() {
+                work::count(i - start + 1);
+                return i > start && !self.is_key_at(i);
+            }
+            if matches!(b, b'{' | b'}' | b'[' | b']' | b':' | b',') {
+                break;
+            }
+            i += 1;
+        }
+        work::count(i - start + 1);
+        false
     }
 
     /// Whether a quoted string at `at` is followed by a colon.
@@ -1186,8 +1221,10 @@ mod tests {
     fn many_quotes_stay_linear() {
         // Stray quotes, quotes inside strings, unclosed strings: each case doubled, the work read
         // ahead must stay a small multiple of the input.
-        let makers: [fn(usize) -> String; 6] = [
+        let makers: [fn(usize) -> String; 8] = [
             |n| format!("{{\"a\": \"{}\"}}", "x \" ".repeat(n)),
+            |n| format!("{{\"a\": \"{}\"}}", "x\", y ".repeat(n)),
+            |n| format!("{{\"a\": \"x\", {}\"b\": 1}}", "word ".repeat(n)),
             |n| format!("{{\"a\": 1{}}}", "\" ".repeat(n)),
             |n| format!("{{{}}}", "\"k\", ".repeat(n)),
             |n| format!("{{\"a\": 1{}", "}, \"b\": \"".repeat(n)),

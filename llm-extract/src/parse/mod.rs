@@ -63,7 +63,8 @@
 //!     several that differ are [`ParseError::Ambiguous`].
 //! - **Fixes the text makes plain**, with or without a schema, each recorded: unescaped quotes inside
 //!   a string ([`FixKind::InnerQuote`]: a quote is read as the string's end only when what follows
-//!   can follow a string), a stray quote after a value (`{"a": 1"}`) and a stray word before a
+//!   can follow a string; in an object, a quote and a comma end a value only when a key, a bracket
+//!   or the end follows, so `"lorem "ipsum", sic."` stays one value), a stray quote after a value (`{"a": 1"}`) and a stray word before a
 //!   key (`{"a": true, COMMENT "b": 1}`) removed ([`FixKind::StrayText`]), a comma where the colon
 //!   belongs (`{"key", 105}`, [`FixKind::MissingColon`], when a value and not another key follows
 //!   it), a Python tuple read as an array ([`FixKind::Tuple`]).
