@@ -18,6 +18,17 @@ const PEOPLE: &[&str] = &[
 ];
 const SIGNATURE: &str = "{name :string}";
 
+/// `doc` on [`SIGNATURE`] with `name` grounded and keyed.
+const KEYED_DOC: [&str; 7] = [
+    "doc",
+    "--signature",
+    SIGNATURE,
+    "--grounded",
+    "name",
+    "--key",
+    "name",
+];
+
 fn first_user_message(request: &Request) -> String {
     request
         .messages()
@@ -230,15 +241,7 @@ fn doc_peak_kib(
     let mut command = Command::new(env!("CARGO_BIN_EXE_llm-extract"));
     command
         .env("XDG_CACHE_HOME", cache)
-        .args([
-            "doc",
-            "--signature",
-            SIGNATURE,
-            "--grounded",
-            "name",
-            "--key",
-            "name",
-        ])
+        .args(KEYED_DOC)
         .args(["--ollama", &server.url(), "--chunk-tokens", "20000"])
         .args(["--concurrency", "2", "--no-resume"])
         .stdout(std::fs::File::create(&out).unwrap())
@@ -631,15 +634,7 @@ fn chunks_stay_saved_until_the_items_are_written() {
     // Standard output is a full disk: every chunk succeeds, but the items cannot be printed.
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_llm-extract"))
         .env("XDG_CACHE_HOME", cache.path())
-        .args([
-            "doc",
-            "--signature",
-            SIGNATURE,
-            "--grounded",
-            "name",
-            "--key",
-            "name",
-        ])
+        .args(KEYED_DOC)
         .args([
             "--chunk-tokens",
             "1000",
