@@ -62,7 +62,7 @@ fn walk<'v>(
                 if let Some(property) = properties.get(name) {
                     let len = path.len();
                     path.push('/');
-                    path.push_str(&name.replace('~', "~0").replace('/', "~1"));
+                    path.push_str(&crate::schema::node::escape_token(name));
                     walk(property, field, path, out, depth + 1);
                     path.truncate(len);
                 }

@@ -14,6 +14,7 @@
 //! [`is_schema_echo`] recognizes a model that answered with the schema instead of data.
 
 use super::{literal, Fix, FixKind};
+use crate::schema::node::{escape_token, types_of};
 use serde_json::{Map, Number, Value};
 
 /// Walks deeper than any value the parsers produce; a guard, not a limit anyone meets.
@@ -64,14 +65,6 @@ struct Coercer<'r> {
     path: String,
 }
 
-fn types_of(schema: &Map<String, Value>) -> Vec<&str> {
-    match schema.get("type") {
-        Some(Value::String(t)) => vec![t.as_str()],
-        Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
-        _ => Vec::new(),
-    }
-}
-
 fn fits(value: &Value, ty: &str) -> bool {
     match ty {
         "null" => value.is_null(),
@@ -95,10 +88,6 @@ fn is_null_schema(schema: &Value) -> bool {
 fn tag_of(variant: &Value) -> Option<(&str, &Value)> {
     let (key, schema) = variant.get("properties")?.as_object()?.iter().next()?;
     Some((key.as_str(), schema.get("const")?))
-}
-
-fn escape_pointer(key: &str) -> String {
-    key.replace('~', "~0").replace('/', "~1")
 }
 
 /// `"42"`, `" 42 "`, `"42.0"` as an integer.
@@ -402,7 +391,7 @@ impl Coercer<'_> {
             let child_schema = properties.and_then(|p| p.get(key)).or(additional);
             if let Some(child_schema) = child_schema {
                 self.path.push('/');
-                self.path.push_str(&escape_pointer(key));
+                self.path.push_str(&escape_token(key));
                 self.walk(child, child_schema, depth + 1);
                 self.path.truncate(len);
             }

@@ -392,7 +392,7 @@ fn pointer(path: &[Step]) -> String {
     for step in path {
         out.push('/');
         match step {
-            Step::Key(key) => out.push_str(&key.replace('~', "~0").replace('/', "~1")),
+            Step::Key(key) => out.push_str(&crate::schema::node::escape_token(key)),
             Step::Index(i) => out.push_str(&i.to_string()),
         }
         if out.len() > 200 {

@@ -83,6 +83,7 @@
 //! - Errors: `{}`/`true`, `$ref`, an object with arbitrary keys and values, arrays without `items`.
 
 use super::builder::GROUNDED;
+use super::node::types_of;
 use super::Dialect;
 use crate::error::SchemaError;
 use serde_json::{Map, Value};
@@ -164,7 +165,7 @@ struct Pointer(String);
 
 impl Pointer {
     fn child(&self, token: &str) -> Pointer {
-        let escaped = token.replace('~', "~0").replace('/', "~1");
+        let escaped = super::node::escape_token(token);
         Pointer(format!("{}/{}", self.0, escaped))
     }
 
@@ -261,15 +262,6 @@ fn strip_extensions(schema: &Value) -> Value {
         out.insert(key.clone(), value);
     }
     Value::Object(out)
-}
-
-/// The types a schema's `type` keyword names (empty when absent or malformed).
-fn types_of(schema: &Map<String, Value>) -> Vec<&str> {
-    match schema.get("type") {
-        Some(Value::String(one)) => vec![one.as_str()],
-        Some(Value::Array(many)) => many.iter().filter_map(Value::as_str).collect(),
-        _ => Vec::new(),
-    }
 }
 
 /// The union keyword of a schema, if it has one.

@@ -8,6 +8,7 @@ pub(crate) mod builder;
 pub mod dialect;
 pub mod dynamic;
 pub mod instructions;
+pub(crate) mod node;
 pub(crate) mod plan;
 pub mod signature;
 
