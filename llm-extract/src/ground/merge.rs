@@ -174,7 +174,7 @@ fn merge_fields(
                 if !same {
                     conflicts.push(Conflict {
                         key: key.to_owned(),
-                        path: format!("/{}", crate::schema::node::escape_token(name)),
+                        path: format!("/{}", crate::schema::node::escape_token(&name)),
                         kept: slot.clone(),
                         other: value,
                     });
