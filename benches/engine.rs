@@ -1,4 +1,4 @@
-//! The embedded llama.cpp engine at server speed (issue 14): side by side with llama.cpp's own
+//! The embedded llama.cpp engine at server speed: side by side with llama.cpp's own
 //! `llama-server`, prompt-prefix reuse on and off, one sequence vs four batched. Every ratio compares two
 //! figures of the same run on the same machine.
 //!

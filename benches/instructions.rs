@@ -1,9 +1,9 @@
-//! Format instructions against the JSON Schema they replace, for types (a)-(e) of issue 2.
+//! Format instructions against the JSON Schema they replace, for the five reference types (a)-(e).
 //!
 //! `cargo bench --bench instructions` prints the token counts (o200k_base) of each type's format
 //! instructions and minified schema, then times rendering the instructions from the generic schema.
-//! The token counts are the figure that matters: the headline is the issue's types as it
-//! specifies them (no doc comments, the issue's goal: at most 40%), beside them the same types
+//! The token counts are the figure that matters: the headline is the types as specified (no doc
+//! comments; the goal: at most 40%), beside them the same types
 //! with a doc comment on every item (see `tests/token_ratio/mod.rs` for why those stay above
 //! 40%). They are deterministic, and `tests/instruction_tokens.rs` holds them to bounds. Rendering
 //! is timed on the types with doc comments, the longer instructions.

@@ -1,4 +1,4 @@
-//! The parsing engine against its baselines (issue 3, benchmarks 1-5).
+//! The parsing engine against its baselines (benchmarks 1-5, the rows of BENCHMARKS.md, "Parsing").
 //!
 //! `cargo bench --bench parse` runs the criterion benchmarks, then prints a table of ratios, each
 //! measured in the same run by interleaving ours and the baseline (so drift on a shared machine

@@ -1,4 +1,4 @@
-//! Partial values while they stream (issue 16): an answer fed to [`PartialReader`] chunk by chunk, a
+//! Partial values while they stream: an answer fed to [`PartialReader`] chunk by chunk, a
 //! snapshot taken after every chunk that changed something visible, against its baselines.
 //!
 //! `cargo bench --bench partial` runs the criterion benchmarks, then prints the ratio tables (each

@@ -7,10 +7,9 @@
 //! cargo run --features llama-cpp --example loops -- probe    # more invoices, guard on, to find loops
 //! ```
 //!
-//! "off" is the build before the guard with its cost capped: no loop detection, greedy, `max_tokens`
-//! 512 (the build before left it unset, so a loop ran to the whole context, 4096 tokens, and a cut
-//! list was continued twice: its real cost was 8 to 24 times this cap), no continuation. "on" is the
-//! default settings.
+//! "off" is no loop detection with its cost capped: greedy, `max_tokens` 512, no continuation (uncapped,
+//! a loop runs to the whole context, 4096 tokens, and a cut list is continued twice: 8 to 24 times this
+//! cap). "on" is the default settings.
 
 #[path = "support/loop_cases.rs"]
 mod cases;
@@ -60,8 +59,8 @@ fn extractor(llm: &LlamaCpp, guard: bool) -> Extractor<&LlamaCpp> {
     if guard {
         extractor
     } else {
-        // One answer of up to the whole context; the build before the guard also continued a cut list
-        // twice, so for lists this is a lower bound of what it spent.
+        // One answer capped at OFF_MAX_TOKENS and no continuation: uncapped, a loop runs to the whole
+        // context and a cut list is continued twice, so for lists this is a lower bound of that cost.
         extractor
             .loop_guard(LoopGuard::off())
             .max_tokens(OFF_MAX_TOKENS)

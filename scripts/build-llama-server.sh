@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds llama.cpp's own `llama-server` for the side-by-side benchmark (BENCHMARKS.md, "Embedded vs
-# llama-server") and prints the path of the binary. Idempotent: an existing binary is left alone.
+# Builds llama.cpp's own `llama-server` for the side-by-side benchmark (BENCHMARKS.md, "The embedded
+# engine vs llama-server") and prints the path of the binary. Idempotent: an existing binary is left alone.
 #
 # The source comes from the `llama-cpp-python` source distribution on PyPI, whose sdist vendors llama.cpp
 # (vendor/llama.cpp, including tools/server). It is a tool of the benchmark only, never a dependency of

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Streams each text of a file through `llm-extract run --partial` and checks the snapshots (issue 16).
+"""Streams each text of a file through `llm-extract run --partial` and checks the snapshots.
 
     scripts/partial-check.py LLM_EXTRACT SCHEMA TEXTS -- BACKEND ARGS...
 

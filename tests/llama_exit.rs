@@ -3,8 +3,8 @@
 //! `std::process::exit` runs no destructor and does not shut the async runtime down: whatever thread is
 //! still inside llama.cpp keeps running while the C and C++ exit handlers (llama.cpp's and ggml's static
 //! destructors) tear the library down under it. That crashed such a program with SIGSEGV after it printed
-//! its result (reported once in two runs; here 3 of 60 runs of the streaming case before the fix). The
-//! program is `tests/programs/extract_then_exit.rs`; it runs many times because the crash was a race.
+//! its result (in one run of two as reported, and in 3 of 60 runs of the streaming case here without the
+//! exit guard). The program is `tests/programs/extract_then_exit.rs`; it runs many times because the crash was a race.
 //! Counting tokens (`Llm::count_tokens`, what a chunker calls) enters llama.cpp's tokenizer too: a program
 //! that exits while other threads count must exit cleanly as well.
 #![cfg(feature = "llama-cpp")]

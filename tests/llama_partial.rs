@@ -1,4 +1,4 @@
-//! Partial values streamed from the real model (issue 16): a nested type the other tests do not use
+//! Partial values streamed from the real model: a nested type the other tests do not use
 //! (a struct in a struct, a list of structs, an internally tagged enum, a `stream = "done"` field),
 //! extracted with `extract_partial` from the embedded engine and, over HTTP, from the local server that
 //! answers the OpenAI and Ollama wire formats by running the same engine.

@@ -1364,7 +1364,7 @@ fn a_string_cut_off_is_kept_where_the_schema_wants_free_text() {
     assert_eq!(items(&out), [json!({"name": "Ada", "bio": "x "})]);
 
     // Where a cut could make another valid value (an enum: "neg" is not "negative"; an integer
-    // read as text), the string is dropped with its key, as before.
+    // read as text), the string is dropped with its key.
     let parsed = salvaged::<Profile>(r#"{"name": "Ada", "mood": "neg"#).unwrap();
     assert_eq!(parsed.value.mood, None);
     assert!(!kinds(&parsed).contains(&FixKind::CutString));

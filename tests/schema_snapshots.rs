@@ -1,4 +1,4 @@
-//! Snapshots of everything the schema layer derives for types (a)-(e) of issue 2: the generic
+//! Snapshots of everything the schema layer derives for the reference types (a)-(e): the generic
 //! and list schemas, each dialect's rendering of each shape (or the error a dialect gives), and
 //! both format instructions. Review changes with `cargo insta review` or `INSTA_UPDATE=always`.
 

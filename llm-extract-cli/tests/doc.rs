@@ -699,7 +699,7 @@ fn doc_exits_3_when_no_chunk_reaches_the_backend() {
         "{stderr}"
     );
 
-    // Some chunks answered: the items are printed and the exit code is 1, as before.
+    // Some chunks answered: the items are printed and the exit code is 1.
     let (_calls, _broken, server) = cursed_reader();
     let partial = story_run(&server, cache.path(), &[]);
     assert_eq!(partial.status.code(), Some(1));

@@ -3,6 +3,9 @@
 //! completes, and records every document's outcome. A failed document is a result like any other: it
 //! never stops the batch.
 //!
+//! Each document is one extraction of an [`Extractor`] (see [`extract`](crate::extract));
+//! the command-line tool's `batch` command is built on this module.
+//!
 //! ```
 //! use llm_extract::batch::{Batch, Document};
 //! use llm_extract::extract::Extractor;

@@ -2,27 +2,99 @@
 //!
 //! Typed, validated Rust values from what a language model writes.
 //!
-//! Annotate a type once with `#[derive(Extract, Deserialize)]`; the derive generates its JSON Schema
-//! (also what each line of a JSON Lines answer must satisfy), provider-safe dialects of that schema
-//! and compact format instructions for the prompt. It implements two traits, as serde keeps
-//! `Deserialize` below `serde_json::from_str`: [`Schema`], all the parser needs, and [`Extract`],
-//! the extraction methods on top. At run time [`Extract::extract`], [`Extract::extract_all`] and
-//! [`Extract::extract_stream`] call a model, parse leniently, validate, deserialize and repair;
-//! [`Extract::extract_partial`] shows one value as it is written (its derived partial form,
-//! [`Partial<T>`](parse::Partial), see [`parse::PartialValue`]).
+//! Derive [`Extract`] (with serde's `Deserialize`) on a type: at compile time the derive yields its JSON
+//! Schema, the schema each provider accepts ([`Dialect`]) and short format instructions for the prompt.
+//! At run time an extraction asks a model through any [`Llm`] backend, parses the answer leniently,
+//! validates it against the schema, deserializes it with serde and, when it is wrong, shows the model
+//! its answer and the exact errors, up to [`Extractor::max_attempts`]. Every result and every error
+//! carries a [`Report`] of the attempts and the tokens they cost.
 //!
-//! The crate is laid out the way an extraction flows:
-//! - [`schema`]: the schemas and instructions a type yields ([`Schema`]), per provider dialect, and
-//!   runtime schemas ([`DynamicSchema`]);
-//! - [`parse`](mod@parse): lenient JSON, JSON Lines, the incremental [`LineDecoder`] and the
-//!   incremental partial-value reader ([`PartialReader`]);
-//! - [`validate`]: one compiled validator per schema;
-//! - [`llm`]: the [`Llm`] trait and its backends ([`Ollama`], [`OpenAiCompatible`], [`from_fn`]);
-//! - [`extract`](mod@extract): the attempt / repair / continuation loop ([`Extractor`]);
-//! - [`report`]: what an extraction tried and cost ([`Extraction`], [`Attempt`]);
-//! - [`blocking`]: the same for callers without an async runtime.
+//! ```
+//! use llm_extract::llm::{from_fn, ChatResponse};
+//! use llm_extract::{Extract, Extractor};
+//! use serde::Deserialize;
+//!
+//! /// Someone the text names.
+//! #[derive(Extract, Deserialize, Debug)]
+//! struct Person {
+//!     /// The full name, as the text writes it.
+//!     name: String,
+//!     #[extract(minimum = 1000, maximum = 2100)]
+//!     born: Option<u16>,
+//! }
+//!
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+//! // Any backend: Ollama, an OpenAI-compatible server, Anthropic, Gemini, the embedded engine, a closure.
+//! let llm = from_fn(|_request| async {
+//!     Ok(ChatResponse::new("Sure! ```json\n{\"name\": \"Ada Lovelace\", \"born\": \"1815\",}\n```"))
+//! });
+//! let person = Person::extract(&llm, "Ada Lovelace was born in 1815.").await?;
+//! assert_eq!(person.born, Some(1815));
+//!
+//! let extraction = Extractor::new(&llm).max_attempts(2).extract::<Person>("...").await?;
+//! assert_eq!(extraction.report.attempts.len(), 1);
+//! assert!(!extraction.report.fixes.is_empty()); // the fence, the trailing comma, the quoted number
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # }).unwrap();
+//! ```
+//!
+//! # The modules, in the order an extraction flows through them
+//!
+//! 1. [`schema`]: what a type yields ([`Schema`]: the generic JSON Schema, the list schema, format
+//!    instructions), its rendering per provider [`Dialect`], and runtime schemas ([`DynamicSchema`],
+//!    signatures). The derive implements [`Schema`] and [`Extract`]; see [`macro@Extract`].
+//! 2. [`llm`]: the [`Llm`] trait, its request and response types, and the backends: [`Ollama`],
+//!    [`OpenAiCompatible`], [`llm::Anthropic`], [`llm::Gemini`], the embedded engine
+//!    `llm::llama_cpp::LlamaCpp` (feature `llama-cpp`), and [`from_fn`] for a closure. One retry
+//!    policy for transient failures; keys kept out of logs, `Debug` output and errors.
+//! 3. [`parse`](mod@parse): the model's answer read leniently, as one value ([`from_str`]), JSON
+//!    Lines ([`lines_from_str`], the incremental [`LineDecoder`]) or a value still being written
+//!    ([`PartialReader`]); the [`LoopGuard`] that stops an answer repeating itself.
+//! 4. [`validate`]: one compiled validator per schema; every violation with its JSON pointer.
+//! 5. [`ground`]: where in the source text each quoted (`#[extract(grounded)]`) value came from, and
+//!    the chunks and merge of long documents.
+//! 6. [`extract`](mod@extract): [`Extractor`], the loop that ties the steps together: ask, parse,
+//!    validate, repair, continue a cut-off answer; one value, lists, streams, partial values, grounded
+//!    extractions and long documents.
+//! 7. [`report`]: what an extraction tried and cost ([`Extraction`], [`Attempt`], [`Usage`]).
+//!
+//! Built on top of the loop: [`batch`] (many documents, bounded concurrency, several backends),
+//! [`prompts`] (a JSON file of named prompts, shared with the command-line tool) and [`blocking`] (the
+//! same extractions without an async runtime). [`error`] holds the errors shared across modules; each
+//! module owns the errors of its own job ([`ExtractError`], [`LlmError`], [`ParseError`]).
+//!
+//! # Backends
+//!
+//! | backend | type | the schema is sent as |
+//! |---|---|---|
+//! | Ollama (`/api/chat`, `OLLAMA_HOST`) | [`Ollama`] | `format` ([`Dialect::Ollama`]) |
+//! | vLLM, llama-server, LM Studio, OpenAI (`/v1/chat/completions`) | [`OpenAiCompatible`] | `response_format: json_schema` ([`Dialect::OpenAiStrict`]) |
+//! | Anthropic Messages API (`ANTHROPIC_API_KEY`) | [`llm::Anthropic`] | `output_config.format`, or one forced tool ([`Dialect::Anthropic`]) |
+//! | Gemini (`GEMINI_API_KEY`) | [`llm::Gemini`] | `generationConfig.responseJsonSchema` ([`Dialect::Gemini`]) |
+//! | llama.cpp in process (feature `llama-cpp`) | `llm::llama_cpp::LlamaCpp` | a grammar (llguidance) the model cannot leave |
+//! | an async closure | [`from_fn`] | whatever the closure does |
+//!
+//! [`Mode`] chooses how the schema travels: sent and described in the prompt ([`Mode::Constrained`],
+//! the default), described only ([`Mode::Prompted`]), or as one tool the model must call
+//! ([`Mode::Tool`]). Whatever the mode, every answer is parsed and validated locally: a keyword a
+//! provider cannot carry is left out of what is sent, never out of what is checked.
+//!
+//! # Defaults
+//!
+//! - Requests are greedy and seeded (temperature 0, seed 0) unless [`Extractor::temperature`] or
+//!   [`Extractor::seed`] say otherwise, so the same request gives the same answer.
+//! - `max_tokens` follows from what the schema lets a value cost where it bounds it, else 1024 for one
+//!   value and 4096 for a list ([`Extractor::max_tokens`]).
+//! - Three attempts: the first answer and up to two repairs ([`Extractor::max_attempts`]); transport
+//!   retries are separate ([`llm::RetryPolicy`]).
+//!
+//! # Cargo features
+//!
+//! - `llama-cpp`: the embedded llama.cpp engine (`llm::llama_cpp`). Its build needs cmake, clang and
+//!   libclang-dev.
 
 #![warn(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod batch;
 pub mod blocking;
@@ -50,9 +122,8 @@ pub use parse::{
 pub use report::{Attempt, AttemptKind, Extraction, Report};
 pub use schema::{Dialect, DynamicSchema, Schema, SchemaSet, Shape};
 
-/// Derives [`Extract`] for a struct with named fields, a fieldless enum or an internally tagged enum.
-///
-/// See the crate README for the attributes it reads (`#[extract(...)]` and the `#[serde(...)]` ones it mirrors).
+/// Derives [`Schema`] and [`Extract`] for a type that also derives serde's `Deserialize`; the
+/// attributes it reads (`#[extract(...)]` and the `#[serde(...)]` ones it mirrors) are listed below.
 pub use llm_extract_derive::Extract;
 
 /// The one path generated code goes through. Not public API: no stability promise.

@@ -1,5 +1,9 @@
 //! What an extraction returns besides its value: every attempt with the model's raw answer, what went
 //! wrong with it, what it cost and how it ended. Errors carry the same [`Report`], so cost is never lost.
+//!
+//! This is the end of one extraction's flow. Built on top of it: [`batch`](crate::batch) for many
+//! documents, [`prompts`](crate::prompts) for named prompts, [`blocking`](crate::blocking) for code
+//! without an async runtime.
 
 use crate::llm::{Finish, LlmError, Usage};
 use crate::parse::{Fix, Loop, ParseError, Skipped};

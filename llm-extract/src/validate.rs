@@ -9,6 +9,9 @@
 //! - A value that fails a tagged union (an internally tagged enum's `oneOf`) is explained by the
 //!   variant its tag selects, or by its missing or unknown tag, not by a dump of every branch.
 //! - `format` is asserted (`date-time`, `email`, `uuid`, ...), as the dialects that send it do.
+//!
+//! Next in the flow: [`extract`](crate::extract) shows the violations to the model when an answer
+//! fails, and [`ground`](crate::ground) finds quoted values in the source text.
 
 use crate::error::SchemaError;
 use jsonschema::error::{TypeKind, ValidationErrorKind};

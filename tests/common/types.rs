@@ -1,4 +1,4 @@
-//! The annotated types of issue 2, (a) to (e), shared by every integration test that needs them.
+//! The five annotated reference types, (a) to (e), shared by every integration test that needs them.
 //!
 //! Each derives `Extract`, `Deserialize`, `Serialize`, `Debug`, `Clone` and `PartialEq`, so a test can
 //! build a value, serialize it with serde, validate it against the type's schema and read it back.

@@ -1,5 +1,5 @@
-//! Types (a)-(e) exactly as issue 2 specifies them: the fields, constraints and serde renaming it
-//! names, and no doc comments, so their schemas carry no descriptions.
+//! The reference types (a)-(e) exactly as specified: the fields, constraints and serde renaming the
+//! specification names, and no doc comments, so their schemas carry no descriptions.
 //!
 //! `tests/common/types.rs` holds the same types with a doc comment on every item;
 //! `tests/instruction_tokens.rs` checks that the two differ only by those descriptions.

@@ -1,8 +1,8 @@
 //! Token counts of the format instructions of types (a)-(e) against their minified JSON Schemas,
 //! with OpenAI's o200k_base tokenizer (embedded in `tiktoken-rs`, so this works offline).
 //!
-//! The headline is the issue's types as it specifies them ([`as_specified`]): no doc comments, so
-//! the ratio measures the notation, which is what the issue's goal (at most 40%) is about. The
+//! The headline is the types as specified ([`as_specified`]): no doc comments, so
+//! the ratio measures the notation, which is what the goal (at most 40%) is about. The
 //! same types with a doc comment on every item (`tests/common/types.rs`) are reported beside
 //! them: a description costs about as many tokens as a comment as it does inside the schema, so
 //! descriptions pull the ratio towards 1 whatever the notation, and no notation reaches 40% with
@@ -23,13 +23,13 @@ use std::fmt::Write as _;
 pub struct Row {
     /// Which type: "(a) Extracted", ...
     pub name: &'static str,
-    /// The generic schema of the type as the issue specifies it.
+    /// The generic schema of the type as specified.
     pub specified: &'static Value,
     /// The generic schema of the type with doc comments.
     pub described: &'static Value,
-    /// The `format_instructions()` of the type as the issue specifies it.
+    /// The `format_instructions()` of the type as specified.
     pub specified_instructions: &'static str,
-    /// The minified generic schema of the type as the issue specifies it.
+    /// The minified generic schema of the type as specified.
     pub schema: usize,
     /// Its `format_instructions()`.
     pub one: usize,
@@ -44,7 +44,7 @@ pub struct Row {
 }
 
 impl Row {
-    /// Instructions / schema of the type as the issue specifies it: the issue's goal.
+    /// Instructions / schema of the type as specified: the goal.
     pub fn ratio(&self) -> f64 {
         self.one as f64 / self.schema as f64
     }

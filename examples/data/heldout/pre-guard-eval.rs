@@ -1,7 +1,7 @@
-// Not built here: `examples/eval/main.rs` as it was adapted to run on the build before the loop guard
-// (commit 00e65dc: no `LoopGuard`, no examples, no temperature set, `Extraction::{attempts, usage}`),
-// for the held-out comparison in BENCHMARKS.md. Copy it to `examples/eval/main.rs` in a worktree at
-// 00e65dc, next to `kinds.rs` and `score.rs` from this branch.
+// Not built here: the evaluation harness for the baseline of the held-out comparison in BENCHMARKS.md,
+// the build at commit 00e65dc (no `LoopGuard`, no examples, no temperature set,
+// `Extraction::{attempts, usage}`). Copy it to `examples/eval/main.rs` in a worktree at 00e65dc, next
+// to `kinds.rs` and `score.rs` of this repository.
 
 //! The evaluation set: 41 short real-world-style texts (invoices, contacts, events, reviews) with the
 //! answers written down by careful reading, run through a model; reports per kind and overall the share

@@ -6,6 +6,11 @@
 //!   returning the [`Extraction`] report, plus the untyped twins for runtime schemas.
 //! - The loop itself (one implementation for typed and untyped targets) lives in `engine.rs`, the exact
 //!   wording of every prompt in `wording.rs`.
+//!
+//! It ties the layers below together: the [`schema`](crate::schema) of the target, a request to an
+//! [`llm`](crate::llm), the answer read by [`parse`](crate::parse), checked by
+//! [`validate`](crate::validate) and, for grounded fields, [`ground`](crate::ground). Next in the flow:
+//! [`report`](crate::report), what the extraction returns besides its value.
 
 mod config;
 mod document;

@@ -17,6 +17,10 @@
 //! - [`read`]: the same chunks from a text read piece by piece ([`ChunkReader`]), in memory bounded by
 //!   the chunk size rather than the text's.
 //! - [`merge`]: merging the items of several chunks or passes by identity (`"x-key"` fields).
+//!
+//! Next in the flow: [`extract`](crate::extract) runs grounded extractions
+//! ([`Extractor::extract_grounded_all`](crate::Extractor::extract_grounded_all),
+//! [`Extractor::extract_document`](crate::Extractor::extract_document)).
 
 pub mod chunk;
 pub mod merge;

@@ -3,6 +3,8 @@
 //! The trait is deliberately small (like tower's `Service`): a [`ChatRequest`] in, a [`ChatResponse`]
 //! or a [`ChatStream`] of [`ChatEvent`]s out. It is object-safe, so backends can be boxed
 //! (`Arc<dyn Llm>`) and shared across tasks.
+//!
+//! Next in the flow: [`parse`](crate::parse) reads what the model wrote.
 
 use crate::schema::Dialect;
 use futures_core::Stream;

@@ -282,7 +282,7 @@ mod tests {
 
     #[test]
     fn telling_fenced_candidates_is_linear() {
-        // Each candidate used to be checked against every fence.
+        // Checking each candidate against every fence would be quadratic.
         for blocks in [500, 2_000] {
             let text = "```json\n{\"a\":1}\n```\nand {\"a\":2}\n".repeat(blocks);
             let mut found = Vec::new();

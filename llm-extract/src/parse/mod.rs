@@ -14,6 +14,9 @@
 //! thinking blocks, several candidates); many values ([`lines_from_str`]) and the incremental
 //! [`LineDecoder`] share the framer, so the same bytes give the same items however they are chunked.
 //!
+//! Next in the flow: [`validate`](crate::validate), the compiled validator every frame is checked
+//! against (and whose violations the extraction loop shows the model).
+//!
 //! # Typed values skip the `serde_json::Value`
 //! Building a `Value` (a map per object) costs about three times a typed parse, so the typed entry
 //! points ([`from_str`], [`lines_from_str`], [`LineDecoder`]) first try clean JSON straight from the text

@@ -468,7 +468,7 @@ mod tests {
 
     #[test]
     fn telling_candidates_apart_is_linear() {
-        // Each accepted candidate used to be compared with every distinct one before it.
+        // Comparing each accepted candidate with every distinct one before it would be quadratic.
         for n in [300, 1_200] {
             let text: String = (0..n)
                 .map(|i| format!("Draft {i}: {{\"a\":{i}}}\n"))

@@ -1,6 +1,8 @@
 //! Helpers the derive's generated code calls to build a type's generic schema.
 //!
-//! Reached only through `llm_extract::__private`: nothing here is public API or covered by semver.
+//! Generated code reaches it through `llm_extract::__private`. Only the grounding marks ([`GROUNDED`],
+//! [`KEY`], [`mark_grounded`]) are public API, re-exported by [`crate::ground`]; nothing else here is
+//! covered by semver.
 //! The shapes built here are the *generic schema convention* every other module consumes:
 //! closed objects with properties in declaration order, `Option<T>` as a nullable `T`, internally
 //! tagged enums as a `oneOf` of closed objects whose first property is a `const` tag, string enums

@@ -3,6 +3,14 @@
 //!
 //! Everything starts from one *generic* schema (draft 2020-12, fully inlined, closed objects, key order
 //! preserved) built by the derive (or given at run time). [`SchemaSet`] derives the rest once and caches it.
+//!
+//! - [`dialect`]: what each provider enforces, and how the generic schema is rendered for it;
+//! - [`instructions`]: the compact format instructions put in the prompt;
+//! - [`dynamic`]: [`DynamicSchema`], a schema given at run time (JSON, a file or a signature);
+//! - [`signature`]: the signature shorthand (`{name :string, born :int?}`).
+//!
+//! Next in the flow: [`llm`](crate::llm) sends a request with the rendering its backend asks for
+//! ([`Llm::dialect`](crate::llm::Llm::dialect)).
 
 pub(crate) mod builder;
 pub mod dialect;
