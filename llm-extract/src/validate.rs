@@ -9,14 +9,20 @@
 //! - A value that fails a tagged union (an internally tagged enum's `oneOf`) is explained by the
 //!   variant its tag selects, or by its missing or unknown tag, not by a dump of every branch.
 //! - `format` is asserted (`date-time`, `email`, `uuid`, ...), as the dialects that send it do.
+//! - The draft is the one the schema's `$schema` names (4, 6, 7, 2019-09, 2020-12; 2020-12 when it
+//!   names none or one we do not know). References to other documents resolve only to documents the
+//!   caller registered: nothing is ever fetched, and a reference to any other document is
+//!   [`SchemaError::RemoteRef`] naming it.
 
 use crate::error::SchemaError;
 use jsonschema::error::{TypeKind, ValidationErrorKind};
 use jsonschema::ValidationError;
+use jsonschema::{Draft, Registry, Retrieve, Uri};
 use serde_json::Value;
 use std::fmt;
+use std::sync::{Arc, Mutex, PoisonError};
 
-/// A compiled JSON Schema validator (draft 2020-12).
+/// A compiled JSON Schema validator (the draft its `$schema` names, 2020-12 by default).
 ///
 /// ```
 /// use llm_extract::validate::Validator;
@@ -68,16 +74,63 @@ impl fmt::Display for Violation {
 }
 
 impl Validator {
-    /// Compiles `schema` (draft 2020-12, with `format` asserted).
+    /// Compiles `schema` (the draft its `$schema` names, 2020-12 by default; `format` asserted). A
+    /// reference to another document is [`SchemaError::RemoteRef`]: see [`Validator::with_documents`].
     pub fn new(schema: &Value) -> Result<Self, SchemaError> {
-        let inner = jsonschema::options()
-            .with_draft(jsonschema::Draft::Draft202012)
+        Self::with_documents(schema, &[])
+    }
+
+    /// Compiles `schema` with other documents its `$ref`s may point at, each under its URI
+    /// (`https://example.com/address.json`). Nothing is fetched: a reference to a document that is
+    /// neither `schema` itself (its own `$id`s included) nor one of `documents` is
+    /// [`SchemaError::RemoteRef`] naming it.
+    pub fn with_documents(schema: &Value, documents: &[(String, Value)]) -> Result<Self, SchemaError> {
+        let refused = Arc::new(Mutex::new(None));
+        let retriever = Refuse {
+            refused: Arc::clone(&refused),
+        };
+        let remote = |refused: &Mutex<Option<String>>| {
+            let uri = refused.lock().unwrap_or_else(PoisonError::into_inner).take();
+            uri.map(|uri| SchemaError::RemoteRef { uri })
+        };
+        let registry = if documents.is_empty() {
+            None
+        } else {
+            let draft = draft_of(schema);
+            let resources = documents.iter().map(|(uri, document)| {
+                let own = match draft.detect(document) {
+                    Draft::Unknown => draft,
+                    named => named,
+                };
+                (uri.as_str(), own.create_resource(document.clone()))
+            });
+            let built = Registry::new()
+                .retriever(retriever.clone())
+                .extend(resources)
+                .and_then(|builder| builder.prepare());
+            match built {
+                Ok(registry) => Some(registry),
+                Err(error) => {
+                    return Err(remote(&refused).unwrap_or_else(|| SchemaError::Invalid {
+                        path: "/".into(),
+                        message: format!("a registered document: {error}"),
+                    }))
+                }
+            }
+        };
+        let mut options = jsonschema::options()
+            .with_draft(draft_of(schema))
             .should_validate_formats(true)
-            .build(schema)
-            .map_err(|e| SchemaError::Invalid {
+            .with_retriever(retriever);
+        if let Some(registry) = &registry {
+            options = options.with_registry(registry);
+        }
+        let inner = options.build(schema).map_err(|e| {
+            remote(&refused).unwrap_or_else(|| SchemaError::Invalid {
                 path: e.schema_path().to_string(),
                 message: e.to_string(),
-            })?;
+            })
+        })?;
         Ok(Validator {
             inner,
             schema: schema.clone(),
@@ -180,6 +233,32 @@ impl Validator {
                 ),
             }),
         }
+    }
+}
+
+/// The draft a schema's `$schema` names; 2020-12 when it names none, or one that is not a draft
+/// (a custom meta-schema is never fetched).
+pub(crate) fn draft_of(schema: &Value) -> Draft {
+    match Draft::default().detect(schema) {
+        Draft::Unknown => Draft::Draft202012,
+        draft => draft,
+    }
+}
+
+/// The retriever of every validator: it fetches nothing, and remembers the first document asked for.
+#[derive(Clone)]
+struct Refuse {
+    refused: Arc<Mutex<Option<String>>>,
+}
+
+impl Retrieve for Refuse {
+    fn retrieve(
+        &self,
+        uri: &Uri<String>,
+    ) -> Result<Value, Box<dyn std::error::Error + Send + Sync>> {
+        let mut refused = self.refused.lock().unwrap_or_else(PoisonError::into_inner);
+        refused.get_or_insert_with(|| uri.as_str().to_owned());
+        Err(format!("{uri} is not registered, and documents are never fetched").into())
     }
 }
 

@@ -1,8 +1,11 @@
 //! The schemas a type yields ([`Schema`]): the generic JSON Schema and the list schema, their renderings
 //! per provider [`Dialect`], and compact format instructions for prompts.
 //!
-//! Everything starts from one *generic* schema (draft 2020-12, fully inlined, closed objects, key order
-//! preserved) built by the derive (or given at run time). [`SchemaSet`] derives the rest once and caches it.
+//! Everything starts from one *generic* schema (draft 2020-12, key order preserved, recursion as
+//! `$defs` + `$ref`) built by the derive or from a runtime schema: what instructions and dialects read.
+//! Validation reads the *validation* schema: the generic one for a derived type, the schema as its
+//! author wrote it for a runtime one ([`DynamicSchema`]). [`SchemaSet`] derives the rest once and
+//! caches it.
 
 pub(crate) mod builder;
 pub mod dialect;
@@ -142,6 +145,8 @@ type Rendered = OnceLock<Result<Value, SchemaError>>;
 pub struct SchemaSet {
     name: String,
     generic: Value,
+    /// The schema values are validated against, when it is not `generic`.
+    validation: Option<Value>,
     list: Value,
     instructions: OnceLock<String>,
     line_instructions: OnceLock<String>,
@@ -163,8 +168,27 @@ impl std::fmt::Debug for SchemaSet {
 }
 
 impl SchemaSet {
-    /// Builds the set from a generic schema. `name` names the type (used as the `response_format` name).
+    /// Builds the set from a generic schema, which is also the one values are validated against.
+    /// `name` names the type (used as the `response_format` name).
     pub fn new(name: impl Into<String>, generic: Value) -> Self {
+        Self::build(name.into(), generic, None)
+    }
+
+    /// Builds the set from a generic schema (what is sent and shown) and the schema values are
+    /// validated against (as its author wrote it, any draft), with its compiled validator.
+    pub(crate) fn with_validation(
+        name: impl Into<String>,
+        generic: Value,
+        validation: Value,
+        validator: crate::validate::Validator,
+    ) -> Self {
+        let set = Self::build(name.into(), generic, Some(validation));
+        // A new cell is empty: the value is always stored.
+        let _ = set.validator.set(Ok(validator));
+        set
+    }
+
+    fn build(name: String, generic: Value, validation: Option<Value>) -> Self {
         let list = json!({
             "type": "object",
             "properties": { "items": { "type": "array", "items": generic.clone() } },
@@ -172,8 +196,9 @@ impl SchemaSet {
             "additionalProperties": false
         });
         SchemaSet {
-            name: name.into(),
+            name,
             generic,
+            validation,
             list,
             instructions: OnceLock::new(),
             line_instructions: OnceLock::new(),
@@ -193,6 +218,15 @@ impl SchemaSet {
     /// The generic schema of one value.
     pub fn generic(&self) -> &Value {
         &self.generic
+    }
+
+    /// The schema one value is validated against: the generic one, or for a runtime schema the
+    /// schema as its author wrote it.
+    pub fn validation(&self) -> &Value {
+        match &self.validation {
+            Some(schema) => schema,
+            None => &self.generic,
+        }
     }
 
     /// The schema of many items as one value: `{"items": [...]}`.
@@ -248,18 +282,23 @@ impl SchemaSet {
     /// The compiled validator of one value (also used for each line), built once.
     pub fn validator(&self) -> Result<&crate::validate::Validator, SchemaError> {
         self.validator
-            .get_or_init(|| crate::validate::Validator::new(&self.generic))
+            .get_or_init(|| crate::validate::Validator::new(self.validation()))
             .as_ref()
             .map_err(Clone::clone)
     }
 
-    /// The plan that validates clean JSON while it is deserialized, built once; `None` when the
-    /// schema uses something the plan does not model (its values then take the full path).
+    /// The plan that validates clean JSON while it is deserialized, built once from the validation
+    /// schema; `None` when that schema uses something the plan does not model, or is not a draft
+    /// 2020-12 one (the plan reads keywords as 2020-12 does): its values then take the full path.
     pub(crate) fn plan(&self) -> Option<&plan::Plan> {
         self.plan
             .get_or_init(|| {
                 self.validator().ok()?;
-                plan::Plan::compile(&self.generic)
+                let schema = self.validation();
+                if crate::validate::draft_of(schema) != jsonschema::Draft::Draft202012 {
+                    return None;
+                }
+                plan::Plan::compile(schema)
             })
             .as_ref()
     }
