@@ -126,8 +126,13 @@ impl Validator {
             options = options.with_registry(registry);
         }
         let inner = options.build(schema).map_err(|e| {
+            // A schema is checked against its draft's meta-schema: the "instance" at fault is the
+            // part of the schema that is wrong.
             remote(&refused).unwrap_or_else(|| SchemaError::Invalid {
-                path: e.schema_path().to_string(),
+                path: match e.instance_path().as_str() {
+                    "" => "/".to_owned(),
+                    path => path.to_owned(),
+                },
                 message: e.to_string(),
             })
         })?;
@@ -695,5 +700,77 @@ mod tests {
     fn an_invalid_schema_is_an_error() {
         let error = Validator::new(&json!({ "type": "strng" })).unwrap_err();
         assert!(matches!(error, SchemaError::Invalid { .. }), "{error}");
+        for (schema, path) in [
+            (json!({ "properties": { "a": { "allOf": [] } } }), "/properties/a/allOf"),
+            (json!({ "properties": { "a": { "pattern": "(" } } }), "/properties/a/pattern"),
+        ] {
+            let error = Validator::new(&schema).unwrap_err();
+            assert!(
+                matches!(&error, SchemaError::Invalid { path: at, .. } if at == path),
+                "{error}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_draft_is_the_one_schema_names() {
+        let draft4 = json!({
+            "$schema": "http://json-schema.org/draft-04/schema#",
+            "maximum": 3,
+            "exclusiveMaximum": true
+        });
+        let validator = Validator::new(&draft4).unwrap();
+        assert!(validator.is_valid(&json!(2)) && !validator.is_valid(&json!(3)));
+        assert_eq!(
+            validator.violations(&json!(3))[0].to_string(),
+            "at the root: 3 is not less than 3"
+        );
+        // The boolean form is not 2020-12's: without `$schema`, the schema is invalid.
+        let mut latest = draft4;
+        latest.as_object_mut().unwrap().remove("$schema");
+        assert!(Validator::new(&latest).is_err());
+        // A meta-schema that is not a draft is never fetched: the schema is read as 2020-12.
+        let custom = json!({ "$schema": "https://example.com/meta", "type": "integer" });
+        let validator = Validator::new(&custom).unwrap();
+        assert!(validator.is_valid(&json!(1)) && !validator.is_valid(&json!("1")));
+        // Explanations follow references and keywords of any draft.
+        let draft7 = json!({
+            "$schema": "http://json-schema.org/draft-07/schema#",
+            "definitions": { "kind": { "enum": ["a", "b"] } },
+            "properties": { "k": { "$ref": "#/definitions/kind" } },
+            "dependencies": { "k": ["n"] }
+        });
+        let mut got: Vec<String> = Validator::new(&draft7)
+            .unwrap()
+            .violations(&json!({ "k": "c" }))
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        got.sort();
+        assert_eq!(
+            got,
+            [
+                "at /k: \"c\" is not one of \"a\" or \"b\"",
+                "at the root: missing required property \"n\"",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_remote_document_is_refused_unless_given() {
+        let schema = json!({ "items": { "$ref": "https://example.com/item.json#/$defs/id" } });
+        assert_eq!(
+            Validator::new(&schema).unwrap_err(),
+            SchemaError::RemoteRef {
+                uri: "https://example.com/item.json".into()
+            }
+        );
+        let item = json!({ "$defs": { "id": { "type": "integer" } } });
+        let validator = Validator::with_documents(
+            &schema,
+            &[("https://example.com/item.json".to_owned(), item)],
+        )
+        .unwrap();
+        assert!(validator.is_valid(&json!([1, 2])) && !validator.is_valid(&json!(["x"])));
     }
 }
