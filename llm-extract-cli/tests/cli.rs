@@ -291,17 +291,24 @@ fn a_bad_schema_file_is_a_usage_error_naming_the_problem() {
     let dir = tempfile::tempdir().unwrap();
     let not_json = dir.path().join("broken.json");
     std::fs::write(&not_json, "{\"type\": \"object\",").unwrap();
-    let unsupported = dir.path().join("unsupported.json");
+    let invalid = dir.path().join("invalid.json");
     std::fs::write(
-        &unsupported,
-        r#"{"type": "object", "properties": {"a": {"not": {"type": "string"}}}}"#,
+        &invalid,
+        r#"{"type": "object", "properties": {"a": {"type": "strng"}}}"#,
+    )
+    .unwrap();
+    let remote = dir.path().join("remote.json");
+    std::fs::write(
+        &remote,
+        r#"{"type": "object", "properties": {"a": {"$ref": "https://example.com/a.json"}}}"#,
     )
     .unwrap();
     let missing = dir.path().join("missing.json");
     let server = ollama_answering("{}");
     for (path, needle) in [
         (&not_json, "is not valid JSON"),
-        (&unsupported, "`not`"),
+        (&invalid, "invalid JSON Schema at /properties/a/type"),
+        (&remote, "refers to https://example.com/a.json, another document"),
         (&missing, "missing.json"),
     ] {
         let output = cargo_bin_cmd!("llm-extract")
