@@ -119,9 +119,19 @@ impl Validator {
             }
         };
         let mut options = jsonschema::options()
-            .with_draft(draft_of(schema))
             .should_validate_formats(true)
             .with_retriever(retriever);
+        // A meta-schema among the documents is read from there (its vocabularies say which keywords
+        // apply); any other that is not a draft's is read as 2020-12.
+        let meta = schema.get("$schema").and_then(Value::as_str);
+        let registered_meta = meta.is_some_and(|meta| {
+            let meta = meta.trim_end_matches('#');
+            Draft::from_schema_uri(meta) == Draft::Unknown
+                && documents.iter().any(|(uri, _)| uri == meta)
+        });
+        if !registered_meta {
+            options = options.with_draft(draft_of(schema));
+        }
         if let Some(registry) = &registry {
             options = options.with_registry(registry);
         }
