@@ -77,14 +77,19 @@ impl Validator {
     /// Compiles `schema` (the draft its `$schema` names, 2020-12 by default; `format` asserted). A
     /// reference to another document is [`SchemaError::RemoteRef`]: see [`Validator::with_documents`].
     pub fn new(schema: &Value) -> Result<Self, SchemaError> {
-        Self::with_documents(schema, &[])
+        Self::with_documents(schema, None, &[])
     }
 
     /// Compiles `schema` with other documents its `$ref`s may point at, each under its URI
-    /// (`https://example.com/address.json`). Nothing is fetched: a reference to a document that is
-    /// neither `schema` itself (its own `$id`s included) nor one of `documents` is
-    /// [`SchemaError::RemoteRef`] naming it.
-    pub fn with_documents(schema: &Value, documents: &[(String, Value)]) -> Result<Self, SchemaError> {
+    /// (`https://example.com/address.json`). `base_uri` is the schema's own URI, against which its
+    /// relative references (`address.json`) resolve when it has no `$id`. Nothing is fetched: a
+    /// reference to a document that is neither `schema` itself (its own `$id`s included) nor one of
+    /// `documents` is [`SchemaError::RemoteRef`] naming it.
+    pub fn with_documents(
+        schema: &Value,
+        base_uri: Option<&str>,
+        documents: &[(String, Value)],
+    ) -> Result<Self, SchemaError> {
         let refused = Arc::new(Mutex::new(None));
         let retriever = Refuse {
             refused: Arc::clone(&refused),
@@ -134,6 +139,9 @@ impl Validator {
         }
         if let Some(registry) = &registry {
             options = options.with_registry(registry);
+        }
+        if let Some(base) = base_uri {
+            options = options.with_base_uri(base);
         }
         let inner = options.build(schema).map_err(|e| {
             // A schema is checked against its draft's meta-schema: the "instance" at fault is the
@@ -778,6 +786,7 @@ mod tests {
         let item = json!({ "$defs": { "id": { "type": "integer" } } });
         let validator = Validator::with_documents(
             &schema,
+            None,
             &[("https://example.com/item.json".to_owned(), item)],
         )
         .unwrap();

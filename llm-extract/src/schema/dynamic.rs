@@ -9,6 +9,7 @@ use crate::validate::Validator;
 use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
+use std::rc::Rc;
 use std::sync::Arc;
 
 /// Keywords of the generation schema whose value is one schema.
@@ -123,6 +124,7 @@ pub struct DynamicSchema {
 pub struct DynamicSchemaBuilder {
     schema: Value,
     name: String,
+    base_uri: Option<String>,
     documents: Vec<(String, Value)>,
 }
 
@@ -130,6 +132,13 @@ impl DynamicSchemaBuilder {
     /// The name sent as OpenAI's `json_schema.name` (`DynamicSchema` unless set).
     pub fn name(mut self, name: impl Into<String>) -> Self {
         self.name = name.into();
+        self
+    }
+
+    /// The schema's own URI (where it is published: `https://example.com/schemas/order.json`):
+    /// its relative `$ref`s (`address.json`) resolve against it when the schema has no `$id`.
+    pub fn base_uri(mut self, uri: impl Into<String>) -> Self {
+        self.base_uri = Some(uri.into());
         self
     }
 
@@ -146,9 +155,11 @@ impl DynamicSchemaBuilder {
 
     /// Compiles the schema: its validator (any error is the schema's), then the generation schema.
     pub fn build(self) -> Result<DynamicSchema, SchemaError> {
-        let validator = Validator::with_documents(&self.schema, &self.documents)?;
-        let generic = generation(&self.schema, &self.documents);
-        let set = SchemaSet::with_validation(self.name, generic, self.schema, validator);
+        let schema = encode_refs(self.schema);
+        let base = self.base_uri.as_deref();
+        let validator = Validator::with_documents(&schema, base, &self.documents)?;
+        let generic = generation(&schema, base, &self.documents);
+        let set = SchemaSet::with_validation(self.name, generic, schema, validator);
         Ok(DynamicSchema {
             set: Arc::new(set),
             inputs: Vec::new(),
@@ -217,6 +228,7 @@ impl DynamicSchema {
         DynamicSchemaBuilder {
             schema,
             name: "DynamicSchema".to_owned(),
+            base_uri: None,
             documents: Vec::new(),
         }
     }
@@ -274,7 +286,7 @@ impl DynamicSchema {
 
 /// The generation schema of `schema` (see [`DynamicSchema::from_json`]), whose `$ref`s may point into
 /// `documents`.
-fn generation(schema: &Value, documents: &[(String, Value)]) -> Value {
+fn generation(schema: &Value, base_uri: Option<&str>, documents: &[(String, Value)]) -> Value {
     let mut generation = Generation {
         documents,
         draft: crate::validate::draft_of(schema),
@@ -285,11 +297,17 @@ fn generation(schema: &Value, documents: &[(String, Value)]) -> Value {
         names: HashMap::new(),
         defs: Map::new(),
     };
+    let id = schema.get("$id").or_else(|| schema.get("id"));
+    let uri = match (id.and_then(Value::as_str), base_uri) {
+        (Some(id), base) if !id.starts_with('#') => join(base.unwrap_or(""), id),
+        (_, Some(base)) => base.to_owned(),
+        _ => String::new(),
+    };
     let root = Doc {
-        uri: "",
+        uri: Rc::from(uri.trim_end_matches('#')),
         root: schema,
     };
-    let mut out = match generation.reference("#", root, 0) {
+    let mut out = match generation.reference("#", &root, 0) {
         Value::Object(map) => map,
         Value::Bool(true) => Map::new(),
         _ => {
@@ -306,9 +324,9 @@ fn generation(schema: &Value, documents: &[(String, Value)]) -> Value {
 
 /// A document `$ref`s resolve in: the schema itself (URI `""`), a registered one, or a subschema
 /// with an `$id` of its own.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 struct Doc<'a> {
-    uri: &'a str,
+    uri: Rc<str>,
     root: &'a Value,
 }
 
@@ -334,7 +352,7 @@ impl<'a> Generation<'a> {
     /// What a `$ref` to `reference` becomes: its target inlined, a `$ref` into `$defs` (recursive,
     /// or too large to copy again), or `{}` when the generation schema cannot follow it (an
     /// anchor, a base changed by an `$id` it does not track): the validator still checks it.
-    fn reference(&mut self, reference: &str, doc: Doc<'a>, depth: usize) -> Value {
+    fn reference(&mut self, reference: &str, doc: &Doc<'a>, depth: usize) -> Value {
         let Some((key, target_doc, target)) = self.locate(reference, doc) else {
             return Value::Object(Map::new());
         };
@@ -360,7 +378,7 @@ impl<'a> Generation<'a> {
             return Value::Object(Map::new());
         }
         self.stack.push(key.clone());
-        let value = self.node(target, target_doc, depth + 1);
+        let value = self.node(target, &target_doc, depth + 1);
         self.stack.pop();
         // Inlining keeps a second copy (one is cached for the next use): pay for it.
         let size = size_up_to(&value, self.budget);
@@ -375,16 +393,17 @@ impl<'a> Generation<'a> {
     }
 
     /// The key, document and target of `reference` read in `doc`.
-    fn locate(&self, reference: &str, doc: Doc<'a>) -> Option<(String, Doc<'a>, &'a Value)> {
+    fn locate(&self, reference: &str, doc: &Doc<'a>) -> Option<(String, Doc<'a>, &'a Value)> {
         let (base, fragment) = reference.split_once('#').unwrap_or((reference, ""));
-        let doc = if base.is_empty() || base == doc.uri {
-            doc
+        let absolute = join(&doc.uri, base);
+        let doc = if base.is_empty() || *absolute == *doc.uri {
+            doc.clone()
         } else {
-            let (uri, root) = self
-                .documents
-                .iter()
-                .find(|(uri, _)| uri.as_str() == base)?;
-            Doc { uri, root }
+            let (uri, root) = self.documents.iter().find(|(uri, _)| *uri == absolute)?;
+            Doc {
+                uri: Rc::from(uri.as_str()),
+                root,
+            }
         };
         let target = node::target(doc.root, &format!("#{fragment}"))?;
         // A document is keyed by where it sits, so two `$id`s spelled alike cannot meet.
@@ -415,7 +434,7 @@ impl<'a> Generation<'a> {
     }
 
     /// The generation schema of one schema node.
-    fn node(&mut self, schema: &'a Value, doc: Doc<'a>, depth: usize) -> Value {
+    fn node(&mut self, schema: &'a Value, doc: &Doc<'a>, depth: usize) -> Value {
         self.budget = self.budget.saturating_sub(1);
         let map = match schema {
             Value::Object(map) => map,
@@ -431,32 +450,32 @@ impl<'a> Generation<'a> {
         };
         let doc = match map.get(id_keyword).and_then(Value::as_str) {
             Some(id) if depth > 0 && !id.starts_with('#') => Doc {
-                uri: id.trim_end_matches('#'),
+                uri: Rc::from(join(&doc.uri, id.trim_end_matches('#'))),
                 root: schema,
             },
-            _ => doc,
+            _ => doc.clone(),
         };
         let mut out = Map::new();
         let legacy_items = map.get("items").is_some_and(Value::is_array);
         for (key, value) in map {
             let key = key.as_str();
             if ONE_SCHEMA.contains(&key) && !(key == "items" && legacy_items) {
-                out.insert(key.to_owned(), self.node(value, doc, depth + 1));
+                out.insert(key.to_owned(), self.node(value, &doc, depth + 1));
             } else if SCHEMA_MAP.contains(&key) {
                 if let Some(entries) = value.as_object() {
-                    out.insert(key.to_owned(), self.map(entries, doc, depth));
+                    out.insert(key.to_owned(), self.map(entries, &doc, depth));
                 }
             } else if SCHEMA_LIST.contains(&key) || key == "items" {
                 if let Some(items) = value.as_array() {
                     let key = if key == "items" { "prefixItems" } else { key };
-                    out.insert(key.to_owned(), self.list(items, doc, depth));
+                    out.insert(key.to_owned(), self.list(items, &doc, depth));
                 }
             } else if key == "additionalItems" {
                 if legacy_items {
-                    out.insert("items".to_owned(), self.node(value, doc, depth + 1));
+                    out.insert("items".to_owned(), self.node(value, &doc, depth + 1));
                 }
             } else if key == "dependencies" {
-                self.dependencies(value, doc, depth, &mut out);
+                self.dependencies(value, &doc, depth, &mut out);
             } else if COPIED.contains(&key) || key.starts_with("x-") {
                 self.budget = self.budget.saturating_sub(size_up_to(value, self.budget));
                 out.insert(key.to_owned(), value.clone());
@@ -469,7 +488,7 @@ impl<'a> Generation<'a> {
         let Some(reference) = map.get("$ref").and_then(Value::as_str) else {
             return Value::Object(out);
         };
-        let target = self.reference(reference, doc, depth);
+        let target = self.reference(reference, &doc, depth);
         // Up to draft 7, keywords beside a `$ref` are ignored.
         if self.draft <= jsonschema::Draft::Draft7 || out.is_empty() {
             return target;
@@ -490,20 +509,20 @@ impl<'a> Generation<'a> {
         }
     }
 
-    fn map(&mut self, entries: &'a Map<String, Value>, doc: Doc<'a>, depth: usize) -> Value {
+    fn map(&mut self, entries: &'a Map<String, Value>, doc: &Doc<'a>, depth: usize) -> Value {
         let mut out = Map::new();
         for (name, sub) in entries {
-            out.insert(name.clone(), self.node(sub, doc, depth + 1));
+            out.insert(name.clone(), self.node(sub, &doc, depth + 1));
         }
         Value::Object(out)
     }
 
-    fn list(&mut self, items: &'a [Value], doc: Doc<'a>, depth: usize) -> Value {
-        Value::Array(items.iter().map(|b| self.node(b, doc, depth + 1)).collect())
+    fn list(&mut self, items: &'a [Value], doc: &Doc<'a>, depth: usize) -> Value {
+        Value::Array(items.iter().map(|b| self.node(b, &doc, depth + 1)).collect())
     }
 
     /// Draft 4–7's `dependencies`, as `dependentRequired` (lists) and `dependentSchemas` (schemas).
-    fn dependencies(&mut self, value: &'a Value, doc: Doc<'a>, depth: usize, out: &mut Map<String, Value>) {
+    fn dependencies(&mut self, value: &'a Value, doc: &Doc<'a>, depth: usize, out: &mut Map<String, Value>) {
         let Some(entries) = value.as_object() else {
             return;
         };
@@ -513,7 +532,7 @@ impl<'a> Generation<'a> {
             if dependency.is_array() {
                 required.insert(name.clone(), dependency.clone());
             } else {
-                schemas.insert(name.clone(), self.node(dependency, doc, depth + 1));
+                schemas.insert(name.clone(), self.node(dependency, &doc, depth + 1));
             }
         }
         if !required.is_empty() {
@@ -523,6 +542,83 @@ impl<'a> Generation<'a> {
             out.insert("dependentSchemas".into(), Value::Object(schemas));
         }
     }
+}
+
+/// `reference` (a URI reference without its fragment) resolved against `base`: an absolute one as
+/// it is, a relative one beside the last segment of `base`'s path. Enough for the generation schema
+/// to follow the references of documents laid out side by side; the validator resolves every
+/// reference by the book.
+fn join(base: &str, reference: &str) -> String {
+    let absolute = reference.contains("://") || reference.starts_with("urn:");
+    if absolute || reference.is_empty() {
+        return if reference.is_empty() {
+            base.to_owned()
+        } else {
+            reference.to_owned()
+        };
+    }
+    match base.rfind('/') {
+        Some(end) => format!("{}{reference}", &base[..=end]),
+        None => reference.to_owned(),
+    }
+}
+
+/// `schema` with the characters a URI may not hold (`<`, `>`, spaces, non-ASCII, ...) in its
+/// `$ref`s percent-encoded: `#/definitions/Page<Item>` is the pointer its author meant, which the
+/// validator reads only as `#/definitions/Page%3CItem%3E`.
+fn encode_refs(mut schema: Value) -> Value {
+    fn walk(node: &mut Value, depth: usize) {
+        let Value::Object(map) = node else {
+            return;
+        };
+        if depth > MAX_DEPTH {
+            return;
+        }
+        for (key, value) in map.iter_mut() {
+            match key.as_str() {
+                "$ref" => {
+                    if let Value::String(reference) = value {
+                        if reference.bytes().any(needs_encoding) {
+                            *reference = percent_encode(reference);
+                        }
+                    }
+                }
+                "properties" | "patternProperties" | "definitions" | "$defs"
+                | "dependentSchemas" | "dependencies" => {
+                    if let Value::Object(entries) = value {
+                        entries.values_mut().for_each(|v| walk(v, depth + 1));
+                    }
+                }
+                "allOf" | "anyOf" | "oneOf" | "prefixItems" | "items" => match value {
+                    Value::Array(items) => items.iter_mut().for_each(|v| walk(v, depth + 1)),
+                    other => walk(other, depth + 1),
+                },
+                "additionalProperties" | "additionalItems" | "contains" | "propertyNames"
+                | "not" | "if" | "then" | "else" | "unevaluatedItems"
+                | "unevaluatedProperties" | "contentSchema" => walk(value, depth + 1),
+                _ => {}
+            }
+        }
+    }
+    walk(&mut schema, 0);
+    schema
+}
+
+/// Whether a byte may not stand in a URI reference as it is.
+fn needs_encoding(byte: u8) -> bool {
+    !byte.is_ascii_graphic() || matches!(byte, b'<' | b'>' | b'"' | b'{' | b'}' | b'|' | b'\\' | b'^' | b'`')
+}
+
+fn percent_encode(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for byte in text.bytes() {
+        if needs_encoding(byte) {
+            out.push_str(&format!("%{byte:02X}"));
+        } else {
+            out.push(char::from(byte));
+        }
+    }
+    out
 }
 
 /// A `$ref` to `name` in the generation schema's `$defs`.
@@ -726,6 +822,48 @@ mod tests {
         assert_eq!(
             schema.schema_set().generic()["properties"]["home"]["properties"]["street"],
             json!({"type": "string", "minLength": 2})
+        );
+    }
+
+    #[test]
+    fn relative_refs_resolve_against_the_base_uri() {
+        let build = |base: Option<&str>| {
+            let mut builder =
+                DynamicSchema::builder(json!({"properties": {"a": {"$ref": "other.json#/$defs/A"}}}))
+                    .register(
+                        "https://example.com/schemas/other.json",
+                        json!({"$defs": {"A": {"type": "integer"}}}),
+                    );
+            if let Some(base) = base {
+                builder = builder.base_uri(base);
+            }
+            builder.build()
+        };
+        let schema = build(Some("https://example.com/schemas/main.json")).unwrap();
+        assert!(valid(&schema, json!({"a": 1})) && !valid(&schema, json!({"a": "1"})));
+        assert_eq!(
+            schema.schema_set().generic()["properties"]["a"],
+            json!({"type": "integer"})
+        );
+        // Without a base, the reference names a document nobody registered.
+        assert!(matches!(build(None), Err(SchemaError::RemoteRef { uri }) if uri.ends_with("other.json")));
+    }
+
+    #[test]
+    fn refs_with_characters_a_uri_cannot_hold_mean_their_pointer() {
+        let schema = DynamicSchema::from_json(json!({
+            "$ref": "#/definitions/Page<Item>",
+            "definitions": {
+                "Page<Item>": {"type": "object", "properties": {"items": {"type": "array", "items": {"$ref": "#/definitions/Item name"}}}},
+                "Item name": {"type": "string"}
+            }
+        }))
+        .unwrap();
+        assert!(valid(&schema, json!({"items": ["a"]})));
+        assert!(!valid(&schema, json!({"items": [1]})));
+        assert_eq!(
+            schema.schema_set().generic()["properties"]["items"]["items"],
+            json!({"type": "string"})
         );
     }
 
