@@ -105,9 +105,13 @@ fn build(
         }
         match builder.build() {
             Err(SchemaError::RemoteRef { uri }) if registered.len() < MAX_REGISTERED => {
-                let known = by_uri.get(&uri).or_else(|| by_uri.get(&uri.replace("http://", "https://")));
+                let known = by_uri
+                    .get(&uri)
+                    .or_else(|| by_uri.get(&uri.replace("http://", "https://")));
                 match known {
-                    Some(i) if !registered.iter().any(|(u, _)| *u == uri) => registered.push((uri, *i)),
+                    Some(i) if !registered.iter().any(|(u, _)| *u == uri) => {
+                        registered.push((uri, *i))
+                    }
                     _ => return (Err(SchemaError::RemoteRef { uri }), registered.len()),
                 }
             }
@@ -179,13 +183,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     continue;
                 };
                 let valid = validator.is_valid(&instance);
-                let name = format!("{stem}/{}", path.file_name().unwrap_or_default().to_string_lossy());
+                let name = format!(
+                    "{stem}/{}",
+                    path.file_name().unwrap_or_default().to_string_lossy()
+                );
                 if expected {
                     counts.valid += 1;
                     if !valid {
                         if args.verbose {
-                            let why: Vec<String> =
-                                validator.violations(&instance).iter().take(3).map(|v| v.to_string()).collect();
+                            let why: Vec<String> = validator
+                                .violations(&instance)
+                                .iter()
+                                .take(3)
+                                .map(|v| v.to_string())
+                                .collect();
                             eprintln!("valid rejected: {name}: {}", why.join("; "));
                         }
                         counts.valid_rejected.push(name);
@@ -203,14 +214,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         counts.slowest.push((clock.elapsed(), file.clone()));
     }
-    counts.slowest.sort_by(|a, b| b.0.cmp(&a.0));
+    counts.slowest.sort_by_key(|(time, _)| std::cmp::Reverse(*time));
     report(&counts, unreadable, started.elapsed());
     Ok(())
 }
 
 fn report(counts: &Counts, unreadable: usize, total: Duration) {
     let share = |n: usize, of: usize| 100.0 * n as f64 / of.max(1) as f64;
-    println!("schemas read: {} ({unreadable} files not JSON, skipped)", counts.schemas);
+    println!(
+        "schemas read: {} ({unreadable} files not JSON, skipped)",
+        counts.schemas
+    );
     println!(
         "schemas taken: {} ({:.1}%), {} of them with corpus documents registered for their remote $refs",
         counts.taken,
@@ -219,9 +233,17 @@ fn report(counts: &Counts, unreadable: usize, total: Duration) {
     );
     for (reason, files) in &counts.refused {
         let shown: Vec<&str> = files.iter().take(8).map(String::as_str).collect();
-        println!("  not taken, {reason}: {} ({})", files.len(), shown.join(", "));
+        println!(
+            "  not taken, {reason}: {} ({})",
+            files.len(),
+            shown.join(", ")
+        );
     }
-    println!("  panicked: {} {:?}", counts.panicked.len(), counts.panicked);
+    println!(
+        "  panicked: {} {:?}",
+        counts.panicked.len(),
+        counts.panicked
+    );
     println!(
         "valid instances rejected: {} of {} ({:.2}%)",
         counts.valid_rejected.len(),
@@ -246,6 +268,9 @@ fn report(counts: &Counts, unreadable: usize, total: Duration) {
         .take(5)
         .map(|(time, file)| format!("{file} {:.1} ms", time.as_secs_f64() * 1000.0))
         .collect();
-    println!("slowest schemas (compile and every instance): {}", slowest.join(", "));
+    println!(
+        "slowest schemas (compile and every instance): {}",
+        slowest.join(", ")
+    );
     println!("total: {:.1} s", total.as_secs_f64());
 }

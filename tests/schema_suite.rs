@@ -50,7 +50,11 @@ fn remotes() -> Vec<(String, Value)> {
     json_files(&root)
         .into_iter()
         .map(|path| {
-            let relative = path.strip_prefix(&root).unwrap().to_string_lossy().replace('\\', "/");
+            let relative = path
+                .strip_prefix(&root)
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/");
             let document = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
             (format!("http://localhost:1234/{relative}"), document)
         })
@@ -75,7 +79,9 @@ fn build(schema: &Value, remotes: &[(String, Value)]) -> Result<DynamicSchema, S
             Err(SchemaError::RemoteRef { uri }) => {
                 let known = remotes.iter().find(|(known, _)| *known == uri);
                 match known {
-                    Some(remote) if !registered.iter().any(|r| r.0 == uri) => registered.push(remote),
+                    Some(remote) if !registered.iter().any(|r| r.0 == uri) => {
+                        registered.push(remote)
+                    }
                     _ => return Err(SchemaError::RemoteRef { uri }.to_string()),
                 }
             }
@@ -99,7 +105,11 @@ fn run(draft: &str, remotes: &[(String, Value)]) -> Outcome {
     let dir = suite().join("tests").join(draft);
     let mut outcome = Outcome::default();
     for file in json_files(&dir) {
-        let name = file.strip_prefix(&dir).unwrap().to_string_lossy().replace('\\', "/");
+        let name = file
+            .strip_prefix(&dir)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
         let groups: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
         for group in groups.as_array().unwrap() {
             let schema = &group["schema"];
@@ -151,7 +161,8 @@ fn with_draft(schema: &Value, draft: &str) -> Value {
     };
     let mut schema = schema.clone();
     if let Value::Object(map) = &mut schema {
-        map.entry("$schema").or_insert_with(|| Value::String(uri.to_owned()));
+        map.entry("$schema")
+            .or_insert_with(|| Value::String(uri.to_owned()));
     }
     schema
 }
@@ -179,7 +190,11 @@ fn every_case_of_the_suite_has_the_suites_verdict() {
     assert!(!report.contains("not taken"), "{report}");
     let unexpected: Vec<&String> = differ
         .iter()
-        .filter(|name| !DIFFERENCES.iter().any(|(prefix, _)| name.starts_with(prefix)))
+        .filter(|name| {
+            !DIFFERENCES
+                .iter()
+                .any(|(prefix, _)| name.starts_with(prefix))
+        })
         .collect();
     let stale: Vec<&str> = DIFFERENCES
         .iter()
@@ -203,7 +218,10 @@ fn refs_resolve(generic: &Value, node: &Value) -> Result<(), String> {
         match key.as_str() {
             "$ref" => {
                 let reference = value.as_str().ok_or("a $ref that is not a string")?;
-                let pointer = reference.strip_prefix('#').ok_or(reference)?.replace("%25", "%");
+                let pointer = reference
+                    .strip_prefix('#')
+                    .ok_or(reference)?
+                    .replace("%25", "%");
                 if generic.pointer(&pointer).is_none() {
                     return Err(format!("{reference} points nowhere"));
                 }
@@ -218,8 +236,16 @@ fn refs_resolve(generic: &Value, node: &Value) -> Result<(), String> {
                     refs_resolve(generic, sub)?;
                 }
             }
-            "additionalProperties" | "items" | "contains" | "propertyNames" | "not" | "if"
-            | "then" | "else" | "unevaluatedItems" | "unevaluatedProperties" => {
+            "additionalProperties"
+            | "items"
+            | "contains"
+            | "propertyNames"
+            | "not"
+            | "if"
+            | "then"
+            | "else"
+            | "unevaluatedItems"
+            | "unevaluatedProperties" => {
                 refs_resolve(generic, value)?;
             }
             _ => {}

@@ -308,7 +308,10 @@ fn a_bad_schema_file_is_a_usage_error_naming_the_problem() {
     for (path, needle) in [
         (&not_json, "is not valid JSON"),
         (&invalid, "invalid JSON Schema at /properties/a/type"),
-        (&remote, "refers to https://example.com/a.json, another document"),
+        (
+            &remote,
+            "refers to https://example.com/a.json, another document",
+        ),
         (&missing, "missing.json"),
     ] {
         let output = cargo_bin_cmd!("llm-extract")

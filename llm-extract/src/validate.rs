@@ -95,7 +95,10 @@ impl Validator {
             refused: Arc::clone(&refused),
         };
         let remote = |refused: &Mutex<Option<String>>| {
-            let uri = refused.lock().unwrap_or_else(PoisonError::into_inner).take();
+            let uri = refused
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take();
             uri.map(|uri| SchemaError::RemoteRef { uri })
         };
         let registry = if documents.is_empty() {
@@ -719,8 +722,14 @@ mod tests {
         let error = Validator::new(&json!({ "type": "strng" })).unwrap_err();
         assert!(matches!(error, SchemaError::Invalid { .. }), "{error}");
         for (schema, path) in [
-            (json!({ "properties": { "a": { "allOf": [] } } }), "/properties/a/allOf"),
-            (json!({ "properties": { "a": { "pattern": "(" } } }), "/properties/a/pattern"),
+            (
+                json!({ "properties": { "a": { "allOf": [] } } }),
+                "/properties/a/allOf",
+            ),
+            (
+                json!({ "properties": { "a": { "pattern": "(" } } }),
+                "/properties/a/pattern",
+            ),
         ] {
             let error = Validator::new(&schema).unwrap_err();
             assert!(

@@ -503,7 +503,10 @@ impl<'a> Generation<'a> {
             Value::Object(empty) if empty.is_empty() => Value::Object(out),
             target => {
                 let mut both = Map::new();
-                both.insert("allOf".into(), Value::Array(vec![target, Value::Object(out)]));
+                both.insert(
+                    "allOf".into(),
+                    Value::Array(vec![target, Value::Object(out)]),
+                );
                 Value::Object(both)
             }
         }
@@ -512,17 +515,28 @@ impl<'a> Generation<'a> {
     fn map(&mut self, entries: &'a Map<String, Value>, doc: &Doc<'a>, depth: usize) -> Value {
         let mut out = Map::new();
         for (name, sub) in entries {
-            out.insert(name.clone(), self.node(sub, &doc, depth + 1));
+            out.insert(name.clone(), self.node(sub, doc, depth + 1));
         }
         Value::Object(out)
     }
 
     fn list(&mut self, items: &'a [Value], doc: &Doc<'a>, depth: usize) -> Value {
-        Value::Array(items.iter().map(|b| self.node(b, &doc, depth + 1)).collect())
+        Value::Array(
+            items
+                .iter()
+                .map(|b| self.node(b, doc, depth + 1))
+                .collect(),
+        )
     }
 
     /// Draft 4–7's `dependencies`, as `dependentRequired` (lists) and `dependentSchemas` (schemas).
-    fn dependencies(&mut self, value: &'a Value, doc: &Doc<'a>, depth: usize, out: &mut Map<String, Value>) {
+    fn dependencies(
+        &mut self,
+        value: &'a Value,
+        doc: &Doc<'a>,
+        depth: usize,
+        out: &mut Map<String, Value>,
+    ) {
         let Some(entries) = value.as_object() else {
             return;
         };
@@ -532,7 +546,7 @@ impl<'a> Generation<'a> {
             if dependency.is_array() {
                 required.insert(name.clone(), dependency.clone());
             } else {
-                schemas.insert(name.clone(), self.node(dependency, &doc, depth + 1));
+                schemas.insert(name.clone(), self.node(dependency, doc, depth + 1));
             }
         }
         if !required.is_empty() {
@@ -593,9 +607,17 @@ fn encode_refs(mut schema: Value) -> Value {
                     Value::Array(items) => items.iter_mut().for_each(|v| walk(v, depth + 1)),
                     other => walk(other, depth + 1),
                 },
-                "additionalProperties" | "additionalItems" | "contains" | "propertyNames"
-                | "not" | "if" | "then" | "else" | "unevaluatedItems"
-                | "unevaluatedProperties" | "contentSchema" => walk(value, depth + 1),
+                "additionalProperties"
+                | "additionalItems"
+                | "contains"
+                | "propertyNames"
+                | "not"
+                | "if"
+                | "then"
+                | "else"
+                | "unevaluatedItems"
+                | "unevaluatedProperties"
+                | "contentSchema" => walk(value, depth + 1),
                 _ => {}
             }
         }
@@ -606,7 +628,11 @@ fn encode_refs(mut schema: Value) -> Value {
 
 /// Whether a byte may not stand in a URI reference as it is.
 fn needs_encoding(byte: u8) -> bool {
-    !byte.is_ascii_graphic() || matches!(byte, b'<' | b'>' | b'"' | b'{' | b'}' | b'|' | b'\\' | b'^' | b'`')
+    !byte.is_ascii_graphic()
+        || matches!(
+            byte,
+            b'<' | b'>' | b'"' | b'{' | b'}' | b'|' | b'\\' | b'^' | b'`'
+        )
 }
 
 fn percent_encode(text: &str) -> String {
@@ -632,7 +658,10 @@ fn reference_to(name: &str) -> Value {
 /// Draft 4's boolean `exclusiveMinimum`/`exclusiveMaximum` (which qualify `minimum`/`maximum`), as
 /// 2020-12's numbers.
 fn exclusive_bounds(out: &mut Map<String, Value>) {
-    for (exclusive, bound) in [("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")] {
+    for (exclusive, bound) in [
+        ("exclusiveMinimum", "minimum"),
+        ("exclusiveMaximum", "maximum"),
+    ] {
         match out.get(exclusive) {
             Some(Value::Bool(true)) => {
                 out.remove(exclusive);
@@ -717,7 +746,10 @@ mod tests {
             })
         );
         // The author did not close the objects: validation does not either.
-        assert!(valid(&schema, json!({"who": {"name": "Ada", "born": 1815}, "note": 1})));
+        assert!(valid(
+            &schema,
+            json!({"who": {"name": "Ada", "born": 1815}, "note": 1})
+        ));
         assert!(!valid(&schema, json!({"who": {"name": 3}})));
     }
 
@@ -732,7 +764,11 @@ mod tests {
             "type": "object", "properties": {"a": {"type": "string"}}, "required": ["a", "b"]
         }))
         .unwrap();
-        assert!(schema.schema_set().generic().get("additionalProperties").is_none());
+        assert!(schema
+            .schema_set()
+            .generic()
+            .get("additionalProperties")
+            .is_none());
     }
 
     #[test]
@@ -775,8 +811,14 @@ mod tests {
         let integer = |draft: &str| {
             DynamicSchema::from_json(json!({"$schema": draft, "type": "integer"})).unwrap()
         };
-        assert!(!valid(&integer("http://json-schema.org/draft-04/schema#"), json!(1.0)));
-        assert!(valid(&integer("https://json-schema.org/draft/2020-12/schema"), json!(1.0)));
+        assert!(!valid(
+            &integer("http://json-schema.org/draft-04/schema#"),
+            json!(1.0)
+        ));
+        assert!(valid(
+            &integer("https://json-schema.org/draft/2020-12/schema"),
+            json!(1.0)
+        ));
     }
 
     #[test]
@@ -792,7 +834,11 @@ mod tests {
                 uri: "https://example.com/schemas/address.json".into()
             }
         );
-        assert!(err.to_string().contains("https://example.com/schemas/address.json"), "{err}");
+        assert!(
+            err.to_string()
+                .contains("https://example.com/schemas/address.json"),
+            "{err}"
+        );
         assert!(err.to_string().contains("register"), "{err}");
     }
 
@@ -814,7 +860,10 @@ mod tests {
         .register("https://example.com/address.json", address)
         .build()
         .unwrap();
-        assert!(valid(&schema, json!({"home": {"street": "Main St"}, "street": "Elm"})));
+        assert!(valid(
+            &schema,
+            json!({"home": {"street": "Main St"}, "street": "Elm"})
+        ));
         assert!(!valid(&schema, json!({"home": {"street": "M"}})));
         assert!(!valid(&schema, json!({"home": {}})));
         assert!(!valid(&schema, json!({"street": "E"})));
@@ -828,12 +877,13 @@ mod tests {
     #[test]
     fn relative_refs_resolve_against_the_base_uri() {
         let build = |base: Option<&str>| {
-            let mut builder =
-                DynamicSchema::builder(json!({"properties": {"a": {"$ref": "other.json#/$defs/A"}}}))
-                    .register(
-                        "https://example.com/schemas/other.json",
-                        json!({"$defs": {"A": {"type": "integer"}}}),
-                    );
+            let mut builder = DynamicSchema::builder(
+                json!({"properties": {"a": {"$ref": "other.json#/$defs/A"}}}),
+            )
+            .register(
+                "https://example.com/schemas/other.json",
+                json!({"$defs": {"A": {"type": "integer"}}}),
+            );
             if let Some(base) = base {
                 builder = builder.base_uri(base);
             }
@@ -846,7 +896,9 @@ mod tests {
             json!({"type": "integer"})
         );
         // Without a base, the reference names a document nobody registered.
-        assert!(matches!(build(None), Err(SchemaError::RemoteRef { uri }) if uri.ends_with("other.json")));
+        assert!(
+            matches!(build(None), Err(SchemaError::RemoteRef { uri }) if uri.ends_with("other.json"))
+        );
     }
 
     #[test]
@@ -900,8 +952,14 @@ mod tests {
                 }, "additionalProperties": false}}
             })
         );
-        assert!(valid(&schema, json!({"value": 1, "next": {"value": 2, "next": null, "x": 0}})));
-        assert!(!valid(&schema, json!({"value": 1, "next": {"value": "two"}})));
+        assert!(valid(
+            &schema,
+            json!({"value": 1, "next": {"value": 2, "next": null, "x": 0}})
+        ));
+        assert!(!valid(
+            &schema,
+            json!({"value": 1, "next": {"value": "two"}})
+        ));
         // A root that refers to itself.
         let tree = DynamicSchema::from_json(json!({
             "type": "object",
@@ -945,7 +1003,10 @@ mod tests {
                 "additionalProperties": false
             })
         );
-        assert!(valid(&schema, json!({"name": "Ada", "links": ["x"], "more": true})));
+        assert!(valid(
+            &schema,
+            json!({"name": "Ada", "links": ["x"], "more": true})
+        ));
         assert!(!valid(&schema, json!({"links": ["x"]})));
     }
 
@@ -976,7 +1037,10 @@ mod tests {
             json!({"type": "array", "prefixItems": [{"type": "string"}], "items": {"type": "integer"}})
         );
         assert_eq!(generic["dependentRequired"], json!({"n": ["pair"]}));
-        assert_eq!(generic["dependentSchemas"], json!({"pair": {"required": ["n"]}}));
+        assert_eq!(
+            generic["dependentSchemas"],
+            json!({"pair": {"required": ["n"]}})
+        );
         assert_eq!(generic["minProperties"], json!(1));
         assert!(generic.get("allOf").is_some() && generic.get("patternProperties").is_some());
         // Other keys are admitted by patternProperties: the object is not closed.
@@ -1009,7 +1073,11 @@ mod tests {
         };
         let big = DynamicSchema::from_json(root(30)).unwrap();
         let generic = big.schema_set().generic();
-        assert!(generic.to_string().len() < 20 * MAX_EXPANDED, "{}", generic.to_string().len());
+        assert!(
+            generic.to_string().len() < 20 * MAX_EXPANDED,
+            "{}",
+            generic.to_string().len()
+        );
         assert!(generic["$defs"].as_object().is_some_and(|d| !d.is_empty()));
         // Ten levels (1,024 strings) are inlined whole.
         let small = DynamicSchema::from_json(root(10)).unwrap();
