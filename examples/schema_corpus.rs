@@ -214,7 +214,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         counts.slowest.push((clock.elapsed(), file.clone()));
     }
-    counts.slowest.sort_by_key(|(time, _)| std::cmp::Reverse(*time));
+    counts
+        .slowest
+        .sort_by_key(|(time, _)| std::cmp::Reverse(*time));
     report(&counts, unreadable, started.elapsed());
     Ok(())
 }

@@ -521,12 +521,7 @@ impl<'a> Generation<'a> {
     }
 
     fn list(&mut self, items: &'a [Value], doc: &Doc<'a>, depth: usize) -> Value {
-        Value::Array(
-            items
-                .iter()
-                .map(|b| self.node(b, doc, depth + 1))
-                .collect(),
-        )
+        Value::Array(items.iter().map(|b| self.node(b, doc, depth + 1)).collect())
     }
 
     /// Draft 4–7's `dependencies`, as `dependentRequired` (lists) and `dependentSchemas` (schemas).
