@@ -310,3 +310,35 @@ impl SchemaSet {
             .get_or_init(|| plan::wants_container(&self.generic))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_runtime_schema_validates_and_plans_from_the_schema_as_written() {
+        let dynamic = DynamicSchema::from_json(json!({
+            "type": "object",
+            "properties": {"a": {"type": "integer"}}
+        }))
+        .unwrap();
+        let set = dynamic.schema_set();
+        // What is sent is closed; what is validated, and the plan that stands in for it, is not.
+        assert_eq!(set.generic()["additionalProperties"], json!(false));
+        assert!(set.validation().get("additionalProperties").is_none());
+        assert!(set.validator().unwrap().is_valid(&json!({"a": 1, "b": 2})));
+        let plan = set.plan().unwrap();
+        assert!(!plan.closed());
+        // The plan reads keywords as 2020-12 does: another draft's schema has none.
+        let draft4 = DynamicSchema::from_json(json!({
+            "$schema": "http://json-schema.org/draft-04/schema#",
+            "type": "integer"
+        }))
+        .unwrap();
+        assert!(draft4.schema_set().plan().is_none());
+        // A derived type's schema is both.
+        let derived = SchemaSet::new("T", json!({"type": "string"}));
+        assert_eq!(derived.validation(), derived.generic());
+        assert!(derived.plan().is_some());
+    }
+}
