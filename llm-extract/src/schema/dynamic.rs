@@ -81,6 +81,25 @@ const OPENING: &[&str] = &[
     "$recursiveRef",
 ];
 
+/// Keywords that constrain objects: beside them, an alternative (`anyOf`, `oneOf`) or a `$ref`
+/// target is not closed for generation (the object's own properties would be forbidden).
+const OBJECT_KEYWORDS: &[&str] = &[
+    "properties",
+    "required",
+    "patternProperties",
+    "additionalProperties",
+    "unevaluatedProperties",
+    "propertyNames",
+    "minProperties",
+    "maxProperties",
+    "dependentRequired",
+    "dependentSchemas",
+    "dependencies",
+];
+
+/// The mark of a reference expanded where its target may not be closed.
+const OPEN: &str = "\u{1}open";
+
 /// Deepest nesting the generation schema is built to; deeper subschemas are sent unconstrained (the
 /// validator still checks them).
 const MAX_DEPTH: usize = 64;
@@ -307,7 +326,7 @@ fn generation(schema: &Value, base_uri: Option<&str>, documents: &[(String, Valu
         uri: Rc::from(uri.trim_end_matches('#')),
         root: schema,
     };
-    let mut out = match generation.reference("#", &root, 0) {
+    let mut out = match generation.reference("#", &root, 0, true) {
         Value::Object(map) => map,
         Value::Bool(true) => Map::new(),
         _ => {
@@ -352,10 +371,16 @@ impl<'a> Generation<'a> {
     /// What a `$ref` to `reference` becomes: its target inlined, a `$ref` into `$defs` (recursive,
     /// or too large to copy again), or `{}` when the generation schema cannot follow it (an
     /// anchor, a base changed by an `$id` it does not track): the validator still checks it.
-    fn reference(&mut self, reference: &str, doc: &Doc<'a>, depth: usize) -> Value {
-        let Some((key, target_doc, target)) = self.locate(reference, doc) else {
+    ///
+    /// `closable` says whether the target may be closed for generation (see [`Generation::node`]);
+    /// a target is expanded once for each answer.
+    fn reference(&mut self, reference: &str, doc: &Doc<'a>, depth: usize, closable: bool) -> Value {
+        let Some((mut key, target_doc, target)) = self.locate(reference, doc) else {
             return Value::Object(Map::new());
         };
+        if !closable {
+            key.push_str(OPEN);
+        }
         if let Some(name) = self.names.get(&key) {
             return reference_to(name);
         }
@@ -378,7 +403,7 @@ impl<'a> Generation<'a> {
             return Value::Object(Map::new());
         }
         self.stack.push(key.clone());
-        let value = self.node(target, &target_doc, depth + 1);
+        let value = self.node(target, &target_doc, depth + 1, closable);
         self.stack.pop();
         // Inlining keeps a second copy (one is cached for the next use): pay for it.
         let size = size_up_to(&value, self.budget);
@@ -416,11 +441,15 @@ impl<'a> Generation<'a> {
         if let Some(name) = self.names.get(key) {
             return name.clone();
         }
-        let fragment = key.rsplit_once('#').map_or("", |(_, f)| f);
+        let (core, open) = match key.strip_suffix(OPEN) {
+            Some(core) => (core, "Open"),
+            None => (key, ""),
+        };
+        let fragment = core.rsplit_once('#').map_or("", |(_, f)| f);
         let last = fragment.rsplit('/').next().unwrap_or("");
         let stem = match last.replace("~1", "/").replace("~0", "~") {
-            empty if empty.is_empty() => "Root".to_owned(),
-            named => named,
+            empty if empty.is_empty() => format!("Root{open}"),
+            named => format!("{named}{open}"),
         };
         let taken: HashSet<&String> = self.names.values().collect();
         let mut name = stem.clone();
@@ -433,8 +462,12 @@ impl<'a> Generation<'a> {
         name
     }
 
-    /// The generation schema of one schema node.
-    fn node(&mut self, schema: &'a Value, doc: &Doc<'a>, depth: usize) -> Value {
+    /// The generation schema of one schema node. `closable`: whether the node stands alone, so
+    /// that closing it (see [`closes`]) cannot forbid a key another schema beside it admits; not
+    /// so for a branch of `allOf`, `if`/`then`/`else`, `not`, a dependent schema, an alternative
+    /// of an object that has properties of its own, or a `$ref` target combined with keywords
+    /// beside the `$ref`.
+    fn node(&mut self, schema: &'a Value, doc: &Doc<'a>, depth: usize, closable: bool) -> Value {
         self.budget = self.budget.saturating_sub(1);
         let map = match schema {
             Value::Object(map) => map,
@@ -457,22 +490,28 @@ impl<'a> Generation<'a> {
         };
         let mut out = Map::new();
         let legacy_items = map.get("items").is_some_and(Value::is_array);
+        let object = OBJECT_KEYWORDS.iter().any(|k| map.contains_key(*k));
         for (key, value) in map {
             let key = key.as_str();
+            let alone = match key {
+                "not" | "if" | "then" | "else" | "allOf" | "dependentSchemas" => false,
+                "anyOf" | "oneOf" => !object,
+                _ => true,
+            };
             if ONE_SCHEMA.contains(&key) && !(key == "items" && legacy_items) {
-                out.insert(key.to_owned(), self.node(value, &doc, depth + 1));
+                out.insert(key.to_owned(), self.node(value, &doc, depth + 1, alone));
             } else if SCHEMA_MAP.contains(&key) {
                 if let Some(entries) = value.as_object() {
-                    out.insert(key.to_owned(), self.map(entries, &doc, depth));
+                    out.insert(key.to_owned(), self.map(entries, &doc, depth, alone));
                 }
             } else if SCHEMA_LIST.contains(&key) || key == "items" {
                 if let Some(items) = value.as_array() {
                     let key = if key == "items" { "prefixItems" } else { key };
-                    out.insert(key.to_owned(), self.list(items, &doc, depth));
+                    out.insert(key.to_owned(), self.list(items, &doc, depth, alone));
                 }
             } else if key == "additionalItems" {
                 if legacy_items {
-                    out.insert("items".to_owned(), self.node(value, &doc, depth + 1));
+                    out.insert("items".to_owned(), self.node(value, &doc, depth + 1, true));
                 }
             } else if key == "dependencies" {
                 self.dependencies(value, &doc, depth, &mut out);
@@ -482,15 +521,16 @@ impl<'a> Generation<'a> {
             }
         }
         exclusive_bounds(&mut out);
-        if closes(map) {
+        if closable && closes(map) {
             out.insert("additionalProperties".into(), Value::Bool(false));
         }
         let Some(reference) = map.get("$ref").and_then(Value::as_str) else {
             return Value::Object(out);
         };
-        let target = self.reference(reference, &doc, depth);
         // Up to draft 7, keywords beside a `$ref` are ignored.
-        if self.draft <= jsonschema::Draft::Draft7 || out.is_empty() {
+        let ignored = self.draft <= jsonschema::Draft::Draft7;
+        let target = self.reference(reference, &doc, depth, closable && (ignored || !object));
+        if ignored || out.is_empty() {
             return target;
         }
         match target {
@@ -512,16 +552,27 @@ impl<'a> Generation<'a> {
         }
     }
 
-    fn map(&mut self, entries: &'a Map<String, Value>, doc: &Doc<'a>, depth: usize) -> Value {
+    fn map(
+        &mut self,
+        entries: &'a Map<String, Value>,
+        doc: &Doc<'a>,
+        depth: usize,
+        closable: bool,
+    ) -> Value {
         let mut out = Map::new();
         for (name, sub) in entries {
-            out.insert(name.clone(), self.node(sub, doc, depth + 1));
+            out.insert(name.clone(), self.node(sub, doc, depth + 1, closable));
         }
         Value::Object(out)
     }
 
-    fn list(&mut self, items: &'a [Value], doc: &Doc<'a>, depth: usize) -> Value {
-        Value::Array(items.iter().map(|b| self.node(b, doc, depth + 1)).collect())
+    fn list(&mut self, items: &'a [Value], doc: &Doc<'a>, depth: usize, closable: bool) -> Value {
+        Value::Array(
+            items
+                .iter()
+                .map(|b| self.node(b, doc, depth + 1, closable))
+                .collect(),
+        )
     }
 
     /// Draft 4–7's `dependencies`, as `dependentRequired` (lists) and `dependentSchemas` (schemas).
@@ -541,7 +592,7 @@ impl<'a> Generation<'a> {
             if dependency.is_array() {
                 required.insert(name.clone(), dependency.clone());
             } else {
-                schemas.insert(name.clone(), self.node(dependency, doc, depth + 1));
+                schemas.insert(name.clone(), self.node(dependency, doc, depth + 1, false));
             }
         }
         if !required.is_empty() {
@@ -764,6 +815,53 @@ mod tests {
             .generic()
             .get("additionalProperties")
             .is_none());
+    }
+
+    #[test]
+    fn parts_of_a_combined_object_are_not_closed() {
+        let schema = DynamicSchema::from_json(json!({
+            "$defs": {"Base": {"type": "object", "properties": {"id": {"type": "integer"}}}},
+            "type": "object",
+            "properties": {
+                "both": {"allOf": [
+                    {"properties": {"a": {"type": "string"}}},
+                    {"properties": {"b": {"type": "string"}}}
+                ]},
+                "tagged": {
+                    "properties": {"kind": {"type": "string"}},
+                    "oneOf": [{"properties": {"x": {"type": "integer"}}}, {"properties": {"y": {"type": "integer"}}}]
+                },
+                "either": {"anyOf": [{"properties": {"x": {"type": "integer"}}}, {"type": "null"}]},
+                "extended": {"$ref": "#/$defs/Base", "properties": {"extra": {"type": "string"}}},
+                "plain": {"$ref": "#/$defs/Base"}
+            }
+        }))
+        .unwrap();
+        let generic = schema.schema_set().generic();
+        let properties = &generic["properties"];
+        for branch in 0..2 {
+            assert!(properties["both"]["allOf"][branch]
+                .get("additionalProperties")
+                .is_none());
+            assert!(properties["tagged"]["oneOf"][branch]
+                .get("additionalProperties")
+                .is_none());
+        }
+        // An alternative that stands alone, and a reference used as it is, are closed.
+        assert_eq!(
+            properties["either"]["anyOf"][0]["additionalProperties"],
+            json!(false)
+        );
+        assert_eq!(properties["plain"]["additionalProperties"], json!(false));
+        let extended = &properties["extended"];
+        assert!(
+            extended["allOf"][0].get("additionalProperties").is_none(),
+            "{extended}"
+        );
+        assert!(valid(
+            &schema,
+            json!({"both": {"a": "1", "b": "2"}, "extended": {"id": 1, "extra": "e"}})
+        ));
     }
 
     #[test]
