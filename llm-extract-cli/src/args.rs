@@ -182,7 +182,8 @@ pub struct DocArgs {
 #[derive(Debug, Args)]
 #[group(required = true, multiple = false)]
 pub struct SchemaSource {
-    /// A JSON Schema file (draft 2020-12; local $refs are inlined).
+    /// A JSON Schema file (draft 4, 6, 7, 2019-09 or 2020-12, by its $schema; 2020-12 by default).
+    /// Answers are validated against it as written; its $refs must stay inside the file.
     #[arg(long, value_name = "FILE")]
     pub schema: Option<PathBuf>,
     /// A signature instead of a schema file, e.g. '(text :string) -> {sentiment (positive | negative), score :float}'.
@@ -594,7 +595,8 @@ pub enum ModeArg {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum DialectArg {
-    /// The schema as written (draft 2020-12).
+    /// The generation schema (draft 2020-12): the file's, with local $refs inlined (recursive ones
+    /// kept) and objects that list their properties closed.
     Generic,
     /// What Ollama, llama.cpp and llama-server enforce.
     Ollama,

@@ -3,6 +3,7 @@
 use llm_extract::extract::{ExtractError, ExtractErrorKind};
 use llm_extract::llm::LlmError;
 use llm_extract::schema::DynamicSchemaError;
+use llm_extract::SchemaError;
 use std::process::ExitCode;
 
 /// How the command ended. The numbers are documented in `--help` (see `args.rs`).
@@ -113,6 +114,10 @@ pub fn schema_error(flag: &str, error: DynamicSchemaError) -> CliError {
         DynamicSchemaError::Signature(e) => CliError::usage(format!(
             "{flag}: error at column {}: {} (in \"{}\")",
             e.column, e.message, e.signature
+        )),
+        DynamicSchemaError::Schema(SchemaError::RemoteRef { uri }) => CliError::usage(format!(
+            "{flag}: the schema refers to {uri}, another document; documents are never fetched: \
+             copy what it refers to into the schema's $defs and refer to it as #/$defs/..."
         )),
         other => CliError::usage(format!("{flag}: {other}")),
     }

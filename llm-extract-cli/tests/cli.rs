@@ -291,17 +291,27 @@ fn a_bad_schema_file_is_a_usage_error_naming_the_problem() {
     let dir = tempfile::tempdir().unwrap();
     let not_json = dir.path().join("broken.json");
     std::fs::write(&not_json, "{\"type\": \"object\",").unwrap();
-    let unsupported = dir.path().join("unsupported.json");
+    let invalid = dir.path().join("invalid.json");
     std::fs::write(
-        &unsupported,
-        r#"{"type": "object", "properties": {"a": {"not": {"type": "string"}}}}"#,
+        &invalid,
+        r#"{"type": "object", "properties": {"a": {"type": "strng"}}}"#,
+    )
+    .unwrap();
+    let remote = dir.path().join("remote.json");
+    std::fs::write(
+        &remote,
+        r#"{"type": "object", "properties": {"a": {"$ref": "https://example.com/a.json"}}}"#,
     )
     .unwrap();
     let missing = dir.path().join("missing.json");
     let server = ollama_answering("{}");
     for (path, needle) in [
         (&not_json, "is not valid JSON"),
-        (&unsupported, "`not`"),
+        (&invalid, "invalid JSON Schema at /properties/a/type"),
+        (
+            &remote,
+            "refers to https://example.com/a.json, another document",
+        ),
         (&missing, "missing.json"),
     ] {
         let output = cargo_bin_cmd!("llm-extract")
@@ -564,6 +574,60 @@ fn schema_shows_what_would_be_sent() {
         text.contains("\n{\"name\":string,\"age\":integer}\n"),
         "{text}"
     );
+}
+
+#[test]
+fn a_schema_file_keeps_its_authors_meaning() {
+    let dir = tempfile::tempdir().unwrap();
+    let tree = dir.path().join("tree.json");
+    std::fs::write(
+        &tree,
+        r##"{"$schema": "http://json-schema.org/draft-07/schema#", "type": "object",
+            "properties": {"name": {"type": "string"}, "meta": {"type": "object"},
+                           "children": {"type": "array", "items": {"$ref": "#"}}}}"##,
+    )
+    .unwrap();
+    let output = cargo_bin_cmd!("llm-extract")
+        .args(["schema", "--schema"])
+        .arg(&tree)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+    let generic: Value = serde_json::from_slice(&output.stdout).unwrap();
+    // Recursion stays a reference; an object without properties stays open.
+    assert_eq!(generic["$ref"], "#/$defs/Root");
+    let root = &generic["$defs"]["Root"];
+    assert_eq!(
+        root["properties"]["children"]["items"],
+        json!({"$ref": "#/$defs/Root"})
+    );
+    assert_eq!(root["properties"]["meta"], json!({"type": "object"}));
+
+    // A draft 4 schema: its boolean exclusive bound holds, and keys it does not list are accepted.
+    let person = dir.path().join("person.json");
+    std::fs::write(
+        &person,
+        r##"{"$schema": "http://json-schema.org/draft-04/schema#", "type": "object",
+            "properties": {"name": {"type": "string"},
+                           "age": {"type": "integer", "maximum": 150, "exclusiveMaximum": true}},
+            "required": ["name"]}"##,
+    )
+    .unwrap();
+    let server = ollama_answering(r#"{"name": "Ann", "age": 31, "note": "met in 1999"}"#);
+    let output = cargo_bin_cmd!("llm-extract")
+        .args(["run", "--schema"])
+        .arg(&person)
+        .args(["--ollama", &server.url(), "--model", "m"])
+        .write_stdin("Ann, 31")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+    assert_eq!(
+        json_lines(&output.stdout),
+        [json!({"name": "Ann", "age": 31, "note": "met in 1999"})]
+    );
+    let sent = &server.requests()[0].json["format"];
+    assert_eq!(sent["properties"]["age"]["exclusiveMaximum"], json!(150));
 }
 
 fn write_prompts(dir: &Path) -> std::path::PathBuf {

@@ -25,4 +25,13 @@ pub enum SchemaError {
         /// What is wrong.
         message: String,
     },
+    /// A `$ref` points into another document, which was not registered (documents are never fetched).
+    #[error(
+        "the schema refers to {uri}, another document, which is not registered; register it with \
+         DynamicSchema::builder(schema).register(uri, document) (documents are never fetched)"
+    )]
+    RemoteRef {
+        /// The document's URI, as the validator resolved it.
+        uri: String,
+    },
 }

@@ -9,6 +9,10 @@
 //! - A value that fails a tagged union (an internally tagged enum's `oneOf`) is explained by the
 //!   variant its tag selects, or by its missing or unknown tag, not by a dump of every branch.
 //! - `format` is asserted (`date-time`, `email`, `uuid`, ...), as the dialects that send it do.
+//! - The draft is the one the schema's `$schema` names (4, 6, 7, 2019-09, 2020-12; 2020-12 when it
+//!   names none or one we do not know). References to other documents resolve only to documents the
+//!   caller registered: nothing is ever fetched, and a reference to any other document is
+//!   [`SchemaError::RemoteRef`] naming it.
 //!
 //! Next in the flow: [`extract`](crate::extract) shows the violations to the model when an answer
 //! fails, and [`ground`](crate::ground) finds quoted values in the source text.
@@ -16,10 +20,12 @@
 use crate::error::SchemaError;
 use jsonschema::error::{TypeKind, ValidationErrorKind};
 use jsonschema::ValidationError;
+use jsonschema::{Draft, Registry, Retrieve, Uri};
 use serde_json::Value;
 use std::fmt;
+use std::sync::{Arc, Mutex, PoisonError};
 
-/// A compiled JSON Schema validator (draft 2020-12).
+/// A compiled JSON Schema validator (the draft its `$schema` names, 2020-12 by default).
 ///
 /// ```
 /// use llm_extract::validate::Validator;
@@ -71,16 +77,89 @@ impl fmt::Display for Violation {
 }
 
 impl Validator {
-    /// Compiles `schema` (draft 2020-12, with `format` asserted).
+    /// Compiles `schema` (the draft its `$schema` names, 2020-12 by default; `format` asserted). A
+    /// reference to another document is [`SchemaError::RemoteRef`]: see [`Validator::with_documents`].
     pub fn new(schema: &Value) -> Result<Self, SchemaError> {
-        let inner = jsonschema::options()
-            .with_draft(jsonschema::Draft::Draft202012)
+        Self::with_documents(schema, None, &[])
+    }
+
+    /// Compiles `schema` with other documents its `$ref`s may point at, each under its URI
+    /// (`https://example.com/address.json`). `base_uri` is the schema's own URI, against which its
+    /// relative references (`address.json`) resolve when it has no `$id`. Nothing is fetched: a
+    /// reference to a document that is neither `schema` itself (its own `$id`s included) nor one of
+    /// `documents` is [`SchemaError::RemoteRef`] naming it.
+    pub fn with_documents(
+        schema: &Value,
+        base_uri: Option<&str>,
+        documents: &[(String, Value)],
+    ) -> Result<Self, SchemaError> {
+        let refused = Arc::new(Mutex::new(None));
+        let retriever = Refuse {
+            refused: Arc::clone(&refused),
+        };
+        let remote = |refused: &Mutex<Option<String>>| {
+            let uri = refused
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take();
+            uri.map(|uri| SchemaError::RemoteRef { uri })
+        };
+        let registry = if documents.is_empty() {
+            None
+        } else {
+            let draft = draft_of(schema);
+            let resources = documents.iter().map(|(uri, document)| {
+                let own = match draft.detect(document) {
+                    Draft::Unknown => draft,
+                    named => named,
+                };
+                (uri.as_str(), own.create_resource(document.clone()))
+            });
+            let built = Registry::new()
+                .retriever(retriever.clone())
+                .extend(resources)
+                .and_then(|builder| builder.prepare());
+            match built {
+                Ok(registry) => Some(registry),
+                Err(error) => {
+                    return Err(remote(&refused).unwrap_or_else(|| SchemaError::Invalid {
+                        path: "/".into(),
+                        message: format!("a registered document: {error}"),
+                    }))
+                }
+            }
+        };
+        let mut options = jsonschema::options()
             .should_validate_formats(true)
-            .build(schema)
-            .map_err(|e| SchemaError::Invalid {
-                path: e.schema_path().to_string(),
+            .with_retriever(retriever);
+        // A meta-schema among the documents is read from there (its vocabularies say which keywords
+        // apply); any other that is not a draft's is read as 2020-12.
+        let meta = schema.get("$schema").and_then(Value::as_str);
+        let registered_meta = meta.is_some_and(|meta| {
+            let meta = meta.trim_end_matches('#');
+            Draft::from_schema_uri(meta) == Draft::Unknown
+                && documents.iter().any(|(uri, _)| uri == meta)
+        });
+        if !registered_meta {
+            options = options.with_draft(draft_of(schema));
+        }
+        if let Some(registry) = &registry {
+            options = options.with_registry(registry);
+        }
+        if let Some(base) = base_uri {
+            options = options.with_base_uri(base);
+        }
+        let inner = options.build(schema).map_err(|e| {
+            // A schema is checked against its draft's meta-schema: the "instance" at fault is the
+            // part of the schema that is wrong.
+            remote(&refused).unwrap_or_else(|| SchemaError::Invalid {
+                path: match e.instance_path().as_str() {
+                    "" => "/".to_owned(),
+                    path => path.to_owned(),
+                },
                 message: e.to_string(),
-            })?;
+            })
+        })?;
         Ok(Validator {
             inner,
             schema: schema.clone(),
@@ -183,6 +262,32 @@ impl Validator {
                 ),
             }),
         }
+    }
+}
+
+/// The draft a schema's `$schema` names; 2020-12 when it names none, or one that is not a draft
+/// (a custom meta-schema is never fetched).
+pub(crate) fn draft_of(schema: &Value) -> Draft {
+    match Draft::default().detect(schema) {
+        Draft::Unknown => Draft::Draft202012,
+        draft => draft,
+    }
+}
+
+/// The retriever of every validator: it fetches nothing, and remembers the first document asked for.
+#[derive(Clone)]
+struct Refuse {
+    refused: Arc<Mutex<Option<String>>>,
+}
+
+impl Retrieve for Refuse {
+    fn retrieve(
+        &self,
+        uri: &Uri<String>,
+    ) -> Result<Value, Box<dyn std::error::Error + Send + Sync>> {
+        let mut refused = self.refused.lock().unwrap_or_else(PoisonError::into_inner);
+        refused.get_or_insert_with(|| uri.as_str().to_owned());
+        Err(format!("{uri} is not registered, and documents are never fetched").into())
     }
 }
 
@@ -619,5 +724,84 @@ mod tests {
     fn an_invalid_schema_is_an_error() {
         let error = Validator::new(&json!({ "type": "strng" })).unwrap_err();
         assert!(matches!(error, SchemaError::Invalid { .. }), "{error}");
+        for (schema, path) in [
+            (
+                json!({ "properties": { "a": { "allOf": [] } } }),
+                "/properties/a/allOf",
+            ),
+            (
+                json!({ "properties": { "a": { "pattern": "(" } } }),
+                "/properties/a/pattern",
+            ),
+        ] {
+            let error = Validator::new(&schema).unwrap_err();
+            assert!(
+                matches!(&error, SchemaError::Invalid { path: at, .. } if at == path),
+                "{error}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_draft_is_the_one_schema_names() {
+        let draft4 = json!({
+            "$schema": "http://json-schema.org/draft-04/schema#",
+            "maximum": 3,
+            "exclusiveMaximum": true
+        });
+        let validator = Validator::new(&draft4).unwrap();
+        assert!(validator.is_valid(&json!(2)) && !validator.is_valid(&json!(3)));
+        assert_eq!(
+            validator.violations(&json!(3))[0].to_string(),
+            "at the root: 3 is not less than 3"
+        );
+        // The boolean form is not 2020-12's: without `$schema`, the schema is invalid.
+        let mut latest = draft4;
+        latest.as_object_mut().unwrap().remove("$schema");
+        assert!(Validator::new(&latest).is_err());
+        // A meta-schema that is not a draft is never fetched: the schema is read as 2020-12.
+        let custom = json!({ "$schema": "https://example.com/meta", "type": "integer" });
+        let validator = Validator::new(&custom).unwrap();
+        assert!(validator.is_valid(&json!(1)) && !validator.is_valid(&json!("1")));
+        // Explanations follow references and keywords of any draft.
+        let draft7 = json!({
+            "$schema": "http://json-schema.org/draft-07/schema#",
+            "definitions": { "kind": { "enum": ["a", "b"] } },
+            "properties": { "k": { "$ref": "#/definitions/kind" } },
+            "dependencies": { "k": ["n"] }
+        });
+        let mut got: Vec<String> = Validator::new(&draft7)
+            .unwrap()
+            .violations(&json!({ "k": "c" }))
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        got.sort();
+        assert_eq!(
+            got,
+            [
+                "at /k: \"c\" is not one of \"a\" or \"b\"",
+                "at the root: missing required property \"n\"",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_remote_document_is_refused_unless_given() {
+        let schema = json!({ "items": { "$ref": "https://example.com/item.json#/$defs/id" } });
+        assert_eq!(
+            Validator::new(&schema).unwrap_err(),
+            SchemaError::RemoteRef {
+                uri: "https://example.com/item.json".into()
+            }
+        );
+        let item = json!({ "$defs": { "id": { "type": "integer" } } });
+        let validator = Validator::with_documents(
+            &schema,
+            None,
+            &[("https://example.com/item.json".to_owned(), item)],
+        )
+        .unwrap();
+        assert!(validator.is_valid(&json!([1, 2])) && !validator.is_valid(&json!(["x"])));
     }
 }

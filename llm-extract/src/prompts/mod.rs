@@ -896,7 +896,7 @@ mod tests {
             ),
             (
                 json!({"a": {"prompt": "x", "schema": {"allOf": []}}}),
-                "`allOf`",
+                "invalid JSON Schema at /allOf",
             ),
             (
                 json!({"a": {"prompt": "x", "schema": "{a :nope}"}}),

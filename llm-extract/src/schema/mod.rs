@@ -1,8 +1,11 @@
 //! The schemas a type yields ([`Schema`]): the generic JSON Schema and the list schema, their renderings
 //! per provider [`Dialect`], and compact format instructions for prompts.
 //!
-//! Everything starts from one *generic* schema (draft 2020-12, fully inlined, closed objects, key order
-//! preserved) built by the derive (or given at run time). [`SchemaSet`] derives the rest once and caches it.
+//! Everything starts from one *generic* schema (draft 2020-12, key order preserved, recursion as
+//! `$defs` + `$ref`) built by the derive or from a runtime schema: what instructions and dialects read.
+//! Validation reads the *validation* schema: the generic one for a derived type, the schema as its
+//! author wrote it for a runtime one ([`DynamicSchema`]). [`SchemaSet`] derives the rest once and
+//! caches it.
 //!
 //! - [`dialect`]: what each provider enforces, and how the generic schema is rendered for it;
 //! - [`instructions`]: the compact format instructions put in the prompt;
@@ -150,6 +153,8 @@ type Rendered = OnceLock<Result<Value, SchemaError>>;
 pub struct SchemaSet {
     name: String,
     generic: Value,
+    /// The schema values are validated against, when it is not `generic`.
+    validation: Option<Value>,
     list: Value,
     instructions: OnceLock<String>,
     line_instructions: OnceLock<String>,
@@ -171,8 +176,27 @@ impl std::fmt::Debug for SchemaSet {
 }
 
 impl SchemaSet {
-    /// Builds the set from a generic schema. `name` names the type (used as the `response_format` name).
+    /// Builds the set from a generic schema, which is also the one values are validated against.
+    /// `name` names the type (used as the `response_format` name).
     pub fn new(name: impl Into<String>, generic: Value) -> Self {
+        Self::build(name.into(), generic, None)
+    }
+
+    /// Builds the set from a generic schema (what is sent and shown) and the schema values are
+    /// validated against (as its author wrote it, any draft), with its compiled validator.
+    pub(crate) fn with_validation(
+        name: impl Into<String>,
+        generic: Value,
+        validation: Value,
+        validator: crate::validate::Validator,
+    ) -> Self {
+        let set = Self::build(name.into(), generic, Some(validation));
+        // A new cell is empty: the value is always stored.
+        let _ = set.validator.set(Ok(validator));
+        set
+    }
+
+    fn build(name: String, generic: Value, validation: Option<Value>) -> Self {
         let list = json!({
             "type": "object",
             "properties": { "items": { "type": "array", "items": generic.clone() } },
@@ -180,8 +204,9 @@ impl SchemaSet {
             "additionalProperties": false
         });
         SchemaSet {
-            name: name.into(),
+            name,
             generic,
+            validation,
             list,
             instructions: OnceLock::new(),
             line_instructions: OnceLock::new(),
@@ -201,6 +226,15 @@ impl SchemaSet {
     /// The generic schema of one value.
     pub fn generic(&self) -> &Value {
         &self.generic
+    }
+
+    /// The schema one value is validated against: the generic one, or for a runtime schema the
+    /// schema as its author wrote it.
+    pub fn validation(&self) -> &Value {
+        match &self.validation {
+            Some(schema) => schema,
+            None => &self.generic,
+        }
     }
 
     /// The schema of many items as one value: `{"items": [...]}`.
@@ -256,18 +290,23 @@ impl SchemaSet {
     /// The compiled validator of one value (also used for each line), built once.
     pub fn validator(&self) -> Result<&crate::validate::Validator, SchemaError> {
         self.validator
-            .get_or_init(|| crate::validate::Validator::new(&self.generic))
+            .get_or_init(|| crate::validate::Validator::new(self.validation()))
             .as_ref()
             .map_err(Clone::clone)
     }
 
-    /// The plan that validates clean JSON while it is deserialized, built once; `None` when the
-    /// schema uses something the plan does not model (its values then take the full path).
+    /// The plan that validates clean JSON while it is deserialized, built once from the validation
+    /// schema; `None` when that schema uses something the plan does not model, or is not a draft
+    /// 2020-12 one (the plan reads keywords as 2020-12 does): its values then take the full path.
     pub(crate) fn plan(&self) -> Option<&plan::Plan> {
         self.plan
             .get_or_init(|| {
                 self.validator().ok()?;
-                plan::Plan::compile(&self.generic)
+                let schema = self.validation();
+                if crate::validate::draft_of(schema) != jsonschema::Draft::Draft202012 {
+                    return None;
+                }
+                plan::Plan::compile(schema)
             })
             .as_ref()
     }
@@ -277,5 +316,37 @@ impl SchemaSet {
         *self
             .wants_container
             .get_or_init(|| plan::wants_container(&self.generic))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_runtime_schema_validates_and_plans_from_the_schema_as_written() {
+        let dynamic = DynamicSchema::from_json(json!({
+            "type": "object",
+            "properties": {"a": {"type": "integer"}}
+        }))
+        .unwrap();
+        let set = dynamic.schema_set();
+        // What is sent is closed; what is validated, and the plan that stands in for it, is not.
+        assert_eq!(set.generic()["additionalProperties"], json!(false));
+        assert!(set.validation().get("additionalProperties").is_none());
+        assert!(set.validator().unwrap().is_valid(&json!({"a": 1, "b": 2})));
+        let plan = set.plan().unwrap();
+        assert!(!plan.closed());
+        // The plan reads keywords as 2020-12 does: another draft's schema has none.
+        let draft4 = DynamicSchema::from_json(json!({
+            "$schema": "http://json-schema.org/draft-04/schema#",
+            "type": "integer"
+        }))
+        .unwrap();
+        assert!(draft4.schema_set().plan().is_none());
+        // A derived type's schema is both.
+        let derived = SchemaSet::new("T", json!({"type": "string"}));
+        assert_eq!(derived.validation(), derived.generic());
+        assert!(derived.plan().is_some());
     }
 }
