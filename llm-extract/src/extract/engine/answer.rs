@@ -1,0 +1,183 @@
+//! One answer of a list, streamed: each piece goes through the loop detector, then the decoder, and
+//! every item it completes goes through the [`Intake`] at once. A stream the backend sent again after a
+//! break starts the detector and the decoder over; what the broken part handed on stays handed on.
+
+use super::intake::{Intake, Kept};
+use super::Engine;
+use crate::extract::meter::Meter;
+use crate::extract::target::Target;
+use crate::extract::watch;
+use crate::llm::{Accumulator, ChatRequest, Finish, LlmError, Merged, Usage};
+use crate::parse::{Loop, LoopKind, Repeats, Skipped};
+use crate::report::AttemptKind;
+use futures_util::StreamExt;
+use std::time::Instant;
+
+/// One streamed answer.
+pub(super) struct Answer {
+    pub raw: String,
+    pub thinking: String,
+    pub usage: Usage,
+    pub finish: Option<Finish>,
+    pub error: Option<LlmError>,
+    pub items: usize,
+    pub skipped: Vec<Skipped>,
+    pub started: Instant,
+    pub repetition: Option<Loop>,
+    /// The answers before it whose stream broke and was sent again, with the items each handed on.
+    pub broken: Vec<(watch::Broken, usize)>,
+}
+
+impl Answer {
+    fn new() -> Self {
+        Answer {
+            raw: String::new(),
+            thinking: String::new(),
+            usage: Usage::default(),
+            finish: None,
+            error: None,
+            items: 0,
+            skipped: Vec::new(),
+            started: Instant::now(),
+            repetition: None,
+            broken: Vec::new(),
+        }
+    }
+}
+
+impl Engine<'_> {
+    /// Streams one answer through the decoder, handing complete items on.
+    pub(super) async fn answer<G: Target>(
+        &self,
+        target: &G,
+        request: ChatRequest,
+        kind: AttemptKind,
+        max_string: Option<usize>,
+        kept: &mut Kept,
+        sink: &mut (dyn FnMut(G::Output) + Send + '_),
+    ) -> Answer {
+        let mut answer = Answer::new();
+        let guard = self.config.loop_guard;
+        let fresh_meter = Meter::new(&request);
+        let mut meter = fresh_meter;
+        let mut repeats = Repeats::new(guard).max_string(max_string);
+        let mut stream = match self.llm.chat_stream(request).await {
+            Ok(stream) => stream,
+            Err(err) => {
+                answer.error = Some(err);
+                return answer;
+            }
+        };
+        let mut decoder = target.decoder(self.config.parse);
+        // Repeats are dropped only in follow-up answers, which tend to restate what was kept; within
+        // the first answer, only a run of identical items is treated as a loop.
+        let dedupe = kind != AttemptKind::First;
+        let mut intake = Intake::new(kept, sink, dedupe, self.config.max_items, guard);
+        let mut text = Accumulator::new();
+        let mut stopped = None;
+        let mut reported = None;
+        while let Some(event) = stream.next().await {
+            let event = match event {
+                Ok(event) => event,
+                Err(err) => {
+                    answer.error = Some(err);
+                    break;
+                }
+            };
+            let mut looped = None;
+            let chunk = match text.merge(event) {
+                Merged::Restart {
+                    error,
+                    usage,
+                    text: raw,
+                    thinking,
+                } => {
+                    // The stream broke and was sent again: what it handed on stays handed on, and the
+                    // new answer's first items that repeat it are not handed on twice.
+                    let usage = meter.settle(usage);
+                    if let Some(spent) = self.spent {
+                        spent.settled(usage);
+                    }
+                    let broken = watch::Broken {
+                        error,
+                        raw,
+                        thinking,
+                        usage,
+                        elapsed: answer.started.elapsed(),
+                    };
+                    answer.broken.push((broken, intake.items));
+                    answer.started = Instant::now();
+                    meter = fresh_meter;
+                    repeats = Repeats::new(guard).max_string(max_string);
+                    decoder = target.decoder(self.config.parse);
+                    intake.restart(guard);
+                    continue;
+                }
+                Merged::Text { from } => {
+                    meter.event();
+                    let delta = text.text().get(from..).unwrap_or_default().as_bytes();
+                    looped = repeats.feed(delta);
+                    // Only the bytes before a loop reach the decoder: the items before it are kept.
+                    let upto = looped.map_or(delta.len(), |l| l.start.saturating_sub(from));
+                    intake.bytes = from + upto;
+                    decoder.feed(delta.get(..upto).unwrap_or_default())
+                }
+                Merged::Thinking => {
+                    meter.event();
+                    self.streaming(&meter);
+                    continue;
+                }
+                Merged::Done {
+                    summary,
+                    text_in_summary,
+                } => {
+                    reported = Some(summary.usage);
+                    answer.finish = Some(summary.finish);
+                    if !text_in_summary {
+                        break;
+                    }
+                    // A backend that sent its whole text only in the summary.
+                    decoder.feed(text.text().as_bytes())
+                }
+            };
+            stopped = intake.take_all(target.vet(chunk));
+            if stopped == Some(Finish::Repetition) {
+                answer.repetition = Some(Loop {
+                    kind: LoopKind::Items,
+                    start: intake.new_item_at,
+                    detected_at: intake.bytes,
+                });
+            } else if let Some(found) = looped.filter(|_| stopped.is_none()) {
+                answer.repetition = Some(found);
+                stopped = Some(Finish::Repetition);
+            }
+            self.streaming(&meter);
+            if stopped.is_some() || answer.finish.is_some() {
+                break;
+            }
+        }
+        answer.usage = reported.map_or_else(|| meter.estimate(), |usage| meter.settle(usage));
+        // Dropping the stream cancels the request when we stopped early.
+        drop(stream);
+        (answer.raw, answer.thinking) = text.into_parts();
+        if stopped.is_none() && answer.error.is_none() {
+            if answer.raw.trim().is_empty() && !answer.thinking.trim().is_empty() {
+                // Some servers put the whole answer in the thinking channel.
+                let events = decoder.feed(answer.thinking.as_bytes());
+                stopped = intake.take_all(target.vet(events));
+            }
+            if stopped.is_none() {
+                stopped = intake.take_all(target.vet(decoder.finish()));
+            }
+        }
+        if stopped != Some(Finish::Repetition) {
+            intake.flush();
+        }
+        if let Some(stop) = stopped {
+            answer.finish = Some(stop);
+        }
+        answer.items = intake.items;
+        answer.skipped = intake.skipped;
+        answer
+    }
+}
