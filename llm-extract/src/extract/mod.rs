@@ -25,11 +25,8 @@ mod tokens;
 mod watch;
 mod wording;
 
-pub use config::{Input, Mode};
-pub use document::{
-    ChunkReport, Document, DocumentEvent, DoneChunk, PassReport, BYTES_PER_TOKEN,
-    DEFAULT_CHUNK_BYTES,
-};
+pub use config::{Input, Mode, DEFAULT_CHUNK_BYTES};
+pub use document::{ChunkReport, Document, DocumentEvent, DoneChunk, PassReport, BYTES_PER_TOKEN};
 pub use error::{ExtractError, ExtractErrorKind};
 pub use example::{Example, ExampleError};
 pub use extractor::Extractor;

@@ -57,11 +57,6 @@ impl Accumulator {
         &self.text
     }
 
-    /// The reasoning text received so far.
-    pub(crate) fn thinking(&self) -> &str {
-        &self.thinking
-    }
-
     /// Merges the next event.
     pub(crate) fn merge(&mut self, event: ChatEvent) -> Merged {
         match event {
@@ -225,7 +220,6 @@ mod tests {
             other => panic!("expected a restart, got {other:?}"),
         }
         assert_eq!(answer.text(), "");
-        assert_eq!(answer.thinking(), "");
         assert!(matches!(
             answer.merge(ChatEvent::Delta("[2]".into())),
             Merged::Text { from: 0 }
