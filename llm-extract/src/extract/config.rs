@@ -2,6 +2,7 @@
 //! ([`Input`]).
 
 use super::example::Example;
+use super::loops::Recovery;
 use super::wording::{TemplateError, DEFAULT_INSTRUCTIONS, DEFAULT_TEMPLATE};
 use crate::parse::{LoopGuard, ParseOptions};
 use serde::Serialize;
@@ -124,6 +125,8 @@ pub(crate) struct Config {
     pub token_budget: Option<u64>,
     pub parse: ParseOptions,
     pub loop_guard: LoopGuard,
+    /// What the attempt after a loop changes.
+    pub recovery: Recovery,
     pub max_echo_chars: usize,
     pub examples: Vec<Example>,
     pub default_examples: bool,
@@ -148,6 +151,7 @@ impl Default for Config {
             token_budget: None,
             parse: ParseOptions::default(),
             loop_guard: LoopGuard::default(),
+            recovery: Recovery::default(),
             max_echo_chars: 8000,
             examples: Vec::new(),
             default_examples: true,

@@ -30,6 +30,7 @@ pub use document::{ChunkReport, Document, DocumentEvent, DoneChunk, PassReport, 
 pub use error::{ExtractError, ExtractErrorKind};
 pub use example::{Example, ExampleError};
 pub use extractor::Extractor;
+pub use loops::Recovery;
 pub use partial::PartialEvent;
 pub use stream::ExtractStream;
 pub(crate) use wording::render;

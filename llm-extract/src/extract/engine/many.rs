@@ -89,7 +89,7 @@ impl Engine<'_> {
             let mut request = first.clone();
             request.messages.extend(turns);
             if loops_seen > 0 {
-                loops::recover(&mut request, &self.config.loop_guard, loops_seen);
+                loops::recover(&mut request, &self.config.recovery, loops_seen);
             }
             let sampling = Sampling::of(&request);
             if let Err(budget) = self.within_budget(&report, &mut request) {

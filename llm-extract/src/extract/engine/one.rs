@@ -49,9 +49,9 @@ impl Engine<'_> {
             let mut request = first.clone();
             request.messages.append(&mut follow_up);
             if loops_seen > 0 {
-                loops::recover(&mut request, &self.config.loop_guard, loops_seen);
+                loops::recover(&mut request, &self.config.recovery, loops_seen);
             }
-            loops::unstick(&mut request, &self.config.loop_guard, rejected.repeats);
+            loops::unstick(&mut request, &self.config.recovery, rejected.repeats);
             if let Err(kind) = self.within_budget(&report, &mut request) {
                 return Err(ExtractError::new(kind, report));
             }
