@@ -63,7 +63,6 @@ pub(super) struct Settings {
 /// The loaded model and what is derived from it once.
 pub(super) struct Engine {
     pub(super) model: Arc<LlamaModel>,
-    pub(super) backend: &'static LlamaBackend,
     pub(super) path: PathBuf,
     pub(super) name: String,
     pub(super) template: LlamaChatTemplate,
@@ -129,7 +128,6 @@ impl Engine {
         Ok(Engine {
             scheduler: Scheduler::new(Arc::clone(&model), name.clone(), context),
             model,
-            backend,
             path,
             name,
             template,

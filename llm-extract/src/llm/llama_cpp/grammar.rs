@@ -8,7 +8,7 @@ use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
 use llguidance::api::TopLevelGrammar;
 use llguidance::Matcher;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 /// Converts a JSON Schema to a llama.cpp GBNF grammar with llama.cpp's own converter, the one Ollama and
 /// llama-server enforce. A schema this accepts is one Ollama accepts.
@@ -137,6 +137,7 @@ pub(super) fn forced_tokens(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn json_lines_gbnf_wraps_the_root_and_keeps_values_on_one_line() {
