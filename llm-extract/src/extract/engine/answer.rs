@@ -8,7 +8,7 @@ use crate::extract::meter::Meter;
 use crate::extract::target::Target;
 use crate::extract::watch;
 use crate::llm::{Accumulator, ChatRequest, Finish, LlmError, Merged, Usage};
-use crate::parse::{Loop, LoopKind, Repeats, Skipped};
+use crate::parse::{LineDecoder, LineEvent, Loop, LoopKind, Repeats, Skipped, WithJson};
 use crate::report::AttemptKind;
 use futures_util::StreamExt;
 use std::time::Instant;
@@ -45,6 +45,13 @@ impl Answer {
     }
 }
 
+/// What one stream of an answer is read with; a stream sent again after a break starts them over.
+struct Reading<'t, O> {
+    meter: Meter,
+    repeats: Repeats,
+    decoder: LineDecoder<'t, WithJson<O>>,
+}
+
 impl Engine<'_> {
     /// Streams one answer through the decoder, handing complete items on.
     pub(super) async fn answer<G: Target>(
@@ -58,9 +65,12 @@ impl Engine<'_> {
     ) -> Answer {
         let mut answer = Answer::new();
         let guard = self.config.loop_guard;
-        let fresh_meter = Meter::new(&request);
-        let mut meter = fresh_meter;
-        let mut repeats = Repeats::new(guard).max_string(max_string);
+        let fresh = Meter::new(&request);
+        let start = || Reading {
+            meter: fresh,
+            repeats: Repeats::new(guard).max_string(max_string),
+            decoder: target.decoder(self.config.parse),
+        };
         let mut stream = match self.llm.chat_stream(request).await {
             Ok(stream) => stream,
             Err(err) => {
@@ -68,7 +78,7 @@ impl Engine<'_> {
                 return answer;
             }
         };
-        let mut decoder = target.decoder(self.config.parse);
+        let mut reading = start();
         // Repeats are dropped only in follow-up answers, which tend to restate what was kept; within
         // the first answer, only a run of identical items is treated as a loop.
         let dedupe = kind != AttemptKind::First;
@@ -94,7 +104,7 @@ impl Engine<'_> {
                 } => {
                     // The stream broke and was sent again: what it handed on stays handed on, and the
                     // new answer's first items that repeat it are not handed on twice.
-                    let usage = meter.settle(usage);
+                    let usage = reading.meter.settle(usage);
                     if let Some(spent) = self.spent {
                         spent.settled(usage);
                     }
@@ -107,24 +117,22 @@ impl Engine<'_> {
                     };
                     answer.broken.push((broken, intake.items));
                     answer.started = Instant::now();
-                    meter = fresh_meter;
-                    repeats = Repeats::new(guard).max_string(max_string);
-                    decoder = target.decoder(self.config.parse);
+                    reading = start();
                     intake.restart(guard);
                     continue;
                 }
                 Merged::Text { from } => {
-                    meter.event();
+                    reading.meter.event();
                     let delta = text.text().get(from..).unwrap_or_default().as_bytes();
-                    looped = repeats.feed(delta);
+                    looped = reading.repeats.feed(delta);
                     // Only the bytes before a loop reach the decoder: the items before it are kept.
                     let upto = looped.map_or(delta.len(), |l| l.start.saturating_sub(from));
                     intake.bytes = from + upto;
-                    decoder.feed(delta.get(..upto).unwrap_or_default())
+                    reading.decoder.feed(delta.get(..upto).unwrap_or_default())
                 }
                 Merged::Thinking => {
-                    meter.event();
-                    self.streaming(&meter);
+                    reading.meter.event();
+                    self.streaming(&reading.meter);
                     continue;
                 }
                 Merged::Done {
@@ -137,33 +145,68 @@ impl Engine<'_> {
                         break;
                     }
                     // A backend that sent its whole text only in the summary.
-                    decoder.feed(text.text().as_bytes())
+                    reading.decoder.feed(text.text().as_bytes())
                 }
             };
-            stopped = intake.take_all(target.vet(chunk));
-            if stopped == Some(Finish::Repetition) {
-                answer.repetition = Some(Loop {
-                    kind: LoopKind::Items,
-                    start: intake.new_item_at,
-                    detected_at: intake.bytes,
-                });
-            } else if let Some(found) = looped.filter(|_| stopped.is_none()) {
-                answer.repetition = Some(found);
-                stopped = Some(Finish::Repetition);
-            }
-            self.streaming(&meter);
+            stopped = take(&mut intake, target.vet(chunk), looped, &mut answer);
+            self.streaming(&reading.meter);
             if stopped.is_some() || answer.finish.is_some() {
                 break;
             }
         }
-        answer.usage = reported.map_or_else(|| meter.estimate(), |usage| meter.settle(usage));
+        answer.usage = reported.map_or_else(
+            || reading.meter.estimate(),
+            |usage| reading.meter.settle(usage),
+        );
         // Dropping the stream cancels the request when we stopped early.
         drop(stream);
         (answer.raw, answer.thinking) = text.into_parts();
-        if stopped.is_none() && answer.error.is_none() {
-            if answer.raw.trim().is_empty() && !answer.thinking.trim().is_empty() {
-                // Some servers put the whole answer in the thinking channel.
-                let events = decoder.feed(answer.thinking.as_bytes());
+        answer.conclude(target, reading.decoder, intake, stopped);
+        answer
+    }
+}
+
+/// Takes the decoder's `events` into `intake`; returns why the answer must stop, if it must: a loop of
+/// items (the intake's), or the loop `looped` the bytes showed (recorded in `answer`).
+fn take<O>(
+    intake: &mut Intake<'_, '_, O>,
+    events: Vec<LineEvent<WithJson<O>>>,
+    looped: Option<Loop>,
+    answer: &mut Answer,
+) -> Option<Finish> {
+    let stopped = intake.take_all(events);
+    if stopped == Some(Finish::Repetition) {
+        answer.repetition = Some(Loop {
+            kind: LoopKind::Items,
+            start: intake.new_item_at,
+            detected_at: intake.bytes,
+        });
+        return stopped;
+    }
+    match looped.filter(|_| stopped.is_none()) {
+        Some(found) => {
+            answer.repetition = Some(found);
+            Some(Finish::Repetition)
+        }
+        None => stopped,
+    }
+}
+
+impl Answer {
+    /// Ends the answer once its stream is over: unless it was stopped or failed, what the decoder
+    /// still holds is taken (from the thinking channel when the content is empty: some servers put
+    /// the whole answer there); the items the loop guard held back are handed on unless they were a
+    /// loop; the counts are recorded.
+    fn conclude<G: Target>(
+        &mut self,
+        target: &G,
+        mut decoder: LineDecoder<'_, WithJson<G::Output>>,
+        mut intake: Intake<'_, '_, G::Output>,
+        mut stopped: Option<Finish>,
+    ) {
+        if stopped.is_none() && self.error.is_none() {
+            if self.raw.trim().is_empty() && !self.thinking.trim().is_empty() {
+                let events = decoder.feed(self.thinking.as_bytes());
                 stopped = intake.take_all(target.vet(events));
             }
             if stopped.is_none() {
@@ -174,10 +217,9 @@ impl Engine<'_> {
             intake.flush();
         }
         if let Some(stop) = stopped {
-            answer.finish = Some(stop);
+            self.finish = Some(stop);
         }
-        answer.items = intake.items;
-        answer.skipped = intake.skipped;
-        answer
+        self.items = intake.items;
+        self.skipped = intake.skipped;
     }
 }

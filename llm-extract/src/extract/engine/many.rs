@@ -7,7 +7,6 @@ use super::intake::Kept;
 use super::{attempt_span, broken_attempt, record, Engine};
 use crate::extract::config::Input;
 use crate::extract::error::{ExtractError, ExtractErrorKind};
-use crate::extract::loops;
 use crate::extract::target::Target;
 use crate::extract::wording::{self, AnswerShape};
 use crate::llm::{Finish, Message};
@@ -64,6 +63,52 @@ impl Sorted {
     }
 }
 
+/// Where an extraction of many items stands between its answers.
+struct Tally {
+    /// The number of the answer (1 for the first).
+    number: u32,
+    /// Attempts spent on repairs and recoveries, the first answer included.
+    repairs_used: u32,
+    continuations_used: u32,
+    loops_seen: u32,
+    /// Broken lines not yet repaired, with the number of the answer they came from.
+    unresolved: Vec<(u32, Skipped)>,
+}
+
+impl Default for Tally {
+    fn default() -> Self {
+        Tally {
+            number: 0,
+            repairs_used: 1,
+            continuations_used: 0,
+            loops_seen: 0,
+            unresolved: Vec::new(),
+        }
+    }
+}
+
+/// The ledger's record of a streamed answer.
+fn ledger_entry(
+    kind: AttemptKind,
+    answer: &mut Answer,
+    sorted: Sorted,
+    no_json: bool,
+    sampling: Sampling,
+) -> Attempt {
+    Attempt {
+        kind,
+        raw: answer.raw.clone(),
+        thinking: Some(std::mem::take(&mut answer.thinking)).filter(|t| !t.is_empty()),
+        error: sorted.error(answer, no_json),
+        usage: answer.usage,
+        finish: answer.finish.clone(),
+        repetition: answer.repetition,
+        sampling,
+        items: answer.items,
+        elapsed: answer.started.elapsed(),
+    }
+}
+
 impl Engine<'_> {
     /// Extracts many items, handing each to `sink` as soon as it is complete.
     pub async fn many<G: Target>(
@@ -76,21 +121,12 @@ impl Engine<'_> {
         let name = target.schema().name();
         let mut kept = Kept::default();
         let mut report = Report::default();
-        // Broken lines not yet repaired, with the number of the answer they came from.
-        let mut unresolved: Vec<(u32, Skipped)> = Vec::new();
+        let mut tally = Tally::default();
         let mut cut_item: Option<Skipped> = None;
-        let mut repairs_used = 1;
-        let mut continuations_used = 0;
         let mut next = Some((AttemptKind::First, Vec::new()));
-        let mut number: u32 = 0;
-        let mut loops_seen: u32 = 0;
         while let Some((kind, turns)) = next.take() {
-            number += 1;
-            let mut request = first.clone();
-            request.messages.extend(turns);
-            if loops_seen > 0 {
-                loops::recover(&mut request, &self.config.recovery, loops_seen);
-            }
+            tally.number += 1;
+            let mut request = self.attempt_request(&first, turns, tally.loops_seen);
             let sampling = Sampling::of(&request);
             if let Err(budget) = self.within_budget(&report, &mut request) {
                 if kind == AttemptKind::First {
@@ -98,7 +134,7 @@ impl Engine<'_> {
                 }
                 break; // spent: keep what we have
             }
-            let span = attempt_span(name, number, kind);
+            let span = attempt_span(name, tally.number, kind);
             let mut answer = self
                 .answer(target, request, kind, max_string, &mut kept, sink)
                 .instrument(span.clone())
@@ -112,67 +148,74 @@ impl Engine<'_> {
             cut_item = sorted.cut_item.clone();
             let broken = sorted.broken.clone();
             record(&span, answer.finish.as_ref(), answer.usage, answer.items);
-            let attempt = Attempt {
-                kind,
-                raw: answer.raw.clone(),
-                thinking: Some(std::mem::take(&mut answer.thinking)).filter(|t| !t.is_empty()),
-                error: sorted.error(&answer, no_json),
-                usage: answer.usage,
-                finish: answer.finish.clone(),
-                repetition: answer.repetition,
-                sampling,
-                items: answer.items,
-                elapsed: answer.started.elapsed(),
-            };
+            let attempt = ledger_entry(kind, &mut answer, sorted, no_json, sampling);
             self.push(&mut report, attempt);
             if let Some(err) = answer.error {
-                report.skipped = unresolved.into_iter().map(|(_, s)| s).collect();
+                report.skipped = tally.unresolved.into_iter().map(|(_, s)| s).collect();
                 return Err(
                     ExtractError::new(ExtractErrorKind::Llm(err), report).with_partial(kept.json)
                 );
             }
             // A repair answer that is only prose addressed none of the broken lines: they stay unresolved.
             if kind == AttemptKind::Repair && !no_json {
-                unresolved.clear();
+                tally.unresolved.clear();
             }
-            unresolved.extend(broken.into_iter().map(|s| (number, s)));
-
+            let number = tally.number;
+            tally
+                .unresolved
+                .extend(broken.into_iter().map(|s| (number, s)));
             let finish = answer.finish.unwrap_or_default();
-            if finish == Finish::MaxItems {
-                break;
-            }
-            if finish == Finish::Repetition {
-                if repairs_used >= self.config.max_attempts {
-                    break;
-                }
-                // Recover: ask again with the sampling changed, continuing after the items kept.
-                repairs_used += 1;
-                loops_seen += 1;
-                let turns = match kept.json.is_empty() {
-                    true => Vec::new(),
-                    false => self.after_items(&kept, shape, wording::continue_after_loop),
-                };
-                next = Some((AttemptKind::Recovery, turns));
-                continue;
-            }
-            if finish == Finish::Length
-                && continuations_used < self.config.max_continuations
-                && !kept.json.is_empty()
-            {
-                continuations_used += 1;
-                let turns = self.after_items(&kept, shape, wording::continue_after);
-                next = Some((AttemptKind::Continuation, turns));
-            } else if (!unresolved.is_empty() || no_json) && repairs_used < self.config.max_attempts
-            {
-                repairs_used += 1;
-                let turns = self.repair_lines(&unresolved, number, &answer.raw, shape);
-                next = Some((AttemptKind::Repair, turns));
-            }
+            next = self.next_attempt(finish, &mut tally, &kept, shape, no_json, &answer.raw);
         }
-        report.skipped = unresolved.into_iter().map(|(_, s)| s).collect();
+        report.skipped = tally.unresolved.into_iter().map(|(_, s)| s).collect();
         report.skipped.extend(cut_item);
         report.fixes = kept.fixes;
         Ok(report)
+    }
+
+    /// What follows an answer that ended with `finish`: nothing after `max_items` or when the attempts
+    /// are spent; after a loop, a recovery continuing after the items kept; after a cut-off answer, a
+    /// continuation; after broken lines or an answer of prose alone, a repair of those lines.
+    fn next_attempt(
+        &self,
+        finish: Finish,
+        tally: &mut Tally,
+        kept: &Kept,
+        shape: AnswerShape,
+        no_json: bool,
+        raw: &str,
+    ) -> Option<(AttemptKind, Vec<Message>)> {
+        let config = self.config;
+        if finish == Finish::MaxItems {
+            return None;
+        }
+        if finish == Finish::Repetition {
+            if tally.repairs_used >= config.max_attempts {
+                return None;
+            }
+            // Recover: ask again with the sampling changed, continuing after the items kept.
+            tally.repairs_used += 1;
+            tally.loops_seen += 1;
+            let turns = match kept.json.is_empty() {
+                true => Vec::new(),
+                false => self.after_items(kept, shape, wording::continue_after_loop),
+            };
+            return Some((AttemptKind::Recovery, turns));
+        }
+        if finish == Finish::Length
+            && tally.continuations_used < config.max_continuations
+            && !kept.json.is_empty()
+        {
+            tally.continuations_used += 1;
+            let turns = self.after_items(kept, shape, wording::continue_after);
+            return Some((AttemptKind::Continuation, turns));
+        }
+        if (!tally.unresolved.is_empty() || no_json) && tally.repairs_used < config.max_attempts {
+            tally.repairs_used += 1;
+            let turns = self.repair_lines(&tally.unresolved, tally.number, raw, shape);
+            return Some((AttemptKind::Repair, turns));
+        }
+        None
     }
 
     /// The turns that ask to go on after the items kept: the items as the assistant's answer, then

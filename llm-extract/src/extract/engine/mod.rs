@@ -30,8 +30,8 @@
 use super::config::Config;
 use super::error::ExtractErrorKind;
 use super::meter::{Meter, Spent};
-use super::watch;
-use crate::llm::{ChatRequest, Finish, Llm, LlmError, Usage};
+use super::{loops, watch};
+use crate::llm::{ChatRequest, Finish, Llm, LlmError, Message, Usage};
 use crate::report::{Attempt, AttemptError, AttemptKind, Report, Sampling};
 use std::time::Instant;
 
@@ -66,6 +66,22 @@ impl<'a> Engine<'a> {
             spent: Some(spent),
             ..self
         }
+    }
+
+    /// The request of an attempt: the first one with `turns` added, and after `loops_seen` loops the
+    /// recovery's changes (`loops::recover`).
+    fn attempt_request(
+        &self,
+        first: &ChatRequest,
+        turns: Vec<Message>,
+        loops_seen: u32,
+    ) -> ChatRequest {
+        let mut request = first.clone();
+        request.messages.extend(turns);
+        if loops_seen > 0 {
+            loops::recover(&mut request, &self.config.recovery, loops_seen);
+        }
+        request
     }
 
     /// Checks the token budget before a request and lowers its `max_tokens` to what is left.

@@ -8,7 +8,7 @@ use crate::extract::config::Input;
 use crate::extract::error::{ExtractError, ExtractErrorKind};
 use crate::extract::target::Target;
 use crate::extract::{loops, watch, wording};
-use crate::llm::{ChatResponse, Finish, Message};
+use crate::llm::{ChatRequest, ChatResponse, Finish, Message};
 use crate::parse::{Loop, ParseError, ParseOptions, Parsed};
 use crate::report::{Attempt, AttemptError, AttemptKind, Extraction, Report, Sampling};
 use std::time::Instant;
@@ -46,11 +46,8 @@ impl Engine<'_> {
         let max_attempts = self.config.max_attempts.max(1);
         let mut kind = AttemptKind::First;
         for number in 1..=max_attempts {
-            let mut request = first.clone();
-            request.messages.append(&mut follow_up);
-            if loops_seen > 0 {
-                loops::recover(&mut request, &self.config.recovery, loops_seen);
-            }
+            let turns = std::mem::take(&mut follow_up);
+            let mut request = self.attempt_request(&first, turns, loops_seen);
             loops::unstick(&mut request, &self.config.recovery, rejected.repeats);
             if let Err(kind) = self.within_budget(&report, &mut request) {
                 return Err(ExtractError::new(kind, report));
@@ -58,16 +55,11 @@ impl Engine<'_> {
             let sampling = Sampling::of(&request);
             let span = attempt_span(name, number, kind);
             let started = Instant::now();
-            let guard = self.config.loop_guard;
-            let mut forward;
-            let observer: Option<watch::Observer<'_>> = match progress.as_mut() {
-                Some(progress) => {
-                    forward = forwarder(&mut **progress, ledger_position(&report), kind);
-                    Some(&mut forward)
-                }
-                None => None,
-            };
-            let watched = watch::watch(self.llm, request, guard, max_string, self.spent, observer)
+            // Numbered as in the ledger, where a broken answer sent again is an attempt too.
+            let position = ledger_position(&report);
+            let listener = progress.as_mut();
+            let watched = self
+                .watch_attempt(request, max_string, (position, kind), listener)
                 .instrument(span.clone())
                 .await;
             for broken in watched.broken {
@@ -84,28 +76,17 @@ impl Engine<'_> {
                     return Err(ExtractError::new(ExtractErrorKind::Llm(err), report));
                 }
             };
-            let text = answer_text(&response);
-            let cut_off = response.finish == Finish::Length;
-            let options = self
-                .config
-                .parse
-                .with_salvage(cut_off || self.config.parse.salvage);
             let last = number == max_attempts;
-            let parsed = parse_watched(target, text, &options, watched.repetition, last);
-            let valid = matches!(parsed, Ok(Ok(_)));
-            let items = usize::from(valid);
+            let parsed = self.parse_answer(target, &response, watched.repetition, last);
+            let items = usize::from(matches!(parsed, Ok(Ok(_))));
             record(&span, Some(&response.finish), watched.usage, items);
             let mut attempt = Attempt {
-                kind,
-                raw: response.text.clone(),
-                thinking: response.thinking.clone(),
-                error: None,
                 usage: watched.usage,
-                finish: Some(response.finish.clone()),
                 repetition: watched.repetition,
                 sampling,
                 items,
                 elapsed: started.elapsed(),
+                ..answered(kind, &response)
             };
             let parsed = match parsed {
                 Ok(parsed) => parsed,
@@ -128,6 +109,8 @@ impl Engine<'_> {
                 Err(error) => {
                     attempt.error = Some(AttemptError::Parse(error.clone()));
                     self.push(&mut report, attempt);
+                    let cut_off = response.finish == Finish::Length;
+                    let text = answer_text(&response);
                     match self.repair_turns(error, text, cut_off, &mut rejected) {
                         Ok((turns, error)) => {
                             follow_up = turns;
@@ -148,6 +131,57 @@ impl Engine<'_> {
         }
         let error = last_error.unwrap_or(ParseError::NoJson { raw: String::new() });
         Err(ExtractError::new(ExtractErrorKind::Invalid(error), report))
+    }
+
+    /// Parses the answer of attempt `last` or not (see [`parse_watched`]): the content, or the thinking
+    /// channel when the content is empty; a cut-off answer is salvaged if what arrived validates once
+    /// closed.
+    fn parse_answer<G: Target>(
+        &self,
+        target: &G,
+        response: &ChatResponse,
+        repetition: Option<Loop>,
+        last: bool,
+    ) -> Result<Result<Parsed<G::Output>, ParseError>, Loop> {
+        let cut_off = response.finish == Finish::Length;
+        let parse = self.config.parse;
+        let options = parse.with_salvage(cut_off || parse.salvage);
+        parse_watched(target, answer_text(response), &options, repetition, last)
+    }
+
+    /// Sends `request` and watches its answer, telling `listener` (if any) that attempt `position` of
+    /// `kind` starts and each piece of its answer; a stream sent again after a break is the next
+    /// attempt, as in the ledger.
+    async fn watch_attempt(
+        &self,
+        request: ChatRequest,
+        max_string: Option<usize>,
+        (mut position, kind): (u32, AttemptKind),
+        listener: Option<&mut Listener<'_>>,
+    ) -> watch::Watched {
+        let mut forward;
+        let observer: Option<watch::Observer<'_>> = match listener {
+            Some(progress) => {
+                progress(Progress::Attempt {
+                    number: position,
+                    kind,
+                });
+                forward = move |heard: watch::Heard<'_>| match heard {
+                    watch::Heard::Delta(delta) => progress(Progress::Delta(delta)),
+                    watch::Heard::Restart => {
+                        position += 1;
+                        progress(Progress::Attempt {
+                            number: position,
+                            kind,
+                        });
+                    }
+                };
+                Some(&mut forward)
+            }
+            None => None,
+        };
+        let guard = self.config.loop_guard;
+        watch::watch(self.llm, request, guard, max_string, self.spent, observer).await
     }
 
     /// What follows an answer that did not parse: the turns asking for a repair (the answer cut to a
@@ -200,26 +234,19 @@ fn parse_watched<G: Target>(
     }
 }
 
-/// What a watch hears, told to `progress`: attempts numbered as in the ledger from `position` on (a
-/// broken answer sent again is an attempt too), and each piece of the answer.
-fn forwarder<'p>(
-    progress: Listener<'p>,
-    mut position: u32,
-    kind: AttemptKind,
-) -> impl FnMut(watch::Heard<'_>) + Send + 'p {
-    progress(Progress::Attempt {
-        number: position,
+/// The ledger's record of `response` as attempt `kind`, before its cost, timing and verdict are known.
+fn answered(kind: AttemptKind, response: &ChatResponse) -> Attempt {
+    Attempt {
         kind,
-    });
-    move |heard| match heard {
-        watch::Heard::Delta(delta) => progress(Progress::Delta(delta)),
-        watch::Heard::Restart => {
-            position += 1;
-            progress(Progress::Attempt {
-                number: position,
-                kind,
-            });
-        }
+        raw: response.text.clone(),
+        thinking: response.thinking.clone(),
+        error: None,
+        usage: Default::default(),
+        finish: Some(response.finish.clone()),
+        repetition: None,
+        sampling: Sampling::default(),
+        items: 0,
+        elapsed: Default::default(),
     }
 }
 
