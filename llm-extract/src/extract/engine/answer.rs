@@ -108,15 +108,7 @@ impl Engine<'_> {
                     if let Some(spent) = self.spent {
                         spent.settled(usage);
                     }
-                    let broken = watch::Broken {
-                        error,
-                        raw,
-                        thinking,
-                        usage,
-                        elapsed: answer.started.elapsed(),
-                    };
-                    answer.broken.push((broken, intake.items));
-                    answer.started = Instant::now();
+                    answer.restart(error, (raw, thinking), usage, intake.items);
                     reading = start();
                     intake.restart(guard);
                     continue;
@@ -193,6 +185,26 @@ fn take<O>(
 }
 
 impl Answer {
+    /// The stream broke and was sent again: what it received (its text and thinking), what it cost and
+    /// the items it handed on are kept as a broken answer, and the answer starts over.
+    fn restart(
+        &mut self,
+        error: LlmError,
+        (raw, thinking): (String, String),
+        usage: Usage,
+        items: usize,
+    ) {
+        let broken = watch::Broken {
+            error,
+            raw,
+            thinking,
+            usage,
+            elapsed: self.started.elapsed(),
+        };
+        self.broken.push((broken, items));
+        self.started = Instant::now();
+    }
+
     /// Ends the answer once its stream is over: unless it was stopped or failed, what the decoder
     /// still holds is taken (from the thinking channel when the content is empty: some servers put
     /// the whole answer there); the items the loop guard held back are handed on unless they were a
