@@ -4,7 +4,7 @@
 //!   `extract_stream` run an extraction with default settings.
 //! - [`Extractor`]: the same with every setting (instructions, template, attempts, tokens, mode, ...),
 //!   returning the [`Extraction`] report, plus the untyped twins for runtime schemas.
-//! - The loop itself (one implementation for typed and untyped targets) lives in `engine.rs`, the exact
+//! - The loop itself (one implementation for typed and untyped targets) lives in `engine/`, the exact
 //!   wording of every prompt in `wording.rs`.
 
 mod config;
