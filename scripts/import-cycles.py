@@ -7,11 +7,13 @@ leads to the file that defines `Extractor`, not to the `mod.rs` that re-exports 
 - each file-level import circle (a strongly connected component of the graph: A uses B and B uses A, directly
   or through a chain);
 - in the runtime crate, each import from a top-level module to one in a layer above it (the order below).
-A module's `mod` declarations and its re-exports of its own children are not uses, and neither is a module's
-use of its ancestors (`super::` items of the `mod.rs` that declares it): in Rust a module owns its children, which
-see its private items, so parent and child are one unit; circles between siblings and across subtrees count.
+A module's `mod` declarations and its re-exports of its own children are not uses, and neither is a
+module's use of its ancestors (`super::` items of the `mod.rs` that declares it): in Rust a module owns
+its children, which see its private items, so parent and child are one unit; circles between siblings
+and across subtrees count.
 
-usage: scripts/import-cycles.py [PROJECT_DIR]   -> exit 1 if any circle or upward import."""
+usage: scripts/import-cycles.py [PROJECT_DIR]   -> exit 1 if any circle or upward import.
+       scripts/import-cycles.py --self-test     -> checks the reading on small crates made for it."""
 import os
 import re
 import sys
@@ -19,7 +21,9 @@ import sys
 ROOT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 CRATES = ["llm-extract/src", "llm-extract-cli/src", "llm-extract-derive/src"]
 # The runtime crate's layers, lowest first: a module uses only what lies below it.
-LAYERS = ["error", "validate", "schema", "parse", "ground", "llm", "report", "extract", "batch", "prompts", "blocking"]
+LAYERS = [
+    "error", "validate", "schema", "parse", "ground", "llm", "report", "extract", "batch", "prompts", "blocking",
+]
 ENTRY = ("lib.rs", "main.rs")
 
 
@@ -66,7 +70,8 @@ def expand(tree):
     for part in filter(None, parts):
         for path, name in expand(part):
             if path == "self":
-                paths.append((prefix.rstrip(":"), name if name != "self" else prefix.rstrip(":").split("::")[-1]))
+                module = prefix.rstrip(":")
+                paths.append((module, name if name != "self" else module.split("::")[-1]))
             else:
                 paths.append((prefix + path, name))
     return paths
@@ -180,10 +185,10 @@ def circles(graph):
     return comps
 
 
-def main():
+def main(root):
     problems = 0
     for rel in CRATES:
-        src = os.path.join(ROOT, rel)
+        src = os.path.join(root, rel)
         if not os.path.isdir(src):
             continue
         crate = Crate(src)
@@ -206,5 +211,56 @@ def main():
     return 1 if problems else 0
 
 
+def self_test():
+    """Small crates with known graphs: each must read as stated, or the check itself is broken."""
+    import contextlib
+    import io
+    import tempfile
+
+    cases = {
+        # A circle through a `use` group, a re-export and an inline path.
+        "circle": ({
+            "lib.rs": "mod a;\nmod b;\nmod c;\n",
+            "a.rs": "use crate::{b::{Thing as Other}, c};\nfn f() -> Other { todo!() }\n",
+            "b.rs": "pub use crate::c::Thing;\n",
+            "c.rs": "pub struct Thing;\nfn g() { crate::a::f(); }\n",
+        }, 1),
+        # A parent re-exporting its child and the child using the parent's item: one unit, no circle;
+        # the use inside a test module and the one in a comment do not count either.
+        "unit": ({
+            "lib.rs": "mod m;\nmod n;\n",
+            "m/mod.rs": "mod child;\npub use child::Item;\npub struct Base;\n"
+                        "fn make() -> self::child::Item { todo!() }\n",
+            "m/child.rs": "use super::Base;\npub struct Item(Base);\n"
+                          "// use crate::n::X;\n#[cfg(test)]\nmod tests {\n    use crate::n::X;\n}\n",
+            "n.rs": "use crate::m::Item;\npub struct X;\n",
+        }, 0),
+        # A lower layer using a higher one.
+        "upward": ({
+            "lib.rs": "mod parse;\nmod extract;\n",
+            "parse.rs": "use crate::extract::Thing;\n",
+            "extract.rs": "pub struct Thing;\n",
+        }, 1),
+    }
+    failed = 0
+    for name, (files, expected) in cases.items():
+        with tempfile.TemporaryDirectory() as root:
+            for path, text in files.items():
+                full = os.path.join(root, "llm-extract", "src", path)
+                os.makedirs(os.path.dirname(full), exist_ok=True)
+                with open(full, "w") as f:
+                    f.write(text)
+            with contextlib.redirect_stdout(io.StringIO()) as out:
+                main(root)
+            problems = int(re.search(r"(\d+) problem", out.getvalue()).group(1))
+            if problems != expected:
+                failed += 1
+                print(f"self-test {name}: {problems} problem(s), expected {expected}\n{out.getvalue()}")
+    print(f"import-cycles self-test: {len(cases) - failed} of {len(cases)} cases read as expected")
+    return 1 if failed else 0
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    if sys.argv[1:] == ["--self-test"]:
+        sys.exit(self_test())
+    sys.exit(main(ROOT))

@@ -19,6 +19,7 @@ fi
 step() { printf '\n== %s\n' "$*" >&2; }
 
 step "import graph: no file-level circle, no upward import (scripts/import-cycles.py)"
+python3 scripts/import-cycles.py --self-test
 python3 scripts/import-cycles.py
 
 step "cargo fmt --check"

@@ -19,10 +19,10 @@
 //!
 //! Broken streams: a backend that sends a request again after its stream broke says so
 //! ([`ChatEvent::Restart`](crate::llm::ChatEvent::Restart)); the broken part stays in the ledger as an
-//! attempt of the same kind, with its cost, and the answer starts over. A list's items handed on before the break stay handed on: the new
-//! stream's items that repeat them are skipped, each as many times as it was handed on (a greedy model
-//! writes the same answer again), so nothing reaches the caller twice and a document that names the
-//! same item twice keeps both.
+//! attempt of the same kind, with its cost, and the answer starts over. A list's items handed on before
+//! the break stay handed on: the new stream's items that repeat them are skipped, each as many times as
+//! it was handed on (a greedy model writes the same answer again), so nothing reaches the caller twice
+//! and a document that names the same item twice keeps both.
 //!
 //! Files: `request.rs` builds the first request, `one.rs` runs the loop for one value, `many.rs` for many
 //! items, whose answers `answer.rs` streams through the decoder and `intake.rs` hands on item by item.
