@@ -25,6 +25,23 @@ pub(crate) struct Watched {
     pub broken: Vec<Broken>,
 }
 
+impl Watched {
+    /// A watch that ended with `response`.
+    fn ended(
+        response: Result<ChatResponse, LlmError>,
+        repetition: Option<Loop>,
+        usage: Usage,
+        broken: Vec<Broken>,
+    ) -> Self {
+        Watched {
+            response,
+            repetition,
+            usage,
+            broken,
+        }
+    }
+}
+
 /// An answer whose stream broke and whose request the backend sent again
 /// ([`ChatEvent::Restart`](crate::llm::ChatEvent::Restart)).
 pub(crate) struct Broken {
@@ -65,22 +82,12 @@ pub(crate) async fn watch(
     if !guard.is_on() && observer.is_none() {
         let response = llm.chat(request).await;
         let usage = response.as_ref().map(|r| r.usage).unwrap_or_default();
-        return Watched {
-            response,
-            repetition: None,
-            usage,
-            broken: Vec::new(),
-        };
+        return Watched::ended(response, None, usage, Vec::new());
     }
     let fresh_meter = Meter::new(&request);
     let mut meter = fresh_meter;
     let mut broken = Vec::new();
-    let failed = |err, usage, broken| Watched {
-        response: Err(err),
-        repetition: None,
-        usage,
-        broken,
-    };
+    let failed = |err, usage, broken| Watched::ended(Err(err), None, usage, broken);
     let mut stream = match llm.chat_stream(request).await {
         Ok(stream) => stream,
         Err(err) => return failed(err, Usage::default(), broken),
@@ -139,12 +146,7 @@ pub(crate) async fn watch(
                     let mut response = answer.into_response();
                     response.usage = usage;
                     response.finish = Finish::Repetition;
-                    return Watched {
-                        response: Ok(response),
-                        repetition: Some(found),
-                        usage,
-                        broken,
-                    };
+                    return Watched::ended(Ok(response), Some(found), usage, broken);
                 }
             }
             Merged::Thinking => meter.event(),
@@ -161,12 +163,7 @@ pub(crate) async fn watch(
                 let mut done = answer.complete(summary);
                 done.usage = meter.settle(done.usage);
                 let usage = done.usage;
-                return Watched {
-                    response: Ok(done),
-                    repetition: None,
-                    usage,
-                    broken,
-                };
+                return Watched::ended(Ok(done), None, usage, broken);
             }
         }
         if let Some(spent) = spent {
