@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The whole check, as CI runs it: formatting, lints (warnings are errors) and every test, with the embedded
-# llama.cpp engine on, so the end-to-end tests run on tokens a real model produces.
+# The whole check, as CI runs it: the import graph, formatting, lints (warnings are errors) and every test,
+# with the embedded llama.cpp engine on, so the end-to-end tests run on tokens a real model produces.
 # Exits non-zero at the first failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,6 +17,10 @@ if ! cargo fmt --version >/dev/null 2>&1 || ! cargo clippy --version >/dev/null 
 fi
 
 step() { printf '\n== %s\n' "$*" >&2; }
+
+step "import graph: no file-level circle, no upward import (scripts/import-cycles.py)"
+python3 scripts/import-cycles.py --self-test
+python3 scripts/import-cycles.py
 
 step "cargo fmt --check"
 cargo fmt --all -- --check

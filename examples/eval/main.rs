@@ -20,8 +20,8 @@
 //! the guard off and on, one right after the other in one process on the same loaded model (the order
 //! alternating from one document to the next), so both see the same machine load, and reports both
 //! tallies, their wall times, the ratio and how much of each came from the documents the guard did not
-//! change; `--string-margin N|off`, `--min-span N` and `--recovery-penalty P` change the guard's
-//! `LoopGuard::string_margin`, `LoopGuard::min_span` and `LoopGuard::recovery_penalty`. Decoding is
+//! change; `--string-margin N|off` and `--min-span N` change the guard's `LoopGuard::string_margin` and
+//! `LoopGuard::min_span`, `--recovery-penalty P` the extractor's `Recovery::penalty`. Decoding is
 //! greedy (`temperature 0`). The backend is chosen as in the other examples (`support/backend.rs`): the
 //! embedded default model unless `--ollama` or `OLLAMA_HOST`.
 
@@ -31,7 +31,7 @@ mod kinds;
 mod score;
 
 use kinds::{Contact, Event, Invoice, Review};
-use llm_extract::extract::Extractor;
+use llm_extract::extract::{Extractor, Recovery};
 use llm_extract::parse::LoopGuard;
 use llm_extract::{Extract, ExtractError, ExtractErrorKind, Finish, Llm, OpenAiCompatible};
 use serde::de::DeserializeOwned;
@@ -65,9 +65,10 @@ struct Options {
     guard: bool,
     /// Run every document guard off and guard on, interleaved.
     interleave: bool,
-    /// The guard to use when on (the defaults unless `--string-margin`, `--min-span` or
-    /// `--recovery-penalty`).
+    /// The guard to use when on (the defaults unless `--string-margin` or `--min-span`).
     on: LoopGuard,
+    /// What the attempt after a loop changes (the defaults unless `--recovery-penalty`).
+    recovery: Recovery,
     /// `None`: the library's default (derived from the schema).
     max_tokens: Option<u32>,
     kinds: Vec<String>,
@@ -180,6 +181,7 @@ fn options() -> Result<Options, Box<dyn Error>> {
         guard: true,
         interleave: false,
         on: LoopGuard::default(),
+        recovery: Recovery::default(),
         max_tokens: None,
         kinds: Vec::new(),
         verbose: false,
@@ -216,8 +218,7 @@ fn options() -> Result<Options, Box<dyn Error>> {
                     .next()
                     .ok_or("--recovery-penalty needs a number")?
                     .parse()?;
-                let on = options.on;
-                options.on = on.recovery(penalty, on.recovery_temperature, on.recovery_seed);
+                options.recovery = options.recovery.penalty(penalty);
             }
             "--verbose" => options.verbose = true,
             "--ollama" => {}
@@ -340,7 +341,9 @@ async fn run_kind<T: Extract + Serialize>(
         if let Some(max_tokens) = options.max_tokens {
             extractor = extractor.max_tokens(max_tokens);
         }
-        extractor = extractor.loop_guard(if guard { options.on } else { LoopGuard::off() });
+        extractor = extractor
+            .loop_guard(if guard { options.on } else { LoopGuard::off() })
+            .recovery(options.recovery);
         if options.examples {
             let path = options.data.join(format!("examples/{kind}.jsonl"));
             for example in read_lines::<ExampleLine<T>>(&path)? {

@@ -3,18 +3,17 @@
 use crate::args::BatchArgs;
 use crate::backend;
 use crate::error::{exit_for, CliError, Exit};
-use crate::input::{Documents, Source};
-use crate::output::save_raw;
-use crate::run::template;
+use crate::input::{template, Documents, Source};
+use crate::output::{progress_bar, save_raw};
 use crate::schema;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::ProgressBar;
 use llm_extract::batch::{Batch, Document, DocumentResult, Progress};
 use llm_extract::extract::{ExtractError, ExtractErrorKind};
 use serde_json::{json, Value};
 use std::cell::{Cell, RefCell};
 use std::collections::HashSet;
 use std::fs::File;
-use std::io::{BufRead, BufReader, IsTerminal, Read, Seek, SeekFrom, Write};
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
 /// How many documents are extracted at the same time when --concurrency does not say.
@@ -334,21 +333,6 @@ fn complete_length(file: &mut File, length: u64) -> std::io::Result<u64> {
         end = start;
     }
     Ok(0)
-}
-
-/// A progress bar on standard error when it is a terminal; hidden otherwise.
-pub(crate) fn progress_bar(total: usize) -> ProgressBar {
-    if !std::io::stderr().is_terminal() {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::with_draw_target(Some(total as u64), ProgressDrawTarget::stderr());
-    if let Ok(style) = ProgressStyle::with_template(
-        "{spinner} [{elapsed_precise}] {wide_bar} {pos}/{len} {msg} (eta {eta})",
-    ) {
-        bar.set_style(style);
-    }
-    bar.enable_steady_tick(std::time::Duration::from_millis(200));
-    bar
 }
 
 fn show(bar: &ProgressBar, progress: Progress) {

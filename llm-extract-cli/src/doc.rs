@@ -9,7 +9,7 @@ use crate::backend::{self, Backend};
 use crate::doc_input::DocumentFile;
 use crate::doc_state::State;
 use crate::error::{exit_for, CliError, Exit};
-use crate::output::{save_raw, Printer};
+use crate::output::{progress_bar, save_raw, Printer};
 use crate::{review, schema};
 use llm_extract::extract::{Document, DoneChunk, Extractor, BYTES_PER_TOKEN};
 use llm_extract::ground::{has_grounded, mark_grounded, GROUNDED, KEY};
@@ -48,7 +48,7 @@ pub async fn run(args: DocArgs) -> Result<Exit, CliError> {
         .concurrency(args.concurrency)
         .require_grounding(args.require_grounding);
     // The length is known once the document has been split (the first chunk to finish says it).
-    let bar = crate::batch::progress_bar(0);
+    let bar = progress_bar(0);
     let mut failed = 0;
     let mut unsaved = false;
     let doc = extractor

@@ -1,6 +1,7 @@
-//! What the prompt is filled from: `key=value` and `key=@file` variables, standard input, and the
-//! documents of a batch.
+//! What the prompt is made and filled from: the template, `key=value` and `key=@file` variables,
+//! standard input, and the documents of a batch.
 
+use crate::args::TemplateArgs;
 use crate::error::CliError;
 use llm_extract::batch::Document;
 use llm_extract::extract::Input;
@@ -197,9 +198,48 @@ fn jsonl_documents(path: &Path) -> Result<Vec<Document>, CliError> {
     Ok(documents)
 }
 
+/// `--template`, or the default: the text, then each other input the signature names.
+pub fn template(args: &TemplateArgs, inputs: &[String]) -> Result<String, CliError> {
+    if let Some(template) = &args.template {
+        return text_or_file("--template", template);
+    }
+    if inputs.is_empty() {
+        return Ok("{{text}}".to_owned());
+    }
+    Ok(inputs
+        .iter()
+        .map(|name| {
+            if name == "text" {
+                "{{text}}".to_owned()
+            } else {
+                format!("{name}: {{{{{name}}}}}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n\n"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn no_template() -> TemplateArgs {
+        TemplateArgs {
+            template: None,
+            system: None,
+            example: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_default_template_names_every_signature_input() {
+        assert_eq!(template(&no_template(), &[]).unwrap(), "{{text}}");
+        let inputs = ["text".to_owned(), "lang".to_owned()];
+        assert_eq!(
+            template(&no_template(), &inputs).unwrap(),
+            "{{text}}\n\nlang: {{lang}}"
+        );
+    }
 
     #[test]
     fn variables_read_files_and_keep_literals() {

@@ -1,9 +1,11 @@
-//! Printing values on standard output, and keeping failed raw answers (`--save-raw`).
+//! Printing values on standard output, a progress bar on standard error, and keeping failed raw answers
+//! (`--save-raw`).
 
 use crate::error::{CliError, Exit};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use llm_extract::report::Attempt;
 use serde_json::Value;
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::Path;
 
 /// Standard output, line by line, flushed after each write so a pipeline sees every item at once.
@@ -124,6 +126,21 @@ pub fn file_safe(id: &str) -> String {
     safe.truncate(cut);
     safe.push_str(&suffix);
     safe
+}
+
+/// A progress bar on standard error when it is a terminal; hidden otherwise.
+pub(crate) fn progress_bar(total: usize) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::with_draw_target(Some(total as u64), ProgressDrawTarget::stderr());
+    if let Ok(style) = ProgressStyle::with_template(
+        "{spinner} [{elapsed_precise}] {wide_bar} {pos}/{len} {msg} (eta {eta})",
+    ) {
+        bar.set_style(style);
+    }
+    bar.enable_steady_tick(std::time::Duration::from_millis(200));
+    bar
 }
 
 #[cfg(test)]

@@ -1,9 +1,9 @@
 //! `llm-extract run`: one extraction from standard input, printed as a value or as JSON Lines.
 
-use crate::args::{RunArgs, TemplateArgs};
+use crate::args::RunArgs;
 use crate::backend;
 use crate::error::{CliError, Exit};
-use crate::input;
+use crate::input::{self, template};
 use crate::output::{save_raw, Printer};
 use crate::schema;
 use futures_util::StreamExt;
@@ -144,27 +144,6 @@ fn chunk_budget(
     chunked.then(|| text.to_owned())
 }
 
-/// `--template`, or the default: the text, then each other input the signature names.
-pub fn template(args: &TemplateArgs, inputs: &[String]) -> Result<String, CliError> {
-    if let Some(template) = &args.template {
-        return input::text_or_file("--template", template);
-    }
-    if inputs.is_empty() {
-        return Ok("{{text}}".to_owned());
-    }
-    Ok(inputs
-        .iter()
-        .map(|name| {
-            if name == "text" {
-                "{{text}}".to_owned()
-            } else {
-                format!("{name}: {{{{{name}}}}}")
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("\n\n"))
-}
-
 /// Fails early, with what to pass, when the text or an input the signature names is missing.
 fn require_inputs(
     vars: &Map<String, Value>,
@@ -208,24 +187,6 @@ pub fn warn_about_items(items: usize, skipped: &[Skipped]) {
 mod tests {
     use super::*;
     use serde_json::json;
-
-    fn no_template() -> TemplateArgs {
-        TemplateArgs {
-            template: None,
-            system: None,
-            example: Vec::new(),
-        }
-    }
-
-    #[test]
-    fn the_default_template_names_every_signature_input() {
-        assert_eq!(template(&no_template(), &[]).unwrap(), "{{text}}");
-        let inputs = ["text".to_owned(), "lang".to_owned()];
-        assert_eq!(
-            template(&no_template(), &inputs).unwrap(),
-            "{{text}}\n\nlang: {{lang}}"
-        );
-    }
 
     #[test]
     fn missing_inputs_are_named() {

@@ -1,6 +1,8 @@
-//! What an extraction is given: its settings ([`Config`], [`Mode`]) and its input ([`Input`]).
+//! What an extraction is given: its settings ([`Config`], [`Mode`], the document settings) and its input
+//! ([`Input`]).
 
 use super::example::Example;
+use super::loops::Recovery;
 use super::wording::{TemplateError, DEFAULT_INSTRUCTIONS, DEFAULT_TEMPLATE};
 use crate::parse::{LoopGuard, ParseOptions};
 use serde::Serialize;
@@ -123,13 +125,15 @@ pub(crate) struct Config {
     pub token_budget: Option<u64>,
     pub parse: ParseOptions,
     pub loop_guard: LoopGuard,
+    /// What the attempt after a loop changes.
+    pub recovery: Recovery,
     pub max_echo_chars: usize,
     pub examples: Vec<Example>,
     pub default_examples: bool,
     /// Drop items whose grounded values stay ungrounded (see `Extractor::require_grounding`).
     pub require_grounding: bool,
     /// How long documents are chunked and read.
-    pub document: super::document::DocumentConfig,
+    pub document: DocumentConfig,
 }
 
 impl Default for Config {
@@ -147,11 +151,39 @@ impl Default for Config {
             token_budget: None,
             parse: ParseOptions::default(),
             loop_guard: LoopGuard::default(),
+            recovery: Recovery::default(),
             max_echo_chars: 8000,
             examples: Vec::new(),
             default_examples: true,
             require_grounding: false,
             document: Default::default(),
+        }
+    }
+}
+
+/// The default largest chunk, in bytes: about 1,500 tokens of English prose (a token is 3 to 4 bytes
+/// of English, 1 to 3 bytes of CJK), which leaves room for the instructions and the answer in a
+/// 4,096-token context.
+pub const DEFAULT_CHUNK_BYTES: usize = 6000;
+
+/// The settings of a document extraction.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct DocumentConfig {
+    pub chunk_bytes: usize,
+    pub chunk_tokens: Option<usize>,
+    pub overlap: Option<usize>,
+    pub passes: u32,
+    pub concurrency: usize,
+}
+
+impl Default for DocumentConfig {
+    fn default() -> Self {
+        DocumentConfig {
+            chunk_bytes: DEFAULT_CHUNK_BYTES,
+            chunk_tokens: None,
+            overlap: None,
+            passes: 1,
+            concurrency: 1,
         }
     }
 }

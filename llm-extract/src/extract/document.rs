@@ -40,11 +40,6 @@ use std::collections::{HashMap, HashSet};
 use std::convert::Infallible;
 use std::ops::Range;
 
-/// The default largest chunk, in bytes: about 1,500 tokens of English prose (a token is 3 to 4 bytes
-/// of English, 1 to 3 bytes of CJK), which leaves room for the instructions and the answer in a
-/// 4,096-token context.
-pub const DEFAULT_CHUNK_BYTES: usize = 6000;
-
 /// Bytes per token assumed when a chunk size in tokens must become bytes without the model's tokenizer
 /// (a server): English prose runs 3.5 to 4.5 bytes per token; 3 leaves room for names, numbers and
 /// other scripts.
@@ -67,28 +62,6 @@ fn floor_char_boundary(text: &str, at: usize) -> usize {
         at -= 1;
     }
     at
-}
-
-/// The settings of a document extraction.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct DocumentConfig {
-    pub chunk_bytes: usize,
-    pub chunk_tokens: Option<usize>,
-    pub overlap: Option<usize>,
-    pub passes: u32,
-    pub concurrency: usize,
-}
-
-impl Default for DocumentConfig {
-    fn default() -> Self {
-        DocumentConfig {
-            chunk_bytes: DEFAULT_CHUNK_BYTES,
-            chunk_tokens: None,
-            overlap: None,
-            passes: 1,
-            concurrency: 1,
-        }
-    }
 }
 
 /// What a document extraction found and what each chunk did.
@@ -254,8 +227,9 @@ pub struct PassReport {
 }
 
 impl<L: Llm> Extractor<L> {
-    /// The largest chunk of a document, in bytes (default [`DEFAULT_CHUNK_BYTES`]; at least 64).
-    /// Choose it so that the instructions, the chunk and the answer fit the model's context.
+    /// The largest chunk of a document, in bytes (default
+    /// [`DEFAULT_CHUNK_BYTES`](super::DEFAULT_CHUNK_BYTES); at least 64). Choose it so that the
+    /// instructions, the chunk and the answer fit the model's context.
     pub fn chunk_bytes(mut self, bytes: usize) -> Self {
         self.config.document.chunk_bytes = bytes;
         self

@@ -6,6 +6,7 @@ use super::config::{Input, Mode};
 use super::engine::Engine;
 use super::error::ExtractError;
 use super::example::{Example, ExampleError};
+use super::loops::Recovery;
 use super::partial::{self, PartialEvent};
 use super::stream::ExtractStream;
 use super::target::{Derived, Runtime};
@@ -162,14 +163,28 @@ impl<L: Llm> Extractor<L> {
         self
     }
 
-    /// When a streamed answer counts as a loop and what the next attempt changes (default
-    /// [`LoopGuard::default`]; [`LoopGuard::off`] turns detection off). Every answer is streamed and
-    /// checked as it arrives, one value or many; a loop stops the generation at once (the stream is
-    /// dropped, which cancels it), the attempt ends with [`Finish::Repetition`](crate::Finish::Repetition)
-    /// and, within `max_attempts`, a recovery attempt follows with a repeat penalty, then also a small
-    /// temperature with a fixed seed; for a list it continues after the last good item.
+    /// When a streamed answer counts as a loop (default [`LoopGuard::default`]; [`LoopGuard::off`]
+    /// turns detection off). Every answer is streamed and checked as it arrives, one value or many; a
+    /// loop stops the generation at once (the stream is dropped, which cancels it), the attempt ends
+    /// with [`Finish::Repetition`](crate::Finish::Repetition) and, within `max_attempts`, a recovery
+    /// attempt follows (see [`Extractor::recovery`]); for a list it continues after the last good item.
     pub fn loop_guard(mut self, guard: LoopGuard) -> Self {
+        if let Some((penalty, temperature, seed)) = guard.recovery_settings() {
+            self.config.recovery = Recovery {
+                penalty,
+                temperature,
+                seed,
+            };
+        }
         self.config.loop_guard = guard;
+        self
+    }
+
+    /// What the attempt after a loop changes (default [`Recovery::default`]): a repeat penalty, then
+    /// also a small temperature with a fixed seed; the same temperature and seed for a repair that got
+    /// back the answer it rejected.
+    pub fn recovery(mut self, recovery: Recovery) -> Self {
+        self.config.recovery = recovery;
         self
     }
 
@@ -354,5 +369,37 @@ impl<L: Llm> Extractor<L> {
             let report = engine.many(&Runtime(schema), input, &mut *sink).await?;
             Ok(report)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::{from_fn, ChatResponse};
+
+    fn extractor() -> Extractor<impl Llm> {
+        Extractor::new(from_fn(|_| async { Ok(ChatResponse::new("{}")) }))
+    }
+
+    #[test]
+    fn recovery_is_set_on_its_own_and_a_guard_leaves_it() {
+        let recovery = Recovery::default().penalty(1.5).temperature(0.2).seed(3);
+        let set = extractor()
+            .recovery(recovery)
+            .loop_guard(LoopGuard::default().max_run(8));
+        assert_eq!(set.config.recovery, recovery);
+        assert_eq!(set.config.loop_guard.max_run, 8);
+        assert_eq!(extractor().config.recovery, Recovery::default());
+    }
+
+    #[test]
+    #[allow(deprecated)]
+    fn a_guard_given_recovery_settings_carries_them_over() {
+        let guard = LoopGuard::default().recovery(1.5, 0.2, 3);
+        let set = extractor().loop_guard(guard);
+        assert_eq!(
+            set.config.recovery,
+            Recovery::default().penalty(1.5).temperature(0.2).seed(3)
+        );
     }
 }

@@ -1,7 +1,8 @@
 //! What the extraction loop does about a model that loops: hold back items that repeat recent ones
 //! until it is clear whether they were a loop ([`ItemGuard`]), and change what produced the loop in the
-//! next attempt ([`recover`]), and the same for a repair that gets back the answer it rejected
-//! ([`Rejected`], [`unstick`]). The detectors themselves are in `parse::repetition`.
+//! next attempt ([`recover`], by the [`Recovery`] settings), and the same for a repair that gets back
+//! the answer it rejected ([`Rejected`], [`unstick`]). The detectors themselves, and the thresholds
+//! that tell a loop ([`LoopGuard`]), are in `parse::repetition`.
 
 use super::target::Found;
 use crate::llm::ChatRequest;
@@ -46,6 +47,64 @@ fn largest_max_length(schema: &Value) -> Option<usize> {
         }
     }
     largest
+}
+
+/// What the attempt after a loop changes: a repeat penalty, then also a temperature with a fixed seed
+/// (set with [`Extractor::recovery`](crate::extract::Extractor::recovery)). A repair that gets back the
+/// answer it rejected is sent with the same temperature and seed.
+///
+/// ```
+/// use llm_extract::extract::{Extractor, Recovery};
+/// use llm_extract::llm::{from_fn, ChatResponse};
+///
+/// let recovery = Recovery::default().penalty(1.5).temperature(0.4).seed(11);
+/// assert_eq!((recovery.penalty, recovery.temperature, recovery.seed), (1.5, 0.4, 11));
+/// let llm = from_fn(|_| async { Ok(ChatResponse::new("{}")) });
+/// let extractor = Extractor::new(llm).recovery(recovery);
+/// # let _ = extractor;
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub struct Recovery {
+    /// The repeat penalty of the attempt after a loop, where the backend has one (default 1.3); each
+    /// further loop adds its excess again (1.6 after the second loop, 1.9 after the third).
+    pub penalty: f32,
+    /// The temperature of the second attempt after a loop, with a fixed seed (default 0.3; the first
+    /// recovery keeps the temperature and adds only the penalty); each further loop adds it again (0.6
+    /// after the third loop), up to 1.
+    pub temperature: f32,
+    /// The seed sent with [`Recovery::temperature`] when the caller set none (default 7).
+    pub seed: u64,
+}
+
+impl Default for Recovery {
+    fn default() -> Self {
+        Recovery {
+            penalty: 1.3,
+            temperature: 0.3,
+            seed: 7,
+        }
+    }
+}
+
+impl Recovery {
+    /// Sets [`Recovery::penalty`].
+    pub fn penalty(mut self, penalty: f32) -> Self {
+        self.penalty = penalty;
+        self
+    }
+
+    /// Sets [`Recovery::temperature`].
+    pub fn temperature(mut self, temperature: f32) -> Self {
+        self.temperature = temperature;
+        self
+    }
+
+    /// Sets [`Recovery::seed`].
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
 }
 
 /// Holds back items that repeat a recent one until a new item arrives (then they were legitimate) or
@@ -102,20 +161,20 @@ impl<O> ItemGuard<O> {
 
 /// Changes `request` for the attempt after the `loops`-th loop (1 for the first): a repeat penalty,
 /// and from the second loop on also a small temperature with a fixed seed (the caller's, else the
-/// guard's). A caller's higher temperature or penalty is kept.
-pub(crate) fn recover(request: &mut ChatRequest, guard: &LoopGuard, loops: u32) {
+/// recovery's). A caller's higher temperature or penalty is kept.
+pub(crate) fn recover(request: &mut ChatRequest, recovery: &Recovery, loops: u32) {
     // Each further loop adds the guard's penalty again (1.3, 1.6, 1.9 ...): a recovery that looped the
     // same way shows the penalty was too weak for this answer (through an OpenAI-compatible server it
     // goes out as `frequency_penalty`, which at 0.3 can leave every greedy token as it was).
     let steps = loops.max(1) as f32;
-    let wanted = 1.0 + (guard.recovery_penalty - 1.0) * steps;
+    let wanted = 1.0 + (recovery.penalty - 1.0) * steps;
     let penalty = request.repeat_penalty.map_or(wanted, |p| p.max(wanted));
     request.repeat_penalty = Some(penalty);
     if loops >= 2 {
-        let wanted = (guard.recovery_temperature * (steps - 1.0)).min(1.0);
+        let wanted = (recovery.temperature * (steps - 1.0)).min(1.0);
         let temperature = request.temperature.map_or(wanted, |t| t.max(wanted));
         request.temperature = Some(temperature);
-        request.seed = Some(request.seed.unwrap_or(guard.recovery_seed));
+        request.seed = Some(request.seed.unwrap_or(recovery.seed));
     }
 }
 
@@ -143,16 +202,16 @@ impl Rejected {
 }
 
 /// Changes `request` for a repair after `repeats` answers that repeated a rejected one (1 for the
-/// first): a temperature of `repeats` times the guard's recovery temperature (at most 1), with a fixed
-/// seed (the caller's, else the guard's), so the model is no longer held to the answer it already
+/// first): a temperature of `repeats` times the recovery temperature (at most 1), with a fixed seed
+/// (the caller's, else the recovery's), so the model is no longer held to the answer it already
 /// gave. A caller's higher temperature is kept.
-pub(crate) fn unstick(request: &mut ChatRequest, guard: &LoopGuard, repeats: u32) {
+pub(crate) fn unstick(request: &mut ChatRequest, recovery: &Recovery, repeats: u32) {
     if repeats == 0 {
         return;
     }
-    let wanted = (guard.recovery_temperature * repeats as f32).min(1.0);
+    let wanted = (recovery.temperature * repeats as f32).min(1.0);
     request.temperature = Some(request.temperature.map_or(wanted, |t| t.max(wanted)));
-    request.seed = Some(request.seed.unwrap_or(guard.recovery_seed));
+    request.seed = Some(request.seed.unwrap_or(recovery.seed));
 }
 
 #[cfg(test)]
@@ -219,7 +278,7 @@ mod tests {
 
     #[test]
     fn recovery_adds_a_penalty_then_a_temperature_with_a_seed() {
-        let guard = LoopGuard::default();
+        let guard = Recovery::default();
         let mut request = ChatRequest::new("x").with_temperature(0.0);
         recover(&mut request, &guard, 1);
         assert_eq!(request.repeat_penalty, Some(1.3));
@@ -249,16 +308,16 @@ mod tests {
         assert!(!rejected.note("{\"stars\": 8}"));
         assert_eq!(rejected.repeats, 1);
 
-        let guard = LoopGuard::default();
+        let guard = Recovery::default();
         let mut request = ChatRequest::default();
         unstick(&mut request, &guard, 0);
         assert_eq!((request.temperature, request.seed), (None, None));
         unstick(&mut request, &guard, 1);
-        assert_eq!(request.temperature, Some(guard.recovery_temperature));
-        assert_eq!(request.seed, Some(guard.recovery_seed));
+        assert_eq!(request.temperature, Some(guard.temperature));
+        assert_eq!(request.seed, Some(guard.seed));
         let mut request = ChatRequest::default();
         unstick(&mut request, &guard, 2);
-        assert_eq!(request.temperature, Some(2.0 * guard.recovery_temperature));
+        assert_eq!(request.temperature, Some(2.0 * guard.temperature));
         let mut request = ChatRequest {
             temperature: Some(0.9),
             seed: Some(42),
@@ -269,5 +328,17 @@ mod tests {
         let mut request = ChatRequest::default();
         unstick(&mut request, &guard, 10);
         assert_eq!(request.temperature, Some(1.0));
+    }
+
+    #[test]
+    fn recovery_follows_its_own_settings() {
+        let recovery = Recovery::default().penalty(1.5).temperature(0.2).seed(3);
+        let mut request = ChatRequest::new("x");
+        recover(&mut request, &recovery, 2);
+        assert!((request.repeat_penalty.unwrap() - 2.0).abs() < 1e-6);
+        assert_eq!((request.temperature, request.seed), (Some(0.2), Some(3)));
+        let mut request = ChatRequest::new("x");
+        unstick(&mut request, &recovery, 2);
+        assert_eq!((request.temperature, request.seed), (Some(0.4), Some(3)));
     }
 }

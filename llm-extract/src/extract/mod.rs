@@ -4,7 +4,7 @@
 //!   `extract_stream` run an extraction with default settings.
 //! - [`Extractor`]: the same with every setting (instructions, template, attempts, tokens, mode, ...),
 //!   returning the [`Extraction`] report, plus the untyped twins for runtime schemas.
-//! - The loop itself (one implementation for typed and untyped targets) lives in `engine.rs`, the exact
+//! - The loop itself (one implementation for typed and untyped targets) lives in `engine/`, the exact
 //!   wording of every prompt in `wording.rs`.
 //!
 //! It ties the layers below together: the [`schema`](crate::schema) of the target, a request to an
@@ -30,14 +30,12 @@ mod tokens;
 mod watch;
 mod wording;
 
-pub use config::{Input, Mode};
-pub use document::{
-    ChunkReport, Document, DocumentEvent, DoneChunk, PassReport, BYTES_PER_TOKEN,
-    DEFAULT_CHUNK_BYTES,
-};
+pub use config::{Input, Mode, DEFAULT_CHUNK_BYTES};
+pub use document::{ChunkReport, Document, DocumentEvent, DoneChunk, PassReport, BYTES_PER_TOKEN};
 pub use error::{ExtractError, ExtractErrorKind};
 pub use example::{Example, ExampleError};
 pub use extractor::Extractor;
+pub use loops::Recovery;
 pub use partial::PartialEvent;
 pub use stream::ExtractStream;
 pub(crate) use wording::render;

@@ -1,7 +1,7 @@
 //! Partial values while they stream ([`Extractor::extract_partial`](super::Extractor::extract_partial)):
-//! the one-value loop of `engine.rs` (the same attempts, validation, repairs and ledger as `extract`),
-//! watched chunk by chunk by a [`PartialReader`], whose snapshots and completed values become
-//! [`PartialEvent`]s.
+//! the one-value loop of `engine/one.rs` (the same attempts, validation, repairs and ledger as
+//! `extract`), watched chunk by chunk by a [`PartialReader`], whose snapshots and completed values
+//! become [`PartialEvent`]s.
 //!
 //! Snapshots are coalesced: a snapshot the caller has not read yet when the next chunk arrives is
 //! replaced by the newer one, so a slow caller sees the latest state, never a backlog; a chunk that

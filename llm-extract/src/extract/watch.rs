@@ -1,11 +1,13 @@
 //! One answer of one value, streamed and watched: every delta goes through the loop detector, and a loop
 //! drops the stream at once (the embedded engine stops at its next token, an HTTP backend's connection
 //! closes). What the answer cost is counted as it streams, so a stopped or broken answer still has a
-//! cost. A stream the backend restarted after a break ([`ChatEvent::Restart`]) leaves its broken part
-//! as a [`Broken`] answer, with what it cost, and the watch starts over on the new one.
+//! cost. A stream the backend restarted after a break
+//! ([`ChatEvent::Restart`](crate::llm::ChatEvent::Restart)) leaves its broken part as a [`Broken`]
+//! answer, with what it cost, and the watch starts over on the new one. The stream's events are merged
+//! by the one [`Accumulator`].
 
 use super::meter::{Meter, Spent};
-use crate::llm::{ChatEvent, ChatRequest, ChatResponse, Finish, Llm, LlmError, Usage};
+use crate::llm::{Accumulator, ChatRequest, ChatResponse, Finish, Llm, LlmError, Merged, Usage};
 use crate::parse::{Loop, LoopGuard, Repeats};
 use futures_util::StreamExt;
 use std::time::{Duration, Instant};
@@ -23,7 +25,25 @@ pub(crate) struct Watched {
     pub broken: Vec<Broken>,
 }
 
-/// An answer whose stream broke and whose request the backend sent again ([`ChatEvent::Restart`]).
+impl Watched {
+    /// A watch that ended with `response`.
+    fn ended(
+        response: Result<ChatResponse, LlmError>,
+        repetition: Option<Loop>,
+        usage: Usage,
+        broken: Vec<Broken>,
+    ) -> Self {
+        Watched {
+            response,
+            repetition,
+            usage,
+            broken,
+        }
+    }
+}
+
+/// An answer whose stream broke and whose request the backend sent again
+/// ([`ChatEvent::Restart`](crate::llm::ChatEvent::Restart)).
 pub(crate) struct Broken {
     /// Why it was dropped.
     pub error: LlmError,
@@ -50,7 +70,7 @@ pub(crate) type Observer<'o> = &'o mut (dyn FnMut(Heard<'_>) + Send);
 
 /// Sends `request` and watches its answer (string values bounded by `max_string` characters, from
 /// [`LoopGuard::max_string`]), handing each piece to `observer` as it arrives. With the guard off and
-/// no observer, the answer is not streamed (the backend's `chat`), as before loop detection.
+/// no observer, the answer is not streamed (the backend's `chat`).
 pub(crate) async fn watch(
     llm: &dyn Llm,
     request: ChatRequest,
@@ -62,41 +82,39 @@ pub(crate) async fn watch(
     if !guard.is_on() && observer.is_none() {
         let response = llm.chat(request).await;
         let usage = response.as_ref().map(|r| r.usage).unwrap_or_default();
-        return Watched {
-            response,
-            repetition: None,
-            usage,
-            broken: Vec::new(),
-        };
+        return Watched::ended(response, None, usage, Vec::new());
     }
     let fresh_meter = Meter::new(&request);
     let mut meter = fresh_meter;
     let mut broken = Vec::new();
-    let failed = |err, usage, broken| Watched {
-        response: Err(err),
-        repetition: None,
-        usage,
-        broken,
-    };
+    let failed = |err, usage, broken| Watched::ended(Err(err), None, usage, broken);
     let mut stream = match llm.chat_stream(request).await {
         Ok(stream) => stream,
         Err(err) => return failed(err, Usage::default(), broken),
     };
     let mut repeats = Repeats::new(guard).max_string(max_string);
-    let mut text = String::new();
-    let mut thinking = String::new();
+    let mut answer = Accumulator::new();
     let mut started = Instant::now();
     while let Some(event) = stream.next().await {
-        match event {
-            Ok(ChatEvent::Restart { error, usage }) => {
+        let event = match event {
+            Ok(event) => event,
+            Err(err) => return failed(err, meter.estimate(), broken),
+        };
+        match answer.merge(event) {
+            Merged::Restart {
+                error,
+                usage,
+                text,
+                thinking,
+            } => {
                 let usage = meter.settle(usage);
                 if let Some(spent) = spent {
                     spent.settled(usage);
                 }
                 broken.push(Broken {
                     error,
-                    raw: std::mem::take(&mut text),
-                    thinking: std::mem::take(&mut thinking),
+                    raw: text,
+                    thinking,
                     usage,
                     elapsed: started.elapsed(),
                 });
@@ -108,11 +126,11 @@ pub(crate) async fn watch(
                 }
                 continue;
             }
-            Ok(ChatEvent::Delta(delta)) => {
+            Merged::Text { from } => {
                 meter.event();
-                text.push_str(&delta);
+                let delta = answer.text().get(from..).unwrap_or_default();
                 if let Some(observe) = observer.as_mut() {
-                    observe(Heard::Delta(&delta));
+                    observe(Heard::Delta(delta));
                 }
                 let found = match guard.is_on() {
                     true => repeats.feed(delta.as_bytes()),
@@ -125,58 +143,32 @@ pub(crate) async fn watch(
                     if let Some(spent) = spent {
                         spent.streaming(usage);
                     }
-                    let response = ChatResponse {
-                        text,
-                        thinking: Some(thinking).filter(|t| !t.is_empty()),
-                        usage,
-                        finish: Finish::Repetition,
-                        model: None,
-                    };
-                    return Watched {
-                        response: Ok(response),
-                        repetition: Some(found),
-                        usage,
-                        broken,
-                    };
+                    let mut response = answer.into_response();
+                    response.usage = usage;
+                    response.finish = Finish::Repetition;
+                    return Watched::ended(Ok(response), Some(found), usage, broken);
                 }
             }
-            Ok(ChatEvent::Thinking(more)) => {
-                meter.event();
-                thinking.push_str(&more);
-            }
-            Ok(ChatEvent::Done(mut done)) => {
-                if done.text.is_empty() {
-                    done.text = text;
-                } else if text.is_empty() {
+            Merged::Thinking => meter.event(),
+            Merged::Done {
+                summary,
+                text_in_summary,
+            } => {
+                if text_in_summary {
                     // A backend that streamed nothing but the whole answer at the end.
                     if let Some(observe) = observer.as_mut() {
-                        observe(Heard::Delta(&done.text));
+                        observe(Heard::Delta(answer.text()));
                     }
                 }
-                if done.thinking.is_none() && !thinking.is_empty() {
-                    done.thinking = Some(thinking);
-                }
+                let mut done = answer.complete(summary);
                 done.usage = meter.settle(done.usage);
                 let usage = done.usage;
-                return Watched {
-                    response: Ok(done),
-                    repetition: None,
-                    usage,
-                    broken,
-                };
+                return Watched::ended(Ok(done), None, usage, broken);
             }
-            Err(err) => return failed(err, meter.estimate(), broken),
         }
         if let Some(spent) = spent {
             spent.streaming(meter.estimate());
         }
     }
-    failed(
-        LlmError::Stream {
-            message: "the stream ended without a final summary".into(),
-            partial: text,
-        },
-        meter.estimate(),
-        broken,
-    )
+    failed(answer.unfinished(), meter.estimate(), broken)
 }

@@ -13,6 +13,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
+mod accumulate;
 mod anthropic;
 mod credentials;
 mod error;
@@ -33,6 +34,7 @@ pub use ollama::{ModelInfo, Ollama, OllamaBuilder, Think};
 pub use openai::{OpenAiBuilder, OpenAiCompatible};
 pub use retry::RetryPolicy;
 
+pub(crate) use accumulate::{Accumulator, Merged};
 pub(crate) use http::excerpt as http_excerpt;
 
 #[cfg(feature = "llama-cpp")]
@@ -375,35 +377,7 @@ pub trait Llm: Send + Sync {
     ///
     /// The default implementation collects [`Llm::chat_stream`].
     fn chat(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatResponse, LlmError>> {
-        Box::pin(async move {
-            use futures_util::StreamExt;
-            let mut stream = self.chat_stream(request).await?;
-            let mut text = String::new();
-            let mut thinking = String::new();
-            while let Some(event) = stream.next().await {
-                match event? {
-                    ChatEvent::Delta(d) => text.push_str(&d),
-                    ChatEvent::Thinking(t) => thinking.push_str(&t),
-                    ChatEvent::Restart { .. } => {
-                        text.clear();
-                        thinking.clear();
-                    }
-                    ChatEvent::Done(mut done) => {
-                        if done.text.is_empty() {
-                            done.text = text;
-                        }
-                        if done.thinking.is_none() && !thinking.is_empty() {
-                            done.thinking = Some(thinking);
-                        }
-                        return Ok(done);
-                    }
-                }
-            }
-            Err(LlmError::Stream {
-                message: "the stream ended without a final summary".into(),
-                partial: text,
-            })
-        })
+        Box::pin(async move { accumulate::collect(self.chat_stream(request).await?).await })
     }
 
     /// Sends `request` and streams the answer.

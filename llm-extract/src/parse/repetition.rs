@@ -24,8 +24,9 @@
 
 use std::collections::VecDeque;
 
-/// When a streamed answer counts as a loop, and what the next attempt changes. [`LoopGuard::off`] turns
-/// every check off.
+/// When a streamed answer counts as a loop. [`LoopGuard::off`] turns every check off. What the next
+/// attempt changes after a loop is the extraction loop's concern:
+/// [`Extractor::recovery`](crate::extract::Extractor::recovery).
 ///
 /// ```
 /// use llm_extract::parse::LoopGuard;
@@ -64,15 +65,8 @@ pub struct LoopGuard {
     /// This many items in a row that each equal one in the window are a loop (default 2: `A, A, A` or
     /// `A, B, A, B`; 0 turns the check off).
     pub max_recurring_items: usize,
-    /// The repeat penalty of the attempt after a loop, where the backend has one (default 1.3); each
-    /// further loop adds its excess again (1.6 after the second loop, 1.9 after the third).
-    pub recovery_penalty: f32,
-    /// The temperature of the second attempt after a loop, with a fixed seed (default 0.3; the first
-    /// recovery keeps the temperature and adds only the penalty); each further loop adds it again (0.6
-    /// after the third loop), up to 1.
-    pub recovery_temperature: f32,
-    /// The seed sent with [`LoopGuard::recovery_temperature`] when the caller set none (default 7).
-    pub recovery_seed: u64,
+    /// What the deprecated [`LoopGuard::recovery`] set: penalty, temperature, seed.
+    legacy_recovery: Option<(f32, f32, u64)>,
 }
 
 impl Default for LoopGuard {
@@ -87,15 +81,13 @@ impl Default for LoopGuard {
             min_string: 32,
             item_window: 16,
             max_recurring_items: 2,
-            recovery_penalty: 1.3,
-            recovery_temperature: 0.3,
-            recovery_seed: 7,
+            legacy_recovery: None,
         }
     }
 }
 
 impl LoopGuard {
-    /// Every check off: answers run to the token limit, as before loop detection.
+    /// Every check off: answers run to the token limit.
     pub fn off() -> Self {
         LoopGuard {
             max_run: 0,
@@ -179,12 +171,21 @@ impl LoopGuard {
     }
 
     /// Sets what the attempt after a loop changes: the repeat penalty, then also the temperature (with
-    /// `seed` when the caller set none).
+    /// `seed` when the caller set none). [`Extractor::loop_guard`](crate::extract::Extractor::loop_guard)
+    /// carries them over to the extractor's recovery settings.
+    #[deprecated(
+        since = "0.1.0",
+        note = "the recovery settings belong to the extraction loop: use \
+                `Extractor::recovery(llm_extract::extract::Recovery)`"
+    )]
     pub fn recovery(mut self, penalty: f32, temperature: f32, seed: u64) -> Self {
-        self.recovery_penalty = penalty;
-        self.recovery_temperature = temperature;
-        self.recovery_seed = seed;
+        self.legacy_recovery = Some((penalty, temperature, seed));
         self
+    }
+
+    /// The recovery settings given to the deprecated [`LoopGuard::recovery`], if any.
+    pub(crate) fn recovery_settings(&self) -> Option<(f32, f32, u64)> {
+        self.legacy_recovery
     }
 }
 

@@ -2,7 +2,7 @@
 //! [`Prompt`]s (`TryFrom`), with every mistake named by prompt and key.
 
 use super::example_config::{self, RawExample};
-use super::{Prompt, PromptConfigError, ResponseType};
+use super::{invalid, Prompt, PromptConfigError, ResponseType};
 use crate::schema::{DynamicSchema, DynamicSchemaError};
 use serde::Deserialize;
 use serde_json::Value;
@@ -178,14 +178,6 @@ impl TryFrom<Entry> for Prompt {
             temperature: raw.temperature,
             id,
         })
-    }
-}
-
-/// A config mistake, in the prompt `id` (or in the config as a whole).
-pub(super) fn invalid(id: Option<&str>, message: impl Into<String>) -> PromptConfigError {
-    PromptConfigError::Invalid {
-        id: id.map(str::to_owned),
-        message: message.into(),
     }
 }
 

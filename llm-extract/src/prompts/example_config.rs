@@ -1,8 +1,7 @@
 //! A prompt config's `examples`: read and validated against the prompt's schema when the config loads,
 //! and filled into the prompt's template (the example's text as `{{text}}`) for each call.
 
-use super::config::invalid;
-use super::{Prompt, PromptConfigError, PromptError, ResponseType};
+use super::{invalid, Prompt, PromptConfigError, PromptError, ResponseType};
 use crate::extract::{Example, Input};
 use crate::schema::DynamicSchema;
 use serde::Deserialize;

@@ -171,6 +171,14 @@ pub enum PromptConfigError {
     },
 }
 
+/// A config mistake, in the prompt `id` (or in the config as a whole).
+fn invalid(id: Option<&str>, message: impl Into<String>) -> PromptConfigError {
+    PromptConfigError::Invalid {
+        id: id.map(str::to_owned),
+        message: message.into(),
+    }
+}
+
 fn prompt_prefix(id: &Option<String>) -> String {
     match id {
         Some(id) => format!("prompt `{id}`: "),
@@ -319,7 +327,7 @@ impl PromptSet {
         let mut prompts: Vec<Prompt> = Vec::with_capacity(entries.len());
         for entry in entries {
             if prompts.iter().any(|p| p.id == entry.id) {
-                return Err(config::invalid(Some(&entry.id), "defined twice"));
+                return Err(invalid(Some(&entry.id), "defined twice"));
             }
             prompts.push(Prompt::try_from(entry)?);
         }

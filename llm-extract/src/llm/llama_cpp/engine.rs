@@ -9,7 +9,7 @@ use super::grammar::{
 };
 use super::model_file::{check_gguf_magic, FETCH_HINT};
 use super::sampling::{fold_seed, RepeatPenalty};
-use super::scheduler::Scheduler;
+use super::scheduler::{self, Scheduler};
 use super::stop::StopScanner;
 use super::tok_env::ModelTokEnv;
 use super::{LlamaCppBuilder, LlamaCppError};
@@ -63,7 +63,6 @@ pub(super) struct Settings {
 /// The loaded model and what is derived from it once.
 pub(super) struct Engine {
     pub(super) model: Arc<LlamaModel>,
-    pub(super) backend: &'static LlamaBackend,
     pub(super) path: PathBuf,
     pub(super) name: String,
     pub(super) template: LlamaChatTemplate,
@@ -106,25 +105,34 @@ impl Engine {
             .unwrap_or_default();
         let threads = builder.threads.unwrap_or_else(default_threads);
         let context_size = builder.context_size.min(model.n_ctx_train().max(16));
-        Ok(Engine {
-            model: Arc::new(model),
+        let model = Arc::new(model);
+        let settings = Settings {
+            context_size,
+            threads: i32::try_from(threads).unwrap_or(i32::MAX),
+            grammar_engine: builder.grammar_engine,
+            fast_forward: builder.fast_forward,
+            repeat_penalty: builder.repeat_penalty,
+            ignore_eos: builder.ignore_eos,
+            slots: builder.parallel.unwrap_or(DEFAULT_SLOTS),
+            reuse_prefix: builder.reuse_prefix,
+            shared_cores: builder.parallel.is_none(),
+        };
+        let context = scheduler::Config::new(
             backend,
+            settings.slots,
+            settings.context_size,
+            settings.threads,
+            settings.reuse_prefix,
+            settings.shared_cores,
+        );
+        Ok(Engine {
+            scheduler: Scheduler::new(Arc::clone(&model), name.clone(), context),
+            model,
             path,
             name,
             template,
-            settings: Settings {
-                context_size,
-                threads: i32::try_from(threads).unwrap_or(i32::MAX),
-                grammar_engine: builder.grammar_engine,
-                fast_forward: builder.fast_forward,
-                repeat_penalty: builder.repeat_penalty,
-                ignore_eos: builder.ignore_eos,
-                slots: builder.parallel.unwrap_or(DEFAULT_SLOTS),
-                reuse_prefix: builder.reuse_prefix,
-                shared_cores: builder.parallel.is_none(),
-            },
+            settings,
             guidance: OnceLock::new(),
-            scheduler: Scheduler::new(),
         })
     }
 
@@ -293,7 +301,7 @@ impl Engine {
     /// Prepares `request` and queues it for a sequence slot; its output goes to `sink`.
     pub(super) fn submit(&self, request: &ChatRequest, sink: Sink) -> Result<(), LlamaCppError> {
         let sequence = self.prepare(request, sink)?;
-        self.scheduler.submit(self, sequence)
+        self.scheduler.submit(sequence)
     }
 }
 
@@ -326,9 +334,6 @@ fn physical_cores(cpus: &std::path::Path) -> Option<usize> {
     }
     (!siblings.is_empty()).then_some(siblings.len())
 }
-
-/// Tokens decoded per llama.cpp call (all sequences of a step together).
-pub(super) const BATCH: u32 = 512;
 
 /// Sequences decoded together when [`LlamaCppBuilder::parallel`] is not set: one, so that greedy
 /// decoding is reproducible (a sequence decoded in a batch with others can come out differently) and

@@ -2,7 +2,6 @@
 //! strings and the text streamed out. A [`Sequence`] only chooses tokens; the scheduler
 //! (`scheduler.rs`) decodes them, together with the tokens of the other sequences of the batch.
 
-use super::engine::BATCH;
 use super::grammar::{forced_tokens, Constraint};
 use super::sampling::{argmax, RepeatPenalty};
 use super::stop::StopScanner;
@@ -15,6 +14,9 @@ use llama_cpp_2::token::data::LlamaTokenData;
 use llama_cpp_2::token::data_array::LlamaTokenDataArray;
 use llama_cpp_2::token::LlamaToken;
 use std::time::{Duration, Instant};
+
+/// Tokens decoded per llama.cpp call (all sequences of a step together).
+pub(super) const BATCH: u32 = 512;
 
 /// One finished generation, with timings (see [`LlamaCpp::generate`](super::LlamaCpp::generate)).
 #[derive(Debug, Clone, PartialEq)]

@@ -2,12 +2,13 @@
 //! the llguidance grammar that runs by default, GBNF for JSON Lines, and the tokens a grammar forces.
 
 use super::grounded::grounded_lark;
+use super::guidance_options::with_guidance_options;
 use super::LlamaCppError;
 use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
 use llguidance::api::TopLevelGrammar;
 use llguidance::Matcher;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 /// Converts a JSON Schema to a llama.cpp GBNF grammar with llama.cpp's own converter, the one Ollama and
 /// llama-server enforce. A schema this accepts is one Ollama accepts.
@@ -40,26 +41,6 @@ pub(super) fn json_lines_gbnf(line_grammar: &str) -> String {
         out.push('\n');
     }
     out
-}
-
-/// llguidance's JSON compile options: values written the way `json.dumps` writes them, on one line, with
-/// `oneOf` read as `anyOf` (the tag of each variant keeps them apart) and unknown keywords ignored (the
-/// llama.cpp converter already vetted the schema, and every value is validated after parsing anyway).
-pub(super) fn with_guidance_options(schema: &Value) -> Value {
-    let mut schema = schema.clone();
-    if let Value::Object(map) = &mut schema {
-        map.insert(
-            "x-guidance".into(),
-            json!({
-                "whitespace_flexible": false,
-                "item_separator": ", ",
-                "key_separator": ": ",
-                "coerce_one_of": true,
-                "lenient": true
-            }),
-        );
-    }
-    schema
 }
 
 /// The llguidance grammar of a request's schema; with a grounding source, its grounded strings are spans
@@ -156,6 +137,7 @@ pub(super) fn forced_tokens(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn json_lines_gbnf_wraps_the_root_and_keeps_values_on_one_line() {

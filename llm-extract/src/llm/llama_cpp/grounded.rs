@@ -14,7 +14,7 @@
 //! `additionalProperties`, a marked value of another type) gets no grammar here: the caller keeps the
 //! plain JSON grammar, and the values are aligned after parsing as on every other backend.
 
-use super::grammar::with_guidance_options;
+use super::guidance_options::with_guidance_options;
 use crate::ground::{has_grounded, GROUNDED};
 use serde_json::{json, Map, Value};
 use std::fmt::Write as _;

@@ -28,9 +28,8 @@
 //! first request needs (rounded up) and grows, up to the model's context size, when a request needs
 //! more: the context is rebuilt when no sequence is running.
 
-use super::engine::{Engine, BATCH};
 use super::exit::{register_exit_handler, stopping, Inside, Stage};
-use super::generate::{Advance, Sequence};
+use super::generate::{Advance, Sequence, BATCH};
 use super::LlamaCppError;
 use crate::llm::Finish;
 use llama_cpp_2::context::params::LlamaContextParams;
@@ -67,6 +66,12 @@ static SHARED_CORES: Mutex<()> = Mutex::new(());
 /// [`LlamaCppError::Panicked`], the context is rebuilt, and the thread goes on serving. Should the thread
 /// end all the same, the next request starts a new one.
 pub(super) struct Scheduler {
+    /// The model the thread decodes with.
+    model: Arc<LlamaModel>,
+    /// The model's name, for the thread's.
+    name: String,
+    /// The context's settings.
+    config: Config,
     jobs: Mutex<Option<Sender<Sequence>>>,
     /// Makes the next decoding step panic (tests of panic containment).
     #[cfg(test)]
@@ -74,17 +79,20 @@ pub(super) struct Scheduler {
 }
 
 impl Scheduler {
-    pub(super) fn new() -> Self {
+    /// The scheduler of `model` (named `name`), its thread not started yet.
+    pub(super) fn new(model: Arc<LlamaModel>, name: String, config: Config) -> Self {
         Scheduler {
+            model,
+            name,
+            config,
             jobs: Mutex::new(None),
             #[cfg(test)]
             panic_next_step: Arc::default(),
         }
     }
 
-    /// Queues `sequence` on `engine`'s scheduler, starting the thread on first use, and again if it has
-    /// ended.
-    pub(super) fn submit(&self, engine: &Engine, sequence: Sequence) -> Result<(), LlamaCppError> {
+    /// Queues `sequence`, starting the thread on first use, and again if it has ended.
+    pub(super) fn submit(&self, sequence: Sequence) -> Result<(), LlamaCppError> {
         let mut jobs = self.jobs.lock().unwrap_or_else(|p| p.into_inner());
         let sequence = match jobs.as_ref() {
             Some(sender) => match sender.send(sequence) {
@@ -94,7 +102,7 @@ impl Scheduler {
             },
             None => sequence,
         };
-        match self.start(engine) {
+        match self.start() {
             Ok(sender) => {
                 let sent = sender.send(sequence).map_err(|failed| {
                     failed
@@ -112,18 +120,18 @@ impl Scheduler {
         }
     }
 
-    /// Starts a scheduler thread for `engine` and returns the sender of its requests.
-    fn start(&self, engine: &Engine) -> Result<Sender<Sequence>, LlamaCppError> {
+    /// Starts a scheduler thread and returns the sender of its requests.
+    fn start(&self) -> Result<Sender<Sequence>, LlamaCppError> {
         let (sender, receiver) = std::sync::mpsc::channel();
-        let model = Arc::clone(&engine.model);
-        let config = Config::of(engine);
+        let model = Arc::clone(&self.model);
+        let config = self.config.clone();
         #[cfg(test)]
         let config = Config {
             panic_next_step: Arc::clone(&self.panic_next_step),
             ..config
         };
         std::thread::Builder::new()
-            .name(format!("llama-{}", engine.name))
+            .name(format!("llama-{}", self.name))
             .spawn(move || run(&model, &config, &receiver))
             .map_err(|e| {
                 LlamaCppError::engine(format!("cannot start the scheduler thread: {e}"))
@@ -132,8 +140,9 @@ impl Scheduler {
     }
 }
 
-/// What the scheduler thread needs from the engine (the thread must not keep the engine alive).
-struct Config {
+/// The settings of the context, from the engine's (the thread must not keep the engine alive).
+#[derive(Clone)]
+pub(super) struct Config {
     backend: &'static LlamaBackend,
     slots: usize,
     context_size: u32,
@@ -145,14 +154,24 @@ struct Config {
 }
 
 impl Config {
-    fn of(engine: &Engine) -> Self {
+    /// The settings of a context on `backend`: `slots` sequences, up to `context_size` tokens, decoded
+    /// on `threads` threads; a request starts from the longest cached prefix of its prompt with
+    /// `reuse_prefix`; decoding steps take turns with other models with `shared_cores`.
+    pub(super) fn new(
+        backend: &'static LlamaBackend,
+        slots: usize,
+        context_size: u32,
+        threads: i32,
+        reuse_prefix: bool,
+        shared_cores: bool,
+    ) -> Self {
         Config {
-            backend: engine.backend,
-            slots: engine.settings.slots,
-            context_size: engine.settings.context_size,
-            threads: engine.settings.threads,
-            reuse_prefix: engine.settings.reuse_prefix,
-            shared_cores: engine.settings.shared_cores,
+            backend,
+            slots,
+            context_size,
+            threads,
+            reuse_prefix,
+            shared_cores,
             #[cfg(test)]
             panic_next_step: Arc::default(),
         }

@@ -1,0 +1,267 @@
+//! One value: ask, parse and validate locally, and on failure ask again with the original conversation
+//! plus the bad answer (cut to a bounded size) plus a short turn listing each problem. A loop is
+//! recovered from with changed sampling; a cut-off answer is kept only if what arrived validates once
+//! closed.
+
+use super::{attempt_span, broken_attempt, failed_attempt, record, Engine, Progress};
+use crate::extract::config::Input;
+use crate::extract::error::{ExtractError, ExtractErrorKind};
+use crate::extract::target::Target;
+use crate::extract::{loops, watch, wording};
+use crate::llm::{ChatRequest, ChatResponse, Finish, Message};
+use crate::parse::{Loop, ParseError, ParseOptions, Parsed};
+use crate::report::{Attempt, AttemptError, AttemptKind, Extraction, Report, Sampling};
+use std::time::Instant;
+use tracing::Instrument;
+
+/// Where `progress` hears of each attempt and each piece of its answer.
+type Listener<'p> = &'p mut (dyn FnMut(Progress<'_>) + Send);
+
+impl Engine<'_> {
+    /// Extracts one value.
+    pub async fn one<G: Target>(
+        &self,
+        target: &G,
+        input: Input,
+    ) -> Result<Extraction<G::Output>, ExtractError> {
+        self.one_watched(target, input, None).await
+    }
+
+    /// Extracts one value, telling `progress` when each attempt starts and each piece of its answer as
+    /// it arrives (a partial extraction, `partial.rs`).
+    pub async fn one_watched<G: Target>(
+        &self,
+        target: &G,
+        input: Input,
+        mut progress: Option<Listener<'_>>,
+    ) -> Result<Extraction<G::Output>, ExtractError> {
+        let (first, _, max_string) = self.first_request(target, input, false)?;
+        let name = target.schema().name();
+        let mut report = Report::default();
+        let mut follow_up: Vec<Message> = Vec::new();
+        let mut last_error = None;
+        let mut loops_seen: u32 = 0;
+        let mut last_loop = None;
+        let mut rejected = loops::Rejected::default();
+        let max_attempts = self.config.max_attempts.max(1);
+        let mut kind = AttemptKind::First;
+        for number in 1..=max_attempts {
+            let turns = std::mem::take(&mut follow_up);
+            let mut request = self.attempt_request(&first, turns, loops_seen);
+            loops::unstick(&mut request, &self.config.recovery, rejected.repeats);
+            if let Err(kind) = self.within_budget(&report, &mut request) {
+                return Err(ExtractError::new(kind, report));
+            }
+            let sampling = Sampling::of(&request);
+            let span = attempt_span(name, number, kind);
+            let started = Instant::now();
+            // Numbered as in the ledger, where a broken answer sent again is an attempt too.
+            let position = ledger_position(&report);
+            let listener = progress.as_mut();
+            let watched = self
+                .watch_attempt(request, max_string, (position, kind), listener)
+                .instrument(span.clone())
+                .await;
+            for broken in watched.broken {
+                // Its cost is in the running total already.
+                report.push(broken_attempt(kind, broken, 0, sampling));
+            }
+            let response = match watched.response {
+                Ok(response) => response,
+                Err(err) => {
+                    let mut attempt = failed_attempt(kind, &err, started);
+                    attempt.usage = watched.usage;
+                    attempt.sampling = sampling;
+                    self.push(&mut report, attempt);
+                    return Err(ExtractError::new(ExtractErrorKind::Llm(err), report));
+                }
+            };
+            let last = number == max_attempts;
+            let parsed = self.parse_answer(target, &response, watched.repetition, last);
+            let items = usize::from(matches!(parsed, Ok(Ok(_))));
+            record(&span, Some(&response.finish), watched.usage, items);
+            let mut attempt = Attempt {
+                usage: watched.usage,
+                repetition: watched.repetition,
+                sampling,
+                items,
+                elapsed: started.elapsed(),
+                ..answered(kind, &response)
+            };
+            let parsed = match parsed {
+                Ok(parsed) => parsed,
+                Err(found) => {
+                    attempt.error = Some(AttemptError::Repetition(found));
+                    self.push(&mut report, attempt);
+                    loops_seen += 1;
+                    last_loop = Some(found);
+                    kind = AttemptKind::Recovery;
+                    continue;
+                }
+            };
+            kind = AttemptKind::Repair;
+            match parsed {
+                Ok(parsed) => {
+                    self.push(&mut report, attempt);
+                    report.fixes = parsed.fixes;
+                    return Ok(Extraction::new(parsed.value, report));
+                }
+                Err(error) => {
+                    attempt.error = Some(AttemptError::Parse(error.clone()));
+                    self.push(&mut report, attempt);
+                    let cut_off = response.finish == Finish::Length;
+                    let text = answer_text(&response);
+                    match self.repair_turns(error, text, cut_off, &mut rejected) {
+                        Ok((turns, error)) => {
+                            follow_up = turns;
+                            last_error = Some(error);
+                        }
+                        Err(kind) => return Err(ExtractError::new(kind, report)),
+                    }
+                }
+            }
+        }
+        if report.finish == Some(Finish::Repetition) {
+            if let Some(found) = last_loop {
+                return Err(ExtractError::new(
+                    ExtractErrorKind::Repetition(found),
+                    report,
+                ));
+            }
+        }
+        let error = last_error.unwrap_or(ParseError::NoJson { raw: String::new() });
+        Err(ExtractError::new(ExtractErrorKind::Invalid(error), report))
+    }
+
+    /// Parses the answer of attempt `last` or not (see [`parse_watched`]): the content, or the thinking
+    /// channel when the content is empty; a cut-off answer is salvaged if what arrived validates once
+    /// closed.
+    fn parse_answer<G: Target>(
+        &self,
+        target: &G,
+        response: &ChatResponse,
+        repetition: Option<Loop>,
+        last: bool,
+    ) -> Result<Result<Parsed<G::Output>, ParseError>, Loop> {
+        let cut_off = response.finish == Finish::Length;
+        let parse = self.config.parse;
+        let options = parse.with_salvage(cut_off || parse.salvage);
+        parse_watched(target, answer_text(response), &options, repetition, last)
+    }
+
+    /// Sends `request` and watches its answer, telling `listener` (if any) that attempt `position` of
+    /// `kind` starts and each piece of its answer; a stream sent again after a break is the next
+    /// attempt, as in the ledger.
+    async fn watch_attempt(
+        &self,
+        request: ChatRequest,
+        max_string: Option<usize>,
+        (mut position, kind): (u32, AttemptKind),
+        listener: Option<&mut Listener<'_>>,
+    ) -> watch::Watched {
+        let mut forward;
+        let observer: Option<watch::Observer<'_>> = match listener {
+            Some(progress) => {
+                progress(Progress::Attempt {
+                    number: position,
+                    kind,
+                });
+                forward = move |heard: watch::Heard<'_>| match heard {
+                    watch::Heard::Delta(delta) => progress(Progress::Delta(delta)),
+                    watch::Heard::Restart => {
+                        position += 1;
+                        progress(Progress::Attempt {
+                            number: position,
+                            kind,
+                        });
+                    }
+                };
+                Some(&mut forward)
+            }
+            None => None,
+        };
+        let guard = self.config.loop_guard;
+        watch::watch(self.llm, request, guard, max_string, self.spent, observer).await
+    }
+
+    /// What follows an answer that did not parse: the turns asking for a repair (the answer cut to a
+    /// bounded size, then the problems), with the error; or why there is no repair (a schema the
+    /// validator cannot compile, an answer cut off by the token limit).
+    fn repair_turns(
+        &self,
+        error: ParseError,
+        text: &str,
+        cut_off: bool,
+        rejected: &mut loops::Rejected,
+    ) -> Result<(Vec<Message>, ParseError), ExtractErrorKind> {
+        match error {
+            ParseError::InvalidSchema { source, .. } => Err(ExtractErrorKind::Schema(source)),
+            error if cut_off => Err(ExtractErrorKind::Truncated(error)),
+            error => {
+                rejected.note(text);
+                let turns = vec![
+                    Message::assistant(wording::cut(text, self.config.max_echo_chars)),
+                    Message::user(wording::repair_one(&error)),
+                ];
+                Ok((turns, error))
+            }
+        }
+    }
+}
+
+/// Parses a watched answer. After a loop, a complete valid value before it (the model closed its
+/// answer, then kept on writing and looped in what followed) is the answer; on the `last` attempt, a
+/// value cut by the loop is salvaged like a cut answer; otherwise the loop is the outcome (`Err`), and
+/// the next attempt recovers from it.
+fn parse_watched<G: Target>(
+    target: &G,
+    text: &str,
+    options: &ParseOptions,
+    repetition: Option<Loop>,
+    last: bool,
+) -> Result<Result<Parsed<G::Output>, ParseError>, Loop> {
+    let Some(found) = repetition else {
+        return Ok(target.parse_one(text, options));
+    };
+    let before = text.get(..found.start).unwrap_or(text);
+    match target.parse_one(before, options) {
+        Ok(parsed) => Ok(Ok(parsed)),
+        Err(_) if last => match target.parse_one(before, &options.with_salvage(true)) {
+            Ok(parsed) => Ok(Ok(parsed)),
+            Err(_) => Err(found),
+        },
+        Err(_) => Err(found),
+    }
+}
+
+/// The ledger's record of `response` as attempt `kind`, before its cost, timing and verdict are known.
+fn answered(kind: AttemptKind, response: &ChatResponse) -> Attempt {
+    Attempt {
+        kind,
+        raw: response.text.clone(),
+        thinking: response.thinking.clone(),
+        error: None,
+        usage: Default::default(),
+        finish: Some(response.finish.clone()),
+        repetition: None,
+        sampling: Sampling::default(),
+        items: 0,
+        elapsed: Default::default(),
+    }
+}
+
+/// The text to parse: the content, or the thinking channel when the content is empty (some servers put
+/// a constrained answer there).
+fn answer_text(response: &ChatResponse) -> &str {
+    match &response.thinking {
+        Some(thinking) if response.text.trim().is_empty() => thinking,
+        _ => &response.text,
+    }
+}
+
+/// The position the next attempt takes in the ledger (1 for the first).
+fn ledger_position(report: &Report) -> u32 {
+    u32::try_from(report.attempts.len())
+        .unwrap_or(u32::MAX)
+        .saturating_add(1)
+}

@@ -1,0 +1,109 @@
+//! The first request of an extraction: the system prompt with format instructions, the worked examples,
+//! the filled template, and in constrained mode the schema rendered for the backend's dialect.
+
+use super::Engine;
+use crate::extract::config::{Input, Mode};
+use crate::extract::error::{ExtractError, ExtractErrorKind};
+use crate::extract::target::Target;
+use crate::extract::wording::{self, AnswerShape};
+use crate::extract::{example_turns, loops, tokens};
+use crate::llm::ChatRequest;
+use crate::report::Report;
+use crate::schema::Shape;
+use serde_json::Value;
+use std::sync::Arc;
+
+impl Engine<'_> {
+    /// The first request: system prompt with format instructions, the filled template, and in
+    /// constrained mode the schema rendered for the backend's dialect; with the shape of the answer and
+    /// the longest string value it may hold (from the input's length, `loops::max_string`).
+    pub(super) fn first_request(
+        &self,
+        target: &impl Target,
+        input: Input,
+        many: bool,
+    ) -> Result<(ChatRequest, AnswerShape, Option<usize>), ExtractError> {
+        let fail = |kind| ExtractError::new(kind, Report::default());
+        let config = self.config;
+        let vars = input
+            .into_vars()
+            .map_err(|e| fail(ExtractErrorKind::Template(e)))?;
+        let user = wording::render(&config.template, &vars)
+            .map_err(|e| fail(ExtractErrorKind::Template(e)))?;
+        let set = target.schema();
+        let constrained = matches!(config.mode, Mode::Constrained | Mode::Tool);
+        let (shape, schema_shape) = match (many, constrained) {
+            (false, _) => (AnswerShape::One, Shape::One),
+            (true, true) if !self.llm.constrains_json_lines() => (AnswerShape::List, Shape::List),
+            (true, _) => (AnswerShape::Lines, Shape::Line),
+        };
+        let definitions = if many {
+            set.line_format_instructions()
+        } else {
+            set.format_instructions()
+        };
+        let max_items = if many { config.max_items } else { None };
+        let examples = example_turns::turns(config, target, shape, &vars).map_err(fail)?;
+        let mut system =
+            wording::system_prompt(&config.instructions, shape, definitions, max_items);
+        example_turns::note(&mut system, examples.len() / 2);
+        let mut request = ChatRequest::new(user).with_system(system);
+        request.messages = examples.into_iter().chain(request.messages).collect();
+        if constrained {
+            self.constrain(&mut request, target, (shape, schema_shape), max_items)
+                .map_err(fail)?;
+        }
+        request.max_tokens = Some(config.max_tokens.unwrap_or_else(|| {
+            if many {
+                tokens::for_list(set.generic(), max_items)
+            } else {
+                tokens::for_one(set.generic())
+            }
+        }));
+        // Greedy and seeded unless the caller says otherwise: the same request gets the same answer on
+        // every backend, and a loop is recovered from deliberately (`loops::recover`).
+        request.temperature = Some(config.temperature.unwrap_or(0.0));
+        request.seed = Some(config.seed.unwrap_or(0));
+        let max_string = loops::max_string(&config.loop_guard, &vars, set.generic());
+        Ok((request, shape, max_string))
+    }
+
+    /// Adds the schema, rendered for the backend's dialect in `shape`, to `request` (constrained and
+    /// tool modes): with the source of a grounded target when the backend grounds while decoding, and a
+    /// list's `max_items` where the dialect carries it.
+    fn constrain(
+        &self,
+        request: &mut ChatRequest,
+        target: &impl Target,
+        (shape, schema_shape): (AnswerShape, Shape),
+        max_items: Option<usize>,
+    ) -> Result<(), ExtractErrorKind> {
+        let config = self.config;
+        let set = target.schema();
+        let dialect = self.llm.dialect();
+        // A backend that grounds while decoding gets the source and the schema with its marks.
+        let grounding = target
+            .grounding()
+            .filter(|_| self.llm.constrains_grounding() && config.mode == Mode::Constrained);
+        let rendered = match grounding {
+            Some(_) => set.for_dialect_grounded(dialect, schema_shape),
+            None => set.for_dialect(dialect, schema_shape),
+        };
+        let mut schema = rendered.map_err(ExtractErrorKind::Schema)?.clone();
+        request.grounding = grounding.map(Arc::from);
+        if let (AnswerShape::List, Some(n), true) = (shape, max_items, dialect.carries_max_items())
+        {
+            if let Some(items) = schema
+                .pointer_mut("/properties/items")
+                .and_then(Value::as_object_mut)
+            {
+                items.insert("maxItems".into(), Value::from(n));
+            }
+        }
+        request.schema_name = Some(set.name().into());
+        request.schema = Some(schema);
+        request.json_lines = shape == AnswerShape::Lines;
+        request.tool_call = config.mode == Mode::Tool;
+        Ok(())
+    }
+}
