@@ -1,7 +1,7 @@
-//! What the HTTP backends share: the client with its timeouts and body limit, sending with the retry
-//! policy, turning error statuses into [`LlmError`]s, and turning a streamed body into [`ChatEvent`]s.
-//!
-//! Each backend only describes its wire format (a [`WireFormat`]: one body line in, events out).
+//! The transport under the HTTP backend: the client with its timeouts and body limit, sending with the
+//! retry policy, reading error statuses, and turning a streamed body into [`ChatEvent`]s (a
+//! [`WireFormat`]: one body line in, events out). What an error means is the backend's
+//! [`ErrorRule`]; the backend and its protocols are in `backend.rs`.
 
 use super::retry::{self, Retries};
 use super::{ChatEvent, ChatStream, LlmError, RetryPolicy, TimeoutPhase, Usage};
@@ -96,33 +96,33 @@ macro_rules! http_builder_methods {
     () => {
         /// How long opening a connection may take (default 10 s).
         pub fn connect_timeout(mut self, timeout: std::time::Duration) -> Self {
-            self.http.connect_timeout = timeout;
+            self.common.http.connect_timeout = timeout;
             self
         }
 
         /// How long to wait for the server's response: for a streamed answer until its headers arrive,
         /// otherwise for the whole answer (default 300 s, room for loading a model).
         pub fn request_timeout(mut self, timeout: std::time::Duration) -> Self {
-            self.http.request_timeout = timeout;
+            self.common.http.request_timeout = timeout;
             self
         }
 
         /// How long a response under way may go without sending a byte (default 60 s).
         pub fn idle_timeout(mut self, timeout: std::time::Duration) -> Self {
-            self.http.idle_timeout = timeout;
+            self.common.http.idle_timeout = timeout;
             self
         }
 
         /// The most bytes one response body may have (default 16 MiB); a larger one fails with
         /// [`LlmError::BodyTooLarge`](crate::llm::LlmError::BodyTooLarge).
         pub fn max_body_bytes(mut self, limit: usize) -> Self {
-            self.http.max_body_bytes = limit;
+            self.common.http.max_body_bytes = limit;
             self
         }
 
         /// How transient failures are retried (default [`RetryPolicy::new`](crate::llm::RetryPolicy::new)).
         pub fn retry(mut self, policy: crate::llm::RetryPolicy) -> Self {
-            self.http.retry = policy;
+            self.common.http.retry = policy;
             self
         }
     };
@@ -151,12 +151,15 @@ pub(crate) struct Outgoing<'a> {
     pub connect_hint: &'a str,
 }
 
-impl Outgoing<'_> {
-    /// `err` without this request's credentials: the bearer key and any in the URL.
-    pub fn scrub(&self, err: LlmError) -> LlmError {
-        scrub(err, self.bearer, self.url)
-    }
+/// What an error means: every error a request or its stream meets goes through [`ErrorRule::refine`]
+/// once, before the retry policy sees it (it logs each transient failure).
+pub(crate) trait ErrorRule: Send + Sync + 'static {
+    /// `err` without the credentials of the backend (its key, any in its URL) and with its meaning;
+    /// `body` is the body of the error status `err` reports, if it reports one.
+    fn refine(&self, err: LlmError, body: Option<&[u8]>) -> LlmError;
+}
 
+impl Outgoing<'_> {
     /// The same request, owning what it borrows, to send again later.
     fn owned(self) -> OwnedOutgoing {
         OwnedOutgoing {
@@ -295,10 +298,11 @@ impl HttpClient {
 
     /// Sends the request, reads the whole body (bounded) and hands it to `read`, retrying transient
     /// failures, since nothing has been handed to the caller yet: a body that stalls or breaks, and one
-    /// `read` finds is not the answer the request asked for.
+    /// `read` finds is not the answer the request asked for. Every error goes through `rule`.
     pub async fn send_and_read<T>(
         &self,
         request: &Outgoing<'_>,
+        rule: &impl ErrorRule,
         read: impl Fn(&[u8]) -> Result<T, LlmError>,
     ) -> Result<T, LlmError> {
         self.options
@@ -306,12 +310,13 @@ impl HttpClient {
             .run("the request", || async {
                 // One deadline for the headers and the whole body together.
                 let whole = async {
-                    let response = self.send_once(request).await?;
-                    read(&self.body(response).read_all().await?)
+                    let response = self.send_once(request, rule).await?;
+                    let body = self.body(response).read_all().await;
+                    body.and_then(|bytes| read(&bytes))
+                        .map_err(|e| rule.refine(e, None))
                 };
                 match tokio::time::timeout(self.options.request_timeout, whole).await {
-                    // Scrubbed before the retry policy sees it: it logs each transient failure.
-                    Ok(result) => result.map_err(|e| request.scrub(e)),
+                    Ok(result) => result,
                     Err(_) => Err(LlmError::Timeout {
                         phase: TimeoutPhase::Response,
                         after: self.options.request_timeout,
@@ -325,27 +330,27 @@ impl HttpClient {
     /// breaks with a transient failure (the connection closed or went silent before the end, or the
     /// body is not the stream asked for) is sent again under the retry policy, with one budget for the
     /// whole request: the retries of its first send count. When the broken stream had delivered
-    /// anything, a [`ChatEvent::Restart`] says that the answer starts over. `map` refines and scrubs
-    /// every error (it must call [`scrub`]); the error that ends the stream, if any, is its last item.
-    pub async fn stream<W, N, M>(
+    /// anything, a [`ChatEvent::Restart`] says that the answer starts over. Every error goes through
+    /// `rule`; the error that ends the stream, if any, is its last item.
+    pub async fn stream<W, N, R>(
         &self,
         request: &Outgoing<'_>,
+        rule: R,
         new_wire: N,
-        map: M,
     ) -> Result<ChatStream, LlmError>
     where
         W: WireFormat,
         N: Fn() -> W + Send + 'static,
-        M: Fn(LlmError) -> LlmError + Send + Sync + 'static,
+        R: ErrorRule,
     {
         let mut retries = self.options.retry.start();
-        let response = self.send_counted(request, &mut retries, &map).await?;
+        let response = self.send_counted(request, &mut retries, &rule).await?;
         let events = EventState::new(self.body(response), new_wire());
         let state = Resuming {
             client: self.clone(),
             request: request.owned(),
             new_wire,
-            map,
+            rule,
             retries,
             events,
             delivered: false,
@@ -360,20 +365,17 @@ impl HttpClient {
         )))
     }
 
-    /// Sends the request until it gets a success status, counting its retries in `retries`. An error
-    /// status becomes [`LlmError::Http`] with the server's message, which `map` refines.
+    /// Sends the request until it gets a success status, counting its retries in `retries`.
     async fn send_counted(
         &self,
         request: &Outgoing<'_>,
         retries: &mut Retries,
-        map: &impl Fn(LlmError) -> LlmError,
+        rule: &impl ErrorRule,
     ) -> Result<reqwest::Response, LlmError> {
         loop {
-            match self.send_once(request).await {
+            match self.send_once(request, rule).await {
                 Ok(response) => return Ok(response),
                 Err(err) => {
-                    // Scrubbed before the retry policy sees it: it logs each transient failure.
-                    let err = map(request.scrub(err));
                     if !retries.again("the request", &err).await {
                         return Err(err);
                     }
@@ -382,7 +384,25 @@ impl HttpClient {
         }
     }
 
-    async fn send_once(&self, request: &Outgoing<'_>) -> Result<reqwest::Response, LlmError> {
+    /// Sends the request once; an error status becomes [`LlmError::Http`] with the server's message,
+    /// which `rule` gives its meaning (with the body), as it does every other error.
+    async fn send_once(
+        &self,
+        request: &Outgoing<'_>,
+        rule: &impl ErrorRule,
+    ) -> Result<reqwest::Response, LlmError> {
+        match self.send_raw(request).await {
+            Ok(response) => Ok(response),
+            Err((err, body)) => Err(rule.refine(err, body.as_deref())),
+        }
+    }
+
+    /// Sends the request once: the response of a success status, or the error and the error status's
+    /// body, if there was one.
+    async fn send_raw(
+        &self,
+        request: &Outgoing<'_>,
+    ) -> Result<reqwest::Response, (LlmError, Option<Vec<u8>>)> {
         let mut builder = match request.body {
             Some(body) => self.client.post(request.url).json(body),
             None => self.client.get(request.url),
@@ -397,7 +417,8 @@ impl HttpClient {
                                 "the API key cannot be sent in the {name} header (it holds characters \
                                  a header cannot carry); check the key"
                             ),
-                        })?;
+                        })
+                        .map_err(|err| (err, None))?;
                     value.set_sensitive(true);
                     builder.header(name, value)
                 }
@@ -409,12 +430,13 @@ impl HttpClient {
         let timeout = self.options.request_timeout;
         let response = match tokio::time::timeout(timeout, builder.send()).await {
             Err(_) => {
-                return Err(LlmError::Timeout {
+                let err = LlmError::Timeout {
                     phase: TimeoutPhase::Response,
                     after: timeout,
-                })
+                };
+                return Err((err, None));
             }
-            Ok(Err(err)) => return Err(self.send_error(request, &err)),
+            Ok(Err(err)) => return Err((self.send_error(request, &err), None)),
             Ok(Ok(response)) => response,
         };
         let status = response.status();
@@ -428,10 +450,11 @@ impl HttpClient {
             .and_then(|v| retry::retry_after(v, SystemTime::now()));
         // The error body is read with the same limits; if even that fails, the status alone must do.
         let mut body = self.body(response);
-        let text = match tokio::time::timeout(timeout, body.read_all()).await {
-            Ok(Ok(bytes)) => server_message(&bytes),
-            _ => String::new(),
+        let bytes = match tokio::time::timeout(timeout, body.read_all()).await {
+            Ok(Ok(bytes)) => Some(bytes),
+            _ => None,
         };
+        let text = bytes.as_deref().map(server_message).unwrap_or_default();
         let message = if text.is_empty() {
             status
                 .canonical_reason()
@@ -440,11 +463,12 @@ impl HttpClient {
         } else {
             text
         };
-        Err(LlmError::Http {
+        let err = LlmError::Http {
             status: status.as_u16(),
             message,
             retry_after,
-        })
+        };
+        Err((err, bytes))
     }
 
     fn send_error(&self, request: &Outgoing<'_>, err: &reqwest::Error) -> LlmError {
@@ -539,7 +563,7 @@ impl BodyReader {
     }
 }
 
-/// A streamed wire format: NDJSON (Ollama) or server-sent events (OpenAI).
+/// A streamed body's lines read into events (a protocol's reader behind its framing).
 pub(crate) trait WireFormat: Send + 'static {
     /// Handles one complete line of the body (without its line break).
     fn line(&mut self, line: &str, events: &mut VecDeque<ChatEvent>) -> Result<(), LlmError>;
@@ -627,11 +651,11 @@ impl<W: WireFormat> EventState<W> {
 }
 
 /// A streamed answer that sends its request again when the stream breaks transiently.
-struct Resuming<W, N, M> {
+struct Resuming<W, N, R> {
     client: HttpClient,
     request: OwnedOutgoing,
     new_wire: N,
-    map: M,
+    rule: R,
     retries: Retries,
     events: EventState<W>,
     /// Whether the current stream handed on any text (answer or reasoning).
@@ -639,11 +663,11 @@ struct Resuming<W, N, M> {
     ended: bool,
 }
 
-impl<W, N, M> Resuming<W, N, M>
+impl<W, N, R> Resuming<W, N, R>
 where
     W: WireFormat,
     N: Fn() -> W,
-    M: Fn(LlmError) -> LlmError,
+    R: ErrorRule,
 {
     async fn next(&mut self) -> Option<Result<ChatEvent, LlmError>> {
         loop {
@@ -661,7 +685,7 @@ where
                     }
                     return Some(Ok(event));
                 }
-                Some(Err(err)) => (self.map)(err),
+                Some(Err(err)) => self.rule.refine(err, None),
             };
             let usage = self.events.wire.usage();
             if !self.retries.again("the answer stream", &err).await {
@@ -671,7 +695,7 @@ where
             let request = self.request.borrow();
             let response = self
                 .client
-                .send_counted(&request, &mut self.retries, &self.map)
+                .send_counted(&request, &mut self.retries, &self.rule)
                 .await;
             match response {
                 Err(err) => {

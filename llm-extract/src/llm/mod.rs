@@ -12,6 +12,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 mod anthropic;
+mod backend;
 mod credentials;
 mod error;
 mod from_fn;
@@ -178,8 +179,8 @@ impl ChatRequest {
         self.tool_call = tool_call;
         self
     }
-    /// The system prompt (if any) then the conversation, as the `{role, content}` objects both HTTP wire
-    /// formats use.
+    /// The system prompt (if any) then the conversation, as the `{role, content}` objects of the
+    /// OpenAI-compatible and Ollama wire formats (Anthropic and Gemini take the system prompt apart).
     pub(crate) fn wire_messages(&self) -> Vec<Value> {
         let system = self
             .system
