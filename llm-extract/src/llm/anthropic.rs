@@ -186,6 +186,9 @@ impl Protocol for MessagesWire {
     const KEY_HEADER: Option<&'static str> = Some("x-api-key");
     const CONNECT_HINT: &'static str =
         "is the API reachable from here? Check the base URL (and any proxy)";
+    const MODEL_HINT: &'static str =
+        "check the model name (e.g. claude-sonnet-4-5); GET {base}/v1/models lists the models this key can use";
+    const ENDPOINT_HINT: &'static str = "is {base} the API root? requests go to {base}/v1/messages";
     type Stream = MessageEvents;
 
     fn dialect(&self) -> Dialect {
@@ -266,25 +269,6 @@ impl Protocol for MessagesWire {
 
     fn read(&self, answer: &Value) -> Result<ChatResponse, LlmError> {
         read_message(answer)
-    }
-
-    fn stream(&self) -> MessageEvents {
-        MessageEvents::default()
-    }
-
-    fn model_hint(&self, site: &Site) -> String {
-        format!(
-            "check the model name (e.g. claude-sonnet-4-5); GET {}/v1/models lists the models \
-             this key can use",
-            http::redact_url(&site.base)
-        )
-    }
-
-    fn endpoint_hint(&self, site: &Site) -> String {
-        format!(
-            "is {} the API root? requests go to {{base}}/v1/messages",
-            http::redact_url(&site.base)
-        )
     }
 }
 
@@ -376,7 +360,6 @@ enum Block {
 #[derive(Default)]
 struct MessageEvents {
     blocks: Vec<(u64, Block)>,
-    answer: Answer,
 }
 
 impl MessageEvents {
@@ -389,17 +372,24 @@ impl MessageEvents {
 }
 
 impl StreamReader for MessageEvents {
-    fn event(&mut self, data: &str, events: &mut VecDeque<ChatEvent>) -> Result<(), LlmError> {
+    const UNFINISHED: &'static str = "no stop_reason, no message_stop";
+
+    fn event(
+        &mut self,
+        data: &str,
+        answer: &mut Answer,
+        events: &mut VecDeque<ChatEvent>,
+    ) -> Result<(), LlmError> {
         let event = backend::json_event(data)?;
         let index = event.get("index").and_then(Value::as_u64).unwrap_or(0);
         match event.get("type").and_then(Value::as_str).unwrap_or("") {
             "message_start" => {
                 let message = event.get("message");
-                self.answer.model = message
+                answer.model = message
                     .and_then(|m| m.get("model"))
                     .and_then(Value::as_str)
                     .map(str::to_owned);
-                read_usage(message.and_then(|m| m.get("usage")), &mut self.answer.usage);
+                read_usage(message.and_then(|m| m.get("usage")), &mut answer.usage);
             }
             "content_block_start" => {
                 let block = event.get("content_block");
@@ -412,7 +402,7 @@ impl StreamReader for MessageEvents {
                 self.blocks.push((index, kind));
                 if kind == Block::Answer {
                     let text = block.and_then(|b| b.get("text")).and_then(Value::as_str);
-                    self.answer.text(text.unwrap_or_default(), events);
+                    answer.text(text.unwrap_or_default(), events);
                 }
             }
             "content_block_delta" => {
@@ -424,7 +414,7 @@ impl StreamReader for MessageEvents {
                         .unwrap_or("")
                 };
                 match delta.and_then(|d| d.get("type")).and_then(Value::as_str) {
-                    Some("text_delta") => self.answer.text(field("text"), events),
+                    Some("text_delta") => answer.text(field("text"), events),
                     Some("input_json_delta") => {
                         let json = field("partial_json");
                         if let Some(block) = self.block(index) {
@@ -432,27 +422,27 @@ impl StreamReader for MessageEvents {
                                 *block = Block::Answer;
                             }
                         }
-                        self.answer.text(json, events);
+                        answer.text(json, events);
                     }
-                    Some("thinking_delta") => self.answer.thought(field("thinking"), events),
+                    Some("thinking_delta") => answer.thought(field("thinking"), events),
                     _ => {}
                 }
             }
             "content_block_stop" => {
                 if matches!(self.block(index), Some(Block::EmptyTool)) {
                     // A tool called with no input streams no delta: its input is `{}`.
-                    self.answer.text("{}", events);
+                    answer.text("{}", events);
                 }
             }
             "message_delta" => {
                 if let Some(finish) =
                     stop_reason(event.get("delta").and_then(|d| d.get("stop_reason")))
                 {
-                    self.answer.finish = Some(finish);
+                    answer.finish = Some(finish);
                 }
-                read_usage(event.get("usage"), &mut self.answer.usage);
+                read_usage(event.get("usage"), &mut answer.usage);
             }
-            "message_stop" => self.answer.done(events),
+            "message_stop" => answer.done(events),
             "error" => {
                 let error = event.get("error");
                 let text = |key: &str| error.and_then(|e| e.get(key)).and_then(Value::as_str);
@@ -469,29 +459,6 @@ impl StreamReader for MessageEvents {
         }
         Ok(())
     }
-
-    fn end(&mut self, events: &mut VecDeque<ChatEvent>) -> Result<(), LlmError> {
-        if self.answer.finish.is_none() {
-            return Err(LlmError::Stream {
-                message:
-                    "the stream ended before the server finished the message (no stop_reason, \
-                          no message_stop)"
-                        .into(),
-                partial: String::new(),
-            });
-        }
-        // A stop reason but no `message_stop`: the answer is complete.
-        self.answer.done(events);
-        Ok(())
-    }
-
-    fn finished(&self) -> bool {
-        self.answer.done
-    }
-
-    fn usage(&self) -> Usage {
-        self.answer.usage
-    }
 }
 
 #[cfg(test)]
@@ -505,7 +472,7 @@ mod tests {
 
     /// The events a stream of these lines gives, and how it ended.
     fn read(body: &str) -> (VecDeque<ChatEvent>, Result<(), LlmError>) {
-        backend::read_body(backend(AnthropicOutput::Json).backend.protocol(), body)
+        backend::read_body::<MessageEvents>(Framing::Sse, body)
     }
 
     fn backend(output: AnthropicOutput) -> Anthropic {
@@ -680,27 +647,17 @@ mod tests {
 
     #[test]
     fn a_tool_without_input_deltas_answers_an_empty_object_and_an_error_event_ends_the_stream() {
-        let mut wire = MessageEvents::default();
-        let mut events = VecDeque::new();
-        for data in [
-            r#"{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","input":{}}}"#,
-            r#"{"type":"content_block_stop","index":0}"#,
-        ] {
-            wire.event(data, &mut events).unwrap();
-        }
-        assert_eq!(events.pop_front(), Some(ChatEvent::Delta("{}".into())));
-        let err = wire
-            .event(
-                r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
-                &mut events,
-            )
-            .unwrap_err();
+        let (events, end) = read(concat!(
+            "data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"input\":{}}}\n\n",
+            "data: {\"type\":\"content_block_stop\",\"index\":0}\n\n",
+            "data: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n",
+        ));
+        assert_eq!(events, [ChatEvent::Delta("{}".into())]);
+        let err = end.unwrap_err();
         assert!(matches!(err, LlmError::Stream { .. }));
         assert!(err.to_string().contains("overloaded_error"), "{err}");
-        assert!(matches!(
-            MessageEvents::default().end(&mut events),
-            Err(LlmError::Stream { .. })
-        ));
+        let (_, end) = read("data: {\"type\":\"message_start\"}\n\n");
+        assert!(matches!(end, Err(LlmError::Stream { .. })), "{end:?}");
     }
 
     proptest::proptest! {

@@ -47,6 +47,14 @@ pub(crate) struct Site {
     pub model: String,
 }
 
+impl Site {
+    /// `hint` with `{base}` (credentials redacted) and `{model}` filled in.
+    fn hint(&self, hint: &str) -> String {
+        hint.replace("{base}", &http::redact_url(&self.base))
+            .replace("{model}", &self.model)
+    }
+}
+
 /// A provider's wire format: everything the generic [`Backend`] does not know.
 pub(crate) trait Protocol: std::fmt::Debug + Send + Sync + 'static {
     /// The backend's name, in `Debug` output.
@@ -74,12 +82,12 @@ pub(crate) trait Protocol: std::fmt::Debug + Send + Sync + 'static {
     fn body(&self, site: &Site, request: &ChatRequest, stream: bool) -> Result<Value, LlmError>;
     /// A whole (non-streamed) answer. An error object in its place is caught before this is called.
     fn read(&self, answer: &Value) -> Result<ChatResponse, LlmError>;
-    /// A new streamed answer.
-    fn stream(&self) -> Self::Stream;
-    /// What to do when the server does not have the model.
-    fn model_hint(&self, site: &Site) -> String;
-    /// What to check when the server answers 404 about something other than the model.
-    fn endpoint_hint(&self, site: &Site) -> String;
+    /// What to do when the server does not have the model; `{base}` stands for the API root
+    /// (credentials redacted), `{model}` for the model.
+    const MODEL_HINT: &'static str;
+    /// What to check when the server answers 404 about something other than the model (`{base}` and
+    /// `{model}` as in [`MODEL_HINT`](Self::MODEL_HINT)).
+    const ENDPOINT_HINT: &'static str;
     /// What an error status means when this provider's error body says more than the status does;
     /// `None` leaves it to the rule of this module.
     fn classify(&self, status: u16, body: &Value) -> Option<Status> {
@@ -88,17 +96,40 @@ pub(crate) trait Protocol: std::fmt::Debug + Send + Sync + 'static {
     }
 }
 
-/// The reading of one streamed answer, event by event (an SSE event's data or one NDJSON line).
-pub(crate) trait StreamReader: Send + 'static {
-    /// Reads one event, pushing what it says onto `events`.
-    fn event(&mut self, data: &str, events: &mut VecDeque<ChatEvent>) -> Result<(), LlmError>;
-    /// The body ended cleanly before [`finished`](Self::finished): push the final [`ChatEvent::Done`]
-    /// or say why the answer is incomplete.
-    fn end(&mut self, events: &mut VecDeque<ChatEvent>) -> Result<(), LlmError>;
-    /// Whether the final [`ChatEvent::Done`] has been pushed (the rest of the body is not read).
-    fn finished(&self) -> bool;
-    /// The token counts the server sent so far, for an answer that breaks before its end.
-    fn usage(&self) -> Usage;
+/// The reading of one streamed answer, event by event (an SSE event's data or one NDJSON line), into
+/// the [`Answer`] the backend keeps for it.
+pub(crate) trait StreamReader: Default + Send + 'static {
+    /// What a stream that ends before the server finished the answer lacks (the marks of its end), for
+    /// the error that says so.
+    const UNFINISHED: &'static str;
+
+    /// Reads one event into `answer`, which pushes what it says onto `events`.
+    fn event(
+        &mut self,
+        data: &str,
+        answer: &mut Answer,
+        events: &mut VecDeque<ChatEvent>,
+    ) -> Result<(), LlmError>;
+
+    /// The body ended cleanly before the answer was done: it is complete when the server said why it
+    /// ended (some servers are terse about the rest), and broken otherwise.
+    fn end(
+        &mut self,
+        answer: &mut Answer,
+        events: &mut VecDeque<ChatEvent>,
+    ) -> Result<(), LlmError> {
+        if answer.finish.is_none() {
+            return Err(LlmError::Stream {
+                message: format!(
+                    "the stream ended before the server finished the answer ({})",
+                    Self::UNFINISHED
+                ),
+                partial: String::new(),
+            });
+        }
+        answer.done(events);
+        Ok(())
+    }
 }
 
 /// An HTTP backend speaking `P`. Cheap to clone (the client and settings are shared).
@@ -262,12 +293,7 @@ impl<P: Protocol> Backend<P> {
         let body = shared.protocol.body(&shared.site, &request, true)?;
         let url = shared.protocol.endpoint(&shared.site, true);
         let headers = shared.protocol.headers();
-        let this = self.clone();
-        let new_wire = move || Framed {
-            framing: P::FRAMING,
-            frames: SseFrames::default(),
-            reader: this.shared.protocol.stream(),
-        };
+        let new_wire = move || Framed::<P::Stream>::new(P::FRAMING);
         shared
             .http
             .stream(
@@ -306,17 +332,14 @@ impl<P: Protocol> Backend<P> {
             },
             Status::NotFound if message.to_lowercase().contains("model") => {
                 LlmError::ModelNotFound {
-                    hint: shared.protocol.model_hint(&shared.site),
+                    hint: shared.site.hint(P::MODEL_HINT),
                     model: shared.site.model.clone(),
                     message,
                 }
             }
             Status::NotFound => LlmError::Http {
                 status,
-                message: format!(
-                    "{message} ({})",
-                    shared.protocol.endpoint_hint(&shared.site)
-                ),
+                message: format!("{message} ({})", shared.site.hint(P::ENDPOINT_HINT)),
                 retry_after,
             },
             Status::Transient | Status::Refused => LlmError::Http {
@@ -352,19 +375,14 @@ impl<P: Protocol> Backend<P> {
     }
 }
 
-/// The events `protocol` reads from a streamed `body` (its lines framed as the protocol frames them),
-/// and how the body ended.
+/// The events a `R` reads from a streamed `body` framed as `framing` says, and how the body ended.
 #[cfg(test)]
-pub(crate) fn read_body<P: Protocol>(
-    protocol: &P,
+pub(crate) fn read_body<R: StreamReader>(
+    framing: Framing,
     body: &str,
 ) -> (VecDeque<ChatEvent>, Result<(), LlmError>) {
     use http::WireFormat as _;
-    let mut framed = Framed {
-        framing: P::FRAMING,
-        frames: SseFrames::default(),
-        reader: protocol.stream(),
-    };
+    let mut framed = Framed::<R>::new(framing);
     let mut events = VecDeque::new();
     for line in body.split('\n') {
         if let Err(err) = framed.line(line.trim_end_matches('\r'), &mut events) {
@@ -392,20 +410,37 @@ impl<P: Protocol> ErrorRule for Backend<P> {
     }
 }
 
-/// A [`StreamReader`] behind its protocol's framing: the lines of a body in, events out.
+/// A [`StreamReader`] behind its protocol's framing, with the answer it reads: the lines of a body in,
+/// events out.
 struct Framed<R> {
     framing: Framing,
     frames: SseFrames,
     reader: R,
+    answer: Answer,
+}
+
+impl<R: StreamReader> Framed<R> {
+    fn new(framing: Framing) -> Self {
+        Framed {
+            framing,
+            frames: SseFrames::default(),
+            reader: R::default(),
+            answer: Answer::default(),
+        }
+    }
+
+    fn event(&mut self, data: &str, events: &mut VecDeque<ChatEvent>) -> Result<(), LlmError> {
+        self.reader.event(data, &mut self.answer, events)
+    }
 }
 
 impl<R: StreamReader> http::WireFormat for Framed<R> {
     fn line(&mut self, line: &str, events: &mut VecDeque<ChatEvent>) -> Result<(), LlmError> {
         match self.framing {
             Framing::Ndjson if line.trim().is_empty() => Ok(()),
-            Framing::Ndjson => self.reader.event(line, events),
+            Framing::Ndjson => self.event(line, events),
             Framing::Sse => match self.frames.line(line) {
-                Some(data) => self.reader.event(&data, events),
+                Some(data) => self.event(&data, events),
                 None => Ok(()),
             },
         }
@@ -413,23 +448,23 @@ impl<R: StreamReader> http::WireFormat for Framed<R> {
 
     fn end(&mut self, events: &mut VecDeque<ChatEvent>) -> Result<(), LlmError> {
         if let Some(data) = self.frames.flush() {
-            self.reader.event(&data, events)?;
+            self.event(&data, events)?;
         }
-        if self.reader.finished() {
+        if self.answer.done {
             return Ok(());
         }
         if let Some(err) = self.frames.not_an_event_stream() {
             return Err(err);
         }
-        self.reader.end(events)
+        self.reader.end(&mut self.answer, events)
     }
 
     fn finished(&self) -> bool {
-        self.reader.finished()
+        self.answer.done
     }
 
     fn usage(&self) -> Usage {
-        self.reader.usage()
+        self.answer.usage
     }
 }
 

@@ -135,6 +135,10 @@ impl Protocol for GenerateWire {
     const KEY_HEADER: Option<&'static str> = Some("x-goog-api-key");
     const CONNECT_HINT: &'static str =
         "is the API reachable from here? Check the base URL (and any proxy)";
+    const MODEL_HINT: &'static str =
+        "check the model name (e.g. gemini-2.5-flash); GET {base}/v1beta/models lists the models this key can use";
+    const ENDPOINT_HINT: &'static str =
+        "is {base} the API root? requests go to {base}/v1beta/models/{model}:generateContent";
     type Stream = Responses;
 
     fn dialect(&self) -> Dialect {
@@ -199,28 +203,9 @@ impl Protocol for GenerateWire {
     }
 
     fn read(&self, value: &Value) -> Result<ChatResponse, LlmError> {
-        let mut whole = Responses::default();
-        whole.read(value, &mut VecDeque::new())?;
-        whole.response()
-    }
-
-    fn stream(&self) -> Responses {
-        Responses::default()
-    }
-
-    fn model_hint(&self, site: &Site) -> String {
-        format!(
-            "check the model name (e.g. gemini-2.5-flash); GET {}/v1beta/models lists the models \
-             this key can use",
-            http::redact_url(&site.base)
-        )
-    }
-
-    fn endpoint_hint(&self, site: &Site) -> String {
-        format!(
-            "is {} the API root? requests go to {{base}}/v1beta/models/{{model}}:generateContent",
-            http::redact_url(&site.base)
-        )
+        let mut answer = Answer::default();
+        Responses::read(&mut answer, value, &mut VecDeque::new())?;
+        Responses::response(answer)
     }
 
     /// A bad key is a 400 `INVALID_ARGUMENT` whose details give the reason `API_KEY_INVALID`.
@@ -339,14 +324,15 @@ fn withheld(reason: &str) -> Option<&'static str> {
 /// `streamGenerateContent?alt=sse` (each `data:` event one; no end marker: the body ends after the
 /// one carrying `finishReason`).
 #[derive(Debug, Default)]
-struct Responses {
-    answer: Answer,
-}
+struct Responses;
 
 impl Responses {
     /// Reads one response: its text parts (thought parts are reasoning), finish reason and usage.
-    fn read(&mut self, value: &Value, events: &mut VecDeque<ChatEvent>) -> Result<(), LlmError> {
-        let answer = &mut self.answer;
+    fn read(
+        answer: &mut Answer,
+        value: &Value,
+        events: &mut VecDeque<ChatEvent>,
+    ) -> Result<(), LlmError> {
         if let Some(message) = http::error_text(value) {
             return Err(LlmError::Stream {
                 message: format!("the server reported an error mid-answer: {message}"),
@@ -415,40 +401,27 @@ impl Responses {
     }
 
     /// The whole answer; one without a finish reason is not complete.
-    fn response(self) -> Result<ChatResponse, LlmError> {
-        if self.answer.finish.is_none() {
+    fn response(answer: Answer) -> Result<ChatResponse, LlmError> {
+        if answer.finish.is_none() {
             return Err(LlmError::InvalidResponse {
                 message: "the answer has no candidate with a finishReason".into(),
-                body: self.answer.text,
+                body: answer.text,
             });
         }
-        Ok(self.answer.response())
+        Ok(answer.response())
     }
 }
 
 impl StreamReader for Responses {
-    fn event(&mut self, data: &str, events: &mut VecDeque<ChatEvent>) -> Result<(), LlmError> {
-        self.read(&backend::json_event(data)?, events)
-    }
+    const UNFINISHED: &'static str = "no finishReason";
 
-    fn end(&mut self, events: &mut VecDeque<ChatEvent>) -> Result<(), LlmError> {
-        if self.answer.finish.is_none() {
-            return Err(LlmError::Stream {
-                message: "the stream ended before the server finished the answer (no finishReason)"
-                    .into(),
-                partial: String::new(),
-            });
-        }
-        self.answer.done(events);
-        Ok(())
-    }
-
-    fn finished(&self) -> bool {
-        self.answer.done
-    }
-
-    fn usage(&self) -> Usage {
-        self.answer.usage
+    fn event(
+        &mut self,
+        data: &str,
+        answer: &mut Answer,
+        events: &mut VecDeque<ChatEvent>,
+    ) -> Result<(), LlmError> {
+        Responses::read(answer, &backend::json_event(data)?, events)
     }
 }
 
@@ -574,10 +547,10 @@ mod tests {
 
     #[test]
     fn responses_give_text_thoughts_usage_and_finish() {
-        let mut answer = Responses::default();
+        let mut answer = Answer::default();
         let mut events = VecDeque::new();
-        answer
-            .read(
+        Responses::read(
+                &mut answer,
                 &json!({
                     "candidates": [{"content": {"role": "model", "parts": [
                         {"text": "plan", "thought": true}, {"text": "{\"a\":1}"}
@@ -588,7 +561,7 @@ mod tests {
                 &mut events,
             )
             .unwrap();
-        let done = answer.response().unwrap();
+        let done = Responses::response(answer).unwrap();
         assert_eq!(done.text, "{\"a\":1}");
         assert_eq!(done.thinking.as_deref(), Some("plan"));
         assert_eq!(done.finish, Finish::Length);
@@ -620,9 +593,8 @@ mod tests {
                 "BLOCKLIST",
             ),
         ] {
-            let err = Responses::default()
-                .read(&value, &mut VecDeque::new())
-                .unwrap_err();
+            let err =
+                Responses::read(&mut Answer::default(), &value, &mut VecDeque::new()).unwrap_err();
             match &err {
                 LlmError::Blocked { reason: got, .. } => assert_eq!(got, reason),
                 other => panic!("{other:?}"),

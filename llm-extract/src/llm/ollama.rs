@@ -260,6 +260,9 @@ impl Protocol for ChatWire {
     const KEY_HEADER: Option<&'static str> = None;
     const CONNECT_HINT: &'static str =
         "is Ollama running there? Start it with `ollama serve`, or set OLLAMA_HOST to where it listens";
+    const MODEL_HINT: &'static str =
+        "run `ollama pull {model}` on the server at {base}, or check the name with `ollama list`";
+    const ENDPOINT_HINT: &'static str = "is {base} an Ollama server? check OLLAMA_HOST";
     type Stream = Lines;
 
     fn dialect(&self) -> Dialect {
@@ -315,25 +318,6 @@ impl Protocol for ChatWire {
 
     fn read(&self, answer: &Value) -> Result<ChatResponse, LlmError> {
         read_response(answer)
-    }
-
-    fn stream(&self) -> Lines {
-        Lines::default()
-    }
-
-    fn model_hint(&self, site: &Site) -> String {
-        format!(
-            "run `ollama pull {}` on the server at {}, or check the name with `ollama list`",
-            site.model,
-            http::redact_url(&site.base)
-        )
-    }
-
-    fn endpoint_hint(&self, site: &Site) -> String {
-        format!(
-            "is {} an Ollama server? check OLLAMA_HOST",
-            http::redact_url(&site.base)
-        )
     }
 }
 
@@ -404,14 +388,18 @@ impl Chunk {
 
 /// Ollama's NDJSON stream: one object a line, the last with `done: true`.
 #[derive(Default)]
-struct Lines {
-    answer: Answer,
-}
+struct Lines;
 
 impl StreamReader for Lines {
-    fn event(&mut self, line: &str, events: &mut VecDeque<ChatEvent>) -> Result<(), LlmError> {
+    const UNFINISHED: &'static str = "no done line";
+
+    fn event(
+        &mut self,
+        line: &str,
+        answer: &mut Answer,
+        events: &mut VecDeque<ChatEvent>,
+    ) -> Result<(), LlmError> {
         let chunk = Chunk::read(&backend::answer_event(line)?)?;
-        let answer = &mut self.answer;
         if answer.model.is_none() {
             answer.model = chunk.model;
         }
@@ -425,19 +413,15 @@ impl StreamReader for Lines {
         Ok(())
     }
 
-    fn end(&mut self, events: &mut VecDeque<ChatEvent>) -> Result<(), LlmError> {
+    fn end(
+        &mut self,
+        answer: &mut Answer,
+        events: &mut VecDeque<ChatEvent>,
+    ) -> Result<(), LlmError> {
         // No `done: true` line: Ollama cut the answer (its repeat guard does this).
-        self.answer.finish = Some(Finish::Length);
-        self.answer.done(events);
+        answer.finish = Some(Finish::Length);
+        answer.done(events);
         Ok(())
-    }
-
-    fn finished(&self) -> bool {
-        self.answer.done
-    }
-
-    fn usage(&self) -> Usage {
-        self.answer.usage
     }
 }
 
@@ -527,8 +511,7 @@ mod tests {
 
     /// The events a stream of this body gives, and how it ended.
     fn read(body: &str) -> (VecDeque<ChatEvent>, Result<(), LlmError>) {
-        let llm = Ollama::builder("m").host("localhost").build().unwrap();
-        backend::read_body(llm.backend.protocol(), body)
+        backend::read_body::<Lines>(Framing::Ndjson, body)
     }
 
     #[test]

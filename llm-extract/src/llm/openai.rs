@@ -159,6 +159,9 @@ impl Protocol for OpenAiWire {
     const API: Option<OfficialApi> = Some(OPENAI_API);
     const KEY_HEADER: Option<&'static str> = None;
     const CONNECT_HINT: &'static str = "is the server running there? Check the base URL";
+    const MODEL_HINT: &'static str =
+        "check the model name; GET {base}/models lists the models this server has";
+    const ENDPOINT_HINT: &'static str = "is {base} the API root? it usually ends in /v1";
     type Stream = Chunks;
 
     fn dialect(&self) -> Dialect {
@@ -251,24 +254,6 @@ impl Protocol for OpenAiWire {
     fn read(&self, answer: &Value) -> Result<ChatResponse, LlmError> {
         read_completion(answer)
     }
-
-    fn stream(&self) -> Chunks {
-        Chunks::default()
-    }
-
-    fn model_hint(&self, site: &Site) -> String {
-        format!(
-            "check the model name; GET {}/models lists the models this server has",
-            http::redact_url(&site.base)
-        )
-    }
-
-    fn endpoint_hint(&self, site: &Site) -> String {
-        format!(
-            "is {} the API root? it usually ends in /v1",
-            http::redact_url(&site.base)
-        )
-    }
 }
 
 /// A non-streamed completion.
@@ -348,22 +333,26 @@ fn usage(value: Option<&Value>) -> Option<Usage> {
 
 /// A streamed completion: `data: <chunk>` events, ending with `data: [DONE]`.
 #[derive(Default)]
-struct Chunks {
-    answer: Answer,
-}
+struct Chunks;
 
 impl StreamReader for Chunks {
-    fn event(&mut self, data: &str, events: &mut VecDeque<ChatEvent>) -> Result<(), LlmError> {
+    const UNFINISHED: &'static str = "no finish_reason, no [DONE]";
+
+    fn event(
+        &mut self,
+        data: &str,
+        answer: &mut Answer,
+        events: &mut VecDeque<ChatEvent>,
+    ) -> Result<(), LlmError> {
         let data = data.trim();
         if data.is_empty() {
             return Ok(());
         }
         if data == "[DONE]" {
-            self.answer.done(events);
+            answer.done(events);
             return Ok(());
         }
         let chunk = backend::answer_event(data)?;
-        let answer = &mut self.answer;
         if let Some(usage) = usage(chunk.get("usage")) {
             answer.usage = usage;
         }
@@ -395,29 +384,6 @@ impl StreamReader for Chunks {
         }
         Ok(())
     }
-
-    fn end(&mut self, events: &mut VecDeque<ChatEvent>) -> Result<(), LlmError> {
-        if self.answer.finish.is_none() {
-            return Err(LlmError::Stream {
-                message:
-                    "the stream ended before the server finished the answer (no finish_reason, \
-                          no [DONE])"
-                        .into(),
-                partial: String::new(),
-            });
-        }
-        // A finish reason but no `[DONE]`: the answer is complete, the server is just terse.
-        self.answer.done(events);
-        Ok(())
-    }
-
-    fn finished(&self) -> bool {
-        self.answer.done
-    }
-
-    fn usage(&self) -> Usage {
-        self.answer.usage
-    }
 }
 
 #[cfg(test)]
@@ -431,8 +397,7 @@ mod tests {
 
     /// The events a stream of these lines gives, and how it ended.
     fn read(lines: &[&str]) -> (VecDeque<ChatEvent>, Result<(), LlmError>) {
-        let llm = OpenAiCompatible::new("http://h", "m").unwrap();
-        backend::read_body(llm.backend.protocol(), &lines.join("\n\n"))
+        backend::read_body::<Chunks>(Framing::Sse, &lines.join("\n\n"))
     }
 
     #[test]
