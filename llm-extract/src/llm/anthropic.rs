@@ -8,14 +8,15 @@
 //! answer arrives as text deltas (`text_delta`, or the tool's `input_json_delta.partial_json`), so items
 //! of a list come out as each completes.
 
-use super::backend::{self, http_backend, key_builder_methods, Answer, Backend, Common, Site};
+use super::backend::{
+    self, http_backend, key_builder_methods, wire_setters, Answer, Backend, Common, Site,
+};
 use super::backend::{Framing, Protocol, StreamReader};
 use super::credentials::OfficialApi;
 use super::http::{self, http_builder_methods};
-use super::{ChatEvent, ChatRequest, ChatResponse, Finish, LlmError, Role, Usage};
+use super::{ChatRequest, ChatResponse, Finish, LlmError, Role, Usage};
 use crate::schema::Dialect;
 use serde_json::{json, Map, Value};
-use std::collections::VecDeque;
 
 /// The API root used when none is given.
 const DEFAULT_BASE: &str = "https://api.anthropic.com";
@@ -109,30 +110,20 @@ impl AnthropicBuilder {
         "https://api.anthropic.com"
     );
 
-    /// The `anthropic-version` header (default `2023-06-01`).
-    pub fn version(mut self, version: impl Into<String>) -> Self {
-        self.wire.version = version.into();
-        self
-    }
+    wire_setters! {
+        /// The `anthropic-version` header (default `2023-06-01`).
+        version: impl Into<String>;
 
-    /// How a schema is sent (default [`AnthropicOutput::Json`]). A request with
-    /// [`ChatRequest::tool_call`] set always uses [`AnthropicOutput::Tool`].
-    pub fn output(mut self, output: AnthropicOutput) -> Self {
-        self.wire.output = output;
-        self
-    }
+        /// How a schema is sent (default [`AnthropicOutput::Json`]). A request with
+        /// [`ChatRequest::tool_call`] set always uses [`AnthropicOutput::Tool`].
+        output: AnthropicOutput;
 
-    /// Whether the forced tool is sent with `strict: true` (default `true`: the schema is rendered in
-    /// [`Dialect::Anthropic`], which strict tools accept). Turn it off for models without strict tool use.
-    pub fn strict_tool(mut self, strict: bool) -> Self {
-        self.wire.strict_tool = strict;
-        self
-    }
+        /// Whether the forced tool is sent with `strict: true` (default `true`: the schema is rendered in
+        /// [`Dialect::Anthropic`], which strict tools accept). Turn it off for models without strict tool use.
+        strict_tool: bool;
 
-    /// The `max_tokens` sent when a request sets none (the Messages API requires one; default 4096).
-    pub fn default_max_tokens(mut self, max_tokens: u32) -> Self {
-        self.wire.default_max_tokens = max_tokens;
-        self
+        /// The `max_tokens` sent when a request sets none (the Messages API requires one; default 4096).
+        default_max_tokens: u32;
     }
 
     http_builder_methods!();
@@ -374,12 +365,7 @@ impl MessageEvents {
 impl StreamReader for MessageEvents {
     const UNFINISHED: &'static str = "no stop_reason, no message_stop";
 
-    fn event(
-        &mut self,
-        data: &str,
-        answer: &mut Answer,
-        events: &mut VecDeque<ChatEvent>,
-    ) -> Result<(), LlmError> {
+    fn event(&mut self, data: &str, answer: &mut Answer) -> Result<(), LlmError> {
         let event = backend::json_event(data)?;
         let index = event.get("index").and_then(Value::as_u64).unwrap_or(0);
         match event.get("type").and_then(Value::as_str).unwrap_or("") {
@@ -402,7 +388,7 @@ impl StreamReader for MessageEvents {
                 self.blocks.push((index, kind));
                 if kind == Block::Answer {
                     let text = block.and_then(|b| b.get("text")).and_then(Value::as_str);
-                    answer.text(text.unwrap_or_default(), events);
+                    answer.text(text.unwrap_or_default());
                 }
             }
             "content_block_delta" => {
@@ -414,7 +400,7 @@ impl StreamReader for MessageEvents {
                         .unwrap_or("")
                 };
                 match delta.and_then(|d| d.get("type")).and_then(Value::as_str) {
-                    Some("text_delta") => answer.text(field("text"), events),
+                    Some("text_delta") => answer.text(field("text")),
                     Some("input_json_delta") => {
                         let json = field("partial_json");
                         if let Some(block) = self.block(index) {
@@ -422,16 +408,16 @@ impl StreamReader for MessageEvents {
                                 *block = Block::Answer;
                             }
                         }
-                        answer.text(json, events);
+                        answer.text(json);
                     }
-                    Some("thinking_delta") => answer.thought(field("thinking"), events),
+                    Some("thinking_delta") => answer.thought(field("thinking")),
                     _ => {}
                 }
             }
             "content_block_stop" => {
                 if matches!(self.block(index), Some(Block::EmptyTool)) {
                     // A tool called with no input streams no delta: its input is `{}`.
-                    answer.text("{}", events);
+                    answer.text("{}");
                 }
             }
             "message_delta" => {
@@ -442,7 +428,7 @@ impl StreamReader for MessageEvents {
                 }
                 read_usage(event.get("usage"), &mut answer.usage);
             }
-            "message_stop" => answer.done(events),
+            "message_stop" => answer.done(),
             "error" => {
                 let error = event.get("error");
                 let text = |key: &str| error.and_then(|e| e.get(key)).and_then(Value::as_str);
@@ -464,7 +450,9 @@ impl StreamReader for MessageEvents {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::llm::ChatEvent;
     use crate::llm::{Message, Secret};
+    use std::collections::VecDeque;
 
     fn body_of(llm: &Anthropic, request: &ChatRequest, stream: bool) -> Value {
         llm.backend.request_body(request, stream).unwrap()

@@ -103,21 +103,12 @@ pub(crate) trait StreamReader: Default + Send + 'static {
     /// the error that says so.
     const UNFINISHED: &'static str;
 
-    /// Reads one event into `answer`, which pushes what it says onto `events`.
-    fn event(
-        &mut self,
-        data: &str,
-        answer: &mut Answer,
-        events: &mut VecDeque<ChatEvent>,
-    ) -> Result<(), LlmError>;
+    /// Reads one event into `answer`.
+    fn event(&mut self, data: &str, answer: &mut Answer) -> Result<(), LlmError>;
 
     /// The body ended cleanly before the answer was done: it is complete when the server said why it
     /// ended (some servers are terse about the rest), and broken otherwise.
-    fn end(
-        &mut self,
-        answer: &mut Answer,
-        events: &mut VecDeque<ChatEvent>,
-    ) -> Result<(), LlmError> {
+    fn end(&mut self, answer: &mut Answer) -> Result<(), LlmError> {
         if answer.finish.is_none() {
             return Err(LlmError::Stream {
                 message: format!(
@@ -127,7 +118,7 @@ pub(crate) trait StreamReader: Default + Send + 'static {
                 partial: String::new(),
             });
         }
-        answer.done(events);
+        answer.done();
         Ok(())
     }
 }
@@ -429,8 +420,11 @@ impl<R: StreamReader> Framed<R> {
         }
     }
 
+    /// Reads one event, handing on what it decoded (before the failure, if it fails).
     fn event(&mut self, data: &str, events: &mut VecDeque<ChatEvent>) -> Result<(), LlmError> {
-        self.reader.event(data, &mut self.answer, events)
+        let read = self.reader.event(data, &mut self.answer);
+        events.append(&mut self.answer.events);
+        read
     }
 }
 
@@ -456,7 +450,9 @@ impl<R: StreamReader> http::WireFormat for Framed<R> {
         if let Some(err) = self.frames.not_an_event_stream() {
             return Err(err);
         }
-        self.reader.end(&mut self.answer, events)
+        let end = self.reader.end(&mut self.answer);
+        events.append(&mut self.answer.events);
+        end
     }
 
     fn finished(&self) -> bool {
@@ -468,8 +464,8 @@ impl<R: StreamReader> http::WireFormat for Framed<R> {
     }
 }
 
-/// An answer being read off the wire: the text and reasoning so far (each piece also pushed as an
-/// event), the counts, why it ended, the model.
+/// An answer being read off the wire: the text and reasoning so far, the counts, why it ended, the
+/// model, and the events its pieces make, not yet handed on.
 #[derive(Debug, Default)]
 pub(crate) struct Answer {
     /// The answer's text so far.
@@ -482,33 +478,40 @@ pub(crate) struct Answer {
     pub finish: Option<Finish>,
     /// The model that answers, once the server said.
     pub model: Option<String>,
-    /// Whether the final [`ChatEvent::Done`] was pushed.
+    /// Whether the final [`ChatEvent::Done`] was made.
     pub done: bool,
+    /// The events made and not yet handed on.
+    events: VecDeque<ChatEvent>,
 }
 
 impl Answer {
     /// More answer text.
-    pub fn text(&mut self, piece: &str, events: &mut VecDeque<ChatEvent>) {
+    pub fn text(&mut self, piece: &str) {
         if !piece.is_empty() {
             self.text.push_str(piece);
-            events.push_back(ChatEvent::Delta(piece.to_owned()));
+            self.events.push_back(ChatEvent::Delta(piece.to_owned()));
         }
     }
 
     /// More reasoning.
-    pub fn thought(&mut self, piece: &str, events: &mut VecDeque<ChatEvent>) {
+    pub fn thought(&mut self, piece: &str) {
         if !piece.is_empty() {
             self.thinking.push_str(piece);
-            events.push_back(ChatEvent::Thinking(piece.to_owned()));
+            self.events.push_back(ChatEvent::Thinking(piece.to_owned()));
         }
     }
 
-    /// Pushes the final [`ChatEvent::Done`] (a stop unless the server said otherwise).
-    pub fn done(&mut self, events: &mut VecDeque<ChatEvent>) {
+    /// Makes the final [`ChatEvent::Done`] (a stop unless the server said otherwise).
+    pub fn done(&mut self) {
+        let whole = ChatResponse {
+            text: std::mem::take(&mut self.text),
+            thinking: Some(std::mem::take(&mut self.thinking)).filter(|t| !t.is_empty()),
+            usage: self.usage,
+            finish: self.finish.take().unwrap_or_default(),
+            model: self.model.take(),
+        };
         self.done = true;
-        let answer = std::mem::take(self);
-        self.done = true;
-        events.push_back(ChatEvent::Done(answer.response()));
+        self.events.push_back(ChatEvent::Done(whole));
     }
 
     /// The whole answer.
@@ -574,6 +577,19 @@ pub(crate) fn normalize_base(
         _ => Ok(trimmed.to_owned()),
     }
 }
+
+/// The setters of a builder's protocol settings, each named for its field (a value of the parameter's
+/// type goes in through `Into`).
+macro_rules! wire_setters {
+    ($($(#[$doc:meta])* $name:ident: $ty:ty;)*) => {$(
+        $(#[$doc])*
+        pub fn $name(mut self, $name: $ty) -> Self {
+            self.wire.$name = $name.into();
+            self
+        }
+    )*};
+}
+pub(crate) use wire_setters;
 
 /// The `Debug`, [`Llm`](super::Llm) and accessors of a public backend type wrapping a [`Backend`].
 macro_rules! http_backend {
@@ -715,13 +731,13 @@ mod tests {
     #[test]
     fn an_answer_pushes_its_pieces_and_one_done() {
         let mut answer = Answer::default();
-        let mut events = VecDeque::new();
-        answer.thought("hmm", &mut events);
-        answer.text("", &mut events);
-        answer.text("{}", &mut events);
+        answer.thought("hmm");
+        answer.text("");
+        answer.text("{}");
         answer.finish = Some(Finish::Length);
-        answer.done(&mut events);
+        answer.done();
         assert!(answer.done);
+        let events = &answer.events;
         assert_eq!(events.len(), 3);
         let Some(ChatEvent::Done(done)) = events.back() else {
             panic!("no Done: {events:?}")

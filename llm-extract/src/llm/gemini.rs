@@ -8,15 +8,16 @@
 //! of text; the last one carries `finishReason` and `usageMetadata`, and the body simply ends. A bad
 //! key is answered with 400 and the reason `API_KEY_INVALID`, which is an [`LlmError::Auth`].
 
-use super::backend::{self, http_backend, key_builder_methods, Answer, Backend, Common, Site};
+use super::backend::{
+    self, http_backend, key_builder_methods, wire_setters, Answer, Backend, Common, Site,
+};
 use super::backend::{Framing, Protocol, StreamReader};
 use super::credentials::OfficialApi;
 use super::error::Status;
 use super::http::{self, http_builder_methods};
-use super::{ChatEvent, ChatRequest, ChatResponse, Finish, LlmError, Role, Usage};
+use super::{ChatRequest, ChatResponse, Finish, LlmError, Role, Usage};
 use crate::schema::Dialect;
 use serde_json::{json, Map, Value};
-use std::collections::VecDeque;
 
 /// The API root used when none is given.
 const DEFAULT_BASE: &str = "https://generativelanguage.googleapis.com";
@@ -65,13 +66,12 @@ pub struct GeminiBuilder {
 }
 
 impl GeminiBuilder {
-    /// Sends the schema in the older `responseSchema` field, as the OpenAPI subset it takes (upper-case
-    /// types, `nullable`, `propertyOrdering`), for a model or deployment without `responseJsonSchema`.
-    /// Default `false`. Maps and tuples cannot be written in that subset: a schema with them fails before
-    /// any request with [`LlmError::Config`].
-    pub fn openapi_schema(mut self, yes: bool) -> Self {
-        self.wire.openapi_schema = yes;
-        self
+    wire_setters! {
+        /// Sends the schema in the older `responseSchema` field, as the OpenAPI subset it takes (upper-case
+        /// types, `nullable`, `propertyOrdering`), for a model or deployment without `responseJsonSchema`.
+        /// Default `false`. Maps and tuples cannot be written in that subset: a schema with them fails before
+        /// any request with [`LlmError::Config`].
+        openapi_schema: bool;
     }
 
     /// The API root (default `https://generativelanguage.googleapis.com`); requests go to
@@ -204,8 +204,14 @@ impl Protocol for GenerateWire {
 
     fn read(&self, value: &Value) -> Result<ChatResponse, LlmError> {
         let mut answer = Answer::default();
-        Responses::read(&mut answer, value, &mut VecDeque::new())?;
-        Responses::response(answer)
+        read_response(&mut answer, value)?;
+        if answer.finish.is_none() {
+            return Err(LlmError::InvalidResponse {
+                message: "the answer has no candidate with a finishReason".into(),
+                body: answer.text,
+            });
+        }
+        Ok(answer.response())
     }
 
     /// A bad key is a 400 `INVALID_ARGUMENT` whose details give the reason `API_KEY_INVALID`.
@@ -326,102 +332,81 @@ fn withheld(reason: &str) -> Option<&'static str> {
 #[derive(Debug, Default)]
 struct Responses;
 
-impl Responses {
-    /// Reads one response: its text parts (thought parts are reasoning), finish reason and usage.
-    fn read(
-        answer: &mut Answer,
-        value: &Value,
-        events: &mut VecDeque<ChatEvent>,
-    ) -> Result<(), LlmError> {
-        if let Some(message) = http::error_text(value) {
-            return Err(LlmError::Stream {
-                message: format!("the server reported an error mid-answer: {message}"),
-                partial: answer.text.clone(),
-            });
+/// Reads one response into `answer`: its text parts (thought parts are reasoning), finish reason and
+/// usage.
+fn read_response(answer: &mut Answer, value: &Value) -> Result<(), LlmError> {
+    if let Some(message) = http::error_text(value) {
+        return Err(LlmError::Stream {
+            message: format!("the server reported an error mid-answer: {message}"),
+            partial: answer.text.clone(),
+        });
+    }
+    if let Some(version) = value.get("modelVersion").and_then(Value::as_str) {
+        answer.model = Some(version.to_owned());
+    }
+    if let Some(usage) = value.get("usageMetadata").filter(|u| u.is_object()) {
+        let count = |key: &str| usage.get(key).and_then(Value::as_u64).unwrap_or(0);
+        let thoughts = count("thoughtsTokenCount");
+        answer.usage = Usage {
+            prompt_tokens: count("promptTokenCount"),
+            completion_tokens: count("candidatesTokenCount").saturating_add(thoughts),
+            cache_read_tokens: count("cachedContentTokenCount"),
+            thinking_tokens: thoughts,
+            ..Usage::default()
+        };
+    }
+    if let Some(reason) = value
+        .pointer("/promptFeedback/blockReason")
+        .and_then(Value::as_str)
+    {
+        return Err(LlmError::Blocked {
+            reason: reason.to_owned(),
+            message: format!(
+                "the prompt was blocked ({})",
+                withheld(reason).unwrap_or("no further detail")
+            ),
+            partial: answer.text.clone(),
+        });
+    }
+    let candidate = value.pointer("/candidates/0");
+    let parts = candidate
+        .and_then(|c| c.pointer("/content/parts"))
+        .and_then(Value::as_array);
+    for part in parts.into_iter().flatten() {
+        let Some(text) = part.get("text").and_then(Value::as_str) else {
+            continue;
+        };
+        if part.get("thought").and_then(Value::as_bool) == Some(true) {
+            answer.thought(text);
+        } else {
+            answer.text(text);
         }
-        if let Some(version) = value.get("modelVersion").and_then(Value::as_str) {
-            answer.model = Some(version.to_owned());
-        }
-        if let Some(usage) = value.get("usageMetadata").filter(|u| u.is_object()) {
-            let count = |key: &str| usage.get(key).and_then(Value::as_u64).unwrap_or(0);
-            let thoughts = count("thoughtsTokenCount");
-            answer.usage = Usage {
-                prompt_tokens: count("promptTokenCount"),
-                completion_tokens: count("candidatesTokenCount").saturating_add(thoughts),
-                cache_read_tokens: count("cachedContentTokenCount"),
-                thinking_tokens: thoughts,
-                ..Usage::default()
-            };
-        }
-        if let Some(reason) = value
-            .pointer("/promptFeedback/blockReason")
-            .and_then(Value::as_str)
-        {
+    }
+    if let Some(reason) = candidate
+        .and_then(|c| c.get("finishReason"))
+        .and_then(Value::as_str)
+    {
+        if let Some(meaning) = withheld(reason) {
             return Err(LlmError::Blocked {
                 reason: reason.to_owned(),
-                message: format!(
-                    "the prompt was blocked ({})",
-                    withheld(reason).unwrap_or("no further detail")
-                ),
+                message: meaning.to_owned(),
                 partial: answer.text.clone(),
             });
         }
-        let candidate = value.pointer("/candidates/0");
-        let parts = candidate
-            .and_then(|c| c.pointer("/content/parts"))
-            .and_then(Value::as_array);
-        for part in parts.into_iter().flatten() {
-            let Some(text) = part.get("text").and_then(Value::as_str) else {
-                continue;
-            };
-            if part.get("thought").and_then(Value::as_bool) == Some(true) {
-                answer.thought(text, events);
-            } else {
-                answer.text(text, events);
-            }
-        }
-        if let Some(reason) = candidate
-            .and_then(|c| c.get("finishReason"))
-            .and_then(Value::as_str)
-        {
-            if let Some(meaning) = withheld(reason) {
-                return Err(LlmError::Blocked {
-                    reason: reason.to_owned(),
-                    message: meaning.to_owned(),
-                    partial: answer.text.clone(),
-                });
-            }
-            answer.finish = Some(match reason {
-                "STOP" => Finish::Stop,
-                "MAX_TOKENS" => Finish::Length,
-                other => Finish::Other(other.to_owned()),
-            });
-        }
-        Ok(())
+        answer.finish = Some(match reason {
+            "STOP" => Finish::Stop,
+            "MAX_TOKENS" => Finish::Length,
+            other => Finish::Other(other.to_owned()),
+        });
     }
-
-    /// The whole answer; one without a finish reason is not complete.
-    fn response(answer: Answer) -> Result<ChatResponse, LlmError> {
-        if answer.finish.is_none() {
-            return Err(LlmError::InvalidResponse {
-                message: "the answer has no candidate with a finishReason".into(),
-                body: answer.text,
-            });
-        }
-        Ok(answer.response())
-    }
+    Ok(())
 }
 
 impl StreamReader for Responses {
     const UNFINISHED: &'static str = "no finishReason";
 
-    fn event(
-        &mut self,
-        data: &str,
-        answer: &mut Answer,
-        events: &mut VecDeque<ChatEvent>,
-    ) -> Result<(), LlmError> {
-        Responses::read(answer, &backend::json_event(data)?, events)
+    fn event(&mut self, data: &str, answer: &mut Answer) -> Result<(), LlmError> {
+        read_response(answer, &backend::json_event(data)?)
     }
 }
 
@@ -547,10 +532,8 @@ mod tests {
 
     #[test]
     fn responses_give_text_thoughts_usage_and_finish() {
-        let mut answer = Answer::default();
-        let mut events = VecDeque::new();
-        Responses::read(
-                &mut answer,
+        let done = GenerateWire { openapi_schema: false }
+            .read(
                 &json!({
                     "candidates": [{"content": {"role": "model", "parts": [
                         {"text": "plan", "thought": true}, {"text": "{\"a\":1}"}
@@ -558,10 +541,8 @@ mod tests {
                     "usageMetadata": {"promptTokenCount": 4, "candidatesTokenCount": 6, "thoughtsTokenCount": 10, "cachedContentTokenCount": 2},
                     "modelVersion": "gemini-test-001"
                 }),
-                &mut events,
             )
             .unwrap();
-        let done = Responses::response(answer).unwrap();
         assert_eq!(done.text, "{\"a\":1}");
         assert_eq!(done.thinking.as_deref(), Some("plan"));
         assert_eq!(done.finish, Finish::Length);
@@ -574,7 +555,6 @@ mod tests {
             ),
             (4, 16, 10, 2)
         );
-        assert_eq!(events.len(), 2);
     }
 
     #[test]
@@ -593,8 +573,7 @@ mod tests {
                 "BLOCKLIST",
             ),
         ] {
-            let err =
-                Responses::read(&mut Answer::default(), &value, &mut VecDeque::new()).unwrap_err();
+            let err = read_response(&mut Answer::default(), &value).unwrap_err();
             match &err {
                 LlmError::Blocked { reason: got, .. } => assert_eq!(got, reason),
                 other => panic!("{other:?}"),

@@ -6,13 +6,14 @@
 //! the middle of a stream arrives as a `{"error": ...}` line.
 
 use super::backend::StreamReader;
-use super::backend::{self, http_backend, Answer, Backend, Common, Framing, Protocol, Site};
+use super::backend::{
+    self, http_backend, wire_setters, Answer, Backend, Common, Framing, Protocol, Site,
+};
 use super::credentials::OfficialApi;
 use super::http::{self, http_builder_methods};
-use super::{ChatEvent, ChatRequest, ChatResponse, Finish, LlmError, Usage};
+use super::{ChatRequest, ChatResponse, Finish, LlmError, Usage};
 use crate::schema::Dialect;
 use serde_json::{json, Map, Value};
-use std::collections::VecDeque;
 
 /// Where Ollama listens when `OLLAMA_HOST` is not set.
 pub const DEFAULT_HOST: &str = "http://127.0.0.1:11434";
@@ -103,10 +104,9 @@ impl OllamaBuilder {
         self
     }
 
-    /// Whether a thinking model thinks (sent as `think`); unset by default, which lets Ollama decide.
-    pub fn think(mut self, think: Think) -> Self {
-        self.wire.think = Some(think);
-        self
+    wire_setters! {
+        /// Whether a thinking model thinks (sent as `think`); unset by default, which lets Ollama decide.
+        think: Think;
     }
 
     /// How long the server keeps the model loaded after a request (e.g. `"10m"`).
@@ -393,34 +393,25 @@ struct Lines;
 impl StreamReader for Lines {
     const UNFINISHED: &'static str = "no done line";
 
-    fn event(
-        &mut self,
-        line: &str,
-        answer: &mut Answer,
-        events: &mut VecDeque<ChatEvent>,
-    ) -> Result<(), LlmError> {
+    fn event(&mut self, line: &str, answer: &mut Answer) -> Result<(), LlmError> {
         let chunk = Chunk::read(&backend::answer_event(line)?)?;
         if answer.model.is_none() {
             answer.model = chunk.model;
         }
-        answer.thought(chunk.thinking.as_deref().unwrap_or_default(), events);
-        answer.text(chunk.content.as_deref().unwrap_or_default(), events);
+        answer.thought(chunk.thinking.as_deref().unwrap_or_default());
+        answer.text(chunk.content.as_deref().unwrap_or_default());
         if chunk.done {
             answer.finish = Some(chunk.finish);
             answer.usage = chunk.usage;
-            answer.done(events);
+            answer.done();
         }
         Ok(())
     }
 
-    fn end(
-        &mut self,
-        answer: &mut Answer,
-        events: &mut VecDeque<ChatEvent>,
-    ) -> Result<(), LlmError> {
+    fn end(&mut self, answer: &mut Answer) -> Result<(), LlmError> {
         // No `done: true` line: Ollama cut the answer (its repeat guard does this).
         answer.finish = Some(Finish::Length);
-        answer.done(events);
+        answer.done();
         Ok(())
     }
 }
@@ -508,6 +499,8 @@ fn split_host_port(hostport: &str) -> (&str, Option<&str>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::llm::ChatEvent;
+    use std::collections::VecDeque;
 
     /// The events a stream of this body gives, and how it ended.
     fn read(body: &str) -> (VecDeque<ChatEvent>, Result<(), LlmError>) {

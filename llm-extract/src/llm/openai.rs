@@ -7,14 +7,15 @@
 //! ([`Mode::Tool`](crate::extract::Mode::Tool)) the schema goes out as one forced function instead
 //! (`tools` + `tool_choice`), and the call's `arguments` stream in as the answer.
 
-use super::backend::{self, http_backend, key_builder_methods, Answer, Backend, Common, Site};
+use super::backend::{
+    self, http_backend, key_builder_methods, wire_setters, Answer, Backend, Common, Site,
+};
 use super::backend::{Framing, Protocol, StreamReader};
 use super::credentials::OfficialApi;
 use super::http::{self, http_builder_methods};
-use super::{ChatEvent, ChatRequest, ChatResponse, Finish, LlmError, Usage};
+use super::{ChatRequest, ChatResponse, Finish, LlmError, Usage};
 use crate::schema::Dialect;
 use serde_json::{json, Map, Value};
-use std::collections::VecDeque;
 
 /// OpenAI's own API, the one server `OPENAI_API_KEY` goes to unasked.
 const OPENAI_API: OfficialApi = OfficialApi {
@@ -73,49 +74,33 @@ pub struct OpenAiBuilder {
 impl OpenAiBuilder {
     key_builder_methods!("as a bearer token", "OPENAI_API_KEY", "OpenAI's own API");
 
-    /// The schema dialect the server enforces (default [`Dialect::OpenAiStrict`]). llama-server converts
-    /// schemas with llama.cpp's converter, so [`Dialect::Ollama`] describes it exactly.
-    pub fn dialect(mut self, dialect: Dialect) -> Self {
-        self.wire.dialect = dialect;
-        self
-    }
+    wire_setters! {
+        /// The schema dialect the server enforces (default [`Dialect::OpenAiStrict`]). llama-server converts
+        /// schemas with llama.cpp's converter, so [`Dialect::Ollama`] describes it exactly.
+        dialect: Dialect;
 
-    /// The `strict` flag of `response_format.json_schema` (default `true`).
-    pub fn strict(mut self, strict: bool) -> Self {
-        self.wire.strict = strict;
-        self
-    }
+        /// The `strict` flag of `response_format.json_schema` (default `true`).
+        strict: bool;
 
-    /// Whether a streamed request asks for usage (`stream_options.include_usage`, default `true`); turn it
-    /// off for a server that rejects the option.
-    pub fn include_usage(mut self, include: bool) -> Self {
-        self.wire.include_usage = include;
-        self
-    }
+        /// Whether a streamed request asks for usage (`stream_options.include_usage`, default `true`); turn it
+        /// off for a server that rejects the option.
+        include_usage: bool;
 
-    /// Sends the token limit as `max_completion_tokens` instead of `max_tokens` (OpenAI's reasoning models
-    /// accept only the former; most other servers only the latter). Default `false`.
-    pub fn max_completion_tokens(mut self, yes: bool) -> Self {
-        self.wire.max_completion_tokens = yes;
-        self
-    }
+        /// Sends the token limit as `max_completion_tokens` instead of `max_tokens` (OpenAI's reasoning models
+        /// accept only the former; most other servers only the latter). Default `false`.
+        max_completion_tokens: bool;
 
-    /// Also sends a request's repeat penalty as llama-server's own `repeat_penalty` (the multiplicative
-    /// penalty Ollama and the embedded engine use), beside the standard `frequency_penalty`. Default
-    /// `false`: OpenAI itself rejects fields it does not know.
-    pub fn repeat_penalty(mut self, yes: bool) -> Self {
-        self.wire.repeat_penalty = yes;
-        self
-    }
+        /// Also sends a request's repeat penalty as llama-server's own `repeat_penalty` (the multiplicative
+        /// penalty Ollama and the embedded engine use), beside the standard `frequency_penalty`. Default
+        /// `false`: OpenAI itself rejects fields it does not know.
+        repeat_penalty: bool;
 
-    /// Forces the tool of [`Mode::Tool`](crate::extract::Mode::Tool) with `tool_choice: "required"` and
-    /// `parallel_tool_calls: false` instead of naming the function (`{"type": "function", "function":
-    /// {"name"}}`, the default). llama-server takes only the string forms: it drops a named choice with
-    /// a warning and falls back to `"auto"`, so the model may answer in text. With the one tool this
-    /// mode sends, `"required"` asks for the same call. Default `false`.
-    pub fn tool_choice_required(mut self, yes: bool) -> Self {
-        self.wire.tool_choice_required = yes;
-        self
+        /// Forces the tool of [`Mode::Tool`](crate::extract::Mode::Tool) with `tool_choice: "required"` and
+        /// `parallel_tool_calls: false` instead of naming the function (`{"type": "function", "function":
+        /// {"name"}}`, the default). llama-server takes only the string forms: it drops a named choice with
+        /// a warning and falls back to `"auto"`, so the model may answer in text. With the one tool this
+        /// mode sends, `"required"` asks for the same call. Default `false`.
+        tool_choice_required: bool;
     }
 
     http_builder_methods!();
@@ -338,18 +323,13 @@ struct Chunks;
 impl StreamReader for Chunks {
     const UNFINISHED: &'static str = "no finish_reason, no [DONE]";
 
-    fn event(
-        &mut self,
-        data: &str,
-        answer: &mut Answer,
-        events: &mut VecDeque<ChatEvent>,
-    ) -> Result<(), LlmError> {
+    fn event(&mut self, data: &str, answer: &mut Answer) -> Result<(), LlmError> {
         let data = data.trim();
         if data.is_empty() {
             return Ok(());
         }
         if data == "[DONE]" {
-            answer.done(events);
+            answer.done();
             return Ok(());
         }
         let chunk = backend::answer_event(data)?;
@@ -373,11 +353,11 @@ impl StreamReader for Chunks {
                 .unwrap_or_default()
         };
         let thinking = Some(field("reasoning_content")).filter(|t| !t.is_empty());
-        answer.thought(thinking.unwrap_or(field("reasoning")), events);
-        answer.text(field("content"), events);
+        answer.thought(thinking.unwrap_or(field("reasoning")));
+        answer.text(field("content"));
         // Tool mode: the call's arguments stream as `tool_calls[].function.arguments` pieces.
         if let Some(arguments) = tool_arguments(delta.and_then(|d| d.get("tool_calls"))) {
-            answer.text(&arguments, events);
+            answer.text(&arguments);
         }
         if let Some(finish) = finish_reason(choice.get("finish_reason")) {
             answer.finish = Some(finish);
@@ -389,7 +369,9 @@ impl StreamReader for Chunks {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::llm::ChatEvent;
     use crate::llm::Secret;
+    use std::collections::VecDeque;
 
     fn body_of(llm: &OpenAiCompatible, request: &ChatRequest, stream: bool) -> Value {
         llm.backend.request_body(request, stream).unwrap()
