@@ -458,6 +458,15 @@ mod tests {
         llm.backend.request_body(request, stream).unwrap()
     }
 
+    /// The answer text of `events`.
+    fn deltas(events: &VecDeque<ChatEvent>) -> String {
+        let text = events.iter().filter_map(|e| match e {
+            ChatEvent::Delta(d) => Some(d.as_str()),
+            _ => None,
+        });
+        text.collect()
+    }
+
     /// The events a stream of these lines gives, and how it ended.
     fn read(body: &str) -> (VecDeque<ChatEvent>, Result<(), LlmError>) {
         backend::read_body::<MessageEvents>(Framing::Sse, body)
@@ -614,14 +623,7 @@ mod tests {
             "data: {\"type\":\"message_stop\"}\n\n",
         ));
         end.unwrap();
-        let deltas: String = events
-            .iter()
-            .filter_map(|e| match e {
-                ChatEvent::Delta(d) => Some(d.as_str()),
-                _ => None,
-            })
-            .collect();
-        assert_eq!(deltas, r#"{"a":1}"#);
+        assert_eq!(deltas(&events), r#"{"a":1}"#);
         let Some(ChatEvent::Done(done)) = events.back() else {
             panic!("no Done: {events:?}")
         };
@@ -688,13 +690,7 @@ mod tests {
             let Some(ChatEvent::Done(done)) = events.pop_back() else {
                 panic!("no Done");
             };
-            let deltas: String = events
-                .iter()
-                .filter_map(|e| match e {
-                    ChatEvent::Delta(d) => Some(d.as_str()),
-                    _ => None,
-                })
-                .collect();
+            let deltas = deltas(&events);
             let expected = if tool && text.is_empty() { "{}" } else { text.as_str() };
             proptest::prop_assert_eq!(&deltas, expected);
             proptest::prop_assert_eq!(done.text.as_str(), expected);

@@ -17,8 +17,10 @@ mod credentials;
 mod error;
 mod from_fn;
 mod gemini;
+mod gemini_openapi;
 mod http;
 mod ollama;
+mod ollama_host;
 mod openai;
 mod retry;
 
