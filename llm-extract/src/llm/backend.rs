@@ -20,9 +20,9 @@
 //! A protocol may read an error body more closely ([`Protocol::classify`]): Gemini answers a bad key
 //! with 400 and the reason `API_KEY_INVALID`, which is an [`LlmError::Auth`].
 
-use super::credentials::{KeyChoice, OfficialApi};
+use super::credentials::{self, KeyChoice, OfficialApi, Secret};
 use super::error::Status;
-use super::http::{self, ErrorRule, HttpClient, HttpOptions, Outgoing, Secret, SseFrames};
+use super::http::{self, ErrorRule, HttpClient, HttpOptions, Outgoing, SseFrames};
 use super::{ChatEvent, ChatRequest, ChatResponse, ChatStream, Finish, LlmError, Usage};
 use crate::schema::Dialect;
 use serde_json::Value;
@@ -41,7 +41,7 @@ pub(crate) enum Framing {
 /// Where a backend sends its requests, as a protocol needs it to write URLs and hints.
 #[derive(Debug)]
 pub(crate) struct Site {
-    /// The API root, normalised, credentials included (show it through [`http::redact_url`]).
+    /// The API root, normalised, credentials included (show it through [`credentials::redact_url`]).
     pub base: String,
     /// The model's name.
     pub model: String,
@@ -50,7 +50,7 @@ pub(crate) struct Site {
 impl Site {
     /// `hint` with `{base}` (credentials redacted) and `{model}` filled in.
     fn hint(&self, hint: &str) -> String {
-        hint.replace("{base}", &http::redact_url(&self.base))
+        hint.replace("{base}", &credentials::redact_url(&self.base))
             .replace("{model}", &self.model)
     }
 }
@@ -147,7 +147,7 @@ impl<P: Protocol> std::fmt::Debug for Backend<P> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let shared = &*self.shared;
         f.debug_struct(P::NAME)
-            .field("base", &http::redact_url(&shared.site.base))
+            .field("base", &credentials::redact_url(&shared.site.base))
             .field("model", &shared.site.model)
             .field("key", &shared.key)
             .field("http", &shared.http)
@@ -181,7 +181,10 @@ impl Common {
 impl std::fmt::Debug for Common {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Common")
-            .field("base_url", &self.base_url.as_deref().map(http::redact_url))
+            .field(
+                "base_url",
+                &self.base_url.as_deref().map(credentials::redact_url),
+            )
             .field("model", &self.model)
             .field("key", &self.key)
             .field("http", &self.http)
@@ -390,7 +393,7 @@ pub(crate) fn read_body<R: StreamReader>(
 impl<P: Protocol> ErrorRule for Backend<P> {
     fn refine(&self, err: LlmError, body: Option<&[u8]>) -> LlmError {
         // Scrubbed first, so that the hints added here are not cut with the server's text.
-        match http::scrub(err, self.shared.key.as_ref(), &self.shared.site.base) {
+        match credentials::scrub(err, self.shared.key.as_ref(), &self.shared.site.base) {
             LlmError::Http {
                 status,
                 message,
@@ -563,7 +566,7 @@ pub(crate) fn normalize_base(
     example: &str,
 ) -> Result<String, LlmError> {
     let trimmed = raw.trim().trim_end_matches('/');
-    let shown = http::redact_url(trimmed);
+    let shown = credentials::redact_url(trimmed);
     let url = reqwest::Url::parse(trimmed).map_err(|e| LlmError::Config {
         message: format!("the base URL {shown:?} is not a valid URL ({e}); use one like {example}"),
     })?;

@@ -25,11 +25,10 @@ mod openai;
 mod retry;
 
 pub use anthropic::{Anthropic, AnthropicBuilder, AnthropicOutput};
-pub use credentials::redact_url;
+pub use credentials::{redact_url, Secret};
 pub use error::{LlmError, TimeoutPhase};
 pub use from_fn::{from_fn, from_stream_fn, FnLlm, StreamFnLlm};
 pub use gemini::{Gemini, GeminiBuilder};
-pub use http::Secret;
 pub use ollama::{ModelInfo, Ollama, OllamaBuilder, Think};
 pub use openai::{OpenAiBuilder, OpenAiCompatible};
 pub use retry::RetryPolicy;

@@ -1,7 +1,7 @@
 //! The address of an Ollama server, read from `OLLAMA_HOST` (or a builder's `host`) the way Ollama
 //! reads it.
 
-use super::http;
+use super::credentials::redact_url;
 use super::LlmError;
 
 /// Where Ollama listens when `OLLAMA_HOST` is not set.
@@ -16,7 +16,7 @@ pub(crate) fn parse_host(raw: &str) -> Result<String, LlmError> {
     if raw.is_empty() {
         return Ok(DEFAULT_HOST.to_owned());
     }
-    let shown = http::redact_url(raw);
+    let shown = redact_url(raw);
     let (scheme, rest, default_port) = match raw.split_once("://") {
         None => ("http", raw, 11434),
         Some((scheme, rest)) if scheme.eq_ignore_ascii_case("http") => ("http", rest, 80),
