@@ -52,7 +52,7 @@ pub enum AnthropicOutput {
 
 /// A Claude model behind Anthropic's Messages API. Cheap to clone.
 ///
-/// The API key is held as a [`Secret`]: it never appears in `Debug` output or in errors. A key goes only
+/// The API key is held as a [`Secret`](crate::llm::Secret): it never appears in `Debug` output or in errors. A key goes only
 /// where it is named: without [`api_key`](AnthropicBuilder::api_key) or
 /// [`api_key_env`](AnthropicBuilder::api_key_env), `ANTHROPIC_API_KEY` is sent to Anthropic's own API
 /// (`https://api.anthropic.com`, where it is required) and to no other base URL, which then gets no key;

@@ -31,7 +31,7 @@ const GEMINI_API: OfficialApi = OfficialApi {
 
 /// A Gemini model behind the Gemini API's `generateContent`. Cheap to clone.
 ///
-/// The API key is held as a [`Secret`] and sent in a header: it never appears in a URL, in `Debug`
+/// The API key is held as a [`Secret`](crate::llm::Secret) and sent in a header: it never appears in a URL, in `Debug`
 /// output or in errors. A key goes only where it is named: without [`api_key`](GeminiBuilder::api_key) or
 /// [`api_key_env`](GeminiBuilder::api_key_env), `GEMINI_API_KEY` is sent to Google's own API
 /// (`https://generativelanguage.googleapis.com`, where it is required) and to no other base URL, which
