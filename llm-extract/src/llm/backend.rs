@@ -12,7 +12,7 @@
 //! | status | error |
 //! |---|---|
 //! | 401, 403 | [`LlmError::Auth`], with where the key went |
-//! | 404 naming the model | [`LlmError::ModelNotFound`], with how to list the models |
+//! | 404 whose message speaks of the model | [`LlmError::ModelNotFound`], with what to do about it |
 //! | other 404 | [`LlmError::Http`], with what to check in the base URL |
 //! | 408, 409, 429, 5xx | [`LlmError::Http`], transient: retried under the [`RetryPolicy`](super::RetryPolicy) |
 //! | other 4xx | [`LlmError::Http`]: the server refused the request, which is not sent again |
@@ -281,7 +281,8 @@ impl<P: Protocol> Backend<P> {
         .await
     }
 
-    /// Sends `request` and streams the answer, each event and error scrubbed.
+    /// Sends `request` and streams the answer; every error, the one that ends the stream included, is
+    /// scrubbed and given its meaning.
     pub async fn chat_stream(&self, request: ChatRequest) -> Result<ChatStream, LlmError> {
         let shared = &*self.shared;
         let body = shared.protocol.body(&shared.site, &request, true)?;
