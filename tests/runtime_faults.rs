@@ -2,7 +2,8 @@
 //! midway, that ends before the server finished, or whose body is not the stream the request asked
 //! for is sent again under the backend's retry policy; what the broken answer cost stays in the
 //! ledger, and items a list already handed on are not handed on twice. Also: `Retry-After` as an HTTP
-//! date, and keys scrubbed from the server's text before it is cut.
+//! date, keys scrubbed from the server's text before it is cut, and the one rule every backend applies
+//! to an error status.
 
 mod support;
 
@@ -17,7 +18,7 @@ use llm_extract::report::{AttemptError, AttemptKind, Report};
 use llm_extract::{Extract, Extraction};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use support::clock::{fast_retry, http_date, ms};
-use support::providers::{anthropic, gemini};
+use support::providers::{anthropic, anthropic_error, gemini, gemini_error};
 use support::types::{entity, entity_line, Entity, Person};
 use support::{fixed, Answer, Ending, Reply, Request, Scripted, TestServer};
 
@@ -70,6 +71,16 @@ impl Wire {
             Wire::Ollama => with_limits!(Ollama::builder("m").host(server.url())),
         }
     }
+
+    /// An error status with `message`, in the body this wire's servers send.
+    fn error(self, status: u16, message: &str) -> Reply {
+        match self {
+            Wire::OpenAi => Reply::openai_error(status, message),
+            Wire::Anthropic => anthropic_error(status, "error", message),
+            Wire::Gemini => gemini_error(status, "ERROR", message),
+            Wire::Ollama => Reply::ollama_error(status, message),
+        }
+    }
 }
 
 const ADA: &str = r#"{"name": "Ada", "age": 36}"#;
@@ -115,6 +126,69 @@ async fn failure(wire: Wire, server: &TestServer, attempts: u32) -> ExtractError
         .extract::<Person>("x")
         .await
         .unwrap_err()
+}
+
+/// What an error status means, the same on every backend.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Meaning {
+    /// [`LlmError::Auth`] with this status.
+    Auth,
+    /// [`LlmError::ModelNotFound`].
+    NoModel,
+    /// [`LlmError::Http`], retried.
+    Transient,
+    /// [`LlmError::Http`], not retried.
+    Refused,
+}
+
+#[tokio::test]
+async fn every_backend_gives_an_error_status_the_same_meaning() {
+    let cases = [
+        (400, "max_tokens: must be positive", Meaning::Refused),
+        (401, "invalid key", Meaning::Auth),
+        (403, "not allowed", Meaning::Auth),
+        (404, "model 'm' not found", Meaning::NoModel),
+        (404, "no such route", Meaning::Refused),
+        (408, "request timeout", Meaning::Transient),
+        (409, "conflict", Meaning::Transient),
+        (422, "unprocessable", Meaning::Refused),
+        (429, "slow down", Meaning::Transient),
+        (500, "internal error", Meaning::Transient),
+        (529, "overloaded", Meaning::Transient),
+    ];
+    for wire in WIRES {
+        for (status, message, meaning) in cases {
+            let server = TestServer::start(move |_| wire.error(status, message));
+            let llm = wire.backend(&server);
+            let whole = llm.chat(ChatRequest::new("x")).await.unwrap_err();
+            let streamed = llm.chat_stream(ChatRequest::new("x")).await.err().unwrap();
+            let case = format!("{wire:?} {status} {message}");
+            for err in [&whole, &streamed] {
+                let got = match err {
+                    LlmError::Auth { status: s, .. } if *s == status => Meaning::Auth,
+                    LlmError::ModelNotFound { .. } => Meaning::NoModel,
+                    LlmError::Http { status: s, .. } if *s == status && err.is_transient() => {
+                        Meaning::Transient
+                    }
+                    LlmError::Http { status: s, .. } if *s == status => Meaning::Refused,
+                    other => panic!("{case}: {other:?}"),
+                };
+                assert_eq!(got, meaning, "{case}: {err:?}");
+                assert!(err.to_string().contains(message), "{case}: {err}");
+                assert!(!format!("{err:?}").contains(KEY), "{case}: {err:?}");
+            }
+            if status == 404 && meaning == Meaning::Refused {
+                // Another 404 says what to check in the base URL.
+                assert!(whole.to_string().contains("is http://"), "{case}: {whole}");
+            }
+            let sends = if meaning == Meaning::Transient { 4 } else { 1 };
+            assert_eq!(
+                server.hits(),
+                2 * sends,
+                "{case}: sent again or not as the rule says"
+            );
+        }
+    }
 }
 
 #[tokio::test]
@@ -458,6 +532,53 @@ async fn ollama_scrubs_credentials_of_its_url_from_stream_errors() {
         !text.contains("hunter2"),
         "the URL's password leaked: {text}"
     );
+}
+
+#[tokio::test]
+async fn every_backend_scrubs_its_credentials_from_what_a_stream_echoes() {
+    // The key of the hosted backends; for Ollama, which takes no key, the password of its URL.
+    const PASSWORD: &str = "hunter2-PASSWORD";
+    for wire in WIRES {
+        let secret = match wire {
+            Wire::Ollama => PASSWORD,
+            _ => KEY,
+        };
+        let echoed = format!("proxy said: bad token {secret}");
+        let error_line = TestServer::start(move |request| {
+            let broken = Answer::new("{").ending(Ending::ErrorLine(echoed.clone()));
+            wire.reply(request, &broken)
+        });
+        let not_the_stream =
+            TestServer::start(move |_| Reply::text(200, format!("<html>denied {secret}</html>")));
+        for server in [error_line, not_the_stream] {
+            let llm = match wire {
+                Wire::Ollama => Box::new(
+                    Ollama::builder("m")
+                        .host(
+                            server
+                                .url()
+                                .replace("http://", &format!("http://me:{PASSWORD}@")),
+                        )
+                        .retry(fast_retry())
+                        .build()
+                        .unwrap(),
+                ),
+                _ => wire.backend(&server),
+            };
+            let mut stream = llm.chat_stream(ChatRequest::new("x")).await.unwrap();
+            let mut last = None;
+            while let Some(event) = stream.next().await {
+                last = Some(event);
+            }
+            let err = last.unwrap().unwrap_err();
+            let text = format!("{err} {err:?}");
+            assert!(text.contains("[redacted]"), "{wire:?}: {text}");
+            assert!(
+                !text.contains("hunter2") && !text.contains("sk-test"),
+                "{wire:?}: {text}"
+            );
+        }
+    }
 }
 
 #[derive(Extract, serde::Deserialize, Debug, Clone, PartialEq)]

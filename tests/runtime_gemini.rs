@@ -14,7 +14,7 @@ use llm_extract::report::AttemptKind;
 use llm_extract::{Dialect, Extract, Finish, Schema, Shape};
 use serde_json::json;
 use std::time::Duration;
-use support::providers::{gemini, gemini_error, gemini_with};
+use support::providers::{gemini, gemini_error, gemini_key_error, gemini_with};
 use support::types::{entity, entity_line, Entity, Person};
 use support::{fixed, Answer, Ending, Reply, Scripted, TestServer};
 
@@ -191,10 +191,12 @@ async fn safety_and_recitation_are_typed_errors_that_say_why() {
 #[tokio::test]
 async fn status_errors_are_typed_with_hints() {
     let server = TestServer::start(|request| match request.contents_text().as_str() {
-        "key" => gemini_error(
+        "key" => gemini_key_error("API key not valid. Please pass a valid API key."),
+        // A refused request whose message speaks of a key, without the reason of a bad one.
+        "field" => gemini_error(
             400,
             "INVALID_ARGUMENT",
-            "API key not valid. Please pass a valid API key.",
+            "Unknown name \"api key\" in the payload.",
         ),
         "403" => gemini_error(403, "PERMISSION_DENIED", "no access"),
         "404" => gemini_error(
@@ -208,6 +210,8 @@ async fn status_errors_are_typed_with_hints() {
     let err = llm.chat(ChatRequest::new("key")).await.unwrap_err();
     assert!(matches!(err, LlmError::Auth { status: 400, .. }), "{err:?}");
     assert!(err.to_string().contains("GEMINI_API_KEY"), "{err}");
+    let err = llm.chat(ChatRequest::new("field")).await.unwrap_err();
+    assert!(matches!(err, LlmError::Http { status: 400, .. }), "{err:?}");
     let err = llm.chat(ChatRequest::new("403")).await.unwrap_err();
     assert!(matches!(err, LlmError::Auth { status: 403, .. }), "{err:?}");
     let err = llm.chat(ChatRequest::new("404")).await.unwrap_err();
@@ -224,7 +228,7 @@ async fn status_errors_are_typed_with_hints() {
         (*status, message.as_str()),
         (400, "Invalid JSON payload received.")
     );
-    assert_eq!(server.hits(), 4, "none of them was retried");
+    assert_eq!(server.hits(), 5, "none of them was retried");
 }
 
 #[tokio::test]

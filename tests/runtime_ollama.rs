@@ -240,15 +240,29 @@ async fn a_missing_model_says_how_to_pull_it_and_is_not_retried() {
 }
 
 #[tokio::test]
-async fn a_500_fails_at_once_with_the_servers_message() {
-    let server = TestServer::start(|_| Reply::ollama_error(500, "invalid format: bad schema"));
+async fn a_400_fails_at_once_with_the_servers_message() {
+    let server = TestServer::start(|_| Reply::ollama_error(400, "invalid format: bad schema"));
     let llm = client(&server);
     let err = llm.chat_stream(ChatRequest::new("hi")).await.err().unwrap();
     assert!(
-        matches!(&err, LlmError::Http { status: 500, message, .. } if message == "invalid format: bad schema"),
+        matches!(&err, LlmError::Http { status: 400, message, .. } if message == "invalid format: bad schema"),
         "{err:?}"
     );
+    assert!(!err.is_transient());
     assert_eq!(server.hits(), 1);
+}
+
+#[tokio::test]
+async fn a_500_is_retried_then_fails_with_the_servers_message() {
+    let server =
+        TestServer::start(|_| Reply::ollama_error(500, "llama runner process has terminated"));
+    let llm = client(&server);
+    let err = llm.chat_stream(ChatRequest::new("hi")).await.err().unwrap();
+    assert!(
+        matches!(&err, LlmError::Http { status: 500, message, .. } if message == "llama runner process has terminated"),
+        "{err:?}"
+    );
+    assert_eq!(server.hits(), 4, "sent again under the retry policy");
 }
 
 #[tokio::test]

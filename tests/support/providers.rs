@@ -153,6 +153,17 @@ pub fn gemini_error(status: u16, code: &str, message: &str) -> Reply {
     )
 }
 
+/// Gemini's answer to a bad key: 400 `INVALID_ARGUMENT`, the reason `API_KEY_INVALID` in its details.
+pub fn gemini_key_error(message: &str) -> Reply {
+    Reply::json(
+        400,
+        json!({"error": {"code": 400, "message": message, "status": "INVALID_ARGUMENT", "details": [
+            {"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "API_KEY_INVALID",
+             "domain": "googleapis.com", "metadata": {"service": "generativelanguage.googleapis.com"}}
+        ]}}),
+    )
+}
+
 /// One `GenerateContentResponse`.
 fn gemini_response(text: &str, finish: Option<&str>, answer: &Answer) -> Value {
     let mut candidate =

@@ -1,4 +1,5 @@
-//! The Anthropic backend: the Messages API, `POST {base}/v1/messages`, streamed as server-sent events.
+//! The Anthropic wire format: the Messages API, `POST {base}/v1/messages`, streamed as server-sent
+//! events.
 //!
 //! The key goes in `x-api-key`, the API version in `anthropic-version`. A schema goes out one of two
 //! ways ([`AnthropicOutput`]): as the native JSON output format (`output_config.format`, or the earlier
@@ -7,16 +8,15 @@
 //! answer arrives as text deltas (`text_delta`, or the tool's `input_json_delta.partial_json`), so items
 //! of a list come out as each completes.
 
-use super::credentials::{KeyChoice, OfficialApi};
-use super::http::{self, http_builder_methods, HttpClient, HttpOptions, Outgoing};
-use super::http::{Secret, SseFrames, WireFormat};
-use super::{
-    BoxFuture, ChatEvent, ChatRequest, ChatResponse, ChatStream, Finish, Llm, LlmError, Role, Usage,
+use super::backend::{
+    self, http_backend, key_builder_methods, wire_setters, Answer, Backend, Common, Site,
 };
+use super::backend::{Framing, Protocol, StreamReader};
+use super::credentials::OfficialApi;
+use super::http::{self, http_builder_methods};
+use super::{ChatRequest, ChatResponse, Finish, LlmError, Role, Usage};
 use crate::schema::Dialect;
 use serde_json::{json, Map, Value};
-use std::collections::VecDeque;
-use std::sync::Arc;
 
 /// The API root used when none is given.
 const DEFAULT_BASE: &str = "https://api.anthropic.com";
@@ -24,12 +24,10 @@ const DEFAULT_BASE: &str = "https://api.anthropic.com";
 const DEFAULT_VERSION: &str = "2023-06-01";
 /// The beta that enabled `output_format` before structured outputs became generally available.
 const STRUCTURED_OUTPUTS_BETA: &str = "structured-outputs-2025-11-13";
-/// The environment variable the key is read from by default.
-const KEY_ENV: &str = "ANTHROPIC_API_KEY";
-/// Anthropic's own API, the one server [`KEY_ENV`] goes to unasked.
+/// Anthropic's own API, the one server `ANTHROPIC_API_KEY` goes to unasked.
 const ANTHROPIC_API: OfficialApi = OfficialApi {
     host: "api.anthropic.com",
-    key_env: KEY_ENV,
+    key_env: "ANTHROPIC_API_KEY",
     key_required: true,
 };
 
@@ -54,7 +52,7 @@ pub enum AnthropicOutput {
 
 /// A Claude model behind Anthropic's Messages API. Cheap to clone.
 ///
-/// The API key is held as a [`Secret`]: it never appears in `Debug` output or in errors. A key goes only
+/// The API key is held as a [`Secret`](crate::llm::Secret): it never appears in `Debug` output or in errors. A key goes only
 /// where it is named: without [`api_key`](AnthropicBuilder::api_key) or
 /// [`api_key_env`](AnthropicBuilder::api_key_env), `ANTHROPIC_API_KEY` is sent to Anthropic's own API
 /// (`https://api.anthropic.com`, where it is required) and to no other base URL, which then gets no key;
@@ -75,149 +73,67 @@ pub enum AnthropicOutput {
 ///     .build()?;
 /// # Ok(()) }
 /// ```
-#[derive(Debug, Clone)]
-pub struct Anthropic {
-    inner: Arc<Inner>,
-}
-
-struct Inner {
-    endpoint: String,
-    base: String,
-    model: String,
-    key: Option<Secret>,
-    headers: Vec<(&'static str, String)>,
-    output: AnthropicOutput,
-    strict_tool: bool,
-    default_max_tokens: u32,
-    http: HttpClient,
-}
-
-impl std::fmt::Debug for Inner {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Anthropic")
-            .field("base", &http::redact_url(&self.base))
-            .field("model", &self.model)
-            .field("key", &self.key)
-            .field("headers", &self.headers)
-            .field("output", &self.output)
-            .field("strict_tool", &self.strict_tool)
-            .field("default_max_tokens", &self.default_max_tokens)
-            .field("http", &self.http)
-            .finish()
-    }
-}
-
-/// Builds an [`Anthropic`] backend.
 #[derive(Clone)]
-pub struct AnthropicBuilder {
-    base_url: String,
-    model: String,
-    key: KeyChoice,
+pub struct Anthropic {
+    backend: Backend<MessagesWire>,
+}
+
+http_backend!(Anthropic, keyed);
+
+/// The settings of the Messages API's wire format.
+#[derive(Debug, Clone)]
+struct MessagesWire {
     version: String,
     output: AnthropicOutput,
     strict_tool: bool,
     default_max_tokens: u32,
-    http: HttpOptions,
 }
 
-impl std::fmt::Debug for AnthropicBuilder {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AnthropicBuilder")
-            .field("base_url", &http::redact_url(&self.base_url))
-            .field("model", &self.model)
-            .field("key", &self.key)
-            .field("version", &self.version)
-            .field("output", &self.output)
-            .field("strict_tool", &self.strict_tool)
-            .field("default_max_tokens", &self.default_max_tokens)
-            .field("http", &self.http)
-            .finish()
-    }
+/// Builds an [`Anthropic`] backend.
+#[derive(Debug, Clone)]
+pub struct AnthropicBuilder {
+    common: Common,
+    wire: MessagesWire,
 }
 
 impl AnthropicBuilder {
     /// The API root (default `https://api.anthropic.com`); requests go to `{base}/v1/messages`. A root
     /// already ending in `/v1` is used as it is. For proxies and gateways.
     pub fn base_url(mut self, url: impl Into<String>) -> Self {
-        self.base_url = url.into();
+        self.common.base_url = Some(url.into());
         self
     }
 
-    /// The API key, sent in `x-api-key`.
-    pub fn api_key(mut self, key: impl Into<Secret>) -> Self {
-        self.key.key = Some(key.into());
-        self
-    }
+    key_builder_methods!(
+        "in `x-api-key`",
+        "ANTHROPIC_API_KEY",
+        "https://api.anthropic.com"
+    );
 
-    /// Reads the API key from the environment variable `name` when the backend is built (an error if it
-    /// is unset). Without this or [`api_key`](Self::api_key), `ANTHROPIC_API_KEY` is read for
-    /// `https://api.anthropic.com` only.
-    pub fn api_key_env(mut self, name: impl Into<String>) -> Self {
-        self.key.key_env = Some(name.into());
-        self
-    }
+    wire_setters! {
+        /// The `anthropic-version` header (default `2023-06-01`).
+        version: impl Into<String>;
 
-    /// Lets the key go over plain `http` to a host other than this machine (default `false`: building
-    /// such a backend fails with [`LlmError::InsecureKey`], as anyone on the network between could read
-    /// the key). For a trusted network only.
-    pub fn allow_insecure_key(mut self, allow: bool) -> Self {
-        self.key.allow_insecure = allow;
-        self
-    }
+        /// How a schema is sent (default [`AnthropicOutput::Json`]). A request with
+        /// [`ChatRequest::tool_call`] set always uses [`AnthropicOutput::Tool`].
+        output: AnthropicOutput;
 
-    /// The `anthropic-version` header (default `2023-06-01`).
-    pub fn version(mut self, version: impl Into<String>) -> Self {
-        self.version = version.into();
-        self
-    }
+        /// Whether the forced tool is sent with `strict: true` (default `true`: the schema is rendered in
+        /// [`Dialect::Anthropic`], which strict tools accept). Turn it off for models without strict tool use.
+        strict_tool: bool;
 
-    /// How a schema is sent (default [`AnthropicOutput::Json`]). A request with
-    /// [`ChatRequest::tool_call`] set always uses [`AnthropicOutput::Tool`].
-    pub fn output(mut self, output: AnthropicOutput) -> Self {
-        self.output = output;
-        self
-    }
-
-    /// Whether the forced tool is sent with `strict: true` (default `true`: the schema is rendered in
-    /// [`Dialect::Anthropic`], which strict tools accept). Turn it off for models without strict tool use.
-    pub fn strict_tool(mut self, strict: bool) -> Self {
-        self.strict_tool = strict;
-        self
-    }
-
-    /// The `max_tokens` sent when a request sets none (the Messages API requires one; default 4096).
-    pub fn default_max_tokens(mut self, max_tokens: u32) -> Self {
-        self.default_max_tokens = max_tokens;
-        self
+        /// The `max_tokens` sent when a request sets none (the Messages API requires one; default 4096).
+        default_max_tokens: u32;
     }
 
     http_builder_methods!();
 
     /// Builds the backend, with the key chosen as the type's documentation says.
     pub fn build(self) -> Result<Anthropic, LlmError> {
-        let base = normalize_base(&self.base_url)?;
-        let key = self.key.resolve(&base, ANTHROPIC_API)?;
-        let endpoint = if base.ends_with("/v1") {
-            format!("{base}/messages")
-        } else {
-            format!("{base}/v1/messages")
-        };
-        let mut headers = vec![("anthropic-version", self.version)];
-        if self.output == AnthropicOutput::BetaJson {
-            headers.push(("anthropic-beta", STRUCTURED_OUTPUTS_BETA.to_owned()));
-        }
+        let raw = self.common.base_url.as_deref().unwrap_or(DEFAULT_BASE);
+        let base = backend::normalize_base(raw, None, "https://api.example.com")?;
         Ok(Anthropic {
-            inner: Arc::new(Inner {
-                endpoint,
-                base,
-                model: self.model,
-                key,
-                headers,
-                output: self.output,
-                strict_tool: self.strict_tool,
-                default_max_tokens: self.default_max_tokens,
-                http: HttpClient::new(self.http)?,
-            }),
+            backend: Backend::build(self.wire, base, self.common)?,
         })
     }
 }
@@ -232,54 +148,62 @@ impl Anthropic {
     /// A builder for the model `model`.
     pub fn builder(model: impl Into<String>) -> AnthropicBuilder {
         AnthropicBuilder {
-            base_url: DEFAULT_BASE.to_owned(),
-            model: model.into(),
-            key: KeyChoice::default(),
-            version: DEFAULT_VERSION.to_owned(),
-            output: AnthropicOutput::default(),
-            strict_tool: true,
-            default_max_tokens: 4096,
-            http: HttpOptions::default(),
+            common: Common::new(None, model.into()),
+            wire: MessagesWire {
+                version: DEFAULT_VERSION.to_owned(),
+                output: AnthropicOutput::default(),
+                strict_tool: true,
+                default_max_tokens: 4096,
+            },
         }
     }
+}
 
-    /// The model's name.
-    pub fn model(&self) -> &str {
-        &self.inner.model
-    }
-
-    /// The API root requests go to.
-    pub fn base_url(&self) -> &str {
-        &self.inner.base
-    }
-
-    /// Whether requests carry an API key.
-    pub fn has_key(&self) -> bool {
-        self.inner.key.is_some()
-    }
-
-    fn outgoing<'a>(&'a self, body: &'a Value) -> Outgoing<'a> {
-        Outgoing {
-            url: &self.inner.endpoint,
-            body: Some(body),
-            bearer: self.inner.key.as_ref(),
-            key_header: Some("x-api-key"),
-            headers: &self.inner.headers,
-            connect_hint: "is the API reachable from here? Check the base URL (and any proxy)",
-        }
-    }
-
+impl MessagesWire {
     /// How `request`'s schema goes out.
     fn output_for(&self, request: &ChatRequest) -> AnthropicOutput {
         if request.tool_call {
             AnthropicOutput::Tool
         } else {
-            self.inner.output
+            self.output
+        }
+    }
+}
+
+impl Protocol for MessagesWire {
+    const NAME: &'static str = "Anthropic";
+    const FRAMING: Framing = Framing::Sse;
+    const API: Option<OfficialApi> = Some(ANTHROPIC_API);
+    const KEY_HEADER: Option<&'static str> = Some("x-api-key");
+    const CONNECT_HINT: &'static str =
+        "is the API reachable from here? Check the base URL (and any proxy)";
+    const MODEL_HINT: &'static str =
+        "check the model name (e.g. claude-sonnet-4-5); GET {base}/v1/models lists the models this key can use";
+    const ENDPOINT_HINT: &'static str = "is {base} the API root? requests go to {base}/v1/messages";
+    type Stream = MessageEvents;
+
+    fn dialect(&self) -> Dialect {
+        Dialect::Anthropic
+    }
+
+    fn endpoint(&self, site: &Site, _stream: bool) -> String {
+        if site.base.ends_with("/v1") {
+            format!("{}/messages", site.base)
+        } else {
+            format!("{}/v1/messages", site.base)
         }
     }
 
-    fn body(&self, request: &ChatRequest, stream: bool) -> Value {
-        let inner = &self.inner;
+    fn headers(&self) -> Vec<(&'static str, String)> {
+        let mut headers = vec![("anthropic-version", self.version.clone())];
+        if self.output == AnthropicOutput::BetaJson {
+            headers.push(("anthropic-beta", STRUCTURED_OUTPUTS_BETA.to_owned()));
+        }
+        headers
+    }
+
+    fn body(&self, site: &Site, request: &ChatRequest, stream: bool) -> Result<Value, LlmError> {
+        let inner = self;
         // The Messages API takes the system prompt in its own field; a system message inside the
         // conversation joins it.
         let mut system: Vec<&str> = request.system.iter().map(String::as_str).collect();
@@ -291,7 +215,7 @@ impl Anthropic {
             }
         }
         let mut body = Map::new();
-        body.insert("model".into(), json!(inner.model));
+        body.insert("model".into(), json!(site.model));
         body.insert(
             "max_tokens".into(),
             json!(request.max_tokens.unwrap_or(inner.default_max_tokens)),
@@ -309,7 +233,7 @@ impl Anthropic {
         }
         if let Some(schema) = &request.schema {
             let format = json!({"type": "json_schema", "schema": schema});
-            match self.output_for(request) {
+            match inner.output_for(request) {
                 AnthropicOutput::Json => {
                     body.insert("output_config".into(), json!({ "format": format }));
                 }
@@ -331,91 +255,21 @@ impl Anthropic {
                 }
             }
         }
-        Value::Object(body)
+        Ok(Value::Object(body))
     }
 
-    /// Refines a status error into the variant a caller can act on, and scrubs the key from everything
-    /// (first, so that the hints added here are not cut with the server's text).
-    fn map_error(&self, err: LlmError) -> LlmError {
-        match http::scrub(err, self.inner.key.as_ref(), &self.inner.base) {
-            LlmError::Http {
-                status: 404,
-                message,
-                ..
-            } => LlmError::ModelNotFound {
-                hint: format!(
-                    "check the model name (e.g. claude-sonnet-4-5); GET {}/v1/models lists the models \
-                     this key can use",
-                    http::redact_url(&self.inner.base)
-                ),
-                model: self.inner.model.clone(),
-                message,
-            },
-            LlmError::Http {
-                status: status @ (401 | 403),
-                message,
-                ..
-            } => LlmError::Auth {
-                status,
-                message: format!(
-                    "{message} ({})",
-                    ANTHROPIC_API.auth_hint(self.has_key(), "x-api-key")
-                ),
-            },
-            other => other,
-        }
-    }
-}
-
-impl Llm for Anthropic {
-    fn dialect(&self) -> Dialect {
-        Dialect::Anthropic
-    }
-
-    fn chat(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatResponse, LlmError>> {
-        Box::pin(async move {
-            let body = self.body(&request, false);
-            self.inner
-                .http
-                .send_and_read(&self.outgoing(&body), |bytes| {
-                    read_message(&http::json_body(bytes)?)
-                })
-                .await
-                .map_err(|e| self.map_error(e))
-        })
-    }
-
-    fn chat_stream(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatStream, LlmError>> {
-        Box::pin(async move {
-            let body = self.body(&request, true);
-            let this = self.clone();
-            self.inner
-                .http
-                .stream(&self.outgoing(&body), MessageEvents::default, move |e| {
-                    this.map_error(e)
-                })
-                .await
-        })
+    fn read(&self, answer: &Value) -> Result<ChatResponse, LlmError> {
+        read_message(answer)
     }
 }
 
 /// A whole (non-streamed) message: the text blocks, or the tool call's `input`, are the answer;
 /// thinking blocks are reasoning.
 fn read_message(value: &Value) -> Result<ChatResponse, LlmError> {
-    if value.get("type").and_then(Value::as_str) == Some("error") {
-        // A success status with an error object: transient, as a body that is not the answer.
-        return Err(LlmError::InvalidResponse {
-            message: "the server answered an error with a success status".into(),
-            body: http::error_text(value).unwrap_or_default(),
-        });
-    }
     let blocks = value
         .get("content")
         .and_then(Value::as_array)
-        .ok_or_else(|| LlmError::InvalidResponse {
-            message: "the message has no content blocks".into(),
-            body: value.to_string(),
-        })?;
+        .ok_or_else(|| backend::invalid("the message has no content blocks", value))?;
     let mut text = String::new();
     let mut thinking = String::new();
     for block in blocks {
@@ -496,14 +350,7 @@ enum Block {
 /// type is ignored, as Anthropic's versioning policy asks.
 #[derive(Default)]
 struct MessageEvents {
-    frames: SseFrames,
     blocks: Vec<(u64, Block)>,
-    text: String,
-    thinking: String,
-    usage: Usage,
-    finish: Option<Finish>,
-    model: Option<String>,
-    done: bool,
 }
 
 impl MessageEvents {
@@ -513,28 +360,22 @@ impl MessageEvents {
             .find(|(i, _)| *i == index)
             .map(|(_, block)| block)
     }
+}
 
-    fn answer(&mut self, text: &str, events: &mut VecDeque<ChatEvent>) {
-        if !text.is_empty() {
-            self.text.push_str(text);
-            events.push_back(ChatEvent::Delta(text.to_owned()));
-        }
-    }
+impl StreamReader for MessageEvents {
+    const UNFINISHED: &'static str = "no stop_reason, no message_stop";
 
-    fn event(&mut self, data: &str, events: &mut VecDeque<ChatEvent>) -> Result<(), LlmError> {
-        let event: Value = serde_json::from_str(data).map_err(|e| LlmError::InvalidResponse {
-            message: format!("an event of the stream is not JSON ({e})"),
-            body: data.to_owned(),
-        })?;
+    fn event(&mut self, data: &str, answer: &mut Answer) -> Result<(), LlmError> {
+        let event = backend::json_event(data)?;
         let index = event.get("index").and_then(Value::as_u64).unwrap_or(0);
         match event.get("type").and_then(Value::as_str).unwrap_or("") {
             "message_start" => {
                 let message = event.get("message");
-                self.model = message
+                answer.model = message
                     .and_then(|m| m.get("model"))
                     .and_then(Value::as_str)
                     .map(str::to_owned);
-                read_usage(message.and_then(|m| m.get("usage")), &mut self.usage);
+                read_usage(message.and_then(|m| m.get("usage")), &mut answer.usage);
             }
             "content_block_start" => {
                 let block = event.get("content_block");
@@ -546,11 +387,8 @@ impl MessageEvents {
                 };
                 self.blocks.push((index, kind));
                 if kind == Block::Answer {
-                    let text = block
-                        .and_then(|b| b.get("text"))
-                        .and_then(Value::as_str)
-                        .unwrap_or("");
-                    self.answer(text, events);
+                    let text = block.and_then(|b| b.get("text")).and_then(Value::as_str);
+                    answer.text(text.unwrap_or_default());
                 }
             }
             "content_block_delta" => {
@@ -562,7 +400,7 @@ impl MessageEvents {
                         .unwrap_or("")
                 };
                 match delta.and_then(|d| d.get("type")).and_then(Value::as_str) {
-                    Some("text_delta") => self.answer(field("text"), events),
+                    Some("text_delta") => answer.text(field("text")),
                     Some("input_json_delta") => {
                         let json = field("partial_json");
                         if let Some(block) = self.block(index) {
@@ -570,45 +408,36 @@ impl MessageEvents {
                                 *block = Block::Answer;
                             }
                         }
-                        self.answer(json, events);
+                        answer.text(json);
                     }
-                    Some("thinking_delta") => {
-                        let thinking = field("thinking");
-                        if !thinking.is_empty() {
-                            self.thinking.push_str(thinking);
-                            events.push_back(ChatEvent::Thinking(thinking.to_owned()));
-                        }
-                    }
+                    Some("thinking_delta") => answer.thought(field("thinking")),
                     _ => {}
                 }
             }
             "content_block_stop" => {
                 if matches!(self.block(index), Some(Block::EmptyTool)) {
                     // A tool called with no input streams no delta: its input is `{}`.
-                    self.answer("{}", events);
+                    answer.text("{}");
                 }
             }
             "message_delta" => {
                 if let Some(finish) =
                     stop_reason(event.get("delta").and_then(|d| d.get("stop_reason")))
                 {
-                    self.finish = Some(finish);
+                    answer.finish = Some(finish);
                 }
-                read_usage(event.get("usage"), &mut self.usage);
+                read_usage(event.get("usage"), &mut answer.usage);
             }
-            "message_stop" => self.finish_with(events),
+            "message_stop" => answer.done(),
             "error" => {
                 let error = event.get("error");
-                let kind = error
-                    .and_then(|e| e.get("type"))
-                    .and_then(Value::as_str)
-                    .unwrap_or("error");
-                let message = error
-                    .and_then(|e| e.get("message"))
-                    .and_then(Value::as_str)
-                    .unwrap_or("no message");
+                let text = |key: &str| error.and_then(|e| e.get(key)).and_then(Value::as_str);
                 return Err(LlmError::Stream {
-                    message: format!("the server reported {kind} mid-answer: {message}"),
+                    message: format!(
+                        "the server reported {} mid-answer: {}",
+                        text("type").unwrap_or("error"),
+                        text("message").unwrap_or("no message")
+                    ),
                     partial: String::new(),
                 });
             }
@@ -616,80 +445,32 @@ impl MessageEvents {
         }
         Ok(())
     }
-
-    fn finish_with(&mut self, events: &mut VecDeque<ChatEvent>) {
-        self.done = true;
-        events.push_back(ChatEvent::Done(ChatResponse {
-            text: std::mem::take(&mut self.text),
-            thinking: Some(std::mem::take(&mut self.thinking)).filter(|t| !t.is_empty()),
-            usage: self.usage,
-            finish: self.finish.take().unwrap_or_default(),
-            model: self.model.take(),
-        }));
-    }
-}
-
-impl WireFormat for MessageEvents {
-    fn line(&mut self, line: &str, events: &mut VecDeque<ChatEvent>) -> Result<(), LlmError> {
-        match self.frames.line(line) {
-            Some(data) => self.event(&data, events),
-            None => Ok(()),
-        }
-    }
-
-    fn end(&mut self, events: &mut VecDeque<ChatEvent>) -> Result<(), LlmError> {
-        if let Some(data) = self.frames.flush() {
-            self.event(&data, events)?;
-        }
-        if let Some(err) = self.frames.not_an_event_stream() {
-            return Err(err);
-        }
-        if self.done {
-            return Ok(());
-        }
-        if self.finish.is_some() {
-            // A stop reason but no `message_stop`: the answer is complete.
-            self.finish_with(events);
-            return Ok(());
-        }
-        Err(LlmError::Stream {
-            message: "the stream ended before the server finished the message (no stop_reason, no \
-                      message_stop)"
-                .into(),
-            partial: String::new(),
-        })
-    }
-
-    fn finished(&self) -> bool {
-        self.done
-    }
-
-    fn usage(&self) -> Usage {
-        self.usage
-    }
-}
-
-/// The API root without a trailing slash.
-pub(crate) fn normalize_base(raw: &str) -> Result<String, LlmError> {
-    let trimmed = raw.trim().trim_end_matches('/');
-    let shown = http::redact_url(trimmed);
-    let url = reqwest::Url::parse(trimmed).map_err(|e| LlmError::Config {
-        message: format!(
-            "the base URL {shown:?} is not a valid URL ({e}); use one like https://api.example.com"
-        ),
-    })?;
-    if !matches!(url.scheme(), "http" | "https") {
-        return Err(LlmError::Config {
-            message: format!("the base URL {shown:?} must start with http:// or https://"),
-        });
-    }
-    Ok(trimmed.to_owned())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::llm::Message;
+    use crate::llm::ChatEvent;
+    use crate::llm::{Message, Secret};
+    use std::collections::VecDeque;
+
+    fn body_of(llm: &Anthropic, request: &ChatRequest, stream: bool) -> Value {
+        llm.backend.request_body(request, stream).unwrap()
+    }
+
+    /// The answer text of `events`.
+    fn deltas(events: &VecDeque<ChatEvent>) -> String {
+        let text = events.iter().filter_map(|e| match e {
+            ChatEvent::Delta(d) => Some(d.as_str()),
+            _ => None,
+        });
+        text.collect()
+    }
+
+    /// The events a stream of these lines gives, and how it ended.
+    fn read(body: &str) -> (VecDeque<ChatEvent>, Result<(), LlmError>) {
+        backend::read_body::<MessageEvents>(Framing::Sse, body)
+    }
 
     fn backend(output: AnthropicOutput) -> Anthropic {
         Anthropic::builder("claude-test")
@@ -706,7 +487,7 @@ mod tests {
             .with_message(Message::system("and exact"))
             .with_schema("Vec<Person>", json!({"type": "object"}))
             .with_temperature(1.5);
-        let json = backend(AnthropicOutput::Json).body(&request, true);
+        let json = body_of(&backend(AnthropicOutput::Json), &request, true);
         assert_eq!(json["system"], "be brief\n\nand exact");
         assert_eq!(json["messages"], json!([{"role": "user", "content": "hi"}]));
         assert_eq!(json["max_tokens"], 4096);
@@ -719,17 +500,22 @@ mod tests {
 
         let beta = backend(AnthropicOutput::BetaJson);
         assert_eq!(
-            beta.body(&request, true)["output_format"]["schema"],
+            body_of(&beta, &request, true)["output_format"]["schema"],
             json!({"type": "object"})
         );
         assert!(beta
-            .inner
-            .headers
+            .backend
+            .protocol()
+            .headers()
             .contains(&("anthropic-beta", STRUCTURED_OUTPUTS_BETA.to_owned())));
 
         for tool in [
-            backend(AnthropicOutput::Tool).body(&request, false),
-            backend(AnthropicOutput::Json).body(&request.clone().with_tool_call(true), false),
+            body_of(&backend(AnthropicOutput::Tool), &request, false),
+            body_of(
+                &backend(AnthropicOutput::Json),
+                &request.clone().with_tool_call(true),
+                false,
+            ),
         ] {
             assert_eq!(tool["tools"][0]["name"], "Vec_Person_");
             assert_eq!(tool["tools"][0]["input_schema"], json!({"type": "object"}));
@@ -746,9 +532,12 @@ mod tests {
     #[test]
     fn anthropic_api_key_goes_to_anthropic_alone_and_no_key_over_plain_http_elsewhere() {
         // The only test of this crate that sets ANTHROPIC_API_KEY.
-        std::env::set_var(KEY_ENV, "sk-ant-implicit");
+        std::env::set_var(ANTHROPIC_API.key_env, "sk-ant-implicit");
         let official = Anthropic::new("m").unwrap();
-        assert_eq!(official.inner.key, Some(Secret::new("sk-ant-implicit")));
+        assert_eq!(
+            official.backend.key().cloned(),
+            Some(Secret::new("sk-ant-implicit"))
+        );
         for elsewhere in [
             "http://127.0.0.1:8000",
             "https://gateway.example.com/anthropic",
@@ -759,13 +548,13 @@ mod tests {
         }
         let err = Anthropic::builder("m")
             .base_url("http://10.255.255.1:1")
-            .api_key_env(KEY_ENV)
+            .api_key_env(ANTHROPIC_API.key_env)
             .build()
             .unwrap_err();
         assert!(matches!(err, LlmError::InsecureKey { .. }), "{err:?}");
         let allowed = Anthropic::builder("m")
             .base_url("http://10.255.255.1:1")
-            .api_key_env(KEY_ENV)
+            .api_key_env(ANTHROPIC_API.key_env)
             .allow_insecure_key(true)
             .build()
             .unwrap();
@@ -780,9 +569,8 @@ mod tests {
                 .base_url(base)
                 .build()
                 .unwrap()
-                .inner
-                .endpoint
-                .clone()
+                .backend
+                .endpoint(true)
         };
         assert_eq!(at("https://h/"), "https://h/v1/messages");
         assert_eq!(at("https://h/proxy/v1"), "https://h/proxy/v1/messages");
@@ -820,9 +608,7 @@ mod tests {
 
     #[test]
     fn stream_events_become_deltas_whichever_block_carries_the_answer() {
-        let mut wire = MessageEvents::default();
-        let mut events = VecDeque::new();
-        let stream = concat!(
+        let (events, end) = read(concat!(
             "event: message_start\n",
             "data: {\"type\":\"message_start\",\"message\":{\"model\":\"claude-test\",\"usage\":{\"input_tokens\":9,\"output_tokens\":1}}}\n\n",
             "event: ping\ndata: {\"type\": \"ping\"}\n\n",
@@ -835,18 +621,9 @@ mod tests {
             "data: {\"type\":\"content_block_stop\",\"index\":1}\n\n",
             "data: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\"},\"usage\":{\"output_tokens\":12}}\n\n",
             "data: {\"type\":\"message_stop\"}\n\n",
-        );
-        for line in stream.split('\n') {
-            wire.line(line, &mut events).unwrap();
-        }
-        let deltas: String = events
-            .iter()
-            .filter_map(|e| match e {
-                ChatEvent::Delta(d) => Some(d.as_str()),
-                _ => None,
-            })
-            .collect();
-        assert_eq!(deltas, r#"{"a":1}"#);
+        ));
+        end.unwrap();
+        assert_eq!(deltas(&events), r#"{"a":1}"#);
         let Some(ChatEvent::Done(done)) = events.back() else {
             panic!("no Done: {events:?}")
         };
@@ -856,32 +633,21 @@ mod tests {
             (9, 12)
         );
         assert_eq!(done.finish, Finish::Stop);
-        assert!(wire.finished());
     }
 
     #[test]
     fn a_tool_without_input_deltas_answers_an_empty_object_and_an_error_event_ends_the_stream() {
-        let mut wire = MessageEvents::default();
-        let mut events = VecDeque::new();
-        for data in [
-            r#"{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","input":{}}}"#,
-            r#"{"type":"content_block_stop","index":0}"#,
-        ] {
-            wire.event(data, &mut events).unwrap();
-        }
-        assert_eq!(events.pop_front(), Some(ChatEvent::Delta("{}".into())));
-        let err = wire
-            .event(
-                r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
-                &mut events,
-            )
-            .unwrap_err();
+        let (events, end) = read(concat!(
+            "data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"input\":{}}}\n\n",
+            "data: {\"type\":\"content_block_stop\",\"index\":0}\n\n",
+            "data: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n",
+        ));
+        assert_eq!(events, [ChatEvent::Delta("{}".into())]);
+        let err = end.unwrap_err();
         assert!(matches!(err, LlmError::Stream { .. }));
         assert!(err.to_string().contains("overloaded_error"), "{err}");
-        assert!(matches!(
-            MessageEvents::default().end(&mut events),
-            Err(LlmError::Stream { .. })
-        ));
+        let (_, end) = read("data: {\"type\":\"message_start\"}\n\n");
+        assert!(matches!(end, Err(LlmError::Stream { .. })), "{end:?}");
     }
 
     proptest::proptest! {
@@ -919,21 +685,12 @@ mod tests {
             }
             stream.push_str("data: {\"type\": \"content_block_stop\", \"index\": 0}\n\n");
             stream.push_str("data: {\"type\": \"message_stop\"}\n\n");
-            let mut wire = MessageEvents::default();
-            let mut events = VecDeque::new();
-            for line in stream.split('\n') {
-                wire.line(line, &mut events).unwrap();
-            }
+            let (mut events, end) = read(&stream);
+            end.unwrap();
             let Some(ChatEvent::Done(done)) = events.pop_back() else {
                 panic!("no Done");
             };
-            let deltas: String = events
-                .iter()
-                .filter_map(|e| match e {
-                    ChatEvent::Delta(d) => Some(d.as_str()),
-                    _ => None,
-                })
-                .collect();
+            let deltas = deltas(&events);
             let expected = if tool && text.is_empty() { "{}" } else { text.as_str() };
             proptest::prop_assert_eq!(&deltas, expected);
             proptest::prop_assert_eq!(done.text.as_str(), expected);

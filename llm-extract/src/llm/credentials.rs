@@ -1,4 +1,5 @@
-//! Which API key a hosted backend sends, and where: the rules every builder applies when it builds.
+//! Credentials: which API key a hosted backend sends, and where (the rules every builder applies when
+//! it builds), and keeping keys and the credentials of URLs out of every text a backend shows.
 //!
 //! - A key the caller names (`api_key` or `api_key_env` on a builder) goes to the server the caller names.
 //! - A provider's own variable (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, `GEMINI_API_KEY`), read when no
@@ -8,7 +9,6 @@
 //! - No key goes over plain `http` to a host other than this machine (anyone on the way could read it),
 //!   unless the caller allows it on purpose with `allow_insecure_key(true)`.
 
-use super::http::{self, Secret};
 use super::LlmError;
 use std::net::IpAddr;
 
@@ -71,7 +71,7 @@ impl KeyChoice {
         };
         if key.is_some() && !self.allow_insecure && url.as_ref().is_some_and(is_exposed) {
             return Err(LlmError::InsecureKey {
-                url: http::redact_url(base),
+                url: redact_url(base),
             });
         }
         Ok(key)
@@ -107,6 +107,130 @@ fn is_loopback(host: &str) -> bool {
     }
 }
 
+/// An API key or other credential. Its `Debug` prints `[redacted]`, it has no `Display`, and the backends
+/// scrub it from anything a server echoes back, so it never reaches a log or an error message.
+///
+/// ```
+/// use llm_extract::llm::Secret;
+///
+/// let key = Secret::new("sk-very-secret");
+/// assert_eq!(format!("{key:?}"), "[redacted]");
+/// ```
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    /// Wraps a credential.
+    pub fn new(value: impl Into<String>) -> Self {
+        Secret(value.into())
+    }
+
+    /// Reads a credential from the environment variable `name`.
+    pub fn from_env(name: &str) -> Result<Self, LlmError> {
+        match std::env::var(name) {
+            Ok(value) if !value.trim().is_empty() => Ok(Secret(value.trim().to_owned())),
+            _ => Err(LlmError::Config {
+                message: format!(
+                    "the environment variable {name} holding the API key is not set or empty"
+                ),
+            }),
+        }
+    }
+
+    pub(crate) fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("[redacted]")
+    }
+}
+
+impl From<String> for Secret {
+    fn from(value: String) -> Self {
+        Secret(value)
+    }
+}
+
+impl From<&str> for Secret {
+    fn from(value: &str) -> Self {
+        Secret(value.to_owned())
+    }
+}
+
+/// `err` without the credentials a backend holds: its key and any in its URL, replaced first, and only
+/// then the server's text it quotes cut to [`EXCERPT_CHARS`](super::http::EXCERPT_CHARS) (a key cut in two would survive). Every
+/// error an HTTP backend returns or logs goes through this.
+pub(crate) fn scrub(err: LlmError, key: Option<&Secret>, url: &str) -> LlmError {
+    let err = match key {
+        Some(key) => err.scrub(key.expose()),
+        None => err,
+    };
+    url_credentials(url)
+        .into_iter()
+        .filter_map(|(start, end)| url.get(start..end))
+        .fold(err, LlmError::scrub)
+        .shorten()
+}
+
+/// Whether a query parameter of this name holds a credential.
+fn is_credential_name(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    [
+        "key",
+        "token",
+        "secret",
+        "password",
+        "passwd",
+        "auth",
+        "sig",
+        "credential",
+    ]
+    .iter()
+    .any(|word| name.contains(word))
+}
+
+/// The byte ranges of the credentials in a URL (whether or not it parses): the password of
+/// `user:password@` (or the whole user part when it has no password, as services put tokens there)
+/// and the values of query parameters named like a credential (`key=`, `api_key=`, `token=`, ...).
+fn url_credentials(url: &str) -> Vec<(usize, usize)> {
+    let mut spans = Vec::new();
+    let authority_start = url.find("://").map_or(0, |i| i + 3);
+    let rest = url.get(authority_start..).unwrap_or_default();
+    let authority_len = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let authority = rest.get(..authority_len).unwrap_or_default();
+    if let Some(at) = authority.rfind('@') {
+        let user_info = authority.get(..at).unwrap_or_default();
+        let secret_from = user_info.find(':').map_or(0, |colon| colon + 1);
+        if secret_from < at {
+            spans.push((authority_start + secret_from, authority_start + at));
+        }
+    }
+    if let Some(question) = url.find('?') {
+        let query_end = url
+            .get(question..)
+            .and_then(|q| q.find('#'))
+            .map_or(url.len(), |i| question + i);
+        let mut pair_start = question + 1;
+        for pair in url
+            .get(question + 1..query_end)
+            .unwrap_or_default()
+            .split('&')
+        {
+            if let Some((name, value)) = pair.split_once('=') {
+                let value_start = pair_start + name.len() + 1;
+                if is_credential_name(name) && !value.is_empty() {
+                    spans.push((value_start, value_start + value.len()));
+                }
+            }
+            pair_start += pair.len() + 1;
+        }
+    }
+    spans
+}
+
 /// `url` with its credentials (the password of `user:password@`, the value of a `key=`, `token=`, ...
 /// query parameter) replaced by `[redacted]`: the form to show a URL in in a message or a log.
 ///
@@ -119,7 +243,15 @@ fn is_loopback(host: &str) -> bool {
 /// );
 /// ```
 pub fn redact_url(url: &str) -> String {
-    http::redact_url(url)
+    let mut out = String::with_capacity(url.len());
+    let mut copied = 0;
+    for (start, end) in url_credentials(url) {
+        out.push_str(url.get(copied..start).unwrap_or_default());
+        out.push_str("[redacted]");
+        copied = end;
+    }
+    out.push_str(url.get(copied..).unwrap_or_default());
+    out
 }
 
 #[cfg(test)]
@@ -248,5 +380,49 @@ mod tests {
                 .unwrap(),
             None
         );
+    }
+
+    #[test]
+    fn credentials_in_urls_are_redacted() {
+        let cases = [
+            (
+                "https://user:pw@host:8080/v1?api_key=k1&x=1#f",
+                "https://user:[redacted]@host:8080/v1?api_key=[redacted]&x=1#f",
+            ),
+            ("http://tok3n@host/v1", "http://[redacted]@host/v1"),
+            (
+                "http://h/v1?key=a&token=b&model=m&access_token=c",
+                "http://h/v1?key=[redacted]&token=[redacted]&model=m&access_token=[redacted]",
+            ),
+            ("http://127.0.0.1:8080/v1", "http://127.0.0.1:8080/v1"),
+            (
+                "user:pw@not a url?key=v",
+                "user:[redacted]@not a url?key=[redacted]",
+            ),
+            ("http://h/a@b?key=", "http://h/a@b?key="),
+        ];
+        for (url, redacted) in cases {
+            assert_eq!(redact_url(url), redacted, "{url}");
+        }
+        let err = LlmError::Http {
+            status: 500,
+            message: "bad request for http://user:pw@h/v1?key=k1 with sk-9".into(),
+            retry_after: None,
+        };
+        let key = Secret::new("sk-9");
+        let text = scrub(err, Some(&key), "http://user:pw@h/v1?key=k1").to_string();
+        assert!(
+            !text.contains("pw@") && !text.contains("k1") && !text.contains("sk-9"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn secret_from_missing_env_is_a_config_error() {
+        let err = Secret::from_env("LLM_EXTRACT_SURELY_UNSET_VARIABLE").unwrap_err();
+        assert!(matches!(err, LlmError::Config { .. }));
+        assert!(err
+            .to_string()
+            .contains("LLM_EXTRACT_SURELY_UNSET_VARIABLE"));
     }
 }

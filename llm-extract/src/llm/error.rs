@@ -62,10 +62,11 @@ pub enum LlmError {
         /// What to do, e.g. `run ollama pull llama3.2`.
         hint: String,
     },
-    /// The server rejected the credentials (HTTP 401 or 403).
+    /// The server rejected the credentials (HTTP 401 or 403, or a provider's own status for a bad key:
+    /// Gemini's 400 with the reason `API_KEY_INVALID`).
     #[error("the server rejected the request's credentials (HTTP {status}): {message}; check the API key")]
     Auth {
-        /// 401 or 403.
+        /// The HTTP status: 401, 403, or the provider's own for a bad key.
         status: u16,
         /// The server's message (with any key scrubbed).
         message: String,
@@ -126,6 +127,32 @@ pub enum LlmError {
     LlamaCpp(#[from] crate::llm::llama_cpp::LlamaCppError),
 }
 
+/// What an error status means: the one rule every HTTP backend applies (`backend.rs` turns it into
+/// the error a caller gets).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Status {
+    /// The server rejected the request's credentials.
+    Auth,
+    /// The model or the endpoint is not there.
+    NotFound,
+    /// Sending the request again may succeed.
+    Transient,
+    /// The server refused the request; it fails the same way twice.
+    Refused,
+}
+
+impl Status {
+    /// The meaning of `status` (an error status) by the one rule.
+    pub fn of(status: u16) -> Status {
+        match status {
+            401 | 403 => Status::Auth,
+            404 => Status::NotFound,
+            408 | 409 | 429 | 500..=599 => Status::Transient,
+            _ => Status::Refused,
+        }
+    }
+}
+
 /// Which wait a [`LlmError::Timeout`] interrupted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -176,17 +203,17 @@ impl LlmError {
     }
 
     /// Whether sending the same request again may succeed: connection failures, timeouts (a server that
-    /// went silent mid-answer included), HTTP 429, 502, 503, 504 and 529 (Anthropic's "overloaded"), a
-    /// stream that broke or ended before the server finished the answer, and an answer whose body is not
-    /// what the request asked for (a proxy's error page, a JSON error with status 200). Everything else
-    /// fails the same way twice.
+    /// went silent mid-answer included), HTTP 408, 409, 429 and every 5xx (529 is Anthropic's
+    /// "overloaded"), a stream that broke or ended before the server finished the answer, and an answer
+    /// whose body is not what the request asked for (a proxy's error page, a JSON error with status
+    /// 200). Everything else fails the same way twice.
     pub fn is_transient(&self) -> bool {
         match self {
             LlmError::Connect { .. }
             | LlmError::Timeout { .. }
             | LlmError::Stream { .. }
             | LlmError::InvalidResponse { .. } => true,
-            LlmError::Http { status, .. } => matches!(status, 429 | 502 | 503 | 504 | 529),
+            LlmError::Http { status, .. } => Status::of(*status) == Status::Transient,
             _ => false,
         }
     }
@@ -274,10 +301,10 @@ mod tests {
             message: String::new(),
             retry_after: None,
         };
-        for status in [429, 502, 503, 504, 529] {
+        for status in [408, 409, 429, 500, 502, 503, 504, 529] {
             assert!(http(status).is_transient(), "{status}");
         }
-        for status in [400, 401, 403, 404, 500] {
+        for status in [400, 401, 403, 404, 422] {
             assert!(!http(status).is_transient(), "{status}");
         }
         let idle = LlmError::Timeout {

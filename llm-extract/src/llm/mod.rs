@@ -15,21 +15,23 @@ use std::sync::Arc;
 
 mod accumulate;
 mod anthropic;
+mod backend;
 mod credentials;
 mod error;
 mod from_fn;
 mod gemini;
+mod gemini_openapi;
 mod http;
 mod ollama;
+mod ollama_host;
 mod openai;
 mod retry;
 
 pub use anthropic::{Anthropic, AnthropicBuilder, AnthropicOutput};
-pub use credentials::redact_url;
+pub use credentials::{redact_url, Secret};
 pub use error::{LlmError, TimeoutPhase};
 pub use from_fn::{from_fn, from_stream_fn, FnLlm, StreamFnLlm};
 pub use gemini::{Gemini, GeminiBuilder};
-pub use http::Secret;
 pub use ollama::{ModelInfo, Ollama, OllamaBuilder, Think};
 pub use openai::{OpenAiBuilder, OpenAiCompatible};
 pub use retry::RetryPolicy;
@@ -182,8 +184,8 @@ impl ChatRequest {
         self.tool_call = tool_call;
         self
     }
-    /// The system prompt (if any) then the conversation, as the `{role, content}` objects both HTTP wire
-    /// formats use.
+    /// The system prompt (if any) then the conversation, as the `{role, content}` objects of the
+    /// OpenAI-compatible and Ollama wire formats (Anthropic and Gemini take the system prompt apart).
     pub(crate) fn wire_messages(&self) -> Vec<Value> {
         let system = self
             .system

@@ -1,23 +1,21 @@
-//! The OpenAI-compatible backend: `POST {base}/chat/completions`, streamed as server-sent events.
+//! The OpenAI-compatible wire format: `POST {base}/chat/completions`, streamed as server-sent events.
 //!
-//! Works with vLLM, llama-server, LM Studio, Ollama's `/v1` and OpenAI itself (see the project's
-//! `backends.md` §2). The schema goes in `response_format: {"type": "json_schema", "json_schema": {name,
-//! schema, strict}}`, the only form every one of them honours; a stream ends with `data: [DONE]`, and usage
-//! comes in a last chunk when `stream_options.include_usage` is set. With [`ChatRequest::tool_call`]
+//! Works with vLLM, llama-server, LM Studio, Ollama's `/v1` and OpenAI itself. The schema goes in
+//! `response_format: {"type": "json_schema", "json_schema": {name, schema, strict}}`, the only form
+//! every one of them honours; a stream ends with `data: [DONE]`, and usage comes in a last chunk when
+//! `stream_options.include_usage` is set. With [`ChatRequest::tool_call`]
 //! ([`Mode::Tool`](crate::extract::Mode::Tool)) the schema goes out as one forced function instead
 //! (`tools` + `tool_choice`), and the call's `arguments` stream in as the answer.
 
-use super::credentials::{KeyChoice, OfficialApi};
-use super::http::{
-    self, http_builder_methods, HttpClient, HttpOptions, Outgoing, Secret, WireFormat,
+use super::backend::{
+    self, http_backend, key_builder_methods, wire_setters, Answer, Backend, Common, Site,
 };
-use super::{
-    BoxFuture, ChatEvent, ChatRequest, ChatResponse, ChatStream, Finish, Llm, LlmError, Usage,
-};
+use super::backend::{Framing, Protocol, StreamReader};
+use super::credentials::OfficialApi;
+use super::http::{self, http_builder_methods};
+use super::{ChatRequest, ChatResponse, Finish, LlmError, Usage};
 use crate::schema::Dialect;
 use serde_json::{json, Map, Value};
-use std::collections::VecDeque;
-use std::sync::Arc;
 
 /// OpenAI's own API, the one server `OPENAI_API_KEY` goes to unasked.
 const OPENAI_API: OfficialApi = OfficialApi {
@@ -28,8 +26,8 @@ const OPENAI_API: OfficialApi = OfficialApi {
 
 /// A model behind an OpenAI-compatible chat completions API. Cheap to clone.
 ///
-/// The API key, if any, is held as a [`Secret`]: it never appears in `Debug` output or in errors. A key
-/// goes only where it is named: without [`api_key`](OpenAiBuilder::api_key) or
+/// The API key, if any, is held as a [`Secret`](crate::llm::Secret): it never appears in `Debug` output
+/// or in errors. A key goes only where it is named: without [`api_key`](OpenAiBuilder::api_key) or
 /// [`api_key_env`](OpenAiBuilder::api_key_env), `OPENAI_API_KEY` (if set) is sent to OpenAI's own API
 /// (`https://api.openai.com`) and to no other server; and no key goes over plain `http` to a host other
 /// than this machine unless [`allow_insecure_key`](OpenAiBuilder::allow_insecure_key) says so.
@@ -48,48 +46,16 @@ const OPENAI_API: OfficialApi = OfficialApi {
 ///     .build()?;
 /// # Ok(()) }
 /// ```
-#[derive(Debug, Clone)]
-pub struct OpenAiCompatible {
-    inner: Arc<Inner>,
-}
-
-struct Inner {
-    endpoint: String,
-    base: String,
-    model: String,
-    key: Option<Secret>,
-    http: HttpClient,
-    dialect: Dialect,
-    strict: bool,
-    include_usage: bool,
-    max_tokens_key: &'static str,
-    repeat_penalty: bool,
-    tool_choice_required: bool,
-}
-
-impl std::fmt::Debug for Inner {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OpenAiCompatible")
-            .field("base", &http::redact_url(&self.base))
-            .field("model", &self.model)
-            .field("key", &self.key)
-            .field("http", &self.http)
-            .field("dialect", &self.dialect)
-            .field("strict", &self.strict)
-            .field("include_usage", &self.include_usage)
-            .field("max_tokens_key", &self.max_tokens_key)
-            .field("tool_choice_required", &self.tool_choice_required)
-            .finish()
-    }
-}
-
-/// Builds an [`OpenAiCompatible`].
 #[derive(Clone)]
-pub struct OpenAiBuilder {
-    base_url: String,
-    model: String,
-    key: KeyChoice,
-    http: HttpOptions,
+pub struct OpenAiCompatible {
+    backend: Backend<OpenAiWire>,
+}
+
+http_backend!(OpenAiCompatible, keyed);
+
+/// The settings of the OpenAI-compatible wire format.
+#[derive(Debug, Clone)]
+struct OpenAiWire {
     dialect: Dialect,
     strict: bool,
     include_usage: bool,
@@ -98,114 +64,53 @@ pub struct OpenAiBuilder {
     tool_choice_required: bool,
 }
 
-impl std::fmt::Debug for OpenAiBuilder {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OpenAiBuilder")
-            .field("base_url", &http::redact_url(&self.base_url))
-            .field("model", &self.model)
-            .field("key", &self.key)
-            .field("http", &self.http)
-            .field("dialect", &self.dialect)
-            .field("strict", &self.strict)
-            .field("include_usage", &self.include_usage)
-            .field("max_completion_tokens", &self.max_completion_tokens)
-            .field("tool_choice_required", &self.tool_choice_required)
-            .finish()
-    }
+/// Builds an [`OpenAiCompatible`].
+#[derive(Debug, Clone)]
+pub struct OpenAiBuilder {
+    common: Common,
+    wire: OpenAiWire,
 }
 
 impl OpenAiBuilder {
-    /// The API key, sent as a bearer token.
-    pub fn api_key(mut self, key: impl Into<Secret>) -> Self {
-        self.key.key = Some(key.into());
-        self
-    }
+    key_builder_methods!("as a bearer token", "OPENAI_API_KEY", "OpenAI's own API");
 
-    /// Reads the API key from the environment variable `name` when the backend is built (an error if it is
-    /// unset, so a typo does not turn into an anonymous request). Without this or
-    /// [`api_key`](Self::api_key), `OPENAI_API_KEY` is read for OpenAI's own API only.
-    pub fn api_key_env(mut self, name: impl Into<String>) -> Self {
-        self.key.key_env = Some(name.into());
-        self
-    }
+    wire_setters! {
+        /// The schema dialect the server enforces (default [`Dialect::OpenAiStrict`]). llama-server converts
+        /// schemas with llama.cpp's converter, so [`Dialect::Ollama`] describes it exactly.
+        dialect: Dialect;
 
-    /// Lets the key go over plain `http` to a host other than this machine (default `false`: building
-    /// such a backend fails with [`LlmError::InsecureKey`], as anyone on the network between could read
-    /// the key). For a trusted network only.
-    pub fn allow_insecure_key(mut self, allow: bool) -> Self {
-        self.key.allow_insecure = allow;
-        self
-    }
+        /// The `strict` flag of `response_format.json_schema` (default `true`).
+        strict: bool;
 
-    /// The schema dialect the server enforces (default [`Dialect::OpenAiStrict`]). llama-server converts
-    /// schemas with llama.cpp's converter, so [`Dialect::Ollama`] describes it exactly.
-    pub fn dialect(mut self, dialect: Dialect) -> Self {
-        self.dialect = dialect;
-        self
-    }
+        /// Whether a streamed request asks for usage (`stream_options.include_usage`, default `true`); turn it
+        /// off for a server that rejects the option.
+        include_usage: bool;
 
-    /// The `strict` flag of `response_format.json_schema` (default `true`).
-    pub fn strict(mut self, strict: bool) -> Self {
-        self.strict = strict;
-        self
-    }
+        /// Sends the token limit as `max_completion_tokens` instead of `max_tokens` (OpenAI's reasoning models
+        /// accept only the former; most other servers only the latter). Default `false`.
+        max_completion_tokens: bool;
 
-    /// Whether a streamed request asks for usage (`stream_options.include_usage`, default `true`); turn it
-    /// off for a server that rejects the option.
-    pub fn include_usage(mut self, include: bool) -> Self {
-        self.include_usage = include;
-        self
-    }
+        /// Also sends a request's repeat penalty as llama-server's own `repeat_penalty` (the multiplicative
+        /// penalty Ollama and the embedded engine use), beside the standard `frequency_penalty`. Default
+        /// `false`: OpenAI itself rejects fields it does not know.
+        repeat_penalty: bool;
 
-    /// Sends the token limit as `max_completion_tokens` instead of `max_tokens` (OpenAI's reasoning models
-    /// accept only the former; most other servers only the latter). Default `false`.
-    pub fn max_completion_tokens(mut self, yes: bool) -> Self {
-        self.max_completion_tokens = yes;
-        self
-    }
-
-    /// Also sends a request's repeat penalty as llama-server's own `repeat_penalty` (the multiplicative
-    /// penalty Ollama and the embedded engine use), beside the standard `frequency_penalty`. Default
-    /// `false`: OpenAI itself rejects fields it does not know.
-    pub fn repeat_penalty(mut self, yes: bool) -> Self {
-        self.repeat_penalty = yes;
-        self
-    }
-
-    /// Forces the tool of [`Mode::Tool`](crate::extract::Mode::Tool) with `tool_choice: "required"` and
-    /// `parallel_tool_calls: false` instead of naming the function (`{"type": "function", "function":
-    /// {"name"}}`, the default). llama-server takes only the string forms: it drops a named choice with
-    /// a warning and falls back to `"auto"`, so the model may answer in text. With the one tool this
-    /// mode sends, `"required"` asks for the same call. Default `false`.
-    pub fn tool_choice_required(mut self, yes: bool) -> Self {
-        self.tool_choice_required = yes;
-        self
+        /// Forces the tool of [`Mode::Tool`](crate::extract::Mode::Tool) with `tool_choice: "required"` and
+        /// `parallel_tool_calls: false` instead of naming the function (`{"type": "function", "function":
+        /// {"name"}}`, the default). llama-server takes only the string forms: it drops a named choice with
+        /// a warning and falls back to `"auto"`, so the model may answer in text. With the one tool this
+        /// mode sends, `"required"` asks for the same call. Default `false`.
+        tool_choice_required: bool;
     }
 
     http_builder_methods!();
 
     /// Builds the backend.
     pub fn build(self) -> Result<OpenAiCompatible, LlmError> {
-        let base = normalize_base(&self.base_url)?;
-        let key = self.key.resolve(&base, OPENAI_API)?;
+        let raw = self.common.base_url.as_deref().unwrap_or_default();
+        let base = backend::normalize_base(raw, Some("/v1"), "http://127.0.0.1:8080/v1")?;
         Ok(OpenAiCompatible {
-            inner: Arc::new(Inner {
-                endpoint: format!("{base}/chat/completions"),
-                base,
-                model: self.model,
-                key,
-                http: HttpClient::new(self.http)?,
-                dialect: self.dialect,
-                strict: self.strict,
-                include_usage: self.include_usage,
-                max_tokens_key: if self.max_completion_tokens {
-                    "max_completion_tokens"
-                } else {
-                    "max_tokens"
-                },
-                repeat_penalty: self.repeat_penalty,
-                tool_choice_required: self.tool_choice_required,
-            }),
+            backend: Backend::build(self.wire, base, self.common)?,
         })
     }
 }
@@ -220,57 +125,55 @@ impl OpenAiCompatible {
     /// A builder for the model `model` at `base_url`.
     pub fn builder(base_url: impl Into<String>, model: impl Into<String>) -> OpenAiBuilder {
         OpenAiBuilder {
-            base_url: base_url.into(),
-            model: model.into(),
-            key: KeyChoice::default(),
-            http: HttpOptions::default(),
-            dialect: Dialect::OpenAiStrict,
-            strict: true,
-            include_usage: true,
-            max_completion_tokens: false,
-            repeat_penalty: false,
-            tool_choice_required: false,
+            common: Common::new(Some(base_url.into()), model.into()),
+            wire: OpenAiWire {
+                dialect: Dialect::OpenAiStrict,
+                strict: true,
+                include_usage: true,
+                max_completion_tokens: false,
+                repeat_penalty: false,
+                tool_choice_required: false,
+            },
         }
     }
+}
 
-    /// The model's name.
-    pub fn model(&self) -> &str {
-        &self.inner.model
+impl Protocol for OpenAiWire {
+    const NAME: &'static str = "OpenAiCompatible";
+    const FRAMING: Framing = Framing::Sse;
+    const API: Option<OfficialApi> = Some(OPENAI_API);
+    const KEY_HEADER: Option<&'static str> = None;
+    const CONNECT_HINT: &'static str = "is the server running there? Check the base URL";
+    const MODEL_HINT: &'static str =
+        "check the model name; GET {base}/models lists the models this server has";
+    const ENDPOINT_HINT: &'static str = "is {base} the API root? it usually ends in /v1";
+    type Stream = Chunks;
+
+    fn dialect(&self) -> Dialect {
+        self.dialect
     }
 
-    /// The API root requests go to.
-    pub fn base_url(&self) -> &str {
-        &self.inner.base
+    fn endpoint(&self, site: &Site, _stream: bool) -> String {
+        format!("{}/chat/completions", site.base)
     }
 
-    /// Whether requests carry an API key.
-    pub fn has_key(&self) -> bool {
-        self.inner.key.is_some()
-    }
-
-    fn outgoing<'a>(&'a self, body: &'a Value) -> Outgoing<'a> {
-        Outgoing {
-            url: &self.inner.endpoint,
-            body: Some(body),
-            bearer: self.inner.key.as_ref(),
-            key_header: None,
-            headers: &[],
-            connect_hint: "is the server running there? Check the base URL",
-        }
-    }
-
-    fn body(&self, request: &ChatRequest, stream: bool) -> Value {
-        let inner = &self.inner;
+    fn body(&self, site: &Site, request: &ChatRequest, stream: bool) -> Result<Value, LlmError> {
+        let inner = self;
         let messages = request.wire_messages();
         let mut body = Map::new();
-        body.insert("model".into(), json!(inner.model));
+        body.insert("model".into(), json!(site.model));
         body.insert("messages".into(), json!(messages));
         body.insert("stream".into(), json!(stream));
         if stream && inner.include_usage {
             body.insert("stream_options".into(), json!({"include_usage": true}));
         }
         if let Some(n) = request.max_tokens {
-            body.insert(inner.max_tokens_key.into(), json!(n));
+            let key = if inner.max_completion_tokens {
+                "max_completion_tokens"
+            } else {
+                "max_tokens"
+            };
+            body.insert(key.into(), json!(n));
         }
         if let Some(t) = request.temperature {
             body.insert("temperature".into(), json!(t));
@@ -330,98 +233,20 @@ impl OpenAiCompatible {
                 }),
             );
         }
-        Value::Object(body)
+        Ok(Value::Object(body))
     }
 
-    /// Gives the generic HTTP errors their meaning here, and scrubs the key from everything (first, so
-    /// that the hints added here are not cut with the server's text).
-    fn map_error(&self, err: LlmError) -> LlmError {
-        match http::scrub(err, self.inner.key.as_ref(), &self.inner.base) {
-            LlmError::Http {
-                status: 404,
-                message,
-                ..
-            } if message.to_lowercase().contains("model") => LlmError::ModelNotFound {
-                hint: format!(
-                    "check the model name; GET {}/models lists the models this server has",
-                    http::redact_url(&self.inner.base)
-                ),
-                model: self.inner.model.clone(),
-                message,
-            },
-            LlmError::Http {
-                status: 404,
-                message,
-                retry_after,
-            } => LlmError::Http {
-                status: 404,
-                message: format!(
-                    "{message} (is {} the API root? it usually ends in /v1)",
-                    http::redact_url(&self.inner.base)
-                ),
-                retry_after,
-            },
-            LlmError::Http {
-                status: status @ (401 | 403),
-                message,
-                ..
-            } => LlmError::Auth {
-                status,
-                message: format!(
-                    "{message} ({})",
-                    OPENAI_API.auth_hint(self.has_key(), "Authorization: Bearer")
-                ),
-            },
-            other => other,
-        }
-    }
-}
-
-impl Llm for OpenAiCompatible {
-    fn dialect(&self) -> Dialect {
-        self.inner.dialect
-    }
-
-    fn chat(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatResponse, LlmError>> {
-        Box::pin(async move {
-            let body = self.body(&request, false);
-            self.inner
-                .http
-                .send_and_read(&self.outgoing(&body), |bytes| {
-                    read_completion(&http::json_body(bytes)?)
-                })
-                .await
-                .map_err(|e| self.map_error(e))
-        })
-    }
-
-    fn chat_stream(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatStream, LlmError>> {
-        Box::pin(async move {
-            let body = self.body(&request, true);
-            let this = self.clone();
-            self.inner
-                .http
-                .stream(&self.outgoing(&body), SseWire::default, move |e| {
-                    this.map_error(e)
-                })
-                .await
-        })
+    fn read(&self, answer: &Value) -> Result<ChatResponse, LlmError> {
+        read_completion(answer)
     }
 }
 
 /// A non-streamed completion.
 fn read_completion(value: &Value) -> Result<ChatResponse, LlmError> {
-    if let Some(message) = http::error_text(value) {
-        // A success status with an error object: transient, as a body that is not the answer.
-        return Err(LlmError::InvalidResponse {
-            message: "the server answered an error with a success status".into(),
-            body: message,
-        });
-    }
     let choice = value
         .get("choices")
         .and_then(|c| c.get(0))
-        .ok_or_else(|| invalid("the answer has no choices", value))?;
+        .ok_or_else(|| backend::invalid("the answer has no choices", value))?;
     let message = choice.get("message");
     let field = |key: &str| {
         message
@@ -491,58 +316,28 @@ fn usage(value: Option<&Value>) -> Option<Usage> {
     })
 }
 
-/// Server-sent events: `data: <chunk>` lines, ending with `data: [DONE]`.
+/// A streamed completion: `data: <chunk>` events, ending with `data: [DONE]`.
 #[derive(Default)]
-struct SseWire {
-    text: String,
-    thinking: String,
-    finish: Option<Finish>,
-    usage: Usage,
-    model: Option<String>,
-    done: bool,
-    /// Whether any `data:` line came.
-    data: bool,
-    /// The first line that is no SSE field, if any.
-    stray: Option<String>,
-}
+struct Chunks;
 
-impl WireFormat for SseWire {
-    fn line(&mut self, line: &str, events: &mut VecDeque<ChatEvent>) -> Result<(), LlmError> {
-        // Only `data:` fields matter; comments (`:`), `event:`, `id:`, `retry:` and the blank lines between
-        // events are skipped. Each data line is taken as one event: no server splits a chunk across lines.
-        let Some(data) = line.strip_prefix("data:") else {
-            let field = ["event:", "id:", "retry:"]
-                .iter()
-                .any(|f| line.starts_with(f));
-            if self.stray.is_none() && !line.is_empty() && !line.starts_with(':') && !field {
-                self.stray = Some(line.to_owned());
-            }
-            return Ok(());
-        };
-        self.data = true;
+impl StreamReader for Chunks {
+    const UNFINISHED: &'static str = "no finish_reason, no [DONE]";
+
+    fn event(&mut self, data: &str, answer: &mut Answer) -> Result<(), LlmError> {
         let data = data.trim();
         if data.is_empty() {
             return Ok(());
         }
         if data == "[DONE]" {
-            self.finish_with(events);
+            answer.done();
             return Ok(());
         }
-        let chunk: Value = serde_json::from_str(data).map_err(|e| LlmError::InvalidResponse {
-            message: format!("an event of the stream is not JSON ({e})"),
-            body: data.to_owned(),
-        })?;
-        if let Some(message) = http::error_text(&chunk) {
-            return Err(LlmError::Stream {
-                message: format!("the server reported an error mid-answer: {message}"),
-                partial: String::new(),
-            });
-        }
+        let chunk = backend::answer_event(data)?;
         if let Some(usage) = usage(chunk.get("usage")) {
-            self.usage = usage;
+            answer.usage = usage;
         }
-        if self.model.is_none() {
-            self.model = chunk
+        if answer.model.is_none() {
+            answer.model = chunk
                 .get("model")
                 .and_then(Value::as_str)
                 .map(str::to_owned);
@@ -555,124 +350,36 @@ impl WireFormat for SseWire {
             delta
                 .and_then(|d| d.get(key))
                 .and_then(Value::as_str)
-                .filter(|s| !s.is_empty())
+                .unwrap_or_default()
         };
-        if let Some(thinking) = field("reasoning_content").or_else(|| field("reasoning")) {
-            self.thinking.push_str(thinking);
-            events.push_back(ChatEvent::Thinking(thinking.to_owned()));
-        }
-        if let Some(content) = field("content") {
-            self.text.push_str(content);
-            events.push_back(ChatEvent::Delta(content.to_owned()));
-        }
+        let thinking = Some(field("reasoning_content")).filter(|t| !t.is_empty());
+        answer.thought(thinking.unwrap_or(field("reasoning")));
+        answer.text(field("content"));
         // Tool mode: the call's arguments stream as `tool_calls[].function.arguments` pieces.
         if let Some(arguments) = tool_arguments(delta.and_then(|d| d.get("tool_calls"))) {
-            self.text.push_str(&arguments);
-            events.push_back(ChatEvent::Delta(arguments));
+            answer.text(&arguments);
         }
         if let Some(finish) = finish_reason(choice.get("finish_reason")) {
-            self.finish = Some(finish);
+            answer.finish = Some(finish);
         }
         Ok(())
-    }
-
-    fn end(&mut self, events: &mut VecDeque<ChatEvent>) -> Result<(), LlmError> {
-        if self.done {
-            return Ok(());
-        }
-        if let Some(stray) = self.stray.take().filter(|_| !self.data) {
-            // A proxy's error page, or an error object answered with status 200.
-            return Err(LlmError::InvalidResponse {
-                message: "the body is not a stream of server-sent events".into(),
-                body: stray,
-            });
-        }
-        if self.finish.is_some() {
-            // A finish reason but no `[DONE]`: the answer is complete, the server is just terse.
-            self.finish_with(events);
-            return Ok(());
-        }
-        Err(LlmError::Stream {
-            message: "the stream ended before the server finished the answer (no finish_reason, no [DONE])"
-                .into(),
-            partial: String::new(),
-        })
-    }
-
-    fn finished(&self) -> bool {
-        self.done
-    }
-
-    fn usage(&self) -> Usage {
-        self.usage
-    }
-}
-
-impl SseWire {
-    fn finish_with(&mut self, events: &mut VecDeque<ChatEvent>) {
-        self.done = true;
-        events.push_back(ChatEvent::Done(ChatResponse {
-            text: std::mem::take(&mut self.text),
-            thinking: Some(std::mem::take(&mut self.thinking)).filter(|t| !t.is_empty()),
-            usage: self.usage,
-            finish: self.finish.take().unwrap_or_default(),
-            model: self.model.take(),
-        }));
-    }
-}
-
-/// The API root without a trailing slash; a URL without a path gets `/v1`.
-fn normalize_base(raw: &str) -> Result<String, LlmError> {
-    let trimmed = raw.trim().trim_end_matches('/');
-    let shown = http::redact_url(trimmed);
-    let url = reqwest::Url::parse(trimmed).map_err(|e| LlmError::Config {
-        message: format!(
-            "the base URL {shown:?} is not a valid URL ({e}); use one like http://127.0.0.1:8080/v1"
-        ),
-    })?;
-    if !matches!(url.scheme(), "http" | "https") {
-        return Err(LlmError::Config {
-            message: format!("the base URL {shown:?} must start with http:// or https://"),
-        });
-    }
-    if url.path().trim_matches('/').is_empty() {
-        Ok(format!("{trimmed}/v1"))
-    } else {
-        Ok(trimmed.to_owned())
-    }
-}
-
-fn invalid(message: &str, value: &Value) -> LlmError {
-    LlmError::InvalidResponse {
-        message: message.to_owned(),
-        body: value.to_string(),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::llm::ChatEvent;
+    use crate::llm::Secret;
+    use std::collections::VecDeque;
 
-    #[test]
-    fn base_urls_are_normalized() {
-        assert_eq!(normalize_base("http://h:8080").unwrap(), "http://h:8080/v1");
-        assert_eq!(
-            normalize_base("http://h:8080/").unwrap(),
-            "http://h:8080/v1"
-        );
-        assert_eq!(normalize_base("http://h/v1/").unwrap(), "http://h/v1");
-        assert_eq!(
-            normalize_base("http://h/openai/v1").unwrap(),
-            "http://h/openai/v1"
-        );
-        assert!(matches!(
-            normalize_base("h:8080"),
-            Err(LlmError::Config { .. })
-        ));
-        assert!(matches!(
-            normalize_base("nonsense"),
-            Err(LlmError::Config { .. })
-        ));
+    fn body_of(llm: &OpenAiCompatible, request: &ChatRequest, stream: bool) -> Value {
+        llm.backend.request_body(request, stream).unwrap()
+    }
+
+    /// The events a stream of these lines gives, and how it ended.
+    fn read(lines: &[&str]) -> (VecDeque<ChatEvent>, Result<(), LlmError>) {
+        backend::read_body::<Chunks>(Framing::Sse, &lines.join("\n\n"))
     }
 
     #[test]
@@ -680,7 +387,10 @@ mod tests {
         // The only test of this crate that sets OPENAI_API_KEY.
         std::env::set_var("OPENAI_API_KEY", "sk-openai-implicit");
         let official = OpenAiCompatible::new("https://api.openai.com/v1", "m").unwrap();
-        assert_eq!(official.inner.key, Some(Secret::new("sk-openai-implicit")));
+        assert_eq!(
+            official.backend.key().cloned(),
+            Some(Secret::new("sk-openai-implicit"))
+        );
         for elsewhere in [
             "http://127.0.0.1:8000/v1",
             "https://gateway.example.com/v1",
@@ -713,7 +423,7 @@ mod tests {
     fn a_repeat_penalty_becomes_a_frequency_penalty_and_optionally_llama_servers_own() {
         let request = ChatRequest::new("hi").with_repeat_penalty(1.5);
         let plain = OpenAiCompatible::new("http://localhost:1", "m").unwrap();
-        let body = plain.body(&request, true);
+        let body = body_of(&plain, &request, true);
         assert_eq!(body["frequency_penalty"], json!(0.5));
         assert!(body.get("repeat_penalty").is_none());
         let llama_server = OpenAiCompatible::builder("http://localhost:1", "m")
@@ -721,11 +431,10 @@ mod tests {
             .build()
             .unwrap();
         assert_eq!(
-            llama_server.body(&request, true)["repeat_penalty"],
+            body_of(&llama_server, &request, true)["repeat_penalty"],
             json!(1.5)
         );
-        assert!(plain
-            .body(&ChatRequest::new("hi"), true)
+        assert!(body_of(&plain, &ChatRequest::new("hi"), true)
             .get("frequency_penalty")
             .is_none());
     }
@@ -739,32 +448,30 @@ mod tests {
         let request = ChatRequest::new("hi")
             .with_schema("Person", json!({"type": "object"}))
             .with_max_tokens(50);
-        let body = llm.body(&request, true);
+        let body = body_of(&llm, &request, true);
         assert_eq!(
             body["response_format"],
             json!({"type": "json_schema", "json_schema": {"name": "Person", "schema": {"type": "object"}, "strict": true}})
         );
         assert_eq!(body["stream_options"], json!({"include_usage": true}));
         assert_eq!(body["max_tokens"], json!(50));
-        assert!(llm.body(&request, false).get("stream_options").is_none());
+        assert!(body_of(&llm, &request, false)
+            .get("stream_options")
+            .is_none());
         assert!(!format!("{llm:?}").contains("sk-secret"));
     }
 
     #[test]
     fn sse_wire_reads_deltas_finish_usage_and_done() {
-        let mut wire = SseWire::default();
-        let mut events = VecDeque::new();
-        let lines = [
+        let (events, end) = read(&[
             ": keep-alive",
             r#"data: {"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":"{\"a\""}}]}"#,
             "",
             r#"data:{"choices":[{"index":0,"delta":{"content":":1}"},"finish_reason":"length"}]}"#,
             r#"data: {"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":2}}"#,
             "data: [DONE]",
-        ];
-        for line in lines {
-            wire.line(line, &mut events).unwrap();
-        }
+        ]);
+        end.unwrap();
         let Some(ChatEvent::Done(done)) = events.back() else {
             panic!("no Done")
         };
@@ -780,7 +487,7 @@ mod tests {
         let request = ChatRequest::new("hi")
             .with_schema("Person", json!({"type": "object"}))
             .with_tool_call(true);
-        let body = llm.body(&request, true);
+        let body = body_of(&llm, &request, true);
         assert!(body.get("response_format").is_none());
         assert_eq!(body["tools"][0]["function"]["name"], "Person");
         assert_eq!(
@@ -797,23 +504,20 @@ mod tests {
         let required = OpenAiCompatible::builder("http://h/v1", "m")
             .tool_choice_required(true)
             .build()
-            .unwrap()
-            .body(&request, true);
+            .unwrap();
+        let required = body_of(&required, &request, true);
         assert_eq!(required["tool_choice"], "required");
         assert_eq!(required["parallel_tool_calls"], false);
         assert_eq!(required["tools"], body["tools"]);
 
-        let mut wire = SseWire::default();
-        let mut events = VecDeque::new();
-        for line in [
+        let (events, end) = read(&[
             r#"data: {"choices":[{"delta":{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"Person","arguments":""}}]}}]}"#,
             r#"data: {"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"na"}}]}}]}"#,
             r#"data: {"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"me\":1}"}}]}}]}"#,
             r#"data: {"choices":[{"delta":{},"finish_reason":"tool_calls"}]}"#,
             "data: [DONE]",
-        ] {
-            wire.line(line, &mut events).unwrap();
-        }
+        ]);
+        end.unwrap();
         let Some(ChatEvent::Done(done)) = events.back() else {
             panic!("no Done")
         };
@@ -833,9 +537,7 @@ mod tests {
     fn only_the_first_tool_call_is_the_answer() {
         // As llama-server streamed a forced call (`tool_choice: "required"`, `parallel_tool_calls: false`):
         // the name comes with the first piece of arguments, then a second call (index 1) starts.
-        let mut wire = SseWire::default();
-        let mut events = VecDeque::new();
-        for line in [
+        let (events, end) = read(&[
             r#"data: {"choices":[{"finish_reason":null,"index":0,"delta":{"role":"assistant","content":null}}],"object":"chat.completion.chunk"}"#,
             r#"data: {"choices":[{"finish_reason":null,"index":0,"delta":{"tool_calls":[{"index":0,"id":"gQ1J","type":"function","function":{"name":"Contact","arguments":"{"}}]}}]}"#,
             r#"data: {"choices":[{"finish_reason":null,"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\n    \"name\": \"Lena\"\n}"}}]}}]}"#,
@@ -844,9 +546,8 @@ mod tests {
             r#"data: {"choices":[{"finish_reason":"length","index":0,"delta":{}}]}"#,
             r#"data: {"choices":[],"usage":{"completion_tokens":30,"prompt_tokens":234,"total_tokens":264}}"#,
             "data: [DONE]",
-        ] {
-            wire.line(line, &mut events).unwrap();
-        }
+        ]);
+        end.unwrap();
         let Some(ChatEvent::Done(done)) = events.back() else {
             panic!("no Done")
         };
@@ -868,21 +569,17 @@ mod tests {
 
     #[test]
     fn sse_stream_without_an_end_is_an_error() {
-        let mut wire = SseWire::default();
-        let mut events = VecDeque::new();
-        wire.line(
-            r#"data: {"choices":[{"delta":{"content":"x"}}]}"#,
-            &mut events,
-        )
-        .unwrap();
-        assert!(matches!(
-            wire.end(&mut events),
-            Err(LlmError::Stream { .. })
-        ));
-        let err = SseWire::default()
-            .line(r#"data: {"error":{"message":"overloaded"}}"#, &mut events)
-            .unwrap_err();
-        assert!(err.to_string().contains("overloaded"));
+        let (events, end) = read(&[r#"data: {"choices":[{"delta":{"content":"x"}}]}"#]);
+        assert_eq!(events.len(), 1);
+        assert!(matches!(end, Err(LlmError::Stream { .. })), "{end:?}");
+        let (_, end) = read(&[r#"data: {"error":{"message":"overloaded"}}"#]);
+        assert!(end.unwrap_err().to_string().contains("overloaded"));
+        // A body with no event but lines of something else is not an event stream.
+        let (_, end) = read(&["<html>busy</html>"]);
+        assert!(
+            matches!(end, Err(LlmError::InvalidResponse { .. })),
+            "{end:?}"
+        );
     }
 
     #[test]

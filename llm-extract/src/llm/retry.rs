@@ -10,11 +10,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// Capped exponential backoff with jitter, for failures where [`LlmError::is_transient`] holds
-/// (connection errors, timeouts, HTTP 429, 502, 503, 504 and 529, an answer stream that breaks or ends
+/// (connection errors, timeouts, HTTP 408, 409, 429 and 5xx, an answer stream that breaks or ends
 /// before the server finished, a body that is not what the request asked for). One budget covers a
 /// request: the retries of its send and of its stream together.
 ///
-/// Permanent failures (400, 401, 403, 404, ...) are never retried. A `Retry-After` header, in seconds or
+/// Permanent failures (401, 403, 404 and the other 4xx) are never retried. A `Retry-After` header, in seconds or
 /// as an HTTP date, is honoured up to the maximum backoff.
 ///
 /// ```

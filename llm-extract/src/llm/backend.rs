@@ -1,0 +1,755 @@
+//! The one HTTP backend, generic over a provider's [`Protocol`]: the client and its options, the key
+//! and its redaction, sending a request and reading the whole answer, streaming one, and the one rule
+//! that turns an error status into the [`LlmError`] a caller can act on.
+//!
+//! A provider ([`OpenAiCompatible`](super::OpenAiCompatible), [`Anthropic`](super::Anthropic),
+//! [`Gemini`](super::Gemini), [`Ollama`](super::Ollama)) is its wire format alone: where a request goes,
+//! its body, how a whole answer and one streamed event read, how its streams are framed (server-sent
+//! events or NDJSON), and the hints its errors carry.
+//!
+//! The status rule ([`Status::of`]), the same for every provider:
+//!
+//! | status | error |
+//! |---|---|
+//! | 401, 403 | [`LlmError::Auth`], with where the key went |
+//! | 404 whose message speaks of the model | [`LlmError::ModelNotFound`], with what to do about it |
+//! | other 404 | [`LlmError::Http`], with what to check in the base URL |
+//! | 408, 409, 429, 5xx | [`LlmError::Http`], transient: retried under the [`RetryPolicy`](super::RetryPolicy) |
+//! | other 4xx | [`LlmError::Http`]: the server refused the request, which is not sent again |
+//!
+//! A protocol may read an error body more closely ([`Protocol::classify`]): Gemini answers a bad key
+//! with 400 and the reason `API_KEY_INVALID`, which is an [`LlmError::Auth`].
+
+use super::credentials::{self, KeyChoice, OfficialApi, Secret};
+use super::error::Status;
+use super::http::{self, ErrorRule, HttpClient, HttpOptions, Outgoing, SseFrames};
+use super::{ChatEvent, ChatRequest, ChatResponse, ChatStream, Finish, LlmError, Usage};
+use crate::schema::Dialect;
+use serde_json::Value;
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+/// How a streamed body is cut into events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Framing {
+    /// Server-sent events: an event's `data:` lines, up to the blank line that ends it.
+    Sse,
+    /// One JSON object a line.
+    Ndjson,
+}
+
+/// Where a backend sends its requests, as a protocol needs it to write URLs and hints.
+#[derive(Debug)]
+pub(crate) struct Site {
+    /// The API root, normalised, credentials included (show it through [`credentials::redact_url`]).
+    pub base: String,
+    /// The model's name.
+    pub model: String,
+}
+
+impl Site {
+    /// `hint` with `{base}` (credentials redacted) and `{model}` filled in.
+    fn hint(&self, hint: &str) -> String {
+        hint.replace("{base}", &credentials::redact_url(&self.base))
+            .replace("{model}", &self.model)
+    }
+}
+
+/// A provider's wire format: everything the generic [`Backend`] does not know.
+pub(crate) trait Protocol: std::fmt::Debug + Send + Sync + 'static {
+    /// The backend's name, in `Debug` output.
+    const NAME: &'static str;
+    /// How a streamed answer is framed.
+    const FRAMING: Framing;
+    /// The provider's own API and the variable its key is read from; `None` for a backend without keys.
+    const API: Option<OfficialApi>;
+    /// The header the key goes in (`None`: `Authorization: Bearer`), as hints name it.
+    const KEY_HEADER: Option<&'static str>;
+    /// What to check when no connection can be made.
+    const CONNECT_HINT: &'static str;
+    /// The state of one streamed answer being read.
+    type Stream: StreamReader;
+
+    /// The schema dialect the server enforces.
+    fn dialect(&self) -> Dialect;
+    /// The URL a chat request goes to.
+    fn endpoint(&self, site: &Site, stream: bool) -> String;
+    /// Headers every request carries besides the key (never a credential: these may be logged).
+    fn headers(&self) -> Vec<(&'static str, String)> {
+        Vec::new()
+    }
+    /// The body of a chat request.
+    fn body(&self, site: &Site, request: &ChatRequest, stream: bool) -> Result<Value, LlmError>;
+    /// A whole (non-streamed) answer. An error object in its place is caught before this is called.
+    fn read(&self, answer: &Value) -> Result<ChatResponse, LlmError>;
+    /// What to do when the server does not have the model; `{base}` stands for the API root
+    /// (credentials redacted), `{model}` for the model.
+    const MODEL_HINT: &'static str;
+    /// What to check when the server answers 404 about something other than the model (`{base}` and
+    /// `{model}` as in [`MODEL_HINT`](Self::MODEL_HINT)).
+    const ENDPOINT_HINT: &'static str;
+    /// What an error status means when this provider's error body says more than the status does;
+    /// `None` leaves it to the rule of this module.
+    fn classify(&self, status: u16, body: &Value) -> Option<Status> {
+        let _ = (status, body);
+        None
+    }
+}
+
+/// The reading of one streamed answer, event by event (an SSE event's data or one NDJSON line), into
+/// the [`Answer`] the backend keeps for it.
+pub(crate) trait StreamReader: Default + Send + 'static {
+    /// What a stream that ends before the server finished the answer lacks (the marks of its end), for
+    /// the error that says so.
+    const UNFINISHED: &'static str;
+
+    /// Reads one event into `answer`.
+    fn event(&mut self, data: &str, answer: &mut Answer) -> Result<(), LlmError>;
+
+    /// The body ended cleanly before the answer was done: it is complete when the server said why it
+    /// ended (some servers are terse about the rest), and broken otherwise.
+    fn end(&mut self, answer: &mut Answer) -> Result<(), LlmError> {
+        if answer.finish.is_none() {
+            return Err(LlmError::Stream {
+                message: format!(
+                    "the stream ended before the server finished the answer ({})",
+                    Self::UNFINISHED
+                ),
+                partial: String::new(),
+            });
+        }
+        answer.done();
+        Ok(())
+    }
+}
+
+/// An HTTP backend speaking `P`. Cheap to clone (the client and settings are shared).
+pub(crate) struct Backend<P> {
+    shared: Arc<Shared<P>>,
+}
+
+impl<P> Clone for Backend<P> {
+    fn clone(&self) -> Self {
+        Backend {
+            shared: Arc::clone(&self.shared),
+        }
+    }
+}
+
+struct Shared<P> {
+    site: Site,
+    key: Option<Secret>,
+    http: HttpClient,
+    protocol: P,
+}
+
+impl<P: Protocol> std::fmt::Debug for Backend<P> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let shared = &*self.shared;
+        f.debug_struct(P::NAME)
+            .field("base", &credentials::redact_url(&shared.site.base))
+            .field("model", &shared.site.model)
+            .field("key", &shared.key)
+            .field("http", &shared.http)
+            .field("protocol", &shared.protocol)
+            .finish()
+    }
+}
+
+/// What every builder holds besides its provider's settings: the API root, the model, the key as the
+/// caller named it, the HTTP options. Its `Debug` redacts the credentials of the URL.
+#[derive(Clone)]
+pub(crate) struct Common {
+    pub base_url: Option<String>,
+    pub model: String,
+    pub key: KeyChoice,
+    pub http: HttpOptions,
+}
+
+impl Common {
+    /// The settings for `model` at `base_url`.
+    pub fn new(base_url: Option<String>, model: String) -> Self {
+        Common {
+            base_url,
+            model,
+            key: KeyChoice::default(),
+            http: HttpOptions::default(),
+        }
+    }
+}
+
+impl std::fmt::Debug for Common {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Common")
+            .field(
+                "base_url",
+                &self.base_url.as_deref().map(credentials::redact_url),
+            )
+            .field("model", &self.model)
+            .field("key", &self.key)
+            .field("http", &self.http)
+            .finish()
+    }
+}
+
+impl<P: Protocol> Backend<P> {
+    /// A backend at `base` (normalised already) with the settings of `common`; the key is chosen by the
+    /// rules of [`credentials`](super::credentials) (a protocol without an API sends none).
+    pub fn build(protocol: P, base: String, common: Common) -> Result<Self, LlmError> {
+        let key = match P::API {
+            Some(api) => common.key.resolve(&base, api)?,
+            None => None,
+        };
+        Ok(Backend {
+            shared: Arc::new(Shared {
+                site: Site {
+                    base,
+                    model: common.model,
+                },
+                key,
+                http: HttpClient::new(common.http)?,
+                protocol,
+            }),
+        })
+    }
+
+    /// The model's name.
+    pub fn model(&self) -> &str {
+        &self.shared.site.model
+    }
+
+    /// The API root, with any credentials it holds.
+    pub fn base(&self) -> &str {
+        &self.shared.site.base
+    }
+
+    /// Whether requests carry a key.
+    pub fn has_key(&self) -> bool {
+        self.shared.key.is_some()
+    }
+
+    /// The schema dialect the server enforces.
+    pub fn dialect(&self) -> Dialect {
+        self.shared.protocol.dialect()
+    }
+
+    fn outgoing<'a>(
+        &'a self,
+        url: &'a str,
+        body: Option<&'a Value>,
+        headers: &'a [(&'static str, String)],
+    ) -> Outgoing<'a> {
+        Outgoing {
+            url,
+            body,
+            bearer: self.shared.key.as_ref(),
+            key_header: P::KEY_HEADER,
+            headers,
+            connect_hint: P::CONNECT_HINT,
+        }
+    }
+
+    /// Sends `body` (a `GET` without one) to `url` and hands the whole answer's bytes to `read`, under
+    /// the retry policy; every error scrubbed and given its meaning.
+    pub async fn call<T>(
+        &self,
+        url: &str,
+        body: Option<&Value>,
+        read: impl Fn(&[u8]) -> Result<T, LlmError>,
+    ) -> Result<T, LlmError> {
+        let headers = self.shared.protocol.headers();
+        let request = self.outgoing(url, body, &headers);
+        self.shared.http.send_and_read(&request, self, read).await
+    }
+
+    /// Sends `request` and reads the whole answer.
+    pub async fn chat(&self, request: ChatRequest) -> Result<ChatResponse, LlmError> {
+        let shared = &*self.shared;
+        let body = shared.protocol.body(&shared.site, &request, false)?;
+        let url = shared.protocol.endpoint(&shared.site, false);
+        self.call(&url, Some(&body), |bytes| {
+            let answer = http::json_body(bytes)?;
+            if let Some(message) = http::error_text(&answer) {
+                // A success status with an error object: transient, as a body that is not the answer.
+                return Err(LlmError::InvalidResponse {
+                    message: "the server answered an error with a success status".into(),
+                    body: message,
+                });
+            }
+            shared.protocol.read(&answer)
+        })
+        .await
+    }
+
+    /// Sends `request` and streams the answer; every error, the one that ends the stream included, is
+    /// scrubbed and given its meaning.
+    pub async fn chat_stream(&self, request: ChatRequest) -> Result<ChatStream, LlmError> {
+        let shared = &*self.shared;
+        let body = shared.protocol.body(&shared.site, &request, true)?;
+        let url = shared.protocol.endpoint(&shared.site, true);
+        let headers = shared.protocol.headers();
+        let new_wire = move || Framed::<P::Stream>::new(P::FRAMING);
+        shared
+            .http
+            .stream(
+                &self.outgoing(&url, Some(&body), &headers),
+                self.clone(),
+                new_wire,
+            )
+            .await
+    }
+
+    /// An error status as the rule says, its message scrubbed already.
+    fn status_error(
+        &self,
+        status: u16,
+        message: String,
+        retry_after: Option<std::time::Duration>,
+        body: Option<&[u8]>,
+    ) -> LlmError {
+        let shared = &*self.shared;
+        let refined = body
+            .and_then(|bytes| serde_json::from_slice::<Value>(bytes).ok())
+            .and_then(|body| shared.protocol.classify(status, &body));
+        match refined.unwrap_or(Status::of(status)) {
+            Status::Auth => LlmError::Auth {
+                status,
+                message: match P::API {
+                    Some(api) => format!(
+                        "{message} ({})",
+                        api.auth_hint(
+                            self.has_key(),
+                            P::KEY_HEADER.unwrap_or("Authorization: Bearer")
+                        )
+                    ),
+                    None => message,
+                },
+            },
+            Status::NotFound if message.to_lowercase().contains("model") => {
+                LlmError::ModelNotFound {
+                    hint: shared.site.hint(P::MODEL_HINT),
+                    model: shared.site.model.clone(),
+                    message,
+                }
+            }
+            Status::NotFound => LlmError::Http {
+                status,
+                message: format!("{message} ({})", shared.site.hint(P::ENDPOINT_HINT)),
+                retry_after,
+            },
+            Status::Transient | Status::Refused => LlmError::Http {
+                status,
+                message,
+                retry_after,
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+impl<P: Protocol> Backend<P> {
+    /// The protocol's settings.
+    pub fn protocol(&self) -> &P {
+        &self.shared.protocol
+    }
+
+    /// The key requests carry.
+    pub fn key(&self) -> Option<&Secret> {
+        self.shared.key.as_ref()
+    }
+
+    /// The body of a chat request.
+    pub fn request_body(&self, request: &ChatRequest, stream: bool) -> Result<Value, LlmError> {
+        let shared = &*self.shared;
+        shared.protocol.body(&shared.site, request, stream)
+    }
+
+    /// The URL of a chat request.
+    pub fn endpoint(&self, stream: bool) -> String {
+        self.shared.protocol.endpoint(&self.shared.site, stream)
+    }
+}
+
+/// The events a `R` reads from a streamed `body` framed as `framing` says, and how the body ended.
+#[cfg(test)]
+pub(crate) fn read_body<R: StreamReader>(
+    framing: Framing,
+    body: &str,
+) -> (VecDeque<ChatEvent>, Result<(), LlmError>) {
+    use http::WireFormat as _;
+    let mut framed = Framed::<R>::new(framing);
+    let mut events = VecDeque::new();
+    for line in body.split('\n') {
+        if let Err(err) = framed.line(line.trim_end_matches('\r'), &mut events) {
+            return (events, Err(err));
+        }
+        if framed.finished() {
+            return (events, Ok(()));
+        }
+    }
+    let end = framed.end(&mut events);
+    (events, end)
+}
+
+impl<P: Protocol> ErrorRule for Backend<P> {
+    fn refine(&self, err: LlmError, body: Option<&[u8]>) -> LlmError {
+        // Scrubbed first, so that the hints added here are not cut with the server's text.
+        match credentials::scrub(err, self.shared.key.as_ref(), &self.shared.site.base) {
+            LlmError::Http {
+                status,
+                message,
+                retry_after,
+            } => self.status_error(status, message, retry_after, body),
+            other => other,
+        }
+    }
+}
+
+/// A [`StreamReader`] behind its protocol's framing, with the answer it reads: the lines of a body in,
+/// events out.
+struct Framed<R> {
+    framing: Framing,
+    frames: SseFrames,
+    reader: R,
+    answer: Answer,
+}
+
+impl<R: StreamReader> Framed<R> {
+    fn new(framing: Framing) -> Self {
+        Framed {
+            framing,
+            frames: SseFrames::default(),
+            reader: R::default(),
+            answer: Answer::default(),
+        }
+    }
+
+    /// Reads one event, handing on what it decoded (before the failure, if it fails).
+    fn event(&mut self, data: &str, events: &mut VecDeque<ChatEvent>) -> Result<(), LlmError> {
+        let read = self.reader.event(data, &mut self.answer);
+        events.append(&mut self.answer.events);
+        read
+    }
+}
+
+impl<R: StreamReader> http::WireFormat for Framed<R> {
+    fn line(&mut self, line: &str, events: &mut VecDeque<ChatEvent>) -> Result<(), LlmError> {
+        match self.framing {
+            Framing::Ndjson if line.trim().is_empty() => Ok(()),
+            Framing::Ndjson => self.event(line, events),
+            Framing::Sse => match self.frames.line(line) {
+                Some(data) => self.event(&data, events),
+                None => Ok(()),
+            },
+        }
+    }
+
+    fn end(&mut self, events: &mut VecDeque<ChatEvent>) -> Result<(), LlmError> {
+        if let Some(data) = self.frames.flush() {
+            self.event(&data, events)?;
+        }
+        if self.answer.done {
+            return Ok(());
+        }
+        if let Some(err) = self.frames.not_an_event_stream() {
+            return Err(err);
+        }
+        let end = self.reader.end(&mut self.answer);
+        events.append(&mut self.answer.events);
+        end
+    }
+
+    fn finished(&self) -> bool {
+        self.answer.done
+    }
+
+    fn usage(&self) -> Usage {
+        self.answer.usage
+    }
+}
+
+/// An answer being read off the wire: the text and reasoning so far, the counts, why it ended, the
+/// model, and the events its pieces make, not yet handed on.
+#[derive(Debug, Default)]
+pub(crate) struct Answer {
+    /// The answer's text so far.
+    pub text: String,
+    /// The reasoning so far.
+    pub thinking: String,
+    /// The counts the server sent.
+    pub usage: Usage,
+    /// Why generation ended, once the server said.
+    pub finish: Option<Finish>,
+    /// The model that answers, once the server said.
+    pub model: Option<String>,
+    /// Whether the final [`ChatEvent::Done`] was made.
+    pub done: bool,
+    /// The events made and not yet handed on.
+    events: VecDeque<ChatEvent>,
+}
+
+impl Answer {
+    /// More answer text.
+    pub fn text(&mut self, piece: &str) {
+        if !piece.is_empty() {
+            self.text.push_str(piece);
+            self.events.push_back(ChatEvent::Delta(piece.to_owned()));
+        }
+    }
+
+    /// More reasoning.
+    pub fn thought(&mut self, piece: &str) {
+        if !piece.is_empty() {
+            self.thinking.push_str(piece);
+            self.events.push_back(ChatEvent::Thinking(piece.to_owned()));
+        }
+    }
+
+    /// Makes the final [`ChatEvent::Done`] (a stop unless the server said otherwise).
+    pub fn done(&mut self) {
+        let whole = ChatResponse {
+            text: std::mem::take(&mut self.text),
+            thinking: Some(std::mem::take(&mut self.thinking)).filter(|t| !t.is_empty()),
+            usage: self.usage,
+            finish: self.finish.take().unwrap_or_default(),
+            model: self.model.take(),
+        };
+        self.done = true;
+        self.events.push_back(ChatEvent::Done(whole));
+    }
+
+    /// The whole answer.
+    pub fn response(self) -> ChatResponse {
+        ChatResponse {
+            text: self.text,
+            thinking: Some(self.thinking).filter(|t| !t.is_empty()),
+            usage: self.usage,
+            finish: self.finish.unwrap_or_default(),
+            model: self.model,
+        }
+    }
+}
+
+/// One streamed event's data as JSON.
+pub(crate) fn json_event(data: &str) -> Result<Value, LlmError> {
+    serde_json::from_str(data).map_err(|e| LlmError::InvalidResponse {
+        message: format!("an event of the stream is not JSON ({e})"),
+        body: data.to_owned(),
+    })
+}
+
+/// One streamed event's data as JSON, failing when it is an error object (the server's report of a
+/// failure mid-answer).
+pub(crate) fn answer_event(data: &str) -> Result<Value, LlmError> {
+    let value = json_event(data)?;
+    match http::error_text(&value) {
+        Some(message) => Err(LlmError::Stream {
+            message: format!("the server reported an error mid-answer: {message}"),
+            partial: String::new(),
+        }),
+        None => Ok(value),
+    }
+}
+
+/// An answer that is not in the wire format, quoting `value`.
+pub(crate) fn invalid(message: &str, value: &Value) -> LlmError {
+    LlmError::InvalidResponse {
+        message: message.to_owned(),
+        body: value.to_string(),
+    }
+}
+
+/// The API root without a trailing slash, checked to be an `http` or `https` URL; a URL without a path
+/// gets `default_path` (`/v1`, say) when there is one. `example` shows a good one in the error.
+pub(crate) fn normalize_base(
+    raw: &str,
+    default_path: Option<&str>,
+    example: &str,
+) -> Result<String, LlmError> {
+    let trimmed = raw.trim().trim_end_matches('/');
+    let shown = credentials::redact_url(trimmed);
+    let url = reqwest::Url::parse(trimmed).map_err(|e| LlmError::Config {
+        message: format!("the base URL {shown:?} is not a valid URL ({e}); use one like {example}"),
+    })?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(LlmError::Config {
+            message: format!("the base URL {shown:?} must start with http:// or https://"),
+        });
+    }
+    match default_path {
+        Some(path) if url.path().trim_matches('/').is_empty() => Ok(format!("{trimmed}{path}")),
+        _ => Ok(trimmed.to_owned()),
+    }
+}
+
+/// The setters of a builder's protocol settings, each named for its field (a value of the parameter's
+/// type goes in through `Into`).
+macro_rules! wire_setters {
+    ($($(#[$doc:meta])* $name:ident: $ty:ty;)*) => {$(
+        $(#[$doc])*
+        pub fn $name(mut self, $name: $ty) -> Self {
+            self.wire.$name = $name.into();
+            self
+        }
+    )*};
+}
+pub(crate) use wire_setters;
+
+/// The `Debug`, [`Llm`](super::Llm) and accessors of a public backend type wrapping a [`Backend`].
+macro_rules! http_backend {
+    ($name:ident) => {
+        impl std::fmt::Debug for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                std::fmt::Debug::fmt(&self.backend, f)
+            }
+        }
+
+        impl crate::llm::Llm for $name {
+            fn dialect(&self) -> crate::schema::Dialect {
+                self.backend.dialect()
+            }
+
+            fn chat(
+                &self,
+                request: crate::llm::ChatRequest,
+            ) -> crate::llm::BoxFuture<'_, Result<crate::llm::ChatResponse, crate::llm::LlmError>>
+            {
+                Box::pin(self.backend.chat(request))
+            }
+
+            fn chat_stream(
+                &self,
+                request: crate::llm::ChatRequest,
+            ) -> crate::llm::BoxFuture<'_, Result<crate::llm::ChatStream, crate::llm::LlmError>>
+            {
+                Box::pin(self.backend.chat_stream(request))
+            }
+        }
+
+        impl $name {
+            /// The model's name.
+            pub fn model(&self) -> &str {
+                self.backend.model()
+            }
+        }
+    };
+    ($name:ident, keyed) => {
+        crate::llm::backend::http_backend!($name);
+
+        impl $name {
+            /// The API root requests go to.
+            pub fn base_url(&self) -> &str {
+                self.backend.base()
+            }
+
+            /// Whether requests carry an API key.
+            pub fn has_key(&self) -> bool {
+                self.backend.has_key()
+            }
+        }
+    };
+}
+pub(crate) use http_backend;
+
+/// The key setters of a builder whose backend sends a key (in the header `$header`, read by default
+/// from `$env` for `$api` only).
+macro_rules! key_builder_methods {
+    ($header:literal, $env:literal, $api:literal) => {
+        #[doc = concat!("The API key, sent ", $header, ".")]
+        pub fn api_key(mut self, key: impl Into<crate::llm::Secret>) -> Self {
+            self.common.key.key = Some(key.into());
+            self
+        }
+
+        #[doc = concat!(
+            "Reads the API key from the environment variable `name` when the backend is built (an ",
+            "error if it is unset, so a typo does not turn into an anonymous request). Without this or ",
+            "[`api_key`](Self::api_key), `", $env, "` is read for `", $api, "` only."
+        )]
+        pub fn api_key_env(mut self, name: impl Into<String>) -> Self {
+            self.common.key.key_env = Some(name.into());
+            self
+        }
+
+        /// Lets the key go over plain `http` to a host other than this machine (default `false`:
+        /// building such a backend fails with [`LlmError::InsecureKey`](crate::llm::LlmError::InsecureKey),
+        /// as anyone on the network between could read the key). For a trusted network only.
+        pub fn allow_insecure_key(mut self, allow: bool) -> Self {
+            self.common.key.allow_insecure = allow;
+            self
+        }
+    };
+}
+pub(crate) use key_builder_methods;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_rule_for_every_error_status() {
+        for (status, meaning) in [
+            (400, Status::Refused),
+            (401, Status::Auth),
+            (403, Status::Auth),
+            (404, Status::NotFound),
+            (405, Status::Refused),
+            (408, Status::Transient),
+            (409, Status::Transient),
+            (413, Status::Refused),
+            (422, Status::Refused),
+            (429, Status::Transient),
+            (500, Status::Transient),
+            (503, Status::Transient),
+            (529, Status::Transient),
+        ] {
+            assert_eq!(Status::of(status), meaning, "{status}");
+            let err = LlmError::Http {
+                status,
+                message: String::new(),
+                retry_after: None,
+            };
+            assert_eq!(err.is_transient(), meaning == Status::Transient, "{status}");
+        }
+    }
+
+    #[test]
+    fn base_urls_are_normalized() {
+        let v1 = |raw| normalize_base(raw, Some("/v1"), "http://h/v1");
+        assert_eq!(v1("http://h:8080").unwrap(), "http://h:8080/v1");
+        assert_eq!(v1("http://h:8080/").unwrap(), "http://h:8080/v1");
+        assert_eq!(v1("http://h/v1/").unwrap(), "http://h/v1");
+        assert_eq!(v1("http://h/openai/v1").unwrap(), "http://h/openai/v1");
+        assert_eq!(
+            normalize_base(" https://h/ ", None, "https://h").unwrap(),
+            "https://h"
+        );
+        for bad in ["h:8080", "nonsense", "ftp://h"] {
+            let err = v1(bad).unwrap_err();
+            assert!(matches!(err, LlmError::Config { .. }), "{bad}: {err:?}");
+        }
+        let err = v1("ftp://user:pw@h").unwrap_err();
+        assert!(!err.to_string().contains("pw"), "{err}");
+    }
+
+    #[test]
+    fn an_answer_pushes_its_pieces_and_one_done() {
+        let mut answer = Answer::default();
+        answer.thought("hmm");
+        answer.text("");
+        answer.text("{}");
+        answer.finish = Some(Finish::Length);
+        answer.done();
+        assert!(answer.done);
+        let events = &answer.events;
+        assert_eq!(events.len(), 3);
+        let Some(ChatEvent::Done(done)) = events.back() else {
+            panic!("no Done: {events:?}")
+        };
+        assert_eq!(
+            (done.text.as_str(), done.thinking.as_deref()),
+            ("{}", Some("hmm"))
+        );
+        assert_eq!(done.finish, Finish::Length);
+    }
+}
