@@ -33,9 +33,7 @@ mod score;
 use kinds::{Contact, Event, Invoice, Review};
 use llm_extract::extract::Extractor;
 use llm_extract::parse::LoopGuard;
-use llm_extract::{
-    Extract, ExtractError, ExtractErrorKind, Finish, Llm, OpenAiCompatible, Schema,
-};
+use llm_extract::{Extract, ExtractError, ExtractErrorKind, Finish, Llm, OpenAiCompatible, Schema};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

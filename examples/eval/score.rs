@@ -42,7 +42,10 @@ mod tests {
         let expected = json!({"a": "Ada Lovelace", "n": 2.5, "b": true, "c": null, "d": "x"});
         let accept = json!({"d": ["y"]});
         let answer = json!({"a": " ada \n lovelace ", "n": 2.5, "b": false, "c": "", "d": "Y"});
-        assert_eq!(fields(&expected, Some(&accept), Some(&answer), &schema), (4, 5));
+        assert_eq!(
+            fields(&expected, Some(&accept), Some(&answer), &schema),
+            (4, 5)
+        );
         assert_eq!(fields(&expected, None, None, &schema), (0, 5));
         assert_eq!(
             fields(&json!({"n": 1}), None, Some(&json!({"n": 1.0})), &schema),

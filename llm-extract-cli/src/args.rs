@@ -169,7 +169,12 @@ pub struct EvalArgs {
     #[command(flatten)]
     pub source: SchemaSource,
     /// The gold file: one {"id", "text", "value"} per line.
-    #[arg(long, value_name = "FILE.jsonl", required_unless_present = "texts", conflicts_with = "texts")]
+    #[arg(
+        long,
+        value_name = "FILE.jsonl",
+        required_unless_present = "texts",
+        conflicts_with = "texts"
+    )]
     pub gold: Option<PathBuf>,
     /// The texts, one per line (a JSON string, {"id", "text"}, or the line itself); with --values.
     #[arg(long, value_name = "FILE", requires = "values")]

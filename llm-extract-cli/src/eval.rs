@@ -10,8 +10,8 @@ use crate::run::template;
 use crate::schema;
 use llm_extract::batch::{Batch, Document, DocumentResult};
 use llm_extract::eval::{
-    compare, html, read_gold, read_pair, score_document, DocumentRun, EvalReport,
-    GoldCase, ScoreOptions,
+    compare, html, read_gold, read_pair, score_document, DocumentRun, EvalReport, GoldCase,
+    ScoreOptions,
 };
 use llm_extract::ground::{has_grounded, Source, Span};
 use serde_json::Value;
@@ -102,7 +102,10 @@ pub async fn run(args: EvalArgs) -> Result<Exit, CliError> {
     let printer = Printer::new(false);
     printer.text(&report.to_string())?;
     if let Some(comparison) = &comparison {
-        printer.text(&format!("\nagainst {}:\n{comparison}", shown(args.compare.as_deref())))?;
+        printer.text(&format!(
+            "\nagainst {}:\n{comparison}",
+            shown(args.compare.as_deref())
+        ))?;
     }
     if let Some(path) = &args.json {
         let json = serde_json::to_string_pretty(&report)
@@ -139,11 +142,19 @@ fn score(
     let Some(result) = result else {
         let leaves = score_document(case, None, &[], Some(schema), options);
         let error = Some("not run".to_owned());
-        return (DocumentRun::new(case, None, error, 0, Duration::ZERO, leaves), false);
+        return (
+            DocumentRun::new(case, None, error, 0, Duration::ZERO, leaves),
+            false,
+        );
     };
     let tokens = result.usage().total();
     let (predicted, error, attempts, reached) = match result.outcome {
-        Ok(extraction) => (Some(extraction.value), None, extraction.report.attempts, true),
+        Ok(extraction) => (
+            Some(extraction.value),
+            None,
+            extraction.report.attempts,
+            true,
+        ),
         Err(error) => {
             let reached = exit_for(&error) != Exit::Backend;
             let message = one_line(&error.to_string());
@@ -173,10 +184,13 @@ fn grounded(text: &str, schema: &Value, value: &Value, items: bool) -> Vec<Span>
             .iter()
             .enumerate()
             .flat_map(|(i, item)| {
-                source.ground(schema, item).into_iter().map(move |mut span| {
-                    span.path = format!("/{i}{}", span.path);
-                    span
-                })
+                source
+                    .ground(schema, item)
+                    .into_iter()
+                    .map(move |mut span| {
+                        span.path = format!("/{i}{}", span.path);
+                        span
+                    })
             })
             .collect(),
         _ => source.ground(schema, value),

@@ -9,7 +9,8 @@ use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use support::{Answer, Reply, Request, TestServer};
 
-const INVOICE: &str = "{number :string, customer :string, total :float, currency (EUR | USD), paid :bool}";
+const INVOICE: &str =
+    "{number :string, customer :string, total :float, currency (EUR | USD), paid :bool}";
 
 /// The gold cases: texts in one shape ("Invoice N for CUSTOMER: AMOUNT CURRENCY, paid|unpaid."), and
 /// one the stand-in model cannot read.
@@ -71,7 +72,16 @@ fn reader(careful: bool) -> TestServer {
 fn eval(server: &TestServer, gold: &Path) -> assert_cmd::Command {
     let mut command = cargo_bin_cmd!("llm-extract");
     command
-        .args(["eval", "--signature", INVOICE, "--max-attempts", "1", "--model", "m", "--ollama"])
+        .args([
+            "eval",
+            "--signature",
+            INVOICE,
+            "--max-attempts",
+            "1",
+            "--model",
+            "m",
+            "--ollama",
+        ])
         .arg(server.url())
         .arg("--gold")
         .arg(gold);
@@ -98,29 +108,74 @@ fn eval_prints_the_table_and_writes_the_run_as_json() {
     let dir = tempfile::tempdir().unwrap();
     let gold = gold_file(dir.path());
     let json_path = dir.path().join("run.json");
-    let output = eval(&server, &gold).arg("--json").arg(&json_path).output().unwrap();
-    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let output = eval(&server, &gold)
+        .arg("--json")
+        .arg(&json_path)
+        .output()
+        .unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     let table = stdout_of(&output);
     // field, leaves, accuracy, precision, recall, F1. Five documents, one without a valid value.
-    assert_eq!(row(&table, "number"), ["number", "5", "80.0%", "100.0%", "80.0%", "88.9%"]);
-    assert_eq!(row(&table, "customer")[2], "80.0%", "normalised: case and the period forgiven");
-    assert_eq!(row(&table, "currency")[2], "40.0%", "always EUR: right on a and d");
+    assert_eq!(
+        row(&table, "number"),
+        ["number", "5", "80.0%", "100.0%", "80.0%", "88.9%"]
+    );
+    assert_eq!(
+        row(&table, "customer")[2],
+        "80.0%",
+        "normalised: case and the period forgiven"
+    );
+    assert_eq!(
+        row(&table, "currency")[2],
+        "40.0%",
+        "always EUR: right on a and d"
+    );
     assert_eq!(row(&table, "paid")[2], "40.0%");
     assert_eq!(row(&table, "overall")[..3], ["overall", "25", "64.0%"]);
-    assert!(table.contains("5 documents, 4 with a valid value (80.0%)"), "{table}");
+    assert!(
+        table.contains("5 documents, 4 with a valid value (80.0%)"),
+        "{table}"
+    );
     assert!(table.contains("tokens per document: median 70"), "{table}");
 
     let run: Value = serde_json::from_str(&std::fs::read_to_string(&json_path).unwrap()).unwrap();
     assert_eq!(run["documents"], 5);
     assert_eq!(run["valid"], 4);
     assert_eq!(run["overall"]["correct"], 16);
-    let failed = run["runs"].as_array().unwrap().iter().find(|r| r["id"] == "e").unwrap();
+    let failed = run["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == "e")
+        .unwrap();
     assert_eq!(failed["valid"], false);
     assert!(failed["error"].as_str().unwrap().len() > 10, "{failed}");
-    assert!(failed["leaves"].as_array().unwrap().iter().all(|l| l["outcome"] == "missing"));
-    let b = run["runs"].as_array().unwrap().iter().find(|r| r["id"] == "b").unwrap();
-    let currency = b["leaves"].as_array().unwrap().iter().find(|l| l["field"] == "currency").unwrap();
-    assert_eq!(currency, &json!({"field": "currency", "path": "/currency", "outcome": "wrong", "gold": "USD", "predicted": "EUR"}));
+    assert!(failed["leaves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|l| l["outcome"] == "missing"));
+    let b = run["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == "b")
+        .unwrap();
+    let currency = b["leaves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["field"] == "currency")
+        .unwrap();
+    assert_eq!(
+        currency,
+        &json!({"field": "currency", "path": "/currency", "outcome": "wrong", "gold": "USD", "predicted": "EUR"})
+    );
     // Every text went to the model as the document.
     assert_eq!(server.requests().len(), 5);
 }
@@ -131,7 +186,11 @@ fn compare_shows_each_fields_change_against_an_earlier_run() {
     let gold = gold_file(dir.path());
     let before = dir.path().join("before.json");
     let careless = reader(false);
-    let status = eval(&careless, &gold).arg("--json").arg(&before).output().unwrap();
+    let status = eval(&careless, &gold)
+        .arg("--json")
+        .arg(&before)
+        .output()
+        .unwrap();
     assert!(status.status.success());
     let careful = reader(true);
     let page = dir.path().join("report.html");
@@ -142,13 +201,24 @@ fn compare_shows_each_fields_change_against_an_earlier_run() {
         .arg(&page)
         .output()
         .unwrap();
-    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     let text = stdout_of(&output);
     let (_, comparison) = text.split_once("against ").unwrap();
     // field, acc. A, acc. B, change, F1 A, F1 B, change.
-    assert_eq!(row(comparison, "currency")[1..4], ["40.0%", "80.0%", "+40.0"]);
+    assert_eq!(
+        row(comparison, "currency")[1..4],
+        ["40.0%", "80.0%", "+40.0"]
+    );
     assert_eq!(row(comparison, "number")[3], "+0.0");
-    assert_eq!(row(comparison, "overall")[1..4], ["64.0%", "80.0%", "+16.0"]);
+    assert_eq!(
+        row(comparison, "overall")[1..4],
+        ["64.0%", "80.0%", "+16.0"]
+    );
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.contains("id=\"compare\""));
     assert!(html.contains("class=\"n up\">+40.0</td>"), "{html}");
@@ -156,7 +226,11 @@ fn compare_shows_each_fields_change_against_an_earlier_run() {
     // A file that is no run is a usage error naming it.
     let bad = dir.path().join("bad.json");
     std::fs::write(&bad, "{\"not\": \"a run\"}").unwrap();
-    let output = eval(&careful, &gold).arg("--compare").arg(&bad).output().unwrap();
+    let output = eval(&careful, &gold)
+        .arg("--compare")
+        .arg(&bad)
+        .output()
+        .unwrap();
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("bad.json"));
 }
@@ -167,10 +241,21 @@ fn eval_exit_codes_say_what_went_wrong() {
     let gold = gold_file(dir.path());
     let server = reader(false);
     // Below --min-accuracy: 1 (the table is still printed).
-    let output = eval(&server, &gold).args(["--min-accuracy", "90"]).output().unwrap();
+    let output = eval(&server, &gold)
+        .args(["--min-accuracy", "90"])
+        .output()
+        .unwrap();
     assert_eq!(output.status.code(), Some(1));
     assert!(stdout_of(&output).contains("overall"));
-    assert_eq!(eval(&server, &gold).args(["--min-accuracy", "60"]).output().unwrap().status.code(), Some(0));
+    assert_eq!(
+        eval(&server, &gold)
+            .args(["--min-accuracy", "60"])
+            .output()
+            .unwrap()
+            .status
+            .code(),
+        Some(0)
+    );
     // A gold file that is not one: 2, naming the line.
     let broken = dir.path().join("broken.jsonl");
     std::fs::write(&broken, "{\"id\": \"a\", \"text\": \"x\"}\n").unwrap();
@@ -183,13 +268,27 @@ fn eval_exit_codes_say_what_went_wrong() {
         listener.local_addr().unwrap().port()
     };
     let output = cargo_bin_cmd!("llm-extract")
-        .args(["eval", "--signature", INVOICE, "--model", "m", "--retries", "0", "--ollama"])
+        .args([
+            "eval",
+            "--signature",
+            INVOICE,
+            "--model",
+            "m",
+            "--retries",
+            "0",
+            "--ollama",
+        ])
         .arg(format!("http://127.0.0.1:{port}"))
         .arg("--gold")
         .arg(&gold)
         .output()
         .unwrap();
-    assert_eq!(output.status.code(), Some(3), "{}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(
+        output.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
 }
 
 /// The browser the report test renders with (`scripts/setup.sh` installs it).
@@ -203,7 +302,9 @@ fn chromium() -> String {
             return name.to_owned();
         }
     }
-    panic!("the eval report test needs Chromium: run scripts/setup.sh (it installs it with apt-get)");
+    panic!(
+        "the eval report test needs Chromium: run scripts/setup.sh (it installs it with apt-get)"
+    );
 }
 
 #[test]
@@ -212,11 +313,24 @@ fn the_html_report_loads_in_a_real_browser_with_a_bar_per_field() {
     let dir = tempfile::tempdir().unwrap();
     let gold = gold_file(dir.path());
     let page = dir.path().join("report.html");
-    let output = eval(&server, &gold).arg("--html").arg(&page).output().unwrap();
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let output = eval(&server, &gold)
+        .arg("--html")
+        .arg(&page)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     let browser = chromium();
     let url = format!("file://{}", page.display());
-    let headless = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"];
+    let headless = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+    ];
     let dom = std::process::Command::new(&browser)
         .args(headless)
         .arg("--dump-dom")
@@ -226,9 +340,16 @@ fn the_html_report_loads_in_a_real_browser_with_a_bar_per_field() {
     let dom = String::from_utf8_lossy(&dom.stdout);
     // The DOM the browser built (not the file): five fields and the overall row, each with its bar.
     assert!(dom.contains("id=\"summary\""), "{dom:.500}");
-    assert_eq!(dom.matches("<tr class=\"field\">").count(), 6, "{dom:.2000}");
+    assert_eq!(
+        dom.matches("<tr class=\"field\">").count(),
+        6,
+        "{dom:.2000}"
+    );
     assert_eq!(dom.matches("<div class=\"bar\">").count(), 6);
-    assert!(dom.contains("<div style=\"width:40.0%\"></div>"), "currency's bar");
+    assert!(
+        dom.contains("<div style=\"width:40.0%\"></div>"),
+        "currency's bar"
+    );
     // The worst documents: the one without a value first, with its gold.
     assert!(dom.contains("<tr class=\"doc\"><td>e<br>"), "{dom:.3000}");
     // The gold's markup is shown as text.
@@ -241,7 +362,15 @@ fn the_html_report_loads_in_a_real_browser_with_a_bar_per_field() {
         .arg(&url)
         .output()
         .unwrap();
-    assert!(status.status.success(), "{}", String::from_utf8_lossy(&status.stderr));
+    assert!(
+        status.status.success(),
+        "{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
     let png = std::fs::read(&shot).unwrap();
-    assert!(png.len() > 10_000 && png.starts_with(b"\x89PNG"), "{} bytes", png.len());
+    assert!(
+        png.len() > 10_000 && png.starts_with(b"\x89PNG"),
+        "{} bytes",
+        png.len()
+    );
 }

@@ -30,10 +30,10 @@ pub fn html(report: &EvalReport, title: &str, comparison: Option<&Comparison>) -
         escape(title),
         escape(title)
     );
-    let _ = write!(
+    let _ = writeln!(
         page,
         "<p id=\"summary\">{} documents, {} with a valid value ({}); field accuracy <b>{}</b> ({} of {} leaves); \
-         tokens per document: median {:.0}, worst {:.0}; time per document: median {:.2} s, worst {:.2} s</p>\n",
+         tokens per document: median {:.0}, worst {:.0}; time per document: median {:.2} s, worst {:.2} s</p>",
         report.documents,
         report.valid,
         percent(Some(report.valid_share)),
