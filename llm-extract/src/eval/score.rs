@@ -124,7 +124,7 @@ pub struct Leaf {
 ///
 /// ```
 /// use llm_extract::eval::normalise;
-/// assert_eq!(normalise("  «Straße»,\n  BERLIN. "), "strasse, berlin");
+/// assert_eq!(normalise("  „Großer\n  GARTEN“, "), "grosser garten");
 /// ```
 pub fn normalise(text: &str) -> String {
     let mut folded = String::with_capacity(text.len());
