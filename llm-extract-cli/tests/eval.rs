@@ -374,3 +374,69 @@ fn the_html_report_loads_in_a_real_browser_with_a_bar_per_field() {
         png.len()
     );
 }
+
+#[test]
+fn lists_pair_items_by_key_from_texts_and_values_in_two_files() {
+    // The stand-in model lists the people of the text in reverse order and calls everyone "cook".
+    let server = TestServer::start(|request: &Request| {
+        let text = request.last_message();
+        let items: Vec<Value> = text
+            .trim_end_matches('.')
+            .rsplit(", ")
+            .filter_map(|part| part.split_once(" the "))
+            .map(|(name, _)| json!({"name": name, "role": "cook"}))
+            .collect();
+        Reply::ollama(request, &Answer::new(json!({ "items": items }).to_string()))
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let schema = dir.path().join("person.json");
+    std::fs::write(
+        &schema,
+        json!({"type": "object", "properties": {
+            "name": {"type": "string", "x-key": true},
+            "role": {"type": "string"}
+        }, "required": ["name", "role"]})
+        .to_string(),
+    )
+    .unwrap();
+    let texts = dir.path().join("texts.jsonl");
+    let values = dir.path().join("values.jsonl");
+    std::fs::write(
+        &texts,
+        "{\"id\": \"k\", \"text\": \"Ada the writer, Bo the cook, Cy the pilot.\"}\n",
+    )
+    .unwrap();
+    let gold = json!([{"name": "Ada", "role": "writer"}, {"name": "Bo", "role": "cook"}, {"name": "Cy", "role": "pilot"}]);
+    std::fs::write(&values, format!("{}\n", json!({"id": "k", "value": gold}))).unwrap();
+    let json_path = dir.path().join("run.json");
+    let output = cargo_bin_cmd!("llm-extract")
+        .args(["eval", "--jsonl", "--model", "m", "--ollama"])
+        .arg(server.url())
+        .arg("--schema")
+        .arg(&schema)
+        .arg("--texts")
+        .arg(&texts)
+        .arg("--values")
+        .arg(&values)
+        .arg("--json")
+        .arg(&json_path)
+        .output()
+        .unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let table = stdout_of(&output);
+    // Every name paired with its own item whatever the order; one role of three right.
+    assert_eq!(row(&table, "[].name")[..3], ["[].name", "3", "100.0%"]);
+    assert_eq!(row(&table, "[].role")[..3], ["[].role", "3", "33.3%"]);
+    let run: Value = serde_json::from_str(&std::fs::read_to_string(&json_path).unwrap()).unwrap();
+    let leaves = run["runs"][0]["leaves"].as_array().unwrap();
+    let ada = leaves.iter().find(|l| l["gold"] == "writer").unwrap();
+    assert_eq!(
+        (ada["path"].as_str(), ada["predicted"].as_str()),
+        (Some("/0/role"), Some("cook"))
+    );
+}
