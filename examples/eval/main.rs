@@ -33,7 +33,7 @@ mod score;
 use kinds::{Contact, Event, Invoice, Review};
 use llm_extract::extract::{Extractor, Recovery};
 use llm_extract::parse::LoopGuard;
-use llm_extract::{Extract, ExtractError, ExtractErrorKind, Finish, Llm, OpenAiCompatible};
+use llm_extract::{Extract, ExtractError, ExtractErrorKind, Finish, Llm, OpenAiCompatible, Schema};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -268,7 +268,12 @@ fn kind_name<T>(error: &ExtractError<T>) -> &'static str {
 
 /// Scores one kind's results of `llm-extract batch` (`DIR/KIND.jsonl`: `{"id", "ok", "value", "tokens"}`
 /// or `{"id", "ok": false, "kind"}`); the tokens are the CLI's (prompt and completion together).
-fn score_kind(dir: &Path, kind: &str, options: &Options) -> Result<Tally, Box<dyn Error>> {
+fn score_kind(
+    dir: &Path,
+    kind: &str,
+    schema: &Value,
+    options: &Options,
+) -> Result<Tally, Box<dyn Error>> {
     let cases: Vec<Case> = read_lines(&options.data.join(format!("{kind}.jsonl")))?;
     let results: Vec<Value> = read_lines(&dir.join(format!("{kind}.jsonl")))?;
     let mut tally = Tally::default();
@@ -278,7 +283,7 @@ fn score_kind(dir: &Path, kind: &str, options: &Options) -> Result<Tally, Box<dy
             .find(|r| r.get("id").and_then(Value::as_str) == Some(case.id.as_str()));
         let ok = result.and_then(|r| r.get("ok")).and_then(Value::as_bool) == Some(true);
         let answer = result.filter(|_| ok).and_then(|r| r.get("value"));
-        let (matched, fields) = score::fields(&case.expected, case.accept.as_ref(), answer);
+        let (matched, fields) = score::fields(&case.expected, case.accept.as_ref(), answer, schema);
         tally.documents += 1;
         tally.valid += usize::from(answer.is_some());
         tally.matched += matched;
@@ -374,8 +379,12 @@ async fn run_kind<T: Extract + Serialize>(
                 ),
                 Err(err) => (None, err.attempts(), err.usage()),
             };
-            let (matched, fields) =
-                score::fields(&case.expected, case.accept.as_ref(), answer.as_ref());
+            let (matched, fields) = score::fields(
+                &case.expected,
+                case.accept.as_ref(),
+                answer.as_ref(),
+                T::schema().generic(),
+            );
             let capped = attempts
                 .iter()
                 .filter(|a| a.finish == Some(Finish::Length))
@@ -442,7 +451,13 @@ async fn main() -> Result<(), Box<dyn Error>> {
         println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
         let mut overall = Tally::default();
         for kind in ["invoices", "contacts", "events", "reviews"] {
-            let tally = score_kind(dir, kind, &options)?;
+            let schema = match kind {
+                "invoices" => Invoice::schema(),
+                "contacts" => Contact::schema(),
+                "events" => Event::schema(),
+                _ => Review::schema(),
+            };
+            let tally = score_kind(dir, kind, schema.generic(), &options)?;
             println!("{}", tally.row(kind));
             overall.add(&tally);
         }

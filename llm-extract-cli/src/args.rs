@@ -40,6 +40,7 @@ No key goes over plain http to a host other than this machine unless --allow-ins
   llm-extract prompt --config prompts.json --id extract-definitions text=@paper.txt
   llm-extract schema --schema person.json --dialect openai
   llm-extract batch --schema person.json --input docs/ --out results.jsonl --concurrency 8
+  llm-extract eval --schema person.json --gold people.jsonl --json run.json --html run.html
 
 {BACKENDS}
 
@@ -135,6 +136,85 @@ disk in $TMPDIR (default /tmp) as the document.
 
 {EXIT_CODES}"))]
     Doc(DocArgs),
+    /// Measure extraction against a gold file: per-field precision, recall, F1 and accuracy.
+    #[command(after_help = format!("Examples:
+  llm-extract eval --schema invoice.json --gold invoices.jsonl --openai http://127.0.0.1:8080/v1 --model m
+  llm-extract eval --schema invoice.json --gold invoices.jsonl --example shown.jsonl --json with.json \\
+      --compare without.json --html report.html
+  llm-extract eval --signature '{{name :string}}' --jsonl --texts texts.jsonl --values names.jsonl
+
+The gold file has one JSON object per line: {{\"id\", \"text\", \"value\"}} (\"expected\" is read as \"value\"),
+optionally \"accept\" (other accepted answers per field: a property name or JSON pointer to a list) and
+\"spans\" ([{{\"path\": \"/name\", \"chars\": [start, end]}}]: grounded values are then scored by overlap).
+Or --texts and --values: two files matched by \"id\" when every line has one, else line by line.
+
+Each document is extracted as `batch` does (one at a time unless --concurrency), then every leaf of its
+value is scored against the gold: strings normalised (case folded, whitespace collapsed, surrounding
+punctuation trimmed), numbers within the tolerance, booleans, null and enum values exact; list items
+paired by the schema's key properties (\"x-key\": true), else by the pairing that matches the most
+fields. The table (per field and overall: accuracy, precision, recall, F1; validity, tokens and time per
+document) goes to standard output; --json writes the whole run (reusable by --compare), --html a
+self-contained page. A progress bar is drawn on standard error when it is a terminal.
+
+Exit codes: 0 the run was measured (whatever its accuracy), 1 the accuracy is below --min-accuracy,
+2 usage or configuration error (an unreadable gold file, schema or --compare file), 3 no document
+reached the backend, 4 the table, --json or --html could not be written.
+
+{BACKENDS}"))]
+    Eval(EvalArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct EvalArgs {
+    #[command(flatten)]
+    pub source: SchemaSource,
+    /// The gold file: one {"id", "text", "value"} per line.
+    #[arg(
+        long,
+        value_name = "FILE.jsonl",
+        required_unless_present = "texts",
+        conflicts_with = "texts"
+    )]
+    pub gold: Option<PathBuf>,
+    /// The texts, one per line (a JSON string, {"id", "text"}, or the line itself); with --values.
+    #[arg(long, value_name = "FILE", requires = "values")]
+    pub texts: Option<PathBuf>,
+    /// The gold values, one per line ({"id", "value"}, or the value itself); with --texts.
+    #[arg(long, value_name = "FILE", requires = "texts")]
+    pub values: Option<PathBuf>,
+    /// Extract every item of each text (the gold value is then the list of items).
+    #[arg(long)]
+    pub jsonl: bool,
+    /// Write the whole run as JSON (per field, per document, with every scored leaf).
+    #[arg(long, value_name = "FILE.json")]
+    pub json: Option<PathBuf>,
+    /// Write a self-contained HTML report: a bar per field and the worst documents.
+    #[arg(long, value_name = "FILE.html")]
+    pub html: Option<PathBuf>,
+    /// A previous run's --json: print (and put in the page) each field's change against it.
+    #[arg(long, value_name = "RUN.json")]
+    pub compare: Option<PathBuf>,
+    /// How many documents are extracted at the same time (more skews the time per document).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub concurrency: usize,
+    /// Numbers agree when they differ by at most this share of the larger one.
+    #[arg(long, value_name = "SHARE", default_value_t = 1e-6)]
+    pub relative_tolerance: f64,
+    /// Numbers agree when they differ by at most this much.
+    #[arg(long, value_name = "X", default_value_t = 1e-9)]
+    pub absolute_tolerance: f64,
+    /// Grounded spans agree when their intersection over union is at least this share.
+    #[arg(long, value_name = "SHARE", default_value_t = 0.5)]
+    pub span_overlap: f64,
+    /// Exit 1 when the field accuracy is below this percentage (for scripts and CI).
+    #[arg(long, value_name = "PERCENT")]
+    pub min_accuracy: Option<f64>,
+    #[command(flatten)]
+    pub template: TemplateArgs,
+    #[command(flatten)]
+    pub extract: ExtractArgs,
+    #[command(flatten)]
+    pub backend: BackendArgs,
 }
 
 #[derive(Debug, Args)]
@@ -454,6 +534,7 @@ impl Command {
             Command::Prompt(args) => Some(&mut args.backend),
             Command::Batch(args) => Some(&mut args.backend),
             Command::Doc(args) => Some(&mut args.backend),
+            Command::Eval(args) => Some(&mut args.backend),
             Command::Schema(_) => None,
         }
     }

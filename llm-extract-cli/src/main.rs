@@ -9,7 +9,7 @@
 //! - `error.rs`: the exit codes and the one-line error messages;
 //! - `stable_hash.rs`: the hash that names files kept from one run to the next;
 //! - one file per subcommand: `run.rs`, `prompt.rs`, `schema.rs`, `batch.rs`, `doc.rs` (with the review
-//!   page in `review.rs`).
+//!   page in `review.rs`), `eval.rs`.
 
 mod args;
 mod backend;
@@ -18,6 +18,7 @@ mod doc;
 mod doc_input;
 mod doc_state;
 mod error;
+mod eval;
 mod examples;
 mod identity;
 mod input;
@@ -57,6 +58,7 @@ fn execute(cli: Cli) -> Result<error::Exit, CliError> {
             Command::Prompt(args) => prompt::run(args).await,
             Command::Batch(args) => batch::run(args).await,
             Command::Doc(args) => doc::run(args).await,
+            Command::Eval(args) => eval::run(args).await,
             Command::Schema(args) => schema::run(&args),
         }
     })

@@ -99,6 +99,7 @@
 pub mod batch;
 pub mod blocking;
 pub mod error;
+pub mod eval;
 pub mod extract;
 pub mod ground;
 pub mod llm;

@@ -199,7 +199,7 @@ fn is_empty(value: &Value) -> bool {
 
 /// The names of the properties marked as keys, and of the tags (`const` properties), in an object
 /// schema or any of its variants.
-fn key_properties(
+pub(crate) fn key_properties(
     schema: &Value,
     keys: &mut HashSet<String>,
     tags: &mut HashSet<String>,
