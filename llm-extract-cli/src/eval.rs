@@ -3,10 +3,10 @@
 
 use crate::args::EvalArgs;
 use crate::backend;
-use crate::batch::progress_bar;
 use crate::error::{exit_for, one_line, CliError, Exit};
+use crate::input::template;
+use crate::output::progress_bar;
 use crate::output::Printer;
-use crate::run::template;
 use crate::schema;
 use llm_extract::batch::{Batch, Document, DocumentResult};
 use llm_extract::eval::{
