@@ -826,7 +826,7 @@ mod tests {
         );
     }
 
-    /// A draft-4 shape union told apart by `const`, as SchemaStore's draft-4 schemas write them.
+    /// A union told apart by `const`, as SchemaStore's draft-4 schemas write them, under `draft`.
     fn shapes(draft: &str) -> Value {
         json!({
             "$schema": draft,
@@ -873,7 +873,7 @@ mod tests {
                 "at /shape/kind: \"triangle\" is not one of \"circle\" or \"square\"",
             ]
         );
-        // A union that is not tagged is explained by the `const` of its one object branch.
+        // An optional value is explained by the `const` of its non-null branch.
         let optional = json!({
             "$schema": DRAFT_4,
             "properties": { "mode": { "anyOf": [{ "const": "fast" }, { "type": "null" }] } }
