@@ -9,6 +9,9 @@
 //! - A value that fails a tagged union (an internally tagged enum's `oneOf`) is explained by the
 //!   variant its tag selects, or by its missing or unknown tag, not by a dump of every branch.
 //! - `format` is asserted (`date-time`, `email`, `uuid`, ...), as the dialects that send it do.
+//! - Draft 4 asserts `const` as drafts 6+ define it (equal JSON, numbers by value: `1` is `1.0`),
+//!   though draft 4 itself lacks the keyword: that is what its authors mean, and what the
+//!   validators they test with (ajv) do.
 //! - The draft is the one the schema's `$schema` names (4, 6, 7, 2019-09, 2020-12; 2020-12 when it
 //!   names none or one we do not know). References to other documents resolve only to documents the
 //!   caller registered: nothing is ever fetched, and a reference to any other document is
@@ -19,8 +22,9 @@
 
 use crate::error::SchemaError;
 use jsonschema::error::{TypeKind, ValidationErrorKind};
-use jsonschema::ValidationError;
+use jsonschema::json::cmp;
 use jsonschema::{Draft, Registry, Retrieve, Uri};
+use jsonschema::{Keyword, ValidationError};
 use serde_json::Value;
 use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -141,7 +145,15 @@ impl Validator {
                 && documents.iter().any(|(uri, _)| uri == meta)
         });
         if !registered_meta {
-            options = options.with_draft(draft_of(schema));
+            let draft = draft_of(schema);
+            options = options.with_draft(draft);
+            if draft == Draft::Draft4 {
+                options = options.with_keyword("const", |_, expected, _| {
+                    Ok(Box::new(Const {
+                        expected: expected.clone(),
+                    }))
+                });
+            }
         }
         if let Some(registry) = &registry {
             options = options.with_registry(registry);
@@ -291,6 +303,34 @@ impl Retrieve for Refuse {
     }
 }
 
+/// `const` in a draft-4 schema, asserted as drafts 6+ define it: the value equals the expected
+/// one as JSON, numbers compared by value.
+struct Const {
+    expected: Value,
+}
+
+impl<'i> Keyword<'i> for Const {
+    fn validate(&self, instance: &'i Value) -> Result<(), ValidationError<'i>> {
+        if self.is_valid(instance) {
+            Ok(())
+        } else {
+            Err(ValidationError::custom(not_constant(
+                instance,
+                &self.expected,
+            )))
+        }
+    }
+
+    fn is_valid(&self, instance: &'i Value) -> bool {
+        cmp::equal(instance, &self.expected)
+    }
+}
+
+/// The message of a value that is not the one `const` names.
+fn not_constant(instance: &Value, expected: &Value) -> String {
+    format!("{} is not the expected {expected}", shown(instance))
+}
+
 /// The branch of a union a value was meant for.
 enum Intended {
     Branch(usize),
@@ -385,9 +425,9 @@ fn message(kind: &ValidationErrorKind, instance: &Value) -> Option<String> {
             let options: Vec<&Value> = options.as_array()?.iter().collect();
             format!("{value} is not one of {}", list(&options))
         }
-        ValidationErrorKind::Constant { expected_value } => {
-            format!("{value} is not the expected {expected_value}")
-        }
+        ValidationErrorKind::Constant { expected_value } => not_constant(instance, expected_value),
+        // The one keyword added to a draft ([`Const`]) words its message itself.
+        ValidationErrorKind::Custom { message, .. } => message.clone(),
         ValidationErrorKind::MinLength { limit } => {
             format!(
                 "{value} is shorter than {limit} {}",
@@ -783,6 +823,93 @@ mod tests {
                 "at /k: \"c\" is not one of \"a\" or \"b\"",
                 "at the root: missing required property \"n\"",
             ]
+        );
+    }
+
+    /// A union told apart by `const`, as SchemaStore's draft-4 schemas write them, under `draft`.
+    fn shapes(draft: &str) -> Value {
+        json!({
+            "$schema": draft,
+            "type": "object",
+            "properties": {
+                "version": { "const": 1 },
+                "shape": {
+                    "oneOf": [
+                        {
+                            "type": "object",
+                            "properties": { "kind": { "const": "circle" }, "radius": { "type": "number" } },
+                            "required": ["kind"]
+                        },
+                        {
+                            "type": "object",
+                            "properties": { "kind": { "const": "square" }, "side": { "type": "number" } },
+                            "required": ["kind"]
+                        }
+                    ]
+                }
+            }
+        })
+    }
+
+    const DRAFT_4: &str = "http://json-schema.org/draft-04/schema#";
+    const DRAFT_7: &str = "http://json-schema.org/draft-07/schema#";
+
+    #[test]
+    fn draft_4_asserts_const_as_later_drafts_define_it() {
+        let draft4 = Validator::new(&shapes(DRAFT_4)).unwrap();
+        // Each branch's value matches that branch alone (ignoring `const`, it matches both).
+        for kind in ["circle", "square"] {
+            let instance = json!({ "version": 1, "shape": { "kind": kind } });
+            assert!(draft4.is_valid(&instance), "{kind}");
+            assert!(draft4.violations(&instance).is_empty(), "{kind}");
+        }
+        assert_eq!(
+            shown_violations(
+                &shapes(DRAFT_4),
+                json!({ "version": 2, "shape": { "kind": "triangle" } })
+            ),
+            [
+                "at /version: 2 is not the expected 1",
+                "at /shape/kind: \"triangle\" is not one of \"circle\" or \"square\"",
+            ]
+        );
+        // An optional value is explained by the `const` of its non-null branch.
+        let optional = json!({
+            "$schema": DRAFT_4,
+            "properties": { "mode": { "anyOf": [{ "const": "fast" }, { "type": "null" }] } }
+        });
+        assert_eq!(
+            shown_violations(&optional, json!({ "mode": "slow" })),
+            ["at /mode: \"slow\" is not the expected \"fast\""]
+        );
+        // Numbers are compared by value, at any depth.
+        let one = json!({ "$schema": DRAFT_4, "const": { "n": [1] } });
+        let validator = Validator::new(&one).unwrap();
+        assert!(validator.is_valid(&json!({ "n": [1.0] })));
+        assert!(!validator.is_valid(&json!({ "n": [1.5] })));
+        let one = Validator::new(&json!({ "$schema": DRAFT_4, "const": 1 })).unwrap();
+        assert!(one.is_valid(&json!(1.0)) && one.is_valid(&json!(1)));
+        assert!(!one.is_valid(&json!("1")) && !one.is_valid(&json!(true)));
+    }
+
+    #[test]
+    fn const_reads_the_same_in_every_draft() {
+        let draft7 = shapes(DRAFT_7);
+        for instance in [
+            json!({ "version": 1.0, "shape": { "kind": "circle" } }),
+            json!({ "version": 2, "shape": { "kind": "triangle" } }),
+            json!({ "version": "1", "shape": { "kind": "square", "side": "big" } }),
+            json!({ "shape": {} }),
+        ] {
+            assert_eq!(
+                shown_violations(&shapes(DRAFT_4), instance.clone()),
+                shown_violations(&draft7, instance.clone()),
+                "{instance}"
+            );
+        }
+        assert_eq!(
+            shown_violations(&draft7, json!({ "version": 2 })),
+            ["at /version: 2 is not the expected 1"]
         );
     }
 

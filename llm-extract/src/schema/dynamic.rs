@@ -915,6 +915,29 @@ mod tests {
     }
 
     #[test]
+    fn draft_4_const_is_kept_and_asserted() {
+        let schema = DynamicSchema::from_json(json!({
+            "$schema": "http://json-schema.org/draft-04/schema#",
+            "oneOf": [
+                {"type": "object", "properties": {"kind": {"const": "a"}}, "required": ["kind"]},
+                {"type": "object", "properties": {"kind": {"const": "b"}}, "required": ["kind"]}
+            ]
+        }))
+        .unwrap();
+        assert!(valid(&schema, json!({"kind": "a"})));
+        assert!(valid(&schema, json!({"kind": "b"})));
+        assert!(!valid(&schema, json!({"kind": "c"})));
+        let generic = schema.schema_set().generic();
+        for (index, kind) in ["a", "b"].into_iter().enumerate() {
+            assert_eq!(
+                generic.pointer(&format!("/oneOf/{index}/properties/kind/const")),
+                Some(&json!(kind)),
+                "{generic}"
+            );
+        }
+    }
+
+    #[test]
     fn a_remote_ref_is_an_error_naming_the_url() {
         let err = DynamicSchema::from_json(json!({
             "type": "object",
