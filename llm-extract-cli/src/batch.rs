@@ -1,6 +1,6 @@
 //! `llm-extract batch`: many documents, bounded concurrency, a progress bar, resumable output.
 
-use crate::args::BatchArgs;
+use crate::args::{BackendArgs, BatchArgs, ExtractArgs, TemplateArgs};
 use crate::backend;
 use crate::error::{exit_for, CliError, Exit};
 use crate::input::{template, Documents, Source};
@@ -9,6 +9,7 @@ use crate::schema;
 use indicatif::ProgressBar;
 use llm_extract::batch::{Batch, Document, DocumentResult, Progress};
 use llm_extract::extract::{ExtractError, ExtractErrorKind};
+use llm_extract::schema::DynamicSchema;
 use serde_json::{json, Value};
 use std::cell::{Cell, RefCell};
 use std::collections::HashSet;
@@ -26,14 +27,49 @@ fn engine_parallel(args: &BatchArgs) -> usize {
     args.concurrency.unwrap_or(1)
 }
 
-pub async fn run(args: BatchArgs) -> Result<Exit, CliError> {
-    let schema = schema::load(&args.source)?;
-    let template = template(&args.template, schema.inputs())?;
-    let examples = crate::examples::load(&args.template.example, schema.schema_set(), args.jsonl)?;
-    let system = match &args.template.system {
+/// The batch a run's documents go through: one extractor per backend the flags build (`parallel`
+/// sequences for the embedded engine), each with the template, the worked examples and the system
+/// instructions, `concurrency` documents at a time (`jsonl`: every item of each document).
+pub(crate) fn build(
+    schema: &DynamicSchema,
+    template_args: &TemplateArgs,
+    extract: &ExtractArgs,
+    backends: &BackendArgs,
+    parallel: usize,
+    concurrency: usize,
+    jsonl: bool,
+) -> Result<Batch<backend::Backend>, CliError> {
+    let template = template(template_args, schema.inputs())?;
+    let examples = crate::examples::load(&template_args.example, schema.schema_set(), jsonl)?;
+    let system = match &template_args.system {
         Some(system) => Some(crate::input::text_or_file("--system", system)?),
         None => None,
     };
+    let mut backends = backend::backends(backends, extract, parallel)?.into_iter();
+    let configure = |llm| {
+        let mut extractor = backend::extractor(llm, extract).template(template.clone());
+        for example in &examples {
+            extractor = extractor.with_example(example.clone());
+        }
+        if let Some(system) = &system {
+            extractor = extractor.instructions(system.clone());
+        }
+        extractor
+    };
+    let first = backends.next().ok_or_else(|| {
+        CliError::usage("no backend: pass --ollama URL, --openai URL or --embedded")
+    })?;
+    let mut batch = Batch::new(configure(first))
+        .concurrency(concurrency)
+        .all_items(jsonl);
+    for llm in backends {
+        batch = batch.with_extractor(configure(llm));
+    }
+    Ok(batch)
+}
+
+pub async fn run(args: BatchArgs) -> Result<Exit, CliError> {
+    let schema = schema::load(&args.source)?;
     let documents = Documents::open(&args.input)?;
     let done = recorded_ids(&args.out, args.retry_failed)?;
     let pending: Vec<usize> = documents
@@ -53,27 +89,15 @@ pub async fn run(args: BatchArgs) -> Result<Exit, CliError> {
         return Ok(Exit::Success);
     }
 
-    let mut backends =
-        backend::backends(&args.backend, &args.extract, engine_parallel(&args))?.into_iter();
-    let configure = |llm| {
-        let mut extractor = backend::extractor(llm, &args.extract).template(template.clone());
-        for example in &examples {
-            extractor = extractor.with_example(example.clone());
-        }
-        if let Some(system) = &system {
-            extractor = extractor.instructions(system.clone());
-        }
-        extractor
-    };
-    let first = backends.next().ok_or_else(|| {
-        CliError::usage("no backend: pass --ollama URL, --openai URL or --embedded")
-    })?;
-    let mut batch = Batch::new(configure(first))
-        .concurrency(args.concurrency.unwrap_or(DEFAULT_CONCURRENCY))
-        .all_items(args.jsonl);
-    for llm in backends {
-        batch = batch.with_extractor(configure(llm));
-    }
+    let batch = build(
+        &schema,
+        &args.template,
+        &args.extract,
+        &args.backend,
+        engine_parallel(&args),
+        args.concurrency.unwrap_or(DEFAULT_CONCURRENCY),
+        args.jsonl,
+    )?;
 
     let mut out = Output::open(&args.out)?;
     let bar = progress_bar(pending.len());

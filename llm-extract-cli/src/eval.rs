@@ -2,13 +2,11 @@
 //! scored against the gold (`llm_extract::eval`), the table printed, the run written as JSON and HTML.
 
 use crate::args::EvalArgs;
-use crate::backend;
 use crate::error::{exit_for, one_line, CliError, Exit};
-use crate::input::template;
 use crate::output::progress_bar;
 use crate::output::Printer;
 use crate::schema;
-use llm_extract::batch::{Batch, Document, DocumentResult};
+use llm_extract::batch::{Document, DocumentResult};
 use llm_extract::eval::{
     compare, html, read_gold, read_pair, score_document, DocumentRun, EvalReport, GoldCase,
     ScoreOptions,
@@ -32,33 +30,15 @@ pub async fn run(args: EvalArgs) -> Result<Exit, CliError> {
             )));
         }
     }
-    let template = template(&args.template, schema.inputs())?;
-    let examples = crate::examples::load(&args.template.example, schema.schema_set(), args.jsonl)?;
-    let system = match &args.template.system {
-        Some(system) => Some(crate::input::text_or_file("--system", system)?),
-        None => None,
-    };
-    let mut backends =
-        backend::backends(&args.backend, &args.extract, args.concurrency.max(1))?.into_iter();
-    let configure = |llm| {
-        let mut extractor = backend::extractor(llm, &args.extract).template(template.clone());
-        for example in &examples {
-            extractor = extractor.with_example(example.clone());
-        }
-        if let Some(system) = &system {
-            extractor = extractor.instructions(system.clone());
-        }
-        extractor
-    };
-    let first = backends.next().ok_or_else(|| {
-        CliError::usage("no backend: pass --ollama URL, --openai URL or --embedded")
-    })?;
-    let mut batch = Batch::new(configure(first))
-        .concurrency(args.concurrency.max(1))
-        .all_items(args.jsonl);
-    for llm in backends {
-        batch = batch.with_extractor(configure(llm));
-    }
+    let batch = crate::batch::build(
+        &schema,
+        &args.template,
+        &args.extract,
+        &args.backend,
+        args.concurrency.max(1),
+        args.concurrency.max(1),
+        args.jsonl,
+    )?;
 
     let bar = progress_bar(cases.len());
     let mut results: Vec<Option<DocumentResult>> = cases.iter().map(|_| None).collect();
