@@ -1,6 +1,7 @@
 //! `llm-extract doc`, run for real against the local test server, whose stand-in model names the
 //! people it knows that occur whole in the chunk it was sent.
 
+mod browser;
 #[path = "../../tests/support/mod.rs"]
 mod support;
 
@@ -308,22 +309,6 @@ fn memory_is_bounded_by_the_chunk_size_not_the_document_size() {
     );
 }
 
-/// The browser the review page test renders with (`scripts/setup.sh` installs it).
-fn chromium() -> String {
-    for name in ["chromium", "chromium-browser", "google-chrome"] {
-        let found = std::process::Command::new(name)
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success());
-        if found {
-            return name.to_owned();
-        }
-    }
-    panic!(
-        "the review page test needs Chromium: run scripts/setup.sh (it installs it with apt-get)"
-    );
-}
-
 #[test]
 fn the_review_page_loads_in_a_real_browser_with_every_highlight() {
     let server = reader();
@@ -345,44 +330,12 @@ fn the_review_page_loads_in_a_real_browser_with_every_highlight() {
         .iter()
         .map(|l| l["spans"].as_array().map_or(0, Vec::len))
         .sum();
-    let browser = chromium();
-    let url = format!("file://{}", html.display());
-    let headless = [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--no-first-run",
-    ];
-    let dom = std::process::Command::new(&browser)
-        .args(headless)
-        .arg("--dump-dom")
-        .arg(&url)
-        .output()
-        .unwrap();
-    let dom = String::from_utf8_lossy(&dom.stdout);
+    let dom = browser::dom(&html);
     // The DOM the browser built (not the file): the page parsed, with one element per highlight.
     assert!(dom.contains("id=\"summary\""), "{dom:.500}");
     assert_eq!(dom.matches("<mark ").count(), spans);
     assert!(dom.contains("Sherlock Holmes</mark>"));
-    let shot = dir.path().join("review.png");
-    let status = std::process::Command::new(&browser)
-        .args(headless)
-        .arg(format!("--screenshot={}", shot.display()))
-        .arg("--window-size=1280,800")
-        .arg(&url)
-        .output()
-        .unwrap();
-    assert!(
-        status.status.success(),
-        "{}",
-        String::from_utf8_lossy(&status.stderr)
-    );
-    let png = std::fs::read(&shot).unwrap();
-    assert!(
-        png.len() > 10_000 && png.starts_with(b"\x89PNG"),
-        "{} bytes",
-        png.len()
-    );
+    browser::assert_screenshot(&html, &dir.path().join("review.png"));
 }
 
 #[test]

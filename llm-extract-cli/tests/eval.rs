@@ -1,6 +1,7 @@
 //! `llm-extract eval`, run for real against the local test server, whose stand-in model reads the
 //! invoice each request holds (a careless reader and a careful one), scored against a gold file.
 
+mod browser;
 #[path = "../../tests/support/mod.rs"]
 mod support;
 
@@ -291,22 +292,6 @@ fn eval_exit_codes_say_what_went_wrong() {
     );
 }
 
-/// The browser the report test renders with (`scripts/setup.sh` installs it).
-fn chromium() -> String {
-    for name in ["chromium", "chromium-browser", "google-chrome"] {
-        let found = std::process::Command::new(name)
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success());
-        if found {
-            return name.to_owned();
-        }
-    }
-    panic!(
-        "the eval report test needs Chromium: run scripts/setup.sh (it installs it with apt-get)"
-    );
-}
-
 #[test]
 fn the_html_report_loads_in_a_real_browser_with_a_bar_per_field() {
     let server = reader(false);
@@ -323,21 +308,7 @@ fn the_html_report_loads_in_a_real_browser_with_a_bar_per_field() {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    let browser = chromium();
-    let url = format!("file://{}", page.display());
-    let headless = [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--no-first-run",
-    ];
-    let dom = std::process::Command::new(&browser)
-        .args(headless)
-        .arg("--dump-dom")
-        .arg(&url)
-        .output()
-        .unwrap();
-    let dom = String::from_utf8_lossy(&dom.stdout);
+    let dom = browser::dom(&page);
     // The DOM the browser built (not the file): five fields and the overall row, each with its bar.
     assert!(dom.contains("id=\"summary\""), "{dom:.500}");
     assert_eq!(
@@ -354,25 +325,7 @@ fn the_html_report_loads_in_a_real_browser_with_a_bar_per_field() {
     assert!(dom.contains("<tr class=\"doc\"><td>e<br>"), "{dom:.3000}");
     // The gold's markup is shown as text.
     assert!(dom.contains("Oak &lt;Studio&gt;") && !dom.contains("<studio>"));
-    let shot = dir.path().join("report.png");
-    let status = std::process::Command::new(&browser)
-        .args(headless)
-        .arg(format!("--screenshot={}", shot.display()))
-        .arg("--window-size=1280,800")
-        .arg(&url)
-        .output()
-        .unwrap();
-    assert!(
-        status.status.success(),
-        "{}",
-        String::from_utf8_lossy(&status.stderr)
-    );
-    let png = std::fs::read(&shot).unwrap();
-    assert!(
-        png.len() > 10_000 && png.starts_with(b"\x89PNG"),
-        "{} bytes",
-        png.len()
-    );
+    browser::assert_screenshot(&page, &dir.path().join("report.png"));
 }
 
 #[test]
