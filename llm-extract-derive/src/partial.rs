@@ -6,12 +6,16 @@
 //! - struct `T` -> struct `TPartial`, deriving `Debug, Clone, Default, PartialEq, Serialize`;
 //! - internally tagged enum -> enum `TPartial` with the same tag and variants, each field optional
 //!   (known once the tag is read; no `Default`, since no variant is a default);
-//! - fieldless enum -> a copy of it (`Copy` too), shown once its string is complete.
+//! - fieldless enum -> a copy of it (`Copy` too), shown once its string is complete;
+//! - newtype or `#[serde(transparent)]` struct -> its field's partial form (a type alias);
+//! - tuple struct, and any other enum (externally or adjacently tagged with data, untagged, with a
+//!   newtype or `#[serde(other)]` variant) -> `serde_json::Value`, the JSON written so far (a type
+//!   alias).
 //!
 //! It serializes with the JSON names serde reads, fields not yet shown left out, so a UI can take it as
 //! JSON. Generated locals start with `__` so field names cannot shadow them.
 
-use crate::ast::{Enum, Field, Input, Struct, Style, Variant};
+use crate::ast::{Enum, Field, Input, Repr, Struct, Style, Variant};
 use crate::attr::Stream;
 use crate::ty;
 use proc_macro2::TokenStream;
@@ -32,11 +36,152 @@ pub fn name(ident: &Ident) -> Ident {
 /// The partial type and its `PartialValue` impl.
 pub fn expand(input: &Input) -> TokenStream {
     match input {
-        Input::Struct(input) => expand_struct(input),
-        Input::Enum(input) if input.attrs.serde.tag.is_some() => expand_tagged(input),
-        Input::Enum(input) => expand_fieldless(input),
+        Input::Struct(input) => match input.inner() {
+            Some(inner) if inner.attrs.extract.schemars.is_none() => expand_newtype(input, inner),
+            Some(_) => expand_json(input.original, "the JSON written so far"),
+            None if matches!(input.style, Style::Tuple(_)) => {
+                expand_json(input.original, "the array written so far")
+            }
+            None => expand_struct(input),
+        },
+        Input::Enum(input) => {
+            let live = input.live();
+            let plain = live.iter().all(|v| !v.other() && !v.untagged());
+            let named_or_unit = live
+                .iter()
+                .all(|v| matches!(v.style, Style::Named | Style::Unit));
+            match input.repr() {
+                Repr::Internal { .. } if plain && named_or_unit => expand_tagged(input),
+                Repr::External if plain && input.fieldless() => expand_fieldless(input),
+                _ => expand_json(input.original, "the JSON written so far"),
+            }
+        }
     }
 }
+
+/// A newtype or `#[serde(transparent)]` struct is shown as its field is: its partial form is the
+/// field's.
+fn expand_newtype(input: &Struct, inner: &Field) -> TokenStream {
+    let p = private();
+    let ident = &input.original.ident;
+    let vis = &input.original.vis;
+    let partial = name(ident);
+    let ty = inner.ty;
+    let doc = doc(ident, "shown as its field is: the field's partial form");
+    let bounds = bounds(ident, &[inner]);
+    let inner = quote_spanned!(ty.span()=> <#ty as #p::PartialValue>);
+    let methods = delegated(inner.clone());
+    quote! {
+        #[doc = #doc]
+        #[allow(clippy::box_collection, clippy::vec_box, clippy::type_complexity)]
+        #vis type #partial = #inner::Partial;
+
+        #[automatically_derived]
+        impl #p::PartialField for #ident {}
+
+        #[automatically_derived]
+        impl #p::PartialValue for #ident #bounds {
+            type Partial = #inner::Partial;
+            #methods
+        }
+    }
+}
+
+/// A type shown as the JSON written so far (`serde_json::Value`'s partial form): tuple structs and
+/// the enums whose variants a tag does not name as a field (externally or adjacently tagged,
+/// untagged, with a newtype or a catch-all variant).
+fn expand_json(input: &syn::DeriveInput, what: &str) -> TokenStream {
+    let p = private();
+    let ident = &input.ident;
+    let vis = &input.vis;
+    let partial = name(ident);
+    let doc = doc(ident, what);
+    let methods = delegated(quote!(<#p::Value as #p::PartialValue>));
+    quote! {
+        #[doc = #doc]
+        #vis type #partial = #p::Value;
+
+        #[automatically_derived]
+        impl #p::PartialField for #ident {}
+
+        #[automatically_derived]
+        impl #p::PartialValue for #ident {
+            type Partial = #p::Value;
+            #methods
+        }
+    }
+}
+
+/// Every method of `PartialValue`, each passing the question on to `target` (`<X as PartialValue>`),
+/// whose partial form is the same type.
+fn delegated(target: TokenStream) -> TokenStream {
+    let p = private();
+    quote! {
+        #[inline]
+        fn shown(__node: #p::Node<'_>) -> bool {
+            #target::shown(__node)
+        }
+
+        #[inline]
+        fn build(__node: #p::Node<'_>) -> ::core::option::Option<Self::Partial> {
+            #target::build(__node)
+        }
+
+        #[inline]
+        fn update(__partial: &mut Self::Partial, __node: #p::Node<'_>, __since: u64) -> bool {
+            #target::update(__partial, __node, __since)
+        }
+
+        #[inline]
+        fn update_below(
+            __partial: &mut Self::Partial,
+            __node: #p::Node<'_>,
+            __since: u64,
+            __depth: usize,
+        ) -> bool {
+            #target::update_below(__partial, __node, __since, __depth)
+        }
+
+        #[inline]
+        fn growing<'__p, '__n>(
+            __partial: &'__p mut Self::Partial,
+            __node: #p::Node<'__n>,
+            __path: &mut ::std::vec::Vec<u32>,
+        ) -> ::core::option::Option<(&'__p mut ::std::string::String, &'__n str)> {
+            #target::growing(__partial, __node, __path)
+        }
+
+        #[inline]
+        fn grow_at<'__p>(
+            __partial: &'__p mut Self::Partial,
+            __path: &[u32],
+        ) -> ::core::option::Option<&'__p mut ::std::string::String> {
+            #target::grow_at(__partial, __path)
+        }
+
+        #[inline]
+        fn update_at(
+            __partial: &mut Self::Partial,
+            __route: &[u32],
+            __node: #p::Node<'_>,
+            __since: u64,
+            __depth: usize,
+        ) -> ::core::option::Option<bool> {
+            #target::update_at(__partial, __route, __node, __since, __depth)
+        }
+
+        #[inline]
+        fn growing_at<'__p, '__n>(
+            __partial: &'__p mut Self::Partial,
+            __path: &mut ::std::vec::Vec<u32>,
+            __next: usize,
+            __node: #p::Node<'__n>,
+        ) -> ::core::option::Option<(&'__p mut ::std::string::String, &'__n str)> {
+            #target::growing_at(__partial, __path, __next, __node)
+        }
+    }
+}
+
 
 /// The attributes on a partial type: its doc, its derives (`Debug`, `Clone`, `PartialEq`, `Serialize`
 /// and `more`) and how it serializes.

@@ -104,6 +104,7 @@ mod literal;
 mod one;
 pub(crate) mod partial;
 pub(crate) mod partial_value;
+mod partial_shapes;
 mod pipeline;
 mod repetition;
 pub(crate) mod typed;

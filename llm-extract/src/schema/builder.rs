@@ -158,6 +158,31 @@ impl<T: FieldSchema, S> FieldSchema for HashMap<String, T, S> {
     }
 }
 
+/// A tuple is a fixed-length array (see [`tuple`]).
+macro_rules! tuples {
+    ($(($($name:ident),+))*) => {$(
+        impl<$($name: FieldSchema),+> FieldSchema for ($($name,)+) {
+            const NESTING: usize = deepest(&[$($name::NESTING),+]);
+            fn field_schema() -> Value {
+                tuple(None, ::std::vec![$(Property::of::<$name>("")),+], false)
+            }
+        }
+    )*};
+}
+tuples! {
+    (A) (A, B) (A, B, C) (A, B, C, D) (A, B, C, D, E) (A, B, C, D, E, F) (A, B, C, D, E, F, G)
+    (A, B, C, D, E, F, G, H) (A, B, C, D, E, F, G, H, I) (A, B, C, D, E, F, G, H, I, J)
+    (A, B, C, D, E, F, G, H, I, J, K) (A, B, C, D, E, F, G, H, I, J, K, L)
+}
+
+/// An array `[T; N]`: exactly `N` items (serde reads it as a tuple of `N`).
+impl<T: FieldSchema, const N: usize> FieldSchema for [T; N] {
+    const NESTING: usize = T::NESTING;
+    fn field_schema() -> Value {
+        json!({ "type": "array", "items": T::field_schema(), "minItems": N, "maxItems": N })
+    }
+}
+
 /// Marks the types `min_length`/`max_length` apply to; generated code asserts it for types the
 /// macro cannot classify by name (type aliases, paths it does not know).
 #[diagnostic::on_unimplemented(
@@ -244,6 +269,28 @@ impl Property {
         self
     }
 
+    /// The property must be present, even when its type is optional (an enum variant's key).
+    pub fn required(mut self) -> Self {
+        self.required = true;
+        self
+    }
+
+    /// Records other values serde reads for a tag (a variant's `alias`es), as `"x-aliases":
+    /// {"alias": "canonical"}` on the tag's schema (see [`name_aliases`]).
+    pub fn tag_aliases(mut self, aliases: &[&str]) -> Self {
+        if let Some(canonical) = self.schema.get("const").and_then(Value::as_str) {
+            let canonical = canonical.to_owned();
+            let pairs: Vec<(&str, &str)> = aliases.iter().map(|a| (*a, canonical.as_str())).collect();
+            name_aliases(&mut self.schema, &pairs);
+        }
+        self
+    }
+
+    /// The property's schema alone (a newtype's inner value, an element of a tuple).
+    pub fn into_schema(self) -> Value {
+        self.schema
+    }
+
     /// Adds a constraint keyword (see [`constrain`]).
     pub fn constraint(mut self, keyword: &str, value: Value) -> Self {
         constrain(&mut self.schema, keyword, value);
@@ -323,8 +370,113 @@ pub fn string_enum(description: Option<&str>, names: &[&str]) -> Value {
     schema
 }
 
-/// `schema`, also accepting `null`.
-///
+/// Records the other names serde reads for the values of a string enum or a tag (variant
+/// `alias`es): `"x-aliases": {"alias": "canonical"}`, for parsers to map back. The schema asks for
+/// the canonical names only.
+pub fn name_aliases(schema: &mut Value, pairs: &[(&str, &str)]) {
+    let Value::Object(map) = schema else {
+        return;
+    };
+    if pairs.is_empty() {
+        return;
+    }
+    let aliases: Map<String, Value> = pairs
+        .iter()
+        .map(|(alias, canonical)| ((*alias).to_owned(), Value::from(*canonical)))
+        .collect();
+    map.insert("x-aliases".into(), Value::Object(aliases));
+}
+
+/// An untagged enum, or the untagged variants after the tagged ones: `{"anyOf": [...]}`. serde
+/// takes the first branch that deserializes; the schema accepts a value any branch accepts.
+pub fn any_of(description: Option<&str>, branches: Vec<Value>) -> Value {
+    let mut schema = Map::new();
+    schema.insert("anyOf".into(), Value::Array(branches));
+    if let Some(text) = description {
+        schema.insert("description".into(), text.into());
+    }
+    Value::Object(schema)
+}
+
+/// A fixed-length array, serde's form of a tuple, a tuple struct and a tuple variant:
+/// `{"type": "array", "prefixItems": [...], "items": false, "minItems": n, "maxItems": n}`, with
+/// `minItems` 0 when serde fills in missing elements (a tuple struct's `#[serde(default)]`).
+pub fn tuple(description: Option<&str>, elements: Vec<Property>, all_optional: bool) -> Value {
+    let count = elements.len();
+    let mut schema = Map::new();
+    schema.insert("type".into(), "array".into());
+    if let Some(text) = description {
+        schema.insert("description".into(), text.into());
+    }
+    let items: Vec<Value> = elements.into_iter().map(Property::into_schema).collect();
+    schema.insert("prefixItems".into(), Value::Array(items));
+    schema.insert("items".into(), false.into());
+    if !all_optional {
+        schema.insert("minItems".into(), count.into());
+    }
+    schema.insert("maxItems".into(), count.into());
+    Value::Object(schema)
+}
+
+/// The schema of a newtype struct or `#[serde(transparent)]` struct: its one field's, with the
+/// struct's description where the field has none.
+pub fn newtype(description: Option<&str>, inner: Property) -> Value {
+    let mut schema = inner.into_schema();
+    if let Some(text) = description {
+        if schema.get("description").is_none() {
+            describe(&mut schema, text);
+        }
+    }
+    schema
+}
+
+/// The tag of a catch-all variant (`#[serde(other)]`): any string but the other variants' names.
+pub fn other_name(known: &[&str]) -> Value {
+    json!({ "type": "string", "not": { "enum": known } })
+}
+
+/// A newtype variant of an internally tagged enum: serde writes the tag into the inner value's
+/// object, so the variant is that object with the tag as its first, required property. An inner
+/// value that is not an object with properties (serde accepts a map or a struct there) gets a
+/// schema that cannot be compiled, whose message says so.
+pub fn tagged_newtype(description: Option<&str>, tag: Property, inner: Value) -> Value {
+    let tag_name = tag.name;
+    let Value::Object(mut inner) = inner else {
+        return tagged_newtype_error(tag_name);
+    };
+    let (Some(Value::Object(properties)), Some(Value::Array(required))) =
+        (inner.remove("properties"), inner.remove("required"))
+    else {
+        return tagged_newtype_error(tag_name);
+    };
+    let mut schema = object(description, vec![tag]);
+    if let Value::Object(map) = &mut schema {
+        if description.is_none() {
+            if let Some(text) = inner.remove("description") {
+                map.shift_insert(1, "description".into(), text);
+            }
+        }
+        if let Some(Value::Object(merged)) = map.get_mut("properties") {
+            merged.extend(properties);
+        }
+        if let Some(Value::Array(merged)) = map.get_mut("required") {
+            merged.extend(required);
+        }
+        if let Some(aliases) = inner.remove("x-aliases") {
+            map.insert("x-aliases".into(), aliases);
+        }
+    }
+    schema
+}
+
+fn tagged_newtype_error(tag: &str) -> Value {
+    // Not a JSON Schema type: compiling the schema fails with this as its message.
+    json!({ "type": format!(
+        "a newtype variant of an enum internally tagged with `{tag}` must hold a struct with named \
+         fields: serde writes the tag among its fields"
+    ) })
+}
+
 /// A single string `"type"` without `enum`/`const` becomes `[type, "null"]`; with an `enum`, `null`
 /// is appended to it as well; anything else is wrapped as `{"anyOf": [schema, {"type": "null"}]}`.
 /// A schema that already accepts `null` (`{}`, or a type list containing `"null"`) is returned as is.

@@ -7,6 +7,7 @@
 pub(crate) mod builder;
 pub mod dialect;
 pub mod dynamic;
+mod foreign;
 pub mod instructions;
 pub(crate) mod node;
 pub(crate) mod plan;
