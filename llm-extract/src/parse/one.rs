@@ -188,11 +188,13 @@ fn lenient(
         accepted
     };
 
-    // A scalar answer (an enum, a number) is the whole text, perhaps quoted or fenced.
+    // A scalar answer (an enum, a number) is the whole text, perhaps quoted or fenced; where the
+    // value may be a container too (a union), only when no bracket opens the text.
     let mut scalar_rejection = None;
-    if !pipeline.wants_container() {
-        let (offset, inner) = envelope::unfenced(body);
-        let trimmed = inner.trim();
+    let (offset, inner) = envelope::unfenced(body);
+    let trimmed = inner.trim();
+    let scalar_first = pipeline.admits_scalar() && !trimmed.starts_with(['{', '[', '(']);
+    if !pipeline.wants_container() || scalar_first {
         let at = start + offset + (inner.len() - inner.trim_start().len());
         match pipeline.frame(trimmed, at) {
             Ok(accepted) => return Ok(with_envelope(accepted, Some((at, at + trimmed.len())))),

@@ -271,4 +271,10 @@ impl SchemaSet {
             .wants_container
             .get_or_init(|| plan::wants_container(&self.generic))
     }
+
+    /// Whether one value may also be a scalar (a union with a string branch, say), which an answer
+    /// may give alone.
+    pub(crate) fn admits_scalar(&self) -> bool {
+        plan::admits_scalar(&self.generic)
+    }
 }
