@@ -628,3 +628,84 @@ fn foreign_types_have_the_schema_of_what_serde_writes() {
         assert_refused::<Booking>(&[value]);
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Catch-all variants elsewhere, and a newtype variant that cannot take a tag
+
+#[derive(Extract, Serialize, Deserialize, Debug, Clone, PartialEq)]
+enum Colour {
+    Red,
+    Green(u8),
+    #[serde(other)]
+    Unnamed,
+}
+
+#[test]
+fn externally_tagged_catch_all_takes_any_other_name() {
+    assert_schema::<Colour>(json!({
+        "oneOf": [
+            {"type": "string", "enum": ["Red"]},
+            {
+                "type": "object",
+                "properties": {"Green": {"type": "integer", "minimum": 0, "maximum": 255}},
+                "required": ["Green"],
+                "additionalProperties": false
+            },
+            {"type": "string", "not": {"enum": ["Red", "Green"]}}
+        ]
+    }));
+    assert_written(&[Colour::Red, Colour::Green(3)]);
+    assert_read::<Colour>(&[json!("Blue"), json!("Unnamed")]);
+    assert_refused::<Colour>(&[json!(3), json!({"Green": "x"})]);
+}
+
+#[derive(Extract, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[serde(tag = "kind", content = "data", rename_all = "lowercase")]
+enum Reply {
+    Text(String),
+    #[serde(other)]
+    Unsupported,
+}
+
+#[test]
+fn adjacently_tagged_catch_all_takes_any_other_tag() {
+    assert_written(&[Reply::Text("hi".into())]);
+    assert_read::<Reply>(&[json!({"kind": "image"})]);
+    assert_refused::<Reply>(&[json!({"kind": "text"}), json!({"kind": 1})]);
+}
+
+#[derive(Extract, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[serde(tag = "type")]
+enum Wrapped {
+    Number(u8),
+}
+
+#[test]
+fn an_internally_tagged_newtype_variant_of_a_number_is_a_schema_error() {
+    let error = Wrapped::schema().validator().unwrap_err().to_string();
+    assert!(error.contains("must hold a struct with named fields"), "{error}");
+    // serde cannot read it either.
+    assert!(serde_json::from_value::<Wrapped>(json!({"type": "Number"})).is_err());
+}
+
+#[test]
+fn format_instructions_of_the_new_shapes() {
+    assert_eq!(
+        Payment::schema().format_instructions(),
+        "// How an order is paid.\nOne of:\n\"Cash\"|\"Check\"\n\
+         {\"Card\":{\"number\":string,\"cvv\":integer >= 0}} // A card payment.\n\
+         {\"Voucher\":string}\n{\"Split\":[integer >= 0,integer >= 0]}"
+    );
+    assert_eq!(
+        Event::schema().format_instructions(),
+        "One of:\n{\"t\":\"Start\"}\n{\"t\":\"Move\",\"c\":[integer,integer]}\n\
+         {\"t\":\"Say\",\"c\":string}\n{\"t\":\"Rename\",\"c\":{\"to\":string}}"
+    );
+    assert_eq!(
+        Contact::schema().format_instructions(),
+        "One of:\n{\"address\":string}\nstring // A phone number.\n[integer >= 0,integer >= 0]\nnull"
+    );
+    assert!(Shape::schema()
+        .format_instructions()
+        .ends_with("\n{\"type\":any other string}"));
+}
