@@ -201,7 +201,11 @@ struct Label {
 }
 
 #[derive(Extract, Serialize, Deserialize, Debug, Clone, PartialEq)]
-#[serde(tag = "type", rename_all = "snake_case", rename_all_fields = "camelCase")]
+#[serde(
+    tag = "type",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
 enum Shape {
     Circle {
         radius_cm: f64,
@@ -355,7 +359,9 @@ fn adjacently_tagged_enums_put_the_data_under_the_content_key() {
 #[derive(Extract, Serialize, Deserialize, Debug, Clone, PartialEq)]
 #[serde(untagged)]
 enum Contact {
-    Email { address: String },
+    Email {
+        address: String,
+    },
     /// A phone number.
     Phone(String),
     Pair(u8, u8),
@@ -399,7 +405,9 @@ fn untagged_enums_are_any_of_in_declaration_order() {
 
 #[derive(Extract, Serialize, Deserialize, Debug, Clone, PartialEq)]
 enum Amount {
-    Exact { value: i64 },
+    Exact {
+        value: i64,
+    },
     #[serde(untagged)]
     Raw(String),
 }
@@ -498,7 +506,10 @@ fn container_default_requires_no_field() {
 #[test]
 fn tuples_and_arrays_as_fields() {
     let schema = Segment::json_schema();
-    assert_eq!(schema["properties"]["ends"]["prefixItems"][0]["type"], "array");
+    assert_eq!(
+        schema["properties"]["ends"]["prefixItems"][0]["type"],
+        "array"
+    );
     assert_eq!(
         schema["properties"]["rgb"],
         json!({"type": "array", "items": {"type": "integer", "minimum": 0, "maximum": 255}, "minItems": 3, "maxItems": 3})
@@ -509,7 +520,7 @@ fn tuples_and_arrays_as_fields() {
         rgb: [1, 2, 3],
         id: Some(Id { value: 1 }),
     };
-    assert_written(&[segment.clone()]);
+    assert_written(std::slice::from_ref(&segment));
     let mut short = serde_json::to_value(&segment).unwrap();
     short["rgb"] = json!([1, 2]);
     assert_refused::<Segment>(&[short]);
@@ -594,7 +605,10 @@ fn foreign_types_have_the_schema_of_what_serde_writes() {
     let schema = Booking::json_schema();
     let property = |name: &str| schema["properties"][name].clone();
     assert_eq!(property("day"), json!({"type": "string", "format": "date"}));
-    assert_eq!(property("at"), json!({"type": "string", "format": "date-time"}));
+    assert_eq!(
+        property("at"),
+        json!({"type": "string", "format": "date-time"})
+    );
     assert_eq!(property("id"), json!({"type": "string", "format": "uuid"}));
     assert_eq!(property("link"), json!({"type": "string", "format": "uri"}));
     assert_eq!(property("v4"), json!({"type": "string", "format": "ipv4"}));
@@ -683,7 +697,10 @@ enum Wrapped {
 #[test]
 fn an_internally_tagged_newtype_variant_of_a_number_is_a_schema_error() {
     let error = Wrapped::schema().validator().unwrap_err().to_string();
-    assert!(error.contains("must hold a struct with named fields"), "{error}");
+    assert!(
+        error.contains("must hold a struct with named fields"),
+        "{error}"
+    );
     // serde cannot read it either.
     assert!(serde_json::from_value::<Wrapped>(json!({"type": "Number"})).is_err());
 }

@@ -159,9 +159,10 @@ fn enum_schema(input: &Enum) -> TokenStream {
         .iter()
         .map(|variant| {
             let data = variant_data(variant);
-            let description = variant.attrs.description().map(|text| {
-                quote!(#p::describe(&mut __schema, #text);)
-            });
+            let description = variant
+                .attrs
+                .description()
+                .map(|text| quote!(#p::describe(&mut __schema, #text);));
             quote!({
                 let mut __schema = #data;
                 #description

@@ -182,7 +182,6 @@ fn delegated(target: TokenStream) -> TokenStream {
     }
 }
 
-
 /// The attributes on a partial type: its doc, its derives (`Debug`, `Clone`, `PartialEq`, `Serialize`
 /// and `more`) and how it serializes.
 fn attributes(doc: &str, more: TokenStream) -> TokenStream {

@@ -138,7 +138,14 @@ fn check_enum(cx: &Ctxt, input: &Enum) {
             continue;
         }
         let mut variant_names = vec![(variant.name.clone(), None)];
-        variant_names.extend(variant.attrs.serde.aliases.iter().map(|a| (a.value(), Some(a))));
+        variant_names.extend(
+            variant
+                .attrs
+                .serde
+                .aliases
+                .iter()
+                .map(|a| (a.value(), Some(a))),
+        );
         for (name, alias) in variant_names {
             if !names.insert(name.clone()) {
                 let message = format!(
@@ -765,6 +772,84 @@ mod tests {
             }
         };
         assert_eq!(errors(input), Vec::<String>::new());
+    }
+
+    #[test]
+    fn serde_shapes_are_accepted() {
+        let inputs: Vec<syn::DeriveInput> = vec![
+            syn::parse_quote! { enum E { A, B(u8), C(u8, String), D { x: bool } } },
+            syn::parse_quote! {
+                #[serde(tag = "t", content = "c")]
+                enum E { A, B(u8), C(u8, String), D { x: bool }, #[serde(other)] Z }
+            },
+            syn::parse_quote! { #[serde(untagged)] enum E { A, B(u8), C { x: bool } } },
+            syn::parse_quote! {
+                #[serde(tag = "t")]
+                enum E { A(Inner), #[serde(alias = "b")] B, #[serde(other)] Z, #[serde(untagged)] U(u8, u8) }
+            },
+            syn::parse_quote! { struct Email(String); },
+            syn::parse_quote! { struct Pair(u8, (String, [u8; 4])); },
+            syn::parse_quote! { #[serde(transparent)] struct Id { value: u64, #[serde(skip)] cache: u8 } },
+        ];
+        for input in inputs {
+            let shown = quote::quote!(#input).to_string();
+            assert_eq!(errors(input), Vec::<String>::new(), "{shown}");
+        }
+    }
+
+    #[test]
+    fn what_serde_rejects_is_an_error_with_its_reason() {
+        let cases: Vec<(syn::DeriveInput, &str)> = vec![
+            (
+                syn::parse_quote! { #[serde(untagged, tag = "t")] enum E { A } },
+                "`untagged` and `tag` contradict each other",
+            ),
+            (
+                syn::parse_quote! { #[serde(content = "c")] enum E { A } },
+                "`content` needs `tag`",
+            ),
+            (
+                syn::parse_quote! { #[serde(tag = "t")] enum E { A(u8, u8) } },
+                "tuple variants cannot be internally tagged",
+            ),
+            (
+                syn::parse_quote! { enum E { A, #[serde(other)] B(u8) } },
+                "must be on a unit variant",
+            ),
+            (
+                syn::parse_quote! { #[serde(untagged)] enum E { A(u8), #[serde(other)] B } },
+                "needs a tag to compare",
+            ),
+            (
+                syn::parse_quote! { enum E { #[serde(untagged)] A(u8), B } },
+                "comes after the untagged variant `A`",
+            ),
+            (
+                syn::parse_quote! { enum E { A, #[serde(alias = "A")] B } },
+                "another variant is also called `A`",
+            ),
+            (
+                syn::parse_quote! { #[serde(transparent)] struct S { a: u8, b: u8 } },
+                "needs exactly one field that is not skipped",
+            ),
+            (
+                syn::parse_quote! { #[serde(transparent)] enum E { A(u8) } },
+                "applies to structs with one field",
+            ),
+            (
+                syn::parse_quote! { #[serde(tag = "t")] struct S(u8); },
+                "applies to enums and structs with named fields",
+            ),
+            (
+                syn::parse_quote! { enum E { A, #[serde(other)] B, #[serde(other)] C } },
+                "only one variant can be `#[serde(other)]`",
+            ),
+        ];
+        for (input, expected) in cases {
+            let errors = errors(input);
+            assert_eq!(errors.len(), 1, "{expected}: {errors:?}");
+            assert!(errors[0].contains(expected), "{}", errors[0]);
+        }
     }
 
     #[test]

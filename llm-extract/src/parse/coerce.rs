@@ -7,7 +7,11 @@
 //!   text), `"true"`/`"false"` for a boolean, a number or boolean for a string;
 //! - one value where an array is wanted, an array of one object or an obvious one-key wrapper
 //!   (`{"result": {...}}`) around a wanted object, JSON text inside a string where an object is wanted;
-//! - an enum value or a tag differing only in case or separators that matches exactly one variant;
+//! - an enum value or a tag differing only in case or separators that matches exactly one variant,
+//!   or an alias recorded in `x-aliases` beside the names;
+//! - the variant of an externally tagged enum a one-key object is for (the key in any case), a unit
+//!   variant written `{"name": null}` or `{"name": {}}` as its name, a string where a union has one
+//!   branch for it;
 //! - object keys: aliases from `x-aliases` and case-different keys renamed, keys a closed object does
 //!   not allow dropped.
 //!
@@ -664,6 +668,62 @@ mod tests {
         let option = json!({"anyOf":[{"type":"integer"},{"type":"null"}]});
         assert_eq!(run(json!("7"), option.clone()).0, json!(7));
         assert_eq!(run(json!(null), option).0, json!(null));
+    }
+
+    /// An externally tagged enum: `"cash"`, `{"card": {"last4": string}}`, `{"gift": string}`.
+    fn external() -> Value {
+        let mut names = json!({"type":"string","enum":["cash","check"]});
+        names["x-aliases"] = json!({"cheque": "check"});
+        json!({"oneOf":[
+            names,
+            object(json!({"card": object(json!({"last4": {"type":"string"}}))})),
+            object(json!({"gift": {"type":"string"}}))
+        ]})
+    }
+
+    #[test]
+    fn externally_tagged_names_and_keys() {
+        let (v, kinds) = run(json!("Cash"), external());
+        assert_eq!((v, kinds), (json!("cash"), vec![FixKind::EnumCase]));
+        assert_eq!(run(json!("cheque"), external()).0, json!("check"));
+        let (v, kinds) = run(json!({"cash": null}), external());
+        assert_eq!((v, kinds), (json!("cash"), vec![FixKind::Unwrapped]));
+        assert_eq!(run(json!({"Check": {}}), external()).0, json!("check"));
+        // A one-key object whose key is a variant with data is that variant, in any case.
+        let (v, _) = run(json!({"Card": {"Last4": 1234}}), external());
+        assert_eq!(v, json!({"card": {"last4": "1234"}}));
+        // Not certain: an unknown name, a unit name with data, two keys.
+        assert_eq!(run(json!("coins"), external()).0, json!("coins"));
+        assert_eq!(run(json!({"cash": 3}), external()).0, json!({"cash": 3}));
+        assert_eq!(
+            run(json!({"card": {}, "gift": "x"}), external()).0,
+            json!({"card": {}, "gift": "x"})
+        );
+    }
+
+    #[test]
+    fn strings_go_to_the_one_branch_that_takes_them() {
+        let untagged = json!({"anyOf":[
+            object(json!({"address": {"type":"string"}})),
+            {"type":"string"},
+            {"type":"null"}
+        ]});
+        assert_eq!(run(json!("x"), untagged.clone()).1, Vec::<FixKind>::new());
+        let two = json!({"anyOf":[{"type":"string","format":"date"},{"type":"string"}]});
+        assert_eq!(run(json!("x"), two).1, Vec::<FixKind>::new());
+    }
+
+    #[test]
+    fn tag_aliases_are_read_as_their_variant() {
+        let schema = json!({"oneOf":[
+            object(json!({"kind": {"const":"circle","x-aliases":{"round":"circle"}}})),
+            object(json!({"kind": {"const":"square"}}))
+        ]});
+        let (v, kinds) = run(json!({"kind":"round"}), schema);
+        assert_eq!(
+            (v, kinds),
+            (json!({"kind":"circle"}), vec![FixKind::EnumCase])
+        );
     }
 
     #[test]

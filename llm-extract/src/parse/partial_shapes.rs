@@ -134,6 +134,9 @@ mod tests {
             build::<std::net::Ipv4Addr>(r#""10.0.0.1""#),
             Some(std::net::Ipv4Addr::new(10, 0, 0, 1))
         );
-        assert_eq!(build::<std::time::Duration>(r#"{"secs": 1, "nanos": 2"#), None);
+        assert_eq!(
+            build::<std::time::Duration>(r#"{"secs": 1, "nanos": 2"#),
+            None
+        );
     }
 }

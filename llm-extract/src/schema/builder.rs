@@ -3,8 +3,12 @@
 //! Reached only through `llm_extract::__private`: nothing here is public API or covered by semver.
 //! The shapes built here are the *generic schema convention* every other module consumes:
 //! closed objects with properties in declaration order, `Option<T>` as a nullable `T`, internally
-//! tagged enums as a `oneOf` of closed objects whose first property is a `const` tag, string enums
-//! as `{"type":"string","enum":[...]}`, constraints next to the `"type"` they constrain.
+//! and adjacently tagged enums as a `oneOf` of closed objects whose first property is a `const` tag,
+//! externally tagged enums as a `oneOf` of a string enum (the unit variants) and closed one-key
+//! objects, untagged enums as an `anyOf`, string enums as `{"type":"string","enum":[...]}`, tuples
+//! as `prefixItems` arrays of fixed length, variant aliases as `x-aliases` beside the names,
+//! constraints next to the `"type"` they constrain. The schemas of well-known foreign types are in
+//! `foreign.rs`.
 //!
 //! # How a derived type nests
 //!
@@ -280,7 +284,8 @@ impl Property {
     pub fn tag_aliases(mut self, aliases: &[&str]) -> Self {
         if let Some(canonical) = self.schema.get("const").and_then(Value::as_str) {
             let canonical = canonical.to_owned();
-            let pairs: Vec<(&str, &str)> = aliases.iter().map(|a| (*a, canonical.as_str())).collect();
+            let pairs: Vec<(&str, &str)> =
+                aliases.iter().map(|a| (*a, canonical.as_str())).collect();
             name_aliases(&mut self.schema, &pairs);
         }
         self
@@ -845,6 +850,95 @@ mod tests {
                 r#"{"oneOf":[{"type":"object","properties":{"kind":{"const":"unit"}},"#,
                 r#""required":["kind"],"additionalProperties":false}],"description":"E."}"#
             )
+        );
+    }
+
+    #[test]
+    fn tuples_and_arrays_have_a_fixed_length() {
+        let pair = <(u8, String)>::field_schema();
+        assert_eq!(
+            serde_json::to_string(&pair).unwrap(),
+            concat!(
+                r#"{"type":"array","prefixItems":[{"type":"integer","minimum":0,"maximum":255},"#,
+                r#"{"type":"string"}],"items":false,"minItems":2,"maxItems":2}"#
+            )
+        );
+        let prefix = tuple(Some("P."), vec![Property::of::<bool>("")], true);
+        assert_eq!(
+            prefix,
+            json!({"type": "array", "description": "P.", "prefixItems": [{"type": "boolean"}], "items": false, "maxItems": 1})
+        );
+        assert_eq!(
+            <[bool; 2]>::field_schema(),
+            json!({"type": "array", "items": {"type": "boolean"}, "minItems": 2, "maxItems": 2})
+        );
+        assert_eq!(<((u8,), Vec<String>) as FieldSchema>::NESTING, 0);
+    }
+
+    #[test]
+    fn newtypes_take_the_struct_description_where_the_field_has_none() {
+        let plain = newtype(Some("Outer."), Property::of::<String>(""));
+        assert_eq!(plain, json!({"type": "string", "description": "Outer."}));
+        let own = newtype(
+            Some("Outer."),
+            Property::of::<String>("").description("Inner."),
+        );
+        assert_eq!(own["description"], "Inner.");
+        assert_eq!(newtype(None, Property::of::<u64>("")), u64::field_schema());
+    }
+
+    #[test]
+    fn names_aliases_and_catch_alls() {
+        let mut names = string_enum(None, &["a", "b"]);
+        name_aliases(&mut names, &[("x", "a")]);
+        assert_eq!(names["x-aliases"], json!({"x": "a"}));
+        let mut untouched = string_enum(None, &["a"]);
+        name_aliases(&mut untouched, &[]);
+        assert!(untouched.get("x-aliases").is_none());
+        let tag = Property::tag("t", "a")
+            .tag_aliases(&["x", "y"])
+            .into_schema();
+        assert_eq!(
+            tag,
+            json!({"const": "a", "x-aliases": {"x": "a", "y": "a"}})
+        );
+        assert_eq!(
+            other_name(&["a", "x"]),
+            json!({"type": "string", "not": {"enum": ["a", "x"]}})
+        );
+        assert_eq!(
+            any_of(Some("U."), vec![json!({"type": "null"})]),
+            json!({"anyOf": [{"type": "null"}], "description": "U."})
+        );
+        let optional = Property::of::<Option<u8>>("k").required();
+        let schema = object(None, vec![optional]);
+        assert_eq!(schema["required"], json!(["k"]));
+    }
+
+    #[test]
+    fn a_tagged_newtype_is_its_object_with_the_tag_first() {
+        let inner = object(
+            Some("Inner."),
+            vec![
+                Property::of::<String>("name").alias("title"),
+                Property::of::<Option<u8>>("age"),
+            ],
+        );
+        let schema = tagged_newtype(None, Property::tag("type", "person"), inner);
+        assert_eq!(
+            serde_json::to_string(&schema).unwrap(),
+            concat!(
+                r#"{"type":"object","description":"Inner.","properties":{"type":{"const":"person"},"#,
+                r#""name":{"type":"string"},"age":{"type":["integer","null"],"minimum":0,"maximum":255}},"#,
+                r#""required":["type","name"],"additionalProperties":false,"x-aliases":{"title":"name"}}"#
+            )
+        );
+        let number = tagged_newtype(None, Property::tag("type", "n"), u8::field_schema());
+        let set = crate::SchemaSet::new("N", number);
+        let message = set.validator().unwrap_err().to_string();
+        assert!(
+            message.contains("must hold a struct with named fields"),
+            "{message}"
         );
     }
 

@@ -110,7 +110,10 @@ mod tests {
         let written = serde_json::to_value(&value).unwrap();
         assert!(validator.is_valid(&written), "{written}");
         for json in refused {
-            assert!(serde_json::from_value::<T>(json.clone()).is_err(), "serde read {json}");
+            assert!(
+                serde_json::from_value::<T>(json.clone()).is_err(),
+                "serde read {json}"
+            );
             assert!(!validator.is_valid(json), "the schema took {json}");
         }
     }
@@ -122,7 +125,10 @@ mod tests {
         agrees(Ipv6Addr::LOCALHOST, &[json!("10.0.0.1"), json!(":::")]);
         agrees(IpAddr::from([192, 168, 1, 2]), &[json!("host")]);
         agrees(IpAddr::V6(Ipv6Addr::LOCALHOST), &[json!(1)]);
-        agrees(SocketAddr::from(([127, 0, 0, 1], 80)), &[json!("127.0.0.1")]);
+        agrees(
+            SocketAddr::from(([127, 0, 0, 1], 80)),
+            &[json!("127.0.0.1")],
+        );
         agrees(
             SocketAddr::from((Ipv6Addr::LOCALHOST, 8080)),
             &[json!("::1:8080")],
@@ -130,7 +136,11 @@ mod tests {
         agrees(std::path::PathBuf::from("/tmp/a b"), &[json!(3)]);
         agrees(
             std::time::Duration::new(3, 5),
-            &[json!({"secs": 3}), json!({"secs": 3, "nanos": 1, "x": 0}), json!(3)],
+            &[
+                json!({"secs": 3}),
+                json!({"secs": 3, "nanos": 1, "x": 0}),
+                json!(3),
+            ],
         );
     }
 }

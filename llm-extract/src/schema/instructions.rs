@@ -567,7 +567,11 @@ impl Renderer {
             })
             .collect();
         let shorter = uint(map, "minItems").unwrap_or(0) < elements.len() as u64;
-        let suffix = if shorter { " or a shorter start of it" } else { "" };
+        let suffix = if shorter {
+            " or a shorter start of it"
+        } else {
+            ""
+        };
         if let Some(parts) = parts {
             return vec![format!("[{}]{suffix}", parts.join(","))];
         }
@@ -889,7 +893,10 @@ mod tests {
         assert_eq!(render_one(&pair), "[string,integer >= 0]");
         let mut prefix = pair.clone();
         prefix["minItems"] = json!(0);
-        assert_eq!(render_one(&prefix), "[string,integer >= 0] or a shorter start of it");
+        assert_eq!(
+            render_one(&prefix),
+            "[string,integer >= 0] or a shorter start of it"
+        );
         let nested = json!({
             "type": "array",
             "prefixItems": [{ "oneOf": [

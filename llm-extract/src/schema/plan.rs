@@ -823,9 +823,15 @@ mod tests {
 
     #[test]
     fn scalar_schemas() {
-        assert!(admits_scalar(&json!({"oneOf": [{"type": "string", "enum": ["A"]}, {"type": "object"}]})));
-        assert!(admits_scalar(&json!({"anyOf": [{"type": "object"}, {"type": "null"}]})));
-        assert!(!admits_scalar(&json!({"oneOf": [{"type": "object"}, {"type": "array"}]})));
+        assert!(admits_scalar(
+            &json!({"oneOf": [{"type": "string", "enum": ["A"]}, {"type": "object"}]})
+        ));
+        assert!(admits_scalar(
+            &json!({"anyOf": [{"type": "object"}, {"type": "null"}]})
+        ));
+        assert!(!admits_scalar(
+            &json!({"oneOf": [{"type": "object"}, {"type": "array"}]})
+        ));
         assert!(!admits_scalar(&json!({})));
     }
 
