@@ -726,3 +726,26 @@ fn format_instructions_of_the_new_shapes() {
         .format_instructions()
         .ends_with("\n{\"type\":any other string}"));
 }
+
+#[test]
+fn the_reader_checks_the_new_shapes_as_the_validator_does() {
+    assert_eq!(
+        llm_extract::from_str::<Shape>(r#"{"type": "hexagon"}"#)
+            .unwrap()
+            .value,
+        Shape::Unknown
+    );
+    assert_eq!(
+        llm_extract::from_str::<Colour>("\"Blue\"").unwrap().value,
+        Colour::Unnamed
+    );
+    // serde would read these; the schema refuses them, and so does the reader.
+    assert!(llm_extract::from_str::<Email>("\"nobody\"").is_err());
+    assert!(llm_extract::from_str::<Point>("[1, -2]").is_err());
+    assert!(llm_extract::from_str::<Booking>(&{
+        let mut value = serde_json::to_value(booking()).unwrap();
+        value["id"] = json!("67e55044-10b1-426f-9247-bb680e5fe0c");
+        value.to_string()
+    })
+    .is_err());
+}
