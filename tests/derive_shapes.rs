@@ -749,3 +749,20 @@ fn the_reader_checks_the_new_shapes_as_the_validator_does() {
     })
     .is_err());
 }
+
+#[derive(Extract, Serialize, Deserialize, Debug, Clone, PartialEq, Default)]
+#[serde(default)]
+struct Range(u8, u8);
+
+#[test]
+fn a_defaulted_tuple_struct_takes_a_shorter_start() {
+    assert_eq!(Range::json_schema().get("minItems"), None);
+    assert_eq!(Range::json_schema()["maxItems"], 2);
+    assert_written(&[Range(1, 2)]);
+    assert_read::<Range>(&[json!([]), json!([1])]);
+    assert_refused::<Range>(&[json!([1, 2, 3])]);
+    assert_eq!(
+        Range::schema().format_instructions(),
+        "[integer >= 0,integer >= 0] or a shorter start of it"
+    );
+}
