@@ -526,6 +526,11 @@ fn tuples_and_arrays_as_fields() {
     assert_refused::<Segment>(&[short]);
 }
 
+#[derive(Extract, Serialize, Deserialize, Debug, Clone, PartialEq)]
+struct Wallet {
+    payments: Vec<Payment>,
+}
+
 #[test]
 fn partial_values_of_the_new_shapes() {
     let mut reader = PartialReader::<Segment>::new();
@@ -537,9 +542,50 @@ fn partial_values_of_the_new_shapes() {
     let partial = reader.partial().unwrap();
     assert_eq!(partial.ends, Some(json!([[0, 0], [1]])));
 
+    // An externally tagged enum is known once its key is read, its fields filled in as written.
     let mut reader = PartialReader::<Payment>::new();
-    reader.feed(br#"{"Card": {"number": "41"#);
-    assert_eq!(reader.partial(), Some(&json!({"Card": {"number": "41"}})));
+    reader.feed(br#"{"Card": {"#);
+    assert_eq!(
+        reader.partial(),
+        Some(&PaymentPartial::Card {
+            number: None,
+            cvv: None
+        })
+    );
+    reader.feed(br#""number": "41"#);
+    let partial = reader.partial().unwrap();
+    assert_eq!(
+        serde_json::to_value(partial).unwrap(),
+        json!({"Card": {"number": "41"}})
+    );
+    reader.feed(br#"11", "cvv": 12}}"#);
+    assert_eq!(
+        reader.partial(),
+        Some(&PaymentPartial::Card {
+            number: Some("4111".into()),
+            cvv: Some(12)
+        })
+    );
+    let mut reader = PartialReader::<Segment>::new();
+    reader.feed(br#"{"from": "a@b", "ends": [[0, 0], [1, 1]], "rgb": [1, 2, 3], "id": 7}"#);
+    assert_eq!(reader.partial().unwrap().id, Some(7));
+    let mut reader = PartialReader::<Wallet>::new();
+    reader.feed(br#"{"payments": ["Cash", {"Voucher": "XM"#);
+    assert_eq!(
+        reader.partial().unwrap().payments,
+        Some(vec![
+            PaymentPartial::Cash,
+            PaymentPartial::Voucher(Some("XM".into()))
+        ])
+    );
+    reader.feed(br#"AS"}, {"Split": [1, "#);
+    assert_eq!(
+        reader.partial().unwrap().payments.as_ref().unwrap()[1..],
+        [
+            PaymentPartial::Voucher(Some("XMAS".into())),
+            PaymentPartial::Split(Some(json!([1])))
+        ]
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -764,5 +810,32 @@ fn a_defaulted_tuple_struct_takes_a_shorter_start() {
     assert_eq!(
         Range::schema().format_instructions(),
         "[integer >= 0,integer >= 0] or a shorter start of it"
+    );
+}
+
+/// Read in chunks, a partial value is what reading its text at once gives, at every cut.
+#[test]
+fn partial_values_agree_with_a_fresh_read_at_every_cut() {
+    let answer = br#"{"payments": ["Cash", {"Voucher": "XMAS"}, {"Card": {"number": "4111", "cvv": 12}}, {"Split": [1, 2]}, "Check"]}"#;
+    for second in 0..=answer.len() {
+        let mut whole = PartialReader::<Wallet>::new();
+        whole.feed(&answer[..second]);
+        for first in 0..=second {
+            let mut chunked = PartialReader::<Wallet>::new();
+            chunked.feed(&answer[..first]);
+            chunked.feed(&answer[first..second]);
+            assert_eq!(
+                chunked.partial(),
+                whole.partial(),
+                "cut at {first}, {second}"
+            );
+        }
+    }
+    let mut reader = PartialReader::<Wallet>::new();
+    reader.feed(answer);
+    let value: Wallet = serde_json::from_slice(answer).unwrap();
+    assert_eq!(
+        serde_json::to_value(reader.partial().unwrap()).unwrap(),
+        serde_json::to_value(value).unwrap()
     );
 }

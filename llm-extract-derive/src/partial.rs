@@ -8,9 +8,11 @@
 //!   (known once the tag is read; no `Default`, since no variant is a default);
 //! - fieldless enum -> a copy of it (`Copy` too), shown once its string is complete;
 //! - newtype or `#[serde(transparent)]` struct -> its field's partial form (a type alias);
-//! - tuple struct, and any other enum (externally or adjacently tagged with data, untagged, with a
-//!   newtype or `#[serde(other)]` variant) -> `serde_json::Value`, the JSON written so far (a type
-//!   alias).
+//! - externally tagged enum with data -> an enum of the same variants, known once the name or the one
+//!   key is read: a newtype variant holds its field's partial form, a struct variant its fields each
+//!   an `Option`, a tuple variant the JSON written so far;
+//! - tuple struct, and any other enum (adjacently tagged with data, untagged, with a newtype or
+//!   `#[serde(other)]` variant) -> `serde_json::Value`, the JSON written so far (a type alias).
 //!
 //! It serializes with the JSON names serde reads, fields not yet shown left out, so a UI can take it as
 //! JSON. Generated locals start with `__` so field names cannot shadow them.
@@ -53,6 +55,7 @@ pub fn expand(input: &Input) -> TokenStream {
             match input.repr() {
                 Repr::Internal { .. } if plain && named_or_unit => expand_tagged(input),
                 Repr::External if plain && input.fieldless() => expand_fieldless(input),
+                Repr::External if plain => expand_external(input),
                 _ => expand_json(input.original, "the JSON written so far"),
             }
         }
@@ -801,6 +804,192 @@ fn expand_tagged(input: &Enum) -> TokenStream {
             #update_at
 
             #growing_at
+        }
+    }
+}
+
+/// The field of a newtype variant.
+fn newtype<'v, 'a>(variant: &'v Variant<'a>) -> Option<&'v Field<'a>> {
+    match variant.style {
+        Style::Tuple(fields) if fields.unnamed.len() == 1 => variant.fields.first(),
+        _ => None,
+    }
+}
+
+/// An externally tagged enum with data: an enum of the same variants, known once the name (a unit
+/// variant's string) or the one key (any other variant's) is read; a newtype variant holds its field's
+/// partial form, a struct variant its fields each an `Option`, a tuple variant the JSON written so far.
+fn expand_external(input: &Enum) -> TokenStream {
+    let p = private();
+    let ident = &input.original.ident;
+    let vis = &input.original.vis;
+    let partial = name(ident);
+    let doc = doc(
+        ident,
+        "known once its name or its key is read, a variant's fields each an `Option`",
+    );
+    let variants = input.live();
+    let names_of = |variant: &Variant| {
+        let name = &variant.name;
+        let aliases = variant.aliases();
+        quote!(&[#name #(, #aliases)*])
+    };
+    let declarations = variants.iter().map(|variant| {
+        let name = &variant.name;
+        let variant_ident = &variant.original.ident;
+        let doc = format!("`{name}`.");
+        let body = match (&variant.style, newtype(variant)) {
+            (Style::Unit, _) => TokenStream::new(),
+            (_, Some(field)) => {
+                let ty = field_type(field);
+                quote!((#ty))
+            }
+            (Style::Tuple(_), None) => quote!((::core::option::Option<#p::Value>)),
+            (Style::Named, _) => {
+                let fields = declarations(&live(&variant.fields), false);
+                quote!({ #(#fields,)* })
+            }
+        };
+        quote! {
+            #[doc = #doc]
+            #[serde(rename = #name)]
+            #variant_ident #body
+        }
+    });
+    let unit_arms = variants
+        .iter()
+        .filter(|v| matches!(v.style, Style::Unit))
+        .map(|variant| {
+            let variant_ident = &variant.original.ident;
+            let name = &variant.name;
+            let aliases = variant.aliases();
+            quote!(#name #(| #aliases)* => ::core::option::Option::Some(#partial::#variant_ident),)
+        });
+    let keyed = variants.iter().filter(|v| !matches!(v.style, Style::Unit)).map(|variant| {
+        let variant_ident = &variant.original.ident;
+        let names = names_of(variant);
+        let (empty, shown) = match (&variant.style, newtype(variant)) {
+            (Style::Named, _) => {
+                let fields = live(&variant.fields);
+                let idents = fields.iter().map(|f| &f.original.ident);
+                let required = required_shown(&fields);
+                (
+                    quote!(#partial::#variant_ident { #(#idents: ::core::option::Option::None,)* }),
+                    quote!(__value.is_object() && { let __node = __value; #required }),
+                )
+            }
+            _ => (
+                quote!(#partial::#variant_ident(::core::option::Option::None)),
+                quote!(true),
+            ),
+        };
+        quote! {
+            if let ::core::option::Option::Some(__value) = #p::member(__node, #names) {
+                if !(#shown) {
+                    return ::core::option::Option::None;
+                }
+                let mut __partial = #empty;
+                <Self as #p::PartialValue>::update(&mut __partial, __node, 0);
+                return ::core::option::Option::Some(__partial);
+            }
+        }
+    });
+    let update_arms = variants.iter().map(|variant| {
+        let variant_ident = &variant.original.ident;
+        let names = names_of(variant);
+        match (&variant.style, newtype(variant)) {
+            (Style::Unit, _) => quote!(#partial::#variant_ident => false,),
+            (_, Some(field)) => {
+                let sync = sync_expr(field, quote!(__slot));
+                quote! {
+                    #partial::#variant_ident(__slot) => match #p::member(__node, #names) {
+                        ::core::option::Option::Some(__value) => #sync,
+                        ::core::option::Option::None => false,
+                    },
+                }
+            }
+            (Style::Tuple(_), None) => quote! {
+                #partial::#variant_ident(__slot) => match #p::member(__node, #names) {
+                    ::core::option::Option::Some(__value) => {
+                        #p::sync_json(__slot, __value, __since, false)
+                    }
+                    ::core::option::Option::None => false,
+                },
+            },
+            (Style::Named, _) => {
+                let fields = live(&variant.fields);
+                let bindings: Vec<Ident> =
+                    (0..fields.len()).map(|i| format_ident!("__f{i}")).collect();
+                let idents = fields.iter().map(|f| &f.original.ident);
+                let update = update_loop(&fields, |i, _| {
+                    let binding = &bindings[i];
+                    quote!(#binding)
+                });
+                quote! {
+                    #partial::#variant_ident { #(#idents: #bindings,)* } => {
+                        match #p::member(__node, #names) {
+                            ::core::option::Option::Some(__node) => {
+                                let mut __changed = false;
+                                #update
+                                __changed
+                            }
+                            ::core::option::Option::None => false,
+                        }
+                    }
+                }
+            }
+        }
+    });
+    let attributes = attributes(&doc, TokenStream::new());
+    let fields: Vec<&Field> = variants
+        .iter()
+        .flat_map(|variant| match (&variant.style, newtype(variant)) {
+            (_, Some(field)) => vec![field],
+            (Style::Named, _) => live(&variant.fields),
+            _ => Vec::new(),
+        })
+        .collect();
+    let bounds = bounds(ident, &fields);
+    quote! {
+        #attributes
+        #vis enum #partial #bounds {
+            #(#declarations,)*
+        }
+
+        #[automatically_derived]
+        impl #p::PartialField for #ident {}
+
+        #[automatically_derived]
+        impl #p::PartialValue for #ident #bounds {
+            type Partial = #partial;
+
+            fn shown(__node: #p::Node<'_>) -> bool {
+                <Self as #p::PartialValue>::build(__node).is_some()
+            }
+
+            #[allow(unreachable_code)]
+            fn build(__node: #p::Node<'_>) -> ::core::option::Option<#partial> {
+                if let ::core::option::Option::Some(__name) =
+                    #p::complete_str(::core::option::Option::Some(__node))
+                {
+                    return match __name {
+                        #(#unit_arms)*
+                        _ => ::core::option::Option::None,
+                    };
+                }
+                if !__node.is_object() {
+                    return ::core::option::Option::None;
+                }
+                #(#keyed)*
+                ::core::option::Option::None
+            }
+
+            #[allow(unused_variables)]
+            fn update(__partial: &mut #partial, __node: #p::Node<'_>, __since: u64) -> bool {
+                match __partial {
+                    #(#update_arms)*
+                }
+            }
         }
     }
 }
