@@ -158,11 +158,18 @@ use syn::{parse_macro_input, DeriveInput};
 ///
 /// For `T` the derive also generates `TPartial` (same visibility; name it `llm_extract::parse::Partial<T>`),
 /// the value as it streams (`Extractor::extract_partial`): every field an `Option` of its type's partial
-/// form, nested derived types partial, `Vec<U>` a `Vec` of partial `U`s; a tagged enum becomes an enum of
-/// the same variants with optional fields, a fieldless enum a copy of it. Structs derive `Debug`, `Clone`,
-/// `Default`, `PartialEq` and `Serialize` (with serde's JSON names, fields not yet shown left out); enums
-/// all but `Default`. `llm_extract::parse::PartialValue` says when each kind of value is shown. A field
-/// marked `#[extract(schemars)]` is a `serde_json::Value`, the JSON written so far.
+/// form, nested derived types partial, `Vec<U>` a `Vec` of partial `U`s; an internally tagged enum of
+/// struct and unit variants becomes an enum of the same variants with optional fields, a fieldless enum a
+/// copy of it, an externally tagged enum with data an enum of the same variants known once the name or
+/// the key is read (a newtype variant holding its field's partial form, a struct variant optional
+/// fields, a tuple variant the JSON written so far). Structs derive `Debug`, `Clone`, `Default`,
+/// `PartialEq` and `Serialize` (with serde's JSON names, fields not yet shown left out); enums all but
+/// `Default`. A newtype or transparent struct's partial form is its field's (`TPartial` is an alias of
+/// it); a tuple struct's, and any other enum's (adjacently tagged with data, untagged, internally tagged
+/// with a newtype variant, any with a catch-all or untagged variant), is `serde_json::Value`, the JSON
+/// written so far (so is a tuple's or an array's). The well-known types are shown once complete.
+/// `llm_extract::parse::PartialValue` says when each kind of value is shown. A field marked
+/// `#[extract(schemars)]` is a `serde_json::Value`, the JSON written so far.
 ///
 /// # Foreign types via schemars
 ///

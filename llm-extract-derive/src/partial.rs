@@ -4,7 +4,8 @@
 //! kind of value is shown).
 //!
 //! - struct `T` -> struct `TPartial`, deriving `Debug, Clone, Default, PartialEq, Serialize`;
-//! - internally tagged enum -> enum `TPartial` with the same tag and variants, each field optional
+//! - internally tagged enum of struct and unit variants -> enum `TPartial` with the same tag and
+//!   variants, each field optional
 //!   (known once the tag is read; no `Default`, since no variant is a default);
 //! - fieldless enum -> a copy of it (`Copy` too), shown once its string is complete;
 //! - newtype or `#[serde(transparent)]` struct -> its field's partial form (a type alias);
@@ -91,8 +92,8 @@ fn expand_newtype(input: &Struct, inner: &Field) -> TokenStream {
 }
 
 /// A type shown as the JSON written so far (`serde_json::Value`'s partial form): tuple structs and
-/// the enums whose variants a tag does not name as a field (externally or adjacently tagged,
-/// untagged, with a newtype or a catch-all variant).
+/// the enums no other form covers (adjacently tagged, untagged, internally tagged with a newtype
+/// variant, any with a catch-all or untagged variant).
 fn expand_json(input: &syn::DeriveInput, what: &str) -> TokenStream {
     let p = private();
     let ident = &input.ident;
