@@ -839,3 +839,121 @@ fn partial_values_agree_with_a_fresh_read_at_every_cut() {
         serde_json::to_value(value).unwrap()
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Agreement with schemars 1.x, the reference for these forms
+
+mod reference {
+    use llm_extract::__private::schemars;
+    use serde::Deserialize;
+
+    #[derive(schemars::JsonSchema, Deserialize)]
+    #[schemars(crate = "llm_extract::__private::schemars")]
+    #[allow(dead_code)]
+    pub enum Payment {
+        Cash,
+        #[serde(alias = "cheque")]
+        Check,
+        /// A card payment.
+        Card {
+            number: String,
+            cvv: u16,
+        },
+        Voucher(String),
+        Split(u32, u32),
+    }
+
+    #[derive(schemars::JsonSchema, Deserialize)]
+    #[schemars(crate = "llm_extract::__private::schemars")]
+    #[serde(tag = "t", content = "c")]
+    #[allow(dead_code)]
+    pub enum Event {
+        Start,
+        Move(i32, i32),
+        Say(String),
+        Rename { to: String },
+    }
+
+    #[derive(schemars::JsonSchema, Deserialize)]
+    #[schemars(crate = "llm_extract::__private::schemars")]
+    #[serde(untagged)]
+    #[allow(dead_code)]
+    pub enum Contact {
+        Email {
+            address: String,
+        },
+        /// A phone number.
+        Phone(String),
+        Pair(u8, u8),
+        Nothing,
+    }
+
+    #[derive(schemars::JsonSchema, Deserialize)]
+    #[schemars(crate = "llm_extract::__private::schemars")]
+    #[allow(dead_code)]
+    pub struct Point(i32, i32);
+}
+
+/// The keywords both write alike: without the annotations and bounds only one of them writes
+/// (schemars' integer `format`s and a `const`'s `type`; our integer ranges, `items: false` beside a
+/// fixed length, closed objects, `x-aliases`, descriptions).
+fn comparable(schema: &Value) -> Value {
+    match schema {
+        Value::Object(map) => {
+            let mut out = serde_json::Map::new();
+            for (key, value) in map {
+                let dropped = matches!(
+                    key.as_str(),
+                    "$schema"
+                        | "title"
+                        | "description"
+                        | "additionalProperties"
+                        | "minimum"
+                        | "maximum"
+                        | "x-aliases"
+                ) || (key == "format" && map.get("type") != Some(&json!("string")))
+                    || (key == "type" && map.contains_key("const"))
+                    || (key == "items" && value == &json!(false));
+                if !dropped {
+                    let value = if key == "properties" {
+                        Value::Object(
+                            value
+                                .as_object()
+                                .into_iter()
+                                .flatten()
+                                .map(|(k, v)| (k.clone(), comparable(v)))
+                                .collect(),
+                        )
+                    } else {
+                        comparable(value)
+                    };
+                    out.insert(key.clone(), value);
+                }
+            }
+            Value::Object(out)
+        }
+        Value::Array(items) => Value::Array(items.iter().map(comparable).collect()),
+        other => other.clone(),
+    }
+}
+
+#[test]
+fn the_forms_are_those_schemars_writes() {
+    use llm_extract::__private::schemars::schema_for;
+    let pairs = [
+        (
+            Payment::json_schema().clone(),
+            schema_for!(reference::Payment),
+        ),
+        (Event::json_schema().clone(), schema_for!(reference::Event)),
+        (
+            Contact::json_schema().clone(),
+            schema_for!(reference::Contact),
+        ),
+        (Point::json_schema().clone(), schema_for!(reference::Point)),
+    ];
+    for (ours, theirs) in pairs {
+        let theirs = serde_json::to_value(theirs).unwrap();
+        assert_eq!(comparable(&ours), comparable(&theirs), "{theirs}");
+    }
+}
