@@ -957,3 +957,24 @@ fn the_forms_are_those_schemars_writes() {
         assert_eq!(comparable(&ours), comparable(&theirs), "{theirs}");
     }
 }
+
+#[test]
+fn prose_around_an_object_is_not_read_as_a_string() {
+    let parsed = llm_extract::from_str::<Contact>(
+        "Sure! Here it is: {\"address\": \"a@b\"} Let me know if you need more.",
+    )
+    .unwrap();
+    assert_eq!(
+        parsed.value,
+        Contact::Email {
+            address: "a@b".into()
+        }
+    );
+    let parsed = llm_extract::from_str::<Payment>("Here: {\"Voucher\": \"X\"}").unwrap();
+    assert_eq!(parsed.value, Payment::Voucher("X".into()));
+    // As for a string enum alone, a unit variant's name is found in prose.
+    let parsed = llm_extract::from_str::<Payment>("The answer is \"Cash\".").unwrap();
+    assert_eq!(parsed.value, Payment::Cash);
+    let parsed = llm_extract::from_str::<Payment>("  cash \n").unwrap();
+    assert_eq!(parsed.value, Payment::Cash);
+}
