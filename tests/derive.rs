@@ -639,18 +639,22 @@ fn a_tagged_fieldless_enum_is_a_one_of_of_tag_only_objects() {
             "additionalProperties": false
         })
     };
-    assert_schema::<Status>(json!({ "oneOf": [tag_only("Active"), tag_only("on-hold")] }));
+    let mut on_hold = tag_only("on-hold");
+    on_hold["properties"]["status"]["x-aliases"] = json!({ "paused": "on-hold" });
+    assert_schema::<Status>(json!({ "oneOf": [tag_only("Active"), on_hold] }));
     assert_round_trip(&Status::Active);
     assert_round_trip(&Status::OnHold);
     assert_both_reject::<Status>(json!("Active"));
     assert_both_reject::<Status>(json!({ "status": "active" }));
     // A variant alias is read by serde but not offered by the schema, which asks for the
-    // canonical name.
+    // canonical name; the lenient reader maps it back (`x-aliases`).
     assert_eq!(
         serde_json::from_value::<Status>(json!({ "status": "paused" })).unwrap(),
         Status::OnHold
     );
     assert_schema_rejects::<Status>(json!({ "status": "paused" }));
+    let parsed = llm_extract::from_str::<Status>(r#"{"status": "paused"}"#).unwrap();
+    assert_eq!(parsed.value, Status::OnHold);
 }
 
 #[derive(Extract, Deserialize, Serialize, Debug, PartialEq, Default)]

@@ -15,6 +15,26 @@ pub enum Input<'a> {
     Enum(Enum<'a>),
 }
 
+/// How an enum's variants are told apart in JSON: serde's four representations.
+pub enum Repr {
+    /// `{"Variant": data}`, a unit variant as the string `"Variant"` (serde's default).
+    External,
+    /// `{"tag": "Variant", ...fields}` (`#[serde(tag = "tag")]`).
+    Internal {
+        /// The tag's key.
+        tag: String,
+    },
+    /// `{"tag": "Variant", "content": data}` (`#[serde(tag = "tag", content = "content")]`).
+    Adjacent {
+        /// The tag's key.
+        tag: String,
+        /// The key of the variant's data.
+        content: String,
+    },
+    /// The data alone (`#[serde(untagged)]`); serde takes the first variant that deserializes.
+    Untagged,
+}
+
 /// A struct.
 pub struct Struct<'a> {
     /// The whole input.
@@ -128,6 +148,50 @@ impl<'a> Input<'a> {
     }
 }
 
+impl<'a> Enum<'a> {
+    /// The enum's representation; `valid.rs` rejects the combinations serde rejects.
+    pub fn repr(&self) -> Repr {
+        let serde = &self.attrs.serde;
+        match (&serde.tag, &serde.content) {
+            _ if serde.untagged.is_some() => Repr::Untagged,
+            (Some(tag), Some(content)) => Repr::Adjacent {
+                tag: tag.value(),
+                content: content.value(),
+            },
+            (Some(tag), None) => Repr::Internal { tag: tag.value() },
+            (None, _) => Repr::External,
+        }
+    }
+
+    /// The variants serde can deserialize.
+    pub fn live(&self) -> Vec<&Variant<'a>> {
+        self.variants.iter().filter(|v| !v.skipped()).collect()
+    }
+
+    /// Whether every live variant is a unit variant (the enum is a string enum, when externally
+    /// tagged).
+    pub fn fieldless(&self) -> bool {
+        self.live().iter().all(|v| matches!(v.style, Style::Unit))
+    }
+}
+
+impl<'a> Struct<'a> {
+    /// The one live field whose JSON is the struct's: a newtype struct's, or a
+    /// `#[serde(transparent)]` struct's.
+    pub fn inner(&self) -> Option<&Field<'a>> {
+        let transparent = self.attrs.serde.transparent.is_some();
+        let newtype = matches!(&self.style, Style::Tuple(fields) if fields.unnamed.len() == 1);
+        if !(transparent || newtype) {
+            return None;
+        }
+        let mut live = self.fields.iter().filter(|f| !f.skipped());
+        match (live.next(), live.next()) {
+            (Some(field), None) => Some(field),
+            _ => None,
+        }
+    }
+}
+
 impl<'a> Variant<'a> {
     fn from_syn(cx: &Ctxt, node: &'a syn::Variant, container: &Attrs) -> Self {
         let attrs = attr::get(cx, &node.attrs);
@@ -156,6 +220,26 @@ impl<'a> Variant<'a> {
     /// Whether serde skips the variant when deserializing.
     pub fn skipped(&self) -> bool {
         self.attrs.serde.skip.is_some()
+    }
+
+    /// The other names serde reads for the variant (`#[serde(alias = "..")]`).
+    pub fn aliases(&self) -> Vec<String> {
+        self.attrs.serde.aliases.iter().map(|a| a.value()).collect()
+    }
+
+    /// Whether this is the catch-all variant (`#[serde(other)]`).
+    pub fn other(&self) -> bool {
+        self.attrs.serde.other.is_some()
+    }
+
+    /// Whether the variant is read untagged (`#[serde(untagged)]` on the variant).
+    pub fn untagged(&self) -> bool {
+        self.attrs.serde.untagged.is_some()
+    }
+
+    /// The live fields.
+    pub fn live_fields(&self) -> Vec<&Field<'a>> {
+        self.fields.iter().filter(|f| !f.skipped()).collect()
     }
 }
 

@@ -204,8 +204,14 @@ pub struct SerdeAttrs {
     pub rename_all_fields: RenameRule,
     /// `tag = "..."`
     pub tag: Option<LitStr>,
-    /// `content = "..."` (adjacent tagging, rejected)
-    pub content: Option<TokenStream>,
+    /// `content = "..."` (adjacent tagging, with `tag`)
+    pub content: Option<LitStr>,
+    /// `untagged` (on an enum, or on a variant of an externally tagged enum)
+    pub untagged: Option<TokenStream>,
+    /// `transparent` (a struct with one field)
+    pub transparent: Option<TokenStream>,
+    /// `other` (the catch-all unit variant of a tagged enum)
+    pub other: Option<TokenStream>,
     /// `default` or `default = "..."`
     pub default: Option<TokenStream>,
     /// `skip` or `skip_deserializing`
@@ -220,15 +226,12 @@ pub struct SerdeAttrs {
 /// The serde keys that cannot be mirrored in a schema; everything else serde reads either maps onto
 /// a field above or does not change what deserialization accepts.
 const SERDE_UNSUPPORTED: &[&str] = &[
-    "untagged",
     "flatten",
-    "transparent",
     "from",
     "try_from",
     "remote",
     "deserialize_with",
     "with",
-    "other",
     "variant_identifier",
     "field_identifier",
 ];
@@ -562,10 +565,10 @@ fn parse_serde(attrs: &mut SerdeAttrs, meta: ParseNestedMeta) -> syn::Result<()>
         "rename_all_fields" => attrs.rename_all_fields = rule(&meta)?,
         "alias" => attrs.aliases.push(meta.value()?.parse()?),
         "tag" => attrs.tag = Some(meta.value()?.parse()?),
-        "content" => {
-            skip_value(&meta)?;
-            attrs.content = Some(path_tokens);
-        }
+        "content" => attrs.content = Some(meta.value()?.parse()?),
+        "untagged" => attrs.untagged = Some(path_tokens),
+        "transparent" => attrs.transparent = Some(path_tokens),
+        "other" => attrs.other = Some(path_tokens),
         "default" => {
             skip_value(&meta)?;
             attrs.default = Some(path_tokens);
@@ -688,7 +691,7 @@ mod tests {
     fn serde_settings_are_mirrored() {
         let (attrs, _) = parse(quote! {
             #[serde(rename(serialize = "out", deserialize = "in"), rename_all = "camelCase")]
-            #[serde(tag = "kind", alias = "a", alias = "b", default, untagged, bound = "T: X")]
+            #[serde(tag = "kind", alias = "a", alias = "b", default, flatten, bound = "T: X")]
             #[serde(skip_serializing_if = "Option::is_none", crate = "serde")]
         });
         let serde = &attrs.serde;
@@ -698,6 +701,6 @@ mod tests {
         assert_eq!(serde.tag.as_ref().unwrap().value(), "kind");
         assert_eq!(serde.aliases.len(), 2);
         assert!(serde.default.is_some());
-        assert_eq!(serde.unsupported[0].0, "untagged");
+        assert_eq!(serde.unsupported[0].0, "flatten");
     }
 }

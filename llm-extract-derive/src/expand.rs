@@ -6,7 +6,7 @@
 //! `PartialValue` impl (`partial.rs`). On any error it writes `compile_error!` plus impls that cannot run,
 //! so uses of `T` elsewhere do not cascade into more errors.
 
-use crate::ast::{self, Enum, Field, Input, Struct, Variant};
+use crate::ast::{self, Enum, Field, Input, Repr, Struct, Style, Variant};
 use crate::attr::{Example, Json, Number};
 use crate::ctxt::Ctxt;
 use crate::ty::{self, Kind};
@@ -115,13 +115,28 @@ fn struct_schema(input: &Struct) -> TokenStream {
     let all_optional = input.attrs.serde.default.is_some();
     let fields: Vec<&Field> = input.fields.iter().filter(|f| !f.skipped()).collect();
     let assertions = fields.iter().map(|field| type_assertions(field));
+    let description = option_str(input.attrs.description());
+    if let Some(inner) = input.inner() {
+        // A newtype or `#[serde(transparent)]` struct: serde reads the field's JSON alone.
+        let inner = property(inner, false);
+        return quote! {
+            #(#assertions)*
+            #p::newtype(#description, #inner)
+        };
+    }
+    if let Style::Tuple(_) = input.style {
+        let elements = fields.iter().map(|field| property(field, false));
+        return quote! {
+            #(#assertions)*
+            #p::tuple(#description, ::std::vec![#(#elements),*], #all_optional)
+        };
+    }
     let tag = input.attrs.serde.tag.as_ref().map(|tag| {
         let value = &input.serialized_name;
         // serde writes the tag when serializing a struct and ignores it when deserializing.
         quote!(#p::Property::tag(#tag, #value).optional(),)
     });
     let properties = fields.iter().map(|field| property(field, all_optional));
-    let description = option_str(input.attrs.description());
     quote! {
         #(#assertions)*
         #p::object(#description, ::std::vec![#tag #(#properties,)*])
@@ -131,33 +146,203 @@ fn struct_schema(input: &Struct) -> TokenStream {
 fn enum_schema(input: &Enum) -> TokenStream {
     let p = private();
     let description = option_str(input.attrs.description());
-    let variants: Vec<&Variant> = input.variants.iter().filter(|v| !v.skipped()).collect();
-    let Some(tag) = &input.attrs.serde.tag else {
-        let names = variants.iter().map(|variant| &variant.name);
-        return quote!(#p::string_enum(#description, &[#(#names),*]));
-    };
+    let repr = input.repr();
+    let variants = input.live();
     let assertions = variants
         .iter()
-        .flat_map(|variant| variant.fields.iter().filter(|f| !f.skipped()))
+        .flat_map(|variant| variant.live_fields())
         .map(type_assertions);
-    let objects = variants.iter().map(|variant| {
-        let name = &variant.name;
-        let description = option_str(variant.attrs.description());
-        let properties = variant
-            .fields
-            .iter()
-            .filter(|f| !f.skipped())
-            .map(|field| property(field, false));
-        quote! {
-            #p::object(#description, ::std::vec![
-                #p::Property::tag(#tag, #name),
-                #(#properties,)*
-            ])
+    let (tagged, untagged): (Vec<&Variant>, Vec<&Variant>) = variants
+        .iter()
+        .partition(|v| !v.untagged() && !matches!(repr, Repr::Untagged));
+    let untagged: Vec<TokenStream> = untagged
+        .iter()
+        .map(|variant| {
+            let data = variant_data(variant);
+            let description = variant
+                .attrs
+                .description()
+                .map(|text| quote!(#p::describe(&mut __schema, #text);));
+            quote!({
+                let mut __schema = #data;
+                #description
+                __schema
+            })
+        })
+        .collect();
+    if tagged.is_empty() {
+        return quote! {
+            #(#assertions)*
+            #p::any_of(#description, ::std::vec![#(#untagged),*])
+        };
+    }
+    // The tagged variants' schema carries the enum's description unless untagged variants follow.
+    let tagged_description = if untagged.is_empty() {
+        description.clone()
+    } else {
+        option_str(None)
+    };
+    let known = names_of(tagged.iter().filter(|v| !v.other()).copied());
+    let tagged = match &repr {
+        Repr::External | Repr::Untagged => external(&tagged, &tagged_description, &known),
+        Repr::Internal { tag } => {
+            let objects = tagged.iter().map(|variant| {
+                let desc = option_str(variant.attrs.description());
+                let tag = tag_property(tag, variant, &known);
+                match variant.style {
+                    Style::Tuple(_) => {
+                        let inner = variant_data(variant);
+                        quote!(#p::tagged_newtype(#desc, #tag, #inner))
+                    }
+                    _ => {
+                        let properties = variant
+                            .live_fields()
+                            .into_iter()
+                            .map(|field| property(field, false));
+                        quote!(#p::object(#desc, ::std::vec![#tag, #(#properties,)*]))
+                    }
+                }
+            });
+            quote!(#p::one_of(#tagged_description, ::std::vec![#(#objects),*]))
         }
-    });
+        Repr::Adjacent { tag, content } => {
+            let objects = tagged.iter().map(|variant| {
+                let desc = option_str(variant.attrs.description());
+                let tag = tag_property(tag, variant, &known);
+                let content = match variant.style {
+                    Style::Unit => None,
+                    _ => {
+                        let data = variant_data(variant);
+                        Some(quote!(#p::Property::with_schema(#content, #data, true),))
+                    }
+                };
+                quote!(#p::object(#desc, ::std::vec![#tag, #content]))
+            });
+            quote!(#p::one_of(#tagged_description, ::std::vec![#(#objects),*]))
+        }
+    };
+    if untagged.is_empty() {
+        return quote! {
+            #(#assertions)*
+            #tagged
+        };
+    }
     quote! {
         #(#assertions)*
-        #p::one_of(#description, ::std::vec![#(#objects),*])
+        #p::any_of(#description, ::std::vec![#tagged, #(#untagged),*])
+    }
+}
+
+/// The names (and aliases) serde reads for `variants`.
+fn names_of<'v, 'a: 'v>(variants: impl Iterator<Item = &'v Variant<'a>>) -> Vec<String> {
+    variants
+        .flat_map(|variant| std::iter::once(variant.name.clone()).chain(variant.aliases()))
+        .collect()
+}
+
+/// The tag property of a variant of an internally or adjacently tagged enum: its name as a
+/// `const` (aliases recorded), or any other name for the `#[serde(other)]` variant.
+fn tag_property(tag: &str, variant: &Variant, known: &[String]) -> TokenStream {
+    let p = private();
+    if variant.other() {
+        return quote!(#p::Property::with_schema(#tag, #p::other_name(&[#(#known),*]), true));
+    }
+    let name = &variant.name;
+    let aliases = variant.aliases();
+    if aliases.is_empty() {
+        quote!(#p::Property::tag(#tag, #name))
+    } else {
+        quote!(#p::Property::tag(#tag, #name).tag_aliases(&[#(#aliases),*]))
+    }
+}
+
+/// An externally tagged enum: unit variants as strings (one string `enum`), the others as an
+/// object with the variant's name as its one key; all in a `oneOf`, or just the string `enum`.
+fn external(variants: &[&Variant], description: &TokenStream, known: &[String]) -> TokenStream {
+    let p = private();
+    let units: Vec<&Variant> = variants
+        .iter()
+        .filter(|v| matches!(v.style, Style::Unit) && !v.other())
+        .copied()
+        .collect();
+    let unit_names = units.iter().map(|v| &v.name);
+    let unit_aliases = units.iter().flat_map(|v| {
+        let name = &v.name;
+        v.aliases()
+            .into_iter()
+            .map(move |alias| quote!((#alias, #name)))
+    });
+    let strings = quote!({
+        let mut __schema = #p::string_enum(::core::option::Option::None, &[#(#unit_names),*]);
+        #p::name_aliases(&mut __schema, &[#(#unit_aliases),*]);
+        __schema
+    });
+    let mut branches = Vec::new();
+    if !units.is_empty() {
+        branches.push(strings);
+    }
+    let mut only_strings = true;
+    for variant in variants {
+        if variant.other() {
+            branches.push(quote!(#p::other_name(&[#(#known),*])));
+            only_strings = false;
+            continue;
+        }
+        if matches!(variant.style, Style::Unit) {
+            continue;
+        }
+        only_strings = false;
+        let name = &variant.name;
+        let desc = option_str(variant.attrs.description());
+        let data = variant_data(variant);
+        let aliases = variant.aliases();
+        branches.push(quote! {
+            #p::object(#desc, ::std::vec![
+                #p::Property::with_schema(#name, #data, true) #(.alias(#aliases))*
+            ])
+        });
+    }
+    if only_strings {
+        // Every variant a unit variant: a string enum, as serde writes it.
+        let names = units.iter().map(|v| &v.name);
+        let aliases = units.iter().flat_map(|v| {
+            let name = &v.name;
+            v.aliases()
+                .into_iter()
+                .map(move |alias| quote!((#alias, #name)))
+        });
+        return quote!({
+            let mut __schema = #p::string_enum(#description, &[#(#names),*]);
+            #p::name_aliases(&mut __schema, &[#(#aliases),*]);
+            __schema
+        });
+    }
+    quote!(#p::one_of(#description, ::std::vec![#(#branches),*]))
+}
+
+/// A variant's data as serde writes it without a tag: `null` for a unit variant, the field's own
+/// JSON for a newtype variant, a fixed-length array for a tuple variant, a closed object for a
+/// struct variant.
+fn variant_data(variant: &Variant) -> TokenStream {
+    let p = private();
+    let fields = variant.live_fields();
+    match variant.style {
+        Style::Unit => quote!(#p::json!({ "type": "null" })),
+        Style::Tuple(all) if all.unnamed.len() == 1 => match fields.first() {
+            Some(field) => {
+                let inner = property(field, false);
+                quote!(#inner.into_schema())
+            }
+            None => quote!(#p::json!({ "type": "null" })),
+        },
+        Style::Tuple(_) => {
+            let elements = fields.iter().map(|field| property(field, false));
+            quote!(#p::tuple(::core::option::Option::None, ::std::vec![#(#elements),*], false))
+        }
+        Style::Named => {
+            let properties = fields.iter().map(|field| property(field, false));
+            quote!(#p::object(::core::option::Option::None, ::std::vec![#(#properties,)*]))
+        }
     }
 }
 

@@ -49,33 +49,69 @@ use syn::{parse_macro_input, DeriveInput};
 ///
 /// # What it accepts
 ///
+/// serde's data model, each shape with the schema of exactly the JSON serde writes (closed objects
+/// aside: an object lists its keys and allows no others), close to what `schemars` 1.x generates:
+///
 /// - **Structs with named fields**: a closed object (`additionalProperties: false`), properties in
-///   declaration order. `Option<T>` fields and `#[serde(default)]` fields are not required.
-/// - **Fieldless enums**: `{"type": "string", "enum": [...]}`.
-/// - **Internally tagged enums** (`#[serde(tag = "type")]`, any tag name) with struct and unit
-///   variants: a `oneOf` of closed objects whose first property is the tag, `{"const": "name"}`.
+///   declaration order. `Option<T>` fields and `#[serde(default)]` fields (or every field, with
+///   `#[serde(default)]` on the struct) are not required.
+/// - **Newtype structs** (`struct Email(String)`) and **`#[serde(transparent)]`** structs: the field's
+///   schema, with the struct's description if the field has none.
+/// - **Tuple structs** (`struct Point(i32, i32)`), tuple variants and tuple or array field types:
+///   `{"type": "array", "prefixItems": [...], "items": false, "minItems": n, "maxItems": n}`
+///   (`[T; N]`: `items`, `minItems` and `maxItems` `N`).
+/// - **Enums**, in serde's four representations; a skipped variant is left out:
+///   - *externally tagged* (serde's default): unit variants are strings (a fieldless enum is
+///     `{"type": "string", "enum": [...]}`), every other variant an object with the variant's name
+///     as its one key, `{"type": "object", "properties": {"Card": ...}, "required": ["Card"],
+///     "additionalProperties": false}`; together a `oneOf`, the unit variants one string `enum`;
+///   - *internally tagged* (`#[serde(tag = "type")]`, any tag name), with struct, unit and newtype
+///     variants (a newtype variant holds a struct: its properties follow the tag): a `oneOf` of
+///     closed objects whose first property is the tag, `{"const": "name"}`;
+///   - *adjacently tagged* (`#[serde(tag = "t", content = "c")]`): a `oneOf` of closed objects, the
+///     tag `const` first, then the content (required, except for a unit variant, which has none);
+///   - *untagged* (`#[serde(untagged)]`): an `anyOf` of the variants' data in declaration order (a
+///     unit variant is `null`). serde takes the **first** variant that deserializes, the schema
+///     accepts a value any of them accepts: put the most specific variants first, as serde needs.
+///     Untagged variants of a tagged enum come last (as serde requires): `anyOf` of the tagged
+///     enum's schema, then theirs.
 /// - Field types: `String`, `char`, `bool`, every integer (8/16/32-bit ones carry their range),
 ///   `f32`/`f64`, `Option<T>`, `Box<T>`, `Vec<T>`, `VecDeque<T>`, `HashSet<T>`/`BTreeSet<T>`
-///   (`uniqueItems`), `HashMap<String, T>`/`BTreeMap<String, T>`, `serde_json::Value`, any type
-///   that derives `Extract`, and foreign types implementing `schemars::JsonSchema` (see below).
+///   (`uniqueItems`), `HashMap<String, T>`/`BTreeMap<String, T>`, tuples (up to 12 elements),
+///   arrays `[T; N]`, `serde_json::Value`, any type that derives `Extract`, the well-known types below,
+///   and foreign types implementing `schemars::JsonSchema` (see below).
+/// - Well-known types, with serde's form: `std::net::{IpAddr, Ipv4Addr, Ipv6Addr}` (strings of
+///   format `ipv4`/`ipv6`), `SocketAddr`/`SocketAddrV4`/`SocketAddrV6` (a pattern), `PathBuf` (a
+///   string), `std::time::Duration` (`{"secs": .., "nanos": ..}`, both required). Behind
+///   `llm-extract`'s cargo features, named as schemars 1.x names its own: `chrono04` (`NaiveDate`:
+///   format `date`; `DateTime<Utc>`, `DateTime<FixedOffset>`: `date-time`; `NaiveTime`,
+///   `NaiveDateTime`: an anchored pattern, having no offset), `uuid1` (`Uuid`: `uuid`), `url2`
+///   (`Url`: `uri`), `rust_decimal1` (`Decimal`: a decimal string, or a number, which serde reads
+///   too), `jiff02` (`civil::Date`: `date`; `Timestamp`: `date-time`; `civil::Time`,
+///   `civil::DateTime`: a pattern). Formats are asserted by validation.
 ///
 /// # serde attributes it mirrors
 ///
 /// `rename` (including `rename(deserialize = "..")`: the schema follows what serde *reads*),
-/// `rename_all` (every serde case convention), `rename_all_fields`, `tag`, `alias` (recorded as
-/// `"x-aliases"` on the object, for parsers to map back), `skip` / `skip_deserializing` (the field or
-/// variant is left out), `default` (on a field or a struct: not required). `deny_unknown_fields`
-/// changes nothing (objects are closed anyway). Attributes that only affect serialization
-/// (`skip_serializing_if`, `serialize_with`, `into`, ...) or code generation (`bound`, `crate`) are
-/// ignored. On a struct, `tag` adds the tag as an optional first property, since serde writes it.
+/// `rename_all` (every serde case convention), `rename_all_fields`, `tag`, `content`, `untagged` (on
+/// the enum or on trailing variants), `transparent`, `alias` (on a field: recorded as `"x-aliases"`
+/// on the object; on a variant: on its tag's `const`, its string `enum` or its one-key object; the
+/// schema asks for canonical names, and the lenient reader maps an alias back), `other` (the
+/// catch-all unit variant: its tag is `{"type": "string", "not": {"enum": [the other names]}}`),
+/// `skip` / `skip_deserializing` (the field or variant is left out), `default` (on a field or a
+/// struct: not required; on a tuple struct: trailing elements may be left out).
+/// `deny_unknown_fields` changes nothing (objects are closed anyway). Attributes that only affect
+/// serialization (`skip_serializing_if`, `serialize_with`, `into`, ...) or code generation (`bound`,
+/// `crate`) are ignored. On a struct, `tag` adds the tag as an optional first property, since serde
+/// writes it.
 ///
-/// What cannot be mirrored faithfully is a compile error that names the alternative: `untagged`,
-/// `flatten`, externally tagged data enums (the serde default for an enum with data: add
-/// `#[serde(tag = "type")]`), adjacently tagged enums (`tag` + `content`), tuple and unit structs,
-/// tuple variants, `transparent`, `from`/`try_from`, `remote`, `other`, `deserialize_with`/`with`,
-/// unions, generic types (a schema lives in a `static`, which cannot be generic: derive on a
-/// concrete type) and tuple, array and reference field types. Variant `alias`es are accepted by
-/// serde but not listed in the schema, which asks for canonical names.
+/// What cannot be mirrored faithfully is a compile error that names the alternative: `flatten`,
+/// unit structs, `from`/`try_from`, `remote`, `deserialize_with`/`with` (the JSON a custom function
+/// reads is unknown to the macro), unions, generic types (a schema lives in a `static`, which cannot
+/// be generic: derive on a concrete type) and reference field types. So is every combination serde
+/// itself rejects (`untagged` with `tag`, `content` without `tag`, tuple variants of an internally
+/// tagged enum, `other` on a variant with data or in an untagged enum, untagged variants before
+/// tagged ones, two variants or aliases with one name), with serde's reason.
 ///
 /// # `#[extract(...)]`
 ///
@@ -122,11 +158,18 @@ use syn::{parse_macro_input, DeriveInput};
 ///
 /// For `T` the derive also generates `TPartial` (same visibility; name it `llm_extract::parse::Partial<T>`),
 /// the value as it streams (`Extractor::extract_partial`): every field an `Option` of its type's partial
-/// form, nested derived types partial, `Vec<U>` a `Vec` of partial `U`s; a tagged enum becomes an enum of
-/// the same variants with optional fields, a fieldless enum a copy of it. Structs derive `Debug`, `Clone`,
-/// `Default`, `PartialEq` and `Serialize` (with serde's JSON names, fields not yet shown left out); enums
-/// all but `Default`. `llm_extract::parse::PartialValue` says when each kind of value is shown. A field
-/// marked `#[extract(schemars)]` is a `serde_json::Value`, the JSON written so far.
+/// form, nested derived types partial, `Vec<U>` a `Vec` of partial `U`s; an internally tagged enum of
+/// struct and unit variants becomes an enum of the same variants with optional fields, a fieldless enum a
+/// copy of it, an externally tagged enum with data an enum of the same variants known once the name or
+/// the key is read (a newtype variant holding its field's partial form, a struct variant optional
+/// fields, a tuple variant the JSON written so far). Structs derive `Debug`, `Clone`, `Default`,
+/// `PartialEq` and `Serialize` (with serde's JSON names, fields not yet shown left out); enums all but
+/// `Default`. A newtype or transparent struct's partial form is its field's (`TPartial` is an alias of
+/// it); a tuple struct's, and any other enum's (adjacently tagged with data, untagged, internally tagged
+/// with a newtype variant, any with a catch-all or untagged variant), is `serde_json::Value`, the JSON
+/// written so far (so is a tuple's or an array's). The well-known types are shown once complete.
+/// `llm_extract::parse::PartialValue` says when each kind of value is shown. A field marked
+/// `#[extract(schemars)]` is a `serde_json::Value`, the JSON written so far.
 ///
 /// # Foreign types via schemars
 ///

@@ -4,14 +4,21 @@
 //! kind of value is shown).
 //!
 //! - struct `T` -> struct `TPartial`, deriving `Debug, Clone, Default, PartialEq, Serialize`;
-//! - internally tagged enum -> enum `TPartial` with the same tag and variants, each field optional
+//! - internally tagged enum of struct and unit variants -> enum `TPartial` with the same tag and
+//!   variants, each field optional
 //!   (known once the tag is read; no `Default`, since no variant is a default);
-//! - fieldless enum -> a copy of it (`Copy` too), shown once its string is complete.
+//! - fieldless enum -> a copy of it (`Copy` too), shown once its string is complete;
+//! - newtype or `#[serde(transparent)]` struct -> its field's partial form (a type alias);
+//! - externally tagged enum with data -> an enum of the same variants, known once the name or the one
+//!   key is read: a newtype variant holds its field's partial form, a struct variant its fields each
+//!   an `Option`, a tuple variant the JSON written so far;
+//! - tuple struct, and any other enum (adjacently tagged with data, untagged, with a newtype or
+//!   `#[serde(other)]` variant) -> `serde_json::Value`, the JSON written so far (a type alias).
 //!
 //! It serializes with the JSON names serde reads, fields not yet shown left out, so a UI can take it as
 //! JSON. Generated locals start with `__` so field names cannot shadow them.
 
-use crate::ast::{Enum, Field, Input, Struct, Style, Variant};
+use crate::ast::{Enum, Field, Input, Repr, Struct, Style, Variant};
 use crate::attr::Stream;
 use crate::ty;
 use proc_macro2::TokenStream;
@@ -32,9 +39,150 @@ pub fn name(ident: &Ident) -> Ident {
 /// The partial type and its `PartialValue` impl.
 pub fn expand(input: &Input) -> TokenStream {
     match input {
-        Input::Struct(input) => expand_struct(input),
-        Input::Enum(input) if input.attrs.serde.tag.is_some() => expand_tagged(input),
-        Input::Enum(input) => expand_fieldless(input),
+        Input::Struct(input) => match input.inner() {
+            Some(inner) if inner.attrs.extract.schemars.is_none() => expand_newtype(input, inner),
+            Some(_) => expand_json(input.original, "the JSON written so far"),
+            None if matches!(input.style, Style::Tuple(_)) => {
+                expand_json(input.original, "the array written so far")
+            }
+            None => expand_struct(input),
+        },
+        Input::Enum(input) => {
+            let live = input.live();
+            let plain = live.iter().all(|v| !v.other() && !v.untagged());
+            let named_or_unit = live
+                .iter()
+                .all(|v| matches!(v.style, Style::Named | Style::Unit));
+            match input.repr() {
+                Repr::Internal { .. } if plain && named_or_unit => expand_tagged(input),
+                Repr::External if plain && input.fieldless() => expand_fieldless(input),
+                Repr::External if plain => expand_external(input),
+                _ => expand_json(input.original, "the JSON written so far"),
+            }
+        }
+    }
+}
+
+/// A newtype or `#[serde(transparent)]` struct is shown as its field is: its partial form is the
+/// field's.
+fn expand_newtype(input: &Struct, inner: &Field) -> TokenStream {
+    let p = private();
+    let ident = &input.original.ident;
+    let vis = &input.original.vis;
+    let partial = name(ident);
+    let ty = inner.ty;
+    let doc = doc(ident, "shown as its field is: the field's partial form");
+    let bounds = bounds(ident, &[inner]);
+    let inner = quote_spanned!(ty.span()=> <#ty as #p::PartialValue>);
+    let methods = delegated(inner.clone());
+    quote! {
+        #[doc = #doc]
+        #[allow(clippy::box_collection, clippy::vec_box, clippy::type_complexity)]
+        #vis type #partial = #inner::Partial;
+
+        #[automatically_derived]
+        impl #p::PartialField for #ident {}
+
+        #[automatically_derived]
+        impl #p::PartialValue for #ident #bounds {
+            type Partial = #inner::Partial;
+            #methods
+        }
+    }
+}
+
+/// A type shown as the JSON written so far (`serde_json::Value`'s partial form): tuple structs and
+/// the enums no other form covers (adjacently tagged, untagged, internally tagged with a newtype
+/// variant, any with a catch-all or untagged variant).
+fn expand_json(input: &syn::DeriveInput, what: &str) -> TokenStream {
+    let p = private();
+    let ident = &input.ident;
+    let vis = &input.vis;
+    let partial = name(ident);
+    let doc = doc(ident, what);
+    let methods = delegated(quote!(<#p::Value as #p::PartialValue>));
+    quote! {
+        #[doc = #doc]
+        #vis type #partial = #p::Value;
+
+        #[automatically_derived]
+        impl #p::PartialField for #ident {}
+
+        #[automatically_derived]
+        impl #p::PartialValue for #ident {
+            type Partial = #p::Value;
+            #methods
+        }
+    }
+}
+
+/// Every method of `PartialValue`, each passing the question on to `target` (`<X as PartialValue>`),
+/// whose partial form is the same type.
+fn delegated(target: TokenStream) -> TokenStream {
+    let p = private();
+    quote! {
+        #[inline]
+        fn shown(__node: #p::Node<'_>) -> bool {
+            #target::shown(__node)
+        }
+
+        #[inline]
+        fn build(__node: #p::Node<'_>) -> ::core::option::Option<Self::Partial> {
+            #target::build(__node)
+        }
+
+        #[inline]
+        fn update(__partial: &mut Self::Partial, __node: #p::Node<'_>, __since: u64) -> bool {
+            #target::update(__partial, __node, __since)
+        }
+
+        #[inline]
+        fn update_below(
+            __partial: &mut Self::Partial,
+            __node: #p::Node<'_>,
+            __since: u64,
+            __depth: usize,
+        ) -> bool {
+            #target::update_below(__partial, __node, __since, __depth)
+        }
+
+        #[inline]
+        fn growing<'__p, '__n>(
+            __partial: &'__p mut Self::Partial,
+            __node: #p::Node<'__n>,
+            __path: &mut ::std::vec::Vec<u32>,
+        ) -> ::core::option::Option<(&'__p mut ::std::string::String, &'__n str)> {
+            #target::growing(__partial, __node, __path)
+        }
+
+        #[inline]
+        fn grow_at<'__p>(
+            __partial: &'__p mut Self::Partial,
+            __path: &[u32],
+        ) -> ::core::option::Option<&'__p mut ::std::string::String> {
+            #target::grow_at(__partial, __path)
+        }
+
+        #[inline]
+        fn update_at(
+            __partial: &mut Self::Partial,
+            __route: &[u32],
+            __node: #p::Node<'_>,
+            __since: u64,
+            __depth: usize,
+        ) -> ::core::option::Option<bool> {
+            #target::update_at(__partial, __route, __node, __since, __depth)
+        }
+
+        #[inline]
+        fn growing_at<'__p, '__n>(
+            __partial: &'__p mut Self::Partial,
+            __path: &mut ::std::vec::Vec<u32>,
+            __next: usize,
+            __node: #p::Node<'__n>,
+        ) -> ::core::option::Option<(&'__p mut ::std::string::String, &'__n str)> {
+            #target::growing_at(__partial, __path, __next, __node)
+        }
     }
 }
 
@@ -657,6 +805,192 @@ fn expand_tagged(input: &Enum) -> TokenStream {
             #update_at
 
             #growing_at
+        }
+    }
+}
+
+/// The field of a newtype variant.
+fn newtype<'v, 'a>(variant: &'v Variant<'a>) -> Option<&'v Field<'a>> {
+    match variant.style {
+        Style::Tuple(fields) if fields.unnamed.len() == 1 => variant.fields.first(),
+        _ => None,
+    }
+}
+
+/// An externally tagged enum with data: an enum of the same variants, known once the name (a unit
+/// variant's string) or the one key (any other variant's) is read; a newtype variant holds its field's
+/// partial form, a struct variant its fields each an `Option`, a tuple variant the JSON written so far.
+fn expand_external(input: &Enum) -> TokenStream {
+    let p = private();
+    let ident = &input.original.ident;
+    let vis = &input.original.vis;
+    let partial = name(ident);
+    let doc = doc(
+        ident,
+        "known once its name or its key is read, a variant's fields each an `Option`",
+    );
+    let variants = input.live();
+    let names_of = |variant: &Variant| {
+        let name = &variant.name;
+        let aliases = variant.aliases();
+        quote!(&[#name #(, #aliases)*])
+    };
+    let declarations = variants.iter().map(|variant| {
+        let name = &variant.name;
+        let variant_ident = &variant.original.ident;
+        let doc = format!("`{name}`.");
+        let body = match (&variant.style, newtype(variant)) {
+            (Style::Unit, _) => TokenStream::new(),
+            (_, Some(field)) => {
+                let ty = field_type(field);
+                quote!((#ty))
+            }
+            (Style::Tuple(_), None) => quote!((::core::option::Option<#p::Value>)),
+            (Style::Named, _) => {
+                let fields = declarations(&live(&variant.fields), false);
+                quote!({ #(#fields,)* })
+            }
+        };
+        quote! {
+            #[doc = #doc]
+            #[serde(rename = #name)]
+            #variant_ident #body
+        }
+    });
+    let unit_arms = variants
+        .iter()
+        .filter(|v| matches!(v.style, Style::Unit))
+        .map(|variant| {
+            let variant_ident = &variant.original.ident;
+            let name = &variant.name;
+            let aliases = variant.aliases();
+            quote!(#name #(| #aliases)* => ::core::option::Option::Some(#partial::#variant_ident),)
+        });
+    let keyed = variants.iter().filter(|v| !matches!(v.style, Style::Unit)).map(|variant| {
+        let variant_ident = &variant.original.ident;
+        let names = names_of(variant);
+        let (empty, shown) = match (&variant.style, newtype(variant)) {
+            (Style::Named, _) => {
+                let fields = live(&variant.fields);
+                let idents = fields.iter().map(|f| &f.original.ident);
+                let required = required_shown(&fields);
+                (
+                    quote!(#partial::#variant_ident { #(#idents: ::core::option::Option::None,)* }),
+                    quote!(__value.is_object() && { let __node = __value; #required }),
+                )
+            }
+            _ => (
+                quote!(#partial::#variant_ident(::core::option::Option::None)),
+                quote!(true),
+            ),
+        };
+        quote! {
+            if let ::core::option::Option::Some(__value) = #p::member(__node, #names) {
+                if !(#shown) {
+                    return ::core::option::Option::None;
+                }
+                let mut __partial = #empty;
+                <Self as #p::PartialValue>::update(&mut __partial, __node, 0);
+                return ::core::option::Option::Some(__partial);
+            }
+        }
+    });
+    let update_arms = variants.iter().map(|variant| {
+        let variant_ident = &variant.original.ident;
+        let names = names_of(variant);
+        match (&variant.style, newtype(variant)) {
+            (Style::Unit, _) => quote!(#partial::#variant_ident => false,),
+            (_, Some(field)) => {
+                let sync = sync_expr(field, quote!(__slot));
+                quote! {
+                    #partial::#variant_ident(__slot) => match #p::member(__node, #names) {
+                        ::core::option::Option::Some(__value) => #sync,
+                        ::core::option::Option::None => false,
+                    },
+                }
+            }
+            (Style::Tuple(_), None) => quote! {
+                #partial::#variant_ident(__slot) => match #p::member(__node, #names) {
+                    ::core::option::Option::Some(__value) => {
+                        #p::sync_json(__slot, __value, __since, false)
+                    }
+                    ::core::option::Option::None => false,
+                },
+            },
+            (Style::Named, _) => {
+                let fields = live(&variant.fields);
+                let bindings: Vec<Ident> =
+                    (0..fields.len()).map(|i| format_ident!("__f{i}")).collect();
+                let idents = fields.iter().map(|f| &f.original.ident);
+                let update = update_loop(&fields, |i, _| {
+                    let binding = &bindings[i];
+                    quote!(#binding)
+                });
+                quote! {
+                    #partial::#variant_ident { #(#idents: #bindings,)* } => {
+                        match #p::member(__node, #names) {
+                            ::core::option::Option::Some(__node) => {
+                                let mut __changed = false;
+                                #update
+                                __changed
+                            }
+                            ::core::option::Option::None => false,
+                        }
+                    }
+                }
+            }
+        }
+    });
+    let attributes = attributes(&doc, TokenStream::new());
+    let fields: Vec<&Field> = variants
+        .iter()
+        .flat_map(|variant| match (&variant.style, newtype(variant)) {
+            (_, Some(field)) => vec![field],
+            (Style::Named, _) => live(&variant.fields),
+            _ => Vec::new(),
+        })
+        .collect();
+    let bounds = bounds(ident, &fields);
+    quote! {
+        #attributes
+        #vis enum #partial #bounds {
+            #(#declarations,)*
+        }
+
+        #[automatically_derived]
+        impl #p::PartialField for #ident {}
+
+        #[automatically_derived]
+        impl #p::PartialValue for #ident #bounds {
+            type Partial = #partial;
+
+            fn shown(__node: #p::Node<'_>) -> bool {
+                <Self as #p::PartialValue>::build(__node).is_some()
+            }
+
+            #[allow(unreachable_code)]
+            fn build(__node: #p::Node<'_>) -> ::core::option::Option<#partial> {
+                if let ::core::option::Option::Some(__name) =
+                    #p::complete_str(::core::option::Option::Some(__node))
+                {
+                    return match __name {
+                        #(#unit_arms)*
+                        _ => ::core::option::Option::None,
+                    };
+                }
+                if !__node.is_object() {
+                    return ::core::option::Option::None;
+                }
+                #(#keyed)*
+                ::core::option::Option::None
+            }
+
+            #[allow(unused_variables)]
+            fn update(__partial: &mut #partial, __node: #p::Node<'_>, __since: u64) -> bool {
+                match __partial {
+                    #(#update_arms)*
+                }
+            }
         }
     }
 }

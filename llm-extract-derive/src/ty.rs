@@ -223,16 +223,8 @@ pub fn self_reference<'a>(ty: &'a Type, own: &Ident) -> Option<&'a PathSegment> 
 pub fn unsupported(ty: &Type) -> Option<(&Type, &'static str)> {
     find(ty, &mut |ty| {
         let why = match ty {
-            Type::Array(_) => {
-                "fixed-size arrays are not supported; use `Vec<T>` with \
-                 `#[extract(min_items = N, max_items = N)]`"
-            }
             Type::Tuple(tuple) if tuple.elems.is_empty() => {
                 "`()` carries no data to extract; remove the field or use `#[serde(skip)]`"
-            }
-            Type::Tuple(_) => {
-                "tuples are not supported (their elements have no names for a model to follow); \
-                 use a struct with named fields that derives `Extract`"
             }
             Type::Reference(_) => {
                 "borrowed types are not supported (`Extract` deserializes owned values); use an owned \
@@ -313,8 +305,9 @@ mod tests {
     #[test]
     fn unsupported_types_are_found_anywhere() {
         let why = |ty: Type| unsupported(&ty).map(|(_, why)| why.split(' ').next().unwrap());
-        assert_eq!(why(parse_quote!(Vec<[u8; 4]>)), Some("fixed-size"));
-        assert_eq!(why(parse_quote!(Option<(u8, String)>)), Some("tuples"));
+        assert_eq!(why(parse_quote!(Vec<[u8; 4]>)), None);
+        assert_eq!(why(parse_quote!(Option<(u8, String)>)), None);
+        assert_eq!(why(parse_quote!(Option<()>)), Some("`()`"));
         assert_eq!(why(parse_quote!(&'static str)), Some("borrowed"));
         assert_eq!(why(parse_quote!(HashMap<u32, String>)), Some("map"));
         assert_eq!(why(parse_quote!(HashMap<Key, String>)), None);

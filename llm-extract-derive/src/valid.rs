@@ -1,7 +1,7 @@
 //! Every rule a user can break, each reported on the exact offending tokens with what to do instead.
 //! All rules run; `Ctxt` collects the errors so one compile shows every mistake.
 
-use crate::ast::{Enum, Field, Input, Struct, Style, Variant};
+use crate::ast::{Enum, Field, Input, Repr, Struct, Style, Variant};
 use crate::attr::{Attrs, Example, Json, Number, Setting, Stream};
 use crate::ctxt::Ctxt;
 use crate::ty::{self, Kind};
@@ -38,29 +38,39 @@ fn check_generics(cx: &Ctxt, input: &syn::DeriveInput) {
 
 fn check_struct(cx: &Ctxt, input: &Struct) {
     let ident = &input.original.ident;
+    let serde = &input.attrs.serde;
     check_container_attrs(cx, &input.attrs, "a struct");
     match input.style {
         Style::Named => {}
-        Style::Tuple(fields) if fields.unnamed.len() == 1 => cx.error_spanned_by(
-            fields,
-            "newtype structs are not supported: a JSON object needs field names; use a named field \
-             (`struct Wrapper { value: Inner }`) or use the inner type directly",
-        ),
-        Style::Tuple(fields) => cx.error_spanned_by(
-            fields,
-            "tuple structs are not supported: a JSON object needs field names; use named fields \
-             (`struct Pair { first: A, second: B }`)",
-        ),
+        Style::Tuple(_) => {
+            if let Some(tag) = &serde.tag {
+                cx.error_spanned_by(
+                    tag,
+                    "`#[serde(tag = \"...\")]` applies to enums and structs with named fields (serde \
+                     rejects it on a tuple struct); remove it",
+                );
+            }
+        }
         Style::Unit => cx.error_spanned_by(
             ident,
-            "unit structs are not supported: there is nothing to extract; add named fields",
+            "unit structs are not supported: there is nothing to extract (serde reads only `null`); \
+             add fields",
         ),
+    }
+    if let Some(transparent) = &serde.transparent {
+        if input.inner().is_none() {
+            cx.error_spanned_by(
+                transparent,
+                "`#[serde(transparent)]` needs exactly one field that is not skipped: its JSON is the \
+                 struct's; skip the others (`#[serde(skip)]`)",
+            );
+        }
     }
     for field in &input.fields {
         check_field(cx, field, ident);
-        check_stream(cx, field, input.attrs.serde.default.is_some());
+        check_stream(cx, field, serde.default.is_some());
     }
-    let tag = input.attrs.serde.tag.as_ref().map(LitStr::value);
+    let tag = serde.tag.as_ref().map(LitStr::value);
     check_json_names(cx, &input.fields, tag.as_deref());
 }
 
@@ -68,51 +78,90 @@ fn check_enum(cx: &Ctxt, input: &Enum) {
     let ident = &input.original.ident;
     let serde = &input.attrs.serde;
     check_container_attrs(cx, &input.attrs, "an enum");
-    if let (Some(_), Some(content)) = (&serde.tag, &serde.content) {
+    if let (Some(untagged), Some(_)) = (&serde.untagged, &serde.tag) {
         cx.error_spanned_by(
-            content,
-            "adjacently tagged enums (`tag` + `content`) are not supported; remove `content` to make \
-             the enum internally tagged, so each variant's fields sit next to the tag",
+            untagged,
+            "`untagged` and `tag` contradict each other (serde rejects the pair): an untagged enum \
+             writes no tag; remove one",
         );
     }
-    let live: Vec<&Variant> = input.variants.iter().filter(|v| !v.skipped()).collect();
+    if let (None, Some(content)) = (&serde.tag, &serde.content) {
+        cx.error_spanned_by(
+            content,
+            "`content` needs `tag` (serde rejects it alone): write `#[serde(tag = \"t\", content = \"c\")]` \
+             for an adjacently tagged enum",
+        );
+    }
+    if let Some(transparent) = &serde.transparent {
+        cx.error_spanned_by(
+            transparent,
+            "`#[serde(transparent)]` applies to structs with one field (serde rejects it on an enum)",
+        );
+    }
+    let live = input.live();
     if live.is_empty() {
         cx.error_spanned_by(
             ident,
             "an enum without (deserializable) variants has no values to extract; add a variant",
         );
     }
-    if serde.tag.is_none() && serde.unsupported.is_empty() {
-        if let Some(variant) = live.iter().find(|v| !matches!(v.style, Style::Unit)) {
-            cx.error_spanned_by(
-                variant.original,
-                format!(
-                    "variant `{}` carries data, which makes this enum externally tagged \
-                     (`{{\"{}\": {{...}}}}`, serde's default): not supported; make it internally \
-                     tagged with `#[serde(tag = \"type\")]` on the enum",
-                    variant.original.ident, variant.name
-                ),
-            );
-        }
-    }
-    let tag = serde.tag.as_ref().map(LitStr::value);
+    let repr = input.repr();
     let mut names = HashSet::new();
+    let mut others = 0;
+    let mut untagged_seen: Option<&Variant> = None;
     for variant in &input.variants {
-        check_variant(cx, variant, ident, tag.as_deref());
-        if !variant.skipped() && !names.insert(variant.name.as_str()) {
+        check_variant(cx, variant, ident, &repr);
+        if variant.skipped() {
+            continue;
+        }
+        if variant.other() {
+            others += 1;
+            if others > 1 {
+                if let Some(other) = &variant.attrs.serde.other {
+                    cx.error_spanned_by(other, "only one variant can be `#[serde(other)]`");
+                }
+            }
+        }
+        if variant.untagged() {
+            untagged_seen = Some(variant);
+        } else if let Some(before) = untagged_seen {
             cx.error_spanned_by(
                 &variant.original.ident,
                 format!(
-                    "another variant is also called `{}` in JSON; give each a distinct name with \
-                     `#[serde(rename = \"...\")]`",
-                    variant.name
+                    "variant `{}` comes after the untagged variant `{}`: serde needs untagged \
+                     variants last (it tries them after every tagged one); move them to the end",
+                    variant.original.ident, before.original.ident
                 ),
             );
+        }
+        if matches!(repr, Repr::Untagged) {
+            continue;
+        }
+        let mut variant_names = vec![(variant.name.clone(), None)];
+        variant_names.extend(
+            variant
+                .attrs
+                .serde
+                .aliases
+                .iter()
+                .map(|a| (a.value(), Some(a))),
+        );
+        for (name, alias) in variant_names {
+            if !names.insert(name.clone()) {
+                let message = format!(
+                    "another variant is also called `{name}` in JSON; give each a distinct name with \
+                     `#[serde(rename = \"...\")]`"
+                );
+                match alias {
+                    Some(alias) => cx.error_spanned_by(alias, message),
+                    None => cx.error_spanned_by(&variant.original.ident, message),
+                }
+            }
         }
     }
 }
 
-fn check_variant(cx: &Ctxt, variant: &Variant, own: &Ident, tag: Option<&str>) {
+fn check_variant(cx: &Ctxt, variant: &Variant, own: &Ident, repr: &Repr) {
     check_serde_unsupported(cx, &variant.attrs);
     crate::example::check_not_here(cx, &variant.attrs.extract.example, "a variant");
     for (key, tokens) in variant.attrs.extract.field_only_keys() {
@@ -124,20 +173,48 @@ fn check_variant(cx: &Ctxt, variant: &Variant, own: &Ident, tag: Option<&str>) {
     if variant.skipped() {
         return;
     }
-    if let Style::Tuple(fields) = variant.style {
-        cx.error_spanned_by(
-            fields,
-            format!(
-                "tuple variants are not supported: a JSON object needs field names; use a struct \
-                 variant, e.g. `{} {{ value: T }}`",
-                variant.original.ident
-            ),
-        );
+    if let Some(other) = &variant.attrs.serde.other {
+        let why = if !matches!(variant.style, Style::Unit) {
+            Some("`#[serde(other)]` must be on a unit variant (serde rejects it elsewhere): it keeps no data")
+        } else if matches!(repr, Repr::Untagged) || variant.untagged() {
+            Some("`#[serde(other)]` needs a tag to compare (serde rejects it in an untagged enum)")
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            cx.error_spanned_by(other, why);
+        }
+    }
+    if let Some(untagged) = &variant.attrs.serde.untagged {
+        if matches!(repr, Repr::Untagged) {
+            cx.error_spanned_by(
+                untagged,
+                "`#[serde(untagged)]` on a variant of an enum that is itself untagged says nothing; \
+                 remove it",
+            );
+        }
+    }
+    if let (Style::Tuple(fields), Repr::Internal { .. }) = (&variant.style, repr) {
+        if fields.unnamed.len() != 1 && !variant.untagged() {
+            cx.error_spanned_by(
+                fields,
+                format!(
+                    "tuple variants cannot be internally tagged (serde rejects them: an array has no \
+                     place for the tag); use a struct variant, e.g. `{} {{ value: T }}`, or make the \
+                     enum adjacently tagged with `content = \"...\"`",
+                    variant.original.ident
+                ),
+            );
+        }
     }
     for field in &variant.fields {
         check_field(cx, field, own);
         check_stream(cx, field, false);
     }
+    let tag = match repr {
+        Repr::Internal { tag } if !variant.untagged() => Some(tag.as_str()),
+        _ => None,
+    };
     check_json_names(cx, &variant.fields, tag);
 }
 
@@ -154,21 +231,10 @@ fn check_container_attrs(cx: &Ctxt, attrs: &Attrs, what: &str) {
 fn check_serde_unsupported(cx: &Ctxt, attrs: &Attrs) {
     for (key, tokens) in &attrs.serde.unsupported {
         let message = match key.as_str() {
-            "untagged" => {
-                "`#[serde(untagged)]` cannot be mirrored: serde takes the first variant that fits, \
-                 which a schema cannot express; make the enum internally tagged with \
-                 `#[serde(tag = \"type\")]`"
-                    .to_owned()
-            }
             "flatten" => {
                 "`#[serde(flatten)]` is not supported: the object could not be closed \
                  (`additionalProperties: false`) around keys the macro cannot see; write the fields \
                  out, or keep the inner type as a normal (nested) field"
-                    .to_owned()
-            }
-            "transparent" => {
-                "`#[serde(transparent)]` is not supported; use the inner type directly, or a struct \
-                 with named fields"
                     .to_owned()
             }
             "from" | "try_from" | "remote" => format!(
@@ -180,11 +246,6 @@ fn check_serde_unsupported(cx: &Ctxt, attrs: &Attrs) {
                  custom function reads; give the field a type whose JSON it is (deriving `Extract`, \
                  or a foreign type marked `#[extract(schemars)]`) and convert after extracting"
             ),
-            "other" => {
-                "`#[serde(other)]` is not supported: a catch-all variant accepts tags a schema cannot \
-                 list; remove it (the schema lists every variant)"
-                    .to_owned()
-            }
             _ => format!(
                 "`#[serde({key})]` is not supported; use a plain enum (fieldless variants become a \
                  string enum)"
@@ -711,6 +772,84 @@ mod tests {
             }
         };
         assert_eq!(errors(input), Vec::<String>::new());
+    }
+
+    #[test]
+    fn serde_shapes_are_accepted() {
+        let inputs: Vec<syn::DeriveInput> = vec![
+            syn::parse_quote! { enum E { A, B(u8), C(u8, String), D { x: bool } } },
+            syn::parse_quote! {
+                #[serde(tag = "t", content = "c")]
+                enum E { A, B(u8), C(u8, String), D { x: bool }, #[serde(other)] Z }
+            },
+            syn::parse_quote! { #[serde(untagged)] enum E { A, B(u8), C { x: bool } } },
+            syn::parse_quote! {
+                #[serde(tag = "t")]
+                enum E { A(Inner), #[serde(alias = "b")] B, #[serde(other)] Z, #[serde(untagged)] U(u8, u8) }
+            },
+            syn::parse_quote! { struct Email(String); },
+            syn::parse_quote! { struct Pair(u8, (String, [u8; 4])); },
+            syn::parse_quote! { #[serde(transparent)] struct Id { value: u64, #[serde(skip)] cache: u8 } },
+        ];
+        for input in inputs {
+            let shown = quote::quote!(#input).to_string();
+            assert_eq!(errors(input), Vec::<String>::new(), "{shown}");
+        }
+    }
+
+    #[test]
+    fn what_serde_rejects_is_an_error_with_its_reason() {
+        let cases: Vec<(syn::DeriveInput, &str)> = vec![
+            (
+                syn::parse_quote! { #[serde(untagged, tag = "t")] enum E { A } },
+                "`untagged` and `tag` contradict each other",
+            ),
+            (
+                syn::parse_quote! { #[serde(content = "c")] enum E { A } },
+                "`content` needs `tag`",
+            ),
+            (
+                syn::parse_quote! { #[serde(tag = "t")] enum E { A(u8, u8) } },
+                "tuple variants cannot be internally tagged",
+            ),
+            (
+                syn::parse_quote! { enum E { A, #[serde(other)] B(u8) } },
+                "must be on a unit variant",
+            ),
+            (
+                syn::parse_quote! { #[serde(untagged)] enum E { A(u8), #[serde(other)] B } },
+                "needs a tag to compare",
+            ),
+            (
+                syn::parse_quote! { enum E { #[serde(untagged)] A(u8), B } },
+                "comes after the untagged variant `A`",
+            ),
+            (
+                syn::parse_quote! { enum E { A, #[serde(alias = "A")] B } },
+                "another variant is also called `A`",
+            ),
+            (
+                syn::parse_quote! { #[serde(transparent)] struct S { a: u8, b: u8 } },
+                "needs exactly one field that is not skipped",
+            ),
+            (
+                syn::parse_quote! { #[serde(transparent)] enum E { A(u8) } },
+                "applies to structs with one field",
+            ),
+            (
+                syn::parse_quote! { #[serde(tag = "t")] struct S(u8); },
+                "applies to enums and structs with named fields",
+            ),
+            (
+                syn::parse_quote! { enum E { A, #[serde(other)] B, #[serde(other)] C } },
+                "only one variant can be `#[serde(other)]`",
+            ),
+        ];
+        for (input, expected) in cases {
+            let errors = errors(input);
+            assert_eq!(errors.len(), 1, "{expected}: {errors:?}");
+            assert!(errors[0].contains(expected), "{}", errors[0]);
+        }
     }
 
     #[test]

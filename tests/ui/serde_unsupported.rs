@@ -1,8 +1,7 @@
 use llm_extract::Extract;
 use serde::Deserialize;
 
-#[derive(Extract, Deserialize)]
-#[serde(transparent)]
+#[derive(Deserialize)]
 struct Meters {
     value: f64,
 }
@@ -17,14 +16,6 @@ impl From<Meters> for Feet {
     fn from(meters: Meters) -> Self {
         Feet { value: meters.value * 3.28 }
     }
-}
-
-#[derive(Extract, Deserialize)]
-#[serde(tag = "type")]
-enum Level {
-    Low {},
-    #[serde(other)]
-    Unknown,
 }
 
 fn main() {}

@@ -4,8 +4,8 @@ use std::collections::HashMap;
 
 #[derive(Extract, Deserialize)]
 struct Unsupported {
-    corners: [u8; 4],
-    pair: Option<(String, u8)>,
+    name: &'static str,
+    unit: Option<()>,
     by_id: HashMap<u32, String>,
 }
 

@@ -7,7 +7,11 @@
 //!   text), `"true"`/`"false"` for a boolean, a number or boolean for a string;
 //! - one value where an array is wanted, an array of one object or an obvious one-key wrapper
 //!   (`{"result": {...}}`) around a wanted object, JSON text inside a string where an object is wanted;
-//! - an enum value or a tag differing only in case or separators that matches exactly one variant;
+//! - an enum value or a tag differing only in case or separators that matches exactly one variant,
+//!   or an alias recorded in `x-aliases` beside the names;
+//! - the variant of an externally tagged enum a one-key object is for (the key in any case), a unit
+//!   variant written `{"name": null}` or `{"name": {}}` as its name, a string where a union has one
+//!   branch for it;
 //! - object keys: aliases from `x-aliases` and case-different keys renamed, keys a closed object does
 //!   not allow dropped.
 //!
@@ -88,6 +92,72 @@ fn is_null_schema(schema: &Value) -> bool {
 fn tag_of(variant: &Value) -> Option<(&str, &Value)> {
     let (key, schema) = variant.get("properties")?.as_object()?.iter().next()?;
     Some((key.as_str(), schema.get("const")?))
+}
+
+/// The branch a string is for: the one string enum or `const` that names it (in any case, or by an
+/// alias), else the one branch that takes any string.
+fn pick_name<'s>(value: &Value, variants: &[&'s Value]) -> Option<&'s Value> {
+    let text = value.as_str()?;
+    let mut naming = variants.iter().filter(|v| name_in(v, text).is_some());
+    if let (Some(variant), None) = (naming.next(), naming.next()) {
+        return Some(variant);
+    }
+    let mut strings = variants.iter().filter(|v| {
+        v.get("enum").is_none()
+            && v.get("const").is_none()
+            && v.as_object()
+                .is_some_and(|map| types_of(map).contains(&"string"))
+    });
+    match (strings.next(), strings.next()) {
+        (Some(variant), None) => Some(variant),
+        _ => None,
+    }
+}
+
+/// The variant of an externally tagged enum an object with one key is for: the one variant object
+/// whose only property is that key (in any case, or by an alias).
+fn external_variant<'s>(object: &Map<String, Value>, variants: &[&'s Value]) -> Option<&'s Value> {
+    let mut keys = object.keys();
+    let (Some(key), None) = (keys.next(), keys.next()) else {
+        return None;
+    };
+    let mut matching = variants.iter().filter(|v| {
+        let Some(properties) = v.get("properties").and_then(Value::as_object) else {
+            return false;
+        };
+        let aliased = v
+            .get("x-aliases")
+            .and_then(|a| a.get(key.as_str()))
+            .is_some();
+        properties.len() == 1 && (aliased || properties.keys().any(|name| same_name(name, key)))
+    });
+    match (matching.next(), matching.next()) {
+        (Some(variant), None) => Some(variant),
+        _ => None,
+    }
+}
+
+/// The name `schema` (a string `enum` or a `const`, with its `x-aliases`) asks for where `given`
+/// is written: `given` itself, the canonical name of an alias, or the one name differing only in
+/// case or separators.
+fn name_in(schema: &Value, given: &str) -> Option<String> {
+    let names: Vec<&str> = match (schema.get("enum"), schema.get("const")) {
+        (Some(Value::Array(values)), _) => values.iter().filter_map(Value::as_str).collect(),
+        (_, Some(Value::String(name))) => vec![name.as_str()],
+        _ => return None,
+    };
+    if names.contains(&given) {
+        return Some(given.to_owned());
+    }
+    let aliases = schema.get("x-aliases").and_then(Value::as_object);
+    if let Some(canonical) = aliases.and_then(|a| a.get(given)).and_then(Value::as_str) {
+        return Some(canonical.to_owned());
+    }
+    let mut matching = names.iter().filter(|name| same_name(name, given));
+    match (matching.next(), matching.next()) {
+        (Some(name), None) => Some((*name).to_owned()),
+        _ => None,
+    }
 }
 
 /// `"42"`, `" 42 "`, `"42.0"` as an integer.
@@ -174,7 +244,18 @@ impl Coercer<'_> {
                 }
             }
             Value::String(s) => {
-                if let Some(variants) = schema.get("enum").and_then(Value::as_array) {
+                let alias = schema
+                    .get("x-aliases")
+                    .and_then(|a| a.get(s.as_str()))
+                    .and_then(Value::as_str);
+                if let Some(canonical) = alias {
+                    let canonical = canonical.to_owned();
+                    self.record(
+                        FixKind::EnumCase,
+                        format_args!("read the alias {s:?} as the enum value {canonical:?}"),
+                    );
+                    *s = canonical;
+                } else if let Some(variants) = schema.get("enum").and_then(Value::as_array) {
                     if !variants.iter().any(|v| v.as_str() == Some(s)) {
                         let mut matching = variants
                             .iter()
@@ -216,9 +297,42 @@ impl Coercer<'_> {
             self.walk(value, only, depth + 1);
             return;
         }
-        if let Some(variant) = self.pick_variant(value, &variants) {
+        self.unit_variant_object(value, &variants);
+        let picked = match value {
+            Value::String(_) => pick_name(value, &variants),
+            _ => self.pick_variant(value, &variants),
+        };
+        if let Some(variant) = picked {
             self.walk(value, variant, depth + 1);
         }
+    }
+
+    /// `{"Cash": null}` or `{"Cash": {}}` for the unit variant `"Cash"` of an externally tagged enum
+    /// (serde reads the first too, the schema asks for the string): the name alone.
+    fn unit_variant_object(&mut self, value: &mut Value, variants: &[&Value]) {
+        let Some((key, inner)) = value
+            .as_object()
+            .filter(|map| map.len() == 1)
+            .and_then(|map| map.iter().next())
+        else {
+            return;
+        };
+        let empty = inner.is_null() || inner.as_object().is_some_and(Map::is_empty);
+        let declared = variants.iter().any(|v| {
+            v.get("properties")
+                .and_then(|p| p.get(key.as_str()))
+                .is_some()
+        });
+        if !empty || declared || !variants.iter().any(|v| name_in(v, key).is_some()) {
+            return;
+        }
+        let key = key.clone();
+        let inner = inner.to_string();
+        self.record(
+            FixKind::Unwrapped,
+            format_args!("read {{{key:?}: {inner}}} as the name {key:?}"),
+        );
+        *value = Value::String(key);
     }
 
     /// The variant of a tagged enum whose tag the value carries (fixing the tag's case if needed).
@@ -231,13 +345,14 @@ impl Coercer<'_> {
             return Some(variant);
         }
         let mut matching = variants.iter().filter(|v| {
-            tag_of(v).is_some_and(|(tag, name)| {
+            tag_of(v).is_some_and(|(tag, _)| {
                 let given = object.get(tag).and_then(Value::as_str);
-                matches!((given, name.as_str()), (Some(g), Some(n)) if same_name(g, n))
+                let tag_schema = v.get("properties").and_then(|p| p.get(tag));
+                matches!((given, tag_schema), (Some(g), Some(s)) if name_in(s, g).is_some())
             })
         });
         let (Some(variant), None) = (matching.next(), matching.next()) else {
-            return None;
+            return external_variant(object, variants);
         };
         let (tag, name) = tag_of(variant)?;
         let old = object.insert(tag.to_owned(), name.clone());
@@ -553,6 +668,62 @@ mod tests {
         let option = json!({"anyOf":[{"type":"integer"},{"type":"null"}]});
         assert_eq!(run(json!("7"), option.clone()).0, json!(7));
         assert_eq!(run(json!(null), option).0, json!(null));
+    }
+
+    /// An externally tagged enum: `"cash"`, `{"card": {"last4": string}}`, `{"gift": string}`.
+    fn external() -> Value {
+        let mut names = json!({"type":"string","enum":["cash","check"]});
+        names["x-aliases"] = json!({"cheque": "check"});
+        json!({"oneOf":[
+            names,
+            object(json!({"card": object(json!({"last4": {"type":"string"}}))})),
+            object(json!({"gift": {"type":"string"}}))
+        ]})
+    }
+
+    #[test]
+    fn externally_tagged_names_and_keys() {
+        let (v, kinds) = run(json!("Cash"), external());
+        assert_eq!((v, kinds), (json!("cash"), vec![FixKind::EnumCase]));
+        assert_eq!(run(json!("cheque"), external()).0, json!("check"));
+        let (v, kinds) = run(json!({"cash": null}), external());
+        assert_eq!((v, kinds), (json!("cash"), vec![FixKind::Unwrapped]));
+        assert_eq!(run(json!({"Check": {}}), external()).0, json!("check"));
+        // A one-key object whose key is a variant with data is that variant, in any case.
+        let (v, _) = run(json!({"Card": {"Last4": 1234}}), external());
+        assert_eq!(v, json!({"card": {"last4": "1234"}}));
+        // Not certain: an unknown name, a unit name with data, two keys.
+        assert_eq!(run(json!("coins"), external()).0, json!("coins"));
+        assert_eq!(run(json!({"cash": 3}), external()).0, json!({"cash": 3}));
+        assert_eq!(
+            run(json!({"card": {}, "gift": "x"}), external()).0,
+            json!({"card": {}, "gift": "x"})
+        );
+    }
+
+    #[test]
+    fn strings_go_to_the_one_branch_that_takes_them() {
+        let untagged = json!({"anyOf":[
+            object(json!({"address": {"type":"string"}})),
+            {"type":"string"},
+            {"type":"null"}
+        ]});
+        assert_eq!(run(json!("x"), untagged.clone()).1, Vec::<FixKind>::new());
+        let two = json!({"anyOf":[{"type":"string","format":"date"},{"type":"string"}]});
+        assert_eq!(run(json!("x"), two).1, Vec::<FixKind>::new());
+    }
+
+    #[test]
+    fn tag_aliases_are_read_as_their_variant() {
+        let schema = json!({"oneOf":[
+            object(json!({"kind": {"const":"circle","x-aliases":{"round":"circle"}}})),
+            object(json!({"kind": {"const":"square"}}))
+        ]});
+        let (v, kinds) = run(json!({"kind":"round"}), schema);
+        assert_eq!(
+            (v, kinds),
+            (json!({"kind":"circle"}), vec![FixKind::EnumCase])
+        );
     }
 
     #[test]

@@ -106,6 +106,7 @@ mod lines;
 mod literal;
 mod one;
 pub(crate) mod partial;
+mod partial_shapes;
 pub(crate) mod partial_value;
 mod pipeline;
 mod repetition;

@@ -188,11 +188,14 @@ fn lenient(
         accepted
     };
 
-    // A scalar answer (an enum, a number) is the whole text, perhaps quoted or fenced.
+    // A scalar answer (an enum, a number) is the whole text, perhaps quoted or fenced; where the
+    // value may be a container too (a union), only when the text opens none (else prose before an
+    // object could be read as a string).
     let mut scalar_rejection = None;
-    if !pipeline.wants_container() {
-        let (offset, inner) = envelope::unfenced(body);
-        let trimmed = inner.trim();
+    let (offset, inner) = envelope::unfenced(body);
+    let trimmed = inner.trim();
+    let scalar_first = pipeline.admits_scalar() && !trimmed.contains(['{', '[', '(']);
+    if !pipeline.wants_container() || scalar_first {
         let at = start + offset + (inner.len() - inner.trim_start().len());
         match pipeline.frame(trimmed, at) {
             Ok(accepted) => return Ok(with_envelope(accepted, Some((at, at + trimmed.len())))),
@@ -349,14 +352,21 @@ fn enum_in_prose(pipeline: &Pipeline<'_>, text: &str) -> Option<Result<String, V
     if pipeline.options().strict {
         return None;
     }
-    let variants: Vec<&str> = pipeline
-        .schema()
-        .generic()
-        .get("enum")?
-        .as_array()?
-        .iter()
-        .filter_map(Value::as_str)
-        .collect();
+    // The root's names, or those of the one string enum among a root union's branches (the unit
+    // variants of an externally tagged enum).
+    let generic = pipeline.schema().generic();
+    let names = generic.get("enum").or_else(|| {
+        let branches = generic
+            .get("oneOf")
+            .or_else(|| generic.get("anyOf"))?
+            .as_array()?;
+        let mut enums = branches.iter().filter_map(|branch| branch.get("enum"));
+        match (enums.next(), enums.next()) {
+            (Some(names), None) => Some(names),
+            _ => None,
+        }
+    })?;
+    let variants: Vec<&str> = names.as_array()?.iter().filter_map(Value::as_str).collect();
     let words = |s: &str| -> Vec<String> {
         s.split(|c: char| !c.is_alphanumeric())
             .filter(|w| !w.is_empty())

@@ -85,6 +85,11 @@ impl<'s> Pipeline<'s> {
         self.schema.wants_container()
     }
 
+    /// Whether the wanted value may also be a scalar (see [`SchemaSet::admits_scalar`]).
+    pub(crate) fn admits_scalar(&self) -> bool {
+        self.schema.admits_scalar()
+    }
+
     /// One frame: serde straight, else (unless strict) the lenient parser; then [`Pipeline::check`].
     pub(crate) fn frame(&self, text: &str, base: usize) -> Result<Accepted, Rejection> {
         match serde_json::from_str::<Value>(text) {

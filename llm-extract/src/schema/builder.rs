@@ -5,8 +5,12 @@
 //! covered by semver.
 //! The shapes built here are the *generic schema convention* every other module consumes:
 //! closed objects with properties in declaration order, `Option<T>` as a nullable `T`, internally
-//! tagged enums as a `oneOf` of closed objects whose first property is a `const` tag, string enums
-//! as `{"type":"string","enum":[...]}`, constraints next to the `"type"` they constrain.
+//! and adjacently tagged enums as a `oneOf` of closed objects whose first property is a `const` tag,
+//! externally tagged enums as a `oneOf` of a string enum (the unit variants) and closed one-key
+//! objects, untagged enums as an `anyOf`, string enums as `{"type":"string","enum":[...]}`, tuples
+//! as `prefixItems` arrays of fixed length, variant aliases as `x-aliases` beside the names,
+//! constraints next to the `"type"` they constrain. The schemas of well-known foreign types are in
+//! `foreign.rs`.
 //!
 //! # How a derived type nests
 //!
@@ -160,6 +164,31 @@ impl<T: FieldSchema, S> FieldSchema for HashMap<String, T, S> {
     }
 }
 
+/// A tuple is a fixed-length array (see [`tuple`]).
+macro_rules! tuples {
+    ($(($($name:ident),+))*) => {$(
+        impl<$($name: FieldSchema),+> FieldSchema for ($($name,)+) {
+            const NESTING: usize = deepest(&[$($name::NESTING),+]);
+            fn field_schema() -> Value {
+                tuple(None, ::std::vec![$(Property::of::<$name>("")),+], false)
+            }
+        }
+    )*};
+}
+tuples! {
+    (A) (A, B) (A, B, C) (A, B, C, D) (A, B, C, D, E) (A, B, C, D, E, F) (A, B, C, D, E, F, G)
+    (A, B, C, D, E, F, G, H) (A, B, C, D, E, F, G, H, I) (A, B, C, D, E, F, G, H, I, J)
+    (A, B, C, D, E, F, G, H, I, J, K) (A, B, C, D, E, F, G, H, I, J, K, L)
+}
+
+/// An array `[T; N]`: exactly `N` items (serde reads it as a tuple of `N`).
+impl<T: FieldSchema, const N: usize> FieldSchema for [T; N] {
+    const NESTING: usize = T::NESTING;
+    fn field_schema() -> Value {
+        json!({ "type": "array", "items": T::field_schema(), "minItems": N, "maxItems": N })
+    }
+}
+
 /// Marks the types `min_length`/`max_length` apply to; generated code asserts it for types the
 /// macro cannot classify by name (type aliases, paths it does not know).
 #[diagnostic::on_unimplemented(
@@ -246,6 +275,29 @@ impl Property {
         self
     }
 
+    /// The property must be present, even when its type is optional (an enum variant's key).
+    pub fn required(mut self) -> Self {
+        self.required = true;
+        self
+    }
+
+    /// Records other values serde reads for a tag (a variant's `alias`es), as `"x-aliases":
+    /// {"alias": "canonical"}` on the tag's schema (see [`name_aliases`]).
+    pub fn tag_aliases(mut self, aliases: &[&str]) -> Self {
+        if let Some(canonical) = self.schema.get("const").and_then(Value::as_str) {
+            let canonical = canonical.to_owned();
+            let pairs: Vec<(&str, &str)> =
+                aliases.iter().map(|a| (*a, canonical.as_str())).collect();
+            name_aliases(&mut self.schema, &pairs);
+        }
+        self
+    }
+
+    /// The property's schema alone (a newtype's inner value, an element of a tuple).
+    pub fn into_schema(self) -> Value {
+        self.schema
+    }
+
     /// Adds a constraint keyword (see [`constrain`]).
     pub fn constraint(mut self, keyword: &str, value: Value) -> Self {
         constrain(&mut self.schema, keyword, value);
@@ -325,8 +377,113 @@ pub fn string_enum(description: Option<&str>, names: &[&str]) -> Value {
     schema
 }
 
-/// `schema`, also accepting `null`.
-///
+/// Records the other names serde reads for the values of a string enum or a tag (variant
+/// `alias`es): `"x-aliases": {"alias": "canonical"}`, for parsers to map back. The schema asks for
+/// the canonical names only.
+pub fn name_aliases(schema: &mut Value, pairs: &[(&str, &str)]) {
+    let Value::Object(map) = schema else {
+        return;
+    };
+    if pairs.is_empty() {
+        return;
+    }
+    let aliases: Map<String, Value> = pairs
+        .iter()
+        .map(|(alias, canonical)| ((*alias).to_owned(), Value::from(*canonical)))
+        .collect();
+    map.insert("x-aliases".into(), Value::Object(aliases));
+}
+
+/// An untagged enum, or the untagged variants after the tagged ones: `{"anyOf": [...]}`. serde
+/// takes the first branch that deserializes; the schema accepts a value any branch accepts.
+pub fn any_of(description: Option<&str>, branches: Vec<Value>) -> Value {
+    let mut schema = Map::new();
+    schema.insert("anyOf".into(), Value::Array(branches));
+    if let Some(text) = description {
+        schema.insert("description".into(), text.into());
+    }
+    Value::Object(schema)
+}
+
+/// A fixed-length array, serde's form of a tuple, a tuple struct and a tuple variant:
+/// `{"type": "array", "prefixItems": [...], "items": false, "minItems": n, "maxItems": n}`, with
+/// `minItems` 0 when serde fills in missing elements (a tuple struct's `#[serde(default)]`).
+pub fn tuple(description: Option<&str>, elements: Vec<Property>, all_optional: bool) -> Value {
+    let count = elements.len();
+    let mut schema = Map::new();
+    schema.insert("type".into(), "array".into());
+    if let Some(text) = description {
+        schema.insert("description".into(), text.into());
+    }
+    let items: Vec<Value> = elements.into_iter().map(Property::into_schema).collect();
+    schema.insert("prefixItems".into(), Value::Array(items));
+    schema.insert("items".into(), false.into());
+    if !all_optional {
+        schema.insert("minItems".into(), count.into());
+    }
+    schema.insert("maxItems".into(), count.into());
+    Value::Object(schema)
+}
+
+/// The schema of a newtype struct or `#[serde(transparent)]` struct: its one field's, with the
+/// struct's description where the field has none.
+pub fn newtype(description: Option<&str>, inner: Property) -> Value {
+    let mut schema = inner.into_schema();
+    if let Some(text) = description {
+        if schema.get("description").is_none() {
+            describe(&mut schema, text);
+        }
+    }
+    schema
+}
+
+/// The tag of a catch-all variant (`#[serde(other)]`): any string but the other variants' names.
+pub fn other_name(known: &[&str]) -> Value {
+    json!({ "type": "string", "not": { "enum": known } })
+}
+
+/// A newtype variant of an internally tagged enum: serde writes the tag into the inner value's
+/// object, so the variant is that object with the tag as its first, required property. An inner
+/// value that is not an object with properties (serde accepts a map or a struct there) gets a
+/// schema that cannot be compiled, whose message says so.
+pub fn tagged_newtype(description: Option<&str>, tag: Property, inner: Value) -> Value {
+    let tag_name = tag.name;
+    let Value::Object(mut inner) = inner else {
+        return tagged_newtype_error(tag_name);
+    };
+    let (Some(Value::Object(properties)), Some(Value::Array(required))) =
+        (inner.remove("properties"), inner.remove("required"))
+    else {
+        return tagged_newtype_error(tag_name);
+    };
+    let mut schema = object(description, vec![tag]);
+    if let Value::Object(map) = &mut schema {
+        if description.is_none() {
+            if let Some(text) = inner.remove("description") {
+                map.shift_insert(1, "description".into(), text);
+            }
+        }
+        if let Some(Value::Object(merged)) = map.get_mut("properties") {
+            merged.extend(properties);
+        }
+        if let Some(Value::Array(merged)) = map.get_mut("required") {
+            merged.extend(required);
+        }
+        if let Some(aliases) = inner.remove("x-aliases") {
+            map.insert("x-aliases".into(), aliases);
+        }
+    }
+    schema
+}
+
+fn tagged_newtype_error(tag: &str) -> Value {
+    // Not a JSON Schema type: compiling the schema fails with this as its message.
+    json!({ "type": format!(
+        "a newtype variant of an enum internally tagged with `{tag}` must hold a struct with named \
+         fields: serde writes the tag among its fields"
+    ) })
+}
+
 /// A single string `"type"` without `enum`/`const` becomes `[type, "null"]`; with an `enum`, `null`
 /// is appended to it as well; anything else is wrapped as `{"anyOf": [schema, {"type": "null"}]}`.
 /// A schema that already accepts `null` (`{}`, or a type list containing `"null"`) is returned as is.
@@ -695,6 +852,95 @@ mod tests {
                 r#"{"oneOf":[{"type":"object","properties":{"kind":{"const":"unit"}},"#,
                 r#""required":["kind"],"additionalProperties":false}],"description":"E."}"#
             )
+        );
+    }
+
+    #[test]
+    fn tuples_and_arrays_have_a_fixed_length() {
+        let pair = <(u8, String)>::field_schema();
+        assert_eq!(
+            serde_json::to_string(&pair).unwrap(),
+            concat!(
+                r#"{"type":"array","prefixItems":[{"type":"integer","minimum":0,"maximum":255},"#,
+                r#"{"type":"string"}],"items":false,"minItems":2,"maxItems":2}"#
+            )
+        );
+        let prefix = tuple(Some("P."), vec![Property::of::<bool>("")], true);
+        assert_eq!(
+            prefix,
+            json!({"type": "array", "description": "P.", "prefixItems": [{"type": "boolean"}], "items": false, "maxItems": 1})
+        );
+        assert_eq!(
+            <[bool; 2]>::field_schema(),
+            json!({"type": "array", "items": {"type": "boolean"}, "minItems": 2, "maxItems": 2})
+        );
+        assert_eq!(<((u8,), Vec<String>) as FieldSchema>::NESTING, 0);
+    }
+
+    #[test]
+    fn newtypes_take_the_struct_description_where_the_field_has_none() {
+        let plain = newtype(Some("Outer."), Property::of::<String>(""));
+        assert_eq!(plain, json!({"type": "string", "description": "Outer."}));
+        let own = newtype(
+            Some("Outer."),
+            Property::of::<String>("").description("Inner."),
+        );
+        assert_eq!(own["description"], "Inner.");
+        assert_eq!(newtype(None, Property::of::<u64>("")), u64::field_schema());
+    }
+
+    #[test]
+    fn names_aliases_and_catch_alls() {
+        let mut names = string_enum(None, &["a", "b"]);
+        name_aliases(&mut names, &[("x", "a")]);
+        assert_eq!(names["x-aliases"], json!({"x": "a"}));
+        let mut untouched = string_enum(None, &["a"]);
+        name_aliases(&mut untouched, &[]);
+        assert!(untouched.get("x-aliases").is_none());
+        let tag = Property::tag("t", "a")
+            .tag_aliases(&["x", "y"])
+            .into_schema();
+        assert_eq!(
+            tag,
+            json!({"const": "a", "x-aliases": {"x": "a", "y": "a"}})
+        );
+        assert_eq!(
+            other_name(&["a", "x"]),
+            json!({"type": "string", "not": {"enum": ["a", "x"]}})
+        );
+        assert_eq!(
+            any_of(Some("U."), vec![json!({"type": "null"})]),
+            json!({"anyOf": [{"type": "null"}], "description": "U."})
+        );
+        let optional = Property::of::<Option<u8>>("k").required();
+        let schema = object(None, vec![optional]);
+        assert_eq!(schema["required"], json!(["k"]));
+    }
+
+    #[test]
+    fn a_tagged_newtype_is_its_object_with_the_tag_first() {
+        let inner = object(
+            Some("Inner."),
+            vec![
+                Property::of::<String>("name").alias("title"),
+                Property::of::<Option<u8>>("age"),
+            ],
+        );
+        let schema = tagged_newtype(None, Property::tag("type", "person"), inner);
+        assert_eq!(
+            serde_json::to_string(&schema).unwrap(),
+            concat!(
+                r#"{"type":"object","description":"Inner.","properties":{"type":{"const":"person"},"#,
+                r#""name":{"type":"string"},"age":{"type":["integer","null"],"minimum":0,"maximum":255}},"#,
+                r#""required":["type","name"],"additionalProperties":false,"x-aliases":{"title":"name"}}"#
+            )
+        );
+        let number = tagged_newtype(None, Property::tag("type", "n"), u8::field_schema());
+        let set = crate::SchemaSet::new("N", number);
+        let message = set.validator().unwrap_err().to_string();
+        assert!(
+            message.contains("must hold a struct with named fields"),
+            "{message}"
         );
     }
 

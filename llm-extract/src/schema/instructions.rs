@@ -34,7 +34,10 @@
 //! ```
 //!
 //! - A union of objects (a tagged enum) lists its variants one after another, each with its
-//!   discriminator written as a literal (`"type":"definition"`).
+//!   discriminator written as a literal (`"type":"definition"`); so does a union of objects and
+//!   other values (an externally tagged enum: `"cash"|"check"` on a line, then `{"card":{...}}`).
+//!   A catch-all variant's tag is `any other string`.
+//! - A tuple is written as its elements in brackets: `[string,integer >= 0]`.
 //!
 //! [`render_one`] is meant to follow a phrase such as "Answer with JSON of this form:" in a prompt.
 //! [`render_lines`] says itself that the answer is JSON Lines.
@@ -140,13 +143,13 @@ fn push_lines(out: &mut String, mut lines: Vec<String>, comment: Option<&str>, s
     out.push_str(&lines.join("\n"));
 }
 
-/// The branches of a union whose non-null branches are all objects (a tagged enum, or an
-/// optional one), or `None`.
+/// The branches of a union of two or more non-null branches of which one at least is an object (a
+/// tagged enum, an optional one, an externally tagged enum with its unit variants' names), or `None`.
 fn object_variants(schema: &Value) -> Option<Vec<&Value>> {
     let branches = union_branches(schema)?;
     let variants: Vec<&Value> = branches.iter().filter(|branch| !is_null(branch)).collect();
-    let all_objects = variants.iter().all(|variant| is_object(variant));
-    (all_objects && variants.len() > 1).then_some(variants)
+    let any_object = variants.iter().any(|variant| is_object(variant));
+    (any_object && variants.len() > 1).then_some(variants)
 }
 
 fn union_branches(schema: &Value) -> Option<&Vec<Value>> {
@@ -533,6 +536,9 @@ impl Renderer {
         } else {
             ""
         };
+        if let Some(Value::Array(elements)) = map.get("prefixItems") {
+            return self.tuple_lines(map, elements, level);
+        }
         let item_lines = match map.get("items") {
             Some(items) => match self.type_lines(items, level).as_slice() {
                 [line] if is_alternatives(items) => vec![format!("({line})")],
@@ -543,8 +549,52 @@ impl Renderer {
         prefix(&format!("array of {count}{unique}"), item_lines)
     }
 
+    /// A fixed-length array (a tuple): its elements in brackets, `[string,integer]`, one per line
+    /// when one of them takes several; `or a shorter start of it` when trailing elements may be
+    /// left out.
+    fn tuple_lines(
+        &mut self,
+        map: &Map<String, Value>,
+        elements: &[Value],
+        level: usize,
+    ) -> Vec<String> {
+        let written = self.written.len();
+        let parts: Option<Vec<String>> = elements
+            .iter()
+            .map(|element| match self.type_lines(element, level).as_slice() {
+                [line] => Some(line.clone()),
+                _ => None,
+            })
+            .collect();
+        let shorter = uint(map, "minItems").unwrap_or(0) < elements.len() as u64;
+        let suffix = if shorter {
+            " or a shorter start of it"
+        } else {
+            ""
+        };
+        if let Some(parts) = parts {
+            return vec![format!("[{}]{suffix}", parts.join(","))];
+        }
+        self.written.truncate(written);
+        let mut lines = vec!["[".to_owned()];
+        for (i, element) in elements.iter().enumerate() {
+            let comma = if i + 1 < elements.len() { "," } else { "" };
+            let mut element_lines = prefix(&indent(level + 1), self.type_lines(element, level + 1));
+            if let Some(last) = element_lines.last_mut() {
+                last.push_str(comma);
+            }
+            lines.extend(element_lines);
+        }
+        lines.push(format!("{}]{suffix}", indent(level)));
+        lines
+    }
+
     /// A string type with its constraints: `2-50 char string matching ^[a-z]+$`.
     fn string_type(&mut self, map: &Map<String, Value>) -> String {
+        if map.get("not").and_then(|not| not.get("enum")).is_some() {
+            // The tag of a catch-all variant: anything but the names listed beside it.
+            return "any other string".to_owned();
+        }
         let mut out = match (
             uint(map, "minLength").filter(|n| *n > 0),
             uint(map, "maxLength"),
@@ -830,6 +880,47 @@ mod tests {
             render_one(&schema),
             "{\n  \"fact\":one of: // A fact.\n    {\"type\":\"definition\",\"entity\":string}\n    \
              { // A relation.\n      \"type\":\"relationship\",\n      \"subject\":string // Who.\n    }\n}"
+        );
+    }
+
+    #[test]
+    fn tuples_are_written_in_brackets() {
+        let pair = json!({
+            "type": "array",
+            "prefixItems": [{ "type": "string" }, { "type": "integer", "minimum": 0 }],
+            "items": false, "minItems": 2, "maxItems": 2
+        });
+        assert_eq!(render_one(&pair), "[string,integer >= 0]");
+        let mut prefix = pair.clone();
+        prefix["minItems"] = json!(0);
+        assert_eq!(
+            render_one(&prefix),
+            "[string,integer >= 0] or a shorter start of it"
+        );
+        let nested = json!({
+            "type": "array",
+            "prefixItems": [{ "oneOf": [
+                closed(json!({ "a": { "type": "string" } }), &["a"]),
+                closed(json!({ "b": { "type": "string" } }), &["b"])
+            ] }],
+            "items": false, "minItems": 1, "maxItems": 1
+        });
+        assert_eq!(
+            render_one(&nested),
+            "[\n  one of:\n    {\"a\":string}\n    {\"b\":string}\n]"
+        );
+    }
+
+    #[test]
+    fn a_union_of_names_and_objects_lists_each() {
+        let schema = json!({ "oneOf": [
+            { "type": "string", "enum": ["cash"] },
+            closed(json!({ "card": closed(json!({ "last4": { "type": "string" } }), &["last4"]) }), &["card"]),
+            { "type": "string", "not": { "enum": ["cash", "card"] } }
+        ] });
+        assert_eq!(
+            render_one(&schema),
+            "One of:\n\"cash\"\n{\"card\":{\"last4\":string}}\nany other string"
         );
     }
 

@@ -18,6 +18,7 @@
 pub(crate) mod builder;
 pub mod dialect;
 pub mod dynamic;
+mod foreign;
 pub mod instructions;
 pub(crate) mod node;
 pub(crate) mod plan;
@@ -316,6 +317,12 @@ impl SchemaSet {
         *self
             .wants_container
             .get_or_init(|| plan::wants_container(&self.generic))
+    }
+
+    /// Whether one value may also be a scalar (a union with a string branch, say), which an answer
+    /// may give alone.
+    pub(crate) fn admits_scalar(&self) -> bool {
+        plan::admits_scalar(&self.generic)
     }
 }
 

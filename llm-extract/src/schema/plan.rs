@@ -793,10 +793,47 @@ pub(crate) fn wants_container(schema: &Value) -> bool {
     }
 }
 
+/// Whether a value of `schema` may also be a scalar (a string, a number, a boolean, `null`): a type
+/// list naming one, an `enum` or a `const`, or a union with such a branch (an externally tagged enum
+/// with unit variants, an untagged enum). `{}` is left out: any value is read as a container first.
+pub(crate) fn admits_scalar(schema: &Value) -> bool {
+    let is_scalar = |t: &Value| t.as_str().is_some_and(|t| t != "object" && t != "array");
+    match schema.get("type") {
+        Some(Value::String(_)) => schema.get("type").is_some_and(is_scalar),
+        Some(Value::Array(types)) => types.iter().any(is_scalar),
+        _ => {
+            schema.get("enum").is_some()
+                || schema
+                    .get("const")
+                    .is_some_and(|c| !c.is_object() && !c.is_array())
+                || ["oneOf", "anyOf"].iter().any(|k| {
+                    schema
+                        .get(*k)
+                        .and_then(Value::as_array)
+                        .is_some_and(|b| b.iter().any(admits_scalar))
+                })
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn scalar_schemas() {
+        assert!(admits_scalar(
+            &json!({"oneOf": [{"type": "string", "enum": ["A"]}, {"type": "object"}]})
+        ));
+        assert!(admits_scalar(
+            &json!({"anyOf": [{"type": "object"}, {"type": "null"}]})
+        ));
+        assert!(!admits_scalar(
+            &json!({"oneOf": [{"type": "object"}, {"type": "array"}]})
+        ));
+        assert!(!admits_scalar(&json!({})));
+    }
 
     #[test]
     fn container_schemas() {

@@ -2,10 +2,10 @@ use llm_extract::Extract;
 use serde::Deserialize;
 
 #[derive(Extract, Deserialize)]
-#[serde(tag = "type")]
-enum Event {
-    Click { x: i32, y: i32 },
-    Key(String),
+enum Status {
+    Open,
+    #[serde(alias = "Open")]
+    Reopened,
 }
 
 fn main() {}
