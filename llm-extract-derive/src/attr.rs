@@ -212,7 +212,9 @@ pub struct SerdeAttrs {
     pub skip: Option<TokenStream>,
     /// `alias = "..."`, each
     pub aliases: Vec<LitStr>,
-    /// Settings we cannot mirror faithfully, by key (`untagged`, `flatten`, ...); `valid.rs` words
+    /// `flatten` (a field whose members are merged into the object)
+    pub flatten: Option<TokenStream>,
+    /// Settings we cannot mirror faithfully, by key (`untagged`, `transparent`, ...); `valid.rs` words
     /// the error.
     pub unsupported: Vec<(String, TokenStream)>,
 }
@@ -221,7 +223,6 @@ pub struct SerdeAttrs {
 /// a field above or does not change what deserialization accepts.
 const SERDE_UNSUPPORTED: &[&str] = &[
     "untagged",
-    "flatten",
     "transparent",
     "from",
     "try_from",
@@ -571,6 +572,7 @@ fn parse_serde(attrs: &mut SerdeAttrs, meta: ParseNestedMeta) -> syn::Result<()>
             attrs.default = Some(path_tokens);
         }
         "skip" | "skip_deserializing" => attrs.skip = Some(path_tokens),
+        "flatten" => attrs.flatten = Some(path_tokens),
         _ if SERDE_UNSUPPORTED.contains(&key.as_str()) => {
             skip_value(&meta)?;
             attrs.unsupported.push((key, path_tokens));

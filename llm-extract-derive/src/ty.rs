@@ -219,6 +219,15 @@ pub fn self_reference<'a>(ty: &'a Type, own: &Ident) -> Option<&'a PathSegment> 
     })
 }
 
+/// Whether `ty` names the type parameter `param` anywhere (`T`, `Vec<T>`, `T::Item`).
+pub fn names(ty: &Type, param: &Ident) -> bool {
+    find(ty, &mut |ty| match ty {
+        Type::Path(path) => path.path.segments.first().filter(|s| s.ident == *param).map(|_| ()),
+        _ => None,
+    })
+    .is_some()
+}
+
 /// The first part of `ty` no JSON schema can describe, and why, with what to use instead.
 pub fn unsupported(ty: &Type) -> Option<(&Type, &'static str)> {
     find(ty, &mut |ty| {
@@ -308,6 +317,14 @@ mod tests {
         assert_eq!(found(parse_quote!(Vec<Other>)), None);
         // Probably another type of the same name: left to the run-time guard.
         assert_eq!(found(parse_quote!(Option<tree::Node>)), None);
+    }
+
+    #[test]
+    fn type_parameters_are_found_anywhere() {
+        let t: Ident = parse_quote!(T);
+        assert!(names(&parse_quote!(Vec<Option<T>>), &t));
+        assert!(names(&parse_quote!(HashMap<String, T::Item>), &t));
+        assert!(!names(&parse_quote!(Vec<Tee>), &t));
     }
 
     #[test]

@@ -165,12 +165,18 @@ impl std::fmt::Debug for SchemaSet {
 impl SchemaSet {
     /// Builds the set from a generic schema. `name` names the type (used as the `response_format` name).
     pub fn new(name: impl Into<String>, generic: Value) -> Self {
-        let list = json!({
+        // The items' `$defs` move to the list's root, where their `#/$defs/..` references point.
+        let mut items = generic.clone();
+        let defs = items.as_object_mut().and_then(|map| map.remove("$defs"));
+        let mut list = json!({
             "type": "object",
-            "properties": { "items": { "type": "array", "items": generic.clone() } },
+            "properties": { "items": { "type": "array", "items": items } },
             "required": ["items"],
             "additionalProperties": false
         });
+        if let (Some(defs), Value::Object(map)) = (defs, &mut list) {
+            map.insert("$defs".into(), defs);
+        }
         SchemaSet {
             name: name.into(),
             generic,
