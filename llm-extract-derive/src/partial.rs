@@ -170,9 +170,12 @@ fn generic_derives(
     let p = private();
     let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
     let idents: Vec<&Option<Ident>> = fields.iter().map(|f| &f.original.ident).collect();
-    let labels = idents
-        .iter()
-        .map(|ident| ident.as_ref().map(|i| i.unraw().to_string()).unwrap_or_default());
+    let labels = idents.iter().map(|ident| {
+        ident
+            .as_ref()
+            .map(|i| i.unraw().to_string())
+            .unwrap_or_default()
+    });
     let name = partial.to_string();
     let attributes = quote! {
         #[doc = #doc]

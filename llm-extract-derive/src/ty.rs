@@ -222,7 +222,12 @@ pub fn self_reference<'a>(ty: &'a Type, own: &Ident) -> Option<&'a PathSegment> 
 /// Whether `ty` names the type parameter `param` anywhere (`T`, `Vec<T>`, `T::Item`).
 pub fn names(ty: &Type, param: &Ident) -> bool {
     find(ty, &mut |ty| match ty {
-        Type::Path(path) => path.path.segments.first().filter(|s| s.ident == *param).map(|_| ()),
+        Type::Path(path) => path
+            .path
+            .segments
+            .first()
+            .filter(|s| s.ident == *param)
+            .map(|_| ()),
         _ => None,
     })
     .is_some()

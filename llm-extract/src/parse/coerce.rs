@@ -219,7 +219,10 @@ impl<'s> Coercer<'_, 's> {
         if value.is_null() && branches.iter().any(|b| is_null_schema(b)) {
             return;
         }
-        let variants: Vec<&Value> = branches.into_iter().filter(|b| !is_null_schema(b)).collect();
+        let variants: Vec<&Value> = branches
+            .into_iter()
+            .filter(|b| !is_null_schema(b))
+            .collect();
         if let [only] = variants[..] {
             self.walk(value, only, depth + 1);
             return;
@@ -346,7 +349,12 @@ impl<'s> Coercer<'_, 's> {
         map.remove(&key)
     }
 
-    fn object(&mut self, map: &mut Map<String, Value>, schema: &'s Map<String, Value>, depth: usize) {
+    fn object(
+        &mut self,
+        map: &mut Map<String, Value>,
+        schema: &'s Map<String, Value>,
+        depth: usize,
+    ) {
         let properties = schema.get("properties").and_then(Value::as_object);
         if let Some(aliases) = schema.get("x-aliases").and_then(Value::as_object) {
             for (alias, canonical) in aliases {

@@ -463,12 +463,7 @@ fn readable(node: Node<'_>) -> bool {
 macro_rules! transparent_walks {
     ($partial:ty) => {
         #[inline]
-        fn update_below(
-            partial: &mut $partial,
-            node: Node<'_>,
-            since: u64,
-            depth: usize,
-        ) -> bool {
+        fn update_below(partial: &mut $partial, node: Node<'_>, since: u64, depth: usize) -> bool {
             T::update_below(partial, node, since, depth)
         }
 
@@ -987,10 +982,11 @@ mod tests {
             Some(
                 pairs
                     .iter()
-                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .map(|(k, v)| (k.to_string(), Box::new(v.to_string())))
                     .collect::<BTreeMap<_, _>>(),
             )
         };
+        // A box's partial form is boxed too.
         assert_eq!(seen, [map(&[("b", "x")]), map(&[("b", "xy")])]);
     }
 

@@ -404,7 +404,9 @@ impl Members {
         match map.remove("properties") {
             Some(Value::Object(properties)) => {
                 self.properties.extend(properties);
-                if let (true, Some(Value::Array(required))) = (keep_required, map.remove("required")) {
+                if let (true, Some(Value::Array(required))) =
+                    (keep_required, map.remove("required"))
+                {
                     self.required.extend(required);
                 }
                 if let Some(Value::Object(aliases)) = map.remove("x-aliases") {
@@ -884,9 +886,7 @@ pub fn schema_set_of<T: ?Sized + 'static>(
         return set;
     }
     let set = build();
-    *lock()
-        .entry(id)
-        .or_insert_with(|| Box::leak(Box::new(set)))
+    *lock().entry(id).or_insert_with(|| Box::leak(Box::new(set)))
 }
 
 #[cfg(test)]
@@ -1080,7 +1080,10 @@ mod tests {
 
     #[test]
     fn def_names_drop_paths_and_join_arguments() {
-        assert_eq!(def_name("app::model::Page<app::model::Person>"), "Page_Person");
+        assert_eq!(
+            def_name("app::model::Page<app::model::Person>"),
+            "Page_Person"
+        );
         assert_eq!(
             def_name("a::Pair<alloc::vec::Vec<b::X>, u8>"),
             "Pair_Vec_X_u8"
@@ -1145,5 +1148,4 @@ mod tests {
         assert!(std::ptr::eq(first, again));
         assert_eq!((again.name(), other.name()), ("a", "c"));
     }
-
 }

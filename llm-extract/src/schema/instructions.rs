@@ -309,7 +309,11 @@ impl<'a> Renderer<'a> {
         // The pointer's last token, unescaped (`~1` is `/`, `~0` is `~`).
         let last = reference.rsplit('/').next().unwrap_or(reference);
         let name = last.replace("~1", "/").replace("~0", "~");
-        let name = match self.references.iter().find(|(_, seen)| std::ptr::eq(*seen, target)) {
+        let name = match self
+            .references
+            .iter()
+            .find(|(_, seen)| std::ptr::eq(*seen, target))
+        {
             Some((known, _)) => known.clone(),
             None => {
                 // Two targets with the same last token: the later is numbered.

@@ -795,10 +795,9 @@ fn wants_container_at(root: &Value, schema: &Value, depth: usize) -> bool {
             schema.get("properties").is_some()
                 || (depth < MAX_BRANCH_DEPTH
                     && ["oneOf", "anyOf"].iter().any(|k| {
-                        schema
-                            .get(*k)
-                            .and_then(Value::as_array)
-                            .is_some_and(|b| b.iter().any(|b| wants_container_at(root, b, depth + 1)))
+                        schema.get(*k).and_then(Value::as_array).is_some_and(|b| {
+                            b.iter().any(|b| wants_container_at(root, b, depth + 1))
+                        })
                     }))
                 || schema.as_object().is_some_and(|o| o.is_empty())
         }
@@ -829,7 +828,8 @@ mod tests {
             "$defs": {"Node": {"type": "object", "properties": {"next": {"$ref": "#/$defs/Node"}}}}
         });
         assert!(wants_container(&tree));
-        let looping = json!({"$defs": {"L": {"anyOf": [{"$ref": "#/$defs/L"}]}}, "$ref": "#/$defs/L"});
+        let looping =
+            json!({"$defs": {"L": {"anyOf": [{"$ref": "#/$defs/L"}]}}, "$ref": "#/$defs/L"});
         assert!(!wants_container(&looping));
     }
 
