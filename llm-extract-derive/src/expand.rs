@@ -58,11 +58,15 @@ fn expand(input: &Input) -> TokenStream {
     });
     let generics = bounded(original, &fields(input), quote!(#p::FieldSchema + 'static));
     let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
+    // A generic type is `Schema` where its instantiation deserializes; a concrete type has no
+    // bound (the compiler then reports a missing `Deserialize` at the type, with serde's hint).
     let mut schema_generics = generics.clone();
-    schema_generics
-        .make_where_clause()
-        .predicates
-        .push(parse_quote!(Self: #p::DeserializeOwned + ::core::marker::Send));
+    if !original.generics.params.is_empty() {
+        schema_generics
+            .make_where_clause()
+            .predicates
+            .push(parse_quote!(Self: #p::DeserializeOwned + ::core::marker::Send));
+    }
     let (_, _, schema_where) = schema_generics.split_for_impl();
     // A generic function cannot own a `static` per instantiation: a generic type's sets are kept in
     // a map keyed by the instantiation's `TypeId`.
