@@ -3,7 +3,7 @@
 //! fenced answer back, partial values, format instructions; and the schema readers on a recursive
 //! schema given at run time.
 
-use llm_extract::parse::{from_str_value, Partial, PartialReader, ParseOptions};
+use llm_extract::parse::{from_str_value, ParseOptions, Partial, PartialReader};
 use llm_extract::{Extract, Schema, SchemaSet};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -102,9 +102,7 @@ fn a_recursive_type_is_one_def_referred_to() {
     let list = Report::list_schema();
     assert_eq!(list["$defs"], schema["$defs"]);
     assert!(list["properties"]["items"]["items"].get("$defs").is_none());
-    assert!(Report::schema()
-        .validator()
-        .is_ok());
+    assert!(Report::schema().validator().is_ok());
 }
 
 #[test]
@@ -148,7 +146,10 @@ fn a_half_written_recursive_answer_is_previewed() {
     assert_eq!(emea.sections, None);
     reader.feed(br#"EA", "sections": []}]}]}"#);
     let done = reader.partial().unwrap();
-    let emea = &done.sections.as_ref().unwrap()[0].sections.as_ref().unwrap()[0];
+    let emea = &done.sections.as_ref().unwrap()[0]
+        .sections
+        .as_ref()
+        .unwrap()[0];
     assert_eq!(emea.title.as_deref(), Some("EMEA"));
     assert_eq!(emea.sections, Some(Vec::new()));
     assert_eq!(
@@ -238,7 +239,11 @@ fn mutually_recursive_types() {
     let folder = Folder::json_schema();
     // `Folder` recurs; `File`, inside it, does not need a name of its own.
     assert_eq!(
-        folder["$defs"].as_object().unwrap().keys().collect::<Vec<_>>(),
+        folder["$defs"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .collect::<Vec<_>>(),
         ["Folder"]
     );
     assert_eq!(
@@ -247,7 +252,11 @@ fn mutually_recursive_types() {
     );
     let file = File::json_schema();
     assert_eq!(
-        file["$defs"].as_object().unwrap().keys().collect::<Vec<_>>(),
+        file["$defs"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .collect::<Vec<_>>(),
         ["File"]
     );
     round_trips(&Folder {
@@ -472,7 +481,10 @@ fn maps_with_enum_keys_name_their_keys() {
         json!({"type": "string", "enum": ["person", "place", "other_thing"]})
     );
     // Flattened, each name is a property the object may have.
-    assert_eq!(schema["properties"]["other_thing"], json!({"type": "number"}));
+    assert_eq!(
+        schema["properties"]["other_thing"],
+        json!({"type": "number"})
+    );
     assert_eq!(schema["required"], json!(["by_kind"]));
     round_trips(&Counts {
         by_kind: HashMap::from([(Kind::Person, 3), (Kind::OtherThing, 1)]),

@@ -54,9 +54,23 @@ use syn::{parse_macro_input, DeriveInput};
 /// - **Fieldless enums**: `{"type": "string", "enum": [...]}`.
 /// - **Internally tagged enums** (`#[serde(tag = "type")]`, any tag name) with struct and unit
 ///   variants: a `oneOf` of closed objects whose first property is the tag, `{"const": "name"}`.
+/// - **Recursive and mutually recursive types** (a comment's replies, an org chart, a folder's files
+///   and a file's folder), through `Box`, `Option<Box<_>>`, `Vec`, maps or other derived types: the
+///   type that recurs has one entry in the schema's root `$defs`, and each place that holds it is
+///   `{"$ref": "#/$defs/Name"}`. Types that do not recur stay inlined. Format instructions name such
+///   a type and define it once (`Section = {"title":string,"sections":array of Section}`).
+/// - **Generic structs** (`Page<T>`): a schema per instantiation (`Page<Person>` and
+///   `Page<Invoice>` differ, each computed once), named `Page_Person`. The impls bound each type
+///   parameter that a field's type names by what they need of it (`FieldSchema`, `PartialField`),
+///   and `Schema` holds where the instantiation is `Deserialize`.
+/// - **`#[serde(flatten)]`** of a struct that derives `Extract` (its properties and aliases merged
+///   in place, its required ones kept unless the field is an `Option`), or of a map: a
+///   `HashMap<String, T>` opens the object (`additionalProperties` is `T`'s schema); a map keyed by
+///   a fieldless enum adds each of its names as an optional property.
 /// - Field types: `String`, `char`, `bool`, every integer (8/16/32-bit ones carry their range),
 ///   `f32`/`f64`, `Option<T>`, `Box<T>`, `Vec<T>`, `VecDeque<T>`, `HashSet<T>`/`BTreeSet<T>`
-///   (`uniqueItems`), `HashMap<String, T>`/`BTreeMap<String, T>`, `serde_json::Value`, any type
+///   (`uniqueItems`), `HashMap<K, T>`/`BTreeMap<K, T>` with `String` keys or keys of a fieldless
+///   enum that derives `Extract` (`propertyNames: {"enum": [...]}`), `serde_json::Value`, any type
 ///   that derives `Extract`, and foreign types implementing `schemars::JsonSchema` (see below).
 ///
 /// # serde attributes it mirrors
@@ -70,11 +84,12 @@ use syn::{parse_macro_input, DeriveInput};
 /// ignored. On a struct, `tag` adds the tag as an optional first property, since serde writes it.
 ///
 /// What cannot be mirrored faithfully is a compile error that names the alternative: `untagged`,
-/// `flatten`, externally tagged data enums (the serde default for an enum with data: add
+/// externally tagged data enums (the serde default for an enum with data: add
 /// `#[serde(tag = "type")]`), adjacently tagged enums (`tag` + `content`), tuple and unit structs,
 /// tuple variants, `transparent`, `from`/`try_from`, `remote`, `other`, `deserialize_with`/`with`,
-/// unions, generic types (a schema lives in a `static`, which cannot be generic: derive on a
-/// concrete type) and tuple, array and reference field types. Variant `alias`es are accepted by
+/// unions, generic enums, lifetime and const parameters, `flatten` of anything but a struct or a
+/// map (an enum, a sequence, a scalar, a `serde_json::Value`: nothing a closed object can list), and
+/// tuple, array and reference field types. Variant `alias`es are accepted by
 /// serde but not listed in the schema, which asks for canonical names.
 ///
 /// # `#[extract(...)]`
@@ -139,20 +154,25 @@ use syn::{parse_macro_input, DeriveInput};
 ///
 /// # Recursive types
 ///
-/// Not supported: a schema is fully inlined. A field that names its own type (unqualified, or as
-/// `Self`) is a compile error naming the field; a cycle through other derived types (or through a
-/// qualified path to the type itself) is a compile error too, the compiler's cycle error on the
-/// types' `FieldSchema::NESTING` constants, whose notes list the fields along the cycle.
+/// A type that contains itself derives like any other; its schema refers to itself:
 ///
-/// ```compile_fail
+/// ```
 /// use llm_extract::{Extract, Schema};
 /// use serde::Deserialize;
 ///
 /// #[derive(Extract, Deserialize)]
 /// struct Node {
-///     children: Vec<Node>, // error: `Node` contains itself through this field
+///     name: String,
+///     children: Vec<Node>,
 /// }
+///
+/// let schema = Node::json_schema();
+/// assert_eq!(schema["properties"]["children"]["items"]["$ref"], "#/$defs/Node");
+/// assert_eq!(schema["$defs"]["Node"]["properties"], schema["properties"]);
 /// ```
+///
+/// Its partial form holds itself the same way (`Box<T>`'s partial form is a `Box` of `T`'s). A
+/// recursive schema bounds no answer's length, so extractions use the default `max_tokens`.
 #[proc_macro_derive(Extract, attributes(extract))]
 pub fn derive_extract(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);

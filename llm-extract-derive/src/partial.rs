@@ -119,7 +119,7 @@ fn required(field: &Field) -> bool {
 /// impl's methods). A bound that holds changes nothing: the compiler still takes the field types' own
 /// impls. `PartialField` rather than `PartialValue`, whose derived impls carry these bounds: proving
 /// them for types that contain each other would loop. Types naming the derived type itself are left
-/// out (the derive rejects them with its own error).
+/// out: a recursive type's bound on itself would ask the compiler to prove what it is proving.
 fn bounds(own: &Ident, fields: &[&Field]) -> TokenStream {
     let predicates = field_bounds(own, fields);
     quote!(where #(#predicates,)*)

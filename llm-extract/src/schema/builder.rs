@@ -886,7 +886,7 @@ pub fn schema_set_of<T: ?Sized + 'static>(
         return set;
     }
     let set = build();
-    *lock().entry(id).or_insert_with(|| Box::leak(Box::new(set)))
+    lock().entry(id).or_insert_with(|| Box::leak(Box::new(set)))
 }
 
 #[cfg(test)]
