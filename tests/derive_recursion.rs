@@ -456,6 +456,37 @@ fn a_flattened_map_opens_the_object() {
     assert!(Tagged::format_instructions().contains("\"id\":string"));
 }
 
+#[derive(Extract, Deserialize, Serialize, Debug, PartialEq)]
+struct Note {
+    #[serde(alias = "body")]
+    text: String,
+    #[serde(flatten)]
+    extra: HashMap<String, String>,
+}
+
+#[test]
+fn a_flattened_map_previews_only_the_keys_no_field_reads() {
+    let note: Note = serde_json::from_value(json!({"body": "hi", "mood": "ok"})).unwrap();
+    assert_eq!(note.extra.len(), 1);
+    let mut reader = PartialReader::<Note>::new();
+    reader.feed(br#"{"body": "hi", "mood": "ok", "to": "B"#);
+    let preview = reader.partial().unwrap();
+    assert_eq!(preview.text.as_deref(), Some("hi"));
+    let extra = preview.extra.as_ref().unwrap();
+    assert_eq!(extra.keys().collect::<Vec<_>>(), ["mood", "to"]);
+    assert_eq!(
+        serde_json::to_value(preview).unwrap(),
+        json!({"text": "hi", "mood": "ok", "to": "B"})
+    );
+    reader.feed(br#"ob", "text": "hi!"}"#);
+    let done = reader.partial().unwrap();
+    assert_eq!(done.text.as_deref(), Some("hi!"));
+    assert_eq!(
+        done.extra.as_ref().unwrap().keys().collect::<Vec<_>>(),
+        ["mood", "to"]
+    );
+}
+
 // Maps with enum keys.
 
 #[derive(Extract, Deserialize, Serialize, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

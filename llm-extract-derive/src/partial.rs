@@ -300,15 +300,31 @@ fn update_loop(fields: &[&Field], slot: impl Fn(usize, &Field) -> TokenStream) -
             let sync = sync_expr(field, slot(i, field));
             quote!(#names => #sync,)
         });
+    let p = private();
+    // serde gives a flattened map the keys no field reads: its partial form leaves them out too.
+    let own: Vec<&String> = keyed(fields).iter().map(|field| &field.name).collect();
+    let aliases: Vec<String> = keyed(fields)
+        .iter()
+        .flat_map(|field| field.attrs.serde.aliases.iter().map(syn::LitStr::value))
+        .collect();
     let flattened = fields
         .iter()
         .enumerate()
         .filter(|(_, field)| flattened(field))
         .map(|(i, field)| {
             let sync = sync_expr(field, slot(i, field));
+            let own_keys = (ty::kind(field.ty) == ty::Kind::Map).then(|| {
+                let slot = slot(i, field);
+                quote! {
+                    if let ::core::option::Option::Some(__map) = (#slot).as_mut() {
+                        #p::without_keys(__map, &[#(#own,)* #(#aliases,)*]);
+                    }
+                }
+            });
             quote! {{
                 let __value = __node;
                 __changed |= #sync;
+                #own_keys
             }}
         });
     quote! {

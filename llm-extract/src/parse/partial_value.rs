@@ -241,6 +241,16 @@ pub fn member<'a>(node: Node<'a>, names: &[&str]) -> Option<Node<'a>> {
     names.iter().find_map(|name| node.get(name))
 }
 
+/// Removes `keys` (the fields of the object, and their aliases) from the partial form of a
+/// `#[serde(flatten)]` map, which is read from the whole object: serde gives the map only the keys
+/// no field reads.
+#[doc(hidden)]
+pub fn without_keys<P>(map: &mut BTreeMap<String, P>, keys: &[&str]) {
+    for key in keys {
+        map.remove(*key);
+    }
+}
+
 /// A field whose type has its schema from schemars: shown as the JSON written so far.
 #[doc(hidden)]
 pub fn sync_json(slot: &mut Option<Value>, node: Node<'_>, since: u64, done: bool) -> bool {
