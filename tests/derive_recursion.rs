@@ -301,6 +301,17 @@ struct Invoice {
     total: f64,
 }
 
+/// A parameter only a skipped field names needs no schema.
+#[derive(Extract, Deserialize)]
+struct Tagged2<T, M> {
+    value: T,
+    #[serde(skip)]
+    _marker: std::marker::PhantomData<M>,
+}
+
+/// Has no schema, no `Deserialize`.
+struct Opaque;
+
 /// A generic type that recurs: a tree of any payload.
 #[derive(Extract, Deserialize, Serialize, Debug, PartialEq)]
 struct Tree<T> {
@@ -337,6 +348,12 @@ fn generic_types_have_a_schema_per_instantiation() {
         json!({"items": [{"name": "Ada"}], "next": null}),
         json!({"items": [{"number": "7", "total": "1.5"}]}),
     ]);
+}
+
+#[test]
+fn a_parameter_in_a_skipped_field_is_not_bounded() {
+    let schema = <Tagged2<u8, Opaque>>::json_schema();
+    assert_eq!(schema["required"], json!(["value"]));
 }
 
 #[test]

@@ -174,21 +174,24 @@ fn fields<'f, 'a>(input: &'f Input<'a>) -> Vec<&'f Field<'a>> {
 }
 
 /// The input's generics with `bound` on each type parameter that a live field's type names (as
-/// serde infers its bounds: a parameter only in skipped fields needs nothing).
+/// serde infers its bounds), and `'static` on every other (a schema is kept per `TypeId`).
 pub fn bounded(input: &DeriveInput, fields: &[&Field], bound: TokenStream) -> syn::Generics {
     let mut generics = input.generics.clone();
-    let used: Vec<syn::Ident> = input
+    let params: Vec<syn::Ident> = input
         .generics
         .type_params()
-        .filter(|param| fields.iter().any(|f| ty::names(f.ty, &param.ident)))
         .map(|param| param.ident.clone())
         .collect();
-    if used.is_empty() {
+    if params.is_empty() {
         return generics;
     }
     let clause = generics.make_where_clause();
-    for param in used {
-        clause.predicates.push(parse_quote!(#param: #bound));
+    for param in params {
+        if fields.iter().any(|f| ty::names(f.ty, &param)) {
+            clause.predicates.push(parse_quote!(#param: #bound));
+        } else {
+            clause.predicates.push(parse_quote!(#param: 'static));
+        }
     }
     generics
 }
@@ -403,6 +406,20 @@ fn fallback(input: &DeriveInput, error: syn::Error) -> TokenStream {
 
         #[automatically_derived]
         impl #impl_generics ::llm_extract::Extract for #ident #ty_generics #extract_where {}
+
+        #[automatically_derived]
+        impl #impl_generics #p::Flatten for #ident #ty_generics #where_clause {
+            fn flattened() -> (#p::Value, bool) {
+                ::core::unreachable!()
+            }
+        }
+
+        #[automatically_derived]
+        impl #impl_generics #p::MapKey for #ident #ty_generics #where_clause {
+            fn key_schema() -> ::core::option::Option<#p::Value> {
+                ::core::unreachable!()
+            }
+        }
 
         #partial
     }

@@ -160,7 +160,8 @@ fn bounded(input: &syn::DeriveInput, fields: &[&Field], bound: TokenStream) -> s
 /// A generic struct's partial form implements `Debug`, `Clone`, `PartialEq` and `Default` by hand,
 /// bounded as the struct is: the std derives would ask the same of each type parameter (a `Person`
 /// in `Page<Person>` that is not `Default`), which the partial form, holding only partial forms,
-/// does not need. `Serialize` is derived, with the struct's own bounds only.
+/// does not need. `Serialize` is derived, with the struct's own bounds only. The type parameters
+/// are held by a `__params` marker (a parameter only skipped fields name is used nowhere else).
 fn generic_derives(
     doc: &str,
     partial: &Ident,
@@ -187,7 +188,10 @@ fn generic_derives(
         #[automatically_derived]
         impl #impl_generics ::core::clone::Clone for #partial #ty_generics #where_clause {
             fn clone(&self) -> Self {
-                Self { #(#idents: ::core::clone::Clone::clone(&self.#idents),)* }
+                Self {
+                    #(#idents: ::core::clone::Clone::clone(&self.#idents),)*
+                    __params: ::core::marker::PhantomData,
+                }
             }
         }
 
@@ -210,7 +214,10 @@ fn generic_derives(
         #[automatically_derived]
         impl #impl_generics ::core::default::Default for #partial #ty_generics #where_clause {
             fn default() -> Self {
-                Self { #(#idents: ::core::option::Option::None,)* }
+                Self {
+                    #(#idents: ::core::option::Option::None,)*
+                    __params: ::core::marker::PhantomData,
+                }
             }
         }
     };
@@ -591,12 +598,25 @@ fn expand_struct(input: &Struct) -> TokenStream {
     } else {
         generic_derives(&doc, &partial_ident, &generics, &fields)
     };
+    let params = input
+        .original
+        .generics
+        .type_params()
+        .map(|param| &param.ident);
+    let marker = (!input.original.generics.params.is_empty()).then(|| {
+        quote! {
+            #[doc(hidden)]
+            #[serde(skip)]
+            __params: ::core::marker::PhantomData<fn() -> (#(#params,)*)>,
+        }
+    });
     let field_generics = bounded(input.original, &fields, quote!(#p::PartialField + 'static));
     let (_, _, field_where) = field_generics.split_for_impl();
     quote! {
         #attributes
         #vis struct #partial_ident #impl_generics #where_clause {
             #(#declarations,)*
+            #marker
         }
 
         #derived
