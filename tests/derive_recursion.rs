@@ -595,3 +595,41 @@ fn readers_follow_references_of_a_runtime_schema() {
     // The list shape refers to the same definitions from its own root.
     assert_eq!(set.list()["$defs"], set.generic()["$defs"]);
 }
+
+#[derive(Extract, Deserialize, Serialize, Debug, PartialEq)]
+#[serde(tag = "kind")]
+enum Party {
+    Person {
+        name: String,
+        #[serde(flatten)]
+        address: Address,
+    },
+    Company {
+        name: String,
+    },
+}
+
+#[test]
+fn a_variant_of_a_tagged_enum_flattens_a_struct() {
+    let schema = Party::json_schema();
+    let person = &schema["oneOf"][0];
+    assert_eq!(person["required"], json!(["kind", "name", "city"]));
+    round_trips(&Party::Person {
+        name: "Ada".into(),
+        address: Address {
+            city: "London".into(),
+            zip: Some("N1".into()),
+        },
+    });
+    agrees::<Party>(&[
+        json!({"kind": "Person", "name": "Ada", "city": "London"}),
+        json!({"kind": "Person", "name": "Ada"}),
+        json!({"kind": "Company", "name": "Acme"}),
+    ]);
+    let mut reader = PartialReader::<Party>::new();
+    reader.feed(br#"{"kind": "Person", "name": "Ada", "city": "Lo"#);
+    assert_eq!(
+        serde_json::to_value(reader.partial().unwrap()).unwrap(),
+        json!({"kind": "Person", "name": "Ada", "city": "Lo"})
+    );
+}

@@ -63,8 +63,8 @@ use syn::{parse_macro_input, DeriveInput};
 ///   `Page<Invoice>` differ, each computed once), named `Page_Person`. The impls bound each type
 ///   parameter that a field's type names by what they need of it (`FieldSchema`, `PartialField`),
 ///   and `Schema` holds where the instantiation is `Deserialize`.
-/// - **`#[serde(flatten)]`** of a struct that derives `Extract` (its properties and aliases merged
-///   in place, its required ones kept unless the field is an `Option`), or of a map: a
+/// - **`#[serde(flatten)]`**, in a struct or in a struct variant of a tagged enum, of a struct that
+///   derives `Extract` (its properties and aliases merged in place, its required ones kept unless the field is an `Option`), or of a map: a
 ///   `HashMap<String, T>` opens the object (`additionalProperties` is `T`'s schema); a map keyed by
 ///   a fieldless enum adds each of its names as an optional property.
 /// - Field types: `String`, `char`, `bool`, every integer (8/16/32-bit ones carry their range),
