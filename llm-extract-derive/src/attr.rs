@@ -218,7 +218,9 @@ pub struct SerdeAttrs {
     pub skip: Option<TokenStream>,
     /// `alias = "..."`, each
     pub aliases: Vec<LitStr>,
-    /// Settings we cannot mirror faithfully, by key (`untagged`, `flatten`, ...); `valid.rs` words
+    /// `flatten` (a field whose members are merged into the object)
+    pub flatten: Option<TokenStream>,
+    /// Settings we cannot mirror faithfully, by key (`untagged`, `transparent`, ...); `valid.rs` words
     /// the error.
     pub unsupported: Vec<(String, TokenStream)>,
 }
@@ -227,6 +229,8 @@ pub struct SerdeAttrs {
 /// a field above or does not change what deserialization accepts.
 const SERDE_UNSUPPORTED: &[&str] = &[
     "flatten",
+    "untagged",
+    "transparent",
     "from",
     "try_from",
     "remote",
@@ -574,6 +578,7 @@ fn parse_serde(attrs: &mut SerdeAttrs, meta: ParseNestedMeta) -> syn::Result<()>
             attrs.default = Some(path_tokens);
         }
         "skip" | "skip_deserializing" => attrs.skip = Some(path_tokens),
+        "flatten" => attrs.flatten = Some(path_tokens),
         _ if SERDE_UNSUPPORTED.contains(&key.as_str()) => {
             skip_value(&meta)?;
             attrs.unsupported.push((key, path_tokens));

@@ -1,9 +1,12 @@
 //! Code generation. The model has been validated; this only writes the impls.
 //!
 //! For a type `T` the derive writes the impls `__private::FieldSchema` (builds `T`'s generic schema
-//! from its fields' `FieldSchema`s, so derived types nest), `Schema` (caches a `SchemaSet` built
-//! from that schema in a `static`) and `Extract`, and the partial form `TPartial` with its
-//! `PartialValue` impl (`partial.rs`). On any error it writes `compile_error!` plus impls that cannot run,
+//! from its fields' `FieldSchema`s, so derived types nest, through `build_guarded`, which gives a
+//! type that recurs a `$defs` entry), `Schema` (caches a `SchemaSet` built from that schema in a
+//! `static`, or per instantiation for a generic type) and `Extract`, `Flatten` for a struct with named
+//! fields and `MapKey` for a fieldless enum, and the partial form `TPartial` with its `PartialValue`
+//! impl (`partial.rs`). A generic type's impls bound each type parameter a field names by the trait
+//! the impl needs of it. On any error it writes `compile_error!` plus impls that cannot run,
 //! so uses of `T` elsewhere do not cascade into more errors.
 
 use crate::ast::{self, Enum, Field, Input, Repr, Struct, Style, Variant};
@@ -48,49 +51,113 @@ fn expand(input: &Input) -> TokenStream {
         Input::Struct(input) => struct_schema(input),
         Input::Enum(input) => enum_schema(input),
     };
-    let nesting = nesting(input);
     let partial = crate::partial::expand(input);
     let examples = crate::example::expand(match input {
         Input::Struct(input) => &input.attrs.extract.example,
         Input::Enum(input) => &input.attrs.extract.example,
     });
+    let generics = bounded(original, &fields(input), quote!(#p::FieldSchema + 'static));
+    let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
+    // A generic type is `Schema` where its instantiation deserializes; a concrete type has no
+    // bound (the compiler then reports a missing `Deserialize` at the type, with serde's hint).
+    let mut schema_generics = generics.clone();
+    if !original.generics.params.is_empty() {
+        schema_generics
+            .make_where_clause()
+            .predicates
+            .push(parse_quote!(Self: #p::DeserializeOwned + ::core::marker::Send));
+    }
+    let (_, _, schema_where) = schema_generics.split_for_impl();
+    // A generic function cannot own a `static` per instantiation: a generic type's sets are kept in
+    // a map keyed by the instantiation's `TypeId`.
+    let schema_set = if original.generics.params.is_empty() {
+        quote! {
+            static SET: #p::OnceLock<#p::SchemaSet> = #p::OnceLock::new();
+            SET.get_or_init(|| {
+                #p::SchemaSet::new(#name, #p::root_schema(<Self as #p::FieldSchema>::field_schema))
+            })
+        }
+    } else {
+        quote! {
+            #p::schema_set_of::<Self>(|| {
+                #p::SchemaSet::new(
+                    #p::schema_name::<Self>(),
+                    #p::root_schema(<Self as #p::FieldSchema>::field_schema),
+                )
+            })
+        }
+    };
+    let flatten = match input {
+        Input::Struct(input) if matches!(input.style, ast::Style::Named) => quote! {
+            #[automatically_derived]
+            impl #impl_generics #p::Flatten for #ident #ty_generics #where_clause {
+                fn flattened() -> (#p::Value, bool) {
+                    (<Self as #p::FieldSchema>::field_schema(), true)
+                }
+            }
+        },
+        _ => TokenStream::new(),
+    };
+    let map_key = match input {
+        Input::Enum(input) if is_fieldless(input) => {
+            let names = input
+                .variants
+                .iter()
+                .filter(|v| !v.skipped())
+                .map(|variant| &variant.name);
+            quote! {
+                #[automatically_derived]
+                impl #p::MapKey for #ident {
+                    fn key_schema() -> ::core::option::Option<#p::Value> {
+                        ::core::option::Option::Some(#p::key_names(&[#(#names),*]))
+                    }
+                }
+            }
+        }
+        _ => TokenStream::new(),
+    };
     quote! {
         #[automatically_derived]
-        impl #p::FieldSchema for #ident {
-            // A type that contains itself through other derived types makes this constant depend
-            // on itself: the compiler reports the cycle (recursive types are not supported).
-            const NESTING: usize = 1 + #p::deepest(&[#(#nesting),*]);
-
+        impl #impl_generics #p::FieldSchema for #ident #ty_generics #where_clause {
             fn field_schema() -> #p::Value {
                 #p::build_guarded::<Self>(|| { #body })
             }
         }
 
-        // Evaluated here, so that a cycle is an error where the type is defined.
-        const _: usize = <#ident as #p::FieldSchema>::NESTING;
-
         #[automatically_derived]
-        impl ::llm_extract::Schema for #ident {
+        impl #impl_generics ::llm_extract::Schema for #ident #ty_generics #schema_where {
             fn schema() -> &'static #p::SchemaSet {
-                static SET: #p::OnceLock<#p::SchemaSet> = #p::OnceLock::new();
-                SET.get_or_init(|| {
-                    #p::SchemaSet::new(#name, <Self as #p::FieldSchema>::field_schema())
-                })
+                #schema_set
             }
         }
 
         #[automatically_derived]
-        impl ::llm_extract::Extract for #ident {
+        impl #impl_generics ::llm_extract::Extract for #ident #ty_generics #schema_where {
             #examples
         }
+
+        #flatten
+
+        #map_key
 
         #partial
     }
 }
 
-/// The `NESTING` of each field type whose schema comes from its `FieldSchema`.
-fn nesting(input: &Input) -> Vec<TokenStream> {
-    let p = private();
+/// Whether the enum is a string enum (no tag, every live variant a unit): serde reads it from a map
+/// key as well.
+fn is_fieldless(input: &Enum) -> bool {
+    input.attrs.serde.tag.is_none()
+        && input.attrs.serde.content.is_none()
+        && input
+            .variants
+            .iter()
+            .filter(|v| !v.skipped())
+            .all(|v| matches!(v.style, ast::Style::Unit))
+}
+
+/// The fields whose types the schema is built from.
+fn fields<'f, 'a>(input: &'f Input<'a>) -> Vec<&'f Field<'a>> {
     let fields: Vec<&Field> = match input {
         Input::Struct(input) => input.fields.iter().collect(),
         Input::Enum(input) => input
@@ -103,11 +170,30 @@ fn nesting(input: &Input) -> Vec<TokenStream> {
     fields
         .into_iter()
         .filter(|f| !f.skipped() && f.attrs.extract.schemars.is_none())
-        .map(|f| {
-            let ty = f.ty;
-            quote_spanned! {ty.span()=> <#ty as #p::FieldSchema>::NESTING }
-        })
         .collect()
+}
+
+/// The input's generics with `bound` on each type parameter that a live field's type names (as
+/// serde infers its bounds), and `'static` on every other (a schema is kept per `TypeId`).
+pub fn bounded(input: &DeriveInput, fields: &[&Field], bound: TokenStream) -> syn::Generics {
+    let mut generics = input.generics.clone();
+    let params: Vec<syn::Ident> = input
+        .generics
+        .type_params()
+        .map(|param| param.ident.clone())
+        .collect();
+    if params.is_empty() {
+        return generics;
+    }
+    let clause = generics.make_where_clause();
+    for param in params {
+        if fields.iter().any(|f| ty::names(f.ty, &param)) {
+            clause.predicates.push(parse_quote!(#param: #bound));
+        } else {
+            clause.predicates.push(parse_quote!(#param: 'static));
+        }
+    }
+    generics
 }
 
 fn struct_schema(input: &Struct) -> TokenStream {
@@ -352,6 +438,13 @@ fn property(field: &Field, all_optional: bool) -> TokenStream {
     let name = &field.name;
     let ty = field.ty;
     let extract = &field.attrs.extract;
+    if field.attrs.serde.flatten.is_some() {
+        let mut expr = quote_spanned! {ty.span()=> #p::Property::flatten::<#ty>() };
+        if all_optional || field.attrs.serde.default.is_some() {
+            expr.extend(quote!(.optional()));
+        }
+        return expr;
+    }
     let mut expr = match (&extract.schemars, ty::option_inner(ty)) {
         (Some(_), Some(inner)) => quote_spanned! {ty.span()=>
             #p::Property::with_schema(#name, #p::nullable(#p::schemars_schema::<#inner>()), false)
@@ -498,6 +591,20 @@ fn fallback(input: &DeriveInput, error: syn::Error) -> TokenStream {
 
         #[automatically_derived]
         impl #impl_generics ::llm_extract::Extract for #ident #ty_generics #extract_where {}
+
+        #[automatically_derived]
+        impl #impl_generics #p::Flatten for #ident #ty_generics #where_clause {
+            fn flattened() -> (#p::Value, bool) {
+                ::core::unreachable!()
+            }
+        }
+
+        #[automatically_derived]
+        impl #impl_generics #p::MapKey for #ident #ty_generics #where_clause {
+            fn key_schema() -> ::core::option::Option<#p::Value> {
+                ::core::unreachable!()
+            }
+        }
 
         #partial
     }

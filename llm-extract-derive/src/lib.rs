@@ -75,9 +75,23 @@ use syn::{parse_macro_input, DeriveInput};
 ///     accepts a value any of them accepts: put the most specific variants first, as serde needs.
 ///     Untagged variants of a tagged enum come last (as serde requires): `anyOf` of the tagged
 ///     enum's schema, then theirs.
+/// - **Recursive and mutually recursive types** (a comment's replies, an org chart, a folder's files
+///   and a file's folder), through `Box`, `Option<Box<_>>`, `Vec`, maps or other derived types: the
+///   type that recurs has one entry in the schema's root `$defs`, and each place that holds it is
+///   `{"$ref": "#/$defs/Name"}`. Types that do not recur stay inlined. Format instructions name such
+///   a type and define it once (`Section = {"title":string,"sections":array of Section}`).
+/// - **Generic structs** (`Page<T>`): a schema per instantiation (`Page<Person>` and
+///   `Page<Invoice>` differ, each computed once), named `Page_Person`. The impls bound each type
+///   parameter that a field's type names by what they need of it (`FieldSchema`, `PartialField`),
+///   and `Schema` holds where the instantiation is `Deserialize`.
+/// - **`#[serde(flatten)]`**, in a struct or in a struct variant of a tagged enum, of a struct that
+///   derives `Extract` (its properties and aliases merged in place, its required ones kept unless the field is an `Option`), or of a map: a
+///   `HashMap<String, T>` opens the object (`additionalProperties` is `T`'s schema); a map keyed by
+///   a fieldless enum adds each of its names as an optional property.
 /// - Field types: `String`, `char`, `bool`, every integer (8/16/32-bit ones carry their range),
 ///   `f32`/`f64`, `Option<T>`, `Box<T>`, `Vec<T>`, `VecDeque<T>`, `HashSet<T>`/`BTreeSet<T>`
-///   (`uniqueItems`), `HashMap<String, T>`/`BTreeMap<String, T>`, tuples (up to 12 elements),
+///   (`uniqueItems`), `HashMap<K, T>`/`BTreeMap<K, T>` with `String` keys or keys of a fieldless
+///   enum that derives `Extract` (`propertyNames: {"enum": [...]}`), tuples (up to 12 elements),
 ///   arrays `[T; N]`, `serde_json::Value`, any type that derives `Extract`, the well-known types below,
 ///   and foreign types implementing `schemars::JsonSchema` (see below).
 /// - Well-known types, with serde's form: `std::net::{IpAddr, Ipv4Addr, Ipv6Addr}` (strings of
@@ -105,13 +119,14 @@ use syn::{parse_macro_input, DeriveInput};
 /// `crate`) are ignored. On a struct, `tag` adds the tag as an optional first property, since serde
 /// writes it.
 ///
-/// What cannot be mirrored faithfully is a compile error that names the alternative: `flatten`,
-/// unit structs, `from`/`try_from`, `remote`, `deserialize_with`/`with` (the JSON a custom function
-/// reads is unknown to the macro), unions, generic types (a schema lives in a `static`, which cannot
-/// be generic: derive on a concrete type) and reference field types. So is every combination serde
-/// itself rejects (`untagged` with `tag`, `content` without `tag`, tuple variants of an internally
-/// tagged enum, `other` on a variant with data or in an untagged enum, untagged variants before
-/// tagged ones, two variants or aliases with one name), with serde's reason.
+/// What cannot be mirrored faithfully is a compile error that names the alternative: unit structs,
+/// `from`/`try_from`, `remote`, `deserialize_with`/`with` (the JSON a custom function reads is
+/// unknown to the macro), unions, generic enums, lifetime and const parameters, `flatten` of anything
+/// but a struct or a map (an enum, a sequence, a scalar, a `serde_json::Value`: nothing a closed
+/// object can list) and reference field types. So is every combination serde itself rejects
+/// (`untagged` with `tag`, `content` without `tag`, tuple variants of an internally tagged enum,
+/// `other` on a variant with data or in an untagged enum, untagged variants before tagged ones, two
+/// variants or aliases with one name), with serde's reason.
 ///
 /// # `#[extract(...)]`
 ///
@@ -182,20 +197,25 @@ use syn::{parse_macro_input, DeriveInput};
 ///
 /// # Recursive types
 ///
-/// Not supported: a schema is fully inlined. A field that names its own type (unqualified, or as
-/// `Self`) is a compile error naming the field; a cycle through other derived types (or through a
-/// qualified path to the type itself) is a compile error too, the compiler's cycle error on the
-/// types' `FieldSchema::NESTING` constants, whose notes list the fields along the cycle.
+/// A type that contains itself derives like any other; its schema refers to itself:
 ///
-/// ```compile_fail
+/// ```
 /// use llm_extract::{Extract, Schema};
 /// use serde::Deserialize;
 ///
 /// #[derive(Extract, Deserialize)]
 /// struct Node {
-///     children: Vec<Node>, // error: `Node` contains itself through this field
+///     name: String,
+///     children: Vec<Node>,
 /// }
+///
+/// let schema = Node::json_schema();
+/// assert_eq!(schema["properties"]["children"]["items"]["$ref"], "#/$defs/Node");
+/// assert_eq!(schema["$defs"]["Node"]["properties"], schema["properties"]);
 /// ```
+///
+/// Its partial form holds itself the same way (`Box<T>`'s partial form is a `Box` of `T`'s). A
+/// recursive schema bounds no answer's length, so extractions use the default `max_tokens`.
 #[proc_macro_derive(Extract, attributes(extract))]
 pub fn derive_extract(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);

@@ -22,7 +22,7 @@ use crate::ast::{Enum, Field, Input, Repr, Struct, Style, Variant};
 use crate::attr::Stream;
 use crate::ty;
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote, quote_spanned};
+use quote::{format_ident, quote, quote_spanned, ToTokens};
 use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::Ident;
@@ -218,6 +218,16 @@ fn live<'f, 'a>(fields: &'f [Field<'a>]) -> Vec<&'f Field<'a>> {
     fields.iter().filter(|f| !f.skipped()).collect()
 }
 
+/// Whether the field is `#[serde(flatten)]`: it has no key, its members are the object's.
+fn flattened(field: &Field) -> bool {
+    field.attrs.serde.flatten.is_some()
+}
+
+/// The fields read by their key (all but the flattened ones).
+fn keyed<'f, 'a>(fields: &[&'f Field<'a>]) -> Vec<&'f Field<'a>> {
+    fields.iter().copied().filter(|f| !flattened(f)).collect()
+}
+
 /// A field's JSON name and aliases, as a match pattern.
 fn names(field: &Field) -> TokenStream {
     let name = &field.name;
@@ -257,17 +267,109 @@ fn required(field: &Field) -> bool {
 /// impl's methods). A bound that holds changes nothing: the compiler still takes the field types' own
 /// impls. `PartialField` rather than `PartialValue`, whose derived impls carry these bounds: proving
 /// them for types that contain each other would loop. Types naming the derived type itself are left
-/// out (the derive rejects them with its own error).
+/// out: a recursive type's bound on itself would ask the compiler to prove what it is proving.
 fn bounds(own: &Ident, fields: &[&Field]) -> TokenStream {
+    let predicates = field_bounds(own, fields);
+    quote!(where #(#predicates,)*)
+}
+
+fn field_bounds(own: &Ident, fields: &[&Field]) -> Vec<syn::WherePredicate> {
     let p = private();
-    let bounds = fields
+    fields
         .iter()
         .filter(|f| f.attrs.extract.schemars.is_none() && ty::self_reference(f.ty, own).is_none())
         .map(|field| {
             let ty = field.ty;
-            quote_spanned!(ty.span()=> for<'__p> #ty: #p::PartialField,)
-        });
-    quote!(where #(#bounds)*)
+            syn::parse_quote_spanned!(ty.span()=> for<'__p> #ty: #p::PartialField)
+        })
+        .collect()
+}
+
+/// The generics of a struct's partial form and of its `PartialValue` impl: the type's, each type
+/// parameter a field names bounded by `PartialField + 'static` (the partial form names its partial
+/// form and is `'static`), and the field bounds of [`bounds`].
+fn generics(input: &syn::DeriveInput, own: &Ident, fields: &[&Field]) -> syn::Generics {
+    let p = private();
+    let mut generics = bounded(input, fields, quote!(#p::PartialField + 'static));
+    generics
+        .make_where_clause()
+        .predicates
+        .extend(field_bounds(own, fields));
+    generics
+}
+
+/// The type's generics with `bound` on each type parameter a field names (see `expand::bounded`);
+/// the `PartialField` impl of a generic type bounds only these, so that proving it never loops
+/// through types that contain each other.
+fn bounded(input: &syn::DeriveInput, fields: &[&Field], bound: TokenStream) -> syn::Generics {
+    crate::expand::bounded(input, fields, bound)
+}
+
+/// A generic struct's partial form implements `Debug`, `Clone`, `PartialEq` and `Default` by hand,
+/// bounded as the struct is: the std derives would ask the same of each type parameter (a `Person`
+/// in `Page<Person>` that is not `Default`), which the partial form, holding only partial forms,
+/// does not need. `Serialize` is derived, with the struct's own bounds only. The type parameters
+/// are held by a `__params` marker (a parameter only skipped fields name is used nowhere else).
+fn generic_derives(
+    doc: &str,
+    partial: &Ident,
+    generics: &syn::Generics,
+    fields: &[&Field],
+) -> (TokenStream, TokenStream) {
+    let p = private();
+    let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
+    let idents: Vec<&Option<Ident>> = fields.iter().map(|f| &f.original.ident).collect();
+    let labels = idents.iter().map(|ident| {
+        ident
+            .as_ref()
+            .map(|i| i.unraw().to_string())
+            .unwrap_or_default()
+    });
+    let name = partial.to_string();
+    let attributes = quote! {
+        #[doc = #doc]
+        #[derive(#p::Serialize)]
+        #[serde(crate = "::llm_extract::__private::serde", bound = "")]
+        #[allow(clippy::box_collection, clippy::vec_box, clippy::type_complexity)]
+    };
+    let impls = quote! {
+        #[automatically_derived]
+        impl #impl_generics ::core::clone::Clone for #partial #ty_generics #where_clause {
+            fn clone(&self) -> Self {
+                Self {
+                    #(#idents: ::core::clone::Clone::clone(&self.#idents),)*
+                    __params: ::core::marker::PhantomData,
+                }
+            }
+        }
+
+        #[automatically_derived]
+        impl #impl_generics ::core::fmt::Debug for #partial #ty_generics #where_clause {
+            fn fmt(&self, __f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                __f.debug_struct(#name)
+                    #(.field(#labels, &self.#idents))*
+                    .finish()
+            }
+        }
+
+        #[automatically_derived]
+        impl #impl_generics ::core::cmp::PartialEq for #partial #ty_generics #where_clause {
+            fn eq(&self, __other: &Self) -> bool {
+                true #(&& self.#idents == __other.#idents)*
+            }
+        }
+
+        #[automatically_derived]
+        impl #impl_generics ::core::default::Default for #partial #ty_generics #where_clause {
+            fn default() -> Self {
+                Self {
+                    #(#idents: ::core::option::Option::None,)*
+                    __params: ::core::marker::PhantomData,
+                }
+            }
+        }
+    };
+    (attributes, impls)
 }
 
 /// The type of a field in the partial form.
@@ -314,6 +416,13 @@ fn declarations(fields: &[&Field], with_vis: bool) -> Vec<TokenStream> {
             let vis = with_vis.then_some(&field.original.vis);
             let ty = field_type(field);
             let name = &field.name;
+            if flattened(field) {
+                return quote! {
+                    #[doc = "The flattened members, once one is shown."]
+                    #[serde(flatten)]
+                    #vis #ident: #ty
+                };
+            }
             let doc = format!("`{name}`, once it is shown.");
             quote! {
                 #[doc = #doc]
@@ -334,13 +443,45 @@ fn required_shown(fields: &[&Field]) -> TokenStream {
     quote!(true #(&& #checks)*)
 }
 
-/// The loop over the members changed since `__since`, syncing each into its field (bound by `slot`).
+/// The loop over the members changed since `__since`, syncing each into its field (bound by `slot`);
+/// then each flattened field, from the whole object (its members are the object's).
 fn update_loop(fields: &[&Field], slot: impl Fn(usize, &Field) -> TokenStream) -> TokenStream {
-    let arms = fields.iter().enumerate().map(|(i, field)| {
-        let names = names(field);
-        let sync = sync_expr(field, slot(i, field));
-        quote!(#names => #sync,)
-    });
+    let arms = fields
+        .iter()
+        .enumerate()
+        .filter(|(_, field)| !flattened(field))
+        .map(|(i, field)| {
+            let names = names(field);
+            let sync = sync_expr(field, slot(i, field));
+            quote!(#names => #sync,)
+        });
+    let p = private();
+    // serde gives a flattened map the keys no field reads: its partial form leaves them out too.
+    let own: Vec<&String> = keyed(fields).iter().map(|field| &field.name).collect();
+    let aliases: Vec<String> = keyed(fields)
+        .iter()
+        .flat_map(|field| field.attrs.serde.aliases.iter().map(syn::LitStr::value))
+        .collect();
+    let flattened = fields
+        .iter()
+        .enumerate()
+        .filter(|(_, field)| flattened(field))
+        .map(|(i, field)| {
+            let sync = sync_expr(field, slot(i, field));
+            let own_keys = (ty::kind(field.ty) == ty::Kind::Map).then(|| {
+                let slot = slot(i, field);
+                quote! {
+                    if let ::core::option::Option::Some(__map) = (#slot).as_mut() {
+                        #p::without_keys(__map, &[#(#own,)* #(#aliases,)*]);
+                    }
+                }
+            });
+            quote! {{
+                let __value = __node;
+                __changed |= #sync;
+                #own_keys
+            }}
+        });
     quote! {
         for (__key, __value) in __node.changed_entries(__since) {
             __changed |= match __key {
@@ -348,6 +489,7 @@ fn update_loop(fields: &[&Field], slot: impl Fn(usize, &Field) -> TokenStream) -
                 _ => false,
             };
         }
+        #(#flattened)*
     }
 }
 
@@ -355,7 +497,7 @@ fn update_loop(fields: &[&Field], slot: impl Fn(usize, &Field) -> TokenStream) -
 /// below it and it can be descended into (see `descend_field`), else the struct's own update.
 fn update_below_body(fields: &[&Field]) -> TokenStream {
     let p = private();
-    let arms = fields.iter().map(|field| {
+    let arms = keyed(fields).into_iter().map(|field| {
         let names = names(field);
         let ident = &field.original.ident;
         let done = done(field);
@@ -395,7 +537,9 @@ fn growable<'f, 'a>(
     fields
         .iter()
         .enumerate()
-        .filter(|(_, field)| !done(field) && field.attrs.extract.schemars.is_none())
+        .filter(|(_, field)| {
+            !done(field) && !flattened(field) && field.attrs.extract.schemars.is_none()
+        })
         .map(|(i, field)| (i, i as u32, *field))
 }
 
@@ -478,7 +622,7 @@ impl Walk {
 
 /// `PartialValue::grow_at` for the partial type `partial`: `step_match` on the path's first step,
 /// `__step`, with `__rest` after it.
-fn grow_at_fn(partial: &Ident, step_match: TokenStream) -> TokenStream {
+fn grow_at_fn(partial: impl ToTokens, step_match: TokenStream) -> TokenStream {
     quote! {
         #[inline]
         #[allow(unused_variables, unreachable_code)]
@@ -494,7 +638,7 @@ fn grow_at_fn(partial: &Ident, step_match: TokenStream) -> TokenStream {
 
 /// `PartialValue::update_at` for the partial type `partial`: `step_match` (which follows the route's
 /// first step, `__step`, with `__rest` after it) or, where the route ends, `update_below`.
-fn update_at_fn(partial: &Ident, step_match: TokenStream) -> TokenStream {
+fn update_at_fn(partial: impl ToTokens, step_match: TokenStream) -> TokenStream {
     let p = private();
     quote! {
         #[inline]
@@ -518,7 +662,7 @@ fn update_at_fn(partial: &Ident, step_match: TokenStream) -> TokenStream {
 
 /// `PartialValue::growing_at` for the partial type `partial`: `step_match` (which follows the step
 /// `__step` at `__next`) or, where the known steps end, `growing`.
-fn growing_at_fn(partial: &Ident, step_match: TokenStream) -> TokenStream {
+fn growing_at_fn(partial: impl ToTokens, step_match: TokenStream) -> TokenStream {
     let p = private();
     quote! {
         #[inline]
@@ -538,7 +682,7 @@ fn growing_at_fn(partial: &Ident, step_match: TokenStream) -> TokenStream {
 }
 
 /// The signature of `PartialValue::growing` for the partial type `partial`.
-fn growing_signature(partial: &Ident) -> TokenStream {
+fn growing_signature(partial: impl ToTokens) -> TokenStream {
     let p = private();
     quote! {
         fn growing<'__p, '__n>(
@@ -553,8 +697,11 @@ fn expand_struct(input: &Struct) -> TokenStream {
     let p = private();
     let ident = &input.original.ident;
     let vis = &input.original.vis;
-    let partial = name(ident);
+    let partial_ident = name(ident);
     let fields = live(&input.fields);
+    let generics = generics(input.original, ident, &fields);
+    let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
+    let partial = quote!(#partial_ident #ty_generics);
     let doc = doc(
         ident,
         "every field an `Option`, filled in as the model writes it",
@@ -564,6 +711,9 @@ fn expand_struct(input: &Struct) -> TokenStream {
     // Field by field, each looked up by name (in constant time): never a scan of the members
     // written, which a flood of unknown keys would make quadratic over the chunks.
     let any_shown = fields.iter().map(|field| {
+        if flattened(field) {
+            return shown_expr(field, quote!(::core::option::Option::Some(__node)));
+        }
         let names = names_list(field);
         shown_expr(field, quote!(#p::member(__node, #names)))
     });
@@ -590,19 +740,40 @@ fn expand_struct(input: &Struct) -> TokenStream {
     let grow_at = grow_at_fn(&partial, steps(Walk::Grow));
     let update_at = update_at_fn(&partial, steps(Walk::Update));
     let growing_at = growing_at_fn(&partial, steps(Walk::Growing));
-    let attributes = attributes(&doc, quote!(::core::default::Default));
-    let bounds = bounds(ident, &fields);
+    let (attributes, derived) = if input.original.generics.params.is_empty() {
+        let attributes = attributes(&doc, quote!(::core::default::Default));
+        (attributes, TokenStream::new())
+    } else {
+        generic_derives(&doc, &partial_ident, &generics, &fields)
+    };
+    let params = input
+        .original
+        .generics
+        .type_params()
+        .map(|param| &param.ident);
+    let marker = (!input.original.generics.params.is_empty()).then(|| {
+        quote! {
+            #[doc(hidden)]
+            #[serde(skip)]
+            __params: ::core::marker::PhantomData<fn() -> (#(#params,)*)>,
+        }
+    });
+    let field_generics = bounded(input.original, &fields, quote!(#p::PartialField + 'static));
+    let (_, _, field_where) = field_generics.split_for_impl();
     quote! {
         #attributes
-        #vis struct #partial #bounds {
+        #vis struct #partial_ident #impl_generics #where_clause {
             #(#declarations,)*
+            #marker
         }
 
-        #[automatically_derived]
-        impl #p::PartialField for #ident {}
+        #derived
 
         #[automatically_derived]
-        impl #p::PartialValue for #ident #bounds {
+        impl #impl_generics #p::PartialField for #ident #ty_generics #field_where {}
+
+        #[automatically_derived]
+        impl #impl_generics #p::PartialValue for #ident #ty_generics #where_clause {
             type Partial = #partial;
 
             fn shown(__node: #p::Node<'_>) -> bool {
@@ -616,7 +787,7 @@ fn expand_struct(input: &Struct) -> TokenStream {
                 if !<Self as #p::PartialValue>::shown(__node) {
                     return ::core::option::Option::None;
                 }
-                let mut __partial = <#partial as ::core::default::Default>::default();
+                let mut __partial: #partial = ::core::default::Default::default();
                 <Self as #p::PartialValue>::update(&mut __partial, __node, 0);
                 ::core::option::Option::Some(__partial)
             }

@@ -204,9 +204,8 @@ fn find<'a, T>(ty: &'a Type, visit: &mut impl FnMut(&'a Type) -> Option<T>) -> O
     }
 }
 
-/// The first place `ty` names the type being derived: `Self`, or its own name written alone. A
-/// qualified path (`other::Node`) may be another type of the same name, so it is left to the
-/// compile-time cycle check on `FieldSchema::NESTING`.
+/// The first place `ty` names the type being derived: `Self`, or its own name written alone (a
+/// qualified path, `other::Node`, may be another type of the same name, and is not taken for it).
 pub fn self_reference<'a>(ty: &'a Type, own: &Ident) -> Option<&'a PathSegment> {
     find(ty, &mut |ty| match ty {
         Type::Path(path) if path.qself.is_none() => {
@@ -217,6 +216,20 @@ pub fn self_reference<'a>(ty: &'a Type, own: &Ident) -> Option<&'a PathSegment> 
         }
         _ => None,
     })
+}
+
+/// Whether `ty` names the type parameter `param` anywhere (`T`, `Vec<T>`, `T::Item`).
+pub fn names(ty: &Type, param: &Ident) -> bool {
+    find(ty, &mut |ty| match ty {
+        Type::Path(path) => path
+            .path
+            .segments
+            .first()
+            .filter(|s| s.ident == *param)
+            .map(|_| ()),
+        _ => None,
+    })
+    .is_some()
 }
 
 /// The first part of `ty` no JSON schema can describe, and why, with what to use instead.
@@ -298,8 +311,16 @@ mod tests {
             Some("Node".into())
         );
         assert_eq!(found(parse_quote!(Vec<Other>)), None);
-        // Probably another type of the same name: left to the run-time guard.
+        // Probably another type of the same name: not taken for the type itself.
         assert_eq!(found(parse_quote!(Option<tree::Node>)), None);
+    }
+
+    #[test]
+    fn type_parameters_are_found_anywhere() {
+        let t: Ident = parse_quote!(T);
+        assert!(names(&parse_quote!(Vec<Option<T>>), &t));
+        assert!(names(&parse_quote!(HashMap<String, T::Item>), &t));
+        assert!(!names(&parse_quote!(Vec<Tee>), &t));
     }
 
     #[test]

@@ -7,7 +7,7 @@ use crate::ctxt::Ctxt;
 use crate::ty::{self, Kind};
 use regex_syntax::hir::{Hir, HirKind, Look};
 use std::collections::HashSet;
-use syn::{GenericParam, Ident, LitStr};
+use syn::{GenericParam, LitStr};
 
 /// Checks the whole input.
 pub fn check(cx: &Ctxt, input: &Input) {
@@ -19,21 +19,24 @@ pub fn check(cx: &Ctxt, input: &Input) {
 }
 
 fn check_generics(cx: &Ctxt, input: &syn::DeriveInput) {
-    let Some(param) = input.generics.params.first() else {
-        return;
-    };
-    let message = match param {
-        GenericParam::Lifetime(_) => {
-            "`#[derive(Extract)]` does not support lifetime parameters: extraction deserializes owned \
-             values (`DeserializeOwned`); use owned field types such as `String`"
-        }
-        _ => {
-            "`#[derive(Extract)]` does not support generic types: a type's schema is built once into a \
-             `static`, and a static cannot depend on type parameters; derive it on a concrete type \
-             instead, e.g. `struct PersonPage { items: Vec<Person> }`"
-        }
-    };
-    cx.error_spanned_by(&input.generics, message);
+    for param in &input.generics.params {
+        let message = match param {
+            GenericParam::Type(_) if matches!(input.data, syn::Data::Struct(_)) => continue,
+            GenericParam::Type(_) => {
+                "`#[derive(Extract)]` supports type parameters on structs, not on enums; derive it on \
+                 an enum of concrete types, or move the generic part into a generic struct"
+            }
+            GenericParam::Lifetime(_) => {
+                "`#[derive(Extract)]` does not support lifetime parameters: extraction deserializes owned \
+                 values (`DeserializeOwned`); use owned field types such as `String`"
+            }
+            GenericParam::Const(_) => {
+                "`#[derive(Extract)]` does not support const parameters: a schema cannot depend on a \
+                 number the macro cannot see; use a type parameter or a concrete type"
+            }
+        };
+        cx.error_spanned_by(param, message);
+    }
 }
 
 fn check_struct(cx: &Ctxt, input: &Struct) {
@@ -67,7 +70,7 @@ fn check_struct(cx: &Ctxt, input: &Struct) {
         }
     }
     for field in &input.fields {
-        check_field(cx, field, ident);
+        check_field(cx, field);
         check_stream(cx, field, serde.default.is_some());
     }
     let tag = serde.tag.as_ref().map(LitStr::value);
@@ -110,7 +113,7 @@ fn check_enum(cx: &Ctxt, input: &Enum) {
     let mut others = 0;
     let mut untagged_seen: Option<&Variant> = None;
     for variant in &input.variants {
-        check_variant(cx, variant, ident, &repr);
+        check_variant(cx, variant, &repr);
         if variant.skipped() {
             continue;
         }
@@ -161,7 +164,7 @@ fn check_enum(cx: &Ctxt, input: &Enum) {
     }
 }
 
-fn check_variant(cx: &Ctxt, variant: &Variant, own: &Ident, repr: &Repr) {
+fn check_variant(cx: &Ctxt, variant: &Variant, repr: &Repr) {
     check_serde_unsupported(cx, &variant.attrs);
     crate::example::check_not_here(cx, &variant.attrs.extract.example, "a variant");
     for (key, tokens) in variant.attrs.extract.field_only_keys() {
@@ -208,7 +211,7 @@ fn check_variant(cx: &Ctxt, variant: &Variant, own: &Ident, repr: &Repr) {
         }
     }
     for field in &variant.fields {
-        check_field(cx, field, own);
+        check_field(cx, field);
         check_stream(cx, field, false);
     }
     let tag = match repr {
@@ -255,7 +258,7 @@ fn check_serde_unsupported(cx: &Ctxt, attrs: &Attrs) {
     }
 }
 
-fn check_field(cx: &Ctxt, field: &Field, own: &Ident) {
+fn check_field(cx: &Ctxt, field: &Field) {
     let attrs = &field.attrs;
     check_serde_unsupported(cx, attrs);
     crate::example::check_not_here(cx, &attrs.extract.example, "a field");
@@ -272,18 +275,42 @@ fn check_field(cx: &Ctxt, field: &Field, own: &Ident) {
         }
         return;
     }
-    if let Some(segment) = ty::self_reference(field.ty, own) {
-        cx.error_spanned_by(
-            segment,
-            format!(
-                "`{own}` contains itself through this field: recursive types are not supported (the \
-                 schema is fully inlined); break the cycle, e.g. with a `serde_json::Value` field"
-            ),
-        );
-    } else if let Some((part, why)) = ty::unsupported(field.ty) {
+    if let Some((part, why)) = ty::unsupported(field.ty) {
         cx.error_spanned_by(part, why);
     }
+    if let Some(flatten) = &attrs.serde.flatten {
+        check_flatten(cx, field, flatten);
+        return;
+    }
     check_constraints(cx, field);
+}
+
+/// A `#[serde(flatten)]` field has no key and no value of its own: its members are the object's. So
+/// nothing that describes or constrains one value applies; whether its type has members to merge
+/// (a struct or a map) is a trait bound in the generated code (`Flatten`).
+fn check_flatten(cx: &Ctxt, field: &Field, flatten: &proc_macro2::TokenStream) {
+    for (key, tokens) in field.attrs.extract.all_keys() {
+        cx.error_spanned_by(
+            tokens,
+            format!(
+                "`{key}` does not apply to a `#[serde(flatten)]` field, whose members are merged into \
+                 the object: put it on the fields of the flattened type"
+            ),
+        );
+    }
+    if let Some(rename) = &field.attrs.serde.rename.deserialize {
+        cx.error_spanned_by(
+            rename,
+            "a `#[serde(flatten)]` field has no JSON key of its own, so `rename` does nothing; remove it",
+        );
+    }
+    if ty::kind(field.ty) == ty::Kind::Json {
+        cx.error_spanned_by(
+            flatten,
+            "`#[serde(flatten)]` of a `serde_json::Value` takes any members, which no schema of the \
+             object can list; flatten a `HashMap<String, serde_json::Value>` to keep the unknown keys",
+        );
+    }
 }
 
 /// `stream = "required"` needs a field the model always writes: on a field it may leave out or write as
@@ -656,7 +683,8 @@ fn describe_json(value: &Json) -> &'static str {
 /// No two fields may read the same JSON key (names and aliases), nor the enum's tag.
 fn check_json_names(cx: &Ctxt, fields: &[Field], tag: Option<&str>) {
     let mut seen = HashSet::new();
-    for field in fields.iter().filter(|f| !f.skipped() && !f.name.is_empty()) {
+    let keyed = |f: &&Field| !f.skipped() && !f.name.is_empty() && f.attrs.serde.flatten.is_none();
+    for field in fields.iter().filter(keyed) {
         let ident = &field.original.ident;
         let mut names = vec![(field.name.clone(), quote::quote!(#ident))];
         if let Some(renamed) = &field.attrs.serde.rename.deserialize {
@@ -855,25 +883,25 @@ mod tests {
     #[test]
     fn every_mistake_is_reported_at_once() {
         let input = syn::parse_quote! {
-            struct S<T> {
+            struct S<'a, T> {
                 #[extract(min_length = 3, max_length = 1)]
                 a: String,
                 #[extract(minimum = 1.5)]
                 b: u8,
                 #[serde(flatten)]
+                #[extract(description = "merged")]
                 c: Inner,
-                d: Option<Box<S<T>>>,
+                d: Option<Box<S<'a, T>>>,
                 #[serde(rename = "a")]
                 e: bool,
             }
         };
         let errors = errors(input);
         let expected = [
-            "does not support generic types",
+            "does not support lifetime parameters",
             "`min_length` (3) is greater than `max_length` (1)",
             "`minimum = 1.5` is not an integer",
-            "`#[serde(flatten)]` is not supported",
-            "`S` contains itself",
+            "`description` does not apply to a `#[serde(flatten)]` field",
             "another field also reads the JSON key `a`",
         ];
         assert_eq!(errors.len(), expected.len(), "{errors:#?}");

@@ -20,7 +20,7 @@ pub const EXACT_LIMIT: usize = 64;
 pub(crate) fn keys_of(item_schema: &Value) -> Vec<String> {
     let mut keys = HashSet::new();
     let mut tags = HashSet::new();
-    key_properties(item_schema, &mut keys, &mut tags, 0);
+    key_properties(item_schema, item_schema, &mut keys, &mut tags, 0);
     if keys.is_empty() {
         return Vec::new();
     }

@@ -6,9 +6,12 @@
 //! longest member, a number's 24 digits, an object's keys and values with their separators, an array's
 //! `maxItems` elements. A quarter more plus 16 tokens of margin covers a reply's envelope. Anything
 //! unbounded (a string without `maxLength`, an array without `maxItems`, an open object) has no
-//! bound, and the request gets the documented default instead. Every sum saturates: a huge bound
-//! gives `u32::MAX`, never an overflow.
+//! bound, and the request gets the documented default instead. A `$ref` is followed inside the schema
+//! (its root); a recursive schema (a reference met again inside what it points at: a report's
+//! sections of sections) bounds nothing, since a value may nest as deep as it likes, and takes the
+//! default too. Every sum saturates: a huge bound gives `u32::MAX`, never an overflow.
 
+use crate::schema::node;
 use serde_json::{Map, Value};
 
 /// `max_tokens` for one value whose schema bounds nothing.
@@ -28,13 +31,15 @@ const MAX_DEPTH: usize = 32;
 
 /// The default `max_tokens` for one value of `schema`.
 pub(crate) fn for_one(schema: &Value) -> u32 {
-    longest(schema, 0).map_or(DEFAULT_ONE, with_margin)
+    Bound::new(schema)
+        .longest(schema, 0)
+        .map_or(DEFAULT_ONE, with_margin)
 }
 
 /// The default `max_tokens` for a list of items of `item_schema`, at most `max_items` of them.
 pub(crate) fn for_list(item_schema: &Value, max_items: Option<usize>) -> u32 {
     let items = max_items.and_then(|n| u64::try_from(n).ok());
-    match (longest(item_schema, 0), items) {
+    match (Bound::new(item_schema).longest(item_schema, 0), items) {
         // Each item, a separator or a newline, and the `{"items": [` ... `]}` around them.
         (Some(item), Some(n)) => {
             with_margin(item.saturating_add(2).saturating_mul(n).saturating_add(16))
@@ -48,70 +53,96 @@ fn with_margin(bytes: u64) -> u32 {
     u32::try_from(tokens).unwrap_or(u32::MAX)
 }
 
-/// The longest compact JSON text of a value valid against `schema`, if the schema bounds it.
-fn longest(schema: &Value, depth: usize) -> Option<u64> {
-    if depth > MAX_DEPTH {
-        return None;
-    }
-    let map = schema.as_object()?;
-    if let Some(value) = map.get("const") {
-        return Some(text_len(value));
-    }
-    if let Some(Value::Array(members)) = map.get("enum") {
-        return members.iter().map(text_len).max();
-    }
-    for key in ["anyOf", "oneOf"] {
-        if let Some(Value::Array(alternatives)) = map.get(key) {
-            return max_of(alternatives.iter().map(|a| longest(a, depth + 1)));
-        }
-    }
-    match map.get("type") {
-        Some(Value::String(kind)) => of_type(kind, map, depth),
-        Some(Value::Array(kinds)) => max_of(
-            kinds
-                .iter()
-                .map(|k| k.as_str().and_then(|k| of_type(k, map, depth))),
-        ),
-        _ => None,
-    }
+/// The walk of a schema for its bound: the root its `$ref`s point into, and the references being
+/// followed (one met again is a recursion, which bounds nothing).
+struct Bound<'a> {
+    root: &'a Value,
+    following: Vec<&'a str>,
 }
 
-fn of_type(kind: &str, map: &Map<String, Value>, depth: usize) -> Option<u64> {
-    match kind {
-        "null" => Some(4),
-        "boolean" => Some(5),
-        "integer" | "number" => Some(24),
-        "string" => match map.get("format").and_then(Value::as_str) {
-            Some("date" | "time" | "date-time" | "uuid") => Some(40),
-            _ => map
-                .get("maxLength")?
-                .as_u64()
-                .map(|n| n.saturating_mul(BYTES_PER_CHAR).saturating_add(2)),
-        },
-        "array" => {
-            let n = map.get("maxItems")?.as_u64()?;
-            let item = longest(map.get("items")?, depth + 1)?;
-            Some(item.saturating_add(2).saturating_mul(n).saturating_add(2))
+impl<'a> Bound<'a> {
+    fn new(root: &'a Value) -> Self {
+        Bound {
+            root,
+            following: Vec::new(),
         }
-        "object" => {
-            if map
-                .get("additionalProperties")
-                .is_some_and(|a| a != &Value::Bool(false))
-            {
+    }
+
+    /// The longest compact JSON text of a value valid against `schema`, if the schema bounds it.
+    fn longest(&mut self, schema: &'a Value, depth: usize) -> Option<u64> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        if let Some(reference) = node::reference_of(schema) {
+            if self.following.contains(&reference) {
                 return None;
             }
-            let properties = map.get("properties").and_then(Value::as_object);
-            let mut total: u64 = 2;
-            for (key, value) in properties.into_iter().flatten() {
-                // `"key": value, `
-                let key_len = u64::try_from(key.len()).unwrap_or(u64::MAX);
-                total = total
-                    .saturating_add(key_len.saturating_add(6))
-                    .saturating_add(longest(value, depth + 1)?);
-            }
-            Some(total)
+            let target = node::target(self.root, reference)?;
+            self.following.push(reference);
+            let bound = self.longest(target, depth + 1);
+            self.following.pop();
+            return bound;
         }
-        _ => None,
+        let map = schema.as_object()?;
+        if let Some(value) = map.get("const") {
+            return Some(text_len(value));
+        }
+        if let Some(Value::Array(members)) = map.get("enum") {
+            return members.iter().map(text_len).max();
+        }
+        for key in ["anyOf", "oneOf"] {
+            if let Some(Value::Array(alternatives)) = map.get(key) {
+                return max_of(alternatives.iter().map(|a| self.longest(a, depth + 1)));
+            }
+        }
+        match map.get("type") {
+            Some(Value::String(kind)) => self.of_type(kind, map, depth),
+            Some(Value::Array(kinds)) => max_of(
+                kinds
+                    .iter()
+                    .map(|k| k.as_str().and_then(|k| self.of_type(k, map, depth))),
+            ),
+            _ => None,
+        }
+    }
+
+    fn of_type(&mut self, kind: &str, map: &'a Map<String, Value>, depth: usize) -> Option<u64> {
+        match kind {
+            "null" => Some(4),
+            "boolean" => Some(5),
+            "integer" | "number" => Some(24),
+            "string" => match map.get("format").and_then(Value::as_str) {
+                Some("date" | "time" | "date-time" | "uuid") => Some(40),
+                _ => map
+                    .get("maxLength")?
+                    .as_u64()
+                    .map(|n| n.saturating_mul(BYTES_PER_CHAR).saturating_add(2)),
+            },
+            "array" => {
+                let n = map.get("maxItems")?.as_u64()?;
+                let item = self.longest(map.get("items")?, depth + 1)?;
+                Some(item.saturating_add(2).saturating_mul(n).saturating_add(2))
+            }
+            "object" => {
+                if map
+                    .get("additionalProperties")
+                    .is_some_and(|a| a != &Value::Bool(false))
+                {
+                    return None;
+                }
+                let properties = map.get("properties").and_then(Value::as_object);
+                let mut total: u64 = 2;
+                for (key, value) in properties.into_iter().flatten() {
+                    // `"key": value, `
+                    let key_len = u64::try_from(key.len()).unwrap_or(u64::MAX);
+                    total = total
+                        .saturating_add(key_len.saturating_add(6))
+                        .saturating_add(self.longest(value, depth + 1)?);
+                }
+                Some(total)
+            }
+            _ => None,
+        }
     }
 }
 
@@ -152,6 +183,34 @@ mod tests {
         assert_eq!(for_list(&bounded, None), DEFAULT_LIST);
         assert_eq!(for_list(&open, Some(3)), DEFAULT_LIST);
         assert!(for_list(&bounded, Some(2)) > 2 * 222);
+    }
+
+    #[test]
+    fn references_are_followed_and_recursion_takes_the_default() {
+        let leaf = json!({"type": "string", "maxLength": 2});
+        let reused = json!({
+            "type": "object",
+            "properties": {"a": {"$ref": "#/$defs/Leaf"}, "b": {"$ref": "#/$defs/Leaf"}},
+            "required": ["a", "b"],
+            "additionalProperties": false,
+            "$defs": {"Leaf": leaf.clone()}
+        });
+        let inlined = json!({
+            "type": "object",
+            "properties": {"a": leaf.clone(), "b": leaf},
+            "required": ["a", "b"],
+            "additionalProperties": false
+        });
+        assert_eq!(for_one(&reused), for_one(&inlined));
+        assert!(for_one(&reused) < DEFAULT_ONE);
+        let recursive = json!({
+            "type": "object",
+            "properties": {"next": {"anyOf": [{"$ref": "#"}, {"type": "null"}]}},
+            "required": ["next"],
+            "additionalProperties": false
+        });
+        assert_eq!(for_one(&recursive), DEFAULT_ONE);
+        assert_eq!(for_list(&recursive, Some(3)), DEFAULT_LIST);
     }
 
     #[test]

@@ -10,6 +10,7 @@
 
 use super::Span;
 use crate::schema::builder::KEY;
+use crate::schema::node::resolve;
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
@@ -66,7 +67,7 @@ impl Merger {
     pub fn new(schema: &Value) -> Self {
         let mut keys = HashSet::new();
         let mut tags = HashSet::new();
-        key_properties(schema, &mut keys, &mut tags, 0);
+        key_properties(schema, schema, &mut keys, &mut tags, 0);
         Merger {
             keys,
             tags,
@@ -198,8 +199,9 @@ fn is_empty(value: &Value) -> bool {
 }
 
 /// The names of the properties marked as keys, and of the tags (`const` properties), in an object
-/// schema or any of its variants.
+/// schema or any of its variants (`$ref`s followed inside `root`).
 pub(crate) fn key_properties(
+    root: &Value,
     schema: &Value,
     keys: &mut HashSet<String>,
     tags: &mut HashSet<String>,
@@ -208,16 +210,17 @@ pub(crate) fn key_properties(
     if depth > 8 {
         return;
     }
+    let schema = resolve(root, schema);
     for keyword in ["anyOf", "oneOf"] {
         if let Some(Value::Array(branches)) = schema.get(keyword) {
             for branch in branches {
-                key_properties(branch, keys, tags, depth + 1);
+                key_properties(root, branch, keys, tags, depth + 1);
             }
         }
     }
     if let Some(Value::Object(properties)) = schema.get("properties") {
         for (name, property) in properties {
-            if is_key(property) {
+            if is_key(resolve(root, property)) {
                 keys.insert(name.clone());
             }
             if property.get("const").is_some() {

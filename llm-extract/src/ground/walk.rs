@@ -2,6 +2,7 @@
 
 use super::{Source, Span};
 use crate::schema::builder::GROUNDED;
+use crate::schema::node::resolve;
 use serde_json::Value;
 
 /// Whether `schema` marks any string as grounded (`"x-grounded": true` anywhere in it).
@@ -19,68 +20,80 @@ pub fn has_grounded(schema: &Value) -> bool {
 ///
 /// Objects are followed through `properties`, arrays through `items`; for `anyOf`/`oneOf`, the branch
 /// whose `const` properties (a tagged enum's tag) and type fit the value. `null` is not listed; a
-/// string with no text is (it quotes nothing, so it is not found).
+/// string with no text is (it quotes nothing, so it is not found). A `$ref` is followed inside
+/// `schema` (the root of the references); the walk follows the value, so it ends on a recursive
+/// schema too.
 pub fn grounded_paths<'v>(schema: &Value, value: &'v Value) -> Vec<(String, &'v str)> {
     let mut out = Vec::new();
-    walk(schema, value, &mut String::new(), &mut out, 0);
+    let mut walker = Walker {
+        root: schema,
+        out: &mut out,
+    };
+    walker.walk(schema, value, &mut String::new(), 0);
     out
 }
 
 /// Schemas nest no deeper than this (the parser's own depth limit is lower).
 const MAX_DEPTH: usize = 256;
 
-fn walk<'v>(
-    schema: &Value,
-    value: &'v Value,
-    path: &mut String,
-    out: &mut Vec<(String, &'v str)>,
-    depth: usize,
-) {
-    let Value::Object(map) = schema else {
-        return;
-    };
-    if depth > MAX_DEPTH {
-        return;
-    }
-    for keyword in ["anyOf", "oneOf"] {
-        if let Some(Value::Array(branches)) = map.get(keyword) {
-            if let Some(branch) = branches.iter().find(|branch| fits(branch, value)) {
-                walk(branch, value, path, out, depth + 1);
-            }
+/// The walk of [`grounded_paths`]: the schema's root, and the paths found.
+struct Walker<'s, 'o, 'v> {
+    root: &'s Value,
+    out: &'o mut Vec<(String, &'v str)>,
+}
+
+impl<'s, 'v> Walker<'s, '_, 'v> {
+    fn walk(&mut self, schema: &'s Value, value: &'v Value, path: &mut String, depth: usize) {
+        let Value::Object(map) = resolve(self.root, schema) else {
+            return;
+        };
+        if depth > MAX_DEPTH {
             return;
         }
-    }
-    match value {
-        Value::String(text) if map.get(GROUNDED) == Some(&Value::Bool(true)) => {
-            out.push((path.clone(), text));
-        }
-        Value::Object(fields) => {
-            let Some(Value::Object(properties)) = map.get("properties") else {
+        for keyword in ["anyOf", "oneOf"] {
+            if let Some(Value::Array(branches)) = map.get(keyword) {
+                let root = self.root;
+                if let Some(branch) = branches
+                    .iter()
+                    .find(|branch| fits(resolve(root, branch), value))
+                {
+                    self.walk(branch, value, path, depth + 1);
+                }
                 return;
-            };
-            for (name, field) in fields {
-                if let Some(property) = properties.get(name) {
+            }
+        }
+        match value {
+            Value::String(text) if map.get(GROUNDED) == Some(&Value::Bool(true)) => {
+                self.out.push((path.clone(), text));
+            }
+            Value::Object(fields) => {
+                let Some(Value::Object(properties)) = map.get("properties") else {
+                    return;
+                };
+                for (name, field) in fields {
+                    if let Some(property) = properties.get(name) {
+                        let len = path.len();
+                        path.push('/');
+                        path.push_str(&crate::schema::node::escape_token(name));
+                        self.walk(property, field, path, depth + 1);
+                        path.truncate(len);
+                    }
+                }
+            }
+            Value::Array(elements) => {
+                let Some(items) = map.get("items") else {
+                    return;
+                };
+                for (i, element) in elements.iter().enumerate() {
                     let len = path.len();
                     path.push('/');
-                    path.push_str(&crate::schema::node::escape_token(name));
-                    walk(property, field, path, out, depth + 1);
+                    path.push_str(&i.to_string());
+                    self.walk(items, element, path, depth + 1);
                     path.truncate(len);
                 }
             }
+            _ => {}
         }
-        Value::Array(elements) => {
-            let Some(items) = map.get("items") else {
-                return;
-            };
-            for (i, element) in elements.iter().enumerate() {
-                let len = path.len();
-                path.push('/');
-                path.push_str(&i.to_string());
-                walk(items, element, path, out, depth + 1);
-                path.truncate(len);
-            }
-        }
-        _ => {}
     }
 }
 
@@ -155,6 +168,43 @@ impl Source<'_> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn follows_references_of_a_recursive_schema() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "x-grounded": true},
+                "reports": {"type": "array", "items": {"$ref": "#/$defs/Employee"}}
+            },
+            "$defs": {"Employee": {
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string", "x-grounded": true},
+                    "boss": {"anyOf": [{"$ref": "#/$defs/Employee"}, {"type": "null"}]},
+                    "reports": {"type": "array", "items": {"$ref": "#/$defs/Employee"}}
+                }
+            }}
+        });
+        let value = json!({"name": "Ada", "reports": [
+            {"name": "Bob", "boss": {"name": "Cy", "boss": null, "reports": []}, "reports": [
+                {"name": "Dee", "boss": null, "reports": []}
+            ]}
+        ]});
+        let paths: Vec<String> = grounded_paths(&schema, &value)
+            .into_iter()
+            .map(|(path, text)| format!("{path}={text}"))
+            .collect();
+        assert_eq!(
+            paths,
+            [
+                "/name=Ada",
+                "/reports/0/name=Bob",
+                "/reports/0/boss/name=Cy",
+                "/reports/0/reports/0/name=Dee"
+            ]
+        );
+    }
 
     #[test]
     fn follows_lists_options_and_tagged_variants() {

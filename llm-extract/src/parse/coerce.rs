@@ -15,10 +15,13 @@
 //! - object keys: aliases from `x-aliases` and case-different keys renamed, keys a closed object does
 //!   not allow dropped.
 //!
+//! A `$ref` is followed inside the schema being coerced to (its root), wherever a schema is read;
+//! the walk follows the value, so it ends on a recursive schema too.
+//!
 //! [`is_schema_echo`] recognizes a model that answered with the schema instead of data.
 
 use super::{literal, Fix, FixKind};
-use crate::schema::node::{escape_token, types_of};
+use crate::schema::node::{escape_token, resolve, types_of};
 use serde_json::{Map, Number, Value};
 
 /// Walks deeper than any value the parsers produce; a guard, not a limit anyone meets.
@@ -27,6 +30,7 @@ const MAX_DEPTH: usize = 512;
 /// Coerces `value` toward `schema`, appending what was done to `fixes` (at byte `offset`).
 pub(crate) fn coerce(value: &mut Value, schema: &Value, offset: usize, fixes: &mut Vec<Fix>) {
     let mut coercer = Coercer {
+        root: schema,
         offset,
         fixes,
         path: String::new(),
@@ -62,7 +66,9 @@ pub(crate) fn same_name(a: &str, b: &str) -> bool {
     !a.is_empty() && a == normal(b)
 }
 
-struct Coercer<'r> {
+struct Coercer<'r, 's> {
+    /// The whole schema, which `$ref`s point into.
+    root: &'s Value,
     offset: usize,
     fixes: &'r mut Vec<Fix>,
     /// JSON pointer of the value being walked.
@@ -190,7 +196,7 @@ fn number_from(s: &str) -> Option<Number> {
     })
 }
 
-impl Coercer<'_> {
+impl<'s> Coercer<'_, 's> {
     fn record(&mut self, kind: FixKind, what: impl std::fmt::Display) {
         let at = if self.path.is_empty() {
             "the root"
@@ -204,11 +210,11 @@ impl Coercer<'_> {
         self.fixes.push(Fix::new(kind, self.offset, description));
     }
 
-    fn walk(&mut self, value: &mut Value, schema: &Value, depth: usize) {
+    fn walk(&mut self, value: &mut Value, schema: &'s Value, depth: usize) {
         if depth > MAX_DEPTH {
             return;
         }
-        let Some(schema) = schema.as_object() else {
+        let Some(schema) = resolve(self.root, schema).as_object() else {
             return;
         };
         if let Some(branches) = schema
@@ -288,11 +294,16 @@ impl Coercer<'_> {
         }
     }
 
-    fn branches(&mut self, value: &mut Value, branches: &[Value], depth: usize) {
-        if value.is_null() && branches.iter().any(is_null_schema) {
+    fn branches(&mut self, value: &mut Value, branches: &'s [Value], depth: usize) {
+        let root = self.root;
+        let branches: Vec<&'s Value> = branches.iter().map(|b| resolve(root, b)).collect();
+        if value.is_null() && branches.iter().any(|b| is_null_schema(b)) {
             return;
         }
-        let variants: Vec<&Value> = branches.iter().filter(|b| !is_null_schema(b)).collect();
+        let variants: Vec<&Value> = branches
+            .into_iter()
+            .filter(|b| !is_null_schema(b))
+            .collect();
         if let [only] = variants[..] {
             self.walk(value, only, depth + 1);
             return;
@@ -336,7 +347,7 @@ impl Coercer<'_> {
     }
 
     /// The variant of a tagged enum whose tag the value carries (fixing the tag's case if needed).
-    fn pick_variant<'s>(&mut self, value: &mut Value, variants: &[&'s Value]) -> Option<&'s Value> {
+    fn pick_variant<'v>(&mut self, value: &mut Value, variants: &[&'v Value]) -> Option<&'v Value> {
         let object = value.as_object_mut()?;
         if let Some(variant) = variants
             .iter()
@@ -453,7 +464,12 @@ impl Coercer<'_> {
         map.remove(&key)
     }
 
-    fn object(&mut self, map: &mut Map<String, Value>, schema: &Map<String, Value>, depth: usize) {
+    fn object(
+        &mut self,
+        map: &mut Map<String, Value>,
+        schema: &'s Map<String, Value>,
+        depth: usize,
+    ) {
         let properties = schema.get("properties").and_then(Value::as_object);
         if let Some(aliases) = schema.get("x-aliases").and_then(Value::as_object) {
             for (alias, canonical) in aliases {

@@ -13,6 +13,7 @@ use super::frame::{Event, Frame, FrameKind, Framer, FramerConfig};
 use super::pipeline::{self, best_rejection, extracted, Accepted, Pipeline, Rejection};
 use super::typed;
 use super::{Fix, FixKind, ParseOptions, SkipReason, Skipped};
+use crate::schema::node::resolve;
 use crate::schema::plan::Plan;
 use crate::schema::Schema;
 use crate::schema::SchemaSet;
@@ -105,6 +106,7 @@ impl std::fmt::Debug for Core<'_> {
 impl<'s> Core<'s> {
     fn new(schema: SchemaRef<'s>, options: ParseOptions) -> Self {
         let generic = schema.get().generic();
+        let generic = resolve(generic, generic);
         let item_is_array = match generic.get("type") {
             Some(Value::String(t)) => t == "array",
             Some(Value::Array(ts)) => ts.iter().any(|t| t == "array"),

@@ -25,6 +25,7 @@
 //! never changes.
 
 use super::partial::{JsonPath, Node, PartialParser};
+use crate::schema::builder::MapKey;
 use crate::schema::Schema;
 use serde::Serialize;
 use serde_json::Value;
@@ -181,8 +182,8 @@ impl<T: PartialField> PartialField for Vec<T> {}
 impl<T: PartialField> PartialField for VecDeque<T> {}
 impl<T: PartialField> PartialField for BTreeSet<T> {}
 impl<T: PartialField, S> PartialField for HashSet<T, S> {}
-impl<T: PartialField> PartialField for BTreeMap<String, T> {}
-impl<T: PartialField, S> PartialField for HashMap<String, T, S> {}
+impl<K: MapKey, T: PartialField> PartialField for BTreeMap<K, T> {}
+impl<K: MapKey, T: PartialField, S> PartialField for HashMap<K, T, S> {}
 
 /// A step of [`PartialValue::growing`]'s path that [`PartialValue::grow_at`] cannot take (a map's
 /// key): a path holding it is not followed again.
@@ -238,6 +239,16 @@ pub fn field_shown<T: PartialValue + ?Sized>(node: Option<Node<'_>>, done: bool)
 #[inline]
 pub fn member<'a>(node: Node<'a>, names: &[&str]) -> Option<Node<'a>> {
     names.iter().find_map(|name| node.get(name))
+}
+
+/// Removes `keys` (the fields of the object, and their aliases) from the partial form of a
+/// `#[serde(flatten)]` map, which is read from the whole object: serde gives the map only the keys
+/// no field reads.
+#[doc(hidden)]
+pub fn without_keys<P>(map: &mut BTreeMap<String, P>, keys: &[&str]) {
+    for key in keys {
+        map.remove(*key);
+    }
 }
 
 /// A field whose type has its schema from schemars: shown as the JSON written so far.
@@ -460,20 +471,15 @@ fn readable(node: Node<'_>) -> bool {
 /// The methods of [`PartialValue`] that walk the tree, for a type shown as the `T` it wraps (`Option`,
 /// `Box`): each passes the question on to `T`, taking no step of its own.
 macro_rules! transparent_walks {
-    () => {
+    ($partial:ty) => {
         #[inline]
-        fn update_below(
-            partial: &mut T::Partial,
-            node: Node<'_>,
-            since: u64,
-            depth: usize,
-        ) -> bool {
+        fn update_below(partial: &mut $partial, node: Node<'_>, since: u64, depth: usize) -> bool {
             T::update_below(partial, node, since, depth)
         }
 
         #[inline]
         fn growing<'p, 'n>(
-            partial: &'p mut T::Partial,
+            partial: &'p mut $partial,
             node: Node<'n>,
             path: &mut Vec<u32>,
         ) -> Option<(&'p mut String, &'n str)> {
@@ -481,13 +487,13 @@ macro_rules! transparent_walks {
         }
 
         #[inline]
-        fn grow_at<'p>(partial: &'p mut T::Partial, path: &[u32]) -> Option<&'p mut String> {
+        fn grow_at<'p>(partial: &'p mut $partial, path: &[u32]) -> Option<&'p mut String> {
             T::grow_at(partial, path)
         }
 
         #[inline]
         fn update_at(
-            partial: &mut T::Partial,
+            partial: &mut $partial,
             route: &[u32],
             node: Node<'_>,
             since: u64,
@@ -498,7 +504,7 @@ macro_rules! transparent_walks {
 
         #[inline]
         fn growing_at<'p, 'n>(
-            partial: &'p mut T::Partial,
+            partial: &'p mut $partial,
             path: &mut Vec<u32>,
             next: usize,
             node: Node<'n>,
@@ -527,25 +533,27 @@ impl<T: PartialValue> PartialValue for Option<T> {
         T::update(partial, node, since)
     }
 
-    transparent_walks!();
+    transparent_walks!(T::Partial);
 }
 
+/// Shown as the `T` it holds, boxed too (so a type that holds itself through a `Box` has a partial
+/// form of finite size).
 impl<T: PartialValue + ?Sized> PartialValue for Box<T> {
-    type Partial = T::Partial;
+    type Partial = Box<T::Partial>;
 
     fn shown(node: Node<'_>) -> bool {
         T::shown(node)
     }
 
-    fn build(node: Node<'_>) -> Option<T::Partial> {
-        T::build(node)
+    fn build(node: Node<'_>) -> Option<Box<T::Partial>> {
+        T::build(node).map(Box::new)
     }
 
-    fn update(partial: &mut T::Partial, node: Node<'_>, since: u64) -> bool {
+    fn update(partial: &mut Box<T::Partial>, node: Node<'_>, since: u64) -> bool {
         T::update(partial, node, since)
     }
 
-    transparent_walks!();
+    transparent_walks!(Box<T::Partial>);
 }
 
 /// A list: its items so far, each partial; only the last one and new ones can change.
@@ -717,8 +725,9 @@ fn update_map<T: PartialValue>(
 
 macro_rules! maps {
     ($($map:ident $(, $extra:ident)?);* $(;)?) => {$(
-        /// A map: its entries so far, by key (each shown once its key is read and its value would be).
-        impl<T: PartialValue $(, $extra)?> PartialValue for $map<String, T $(, $extra)?> {
+        /// A map: its entries so far, by key as written (each shown once its key is read and its value
+        /// would be).
+        impl<K: MapKey, T: PartialValue $(, $extra)?> PartialValue for $map<K, T $(, $extra)?> {
             type Partial = BTreeMap<String, T::Partial>;
 
             fn shown(node: Node<'_>) -> bool {
@@ -983,10 +992,11 @@ mod tests {
             Some(
                 pairs
                     .iter()
-                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .map(|(k, v)| (k.to_string(), Box::new(v.to_string())))
                     .collect::<BTreeMap<_, _>>(),
             )
         };
+        // A box's partial form is boxed too.
         assert_eq!(seen, [map(&[("b", "x")]), map(&[("b", "xy")])]);
     }
 

@@ -5,6 +5,7 @@ use super::envelope::{self, Candidate};
 use super::lenient::{self, Cut, Failure, Fixed, Settings, Step};
 use super::{coerce, Fix, FixKind, ParseError, ParseOptions, SkipReason, Skipped};
 use crate::error::SchemaError;
+use crate::schema::node::resolve;
 use crate::schema::SchemaSet;
 use crate::validate::{Validator, Violation};
 use serde::de::DeserializeOwned;
@@ -255,7 +256,8 @@ impl<'s> Pipeline<'s> {
         let wanted = match closed {
             Err(_) => true,
             Ok(closed) => {
-                let declared = self.schema.generic().get("properties");
+                let generic = self.schema.generic();
+                let declared = resolve(generic, generic).get("properties");
                 let (Some(shorter), Some(longer)) =
                     (closed.value.as_object(), longer.value.as_object())
                 else {
@@ -320,14 +322,16 @@ fn free_text_at(schema: &Value, path: &[Step]) -> bool {
     if !matches!(path.last(), Some(Step::Key(_))) {
         return false;
     }
+    // One step of the path per schema step, each `$ref` followed: the walk ends with the path.
+    let node_at = |node| resolve(schema, one_branch(schema, resolve(schema, node)));
     let mut at = Some(schema);
     for step in path {
-        at = at.map(one_branch).and_then(|node| match step {
+        at = at.map(node_at).and_then(|node| match step {
             Step::Key(key) => node.get("properties")?.get(key),
             Step::Index(_) => node.get("items"),
         });
     }
-    let Some(node) = at.map(one_branch) else {
+    let Some(node) = at.map(node_at) else {
         return false;
     };
     let is_string = match node.get("type") {
@@ -344,8 +348,9 @@ fn free_text_at(schema: &Value, path: &[Step]) -> bool {
             .all(|k| node.get(k).is_none())
 }
 
-/// The one branch of an `anyOf`/`oneOf` that is not `null` (an optional value), or the schema.
-fn one_branch(schema: &Value) -> &Value {
+/// The one branch of an `anyOf`/`oneOf` that is not `null` (an optional value), or the schema;
+/// `root` is the schema its `$ref`s point into.
+fn one_branch<'a>(root: &'a Value, schema: &'a Value) -> &'a Value {
     let branches = schema
         .get("anyOf")
         .or_else(|| schema.get("oneOf"))
@@ -355,7 +360,7 @@ fn one_branch(schema: &Value) -> &Value {
     };
     let mut other = branches
         .iter()
-        .filter(|b| b.get("type").is_none_or(|t| t != "null"));
+        .filter(|b| resolve(root, b).get("type").is_none_or(|t| t != "null"));
     match (other.next(), other.next()) {
         (Some(one), None) => one,
         _ => schema,

@@ -18,20 +18,41 @@
 //! is built by asking each field type for its [`FieldSchema::field_schema`]; the impls below cover the
 //! standard leaf and container types, and a derived type answers for itself. Nested schemas are
 //! rebuilt rather than read from the nested type's `static`, so building a schema never re-enters a
-//! `OnceLock` (which would deadlock, not fail, on a recursive type).
+//! `OnceLock`.
 //!
-//! # Recursive types
+//! # `$defs` and `$ref`: recursive types
 //!
-//! Recursive types are not supported. The derive rejects a field that names its own type; a cycle
-//! through other types (`A` holds a `B`, `B` holds an `A`) is a compile-time cycle error: each
-//! derived type's [`FieldSchema::NESTING`] is computed from its fields' and evaluated by the
-//! compiler. A hand-written impl that recurses is caught at run time by [`build_guarded`], whose
-//! schema then fails to compile with the cycle spelled out, instead of overflowing the stack.
+//! A generic schema may have `$defs` at its root, and `{"$ref": "#/$defs/<Name>"}` anywhere inside
+//! it (never anywhere else: no nested `$defs`, no other pointer). Readers follow a `$ref` through
+//! `schema::node` with the root at hand.
+//!
+//! - A type that does not recur is inlined wherever it appears, as it would be written by hand.
+//! - A type that recurs (it contains itself, directly or through `Box`, `Option`, `Vec`, maps or other
+//!   derived types) has one entry in the root's `$defs`, its schema, and every place inside that
+//!   holds it is `{"$ref": "#/$defs/<Name>"}` (with its own keywords beside it: a description, a
+//!   constraint; a nullable place is `{"anyOf": [{"$ref": ..}, {"type": "null"}]}`). Once a type has
+//!   its entry, every later place that holds it in the same schema refers to it too. When the
+//!   root's own type recurs, the root is that type's schema *and* its `$defs` entry, so the root
+//!   stays an object.
+//! - `<Name>` is the type's name without module paths, with a generic instantiation's arguments
+//!   joined by `_` (`Page<Person>` is `Page_Person`), and `_2`, `_3`, ... appended, in the order the
+//!   schema is built, to a name another type of the same schema already has. Names are made of
+//!   ASCII letters, digits and `_`, so a reference needs no escaping.
+//!
+//! [`build_guarded`] does this: each derived type builds its schema through it; a type found on the
+//! stack of types being built is the one that recurs.
+//!
+//! # Generic types
+//!
+//! A generic derived type (`Page<T>`) has a schema per instantiation: its [`FieldSchema`] asks `T`'s,
+//! and its `Schema::schema` is computed once per instantiation and kept in a global map keyed by
+//! the instantiation's `TypeId` ([`schema_set_of`]), since a generic function cannot own a `static`.
 
 use serde_json::{json, Map, Value};
 use std::any::TypeId;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
+use std::sync::{Mutex, OnceLock, PoisonError};
 
 /// Re-exported so generated code can name `JsonSchema` without the user depending on schemars.
 pub use schemars;
@@ -50,11 +71,6 @@ pub use serde::de::DeserializeOwned;
 pub trait FieldSchema {
     /// Whether serde fills the field in when its key is missing (true for `Option<T>`).
     const OPTIONAL: bool = false;
-
-    /// How many derived types deep this type nests. The derive computes it from its fields' and
-    /// has the compiler evaluate it, so a type that contains itself through other types (`A`
-    /// holds a `B` that holds an `A`) is a compile-time cycle error rather than a run-time one.
-    const NESTING: usize = 0;
 
     /// The generic schema of a value of this type.
     fn field_schema() -> Value;
@@ -105,7 +121,6 @@ leaf_types! {
 }
 
 impl<T: FieldSchema> FieldSchema for Option<T> {
-    const NESTING: usize = T::NESTING;
     const OPTIONAL: bool = true;
 
     fn field_schema() -> Value {
@@ -114,7 +129,6 @@ impl<T: FieldSchema> FieldSchema for Option<T> {
 }
 
 impl<T: FieldSchema + ?Sized> FieldSchema for Box<T> {
-    const NESTING: usize = T::NESTING;
     const OPTIONAL: bool = T::OPTIONAL;
 
     fn field_schema() -> Value {
@@ -123,52 +137,80 @@ impl<T: FieldSchema + ?Sized> FieldSchema for Box<T> {
 }
 
 impl<T: FieldSchema> FieldSchema for Vec<T> {
-    const NESTING: usize = T::NESTING;
     fn field_schema() -> Value {
         json!({ "type": "array", "items": T::field_schema() })
     }
 }
 
 impl<T: FieldSchema> FieldSchema for VecDeque<T> {
-    const NESTING: usize = T::NESTING;
     fn field_schema() -> Value {
         json!({ "type": "array", "items": T::field_schema() })
     }
 }
 
 impl<T: FieldSchema, S> FieldSchema for HashSet<T, S> {
-    const NESTING: usize = T::NESTING;
     fn field_schema() -> Value {
         json!({ "type": "array", "items": T::field_schema(), "uniqueItems": true })
     }
 }
 
 impl<T: FieldSchema> FieldSchema for BTreeSet<T> {
-    const NESTING: usize = T::NESTING;
     fn field_schema() -> Value {
         json!({ "type": "array", "items": T::field_schema(), "uniqueItems": true })
     }
 }
 
-impl<T: FieldSchema> FieldSchema for BTreeMap<String, T> {
-    const NESTING: usize = T::NESTING;
-    fn field_schema() -> Value {
-        json!({ "type": "object", "additionalProperties": T::field_schema() })
+/// A type whose values serde reads from the keys of a JSON object: `String` (any key) and the
+/// fieldless enums the derive implements it for (their names, as `propertyNames`).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be the key of a map in a derived type",
+    label = "not a map key",
+    note = "the keys of a JSON object are strings: use `String`, or a fieldless enum that derives \
+            `Extract`"
+)]
+pub trait MapKey {
+    /// The schema every key must satisfy, or `None` when any string will do.
+    fn key_schema() -> Option<Value>;
+}
+
+impl MapKey for String {
+    fn key_schema() -> Option<Value> {
+        None
     }
 }
 
-impl<T: FieldSchema, S> FieldSchema for HashMap<String, T, S> {
-    const NESTING: usize = T::NESTING;
-    fn field_schema() -> Value {
-        json!({ "type": "object", "additionalProperties": T::field_schema() })
+/// `{"type": "object", "additionalProperties": <T>}`, with `"propertyNames"` when the keys are
+/// restricted (an enum's names).
+pub fn map_schema<K: MapKey + ?Sized, T: FieldSchema + ?Sized>() -> Value {
+    let mut schema = json!({ "type": "object", "additionalProperties": T::field_schema() });
+    if let (Some(keys), Value::Object(map)) = (K::key_schema(), &mut schema) {
+        map.insert("propertyNames".into(), keys);
     }
+    schema
+}
+
+impl<K: MapKey, T: FieldSchema> FieldSchema for BTreeMap<K, T> {
+    fn field_schema() -> Value {
+        map_schema::<K, T>()
+    }
+}
+
+impl<K: MapKey, T: FieldSchema, S> FieldSchema for HashMap<K, T, S> {
+    fn field_schema() -> Value {
+        map_schema::<K, T>()
+    }
+}
+
+/// The schema of a fieldless enum's names as map keys: its `enum` alone (no description, which
+/// belongs to the values).
+pub fn key_names(names: &[&str]) -> Value {
+    json!({ "type": "string", "enum": names })
 }
 
 /// A tuple is a fixed-length array (see [`tuple`]).
 macro_rules! tuples {
     ($(($($name:ident),+))*) => {$(
         impl<$($name: FieldSchema),+> FieldSchema for ($($name,)+) {
-            const NESTING: usize = deepest(&[$($name::NESTING),+]);
             fn field_schema() -> Value {
                 tuple(None, ::std::vec![$(Property::of::<$name>("")),+], false)
             }
@@ -183,7 +225,6 @@ tuples! {
 
 /// An array `[T; N]`: exactly `N` items (serde reads it as a tuple of `N`).
 impl<T: FieldSchema, const N: usize> FieldSchema for [T; N] {
-    const NESTING: usize = T::NESTING;
     fn field_schema() -> Value {
         json!({ "type": "array", "items": T::field_schema(), "minItems": N, "maxItems": N })
     }
@@ -246,6 +287,8 @@ pub struct Property {
     schema: Value,
     required: bool,
     aliases: Vec<&'static str>,
+    /// `#[serde(flatten)]`: `schema`'s members are merged into the object (see [`object`]).
+    flatten: bool,
 }
 
 impl Property {
@@ -261,6 +304,16 @@ impl Property {
             schema,
             required,
             aliases: Vec::new(),
+            flatten: false,
+        }
+    }
+
+    /// A `#[serde(flatten)]` field of type `T`: its members are merged into the object.
+    pub fn flatten<T: Flatten + ?Sized>() -> Self {
+        let (schema, required) = T::flattened();
+        Property {
+            flatten: true,
+            ..Property::with_schema("", schema, required)
         }
     }
 
@@ -331,31 +384,160 @@ impl Property {
 
 /// A closed object schema: properties in order, the required ones, and the aliases serde accepts as
 /// `"x-aliases": {"alias": "canonical"}`.
+///
+/// A flattened property ([`Property::flatten`]) contributes its schema's members in its place: a
+/// struct's properties (required ones kept unless the field is an `Option`) and aliases; a map's
+/// value schema as `additionalProperties` (the object is then open), or, for a map whose keys are
+/// an enum's names, one optional property per name. Anything else cannot be flattened into an
+/// object: the object becomes a schema that fails to compile with the reason (the derive's trait
+/// bound on [`Flatten`] refuses such types first; this catches a hand-written impl).
 pub fn object(description: Option<&str>, properties: Vec<Property>) -> Value {
+    let mut members = Members::default();
+    for property in properties {
+        if property.flatten {
+            if let Err(why) = members.merge(property.schema, property.required) {
+                return unsupported(&why);
+            }
+            continue;
+        }
+        if property.required {
+            members.required.push(Value::from(property.name));
+        }
+        for alias in property.aliases {
+            members.aliases.insert(alias.into(), property.name.into());
+        }
+        members
+            .properties
+            .insert(property.name.into(), property.schema);
+    }
     let mut schema = Map::new();
     schema.insert("type".into(), "object".into());
     if let Some(text) = description {
         schema.insert("description".into(), text.into());
     }
-    let mut props = Map::new();
-    let mut required = Vec::new();
-    let mut aliases = Map::new();
-    for property in properties {
-        if property.required {
-            required.push(Value::from(property.name));
-        }
-        for alias in property.aliases {
-            aliases.insert(alias.into(), property.name.into());
-        }
-        props.insert(property.name.into(), property.schema);
-    }
-    schema.insert("properties".into(), Value::Object(props));
-    schema.insert("required".into(), Value::Array(required));
-    schema.insert("additionalProperties".into(), false.into());
-    if !aliases.is_empty() {
-        schema.insert("x-aliases".into(), Value::Object(aliases));
+    schema.insert("properties".into(), Value::Object(members.properties));
+    schema.insert("required".into(), Value::Array(members.required));
+    schema.insert(
+        "additionalProperties".into(),
+        members.additional.unwrap_or(Value::Bool(false)),
+    );
+    if !members.aliases.is_empty() {
+        schema.insert("x-aliases".into(), Value::Object(members.aliases));
     }
     Value::Object(schema)
+}
+
+/// The members of an object under construction.
+#[derive(Default)]
+struct Members {
+    properties: Map<String, Value>,
+    required: Vec<Value>,
+    aliases: Map<String, Value>,
+    /// The schema of keys not listed, once a flattened map opened the object.
+    additional: Option<Value>,
+}
+
+impl Members {
+    /// Merges a flattened field's schema (see [`object`]).
+    fn merge(&mut self, schema: Value, keep_required: bool) -> Result<(), String> {
+        let schema = match super::node::reference_of(&schema) {
+            Some(reference) => defined(reference).ok_or_else(|| {
+                format!(
+                    "`#[serde(flatten)]` of a type that contains itself ({reference}) cannot be \
+                     written as one object"
+                )
+            })?,
+            None => schema,
+        };
+        let Value::Object(mut map) = schema else {
+            return Err("`#[serde(flatten)]` needs a struct or a map".into());
+        };
+        let additional = map.remove("additionalProperties");
+        match map.remove("properties") {
+            Some(Value::Object(properties)) => {
+                self.properties.extend(properties);
+                if let (true, Some(Value::Array(required))) =
+                    (keep_required, map.remove("required"))
+                {
+                    self.required.extend(required);
+                }
+                if let Some(Value::Object(aliases)) = map.remove("x-aliases") {
+                    self.aliases.extend(aliases);
+                }
+                if let Some(additional) = additional.filter(|value| value != &Value::Bool(false)) {
+                    self.additional = Some(additional);
+                }
+                Ok(())
+            }
+            None => {
+                let Some(values) = additional.filter(Value::is_object) else {
+                    return Err(
+                        "`#[serde(flatten)]` needs a struct or a map, and this field's type is \
+                         neither (an enum, a sequence or a scalar has no members to merge)"
+                            .into(),
+                    );
+                };
+                let names = map
+                    .get("propertyNames")
+                    .and_then(|keys| keys.get("enum"))
+                    .and_then(Value::as_array);
+                match names {
+                    // Keys from an enum: each name is a property the object may have.
+                    Some(names) => {
+                        for name in names.iter().filter_map(Value::as_str) {
+                            self.properties.insert(name.into(), values.clone());
+                        }
+                    }
+                    None => self.additional = Some(values),
+                }
+                Ok(())
+            }
+            Some(_) => Err("`#[serde(flatten)]` of a malformed object schema".into()),
+        }
+    }
+}
+
+/// A type a `#[serde(flatten)]` field can have: a struct with named fields that derives `Extract`,
+/// a map with string or enum keys, or an `Option`/`Box` of one.
+#[diagnostic::on_unimplemented(
+    message = "`#[serde(flatten)]` cannot merge `{Self}` into an object",
+    label = "not a struct or a map",
+    note = "flatten a struct with named fields that derives `Extract`, or a `HashMap`/`BTreeMap` \
+            with `String` or enum keys; nest any other type as a normal field"
+)]
+pub trait Flatten {
+    /// The schema whose members are merged, and whether its required members stay required.
+    fn flattened() -> (Value, bool);
+}
+
+impl<T: Flatten> Flatten for Option<T> {
+    fn flattened() -> (Value, bool) {
+        (T::flattened().0, false)
+    }
+}
+
+impl<T: Flatten + ?Sized> Flatten for Box<T> {
+    fn flattened() -> (Value, bool) {
+        T::flattened()
+    }
+}
+
+impl<K: MapKey, T: FieldSchema> Flatten for BTreeMap<K, T> {
+    fn flattened() -> (Value, bool) {
+        (map_schema::<K, T>(), true)
+    }
+}
+
+impl<K: MapKey, T: FieldSchema, S> Flatten for HashMap<K, T, S> {
+    fn flattened() -> (Value, bool) {
+        (map_schema::<K, T>(), true)
+    }
+}
+
+/// A schema that no validator compiles, whose compile error is `why` (its `type` is not a JSON
+/// Schema type): every use of it fails with a [`SchemaError`](crate::SchemaError) saying why.
+fn unsupported(why: &str) -> Value {
+    json!({ "type": why })
 }
 
 /// An internally tagged enum: `{"oneOf": [variant objects...], "description"?}`.
@@ -674,65 +856,194 @@ fn normalize_foreign(schema: &mut Value) {
     }
 }
 
-/// The largest of `nestings` (0 for none): the derive's `NESTING` is one more than its fields'.
-pub const fn deepest(nestings: &[usize]) -> usize {
-    let mut deepest = 0;
-    let mut i = 0;
-    while i < nestings.len() {
-        if nestings[i] > deepest {
-            deepest = nestings[i];
-        }
-        i += 1;
+/// The `$defs` of the schema being built on this thread (see the module documentation).
+#[derive(Default)]
+struct Defs {
+    /// The types whose schemas are being built, outermost first.
+    stack: Vec<TypeId>,
+    /// The types found to recur: met again while on the stack.
+    recurs: HashSet<TypeId>,
+    /// Each named type's name in `$defs`, and the names taken.
+    names: HashMap<TypeId, String>,
+    taken: HashSet<String>,
+    /// The entries, in the order their types' schemas were completed.
+    defs: Map<String, Value>,
+}
+
+impl Defs {
+    /// The reference to `id`'s entry, naming the type if it has no name yet.
+    fn reference(&mut self, id: TypeId, type_name: &str) -> Value {
+        let name = self.name(id, type_name);
+        json!({ "$ref": format!("#/$defs/{name}") })
     }
-    deepest
+
+    fn name(&mut self, id: TypeId, type_name: &str) -> String {
+        if let Some(name) = self.names.get(&id) {
+            return name.clone();
+        }
+        let base = def_name(type_name);
+        let mut name = base.clone();
+        let mut n = 2;
+        while self.taken.contains(&name) {
+            name = format!("{base}_{n}");
+            n += 1;
+        }
+        self.taken.insert(name.clone());
+        self.names.insert(id, name.clone());
+        name
+    }
+
+    /// Whether `id` has its entry already.
+    fn defined(&self, id: TypeId) -> bool {
+        self.names
+            .get(&id)
+            .is_some_and(|name| self.defs.contains_key(name))
+    }
 }
 
 thread_local! {
-    /// The types whose schemas this thread is building, outermost first.
-    static BUILDING: RefCell<Vec<(TypeId, &'static str)>> = const { RefCell::new(Vec::new()) };
+    /// The `$defs` of the schema this thread is building, while it builds one.
+    static DEFS: RefCell<Option<Defs>> = const { RefCell::new(None) };
 }
 
-/// Builds `T`'s schema with `build`, refusing to recurse into `T` while it is already being built.
+/// Runs `f` on the `$defs` being built, if a schema is being built.
+fn with_defs<R>(f: impl FnOnce(&mut Defs) -> R) -> Option<R> {
+    DEFS.with(|defs| defs.borrow_mut().as_mut().map(f))
+}
+
+/// The entry a `#/$defs/<Name>` reference points at in the schema being built, once complete.
+fn defined(reference: &str) -> Option<Value> {
+    let name = reference.strip_prefix("#/$defs/")?;
+    with_defs(|defs| defs.defs.get(name).cloned()).flatten()
+}
+
+/// `<Name>` of a type's `$defs` entry (see the module documentation): `a::Page<b::Person>` is
+/// `Page_Person`.
+pub fn def_name(type_name: &str) -> String {
+    let words: Vec<&str> = type_name
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == ':'))
+        .filter_map(|path| path.rsplit("::").next())
+        .filter(|word| !word.is_empty())
+        .collect();
+    if words.is_empty() {
+        "Type".into()
+    } else {
+        words.join("_")
+    }
+}
+
+/// The name of `T` for a schema (its `$defs` name, see [`def_name`]): a generic instantiation's
+/// `SchemaSet` is named with it.
+pub fn schema_name<T: ?Sized>() -> String {
+    def_name(std::any::type_name::<T>())
+}
+
+/// Builds a whole schema with `build`: the root of a schema, which receives the `$defs` of the types
+/// that recur in it. Inside another build (a hand-written impl asking for one), just `build`.
+pub fn root_schema(build: impl FnOnce() -> Value) -> Value {
+    if DEFS.with(|defs| defs.borrow().is_some()) {
+        return build();
+    }
+    DEFS.with(|defs| *defs.borrow_mut() = Some(Defs::default()));
+    // Cleared on unwind too, so a panicking build leaves no half-built `$defs` behind.
+    struct Clear;
+    impl Drop for Clear {
+        fn drop(&mut self) {
+            DEFS.with(|defs| defs.borrow_mut().take());
+        }
+    }
+    let clear = Clear;
+    let schema = build();
+    let defs = DEFS
+        .with(|defs| defs.borrow_mut().take())
+        .map(|defs| defs.defs)
+        .unwrap_or_default();
+    drop(clear);
+    if defs.is_empty() {
+        return schema;
+    }
+    // The root's own type recurs: the root is its entry's schema, so that it stays an object.
+    let mut schema = match super::node::reference_of(&schema)
+        .and_then(|reference| reference.strip_prefix("#/$defs/"))
+        .and_then(|name| defs.get(name))
+    {
+        Some(entry) if schema.as_object().is_some_and(|map| map.len() == 1) => entry.clone(),
+        _ => schema,
+    };
+    match &mut schema {
+        Value::Object(map) => {
+            map.insert("$defs".into(), Value::Object(defs));
+            schema
+        }
+        _ => json!({ "allOf": [schema], "$defs": defs }),
+    }
+}
+
+/// Builds `T`'s schema with `build`, as every derived type does: inlined, unless `T` recurs.
 ///
-/// Recursive types are not supported. A derived type that contains itself is a compile error
-/// (directly: the derive names the field; through other types: the cycle of [`FieldSchema::NESTING`]).
-/// Only a hand-written [`FieldSchema`] can still recurse at run time; then the schema built here,
-/// at the point where the type recurs, is one that cannot be compiled, so every use of it fails
-/// with a [`SchemaError`](crate::SchemaError) that names the cycle, instead of overflowing the stack.
+/// If `T` is already being built further out (it contains itself), this is a `$ref` to `T`'s
+/// `$defs` entry, and `T` is marked as recurring; when `T`'s outermost build completes marked, its
+/// schema becomes the entry and the build returns a `$ref` too. A type with an entry already is a
+/// `$ref` wherever else it appears in the same schema. Called outside a schema being built, it
+/// builds the root ([`root_schema`]).
 pub fn build_guarded<T: ?Sized + 'static>(build: impl FnOnce() -> Value) -> Value {
+    if DEFS.with(|defs| defs.borrow().is_none()) {
+        return root_schema(|| build_guarded::<T>(build));
+    }
     let id = TypeId::of::<T>();
-    let name = std::any::type_name::<T>();
-    let cycle = BUILDING.with(|stack| {
-        let stack = stack.borrow();
-        if stack.iter().any(|(building, _)| *building == id) {
-            let mut cycle: Vec<&str> = stack
-                .iter()
-                .skip_while(|(building, _)| *building != id)
-                .map(|(_, name)| *name)
-                .collect();
-            cycle.push(name);
-            Some(cycle.join(" -> "))
+    let type_name = std::any::type_name::<T>();
+    let reference = with_defs(|defs| {
+        if defs.defined(id) {
+            Some(defs.reference(id, type_name))
+        } else if defs.stack.contains(&id) {
+            defs.recurs.insert(id);
+            Some(defs.reference(id, type_name))
         } else {
+            defs.stack.push(id);
             None
         }
-    });
-    if let Some(cycle) = cycle {
-        // Not a JSON Schema type: compiling the schema fails with this as its message.
-        return json!({ "type": format!(
-            "`{name}` contains itself ({cycle}); recursive types are not supported: break the \
-             cycle, e.g. with a `serde_json::Value` field or `#[serde(skip)]`"
-        ) });
+    })
+    .flatten();
+    if let Some(reference) = reference {
+        return reference;
     }
-    BUILDING.with(|stack| stack.borrow_mut().push((id, name)));
     // Pops on unwind too, so a panicking build leaves the stack as it found it.
     struct Pop;
     impl Drop for Pop {
         fn drop(&mut self) {
-            BUILDING.with(|stack| stack.borrow_mut().pop());
+            with_defs(|defs| defs.stack.pop());
         }
     }
-    let _pop = Pop;
-    build()
+    let pop = Pop;
+    let schema = build();
+    drop(pop);
+    let recurs = with_defs(|defs| defs.recurs.contains(&id)).unwrap_or(false);
+    if !recurs {
+        return schema;
+    }
+    with_defs(|defs| {
+        let name = defs.name(id, type_name);
+        defs.defs.insert(name, schema.clone());
+        defs.reference(id, type_name)
+    })
+    .unwrap_or(schema)
+}
+
+/// The `SchemaSet` of `T`, built once per type with `build` and kept for the program's life: what a
+/// generic type's `Schema::schema` returns (a generic function cannot own a `static` per
+/// instantiation). Built outside the lock; if two threads build it at once, one set is kept.
+pub fn schema_set_of<T: ?Sized + 'static>(
+    build: impl FnOnce() -> crate::SchemaSet,
+) -> &'static crate::SchemaSet {
+    static SETS: OnceLock<Mutex<HashMap<TypeId, &'static crate::SchemaSet>>> = OnceLock::new();
+    let id = TypeId::of::<T>();
+    let sets = SETS.get_or_init(Default::default);
+    let lock = || sets.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(set) = lock().get(&id) {
+        return set;
+    }
+    let set = build();
+    lock().entry(id).or_insert_with(|| Box::leak(Box::new(set)))
 }
 
 #[cfg(test)]
@@ -874,7 +1185,6 @@ mod tests {
             <[bool; 2]>::field_schema(),
             json!({"type": "array", "items": {"type": "boolean"}, "minItems": 2, "maxItems": 2})
         );
-        assert_eq!(<((u8,), Vec<String>) as FieldSchema>::NESTING, 0);
     }
 
     #[test]
@@ -966,24 +1276,121 @@ mod tests {
     struct Cyclic;
     impl FieldSchema for Cyclic {
         fn field_schema() -> Value {
-            build_guarded::<Self>(|| json!({"items": Cyclic::field_schema()}))
+            build_guarded::<Self>(|| json!({"type": "array", "items": Cyclic::field_schema()}))
         }
     }
 
     #[test]
-    fn recursion_at_run_time_is_a_schema_error_naming_the_cycle() {
-        let set = crate::SchemaSet::new("Cyclic", Cyclic::field_schema());
-        let message = set.validator().unwrap_err().to_string();
-        assert!(message.contains("contains itself"), "{message}");
-        assert!(message.contains("Cyclic -> "), "{message}");
-        // The guard left the stack as it found it: a non-recursive build still works.
+    fn a_type_that_recurs_gets_a_def_and_refs() {
+        let schema = Cyclic::field_schema();
+        let body = json!({"type": "array", "items": {"$ref": "#/$defs/Cyclic"}});
+        let mut expected = body.clone();
+        expected["$defs"] = json!({ "Cyclic": body });
+        assert_eq!(schema, expected);
+        let set = crate::SchemaSet::new("Cyclic", schema);
+        let validator = set.validator().unwrap();
+        assert!(validator.is_valid(&json!([[], [[[]]]])));
+        assert!(!validator.is_valid(&json!([[1]])));
+        // Nothing is left behind: a non-recursive build is inlined as ever.
         assert_eq!(build_guarded::<u8>(|| json!(1)), json!(1));
     }
 
+    struct Pair;
+    impl FieldSchema for Pair {
+        fn field_schema() -> Value {
+            build_guarded::<Self>(|| {
+                object(
+                    None,
+                    vec![
+                        Property::of::<Cyclic>("a"),
+                        Property::of::<Cyclic>("b"),
+                        Property::of::<Vec<u8>>("c"),
+                    ],
+                )
+            })
+        }
+    }
+
     #[test]
-    fn nesting_follows_containers() {
-        assert_eq!(deepest(&[]), 0);
-        assert_eq!(deepest(&[1, 3, 2]), 3);
-        assert_eq!(<Vec<Option<Box<String>>> as FieldSchema>::NESTING, 0);
+    fn a_def_is_referred_to_wherever_else_its_type_appears() {
+        let schema = Pair::field_schema();
+        assert_eq!(schema["properties"]["a"], json!({"$ref": "#/$defs/Cyclic"}));
+        assert_eq!(schema["properties"]["b"], json!({"$ref": "#/$defs/Cyclic"}));
+        assert_eq!(
+            schema["properties"]["c"],
+            json!({"type": "array", "items": {"type": "integer", "minimum": 0, "maximum": 255}})
+        );
+        assert_eq!(schema["$defs"].as_object().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn def_names_drop_paths_and_join_arguments() {
+        assert_eq!(
+            def_name("app::model::Page<app::model::Person>"),
+            "Page_Person"
+        );
+        assert_eq!(
+            def_name("a::Pair<alloc::vec::Vec<b::X>, u8>"),
+            "Pair_Vec_X_u8"
+        );
+        assert_eq!(def_name("Node"), "Node");
+        assert_eq!(schema_name::<Vec<String>>(), "Vec_String");
+    }
+
+    #[test]
+    fn flattened_structs_and_maps_merge_into_the_object() {
+        struct Inner;
+        impl FieldSchema for Inner {
+            fn field_schema() -> Value {
+                object(None, vec![Property::of::<String>("city").alias("town")])
+            }
+        }
+        impl Flatten for Inner {
+            fn flattened() -> (Value, bool) {
+                (Inner::field_schema(), true)
+            }
+        }
+        let schema = object(
+            None,
+            vec![
+                Property::of::<String>("name"),
+                Property::flatten::<Inner>(),
+                Property::flatten::<HashMap<String, u64>>(),
+            ],
+        );
+        assert_eq!(
+            schema,
+            json!({
+                "type": "object",
+                "properties": {"name": {"type": "string"}, "city": {"type": "string"}},
+                "required": ["name", "city"],
+                "additionalProperties": {"type": "integer", "minimum": 0},
+                "x-aliases": {"town": "city"}
+            })
+        );
+        let optional = object(None, vec![Property::flatten::<Option<Inner>>()]);
+        assert_eq!(optional["required"], json!([]));
+        // A hand-written impl that is no object: a schema error saying so.
+        struct Scalar;
+        impl Flatten for Scalar {
+            fn flattened() -> (Value, bool) {
+                (json!({"type": "string"}), true)
+            }
+        }
+        let broken = object(None, vec![Property::flatten::<Scalar>()]);
+        let message = crate::SchemaSet::new("B", broken)
+            .validator()
+            .unwrap_err()
+            .to_string();
+        assert!(message.contains("needs a struct or a map"), "{message}");
+    }
+
+    #[test]
+    fn generic_sets_are_built_once_per_type() {
+        let first = schema_set_of::<Vec<u8>>(|| crate::SchemaSet::new("a", json!({})));
+        let again = schema_set_of::<Vec<u8>>(|| crate::SchemaSet::new("b", json!({})));
+        let other = schema_set_of::<Vec<i8>>(|| crate::SchemaSet::new("c", json!({})));
+        assert!(std::ptr::eq(first, again));
+        assert_eq!((again.name(), other.name()), ("a", "c"));
     }
 }

@@ -39,9 +39,15 @@
 //!   A catch-all variant's tag is `any other string`.
 //! - A tuple is written as its elements in brackets: `[string,integer >= 0]`.
 //!
+//! - A `$ref` is written as the name of what it points at (`Section`, the last token of its
+//!   pointer; `#` is the whole value), and each name used is defined once, on lines after the type,
+//!   in order of first use: `Section = {"title":string,"sections":array of Section}`. So a recursive
+//!   schema has finite instructions, each of its types written once.
+//!
 //! [`render_one`] is meant to follow a phrase such as "Answer with JSON of this form:" in a prompt.
 //! [`render_lines`] says itself that the answer is JSON Lines.
 
+use super::node;
 use crate::validate::number_text;
 use serde_json::{Map, Value};
 use std::fmt::Write as _;
@@ -64,7 +70,7 @@ use std::fmt::Write as _;
 /// assert_eq!(render_one(&schema), r#"{"person":string or null,"age":integer 0..150}"#);
 /// ```
 pub fn render_one(schema: &Value) -> String {
-    render(|renderer| renderer.one(schema))
+    render(schema, |renderer| renderer.one(schema))
 }
 
 /// Instructions for JSON Lines: one value of `schema` (a generic schema) per line.
@@ -93,25 +99,27 @@ pub fn render_one(schema: &Value) -> String {
 /// );
 /// ```
 pub fn render_lines(schema: &Value) -> String {
-    render(|renderer| renderer.lines(schema))
+    render(schema, |renderer| renderer.lines(schema))
 }
 
 /// Runs `write` and appends the definitions of the patterns it wrote more than once.
 ///
 /// Whether a pattern repeats is known only once the whole type is written, so a type with a
 /// repeated pattern is written twice: the first time finds the patterns, the second names them.
-fn render(write: impl Fn(&mut Renderer) -> String) -> String {
-    let mut finder = Renderer::default();
-    let first = write(&mut finder);
+fn render<'a>(root: &'a Value, write: impl Fn(&mut Renderer<'a>) -> String) -> String {
+    let mut finder = Renderer::new(root);
+    let mut first = write(&mut finder);
+    first.push_str(&finder.definitions());
     let named = finder.repeated_patterns();
     if named.is_empty() {
         return first;
     }
     let mut renderer = Renderer {
-        written: Vec::new(),
         named,
+        ..Renderer::new(root)
     };
     let mut out = write(&mut renderer);
+    out.push_str(&renderer.definitions());
     for (i, pattern) in renderer.named.iter().enumerate() {
         let _ = write!(out, "\n{} = {pattern}", pattern_name(i));
     }
@@ -270,16 +278,80 @@ fn key(name: &str) -> String {
 }
 
 /// Writes the instructions of one rendering, and keeps what must be consistent across it: the
-/// names of repeated patterns.
-#[derive(Default)]
-struct Renderer {
+/// names of repeated patterns, and of the references written.
+struct Renderer<'a> {
+    /// The schema being rendered, which `$ref`s point into.
+    root: &'a Value,
     /// Every pattern written so far, repeats included, in order of writing.
     written: Vec<String>,
     /// The patterns written by name: the first is `P1`.
     named: Vec<String>,
+    /// The references written, by name, in order of first use, each with what it points at.
+    references: Vec<(String, &'a Value)>,
 }
 
-impl Renderer {
+impl<'a> Renderer<'a> {
+    fn new(root: &'a Value) -> Self {
+        Renderer {
+            root,
+            written: Vec::new(),
+            named: Vec::new(),
+            references: Vec::new(),
+        }
+    }
+
+    /// A `$ref` as written where it applies: the name of its target (see the module documentation),
+    /// remembered to be defined after the type. A reference that points nowhere is any value.
+    fn reference(&mut self, reference: &str) -> String {
+        let Some(target) = node::target(self.root, reference) else {
+            return "any JSON value".to_owned();
+        };
+        if std::ptr::eq(target, self.root) {
+            return "the whole value".to_owned();
+        }
+        // The pointer's last token, unescaped (`~1` is `/`, `~0` is `~`).
+        let last = reference.rsplit('/').next().unwrap_or(reference);
+        let name = last.replace("~1", "/").replace("~0", "~");
+        let name = match self
+            .references
+            .iter()
+            .find(|(_, seen)| std::ptr::eq(*seen, target))
+        {
+            Some((known, _)) => known.clone(),
+            None => {
+                // Two targets with the same last token: the later is numbered.
+                let mut unique = name.clone();
+                let mut n = 2;
+                while self.references.iter().any(|(known, _)| *known == unique) {
+                    unique = format!("{name}{n}");
+                    n += 1;
+                }
+                self.references.push((unique.clone(), target));
+                unique
+            }
+        };
+        name
+    }
+
+    /// The definitions of the references written, `Name = type`, one after another; those their
+    /// own types write are defined after them, each once.
+    fn definitions(&mut self) -> String {
+        let mut out = String::new();
+        let mut next = 0;
+        while let Some((name, target)) = self.references.get(next).cloned() {
+            next += 1;
+            let text = self.type_lines(target, 0);
+            out.push('\n');
+            push_lines(
+                &mut out,
+                prefix(&format!("{name} = "), text),
+                comment(target, false).as_deref(),
+                "",
+            );
+        }
+        out
+    }
+
     /// The patterns written more than once, in order of first use.
     fn repeated_patterns(&self) -> Vec<String> {
         let mut repeated: Vec<String> = Vec::new();
@@ -384,6 +456,9 @@ impl Renderer {
     /// The type of `schema` as lines; the first continues the line that introduces the value, the
     /// others start with their own indentation (`level` is the indentation of the introducing line).
     fn type_lines(&mut self, schema: &Value, level: usize) -> Vec<String> {
+        if let Some(reference) = node::reference_of(schema) {
+            return vec![self.reference(reference)];
+        }
         let Value::Object(map) = schema else {
             return vec![if schema == &Value::Bool(false) {
                 "nothing".to_owned()

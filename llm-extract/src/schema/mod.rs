@@ -176,6 +176,66 @@ impl std::fmt::Debug for SchemaSet {
     }
 }
 
+/// The list shape of `generic`: `{"items": [...]}` around it. Its definitions (`$defs`,
+/// `definitions`) move to the list's root, where their references point; every other local reference
+/// (`#`, `#/properties/..`) is rewritten to point into the items' schema where it now lies.
+fn list_of(generic: &Value) -> Value {
+    const ITEMS: &str = "/properties/items/items";
+    let mut items = generic.clone();
+    let mut definitions = Vec::new();
+    if let Value::Object(map) = &mut items {
+        for key in ["$defs", "definitions"] {
+            if let Some(defs) = map.remove(key) {
+                definitions.push((key, defs));
+            }
+        }
+    }
+    rebase(&mut items, ITEMS);
+    for (_, defs) in &mut definitions {
+        rebase(defs, ITEMS);
+    }
+    let mut list = json!({
+        "type": "object",
+        "properties": { "items": { "type": "array", "items": items } },
+        "required": ["items"],
+        "additionalProperties": false
+    });
+    if let Value::Object(map) = &mut list {
+        for (key, defs) in definitions {
+            map.insert(key.into(), defs);
+        }
+    }
+    list
+}
+
+/// Prefixes with `base` each local `$ref` in `schema` that does not point into the definitions.
+/// Values (`const`, `enum`, `examples`, `default`) are data, not schemas, and are left alone.
+fn rebase(schema: &mut Value, base: &str) {
+    match schema {
+        Value::Object(map) => {
+            for (key, child) in map.iter_mut() {
+                match (key.as_str(), child) {
+                    ("$ref", Value::String(reference)) => {
+                        let Some(pointer) = reference.strip_prefix('#') else {
+                            continue;
+                        };
+                        let into_definitions = ["/$defs/", "/definitions/"]
+                            .iter()
+                            .any(|prefix| pointer.starts_with(prefix));
+                        if !into_definitions && (pointer.is_empty() || pointer.starts_with('/')) {
+                            *reference = format!("#{base}{pointer}");
+                        }
+                    }
+                    ("const" | "enum" | "examples" | "default", _) => {}
+                    (_, child) => rebase(child, base),
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|item| rebase(item, base)),
+        _ => {}
+    }
+}
+
 impl SchemaSet {
     /// Builds the set from a generic schema, which is also the one values are validated against.
     /// `name` names the type (used as the `response_format` name).
@@ -198,12 +258,7 @@ impl SchemaSet {
     }
 
     fn build(name: String, generic: Value, validation: Option<Value>) -> Self {
-        let list = json!({
-            "type": "object",
-            "properties": { "items": { "type": "array", "items": generic.clone() } },
-            "required": ["items"],
-            "additionalProperties": false
-        });
+        let list = list_of(&generic);
         SchemaSet {
             name,
             generic,
@@ -329,6 +384,7 @@ impl SchemaSet {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::validate::Validator;
 
     #[test]
     fn a_runtime_schema_validates_and_plans_from_the_schema_as_written() {
@@ -355,5 +411,43 @@ mod tests {
         let derived = SchemaSet::new("T", json!({"type": "string"}));
         assert_eq!(derived.validation(), derived.generic());
         assert!(derived.plan().is_some());
+    }
+
+    #[test]
+    fn the_list_shape_keeps_references_pointing_where_they_did() {
+        let generic = json!({
+            "type": "object",
+            "properties": {
+                "next": {"anyOf": [{"$ref": "#"}, {"type": "null"}]},
+                "parts": {"type": "array", "items": {"$ref": "#/$defs/Part"}},
+                "same": {"$ref": "#/properties/next"}
+            },
+            "required": ["next"],
+            "additionalProperties": false,
+            "$defs": {"Part": {"type": "object", "properties": {"up": {"$ref": "#"}}}},
+            "examples": [{"$ref": "#"}]
+        });
+        let set = SchemaSet::new("Chain", generic);
+        let list = set.list();
+        assert_eq!(
+            list["$defs"]["Part"]["properties"]["up"]["$ref"],
+            "#/properties/items/items"
+        );
+        let items = &list["properties"]["items"]["items"];
+        assert_eq!(
+            items["properties"]["parts"]["items"]["$ref"],
+            "#/$defs/Part"
+        );
+        assert_eq!(
+            items["properties"]["same"]["$ref"],
+            "#/properties/items/items/properties/next"
+        );
+        assert_eq!(items["examples"], json!([{"$ref": "#"}]));
+        let validator = Validator::new(list).unwrap();
+        assert!(validator.is_valid(&json!({"items": [{"next": {"next": null}}]})));
+        assert!(!validator.is_valid(&json!({"items": [{"next": {"next": 1}}]})));
+        assert!(!validator.is_valid(&json!({"items": [{"next": null, "parts": [{"up": 1}]}]})));
+        assert!(validator
+            .is_valid(&json!({"items": [{"next": null, "parts": [{"up": {"next": null}}]}]})));
     }
 }

@@ -13,7 +13,8 @@
 //!   internally tagged enum (objects told apart by a `const` first property). `pattern` and `format`
 //!   are checked by a small `jsonschema` validator of their own, so their semantics are the
 //!   validator's. Annotations (`description`, `examples`, `x-...`) are ignored, as the validator does.
-//! - A schema with any other keyword has no plan, and its values always take the full path.
+//! - A schema with any other keyword has no plan, and its values always take the full path. So has
+//!   one with `$ref` (a recursive type's schema): references are not followed here.
 
 use crate::validate::Validator;
 use serde_json::{Map, Number, Value};
@@ -775,19 +776,29 @@ pub(crate) fn ends(bytes: &[u8]) -> (u64, u64) {
 }
 
 /// Whether `schema` wants an object or an array (found by its brackets), rather than a scalar.
+/// `$ref`s are followed inside `schema`, through at most [`MAX_BRANCH_DEPTH`] nested unions (a
+/// union that only refers to itself never says: it wants no container).
 pub(crate) fn wants_container(schema: &Value) -> bool {
+    wants_container_at(schema, schema, 0)
+}
+
+/// How deep [`wants_container`] follows unions of references.
+const MAX_BRANCH_DEPTH: usize = 16;
+
+fn wants_container_at(root: &Value, schema: &Value, depth: usize) -> bool {
+    let schema = super::node::resolve(root, schema);
     let is_container = |t: &Value| t == "object" || t == "array";
     match schema.get("type") {
         Some(Value::String(_)) => schema.get("type").is_some_and(is_container),
         Some(Value::Array(types)) => types.iter().any(is_container),
         _ => {
             schema.get("properties").is_some()
-                || ["oneOf", "anyOf"].iter().any(|k| {
-                    schema
-                        .get(*k)
-                        .and_then(Value::as_array)
-                        .is_some_and(|b| b.iter().any(wants_container))
-                })
+                || (depth < MAX_BRANCH_DEPTH
+                    && ["oneOf", "anyOf"].iter().any(|k| {
+                        schema.get(*k).and_then(Value::as_array).is_some_and(|b| {
+                            b.iter().any(|b| wants_container_at(root, b, depth + 1))
+                        })
+                    }))
                 || schema.as_object().is_some_and(|o| o.is_empty())
         }
     }
@@ -845,5 +856,28 @@ mod tests {
         assert!(!wants_container(
             &json!({"anyOf":[{"type":"integer"},{"type":"null"}]})
         ));
+    }
+
+    #[test]
+    fn references_are_followed_and_recursion_ends() {
+        let tree = json!({
+            "anyOf": [{"$ref": "#/$defs/Node"}, {"type": "null"}],
+            "$defs": {"Node": {"type": "object", "properties": {"next": {"$ref": "#/$defs/Node"}}}}
+        });
+        assert!(wants_container(&tree));
+        let looping =
+            json!({"$defs": {"L": {"anyOf": [{"$ref": "#/$defs/L"}]}}, "$ref": "#/$defs/L"});
+        assert!(!wants_container(&looping));
+    }
+
+    #[test]
+    fn a_schema_with_references_has_no_plan() {
+        let schema = json!({
+            "type": "object",
+            "properties": {"next": {"anyOf": [{"$ref": "#"}, {"type": "null"}]}},
+            "required": ["next"],
+            "additionalProperties": false
+        });
+        assert!(Plan::compile(&schema).is_none());
     }
 }

@@ -2,15 +2,18 @@ use llm_extract::Extract;
 use serde::Deserialize;
 
 #[derive(Extract, Deserialize)]
-struct Address {
-    city: String,
+#[serde(tag = "type")]
+enum Shape {
+    Circle { radius: f64 },
 }
 
 #[derive(Extract, Deserialize)]
-struct Person {
+struct Holder {
     name: String,
     #[serde(flatten)]
-    address: Address,
+    tags: Vec<String>,
+    #[serde(flatten)]
+    shape: Shape,
 }
 
 fn main() {}

@@ -2,15 +2,15 @@ use llm_extract::Extract;
 use serde::Deserialize;
 
 #[derive(Extract, Deserialize)]
-struct Folder {
-    name: String,
-    files: Vec<File>,
+#[serde(tag = "type")]
+enum Either<L, R> {
+    Left { value: L },
+    Right { value: R },
 }
 
 #[derive(Extract, Deserialize)]
-struct File {
+struct Sized<const N: usize> {
     name: String,
-    parent: Option<Box<Folder>>,
 }
 
 fn main() {}

@@ -1,0 +1,18 @@
+use llm_extract::{Extract, Schema};
+use serde::Deserialize;
+
+#[derive(Extract, Deserialize)]
+struct Page<T> {
+    items: Vec<T>,
+}
+
+#[derive(Extract, Deserialize)]
+struct Person {
+    name: String,
+}
+
+fn main() {
+    let people = <Page<Person>>::json_schema();
+    assert_eq!(people["properties"]["items"]["items"]["required"][0], "name");
+    assert_ne!(people, <Page<u8>>::json_schema());
+}
