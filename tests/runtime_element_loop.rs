@@ -5,7 +5,9 @@
 
 use futures_util::stream;
 use llm_extract::extract::{ExtractErrorKind, Extractor};
-use llm_extract::llm::{from_stream_fn, ChatEvent, ChatRequest, ChatResponse, ChatStream, LlmError};
+use llm_extract::llm::{
+    from_stream_fn, ChatEvent, ChatRequest, ChatResponse, ChatStream, LlmError,
+};
 use llm_extract::parse::{LoopGuard, LoopKind};
 use llm_extract::report::{AttemptError, AttemptKind};
 use llm_extract::{Finish, SchemaSet};
@@ -14,7 +16,8 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-const SENTENCE: &str = "Quarterly planning with Maria Lopez and Ken Ito in the Oslo office on 12 May.";
+const SENTENCE: &str =
+    "Quarterly planning with Maria Lopez and Ken Ito in the Oslo office on 12 May.";
 
 fn event_schema() -> SchemaSet {
     SchemaSet::new(
@@ -64,7 +67,11 @@ fn scripted(answers: Vec<String>) -> (impl llm_extract::llm::Llm, Script) {
             let mut events: Vec<Result<ChatEvent, LlmError>> = text
                 .as_bytes()
                 .chunks(8)
-                .map(|piece| Ok(ChatEvent::Delta(String::from_utf8_lossy(piece).into_owned())))
+                .map(|piece| {
+                    Ok(ChatEvent::Delta(
+                        String::from_utf8_lossy(piece).into_owned(),
+                    ))
+                })
                 .collect();
             events.push(Ok(ChatEvent::Done(
                 ChatResponse::new("").with_usage(40, (text.len() / 4) as u64),
@@ -100,11 +107,17 @@ async fn an_array_looping_inside_one_value_is_stopped_recovered_and_reported_wit
     assert_eq!(found.path.as_deref(), Some("/attendees"));
     assert!(matches!(&looped.error, Some(AttemptError::Repetition(l)) if *l == found));
     let copy = SENTENCE.len() + 4;
-    assert!(found.detected_at < runaway.find('[').unwrap() + 5 * copy, "{found:?}");
+    assert!(
+        found.detected_at < runaway.find('[').unwrap() + 5 * copy,
+        "{found:?}"
+    );
     assert!(looped.raw.len() < runaway.len() / 8, "{}", looped.raw.len());
     let first_answer_deltas = runaway.len().div_ceil(8) + 1;
     let pulled = script.pulled.load(Ordering::SeqCst);
-    assert!(pulled < first_answer_deltas / 8 + RECOVERED.len().div_ceil(8) + 1, "{pulled}");
+    assert!(
+        pulled < first_answer_deltas / 8 + RECOVERED.len().div_ceil(8) + 1,
+        "{pulled}"
+    );
     assert!(looped.usage.estimated && looped.usage.completion_tokens > 0);
 
     // The next attempt is a recovery with a repeat penalty.

@@ -651,9 +651,14 @@ mod tests {
         // Each further copy is `, "…"`: the quoted sentence and two bytes.
         let copy = first - open - 1 + 2;
         assert_eq!(found.detected_at, first + 3 * copy + 1);
-        assert!(found.to_string().contains("elements repeating in `/attendees`"));
+        assert!(found
+            .to_string()
+            .contains("elements repeating in `/attendees`"));
         // Three copies are no loop; the same answer with the check off is none either.
-        assert_eq!(first_loop(&looping_attendees(3), LoopGuard::default()), None);
+        assert_eq!(
+            first_loop(&looping_attendees(3), LoopGuard::default()),
+            None
+        );
         let off = LoopGuard::default().elements(16, 0);
         assert_eq!(first_loop(&text, off), None);
     }
@@ -671,7 +676,8 @@ mod tests {
 
     #[test]
     fn objects_cycling_deep_inside_are_a_loop_at_their_path() {
-        let line = |n: u32| format!(r#"{{"description": "Water damage repair {n}", "amount": 1200}}"#);
+        let line =
+            |n: u32| format!(r#"{{"description": "Water damage repair {n}", "amount": 1200}}"#);
         let cycle = [1, 2, 1, 2, 1, 2].map(line).join(",\n    ");
         let text = format!(r#"{{"claim": {{"id": "C-1", "lines": [{cycle}]}}}}"#);
         let found = first_loop(&text, LoopGuard::default()).unwrap();
@@ -700,9 +706,7 @@ mod tests {
     fn whitespace_does_not_make_elements_differ_and_keys_are_escaped_in_the_path() {
         let element = r#"{"name": "Ada Lovelace", "role": "speaker"}"#;
         let spaced = r#"{ "name" : "Ada Lovelace" ,"role":"speaker" }"#;
-        let text = format!(
-            r#"{{"a/b~c": [{element}, {spaced}, {element},{spaced}, {element}]}}"#
-        );
+        let text = format!(r#"{{"a/b~c": [{element}, {spaced}, {element},{spaced}, {element}]}}"#);
         let found = first_loop(&text, LoopGuard::default()).unwrap();
         assert_eq!(found.path.as_deref(), Some("/a~1b~0c"));
         // A space inside a string does make them differ.

@@ -57,7 +57,9 @@ impl Sorted {
             _ => None,
         };
         match (error, &answer.repetition) {
-            (None, Some(found)) if answer.items == 0 => Some(AttemptError::Repetition(found.clone())),
+            (None, Some(found)) if answer.items == 0 => {
+                Some(AttemptError::Repetition(found.clone()))
+            }
             (error, _) => error,
         }
     }

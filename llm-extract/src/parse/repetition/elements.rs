@@ -114,8 +114,7 @@ impl Elements {
         }
         match byte {
             b'[' | b'{' => {
-                self.frames
-                    .push(Frame::new(byte == b'[', self.guard, at));
+                self.frames.push(Frame::new(byte == b'[', self.guard, at));
                 None
             }
             b']' | b'}' => {
