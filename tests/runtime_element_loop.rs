@@ -169,3 +169,78 @@ async fn legitimately_repeated_short_values_are_not_stopped() {
     assert_eq!(out.report.attempts.len(), 1);
     assert_eq!(out.report.attempts[0].repetition, None);
 }
+
+#[tokio::test]
+async fn on_the_last_attempt_the_value_cut_at_the_loop_keeps_the_first_copy() {
+    // `attendees` last: what came before the loop closes into a valid event.
+    let schema = SchemaSet::new(
+        "Event",
+        json!({
+            "type": "object",
+            "properties": {
+                "title": {"type": "string"},
+                "attendees": {"type": "array", "items": {"type": "string"}}
+            },
+            "required": ["title", "attendees"]
+        }),
+    );
+    let attendees = vec![format!("\"{SENTENCE}\""); 47].join(",\n  ");
+    let runaway = format!(r#"{{"title": "Quarterly planning", "attendees": [{attendees}]}}"#);
+    let (llm, _script) = scripted(vec![runaway]);
+    let out = Extractor::new(&llm)
+        .max_attempts(1)
+        .extract_value(&schema, SENTENCE)
+        .await
+        .unwrap();
+    assert_eq!(
+        out.value,
+        json!({"title": "Quarterly planning", "attendees": [SENTENCE]})
+    );
+    let attempt = &out.report.attempts[0];
+    assert_eq!(attempt.finish, Some(Finish::Repetition));
+    let found = attempt.repetition.as_ref().expect("the loop is recorded");
+    assert_eq!(found.path.as_deref(), Some("/attendees"));
+    assert!(
+        !out.report.fixes.is_empty(),
+        "the salvage is a recorded fix"
+    );
+}
+
+#[tokio::test]
+async fn a_list_item_looping_inside_is_stopped_and_the_list_continues_after_the_last_good_item() {
+    let schema = event_schema();
+    let good = r#"{"title": "Standup", "attendees": ["Ann"], "place": "Lyon"}"#;
+    let runaway = looping(57).replace('\n', " ");
+    let (llm, script) = scripted(vec![
+        format!("{good}\n{runaway}\n"),
+        format!("{RECOVERED}\n"),
+    ]);
+    let out = Extractor::new(&llm)
+        .extract_all_values(&schema, SENTENCE)
+        .await
+        .unwrap();
+    let titles: Vec<&str> = out
+        .value
+        .iter()
+        .filter_map(|v| v["title"].as_str())
+        .collect();
+    assert_eq!(titles, ["Standup", "Quarterly planning"]);
+    assert_eq!(out.value[1]["attendees"], json!(["Maria Lopez", "Ken Ito"]));
+    let looped = &out.report.attempts[0];
+    assert_eq!(looped.finish, Some(Finish::Repetition));
+    let found = looped.repetition.as_ref().expect("the loop is recorded");
+    assert_eq!(found.kind, LoopKind::Elements);
+    assert_eq!(found.path.as_deref(), Some("/attendees"));
+    assert!(looped.raw.len() < runaway.len() / 4, "{}", looped.raw.len());
+    let requests = script.requests.lock().unwrap();
+    assert_eq!(requests[1].repeat_penalty, Some(1.3));
+    let last_turn = requests[1]
+        .messages
+        .iter()
+        .rev()
+        .find(|m| m.content.contains("Standup"));
+    assert!(
+        last_turn.is_some(),
+        "the list continues after the last good item"
+    );
+}
