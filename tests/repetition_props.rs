@@ -196,6 +196,47 @@ proptest! {
     }
 
     #[test]
+    fn elements_stop_exactly_when_a_long_one_recurs_beyond_the_limit(
+        picks in prop::collection::vec(0usize..10, 0..60),
+        limit in 1usize..5,
+        spaces in prop::sample::select(vec!["", " ", "\n  "]),
+        sizes in chunks(),
+    ) {
+        // Elements 0..5 are long (a string or an object of at least 16 bytes), 5..10 short ones
+        // that repeat on purpose; the array sits two levels down.
+        let element = |k: usize| match k {
+            0..=2 => format!("\"the long element number {k}\""),
+            3 | 4 => format!("{{\"name\":{spaces}\"person {k}\",{spaces}\"n\": {k}}}"),
+            5..=7 => k.to_string(),
+            _ => "\"yes\"".to_owned(),
+        };
+        let items: Vec<String> = picks.iter().map(|&k| element(k)).collect();
+        let text = format!(
+            "{{\"id\": 7, \"events\": [{{\"title\": \"x\", \"attendees\": [{}]}}]}}",
+            items.join(&format!(",{spaces}"))
+        );
+        let guard = LoopGuard::off().elements(16, limit);
+        let found = first_loop(text.as_bytes(), &sizes, guard);
+
+        // The rule, written the slow way: among the long elements, `limit` in a row that each equal
+        // one of the 16 long elements before them.
+        let long: Vec<usize> = picks.iter().copied().filter(|&k| k < 5).collect();
+        let mut run = 0;
+        let mut loops = false;
+        for (i, k) in long.iter().enumerate() {
+            let recent = &long[i.saturating_sub(16)..i];
+            run = if recent.contains(k) { run + 1 } else { 0 };
+            loops |= run >= limit;
+        }
+        prop_assert_eq!(found.is_some(), loops, "{}", text);
+        if let Some(found) = found {
+            prop_assert_eq!(found.kind, LoopKind::Elements);
+            prop_assert_eq!(found.path.as_deref(), Some("/events/0/attendees"));
+            prop_assert!(found.start < found.detected_at);
+        }
+    }
+
+    #[test]
     fn the_guard_off_never_stops(text in "[0 ]{0,3000}") {
         prop_assert_eq!(first_loop(text.as_bytes(), &[7], LoopGuard::off()), None);
     }

@@ -53,7 +53,7 @@ async fn ollama_a_digit_run_is_stopped_and_the_next_attempt_adds_a_repeat_penalt
 
     let looped = &out.report.attempts[0];
     assert_eq!(looped.finish, Some(Finish::Repetition));
-    let found = looped.repetition.expect("where the loop started");
+    let found = looped.repetition.clone().expect("where the loop started");
     assert_eq!(found.kind, LoopKind::Run);
     assert_eq!(found.start, looped.raw.find("00").unwrap());
     assert!(matches!(looped.error, Some(AttemptError::Repetition(_))));
@@ -166,7 +166,10 @@ async fn items_that_cycle_are_stopped_and_the_list_continues_after_the_last_good
     );
     let looped = &out.report.attempts[0];
     assert_eq!(looped.finish, Some(Finish::Repetition));
-    assert_eq!(looped.repetition.map(|l| l.kind), Some(LoopKind::Items));
+    assert_eq!(
+        looped.repetition.as_ref().map(|l| l.kind),
+        Some(LoopKind::Items)
+    );
     assert_eq!(looped.items, 2);
     assert!(looped.usage.estimated && looped.usage.completion_tokens > 0);
     assert_eq!(out.report.attempts[1].kind, AttemptKind::Recovery);

@@ -428,7 +428,7 @@ async fn run_kind<T: Extract + Serialize>(
                         attempt.usage.prompt_tokens,
                         attempt.usage.completion_tokens,
                         attempt.finish,
-                        attempt.repetition.map(|r| (r.kind, r.start)),
+                        attempt.repetition.as_ref().map(|r| (r.kind, r.start)),
                         attempt.raw
                     );
                 }

@@ -19,9 +19,22 @@
 //!   the last [`LoopGuard::item_window`] items recurs; [`LoopGuard::max_recurring_items`] recurring items
 //!   in a row are a loop (one item repeated, or a cycle of several).
 //!
-//! Both are linear in the answer and hold a bounded amount of state. The defaults and the measurements
-//! behind them are in BENCHMARKS.md ("Loops").
+//! - [`Repeats`] also follows the arrays and objects of the answer, at any depth, and offers the
+//!   children of each (an array's elements, an object's member values) to a window of its own, like
+//!   items: a child of at least [`LoopGuard::min_element`] bytes (canonical JSON, whitespace between
+//!   tokens left out) equal to one of the container's last [`LoopGuard::item_window`] such children
+//!   recurs, and [`LoopGuard::max_recurring_elements`] recurring children in a row are a loop
+//!   ([`LoopKind::Elements`], with the JSON pointer of the container). Shorter children are never
+//!   offered, so `[1, 1, 2]` or `["yes", "yes", "yes", "yes"]` are no loop, and a long one between
+//!   them does not break a run: the rule is "the same element of at least `min_element` bytes (or a
+//!   cycle of such elements) repeated more than `max_recurring_elements` times in a row".
+//!
+//! All are linear in the answer; they hold a bounded amount of state, plus one frame per open array
+//! or object. The defaults and the measurements behind them are in BENCHMARKS.md ("Loops").
 
+mod elements;
+
+use elements::Elements;
 use std::collections::VecDeque;
 
 /// When a streamed answer counts as a loop. [`LoopGuard::off`] turns every check off. What the next
@@ -65,6 +78,14 @@ pub struct LoopGuard {
     /// This many items in a row that each equal one in the window are a loop (default 2: `A, A, A` or
     /// `A, B, A, B`; 0 turns the check off).
     pub max_recurring_items: usize,
+    /// An element of an array or a member value of an object (at any depth of one answer) counts for
+    /// [`LoopGuard::max_recurring_elements`] only when its canonical JSON has at least this many bytes
+    /// (default 16), so short values repeated on purpose (`[1, 1, 2]`, `["yes", "yes"]`) are no loop.
+    pub min_element: usize,
+    /// This many elements in a row that each equal one of the last [`LoopGuard::item_window`] elements
+    /// of the same array (or member values of the same object) are a loop (default 3: the same element
+    /// four times, or `A, B, A, B, A`; 0 turns the check off).
+    pub max_recurring_elements: usize,
     /// What the deprecated [`LoopGuard::recovery`] set: penalty, temperature, seed.
     legacy_recovery: Option<(f32, f32, u64)>,
 }
@@ -81,6 +102,8 @@ impl Default for LoopGuard {
             min_string: 32,
             item_window: 16,
             max_recurring_items: 2,
+            min_element: 16,
+            max_recurring_elements: 3,
             legacy_recovery: None,
         }
     }
@@ -95,13 +118,17 @@ impl LoopGuard {
             max_whitespace: 0,
             string_margin: None,
             max_recurring_items: 0,
+            max_recurring_elements: 0,
             ..LoopGuard::default()
         }
     }
 
     /// Whether any check is on.
     pub fn is_on(&self) -> bool {
-        self.bytes_on() || self.string_margin.is_some() || self.max_recurring_items > 0
+        self.bytes_on()
+            || self.string_margin.is_some()
+            || self.max_recurring_items > 0
+            || self.max_recurring_elements > 0
     }
 
     fn bytes_on(&self) -> bool {
@@ -170,6 +197,20 @@ impl LoopGuard {
         self
     }
 
+    /// Sets [`LoopGuard::min_element`] and [`LoopGuard::max_recurring_elements`].
+    ///
+    /// ```
+    /// use llm_extract::parse::LoopGuard;
+    ///
+    /// let guard = LoopGuard::default().elements(32, 5);
+    /// assert_eq!((guard.min_element, guard.max_recurring_elements), (32, 5));
+    /// ```
+    pub fn elements(mut self, min_bytes: usize, max_recurring: usize) -> Self {
+        self.min_element = min_bytes;
+        self.max_recurring_elements = max_recurring;
+        self
+    }
+
     /// Sets what the attempt after a loop changes: the repeat penalty, then also the temperature (with
     /// `seed` when the caller set none). [`Extractor::loop_guard`](crate::extract::Extractor::loop_guard)
     /// carries them over to the extractor's recovery settings.
@@ -204,10 +245,13 @@ pub enum LoopKind {
     LongString,
     /// Completed items that each repeat a recent one (one item again and again, or a cycle).
     Items,
+    /// Elements of one array (or member values of one object) inside the answer that each repeat a
+    /// recent one: [`Loop::path`] says which array.
+    Elements,
 }
 
 /// A loop in an answer: what kind, and where it started.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Loop {
     /// What repeated.
@@ -217,6 +261,9 @@ pub struct Loop {
     pub start: usize,
     /// The byte offset at which it was detected (how much of the answer had arrived).
     pub detected_at: usize,
+    /// For [`LoopKind::Elements`], the JSON pointer (RFC 6901) of the array or object whose elements
+    /// repeat (`/attendees`, `/lines/0/notes`; `""` for the answer itself); `None` for the others.
+    pub path: Option<String>,
 }
 
 impl std::fmt::Display for Loop {
@@ -227,6 +274,10 @@ impl std::fmt::Display for Loop {
             LoopKind::Whitespace => f.write_str("whitespace without end")?,
             LoopKind::LongString => f.write_str("a string longer than the input")?,
             LoopKind::Items => f.write_str("items repeating")?,
+            LoopKind::Elements => f.write_str("elements repeating")?,
+        }
+        if let Some(path) = &self.path {
+            write!(f, " in `{path}`")?;
         }
         write!(
             f,
@@ -260,6 +311,8 @@ pub struct Repeats {
     max_string: usize,
     string_chars: usize,
     string_start: usize,
+    /// The open arrays and objects, for [`LoopKind::Elements`].
+    elements: Elements,
     found: Option<Loop>,
 }
 
@@ -281,6 +334,7 @@ impl Repeats {
             max_string: 0,
             string_chars: 0,
             string_start: 0,
+            elements: Elements::new(guard),
             found: None,
         }
     }
@@ -295,13 +349,15 @@ impl Repeats {
 
     /// Feeds the next bytes of the answer; returns the loop once one is seen (and from then on).
     pub fn feed(&mut self, bytes: &[u8]) -> Option<Loop> {
-        if self.found.is_some() || !(self.guard.bytes_on() || self.max_string > 0) {
-            return self.found;
+        if self.found.is_some()
+            || !(self.guard.bytes_on() || self.max_string > 0 || self.elements.is_on())
+        {
+            return self.found.clone();
         }
         for &byte in bytes {
             if let Some(found) = self.step(byte) {
                 self.found = Some(found);
-                return self.found;
+                return self.found.clone();
             }
         }
         None
@@ -320,6 +376,7 @@ impl Repeats {
             kind,
             start: at + 1 - length,
             detected_at: at + 1,
+            path: None,
         };
 
         // Lexer state: strings (with escapes), numbers, whitespace between tokens.
@@ -350,7 +407,14 @@ impl Repeats {
                     kind: LoopKind::LongString,
                     start: self.string_start,
                     detected_at: at + 1,
+                    path: None,
                 });
+            }
+        }
+        if self.elements.is_on() {
+            let in_string = was_in_string || self.in_string;
+            if let Some(found) = self.elements.step(byte, at, in_string) {
+                return Some(found);
             }
         }
         let between_tokens = !was_in_string && !self.in_string;
@@ -565,6 +629,90 @@ mod tests {
         assert_eq!(first_loop(&text, LoopGuard::off()), None);
         let mut items = ItemWindow::new(LoopGuard::off());
         assert!((0..10).all(|_| items.offer(1) == ItemVerdict::New));
+    }
+
+    /// The event of the issue: the whole input sentence written into `attendees` again and again.
+    fn looping_attendees(copies: usize) -> String {
+        let sentence = "Team offsite with Maria Lopez and Ken Ito at the Oslo office on 12 May.";
+        let copies = vec![format!("\"{sentence}\""); copies].join(", ");
+        format!(r#"{{"title": "Team offsite", "attendees": [{copies}], "place": "Oslo"}}"#)
+    }
+
+    #[test]
+    fn an_array_repeating_one_long_element_is_a_loop_with_its_path() {
+        let text = looping_attendees(57);
+        let found = first_loop(&text, LoopGuard::default()).unwrap();
+        assert_eq!(found.kind, LoopKind::Elements);
+        assert_eq!(found.path.as_deref(), Some("/attendees"));
+        // It starts after the first copy and is seen at the end of the fourth.
+        let open = text.find('[').unwrap();
+        let first = open + text[open..].find("\", \"").unwrap() + 1;
+        assert_eq!(found.start, first);
+        // Each further copy is `, "…"`: the quoted sentence and two bytes.
+        let copy = first - open - 1 + 2;
+        assert_eq!(found.detected_at, first + 3 * copy + 1);
+        assert!(found
+            .to_string()
+            .contains("elements repeating in `/attendees`"));
+        // Three copies are no loop; the same answer with the check off is none either.
+        assert_eq!(
+            first_loop(&looping_attendees(3), LoopGuard::default()),
+            None
+        );
+        let off = LoopGuard::default().elements(16, 0);
+        assert_eq!(first_loop(&text, off), None);
+    }
+
+    #[test]
+    fn short_elements_repeated_on_purpose_are_no_loop() {
+        for text in [
+            r#"{"scores": [1, 1, 2, 1, 1, 1, 1, 1]}"#,
+            r#"{"answers": ["yes", "yes", "yes", "yes", "yes", "no"]}"#,
+            r#"{"a": "same", "b": "same", "c": "same", "d": "same", "e": "same"}"#,
+        ] {
+            assert_eq!(first_loop(text, LoopGuard::default()), None, "{text}");
+        }
+    }
+
+    #[test]
+    fn objects_cycling_deep_inside_are_a_loop_at_their_path() {
+        let line =
+            |n: u32| format!(r#"{{"description": "Water damage repair {n}", "amount": 1200}}"#);
+        let cycle = [1, 2, 1, 2, 1, 2].map(line).join(",\n    ");
+        let text = format!(r#"{{"claim": {{"id": "C-1", "lines": [{cycle}]}}}}"#);
+        let found = first_loop(&text, LoopGuard::default()).unwrap();
+        assert_eq!(found.kind, LoopKind::Elements);
+        assert_eq!(found.path.as_deref(), Some("/claim/lines"));
+        // Distinct lines, and the same cycle one element short, are not.
+        let distinct = (1..=8).map(line).collect::<Vec<_>>().join(", ");
+        let text = format!(r#"{{"lines": [{distinct}]}}"#);
+        assert_eq!(first_loop(&text, LoopGuard::default()), None);
+        let text = format!(r#"{{"lines": [{}]}}"#, [1, 2, 1, 2].map(line).join(", "));
+        assert_eq!(first_loop(&text, LoopGuard::default()), None);
+    }
+
+    #[test]
+    fn the_same_value_across_the_fields_of_an_object_is_a_loop() {
+        let value = "\"Invoice A-77 from Greenleaf Design\"";
+        let text = format!(
+            r#"{{"items": [{{"number": {value}, "customer": {value}, "address": {value}, "notes": {value}}}]}}"#
+        );
+        let found = first_loop(&text, LoopGuard::default()).unwrap();
+        assert_eq!(found.kind, LoopKind::Elements);
+        assert_eq!(found.path.as_deref(), Some("/items/0"));
+    }
+
+    #[test]
+    fn whitespace_does_not_make_elements_differ_and_keys_are_escaped_in_the_path() {
+        let element = r#"{"name": "Ada Lovelace", "role": "speaker"}"#;
+        let spaced = r#"{ "name" : "Ada Lovelace" ,"role":"speaker" }"#;
+        let text = format!(r#"{{"a/b~c": [{element}, {spaced}, {element},{spaced}, {element}]}}"#);
+        let found = first_loop(&text, LoopGuard::default()).unwrap();
+        assert_eq!(found.path.as_deref(), Some("/a~1b~0c"));
+        // A space inside a string does make them differ.
+        let other = r#"{"name": "Ada  Lovelace", "role": "speaker"}"#;
+        let text = format!(r#"{{"x": [{element}, {other}, {element}, {other}]}}"#);
+        assert_eq!(first_loop(&text, LoopGuard::default()), None);
     }
 
     #[test]

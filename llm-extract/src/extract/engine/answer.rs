@@ -118,7 +118,9 @@ impl Engine<'_> {
                     let delta = text.text().get(from..).unwrap_or_default().as_bytes();
                     looped = reading.repeats.feed(delta);
                     // Only the bytes before a loop reach the decoder: the items before it are kept.
-                    let upto = looped.map_or(delta.len(), |l| l.start.saturating_sub(from));
+                    let upto = looped
+                        .as_ref()
+                        .map_or(delta.len(), |l| l.start.saturating_sub(from));
                     intake.bytes = from + upto;
                     reading.decoder.feed(delta.get(..upto).unwrap_or_default())
                 }
@@ -172,6 +174,7 @@ fn take<O>(
             kind: LoopKind::Items,
             start: intake.new_item_at,
             detected_at: intake.bytes,
+            path: None,
         });
         return stopped;
     }

@@ -56,8 +56,10 @@ impl Sorted {
             (None, false) if !self.broken.is_empty() => Some(AttemptError::Lines(self.broken)),
             _ => None,
         };
-        match (error, answer.repetition) {
-            (None, Some(found)) if answer.items == 0 => Some(AttemptError::Repetition(found)),
+        match (error, &answer.repetition) {
+            (None, Some(found)) if answer.items == 0 => {
+                Some(AttemptError::Repetition(found.clone()))
+            }
             (error, _) => error,
         }
     }
@@ -102,7 +104,7 @@ fn ledger_entry(
         error: sorted.error(answer, no_json),
         usage: answer.usage,
         finish: answer.finish.clone(),
-        repetition: answer.repetition,
+        repetition: answer.repetition.clone(),
         sampling,
         items: answer.items,
         elapsed: answer.started.elapsed(),

@@ -77,7 +77,7 @@ impl Engine<'_> {
                 }
             };
             let last = number == max_attempts;
-            let parsed = self.parse_answer(target, &response, watched.repetition, last);
+            let parsed = self.parse_answer(target, &response, watched.repetition.clone(), last);
             let items = usize::from(matches!(parsed, Ok(Ok(_))));
             record(&span, Some(&response.finish), watched.usage, items);
             let mut attempt = Attempt {
@@ -91,7 +91,7 @@ impl Engine<'_> {
             let parsed = match parsed {
                 Ok(parsed) => parsed,
                 Err(found) => {
-                    attempt.error = Some(AttemptError::Repetition(found));
+                    attempt.error = Some(AttemptError::Repetition(found.clone()));
                     self.push(&mut report, attempt);
                     loops_seen += 1;
                     last_loop = Some(found);
