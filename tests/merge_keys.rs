@@ -60,11 +60,7 @@ fn scripted(answers: Vec<&'static str>) -> (impl llm_extract::Llm, Arc<Mutex<Vec
             seen.push(last);
             seen.len() - 1
         };
-        let answer = answers
-            .get(turn)
-            .or(answers.last())
-            .copied()
-            .unwrap_or("");
+        let answer = answers.get(turn).or(answers.last()).copied().unwrap_or("");
         async move { Ok(ChatResponse::new(answer)) }
     });
     (llm, asked)
@@ -93,11 +89,17 @@ async fn copies_of_a_keyed_item_become_one_with_what_each_copy_knew() {
             },
         ]
     );
-    assert!(out.report.conflicts.is_empty(), "{:?}", out.report.conflicts);
+    assert!(
+        out.report.conflicts.is_empty(),
+        "{:?}",
+        out.report.conflicts
+    );
     assert!(out.report.skipped.is_empty());
 
     // The shortcut merges too.
-    let items = Leader::extract_all(&answering(REPEATS), TEXT).await.unwrap();
+    let items = Leader::extract_all(&answering(REPEATS), TEXT)
+        .await
+        .unwrap();
     assert_eq!(names(&items), ["Lisa Su", "Tim Cook"]);
 }
 

@@ -6,7 +6,10 @@ use super::config::{Input, Mode};
 use super::engine::Engine;
 use super::error::ExtractError;
 use super::example::{Example, ExampleError};
-use super::keyed::{self, Handing::{FirstCopies, Merged}};
+use super::keyed::{
+    self,
+    Handing::{FirstCopies, Merged},
+};
 use super::loops::Recovery;
 use super::partial::{self, PartialEvent};
 use super::stream::ExtractStream;

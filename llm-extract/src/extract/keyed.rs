@@ -217,7 +217,9 @@ pub(crate) async fn items<G: Target>(
         Some(text) => {
             let source = Source::new(&text);
             let anchored = Anchored::new(target, &source);
-            run(engine, anchored, input, handing, &mut |item: Grounded<_>| {
+            run(engine, anchored, input, handing, &mut |item: Grounded<
+                _,
+            >| {
                 sink(item.value)
             })
             .await

@@ -43,10 +43,10 @@ pub(crate) use wording::render;
 pub use wording::{TemplateError, DEFAULT_INSTRUCTIONS, DEFAULT_TEMPLATE};
 
 use crate::llm::Llm;
-use keyed::Handing;
 use crate::parse::PartialValue;
 use crate::report::Extraction;
 use crate::schema::Schema;
+use keyed::Handing;
 use std::future::Future;
 
 /// A type whose values can be extracted from a model's answer.
