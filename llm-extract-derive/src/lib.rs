@@ -155,7 +155,12 @@ use syn::{parse_macro_input, DeriveInput};
 /// `grounded` means the value must be a verbatim span of the source text: grounded extractions
 /// (`Extractor::extract_grounded_all`, `Extractor::extract_document`) find each such value in the text and
 /// report its spans, and ask the model again about a value that does not occur. `key` marks the fields
-/// that identify an item when the items of several chunks or passes are merged.
+/// that identify an item: copies of one item (equal key fields, strings compared without case and
+/// whitespace runs) become one in `Extractor::extract_all` and `Extractor::extract_stream` (a stream
+/// hands on the first copy only) and across the chunks and passes of `Extractor::extract_document`;
+/// where copies disagree, the first non-empty value is kept and the other reported in the report's
+/// `conflicts`. A type without `key` fields is not merged by `extract_all` and `extract_stream` (every
+/// item the model lists is kept); a document merges its exact duplicates only.
 ///
 /// "Strings" includes `Option<String>` and `Box<String>` (the same holds for the other kinds). A
 /// pair must satisfy `min <= max`; unknown and repeated keys are errors. Patterns are checked with

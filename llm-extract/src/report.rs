@@ -5,6 +5,7 @@
 //! documents, [`prompts`](crate::prompts) for named prompts, [`blocking`](crate::blocking) for code
 //! without an async runtime.
 
+use crate::ground::Conflict;
 use crate::llm::{Finish, LlmError, Usage};
 use crate::parse::{Fix, Loop, ParseError, Skipped};
 use std::time::Duration;
@@ -67,6 +68,9 @@ pub struct Report {
     pub skipped: Vec<Skipped>,
     /// What the parser fixed to get the value (or the items kept).
     pub fixes: Vec<Fix>,
+    /// Copies of one item (`extract_all` and `extract_stream` of a type with key fields) that
+    /// disagreed on a property: the value kept and the one set aside.
+    pub conflicts: Vec<Conflict>,
 }
 
 impl Report {

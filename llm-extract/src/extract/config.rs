@@ -87,6 +87,11 @@ impl Input {
         self
     }
 
+    /// The variable `text`, if it is a string: the text grounded values must come from.
+    pub(crate) fn text_var(&self) -> Option<&str> {
+        self.vars.as_ref().ok()?.get("text")?.as_str()
+    }
+
     pub(crate) fn into_vars(self) -> Result<Map<String, Value>, TemplateError> {
         self.vars
     }

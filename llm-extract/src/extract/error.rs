@@ -88,6 +88,11 @@ impl ExtractError {
 }
 
 impl<T> ExtractError<T> {
+    /// The ledger, to add what the steps after the loop found (merge conflicts, refused items).
+    pub(crate) fn report_mut(&mut self) -> &mut Report {
+        &mut self.inner.report
+    }
+
     /// The same error with `partial` as the items kept.
     pub(crate) fn with_partial<U>(self, partial: Vec<U>) -> ExtractError<U> {
         let Inner { kind, report, .. } = *self.inner;

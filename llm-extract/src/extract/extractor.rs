@@ -6,6 +6,10 @@ use super::config::{Input, Mode};
 use super::engine::Engine;
 use super::error::ExtractError;
 use super::example::{Example, ExampleError};
+use super::keyed::{
+    self,
+    Handing::{FirstCopies, Merged},
+};
 use super::loops::Recovery;
 use super::partial::{self, PartialEvent};
 use super::stream::ExtractStream;
@@ -240,16 +244,53 @@ impl<L: Llm> Extractor<L> {
     }
 
     /// Every item of `T` the model lists, in order.
+    ///
+    /// Copies of one item are merged on `T`'s key fields (`#[extract(key)]`): the model listing "Lisa
+    /// Su" three times gives one item, each property the first non-empty value of the copies, a copy
+    /// that disagrees reported in [`Report::conflicts`](crate::report::Report::conflicts); items come
+    /// in the order their first copy arrived. A type without key fields is not merged: every item the
+    /// model lists is kept (only a follow-up answer's exact repeats of kept items are dropped).
+    ///
+    /// With [`Extractor::require_grounding`], a type with grounded fields (`#[extract(grounded)]`) has
+    /// them found in the input's `text`: an item whose grounded value is nowhere in it is re-asked
+    /// within the attempt cap, then dropped and left in [`Report::skipped`](crate::report::Report::skipped).
+    ///
+    /// ```
+    /// use llm_extract::extract::Extractor;
+    /// use llm_extract::llm::{from_fn, ChatResponse};
+    /// use llm_extract::Extract;
+    ///
+    /// #[derive(Extract, serde::Deserialize, Debug)]
+    /// struct Leader {
+    ///     #[extract(key)]
+    ///     name: String,
+    ///     company: Option<String>,
+    /// }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let llm = from_fn(|_| async {
+    ///     Ok(ChatResponse::new(r#"{"items": [
+    ///         {"name": "Lisa Su", "company": null},
+    ///         {"name": "Tim Cook", "company": "Apple"},
+    ///         {"name": "Lisa Su", "company": "AMD"}
+    ///     ]}"#))
+    /// });
+    /// let out = Extractor::new(llm).extract_all::<Leader>("Tim Cook runs Apple. Lisa Su leads AMD.").await?;
+    /// let names: Vec<&str> = out.value.iter().map(|l| l.name.as_str()).collect();
+    /// assert_eq!(names, ["Lisa Su", "Tim Cook"]);
+    /// assert_eq!(out.value[0].company.as_deref(), Some("AMD"));
+    /// assert!(out.report.conflicts.is_empty());
+    /// # Ok::<(), llm_extract::extract::ExtractError<Leader>>(())
+    /// # }).unwrap();
+    /// ```
     pub async fn extract_all<T: Extract>(
         &self,
         input: impl Into<Input>,
     ) -> Result<Extraction<Vec<T>>, ExtractError<T>> {
         let mut items = Vec::new();
         let mut push = |item: T| items.push(item);
-        let result = self
-            .engine()
-            .many(&Derived::<T>::new(), input.into(), &mut push)
-            .await;
+        let target = Derived::<T>::new();
+        let result = keyed::items(self.engine(), target, input.into(), Merged, &mut push).await;
         match result {
             Ok(report) => Ok(Extraction::new(items, report)),
             // The engine keeps the items' JSON where the failure leaves them standing: hand back
@@ -260,13 +301,19 @@ impl<L: Llm> Extractor<L> {
     }
 
     /// The items of `T` as a stream, each as soon as it is complete.
+    ///
+    /// Merged on `T`'s key fields as [`Extractor::extract_all`] merges them, as far as a stream can: an
+    /// item whose key was already handed on is not handed on again. Where that later copy contradicts
+    /// the one handed on, the difference is in the stream's [`Report::conflicts`](crate::report::Report::conflicts)
+    /// (once the stream has ended); a value it only adds (where the first copy was empty) is not
+    /// delivered. Grounding as in [`Extractor::extract_all`].
     pub fn extract_stream<T: Extract>(&self, input: impl Into<Input>) -> ExtractStream<'_, T> {
         let input = input.into();
         let engine = self.engine();
         ExtractStream::start(move |mut sink, spent| async move {
             let engine = engine.with_spent(&spent);
-            let report = engine.many(&Derived::<T>::new(), input, &mut *sink).await?;
-            Ok(report)
+            let target = Derived::<T>::new();
+            keyed::items(engine, target, input, FirstCopies, &mut *sink).await
         })
     }
 
@@ -341,7 +388,9 @@ impl<L: Llm> Extractor<L> {
         self.engine().one(&Runtime(schema), input.into()).await
     }
 
-    /// Every item of a runtime schema (the schema of one item), as validated JSON.
+    /// Every item of a runtime schema (the schema of one item), as validated JSON: merged on the
+    /// properties marked `"x-key": true`, grounded under [`Extractor::require_grounding`], as
+    /// [`Extractor::extract_all`] says. A schema without key properties is not merged.
     pub async fn extract_all_values(
         &self,
         schema: &SchemaSet,
@@ -349,14 +398,14 @@ impl<L: Llm> Extractor<L> {
     ) -> Result<Extraction<Vec<Value>>, ExtractError> {
         let mut items = Vec::new();
         let mut push = |item: Value| items.push(item);
-        let report = self
-            .engine()
-            .many(&Runtime(schema), input.into(), &mut push)
-            .await?;
+        let target = Runtime(schema);
+        let report = keyed::items(self.engine(), target, input.into(), Merged, &mut push).await?;
         Ok(Extraction::new(items, report))
     }
 
-    /// The items of a runtime schema as a stream of validated JSON.
+    /// The items of a runtime schema as a stream of validated JSON: an item whose key properties
+    /// (`"x-key": true`) were already handed on is not handed on again, as [`Extractor::extract_stream`]
+    /// says.
     pub fn extract_value_stream<'a>(
         &'a self,
         schema: &'a SchemaSet,
@@ -366,8 +415,7 @@ impl<L: Llm> Extractor<L> {
         let engine = self.engine();
         ExtractStream::start(move |mut sink, spent| async move {
             let engine = engine.with_spent(&spent);
-            let report = engine.many(&Runtime(schema), input, &mut *sink).await?;
-            Ok(report)
+            keyed::items(engine, Runtime(schema), input, FirstCopies, &mut *sink).await
         })
     }
 }

@@ -202,6 +202,10 @@ impl<L: Llm> Extractor<L> {
     /// Whether an item whose grounded value is still nowhere in the text after the repairs is dropped
     /// (`true`; it stays in [`Report::skipped`](crate::report::Report::skipped)) or kept with a [`MatchKind::NotFound`] span
     /// (`false`, the default).
+    ///
+    /// With `true`, [`Extractor::extract_all`], [`Extractor::extract_stream`] and their runtime-schema
+    /// twins ground too: a type's grounded values are found in the input's `text` variable and the items
+    /// whose values are not are re-asked, then dropped (without a `text` variable nothing is grounded).
     pub fn require_grounding(mut self, require: bool) -> Self {
         self.config.require_grounding = require;
         self

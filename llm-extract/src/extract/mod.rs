@@ -21,6 +21,7 @@ mod example;
 mod example_turns;
 mod extractor;
 mod grounding;
+mod keyed;
 mod loops;
 mod meter;
 mod partial;
@@ -45,6 +46,7 @@ use crate::llm::Llm;
 use crate::parse::PartialValue;
 use crate::report::Extraction;
 use crate::schema::Schema;
+use keyed::Handing;
 use std::future::Future;
 
 /// A type whose values can be extracted from a model's answer.
@@ -112,6 +114,8 @@ pub trait Extract: Schema {
     /// Extracts every item of this type that `text` holds, in order (JSON Lines when prompted, a list
     /// schema decoded element by element when constrained). Broken lines are re-asked, cut-off answers
     /// continued; lines that never validate are left out (see [`Extractor::extract_all`] for the report).
+    /// Copies of one item are merged on the type's `#[extract(key)]` fields; a type without key fields
+    /// keeps every item.
     fn extract_all<'a, L: Llm + ?Sized>(
         llm: &'a L,
         text: &'a str,
@@ -153,17 +157,15 @@ pub trait Extract: Schema {
         })
     }
 
-    /// Like [`Extract::extract_all`], but yields each item as soon as it is complete.
+    /// Like [`Extract::extract_all`], but yields each item as soon as it is complete: an item whose key
+    /// was already yielded is not yielded again (see [`Extractor::extract_stream`]).
     fn extract_stream<'a, L: Llm + ?Sized>(llm: &'a L, text: &str) -> ExtractStream<'a, Self> {
         let input = Input::text(text);
         ExtractStream::start(move |mut sink, spent| async move {
             let extractor = Extractor::new(llm);
-            let report = extractor
-                .engine()
-                .with_spent(&spent)
-                .many(&target::Derived::<Self>::new(), input, &mut *sink)
-                .await?;
-            Ok(report)
+            let engine = extractor.engine().with_spent(&spent);
+            let target = target::Derived::<Self>::new();
+            keyed::items(engine, target, input, Handing::FirstCopies, &mut *sink).await
         })
     }
 }

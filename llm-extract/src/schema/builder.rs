@@ -363,7 +363,9 @@ impl Property {
         self
     }
 
-    /// Marks the property as part of an item's identity (`#[extract(key)]`): `"x-key": true`.
+    /// Marks the property as part of an item's identity (`#[extract(key)]`): `"x-key": true`. Items
+    /// with equal key properties are merged by `extract_all`, `extract_stream` and documents; a schema
+    /// without key properties is merged by none but documents (exact duplicates only).
     pub fn key(mut self) -> Self {
         constrain(&mut self.schema, KEY, Value::Bool(true));
         self
@@ -732,7 +734,8 @@ pub fn constrain(schema: &mut Value, keyword: &str, value: Value) {
 /// The keyword marking a string whose value must be a verbatim span of the source text.
 pub const GROUNDED: &str = "x-grounded";
 
-/// The keyword marking a property that is part of an item's identity when items are merged.
+/// The keyword marking a property that is part of an item's identity when items are merged
+/// (`extract_all`, `extract_stream`, documents; see [`crate::ground::merge`]).
 pub const KEY: &str = "x-key";
 
 /// Sets `"x-grounded": true` on every string schema `schema` holds as a value: the schema itself, the
