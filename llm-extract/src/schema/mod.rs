@@ -134,7 +134,34 @@ impl Shape {
     }
 }
 
-type Rendered = OnceLock<Result<Value, SchemaError>>;
+/// Where the list shape holds the schema of one value.
+const LIST_ITEM: &str = "/properties/items/items";
+
+/// `schema` with its local references pointing where it sits inside another document (at `at`, a JSON
+/// pointer): `#/$defs/Node` becomes `#<at>/$defs/Node`, so the list shape's items keep their `$defs`.
+fn rebased(schema: &Value, at: &str) -> Value {
+    match schema {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(key, value)| {
+                    let value = match (key.as_str(), value) {
+                        ("$ref", Value::String(reference)) => match reference.strip_prefix('#') {
+                            Some(pointer) => Value::String(format!("#{at}{pointer}")),
+                            None => value.clone(),
+                        },
+                        ("const" | "enum" | "default" | "examples", _) => value.clone(),
+                        _ => rebased(value, at),
+                    };
+                    (key.clone(), value)
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(|item| rebased(item, at)).collect()),
+        other => other.clone(),
+    }
+}
+
+type Rendered = OnceLock<Result<dialect::Lowering, SchemaError>>;
 
 /// Everything derived from one generic schema, computed lazily once and cached.
 ///
@@ -146,8 +173,8 @@ pub struct SchemaSet {
     instructions: OnceLock<String>,
     line_instructions: OnceLock<String>,
     rendered: [[Rendered; 3]; Dialect::ALL.len()],
-    /// The Ollama dialect with the grounding marks kept, per shape.
-    grounded: [Rendered; 3],
+    /// The generic and Ollama dialects with the grounding marks kept, per shape.
+    grounded: [[Rendered; 3]; 2],
     validator: OnceLock<Result<crate::validate::Validator, SchemaError>>,
     plan: OnceLock<Option<plan::Plan>>,
     wants_container: OnceLock<bool>,
@@ -167,7 +194,7 @@ impl SchemaSet {
     pub fn new(name: impl Into<String>, generic: Value) -> Self {
         let list = json!({
             "type": "object",
-            "properties": { "items": { "type": "array", "items": generic.clone() } },
+            "properties": { "items": { "type": "array", "items": rebased(&generic, LIST_ITEM) } },
             "required": ["items"],
             "additionalProperties": false
         });
@@ -210,25 +237,47 @@ impl SchemaSet {
 
     /// The schema of `shape` as `dialect` must receive it, or why the dialect cannot express it.
     pub fn for_dialect(&self, dialect: Dialect, shape: Shape) -> Result<&Value, SchemaError> {
+        self.lowering(dialect, shape).map(dialect::Lowering::schema)
+    }
+
+    /// `shape` lowered for `dialect`: the schema sent, whether the provider's strict mode takes it, and
+    /// the keywords the provider will not enforce (see [`dialect::lower`]).
+    pub fn lowering(
+        &self,
+        dialect: Dialect,
+        shape: Shape,
+    ) -> Result<&dialect::Lowering, SchemaError> {
         self.rendered[dialect.index()][shape.index()]
-            .get_or_init(|| dialect::render(self.shape(shape), dialect))
+            .get_or_init(|| dialect::lower(self.shape(shape), dialect))
             .as_ref()
             .map_err(Clone::clone)
     }
 
     /// The schema of `shape` as `dialect` must receive it, keeping the marks of the strings that must be
-    /// spans of the source where the dialect is the embedded engine's (see [`dialect::render_grounded`]):
-    /// what is sent to a backend that grounds values while decoding.
+    /// spans of the source where the dialect is one the embedded engine reads (see
+    /// [`dialect::lower_grounded`]): what is sent to a backend that grounds values while decoding.
     pub fn for_dialect_grounded(
         &self,
         dialect: Dialect,
         shape: Shape,
     ) -> Result<&Value, SchemaError> {
-        if dialect != Dialect::Ollama {
-            return self.for_dialect(dialect, shape);
-        }
-        self.grounded[shape.index()]
-            .get_or_init(|| dialect::render_grounded(self.shape(shape), dialect))
+        self.lowering_grounded(dialect, shape)
+            .map(dialect::Lowering::schema)
+    }
+
+    /// [`SchemaSet::lowering`] with the grounding marks kept (see [`SchemaSet::for_dialect_grounded`]).
+    pub fn lowering_grounded(
+        &self,
+        dialect: Dialect,
+        shape: Shape,
+    ) -> Result<&dialect::Lowering, SchemaError> {
+        let slot = match dialect {
+            Dialect::Generic => 0,
+            Dialect::Ollama => 1,
+            _ => return self.lowering(dialect, shape),
+        };
+        self.grounded[slot][shape.index()]
+            .get_or_init(|| dialect::lower_grounded(self.shape(shape), dialect))
             .as_ref()
             .map_err(Clone::clone)
     }
