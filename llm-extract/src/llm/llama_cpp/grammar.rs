@@ -1,12 +1,22 @@
-//! Schemas to decoding constraints: llama.cpp's JSON-Schema-to-grammar converter (what Ollama enforces),
-//! the llguidance grammar that runs by default, GBNF for JSON Lines, and the tokens a grammar forces.
+//! Schemas to decoding constraints: the llguidance grammar that runs by default, built from the request's
+//! schema itself, llama.cpp's JSON-Schema-to-grammar converter (what Ollama enforces) for the GBNF
+//! engine, GBNF for JSON Lines, and the tokens a grammar forces.
+//!
+//! The embedded engine's dialect is [`Dialect::Generic`]: a request carries the full schema, and
+//! llguidance enforces what it says (`allOf`, `anyOf`, `$ref` and recursion, `patternProperties`,
+//! `min`/`maxProperties`, numeric bounds, string formats...). Only when llguidance refuses a schema does
+//! the grammar come from the schema lowered for [`Dialect::Ollama`] (see [`GrammarSource`]); the GBNF
+//! engine always reads that lowering, through llama.cpp's converter. Either way every answer is
+//! validated against the full schema afterwards.
 
 use super::grounded::grounded_lark;
 use super::LlamaCppError;
+use crate::schema::dialect;
+use crate::schema::Dialect;
 use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
 use llguidance::api::TopLevelGrammar;
-use llguidance::Matcher;
+use llguidance::{Matcher, ParserFactory};
 use serde_json::{json, Value};
 
 /// Converts a JSON Schema to a llama.cpp GBNF grammar with llama.cpp's own converter, the one Ollama and
@@ -43,8 +53,8 @@ pub(super) fn json_lines_gbnf(line_grammar: &str) -> String {
 }
 
 /// llguidance's JSON compile options: values written the way `json.dumps` writes them, on one line, with
-/// `oneOf` read as `anyOf` (the tag of each variant keeps them apart) and unknown keywords ignored (the
-/// llama.cpp converter already vetted the schema, and every value is validated after parsing anyway).
+/// `oneOf` read as `anyOf` (llguidance cannot enforce "exactly one"; the validator does) and keywords it
+/// does not know ignored (every value is validated against the full schema after parsing).
 pub(super) fn with_guidance_options(schema: &Value) -> Value {
     let mut schema = schema.clone();
     if let Value::Object(map) = &mut schema {
@@ -63,13 +73,19 @@ pub(super) fn with_guidance_options(schema: &Value) -> Value {
 }
 
 /// The llguidance grammar of a request's schema; with a grounding source, its grounded strings are spans
-/// of that source (see [`grounded_lark`]) where the schema's shape allows.
+/// of that source (see [`grounded_lark`]) where the schema's shape allows. A schema with references keeps
+/// the plain grammar: the grounded grammar writes subschemas out one by one, and a reference inside one
+/// would point into a document of its own.
 pub(super) fn guidance_grammar(
     schema: &Value,
     json_lines: bool,
     grounding: Option<&str>,
 ) -> TopLevelGrammar {
-    if let Some(lark) = grounding.and_then(|source| grounded_lark(schema, source, json_lines)) {
+    let references = schema.to_string().contains("\"$ref\"");
+    if let Some(lark) = grounding
+        .filter(|_| !references)
+        .and_then(|source| grounded_lark(schema, source, json_lines))
+    {
         return TopLevelGrammar::from_lark(lark);
     }
     let schema = with_guidance_options(schema);
@@ -78,6 +94,76 @@ pub(super) fn guidance_grammar(
     } else {
         TopLevelGrammar::from_json_schema(schema)
     }
+}
+
+/// Which schema an llguidance grammar was built from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum GrammarSource {
+    /// The request's schema itself.
+    Schema,
+    /// The schema lowered for [`Dialect::Ollama`], because llguidance refused the schema itself.
+    Lowered,
+}
+
+/// The llguidance matcher the embedded engine decodes a request with: the grammar of `schema` itself, or,
+/// when llguidance refuses it, of `schema` lowered for [`Dialect::Ollama`] (grounding marks kept).
+///
+/// `factory` holds the model's tokenizer; JSON Lines and grounding as in a [`ChatRequest`](crate::ChatRequest).
+///
+/// # Errors
+/// [`LlamaCppError::Grammar`] when llguidance refuses both (with both of its messages), or refuses the
+/// schema and the lowering cannot express it.
+pub fn guidance_matcher(
+    factory: &ParserFactory,
+    schema: &Value,
+    json_lines: bool,
+    grounding: Option<&str>,
+) -> Result<(Matcher, GrammarSource), LlamaCppError> {
+    let compile = |schema: &Value| {
+        let matcher = Matcher::new(factory.create_parser(guidance_grammar(
+            schema, json_lines, grounding,
+        )));
+        match matcher.get_error() {
+            Some(message) => Err(message),
+            None => Ok(matcher),
+        }
+    };
+    let refused = match compile(schema) {
+        Ok(matcher) => return Ok((matcher, GrammarSource::Schema)),
+        Err(message) => message,
+    };
+    let lowered = dialect::lower_grounded(schema, Dialect::Ollama).map_err(|e| {
+        LlamaCppError::Grammar {
+            message: format!("{e} (llguidance refused the schema itself: {refused})"),
+        }
+    })?;
+    compile(lowered.schema())
+        .map(|matcher| (matcher, GrammarSource::Lowered))
+        .map_err(|message| LlamaCppError::Grammar {
+            message: format!(
+                "{message} (the schema itself was refused too: {refused})"
+            ),
+        })
+}
+
+/// The GBNF grammar llama.cpp's converter writes for `schema` lowered for [`Dialect::Ollama`] (what
+/// Ollama would run), for one value or JSON Lines.
+///
+/// # Errors
+/// [`LlamaCppError::Grammar`] when the lowering refuses the schema, and the converter's errors (see
+/// [`schema_to_grammar`]).
+pub(super) fn gbnf_grammar(schema: &Value, json_lines: bool) -> Result<String, LlamaCppError> {
+    let lowered =
+        dialect::lower(schema, Dialect::Ollama).map_err(|e| LlamaCppError::Grammar {
+            message: e.to_string(),
+        })?;
+    let gbnf = schema_to_grammar(lowered.schema())?;
+    Ok(if json_lines {
+        json_lines_gbnf(&gbnf)
+    } else {
+        gbnf
+    })
 }
 
 /// Which sampler enforces a schema.

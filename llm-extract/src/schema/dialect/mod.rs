@@ -253,7 +253,7 @@ pub(super) fn run<R: Rules>(
     generic: &Value,
     grounding: bool,
 ) -> Result<Lowering, SchemaError> {
-    let mut cx = Walk::new(R::NAME, generic, R::REFS, grounding);
+    let mut cx = Walk::new(generic, R::REFS, grounding);
     let root = Pointer::default();
     let schema = match cx.prepare(generic, &root, true)? {
         Prepared::Any => rules.any(&mut cx, &root)?,
@@ -382,7 +382,6 @@ pub(super) enum Prepared {
 /// The state of one lowering: the generic root, what was dropped, the definitions kept references
 /// point at, and the references being inlined.
 pub(super) struct Walk<'a> {
-    name: &'static str,
     root: &'a Value,
     refs: Refs,
     grounding: bool,
@@ -444,9 +443,8 @@ pub(super) const ASSERTIONS: &[&str] = &[
 ];
 
 impl<'a> Walk<'a> {
-    fn new(name: &'static str, root: &'a Value, refs: Refs, grounding: bool) -> Self {
+    fn new(root: &'a Value, refs: Refs, grounding: bool) -> Self {
         Walk {
-            name,
             root,
             refs,
             grounding,
