@@ -69,6 +69,7 @@ pub async fn run(args: BatchArgs) -> Result<Exit, CliError> {
     let first = backends.next().ok_or_else(|| {
         CliError::usage("no backend: pass --ollama URL, --openai URL or --embedded")
     })?;
+    crate::notice::unenforced(&*first, schema.schema_set(), args.jsonl, &args.extract);
     let mut batch = Batch::new(configure(first))
         .concurrency(args.concurrency.unwrap_or(DEFAULT_CONCURRENCY))
         .all_items(args.jsonl);

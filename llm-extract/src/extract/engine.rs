@@ -113,13 +113,12 @@ impl<'a> Engine<'a> {
             let grounding = target
                 .grounding()
                 .filter(|_| self.llm.constrains_grounding() && config.mode == Mode::Constrained);
-            let rendered = match grounding {
-                Some(_) => set.for_dialect_grounded(self.llm.dialect(), schema_shape),
-                None => set.for_dialect(self.llm.dialect(), schema_shape),
-            };
-            let mut schema = rendered
-                .map_err(|e| fail(ExtractErrorKind::Schema(e)))?
-                .clone();
+            let lowering = match grounding {
+                Some(_) => set.lowering_grounded(self.llm.dialect(), schema_shape),
+                None => set.lowering(self.llm.dialect(), schema_shape),
+            }
+            .map_err(|e| fail(ExtractErrorKind::Schema(e)))?;
+            let mut schema = lowering.schema().clone();
             request.grounding = grounding.map(Arc::from);
             if let (AnswerShape::List, Some(n), true) =
                 (shape, max_items, self.llm.dialect().carries_max_items())
@@ -132,6 +131,7 @@ impl<'a> Engine<'a> {
                 }
             }
             request = request.with_schema(set.name(), schema);
+            request.schema_relaxed = !lowering.strict();
             request.json_lines = shape == AnswerShape::Lines;
             request.tool_call = config.mode == Mode::Tool;
         }

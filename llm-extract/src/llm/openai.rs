@@ -303,7 +303,7 @@ impl OpenAiCompatible {
                         "name": name,
                         "description": "Record the answer: call this function with the extracted value as its arguments.",
                         "parameters": schema,
-                        "strict": inner.strict,
+                        "strict": inner.strict && !request.schema_relaxed,
                     }
                 }]),
             );
@@ -325,7 +325,7 @@ impl OpenAiCompatible {
                     "json_schema": {
                         "name": http::tool_name(request.schema_name.as_deref()),
                         "schema": schema,
-                        "strict": inner.strict,
+                        "strict": inner.strict && !request.schema_relaxed,
                     }
                 }),
             );
@@ -748,6 +748,17 @@ mod tests {
         assert_eq!(body["max_tokens"], json!(50));
         assert!(llm.body(&request, false).get("stream_options").is_none());
         assert!(!format!("{llm:?}").contains("sk-secret"));
+        let mut relaxed = request.clone();
+        relaxed.schema_relaxed = true;
+        assert_eq!(
+            llm.body(&relaxed, false)["response_format"]["json_schema"]["strict"],
+            false
+        );
+        relaxed.tool_call = true;
+        assert_eq!(
+            llm.body(&relaxed, false)["tools"][0]["function"]["strict"],
+            false
+        );
     }
 
     #[test]

@@ -102,6 +102,38 @@ impl Lowering {
         &self.dropped
     }
 
+    /// One sentence naming what `dialect`'s provider will not enforce of the schema (checked locally
+    /// instead), or `None` when it enforces all of it.
+    ///
+    /// ```
+    /// use llm_extract::schema::{dialect, Dialect};
+    /// use serde_json::json;
+    ///
+    /// let schema = json!({ "type": "object", "properties": { "tags": { "type": "array",
+    ///     "items": { "type": "string" }, "uniqueItems": true } }, "required": ["tags"] });
+    /// let lowered = dialect::lower(&schema, Dialect::Gemini).unwrap();
+    /// assert_eq!(
+    ///     lowered.notice(Dialect::Gemini).unwrap(),
+    ///     "gemini will not enforce uniqueItems (checked locally)"
+    /// );
+    /// ```
+    pub fn notice(&self, dialect: Dialect) -> Option<String> {
+        if let Some(reason) = &self.relaxed {
+            return Some(format!(
+                "{dialect} takes this schema only without strict mode, so it enforces none of it \
+                 (checked locally): {reason}"
+            ));
+        }
+        let names = self.dropped_keywords();
+        if names.is_empty() {
+            return None;
+        }
+        Some(format!(
+            "{dialect} will not enforce {} (checked locally)",
+            names.join(", ")
+        ))
+    }
+
     /// The names of the dropped keywords, each once, sorted.
     pub fn dropped_keywords(&self) -> Vec<&str> {
         let mut names: Vec<&str> = self.dropped.iter().map(|d| d.keyword.as_str()).collect();
