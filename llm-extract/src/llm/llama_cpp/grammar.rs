@@ -242,6 +242,73 @@ pub(super) fn forced_tokens(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use llguidance::toktrie::{ApproximateTokEnv, TokEnv};
+
+    fn factory() -> (ParserFactory, TokEnv) {
+        let env = ApproximateTokEnv::single_byte_env();
+        let mut factory = ParserFactory::new_simple(&env).unwrap();
+        factory.quiet();
+        (factory, env)
+    }
+
+    /// Whether the matcher takes `text` whole, as a complete answer.
+    fn accepts(matcher: &Matcher, env: &TokEnv, text: &str) -> bool {
+        let mut matcher = matcher.deep_clone();
+        let tokens = env.tokenize_bytes(text.as_bytes());
+        matcher.consume_tokens(&tokens).is_ok() && matcher.is_accepting().unwrap_or(false)
+    }
+
+    #[test]
+    fn llguidance_enforces_recursion_and_all_of_from_the_schema_itself() {
+        let (factory, env) = factory();
+        let tree = json!({
+            "type": "object",
+            "properties": {
+                "name": { "type": "string", "maxLength": 3 },
+                "kids": { "type": "array", "items": { "$ref": "#/$defs/Tree" } }
+            },
+            "required": ["name", "kids"],
+            "additionalProperties": false,
+            "$defs": { "Tree": { "$ref": "#" } }
+        });
+        let (matcher, source) = guidance_matcher(&factory, &tree, false, None).unwrap();
+        assert_eq!(source, GrammarSource::Schema);
+        assert!(accepts(
+            &matcher,
+            &env,
+            r#"{"name": "a", "kids": [{"name": "b", "kids": [{"name": "c", "kids": []}]}]}"#
+        ));
+        assert!(!accepts(&matcher, &env, r#"{"name": "a", "kids": [{"name": "long", "kids": []}]}"#));
+        assert!(!accepts(&matcher, &env, r#"{"name": "a", "kids": [{"kids": []}]}"#));
+
+        let merged = json!({
+            "allOf": [
+                { "type": "object", "properties": { "n": { "type": "integer", "minimum": 3 } }, "required": ["n"] },
+                { "properties": { "n": { "maximum": 5 }, "tag": { "const": "x" } }, "required": ["tag"] }
+            ]
+        });
+        let (matcher, source) = guidance_matcher(&factory, &merged, false, None).unwrap();
+        assert_eq!(source, GrammarSource::Schema);
+        assert!(accepts(&matcher, &env, r#"{"n": 4, "tag": "x"}"#));
+        assert!(!accepts(&matcher, &env, r#"{"n": 7, "tag": "x"}"#));
+        assert!(!accepts(&matcher, &env, r#"{"n": 4}"#));
+    }
+
+    #[test]
+    fn what_llguidance_refuses_falls_back_to_the_ollama_lowering() {
+        let (factory, env) = factory();
+        // A pattern llguidance cannot compile (a look-ahead); the lowering drops it.
+        let schema = json!({
+            "type": "object",
+            "properties": { "w": { "type": "string", "pattern": "^(?=a)[a-z]+$" }, "n": { "type": "integer", "maximum": 2 } },
+            "required": ["w", "n"],
+            "additionalProperties": false
+        });
+        let (matcher, source) = guidance_matcher(&factory, &schema, false, None).unwrap();
+        assert_eq!(source, GrammarSource::Lowered);
+        assert!(accepts(&matcher, &env, r#"{"w": "b", "n": 1}"#));
+        assert!(!accepts(&matcher, &env, r#"{"w": "b", "n": 3}"#));
+    }
 
     #[test]
     fn json_lines_gbnf_wraps_the_root_and_keeps_values_on_one_line() {

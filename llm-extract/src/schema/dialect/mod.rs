@@ -59,6 +59,15 @@ pub use openai::OPENAI_MAX_DEPTH;
 /// along one path before the level below is left out.
 pub const UNROLL_DEPTH: usize = 3;
 
+/// After this many references inlined in one lowering, a recursion is no longer unrolled (its first
+/// repetition is left out): a schema whose definitions refer to one another many times would otherwise
+/// grow exponentially with [`UNROLL_DEPTH`].
+const UNROLL_BUDGET: usize = 2_000;
+
+/// The most references one lowering inlines: beyond, the dialect cannot express the schema (a schema
+/// whose references form a wide acyclic graph inlines to a tree exponentially larger).
+pub const INLINE_LIMIT: usize = 20_000;
+
 /// A keyword left out of what is sent (the local validator still checks it).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Dropped {
@@ -285,7 +294,7 @@ pub(super) fn run<R: Rules>(
     generic: &Value,
     grounding: bool,
 ) -> Result<Lowering, SchemaError> {
-    let mut cx = Walk::new(generic, R::REFS, grounding);
+    let mut cx = Walk::new(R::NAME, generic, R::REFS, grounding);
     let root = Pointer::default();
     let schema = match cx.prepare(generic, &root, true)? {
         Prepared::Any => rules.any(&mut cx, &root)?,
@@ -414,6 +423,9 @@ pub(super) enum Prepared {
 /// The state of one lowering: the generic root, what was dropped, the definitions kept references
 /// point at, and the references being inlined.
 pub(super) struct Walk<'a> {
+    name: &'static str,
+    /// How many references were inlined so far.
+    inlined: usize,
     root: &'a Value,
     refs: Refs,
     grounding: bool,
@@ -475,8 +487,10 @@ pub(super) const ASSERTIONS: &[&str] = &[
 ];
 
 impl<'a> Walk<'a> {
-    fn new(root: &'a Value, refs: Refs, grounding: bool) -> Self {
+    fn new(name: &'static str, root: &'a Value, refs: Refs, grounding: bool) -> Self {
         Walk {
+            name,
+            inlined: 0,
             root,
             refs,
             grounding,
@@ -663,12 +677,20 @@ impl<'a> Walk<'a> {
         };
         let depth = self.stack.iter().filter(|r| *r == reference).count();
         if inline {
-            let limit = if self.refs == Refs::Unroll {
-                UNROLL_DEPTH
-            } else {
-                1
+            let limit = match self.refs {
+                Refs::Unroll if self.inlined < UNROLL_BUDGET => UNROLL_DEPTH,
+                _ => 1,
             };
             if depth < limit {
+                self.inlined += 1;
+                if self.inlined > INLINE_LIMIT {
+                    return Err(unsupported(
+                        self.name,
+                        &format!("a schema whose references inline to more than {INLINE_LIMIT} copies"),
+                        path,
+                        "send it to a provider that takes references, or simplify its definitions",
+                    ));
+                }
                 return Ok(Resolved::Inline(target));
             }
             if self.refs == Refs::Unroll {

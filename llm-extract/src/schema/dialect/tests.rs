@@ -121,6 +121,32 @@ fn error_messages_name_the_path_and_the_way_out() {
     );
 }
 
+#[test]
+fn definitions_that_multiply_stay_bounded() {
+    // Each definition refers to the next twice, and the last back to the first: inlined blindly, 2^40.
+    let mut defs = Map::new();
+    for i in 0..40 {
+        let next = format!("#/$defs/d{}", (i + 1) % 40);
+        defs.insert(
+            format!("d{i}"),
+            json!({ "type": "object", "properties": { "a": { "$ref": next }, "b": { "$ref": next } } }),
+        );
+    }
+    let schema = json!({ "type": "object", "properties": { "root": { "$ref": "#/$defs/d0" } }, "$defs": defs });
+    let started = std::time::Instant::now();
+    for dialect in Dialect::ALL {
+        match lower(&schema, dialect) {
+            Ok(lowered) => assert!(lowered.schema().to_string().len() < 50_000_000, "{dialect}"),
+            Err(SchemaError::Unsupported { what, .. }) => assert!(what.contains("inline"), "{what}"),
+            Err(other) => panic!("{other}"),
+        }
+    }
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    // Kept references stay one definition each.
+    let ollama = lower(&schema, Dialect::Ollama).unwrap();
+    assert_eq!(ollama.schema()["$defs"].as_object().unwrap().len(), 40);
+}
+
 /// The JSON-Schema-Test-Suite's folder: `JSON_SCHEMA_TEST_SUITE`, else `shared/data/json-schema-test-suite`
 /// beside one of the crate's ancestors.
 pub(crate) fn suite_dir() -> Option<std::path::PathBuf> {
