@@ -7,11 +7,11 @@ mod llama_common;
 
 use llama_common::model;
 use llm_extract::schema::dialect;
-use llm_extract::{ChatRequest, Dialect, Llm};
+use llm_extract::{ChatRequest, Dialect, Finish, Llm};
 use serde_json::{json, Value};
 use std::time::Duration;
 
-async fn answer(schema: &Value, text: &str) -> Value {
+async fn answer(schema: &Value, text: &str) -> (String, Finish) {
     assert_eq!(model().dialect(), Dialect::Generic);
     let sent = dialect::render(schema, model().dialect()).unwrap();
     let request = ChatRequest::new(text)
@@ -22,8 +22,11 @@ async fn answer(schema: &Value, text: &str) -> Value {
         .await
         .expect("the request did not finish in time")
         .unwrap();
-    serde_json::from_str(&response.text)
-        .unwrap_or_else(|e| panic!("not one JSON value ({e}): {}", response.text))
+    (response.text, response.finish)
+}
+
+fn parsed(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("not one JSON value ({e}): {text}"))
 }
 
 /// Every node of a tree answer: a name of at most 4 chars, at most one child.
@@ -48,12 +51,25 @@ async fn a_recursive_schema_constrains_generation() {
         "additionalProperties": false,
         "$defs": { "Person": { "$ref": "#" } }
     });
-    let value = answer(
+    let (text, finish) = answer(
         &tree,
         "The family line: Annabelle is the mother of Bartholomew, who is the father of Cornelius.",
     )
     .await;
-    check_tree(&value, 0);
+    if finish == Finish::Length {
+        // A small model may nest until the token limit: every node written so far still holds the
+        // bounds, at every depth the recursion reached.
+        let names: Vec<&str> = text.split("{\"name\": \"").skip(1).collect();
+        assert!(names.len() >= 2, "{text}");
+        for rest in &names[..names.len() - 1] {
+            let name = rest.split('"').next().unwrap_or_default();
+            assert!(name.chars().count() <= 4, "{name:?} in {text}");
+            assert!(rest.contains("\"kids\": ["), "{text}");
+        }
+        assert!(!text.contains("}, {"), "a second child: {text}");
+    } else {
+        check_tree(&parsed(&text), 0);
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -65,7 +81,8 @@ async fn an_all_of_schema_constrains_generation() {
               "required": ["name"], "additionalProperties": false }
         ]
     });
-    let value = answer(&merged, "Ada Lovelace was 36 years old.").await;
+    let (text, _) = answer(&merged, "Ada Lovelace was 36 years old.").await;
+    let value = parsed(&text);
     let age = value["age"].as_i64().expect("an integer age");
     assert!((100..=120).contains(&age), "{value}");
     assert!(value["name"].as_str().is_some_and(|n| n.chars().count() <= 24), "{value}");
