@@ -54,7 +54,11 @@ fn schemas(dir: &std::path::Path) -> Vec<Value> {
             let Ok(Value::Array(groups)) = serde_json::from_str::<Value>(&text) else {
                 continue;
             };
-            out.extend(groups.into_iter().filter_map(|mut g| g.get_mut("schema").map(Value::take)));
+            out.extend(
+                groups
+                    .into_iter()
+                    .filter_map(|mut g| g.get_mut("schema").map(Value::take)),
+            );
         }
     }
     out
@@ -68,7 +72,9 @@ fn percentile(times: &mut [Duration], p: f64) -> Duration {
 
 fn main() {
     let Some(dir) = suite_dir() else {
-        eprintln!("JSON-Schema-Test-Suite not found: pass its folder, or set JSON_SCHEMA_TEST_SUITE");
+        eprintln!(
+            "JSON-Schema-Test-Suite not found: pass its folder, or set JSON_SCHEMA_TEST_SUITE"
+        );
         std::process::exit(1);
     };
     let schemas = schemas(&dir);
@@ -117,7 +123,8 @@ fn main() {
         .filter(|&i| ours_ok.get(i) == Some(&true) && alone_ok.get(i) == Some(&true))
         .collect();
     let mut ours_both: Vec<Duration> = both.iter().filter_map(|&i| ours.get(i).copied()).collect();
-    let mut alone_both: Vec<Duration> = both.iter().filter_map(|&i| alone.get(i).copied()).collect();
+    let mut alone_both: Vec<Duration> =
+        both.iter().filter_map(|&i| alone.get(i).copied()).collect();
     let n = schemas.len();
     println!("{n} schemas (drafts 4, 7, 2020-12) from {}", dir.display());
     println!(
@@ -151,6 +158,9 @@ fn main() {
             .iter()
             .filter(|schema| dialect::lower(schema, dialect).is_ok_and(|l| l.strict()))
             .count();
-        println!("lowered for {dialect:<13} {taken:>4} of {n} ({strict} strict), refused {}", n - taken);
+        println!(
+            "lowered for {dialect:<13} {taken:>4} of {n} ({strict} strict), refused {}",
+            n - taken
+        );
     }
 }

@@ -36,7 +36,10 @@ fn check_tree(node: &Value, depth: usize) -> usize {
     let kids = node["kids"].as_array().expect("kids");
     assert!(kids.len() <= 1, "{node}");
     assert_eq!(node.as_object().unwrap().len(), 2, "{node}");
-    kids.iter().map(|kid| check_tree(kid, depth + 1)).max().unwrap_or(depth)
+    kids.iter()
+        .map(|kid| check_tree(kid, depth + 1))
+        .max()
+        .unwrap_or(depth)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -85,5 +88,10 @@ async fn an_all_of_schema_constrains_generation() {
     let value = parsed(&text);
     let age = value["age"].as_i64().expect("an integer age");
     assert!((100..=120).contains(&age), "{value}");
-    assert!(value["name"].as_str().is_some_and(|n| n.chars().count() <= 24), "{value}");
+    assert!(
+        value["name"]
+            .as_str()
+            .is_some_and(|n| n.chars().count() <= 24),
+        "{value}"
+    );
 }

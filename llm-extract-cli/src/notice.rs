@@ -60,6 +60,9 @@ mod tests {
         assert_eq!(line(&with(Dialect::Generic), &set(), false), None);
         let open = SchemaSet::new("T", json!({ "type": "object" }));
         let relaxed = line(&with(Dialect::OpenAiStrict), &open, false).unwrap();
-        assert!(relaxed.starts_with("openai-strict takes this schema only without strict mode"), "{relaxed}");
+        assert!(
+            relaxed.starts_with("openai-strict takes this schema only without strict mode"),
+            "{relaxed}"
+        );
     }
 }

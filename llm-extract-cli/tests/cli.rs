@@ -1344,6 +1344,10 @@ fn run_names_the_keywords_the_backend_will_not_enforce_unless_quiet() {
     );
     let quiet = run(true);
     assert_eq!(quiet.status.code(), Some(0), "{}", stderr_of(&quiet));
-    assert!(!stderr_of(&quiet).contains("note:"), "{}", stderr_of(&quiet));
+    assert!(
+        !stderr_of(&quiet).contains("note:"),
+        "{}",
+        stderr_of(&quiet)
+    );
     assert_eq!(json_lines(&quiet.stdout), [json!({"tags": ["a", "b"]})]);
 }

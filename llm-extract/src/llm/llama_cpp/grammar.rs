@@ -121,9 +121,8 @@ pub fn guidance_matcher(
     grounding: Option<&str>,
 ) -> Result<(Matcher, GrammarSource), LlamaCppError> {
     let compile = |schema: &Value| {
-        let matcher = Matcher::new(factory.create_parser(guidance_grammar(
-            schema, json_lines, grounding,
-        )));
+        let matcher =
+            Matcher::new(factory.create_parser(guidance_grammar(schema, json_lines, grounding)));
         match matcher.get_error() {
             Some(message) => Err(message),
             None => Ok(matcher),
@@ -133,17 +132,14 @@ pub fn guidance_matcher(
         Ok(matcher) => return Ok((matcher, GrammarSource::Schema)),
         Err(message) => message,
     };
-    let lowered = dialect::lower_grounded(schema, Dialect::Ollama).map_err(|e| {
-        LlamaCppError::Grammar {
+    let lowered =
+        dialect::lower_grounded(schema, Dialect::Ollama).map_err(|e| LlamaCppError::Grammar {
             message: format!("{e} (llguidance refused the schema itself: {refused})"),
-        }
-    })?;
+        })?;
     compile(lowered.schema())
         .map(|matcher| (matcher, GrammarSource::Lowered))
         .map_err(|message| LlamaCppError::Grammar {
-            message: format!(
-                "{message} (the schema itself was refused too: {refused})"
-            ),
+            message: format!("{message} (the schema itself was refused too: {refused})"),
         })
 }
 
@@ -154,10 +150,9 @@ pub fn guidance_matcher(
 /// [`LlamaCppError::Grammar`] when the lowering refuses the schema, and the converter's errors (see
 /// [`schema_to_grammar`]).
 pub(super) fn gbnf_grammar(schema: &Value, json_lines: bool) -> Result<String, LlamaCppError> {
-    let lowered =
-        dialect::lower(schema, Dialect::Ollama).map_err(|e| LlamaCppError::Grammar {
-            message: e.to_string(),
-        })?;
+    let lowered = dialect::lower(schema, Dialect::Ollama).map_err(|e| LlamaCppError::Grammar {
+        message: e.to_string(),
+    })?;
     let gbnf = schema_to_grammar(lowered.schema())?;
     Ok(if json_lines {
         json_lines_gbnf(&gbnf)
@@ -278,8 +273,16 @@ mod tests {
             &env,
             r#"{"name": "a", "kids": [{"name": "b", "kids": [{"name": "c", "kids": []}]}]}"#
         ));
-        assert!(!accepts(&matcher, &env, r#"{"name": "a", "kids": [{"name": "long", "kids": []}]}"#));
-        assert!(!accepts(&matcher, &env, r#"{"name": "a", "kids": [{"kids": []}]}"#));
+        assert!(!accepts(
+            &matcher,
+            &env,
+            r#"{"name": "a", "kids": [{"name": "long", "kids": []}]}"#
+        ));
+        assert!(!accepts(
+            &matcher,
+            &env,
+            r#"{"name": "a", "kids": [{"kids": []}]}"#
+        ));
 
         let merged = json!({
             "allOf": [

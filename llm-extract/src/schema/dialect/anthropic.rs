@@ -286,7 +286,16 @@ mod tests {
         );
         assert_eq!(
             lowered.dropped_keywords(),
-            ["format", "maxItems", "maxLength", "maximum", "minItems", "minLength", "minimum", "pattern"]
+            [
+                "format",
+                "maxItems",
+                "maxLength",
+                "maximum",
+                "minItems",
+                "minLength",
+                "minimum",
+                "pattern"
+            ]
         );
     }
 
@@ -349,9 +358,10 @@ mod tests {
             json!({ "type": ["object", "array"] })
         );
         assert_eq!(lowered.dropped_keywords(), ["enum"]);
-        let lowered =
-            anthropic(wrap(json!({ "oneOf": [{ "type": "number" }, { "type": "integer" }] })))
-                .unwrap();
+        let lowered = anthropic(wrap(
+            json!({ "oneOf": [{ "type": "number" }, { "type": "integer" }] }),
+        ))
+        .unwrap();
         assert_eq!(lowered.dropped_keywords(), ["oneOf"]);
     }
 

@@ -210,7 +210,11 @@ pub fn render_grounded(generic: &Value, dialect: Dialect) -> Result<Value, Schem
     lower_grounded(generic, dialect).map(|lowering| lowering.schema)
 }
 
-fn lower_marked(generic: &Value, dialect: Dialect, grounding: bool) -> Result<Lowering, SchemaError> {
+fn lower_marked(
+    generic: &Value,
+    dialect: Dialect,
+    grounding: bool,
+) -> Result<Lowering, SchemaError> {
     match dialect {
         Dialect::Generic => Ok(Lowering {
             schema: strip_extensions(generic, grounding),
@@ -686,7 +690,9 @@ impl<'a> Walk<'a> {
                 if self.inlined > INLINE_LIMIT {
                     return Err(unsupported(
                         self.name,
-                        &format!("a schema whose references inline to more than {INLINE_LIMIT} copies"),
+                        &format!(
+                            "a schema whose references inline to more than {INLINE_LIMIT} copies"
+                        ),
                         path,
                         "send it to a provider that takes references, or simplify its definitions",
                     ));
@@ -926,7 +932,9 @@ fn merge(
                     *current = value;
                 }
             }
-            "uniqueItems" => *current = Value::Bool(current.as_bool() == Some(true) || value == true),
+            "uniqueItems" => {
+                *current = Value::Bool(current.as_bool() == Some(true) || value == true)
+            }
             "additionalProperties" if value == Value::Bool(false) => *current = value,
             "additionalProperties" if *current == Value::Bool(false) => {}
             "items" | "contains" | "propertyNames" | "additionalProperties" => {

@@ -282,9 +282,15 @@ mod tests {
             schema["properties"]["children"]["items"],
             json!({ "$ref": "#/$defs/root" })
         );
-        assert_eq!(schema["properties"]["next"], json!({ "$ref": "#/$defs/Link" }));
+        assert_eq!(
+            schema["properties"]["next"],
+            json!({ "$ref": "#/$defs/Link" })
+        );
         assert_eq!(schema["$defs"]["Link2"], json!({ "type": "integer" }));
-        assert_eq!(schema["$defs"]["root"]["properties"]["name"], json!({ "type": "string" }));
+        assert_eq!(
+            schema["$defs"]["root"]["properties"]["name"],
+            json!({ "type": "string" })
+        );
         assert!(lowered.dropped().is_empty());
     }
 
@@ -331,7 +337,8 @@ mod tests {
         let lowered = ollama(tagged);
         assert_eq!(lowered.schema()["anyOf"].as_array().unwrap().len(), 3);
         assert!(lowered.dropped().is_empty());
-        let overlapping = json!({ "oneOf": [{ "type": "string" }, { "type": "string", "maxLength": 3 }] });
+        let overlapping =
+            json!({ "oneOf": [{ "type": "string" }, { "type": "string", "maxLength": 3 }] });
         let lowered = ollama(overlapping);
         assert!(lowered.schema().get("oneOf").is_none());
         assert_eq!(lowered.dropped_keywords(), ["oneOf"]);

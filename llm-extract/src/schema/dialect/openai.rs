@@ -374,8 +374,10 @@ mod tests {
 
     #[test]
     fn overlapping_one_of_is_any_of_with_the_exclusivity_checked_locally() {
-        let lowered =
-            strict(wrap(json!({ "oneOf": [{ "type": "number" }, { "type": "integer" }] }))).unwrap();
+        let lowered = strict(wrap(
+            json!({ "oneOf": [{ "type": "number" }, { "type": "integer" }] }),
+        ))
+        .unwrap();
         assert!(lowered.strict());
         assert_eq!(lowered.dropped_keywords(), ["oneOf"]);
         assert!(lowered.schema()["properties"]["f"].get("anyOf").is_some());
@@ -453,12 +455,17 @@ mod tests {
 
     #[test]
     fn a_root_without_a_type_is_narrowed_to_objects() {
-        let lowered = strict(json!({ "properties": { "a": { "type": "string" } }, "required": ["a"] })).unwrap();
+        let lowered =
+            strict(json!({ "properties": { "a": { "type": "string" } }, "required": ["a"] }))
+                .unwrap();
         assert_eq!(lowered.schema()["type"], "object");
         assert!(lowered.strict());
         let lowered = strict(json!({ "type": ["object", "null"], "minProperties": 1 })).unwrap();
         assert!(!lowered.strict());
-        assert_eq!(lowered.schema(), &json!({ "type": "object", "minProperties": 1 }));
+        assert_eq!(
+            lowered.schema(),
+            &json!({ "type": "object", "minProperties": 1 })
+        );
     }
 
     #[test]

@@ -49,12 +49,13 @@ fn disjointness_is_shown_by_types_values_tags_or_keys() {
         json!({ "type": "object" }),
         json!({ "type": "object" })
     ]));
-    let variant = |key: &str| {
-        json!({ "type": "object", "properties": { key: { "type": "string" } }, "required": [key], "additionalProperties": false })
-    };
+    let variant = |key: &str| json!({ "type": "object", "properties": { key: { "type": "string" } }, "required": [key], "additionalProperties": false });
     assert!(pairwise_disjoint(&[variant("Card"), variant("Cash")]));
     let open = json!({ "type": "object", "properties": { "Cash": {} }, "required": ["Cash"] });
-    assert!(!pairwise_disjoint(&[open.clone(), json!({ "type": "object", "required": ["Card"] })]));
+    assert!(!pairwise_disjoint(&[
+        open.clone(),
+        json!({ "type": "object", "required": ["Card"] })
+    ]));
     let untagged = |tag: &str| json!({ "type": "object", "properties": { "type": { "const": tag } }, "required": [] });
     assert!(!pairwise_disjoint(&[untagged("a"), untagged("b")]));
 }
@@ -68,7 +69,10 @@ fn all_of_parts_that_conflict_keep_the_first_and_report_the_rest() {
         "additionalProperties": false
     });
     let lowered = lower(&schema, Dialect::Gemini).unwrap();
-    assert_eq!(lowered.schema()["properties"]["s"], json!({ "type": "string" }));
+    assert_eq!(
+        lowered.schema()["properties"]["s"],
+        json!({ "type": "string" })
+    );
     let lowered = lower(&schema, Dialect::OpenAiStrict).unwrap();
     assert_eq!(
         lowered.schema()["properties"]["s"],
@@ -100,13 +104,19 @@ fn the_list_shape_keeps_the_references_of_its_items() {
     for dialect in Dialect::ALL {
         let lowered = set.lowering(dialect, Shape::List).unwrap();
         assert!(
-            lowered.dropped().iter().all(|d| d.keyword != "$ref" || dialect != Dialect::Ollama),
+            lowered
+                .dropped()
+                .iter()
+                .all(|d| d.keyword != "$ref" || dialect != Dialect::Ollama),
             "{dialect}"
         );
     }
     let ollama = set.for_dialect(Dialect::Ollama, Shape::List).unwrap();
     let defs = ollama["$defs"].as_object().unwrap();
-    assert!(defs.contains_key("Tree") && defs.contains_key("items"), "{ollama}");
+    assert!(
+        defs.contains_key("Tree") && defs.contains_key("items"),
+        "{ollama}"
+    );
 }
 
 #[test]
@@ -137,7 +147,9 @@ fn definitions_that_multiply_stay_bounded() {
     for dialect in Dialect::ALL {
         match lower(&schema, dialect) {
             Ok(lowered) => assert!(lowered.schema().to_string().len() < 50_000_000, "{dialect}"),
-            Err(SchemaError::Unsupported { what, .. }) => assert!(what.contains("inline"), "{what}"),
+            Err(SchemaError::Unsupported { what, .. }) => {
+                assert!(what.contains("inline"), "{what}")
+            }
             Err(other) => panic!("{other}"),
         }
     }
@@ -176,7 +188,8 @@ fn every_suite_schema_lowers_or_is_refused_with_a_reason() {
             .collect();
         files.sort();
         for file in files {
-            let groups: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+            let groups: Value =
+                serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
             for group in groups.as_array().into_iter().flatten() {
                 let schema = &group["schema"];
                 schemas += 1;
@@ -187,7 +200,10 @@ fn every_suite_schema_lowers_or_is_refused_with_a_reason() {
                             if std::env::var_os("SHOW_REFUSED").is_some() {
                                 eprintln!("REFUSED {dialect}: {what} at {path}");
                             }
-                            assert!(!what.is_empty() && path.starts_with('/'), "{dialect} {schema}")
+                            assert!(
+                                !what.is_empty() && path.starts_with('/'),
+                                "{dialect} {schema}"
+                            )
                         }
                         Err(other) => panic!("{dialect}: {other} for {schema}"),
                     }
