@@ -63,6 +63,11 @@ pub struct Report {
     pub skipped: Vec<Skipped>,
     /// What the parser fixed to get the value (or the items kept).
     pub fixes: Vec<Fix>,
+    /// What the backend does not enforce of the schema it was sent, as one sentence (see
+    /// [`Lowering::notice`](crate::schema::dialect::Lowering::notice)): keywords its dialect drops, or
+    /// a schema sent without strict mode. Every answer was validated against the whole schema either
+    /// way. `None` when the backend enforces all of it, or no schema was sent.
+    pub unenforced: Option<String>,
 }
 
 impl Report {

@@ -73,14 +73,15 @@ impl<'a> Engine<'a> {
     }
 
     /// The first request: system prompt with format instructions, the filled template, and in
-    /// constrained mode the schema rendered for the backend's dialect; with the shape of the answer and
-    /// the longest string value it may hold (from the input's length, `loops::max_string`).
+    /// constrained mode the schema rendered for the backend's dialect; with the shape of the answer, the
+    /// longest string value it may hold (from the input's length, `loops::max_string`), and what the
+    /// backend will not enforce of the schema sent (for [`Report::unenforced`]).
     fn first_request(
         &self,
         target: &impl Target,
         input: Input,
         many: bool,
-    ) -> Result<(ChatRequest, AnswerShape, Option<usize>), ExtractError> {
+    ) -> Result<(ChatRequest, AnswerShape, Option<usize>, Option<String>), ExtractError> {
         let fail = |kind| ExtractError::new(kind, Report::default());
         let config = self.config;
         let vars = input
@@ -108,6 +109,7 @@ impl<'a> Engine<'a> {
         example_turns::note(&mut system, examples.len() / 2);
         let mut request = ChatRequest::new(user).with_system(system);
         request.messages = examples.into_iter().chain(request.messages).collect();
+        let mut unenforced = None;
         if constrained {
             // A backend that grounds while decoding gets the source and the schema with its marks.
             let grounding = target
@@ -132,6 +134,7 @@ impl<'a> Engine<'a> {
             }
             request = request.with_schema(set.name(), schema);
             request.schema_relaxed = !lowering.strict();
+            unenforced = lowering.notice(self.llm.dialect());
             request.json_lines = shape == AnswerShape::Lines;
             request.tool_call = config.mode == Mode::Tool;
         }
@@ -147,7 +150,7 @@ impl<'a> Engine<'a> {
         request.temperature = Some(config.temperature.unwrap_or(0.0));
         request.seed = Some(config.seed.unwrap_or(0));
         let max_string = loops::max_string(&config.loop_guard, &vars, set.generic());
-        Ok((request, shape, max_string))
+        Ok((request, shape, max_string, unenforced))
     }
 
     /// Checks the token budget before a request and lowers its `max_tokens` to what is left.
@@ -185,9 +188,12 @@ impl<'a> Engine<'a> {
         input: Input,
         mut progress: Option<&mut (dyn FnMut(Progress<'_>) + Send)>,
     ) -> Result<Extraction<G::Output>, ExtractError> {
-        let (first, _, max_string) = self.first_request(target, input, false)?;
+        let (first, _, max_string, unenforced) = self.first_request(target, input, false)?;
         let name = target.schema().name();
-        let mut report = Report::default();
+        let mut report = Report {
+            unenforced,
+            ..Report::default()
+        };
         let mut follow_up: Vec<Message> = Vec::new();
         let mut last_error = None;
         let mut loops_seen: u32 = 0;
@@ -370,10 +376,13 @@ impl<'a> Engine<'a> {
         input: Input,
         sink: &mut (dyn FnMut(G::Output) + Send + '_),
     ) -> Result<Report, ExtractError> {
-        let (first, shape, max_string) = self.first_request(target, input, true)?;
+        let (first, shape, max_string, unenforced) = self.first_request(target, input, true)?;
         let name = target.schema().name();
         let mut kept = Kept::default();
-        let mut report = Report::default();
+        let mut report = Report {
+            unenforced,
+            ..Report::default()
+        };
         // Broken lines not yet repaired, with the number of the answer they came from.
         let mut unresolved: Vec<(u32, Skipped)> = Vec::new();
         let mut cut_item: Option<Skipped> = None;

@@ -57,7 +57,8 @@ pub trait Schema: DeserializeOwned + Send + 'static {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Dialect {
-    /// Full draft 2020-12: what we validate locally.
+    /// Full draft 2020-12: what we validate locally, and what the embedded engine's llguidance grammar
+    /// enforces.
     Generic,
     /// The subset llama.cpp's JSON-Schema-to-grammar converter enforces (Ollama, llama-server).
     Ollama,

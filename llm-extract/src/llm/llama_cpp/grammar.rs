@@ -298,6 +298,17 @@ mod tests {
     }
 
     #[test]
+    fn a_schema_no_grammar_can_hold_is_an_error() {
+        let (factory, _) = factory();
+        let nothing = json!({"type": "object", "properties": {"v": false}, "required": ["v"]});
+        let Err(err) = guidance_matcher(&factory, &nothing, false, None) else {
+            panic!("a grammar for a schema that accepts nothing");
+        };
+        assert!(matches!(err, LlamaCppError::Grammar { .. }), "{err}");
+        assert!(err.to_string().contains("accepts no value"), "{err}");
+    }
+
+    #[test]
     fn what_llguidance_refuses_falls_back_to_the_ollama_lowering() {
         let (factory, env) = factory();
         // A pattern llguidance cannot compile (a look-ahead); the lowering drops it.
