@@ -204,8 +204,8 @@ mod tests {
             node = &node["properties"]["children"]["items"];
             levels += 1;
         }
-        assert!(levels >= 1 && levels <= crate::schema::dialect::UNROLL_DEPTH);
+        assert!((1..=crate::schema::dialect::UNROLL_DEPTH).contains(&levels));
         assert_eq!(node["properties"]["children"]["maxItems"], 0);
-        assert!(lowered.to_owned().schema().get("$defs").is_none());
+        assert!(lowered.schema().get("$defs").is_none());
     }
 }
