@@ -8,13 +8,13 @@
 //! before any request is made.
 //!
 //! # The shared walk
-//! Every dialect reads each node through [`Walk::prepare`], which rewrites what every provider reads alike
+//! Every dialect reads each node through one shared walk, which rewrites what every provider reads alike
 //! before the dialect's own rules (one file per provider) decide what is sent:
 //! - `x-` extension keys (such as `x-aliases`) are removed; the grounding marks ([`GROUNDED`]) stay only in
 //!   a grounded lowering.
-//! - A local `$ref` (any JSON pointer, read through [`super::node`]) is kept as a reference into the sent
-//!   schema's root `$defs` where the dialect takes references ([`Refs::Keep`]), or inlined where it does not
-//!   ([`Refs::Unroll`]); a recursive reference is then unrolled [`UNROLL_DEPTH`] times, and the level
+//! - A local `$ref` (any JSON pointer, read through `schema/node.rs`) is kept as a reference into the sent
+//!   schema's root `$defs` where the dialect takes references (`Refs::Keep`), or inlined where it does not
+//!   (`Refs::Unroll`); a recursive reference is then unrolled [`UNROLL_DEPTH`] times, and the level
 //!   below goes out as a schema accepting nothing, which the parent turns into "absent" (an optional
 //!   property left out, a union branch left out, an empty array). A remote `$ref` is refused.
 //! - `allOf` is merged into its parent: properties are united (a property named twice gets both schemas,
@@ -55,7 +55,7 @@ use serde_json::{Map, Value};
 
 pub use openai::OPENAI_MAX_DEPTH;
 
-/// How many times a dialect that cannot send recursion ([`Refs::Unroll`]) inlines a recursive `$ref`
+/// How many times a dialect that cannot send recursion (`Refs::Unroll`) inlines a recursive `$ref`
 /// along one path before the level below is left out.
 pub const UNROLL_DEPTH: usize = 3;
 
