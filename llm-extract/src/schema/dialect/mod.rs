@@ -52,6 +52,7 @@ use super::node;
 use super::Dialect;
 use crate::error::SchemaError;
 use serde_json::{Map, Value};
+use std::collections::HashSet;
 
 pub use openai::OPENAI_MAX_DEPTH;
 
@@ -434,6 +435,8 @@ pub(super) struct Walk<'a> {
     refs: Refs,
     grounding: bool,
     dropped: Vec<Dropped>,
+    /// The dropped keywords and paths already recorded.
+    seen: HashSet<(String, String)>,
     /// Kept definitions: their name in the sent `$defs` and the reference in the generic schema.
     defs: Vec<(String, String)>,
     /// The references inlined on the way to the current node.
@@ -499,6 +502,7 @@ impl<'a> Walk<'a> {
             refs,
             grounding,
             dropped: Vec::new(),
+            seen: HashSet::new(),
             defs: Vec::new(),
             stack: Vec::new(),
             depth: 0,
@@ -511,11 +515,7 @@ impl<'a> Walk<'a> {
             return;
         }
         let path = path.shown();
-        if !self
-            .dropped
-            .iter()
-            .any(|d| d.keyword == keyword && d.path == path)
-        {
+        if self.seen.insert((keyword.to_owned(), path.clone())) {
             self.dropped.push(Dropped {
                 keyword: keyword.to_owned(),
                 path,
