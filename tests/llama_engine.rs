@@ -80,19 +80,24 @@ fn every_ollama_schema_of_the_annotated_types_converts_to_a_grammar() {
 }
 
 #[test]
-fn a_schema_the_converter_rejects_is_an_error_before_generation() {
-    let request = ChatRequest::new("anything")
-        .with_schema("Bad", json!({"type": "object", "properties": {"v": true}}));
-    let err = tokio::runtime::Runtime::new()
-        .unwrap()
+fn a_schema_no_grammar_can_hold_is_an_error_before_generation() {
+    // `true` under a property, which llama.cpp's converter rejects, is taken: llguidance reads the schema
+    // itself. A required property that accepts no value is refused by both llguidance and the lowering.
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let any = ChatRequest::new("anything")
+        .with_schema("Any", json!({"type": "object", "properties": {"v": true}}))
+        .with_max_tokens(1);
+    assert!(runtime.block_on(model().chat_stream(any)).is_ok());
+    let request = ChatRequest::new("anything").with_schema(
+        "Bad",
+        json!({"type": "object", "properties": {"v": false}, "required": ["v"]}),
+    );
+    let err = runtime
         .block_on(model().chat_stream(request))
         .err()
-        .expect("a schema llama.cpp rejects must fail the request");
+        .expect("a schema no grammar can hold must fail the request");
     assert!(
-        matches!(
-            err,
-            LlmError::LlamaCpp(LlamaCppError::SchemaRejected { .. })
-        ),
+        matches!(err, LlmError::LlamaCpp(LlamaCppError::Grammar { .. })),
         "{err}"
     );
 }

@@ -209,8 +209,9 @@ async fn prompted_mode_finds_the_json_in_a_chatty_answer() {
 
 #[tokio::test]
 async fn a_repair_that_gets_its_rejected_answer_back_is_sent_again_with_a_temperature() {
-    // The grammar cannot carry `format: email` (the Ollama dialect drops it), so the first answer copies
-    // the text's words and the local validator rejects them. Shown the error, this model writes the same
+    // llama.cpp's GBNF engine decodes with the Ollama lowering, which cannot carry `format: email` (it
+    // drops it; llguidance, the default engine, enforces it), so the first answer copies the text's words
+    // and the local validator rejects them. Shown the error, this model writes the same
     // answer again token for token: each repeat raises the next attempt's temperature (0.3, then 0.6,
     // fixed seed), and every attempt is in the ledger with its error, sampling and cost. The text holds
     // no address, only its words: this model writes none in four attempts, and the error is the last
@@ -227,7 +228,11 @@ async fn a_repair_that_gets_its_rejected_answer_back_is_sent_again_with_a_temper
         "additionalProperties": false
     }))
     .unwrap();
-    let result = Extractor::new(model())
+    let gbnf = llm_extract::llm::llama_cpp::LlamaCpp::builder(model().model_path())
+        .grammar_engine(llm_extract::llm::llama_cpp::GrammarEngine::Gbnf)
+        .build()
+        .unwrap();
+    let result = Extractor::new(gbnf)
         .max_attempts(4)
         .max_tokens(64)
         .extract_value(

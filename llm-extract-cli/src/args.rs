@@ -370,6 +370,10 @@ pub struct ExtractArgs {
     /// Write every failed attempt's raw answer into this directory, for inspection.
     #[arg(long, value_name = "DIR")]
     pub save_raw: Option<PathBuf>,
+    /// Do not name, on standard error, the schema keywords the backend will not enforce (they are
+    /// checked locally either way).
+    #[arg(long)]
+    pub quiet: bool,
 }
 
 /// What the prompt says besides the schema.

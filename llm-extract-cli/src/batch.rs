@@ -59,6 +59,7 @@ pub(crate) fn build(
     let first = backends.next().ok_or_else(|| {
         CliError::usage("no backend: pass --ollama URL, --openai URL or --embedded")
     })?;
+    crate::notice::unenforced(&*first, schema.schema_set(), jsonl, extract);
     let mut batch = Batch::new(configure(first))
         .concurrency(concurrency)
         .all_items(jsonl);

@@ -28,6 +28,7 @@ pub async fn run(args: DocArgs) -> Result<Exit, CliError> {
     let set = with_fields(schema.schema_set(), &args.grounded, &args.key)?;
     let mut document = DocumentFile::open(args.path.as_deref())?;
     let llm = backend::single_parallel(&args.backend, &args.extract, args.concurrency)?;
+    crate::notice::unenforced(&*llm, &set, true, &args.extract);
     let chunk_tokens = args.chunk_tokens.unwrap_or(if llm.is_embedded() {
         EMBEDDED_CHUNK_TOKENS
     } else {

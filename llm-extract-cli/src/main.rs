@@ -5,7 +5,8 @@
 //!   embedded engine), each with the key named for it;
 //! - `identity.rs`: what a built backend is (embedded or not, which model answers);
 //! - `input.rs`: template variables (`key=value`, `key=@file`), standard input, batch documents;
-//! - `output.rs`: printing values and saving raw answers;
+//! - `output.rs`: printing values and saving raw answers; `notice.rs`: the line naming the schema
+//!   keywords a backend will not enforce;
 //! - `error.rs`: the exit codes and the one-line error messages;
 //! - `stable_hash.rs`: the hash that names files kept from one run to the next;
 //! - one file per subcommand: `run.rs`, `prompt.rs`, `schema.rs`, `batch.rs`, `doc.rs` (with the review
@@ -22,6 +23,7 @@ mod eval;
 mod examples;
 mod identity;
 mod input;
+mod notice;
 mod output;
 mod prompt;
 mod review;

@@ -19,6 +19,7 @@ pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
     require_inputs(&vars, schema.inputs(), &template)?;
 
     let llm = backend::single(&args.backend, &args.extract)?;
+    crate::notice::unenforced(&*llm, schema.schema_set(), args.jsonl, &args.extract);
     let long_text = chunk_budget(&args, llm.is_embedded(), &vars, &template);
     let mut extractor = backend::extractor(llm, &args.extract).template(template);
     for example in crate::examples::load(&args.template.example, schema.schema_set(), args.jsonl)? {

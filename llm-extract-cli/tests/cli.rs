@@ -1370,3 +1370,48 @@ fn flags_the_backend_ignores_are_warned_about() {
     );
     assert!(warnings[1].contains("--allow-insecure-key"), "{stderr}");
 }
+
+#[test]
+fn run_names_the_keywords_the_backend_will_not_enforce_unless_quiet() {
+    let dir = tempfile::tempdir().unwrap();
+    let schema = dir.path().join("tags.json");
+    std::fs::write(
+        &schema,
+        json!({
+            "type": "object",
+            "properties": { "tags": { "type": "array", "items": { "type": "string" }, "uniqueItems": true } },
+            "required": ["tags"]
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let server = ollama_answering(r#"{"tags": ["a", "b"]}"#);
+    let run = |quiet: bool| {
+        let mut command = cargo_bin_cmd!("llm-extract");
+        command.args(["run", "--schema"]).arg(&schema);
+        command.args(["--ollama", &server.url(), "--model", "m"]);
+        if quiet {
+            command.arg("--quiet");
+        }
+        command.write_stdin("a, b").output().unwrap()
+    };
+    let output = run(false);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+    let notes: Vec<String> = stderr_of(&output)
+        .lines()
+        .filter(|l| l.starts_with("llm-extract: note: "))
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(
+        notes,
+        ["llm-extract: note: ollama will not enforce uniqueItems (checked locally)"]
+    );
+    let quiet = run(true);
+    assert_eq!(quiet.status.code(), Some(0), "{}", stderr_of(&quiet));
+    assert!(
+        !stderr_of(&quiet).contains("note:"),
+        "{}",
+        stderr_of(&quiet)
+    );
+    assert_eq!(json_lines(&quiet.stdout), [json!({"tags": ["a", "b"]})]);
+}

@@ -71,6 +71,11 @@ pub struct Report {
     /// Copies of one item (`extract_all` and `extract_stream` of a type with key fields) that
     /// disagreed on a property: the value kept and the one set aside.
     pub conflicts: Vec<Conflict>,
+    /// What the backend does not enforce of the schema it was sent, as one sentence (see
+    /// [`Lowering::notice`](crate::schema::dialect::Lowering::notice)): keywords its dialect drops, or
+    /// a schema sent without strict mode. Every answer was validated against the whole schema either
+    /// way. `None` when the backend enforces all of it, or no schema was sent.
+    pub unenforced: Option<String>,
 }
 
 impl Report {

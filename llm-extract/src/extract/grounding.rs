@@ -524,18 +524,19 @@ mod tests {
     }
 
     #[test]
-    fn only_the_grounding_rendering_of_the_embedded_dialect_keeps_the_marks() {
+    fn only_the_grounding_renderings_the_embedded_engine_reads_keep_the_marks() {
         let set = schema();
+        let embedded = [crate::Dialect::Generic, crate::Dialect::Ollama];
         for shape in [Shape::One, Shape::Line, Shape::List] {
-            let marked = set
-                .for_dialect_grounded(crate::Dialect::Ollama, shape)
-                .unwrap();
-            assert!(
-                marked.to_string().contains("\"x-grounded\":true"),
-                "{marked}"
-            );
+            for dialect in embedded {
+                let marked = set.for_dialect_grounded(dialect, shape).unwrap();
+                assert!(
+                    marked.to_string().contains("\"x-grounded\":true"),
+                    "{marked}"
+                );
+            }
             for dialect in crate::Dialect::ALL {
-                if dialect != crate::Dialect::Ollama {
+                if !embedded.contains(&dialect) {
                     assert_eq!(
                         set.for_dialect_grounded(dialect, shape).ok(),
                         set.for_dialect(dialect, shape).ok()

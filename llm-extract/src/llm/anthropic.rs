@@ -161,8 +161,10 @@ impl Anthropic {
 
 impl MessagesWire {
     /// How `request`'s schema goes out.
+    /// A schema in its dialect's non-strict form ([`ChatRequest::schema_relaxed`]) goes out as a tool
+    /// without `strict`: the native output format takes strict schemas only.
     fn output_for(&self, request: &ChatRequest) -> AnthropicOutput {
-        if request.tool_call {
+        if request.tool_call || request.schema_relaxed {
             AnthropicOutput::Tool
         } else {
             self.output
@@ -247,7 +249,7 @@ impl Protocol for MessagesWire {
                         "description": "Record the answer: call this tool with the extracted value as its input.",
                         "input_schema": schema,
                     });
-                    if inner.strict_tool {
+                    if inner.strict_tool && !request.schema_relaxed {
                         tool["strict"] = json!(true);
                     }
                     body.insert("tools".into(), json!([tool]));
@@ -527,6 +529,12 @@ mod tests {
             assert!(tool.get("output_config").is_none());
         }
         assert!(!format!("{:?}", backend(AnthropicOutput::Json)).contains("sk-ant-secret"));
+        let mut relaxed = request.clone();
+        relaxed.schema_relaxed = true;
+        let body = body_of(&backend(AnthropicOutput::Json), &relaxed, false);
+        assert!(body.get("output_config").is_none(), "{body}");
+        assert_eq!(body["tools"][0]["input_schema"], json!({"type": "object"}));
+        assert!(body["tools"][0].get("strict").is_none(), "{body}");
     }
 
     #[test]

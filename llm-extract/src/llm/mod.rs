@@ -106,6 +106,10 @@ pub struct ChatRequest {
     pub schema: Option<Value>,
     /// A name for the schema (OpenAI's `json_schema.name`).
     pub schema_name: Option<String>,
+    /// `schema` is in its dialect's non-strict form (see
+    /// [`Lowering::strict`](crate::schema::dialect::Lowering::strict)): a backend with a strict mode sends
+    /// it without one. Default `false`.
+    pub schema_relaxed: bool,
     /// Sampling temperature.
     pub temperature: Option<f32>,
     /// The maximum number of tokens to generate.

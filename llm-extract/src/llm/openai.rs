@@ -206,7 +206,7 @@ impl Protocol for OpenAiWire {
                         "name": name,
                         "description": "Record the answer: call this function with the extracted value as its arguments.",
                         "parameters": schema,
-                        "strict": inner.strict,
+                        "strict": inner.strict && !request.schema_relaxed,
                     }
                 }]),
             );
@@ -228,7 +228,7 @@ impl Protocol for OpenAiWire {
                     "json_schema": {
                         "name": http::tool_name(request.schema_name.as_deref()),
                         "schema": schema,
-                        "strict": inner.strict,
+                        "strict": inner.strict && !request.schema_relaxed,
                     }
                 }),
             );
@@ -459,6 +459,17 @@ mod tests {
             .get("stream_options")
             .is_none());
         assert!(!format!("{llm:?}").contains("sk-secret"));
+        let mut relaxed = request.clone();
+        relaxed.schema_relaxed = true;
+        assert_eq!(
+            body_of(&llm, &relaxed, false)["response_format"]["json_schema"]["strict"],
+            false
+        );
+        relaxed.tool_call = true;
+        assert_eq!(
+            body_of(&llm, &relaxed, false)["tools"][0]["function"]["strict"],
+            false
+        );
     }
 
     #[test]

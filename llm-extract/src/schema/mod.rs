@@ -69,7 +69,8 @@ pub trait Schema: DeserializeOwned + Send + 'static {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Dialect {
-    /// Full draft 2020-12: what we validate locally.
+    /// Full draft 2020-12: what we validate locally, and what the embedded engine's llguidance grammar
+    /// enforces.
     Generic,
     /// The subset llama.cpp's JSON-Schema-to-grammar converter enforces (Ollama, llama-server).
     Ollama,
@@ -146,7 +147,7 @@ impl Shape {
     }
 }
 
-type Rendered = OnceLock<Result<Value, SchemaError>>;
+type Rendered = OnceLock<Result<dialect::Lowering, SchemaError>>;
 
 /// Everything derived from one generic schema, computed lazily once and cached.
 ///
@@ -160,8 +161,8 @@ pub struct SchemaSet {
     instructions: OnceLock<String>,
     line_instructions: OnceLock<String>,
     rendered: [[Rendered; 3]; Dialect::ALL.len()],
-    /// The Ollama dialect with the grounding marks kept, per shape.
-    grounded: [Rendered; 3],
+    /// The generic and Ollama dialects with the grounding marks kept, per shape.
+    grounded: [[Rendered; 3]; 2],
     validator: OnceLock<Result<crate::validate::Validator, SchemaError>>,
     plan: OnceLock<Option<plan::Plan>>,
     wants_container: OnceLock<bool>,
@@ -308,25 +309,47 @@ impl SchemaSet {
 
     /// The schema of `shape` as `dialect` must receive it, or why the dialect cannot express it.
     pub fn for_dialect(&self, dialect: Dialect, shape: Shape) -> Result<&Value, SchemaError> {
+        self.lowering(dialect, shape).map(dialect::Lowering::schema)
+    }
+
+    /// `shape` lowered for `dialect`: the schema sent, whether the provider's strict mode takes it, and
+    /// the keywords the provider will not enforce (see [`dialect::lower`]).
+    pub fn lowering(
+        &self,
+        dialect: Dialect,
+        shape: Shape,
+    ) -> Result<&dialect::Lowering, SchemaError> {
         self.rendered[dialect.index()][shape.index()]
-            .get_or_init(|| dialect::render(self.shape(shape), dialect))
+            .get_or_init(|| dialect::lower(self.shape(shape), dialect))
             .as_ref()
             .map_err(Clone::clone)
     }
 
     /// The schema of `shape` as `dialect` must receive it, keeping the marks of the strings that must be
-    /// spans of the source where the dialect is the embedded engine's (see [`dialect::render_grounded`]):
-    /// what is sent to a backend that grounds values while decoding.
+    /// spans of the source where the dialect is one the embedded engine reads (see
+    /// [`dialect::lower_grounded`]): what is sent to a backend that grounds values while decoding.
     pub fn for_dialect_grounded(
         &self,
         dialect: Dialect,
         shape: Shape,
     ) -> Result<&Value, SchemaError> {
-        if dialect != Dialect::Ollama {
-            return self.for_dialect(dialect, shape);
-        }
-        self.grounded[shape.index()]
-            .get_or_init(|| dialect::render_grounded(self.shape(shape), dialect))
+        self.lowering_grounded(dialect, shape)
+            .map(dialect::Lowering::schema)
+    }
+
+    /// [`SchemaSet::lowering`] with the grounding marks kept (see [`SchemaSet::for_dialect_grounded`]).
+    pub fn lowering_grounded(
+        &self,
+        dialect: Dialect,
+        shape: Shape,
+    ) -> Result<&dialect::Lowering, SchemaError> {
+        let slot = match dialect {
+            Dialect::Generic => 0,
+            Dialect::Ollama => 1,
+            _ => return self.lowering(dialect, shape),
+        };
+        self.grounded[slot][shape.index()]
+            .get_or_init(|| dialect::lower_grounded(self.shape(shape), dialect))
             .as_ref()
             .map_err(Clone::clone)
     }

@@ -119,10 +119,13 @@ impl Engine<'_> {
         input: Input,
         sink: &mut (dyn FnMut(G::Output) + Send + '_),
     ) -> Result<Report, ExtractError> {
-        let (first, shape, max_string) = self.first_request(target, input, true)?;
+        let (first, shape, max_string, unenforced) = self.first_request(target, input, true)?;
         let name = target.schema().name();
         let mut kept = Kept::default();
-        let mut report = Report::default();
+        let mut report = Report {
+            unenforced,
+            ..Report::default()
+        };
         let mut tally = Tally::default();
         let mut cut_item: Option<Skipped> = None;
         let mut next = Some((AttemptKind::First, Vec::new()));

@@ -35,9 +35,12 @@ impl Engine<'_> {
         input: Input,
         mut progress: Option<Listener<'_>>,
     ) -> Result<Extraction<G::Output>, ExtractError> {
-        let (first, _, max_string) = self.first_request(target, input, false)?;
+        let (first, _, max_string, unenforced) = self.first_request(target, input, false)?;
         let name = target.schema().name();
-        let mut report = Report::default();
+        let mut report = Report {
+            unenforced,
+            ..Report::default()
+        };
         let mut follow_up: Vec<Message> = Vec::new();
         let mut last_error = None;
         let mut loops_seen: u32 = 0;

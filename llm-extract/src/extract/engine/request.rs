@@ -15,14 +15,15 @@ use std::sync::Arc;
 
 impl Engine<'_> {
     /// The first request: system prompt with format instructions, the filled template, and in
-    /// constrained mode the schema rendered for the backend's dialect; with the shape of the answer and
-    /// the longest string value it may hold (from the input's length, `loops::max_string`).
+    /// constrained mode the schema rendered for the backend's dialect; with the shape of the answer, the
+    /// longest string value it may hold (from the input's length, `loops::max_string`), and what the
+    /// backend will not enforce of the schema sent (for [`Report::unenforced`]).
     pub(super) fn first_request(
         &self,
         target: &impl Target,
         input: Input,
         many: bool,
-    ) -> Result<(ChatRequest, AnswerShape, Option<usize>), ExtractError> {
+    ) -> Result<(ChatRequest, AnswerShape, Option<usize>, Option<String>), ExtractError> {
         let fail = |kind| ExtractError::new(kind, Report::default());
         let config = self.config;
         let vars = input
@@ -49,8 +50,10 @@ impl Engine<'_> {
         example_turns::note(&mut system, examples.len() / 2);
         let mut request = ChatRequest::new(user).with_system(system);
         request.messages = examples.into_iter().chain(request.messages).collect();
+        let mut unenforced = None;
         if constrained {
-            self.constrain(&mut request, target, (shape, schema_shape), max_items)
+            unenforced = self
+                .constrain(&mut request, target, (shape, schema_shape), max_items)
                 .map_err(fail)?;
         }
         request.max_tokens = Some(config.max_tokens.unwrap_or_else(|| {
@@ -65,19 +68,20 @@ impl Engine<'_> {
         request.temperature = Some(config.temperature.unwrap_or(0.0));
         request.seed = Some(config.seed.unwrap_or(0));
         let max_string = loops::max_string(&config.loop_guard, &vars, set.generic());
-        Ok((request, shape, max_string))
+        Ok((request, shape, max_string, unenforced))
     }
 
     /// Adds the schema, rendered for the backend's dialect in `shape`, to `request` (constrained and
     /// tool modes): with the source of a grounded target when the backend grounds while decoding, and a
-    /// list's `max_items` where the dialect carries it.
+    /// list's `max_items` where the dialect carries it. Returns the notice of what the backend will not
+    /// enforce of the schema sent, if anything.
     fn constrain(
         &self,
         request: &mut ChatRequest,
         target: &impl Target,
         (shape, schema_shape): (AnswerShape, Shape),
         max_items: Option<usize>,
-    ) -> Result<(), ExtractErrorKind> {
+    ) -> Result<Option<String>, ExtractErrorKind> {
         let config = self.config;
         let set = target.schema();
         let dialect = self.llm.dialect();
@@ -85,11 +89,12 @@ impl Engine<'_> {
         let grounding = target
             .grounding()
             .filter(|_| self.llm.constrains_grounding() && config.mode == Mode::Constrained);
-        let rendered = match grounding {
-            Some(_) => set.for_dialect_grounded(dialect, schema_shape),
-            None => set.for_dialect(dialect, schema_shape),
-        };
-        let mut schema = rendered.map_err(ExtractErrorKind::Schema)?.clone();
+        let lowering = match grounding {
+            Some(_) => set.lowering_grounded(dialect, schema_shape),
+            None => set.lowering(dialect, schema_shape),
+        }
+        .map_err(ExtractErrorKind::Schema)?;
+        let mut schema = lowering.schema().clone();
         request.grounding = grounding.map(Arc::from);
         if let (AnswerShape::List, Some(n), true) = (shape, max_items, dialect.carries_max_items())
         {
@@ -102,8 +107,9 @@ impl Engine<'_> {
         }
         request.schema_name = Some(set.name().into());
         request.schema = Some(schema);
+        request.schema_relaxed = !lowering.strict();
         request.json_lines = shape == AnswerShape::Lines;
         request.tool_call = config.mode == Mode::Tool;
-        Ok(())
+        Ok(lowering.notice(dialect))
     }
 }

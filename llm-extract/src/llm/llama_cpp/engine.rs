@@ -4,9 +4,7 @@
 use super::chat_tokens::chat_tokens;
 use super::exit::{register_exit_handler, Inside, Stage};
 use super::generate::{Limits, Sequence, Sink};
-use super::grammar::{
-    guidance_grammar, json_lines_gbnf, schema_to_grammar, Constraint, GrammarEngine,
-};
+use super::grammar::{gbnf_grammar, guidance_matcher, Constraint, GrammarEngine};
 use super::model_file::{check_gguf_magic, FETCH_HINT};
 use super::sampling::{fold_seed, RepeatPenalty};
 use super::scheduler::{self, Scheduler};
@@ -19,7 +17,7 @@ use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
 use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
-use llguidance::{Matcher, ParserFactory};
+use llguidance::ParserFactory;
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
@@ -158,25 +156,19 @@ impl Engine {
         let Some(schema) = &request.schema else {
             return Ok(Constraint::None);
         };
-        // Ollama's converter decides what is accepted, whichever sampler runs.
-        let gbnf = schema_to_grammar(schema)?;
         match self.settings.grammar_engine {
             GrammarEngine::Guidance => {
                 let factory = self.guidance_factory()?;
-                let grammar =
-                    guidance_grammar(schema, request.json_lines, request.grounding.as_deref());
-                let matcher = Matcher::new(factory.create_parser(grammar));
-                match matcher.get_error() {
-                    Some(message) => Err(LlamaCppError::Grammar { message }),
-                    None => Ok(Constraint::Guidance(Box::new(matcher))),
-                }
+                let (matcher, _) = guidance_matcher(
+                    &factory,
+                    schema,
+                    request.json_lines,
+                    request.grounding.as_deref(),
+                )?;
+                Ok(Constraint::Guidance(Box::new(matcher)))
             }
             GrammarEngine::Gbnf => {
-                let gbnf = if request.json_lines {
-                    json_lines_gbnf(&gbnf)
-                } else {
-                    gbnf
-                };
+                let gbnf = gbnf_grammar(schema, request.json_lines)?;
                 LlamaSampler::grammar(&self.model, &gbnf, "root")
                     .map(Constraint::Gbnf)
                     .map_err(|e| LlamaCppError::Grammar {

@@ -1,13 +1,23 @@
-//! Schemas to decoding constraints: llama.cpp's JSON-Schema-to-grammar converter (what Ollama enforces),
-//! the llguidance grammar that runs by default, GBNF for JSON Lines, and the tokens a grammar forces.
+//! Schemas to decoding constraints: the llguidance grammar that runs by default, built from the request's
+//! schema itself, llama.cpp's JSON-Schema-to-grammar converter (what Ollama enforces) for the GBNF
+//! engine, GBNF for JSON Lines, and the tokens a grammar forces.
+//!
+//! The embedded engine's dialect is [`Dialect::Generic`]: a request carries the full schema, and
+//! llguidance enforces what it says (`allOf`, `anyOf`, `$ref` and recursion, `patternProperties`,
+//! `min`/`maxProperties`, numeric bounds, string formats...). Only when llguidance refuses a schema does
+//! the grammar come from the schema lowered for [`Dialect::Ollama`] (see [`GrammarSource`]); the GBNF
+//! engine always reads that lowering, through llama.cpp's converter. Either way every answer is
+//! validated against the full schema afterwards.
 
 use super::grounded::grounded_lark;
 use super::guidance_options::with_guidance_options;
 use super::LlamaCppError;
+use crate::schema::dialect;
+use crate::schema::Dialect;
 use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
 use llguidance::api::TopLevelGrammar;
-use llguidance::Matcher;
+use llguidance::{Matcher, ParserFactory};
 use serde_json::Value;
 
 /// Converts a JSON Schema to a llama.cpp GBNF grammar with llama.cpp's own converter, the one Ollama and
@@ -44,13 +54,19 @@ pub(super) fn json_lines_gbnf(line_grammar: &str) -> String {
 }
 
 /// The llguidance grammar of a request's schema; with a grounding source, its grounded strings are spans
-/// of that source (see [`grounded_lark`]) where the schema's shape allows.
+/// of that source (see [`grounded_lark`]) where the schema's shape allows. A schema with references keeps
+/// the plain grammar: the grounded grammar writes subschemas out one by one, and a reference inside one
+/// would point into a document of its own.
 pub(super) fn guidance_grammar(
     schema: &Value,
     json_lines: bool,
     grounding: Option<&str>,
 ) -> TopLevelGrammar {
-    if let Some(lark) = grounding.and_then(|source| grounded_lark(schema, source, json_lines)) {
+    let references = schema.to_string().contains("\"$ref\"");
+    if let Some(lark) = grounding
+        .filter(|_| !references)
+        .and_then(|source| grounded_lark(schema, source, json_lines))
+    {
         return TopLevelGrammar::from_lark(lark);
     }
     let schema = with_guidance_options(schema);
@@ -59,6 +75,71 @@ pub(super) fn guidance_grammar(
     } else {
         TopLevelGrammar::from_json_schema(schema)
     }
+}
+
+/// Which schema an llguidance grammar was built from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum GrammarSource {
+    /// The request's schema itself.
+    Schema,
+    /// The schema lowered for [`Dialect::Ollama`], because llguidance refused the schema itself.
+    Lowered,
+}
+
+/// The llguidance matcher the embedded engine decodes a request with: the grammar of `schema` itself, or,
+/// when llguidance refuses it, of `schema` lowered for [`Dialect::Ollama`] (grounding marks kept).
+///
+/// `factory` holds the model's tokenizer; JSON Lines and grounding as in a [`ChatRequest`](crate::ChatRequest).
+///
+/// # Errors
+/// [`LlamaCppError::Grammar`] when llguidance refuses both (with both of its messages), or refuses the
+/// schema and the lowering cannot express it.
+pub fn guidance_matcher(
+    factory: &ParserFactory,
+    schema: &Value,
+    json_lines: bool,
+    grounding: Option<&str>,
+) -> Result<(Matcher, GrammarSource), LlamaCppError> {
+    let compile = |schema: &Value| {
+        let matcher =
+            Matcher::new(factory.create_parser(guidance_grammar(schema, json_lines, grounding)));
+        match matcher.get_error() {
+            Some(message) => Err(message),
+            None => Ok(matcher),
+        }
+    };
+    let refused = match compile(schema) {
+        Ok(matcher) => return Ok((matcher, GrammarSource::Schema)),
+        Err(message) => message,
+    };
+    let lowered =
+        dialect::lower_grounded(schema, Dialect::Ollama).map_err(|e| LlamaCppError::Grammar {
+            message: format!("{e} (llguidance refused the schema itself: {refused})"),
+        })?;
+    compile(lowered.schema())
+        .map(|matcher| (matcher, GrammarSource::Lowered))
+        .map_err(|message| LlamaCppError::Grammar {
+            message: format!("{message} (the schema itself was refused too: {refused})"),
+        })
+}
+
+/// The GBNF grammar llama.cpp's converter writes for `schema` lowered for [`Dialect::Ollama`] (what
+/// Ollama would run), for one value or JSON Lines.
+///
+/// # Errors
+/// [`LlamaCppError::Grammar`] when the lowering refuses the schema, and the converter's errors (see
+/// [`schema_to_grammar`]).
+pub(super) fn gbnf_grammar(schema: &Value, json_lines: bool) -> Result<String, LlamaCppError> {
+    let lowered = dialect::lower(schema, Dialect::Ollama).map_err(|e| LlamaCppError::Grammar {
+        message: e.to_string(),
+    })?;
+    let gbnf = schema_to_grammar(lowered.schema())?;
+    Ok(if json_lines {
+        json_lines_gbnf(&gbnf)
+    } else {
+        gbnf
+    })
 }
 
 /// Which sampler enforces a schema.
@@ -137,7 +218,93 @@ pub(super) fn forced_tokens(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use llguidance::toktrie::{ApproximateTokEnv, TokEnv};
     use serde_json::json;
+
+    fn factory() -> (ParserFactory, TokEnv) {
+        let env = ApproximateTokEnv::single_byte_env();
+        let mut factory = ParserFactory::new_simple(&env).unwrap();
+        factory.quiet();
+        (factory, env)
+    }
+
+    /// Whether the matcher takes `text` whole, as a complete answer.
+    fn accepts(matcher: &Matcher, env: &TokEnv, text: &str) -> bool {
+        let mut matcher = matcher.deep_clone();
+        let tokens = env.tokenize_bytes(text.as_bytes());
+        matcher.consume_tokens(&tokens).is_ok() && matcher.is_accepting().unwrap_or(false)
+    }
+
+    #[test]
+    fn llguidance_enforces_recursion_and_all_of_from_the_schema_itself() {
+        let (factory, env) = factory();
+        let tree = json!({
+            "type": "object",
+            "properties": {
+                "name": { "type": "string", "maxLength": 3 },
+                "kids": { "type": "array", "items": { "$ref": "#/$defs/Tree" } }
+            },
+            "required": ["name", "kids"],
+            "additionalProperties": false,
+            "$defs": { "Tree": { "$ref": "#" } }
+        });
+        let (matcher, source) = guidance_matcher(&factory, &tree, false, None).unwrap();
+        assert_eq!(source, GrammarSource::Schema);
+        assert!(accepts(
+            &matcher,
+            &env,
+            r#"{"name": "a", "kids": [{"name": "b", "kids": [{"name": "c", "kids": []}]}]}"#
+        ));
+        assert!(!accepts(
+            &matcher,
+            &env,
+            r#"{"name": "a", "kids": [{"name": "long", "kids": []}]}"#
+        ));
+        assert!(!accepts(
+            &matcher,
+            &env,
+            r#"{"name": "a", "kids": [{"kids": []}]}"#
+        ));
+
+        let merged = json!({
+            "allOf": [
+                { "type": "object", "properties": { "n": { "type": "integer", "minimum": 3 } }, "required": ["n"] },
+                { "properties": { "n": { "maximum": 5 }, "tag": { "const": "x" } }, "required": ["tag"] }
+            ]
+        });
+        let (matcher, source) = guidance_matcher(&factory, &merged, false, None).unwrap();
+        assert_eq!(source, GrammarSource::Schema);
+        assert!(accepts(&matcher, &env, r#"{"n": 4, "tag": "x"}"#));
+        assert!(!accepts(&matcher, &env, r#"{"n": 7, "tag": "x"}"#));
+        assert!(!accepts(&matcher, &env, r#"{"n": 4}"#));
+    }
+
+    #[test]
+    fn a_schema_no_grammar_can_hold_is_an_error() {
+        let (factory, _) = factory();
+        let nothing = json!({"type": "object", "properties": {"v": false}, "required": ["v"]});
+        let Err(err) = guidance_matcher(&factory, &nothing, false, None) else {
+            panic!("a grammar for a schema that accepts nothing");
+        };
+        assert!(matches!(err, LlamaCppError::Grammar { .. }), "{err}");
+        assert!(err.to_string().contains("accepts no value"), "{err}");
+    }
+
+    #[test]
+    fn what_llguidance_refuses_falls_back_to_the_ollama_lowering() {
+        let (factory, env) = factory();
+        // A pattern llguidance cannot compile (a look-ahead); the lowering drops it.
+        let schema = json!({
+            "type": "object",
+            "properties": { "w": { "type": "string", "pattern": "^(?=a)[a-z]+$" }, "n": { "type": "integer", "maximum": 2 } },
+            "required": ["w", "n"],
+            "additionalProperties": false
+        });
+        let (matcher, source) = guidance_matcher(&factory, &schema, false, None).unwrap();
+        assert_eq!(source, GrammarSource::Lowered);
+        assert!(accepts(&matcher, &env, r#"{"w": "b", "n": 1}"#));
+        assert!(!accepts(&matcher, &env, r#"{"w": "b", "n": 3}"#));
+    }
 
     #[test]
     fn json_lines_gbnf_wraps_the_root_and_keeps_values_on_one_line() {

@@ -4,8 +4,8 @@
 use serde_json::{json, Value};
 
 /// llguidance's JSON compile options: values written the way `json.dumps` writes them, on one line, with
-/// `oneOf` read as `anyOf` (the tag of each variant keeps them apart) and unknown keywords ignored (the
-/// llama.cpp converter already vetted the schema, and every value is validated after parsing anyway).
+/// `oneOf` read as `anyOf` (llguidance cannot enforce "exactly one"; the validator does) and keywords it
+/// does not know ignored (every value is validated against the full schema after parsing).
 pub(super) fn with_guidance_options(schema: &Value) -> Value {
     let mut schema = schema.clone();
     if let Value::Object(map) = &mut schema {

@@ -30,14 +30,15 @@
 //!   template's own text can hold control tokens: a message's text is always read as text, so a document
 //!   that contains `<|im_end|><|im_start|>system` cannot end its turn or open another, and a NUL byte in it
 //!   is read as the byte it is (`chat_tokens.rs`).
-//! - **The schema** of a request is in the Ollama dialect, so it is first checked by llama.cpp's
-//!   JSON-Schema-to-grammar converter (the one Ollama enforces): a schema Ollama would reject is rejected
-//!   here too ([`schema_to_grammar`]). Decoding is then constrained by llguidance, which computes each
-//!   token's mask lazily; the tokens the grammar forces (keys, quotes, separators) are decoded together in
-//!   one batch instead of being sampled one by one, so a constrained answer comes out faster than free
-//!   text (`benches/constrained.rs` measures it). [`GrammarEngine::Gbnf`] selects llama.cpp's own grammar
-//!   sampler instead: exactly what Ollama runs, and slower. With [`ChatRequest::json_lines`] the grammar
-//!   is one value per line.
+//! - **The schema** of a request is the full JSON Schema ([`Dialect::Generic`](crate::Dialect::Generic)):
+//!   llguidance enforces it as written (`allOf`, `anyOf`, recursion through `$ref`, `patternProperties`,
+//!   bounds, formats), and only a schema llguidance refuses is constrained by its lowering for the Ollama
+//!   dialect instead ([`guidance_matcher`]). llguidance computes each token's mask lazily; the tokens the
+//!   grammar forces (keys, quotes, separators) are decoded together in one batch instead of being sampled
+//!   one by one, so a constrained answer comes out faster than free text (`benches/constrained.rs`
+//!   measures it). [`GrammarEngine::Gbnf`] selects llama.cpp's own grammar sampler over the Ollama
+//!   lowering instead ([`schema_to_grammar`]): exactly what Ollama runs, and slower. With
+//!   [`ChatRequest::json_lines`] the grammar is one value per line.
 //! - **Sampling**: greedy unless the request sets a temperature above 0; then top-k 40, top-p 0.95,
 //!   min-p 0.05 and the temperature, seeded by [`ChatRequest::seed`] (llama.cpp's defaults).
 //! - **Generation** streams UTF-8-safe text deltas through a channel; dropping the stream stops that
@@ -83,7 +84,10 @@ mod worker;
 
 pub use error::LlamaCppError;
 pub use generate::Generation;
-pub use grammar::{schema_to_grammar, GrammarEngine};
+pub use grammar::{guidance_matcher, schema_to_grammar, GrammarEngine, GrammarSource};
+/// The grammar engine the embedded engine builds on (its [`ParserFactory`](llguidance::ParserFactory)
+/// and [`Matcher`](llguidance::Matcher) appear in [`guidance_matcher`]).
+pub use llguidance;
 pub use model_file::{default_model_path, model_path_from_env, DEFAULT_MODEL_FILE, MODEL_ENV};
 
 use super::{ChatRequest, LlmError};

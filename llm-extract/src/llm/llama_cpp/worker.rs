@@ -9,8 +9,10 @@ use crate::schema::Dialect;
 use std::sync::Arc;
 
 impl Llm for LlamaCpp {
+    /// The full schema: llguidance enforces it, falling back to the Ollama lowering only for what it
+    /// refuses (`grammar.rs`).
     fn dialect(&self) -> Dialect {
-        Dialect::Ollama
+        Dialect::Generic
     }
 
     fn constrains_json_lines(&self) -> bool {

@@ -1,0 +1,375 @@
+//! [`Dialect::Anthropic`](crate::Dialect::Anthropic): Anthropic structured outputs
+//! (`output_config.format`, the beta `output_format`) and strict tool input schemas, and the
+//! non-strict form (a tool without `strict`).
+//!
+//! Facts relied on, from Anthropic's structured-outputs documentation ("JSON Schema limitations",
+//! <https://docs.claude.com/en/docs/build-with-claude/structured-outputs>):
+//! - Supported: the basic types, `enum` (strings, numbers, booleans, null; no complex types), `const`,
+//!   `anyOf` and `allOf` (with limits), `$ref`/`$defs`/`definitions` (no external references),
+//!   `default`, `required`, `additionalProperties` set to `false`, string `format`s (`date-time`, `time`,
+//!   `date`, `duration`, `email`, `hostname`, `uri`, `ipv4`, `ipv6`, `uuid`), array `minItems` of 0 or 1,
+//!   `pattern` without back-references, look-arounds or word boundaries.
+//! - Not supported: recursive schemas, numerical constraints (`minimum`, `maximum`, `multipleOf`, ...),
+//!   string length constraints, array constraints beyond `minItems` 0/1, `additionalProperties` other
+//!   than `false`.
+//! - A tool without `strict` takes its `input_schema` as any JSON Schema, followed on a best-effort basis.
+//!
+//! So, strict: references are inlined and a recursion unrolled [`UNROLL_DEPTH`](super::UNROLL_DEPTH)
+//! times (Anthropic takes no recursive schema); every object gets `"additionalProperties": false`, an
+//! object that lists its properties and says nothing of others being closed (tightening); optional
+//! properties stay optional; a `minItems` above 1 goes out as 1 (weaker, still true); a tuple goes out as
+//! an array of the union of its item schemas; an `enum` listing objects or arrays goes out as the types
+//! of its values. Dropped (checked locally): the unsupported keywords above, `oneOf` exclusivity when
+//! the branches overlap, patterns it cannot compile, other `format`s.
+//!
+//! What the strict form cannot carry (an object with extra keys, any value, an array without `items`, a
+//! recursion that cannot end within the unrolled depth) makes the lowering non-strict (the generic schema
+//! minus `x-` keys, see [`Lowering::relaxed`](super::Lowering::relaxed)). A root that is not an object is
+//! refused.
+
+use super::openai::{check_items, lower_with, tuple_items};
+use super::{branches, child, json_type, properties, Lowering, Pointer, Refs, Rules, Walk};
+use crate::error::SchemaError;
+use serde_json::{Map, Value};
+
+/// Anthropic structured outputs.
+pub(super) struct Anthropic;
+
+/// `format` values Anthropic's structured outputs document.
+const FORMATS: &[&str] = &[
+    "date-time",
+    "time",
+    "date",
+    "duration",
+    "email",
+    "hostname",
+    "uri",
+    "ipv4",
+    "ipv6",
+    "uuid",
+];
+
+/// The strict lowering, or the non-strict form when strict cannot carry the schema.
+pub(super) fn lower(generic: &Value) -> Result<Lowering, SchemaError> {
+    lower_with(&Anthropic, generic)
+}
+
+impl Rules for Anthropic {
+    const NAME: &'static str = "anthropic";
+    const REFS: Refs = Refs::Unroll;
+
+    fn any(&self, _cx: &mut Walk<'_>, path: &Pointer) -> Result<Value, SchemaError> {
+        Err(self.unsupported(
+            "any JSON value (true or {})",
+            path,
+            "give the field a concrete type instead of serde_json::Value",
+        ))
+    }
+
+    fn node(
+        &self,
+        cx: &mut Walk<'_>,
+        map: Map<String, Value>,
+        path: &Pointer,
+    ) -> Result<Value, SchemaError> {
+        if let Some(Value::Array(list)) = map.get("anyOf") {
+            let Some(lowered) = branches(self, cx, list, path)? else {
+                return Ok(Value::Bool(false));
+            };
+            return Ok(super::ollama::union(&map, lowered));
+        }
+        let types = crate::schema::node::types_of(&map);
+        let valued = map.contains_key("enum") || map.contains_key("const");
+        if types.contains(&"object") && !valued {
+            return self.object(cx, &map, path);
+        }
+        if !valued && types.contains(&"array") {
+            check_items(self, &map, path)?;
+        }
+        if !valued && types.is_empty() {
+            return self.any(cx, path);
+        }
+        let mut out = Map::with_capacity(map.len());
+        for (key, value) in &map {
+            let keep = match key.as_str() {
+                "type" | "const" | "description" => true,
+                "enum" => {
+                    let values = value.as_array().cloned().unwrap_or_default();
+                    if values.iter().all(|v| !v.is_object() && !v.is_array()) {
+                        true
+                    } else {
+                        if !map.contains_key("type") {
+                            out.insert("type".into(), type_names(&values));
+                        }
+                        false
+                    }
+                }
+                "format" => value.as_str().is_some_and(|f| FORMATS.contains(&f)),
+                "pattern" => value.as_str().is_some_and(simple_pattern),
+                "minItems" => {
+                    // Only 0 and 1 are accepted: a larger bound goes out as 1 (weaker, still true).
+                    let bound = value.as_u64().unwrap_or(0);
+                    out.insert(key.clone(), Value::from(bound.min(1)));
+                    if bound > 1 {
+                        cx.drop(key, path);
+                    }
+                    continue;
+                }
+                "items" if !map.contains_key("prefixItems") => {
+                    let lowered = child(self, cx, value, &path.child(key))?;
+                    if lowered == Value::Bool(false) {
+                        // Only the empty array, which no keyword Anthropic takes can say.
+                        return Ok(Value::Bool(false));
+                    }
+                    out.insert(key.clone(), lowered);
+                    continue;
+                }
+                "prefixItems" => {
+                    let items = tuple_items(self, cx, &map, path)?;
+                    out.insert("items".into(), items);
+                    cx.drop(key, path);
+                    continue;
+                }
+                "items" => continue,
+                _ => false,
+            };
+            if keep {
+                out.insert(key.clone(), value.clone());
+            } else {
+                cx.drop(key, path);
+            }
+        }
+        Ok(Value::Object(out))
+    }
+}
+
+/// The JSON types of `values`, each once (one name alone, several as a list).
+fn type_names(values: &[Value]) -> Value {
+    let mut names: Vec<&str> = Vec::new();
+    for name in values.iter().map(|v| json_type(&v)) {
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    if names.len() == 1 {
+        Value::from(names[0])
+    } else {
+        Value::from(names)
+    }
+}
+
+impl Anthropic {
+    fn object(
+        &self,
+        cx: &mut Walk<'_>,
+        map: &Map<String, Value>,
+        path: &Pointer,
+    ) -> Result<Value, SchemaError> {
+        let extra = !matches!(map.get("additionalProperties"), Some(Value::Bool(false)));
+        if !map.contains_key("properties") && extra {
+            return Err(self.unsupported(
+                "an object with arbitrary keys",
+                path,
+                "use a struct with named fields, or a list of key/value structs",
+            ));
+        }
+        if extra && map.contains_key("additionalProperties") {
+            return Err(self.unsupported(
+                "an object with extra keys beside its properties",
+                path,
+                "close the object (\"additionalProperties\": false)",
+            ));
+        }
+        let Some(lowered) = properties(self, cx, map, path)? else {
+            return Ok(Value::Bool(false));
+        };
+        for key in map.keys() {
+            if !matches!(
+                key.as_str(),
+                "type" | "description" | "properties" | "required" | "additionalProperties"
+            ) {
+                cx.drop(key, path);
+            }
+        }
+        let mut out = Map::new();
+        out.insert(
+            "type".to_owned(),
+            map.get("type").cloned().unwrap_or_else(|| "object".into()),
+        );
+        if let Some(description) = map.get("description") {
+            out.insert("description".to_owned(), description.clone());
+        }
+        let required: Vec<Value> = super::required_of(map)
+            .into_iter()
+            .filter(|name| lowered.contains_key(*name))
+            .map(Value::from)
+            .collect();
+        out.insert("properties".to_owned(), Value::Object(lowered));
+        if map.contains_key("required") {
+            out.insert("required".to_owned(), Value::Array(required));
+        }
+        out.insert("additionalProperties".to_owned(), Value::Bool(false));
+        Ok(Value::Object(out))
+    }
+}
+
+/// Whether a regular expression avoids what Anthropic's structured outputs cannot compile:
+/// back-references, look-arounds and word boundaries.
+fn simple_pattern(pattern: &str) -> bool {
+    let mut chars = pattern.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next() {
+                Some('b' | 'B' | 'k') => return false,
+                Some(digit) if digit.is_ascii_digit() && digit != '0' => return false,
+                _ => {}
+            },
+            '(' if chars.peek() == Some(&'?') => {
+                chars.next();
+                if matches!(chars.peek(), Some('=' | '!' | '<')) {
+                    return false;
+                }
+            }
+            _ => {}
+        }
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::dialect::lower as lower_for;
+    use crate::Dialect;
+    use serde_json::json;
+
+    fn anthropic(schema: Value) -> Result<Lowering, SchemaError> {
+        lower_for(&schema, Dialect::Anthropic)
+    }
+
+    fn wrap(field: Value) -> Value {
+        json!({ "type": "object", "properties": { "f": field }, "required": ["f"], "additionalProperties": false })
+    }
+
+    #[test]
+    fn closes_objects_keeps_optional_ones_and_drops_bounds() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "name": { "type": "string", "minLength": 1, "maxLength": 5, "pattern": "^a+$" },
+                "word": { "type": "string", "pattern": "^\\bx(?=y)$" },
+                "age": { "type": "integer", "minimum": 0, "maximum": 150 },
+                "when": { "type": "string", "format": "date-time" },
+                "tags": { "type": "array", "items": { "type": "string", "format": "color" }, "minItems": 3, "maxItems": 9 }
+            },
+            "required": ["name"],
+            "additionalProperties": false,
+            "x-aliases": { "n": "name" }
+        });
+        let lowered = anthropic(schema).unwrap();
+        assert!(lowered.strict());
+        assert_eq!(
+            serde_json::to_string(lowered.schema()).unwrap(),
+            json!({
+                "type": "object",
+                "properties": {
+                    "name": { "type": "string", "pattern": "^a+$" },
+                    "word": { "type": "string" },
+                    "age": { "type": "integer" },
+                    "when": { "type": "string", "format": "date-time" },
+                    "tags": { "type": "array", "items": { "type": "string" }, "minItems": 1 }
+                },
+                "required": ["name"],
+                "additionalProperties": false
+            })
+            .to_string()
+        );
+        assert_eq!(
+            lowered.dropped_keywords(),
+            [
+                "format",
+                "maxItems",
+                "maxLength",
+                "maximum",
+                "minItems",
+                "minLength",
+                "minimum",
+                "pattern"
+            ]
+        );
+    }
+
+    #[test]
+    fn unrolls_recursion_to_the_documented_depth() {
+        let list = json!({
+            "type": "object",
+            "properties": { "value": { "type": "integer" }, "next": { "anyOf": [{ "$ref": "#" }, { "type": "null" }] } },
+            "required": ["value", "next"],
+            "additionalProperties": false
+        });
+        let lowered = anthropic(list).unwrap();
+        assert!(lowered.strict());
+        let mut node = lowered.schema();
+        for _ in 0..crate::schema::dialect::UNROLL_DEPTH {
+            node = &node["properties"]["next"]["anyOf"][0];
+            assert_eq!(node["type"], "object");
+        }
+        assert_eq!(
+            node["properties"]["next"],
+            json!({ "anyOf": [{ "type": "null" }] })
+        );
+        assert!(lowered.schema().get("$defs").is_none());
+        assert_eq!(lowered.dropped_keywords(), ["$ref"]);
+    }
+
+    #[test]
+    fn what_strict_cannot_carry_goes_out_non_strict() {
+        for open in [
+            json!({ "type": "object", "additionalProperties": { "type": "string" } }),
+            json!({ "type": "object" }),
+            json!({ "type": "array" }),
+            json!({}),
+        ] {
+            let lowered = anthropic(wrap(open.clone())).unwrap();
+            assert!(!lowered.strict(), "{open}");
+            assert_eq!(lowered.schema(), &wrap(open));
+        }
+        let tree = json!({
+            "type": "object",
+            "properties": { "children": { "type": "array", "items": { "$ref": "#" } } },
+            "required": ["children"],
+            "additionalProperties": false
+        });
+        let lowered = anthropic(tree).unwrap();
+        assert!(!lowered.strict());
+        assert!(lowered.relaxed().unwrap().contains("recursion"));
+    }
+
+    #[test]
+    fn tuples_enums_of_objects_and_one_of() {
+        let lowered = anthropic(wrap(json!({ "type": "array", "prefixItems": [{ "type": "string" }, { "type": "integer" }] }))).unwrap();
+        assert_eq!(
+            lowered.schema()["properties"]["f"]["items"],
+            json!({ "anyOf": [{ "type": "string" }, { "type": "integer" }] })
+        );
+        let lowered = anthropic(wrap(json!({ "enum": [{ "a": 1 }, [1]] }))).unwrap();
+        assert_eq!(
+            lowered.schema()["properties"]["f"],
+            json!({ "type": ["object", "array"] })
+        );
+        assert_eq!(lowered.dropped_keywords(), ["enum"]);
+        let lowered = anthropic(wrap(
+            json!({ "oneOf": [{ "type": "number" }, { "type": "integer" }] }),
+        ))
+        .unwrap();
+        assert_eq!(lowered.dropped_keywords(), ["oneOf"]);
+    }
+
+    #[test]
+    fn refuses_a_root_that_is_not_an_object() {
+        assert!(matches!(
+            anthropic(json!({ "type": "string" })),
+            Err(SchemaError::Unsupported { path, .. }) if path == "/"
+        ));
+    }
+}

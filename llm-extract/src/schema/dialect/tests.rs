@@ -1,0 +1,222 @@
+//! The shared walk: merging, unions, references, and every schema of the JSON-Schema-Test-Suite.
+
+use super::*;
+use crate::schema::SchemaSet;
+use crate::Shape;
+use serde_json::json;
+
+#[test]
+fn generic_strips_extension_keys_but_not_property_names() {
+    let schema = json!({
+        "type": "object",
+        "x-aliases": { "nick": "x-id" },
+        "properties": {
+            "x-id": { "type": "string", "x-note": 1, "x-grounded": true },
+            "tags": { "type": "array", "items": { "type": "string", "x-note": 2 } }
+        },
+        "required": ["x-id"],
+        "additionalProperties": false
+    });
+    let expected = json!({
+        "type": "object",
+        "properties": {
+            "x-id": { "type": "string" },
+            "tags": { "type": "array", "items": { "type": "string" } }
+        },
+        "required": ["x-id"],
+        "additionalProperties": false
+    });
+    assert_eq!(render(&schema, Dialect::Generic).unwrap(), expected);
+    let grounded = render_grounded(&schema, Dialect::Generic).unwrap();
+    assert_eq!(grounded["properties"]["x-id"]["x-grounded"], true);
+}
+
+#[test]
+fn disjointness_is_shown_by_types_values_tags_or_keys() {
+    assert!(pairwise_disjoint(&[
+        json!({ "type": "string" }),
+        json!({ "type": "null" })
+    ]));
+    assert!(pairwise_disjoint(&[
+        json!({ "const": "a" }),
+        json!({ "enum": ["b", "c"] })
+    ]));
+    assert!(!pairwise_disjoint(&[
+        json!({ "const": 1 }),
+        json!({ "type": "number" })
+    ]));
+    assert!(!pairwise_disjoint(&[
+        json!({ "type": "object" }),
+        json!({ "type": "object" })
+    ]));
+    let variant = |key: &str| json!({ "type": "object", "properties": { key: { "type": "string" } }, "required": [key], "additionalProperties": false });
+    assert!(pairwise_disjoint(&[variant("Card"), variant("Cash")]));
+    let open = json!({ "type": "object", "properties": { "Cash": {} }, "required": ["Cash"] });
+    assert!(!pairwise_disjoint(&[
+        open.clone(),
+        json!({ "type": "object", "required": ["Card"] })
+    ]));
+    let untagged = |tag: &str| json!({ "type": "object", "properties": { "type": { "const": tag } }, "required": [] });
+    assert!(!pairwise_disjoint(&[untagged("a"), untagged("b")]));
+}
+
+#[test]
+fn all_of_parts_that_conflict_keep_the_first_and_report_the_rest() {
+    let schema = json!({
+        "type": "object",
+        "properties": { "s": { "allOf": [{ "type": "string", "pattern": "^a" }, { "pattern": "b$" }] } },
+        "required": ["s"],
+        "additionalProperties": false
+    });
+    let lowered = lower(&schema, Dialect::Gemini).unwrap();
+    assert_eq!(
+        lowered.schema()["properties"]["s"],
+        json!({ "type": "string" })
+    );
+    let lowered = lower(&schema, Dialect::OpenAiStrict).unwrap();
+    assert_eq!(
+        lowered.schema()["properties"]["s"],
+        json!({ "type": "string", "pattern": "^a" })
+    );
+    assert_eq!(
+        lowered.dropped(),
+        [Dropped {
+            keyword: "pattern".into(),
+            path: "/properties/s".into()
+        }]
+    );
+}
+
+#[test]
+fn the_list_shape_keeps_the_references_of_its_items() {
+    let tree = json!({
+        "type": "object",
+        "properties": { "kids": { "type": "array", "items": { "$ref": "#/$defs/Tree" } } },
+        "required": ["kids"],
+        "additionalProperties": false,
+        "$defs": { "Tree": { "$ref": "#" } }
+    });
+    let set = SchemaSet::new("Tree", tree);
+    assert_eq!(
+        set.list()["properties"]["items"]["items"]["properties"]["kids"]["items"],
+        json!({ "$ref": "#/properties/items/items/$defs/Tree" })
+    );
+    for dialect in Dialect::ALL {
+        let lowered = set.lowering(dialect, Shape::List).unwrap();
+        assert!(
+            lowered
+                .dropped()
+                .iter()
+                .all(|d| d.keyword != "$ref" || dialect != Dialect::Ollama),
+            "{dialect}"
+        );
+    }
+    let ollama = set.for_dialect(Dialect::Ollama, Shape::List).unwrap();
+    let defs = ollama["$defs"].as_object().unwrap();
+    assert!(
+        defs.contains_key("Tree") && defs.contains_key("items"),
+        "{ollama}"
+    );
+}
+
+#[test]
+fn error_messages_name_the_path_and_the_way_out() {
+    let message = lower(&json!({ "type": "string" }), Dialect::OpenAiStrict)
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        message,
+        "the openai-strict dialect cannot express a root that is not an object at /; ask for a struct \
+         (wrap the value in one), or extract many items at once (the list shape wraps them in an object)"
+    );
+}
+
+#[test]
+fn definitions_that_multiply_stay_bounded() {
+    // Each definition refers to the next twice, and the last back to the first: inlined blindly, 2^40.
+    let mut defs = Map::new();
+    for i in 0..40 {
+        let next = format!("#/$defs/d{}", (i + 1) % 40);
+        defs.insert(
+            format!("d{i}"),
+            json!({ "type": "object", "properties": { "a": { "$ref": next }, "b": { "$ref": next } } }),
+        );
+    }
+    let schema = json!({ "type": "object", "properties": { "root": { "$ref": "#/$defs/d0" } }, "$defs": defs });
+    let started = std::time::Instant::now();
+    for dialect in Dialect::ALL {
+        match lower(&schema, dialect) {
+            Ok(lowered) => assert!(lowered.schema().to_string().len() < 50_000_000, "{dialect}"),
+            Err(SchemaError::Unsupported { what, .. }) => {
+                assert!(what.contains("inline"), "{what}")
+            }
+            Err(other) => panic!("{other}"),
+        }
+    }
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    // Kept references stay one definition each.
+    let ollama = lower(&schema, Dialect::Ollama).unwrap();
+    assert_eq!(ollama.schema()["$defs"].as_object().unwrap().len(), 40);
+}
+
+/// The JSON-Schema-Test-Suite's folder: `JSON_SCHEMA_TEST_SUITE`, else `shared/data/json-schema-test-suite`
+/// beside one of the crate's ancestors.
+pub(crate) fn suite_dir() -> Option<std::path::PathBuf> {
+    if let Some(dir) = std::env::var_os("JSON_SCHEMA_TEST_SUITE") {
+        return Some(dir.into());
+    }
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .map(|dir| dir.join("shared/data/json-schema-test-suite"))
+        .find(|dir| dir.is_dir())
+}
+
+#[test]
+fn every_suite_schema_lowers_or_is_refused_with_a_reason() {
+    let Some(dir) = suite_dir() else {
+        eprintln!("JSON-Schema-Test-Suite not found (set JSON_SCHEMA_TEST_SUITE): skipped");
+        return;
+    };
+    let mut schemas = 0;
+    let mut lowered = [0usize; Dialect::ALL.len()];
+    for draft in ["draft4", "draft7", "draft2020-12"] {
+        let mut files: Vec<_> = std::fs::read_dir(dir.join("tests").join(draft))
+            .unwrap()
+            .filter_map(Result::ok)
+            .map(|entry| entry.path())
+            .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
+            .collect();
+        files.sort();
+        for file in files {
+            let groups: Value =
+                serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+            for group in groups.as_array().into_iter().flatten() {
+                let schema = &group["schema"];
+                schemas += 1;
+                for (i, dialect) in Dialect::ALL.into_iter().enumerate() {
+                    match lower(schema, dialect) {
+                        Ok(_) => lowered[i] += 1,
+                        Err(SchemaError::Unsupported { what, path, .. }) => {
+                            if std::env::var_os("SHOW_REFUSED").is_some() {
+                                eprintln!("REFUSED {dialect}: {what} at {path}");
+                            }
+                            assert!(
+                                !what.is_empty() && path.starts_with('/'),
+                                "{dialect} {schema}"
+                            )
+                        }
+                        Err(other) => panic!("{dialect}: {other} for {schema}"),
+                    }
+                }
+            }
+        }
+    }
+    assert!(schemas > 500, "{schemas}");
+    for (dialect, count) in Dialect::ALL.into_iter().zip(lowered) {
+        eprintln!("{dialect}: {count} of {schemas} lowered");
+    }
+    // Every dialect without a required object root takes nearly every schema.
+    assert_eq!(lowered[0], schemas);
+    assert!(lowered[1] * 100 >= schemas * 95, "ollama {}", lowered[1]);
+    assert!(lowered[4] * 100 >= schemas * 95, "gemini {}", lowered[4]);
+}
