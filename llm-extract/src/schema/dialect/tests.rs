@@ -97,9 +97,14 @@ fn the_list_shape_keeps_the_references_of_its_items() {
         "$defs": { "Tree": { "$ref": "#" } }
     });
     let set = SchemaSet::new("Tree", tree);
+    // The definitions move to the list's root; a reference to the item's root points at the items.
     assert_eq!(
         set.list()["properties"]["items"]["items"]["properties"]["kids"]["items"],
-        json!({ "$ref": "#/properties/items/items/$defs/Tree" })
+        json!({ "$ref": "#/$defs/Tree" })
+    );
+    assert_eq!(
+        set.list()["$defs"]["Tree"],
+        json!({ "$ref": "#/properties/items/items" })
     );
     for dialect in Dialect::ALL {
         let lowered = set.lowering(dialect, Shape::List).unwrap();
@@ -219,4 +224,47 @@ fn every_suite_schema_lowers_or_is_refused_with_a_reason() {
     assert_eq!(lowered[0], schemas);
     assert!(lowered[1] * 100 >= schemas * 95, "ollama {}", lowered[1]);
     assert!(lowered[4] * 100 >= schemas * 95, "gemini {}", lowered[4]);
+}
+
+#[test]
+fn derived_shapes_lower_for_every_dialect() {
+    // A tuple field, an externally tagged enum (unit names and one-key objects), and a catch-all tag.
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "point": {
+                "type": "array",
+                "prefixItems": [{ "type": "integer" }, { "type": "string" }],
+                "items": false,
+                "minItems": 2,
+                "maxItems": 2
+            },
+            "payment": {
+                "oneOf": [
+                    { "type": "string", "enum": ["Cash", "Check"] },
+                    {
+                        "type": "object",
+                        "properties": { "Card": { "type": "string" } },
+                        "required": ["Card"],
+                        "additionalProperties": false
+                    }
+                ]
+            },
+            "kind": {
+                "oneOf": [
+                    { "type": "string", "enum": ["a", "b"] },
+                    { "type": "string", "not": { "enum": ["a", "b"] } }
+                ]
+            }
+        },
+        "required": ["point", "payment", "kind"],
+        "additionalProperties": false
+    });
+    let set = SchemaSet::new("Shapes", schema);
+    for dialect in Dialect::ALL {
+        for shape in [Shape::One, Shape::List] {
+            let lowered = set.lowering(dialect, shape);
+            assert!(lowered.is_ok(), "{dialect} {shape:?}: {lowered:?}");
+        }
+    }
 }
