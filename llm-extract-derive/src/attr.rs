@@ -220,7 +220,7 @@ pub struct SerdeAttrs {
     pub aliases: Vec<LitStr>,
     /// `flatten` (a field whose members are merged into the object)
     pub flatten: Option<TokenStream>,
-    /// Settings we cannot mirror faithfully, by key (`untagged`, `transparent`, ...); `valid.rs` words
+    /// Settings we cannot mirror faithfully, by key (`from`, `remote`, ...); `valid.rs` words
     /// the error.
     pub unsupported: Vec<(String, TokenStream)>,
 }
@@ -228,9 +228,6 @@ pub struct SerdeAttrs {
 /// The serde keys that cannot be mirrored in a schema; everything else serde reads either maps onto
 /// a field above or does not change what deserialization accepts.
 const SERDE_UNSUPPORTED: &[&str] = &[
-    "flatten",
-    "untagged",
-    "transparent",
     "from",
     "try_from",
     "remote",
@@ -696,7 +693,7 @@ mod tests {
     fn serde_settings_are_mirrored() {
         let (attrs, _) = parse(quote! {
             #[serde(rename(serialize = "out", deserialize = "in"), rename_all = "camelCase")]
-            #[serde(tag = "kind", alias = "a", alias = "b", default, flatten, bound = "T: X")]
+            #[serde(tag = "kind", alias = "a", alias = "b", default, flatten, bound = "T: X", from = "X")]
             #[serde(skip_serializing_if = "Option::is_none", crate = "serde")]
         });
         let serde = &attrs.serde;
@@ -706,6 +703,8 @@ mod tests {
         assert_eq!(serde.tag.as_ref().unwrap().value(), "kind");
         assert_eq!(serde.aliases.len(), 2);
         assert!(serde.default.is_some());
-        assert_eq!(serde.unsupported[0].0, "flatten");
+        assert!(serde.flatten.is_some());
+        assert_eq!(serde.unsupported.len(), 1);
+        assert_eq!(serde.unsupported[0].0, "from");
     }
 }

@@ -56,7 +56,7 @@ fn expand(input: &Input) -> TokenStream {
         Input::Struct(input) => &input.attrs.extract.example,
         Input::Enum(input) => &input.attrs.extract.example,
     });
-    let generics = bounded(original, &fields(input), quote!(#p::FieldSchema + 'static));
+    let generics = ty::bounded(original, &fields(input), quote!(#p::FieldSchema + 'static));
     let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
     // A generic type is `Schema` where its instantiation deserializes; a concrete type has no
     // bound (the compiler then reports a missing `Deserialize` at the type, with serde's hint).
@@ -171,29 +171,6 @@ fn fields<'f, 'a>(input: &'f Input<'a>) -> Vec<&'f Field<'a>> {
         .into_iter()
         .filter(|f| !f.skipped() && f.attrs.extract.schemars.is_none())
         .collect()
-}
-
-/// The input's generics with `bound` on each type parameter that a live field's type names (as
-/// serde infers its bounds), and `'static` on every other (a schema is kept per `TypeId`).
-pub fn bounded(input: &DeriveInput, fields: &[&Field], bound: TokenStream) -> syn::Generics {
-    let mut generics = input.generics.clone();
-    let params: Vec<syn::Ident> = input
-        .generics
-        .type_params()
-        .map(|param| param.ident.clone())
-        .collect();
-    if params.is_empty() {
-        return generics;
-    }
-    let clause = generics.make_where_clause();
-    for param in params {
-        if fields.iter().any(|f| ty::names(f.ty, &param)) {
-            clause.predicates.push(parse_quote!(#param: #bound));
-        } else {
-            clause.predicates.push(parse_quote!(#param: 'static));
-        }
-    }
-    generics
 }
 
 fn struct_schema(input: &Struct) -> TokenStream {

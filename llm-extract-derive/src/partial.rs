@@ -290,19 +290,14 @@ fn field_bounds(own: &Ident, fields: &[&Field]) -> Vec<syn::WherePredicate> {
 /// form and is `'static`), and the field bounds of [`bounds`].
 fn generics(input: &syn::DeriveInput, own: &Ident, fields: &[&Field]) -> syn::Generics {
     let p = private();
-    let mut generics = bounded(input, fields, quote!(#p::PartialField + 'static));
+    // The `PartialField` impl of a generic type bounds only the parameters its fields name, so that
+    // proving it never loops through types that contain each other.
+    let mut generics = ty::bounded(input, fields, quote!(#p::PartialField + 'static));
     generics
         .make_where_clause()
         .predicates
         .extend(field_bounds(own, fields));
     generics
-}
-
-/// The type's generics with `bound` on each type parameter a field names (see `expand::bounded`);
-/// the `PartialField` impl of a generic type bounds only these, so that proving it never loops
-/// through types that contain each other.
-fn bounded(input: &syn::DeriveInput, fields: &[&Field], bound: TokenStream) -> syn::Generics {
-    crate::expand::bounded(input, fields, bound)
 }
 
 /// A generic struct's partial form implements `Debug`, `Clone`, `PartialEq` and `Default` by hand,
@@ -758,7 +753,7 @@ fn expand_struct(input: &Struct) -> TokenStream {
             __params: ::core::marker::PhantomData<fn() -> (#(#params,)*)>,
         }
     });
-    let field_generics = bounded(input.original, &fields, quote!(#p::PartialField + 'static));
+    let field_generics = ty::bounded(input.original, &fields, quote!(#p::PartialField + 'static));
     let (_, _, field_where) = field_generics.split_for_impl();
     quote! {
         #attributes

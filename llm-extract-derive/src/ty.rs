@@ -5,8 +5,9 @@
 //! recognisable. A type the macro cannot classify is [`Kind::Unknown`]; the generated code then
 //! asserts the constraint's requirement with a trait bound instead (see `expand.rs`).
 
-use proc_macro2::Ident;
-use syn::{GenericArgument, PathArguments, PathSegment, Type};
+use crate::ast::Field;
+use proc_macro2::{Ident, TokenStream};
+use syn::{parse_quote, DeriveInput, GenericArgument, PathArguments, PathSegment, Type};
 
 /// What a field's value is, after peeling `Option<_>` and `Box<_>`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -267,6 +268,29 @@ pub fn unsupported(ty: &Type) -> Option<(&Type, &'static str)> {
         };
         Some((ty, why))
     })
+}
+
+/// The input's generics with `bound` on each type parameter that a live field's type names (as
+/// serde infers its bounds), and `'static` on every other (a schema is kept per `TypeId`).
+pub fn bounded(input: &DeriveInput, fields: &[&Field], bound: TokenStream) -> syn::Generics {
+    let mut generics = input.generics.clone();
+    let params: Vec<syn::Ident> = input
+        .generics
+        .type_params()
+        .map(|param| param.ident.clone())
+        .collect();
+    if params.is_empty() {
+        return generics;
+    }
+    let clause = generics.make_where_clause();
+    for param in params {
+        if fields.iter().any(|f| names(f.ty, &param)) {
+            clause.predicates.push(parse_quote!(#param: #bound));
+        } else {
+            clause.predicates.push(parse_quote!(#param: 'static));
+        }
+    }
+    generics
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@
 //! matched fields ([`assign`]): exact (the Hungarian algorithm, O(n³)) when the shorter list has at
 //! most [`EXACT_LIMIT`] items, else greedy (the pair with the most matched fields first, O(n·m·log(n·m))).
 
-use super::score::normalise;
+use super::normalise::normalise;
 use crate::ground::merge::key_properties;
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};

@@ -43,13 +43,15 @@
 pub mod gold;
 pub mod html;
 pub mod lists;
+mod normalise;
 pub mod report;
 pub mod score;
 
 pub use gold::{parse_gold, read_gold, read_pair, GoldCase, GoldSpan};
 pub use html::html;
+pub use normalise::normalise;
 pub use report::{compare, Comparison, DocumentRun, EvalReport, FieldDelta, FieldScore, Stat};
-pub use score::{normalise, score_document, Leaf, Outcome, ScoreOptions};
+pub use score::{score_document, Leaf, Outcome, ScoreOptions};
 
 use std::path::PathBuf;
 

@@ -17,11 +17,11 @@
 //! grounded value is nowhere in it is re-asked within the attempt cap, then dropped and left in
 //! [`Report::skipped`].
 
+use super::anchored::Anchored;
 use super::config::Input;
 use super::engine::Engine;
 use super::error::ExtractError;
 use super::example::{Example, ExampleError};
-use super::grounding::Anchored;
 use super::target::Target;
 use crate::ground::{has_grounded, Grounded, Merger, Source};
 use crate::parse::{self, Item, LineEvent, ParseError, ParseOptions, Parsed, WithJson};

@@ -12,6 +12,7 @@
 //! [`validate`](crate::validate) and, for grounded fields, [`ground`](crate::ground). Next in the flow:
 //! [`report`](crate::report), what the extraction returns besides its value.
 
+mod anchored;
 mod config;
 mod document;
 mod document_reader;

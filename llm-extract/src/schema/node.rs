@@ -7,13 +7,11 @@
 //! reference to another document (`https://...`, `other.json#/a`) is not local; [`target`] does not
 //! follow it.
 
-#![allow(dead_code)]
-
 use serde_json::{Map, Value};
 
 /// How many references [`resolve`] follows in a row before it gives up (a chain of `$ref`s that
 /// only point at one another never reaches a schema).
-pub(crate) const MAX_CHAIN: usize = 64;
+const MAX_CHAIN: usize = 64;
 
 /// The schema a local `reference` (`#/$defs/Node`) points at inside `root`, or `None` when the
 /// reference is not local or points nowhere.
@@ -51,11 +49,6 @@ pub(crate) fn resolve<'a>(root: &'a Value, node: &'a Value) -> &'a Value {
 /// The `$ref` of a schema object, if it has one.
 pub(crate) fn reference_of(node: &Value) -> Option<&str> {
     node.get("$ref").and_then(Value::as_str)
-}
-
-/// Whether `reference` points into the same document (starts with `#`).
-pub(crate) fn is_local(reference: &str) -> bool {
-    reference.starts_with('#')
 }
 
 /// The types a schema's `type` keyword names (empty when absent or malformed).
@@ -165,6 +158,5 @@ mod tests {
         assert_eq!(types_of(many.as_object().unwrap()), ["string", "null"]);
         assert!(types_of(&Map::new()).is_empty());
         assert_eq!(escape_token("a/b~c"), "a~1b~0c");
-        assert!(is_local("#/$defs/A") && !is_local("other.json#/a"));
     }
 }
