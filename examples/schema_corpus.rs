@@ -1,5 +1,5 @@
-//! Real-world JSON Schemas through `DynamicSchema`: how many are taken, and whether the instances
-//! their authors label valid and invalid get that verdict.
+//! Real-world JSON Schemas through `DynamicSchema`: how many are taken, how many each provider dialect
+//! lowers, and whether the instances their authors label valid and invalid get that verdict.
 //!
 //! The corpus is laid out as SchemaStore's (github.com/SchemaStore/schemastore): a directory of
 //! schemas (`src/schemas/json/NAME.json`), and directories of instances with a directory per schema
@@ -12,7 +12,7 @@
 //! cargo run --release --example schema_corpus -- SCHEMAS_DIR [--valid DIR] [--invalid DIR] [--verbose]
 //! ```
 
-use llm_extract::schema::DynamicSchema;
+use llm_extract::schema::{Dialect, DynamicSchema, Shape};
 use llm_extract::SchemaError;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
@@ -132,6 +132,8 @@ struct Counts {
     invalid: usize,
     invalid_accepted: Vec<String>,
     slowest: Vec<(Duration, String)>,
+    /// Per dialect: schemas it lowers, of which strict, and the reasons of the refusals.
+    lowered: BTreeMap<&'static str, (usize, usize, BTreeMap<String, usize>)>,
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -174,6 +176,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         counts.taken += 1;
         if registered > 0 {
             counts.taken_with_corpus_documents += 1;
+        }
+        for dialect in Dialect::ALL {
+            let entry = counts.lowered.entry(dialect.name()).or_default();
+            match dynamic.schema_set().lowering(dialect, Shape::One) {
+                Ok(lowering) => {
+                    entry.0 += 1;
+                    entry.1 += usize::from(lowering.strict());
+                }
+                Err(error) => {
+                    // The reason without its path: the refusals grouped by kind.
+                    let reason = error.to_string();
+                    let reason = reason.rsplit(": ").next().unwrap_or(&reason).to_owned();
+                    *entry.2.entry(reason).or_default() += 1;
+                }
+            }
         }
         let validator = dynamic.schema_set().validator()?;
         for (dir, expected) in [(&args.valid, true), (&args.invalid, false)] {
@@ -263,6 +280,18 @@ fn report(counts: &Counts, unreadable: usize, total: Duration) {
     );
     for name in &counts.invalid_accepted {
         println!("  {name}");
+    }
+    for (dialect, (lowered, strict, refused)) in &counts.lowered {
+        println!(
+            "{dialect}: lowers {lowered} of {} taken ({:.1}%), {strict} of them strict",
+            counts.taken,
+            share(*lowered, counts.taken)
+        );
+        let mut reasons: Vec<_> = refused.iter().collect();
+        reasons.sort_by(|a, b| b.1.cmp(a.1));
+        for (reason, n) in reasons.into_iter().take(3) {
+            println!("  refused {n}: {reason}");
+        }
     }
     let slowest: Vec<String> = counts
         .slowest
