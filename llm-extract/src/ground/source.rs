@@ -97,13 +97,13 @@ impl<'a> Source<'a> {
     /// Where `value` is in the text and how it matched: the first exact occurrence, else the first
     /// normalized one, else the best fuzzy one; `None` when none is found (or `value` has no word).
     ///
-    /// Every range returned begins and ends on a word ([`boundary`]): the value is searched without
-    /// the punctuation and whitespace at its ends ([`boundary::trim`]; found so, it is
-    /// [`MatchKind::Normalized`]), an occurrence that begins or ends inside a word is skipped, and a
-    /// fuzzy match is [snapped](boundary::snap) to the words it covers.
+    /// Every range returned begins and ends on a word ([`boundary`]): a value that does not is
+    /// searched without the punctuation and whitespace at its ends ([`boundary::trim`]; found so, it
+    /// is [`MatchKind::Normalized`]), an occurrence that begins or ends inside a word is skipped, and
+    /// a fuzzy match is [snapped](boundary::snap) to the words it covers.
     pub fn align(&self, value: &str) -> Option<(Range<usize>, MatchKind)> {
-        let trimmed = boundary::trim(value)?;
-        let exact = trimmed.len() == value.len();
+        let exact = boundary::snap(value, 0..value.len()) == Some(0..value.len());
+        let trimmed = if exact { value } else { boundary::trim(value)? };
         let text = self.text.as_bytes();
         if let Some(range) = memchr::memmem::find_iter(text, trimmed.as_bytes())
             .map(|start| start..start + trimmed.len())
