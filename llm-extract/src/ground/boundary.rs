@@ -145,7 +145,10 @@ pub fn trim(value: &str) -> Option<&str> {
         let (from, to) = if opens {
             (inner.chars().next().map_or(0, char::len_utf8), inner.len())
         } else {
-            (0, inner.len() - inner.chars().next_back().map_or(0, char::len_utf8))
+            (
+                0,
+                inner.len() - inner.chars().next_back().map_or(0, char::len_utf8),
+            )
         };
         inner = inner.get(from..to)?;
     }
@@ -265,7 +268,10 @@ mod tests {
         let text = "Street), when my way led me through Baker Street. As I";
         let at = text.find(')').unwrap();
         let snapped = snap(text, at..text.len()).unwrap();
-        assert_eq!(&text[snapped], "when my way led me through Baker Street. As I");
+        assert_eq!(
+            &text[snapped],
+            "when my way led me through Baker Street. As I"
+        );
         assert_eq!(snap(text, 2..5), None, "inside a word");
         assert_eq!(snap(text, at..at + 2), None, "no word");
         assert_eq!(snap(text, 0..text.len() + 1), None, "out of the text");
@@ -291,12 +297,30 @@ mod tests {
     #[test]
     fn span_regex_reads_escapes_whole() {
         let regex = regex::Regex::new(&format!("^(?:{})$", span_regex())).unwrap();
-        for yes in ["Holmes", "\\\"Quite", "so\\\"", "(a)", "a\\\\b", "東京", "«東京»", "a\\nb"] {
+        for yes in [
+            "Holmes",
+            "\\\"Quite",
+            "so\\\"",
+            "(a)",
+            "a\\\\b",
+            "東京",
+            "«東京»",
+            "a\\nb",
+        ] {
             assert!(regex.is_match(yes), "{yes}");
         }
         for no in [
-            "", ",", ", and", "Holmes\\n", "tab\\u0001", "\\u0041", "so.\\\"", "\\\\b", "a ",
-            "“", "a—",
+            "",
+            ",",
+            ", and",
+            "Holmes\\n",
+            "tab\\u0001",
+            "\\u0041",
+            "so.\\\"",
+            "\\\\b",
+            "a ",
+            "“",
+            "a—",
         ] {
             assert!(!regex.is_match(no), "{no}");
         }

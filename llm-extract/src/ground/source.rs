@@ -437,7 +437,8 @@ mod tests {
         assert_eq!(source.char_offset(text.len()), 3007);
     }
 
-    const BOOK: &str = "I had seen little of Holmes lately (my marriage had drifted us away from each \
+    const BOOK: &str =
+        "I had seen little of Holmes lately (my marriage had drifted us away from each \
         other), when my way led me through Baker Street.\r\nAs I passed the well-remembered door, \
         I was seized with a keen desire to see Holmes's friend «Watson» again, and in that vow";
 

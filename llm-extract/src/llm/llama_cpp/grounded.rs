@@ -42,7 +42,10 @@ pub(super) fn grounded_lark(schema: &Value, source: &str, json_lines: bool) -> O
     // Writing to a String cannot fail. The other conjunct makes a span begin and end on a word (or an
     // opening or closing quote or bracket around one), never on whitespace, punctuation or an escape.
     let edges = boundary::span_regex();
-    let _ = writeln!(out, "{SPAN}: {quote} %regex {pieces} {quote} & /\"{edges}\"/");
+    let _ = writeln!(
+        out,
+        "{SPAN}: {quote} %regex {pieces} {quote} & /\"{edges}\"/"
+    );
     Some(out)
 }
 
@@ -398,7 +401,10 @@ mod tests {
         assert!(accepts(&lark, "\"山田太郎\""));
         assert!(accepts(&lark, "\"🎉 café\u{301}\\ttab\""));
         assert!(!accepts(&lark, "\"tab\\u0001\""), "an escape at the end");
-        assert!(!accepts(&lark, "\"café\""), "a word without its combining mark");
+        assert!(
+            !accepts(&lark, "\"café\""),
+            "a word without its combining mark"
+        );
         assert!(accepts(&lark, "\"🎉\""), "a non-ASCII char is enough");
         assert!(!accepts(&lark, "\"山田\""), "half a word");
         assert!(!accepts(&lark, "\"\t\""), "a raw tab");
