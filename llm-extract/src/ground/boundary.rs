@@ -2,14 +2,17 @@
 //!
 //! A span reads as a value when it begins and ends on a word, never on the punctuation or whitespace
 //! between words: `Baker Street` or `(Baker Street)`, not `), when my way led`. A word is a run of
-//! [word chars](is_word_char) (letters, digits, `_` and combining marks, Unicode-aware), with an
-//! apostrophe between two word chars inside it (`don't`, `Holmes's`). A span
+//! [word chars](is_word_char) (ASCII letters, digits and `_`, and every non-ASCII char but spaces
+//! and a list of quotes, brackets, dashes and punctuation: letters and combining marks of any
+//! script), with an apostrophe between two word chars inside it (`don't`, `Holmes's`). A span
 //!
-//! - [starts](is_start) on the first char of a word, or on an opening quote or bracket that is not
-//!   inside a word and has a word char right after it;
-//! - [ends](is_end) after the last char of a word, or after a closing quote or bracket that has a word
-//!   char right before it and none right after it. A word may end before an apostrophe inside it, so
-//!   that `Holmes` is a span of `Holmes's`; it never starts after one.
+//! - [starts](is_start) on the first char of a word, or on an opening quote or bracket with a word
+//!   char right after it;
+//! - [ends](is_end) after the last char of a word, or after a closing quote or bracket with a word
+//!   char right before it.
+//!
+//! A word may end before an apostrophe inside it, so that `Holmes` is a span of `Holmes's`; nothing
+//! starts or ends on that apostrophe, nor starts after it.
 //!
 //! Line ends (`\r\n` or `\n`) are whitespace like any other. Every test looks at the chars around one
 //! offset only, so checking a span costs constant time and [`snap`] is linear in the span.
@@ -44,22 +47,19 @@ const NON_WORD: &[char] = &[
     '\u{FF1F}',
 ];
 
-/// Whether `c` is a char of a word: alphanumeric, `_`, or a combining mark (`e\u{301}` is one word).
+/// Whether `c` is a char of a word: an ASCII letter, digit or `_`, or a non-ASCII char other than a
+/// space, a quote, a bracket, a dash or common punctuation (so `e\u{301}`, `東京` and `🎉` are words).
+/// The grammar regex of [`span_regex`] counts the same chars.
 pub fn is_word_char(c: char) -> bool {
-    c.is_alphanumeric() || c == '_' || is_combining(c)
+    if c.is_ascii() {
+        c.is_ascii_alphanumeric() || c == '_'
+    } else {
+        !NON_WORD.contains(&c)
+    }
 }
 
-/// The combining diacritical mark blocks.
-fn is_combining(c: char) -> bool {
-    matches!(c,
-        '\u{0300}'..='\u{036F}'
-        | '\u{1AB0}'..='\u{1AFF}'
-        | '\u{1DC0}'..='\u{1DFF}'
-        | '\u{20D0}'..='\u{20FF}'
-        | '\u{FE20}'..='\u{FE2F}')
-}
-
-fn is_apostrophe(c: char) -> bool {
+/// Whether `c` is an apostrophe (`'` or `’`): inside a word, part of it.
+pub fn is_apostrophe(c: char) -> bool {
     c == '\'' || c == '\u{2019}'
 }
 
@@ -93,10 +93,12 @@ pub fn is_start(text: &str, at: usize) -> bool {
     let Some(c) = after(text, at) else {
         return false;
     };
-    if in_word_before(text, at) {
-        return false;
+    let next = after(text, at + c.len_utf8());
+    if is_word_char(c) {
+        return !in_word_before(text, at);
     }
-    is_word_char(c) || (OPENING.contains(&c) && word(after(text, at + c.len_utf8())))
+    let in_word = is_apostrophe(c) && word(before(text, at));
+    OPENING.contains(&c) && word(next) && !in_word
 }
 
 /// Whether a span of `text` may end at byte `at` (see the [module documentation](self)).
@@ -108,7 +110,8 @@ pub fn is_end(text: &str, at: usize) -> bool {
     if is_word_char(c) {
         return !word(next);
     }
-    CLOSING.contains(&c) && word(before(text, at - c.len_utf8())) && !word(next)
+    let in_word = is_apostrophe(c) && word(next);
+    CLOSING.contains(&c) && word(before(text, at - c.len_utf8())) && !in_word
 }
 
 /// Whether `range` of `text` is a span that begins and ends on a word.
@@ -156,11 +159,11 @@ pub fn trim(value: &str) -> Option<&str> {
 }
 
 /// A regex (regex-syntax, as llguidance reads it) matching the contents of a JSON string, escapes
-/// as JSON writes them, that begin and end on a word: an optional opening quote or bracket, a word
-/// char, then optionally any chars ending in a word char, then an optional closing quote or bracket.
-/// A word char is an ASCII letter, digit or `_`, or any non-ASCII char but the spaces, quotes,
-/// brackets, dashes and punctuation of a short list. Which edges are inside a word the regex cannot
-/// see: it is meant as a conjunct of spans made of whole words.
+/// as JSON writes them, that begin and end on a word: an optional opening quote or bracket (not an
+/// apostrophe, which may be inside a word), a [word char](is_word_char), then optionally any chars
+/// ending in a word char, then an optional closing quote or bracket. Which edges are inside a word
+/// the regex cannot see: it is meant as a conjunct of spans made of whole words, with an apostrophe
+/// inside a word kept with the rest of the word (`Holmes`, `'s`).
 pub fn span_regex() -> String {
     let word = word_class();
     let one = |c: char| match c {
@@ -174,7 +177,13 @@ pub fn span_regex() -> String {
     let any = r#"([^\\"]|\\["\\bfnrt]|\\u[0-9a-fA-F]{4})"#;
     format!(
         "({opening})?{word}({any}*{word})?({closing})?",
-        opening = alternatives(OPENING),
+        opening = alternatives(
+            &OPENING
+                .iter()
+                .copied()
+                .filter(|&c| !is_apostrophe(c))
+                .collect::<Vec<_>>()
+        ),
         closing = alternatives(CLOSING),
     )
 }
@@ -335,10 +344,10 @@ mod tests {
         ) {
             let regex = regex::Regex::new(&format!("^(?:{})$", span_regex())).unwrap();
             let chars: Vec<char> = text.chars().collect();
-            let word = |c: &char| c.is_ascii_alphanumeric() || (!c.is_ascii() && !NON_WORD.contains(c));
+            let word = |c: &char| is_word_char(*c);
             let starts = match chars.as_slice() {
                 [c, ..] if word(c) => true,
-                [o, c, ..] => OPENING.contains(o) && word(c),
+                [o, c, ..] => OPENING.contains(o) && !is_apostrophe(*o) && word(c),
                 _ => false,
             };
             let ends = match chars.as_slice() {

@@ -50,7 +50,8 @@ pub(super) fn grounded_lark(schema: &Value, source: &str, json_lines: bool) -> O
 }
 
 /// The pieces a grounded span is made of, JSON-escaped: words (runs of
-/// [word chars](boundary::is_word_char)), whitespace runs, and every other char on its own.
+/// [word chars](boundary::is_word_char)), whitespace runs, and every other char on its own, except
+/// that an apostrophe inside a word goes with the rest of the word (`Holmes`, `'s`).
 fn pieces(source: &str) -> Vec<String> {
     #[derive(PartialEq, Clone, Copy)]
     enum Class {
@@ -70,15 +71,23 @@ fn pieces(source: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut start = 0;
     let mut last: Option<Class> = None;
+    // The two chars before `c`.
+    let (mut first, mut second): (Option<char>, Option<char>) = (None, None);
     for (at, c) in source.char_indices() {
         let now = class(c);
+        // An apostrophe inside a word starts a piece with the rest of the word (`Holmes`, `'s`): a
+        // span may end before it, never start after it.
+        let glued = now == Class::Word
+            && second.is_some_and(boundary::is_apostrophe)
+            && first.is_some_and(boundary::is_word_char);
         if let Some(before) = last {
-            if before != now || now == Class::Other {
+            if !glued && (before != now || now == Class::Other) {
                 out.push(escaped(source.get(start..at).unwrap_or_default()));
                 start = at;
             }
         }
         last = Some(now);
+        (first, second) = (second, Some(c));
     }
     if last.is_some() {
         out.push(escaped(source.get(start..).unwrap_or_default()));
@@ -462,10 +471,12 @@ mod tests {
             let span: String = pieces.get(from..to).unwrap_or_default().concat();
             let raw: String = serde_json::from_str(&format!("\"{span}\"")).unwrap();
             let chars: Vec<char> = raw.chars().collect();
-            let word = |c: &char| c.is_ascii_alphanumeric() || (!c.is_ascii() && !"“”".contains(*c));
+            let word = |c: &char| boundary::is_word_char(*c);
             let starts = match chars.as_slice() {
                 [c, ..] if word(c) => true,
-                [o, c, ..] => boundary::OPENING.contains(o) && word(c),
+                [o, c, ..] => {
+                    boundary::OPENING.contains(o) && !boundary::is_apostrophe(*o) && word(c)
+                }
                 _ => false,
             };
             let ends = match chars.as_slice() {
