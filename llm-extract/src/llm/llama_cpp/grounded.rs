@@ -420,6 +420,32 @@ mod tests {
     }
 
     #[test]
+    fn an_apostrophe_inside_a_word_ends_a_span_but_never_starts_one() {
+        let schema = json!({"type": "string", "x-grounded": true});
+        let text = "Holmes's friend (the doctor) said 'no'";
+        let lark = grounded_lark(&schema, text, false).unwrap();
+        for yes in [
+            "Holmes",
+            "Holmes's friend",
+            "(the doctor)",
+            "doctor)",
+            "no'",
+        ] {
+            assert!(accepts(&lark, &format!("\"{yes}\"")), "{yes}");
+        }
+        for no in [
+            "s friend",
+            "'s friend",
+            "Holmes'",
+            "'no'",
+            ") said",
+            "friend (",
+        ] {
+            assert!(!accepts(&lark, &format!("\"{no}\"")), "{no}");
+        }
+    }
+
+    #[test]
     fn shapes_it_does_not_write_out_fall_back_to_the_plain_grammar() {
         let source = "anything";
         assert_eq!(
