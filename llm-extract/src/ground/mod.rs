@@ -10,6 +10,7 @@
 //!   ignored), then [fuzzy](MatchKind::Fuzzy) (anchored on the value's rarest word, scored on the words
 //!   around each anchor). Each search is linear in the text's length; the indexes it needs are built
 //!   once per text, on first use.
+//!   Every span begins and ends on a word, never on the punctuation between words ([`boundary`]).
 //! - [`Source::ground`]: the [`Span`]s of every grounded value of an item (a validated JSON value of
 //!   the schema), with its JSON path, byte range and char range.
 //! - [`Grounded`]: an item with its spans, what grounded extractions return.
@@ -22,6 +23,7 @@
 //! ([`Extractor::extract_grounded_all`](crate::Extractor::extract_grounded_all),
 //! [`Extractor::extract_document`](crate::Extractor::extract_document)).
 
+pub mod boundary;
 pub mod chunk;
 pub mod merge;
 pub mod read;
@@ -45,8 +47,9 @@ use std::ops::Range;
 pub enum MatchKind {
     /// The value occurs verbatim: the span's text is the value.
     Exact,
-    /// The value occurs once whitespace runs, line ends, case and typographic quotes are ignored: the
-    /// span's text is what the value normalizes to.
+    /// The value occurs once whitespace runs, line ends, case, typographic quotes and the
+    /// punctuation and whitespace at its ends are ignored: the span's text is what the value
+    /// normalizes to.
     Normalized,
     /// Most of the value's words occur together, in order: `score` in `(0, 1]` is the share that
     /// matched (Dice coefficient over words), at least [`FUZZY_MIN_SCORE`].

@@ -1,6 +1,6 @@
 //! [`Source`]: a text prepared for finding values in it, and the three ways a value is found.
 
-use super::{MatchKind, Span};
+use super::{boundary, MatchKind, Span};
 use std::collections::HashMap;
 use std::hash::{BuildHasher, Hasher, RandomState};
 use std::ops::Range;
@@ -95,22 +95,37 @@ impl<'a> Source<'a> {
     }
 
     /// Where `value` is in the text and how it matched: the first exact occurrence, else the first
-    /// normalized one, else the best fuzzy one; `None` when none is found (or `value` has no text).
+    /// normalized one, else the best fuzzy one; `None` when none is found (or `value` has no word).
+    ///
+    /// Every range returned begins and ends on a word ([`boundary`]): a value that does not is
+    /// searched without the punctuation and whitespace at its ends ([`boundary::trim`]; found so, it
+    /// is [`MatchKind::Normalized`]), an occurrence that begins or ends inside a word is skipped, and
+    /// a fuzzy match is [snapped](boundary::snap) to the words it covers.
     pub fn align(&self, value: &str) -> Option<(Range<usize>, MatchKind)> {
-        if value.trim().is_empty() {
-            return None;
-        }
-        if let Some(start) = memchr::memmem::find(self.text.as_bytes(), value.as_bytes()) {
-            return Some((start..start + value.len(), MatchKind::Exact));
+        let exact = boundary::snap(value, 0..value.len()) == Some(0..value.len());
+        let trimmed = if exact { value } else { boundary::trim(value)? };
+        let text = self.text.as_bytes();
+        if let Some(range) = memchr::memmem::find_iter(text, trimmed.as_bytes())
+            .map(|start| start..start + trimmed.len())
+            .find(|range| boundary::is_span(self.text, range))
+        {
+            let kind = if exact {
+                MatchKind::Exact
+            } else {
+                MatchKind::Normalized
+            };
+            return Some((range, kind));
         }
         let normalized = self.normalized().as_ref()?;
-        let needle = normalize(value);
+        let needle = normalize(trimmed);
         let needle = needle.trim_matches(' ');
         if needle.is_empty() {
             return None;
         }
-        if let Some(start) = memchr::memmem::find(normalized.text.as_bytes(), needle.as_bytes()) {
-            let range = normalized.source_range(start..start + needle.len())?;
+        let found = memchr::memmem::find_iter(normalized.text.as_bytes(), needle.as_bytes())
+            .filter_map(|start| normalized.source_range(start..start + needle.len()))
+            .find(|range| boundary::is_span(self.text, range));
+        if let Some(range) = found {
             return Some((range, MatchKind::Normalized));
         }
         self.fuzzy(normalized, needle)
@@ -186,6 +201,7 @@ impl<'a> Source<'a> {
         }
         let (score, range) = best.filter(|(score, _)| *score >= FUZZY_MIN_SCORE)?;
         let range = normalized.source_range(range)?;
+        let range = boundary::snap(self.text, range)?;
         Some((range, MatchKind::Fuzzy { score }))
     }
 }
@@ -414,10 +430,95 @@ mod tests {
 
     #[test]
     fn char_offsets_across_checkpoints() {
-        let text = "é".repeat(3000) + "needle";
+        let text = "é".repeat(3000) + " needle";
         let source = Source::new(&text);
         let span = source.span(String::new(), "needle");
-        assert_eq!(span.chars, 3000..3006);
-        assert_eq!(source.char_offset(text.len()), 3006);
+        assert_eq!(span.chars, 3001..3007);
+        assert_eq!(source.char_offset(text.len()), 3007);
+    }
+
+    const BOOK: &str =
+        "I had seen little of Holmes lately (my marriage had drifted us away from each \
+        other), when my way led me through Baker Street.\r\nAs I passed the well-remembered door, \
+        I was seized with a keen desire to see Holmes's friend «Watson» again, and in that vow";
+
+    #[test]
+    fn spans_never_begin_or_end_between_words() {
+        let (span, kind) = found(BOOK, "), when my way led me through Baker Street. As I").unwrap();
+        assert_eq!(span, "when my way led me through Baker Street.\r\nAs I");
+        assert_eq!(kind, MatchKind::Normalized);
+        assert_eq!(
+            found(BOOK, ", and in that vow"),
+            Some(("and in that vow".into(), MatchKind::Normalized))
+        );
+        assert_eq!(
+            found(BOOK, "Baker Street."),
+            Some(("Baker Street".into(), MatchKind::Normalized))
+        );
+        assert_eq!(
+            found(BOOK, "«Watson»"),
+            Some(("«Watson»".into(), MatchKind::Exact))
+        );
+        assert_eq!(
+            found(BOOK, "Holmes"),
+            Some(("Holmes".into(), MatchKind::Exact))
+        );
+        assert_eq!(found(BOOK, "Holm"), None, "half a word");
+        assert_eq!(found(BOOK, "olmes lately"), None);
+        assert_eq!(found(BOOK, "), ("), None, "no word");
+    }
+
+    #[test]
+    fn an_occurrence_inside_a_word_is_skipped_for_a_whole_one() {
+        let text = "Sherlockian Sherlock";
+        let source = Source::new(text);
+        assert_eq!(source.align("Sherlock"), Some((12..20, MatchKind::Exact)));
+        assert_eq!(
+            found("THE SHERLOCKIAN, the Sherlock", "sherlock"),
+            Some(("Sherlock".into(), MatchKind::Normalized))
+        );
+    }
+
+    #[test]
+    fn fuzzy_matches_are_snapped_to_words() {
+        let (span, kind) = found(BOOK, "when my road led me through Baker Street.").unwrap();
+        assert!(matches!(kind, MatchKind::Fuzzy { .. }));
+        assert_eq!(span, "when my way led me through Baker Street");
+    }
+
+    proptest::proptest! {
+        /// Whatever is asked, a span the aligner returns begins and ends on a word; a whole word of
+        /// the text is found exactly, at a whole occurrence of it.
+        #[test]
+        fn aligned_spans_begin_and_end_on_words(
+            words in proptest::collection::vec("[a-zA-Zé東京]{1,6}", 1..15),
+            between in proptest::collection::vec("[ ,.;()\"“”—]{1,2}|\r\n|' | '", 15),
+            a in 0usize..200,
+            b in 0usize..200,
+            pick in 0usize..30,
+        ) {
+            let text: String = words
+                .iter()
+                .zip(&between)
+                .flat_map(|(word, between)| [word.as_str(), between.as_str()])
+                .collect();
+            let source = Source::new(&text);
+            let mut offsets: Vec<usize> = text.char_indices().map(|(at, _)| at).collect();
+            offsets.push(text.len());
+            let at = |i: usize| offsets[i % offsets.len()];
+            let value = &text[at(a).min(at(b))..at(a).max(at(b))];
+            for value in [value, &value.to_uppercase()] {
+                if let Some((range, _)) = source.align(value) {
+                    proptest::prop_assert!(boundary::is_span(&text, &range), "{:?} for {:?}", &text[range], value);
+                }
+            }
+            let word = words[pick % words.len()].as_str();
+            {
+                let (range, kind) = source.align(word).unwrap();
+                proptest::prop_assert_eq!(kind, MatchKind::Exact);
+                proptest::prop_assert_eq!(&text[range.clone()], word);
+                proptest::prop_assert!(boundary::is_span(&text, &range));
+            }
+        }
     }
 }

@@ -15,7 +15,7 @@
 //! plain JSON grammar, and the values are aligned after parsing as on every other backend.
 
 use super::guidance_options::with_guidance_options;
-use crate::ground::{has_grounded, GROUNDED};
+use crate::ground::{boundary, has_grounded, GROUNDED};
 use serde_json::{json, Map, Value};
 use std::fmt::Write as _;
 
@@ -39,18 +39,19 @@ pub(super) fn grounded_lark(schema: &Value, source: &str, json_lines: bool) -> O
     out.push_str(&lark.rules);
     let pieces = json!({ "substring_chunks": pieces(source) });
     let quote = literal("\"");
-    // Writing to a String cannot fail. The other conjuncts keep a span from starting or ending with
-    // whitespace or an escape, and make it hold a letter or a digit (any non-ASCII char counts).
+    // Writing to a String cannot fail. The other conjunct makes a span begin and end on a word (or an
+    // opening or closing quote or bracket around one), never on whitespace, punctuation or an escape.
+    let edges = boundary::span_regex();
     let _ = writeln!(
         out,
-        "{SPAN}: {quote} %regex {pieces} {quote} & /\"[^\\s\\\\](.*[^\\s\\\\])?\"/ \
-         & /\".*[0-9A-Za-z\\x{{80}}-\\x{{10FFFF}}].*\"/"
+        "{SPAN}: {quote} %regex {pieces} {quote} & /\"{edges}\"/"
     );
     Some(out)
 }
 
-/// The pieces a grounded span is made of, JSON-escaped: words (runs of alphanumeric chars and `_`),
-/// whitespace runs, and every other char on its own.
+/// The pieces a grounded span is made of, JSON-escaped: words (runs of
+/// [word chars](boundary::is_word_char)), whitespace runs, and every other char on its own, except
+/// that an apostrophe inside a word goes with the rest of the word (`Holmes`, `'s`).
 fn pieces(source: &str) -> Vec<String> {
     #[derive(PartialEq, Clone, Copy)]
     enum Class {
@@ -59,7 +60,7 @@ fn pieces(source: &str) -> Vec<String> {
         Other,
     }
     let class = |c: char| {
-        if c.is_alphanumeric() || c == '_' {
+        if boundary::is_word_char(c) {
             Class::Word
         } else if c.is_whitespace() {
             Class::Space
@@ -70,15 +71,23 @@ fn pieces(source: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut start = 0;
     let mut last: Option<Class> = None;
+    // The two chars before `c`.
+    let (mut first, mut second): (Option<char>, Option<char>) = (None, None);
     for (at, c) in source.char_indices() {
         let now = class(c);
+        // An apostrophe inside a word starts a piece with the rest of the word (`Holmes`, `'s`): a
+        // span may end before it, never start after it.
+        let glued = now == Class::Word
+            && second.is_some_and(boundary::is_apostrophe)
+            && first.is_some_and(boundary::is_word_char);
         if let Some(before) = last {
-            if before != now || now == Class::Other {
+            if !glued && (before != now || now == Class::Other) {
                 out.push(escaped(source.get(start..at).unwrap_or_default()));
                 start = at;
             }
         }
         last = Some(now);
+        (first, second) = (second, Some(c));
     }
     if last.is_some() {
         out.push(escaped(source.get(start..).unwrap_or_default()));
@@ -330,7 +339,7 @@ mod tests {
         "Mr. Sherlock Holmes, who lived at Baker Street, said \"Quite so.\"\r\nWatson nodded.";
 
     #[test]
-    fn a_grounded_string_is_any_span_of_whole_pieces_and_nothing_else() {
+    fn a_grounded_string_is_any_span_from_a_word_to_a_word_and_nothing_else() {
         let lark = grounded_lark(&person(), TEXT, false).unwrap();
         for answer in [
             r#"{"name": "Sherlock Holmes", "age": 40}"#,
@@ -339,6 +348,8 @@ mod tests {
             r#"{"name": "Holmes", "age": 40, "aliases": []}"#,
             r#"{"name": "said \"Quite so.\"\r\nWatson", "age": 1}"#,
             r#"{"name": "Mr", "age": 1}"#,
+            r#"{"name": "Holmes, who lived", "age": 1}"#,
+            r#"{"name": "\"Quite", "age": 1}"#,
         ] {
             assert!(accepts(&lark, answer), "{answer}\n{lark}");
         }
@@ -358,6 +369,11 @@ mod tests {
             r#"{"name": "\r\nWatson", "age": 1}"#,
             r#"{"name": ",", "age": 1}"#,
             r#"{"name": ". ", "age": 1}"#,
+            r#"{"name": ", who lived at Baker Street", "age": 1}"#,
+            r#"{"name": "Holmes,", "age": 1}"#,
+            r#"{"name": "Watson nodded.", "age": 1}"#,
+            r#"{"name": "Quite so.\"\r\n", "age": 1}"#,
+            r#"{"name": ".\"\r\nWatson", "age": 1}"#,
         ] {
             assert!(!accepts(&lark, answer), "{answer}");
         }
@@ -392,10 +408,41 @@ mod tests {
         let schema = json!({"type": "string", "x-grounded": true});
         let lark = grounded_lark(&schema, text, false).unwrap();
         assert!(accepts(&lark, "\"山田太郎\""));
-        assert!(accepts(&lark, "\"🎉 café\u{301}\\ttab\\u0001\""));
+        assert!(accepts(&lark, "\"🎉 café\u{301}\\ttab\""));
+        assert!(!accepts(&lark, "\"tab\\u0001\""), "an escape at the end");
+        assert!(
+            !accepts(&lark, "\"café\""),
+            "a word without its combining mark"
+        );
         assert!(accepts(&lark, "\"🎉\""), "a non-ASCII char is enough");
         assert!(!accepts(&lark, "\"山田\""), "half a word");
         assert!(!accepts(&lark, "\"\t\""), "a raw tab");
+    }
+
+    #[test]
+    fn an_apostrophe_inside_a_word_ends_a_span_but_never_starts_one() {
+        let schema = json!({"type": "string", "x-grounded": true});
+        let text = "Holmes's friend (the doctor) said 'no'";
+        let lark = grounded_lark(&schema, text, false).unwrap();
+        for yes in [
+            "Holmes",
+            "Holmes's friend",
+            "(the doctor)",
+            "doctor)",
+            "no'",
+        ] {
+            assert!(accepts(&lark, &format!("\"{yes}\"")), "{yes}");
+        }
+        for no in [
+            "s friend",
+            "'s friend",
+            "Holmes'",
+            "'no'",
+            ") said",
+            "friend (",
+        ] {
+            assert!(!accepts(&lark, &format!("\"{no}\"")), "{no}");
+        }
     }
 
     #[test]
@@ -434,11 +481,11 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(64))]
 
-        /// Every span between piece boundaries of any text is accepted, JSON-escaped, unless it is empty
-        /// starts or ends with whitespace or an escape, or holds no letter or digit.
+        /// Every span between piece boundaries of any text is accepted, JSON-escaped, when it begins
+        /// and ends on a word (or an opening or closing quote or bracket around one), and only then.
         #[test]
-        fn every_span_of_whole_pieces_is_accepted(
-            text in "[a-zA-Z0-9 \"\\\\\r\n\t\u{7f}éß東京🎉.,]{1,40}",
+        fn every_span_of_whole_pieces_from_a_word_to_a_word_is_accepted(
+            text in "[a-zA-Z0-9 \"'()\\\\\r\n\t\u{7f}éß東京🎉“”.,]{1,40}",
             a in 0usize..64,
             b in 0usize..64,
         ) {
@@ -448,13 +495,24 @@ mod tests {
             let (from, to) = (a.min(b) % (pieces.len() + 1), a.max(b) % (pieces.len() + 1));
             let (from, to) = (from.min(to), from.max(to));
             let span: String = pieces.get(from..to).unwrap_or_default().concat();
-            let fits = |c: Option<char>| c.is_some_and(|c| !c.is_whitespace() && c != '\\');
-            let allowed = fits(span.chars().next())
-                && fits(span.chars().last())
-                && span.chars().any(|c| c.is_ascii_alphanumeric() || !c.is_ascii());
+            let raw: String = serde_json::from_str(&format!("\"{span}\"")).unwrap();
+            let chars: Vec<char> = raw.chars().collect();
+            let word = |c: &char| boundary::is_word_char(*c);
+            let starts = match chars.as_slice() {
+                [c, ..] if word(c) => true,
+                [o, c, ..] => {
+                    boundary::OPENING.contains(o) && !boundary::is_apostrophe(*o) && word(c)
+                }
+                _ => false,
+            };
+            let ends = match chars.as_slice() {
+                [.., c] if word(c) => true,
+                [.., c, k] => boundary::CLOSING.contains(k) && word(c),
+                _ => false,
+            };
             prop_assert_eq!(
                 accepts(&lark, &format!("\"{span}\"")),
-                allowed,
+                starts && ends,
                 "{:?} of {:?}",
                 span,
                 text
