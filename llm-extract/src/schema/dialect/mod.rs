@@ -69,6 +69,10 @@ const UNROLL_BUDGET: usize = 2_000;
 /// whose references form a wide acyclic graph inlines to a tree exponentially larger).
 pub const INLINE_LIMIT: usize = 20_000;
 
+/// The most schema nodes one lowering copies in by inlining references: a few large definitions that
+/// refer to one another reach it long before [`INLINE_LIMIT`] copies, and the lowering stays fast.
+pub const INLINE_NODE_LIMIT: usize = 200_000;
+
 /// A keyword left out of what is sent (the local validator still checks it).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Dropped {
@@ -431,6 +435,8 @@ pub(super) struct Walk<'a> {
     name: &'static str,
     /// How many references were inlined so far.
     inlined: usize,
+    /// How many schema nodes those references copied in.
+    inlined_nodes: usize,
     root: &'a Value,
     refs: Refs,
     grounding: bool,
@@ -498,6 +504,7 @@ impl<'a> Walk<'a> {
         Walk {
             name,
             inlined: 0,
+            inlined_nodes: 0,
             root,
             refs,
             grounding,
@@ -687,6 +694,18 @@ impl<'a> Walk<'a> {
             };
             if depth < limit {
                 self.inlined += 1;
+                let budget = INLINE_NODE_LIMIT.saturating_sub(self.inlined_nodes);
+                self.inlined_nodes += nodes_up_to(target, budget.saturating_add(1));
+                if self.inlined_nodes > INLINE_NODE_LIMIT {
+                    return Err(unsupported(
+                        self.name,
+                        &format!(
+                            "a schema whose references inline to more than {INLINE_NODE_LIMIT} nodes"
+                        ),
+                        path,
+                        "send it to a provider that takes references, or simplify its definitions",
+                    ));
+                }
                 if self.inlined > INLINE_LIMIT {
                     return Err(unsupported(
                         self.name,
@@ -1173,3 +1192,21 @@ fn keys_exclude(a: &Map<String, Value>, b: &Map<String, Value>) -> bool {
 
 #[cfg(test)]
 mod tests;
+
+/// How many nodes (objects, arrays, scalars) `value` holds, counting no further than `limit`.
+fn nodes_up_to(value: &Value, limit: usize) -> usize {
+    let mut count = 0;
+    let mut pending = vec![value];
+    while let Some(next) = pending.pop() {
+        count += 1;
+        if count >= limit {
+            return count;
+        }
+        match next {
+            Value::Object(map) => pending.extend(map.values()),
+            Value::Array(items) => pending.extend(items),
+            _ => {}
+        }
+    }
+    count
+}

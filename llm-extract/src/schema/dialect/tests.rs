@@ -268,3 +268,34 @@ fn derived_shapes_lower_for_every_dialect() {
         }
     }
 }
+
+#[test]
+fn definitions_that_inline_to_a_huge_tree_are_refused_quickly() {
+    // Twenty layers of definitions, each referring twice to the next, and a wide leaf: inlining writes
+    // 2^20 copies of the leaf. Every dialect that inlines refuses it within the node budget.
+    let mut defs = serde_json::Map::new();
+    let leaf: serde_json::Map<String, Value> = (0..50)
+        .map(|i| (format!("p{i}"), json!({ "type": "string" })))
+        .collect();
+    defs.insert(
+        "d20".into(),
+        json!({ "type": "object", "properties": leaf }),
+    );
+    for i in (0..20).rev() {
+        let next = format!("#/$defs/d{}", i + 1);
+        defs.insert(
+            format!("d{i}"),
+            json!({ "type": "object", "properties": { "a": { "$ref": next }, "b": { "$ref": next } } }),
+        );
+    }
+    let schema = json!({ "type": "object", "properties": { "root": { "$ref": "#/$defs/d0" } }, "$defs": defs });
+    let set = SchemaSet::new("Wide", schema);
+    for dialect in Dialect::ALL {
+        let _ = set.lowering(dialect, Shape::One);
+    }
+    let error = set.lowering(Dialect::Gemini, Shape::One).unwrap_err();
+    assert!(
+        error.to_string().contains("nodes"),
+        "refused by the node budget: {error}"
+    );
+}
