@@ -56,6 +56,17 @@ fn expand(input: &Input) -> TokenStream {
         Input::Struct(input) => &input.attrs.extract.example,
         Input::Enum(input) => &input.attrs.extract.example,
     });
+    let attrs = match input {
+        Input::Struct(input) => &input.attrs,
+        Input::Enum(input) => &input.attrs,
+    };
+    let check = attrs.extract.check.as_ref().map(|_| {
+        quote! {
+            fn check(&self, issues: &mut ::llm_extract::check::Issues) {
+                <Self as ::llm_extract::check::Check>::check(self, issues)
+            }
+        }
+    });
     let generics = ty::bounded(original, &fields(input), quote!(#p::FieldSchema + 'static));
     let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
     // A generic type is `Schema` where its instantiation deserializes; a concrete type has no
@@ -134,6 +145,7 @@ fn expand(input: &Input) -> TokenStream {
         #[automatically_derived]
         impl #impl_generics ::llm_extract::Extract for #ident #ty_generics #schema_where {
             #examples
+            #check
         }
 
         #flatten

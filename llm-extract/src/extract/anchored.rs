@@ -161,6 +161,10 @@ impl<G: Target> Target for Anchored<'_, G> {
             .map(|event| self.vet_one(event))
             .collect()
     }
+
+    fn issues(&self) -> Vec<crate::check::Issue> {
+        self.inner.issues()
+    }
 }
 
 impl<G: Target> Anchored<'_, G> {
@@ -237,7 +241,7 @@ mod tests {
     fn an_item_set_aside_after_a_panic_elsewhere_is_not_lost() {
         let set = schema();
         let source = Source::new("Holmes alone.");
-        let anchored = Anchored::new(Runtime(&set), &source);
+        let anchored = Anchored::new(Runtime::new(&set), &source);
         // Another thread panics while it holds the set-aside list.
         std::thread::scope(|scope| {
             let held = scope.spawn(|| {
@@ -260,7 +264,7 @@ mod tests {
     fn each_set_aside_item_takes_back_one_skipped_line() {
         let set = schema();
         let source = Source::new("Holmes alone.");
-        let anchored = Anchored::new(Runtime(&set), &source);
+        let anchored = Anchored::new(Runtime::new(&set), &source);
         // The same ungrounded answer skipped twice but set aside once (the second time by a path that
         // sets nothing aside): one item comes back, one line stays skipped.
         let first = skipped_line(anchored.vet_one(ungrounded_item("Watson", 1)));
@@ -285,7 +289,7 @@ mod tests {
         let set = schema();
         let source = Source::new("Holmes alone.");
         for n in [500, 2_000] {
-            let anchored = Anchored::new(Runtime(&set), &source);
+            let anchored = Anchored::new(Runtime::new(&set), &source);
             let mut skipped: Vec<Skipped> = (0..n)
                 .map(|i| skipped_line(anchored.vet_one(ungrounded_item(&format!("Watson {i}"), i))))
                 .collect();

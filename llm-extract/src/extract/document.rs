@@ -660,7 +660,11 @@ impl<L: Llm> Extractor<L> {
     ) -> (u32, ChunkBuf, ChunkResult) {
         let source = Source::new(&chunk.text);
         let result = self
-            .grounded_many(Runtime(schema), &source, Input::text(&chunk.text))
+            .grounded_many(
+                Runtime::checked(schema, &self.checks),
+                &source,
+                Input::text(&chunk.text),
+            )
             .await;
         (pass, chunk, result)
     }

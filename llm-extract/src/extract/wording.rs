@@ -202,6 +202,7 @@ fn problems_of(error: &ParseError) -> Vec<Problem> {
             "{message} (at character {offset})"
         ))],
         ParseError::Schema { violations, .. } => violations.iter().map(Problem::schema).collect(),
+        ParseError::Check { issues, .. } => issues.iter().map(Problem::schema).collect(),
         ParseError::Deserialize { path, message, .. } => vec![Problem {
             syntax: false,
             path: path.clone(),
@@ -252,6 +253,7 @@ pub(crate) fn repair_lines(broken: &[Skipped], shape: AnswerShape) -> String {
     let described = broken.iter().flat_map(|skipped| {
         let problems = match &skipped.reason {
             SkipReason::Schema(violations) => violations.iter().map(Problem::schema).collect(),
+            SkipReason::Check(issues) => issues.iter().map(Problem::schema).collect(),
             SkipReason::Syntax(message) => vec![Problem::syntax(message.clone())],
             SkipReason::Truncated => vec![Problem::syntax("the JSON object is not complete")],
             SkipReason::NotJson => vec![Problem::syntax("not JSON")],
