@@ -60,8 +60,15 @@ fn expand(input: &Input) -> TokenStream {
         Input::Struct(input) => &input.attrs,
         Input::Enum(input) => &input.attrs,
     };
-    let check = attrs.extract.check.as_ref().map(|_| {
-        quote! {
+    // Spanned at `check`, so a type without a `Check` implementation is told so there.
+    let check = attrs.extract.check.as_ref().map(|check| {
+        let span = check
+            .tokens
+            .clone()
+            .into_iter()
+            .next()
+            .map_or_else(proc_macro2::Span::call_site, |token| token.span());
+        quote_spanned! {span=>
             fn check(&self, issues: &mut ::llm_extract::check::Issues) {
                 <Self as ::llm_extract::check::Check>::check(self, issues)
             }

@@ -163,6 +163,11 @@ impl Issues {
 
 /// A check a type runs on each of its values. `#[extract(check)]` on a derived type makes
 /// [`Extract::check`](crate::Extract::check) call it.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` asks for its checks with `#[extract(check)]` but does not implement `Check`",
+    label = "`Check` is not implemented for `{Self}`",
+    note = "implement `llm_extract::check::Check` for `{Self}`, or remove `#[extract(check)]`"
+)]
 pub trait Check {
     /// Reports what is wrong with `self` into `issues`.
     fn check(&self, issues: &mut Issues);
