@@ -261,3 +261,56 @@ async fn an_extractor_without_checks_keeps_what_a_check_would_reject() {
     assert_eq!(out.value, json!({"start": 9, "end": 3}));
     assert!(out.report.issues.is_empty());
 }
+
+#[derive(Extract, Deserialize, Debug, PartialEq)]
+#[extract(check)]
+struct Guest {
+    #[extract(grounded, key)]
+    name: String,
+    start: u32,
+    end: u32,
+}
+
+impl Check for Guest {
+    fn check(&self, issues: &mut Issues) {
+        if self.end < self.start {
+            issues.hard("/end", "the end date is after the start date");
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_document_keeps_only_the_items_that_pass_their_checks() {
+    let (llm, asked) = scripted(vec![
+        r#"{"items": [{"name": "Ann", "start": 3, "end": 5}, {"name": "Bob", "start": 9, "end": 2}]}"#,
+    ]);
+    let doc = Extractor::new(llm)
+        .max_attempts(2)
+        .extract_document::<Guest>("Ann stays from 3 to 5. Bob stays from 2 to 9.")
+        .await;
+    let names: Vec<&str> = doc.items.iter().map(|g| g.value.name.as_str()).collect();
+    assert_eq!(names, ["Ann"]);
+    let asked = asked.lock().unwrap();
+    assert!(
+        asked
+            .iter()
+            .any(|turn| turn.contains("the end date is after the start date")),
+        "{asked:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_stream_hands_on_the_repaired_item_and_never_the_failing_one() {
+    use futures_util::StreamExt;
+    let (llm, _) = scripted(vec![
+        r#"{"items": [{"name": "Ann", "start": 3, "end": 5}, {"name": "Bob", "start": 9, "end": 2}]}"#,
+        r#"{"items": [{"name": "Bob", "start": 2, "end": 9}]}"#,
+    ]);
+    let extractor = Extractor::new(llm).max_attempts(3);
+    let mut stream = extractor.extract_stream::<Stay>("Ann stays from 3 to 5, Bob from 2 to 9.");
+    let mut ends = Vec::new();
+    while let Some(item) = stream.next().await {
+        ends.push(item.unwrap().end);
+    }
+    assert_eq!(ends, [5, 9]);
+}

@@ -191,6 +191,13 @@ impl Checks {
         self.0.push(check);
     }
 
+    /// The same checks, and a derived type's own ([`Extract::check`](crate::Extract::check)) on the
+    /// values of its schema that deserialize (for documents, extracted as JSON and typed at the end).
+    pub fn with_typed<T: crate::Extract>(mut self) -> Self {
+        self.push(Arc::new(typed_check::<T> as fn(&Value, &mut Issues)));
+        self
+    }
+
     /// Runs every check on `value`.
     pub fn run(&self, value: &Value) -> Issues {
         let mut issues = Issues::new();
@@ -198,6 +205,14 @@ impl Checks {
             check(value, &mut issues);
         }
         issues
+    }
+}
+
+/// [`Extract::check`](crate::Extract::check) on the value `json` deserializes to; a value that does not
+/// deserialize is the schema's to reject, not the check's.
+fn typed_check<T: crate::Extract>(json: &Value, issues: &mut Issues) {
+    if let Ok(value) = T::deserialize(json) {
+        value.check(issues);
     }
 }
 

@@ -8,7 +8,7 @@ use super::example::{Example, ExampleError};
 use super::target::{Found, Target};
 use crate::ground::{has_grounded, Grounded, MatchKind, Source, Span};
 use crate::parse::{
-    self, work, LineEvent, ParseError, ParseOptions, Parsed, SkipReason, Skipped, WithJson,
+    self, work, Item, LineEvent, ParseError, ParseOptions, Parsed, SkipReason, Skipped, WithJson,
 };
 use crate::schema::SchemaSet;
 use crate::validate::Violation;
@@ -156,8 +156,32 @@ impl<G: Target> Target for Anchored<'_, G> {
         &self,
         events: Vec<LineEvent<WithJson<Self::Output>>>,
     ) -> Vec<LineEvent<WithJson<Self::Output>>> {
-        events
+        // The inner target's vetting (its checks) first, on the items without their spans.
+        let inner = events.into_iter().map(|event| match event {
+            LineEvent::Item(item) => LineEvent::Item(Item {
+                value: WithJson {
+                    value: item.value.value.value,
+                    json: item.value.json,
+                },
+                line: item.line,
+                fixes: item.fixes,
+            }),
+            LineEvent::Skipped(skipped) => LineEvent::Skipped(skipped),
+        });
+        self.inner
+            .vet(inner.collect())
             .into_iter()
+            .map(|event| match event {
+                LineEvent::Item(item) => LineEvent::Item(Item {
+                    value: WithJson {
+                        value: Grounded::new(item.value.value, Vec::new()),
+                        json: item.value.json,
+                    },
+                    line: item.line,
+                    fixes: item.fixes,
+                }),
+                LineEvent::Skipped(skipped) => LineEvent::Skipped(skipped),
+            })
             .map(|event| self.vet_one(event))
             .collect()
     }

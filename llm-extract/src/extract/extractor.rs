@@ -418,7 +418,7 @@ impl<L: Llm> Extractor<L> {
         ExtractStream::start_with_sink(move |sink, spent| async move {
             partial::run(
                 engine.with_spent(&spent),
-                &Runtime::checked(schema, &self.checks),
+                &Runtime::checked(schema, self.checks.clone()),
                 input,
                 sink,
             )
@@ -433,7 +433,7 @@ impl<L: Llm> Extractor<L> {
         input: impl Into<Input>,
     ) -> Result<Extraction<Value>, ExtractError> {
         self.engine()
-            .one(&Runtime::checked(schema, &self.checks), input.into())
+            .one(&Runtime::checked(schema, self.checks.clone()), input.into())
             .await
     }
 
@@ -447,7 +447,7 @@ impl<L: Llm> Extractor<L> {
     ) -> Result<Extraction<Vec<Value>>, ExtractError> {
         let mut items = Vec::new();
         let mut push = |item: Value| items.push(item);
-        let target = Runtime::checked(schema, &self.checks);
+        let target = Runtime::checked(schema, self.checks.clone());
         let report = keyed::items(self.engine(), target, input.into(), Merged, &mut push).await?;
         Ok(Extraction::new(items, report))
     }
@@ -466,7 +466,7 @@ impl<L: Llm> Extractor<L> {
             let engine = engine.with_spent(&spent);
             keyed::items(
                 engine,
-                Runtime::checked(schema, &self.checks),
+                Runtime::checked(schema, self.checks.clone()),
                 input,
                 FirstCopies,
                 &mut *sink,

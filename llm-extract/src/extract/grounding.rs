@@ -77,7 +77,7 @@ impl<L: Llm> Extractor<L> {
     ) -> Result<Extraction<Vec<Grounded<Value>>>, ExtractError> {
         let source = Source::new(text);
         self.grounded_many(
-            Runtime::checked(schema, &self.checks),
+            Runtime::checked(schema, self.checks.clone()),
             &source,
             Input::text(text),
         )

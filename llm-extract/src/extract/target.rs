@@ -162,7 +162,7 @@ impl<T: Extract> Target for Derived<T> {
 /// Validated JSON for a runtime schema.
 pub(crate) struct Runtime<'s> {
     schema: &'s SchemaSet,
-    checks: Option<&'s Checks>,
+    checks: Option<Checks>,
     kept: check::Kept,
 }
 
@@ -177,7 +177,7 @@ impl<'s> Runtime<'s> {
     }
 
     /// Values of `schema` that `checks` run on.
-    pub fn checked(schema: &'s SchemaSet, checks: &'s Checks) -> Self {
+    pub fn checked(schema: &'s SchemaSet, checks: Checks) -> Self {
         Runtime {
             checks: Some(checks),
             ..Runtime::new(schema)
@@ -186,6 +186,7 @@ impl<'s> Runtime<'s> {
 
     fn check(&self, value: &Value) -> Issues {
         self.checks
+            .as_ref()
             .map(|checks| checks.run(value))
             .unwrap_or_default()
     }
@@ -204,7 +205,7 @@ impl Target for Runtime<'_> {
     }
 
     fn vet(&self, events: Vec<LineEvent<WithJson<Value>>>) -> Vec<LineEvent<WithJson<Value>>> {
-        match self.checks {
+        match &self.checks {
             Some(_) => vetted(events, &self.kept, |item| self.check(&item.json)),
             None => events,
         }
