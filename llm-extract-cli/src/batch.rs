@@ -219,13 +219,19 @@ fn read_document(id: String, path: &Path) -> Result<Document, Unreadable> {
 /// One line of the output for one document.
 fn record(result: &DocumentResult) -> Value {
     match &result.outcome {
-        Ok(extraction) => json!({
-            "id": result.id,
-            "ok": true,
-            "value": extraction.value,
-            "attempts": extraction.report.attempts.len(),
-            "tokens": extraction.report.usage.total(),
-        }),
+        Ok(extraction) => {
+            let mut line = json!({
+                "id": result.id,
+                "ok": true,
+                "value": extraction.value,
+                "attempts": extraction.report.attempts.len(),
+                "tokens": extraction.report.usage.total(),
+            });
+            if let Some(issues) = crate::run::issues_json(&extraction.report.issues) {
+                line["issues"] = issues;
+            }
+            line
+        }
         Err(error) => json!({
             "id": result.id,
             "ok": false,

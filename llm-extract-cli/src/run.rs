@@ -7,6 +7,7 @@ use crate::input::{self, template};
 use crate::output::{save_raw, Printer};
 use crate::schema;
 use futures_util::StreamExt;
+use llm_extract::check::Issue;
 use llm_extract::extract::{Input, PartialEvent, BYTES_PER_TOKEN};
 use llm_extract::parse::Skipped;
 use serde_json::{Map, Value};
@@ -42,6 +43,7 @@ pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
             Ok(extraction) => {
                 printer.value(&extraction.value)?;
                 save_raw(save_dir, "run", &extraction.report.attempts);
+                warn_about_issues(&extraction.report.issues);
                 Ok(Exit::Success)
             }
             Err(error) => {
@@ -64,6 +66,7 @@ pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
                 }
                 save_raw(save_dir, "run", &extraction.report.attempts);
                 warn_about_items(extraction.value.len(), &extraction.report.skipped);
+                warn_about_issues(&extraction.report.issues);
                 Ok(Exit::Success)
             }
             Err(error) => {
@@ -90,6 +93,7 @@ pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
     if let Some(report) = stream.report() {
         save_raw(save_dir, "run", &report.attempts);
         warn_about_items(printed, &report.skipped);
+        warn_about_issues(&report.issues);
     }
     Ok(Exit::Success)
 }
@@ -165,6 +169,35 @@ fn require_inputs(
     Ok(())
 }
 
+/// Tells on standard error about the soft issues the checks found (values kept, but doubtful).
+pub fn warn_about_issues(issues: &[Issue]) {
+    for issue in issues {
+        eprintln!(
+            "llm-extract: doubtful: {}",
+            crate::error::one_line(&issue.to_string())
+        );
+    }
+}
+
+/// The soft issues as a JSON list for an output record (`None` when there are none): each with its
+/// `path`, `message` and, for an item of a list, its position as `item`.
+pub fn issues_json(issues: &[Issue]) -> Option<serde_json::Value> {
+    if issues.is_empty() {
+        return None;
+    }
+    let list = issues
+        .iter()
+        .map(|issue| {
+            let mut one = serde_json::json!({"path": issue.path, "message": issue.message});
+            if let Some(item) = issue.item {
+                one["item"] = item.into();
+            }
+            one
+        })
+        .collect();
+    Some(serde_json::Value::Array(list))
+}
+
 /// Tells on standard error about lines left out, and about an answer without any item.
 pub fn warn_about_items(items: usize, skipped: &[Skipped]) {
     if !skipped.is_empty() {
@@ -188,6 +221,15 @@ pub fn warn_about_items(items: usize, skipped: &[Skipped]) {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn soft_issues_become_a_json_list_with_their_item() {
+        assert_eq!(issues_json(&[]), None);
+        let mut issues = llm_extract::check::Issues::new();
+        issues.soft("/total", "looks high");
+        let list = issues_json(issues.as_slice()).unwrap();
+        assert_eq!(list, json!([{"path": "/total", "message": "looks high"}]));
+    }
 
     #[test]
     fn missing_inputs_are_named() {

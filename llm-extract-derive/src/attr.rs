@@ -29,6 +29,7 @@ pub const EXTRACT_KEYS: &[&str] = &[
     "key",
     "stream",
     "example",
+    "check",
 ];
 
 /// A value from an attribute and the tokens that wrote it, for error spans.
@@ -147,6 +148,8 @@ pub struct ExtractAttrs {
     pub stream: Option<Setting<Stream>>,
     /// `example(text = "...", value = ...)`, each (types only; see `example.rs`)
     pub example: Vec<crate::example::TypeExample>,
+    /// `check`: the type's `Check` implementation runs on every value extracted (types only).
+    pub check: Option<Setting<()>>,
 }
 
 impl ExtractAttrs {
@@ -306,7 +309,7 @@ fn parse_extract(cx: &Ctxt, attrs: &mut ExtractAttrs, meta: ParseNestedMeta) -> 
                 attrs.example.push(example);
             }
         }
-        "schemars" | "grounded" | "key" => {
+        "schemars" | "grounded" | "key" | "check" => {
             if meta.input.peek(Token![=]) || meta.input.peek(syn::token::Paren) {
                 cx.error_spanned_by(
                     &path,
@@ -321,6 +324,7 @@ fn parse_extract(cx: &Ctxt, attrs: &mut ExtractAttrs, meta: ParseNestedMeta) -> 
             let slot = match key.as_str() {
                 "schemars" => &mut attrs.schemars,
                 "grounded" => &mut attrs.grounded,
+                "check" => &mut attrs.check,
                 _ => &mut attrs.key,
             };
             set(cx, slot, &key, setting);

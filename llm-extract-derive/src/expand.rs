@@ -56,6 +56,24 @@ fn expand(input: &Input) -> TokenStream {
         Input::Struct(input) => &input.attrs.extract.example,
         Input::Enum(input) => &input.attrs.extract.example,
     });
+    let attrs = match input {
+        Input::Struct(input) => &input.attrs,
+        Input::Enum(input) => &input.attrs,
+    };
+    // Spanned at `check`, so a type without a `Check` implementation is told so there.
+    let check = attrs.extract.check.as_ref().map(|check| {
+        let span = check
+            .tokens
+            .clone()
+            .into_iter()
+            .next()
+            .map_or_else(proc_macro2::Span::call_site, |token| token.span());
+        quote_spanned! {span=>
+            fn check(&self, issues: &mut ::llm_extract::check::Issues) {
+                <Self as ::llm_extract::check::Check>::check(self, issues)
+            }
+        }
+    });
     let generics = ty::bounded(original, &fields(input), quote!(#p::FieldSchema + 'static));
     let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
     // A generic type is `Schema` where its instantiation deserializes; a concrete type has no
@@ -134,6 +152,7 @@ fn expand(input: &Input) -> TokenStream {
         #[automatically_derived]
         impl #impl_generics ::llm_extract::Extract for #ident #ty_generics #schema_where {
             #examples
+            #check
         }
 
         #flatten

@@ -133,6 +133,11 @@ use syn::{parse_macro_input, DeriveInput};
 /// On a struct, an enum or a variant: `description = "..."` (overrides the doc comment). Doc
 /// comments become `"description"`: lines trimmed and joined with spaces, paragraphs with a newline.
 ///
+/// On a struct or an enum: `check` runs the type's `llm_extract::check::Check` implementation on
+/// every value and item extracted (documents included, never a partial value): its hard issues are
+/// repaired like schema violations, its soft ones returned in `Report::issues`. A type marked `check`
+/// without a `Check` implementation does not compile.
+///
 /// On a field, besides `description`:
 ///
 /// | key | schema keyword | allowed on |

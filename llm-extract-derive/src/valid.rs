@@ -167,6 +167,7 @@ fn check_enum(cx: &Ctxt, input: &Enum) {
 fn check_variant(cx: &Ctxt, variant: &Variant, repr: &Repr) {
     check_serde_unsupported(cx, &variant.attrs);
     crate::example::check_not_here(cx, &variant.attrs.extract.example, "a variant");
+    check_not_on_type(cx, &variant.attrs, "a variant");
     for (key, tokens) in variant.attrs.extract.field_only_keys() {
         cx.error_spanned_by(
             tokens,
@@ -231,6 +232,16 @@ fn check_container_attrs(cx: &Ctxt, attrs: &Attrs, what: &str) {
     }
 }
 
+/// `check` runs the type's `Check` implementation on a whole value: it belongs on the type.
+fn check_not_on_type(cx: &Ctxt, attrs: &Attrs, what: &str) {
+    if let Some(check) = &attrs.extract.check {
+        cx.error_spanned_by(
+            &check.tokens,
+            format!("`check` runs the type's `Check` implementation on a whole value; put it on the type, not on {what}"),
+        );
+    }
+}
+
 fn check_serde_unsupported(cx: &Ctxt, attrs: &Attrs) {
     for (key, tokens) in &attrs.serde.unsupported {
         let message = match key.as_str() {
@@ -262,6 +273,7 @@ fn check_field(cx: &Ctxt, field: &Field) {
     let attrs = &field.attrs;
     check_serde_unsupported(cx, attrs);
     crate::example::check_not_here(cx, &attrs.extract.example, "a field");
+    check_not_on_type(cx, attrs, "a field");
     if let Some(skip) = &attrs.serde.skip {
         for (key, tokens) in attrs.extract.all_keys() {
             cx.error_spanned_by(

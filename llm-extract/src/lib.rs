@@ -98,6 +98,7 @@
 
 pub mod batch;
 pub mod blocking;
+pub mod check;
 pub mod error;
 pub mod eval;
 pub mod extract;

@@ -76,6 +76,9 @@ pub struct Report {
     /// a schema sent without strict mode. Every answer was validated against the whole schema either
     /// way. `None` when the backend enforces all of it, or no schema was sent.
     pub unenforced: Option<String>,
+    /// The soft issues the [checks](crate::check) found on the value (or on each item kept, with its
+    /// position): kept without a re-ask.
+    pub issues: Vec<crate::check::Issue>,
 }
 
 impl Report {

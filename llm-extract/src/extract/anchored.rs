@@ -8,7 +8,7 @@ use super::example::{Example, ExampleError};
 use super::target::{Found, Target};
 use crate::ground::{has_grounded, Grounded, MatchKind, Source, Span};
 use crate::parse::{
-    self, work, LineEvent, ParseError, ParseOptions, Parsed, SkipReason, Skipped, WithJson,
+    self, work, Item, LineEvent, ParseError, ParseOptions, Parsed, SkipReason, Skipped, WithJson,
 };
 use crate::schema::SchemaSet;
 use crate::validate::Violation;
@@ -156,10 +156,38 @@ impl<G: Target> Target for Anchored<'_, G> {
         &self,
         events: Vec<LineEvent<WithJson<Self::Output>>>,
     ) -> Vec<LineEvent<WithJson<Self::Output>>> {
-        events
+        // The inner target's vetting (its checks) first, on the items without their spans.
+        let inner = events.into_iter().map(|event| match event {
+            LineEvent::Item(item) => LineEvent::Item(Item {
+                value: WithJson {
+                    value: item.value.value.value,
+                    json: item.value.json,
+                },
+                line: item.line,
+                fixes: item.fixes,
+            }),
+            LineEvent::Skipped(skipped) => LineEvent::Skipped(skipped),
+        });
+        self.inner
+            .vet(inner.collect())
             .into_iter()
+            .map(|event| match event {
+                LineEvent::Item(item) => LineEvent::Item(Item {
+                    value: WithJson {
+                        value: Grounded::new(item.value.value, Vec::new()),
+                        json: item.value.json,
+                    },
+                    line: item.line,
+                    fixes: item.fixes,
+                }),
+                LineEvent::Skipped(skipped) => LineEvent::Skipped(skipped),
+            })
             .map(|event| self.vet_one(event))
             .collect()
+    }
+
+    fn issues(&self) -> Vec<crate::check::Issue> {
+        self.inner.issues()
     }
 }
 
@@ -237,7 +265,7 @@ mod tests {
     fn an_item_set_aside_after_a_panic_elsewhere_is_not_lost() {
         let set = schema();
         let source = Source::new("Holmes alone.");
-        let anchored = Anchored::new(Runtime(&set), &source);
+        let anchored = Anchored::new(Runtime::new(&set), &source);
         // Another thread panics while it holds the set-aside list.
         std::thread::scope(|scope| {
             let held = scope.spawn(|| {
@@ -260,7 +288,7 @@ mod tests {
     fn each_set_aside_item_takes_back_one_skipped_line() {
         let set = schema();
         let source = Source::new("Holmes alone.");
-        let anchored = Anchored::new(Runtime(&set), &source);
+        let anchored = Anchored::new(Runtime::new(&set), &source);
         // The same ungrounded answer skipped twice but set aside once (the second time by a path that
         // sets nothing aside): one item comes back, one line stays skipped.
         let first = skipped_line(anchored.vet_one(ungrounded_item("Watson", 1)));
@@ -285,7 +313,7 @@ mod tests {
         let set = schema();
         let source = Source::new("Holmes alone.");
         for n in [500, 2_000] {
-            let anchored = Anchored::new(Runtime(&set), &source);
+            let anchored = Anchored::new(Runtime::new(&set), &source);
             let mut skipped: Vec<Skipped> = (0..n)
                 .map(|i| skipped_line(anchored.vet_one(ungrounded_item(&format!("Watson {i}"), i))))
                 .collect();

@@ -23,6 +23,7 @@ use super::config::Input;
 use super::error::ExtractError;
 use super::target::Runtime;
 use super::Extractor;
+use crate::check::Checks;
 use crate::ground::{
     Chunk, ChunkBuf, Chunker, Conflict, Grounded, Merger, Source, Span, MIN_CHUNK_BYTES,
 };
@@ -417,7 +418,14 @@ impl<L: Llm> Extractor<L> {
     /// # });
     /// ```
     pub async fn extract_document<T: Extract>(&self, document: &str) -> Document<T> {
-        typed(self.extract_document_values(T::schema(), document).await)
+        let schema = T::schema();
+        let checks = self.checks.clone().with_typed::<T>();
+        let (total, finished) = self.run_chunks(schema, checks, document, Vec::new());
+        let finished = finished.map(Ok::<_, Infallible>);
+        match self.gather(schema, total, finished, |_, _, _, _| {}).await {
+            Ok(document) => typed(document),
+            Err(never) => match never {},
+        }
     }
 
     /// [`Extractor::extract_document`] as a stream: an event as each chunk finishes (in the order they
@@ -463,7 +471,8 @@ impl<L: Llm> Extractor<L> {
         document: &'a str,
     ) -> BoxStream<'a, DocumentEvent<T>> {
         let schema = T::schema();
-        let (total, finished) = self.run_chunks(schema, document, Vec::new());
+        let checks = self.checks.clone().with_typed::<T>();
+        let (total, finished) = self.run_chunks(schema, checks, document, Vec::new());
         let state = Streaming {
             finished: Box::pin(finished),
             merger: Merger::new(schema.generic()),
@@ -552,7 +561,7 @@ impl<L: Llm> Extractor<L> {
         done: Vec<DoneChunk>,
         on_chunk: impl FnMut(&ChunkReport, &[Grounded<Value>], usize, usize),
     ) -> Document<Value> {
-        let (total, finished) = self.run_chunks(schema, document, done);
+        let (total, finished) = self.run_chunks(schema, self.checks.clone(), document, done);
         let finished = finished.map(Ok::<_, Infallible>);
         match self.gather(schema, total, finished, on_chunk).await {
             Ok(document) => document,
@@ -589,6 +598,7 @@ impl<L: Llm> Extractor<L> {
     fn run_chunks<'a>(
         &'a self,
         schema: &'a SchemaSet,
+        checks: Checks,
         document: &'a str,
         done: Vec<DoneChunk>,
     ) -> (
@@ -609,7 +619,7 @@ impl<L: Llm> Extractor<L> {
             .into_iter()
             .map(|(pass, chunk)| Ok::<_, Infallible>((pass, ChunkBuf::from(chunk))));
         let finished = self
-            .run_jobs(schema, jobs, done)
+            .run_jobs(schema, checks, jobs, done)
             .map(|finished| match finished {
                 Ok(finished) => finished,
                 Err(never) => match never {},
@@ -623,6 +633,7 @@ impl<L: Llm> Extractor<L> {
     pub(super) fn run_jobs<'a, E: Send + 'a>(
         &'a self,
         schema: &'a SchemaSet,
+        checks: Checks,
         jobs: impl Iterator<Item = Result<(u32, ChunkBuf), E>> + Send + 'a,
         done: Vec<DoneChunk>,
     ) -> impl futures_core::Stream<Item = Result<Finished, E>> + Send + 'a {
@@ -638,7 +649,7 @@ impl<L: Llm> Extractor<L> {
             match done.remove(&(pass, chunk.bytes.start, chunk.bytes.end)) {
                 Some(earlier) => Either::Left(future::ready(Ok(resume(pass, &chunk, earlier)))),
                 None => Either::Right(
-                    self.chunk(schema, pass, chunk)
+                    self.chunk(schema, checks.clone(), pass, chunk)
                         .map(|(pass, chunk, result)| Ok(settle(pass, chunk, result))),
                 ),
             }
@@ -655,12 +666,17 @@ impl<L: Llm> Extractor<L> {
     async fn chunk(
         &self,
         schema: &SchemaSet,
+        checks: Checks,
         pass: u32,
         chunk: ChunkBuf,
     ) -> (u32, ChunkBuf, ChunkResult) {
         let source = Source::new(&chunk.text);
         let result = self
-            .grounded_many(Runtime(schema), &source, Input::text(&chunk.text))
+            .grounded_many(
+                Runtime::checked(schema, checks),
+                &source,
+                Input::text(&chunk.text),
+            )
             .await;
         (pass, chunk, result)
     }

@@ -15,6 +15,7 @@
 
 use super::document::{typed, ChunkReport, Document, DoneChunk, TOKEN_SAMPLE_BYTES};
 use super::Extractor;
+use crate::check::Checks;
 use crate::ground::{ChunkBuf, ChunkReader, Chunker, Grounded, ReadError, TextReader};
 use crate::llm::Llm;
 use crate::schema::SchemaSet;
@@ -66,7 +67,8 @@ impl<L: Llm> Extractor<L> {
         &self,
         reader: R,
     ) -> Result<Document<T>, ReadError> {
-        self.extract_document_values_reader(T::schema(), reader, Vec::new(), |_, _, _, _| {})
+        let checks = self.checks.clone().with_typed::<T>();
+        self.values_reader(T::schema(), checks, reader, Vec::new(), |_, _, _, _| {})
             .await
             .map(typed)
     }
@@ -77,6 +79,19 @@ impl<L: Llm> Extractor<L> {
     pub async fn extract_document_values_reader<R: Read + Seek + Send>(
         &self,
         schema: &SchemaSet,
+        reader: R,
+        done: Vec<DoneChunk>,
+        on_chunk: impl FnMut(&ChunkReport, &[Grounded<Value>], usize, usize),
+    ) -> Result<Document<Value>, ReadError> {
+        self.values_reader(schema, self.checks.clone(), reader, done, on_chunk)
+            .await
+    }
+
+    /// [`Extractor::extract_document_values_reader`] with `checks` on each item.
+    async fn values_reader<R: Read + Seek + Send>(
+        &self,
+        schema: &SchemaSet,
+        checks: Checks,
         mut reader: R,
         done: Vec<DoneChunk>,
         on_chunk: impl FnMut(&ChunkReport, &[Grounded<Value>], usize, usize),
@@ -90,7 +105,7 @@ impl<L: Llm> Extractor<L> {
             pass: 0,
             over: false,
         };
-        let finished = self.run_jobs(schema, jobs, done);
+        let finished = self.run_jobs(schema, checks, jobs, done);
         self.gather(schema, total, finished, on_chunk).await
     }
 

@@ -14,6 +14,7 @@ use super::loops::Recovery;
 use super::partial::{self, PartialEvent};
 use super::stream::ExtractStream;
 use super::target::{Derived, Runtime};
+use crate::check::{Checks, Issues};
 use crate::llm::Llm;
 use crate::parse::{LoopGuard, ParseOptions, PartialValue};
 use crate::report::Extraction;
@@ -58,6 +59,8 @@ use serde_json::Value;
 pub struct Extractor<L> {
     llm: L,
     pub(super) config: Config,
+    /// What [`Extractor::check`] added, run on every value of a runtime schema.
+    pub(super) checks: Checks,
 }
 
 impl<L: Llm> Extractor<L> {
@@ -66,7 +69,45 @@ impl<L: Llm> Extractor<L> {
         Extractor {
             llm,
             config: Config::default(),
+            checks: Checks::default(),
         }
+    }
+
+    /// Adds a check a schema cannot say, run on every value and item of a runtime schema
+    /// (`extract_value`, `extract_all_values`, streams, documents), never on a partial one: hard
+    /// issues are repaired like schema violations, soft ones returned in
+    /// [`Report::issues`](crate::Report::issues). A derived type's checks are its own
+    /// (`#[extract(check)]`, see [`crate::check`]).
+    ///
+    /// ```
+    /// use llm_extract::llm::{from_fn, ChatResponse};
+    /// use llm_extract::{Extractor, SchemaSet};
+    /// use serde_json::json;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let llm = from_fn(|_request| async { Ok(ChatResponse::new(r#"{"start": 3, "end": 9}"#)) });
+    /// let schema = SchemaSet::new("Span", json!({
+    ///     "type": "object",
+    ///     "properties": {"start": {"type": "integer"}, "end": {"type": "integer"}},
+    ///     "required": ["start", "end"],
+    ///     "additionalProperties": false
+    /// }));
+    /// let extractor = Extractor::new(llm).check(|value, issues| {
+    ///     if value["end"].as_i64() < value["start"].as_i64() {
+    ///         issues.hard("/end", "the end comes after the start");
+    ///     }
+    ///     if value["end"].as_i64() > Some(5) {
+    ///         issues.soft("/end", "later than usual");
+    ///     }
+    /// });
+    /// let out = extractor.extract_value(&schema, "From 3 to 9.").await?;
+    /// assert_eq!(out.report.issues[0].path, "/end");
+    /// # Ok::<(), llm_extract::ExtractError>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn check(mut self, check: impl Fn(&Value, &mut Issues) + Send + Sync + 'static) -> Self {
+        self.checks.push(std::sync::Arc::new(check));
+        self
     }
 
     /// The backend.
@@ -375,7 +416,13 @@ impl<L: Llm> Extractor<L> {
         let input = input.into();
         let engine = self.engine();
         ExtractStream::start_with_sink(move |sink, spent| async move {
-            partial::run(engine.with_spent(&spent), &Runtime(schema), input, sink).await
+            partial::run(
+                engine.with_spent(&spent),
+                &Runtime::checked(schema, self.checks.clone()),
+                input,
+                sink,
+            )
+            .await
         })
     }
 
@@ -385,7 +432,9 @@ impl<L: Llm> Extractor<L> {
         schema: &SchemaSet,
         input: impl Into<Input>,
     ) -> Result<Extraction<Value>, ExtractError> {
-        self.engine().one(&Runtime(schema), input.into()).await
+        self.engine()
+            .one(&Runtime::checked(schema, self.checks.clone()), input.into())
+            .await
     }
 
     /// Every item of a runtime schema (the schema of one item), as validated JSON: merged on the
@@ -398,7 +447,7 @@ impl<L: Llm> Extractor<L> {
     ) -> Result<Extraction<Vec<Value>>, ExtractError> {
         let mut items = Vec::new();
         let mut push = |item: Value| items.push(item);
-        let target = Runtime(schema);
+        let target = Runtime::checked(schema, self.checks.clone());
         let report = keyed::items(self.engine(), target, input.into(), Merged, &mut push).await?;
         Ok(Extraction::new(items, report))
     }
@@ -415,7 +464,14 @@ impl<L: Llm> Extractor<L> {
         let engine = self.engine();
         ExtractStream::start(move |mut sink, spent| async move {
             let engine = engine.with_spent(&spent);
-            keyed::items(engine, Runtime(schema), input, FirstCopies, &mut *sink).await
+            keyed::items(
+                engine,
+                Runtime::checked(schema, self.checks.clone()),
+                input,
+                FirstCopies,
+                &mut *sink,
+            )
+            .await
         })
     }
 }

@@ -76,8 +76,12 @@ impl<L: Llm> Extractor<L> {
         text: &str,
     ) -> Result<Extraction<Vec<Grounded<Value>>>, ExtractError> {
         let source = Source::new(text);
-        self.grounded_many(Runtime(schema), &source, Input::text(text))
-            .await
+        self.grounded_many(
+            Runtime::checked(schema, self.checks.clone()),
+            &source,
+            Input::text(text),
+        )
+        .await
     }
 
     /// The items of `target` from `input`, grounded in `source`.

@@ -115,6 +115,10 @@ impl<G: Target> Target for Keyed<G> {
             })
             .collect()
     }
+
+    fn issues(&self) -> Vec<crate::check::Issue> {
+        self.0.issues()
+    }
 }
 
 /// How the items reach the caller.

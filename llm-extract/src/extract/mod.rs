@@ -98,6 +98,14 @@ pub trait Extract: Schema {
         Ok(Vec::new())
     }
 
+    /// Checks a schema cannot say, run on every value and item extracted (never on a partial one):
+    /// hard issues are repaired like schema violations, soft ones returned in
+    /// [`Report::issues`](crate::Report::issues). `#[extract(check)]` on a derived type makes it call
+    /// the type's [`Check`](crate::check::Check). Default: none.
+    fn check(&self, issues: &mut crate::check::Issues) {
+        let _ = issues;
+    }
+
     /// Extracts one value from `text`: asks `llm`, parses leniently, validates, and repairs up to the
     /// attempt cap. The error carries every attempt and what they cost.
     fn extract<'a, L: Llm + ?Sized>(

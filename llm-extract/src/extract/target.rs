@@ -3,8 +3,10 @@
 //! both decode their items through the one generic [`LineDecoder`].
 
 use super::example::{Example, ExampleError};
+use crate::check::{self, Checks, Issue, Issues};
 use crate::parse::{
-    self, Item, LineDecoder, LineEvent, ParseError, ParseOptions, Parsed, WithJson,
+    self, Item, LineDecoder, LineEvent, ParseError, ParseOptions, Parsed, SkipReason, Skipped,
+    WithJson,
 };
 use crate::schema::SchemaSet;
 use crate::Extract;
@@ -56,15 +58,80 @@ pub(crate) trait Target: Sync {
     ) -> Vec<LineEvent<WithJson<Self::Output>>> {
         events
     }
+
+    /// The soft issues its checks found on the value returned (or the items kept), taken once the
+    /// loop ends. Default: none.
+    fn issues(&self) -> Vec<Issue> {
+        Vec::new()
+    }
+}
+
+/// Runs `check` on a parsed value: its hard issues turn it into [`ParseError::Check`], its soft ones
+/// are kept in `kept`.
+fn checked<T>(
+    parsed: Parsed<T>,
+    text: &str,
+    kept: &check::Kept,
+    check: impl FnOnce(&T) -> Issues,
+) -> Result<Parsed<T>, ParseError> {
+    match check(&parsed.value).verdict() {
+        Ok(soft) => {
+            kept.value(soft);
+            Ok(parsed)
+        }
+        Err(issues) => Err(ParseError::Check {
+            issues,
+            raw: text.to_owned(),
+        }),
+    }
+}
+
+/// Runs `check` on each item: an item with hard issues becomes a skipped line the loop re-asks, an
+/// item without keeps its soft issues in `kept`.
+fn vetted<T>(
+    events: Vec<LineEvent<WithJson<T>>>,
+    kept: &check::Kept,
+    check: impl Fn(&WithJson<T>) -> Issues,
+) -> Vec<LineEvent<WithJson<T>>> {
+    events
+        .into_iter()
+        .map(|event| match event {
+            LineEvent::Item(found) => match check(&found.value).verdict() {
+                Ok(soft) => {
+                    kept.item(soft);
+                    LineEvent::Item(found)
+                }
+                Err(issues) => LineEvent::Skipped(Skipped {
+                    line: found.line,
+                    raw: found.value.json.to_string(),
+                    reason: SkipReason::Check(issues),
+                }),
+            },
+            skipped => skipped,
+        })
+        .collect()
 }
 
 /// A Rust type implementing [`Extract`].
-pub(crate) struct Derived<T>(PhantomData<fn() -> T>);
+pub(crate) struct Derived<T> {
+    kept: check::Kept,
+    ty: PhantomData<fn() -> T>,
+}
 
 impl<T> Derived<T> {
     pub fn new() -> Self {
-        Derived(PhantomData)
+        Derived {
+            kept: check::Kept::default(),
+            ty: PhantomData,
+        }
     }
+}
+
+/// What [`Extract::check`] finds on `value`.
+fn check_of<T: Extract>(value: &T) -> Issues {
+    let mut issues = Issues::new();
+    value.check(&mut issues);
+    issues
 }
 
 impl<T: Extract> Target for Derived<T> {
@@ -79,21 +146,72 @@ impl<T: Extract> Target for Derived<T> {
     }
 
     fn parse_one(&self, text: &str, options: &ParseOptions) -> Result<Parsed<T>, ParseError> {
-        parse::from_str_with::<T>(text, options)
+        let parsed = parse::from_str_with::<T>(text, options)?;
+        checked(parsed, text, &self.kept, check_of)
+    }
+
+    fn vet(&self, events: Vec<LineEvent<WithJson<T>>>) -> Vec<LineEvent<WithJson<T>>> {
+        vetted(events, &self.kept, |item| check_of(&item.value))
+    }
+
+    fn issues(&self) -> Vec<Issue> {
+        self.kept.take()
     }
 }
 
 /// Validated JSON for a runtime schema.
-pub(crate) struct Runtime<'s>(pub &'s SchemaSet);
+pub(crate) struct Runtime<'s> {
+    schema: &'s SchemaSet,
+    checks: Option<Checks>,
+    kept: check::Kept,
+}
+
+impl<'s> Runtime<'s> {
+    /// Values of `schema`, unchecked.
+    pub fn new(schema: &'s SchemaSet) -> Self {
+        Runtime {
+            schema,
+            checks: None,
+            kept: check::Kept::default(),
+        }
+    }
+
+    /// Values of `schema` that `checks` run on.
+    pub fn checked(schema: &'s SchemaSet, checks: Checks) -> Self {
+        Runtime {
+            checks: Some(checks),
+            ..Runtime::new(schema)
+        }
+    }
+
+    fn check(&self, value: &Value) -> Issues {
+        self.checks
+            .as_ref()
+            .map(|checks| checks.run(value))
+            .unwrap_or_default()
+    }
+}
 
 impl Target for Runtime<'_> {
     type Output = Value;
 
     fn schema(&self) -> &SchemaSet {
-        self.0
+        self.schema
     }
 
     fn parse_one(&self, text: &str, options: &ParseOptions) -> Result<Parsed<Value>, ParseError> {
-        parse::from_str_value(text, self.0, options)
+        let parsed = parse::from_str_value(text, self.schema, options)?;
+        checked(parsed, text, &self.kept, |value| self.check(value))
+    }
+
+    fn vet(&self, events: Vec<LineEvent<WithJson<Value>>>) -> Vec<LineEvent<WithJson<Value>>> {
+        match &self.checks {
+            Some(_) => vetted(events, &self.kept, |item| self.check(&item.json)),
+            None => events,
+        }
+    }
+
+    fn issues(&self) -> Vec<Issue> {
+        self.kept.take()
     }
 }

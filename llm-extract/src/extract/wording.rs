@@ -156,7 +156,8 @@ pub(crate) fn system_prompt(
 
 /// One problem with an answer, as the repair turn lists it.
 struct Problem {
-    syntax: bool,
+    /// `syntax`, `schema` or `check`.
+    kind: &'static str,
     path: String,
     message: String,
 }
@@ -164,7 +165,7 @@ struct Problem {
 impl Problem {
     fn syntax(message: impl Into<String>) -> Self {
         Problem {
-            syntax: true,
+            kind: "syntax",
             path: String::new(),
             message: message.into(),
         }
@@ -172,16 +173,24 @@ impl Problem {
 
     fn schema(violation: &Violation) -> Self {
         Problem {
-            syntax: false,
+            kind: "schema",
             path: violation.path.clone(),
             message: violation.message.clone(),
         }
     }
 
+    /// A hard issue a [check](crate::check) found.
+    fn check(issue: &Violation) -> Self {
+        Problem {
+            kind: "check",
+            ..Problem::schema(issue)
+        }
+    }
+
     fn line(&self) -> String {
-        let kind = if self.syntax { "syntax" } else { "schema" };
+        let kind = self.kind;
         let path = if self.path.is_empty() || self.path == "." {
-            if self.syntax {
+            if kind == "syntax" {
                 String::new()
             } else {
                 " at the root".to_owned()
@@ -202,8 +211,9 @@ fn problems_of(error: &ParseError) -> Vec<Problem> {
             "{message} (at character {offset})"
         ))],
         ParseError::Schema { violations, .. } => violations.iter().map(Problem::schema).collect(),
+        ParseError::Check { issues, .. } => issues.iter().map(Problem::check).collect(),
         ParseError::Deserialize { path, message, .. } => vec![Problem {
-            syntax: false,
+            kind: "schema",
             path: path.clone(),
             message: message.clone(),
         }],
@@ -252,6 +262,7 @@ pub(crate) fn repair_lines(broken: &[Skipped], shape: AnswerShape) -> String {
     let described = broken.iter().flat_map(|skipped| {
         let problems = match &skipped.reason {
             SkipReason::Schema(violations) => violations.iter().map(Problem::schema).collect(),
+            SkipReason::Check(issues) => issues.iter().map(Problem::check).collect(),
             SkipReason::Syntax(message) => vec![Problem::syntax(message.clone())],
             SkipReason::Truncated => vec![Problem::syntax("the JSON object is not complete")],
             SkipReason::NotJson => vec![Problem::syntax("not JSON")],
@@ -397,6 +408,27 @@ mod tests {
         );
         let syntax = repair_one(&ParseError::NoJson { raw: "hi".into() });
         assert!(syntax.contains("- syntax problem: the answer contains no JSON value"));
+    }
+
+    #[test]
+    fn a_check_is_named_a_check_problem_with_its_path() {
+        let issue = Violation {
+            path: "/total".into(),
+            message: "the total equals the sum of the lines, 55".into(),
+        };
+        let error = ParseError::Check {
+            issues: vec![issue.clone()],
+            raw: "{}".into(),
+        };
+        assert!(repair_one(&error)
+            .contains("- check problem at /total: the total equals the sum of the lines, 55"));
+        let broken = [Skipped {
+            line: 2,
+            raw: "{\"total\": 50}".into(),
+            reason: SkipReason::Check(vec![issue]),
+        }];
+        let text = repair_lines(&broken, AnswerShape::Lines);
+        assert!(text.contains("line 2, check problem at /total"), "{text}");
     }
 
     #[test]

@@ -57,6 +57,14 @@ pub enum ParseError {
         /// The raw text.
         raw: String,
     },
+    /// The JSON matches the schema, but a [check](crate::check) found hard issues.
+    #[error("the answer fails its checks: {}", list(.issues))]
+    Check {
+        /// Every hard issue with its JSON path.
+        issues: Vec<Violation>,
+        /// The raw text.
+        raw: String,
+    },
     /// The schema itself does not compile, so nothing can be validated against it.
     #[error("the schema cannot be used for validation: {source}")]
     InvalidSchema {
@@ -77,6 +85,7 @@ impl ParseError {
             | ParseError::Deserialize { raw, .. }
             | ParseError::Truncated { raw, .. }
             | ParseError::Ambiguous { raw, .. }
+            | ParseError::Check { raw, .. }
             | ParseError::InvalidSchema { raw, .. } => raw,
         }
     }

@@ -349,6 +349,8 @@ pub enum SkipReason {
     Syntax(String),
     /// JSON that fails the schema (or serde): every violation with its JSON path.
     Schema(Vec<Violation>),
+    /// JSON that fits the schema but fails a [check](crate::check): every hard issue with its path.
+    Check(Vec<Violation>),
     /// Cut off at the end of the input.
     Truncated,
     /// Prose, not JSON.
@@ -367,6 +369,7 @@ impl std::fmt::Display for SkipReason {
             SkipReason::Schema(violations) => {
                 write!(f, "does not match the schema: {}", error::list(violations))
             }
+            SkipReason::Check(issues) => write!(f, "fails its checks: {}", error::list(issues)),
             SkipReason::Truncated => f.write_str("cut off at the end of the answer"),
             SkipReason::NotJson => f.write_str("not JSON"),
             SkipReason::TooLarge { limit } => write!(f, "larger than the {limit}-byte frame limit"),

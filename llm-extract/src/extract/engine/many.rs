@@ -175,6 +175,7 @@ impl Engine<'_> {
         report.skipped = tally.unresolved.into_iter().map(|(_, s)| s).collect();
         report.skipped.extend(cut_item);
         report.fixes = kept.fixes;
+        report.issues = target.issues();
         Ok(report)
     }
 

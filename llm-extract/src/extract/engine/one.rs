@@ -107,6 +107,7 @@ impl Engine<'_> {
                 Ok(parsed) => {
                     self.push(&mut report, attempt);
                     report.fixes = parsed.fixes;
+                    report.issues = target.issues();
                     return Ok(Extraction::new(parsed.value, report));
                 }
                 Err(error) => {

@@ -1,0 +1,300 @@
+//! Checks a schema cannot say: "the total equals the sum of the lines", "the end date is after the
+//! start date". A check reads a whole value and reports [`Issue`]s at JSON pointer paths.
+//!
+//! - A **hard** issue ([`Issues::hard`]) rejects the value: the loop asks the model again, within the
+//!   attempt cap, with the path and the message in the repair turn, exactly as for a schema
+//!   violation. An item of a list that fails is re-asked, then left out, like an item that breaks the
+//!   schema. A value that never passes ends in [`ParseError::Check`](crate::ParseError::Check).
+//! - A **soft** issue ([`Issues::soft`]) keeps the value and is returned with it in
+//!   [`Report::issues`](crate::Report::issues), without a re-ask.
+//!
+//! A derived type opts in with `#[extract(check)]` and implements [`Check`]; a runtime schema takes
+//! closures with [`Extractor::check`](crate::Extractor::check). Checks run on every complete value and
+//! item (of documents too), never on a partial one.
+//!
+//! ```
+//! use llm_extract::check::{Check, Issues, Severity};
+//! use llm_extract::llm::{from_fn, ChatResponse};
+//! use llm_extract::{Extract, Extractor};
+//! use serde::Deserialize;
+//!
+//! #[derive(Debug, Deserialize, Extract)]
+//! #[extract(check)]
+//! struct Invoice {
+//!     lines: Vec<u32>,
+//!     total: u32,
+//! }
+//!
+//! impl Check for Invoice {
+//!     fn check(&self, issues: &mut Issues) {
+//!         let sum: u32 = self.lines.iter().sum();
+//!         if sum != self.total {
+//!             issues.hard("/total", format!("the total must equal the sum of the lines, {sum}"));
+//!         }
+//!         if self.lines.is_empty() {
+//!             issues.soft("/lines", "no lines");
+//!         }
+//!     }
+//! }
+//!
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+//! let answers = std::sync::Mutex::new(vec![r#"{"lines": [2, 3], "total": 5}"#, r#"{"lines": [2, 3], "total": 6}"#]);
+//! let llm = from_fn(move |_request| {
+//!     let answer = answers.lock().unwrap().pop().unwrap_or("{}");
+//!     async move { Ok(ChatResponse::new(answer)) }
+//! });
+//! let out = Extractor::new(llm).extract::<Invoice>("Two lines: 2 and 3.").await?;
+//! assert_eq!(out.value.total, 5);
+//! assert_eq!(out.report.attempts.len(), 2); // the first answer said 6
+//! assert!(out.report.issues.is_empty());
+//! # Ok::<(), llm_extract::ExtractError>(())
+//! # }).unwrap();
+//! ```
+
+use crate::validate::Violation;
+use serde_json::Value;
+use std::fmt;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+/// Whether an issue rejects the value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Severity {
+    /// The value is rejected and the model asked again.
+    Hard,
+    /// The value is kept; the issue is returned with it.
+    Soft,
+}
+
+/// What a check found wrong with a value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Issue {
+    /// JSON pointer into the value (e.g. `/total`); `""` is the root. For an item of a list, into the
+    /// item, and [`Issue::item`] says which.
+    pub path: String,
+    /// What is wrong, for a person (and for the model, when the issue is hard).
+    pub message: String,
+    /// Whether it rejects the value.
+    pub severity: Severity,
+    /// For an item of a list, its position among the items the checks passed (0 for the first).
+    pub item: Option<usize>,
+}
+
+impl Issue {
+    /// An issue at `path` (a JSON pointer).
+    pub fn new(path: impl Into<String>, message: impl Into<String>, severity: Severity) -> Self {
+        Issue {
+            path: path.into(),
+            message: message.into(),
+            severity,
+            item: None,
+        }
+    }
+}
+
+impl fmt::Display for Issue {
+    /// `item 2, at /total: the total ...`, or `at the root: ...`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(item) = self.item {
+            write!(f, "item {item}, ")?;
+        }
+        match self.path.as_str() {
+            "" => write!(f, "at the root: {}", self.message),
+            path => write!(f, "at {path}: {}", self.message),
+        }
+    }
+}
+
+/// Where a check writes what it found.
+#[derive(Debug, Default, Clone)]
+pub struct Issues {
+    found: Vec<Issue>,
+}
+
+impl Issues {
+    /// No issues yet.
+    pub fn new() -> Self {
+        Issues::default()
+    }
+
+    /// A problem that rejects the value: the model is asked again with `path` and `message`.
+    pub fn hard(&mut self, path: impl Into<String>, message: impl Into<String>) {
+        self.push(Issue::new(path, message, Severity::Hard));
+    }
+
+    /// A doubt that keeps the value: returned with it in the report.
+    pub fn soft(&mut self, path: impl Into<String>, message: impl Into<String>) {
+        self.push(Issue::new(path, message, Severity::Soft));
+    }
+
+    /// Adds an issue.
+    pub fn push(&mut self, issue: Issue) {
+        self.found.push(issue);
+    }
+
+    /// Every issue, in the order found.
+    pub fn as_slice(&self) -> &[Issue] {
+        &self.found
+    }
+
+    /// Whether nothing was found.
+    pub fn is_empty(&self) -> bool {
+        self.found.is_empty()
+    }
+
+    /// The hard issues as violations for the repair turn, or the soft issues to keep.
+    pub(crate) fn verdict(self) -> Result<Vec<Issue>, Vec<Violation>> {
+        let (hard, soft): (Vec<Issue>, Vec<Issue>) = self
+            .found
+            .into_iter()
+            .partition(|issue| issue.severity == Severity::Hard);
+        if hard.is_empty() {
+            return Ok(soft);
+        }
+        Err(hard
+            .into_iter()
+            .map(|issue| Violation {
+                path: issue.path,
+                message: issue.message,
+            })
+            .collect())
+    }
+}
+
+/// A check a type runs on each of its values. `#[extract(check)]` on a derived type makes
+/// [`Extract::check`](crate::Extract::check) call it.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` asks for its checks with `#[extract(check)]` but does not implement `Check`",
+    label = "`Check` is not implemented for `{Self}`",
+    note = "implement `llm_extract::check::Check` for `{Self}`, or remove `#[extract(check)]`"
+)]
+pub trait Check {
+    /// Reports what is wrong with `self` into `issues`.
+    fn check(&self, issues: &mut Issues);
+}
+
+/// A check on a runtime schema's JSON value.
+type CheckFn = dyn Fn(&Value, &mut Issues) + Send + Sync;
+
+/// The closures an [`Extractor`](crate::Extractor) runs on each value of a runtime schema.
+#[derive(Clone, Default)]
+pub(crate) struct Checks(Vec<Arc<CheckFn>>);
+
+impl fmt::Debug for Checks {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Checks({})", self.0.len())
+    }
+}
+
+impl Checks {
+    pub fn push(&mut self, check: Arc<CheckFn>) {
+        self.0.push(check);
+    }
+
+    /// The same checks, and a derived type's own ([`Extract::check`](crate::Extract::check)) on the
+    /// values of its schema that deserialize (for documents, extracted as JSON and typed at the end).
+    pub fn with_typed<T: crate::Extract>(mut self) -> Self {
+        self.push(Arc::new(typed_check::<T> as fn(&Value, &mut Issues)));
+        self
+    }
+
+    /// Runs every check on `value`.
+    pub fn run(&self, value: &Value) -> Issues {
+        let mut issues = Issues::new();
+        for check in &self.0 {
+            check(value, &mut issues);
+        }
+        issues
+    }
+}
+
+/// [`Extract::check`](crate::Extract::check) on the value `json` deserializes to; a value that does not
+/// deserialize is the schema's to reject, not the check's.
+fn typed_check<T: crate::Extract>(json: &Value, issues: &mut Issues) {
+    if let Ok(value) = T::deserialize(json) {
+        value.check(issues);
+    }
+}
+
+/// The soft issues a target kept while the loop ran, taken by the loop when it ends.
+#[derive(Debug, Default)]
+pub(crate) struct Kept {
+    issues: Mutex<Vec<Issue>>,
+    items: Mutex<usize>,
+}
+
+impl Kept {
+    /// Keeps the soft issues of the one value.
+    pub fn value(&self, soft: Vec<Issue>) {
+        *lock(&self.issues) = soft;
+    }
+
+    /// Keeps the soft issues of the next item that passed.
+    pub fn item(&self, soft: Vec<Issue>) {
+        let mut items = lock(&self.items);
+        let item = *items;
+        *items += 1;
+        lock(&self.issues).extend(soft.into_iter().map(|issue| Issue {
+            item: Some(item),
+            ..issue
+        }));
+    }
+
+    /// Takes what was kept.
+    pub fn take(&self) -> Vec<Issue> {
+        std::mem::take(&mut *lock(&self.issues))
+    }
+}
+
+/// The lock, also after a panic elsewhere: each change is one assignment or one extend.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn hard_issues_become_violations_and_soft_ones_are_kept() {
+        let mut issues = Issues::new();
+        issues.soft("/a", "doubtful");
+        assert_eq!(issues.clone().verdict().unwrap().len(), 1);
+        issues.hard("/b", "wrong");
+        let violations = issues.verdict().unwrap_err();
+        assert_eq!(violations.len(), 1);
+        assert_eq!(violations[0].path, "/b");
+        assert_eq!(violations[0].message, "wrong");
+    }
+
+    #[test]
+    fn closures_run_in_order() {
+        let mut checks = Checks::default();
+        checks.push(Arc::new(|v: &Value, issues: &mut Issues| {
+            if v["n"] != 1 {
+                issues.hard("/n", "must be 1");
+            }
+        }));
+        checks.push(Arc::new(|_: &Value, issues: &mut Issues| {
+            issues.soft("", "always")
+        }));
+        let found = checks.run(&json!({"n": 2}));
+        let paths: Vec<&str> = found.as_slice().iter().map(|i| i.path.as_str()).collect();
+        assert_eq!(paths, ["/n", ""]);
+        assert_eq!(checks.run(&json!({"n": 1})).as_slice().len(), 1);
+    }
+
+    #[test]
+    fn items_are_numbered_in_the_order_they_pass() {
+        let kept = Kept::default();
+        kept.item(vec![Issue::new("/x", "a", Severity::Soft)]);
+        kept.item(Vec::new());
+        kept.item(vec![Issue::new("/y", "b", Severity::Soft)]);
+        let issues = kept.take();
+        assert_eq!(issues[0].item, Some(0));
+        assert_eq!(issues[1].item, Some(2));
+        assert_eq!(issues[1].to_string(), "item 2, at /y: b");
+        assert!(kept.take().is_empty());
+    }
+}

@@ -1,0 +1,316 @@
+//! Checks a schema cannot say, through the real loop: a hard issue is repaired within the attempt cap
+//! with its path and message in the repair turn, a value that never passes ends in an error carrying
+//! the issue and the raw answer, soft issues reach the report with the value kept, items of a list are
+//! re-asked or left out, and a runtime schema takes closures.
+
+use llm_extract::check::{Check, Issues, Severity};
+use llm_extract::extract::Extractor;
+use llm_extract::llm::{from_fn, ChatRequest, ChatResponse};
+use llm_extract::parse::SkipReason;
+use llm_extract::{Extract, ExtractErrorKind, ParseError, SchemaSet};
+use serde::Deserialize;
+use serde_json::{json, Value};
+use std::sync::{Arc, Mutex};
+
+const TEXT: &str = "Invoice: a lamp for 20 and a chair for 35, 55 in all.";
+
+#[derive(Extract, Deserialize, Debug, PartialEq)]
+#[extract(check)]
+struct Invoice {
+    lines: Vec<u32>,
+    total: u32,
+}
+
+impl Check for Invoice {
+    fn check(&self, issues: &mut Issues) {
+        let sum: u32 = self.lines.iter().sum();
+        if sum != self.total {
+            issues.hard(
+                "/total",
+                format!("the total equals the sum of the lines, {sum}"),
+            );
+        }
+        if self.total > 50 {
+            issues.soft("/total", "a total above 50 is unusual");
+        }
+    }
+}
+
+#[derive(Extract, Deserialize, Debug, PartialEq)]
+#[extract(check)]
+struct Stay {
+    name: String,
+    start: u32,
+    end: u32,
+}
+
+impl Check for Stay {
+    fn check(&self, issues: &mut Issues) {
+        if self.end < self.start {
+            issues.hard("/end", "the end date is after the start date");
+        }
+        if self.name.is_empty() {
+            issues.soft("/name", "no name");
+        }
+    }
+}
+
+/// A backend that answers `answers` in turn (the last one again after that) and records the last
+/// message of each request.
+fn scripted(answers: Vec<&'static str>) -> (impl llm_extract::Llm, Arc<Mutex<Vec<String>>>) {
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let seen = asked.clone();
+    let llm = from_fn(move |request: ChatRequest| {
+        let last = request
+            .messages
+            .last()
+            .map(|m| m.content.clone())
+            .unwrap_or_default();
+        let turn = {
+            let mut seen = seen.lock().unwrap();
+            seen.push(last);
+            seen.len() - 1
+        };
+        let answer = answers.get(turn).or(answers.last()).copied().unwrap_or("");
+        async move { Ok(ChatResponse::new(answer)) }
+    });
+    (llm, asked)
+}
+
+#[tokio::test]
+async fn a_hard_issue_is_repaired_with_its_path_and_message_in_the_repair_turn() {
+    let (llm, asked) = scripted(vec![
+        r#"{"lines": [20, 35], "total": 50}"#,
+        r#"{"lines": [20, 35], "total": 55}"#,
+    ]);
+    let out = Extractor::new(llm)
+        .max_attempts(3)
+        .extract::<Invoice>(TEXT)
+        .await
+        .unwrap();
+    assert_eq!(out.value.total, 55);
+    assert_eq!(out.report.attempts.len(), 2);
+    let asked = asked.lock().unwrap();
+    assert!(
+        asked[1].contains("/total")
+            && asked[1].contains("the total equals the sum of the lines, 55"),
+        "{}",
+        asked[1]
+    );
+    // The first attempt's verdict names the check.
+    let first = out.report.attempts[0].error.as_ref().unwrap().to_string();
+    assert!(first.contains("fails its checks"), "{first}");
+}
+
+#[tokio::test]
+async fn a_check_failing_every_answer_ends_in_an_error_with_the_issue_and_the_raw_answer() {
+    let answer = r#"{"lines": [20, 35], "total": 50}"#;
+    let (llm, asked) = scripted(vec![answer]);
+    let err = Extractor::new(llm)
+        .max_attempts(2)
+        .extract::<Invoice>(TEXT)
+        .await
+        .unwrap_err();
+    assert_eq!(asked.lock().unwrap().len(), 2, "within the cap");
+    match err.kind() {
+        ExtractErrorKind::Invalid(ParseError::Check { issues, raw }) => {
+            assert_eq!(issues[0].path, "/total");
+            assert!(issues[0].message.contains("sum of the lines"));
+            assert_eq!(raw, answer);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(err.raw(), Some(answer));
+}
+
+#[tokio::test]
+async fn soft_issues_reach_the_report_and_the_value_is_kept() {
+    let (llm, asked) = scripted(vec![r#"{"lines": [20, 35], "total": 55}"#]);
+    let out = Extractor::new(llm).extract::<Invoice>(TEXT).await.unwrap();
+    assert_eq!(
+        out.value,
+        Invoice {
+            lines: vec![20, 35],
+            total: 55
+        }
+    );
+    assert_eq!(asked.lock().unwrap().len(), 1, "no re-ask");
+    let issues = &out.report.issues;
+    assert_eq!(issues.len(), 1, "{issues:?}");
+    assert_eq!(issues[0].path, "/total");
+    assert_eq!(issues[0].severity, Severity::Soft);
+    assert_eq!(issues[0].item, None);
+}
+
+#[tokio::test]
+async fn an_item_failing_its_check_is_re_asked_alone() {
+    let (llm, asked) = scripted(vec![
+        r#"{"items": [{"name": "Ann", "start": 3, "end": 5}, {"name": "Bob", "start": 9, "end": 2}]}"#,
+        r#"{"items": [{"name": "Bob", "start": 2, "end": 9}]}"#,
+    ]);
+    let out = Extractor::new(llm)
+        .max_attempts(3)
+        .extract_all::<Stay>("Ann stays from 3 to 5, Bob from 2 to 9.")
+        .await
+        .unwrap();
+    let names: Vec<&str> = out.value.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["Ann", "Bob"]);
+    assert_eq!(out.value[1].end, 9);
+    let asked = asked.lock().unwrap();
+    assert_eq!(asked.len(), 2);
+    assert!(
+        asked[1].contains("/end") && asked[1].contains("the end date is after the start date"),
+        "{}",
+        asked[1]
+    );
+    assert!(out.report.skipped.is_empty());
+}
+
+#[tokio::test]
+async fn an_item_that_never_passes_is_left_out_and_soft_issues_name_their_item() {
+    let (llm, _) = scripted(vec![
+        r#"{"items": [{"name": "", "start": 3, "end": 5}, {"name": "Bob", "start": 9, "end": 2}]}"#,
+        r#"{"items": [{"name": "Bob", "start": 9, "end": 1}]}"#,
+    ]);
+    let out = Extractor::new(llm)
+        .max_attempts(2)
+        .extract_all::<Stay>("Someone stays from 3 to 5, Bob from 2 to 9.")
+        .await
+        .unwrap();
+    assert_eq!(out.value.len(), 1);
+    assert_eq!(out.value[0].start, 3);
+    assert_eq!(out.report.skipped.len(), 1);
+    assert!(
+        matches!(&out.report.skipped[0].reason, SkipReason::Check(issues) if issues[0].path == "/end"),
+        "{:?}",
+        out.report.skipped
+    );
+    let issues = &out.report.issues;
+    assert_eq!(issues.len(), 1, "{issues:?}");
+    assert_eq!(
+        (issues[0].item, issues[0].path.as_str()),
+        (Some(0), "/name")
+    );
+}
+
+fn span_schema() -> SchemaSet {
+    SchemaSet::new(
+        "Span",
+        json!({
+            "type": "object",
+            "properties": {"start": {"type": "integer"}, "end": {"type": "integer"}},
+            "required": ["start", "end"],
+            "additionalProperties": false
+        }),
+    )
+}
+
+fn ordered(value: &Value, issues: &mut Issues) {
+    if value["end"].as_i64() < value["start"].as_i64() {
+        issues.hard("/end", "the end comes after the start");
+    }
+}
+
+#[tokio::test]
+async fn a_runtime_schema_closure_is_repaired_like_a_schema_violation() {
+    let (llm, asked) = scripted(vec![
+        r#"{"start": 9, "end": 3}"#,
+        r#"{"start": 3, "end": 9}"#,
+    ]);
+    let out = Extractor::new(llm)
+        .check(ordered)
+        .check(|value, issues| {
+            if value["end"] == 9 {
+                issues.soft("/end", "nine is late");
+            }
+        })
+        .extract_value(&span_schema(), "From 3 to 9.")
+        .await
+        .unwrap();
+    assert_eq!(out.value, json!({"start": 3, "end": 9}));
+    assert!(asked.lock().unwrap()[1].contains("the end comes after the start"));
+    assert_eq!(out.report.issues.len(), 1);
+    assert_eq!(out.report.issues[0].message, "nine is late");
+}
+
+#[tokio::test]
+async fn runtime_schema_items_failing_a_closure_are_re_asked() {
+    let (llm, asked) = scripted(vec![
+        r#"{"items": [{"start": 1, "end": 2}, {"start": 8, "end": 4}]}"#,
+        r#"{"items": [{"start": 4, "end": 8}]}"#,
+    ]);
+    let out = Extractor::new(llm)
+        .check(ordered)
+        .extract_all_values(&span_schema(), "From 1 to 2, and from 4 to 8.")
+        .await
+        .unwrap();
+    assert_eq!(
+        out.value,
+        [json!({"start": 1, "end": 2}), json!({"start": 4, "end": 8})]
+    );
+    assert!(asked.lock().unwrap()[1].contains("the end comes after the start"));
+}
+
+#[tokio::test]
+async fn an_extractor_without_checks_keeps_what_a_check_would_reject() {
+    let (llm, _) = scripted(vec![r#"{"start": 9, "end": 3}"#]);
+    let out = Extractor::new(llm)
+        .extract_value(&span_schema(), "From 3 to 9.")
+        .await
+        .unwrap();
+    assert_eq!(out.value, json!({"start": 9, "end": 3}));
+    assert!(out.report.issues.is_empty());
+}
+
+#[derive(Extract, Deserialize, Debug, PartialEq)]
+#[extract(check)]
+struct Guest {
+    #[extract(grounded, key)]
+    name: String,
+    start: u32,
+    end: u32,
+}
+
+impl Check for Guest {
+    fn check(&self, issues: &mut Issues) {
+        if self.end < self.start {
+            issues.hard("/end", "the end date is after the start date");
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_document_keeps_only_the_items_that_pass_their_checks() {
+    let (llm, asked) = scripted(vec![
+        r#"{"items": [{"name": "Ann", "start": 3, "end": 5}, {"name": "Bob", "start": 9, "end": 2}]}"#,
+    ]);
+    let doc = Extractor::new(llm)
+        .max_attempts(2)
+        .extract_document::<Guest>("Ann stays from 3 to 5. Bob stays from 2 to 9.")
+        .await;
+    let names: Vec<&str> = doc.items.iter().map(|g| g.value.name.as_str()).collect();
+    assert_eq!(names, ["Ann"]);
+    let asked = asked.lock().unwrap();
+    assert!(
+        asked
+            .iter()
+            .any(|turn| turn.contains("the end date is after the start date")),
+        "{asked:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_stream_hands_on_the_repaired_item_and_never_the_failing_one() {
+    use futures_util::StreamExt;
+    let (llm, _) = scripted(vec![
+        r#"{"items": [{"name": "Ann", "start": 3, "end": 5}, {"name": "Bob", "start": 9, "end": 2}]}"#,
+        r#"{"items": [{"name": "Bob", "start": 2, "end": 9}]}"#,
+    ]);
+    let extractor = Extractor::new(llm).max_attempts(3);
+    let mut stream = extractor.extract_stream::<Stay>("Ann stays from 3 to 5, Bob from 2 to 9.");
+    let mut ends = Vec::new();
+    while let Some(item) = stream.next().await {
+        ends.push(item.unwrap().end);
+    }
+    assert_eq!(ends, [5, 9]);
+}

@@ -1,0 +1,10 @@
+use llm_extract::Extract;
+use serde::Deserialize;
+
+#[derive(Extract, Deserialize)]
+#[extract(check = "sum")]
+struct Invoice {
+    total: u32,
+}
+
+fn main() {}
