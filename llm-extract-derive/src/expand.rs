@@ -125,7 +125,7 @@ fn expand(input: &Input) -> TokenStream {
                 .map(|variant| &variant.name);
             quote! {
                 #[automatically_derived]
-                impl #p::MapKey for #ident {
+                impl #impl_generics #p::MapKey for #ident #ty_generics #where_clause {
                     fn key_schema() -> ::core::option::Option<#p::Value> {
                         ::core::option::Option::Some(#p::key_names(&[#(#names),*]))
                     }

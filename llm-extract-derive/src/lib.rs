@@ -80,10 +80,11 @@ use syn::{parse_macro_input, DeriveInput};
 ///   type that recurs has one entry in the schema's root `$defs`, and each place that holds it is
 ///   `{"$ref": "#/$defs/Name"}`. Types that do not recur stay inlined. Format instructions name such
 ///   a type and define it once (`Section = {"title":string,"sections":array of Section}`).
-/// - **Generic structs** (`Page<T>`): a schema per instantiation (`Page<Person>` and
-///   `Page<Invoice>` differ, each computed once), named `Page_Person`. The impls bound each type
-///   parameter that a field's type names by what they need of it (`FieldSchema`, `PartialField`),
-///   and `Schema` holds where the instantiation is `Deserialize`.
+/// - **Generic types**, structs and enums (`Page<T>`, `Either<L, R>`, `OneOrMany<T>`): a schema per
+///   instantiation (`Page<Person>` and `Page<Invoice>` differ, each computed once), named
+///   `Page_Person`. The impls bound each type parameter that a field's type names by what they need
+///   of it (`FieldSchema`, `PartialField`), and `Schema` holds where the instantiation is
+///   `Deserialize`. A generic enum's partial form is the JSON written so far (`serde_json::Value`).
 /// - **`#[serde(flatten)]`**, in a struct or in a struct variant of a tagged enum, of a struct that
 ///   derives `Extract` (its properties and aliases merged in place, its required ones kept unless the field is an `Option`), or of a map: a
 ///   `HashMap<String, T>` opens the object (`additionalProperties` is `T`'s schema); a map keyed by
@@ -121,7 +122,7 @@ use syn::{parse_macro_input, DeriveInput};
 ///
 /// What cannot be mirrored faithfully is a compile error that names the alternative: unit structs,
 /// `from`/`try_from`, `remote`, `deserialize_with`/`with` (the JSON a custom function reads is
-/// unknown to the macro), unions, generic enums, lifetime and const parameters, `flatten` of anything
+/// unknown to the macro), unions, lifetime and const parameters, `flatten` of anything
 /// but a struct or a map (an enum, a sequence, a scalar, a `serde_json::Value`: nothing a closed
 /// object can list) and reference field types. So is every combination serde itself rejects
 /// (`untagged` with `tag`, `content` without `tag`, tuple variants of an internally tagged enum,

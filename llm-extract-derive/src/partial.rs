@@ -12,8 +12,9 @@
 //! - externally tagged enum with data -> an enum of the same variants, known once the name or the one
 //!   key is read: a newtype variant holds its field's partial form, a struct variant its fields each
 //!   an `Option`, a tuple variant the JSON written so far;
-//! - tuple struct, and any other enum (adjacently tagged with data, untagged, with a newtype or
-//!   `#[serde(other)]` variant) -> `serde_json::Value`, the JSON written so far (a type alias).
+//! - tuple struct, generic enum, and any other enum (adjacently tagged with data, untagged, with a
+//!   newtype or `#[serde(other)]` variant) -> `serde_json::Value`, the JSON written so far (a type
+//!   alias).
 //!
 //! It serializes with the JSON names serde reads, fields not yet shown left out, so a UI can take it as
 //! JSON. Generated locals start with `__` so field names cannot shadow them.
@@ -53,7 +54,11 @@ pub fn expand(input: &Input) -> TokenStream {
             let named_or_unit = live
                 .iter()
                 .all(|v| matches!(v.style, Style::Named | Style::Unit));
+            // A generic enum is shown as the JSON written so far: its variants' partial forms
+            // would each need the type parameters' own.
+            let generic = input.original.generics.type_params().next().is_some();
             match input.repr() {
+                _ if generic => expand_json(input.original, "the JSON written so far"),
                 Repr::Internal { .. } if plain && named_or_unit => expand_tagged(input),
                 Repr::External if plain && input.fieldless() => expand_fieldless(input),
                 Repr::External if plain => expand_external(input),
@@ -93,10 +98,12 @@ fn expand_newtype(input: &Struct, inner: &Field) -> TokenStream {
 
 /// A type shown as the JSON written so far (`serde_json::Value`'s partial form): tuple structs and
 /// the enums no other form covers (adjacently tagged, untagged, internally tagged with a newtype
-/// variant, any with a catch-all or untagged variant).
+/// variant, any with a catch-all or untagged variant) and every generic enum. Its partial form
+/// names no type parameter, so the impls bound none.
 fn expand_json(input: &syn::DeriveInput, what: &str) -> TokenStream {
     let p = private();
     let ident = &input.ident;
+    let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
     let vis = &input.vis;
     let partial = name(ident);
     let doc = doc(ident, what);
@@ -106,10 +113,10 @@ fn expand_json(input: &syn::DeriveInput, what: &str) -> TokenStream {
         #vis type #partial = #p::Value;
 
         #[automatically_derived]
-        impl #p::PartialField for #ident {}
+        impl #impl_generics #p::PartialField for #ident #ty_generics #where_clause {}
 
         #[automatically_derived]
-        impl #p::PartialValue for #ident {
+        impl #impl_generics #p::PartialValue for #ident #ty_generics #where_clause {
             type Partial = #p::Value;
             #methods
         }

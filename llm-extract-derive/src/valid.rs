@@ -21,11 +21,7 @@ pub fn check(cx: &Ctxt, input: &Input) {
 fn check_generics(cx: &Ctxt, input: &syn::DeriveInput) {
     for param in &input.generics.params {
         let message = match param {
-            GenericParam::Type(_) if matches!(input.data, syn::Data::Struct(_)) => continue,
-            GenericParam::Type(_) => {
-                "`#[derive(Extract)]` supports type parameters on structs, not on enums; derive it on \
-                 an enum of concrete types, or move the generic part into a generic struct"
-            }
+            GenericParam::Type(_) => continue,
             GenericParam::Lifetime(_) => {
                 "`#[derive(Extract)]` does not support lifetime parameters: extraction deserializes owned \
                  values (`DeserializeOwned`); use owned field types such as `String`"
