@@ -4,12 +4,12 @@
 //! - A **hard** issue ([`Issues::hard`]) rejects the value: the loop asks the model again, within the
 //!   attempt cap, with the path and the message in the repair turn, exactly as for a schema
 //!   violation. An item of a list that fails is re-asked, then left out, like an item that breaks the
-//!   schema. A value that never passes ends in [`ParseError::Check`](crate::ParseError::Check).
+//!   schema. A value that never passes ends in [`ParseError::Check`](crate::parse::ParseError::Check).
 //! - A **soft** issue ([`Issues::soft`]) keeps the value and is returned with it in
-//!   [`Report::issues`](crate::Report::issues), without a re-ask.
+//!   `Report::issues`, without a re-ask.
 //!
 //! A derived type opts in with `#[extract(check)]` and implements [`Check`]; a runtime schema takes
-//! closures with [`Extractor::check`](crate::Extractor::check). Checks run on every complete value and
+//! closures with `Extractor::check`. Checks run on every complete value and
 //! item (of documents too), never on a partial one.
 //!
 //! ```
@@ -162,7 +162,7 @@ impl Issues {
 }
 
 /// A check a type runs on each of its values. `#[extract(check)]` on a derived type makes
-/// [`Extract::check`](crate::Extract::check) call it.
+/// `Extract::check` call it.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` asks for its checks with `#[extract(check)]` but does not implement `Check`",
     label = "`Check` is not implemented for `{Self}`",
@@ -176,7 +176,7 @@ pub trait Check {
 /// A check on a runtime schema's JSON value.
 type CheckFn = dyn Fn(&Value, &mut Issues) + Send + Sync;
 
-/// The closures an [`Extractor`](crate::Extractor) runs on each value of a runtime schema.
+/// The closures an `Extractor` runs on each value of a runtime schema.
 #[derive(Clone, Default)]
 pub(crate) struct Checks(Vec<Arc<CheckFn>>);
 
@@ -191,13 +191,6 @@ impl Checks {
         self.0.push(check);
     }
 
-    /// The same checks, and a derived type's own ([`Extract::check`](crate::Extract::check)) on the
-    /// values of its schema that deserialize (for documents, extracted as JSON and typed at the end).
-    pub fn with_typed<T: crate::Extract>(mut self) -> Self {
-        self.push(Arc::new(typed_check::<T> as fn(&Value, &mut Issues)));
-        self
-    }
-
     /// Runs every check on `value`.
     pub fn run(&self, value: &Value) -> Issues {
         let mut issues = Issues::new();
@@ -205,14 +198,6 @@ impl Checks {
             check(value, &mut issues);
         }
         issues
-    }
-}
-
-/// [`Extract::check`](crate::Extract::check) on the value `json` deserializes to; a value that does not
-/// deserialize is the schema's to reject, not the check's.
-fn typed_check<T: crate::Extract>(json: &Value, issues: &mut Issues) {
-    if let Ok(value) = T::deserialize(json) {
-        value.check(issues);
     }
 }
 

@@ -419,7 +419,7 @@ impl<L: Llm> Extractor<L> {
     /// ```
     pub async fn extract_document<T: Extract>(&self, document: &str) -> Document<T> {
         let schema = T::schema();
-        let checks = self.checks.clone().with_typed::<T>();
+        let checks = super::target::with_typed::<T>(self.checks.clone());
         let (total, finished) = self.run_chunks(schema, checks, document, Vec::new());
         let finished = finished.map(Ok::<_, Infallible>);
         match self.gather(schema, total, finished, |_, _, _, _| {}).await {
@@ -471,7 +471,7 @@ impl<L: Llm> Extractor<L> {
         document: &'a str,
     ) -> BoxStream<'a, DocumentEvent<T>> {
         let schema = T::schema();
-        let checks = self.checks.clone().with_typed::<T>();
+        let checks = super::target::with_typed::<T>(self.checks.clone());
         let (total, finished) = self.run_chunks(schema, checks, document, Vec::new());
         let state = Streaming {
             finished: Box::pin(finished),

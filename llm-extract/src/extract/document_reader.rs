@@ -67,7 +67,7 @@ impl<L: Llm> Extractor<L> {
         &self,
         reader: R,
     ) -> Result<Document<T>, ReadError> {
-        let checks = self.checks.clone().with_typed::<T>();
+        let checks = super::target::with_typed::<T>(self.checks.clone());
         self.values_reader(T::schema(), checks, reader, Vec::new(), |_, _, _, _| {})
             .await
             .map(typed)

@@ -215,3 +215,20 @@ impl Target for Runtime<'_> {
         self.kept.take()
     }
 }
+
+/// `checks`, and a derived type's own ([`Extract::check`]) on the values of its schema that
+/// deserialize (for documents, extracted as JSON and typed at the end).
+pub(crate) fn with_typed<T: Extract>(mut checks: Checks) -> Checks {
+    checks.push(std::sync::Arc::new(
+        typed_check::<T> as fn(&Value, &mut Issues),
+    ));
+    checks
+}
+
+/// [`Extract::check`] on the value `json` deserializes to; a value that does not deserialize is the
+/// schema's to reject, not the check's.
+fn typed_check<T: Extract>(json: &Value, issues: &mut Issues) {
+    if let Ok(value) = T::deserialize(json) {
+        value.check(issues);
+    }
+}
