@@ -219,7 +219,7 @@ async fn a_broken_stream_still_reports_its_cost() {
                 .extract_all::<Entity>("x")
                 .await
                 .unwrap_err()
-                .map_partial(|item| serde_json::to_value(item).unwrap())
+                .map_kept(|item| serde_json::to_value(item).unwrap())
         } else {
             extractor.extract::<Person>("x").await.unwrap_err()
         };

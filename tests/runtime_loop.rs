@@ -844,7 +844,7 @@ async fn a_stream_error_comes_last_after_the_items_already_decoded() {
             ))),
             Err(LlmError::Stream {
                 message: "connection reset".into(),
-                partial: String::new(),
+                received: String::new(),
             }),
         ];
         Ok(Box::pin(stream::iter(events)) as ChatStream)
@@ -857,13 +857,13 @@ async fn a_stream_error_comes_last_after_the_items_already_decoded() {
         err.kind(),
         ExtractErrorKind::Llm(LlmError::Stream { .. })
     ));
-    assert_eq!(err.partial().len(), 2);
+    assert_eq!(err.kept().len(), 2);
     assert!(err.to_string().contains("2 item(s) kept"), "{err}");
     assert!(stream.next().await.is_none());
 
     let err = Entity::extract_all(&llm, "x").await.unwrap_err();
-    assert_eq!(err.partial()[1], entity("B", "person"), "typed");
-    assert_eq!(err.into_partial().len(), 2);
+    assert_eq!(err.kept()[1], entity("B", "person"), "typed");
+    assert_eq!(err.into_kept().len(), 2);
 }
 
 // ---- untyped twins ----

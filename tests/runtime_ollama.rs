@@ -358,16 +358,16 @@ async fn a_connection_dropped_mid_stream_keeps_the_items_and_says_so() {
         .extract_all::<Entity>("x")
         .await
         .unwrap_err();
-    let ExtractErrorKind::Llm(LlmError::Stream { message, partial }) = err.kind() else {
+    let ExtractErrorKind::Llm(LlmError::Stream { message, received }) = err.kind() else {
         panic!("not a stream error: {err:?}")
     };
     assert!(message.contains("connection broke"), "{message}");
     assert!(
-        partial.contains("\"IB"),
-        "the text received is kept: {partial}"
+        received.contains("\"IB"),
+        "the text received is kept: {received}"
     );
     assert_eq!(
-        err.partial(),
+        err.kept(),
         [entity("Ada", "person")],
         "the items kept, typed"
     );

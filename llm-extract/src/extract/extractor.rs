@@ -336,8 +336,8 @@ impl<L: Llm> Extractor<L> {
             Ok(report) => Ok(Extraction::new(items, report)),
             // The engine keeps the items' JSON where the failure leaves them standing: hand back
             // the same items, typed.
-            Err(err) if err.partial().is_empty() => Err(err.with_partial(Vec::new())),
-            Err(err) => Err(err.with_partial(items)),
+            Err(err) if err.kept().is_empty() => Err(err.with_kept(Vec::new())),
+            Err(err) => Err(err.with_kept(items)),
         }
     }
 

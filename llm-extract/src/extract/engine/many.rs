@@ -158,7 +158,7 @@ impl Engine<'_> {
             if let Some(err) = answer.error {
                 report.skipped = tally.unresolved.into_iter().map(|(_, s)| s).collect();
                 return Err(
-                    ExtractError::new(ExtractErrorKind::Llm(err), report).with_partial(kept.json)
+                    ExtractError::new(ExtractErrorKind::Llm(err), report).with_kept(kept.json)
                 );
             }
             // A repair answer that is only prose addressed none of the broken lines: they stay unresolved.

@@ -144,7 +144,7 @@ fn broken_attempt(
 fn failed_attempt(kind: AttemptKind, err: &LlmError, started: Instant) -> Attempt {
     Attempt {
         kind,
-        raw: err.partial().unwrap_or_default().to_owned(),
+        raw: err.received().unwrap_or_default().to_owned(),
         thinking: None,
         error: Some(AttemptError::Llm(err.clone())),
         usage: Usage::default(),

@@ -79,13 +79,13 @@ pub enum LlamaCppError {
         /// The panic's message.
         message: String,
     },
-    /// llama.cpp failed while generating; `partial` holds the text generated before.
+    /// llama.cpp failed while generating; `received` holds the text generated before.
     #[error("llama.cpp failed: {message}")]
     Engine {
         /// What went wrong.
         message: String,
         /// The text generated before the failure.
-        partial: String,
+        received: String,
     },
 }
 
@@ -106,7 +106,7 @@ impl LlamaCppError {
     pub(super) fn engine(message: impl std::fmt::Display) -> Self {
         LlamaCppError::Engine {
             message: message.to_string(),
-            partial: String::new(),
+            received: String::new(),
         }
     }
 }
