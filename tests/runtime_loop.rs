@@ -731,7 +731,7 @@ async fn a_looping_model_is_cut_short_and_its_distinct_items_are_kept() {
         out.value,
         [entity("Ada", "person"), entity("IBM", "company")]
     );
-    assert_eq!(out.report.finish, Some(Finish::Repetition));
+    assert_eq!(out.report.finish, Some(Finish::Loop));
     // The first answer and two recoveries (the attempt cap), each stopped at its loop.
     let kinds: Vec<AttemptKind> = out.report.attempts.iter().map(|a| a.kind).collect();
     assert_eq!(
@@ -746,7 +746,7 @@ async fn a_looping_model_is_cut_short_and_its_distinct_items_are_kept() {
         .report
         .attempts
         .iter()
-        .all(|a| a.finish == Some(Finish::Repetition)));
+        .all(|a| a.finish == Some(Finish::Loop)));
     assert_eq!(out.report.attempts[1].sampling.repeat_penalty, Some(1.3));
     assert!(
         produced.load(Ordering::SeqCst) < 20,

@@ -249,7 +249,7 @@ fn kind_name(error: &ExtractError) -> &'static str {
         ExtractErrorKind::Llm(_) => "backend",
         ExtractErrorKind::Invalid(_) => "invalid",
         ExtractErrorKind::Truncated(_) => "truncated",
-        ExtractErrorKind::Repetition(_) => "repetition",
+        ExtractErrorKind::Loop(_) => "loop",
         ExtractErrorKind::Budget { .. } => "budget",
         ExtractErrorKind::Template(_) => "template",
         ExtractErrorKind::Schema(_) => "schema",

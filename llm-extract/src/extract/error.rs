@@ -51,10 +51,10 @@ pub enum ExtractErrorKind {
     Invalid(ParseError),
     /// The answer was cut off by the token limit and what arrived does not validate: raise `max_tokens`.
     Truncated(ParseError),
-    /// The model looped on every attempt (each was stopped early, see [`Attempt::repetition`]); this is
+    /// The model looped on every attempt (each was stopped early, see [`Attempt::looped`]); this is
     /// the last loop. Raise the recovery penalty or temperature ([`LoopGuard`](crate::parse::LoopGuard)),
     /// or try a larger model.
-    Repetition(Loop),
+    Loop(Loop),
     /// The token budget was spent before a valid answer.
     Budget {
         /// The budget.
@@ -97,11 +97,7 @@ impl<T> ExtractError<T> {
     pub(crate) fn with_kept<U>(self, kept: Vec<U>) -> ExtractError<U> {
         let Inner { kind, report, .. } = *self.inner;
         ExtractError {
-            inner: Box::new(Inner {
-                kind,
-                report,
-                kept,
-            }),
+            inner: Box::new(Inner { kind, report, kept }),
         }
     }
 
@@ -151,11 +147,7 @@ impl<T> ExtractError<T> {
     /// # }
     /// ```
     pub fn map_kept<U>(self, f: impl FnMut(T) -> U) -> ExtractError<U> {
-        let Inner {
-            kind,
-            report,
-            kept,
-        } = *self.inner;
+        let Inner { kind, report, kept } = *self.inner;
         ExtractError {
             inner: Box::new(Inner {
                 kind,
@@ -181,7 +173,7 @@ impl std::fmt::Display for ExtractErrorKind {
                 "the answer was cut off by the token limit and is not valid as it stands ({err}); \
                  raise max_tokens"
             ),
-            ExtractErrorKind::Repetition(found) => write!(
+            ExtractErrorKind::Loop(found) => write!(
                 f,
                 "the model looped on every attempt ({found}); raise the recovery penalty or \
                  temperature of the loop guard, or use a larger model"
@@ -294,7 +286,7 @@ mod tests {
                 ..Usage::default()
             },
             finish: Some(crate::llm::Finish::Stop),
-            repetition: None,
+            looped: None,
             sampling: crate::report::Sampling::default(),
             items: 0,
             elapsed: std::time::Duration::ZERO,

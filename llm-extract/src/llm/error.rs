@@ -221,7 +221,9 @@ impl LlmError {
     /// The answer text received before a stream broke, if this error ended a stream.
     pub fn received(&self) -> Option<&str> {
         match self {
-            LlmError::Stream { received, .. } | LlmError::Blocked { received, .. } => Some(received),
+            LlmError::Stream { received, .. } | LlmError::Blocked { received, .. } => {
+                Some(received)
+            }
             _ => None,
         }
     }

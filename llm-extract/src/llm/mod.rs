@@ -278,8 +278,8 @@ pub enum Finish {
     /// The token limit or the context was reached: the answer is truncated.
     Length,
     /// We stopped it: the model was looping (one character, a phrase or items repeating); the attempt's
-    /// [`Attempt::repetition`](crate::report::Attempt::repetition) says what and where.
-    Repetition,
+    /// [`Attempt::looped`](crate::report::Attempt::looped) says what and where.
+    Loop,
     /// We stopped it: the requested maximum number of items was reached.
     MaxItems,
     /// Anything else the backend reported.
@@ -446,7 +446,7 @@ impl std::fmt::Display for Finish {
         match self {
             Finish::Stop => f.write_str("stop"),
             Finish::Length => f.write_str("length"),
-            Finish::Repetition => f.write_str("repetition"),
+            Finish::Loop => f.write_str("loop"),
             Finish::MaxItems => f.write_str("max items"),
             Finish::Other(reason) => f.write_str(reason),
         }
