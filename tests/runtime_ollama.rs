@@ -71,7 +71,7 @@ async fn one_value_sends_the_ollama_request_shape() {
     assert_eq!(
         &body["format"],
         Person::schema()
-            .for_dialect(Dialect::Ollama, Shape::One)
+            .for_dialect(Dialect::Gbnf, Shape::One)
             .unwrap()
     );
     assert!(
@@ -128,7 +128,7 @@ async fn constrained_lists_send_the_list_schema_and_decode_elements_as_they_stre
     assert_eq!(
         &server.requests()[0].json["format"],
         Entity::schema()
-            .for_dialect(Dialect::Ollama, Shape::List)
+            .for_dialect(Dialect::Gbnf, Shape::List)
             .unwrap()
     );
 }

@@ -67,7 +67,7 @@
 //!
 //! | backend | type | the schema is sent as |
 //! |---|---|---|
-//! | Ollama (`/api/chat`, `OLLAMA_HOST`) | [`Ollama`] | `format` ([`Dialect::Ollama`]) |
+//! | Ollama (`/api/chat`, `OLLAMA_HOST`) | [`Ollama`] | `format` ([`Dialect::Gbnf`]) |
 //! | vLLM, llama-server, LM Studio, OpenAI (`/v1/chat/completions`) | [`OpenAiCompatible`] | `response_format: json_schema` ([`Dialect::OpenAiStrict`]) |
 //! | Anthropic Messages API (`ANTHROPIC_API_KEY`) | [`llm::Anthropic`] | `output_config.format`, or one forced tool ([`Dialect::Anthropic`]) |
 //! | Gemini (`GEMINI_API_KEY`) | [`llm::Gemini`] | `generationConfig.responseJsonSchema` ([`Dialect::Gemini`]) |

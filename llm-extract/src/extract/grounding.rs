@@ -200,7 +200,7 @@ mod tests {
 
     impl<L: Llm> Llm for Grounding<L> {
         fn dialect(&self) -> crate::Dialect {
-            crate::Dialect::Ollama
+            crate::Dialect::Gbnf
         }
         fn constrains_json_lines(&self) -> bool {
             true
@@ -246,7 +246,7 @@ mod tests {
             }
             async { Ok(ChatResponse::new("{\"name\": \"John Smith\"}")) }
         })
-        .with_dialect(crate::Dialect::Ollama);
+        .with_dialect(crate::Dialect::Gbnf);
         Extractor::new(server)
             .extract_grounded_values(&schema(), text)
             .await
@@ -267,7 +267,7 @@ mod tests {
     #[test]
     fn only_the_grounding_renderings_the_embedded_engine_reads_keep_the_marks() {
         let set = schema();
-        let embedded = [crate::Dialect::Generic, crate::Dialect::Ollama];
+        let embedded = [crate::Dialect::Generic, crate::Dialect::Gbnf];
         for shape in [Shape::One, Shape::Line, Shape::List] {
             for dialect in embedded {
                 let marked = set.for_dialect_grounded(dialect, shape).unwrap();
@@ -292,7 +292,7 @@ mod tests {
         let set = schema();
         for dialect in [
             crate::Dialect::Generic,
-            crate::Dialect::Ollama,
+            crate::Dialect::Gbnf,
             crate::Dialect::OpenAiStrict,
         ] {
             let sent = set.for_dialect(dialect, Shape::Line).unwrap().to_string();

@@ -25,7 +25,7 @@ pub enum LlamaCppError {
     /// llama.cpp's JSON-Schema-to-grammar converter (the one Ollama enforces) rejected the schema.
     #[error(
         "llama.cpp's JSON-Schema-to-grammar converter (what Ollama enforces) rejected the schema: {message}. \
-         Render the schema for the Ollama dialect (SchemaSet::for_dialect(Dialect::Ollama, ..)) and keep to its \
+         Render the schema for the GBNF dialect (SchemaSet::for_dialect(Dialect::Gbnf, ..)) and keep to its \
          subset (no `{{}}` any-value, anchored patterns). Schema: {schema}"
     )]
     SchemaRejected {
