@@ -1,14 +1,14 @@
 //! Grounded extraction: every item comes with the [`Span`]s of its grounded values, and a value that
 //! does not occur in the text is an error the repair loop shows the model.
 //!
-//! The items of a target wrapped in [`Anchored`] (see `anchored.rs`): a value that is nowhere in the
+//! The items of a target wrapped in [`GroundedTarget`] (see `grounded_target.rs`): a value that is nowhere in the
 //! text is re-asked within the attempt cap; what is still ungrounded when the loop ends is handed back
 //! with [`MatchKind::NotFound`] spans, or left in [`Report::skipped`](crate::report::Report::skipped)
 //! (dropped) under [`Extractor::require_grounding`].
 
-use super::anchored::Anchored;
 use super::config::Input;
 use super::error::ExtractError;
+use super::grounded_target::GroundedTarget;
 use super::target::{Derived, Runtime, Target};
 use super::Extractor;
 use crate::ground::{Grounded, Source};
@@ -91,7 +91,7 @@ impl<L: Llm> Extractor<L> {
         source: &Source<'_>,
         input: Input,
     ) -> Result<Extraction<Vec<Grounded<G::Output>>>, ExtractError> {
-        let target = Anchored::new(target, source);
+        let target = GroundedTarget::new(target, source);
         let mut items = Vec::new();
         let mut push = |item: Grounded<G::Output>| items.push(item);
         let mut report = self.engine().many(&target, input, &mut push).await?;
@@ -104,7 +104,7 @@ impl<L: Llm> Extractor<L> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::extract::anchored::is_ungrounded;
+    use crate::extract::grounded_target::is_ungrounded;
     use crate::ground::MatchKind;
     use crate::llm::{from_fn, ChatResponse};
     use crate::schema::Shape;

@@ -135,7 +135,7 @@ pub struct ChatRequest {
     /// The source text of a grounded extraction. When `schema` carries grounding marks (`"x-grounded":
     /// true`, rendered by [`crate::schema::SchemaSet::for_dialect_grounded`]),
     /// a backend that [constrains grounding](Llm::constrains_grounding) decodes each marked string as a
-    /// verbatim span of this text. The others ignore it (their values are aligned after parsing).
+    /// verbatim span of this text. The others ignore it (their values are grounded after parsing).
     pub grounding: Option<Arc<str>>,
 }
 
@@ -399,7 +399,7 @@ pub trait Llm: Send + Sync {
 
     /// Whether this backend decodes the strings a schema marks grounded as verbatim spans of
     /// [`ChatRequest::grounding`] (the embedded llama.cpp engine, through its grammar). A server cannot:
-    /// the default is `false`, and grounded values are then aligned with the source after parsing.
+    /// the default is `false`, and grounded values are then looked up in the source after parsing.
     fn constrains_grounding(&self) -> bool {
         false
     }
