@@ -1,5 +1,5 @@
 //! The extraction loop against scripted closures: exact message shapes of repairs and continuations,
-//! caps, truncation, repetition, max_items, budget, templates, modes, streams and untyped twins.
+//! caps, truncation, loops, max_items, budget, templates, modes, streams and untyped twins.
 
 mod support;
 
@@ -140,7 +140,7 @@ async fn history_holds_only_the_last_bad_answer() {
 #[tokio::test]
 async fn a_long_bad_answer_is_cut_before_it_is_quoted_back() {
     // Long but not a loop: distinct numbers (far longer than the input "x", so the string bound of
-    // the loop guard is off here; it is tested in tests/repetition_props.rs).
+    // the loop guard is off here; it is tested in tests/loop_props.rs).
     let words: String = (0..10_000).map(|i| format!("{i} ")).collect();
     let long = format!("{{\"name\": \"{words}\", \"age\": \"x\"}}");
     let (llm, log) = scripted(vec![answer(&long), answer(r#"{"name": "A", "age": 1}"#)]);
