@@ -1,10 +1,11 @@
 //! Grounded extraction: every item comes with the [`Span`]s of its grounded values, and a value that
 //! does not occur in the text is an error the repair loop shows the model.
 //!
-//! The items of a target wrapped in [`GroundedTarget`] (see `grounded_target.rs`): a value that is nowhere in the
-//! text is re-asked within the attempt cap; what is still ungrounded when the loop ends is handed back
-//! with [`MatchKind::NotFound`] spans, or left in [`Report::skipped`](crate::report::Report::skipped)
-//! (dropped) under [`Extractor::require_grounding`].
+//! The items of a target wrapped in [`GroundedTarget`] (see `grounded_target.rs`): a value that is
+//! nowhere in the text is re-asked within the attempt cap; what is still ungrounded when the loop ends
+//! is handed back with [`MatchKind::NotFound`] spans, or left in
+//! [`Report::skipped`](crate::report::Report::skipped) (dropped) under
+//! [`Extractor::require_grounding`].
 
 use super::config::Input;
 use super::error::ExtractError;

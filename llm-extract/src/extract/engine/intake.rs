@@ -19,8 +19,8 @@ pub(super) struct Kept {
     pub fixes: Vec<Fix>,
 }
 
-/// Takes the decoder's events of one answer: holds back copies of recent items, drops duplicates of kept items in
-/// follow-up answers, counts, and hands items on.
+/// Takes the decoder's events of one answer: holds back copies of recent items, drops duplicates of
+/// kept items in follow-up answers, counts, and hands items on.
 pub(super) struct Intake<'k, 's, O> {
     kept: &'k mut Kept,
     sink: &'k mut (dyn FnMut(O) + Send + 's),
