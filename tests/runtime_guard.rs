@@ -180,6 +180,41 @@ async fn items_that_cycle_are_stopped_and_the_list_continues_after_the_last_good
 }
 
 #[tokio::test]
+async fn item_copies_is_the_number_of_copies_in_a_row_that_make_a_loop() {
+    let answer = || Answer::new(items(&["Ada", "Ada", "Bob"]));
+    // One copy is within the default of two.
+    let server = TestServer::script(vec![ollama(answer())]);
+    let llm = ollama_client(&server);
+    let out = Extractor::new(&llm)
+        .mode(Mode::Prompted)
+        .extract_all::<Entity>("x")
+        .await
+        .unwrap();
+    assert_eq!(out.report.attempts.len(), 1);
+    assert_eq!(out.report.attempts[0].looped, None);
+
+    // At one, the first copy is a loop: the stream stops there and the list continues after Ada.
+    let server = TestServer::script(vec![ollama(answer()), ollama(Answer::new(items(&["Cyd"])))]);
+    let llm = ollama_client(&server);
+    let out = Extractor::new(&llm)
+        .mode(Mode::Prompted)
+        .item_copies(1)
+        .extract_all::<Entity>("x")
+        .await
+        .unwrap();
+    let looped = &out.report.attempts[0];
+    assert_eq!(looped.finish, Some(Finish::Loop));
+    assert_eq!(
+        looped.looped.as_ref().map(|l| l.kind),
+        Some(LoopKind::Items)
+    );
+    assert_eq!(
+        out.value,
+        [entity("Ada", "person"), entity("Cyd", "person")]
+    );
+}
+
+#[tokio::test]
 async fn max_items_stops_the_stream_and_still_reports_its_cost() {
     let list = items(&["Ada", "Bob", "Cyd"]);
     let server = TestServer::script(vec![ollama(

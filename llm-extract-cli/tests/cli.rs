@@ -1419,7 +1419,7 @@ fn run_names_the_keywords_the_backend_will_not_enforce_unless_quiet() {
         .collect();
     assert_eq!(
         notes,
-        ["llm-extract: note: ollama will not enforce uniqueItems (checked locally)"]
+        ["llm-extract: note: gbnf will not enforce uniqueItems (checked locally)"]
     );
     let quiet = run(true);
     assert_eq!(quiet.status.code(), Some(0), "{}", stderr_of(&quiet));
