@@ -6,15 +6,15 @@
 //! or list items that cycle (`A, B, A, B, …`). The grammar cannot stop it, so the extraction loop asks
 //! these detectors after every delta and drops the stream when one fires.
 //!
-//! - [`LoopDetector`] sees the bytes. For each period `p` up to [`LoopGuard::max_period`] it keeps the number
-//!   of consecutive bytes equal to the byte `p` positions back (a ring buffer of the last bytes), so a
-//!   substring of period `p` repeated is seen in `O(max_period)` work per byte, with no re-scan of the
-//!   prefix. It also counts one byte repeated inside a string or number, and whitespace between tokens
-//!   (a lexer state of three flags tells the two apart), and, when given a bound
-//!   ([`LoopDetector::max_string`]), the characters of the current string value: a small model often writes
-//!   the rest of the source into the first string (`"A-77, customer_name: Greenleaf Design, …`) for
-//!   hundreds of bytes before anything repeats, and a value cannot hold more than the source it is
-//!   extracted from ([`LoopGuard::string_margin`]).
+//! - [`LoopDetector`] sees the bytes. For each period `p` up to [`LoopGuard::max_period`] it keeps
+//!   the number of consecutive bytes equal to the byte `p` positions back (a ring buffer of the
+//!   last bytes), so a substring of period `p` repeated is seen in `O(max_period)` work per byte,
+//!   with no re-scan of the prefix. It also counts one byte repeated inside a string or number, and
+//!   whitespace between tokens (a lexer state of three flags tells the two apart), and, when given
+//!   a bound ([`LoopDetector::max_string`]), the characters of the current string value: a small
+//!   model often writes the rest of the source into the first string (`"A-77, customer_name:
+//!   Greenleaf Design, …`) for hundreds of bytes before anything repeats, and a value cannot hold
+//!   more than the source it is extracted from ([`LoopGuard::string_margin`]).
 //! - [`ItemWindow`] sees the completed items (as a hash of their canonical text): an item equal to one of
 //!   the last [`LoopGuard::item_window`] items is a copy; [`LoopGuard::item_copies`] copies in a row
 //!   are a loop (one item again and again, or a cycle of several).
@@ -192,8 +192,8 @@ impl LoopGuard {
     }
 
     /// Sets [`LoopGuard::item_copies`].
-    pub fn item_copies(mut self, items: usize) -> Self {
-        self.item_copies = items;
+    pub fn item_copies(mut self, copies: usize) -> Self {
+        self.item_copies = copies;
         self
     }
 
