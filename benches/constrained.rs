@@ -21,7 +21,7 @@ use std::time::Duration;
 const TEXT: &str = "Marie Curie was a physicist born in Warsaw. She worked at the University of Paris with \
     Pierre Curie, her husband. In 1903 she shared the Nobel Prize in Physics with him and Henri Becquerel.";
 
-/// The Ollama-dialect line schema of a tagged enum: entity, relationship or attribute.
+/// The GBNF-dialect line schema of a tagged enum: entity, relationship or attribute.
 fn line_schema() -> Value {
     let string = || json!({"type": "string"});
     json!({"oneOf": [

@@ -28,7 +28,7 @@
 //!   and their median.
 //! - **threads**: the same batch as **server**, one at a time, with 1 thread vs all logical CPUs.
 
-use llm_extract::batch::{Batch, Document};
+use llm_extract::batch::{Batch, Record};
 use llm_extract::extract::Extractor;
 use llm_extract::llm::llama_cpp::{model_path_from_env, LlamaCpp};
 use llm_extract::{ChatRequest, Dialect, Extract, Llm, OpenAiCompatible, Schema, Shape};
@@ -66,11 +66,11 @@ const VENDORS: &[&str] = &[
 const CURRENCIES: &[&str] = &["EUR", "USD", "GBP", "JPY"];
 
 /// 24 short invoices, different enough that no two answers are alike.
-fn invoices() -> Vec<Document> {
+fn invoices() -> Vec<Record> {
     invoice_texts()
         .into_iter()
         .enumerate()
-        .map(|(i, text)| Document::new(format!("invoice-{i:02}"), text))
+        .map(|(i, text)| Record::new(format!("invoice-{i:02}"), text))
         .collect()
 }
 
@@ -315,7 +315,7 @@ fn long_system_prompt() -> String {
 fn prefix_part(model: &Path) {
     let system = long_system_prompt();
     let schema = Invoice::schema()
-        .for_dialect(Dialect::Ollama, Shape::One)
+        .for_dialect(Dialect::Gbnf, Shape::One)
         .unwrap_or_else(|e| fail(&e))
         .clone();
     let requests: Vec<ChatRequest> = invoice_texts()

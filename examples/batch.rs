@@ -10,7 +10,7 @@
 #[path = "support/backend.rs"]
 mod backend;
 
-use llm_extract::batch::{Batch, Document};
+use llm_extract::batch::{Batch, Record};
 use llm_extract::extract::Extractor;
 use llm_extract::{Extract, Schema};
 use serde::Deserialize;
@@ -50,7 +50,7 @@ const DOCUMENTS: &[(&str, &str)] = &[
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let llm = backend::from_env_and_args()?;
     let batch = Batch::new(Extractor::new(llm).max_tokens(96).temperature(0.0)).concurrency(2);
-    let documents = DOCUMENTS.iter().map(|(id, text)| Document::new(*id, *text));
+    let documents = DOCUMENTS.iter().map(|(id, text)| Record::new(*id, *text));
 
     let results = batch
         .extract_many(Company::schema(), documents, |progress| {

@@ -174,7 +174,7 @@ fn report(label: &str, case: &str, run: &Run) {
     let loops: Vec<String> = run
         .attempts
         .iter()
-        .filter_map(|a| a.repetition.as_ref().map(|l| l.to_string()))
+        .filter_map(|a| a.looped.as_ref().map(|l| l.to_string()))
         .collect();
     println!(
         "{label:3} {case:10} valid={} items={} tokens={} {:.1}s longest-normal-run={}  {}  {}  {}",

@@ -1,5 +1,5 @@
 //! The embedded llama.cpp engine on a real model: constrained decoding (llguidance and llama.cpp's GBNF
-//! sampler), JSON Lines, streaming, cancellation, limits and errors. Also: every Ollama-dialect schema of
+//! sampler), JSON Lines, streaming, cancellation, limits and errors. Also: every GBNF-dialect schema of
 //! the annotated types converts to a grammar with llama.cpp's converter (the one Ollama enforces).
 //!
 //! The model is loaded once for the binary (see `llama_common`); answers are kept short.
@@ -26,7 +26,7 @@ use std::time::Duration;
 const PATIENCE: Duration = Duration::from_secs(120);
 
 fn ollama_schema(set: &SchemaSet, shape: Shape) -> Value {
-    set.for_dialect(Dialect::Ollama, shape)
+    set.for_dialect(Dialect::Gbnf, shape)
         .unwrap_or_else(|e| panic!("{} {shape:?}: {e}", set.name()))
         .clone()
 }

@@ -120,7 +120,7 @@ async fn a_small_token_limit_keeps_every_complete_item_and_reports_length() {
     let items = Extractor::new(model())
         .max_tokens(70)
         .max_continuations(0)
-        .repeat_limit(0)
+        .item_copies(0)
         .extract_all::<OntologyItem>(ONTOLOGY_TEXT)
         .await
         .unwrap();

@@ -1,6 +1,6 @@
 //! Grounding by construction on the embedded engine: under llguidance, a grounded string can only be a
 //! span of the source, so every grounded value the real model writes is an exact span at its offsets,
-//! with no re-asking; under llama.cpp's GBNF sampler (no such lexeme) the same values are aligned after
+//! with no re-asking; under llama.cpp's GBNF sampler (no such lexeme) the same values are grounded after
 //! parsing and reported honestly.
 #![cfg(feature = "llama-cpp")]
 
@@ -72,7 +72,7 @@ async fn every_grounded_value_of_the_embedded_engine_is_an_exact_span_at_its_off
 }
 
 #[tokio::test]
-async fn without_llguidance_the_values_are_aligned_after_parsing() {
+async fn without_llguidance_the_values_are_grounded_after_parsing() {
     let gbnf = LlamaCpp::builder(model().model_path())
         .grammar_engine(GrammarEngine::Gbnf)
         .build()

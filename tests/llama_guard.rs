@@ -28,7 +28,7 @@ const LOOPING_FACTS: &str = FACT_TEXTS[0];
 const CONTEXT: u64 = 4096;
 
 fn looped(attempt: &Attempt) -> bool {
-    attempt.finish == Some(Finish::Repetition) && attempt.repetition.is_some()
+    attempt.finish == Some(Finish::Loop) && attempt.looped.is_some()
 }
 
 #[tokio::test]

@@ -437,7 +437,7 @@ async fn transport_faults_are_typed() {
         let ok = match check {
             "InvalidResponse" => matches!(err, LlmError::InvalidResponse { .. }),
             "Stream" => {
-                matches!(&err, LlmError::Stream { partial, .. } if partial.contains("name"))
+                matches!(&err, LlmError::Stream { received, .. } if received.contains("name"))
             }
             "Timeout" => matches!(
                 err,

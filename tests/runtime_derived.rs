@@ -52,7 +52,7 @@ async fn a_tagged_enum_streams_over_ollama_as_a_constrained_list() {
     assert_eq!(
         &server.requests()[0].json["format"],
         OntologyItem::schema()
-            .for_dialect(Dialect::Ollama, Shape::List)
+            .for_dialect(Dialect::Gbnf, Shape::List)
             .unwrap()
     );
 }

@@ -101,11 +101,11 @@ async fn an_array_looping_inside_one_value_is_stopped_recovered_and_reported_wit
 
     // The first attempt was stopped after four copies, long before the 57 the model would have written.
     let looped = &out.report.attempts[0];
-    assert_eq!(looped.finish, Some(Finish::Repetition));
-    let found = looped.repetition.clone().expect("the loop is recorded");
+    assert_eq!(looped.finish, Some(Finish::Loop));
+    let found = looped.looped.clone().expect("the loop is recorded");
     assert_eq!(found.kind, LoopKind::Elements);
     assert_eq!(found.path.as_deref(), Some("/attendees"));
-    assert!(matches!(&looped.error, Some(AttemptError::Repetition(l)) if *l == found));
+    assert!(matches!(&looped.error, Some(AttemptError::Loop(l)) if *l == found));
     let copy = SENTENCE.len() + 4;
     assert!(
         found.detected_at < runaway.find('[').unwrap() + 5 * copy,
@@ -123,7 +123,7 @@ async fn an_array_looping_inside_one_value_is_stopped_recovered_and_reported_wit
     // The next attempt is a recovery with a repeat penalty.
     let recovery = &out.report.attempts[1];
     assert_eq!(recovery.kind, AttemptKind::Recovery);
-    assert!(recovery.error.is_none() && recovery.repetition.is_none());
+    assert!(recovery.error.is_none() && recovery.looped.is_none());
     let requests = script.requests.lock().unwrap();
     assert_eq!(requests[0].repeat_penalty, None);
     assert_eq!(requests[1].repeat_penalty, Some(1.3));
@@ -141,7 +141,7 @@ async fn a_model_that_keeps_looping_in_the_array_fails_with_the_loop_and_its_pat
         .unwrap_err();
     // On the last attempt the value cut at the loop is no value either (`place` never came).
     match err.kind() {
-        ExtractErrorKind::Repetition(found) => {
+        ExtractErrorKind::Loop(found) => {
             assert_eq!(found.kind, LoopKind::Elements);
             assert_eq!(found.path.as_deref(), Some("/attendees"));
         }
@@ -151,7 +151,7 @@ async fn a_model_that_keeps_looping_in_the_array_fails_with_the_loop_and_its_pat
     assert!(err
         .attempts()
         .iter()
-        .all(|a| a.finish == Some(Finish::Repetition)));
+        .all(|a| a.finish == Some(Finish::Loop)));
     assert!(err.to_string().contains("/attendees"), "{err}");
 }
 
@@ -167,7 +167,7 @@ async fn legitimately_repeated_short_values_are_not_stopped() {
         .unwrap();
     assert_eq!(out.value["attendees"].as_array().map(Vec::len), Some(6));
     assert_eq!(out.report.attempts.len(), 1);
-    assert_eq!(out.report.attempts[0].repetition, None);
+    assert_eq!(out.report.attempts[0].looped, None);
 }
 
 #[tokio::test]
@@ -197,8 +197,8 @@ async fn on_the_last_attempt_the_value_cut_at_the_loop_keeps_the_first_copy() {
         json!({"title": "Quarterly planning", "attendees": [SENTENCE]})
     );
     let attempt = &out.report.attempts[0];
-    assert_eq!(attempt.finish, Some(Finish::Repetition));
-    let found = attempt.repetition.as_ref().expect("the loop is recorded");
+    assert_eq!(attempt.finish, Some(Finish::Loop));
+    let found = attempt.looped.as_ref().expect("the loop is recorded");
     assert_eq!(found.path.as_deref(), Some("/attendees"));
     assert!(
         !out.report.fixes.is_empty(),
@@ -227,8 +227,8 @@ async fn a_list_item_looping_inside_is_stopped_and_the_list_continues_after_the_
     assert_eq!(titles, ["Standup", "Quarterly planning"]);
     assert_eq!(out.value[1]["attendees"], json!(["Maria Lopez", "Ken Ito"]));
     let looped = &out.report.attempts[0];
-    assert_eq!(looped.finish, Some(Finish::Repetition));
-    let found = looped.repetition.as_ref().expect("the loop is recorded");
+    assert_eq!(looped.finish, Some(Finish::Loop));
+    let found = looped.looped.as_ref().expect("the loop is recorded");
     assert_eq!(found.kind, LoopKind::Elements);
     assert_eq!(found.path.as_deref(), Some("/attendees"));
     assert!(looped.raw.len() < runaway.len() / 4, "{}", looped.raw.len());

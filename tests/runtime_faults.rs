@@ -595,7 +595,7 @@ async fn partial_values_start_over_when_the_stream_restarts() {
             Ok(ChatEvent::Restart {
                 error: LlmError::Stream {
                     message: "the connection broke".into(),
-                    partial: r#"{"name": "Gra"#.into(),
+                    received: r#"{"name": "Gra"#.into(),
                 },
                 usage: Usage::default(),
             }),

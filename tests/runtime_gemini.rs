@@ -309,7 +309,7 @@ async fn transport_faults_are_typed() {
         let ok = match prompt {
             "garbage" => matches!(err, LlmError::InvalidResponse { .. }),
             "drop" | "nothing" => {
-                matches!(&err, LlmError::Stream { partial, .. } if partial.contains("name"))
+                matches!(&err, LlmError::Stream { received, .. } if received.contains("name"))
             }
             "stall" => matches!(
                 err,

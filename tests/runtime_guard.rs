@@ -52,11 +52,11 @@ async fn ollama_a_digit_run_is_stopped_and_the_next_attempt_adds_a_repeat_penalt
     assert_eq!(out.report.attempts.len(), 2);
 
     let looped = &out.report.attempts[0];
-    assert_eq!(looped.finish, Some(Finish::Repetition));
-    let found = looped.repetition.clone().expect("where the loop started");
+    assert_eq!(looped.finish, Some(Finish::Loop));
+    let found = looped.looped.clone().expect("where the loop started");
     assert_eq!(found.kind, LoopKind::Run);
     assert_eq!(found.start, looped.raw.find("00").unwrap());
-    assert!(matches!(looped.error, Some(AttemptError::Repetition(_))));
+    assert!(matches!(looped.error, Some(AttemptError::Loop(_))));
     // Stopped after the run limit, long before the 400 zeros the server had.
     assert!(looped.raw.len() < 80, "{}", looped.raw);
     assert!(looped.usage.estimated);
@@ -99,7 +99,7 @@ async fn openai_a_digit_run_is_stopped_and_the_next_attempt_adds_a_frequency_pen
         .await
         .unwrap();
     assert_eq!(out.value.age, 36);
-    assert_eq!(out.report.attempts[0].finish, Some(Finish::Repetition));
+    assert_eq!(out.report.attempts[0].finish, Some(Finish::Loop));
     assert!(
         out.report.attempts[0].usage.estimated
             && out.report.attempts[0].usage.completion_tokens > 0
@@ -124,10 +124,7 @@ async fn a_model_that_always_loops_fails_with_the_loop_and_its_cost() {
         .extract::<Person>("Ada, 36.")
         .await
         .unwrap_err();
-    assert!(
-        matches!(err.kind(), ExtractErrorKind::Repetition(_)),
-        "{err}"
-    );
+    assert!(matches!(err.kind(), ExtractErrorKind::Loop(_)), "{err}");
     assert_eq!(err.attempts().len(), 3);
     // The third attempt adds a temperature with a fixed seed.
     let third = &server.requests()[2].json["options"];
@@ -165,9 +162,9 @@ async fn items_that_cycle_are_stopped_and_the_list_continues_after_the_last_good
         ]
     );
     let looped = &out.report.attempts[0];
-    assert_eq!(looped.finish, Some(Finish::Repetition));
+    assert_eq!(looped.finish, Some(Finish::Loop));
     assert_eq!(
-        looped.repetition.as_ref().map(|l| l.kind),
+        looped.looped.as_ref().map(|l| l.kind),
         Some(LoopKind::Items)
     );
     assert_eq!(looped.items, 2);
@@ -180,6 +177,41 @@ async fn items_that_cycle_are_stopped_and_the_list_continues_after_the_last_good
     assert!(done.contains("Ada") && done.contains("Bob"), "{done}");
     assert!(second.last_message().contains("repeated items"));
     assert!(second.json["options"]["repeat_penalty"].as_f64().is_some());
+}
+
+#[tokio::test]
+async fn item_copies_is_the_number_of_copies_in_a_row_that_make_a_loop() {
+    let answer = || Answer::new(items(&["Ada", "Ada", "Bob"]));
+    // One copy is within the default of two.
+    let server = TestServer::script(vec![ollama(answer())]);
+    let llm = ollama_client(&server);
+    let out = Extractor::new(&llm)
+        .mode(Mode::Prompted)
+        .extract_all::<Entity>("x")
+        .await
+        .unwrap();
+    assert_eq!(out.report.attempts.len(), 1);
+    assert_eq!(out.report.attempts[0].looped, None);
+
+    // At one, the first copy is a loop: the stream stops there and the list continues after Ada.
+    let server = TestServer::script(vec![ollama(answer()), ollama(Answer::new(items(&["Cyd"])))]);
+    let llm = ollama_client(&server);
+    let out = Extractor::new(&llm)
+        .mode(Mode::Prompted)
+        .item_copies(1)
+        .extract_all::<Entity>("x")
+        .await
+        .unwrap();
+    let looped = &out.report.attempts[0];
+    assert_eq!(looped.finish, Some(Finish::Loop));
+    assert_eq!(
+        looped.looped.as_ref().map(|l| l.kind),
+        Some(LoopKind::Items)
+    );
+    assert_eq!(
+        out.value,
+        [entity("Ada", "person"), entity("Cyd", "person")]
+    );
 }
 
 #[tokio::test]
@@ -219,7 +251,7 @@ async fn a_broken_stream_still_reports_its_cost() {
                 .extract_all::<Entity>("x")
                 .await
                 .unwrap_err()
-                .map_partial(|item| serde_json::to_value(item).unwrap())
+                .map_kept(|item| serde_json::to_value(item).unwrap())
         } else {
             extractor.extract::<Person>("x").await.unwrap_err()
         };
@@ -289,8 +321,8 @@ async fn a_loop_after_a_complete_value_keeps_the_value_and_asks_nothing_more() {
     assert_eq!(out.report.attempts.len(), 1, "{:?}", out.report.attempts);
     let attempt = &out.report.attempts[0];
     assert!(attempt.error.is_none(), "{attempt:?}");
-    assert_eq!(attempt.finish, Some(Finish::Repetition));
-    assert!(attempt.repetition.is_some());
+    assert_eq!(attempt.finish, Some(Finish::Loop));
+    assert!(attempt.looped.is_some());
     assert!(attempt.usage.completion_tokens > 0 && attempt.usage.estimated);
     assert_eq!(server.requests().len(), 1);
 }

@@ -1,5 +1,5 @@
 //! The extraction loop against scripted closures: exact message shapes of repairs and continuations,
-//! caps, truncation, repetition, max_items, budget, templates, modes, streams and untyped twins.
+//! caps, truncation, loops, max_items, budget, templates, modes, streams and untyped twins.
 
 mod support;
 
@@ -140,7 +140,7 @@ async fn history_holds_only_the_last_bad_answer() {
 #[tokio::test]
 async fn a_long_bad_answer_is_cut_before_it_is_quoted_back() {
     // Long but not a loop: distinct numbers (far longer than the input "x", so the string bound of
-    // the loop guard is off here; it is tested in tests/repetition_props.rs).
+    // the loop guard is off here; it is tested in tests/loop_props.rs).
     let words: String = (0..10_000).map(|i| format!("{i} ")).collect();
     let long = format!("{{\"name\": \"{words}\", \"age\": \"x\"}}");
     let (llm, log) = scripted(vec![answer(&long), answer(r#"{"name": "A", "age": 1}"#)]);
@@ -731,7 +731,7 @@ async fn a_looping_model_is_cut_short_and_its_distinct_items_are_kept() {
         out.value,
         [entity("Ada", "person"), entity("IBM", "company")]
     );
-    assert_eq!(out.report.finish, Some(Finish::Repetition));
+    assert_eq!(out.report.finish, Some(Finish::Loop));
     // The first answer and two recoveries (the attempt cap), each stopped at its loop.
     let kinds: Vec<AttemptKind> = out.report.attempts.iter().map(|a| a.kind).collect();
     assert_eq!(
@@ -746,7 +746,7 @@ async fn a_looping_model_is_cut_short_and_its_distinct_items_are_kept() {
         .report
         .attempts
         .iter()
-        .all(|a| a.finish == Some(Finish::Repetition)));
+        .all(|a| a.finish == Some(Finish::Loop)));
     assert_eq!(out.report.attempts[1].sampling.repeat_penalty, Some(1.3));
     assert!(
         produced.load(Ordering::SeqCst) < 20,
@@ -844,7 +844,7 @@ async fn a_stream_error_comes_last_after_the_items_already_decoded() {
             ))),
             Err(LlmError::Stream {
                 message: "connection reset".into(),
-                partial: String::new(),
+                received: String::new(),
             }),
         ];
         Ok(Box::pin(stream::iter(events)) as ChatStream)
@@ -857,13 +857,13 @@ async fn a_stream_error_comes_last_after_the_items_already_decoded() {
         err.kind(),
         ExtractErrorKind::Llm(LlmError::Stream { .. })
     ));
-    assert_eq!(err.partial().len(), 2);
+    assert_eq!(err.kept().len(), 2);
     assert!(err.to_string().contains("2 item(s) kept"), "{err}");
     assert!(stream.next().await.is_none());
 
     let err = Entity::extract_all(&llm, "x").await.unwrap_err();
-    assert_eq!(err.partial()[1], entity("B", "person"), "typed");
-    assert_eq!(err.into_partial().len(), 2);
+    assert_eq!(err.kept()[1], entity("B", "person"), "typed");
+    assert_eq!(err.into_kept().len(), 2);
 }
 
 // ---- untyped twins ----

@@ -71,7 +71,7 @@ async fn one_value_sends_the_ollama_request_shape() {
     assert_eq!(
         &body["format"],
         Person::schema()
-            .for_dialect(Dialect::Ollama, Shape::One)
+            .for_dialect(Dialect::Gbnf, Shape::One)
             .unwrap()
     );
     assert!(
@@ -128,7 +128,7 @@ async fn constrained_lists_send_the_list_schema_and_decode_elements_as_they_stre
     assert_eq!(
         &server.requests()[0].json["format"],
         Entity::schema()
-            .for_dialect(Dialect::Ollama, Shape::List)
+            .for_dialect(Dialect::Gbnf, Shape::List)
             .unwrap()
     );
 }
@@ -358,16 +358,16 @@ async fn a_connection_dropped_mid_stream_keeps_the_items_and_says_so() {
         .extract_all::<Entity>("x")
         .await
         .unwrap_err();
-    let ExtractErrorKind::Llm(LlmError::Stream { message, partial }) = err.kind() else {
+    let ExtractErrorKind::Llm(LlmError::Stream { message, received }) = err.kind() else {
         panic!("not a stream error: {err:?}")
     };
     assert!(message.contains("connection broke"), "{message}");
     assert!(
-        partial.contains("\"IB"),
-        "the text received is kept: {partial}"
+        received.contains("\"IB"),
+        "the text received is kept: {received}"
     );
     assert_eq!(
-        err.partial(),
+        err.kept(),
         [entity("Ada", "person")],
         "the items kept, typed"
     );

@@ -141,7 +141,7 @@ async fn a_stream_that_ends_without_finish_or_done_is_an_error() {
     }
     let err = last.unwrap().unwrap_err();
     assert!(
-        matches!(&err, LlmError::Stream { partial, .. } if partial == r#"{"name": "Ada""#),
+        matches!(&err, LlmError::Stream { received, .. } if received == r#"{"name": "Ada""#),
         "{err:?}"
     );
 }

@@ -48,8 +48,8 @@ macro_rules! snapshots {
             }
 
             #[test]
-            fn ollama() {
-                insta::assert_json_snapshot!(dialect_snapshot::<$ty>(Dialect::Ollama));
+            fn gbnf() {
+                insta::assert_json_snapshot!(dialect_snapshot::<$ty>(Dialect::Gbnf));
             }
 
             #[test]

@@ -211,7 +211,7 @@ fn options() -> Result<Options, Box<dyn Error>> {
             "--min-span" => {
                 let span = args.next().ok_or("--min-span needs a number")?.parse()?;
                 let on = options.on;
-                options.on = on.period(on.max_period, on.min_repeats, span);
+                options.on = on.period(on.max_period, on.min_times, span);
             }
             "--recovery-penalty" => {
                 let penalty = args
@@ -260,7 +260,7 @@ fn kind_name<T>(error: &ExtractError<T>) -> &'static str {
         ExtractErrorKind::Llm(_) => "backend",
         ExtractErrorKind::Invalid(_) => "invalid",
         ExtractErrorKind::Truncated(_) => "truncated",
-        ExtractErrorKind::Repetition(_) => "repetition",
+        ExtractErrorKind::Loop(_) => "loop",
         ExtractErrorKind::Budget { .. } => "budget",
         _ => "other",
     }
@@ -428,7 +428,7 @@ async fn run_kind<T: Extract + Serialize>(
                         attempt.usage.prompt_tokens,
                         attempt.usage.completion_tokens,
                         attempt.finish,
-                        attempt.repetition.as_ref().map(|r| (r.kind, r.start)),
+                        attempt.looped.as_ref().map(|r| (r.kind, r.start)),
                         attempt.raw
                     );
                 }

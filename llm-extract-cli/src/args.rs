@@ -84,7 +84,7 @@ lines are printed as they complete; an empty jsonl answer is a warning on standa
     Prompt(PromptArgs),
     /// Show what would be sent: the schema in a backend's dialect, or the format instructions.
     #[command(after_help = format!("Examples:
-  llm-extract schema --schema person.json --dialect ollama
+  llm-extract schema --schema person.json --dialect gbnf
   llm-extract schema --signature '{{name :string, tags [:string]}}' --dialect openai --jsonl
   llm-extract schema --schema person.json --instructions
 
@@ -683,8 +683,9 @@ pub enum DialectArg {
     /// The generation schema (draft 2020-12): the file's, with local $refs inlined (recursive ones
     /// kept) and objects that list their properties closed.
     Generic,
-    /// What Ollama, llama.cpp and llama-server enforce.
-    Ollama,
+    /// llama.cpp's JSON-Schema-to-GBNF converter, used by Ollama and llama-server.
+    #[value(alias = "ollama")]
+    Gbnf,
     /// OpenAI's strict structured outputs.
     Openai,
     /// Anthropic's structured outputs and tool input schemas.

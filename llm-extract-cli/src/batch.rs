@@ -7,7 +7,7 @@ use crate::input::{template, Documents, Source};
 use crate::output::{progress_bar, save_raw};
 use crate::schema;
 use indicatif::ProgressBar;
-use llm_extract::batch::{Batch, Document, DocumentResult, Progress};
+use llm_extract::batch::{Batch, Progress, Record, RecordResult};
 use llm_extract::extract::{ExtractError, ExtractErrorKind};
 use llm_extract::schema::DynamicSchema;
 use serde_json::{json, Value};
@@ -172,9 +172,9 @@ fn pending_documents<'a>(
     source: Source,
     pending: &'a [usize],
     unreadable: &'a RefCell<Vec<Unreadable>>,
-) -> impl Iterator<Item = Document> + 'a {
+) -> impl Iterator<Item = Record> + 'a {
     let mut wanted = pending.iter().copied().peekable();
-    let all: Box<dyn Iterator<Item = (usize, Result<Document, Unreadable>)>> = match source {
+    let all: Box<dyn Iterator<Item = (usize, Result<Record, Unreadable>)>> = match source {
         Source::Files(files) => Box::new(
             files
                 .into_iter()
@@ -206,9 +206,9 @@ struct Unreadable {
     message: String,
 }
 
-fn read_document(id: String, path: &Path) -> Result<Document, Unreadable> {
+fn read_document(id: String, path: &Path) -> Result<Record, Unreadable> {
     match std::fs::read_to_string(path) {
-        Ok(text) => Ok(Document::new(id, text)),
+        Ok(text) => Ok(Record::new(id, text)),
         Err(e) => {
             let message = format!("cannot read {}: {e}", path.display());
             Err(Unreadable { id, message })
@@ -217,7 +217,7 @@ fn read_document(id: String, path: &Path) -> Result<Document, Unreadable> {
 }
 
 /// One line of the output for one document.
-fn record(result: &DocumentResult) -> Value {
+fn record(result: &RecordResult) -> Value {
     match &result.outcome {
         Ok(extraction) => {
             let mut line = json!({
@@ -249,7 +249,7 @@ fn kind_name(error: &ExtractError) -> &'static str {
         ExtractErrorKind::Llm(_) => "backend",
         ExtractErrorKind::Invalid(_) => "invalid",
         ExtractErrorKind::Truncated(_) => "truncated",
-        ExtractErrorKind::Repetition(_) => "repetition",
+        ExtractErrorKind::Loop(_) => "loop",
         ExtractErrorKind::Budget { .. } => "budget",
         ExtractErrorKind::Template(_) => "template",
         ExtractErrorKind::Schema(_) => "schema",

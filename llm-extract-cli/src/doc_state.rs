@@ -77,9 +77,9 @@ impl State {
             chunk.pass, chunk.bytes.start, chunk.bytes.end
         );
         let json = serde_json::to_vec(chunk).map_err(|e| format!("cannot save progress: {e}"))?;
-        let partial = dir.join(format!("{name}.part"));
-        std::fs::write(&partial, json).map_err(cannot)?;
-        std::fs::rename(&partial, dir.join(format!("{name}.json"))).map_err(cannot)
+        let unfinished = dir.join(format!("{name}.part"));
+        std::fs::write(&unfinished, json).map_err(cannot)?;
+        std::fs::rename(&unfinished, dir.join(format!("{name}.json"))).map_err(cannot)
     }
 
     /// Forgets the saved chunks (the run is complete).

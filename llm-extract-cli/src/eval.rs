@@ -6,7 +6,7 @@ use crate::error::{exit_for, one_line, CliError, Exit};
 use crate::output::progress_bar;
 use crate::output::Printer;
 use crate::schema;
-use llm_extract::batch::{Document, DocumentResult};
+use llm_extract::batch::{Record, RecordResult};
 use llm_extract::eval::{
     compare, html, read_gold, read_pair, score_document, DocumentRun, EvalReport, GoldCase,
     ScoreOptions,
@@ -41,10 +41,10 @@ pub async fn run(args: EvalArgs) -> Result<Exit, CliError> {
     )?;
 
     let bar = progress_bar(cases.len());
-    let mut results: Vec<Option<DocumentResult>> = cases.iter().map(|_| None).collect();
+    let mut results: Vec<Option<RecordResult>> = cases.iter().map(|_| None).collect();
     let documents = cases
         .iter()
-        .map(|case| Document::new(case.id.clone(), case.text.clone()));
+        .map(|case| Record::new(case.id.clone(), case.text.clone()));
     batch
         .for_each(schema.schema_set(), documents, |result, progress| {
             bar.set_position(progress.done as u64);
@@ -114,7 +114,7 @@ fn exit(report: &EvalReport, reached: bool, min: Option<f64>) -> Exit {
 /// backend's).
 fn score(
     case: &GoldCase,
-    result: Option<DocumentResult>,
+    result: Option<RecordResult>,
     schema: &Value,
     items: bool,
     options: &ScoreOptions,

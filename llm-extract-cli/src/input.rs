@@ -3,7 +3,7 @@
 
 use crate::args::TemplateArgs;
 use crate::error::CliError;
-use llm_extract::batch::Document;
+use llm_extract::batch::Record;
 use llm_extract::extract::Input;
 use serde_json::{Map, Value};
 use std::io::{IsTerminal, Read};
@@ -90,7 +90,7 @@ pub enum Source {
     /// Files of a directory: (id, path).
     Files(Vec<(String, PathBuf)>),
     /// Lines of a JSON Lines file, already parsed.
-    Lines(Vec<Document>),
+    Lines(Vec<Record>),
 }
 
 impl Documents {
@@ -151,11 +151,11 @@ fn list_files(root: &Path, dir: &Path, out: &mut Vec<(String, PathBuf)>) -> Resu
     Ok(())
 }
 
-fn jsonl_documents(path: &Path) -> Result<Vec<Document>, CliError> {
+fn jsonl_documents(path: &Path) -> Result<Vec<Record>, CliError> {
     let shown = path.display();
     let text = std::fs::read_to_string(path)
         .map_err(|e| CliError::usage(format!("--input {shown}: {e}")))?;
-    let mut documents: Vec<Document> = Vec::new();
+    let mut documents: Vec<Record> = Vec::new();
     let mut seen = std::collections::HashSet::new();
     for (number, line) in text.lines().enumerate().map(|(i, l)| (i + 1, l)) {
         if line.trim().is_empty() {
@@ -167,7 +167,7 @@ fn jsonl_documents(path: &Path) -> Result<Vec<Document>, CliError> {
             ))
         })?;
         let document = match value {
-            Value::String(text) => Document::new(format!("line-{number}"), text),
+            Value::String(text) => Record::new(format!("line-{number}"), text),
             Value::Object(mut fields) => {
                 let id = match fields.shift_remove("id") {
                     Some(Value::String(id)) => id,
@@ -179,7 +179,7 @@ fn jsonl_documents(path: &Path) -> Result<Vec<Document>, CliError> {
                         )))
                     }
                 };
-                Document::new(id, Input::context(&fields))
+                Record::new(id, Input::context(&fields))
             }
             other => {
                 return Err(CliError::usage(format!(

@@ -40,7 +40,7 @@ pub fn run(args: &SchemaArgs) -> Result<Exit, CliError> {
     }
     let dialect = match args.dialect {
         DialectArg::Generic => Dialect::Generic,
-        DialectArg::Ollama => Dialect::Ollama,
+        DialectArg::Gbnf => Dialect::Gbnf,
         DialectArg::Openai => Dialect::OpenAiStrict,
         DialectArg::Anthropic => Dialect::Anthropic,
         DialectArg::Gemini => Dialect::Gemini,

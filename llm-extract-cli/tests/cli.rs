@@ -577,6 +577,21 @@ fn schema_shows_what_would_be_sent() {
 }
 
 #[test]
+fn the_gbnf_dialect_is_also_spelled_ollama() {
+    let shown = |dialect: &str| {
+        let output = cargo_bin_cmd!("llm-extract")
+            .args(["schema", "--signature", PERSON, "--dialect", dialect])
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(0), "--dialect {dialect}");
+        serde_json::from_slice::<Value>(&output.stdout).unwrap()
+    };
+    let gbnf = shown("gbnf");
+    assert_eq!(gbnf["properties"]["age"]["type"], "integer");
+    assert_eq!(shown("ollama"), gbnf);
+}
+
+#[test]
 fn a_schema_file_keeps_its_authors_meaning() {
     let dir = tempfile::tempdir().unwrap();
     let tree = dir.path().join("tree.json");
@@ -1404,7 +1419,7 @@ fn run_names_the_keywords_the_backend_will_not_enforce_unless_quiet() {
         .collect();
     assert_eq!(
         notes,
-        ["llm-extract: note: ollama will not enforce uniqueItems (checked locally)"]
+        ["llm-extract: note: gbnf will not enforce uniqueItems (checked locally)"]
     );
     let quiet = run(true);
     assert_eq!(quiet.status.code(), Some(0), "{}", stderr_of(&quiet));

@@ -654,6 +654,6 @@ fn doc_exits_3_when_no_chunk_reaches_the_backend() {
 
     // Some chunks answered: the items are printed and the exit code is 1.
     let (_calls, _broken, server) = cursed_reader();
-    let partial = story_run(&server, cache.path(), &[]);
-    assert_eq!(partial.status.code(), Some(1));
+    let some_answered = story_run(&server, cache.path(), &[]);
+    assert_eq!(some_answered.status.code(), Some(1));
 }

@@ -1,13 +1,13 @@
-//! Many documents, one schema: [`Batch`] runs one extraction per document with bounded concurrency,
-//! shares the documents round-robin between one or several backends, reports progress as each document
-//! completes, and records every document's outcome. A failed document is a result like any other: it
+//! Many records, one schema: [`Batch`] runs one extraction per record with bounded concurrency,
+//! shares the records round-robin between one or several backends, reports progress as each record
+//! completes, and keeps every record's outcome. A failed record is a result like any other: it
 //! never stops the batch.
 //!
-//! Each document is one extraction of an [`Extractor`] (see [`extract`](crate::extract));
+//! Each record is one extraction of an [`Extractor`] (see [`extract`](crate::extract));
 //! the command-line tool's `batch` command is built on this module.
 //!
 //! ```
-//! use llm_extract::batch::{Batch, Document};
+//! use llm_extract::batch::{Batch, Record};
 //! use llm_extract::extract::Extractor;
 //! use llm_extract::llm::{from_fn, ChatResponse};
 //! use llm_extract::schema::DynamicSchema;
@@ -15,13 +15,13 @@
 //! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
 //! let llm = from_fn(|_request| async { Ok(ChatResponse::new(r#"{"city": "Lyon"}"#)) });
 //! let schema = DynamicSchema::from_signature("{city :string}")?;
-//! let documents = vec![
-//!     Document::new("a", "A walk along the Saône."),
-//!     Document::new("b", "Lunch at a bouchon."),
+//! let records = vec![
+//!     Record::new("a", "A walk along the Saône."),
+//!     Record::new("b", "Lunch at a bouchon."),
 //! ];
 //! let results = Batch::new(Extractor::new(llm))
 //!     .concurrency(8)
-//!     .extract_many(schema.schema_set(), documents, |progress| {
+//!     .extract_many(schema.schema_set(), records, |progress| {
 //!         eprintln!("{}/{} done", progress.done, progress.total.unwrap_or(0));
 //!     })
 //!     .await;
@@ -40,30 +40,30 @@ use futures_util::StreamExt;
 use serde_json::Value;
 use std::time::{Duration, Instant};
 
-/// One document of a batch: an id (reported with its result) and what the prompt template is filled from.
+/// One record of a batch: an id (reported with its result) and what the prompt template is filled from.
 #[derive(Debug, Clone)]
-pub struct Document {
-    /// Names the document in results and progress (a file name, a row key, ...).
+pub struct Record {
+    /// Names the record in results and progress (a file name, a row key, ...).
     pub id: String,
     /// The text, or the template variables.
     pub input: Input,
 }
 
-impl Document {
-    /// A document named `id` holding `input` (a text, or an [`Input`] with variables).
+impl Record {
+    /// A record named `id` holding `input` (a text, or an [`Input`] with variables).
     pub fn new(id: impl Into<String>, input: impl Into<Input>) -> Self {
-        Document {
+        Record {
             id: id.into(),
             input: input.into(),
         }
     }
 }
 
-/// What became of one document.
+/// What became of one record.
 #[derive(Debug)]
 #[non_exhaustive]
-pub struct DocumentResult {
-    /// The document's id.
+pub struct RecordResult {
+    /// The record's id.
     pub id: String,
     /// Its position in the input, from 0.
     pub index: usize,
@@ -74,13 +74,13 @@ pub struct DocumentResult {
     pub outcome: Result<Extraction<Value>, ExtractError>,
 }
 
-impl DocumentResult {
+impl RecordResult {
     /// Whether the extraction succeeded.
     pub fn is_ok(&self) -> bool {
         self.outcome.is_ok()
     }
 
-    /// The tokens the document cost, whether it succeeded or not.
+    /// The tokens the record cost, whether it succeeded or not.
     pub fn usage(&self) -> Usage {
         match &self.outcome {
             Ok(extraction) => extraction.report.usage,
@@ -89,17 +89,17 @@ impl DocumentResult {
     }
 }
 
-/// How far a batch has got, passed to the progress callback after each document.
+/// How far a batch has got, passed to the progress callback after each record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub struct Progress {
-    /// Documents finished (succeeded plus failed).
+    /// Records finished (succeeded plus failed).
     pub done: usize,
-    /// Documents extracted.
+    /// Records extracted.
     pub succeeded: usize,
-    /// Documents that failed.
+    /// Records that failed.
     pub failed: usize,
-    /// How many documents there are, when the input says so up front.
+    /// How many records there are, when the input says so up front.
     pub total: Option<usize>,
     /// Tokens spent so far.
     pub usage: Usage,
@@ -109,21 +109,21 @@ pub struct Progress {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct BatchSummary {
-    /// Documents extracted.
+    /// Records extracted.
     pub succeeded: usize,
-    /// Documents that failed.
+    /// Records that failed.
     pub failed: usize,
-    /// Tokens spent by every document, failed ones included.
+    /// Tokens spent by every record, failed ones included.
     pub usage: Usage,
     /// Wall-clock time of the whole batch.
     pub elapsed: Duration,
 }
 
-/// Runs one extraction per document, several at a time, over one or more backends.
+/// Runs one extraction per record, several at a time, over one or more backends.
 ///
-/// Each backend is an [`Extractor`] with its own settings; documents go to them in turn (document `i` to
+/// Each backend is an [`Extractor`] with its own settings; records go to them in turn (record `i` to
 /// extractor `i % n`), so a batch that outgrows one server can be pointed at several. Concurrency is
-/// bounded across all of them: at most [`Batch::concurrency`] documents are in flight. Everything runs on
+/// bounded across all of them: at most [`Batch::concurrency`] records are in flight. Everything runs on
 /// the calling task (no spawning), so the extractors and the schema may be borrowed.
 ///
 /// See the [module documentation](self) for an example.
@@ -136,7 +136,7 @@ pub struct Batch<L> {
 }
 
 impl<L: Llm> Batch<L> {
-    /// A batch on one backend, four documents at a time.
+    /// A batch on one backend, four records at a time.
     pub fn new(extractor: Extractor<L>) -> Self {
         Batch {
             first: extractor,
@@ -146,19 +146,19 @@ impl<L: Llm> Batch<L> {
         }
     }
 
-    /// Adds a backend: documents are shared round-robin between all of them.
+    /// Adds a backend: records are shared round-robin between all of them.
     pub fn with_extractor(mut self, extractor: Extractor<L>) -> Self {
         self.more.push(extractor);
         self
     }
 
-    /// How many documents are extracted at the same time, over all backends (default 4; at least 1).
-    pub fn concurrency(mut self, documents: usize) -> Self {
-        self.concurrency = documents.max(1);
+    /// How many records are extracted at the same time, over all backends (default 4; at least 1).
+    pub fn concurrency(mut self, records: usize) -> Self {
+        self.concurrency = records.max(1);
         self
     }
 
-    /// Extracts every item the schema describes from each document (as
+    /// Extracts every item the schema describes from each record (as
     /// [`Extractor::extract_all_values`]) instead of one value; each result's value is then a JSON array.
     /// Default `false`.
     pub fn all_items(mut self, all: bool) -> Self {
@@ -166,7 +166,7 @@ impl<L: Llm> Batch<L> {
         self
     }
 
-    /// How many backends share the documents.
+    /// How many backends share the records.
     pub fn backends(&self) -> usize {
         1 + self.more.len()
     }
@@ -179,16 +179,16 @@ impl<L: Llm> Batch<L> {
             .unwrap_or(&self.first)
     }
 
-    /// Extracts every document and returns the results in input order. `on_progress` is called after
-    /// each document finishes.
+    /// Extracts every record and returns the results in input order. `on_progress` is called after
+    /// each record finishes.
     pub async fn extract_many(
         &self,
         schema: &SchemaSet,
-        documents: impl IntoIterator<Item = Document>,
+        records: impl IntoIterator<Item = Record>,
         mut on_progress: impl FnMut(Progress),
-    ) -> Vec<DocumentResult> {
+    ) -> Vec<RecordResult> {
         let mut results = Vec::new();
-        self.for_each(schema, documents, |result, progress| {
+        self.for_each(schema, records, |result, progress| {
             results.push(result);
             on_progress(progress);
         })
@@ -197,18 +197,18 @@ impl<L: Llm> Batch<L> {
         results
     }
 
-    /// Extracts every document, handing each result to `on_result` as soon as it is finished (in
-    /// completion order), with the progress so far. Documents are read from `documents` lazily, as slots
+    /// Extracts every record, handing each result to `on_result` as soon as it is finished (in
+    /// completion order), with the progress so far. Records are read from `records` lazily, as slots
     /// free up, so the input may be larger than memory.
     pub async fn for_each(
         &self,
         schema: &SchemaSet,
-        documents: impl IntoIterator<Item = Document>,
-        mut on_result: impl FnMut(DocumentResult, Progress),
+        records: impl IntoIterator<Item = Record>,
+        mut on_result: impl FnMut(RecordResult, Progress),
     ) -> BatchSummary {
         let started = Instant::now();
-        let documents = documents.into_iter();
-        let total = match documents.size_hint() {
+        let records = records.into_iter();
+        let total = match records.size_hint() {
             (lower, Some(upper)) if lower == upper => Some(lower),
             _ => None,
         };
@@ -216,8 +216,8 @@ impl<L: Llm> Batch<L> {
             total,
             ..Progress::default()
         };
-        let mut running = futures_util::stream::iter(documents.enumerate())
-            .map(|(index, document)| self.extract_one(schema, index, document))
+        let mut running = futures_util::stream::iter(records.enumerate())
+            .map(|(index, record)| self.extract_one(schema, index, record))
             .buffer_unordered(self.concurrency);
         while let Some(result) = running.next().await {
             progress.done += 1;
@@ -237,24 +237,19 @@ impl<L: Llm> Batch<L> {
         }
     }
 
-    async fn extract_one(
-        &self,
-        schema: &SchemaSet,
-        index: usize,
-        document: Document,
-    ) -> DocumentResult {
+    async fn extract_one(&self, schema: &SchemaSet, index: usize, record: Record) -> RecordResult {
         let backend = index % self.backends();
         let extractor = self.extractor(backend);
         let outcome = if self.all_items {
             extractor
-                .extract_all_values(schema, document.input)
+                .extract_all_values(schema, record.input)
                 .await
                 .map(|extraction| extraction.map(Value::Array))
         } else {
-            extractor.extract_value(schema, document.input).await
+            extractor.extract_value(schema, record.input).await
         };
-        DocumentResult {
-            id: document.id,
+        RecordResult {
+            id: record.id,
             index,
             backend,
             outcome,
@@ -302,17 +297,17 @@ mod tests {
     }
 
     #[test]
-    fn a_failed_document_is_recorded_and_the_batch_goes_on() {
+    fn a_failed_record_is_kept_and_the_batch_goes_on() {
         let calls = Arc::new(AtomicUsize::new(0));
         let batch = Batch::new(Extractor::new(echo_length(Arc::clone(&calls))).max_attempts(2))
             .concurrency(2);
-        let documents = ["one", "bad one", "three!"]
+        let records = ["one", "bad one", "three!"]
             .iter()
             .enumerate()
-            .map(|(i, text)| Document::new(format!("doc-{i}"), *text));
+            .map(|(i, text)| Record::new(format!("doc-{i}"), *text));
         let mut seen = Vec::new();
         let schema = schema();
-        let results = run(batch.extract_many(schema.schema_set(), documents, |p| seen.push(p)));
+        let results = run(batch.extract_many(schema.schema_set(), records, |p| seen.push(p)));
         let ids: Vec<&str> = results.iter().map(|r| r.id.as_str()).collect();
         assert_eq!(ids, ["doc-0", "doc-1", "doc-2"]);
         assert_eq!(
@@ -336,15 +331,15 @@ mod tests {
     }
 
     #[test]
-    fn documents_are_shared_round_robin() {
+    fn records_are_shared_round_robin() {
         let first = Arc::new(AtomicUsize::new(0));
         let second = Arc::new(AtomicUsize::new(0));
         let a: Box<dyn Llm> = Box::new(echo_length(Arc::clone(&first)));
         let b: Box<dyn Llm> = Box::new(echo_length(Arc::clone(&second)));
         let batch = Batch::new(Extractor::new(a)).with_extractor(Extractor::new(b));
         let schema = schema();
-        let documents = (0..5).map(|i| Document::new(i.to_string(), "x"));
-        let results = run(batch.extract_many(schema.schema_set(), documents, |_| {}));
+        let records = (0..5).map(|i| Record::new(i.to_string(), "x"));
+        let results = run(batch.extract_many(schema.schema_set(), records, |_| {}));
         assert_eq!(
             results.iter().map(|r| r.backend).collect::<Vec<_>>(),
             [0, 1, 0, 1, 0]
@@ -372,7 +367,7 @@ mod tests {
         let schema = schema();
         let summary = run(batch.for_each(
             schema.schema_set(),
-            (0..12).map(|i| Document::new(i.to_string(), "x")),
+            (0..12).map(|i| Record::new(i.to_string(), "x")),
             |_, _| {},
         ));
         assert_eq!((summary.succeeded, summary.failed), (12, 0));
@@ -380,14 +375,14 @@ mod tests {
     }
 
     #[test]
-    fn all_items_gives_an_array_per_document() {
+    fn all_items_gives_an_array_per_record() {
         let llm = from_fn(|_request| async { Ok(ChatResponse::new("{\"n\": 1}\n{\"n\": 2}\n")) });
         let batch =
             Batch::new(Extractor::new(llm).mode(crate::extract::Mode::Prompted)).all_items(true);
         let schema = schema();
         let results = run(batch.extract_many(
             schema.schema_set(),
-            [Document::new("only", "two numbers")],
+            [Record::new("only", "two numbers")],
             |_| {},
         ));
         assert_eq!(

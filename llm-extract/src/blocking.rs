@@ -70,7 +70,7 @@ pub fn run<T, P>(
 ) -> Result<T, ExtractError<P>> {
     let runtime = check_not_async()
         .and_then(|()| runtime())
-        .map_err(|err| err.with_partial(Vec::new()))?;
+        .map_err(|err| err.with_kept(Vec::new()))?;
     runtime.block_on(future)
 }
 

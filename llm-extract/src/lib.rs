@@ -58,7 +58,7 @@
 //!    extractions and long documents.
 //! 7. [`report`]: what an extraction tried and cost ([`Extraction`], [`Attempt`], [`Usage`]).
 //!
-//! Built on top of the loop: [`batch`] (many documents, bounded concurrency, several backends),
+//! Built on top of the loop: [`batch`] (many records, bounded concurrency, several backends),
 //! [`prompts`] (a JSON file of named prompts, shared with the command-line tool) and [`blocking`] (the
 //! same extractions without an async runtime). [`error`] holds the errors shared across modules; each
 //! module owns the errors of its own job ([`ExtractError`], [`LlmError`], [`ParseError`]).
@@ -67,7 +67,7 @@
 //!
 //! | backend | type | the schema is sent as |
 //! |---|---|---|
-//! | Ollama (`/api/chat`, `OLLAMA_HOST`) | [`Ollama`] | `format` ([`Dialect::Ollama`]) |
+//! | Ollama (`/api/chat`, `OLLAMA_HOST`) | [`Ollama`] | `format` ([`Dialect::Gbnf`]) |
 //! | vLLM, llama-server, LM Studio, OpenAI (`/v1/chat/completions`) | [`OpenAiCompatible`] | `response_format: json_schema` ([`Dialect::OpenAiStrict`]) |
 //! | Anthropic Messages API (`ANTHROPIC_API_KEY`) | [`llm::Anthropic`] | `output_config.format`, or one forced tool ([`Dialect::Anthropic`]) |
 //! | Gemini (`GEMINI_API_KEY`) | [`llm::Gemini`] | `generationConfig.responseJsonSchema` ([`Dialect::Gemini`]) |

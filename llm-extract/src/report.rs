@@ -61,7 +61,7 @@ pub struct Report {
     /// The tokens all attempts used together.
     pub usage: Usage,
     /// How the last answer ended, if one did ([`Finish::Length`] when the items are incomplete
-    /// because the continuation cap or the token budget was reached; [`Finish::Repetition`] when the
+    /// because the continuation cap or the token budget was reached; [`Finish::Loop`] when the
     /// model looped).
     pub finish: Option<Finish>,
     /// Lines that never produced an item (`extract_all`): still invalid after the repair cap, or cut off.
@@ -113,8 +113,8 @@ pub struct Attempt {
     pub usage: Usage,
     /// How the answer ended; `None` when the backend failed before the end.
     pub finish: Option<Finish>,
-    /// The loop that stopped it, when [`Finish::Repetition`]: what repeated and from which byte.
-    pub repetition: Option<Loop>,
+    /// The loop that stopped it, when [`Finish::Loop`]: what repeated and from which byte.
+    pub looped: Option<Loop>,
     /// The sampling it asked for: what a recovery after a loop changed.
     pub sampling: Sampling,
     /// How many items (or values) it contributed.
@@ -206,7 +206,7 @@ pub enum AttemptError {
     Llm(LlmError),
     /// The model looped and was stopped before a usable answer.
     #[error("the model looped: {0}")]
-    Repetition(Loop),
+    Loop(Loop),
 }
 
 fn describe_skipped(skipped: &[Skipped]) -> String {
@@ -240,7 +240,7 @@ mod tests {
                 ..Usage::default()
             },
             finish,
-            repetition: None,
+            looped: None,
             sampling: Sampling::default(),
             items: 0,
             elapsed: Duration::ZERO,

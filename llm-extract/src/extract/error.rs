@@ -26,7 +26,7 @@ use serde_json::Value;
 /// # }
 /// ```
 ///
-/// `T` is what the items kept before a failure are ([`ExtractError::partial`]), as in std's
+/// `T` is what the items kept before a failure are ([`ExtractError::kept`]), as in std's
 /// `SendError<T>`: `extract_all::<T>` fails with an `ExtractError<T>` that hands back the `T`s it
 /// had decoded; every other call, and a runtime schema's, fails with an `ExtractError` (of `Value`:
 /// the validated JSON, for a stream the items it already yielded).
@@ -37,7 +37,7 @@ pub struct ExtractError<T = Value> {
 struct Inner<T> {
     kind: ExtractErrorKind,
     report: Report,
-    partial: Vec<T>,
+    kept: Vec<T>,
 }
 
 /// What went wrong in an extraction.
@@ -45,16 +45,16 @@ struct Inner<T> {
 #[non_exhaustive]
 pub enum ExtractErrorKind {
     /// The backend failed (after its own retries of transient failures). For `extract_all`, the items
-    /// decoded before the failure are in [`ExtractError::partial`].
+    /// decoded before the failure are in [`ExtractError::kept`].
     Llm(LlmError),
     /// No answer validated within `max_attempts`; this is the last answer's problem.
     Invalid(ParseError),
     /// The answer was cut off by the token limit and what arrived does not validate: raise `max_tokens`.
     Truncated(ParseError),
-    /// The model looped on every attempt (each was stopped early, see [`Attempt::repetition`]); this is
+    /// The model looped on every attempt (each was stopped early, see [`Attempt::looped`]); this is
     /// the last loop. Raise the recovery penalty or temperature ([`LoopGuard`](crate::parse::LoopGuard)),
     /// or try a larger model.
-    Repetition(Loop),
+    Loop(Loop),
     /// The token budget was spent before a valid answer.
     Budget {
         /// The budget.
@@ -81,7 +81,7 @@ impl ExtractError {
             inner: Box::new(Inner {
                 kind,
                 report,
-                partial: Vec::new(),
+                kept: Vec::new(),
             }),
         }
     }
@@ -93,15 +93,11 @@ impl<T> ExtractError<T> {
         &mut self.inner.report
     }
 
-    /// The same error with `partial` as the items kept.
-    pub(crate) fn with_partial<U>(self, partial: Vec<U>) -> ExtractError<U> {
+    /// The same error with `kept` as the items kept.
+    pub(crate) fn with_kept<U>(self, kept: Vec<U>) -> ExtractError<U> {
         let Inner { kind, report, .. } = *self.inner;
         ExtractError {
-            inner: Box::new(Inner {
-                kind,
-                report,
-                partial,
-            }),
+            inner: Box::new(Inner { kind, report, kept }),
         }
     }
 
@@ -133,13 +129,13 @@ impl<T> ExtractError<T> {
     /// The items decoded before an `extract_all` failed: the `T`s of `extract_all::<T>`, the
     /// validated JSON of a runtime schema's (a stream has already yielded them: its error holds
     /// their JSON).
-    pub fn partial(&self) -> &[T] {
-        &self.inner.partial
+    pub fn kept(&self) -> &[T] {
+        &self.inner.kept
     }
 
     /// The items decoded before the failure, by value.
-    pub fn into_partial(self) -> Vec<T> {
-        self.inner.partial
+    pub fn into_kept(self) -> Vec<T> {
+        self.inner.kept
     }
 
     /// Applies `f` to each item kept, keeping the rest: e.g. to return a typed call's error where
@@ -147,20 +143,16 @@ impl<T> ExtractError<T> {
     ///
     /// ```
     /// # fn as_json<T: serde::Serialize>(err: llm_extract::ExtractError<T>) -> llm_extract::ExtractError {
-    /// err.map_partial(|item| serde_json::to_value(item).unwrap_or_default())
+    /// err.map_kept(|item| serde_json::to_value(item).unwrap_or_default())
     /// # }
     /// ```
-    pub fn map_partial<U>(self, f: impl FnMut(T) -> U) -> ExtractError<U> {
-        let Inner {
-            kind,
-            report,
-            partial,
-        } = *self.inner;
+    pub fn map_kept<U>(self, f: impl FnMut(T) -> U) -> ExtractError<U> {
+        let Inner { kind, report, kept } = *self.inner;
         ExtractError {
             inner: Box::new(Inner {
                 kind,
                 report,
-                partial: partial.into_iter().map(f).collect(),
+                kept: kept.into_iter().map(f).collect(),
             }),
         }
     }
@@ -181,7 +173,7 @@ impl std::fmt::Display for ExtractErrorKind {
                 "the answer was cut off by the token limit and is not valid as it stands ({err}); \
                  raise max_tokens"
             ),
-            ExtractErrorKind::Repetition(found) => write!(
+            ExtractErrorKind::Loop(found) => write!(
                 f,
                 "the model looped on every attempt ({found}); raise the recovery penalty or \
                  temperature of the loop guard, or use a larger model"
@@ -215,11 +207,11 @@ impl<T> std::fmt::Display for ExtractError<T> {
             report.attempts.len(),
             report.usage.total()
         )?;
-        if !self.inner.partial.is_empty() {
+        if !self.inner.kept.is_empty() {
             write!(
                 f,
                 ", {} item(s) kept before the failure",
-                self.inner.partial.len()
+                self.inner.kept.len()
             )?;
         }
         f.write_str("]")?;
@@ -245,7 +237,7 @@ impl<T> std::fmt::Debug for ExtractError<T> {
         f.debug_struct("ExtractError")
             .field("kind", &self.inner.kind)
             .field("report", &self.inner.report)
-            .field("partial", &self.inner.partial.len())
+            .field("kept", &self.inner.kept.len())
             .finish()
     }
 }
@@ -294,7 +286,7 @@ mod tests {
                 ..Usage::default()
             },
             finish: Some(crate::llm::Finish::Stop),
-            repetition: None,
+            looped: None,
             sampling: crate::report::Sampling::default(),
             items: 0,
             elapsed: std::time::Duration::ZERO,

@@ -13,9 +13,9 @@
 //! result; what it can do is be copied by a weak model, which is why the system prompt says the
 //! examples are examples.
 
-use super::wording::AnswerShape;
 use crate::error::SchemaError;
 use crate::schema::SchemaSet;
+use crate::schema::Shape;
 use crate::validate::Violation;
 use crate::Extract;
 use serde::Serialize;
@@ -251,18 +251,18 @@ impl Example {
     }
 
     /// Whether this example can stand for an answer of `shape`.
-    pub(crate) fn usable_for(&self, shape: AnswerShape) -> bool {
-        shape != AnswerShape::One || !self.items
+    pub(crate) fn usable_for(&self, shape: Shape) -> bool {
+        shape != Shape::One || !self.items
     }
 
     /// The assistant turn: the answer written exactly as the model is asked to write it, on one line
     /// per value with `", "` and `": "` between tokens ([`one_line`]).
-    pub(crate) fn answer_turn(&self, shape: AnswerShape) -> String {
+    pub(crate) fn answer_turn(&self, shape: Shape) -> String {
         let lines: Vec<String> = self.answer.iter().map(one_line).collect();
         match shape {
-            AnswerShape::One => lines.join("\n"),
-            AnswerShape::Lines => lines.join("\n"),
-            AnswerShape::List => format!("{{\"items\": [{}]}}", lines.join(", ")),
+            Shape::One => lines.join("\n"),
+            Shape::Line => lines.join("\n"),
+            Shape::List => format!("{{\"items\": [{}]}}", lines.join(", ")),
         }
     }
 }
@@ -343,7 +343,7 @@ mod tests {
         let set = contact();
         let one = Example::value(&set, "Call Ada.", json!({"name": "Ada", "phone": null})).unwrap();
         assert_eq!(
-            one.answer_turn(AnswerShape::One),
+            one.answer_turn(Shape::One),
             r#"{"name": "Ada", "phone": null}"#
         );
         let many = Example::value_items(
@@ -356,15 +356,15 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            many.answer_turn(AnswerShape::Lines),
+            many.answer_turn(Shape::Line),
             "{\"name\": \"Ada\", \"phone\": null}\n{\"name\": \"Bo\", \"phone\": \"555\"}"
         );
         assert_eq!(
-            many.answer_turn(AnswerShape::List),
+            many.answer_turn(Shape::List),
             r#"{"items": [{"name": "Ada", "phone": null}, {"name": "Bo", "phone": "555"}]}"#
         );
-        assert!(one.usable_for(AnswerShape::One) && one.usable_for(AnswerShape::Lines));
-        assert!(!many.usable_for(AnswerShape::One) && many.usable_for(AnswerShape::List));
+        assert!(one.usable_for(Shape::One) && one.usable_for(Shape::Line));
+        assert!(!many.usable_for(Shape::One) && many.usable_for(Shape::List));
         assert!(one.fits(&set));
         assert!(!one.fits(&SchemaSet::new("Contact", json!({"type": "object"}))));
     }

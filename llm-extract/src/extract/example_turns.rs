@@ -5,8 +5,9 @@ use super::config::Config;
 use super::error::ExtractErrorKind;
 use super::example::Example;
 use super::target::Target;
-use super::wording::{self, AnswerShape};
+use super::wording;
 use crate::llm::Message;
+use crate::schema::Shape;
 use serde_json::{Map, Value};
 
 /// The example turns for `target` answered in `shape`: the extractor's examples made for this schema,
@@ -15,7 +16,7 @@ use serde_json::{Map, Value};
 pub(super) fn turns(
     config: &Config,
     target: &impl Target,
-    shape: AnswerShape,
+    shape: Shape,
     vars: &Map<String, Value>,
 ) -> Result<Vec<Message>, ExtractErrorKind> {
     let set = target.schema();

@@ -199,19 +199,19 @@ impl<L: Llm> Extractor<L> {
         self
     }
 
-    /// After this many items in a row that each repeat one of the recent items (`A, A, A` or
-    /// `A, B, A, B`), `extract_all` stops the generation (the model is looping), keeps the first copies and
-    /// reports [`Finish::Repetition`](crate::Finish::Repetition) (default 3; below 2 turns the item check
-    /// off). Shorthand for [`LoopGuard::max_recurring_items`] (this minus one).
-    pub fn repeat_limit(mut self, items: usize) -> Self {
-        self.config.loop_guard.max_recurring_items = items.saturating_sub(1);
+    /// After this many items in a row that each copy one of the recent items (default 2: `A, A, A` or
+    /// `A, B, A, B`), `extract_all` stops the generation (the model is looping), keeps the items before
+    /// the copies and reports [`Finish::Loop`](crate::Finish::Loop); 0 turns the item check off. Sets
+    /// [`LoopGuard::item_copies`].
+    pub fn item_copies(mut self, copies: usize) -> Self {
+        self.config.loop_guard.item_copies = copies;
         self
     }
 
     /// When a streamed answer counts as a loop (default [`LoopGuard::default`]; [`LoopGuard::off`]
     /// turns detection off). Every answer is streamed and checked as it arrives, one value or many; a
     /// loop stops the generation at once (the stream is dropped, which cancels it), the attempt ends
-    /// with [`Finish::Repetition`](crate::Finish::Repetition) and, within `max_attempts`, a recovery
+    /// with [`Finish::Loop`](crate::Finish::Loop) and, within `max_attempts`, a recovery
     /// attempt follows (see [`Extractor::recovery`]); for a list it continues after the last good item.
     pub fn loop_guard(mut self, guard: LoopGuard) -> Self {
         if let Some((penalty, temperature, seed)) = guard.recovery_settings() {
@@ -290,7 +290,7 @@ impl<L: Llm> Extractor<L> {
     /// Su" three times gives one item, each property the first non-empty value of the copies, a copy
     /// that disagrees reported in [`Report::conflicts`](crate::report::Report::conflicts); items come
     /// in the order their first copy arrived. A type without key fields is not merged: every item the
-    /// model lists is kept (only a follow-up answer's exact repeats of kept items are dropped).
+    /// model lists is kept (only a follow-up answer's exact duplicates of kept items are dropped).
     ///
     /// With [`Extractor::require_grounding`], a type with grounded fields (`#[extract(grounded)]`) has
     /// them found in the input's `text`: an item whose grounded value is nowhere in it is re-asked
@@ -336,8 +336,8 @@ impl<L: Llm> Extractor<L> {
             Ok(report) => Ok(Extraction::new(items, report)),
             // The engine keeps the items' JSON where the failure leaves them standing: hand back
             // the same items, typed.
-            Err(err) if err.partial().is_empty() => Err(err.with_partial(Vec::new())),
-            Err(err) => Err(err.with_partial(items)),
+            Err(err) if err.kept().is_empty() => Err(err.with_kept(Vec::new())),
+            Err(err) => Err(err.with_kept(items)),
         }
     }
 

@@ -1,14 +1,15 @@
 //! Grounded extraction: every item comes with the [`Span`]s of its grounded values, and a value that
 //! does not occur in the text is an error the repair loop shows the model.
 //!
-//! The items of a target wrapped in [`Anchored`] (see `anchored.rs`): a value that is nowhere in the
-//! text is re-asked within the attempt cap; what is still ungrounded when the loop ends is handed back
-//! with [`MatchKind::NotFound`] spans, or left in [`Report::skipped`](crate::report::Report::skipped)
-//! (dropped) under [`Extractor::require_grounding`].
+//! The items of a target wrapped in [`GroundedTarget`] (see `grounded_target.rs`): a value that is
+//! nowhere in the text is re-asked within the attempt cap; what is still ungrounded when the loop ends
+//! is handed back with [`MatchKind::NotFound`] spans, or left in
+//! [`Report::skipped`](crate::report::Report::skipped) (dropped) under
+//! [`Extractor::require_grounding`].
 
-use super::anchored::Anchored;
 use super::config::Input;
 use super::error::ExtractError;
+use super::grounded_target::GroundedTarget;
 use super::target::{Derived, Runtime, Target};
 use super::Extractor;
 use crate::ground::{Grounded, Source};
@@ -91,7 +92,7 @@ impl<L: Llm> Extractor<L> {
         source: &Source<'_>,
         input: Input,
     ) -> Result<Extraction<Vec<Grounded<G::Output>>>, ExtractError> {
-        let target = Anchored::new(target, source);
+        let target = GroundedTarget::new(target, source);
         let mut items = Vec::new();
         let mut push = |item: Grounded<G::Output>| items.push(item);
         let mut report = self.engine().many(&target, input, &mut push).await?;
@@ -104,7 +105,7 @@ impl<L: Llm> Extractor<L> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::extract::anchored::is_ungrounded;
+    use crate::extract::grounded_target::is_ungrounded;
     use crate::ground::MatchKind;
     use crate::llm::{from_fn, ChatResponse};
     use crate::schema::Shape;
@@ -200,7 +201,7 @@ mod tests {
 
     impl<L: Llm> Llm for Grounding<L> {
         fn dialect(&self) -> crate::Dialect {
-            crate::Dialect::Ollama
+            crate::Dialect::Gbnf
         }
         fn constrains_json_lines(&self) -> bool {
             true
@@ -246,7 +247,7 @@ mod tests {
             }
             async { Ok(ChatResponse::new("{\"name\": \"John Smith\"}")) }
         })
-        .with_dialect(crate::Dialect::Ollama);
+        .with_dialect(crate::Dialect::Gbnf);
         Extractor::new(server)
             .extract_grounded_values(&schema(), text)
             .await
@@ -267,7 +268,7 @@ mod tests {
     #[test]
     fn only_the_grounding_renderings_the_embedded_engine_reads_keep_the_marks() {
         let set = schema();
-        let embedded = [crate::Dialect::Generic, crate::Dialect::Ollama];
+        let embedded = [crate::Dialect::Generic, crate::Dialect::Gbnf];
         for shape in [Shape::One, Shape::Line, Shape::List] {
             for dialect in embedded {
                 let marked = set.for_dialect_grounded(dialect, shape).unwrap();
@@ -292,7 +293,7 @@ mod tests {
         let set = schema();
         for dialect in [
             crate::Dialect::Generic,
-            crate::Dialect::Ollama,
+            crate::Dialect::Gbnf,
             crate::Dialect::OpenAiStrict,
         ] {
             let sent = set.for_dialect(dialect, Shape::Line).unwrap().to_string();

@@ -12,16 +12,16 @@
 //!   Where it contradicts the copy handed on, the difference is a conflict in the stream's report;
 //!   a value it only adds (where the first copy was empty) is not delivered.
 //!
-//! Grounding: when grounding is required and the schema has grounded strings, the items are aligned
-//! against the input's `text` variable ([`Anchored`], as a document's chunks are): an item whose
+//! Grounding: when grounding is required and the schema has grounded strings, the items are grounded
+//! against the input's `text` variable ([`GroundedTarget`], as a document's chunks are): an item whose
 //! grounded value is nowhere in it is re-asked within the attempt cap, then dropped and left in
 //! [`Report::skipped`].
 
-use super::anchored::Anchored;
 use super::config::Input;
 use super::engine::Engine;
 use super::error::ExtractError;
 use super::example::{Example, ExampleError};
+use super::grounded_target::GroundedTarget;
 use super::target::Target;
 use crate::ground::{has_grounded, Grounded, Merger, Source};
 use crate::parse::{self, Item, LineEvent, ParseError, ParseOptions, Parsed, WithJson};
@@ -220,8 +220,8 @@ pub(crate) async fn items<G: Target>(
     match input.text_var().filter(|_| grounded).map(str::to_owned) {
         Some(text) => {
             let source = Source::new(&text);
-            let anchored = Anchored::new(target, &source);
-            run(engine, anchored, input, handing, &mut |item: Grounded<
+            let grounded = GroundedTarget::new(target, &source);
+            run(engine, grounded, input, handing, &mut |item: Grounded<
                 _,
             >| {
                 sink(item.value)

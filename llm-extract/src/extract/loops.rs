@@ -2,7 +2,7 @@
 //! until it is clear whether they were a loop ([`ItemGuard`]), and change what produced the loop in the
 //! next attempt ([`recover`], by the [`Recovery`] settings), and the same for a repair that gets back
 //! the answer it rejected ([`Rejected`], [`unstick`]). The detectors themselves, and the thresholds
-//! that tell a loop ([`LoopGuard`]), are in `parse::repetition`.
+//! that tell a loop ([`LoopGuard`]), are in `parse::loops`.
 
 use super::target::Found;
 use crate::llm::ChatRequest;
@@ -142,7 +142,7 @@ impl<O> ItemGuard<O> {
                 out.push(item);
                 Verdict::Emit(out)
             }
-            ItemVerdict::Recurs => {
+            ItemVerdict::Copy => {
                 self.held.push(item);
                 Verdict::Hold
             }
@@ -184,32 +184,32 @@ pub(crate) fn recover(request: &mut ChatRequest, recovery: &Recovery, loops: u32
 #[derive(Default)]
 pub(crate) struct Rejected {
     seen: std::collections::HashSet<u64>,
-    /// How many answers repeated one rejected before.
-    pub(crate) repeats: u32,
+    /// How many answers were a copy of one rejected before.
+    pub(crate) copies: u32,
 }
 
 impl Rejected {
-    /// Notes a rejected answer; true if it repeats one rejected before.
+    /// Notes a rejected answer; true if it is a copy of one rejected before.
     pub fn note(&mut self, raw: &str) -> bool {
         let mut hasher = std::collections::hash_map::DefaultHasher::new();
         raw.trim().hash(&mut hasher);
-        let repeated = !self.seen.insert(hasher.finish());
-        if repeated {
-            self.repeats += 1;
+        let copy = !self.seen.insert(hasher.finish());
+        if copy {
+            self.copies += 1;
         }
-        repeated
+        copy
     }
 }
 
-/// Changes `request` for a repair after `repeats` answers that repeated a rejected one (1 for the
-/// first): a temperature of `repeats` times the recovery temperature (at most 1), with a fixed seed
+/// Changes `request` for a repair after `copies` answers that copied a rejected one (1 for the
+/// first): a temperature of `copies` times the recovery temperature (at most 1), with a fixed seed
 /// (the caller's, else the recovery's), so the model is no longer held to the answer it already
 /// gave. A caller's higher temperature is kept.
-pub(crate) fn unstick(request: &mut ChatRequest, recovery: &Recovery, repeats: u32) {
-    if repeats == 0 {
+pub(crate) fn unstick(request: &mut ChatRequest, recovery: &Recovery, copies: u32) {
+    if copies == 0 {
         return;
     }
-    let wanted = (recovery.temperature * repeats as f32).min(1.0);
+    let wanted = (recovery.temperature * copies as f32).min(1.0);
     request.temperature = Some(request.temperature.map_or(wanted, |t| t.max(wanted)));
     request.seed = Some(request.seed.unwrap_or(recovery.seed));
 }
@@ -306,7 +306,7 @@ mod tests {
             "whitespace around it does not matter"
         );
         assert!(!rejected.note("{\"stars\": 8}"));
-        assert_eq!(rejected.repeats, 1);
+        assert_eq!(rejected.copies, 1);
 
         let guard = Recovery::default();
         let mut request = ChatRequest::default();

@@ -12,7 +12,6 @@
 //! [`validate`](crate::validate) and, for grounded fields, [`ground`](crate::ground). Next in the flow:
 //! [`report`](crate::report), what the extraction returns besides its value.
 
-mod anchored;
 mod config;
 mod document;
 mod document_reader;
@@ -21,6 +20,7 @@ mod error;
 mod example;
 mod example_turns;
 mod extractor;
+mod grounded_target;
 mod grounding;
 mod keyed;
 mod loops;

@@ -14,7 +14,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::marker::PhantomData;
 
-/// An item the loop decoded, with the validated JSON it came from (to drop repeats, to see a model
+/// An item the loop decoded, with the validated JSON it came from (to drop duplicates, to see a model
 /// looping and to quote kept items back).
 pub(crate) type Found<O> = Item<WithJson<O>>;
 

@@ -8,7 +8,7 @@
 
 use super::meter::{Meter, Spent};
 use crate::llm::{Accumulator, ChatRequest, ChatResponse, Finish, Llm, LlmError, Merged, Usage};
-use crate::parse::{Loop, LoopGuard, Repeats};
+use crate::parse::{Loop, LoopDetector, LoopGuard};
 use futures_util::StreamExt;
 use std::time::{Duration, Instant};
 
@@ -16,8 +16,8 @@ use std::time::{Duration, Instant};
 pub(crate) struct Watched {
     /// The answer, or the backend's failure.
     pub response: Result<ChatResponse, LlmError>,
-    /// The loop that stopped it (then `response` is `Ok` with [`Finish::Repetition`]).
-    pub repetition: Option<Loop>,
+    /// The loop that stopped it (then `response` is `Ok` with [`Finish::Loop`]).
+    pub looped: Option<Loop>,
     /// What it cost (estimated where the backend did not say).
     pub usage: Usage,
     /// The answers before it whose stream broke and that the backend sent again, in order. Their cost
@@ -29,13 +29,13 @@ impl Watched {
     /// A watch that ended with `response`.
     fn ended(
         response: Result<ChatResponse, LlmError>,
-        repetition: Option<Loop>,
+        looped: Option<Loop>,
         usage: Usage,
         broken: Vec<Broken>,
     ) -> Self {
         Watched {
             response,
-            repetition,
+            looped,
             usage,
             broken,
         }
@@ -92,7 +92,7 @@ pub(crate) async fn watch(
         Ok(stream) => stream,
         Err(err) => return failed(err, Usage::default(), broken),
     };
-    let mut repeats = Repeats::new(guard).max_string(max_string);
+    let mut detector = LoopDetector::new(guard).max_string(max_string);
     let mut answer = Accumulator::new();
     let mut started = Instant::now();
     while let Some(event) = stream.next().await {
@@ -119,7 +119,7 @@ pub(crate) async fn watch(
                     elapsed: started.elapsed(),
                 });
                 meter = fresh_meter;
-                repeats = Repeats::new(guard).max_string(max_string);
+                detector = LoopDetector::new(guard).max_string(max_string);
                 started = Instant::now();
                 if let Some(observe) = observer.as_mut() {
                     observe(Heard::Restart);
@@ -133,7 +133,7 @@ pub(crate) async fn watch(
                     observe(Heard::Delta(delta));
                 }
                 let found = match guard.is_on() {
-                    true => repeats.feed(delta.as_bytes()),
+                    true => detector.feed(delta.as_bytes()),
                     false => None,
                 };
                 if let Some(found) = found {
@@ -145,7 +145,7 @@ pub(crate) async fn watch(
                     }
                     let mut response = answer.into_response();
                     response.usage = usage;
-                    response.finish = Finish::Repetition;
+                    response.finish = Finish::Loop;
                     return Watched::ended(Ok(response), Some(found), usage, broken);
                 }
             }

@@ -4,6 +4,7 @@
 //! Kept in one file so the exact wording is easy to review and to test.
 
 use crate::parse::{ParseError, SkipReason, Skipped};
+use crate::schema::Shape;
 use crate::validate::Violation;
 use serde_json::{Map, Value};
 
@@ -110,21 +111,10 @@ fn lookup<'a>(vars: &'a Map<String, Value>, name: &str) -> Option<&'a Value> {
     Some(value)
 }
 
-/// What one answer must look like, for the system prompt.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum AnswerShape {
-    /// One JSON value.
-    One,
-    /// JSON Lines (prompted, or constrained line by line).
-    Lines,
-    /// `{"items": [...]}` (constrained with the list schema).
-    List,
-}
-
 /// The system prompt: the instructions, then how to answer and the type definitions.
 pub(crate) fn system_prompt(
     instructions: &str,
-    shape: AnswerShape,
+    shape: Shape,
     type_definitions: &str,
     max_items: Option<usize>,
 ) -> String {
@@ -133,15 +123,15 @@ pub(crate) fn system_prompt(
         None => String::new(),
     };
     let format = match shape {
-        AnswerShape::One => {
+        Shape::One => {
             "Answer with exactly one JSON value of this type and nothing else (no prose, no code fences):"
                 .to_owned()
         }
-        AnswerShape::Lines => format!(
+        Shape::Line => format!(
             "Answer in JSON Lines: one compact JSON object per line, each of this type, and nothing else \
              (no array, no prose, no code fences). Write each item once.{at_most}"
         ),
-        AnswerShape::List => format!(
+        Shape::List => format!(
             "Answer with one JSON object {{\"items\": [...]}} whose items each have this type. Write each \
              item once.{at_most}"
         ),
@@ -246,14 +236,14 @@ pub(crate) fn repair_one(error: &ParseError) -> String {
 }
 
 /// The user turn after an answer with broken lines (or with no JSON at all): re-asks those lines only.
-pub(crate) fn repair_lines(broken: &[Skipped], shape: AnswerShape) -> String {
+pub(crate) fn repair_lines(broken: &[Skipped], shape: Shape) -> String {
     if broken.is_empty() {
         return match shape {
-            AnswerShape::List => "Your answer contained no JSON. Answer again with one JSON object {\"items\": [...]} only.".to_owned(),
+            Shape::List => "Your answer contained no JSON. Answer again with one JSON object {\"items\": [...]} only.".to_owned(),
             _ => "Your answer contained no JSON objects. Answer again in JSON Lines only: one JSON object per line.".to_owned(),
         };
     }
-    let unit = if shape == AnswerShape::List {
+    let unit = if shape == Shape::List {
         "items"
     } else {
         "lines"
@@ -275,7 +265,7 @@ pub(crate) fn repair_lines(broken: &[Skipped], shape: AnswerShape) -> String {
     });
     list_problems(&mut out, described);
     out.push_str(&match shape {
-        AnswerShape::List => format!(
+        Shape::List => format!(
             "\nThe other {unit} were fine and are kept. Answer with one JSON object {{\"items\": [...]}} \
              holding corrected versions of these {unit} only."
         ),
@@ -305,7 +295,7 @@ pub(crate) fn continue_after_loop(kept: usize) -> String {
 
 /// The assistant turn standing for the complete items so far (never the cut-off answer itself), at most
 /// `max_chars` long: the most recent items are kept, since the model continues after the last one.
-pub(crate) fn items_turn(items: &[Value], shape: AnswerShape, max_chars: usize) -> String {
+pub(crate) fn items_turn(items: &[Value], shape: Shape, max_chars: usize) -> String {
     let mut lines: Vec<String> = Vec::new();
     let mut used = 0;
     for item in items.iter().rev() {
@@ -318,7 +308,7 @@ pub(crate) fn items_turn(items: &[Value], shape: AnswerShape, max_chars: usize) 
     }
     lines.reverse();
     match shape {
-        AnswerShape::List => format!("{{\"items\": [{}]}}", lines.join(", ")),
+        Shape::List => format!("{{\"items\": [{}]}}", lines.join(", ")),
         _ => lines.join("\n"),
     }
 }
@@ -427,7 +417,7 @@ mod tests {
             raw: "{\"total\": 50}".into(),
             reason: SkipReason::Check(vec![issue]),
         }];
-        let text = repair_lines(&broken, AnswerShape::Lines);
+        let text = repair_lines(&broken, Shape::Line);
         assert!(text.contains("line 2, check problem at /total"), "{text}");
     }
 
@@ -438,7 +428,7 @@ mod tests {
             raw: "{\"a\": tru}".into(),
             reason: SkipReason::Syntax("unknown literal".into()),
         }];
-        let text = repair_lines(&broken, AnswerShape::Lines);
+        let text = repair_lines(&broken, Shape::Line);
         assert_eq!(
             text,
             "Some lines of your answer could not be used:\n\
@@ -452,10 +442,10 @@ mod tests {
     #[test]
     fn items_turn_keeps_the_latest_items_within_bounds() {
         let items: Vec<Value> = (0..100).map(|i| json!({"i": i})).collect();
-        let turn = items_turn(&items, AnswerShape::Lines, 50);
+        let turn = items_turn(&items, Shape::Line, 50);
         assert!(turn.ends_with(r#"{"i":99}"#));
         assert!(turn.len() <= 60);
-        let list = items_turn(&items[..2], AnswerShape::List, 1000);
+        let list = items_turn(&items[..2], Shape::List, 1000);
         assert_eq!(list, r#"{"items": [{"i":0}, {"i":1}]}"#);
     }
 

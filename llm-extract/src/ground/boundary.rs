@@ -120,7 +120,7 @@ pub fn is_span(text: &str, range: &Range<usize>) -> bool {
 }
 
 /// The largest span inside `range` that begins and ends on a word: its edges moved inwards past
-/// punctuation, whitespace and partial words; `None` when no word is left. Linear in the range.
+/// punctuation, whitespace and cut words; `None` when no word is left. Linear in the range.
 pub fn snap(text: &str, range: Range<usize>) -> Option<Range<usize>> {
     let inner = text.get(range.clone())?;
     let start = inner

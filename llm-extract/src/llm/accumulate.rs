@@ -115,11 +115,11 @@ impl Accumulator {
         (self.text, self.thinking)
     }
 
-    /// The error of a stream that ended without its summary, with the text received as its partial.
+    /// The error of a stream that ended without its summary, with the text received so far.
     pub(crate) fn unfinished(self) -> LlmError {
         LlmError::Stream {
             message: "the stream ended without a final summary".into(),
-            partial: self.text,
+            received: self.text,
         }
     }
 }
@@ -155,7 +155,7 @@ mod tests {
     fn broke() -> LlmError {
         LlmError::Stream {
             message: "connection reset".into(),
-            partial: String::new(),
+            received: String::new(),
         }
     }
 
@@ -282,9 +282,9 @@ mod tests {
             Ok(ChatEvent::Delta("tial".into())),
         ];
         match block(collect(stream(events))) {
-            Err(LlmError::Stream { message, partial }) => {
+            Err(LlmError::Stream { message, received }) => {
                 assert_eq!(message, "the stream ended without a final summary");
-                assert_eq!(partial, "partial");
+                assert_eq!(received, "partial");
             }
             other => panic!("expected a stream error, got {other:?}"),
         }

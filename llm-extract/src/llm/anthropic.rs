@@ -440,7 +440,7 @@ impl StreamReader for MessageEvents {
                         text("type").unwrap_or("error"),
                         text("message").unwrap_or("no message")
                     ),
-                    partial: String::new(),
+                    received: String::new(),
                 });
             }
             _ => {} // `ping` and event types added later

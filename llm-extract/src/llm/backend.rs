@@ -115,7 +115,7 @@ pub(crate) trait StreamReader: Default + Send + 'static {
                     "the stream ended before the server finished the answer ({})",
                     Self::UNFINISHED
                 ),
-                partial: String::new(),
+                received: String::new(),
             });
         }
         answer.done();
@@ -545,7 +545,7 @@ pub(crate) fn answer_event(data: &str) -> Result<Value, LlmError> {
     match http::error_text(&value) {
         Some(message) => Err(LlmError::Stream {
             message: format!("the server reported an error mid-answer: {message}"),
-            partial: String::new(),
+            received: String::new(),
         }),
         None => Ok(value),
     }

@@ -12,13 +12,13 @@ use std::time::Duration;
 #[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum LlmError {
-    /// The stream broke before its end; `partial` holds the text received so far.
+    /// The stream broke before its end; `received` holds the text received so far.
     #[error("the answer stream broke: {message}")]
     Stream {
         /// What happened.
         message: String,
         /// The text received before the break.
-        partial: String,
+        received: String,
     },
     /// No connection could be made to the server.
     #[error("cannot connect to {url}: {message}; {hint}")]
@@ -50,7 +50,7 @@ pub enum LlmError {
         /// What it means.
         message: String,
         /// The answer text received before it was stopped.
-        partial: String,
+        received: String,
     },
     /// The server does not have the model.
     #[error("model '{model}' not found: {message}; {hint}")]
@@ -219,9 +219,11 @@ impl LlmError {
     }
 
     /// The answer text received before a stream broke, if this error ended a stream.
-    pub fn partial(&self) -> Option<&str> {
+    pub fn received(&self) -> Option<&str> {
         match self {
-            LlmError::Stream { partial, .. } | LlmError::Blocked { partial, .. } => Some(partial),
+            LlmError::Stream { received, .. } | LlmError::Blocked { received, .. } => {
+                Some(received)
+            }
             _ => None,
         }
     }
@@ -255,12 +257,12 @@ impl LlmError {
     /// holds: the one list that [`LlmError::scrub`] and [`LlmError::shorten`] both go through.
     fn texts_mut(&mut self) -> Vec<(&mut String, Text)> {
         match self {
-            LlmError::Stream { message, partial } => {
-                vec![(message, Text::Quoted), (partial, Text::Whole)]
+            LlmError::Stream { message, received } => {
+                vec![(message, Text::Quoted), (received, Text::Whole)]
             }
             LlmError::Blocked {
-                message, partial, ..
-            } => vec![(message, Text::Whole), (partial, Text::Whole)],
+                message, received, ..
+            } => vec![(message, Text::Whole), (received, Text::Whole)],
             LlmError::Connect { url, message, .. } => {
                 vec![(url, Text::Whole), (message, Text::Whole)]
             }
@@ -314,7 +316,7 @@ mod tests {
         assert!(idle.is_transient());
         let broken = LlmError::Stream {
             message: "the stream ended before the server finished the answer".into(),
-            partial: "{\"a\"".into(),
+            received: "{\"a\"".into(),
         };
         assert!(broken.is_transient());
         let not_the_stream = LlmError::InvalidResponse {
@@ -327,7 +329,7 @@ mod tests {
             LlmError::Blocked {
                 reason: "SAFETY".into(),
                 message: String::new(),
-                partial: String::new(),
+                received: String::new(),
             },
             LlmError::other("x"),
         ] {
@@ -354,7 +356,7 @@ mod tests {
         assert!(cut.len() < long.len());
         let stream = LlmError::Stream {
             message: long.clone(),
-            partial: long.clone(),
+            received: long.clone(),
         };
         let invalid = LlmError::InvalidResponse {
             message: long.clone(),
@@ -364,7 +366,7 @@ mod tests {
             LlmError::Blocked {
                 reason: "SAFETY".into(),
                 message: long.clone(),
-                partial: long.clone(),
+                received: long.clone(),
             },
             LlmError::Connect {
                 url: long.clone(),
@@ -386,10 +388,10 @@ mod tests {
             let before = format!("{err:?}");
             assert_eq!(format!("{:?}", err.shorten()), before);
         }
-        let LlmError::Stream { message, partial } = stream.shorten() else {
+        let LlmError::Stream { message, received } = stream.shorten() else {
             panic!("shorten changed the variant")
         };
-        assert_eq!((message, partial), (cut.clone(), long.clone()));
+        assert_eq!((message, received), (cut.clone(), long.clone()));
         let LlmError::InvalidResponse { message, body } = invalid.shorten() else {
             panic!("shorten changed the variant")
         };

@@ -249,7 +249,7 @@ fn read_response(answer: &mut Answer, value: &Value) -> Result<(), LlmError> {
     if let Some(message) = http::error_text(value) {
         return Err(LlmError::Stream {
             message: format!("the server reported an error mid-answer: {message}"),
-            partial: answer.text.clone(),
+            received: answer.text.clone(),
         });
     }
     if let Some(version) = value.get("modelVersion").and_then(Value::as_str) {
@@ -276,7 +276,7 @@ fn read_response(answer: &mut Answer, value: &Value) -> Result<(), LlmError> {
                 "the prompt was blocked ({})",
                 withheld(reason).unwrap_or("no further detail")
             ),
-            partial: answer.text.clone(),
+            received: answer.text.clone(),
         });
     }
     let candidate = value.pointer("/candidates/0");
@@ -301,7 +301,7 @@ fn read_response(answer: &mut Answer, value: &Value) -> Result<(), LlmError> {
             return Err(LlmError::Blocked {
                 reason: reason.to_owned(),
                 message: meaning.to_owned(),
-                partial: answer.text.clone(),
+                received: answer.text.clone(),
             });
         }
         answer.finish = Some(match reason {

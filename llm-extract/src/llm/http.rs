@@ -400,7 +400,7 @@ impl BodyReader {
                     "the connection broke before the answer was complete ({})",
                     describe(&err)
                 ),
-                partial: String::new(),
+                received: String::new(),
             }),
             Ok(Some(Ok(bytes))) => {
                 self.read = self.read.saturating_add(bytes.len());
@@ -475,10 +475,10 @@ impl<W: WireFormat> EventState<W> {
             }
             if let Some(error) = self.error.take() {
                 let error = match error {
-                    LlmError::Stream { message, partial } if partial.is_empty() => {
+                    LlmError::Stream { message, received } if received.is_empty() => {
                         LlmError::Stream {
                             message,
-                            partial: std::mem::take(&mut self.text),
+                            received: std::mem::take(&mut self.text),
                         }
                     }
                     other => other,

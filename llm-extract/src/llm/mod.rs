@@ -135,7 +135,7 @@ pub struct ChatRequest {
     /// The source text of a grounded extraction. When `schema` carries grounding marks (`"x-grounded":
     /// true`, rendered by [`crate::schema::SchemaSet::for_dialect_grounded`]),
     /// a backend that [constrains grounding](Llm::constrains_grounding) decodes each marked string as a
-    /// verbatim span of this text. The others ignore it (their values are aligned after parsing).
+    /// verbatim span of this text. The others ignore it (their values are grounded after parsing).
     pub grounding: Option<Arc<str>>,
 }
 
@@ -278,8 +278,8 @@ pub enum Finish {
     /// The token limit or the context was reached: the answer is truncated.
     Length,
     /// We stopped it: the model was looping (one character, a phrase or items repeating); the attempt's
-    /// [`Attempt::repetition`](crate::report::Attempt::repetition) says what and where.
-    Repetition,
+    /// [`Attempt::looped`](crate::report::Attempt::looped) says what and where.
+    Loop,
     /// We stopped it: the requested maximum number of items was reached.
     MaxItems,
     /// Anything else the backend reported.
@@ -399,7 +399,7 @@ pub trait Llm: Send + Sync {
 
     /// Whether this backend decodes the strings a schema marks grounded as verbatim spans of
     /// [`ChatRequest::grounding`] (the embedded llama.cpp engine, through its grammar). A server cannot:
-    /// the default is `false`, and grounded values are then aligned with the source after parsing.
+    /// the default is `false`, and grounded values are then looked up in the source after parsing.
     fn constrains_grounding(&self) -> bool {
         false
     }
@@ -446,7 +446,7 @@ impl std::fmt::Display for Finish {
         match self {
             Finish::Stop => f.write_str("stop"),
             Finish::Length => f.write_str("length"),
-            Finish::Repetition => f.write_str("repetition"),
+            Finish::Loop => f.write_str("loop"),
             Finish::MaxItems => f.write_str("max items"),
             Finish::Other(reason) => f.write_str(reason),
         }

@@ -264,7 +264,7 @@ impl Protocol for ChatWire {
     type Stream = Lines;
 
     fn dialect(&self) -> Dialect {
-        Dialect::Ollama
+        Dialect::Gbnf
     }
 
     fn endpoint(&self, site: &Site, _stream: bool) -> String {

@@ -76,7 +76,7 @@ impl OpenAiBuilder {
 
     wire_setters! {
         /// The schema dialect the server enforces (default [`Dialect::OpenAiStrict`]). llama-server converts
-        /// schemas with llama.cpp's converter, so [`Dialect::Ollama`] describes it exactly.
+        /// schemas with llama.cpp's converter, so [`Dialect::Gbnf`] describes it exactly.
         dialect: Dialect;
 
         /// The `strict` flag of `response_format.json_schema` (default `true`).

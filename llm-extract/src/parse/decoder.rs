@@ -427,7 +427,7 @@ impl Reader<Value> {
 }
 
 /// An item together with the validated JSON it came from: what the extraction loop decodes, as it
-/// needs the JSON to drop repeats, to see a model looping and to quote kept items back.
+/// needs the JSON to drop duplicates, to see a model looping and to quote kept items back.
 #[derive(Debug, Clone)]
 pub(crate) struct WithJson<T> {
     /// The item.

@@ -104,12 +104,12 @@ mod frame;
 mod lenient;
 mod lines;
 mod literal;
+mod loops;
 mod one;
 pub(crate) mod partial;
 mod partial_shapes;
 pub(crate) mod partial_value;
 mod pipeline;
-mod repetition;
 pub(crate) mod typed;
 pub(crate) mod work;
 
@@ -117,11 +117,11 @@ pub(crate) use decoder::WithJson;
 pub use decoder::{Item, LineDecoder, LineEvent};
 pub use error::ParseError;
 pub use lines::{lines_from_str, lines_from_str_value, lines_from_str_with};
+pub use loops::{ItemVerdict, ItemWindow, Loop, LoopDetector, LoopGuard, LoopKind};
 pub use one::{from_str, from_str_value, from_str_with};
 pub use partial::{JsonPath, Node, PartialParser, PathSegment};
 pub use partial_value::{Partial, PartialReader, PartialValue, UNNUMBERED};
 pub(crate) use pipeline::{deserialize, typed_item};
-pub use repetition::{ItemVerdict, ItemWindow, Loop, LoopGuard, LoopKind, Repeats};
 
 use crate::validate::Violation;
 

@@ -822,7 +822,7 @@ fn contains_ref(value: &Value) -> bool {
 fn normalize_foreign(schema: &mut Value) {
     match schema {
         // `additionalProperties: false` stays a boolean; a `true` schema becomes the
-        // equivalent `{}` our convention (and the Ollama dialect's check) expects.
+        // equivalent `{}` our convention (and the GBNF dialect's check) expects.
         Value::Bool(true) => *schema = json!({}),
         Value::Object(map) => {
             map.remove("title");

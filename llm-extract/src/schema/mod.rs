@@ -72,8 +72,9 @@ pub enum Dialect {
     /// Full draft 2020-12: what we validate locally, and what the embedded engine's llguidance grammar
     /// enforces.
     Generic,
-    /// The subset llama.cpp's JSON-Schema-to-grammar converter enforces (Ollama, llama-server).
-    Ollama,
+    /// llama.cpp's JSON-Schema-to-GBNF converter, used by Ollama and llama-server: the subset of JSON
+    /// Schema it turns into a grammar.
+    Gbnf,
     /// OpenAI structured outputs with `strict: true`.
     OpenAiStrict,
     /// Anthropic's structured outputs (`output_config.format`) and tool input schemas.
@@ -86,7 +87,7 @@ impl Dialect {
     /// All dialects, for iteration.
     pub const ALL: [Dialect; 5] = [
         Dialect::Generic,
-        Dialect::Ollama,
+        Dialect::Gbnf,
         Dialect::OpenAiStrict,
         Dialect::Anthropic,
         Dialect::Gemini,
@@ -96,7 +97,7 @@ impl Dialect {
     pub fn name(self) -> &'static str {
         match self {
             Dialect::Generic => "generic",
-            Dialect::Ollama => "ollama",
+            Dialect::Gbnf => "gbnf",
             Dialect::OpenAiStrict => "openai-strict",
             Dialect::Anthropic => "anthropic",
             Dialect::Gemini => "gemini",
@@ -106,7 +107,7 @@ impl Dialect {
     fn index(self) -> usize {
         match self {
             Dialect::Generic => 0,
-            Dialect::Ollama => 1,
+            Dialect::Gbnf => 1,
             Dialect::OpenAiStrict => 2,
             Dialect::Anthropic => 3,
             Dialect::Gemini => 4,
@@ -161,7 +162,7 @@ pub struct SchemaSet {
     instructions: OnceLock<String>,
     line_instructions: OnceLock<String>,
     rendered: [[Rendered; 3]; Dialect::ALL.len()],
-    /// The generic and Ollama dialects with the grounding marks kept, per shape.
+    /// The generic and GBNF dialects with the grounding marks kept, per shape.
     grounded: [[Rendered; 3]; 2],
     validator: OnceLock<Result<crate::validate::Validator, SchemaError>>,
     plan: OnceLock<Option<plan::Plan>>,
@@ -345,7 +346,7 @@ impl SchemaSet {
     ) -> Result<&dialect::Lowering, SchemaError> {
         let slot = match dialect {
             Dialect::Generic => 0,
-            Dialect::Ollama => 1,
+            Dialect::Gbnf => 1,
             _ => return self.lowering(dialect, shape),
         };
         self.grounded[slot][shape.index()]

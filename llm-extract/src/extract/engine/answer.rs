@@ -8,7 +8,7 @@ use crate::extract::meter::Meter;
 use crate::extract::target::Target;
 use crate::extract::watch;
 use crate::llm::{Accumulator, ChatRequest, Finish, LlmError, Merged, Usage};
-use crate::parse::{LineDecoder, LineEvent, Loop, LoopKind, Repeats, Skipped, WithJson};
+use crate::parse::{LineDecoder, LineEvent, Loop, LoopDetector, LoopKind, Skipped, WithJson};
 use crate::report::AttemptKind;
 use futures_util::StreamExt;
 use std::time::Instant;
@@ -23,7 +23,7 @@ pub(super) struct Answer {
     pub items: usize,
     pub skipped: Vec<Skipped>,
     pub started: Instant,
-    pub repetition: Option<Loop>,
+    pub looped: Option<Loop>,
     /// The answers before it whose stream broke and was sent again, with the items each handed on.
     pub broken: Vec<(watch::Broken, usize)>,
 }
@@ -39,7 +39,7 @@ impl Answer {
             items: 0,
             skipped: Vec::new(),
             started: Instant::now(),
-            repetition: None,
+            looped: None,
             broken: Vec::new(),
         }
     }
@@ -48,7 +48,7 @@ impl Answer {
 /// What one stream of an answer is read with; a stream sent again after a break starts them over.
 struct Reading<'t, O> {
     meter: Meter,
-    repeats: Repeats,
+    detector: LoopDetector,
     decoder: LineDecoder<'t, WithJson<O>>,
 }
 
@@ -68,7 +68,7 @@ impl Engine<'_> {
         let fresh = Meter::new(&request);
         let start = || Reading {
             meter: fresh,
-            repeats: Repeats::new(guard).max_string(max_string),
+            detector: LoopDetector::new(guard).max_string(max_string),
             decoder: target.decoder(self.config.parse),
         };
         let mut stream = match self.llm.chat_stream(request).await {
@@ -79,7 +79,7 @@ impl Engine<'_> {
             }
         };
         let mut reading = start();
-        // Repeats are dropped only in follow-up answers, which tend to restate what was kept; within
+        // Duplicates are dropped only in follow-up answers, which tend to restate what was kept; within
         // the first answer, only a run of identical items is treated as a loop.
         let dedupe = kind != AttemptKind::First;
         let mut intake = Intake::new(kept, sink, dedupe, self.config.max_items, guard);
@@ -116,7 +116,7 @@ impl Engine<'_> {
                 Merged::Text { from } => {
                     reading.meter.event();
                     let delta = text.text().get(from..).unwrap_or_default().as_bytes();
-                    looped = reading.repeats.feed(delta);
+                    looped = reading.detector.feed(delta);
                     // Only the bytes before a loop reach the decoder: the items before it are kept.
                     let upto = looped
                         .as_ref()
@@ -169,8 +169,8 @@ fn take<O>(
     answer: &mut Answer,
 ) -> Option<Finish> {
     let stopped = intake.take_all(events);
-    if stopped == Some(Finish::Repetition) {
-        answer.repetition = Some(Loop {
+    if stopped == Some(Finish::Loop) {
+        answer.looped = Some(Loop {
             kind: LoopKind::Items,
             start: intake.new_item_at,
             detected_at: intake.bytes,
@@ -180,8 +180,8 @@ fn take<O>(
     }
     match looped.filter(|_| stopped.is_none()) {
         Some(found) => {
-            answer.repetition = Some(found);
-            Some(Finish::Repetition)
+            answer.looped = Some(found);
+            Some(Finish::Loop)
         }
         None => stopped,
     }
@@ -228,7 +228,7 @@ impl Answer {
                 stopped = intake.take_all(target.vet(decoder.finish()));
             }
         }
-        if stopped != Some(Finish::Repetition) {
+        if stopped != Some(Finish::Loop) {
             intake.flush();
         }
         if let Some(stop) = stopped {

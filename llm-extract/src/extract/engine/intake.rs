@@ -13,14 +13,14 @@ use std::collections::{HashMap, HashSet};
 pub(super) struct Kept {
     /// The items' JSON, in order.
     pub json: Vec<Value>,
-    /// Their canonical forms, to drop repeats.
+    /// Their canonical forms, to drop duplicates.
     seen: HashSet<String>,
     /// The fixes that made them parse.
     pub fixes: Vec<Fix>,
 }
 
-/// Takes the decoder's events of one answer: holds back repeats, drops duplicates of kept items in
-/// follow-up answers, counts, and hands items on.
+/// Takes the decoder's events of one answer: holds back copies of recent items, drops duplicates of
+/// kept items in follow-up answers, counts, and hands items on.
 pub(super) struct Intake<'k, 's, O> {
     kept: &'k mut Kept,
     sink: &'k mut (dyn FnMut(O) + Send + 's),
@@ -79,7 +79,7 @@ impl<'k, 's, O> Intake<'k, 's, O> {
             let key = canonical(&item.value.json);
             match self.guard.offer(item, &key) {
                 Verdict::Hold => {}
-                Verdict::Loop => return Some(Finish::Repetition),
+                Verdict::Loop => return Some(Finish::Loop),
                 Verdict::Emit(items) => {
                     self.new_item_at = self.bytes;
                     for item in items {

@@ -8,10 +8,11 @@ use super::{attempt_span, broken_attempt, record, Engine};
 use crate::extract::config::Input;
 use crate::extract::error::{ExtractError, ExtractErrorKind};
 use crate::extract::target::Target;
-use crate::extract::wording::{self, AnswerShape};
+use crate::extract::wording;
 use crate::llm::{Finish, Message};
 use crate::parse::{SkipReason, Skipped};
 use crate::report::{Attempt, AttemptError, AttemptKind, Report, Sampling};
+use crate::schema::Shape;
 use tracing::Instrument;
 
 /// What one answer's skipped lines are: a cut-off last item (for continuation), prose (ignored unless
@@ -56,10 +57,8 @@ impl Sorted {
             (None, false) if !self.broken.is_empty() => Some(AttemptError::Lines(self.broken)),
             _ => None,
         };
-        match (error, &answer.repetition) {
-            (None, Some(found)) if answer.items == 0 => {
-                Some(AttemptError::Repetition(found.clone()))
-            }
+        match (error, &answer.looped) {
+            (None, Some(found)) if answer.items == 0 => Some(AttemptError::Loop(found.clone())),
             (error, _) => error,
         }
     }
@@ -104,7 +103,7 @@ fn ledger_entry(
         error: sorted.error(answer, no_json),
         usage: answer.usage,
         finish: answer.finish.clone(),
-        repetition: answer.repetition.clone(),
+        looped: answer.looped.clone(),
         sampling,
         items: answer.items,
         elapsed: answer.started.elapsed(),
@@ -158,7 +157,7 @@ impl Engine<'_> {
             if let Some(err) = answer.error {
                 report.skipped = tally.unresolved.into_iter().map(|(_, s)| s).collect();
                 return Err(
-                    ExtractError::new(ExtractErrorKind::Llm(err), report).with_partial(kept.json)
+                    ExtractError::new(ExtractErrorKind::Llm(err), report).with_kept(kept.json)
                 );
             }
             // A repair answer that is only prose addressed none of the broken lines: they stay unresolved.
@@ -187,7 +186,7 @@ impl Engine<'_> {
         finish: Finish,
         tally: &mut Tally,
         kept: &Kept,
-        shape: AnswerShape,
+        shape: Shape,
         no_json: bool,
         raw: &str,
     ) -> Option<(AttemptKind, Vec<Message>)> {
@@ -195,7 +194,7 @@ impl Engine<'_> {
         if finish == Finish::MaxItems {
             return None;
         }
-        if finish == Finish::Repetition {
+        if finish == Finish::Loop {
             if tally.repairs_used >= config.max_attempts {
                 return None;
             }
@@ -226,12 +225,7 @@ impl Engine<'_> {
 
     /// The turns that ask to go on after the items kept: the items as the assistant's answer, then
     /// `ask` (given how many there are).
-    fn after_items(
-        &self,
-        kept: &Kept,
-        shape: AnswerShape,
-        ask: fn(usize) -> String,
-    ) -> Vec<Message> {
+    fn after_items(&self, kept: &Kept, shape: Shape, ask: fn(usize) -> String) -> Vec<Message> {
         vec![
             Message::assistant(wording::items_turn(
                 &kept.json,
@@ -251,7 +245,7 @@ impl Engine<'_> {
         unresolved: &[(u32, Skipped)],
         number: u32,
         raw: &str,
-        shape: AnswerShape,
+        shape: Shape,
     ) -> Vec<Message> {
         let max_echo = self.config.max_echo_chars;
         let (bad_answer, broken) = if unresolved.iter().all(|(n, _)| *n == number) {

@@ -8,11 +8,11 @@
 //! Many items ([`Engine::many`]): stream the answer through the incremental decoder and hand every item
 //! on as soon as it completes. Then, in this order: an answer cut off by the token limit is continued
 //! after its last complete item (the assistant turn holds the complete items, never the cut answer);
-//! broken lines are re-asked, and only they; repeats of kept items are dropped. While streaming, the
+//! broken lines are re-asked, and only they; duplicates of kept items are dropped. While streaming, the
 //! same item several times in a row stops the generation (the model is looping), and so does reaching
 //! `max_items`.
 //!
-//! Loops: every answer (one value or many) is streamed through the loop detectors (`parse::repetition`,
+//! Loops: every answer (one value or many) is streamed through the loop detectors (`parse::loops`,
 //! `loops.rs`), which also follow the arrays and objects inside it at any depth (the same long element
 //! written again and again in one value is a loop, reported with the path of its array); a loop drops
 //! the stream, and the next attempt, within `max_attempts`, is a recovery with
@@ -134,7 +134,7 @@ fn broken_attempt(
         error: Some(AttemptError::Llm(broken.error)),
         usage: broken.usage,
         finish: None,
-        repetition: None,
+        looped: None,
         sampling,
         items,
         elapsed: broken.elapsed,
@@ -144,12 +144,12 @@ fn broken_attempt(
 fn failed_attempt(kind: AttemptKind, err: &LlmError, started: Instant) -> Attempt {
     Attempt {
         kind,
-        raw: err.partial().unwrap_or_default().to_owned(),
+        raw: err.received().unwrap_or_default().to_owned(),
         thinking: None,
         error: Some(AttemptError::Llm(err.clone())),
         usage: Usage::default(),
         finish: None,
-        repetition: None,
+        looped: None,
         sampling: Sampling::default(),
         items: 0,
         elapsed: started.elapsed(),

@@ -51,7 +51,7 @@ impl Engine<'_> {
         for number in 1..=max_attempts {
             let turns = std::mem::take(&mut follow_up);
             let mut request = self.attempt_request(&first, turns, loops_seen);
-            loops::unstick(&mut request, &self.config.recovery, rejected.repeats);
+            loops::unstick(&mut request, &self.config.recovery, rejected.copies);
             if let Err(kind) = self.within_budget(&report, &mut request) {
                 return Err(ExtractError::new(kind, report));
             }
@@ -80,12 +80,12 @@ impl Engine<'_> {
                 }
             };
             let last = number == max_attempts;
-            let parsed = self.parse_answer(target, &response, watched.repetition.clone(), last);
+            let parsed = self.parse_answer(target, &response, watched.looped.clone(), last);
             let items = usize::from(matches!(parsed, Ok(Ok(_))));
             record(&span, Some(&response.finish), watched.usage, items);
             let mut attempt = Attempt {
                 usage: watched.usage,
-                repetition: watched.repetition,
+                looped: watched.looped,
                 sampling,
                 items,
                 elapsed: started.elapsed(),
@@ -94,7 +94,7 @@ impl Engine<'_> {
             let parsed = match parsed {
                 Ok(parsed) => parsed,
                 Err(found) => {
-                    attempt.error = Some(AttemptError::Repetition(found.clone()));
+                    attempt.error = Some(AttemptError::Loop(found.clone()));
                     self.push(&mut report, attempt);
                     loops_seen += 1;
                     last_loop = Some(found);
@@ -125,12 +125,9 @@ impl Engine<'_> {
                 }
             }
         }
-        if report.finish == Some(Finish::Repetition) {
+        if report.finish == Some(Finish::Loop) {
             if let Some(found) = last_loop {
-                return Err(ExtractError::new(
-                    ExtractErrorKind::Repetition(found),
-                    report,
-                ));
+                return Err(ExtractError::new(ExtractErrorKind::Loop(found), report));
             }
         }
         let error = last_error.unwrap_or(ParseError::NoJson { raw: String::new() });
@@ -144,13 +141,13 @@ impl Engine<'_> {
         &self,
         target: &G,
         response: &ChatResponse,
-        repetition: Option<Loop>,
+        looped: Option<Loop>,
         last: bool,
     ) -> Result<Result<Parsed<G::Output>, ParseError>, Loop> {
         let cut_off = response.finish == Finish::Length;
         let parse = self.config.parse;
         let options = parse.with_salvage(cut_off || parse.salvage);
-        parse_watched(target, answer_text(response), &options, repetition, last)
+        parse_watched(target, answer_text(response), &options, looped, last)
     }
 
     /// Sends `request` and watches its answer, telling `listener` (if any) that attempt `position` of
@@ -221,10 +218,10 @@ fn parse_watched<G: Target>(
     target: &G,
     text: &str,
     options: &ParseOptions,
-    repetition: Option<Loop>,
+    looped: Option<Loop>,
     last: bool,
 ) -> Result<Result<Parsed<G::Output>, ParseError>, Loop> {
-    let Some(found) = repetition else {
+    let Some(found) = looped else {
         return Ok(target.parse_one(text, options));
     };
     let before = text.get(..found.start).unwrap_or(text);
@@ -247,7 +244,7 @@ fn answered(kind: AttemptKind, response: &ChatResponse) -> Attempt {
         error: None,
         usage: Default::default(),
         finish: Some(response.finish.clone()),
-        repetition: None,
+        looped: None,
         sampling: Sampling::default(),
         items: 0,
         elapsed: Default::default(),

@@ -5,7 +5,7 @@ use super::Engine;
 use crate::extract::config::{Input, Mode};
 use crate::extract::error::{ExtractError, ExtractErrorKind};
 use crate::extract::target::Target;
-use crate::extract::wording::{self, AnswerShape};
+use crate::extract::wording;
 use crate::extract::{example_turns, loops, tokens};
 use crate::llm::ChatRequest;
 use crate::report::Report;
@@ -23,7 +23,7 @@ impl Engine<'_> {
         target: &impl Target,
         input: Input,
         many: bool,
-    ) -> Result<(ChatRequest, AnswerShape, Option<usize>, Option<String>), ExtractError> {
+    ) -> Result<(ChatRequest, Shape, Option<usize>, Option<String>), ExtractError> {
         let fail = |kind| ExtractError::new(kind, Report::default());
         let config = self.config;
         let vars = input
@@ -33,10 +33,10 @@ impl Engine<'_> {
             .map_err(|e| fail(ExtractErrorKind::Template(e)))?;
         let set = target.schema();
         let constrained = matches!(config.mode, Mode::Constrained | Mode::Tool);
-        let (shape, schema_shape) = match (many, constrained) {
-            (false, _) => (AnswerShape::One, Shape::One),
-            (true, true) if !self.llm.constrains_json_lines() => (AnswerShape::List, Shape::List),
-            (true, _) => (AnswerShape::Lines, Shape::Line),
+        let shape = match (many, constrained) {
+            (false, _) => Shape::One,
+            (true, true) if !self.llm.constrains_json_lines() => Shape::List,
+            (true, _) => Shape::Line,
         };
         let definitions = if many {
             set.line_format_instructions()
@@ -53,7 +53,7 @@ impl Engine<'_> {
         let mut unenforced = None;
         if constrained {
             unenforced = self
-                .constrain(&mut request, target, (shape, schema_shape), max_items)
+                .constrain(&mut request, target, shape, max_items)
                 .map_err(fail)?;
         }
         request.max_tokens = Some(config.max_tokens.unwrap_or_else(|| {
@@ -79,7 +79,7 @@ impl Engine<'_> {
         &self,
         request: &mut ChatRequest,
         target: &impl Target,
-        (shape, schema_shape): (AnswerShape, Shape),
+        shape: Shape,
         max_items: Option<usize>,
     ) -> Result<Option<String>, ExtractErrorKind> {
         let config = self.config;
@@ -90,14 +90,13 @@ impl Engine<'_> {
             .grounding()
             .filter(|_| self.llm.constrains_grounding() && config.mode == Mode::Constrained);
         let lowering = match grounding {
-            Some(_) => set.lowering_grounded(dialect, schema_shape),
-            None => set.lowering(dialect, schema_shape),
+            Some(_) => set.lowering_grounded(dialect, shape),
+            None => set.lowering(dialect, shape),
         }
         .map_err(ExtractErrorKind::Schema)?;
         let mut schema = lowering.schema().clone();
         request.grounding = grounding.map(Arc::from);
-        if let (AnswerShape::List, Some(n), true) = (shape, max_items, dialect.carries_max_items())
-        {
+        if let (Shape::List, Some(n), true) = (shape, max_items, dialect.carries_max_items()) {
             if let Some(items) = schema
                 .pointer_mut("/properties/items")
                 .and_then(Value::as_object_mut)
@@ -108,7 +107,7 @@ impl Engine<'_> {
         request.schema_name = Some(set.name().into());
         request.schema = Some(schema);
         request.schema_relaxed = !lowering.strict();
-        request.json_lines = shape == AnswerShape::Lines;
+        request.json_lines = shape == Shape::Line;
         request.tool_call = config.mode == Mode::Tool;
         Ok(lowering.notice(dialect))
     }

@@ -25,7 +25,7 @@ pub enum LlamaCppError {
     /// llama.cpp's JSON-Schema-to-grammar converter (the one Ollama enforces) rejected the schema.
     #[error(
         "llama.cpp's JSON-Schema-to-grammar converter (what Ollama enforces) rejected the schema: {message}. \
-         Render the schema for the Ollama dialect (SchemaSet::for_dialect(Dialect::Ollama, ..)) and keep to its \
+         Render the schema for the GBNF dialect (SchemaSet::for_dialect(Dialect::Gbnf, ..)) and keep to its \
          subset (no `{{}}` any-value, anchored patterns). Schema: {schema}"
     )]
     SchemaRejected {
@@ -79,13 +79,13 @@ pub enum LlamaCppError {
         /// The panic's message.
         message: String,
     },
-    /// llama.cpp failed while generating; `partial` holds the text generated before.
+    /// llama.cpp failed while generating; `received` holds the text generated before.
     #[error("llama.cpp failed: {message}")]
     Engine {
         /// What went wrong.
         message: String,
         /// The text generated before the failure.
-        partial: String,
+        received: String,
     },
 }
 
@@ -106,7 +106,7 @@ impl LlamaCppError {
     pub(super) fn engine(message: impl std::fmt::Display) -> Self {
         LlamaCppError::Engine {
             message: message.to_string(),
-            partial: String::new(),
+            received: String::new(),
         }
     }
 }

@@ -168,7 +168,7 @@ impl Sequence {
             Ok(advance) => advance,
             Err(message) => Advance::Fail(LlamaCppError::Engine {
                 message,
-                partial: self.text.clone(),
+                received: self.text.clone(),
             }),
         }
     }
@@ -336,10 +336,10 @@ impl Sequence {
                 reused_prompt_tokens: reused,
                 forced_tokens: forced,
             }),
-            Err(LlamaCppError::Engine { message, partial }) if partial.is_empty() => {
+            Err(LlamaCppError::Engine { message, received }) if received.is_empty() => {
                 Err(LlamaCppError::Engine {
                     message,
-                    partial: text,
+                    received: text,
                 })
             }
             Err(e) => Err(e),

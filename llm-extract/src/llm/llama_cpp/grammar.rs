@@ -5,7 +5,7 @@
 //! The embedded engine's dialect is [`Dialect::Generic`]: a request carries the full schema, and
 //! llguidance enforces what it says (`allOf`, `anyOf`, `$ref` and recursion, `patternProperties`,
 //! `min`/`maxProperties`, numeric bounds, string formats...). Only when llguidance refuses a schema does
-//! the grammar come from the schema lowered for [`Dialect::Ollama`] (see [`GrammarSource`]); the GBNF
+//! the grammar come from the schema lowered for [`Dialect::Gbnf`] (see [`GrammarSource`]); the GBNF
 //! engine always reads that lowering, through llama.cpp's converter. Either way every answer is
 //! validated against the full schema afterwards.
 
@@ -83,12 +83,12 @@ pub(super) fn guidance_grammar(
 pub enum GrammarSource {
     /// The request's schema itself.
     Schema,
-    /// The schema lowered for [`Dialect::Ollama`], because llguidance refused the schema itself.
+    /// The schema lowered for [`Dialect::Gbnf`], because llguidance refused the schema itself.
     Lowered,
 }
 
 /// The llguidance matcher the embedded engine decodes a request with: the grammar of `schema` itself, or,
-/// when llguidance refuses it, of `schema` lowered for [`Dialect::Ollama`] (grounding marks kept).
+/// when llguidance refuses it, of `schema` lowered for [`Dialect::Gbnf`] (grounding marks kept).
 ///
 /// `factory` holds the model's tokenizer; JSON Lines and grounding as in a [`ChatRequest`](crate::ChatRequest).
 ///
@@ -114,7 +114,7 @@ pub fn guidance_matcher(
         Err(message) => message,
     };
     let lowered =
-        dialect::lower_grounded(schema, Dialect::Ollama).map_err(|e| LlamaCppError::Grammar {
+        dialect::lower_grounded(schema, Dialect::Gbnf).map_err(|e| LlamaCppError::Grammar {
             message: format!("{e} (llguidance refused the schema itself: {refused})"),
         })?;
     compile(lowered.schema())
@@ -124,14 +124,14 @@ pub fn guidance_matcher(
         })
 }
 
-/// The GBNF grammar llama.cpp's converter writes for `schema` lowered for [`Dialect::Ollama`] (what
+/// The GBNF grammar llama.cpp's converter writes for `schema` lowered for [`Dialect::Gbnf`] (what
 /// Ollama would run), for one value or JSON Lines.
 ///
 /// # Errors
 /// [`LlamaCppError::Grammar`] when the lowering refuses the schema, and the converter's errors (see
 /// [`schema_to_grammar`]).
 pub(super) fn gbnf_grammar(schema: &Value, json_lines: bool) -> Result<String, LlamaCppError> {
-    let lowered = dialect::lower(schema, Dialect::Ollama).map_err(|e| LlamaCppError::Grammar {
+    let lowered = dialect::lower(schema, Dialect::Gbnf).map_err(|e| LlamaCppError::Grammar {
         message: e.to_string(),
     })?;
     let gbnf = schema_to_grammar(lowered.schema())?;

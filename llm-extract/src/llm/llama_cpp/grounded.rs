@@ -12,7 +12,7 @@
 //!
 //! A shape this does not write out (`allOf`, `$ref`, a tuple, a marked string under
 //! `additionalProperties`, a marked value of another type) gets no grammar here: the caller keeps the
-//! plain JSON grammar, and the values are aligned after parsing as on every other backend.
+//! plain JSON grammar, and the values are grounded after parsing as on every other backend.
 
 use super::guidance_options::with_guidance_options;
 use crate::ground::{boundary, has_grounded, GROUNDED};

@@ -76,7 +76,7 @@ impl Rules for Anthropic {
             let Some(lowered) = branches(self, cx, list, path)? else {
                 return Ok(Value::Bool(false));
             };
-            return Ok(super::ollama::union(&map, lowered));
+            return Ok(super::gbnf::union(&map, lowered));
         }
         let types = crate::schema::node::types_of(&map);
         let valued = map.contains_key("enum") || map.contains_key("const");

@@ -46,7 +46,7 @@ impl Rules for Gemini {
             let Some(lowered) = branches(self, cx, list, path)? else {
                 return Ok(Value::Bool(false));
             };
-            return Ok(super::ollama::union(&map, lowered));
+            return Ok(super::gbnf::union(&map, lowered));
         }
         let enumerable = |value: &Value| value.is_string() || value.is_number();
         let mut out = Map::with_capacity(map.len());

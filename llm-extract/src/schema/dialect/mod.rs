@@ -38,13 +38,13 @@
 //! # The dialects
 //! - [`Dialect::Generic`]: the generic schema minus its `x-` keys (grounded: with its marks), what the
 //!   embedded engine's llguidance grammar receives.
-//! - [`Dialect::Ollama`]: `ollama.rs`. [`Dialect::OpenAiStrict`]: `openai.rs`. [`Dialect::Anthropic`]:
+//! - [`Dialect::Gbnf`]: `gbnf.rs`. [`Dialect::OpenAiStrict`]: `openai.rs`. [`Dialect::Anthropic`]:
 //!   `anthropic.rs`. [`Dialect::Gemini`]: `gemini.rs`. Each file's documentation lists what the provider
 //!   takes, with its source.
 
 mod anthropic;
+mod gbnf;
 mod gemini;
-mod ollama;
 mod openai;
 
 use super::builder::GROUNDED;
@@ -183,12 +183,12 @@ impl Lowering {
 ///
 /// # Errors
 /// [`SchemaError::Unsupported`] when no form of the provider's request can carry the schema (e.g. a
-/// remote `$ref`, or for Ollama a value that is `true` where the converter needs a schema object).
+/// remote `$ref`, or for GBNF a value that is `true` where the converter needs a schema object).
 pub fn lower(generic: &Value, dialect: Dialect) -> Result<Lowering, SchemaError> {
     lower_marked(generic, dialect, false)
 }
 
-/// [`lower`], except that [`Dialect::Generic`] and [`Dialect::Ollama`] keep the grounding marks
+/// [`lower`], except that [`Dialect::Generic`] and [`Dialect::Gbnf`] keep the grounding marks
 /// (`"x-grounded": true`, see [`GROUNDED`]) on the strings that must be spans of the source: the schema a
 /// backend that grounds while decoding (the embedded engine) turns into its grammar. The other dialects
 /// are lowered as by [`lower`]: their servers only see what they enforce.
@@ -227,7 +227,7 @@ fn lower_marked(
             dropped: Vec::new(),
             relaxed: None,
         }),
-        Dialect::Ollama => run(&ollama::Ollama, generic, grounding),
+        Dialect::Gbnf => run(&gbnf::Gbnf, generic, grounding),
         Dialect::OpenAiStrict => openai::lower(generic),
         Dialect::Anthropic => anthropic::lower(generic),
         Dialect::Gemini => run(&gemini::Gemini, generic, grounding),

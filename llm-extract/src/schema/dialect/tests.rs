@@ -112,15 +112,15 @@ fn the_list_shape_keeps_the_references_of_its_items() {
             lowered
                 .dropped()
                 .iter()
-                .all(|d| d.keyword != "$ref" || dialect != Dialect::Ollama),
+                .all(|d| d.keyword != "$ref" || dialect != Dialect::Gbnf),
             "{dialect}"
         );
     }
-    let ollama = set.for_dialect(Dialect::Ollama, Shape::List).unwrap();
-    let defs = ollama["$defs"].as_object().unwrap();
+    let gbnf = set.for_dialect(Dialect::Gbnf, Shape::List).unwrap();
+    let defs = gbnf["$defs"].as_object().unwrap();
     assert!(
         defs.contains_key("Tree") && defs.contains_key("items"),
-        "{ollama}"
+        "{gbnf}"
     );
 }
 
@@ -160,8 +160,8 @@ fn definitions_that_multiply_stay_bounded() {
     }
     assert!(started.elapsed() < std::time::Duration::from_secs(5));
     // Kept references stay one definition each.
-    let ollama = lower(&schema, Dialect::Ollama).unwrap();
-    assert_eq!(ollama.schema()["$defs"].as_object().unwrap().len(), 40);
+    let gbnf = lower(&schema, Dialect::Gbnf).unwrap();
+    assert_eq!(gbnf.schema()["$defs"].as_object().unwrap().len(), 40);
 }
 
 /// The JSON-Schema-Test-Suite's folder: `JSON_SCHEMA_TEST_SUITE`, else `shared/data/json-schema-test-suite`
@@ -222,7 +222,7 @@ fn every_suite_schema_lowers_or_is_refused_with_a_reason() {
     }
     // Every dialect without a required object root takes nearly every schema.
     assert_eq!(lowered[0], schemas);
-    assert!(lowered[1] * 100 >= schemas * 95, "ollama {}", lowered[1]);
+    assert!(lowered[1] * 100 >= schemas * 95, "gbnf {}", lowered[1]);
     assert!(lowered[4] * 100 >= schemas * 95, "gemini {}", lowered[4]);
 }
 

@@ -64,7 +64,7 @@ impl Frame {
             index: 0,
             last_new_end: opened_at + 1,
             // The window of items, held to the elements' limit.
-            window: ItemWindow::new(guard.max_recurring_items(guard.max_recurring_elements)),
+            window: ItemWindow::new(guard.item_copies(guard.element_copies)),
         }
     }
 
@@ -100,11 +100,11 @@ impl Elements {
 
     /// Whether the check is on.
     pub(super) fn is_on(&self) -> bool {
-        self.guard.max_recurring_elements > 0
+        self.guard.element_copies > 0
     }
 
     /// Takes the byte at offset `at`; `in_string` says whether it is part of a string (its quotes
-    /// included). Returns a loop when a child completed by this byte recurs once too often.
+    /// included). Returns a loop when a child completed by this byte is one copy too many.
     pub(super) fn step(&mut self, byte: u8, at: usize, in_string: bool) -> Option<Loop> {
         if in_string {
             if let Some(frame) = self.frames.last_mut() {
@@ -176,7 +176,7 @@ impl Elements {
                 frame.last_new_end = at;
                 None
             }
-            ItemVerdict::Recurs => None,
+            ItemVerdict::Copy => None,
             ItemVerdict::Loop => {
                 let start = frame.last_new_end;
                 Some(Loop {

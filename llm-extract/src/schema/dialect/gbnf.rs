@@ -1,5 +1,5 @@
-//! [`Dialect::Ollama`](crate::Dialect::Ollama): what llama.cpp's JSON-Schema-to-grammar converter
-//! enforces (Ollama and llama-server both use it).
+//! [`Dialect::Gbnf`](crate::Dialect::Gbnf): what llama.cpp's JSON-Schema-to-GBNF converter enforces
+//! (Ollama and llama-server both use it).
 //!
 //! Facts relied on, read from llama.cpp's `common/json-schema.cpp` (the schema reader) and
 //! `common/json-schema-to-grammar.cpp` (the converter) as vendored by `llama-cpp-sys-2` 0.1.161:
@@ -33,13 +33,13 @@ use crate::schema::builder::GROUNDED;
 use serde_json::{Map, Value};
 
 /// llama.cpp's JSON-Schema-to-grammar subset.
-pub(super) struct Ollama;
+pub(super) struct Gbnf;
 
 /// `format` values llama.cpp turns into grammar rules.
 const FORMATS: &[&str] = &["date", "time", "date-time", "uuid"];
 
-impl Rules for Ollama {
-    const NAME: &'static str = "ollama";
+impl Rules for Gbnf {
+    const NAME: &'static str = "gbnf";
     const REFS: Refs = Refs::Keep;
 
     fn any(&self, _cx: &mut Walk<'_>, _path: &Pointer) -> Result<Value, SchemaError> {
@@ -196,8 +196,8 @@ mod tests {
     use crate::Dialect;
     use serde_json::json;
 
-    fn ollama(schema: Value) -> Lowering {
-        lower(&schema, Dialect::Ollama).unwrap()
+    fn gbnf(schema: Value) -> Lowering {
+        lower(&schema, Dialect::Gbnf).unwrap()
     }
 
     fn object(field: Value) -> Value {
@@ -222,7 +222,7 @@ mod tests {
             "required": ["zeta", "alpha", "tags"],
             "additionalProperties": false
         });
-        let lowered = ollama(schema);
+        let lowered = gbnf(schema);
         assert_eq!(
             serde_json::to_string(lowered.schema()).unwrap(),
             json!({
@@ -257,10 +257,10 @@ mod tests {
             json!({ "type": "array" }),
             json!({ "type": "object", "additionalProperties": { "type": "integer" } }),
         ] {
-            assert_eq!(ollama(object(open.clone())).schema(), &object(open));
+            assert_eq!(gbnf(object(open.clone())).schema(), &object(open));
         }
-        assert_eq!(ollama(object(json!(true))).schema(), &object(json!({})));
-        assert_eq!(ollama(object(json!({}))).schema(), &object(json!({})));
+        assert_eq!(gbnf(object(json!(true))).schema(), &object(json!({})));
+        assert_eq!(gbnf(object(json!({}))).schema(), &object(json!({})));
     }
 
     #[test]
@@ -276,7 +276,7 @@ mod tests {
             "additionalProperties": false,
             "$defs": { "Link": { "anyOf": [{ "$ref": "#/$defs/Link2" }, { "type": "null" }] }, "Link2": { "type": "integer", "x-note": 1 } }
         });
-        let lowered = ollama(tree);
+        let lowered = gbnf(tree);
         let schema = lowered.schema();
         assert_eq!(
             schema["properties"]["children"]["items"],
@@ -303,7 +303,7 @@ mod tests {
             ]
         });
         assert_eq!(
-            ollama(schema).schema(),
+            gbnf(schema).schema(),
             &json!({
                 "type": "object",
                 "properties": { "a": { "type": "integer", "minimum": 1, "maximum": 9 }, "b": { "type": "string" } },
@@ -315,7 +315,7 @@ mod tests {
             "properties": { "k": { "type": "string" } },
             "anyOf": [{ "required": ["k"] }, { "properties": { "n": { "type": "null" } } }]
         });
-        let lowered = ollama(beside);
+        let lowered = gbnf(beside);
         assert_eq!(lowered.schema()["anyOf"][0]["required"], json!(["k"]));
         assert_eq!(lowered.schema()["anyOf"][1]["type"], "object");
         assert_eq!(
@@ -334,12 +334,12 @@ mod tests {
                 { "const": "None" }
             ]
         });
-        let lowered = ollama(tagged);
+        let lowered = gbnf(tagged);
         assert_eq!(lowered.schema()["anyOf"].as_array().unwrap().len(), 3);
         assert!(lowered.dropped().is_empty());
         let overlapping =
             json!({ "oneOf": [{ "type": "string" }, { "type": "string", "maxLength": 3 }] });
-        let lowered = ollama(overlapping);
+        let lowered = gbnf(overlapping);
         assert!(lowered.schema().get("oneOf").is_none());
         assert_eq!(lowered.dropped_keywords(), ["oneOf"]);
     }
@@ -348,48 +348,48 @@ mod tests {
     fn tuples_bounds_and_property_names() {
         let tuple = json!({ "type": "array", "items": [{ "type": "string" }, { "type": "integer" }], "additionalItems": false });
         assert_eq!(
-            ollama(tuple).schema(),
+            gbnf(tuple).schema(),
             &json!({ "type": "array", "prefixItems": [{ "type": "string" }, { "type": "integer" }], "maxItems": 2 })
         );
         let draft4 = json!({ "type": "integer", "minimum": 0, "exclusiveMinimum": true });
         assert_eq!(
-            ollama(draft4).schema(),
+            gbnf(draft4).schema(),
             &json!({ "type": "integer", "exclusiveMinimum": 0 })
         );
         let keyed = json!({ "type": "object", "propertyNames": { "enum": ["red", "blue"] }, "additionalProperties": { "type": "integer" } });
         assert_eq!(
-            ollama(keyed).schema(),
+            gbnf(keyed).schema(),
             &json!({ "type": "object", "properties": { "red": { "type": "integer" }, "blue": { "type": "integer" } }, "additionalProperties": false })
         );
     }
 
     #[test]
     fn patterns_are_anchored_or_dropped() {
-        let lowered = ollama(json!({ "type": "string", "pattern": "[a-z]+" }));
+        let lowered = gbnf(json!({ "type": "string", "pattern": "[a-z]+" }));
         assert_eq!(lowered.schema()["pattern"], "^.*(?:[a-z]+).*$");
         for dropped in ["^\\d+$", "^(?=a)a$", "^(a)\\1$", "^a|b"] {
-            let lowered = ollama(json!({ "type": "string", "pattern": dropped }));
+            let lowered = gbnf(json!({ "type": "string", "pattern": dropped }));
             assert!(lowered.schema().get("pattern").is_none(), "{dropped}");
             assert_eq!(lowered.dropped_keywords(), ["pattern"]);
         }
         let kept = json!({ "type": "string", "pattern": "^(?:[a-z]|\\$)+$" });
-        assert_eq!(ollama(kept.clone()).schema(), &kept);
+        assert_eq!(gbnf(kept.clone()).schema(), &kept);
     }
 
     #[test]
     fn keeps_grounding_marks_only_when_grounded() {
         let schema = object(json!({ "type": "string", "x-grounded": true }));
-        assert!(ollama(schema.clone()).schema()["properties"]["field"]
+        assert!(gbnf(schema.clone()).schema()["properties"]["field"]
             .get("x-grounded")
             .is_none());
-        let grounded = lower_grounded(&schema, Dialect::Ollama).unwrap();
+        let grounded = lower_grounded(&schema, Dialect::Gbnf).unwrap();
         assert_eq!(grounded.schema()["properties"]["field"]["x-grounded"], true);
     }
 
     #[test]
     fn references_it_cannot_follow_go_out_as_any_value() {
         for reference in ["https://example.com/s.json", "#/$defs/Missing", "#anchor"] {
-            let lowered = ollama(object(json!({ "$ref": reference, "minimum": 1 })));
+            let lowered = gbnf(object(json!({ "$ref": reference, "minimum": 1 })));
             assert_eq!(lowered.schema()["properties"]["field"], json!({}));
             assert_eq!(lowered.dropped()[0].keyword, "$ref");
             assert_eq!(lowered.dropped()[0].path, "/properties/field");
@@ -405,7 +405,7 @@ mod tests {
             json!({ "enum": [1, 2], "allOf": [{ "enum": [3] }] }),
         ] {
             assert!(
-                matches!(lower(&nothing, Dialect::Ollama), Err(SchemaError::Unsupported { ref path, .. }) if path == "/"),
+                matches!(lower(&nothing, Dialect::Gbnf), Err(SchemaError::Unsupported { ref path, .. }) if path == "/"),
                 "{nothing}"
             );
         }

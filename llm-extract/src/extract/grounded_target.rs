@@ -1,4 +1,4 @@
-//! [`Anchored`] wraps any [`Target`]: each item its decoder completes is aligned against the source
+//! [`GroundedTarget`] wraps any [`Target`]: each item its decoder completes is grounded in the source
 //! ([`Source::ground`]). An item with a value that is nowhere in the text becomes a skipped line whose
 //! reason is `at /name: "Jon Smith" does not occur in the text ...`, so the loop re-asks it like any
 //! broken line, within the attempt cap. What is still ungrounded when the loop ends is set aside and
@@ -16,8 +16,8 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-/// A target whose items are aligned against a source text.
-pub(crate) struct Anchored<'s, G: Target> {
+/// A target whose items are grounded in a source text.
+pub(crate) struct GroundedTarget<'s, G: Target> {
     inner: G,
     source: &'s Source<'s>,
     /// Whether an ungrounded item is re-asked (skipped) rather than kept as it is.
@@ -26,10 +26,10 @@ pub(crate) struct Anchored<'s, G: Target> {
     set_aside: Mutex<Vec<(String, Grounded<G::Output>)>>,
 }
 
-impl<'s, G: Target> Anchored<'s, G> {
+impl<'s, G: Target> GroundedTarget<'s, G> {
     pub fn new(inner: G, source: &'s Source<'s>) -> Self {
         let check = has_grounded(inner.schema().generic());
-        Anchored {
+        GroundedTarget {
             inner,
             source,
             check,
@@ -116,7 +116,7 @@ fn not_found(spans: &[Span]) -> Vec<Violation> {
         .collect()
 }
 
-impl<G: Target> Target for Anchored<'_, G> {
+impl<G: Target> Target for GroundedTarget<'_, G> {
     type Output = Grounded<G::Output>;
 
     fn schema(&self) -> &SchemaSet {
@@ -191,7 +191,7 @@ impl<G: Target> Target for Anchored<'_, G> {
     }
 }
 
-impl<G: Target> Anchored<'_, G> {
+impl<G: Target> GroundedTarget<'_, G> {
     /// Adds the spans to an item, or sets it aside as a skipped line when a grounded value is
     /// nowhere in the text.
     fn vet_one(
@@ -240,7 +240,7 @@ mod tests {
         )
     }
 
-    /// An item whose name is not in the text, as the decoder hands it to [`Anchored::vet_one`].
+    /// An item whose name is not in the text, as the decoder hands it to [`GroundedTarget::vet_one`].
     fn ungrounded_item(name: &str, line: usize) -> LineEvent<WithJson<Grounded<Value>>> {
         let json = json!({ "name": name });
         LineEvent::Item(crate::parse::Item {
@@ -253,7 +253,7 @@ mod tests {
         })
     }
 
-    /// What [`Anchored::vet_one`] made of an item it set aside.
+    /// What [`GroundedTarget::vet_one`] made of an item it set aside.
     fn skipped_line(event: LineEvent<WithJson<Grounded<Value>>>) -> Skipped {
         match event {
             LineEvent::Skipped(skipped) => skipped,
@@ -265,19 +265,19 @@ mod tests {
     fn an_item_set_aside_after_a_panic_elsewhere_is_not_lost() {
         let set = schema();
         let source = Source::new("Holmes alone.");
-        let anchored = Anchored::new(Runtime::new(&set), &source);
+        let grounded = GroundedTarget::new(Runtime::new(&set), &source);
         // Another thread panics while it holds the set-aside list.
         std::thread::scope(|scope| {
             let held = scope.spawn(|| {
-                let _guard = anchored.set_aside_items();
+                let _guard = grounded.set_aside_items();
                 panic!("a panic while the list is held");
             });
             assert!(held.join().is_err());
         });
-        assert!(anchored.set_aside.is_poisoned());
-        let mut skipped = vec![skipped_line(anchored.vet_one(ungrounded_item("Watson", 1)))];
+        assert!(grounded.set_aside.is_poisoned());
+        let mut skipped = vec![skipped_line(grounded.vet_one(ungrounded_item("Watson", 1)))];
         assert!(is_ungrounded(&skipped[0].reason));
-        let back = anchored.unresolved(&mut skipped, false);
+        let back = grounded.unresolved(&mut skipped, false);
         assert_eq!(back.len(), 1);
         assert_eq!(back[0].value, json!({"name": "Watson"}));
         assert_eq!(back[0].spans[0].kind, MatchKind::NotFound);
@@ -288,10 +288,10 @@ mod tests {
     fn each_set_aside_item_takes_back_one_skipped_line() {
         let set = schema();
         let source = Source::new("Holmes alone.");
-        let anchored = Anchored::new(Runtime::new(&set), &source);
+        let grounded = GroundedTarget::new(Runtime::new(&set), &source);
         // The same ungrounded answer skipped twice but set aside once (the second time by a path that
         // sets nothing aside): one item comes back, one line stays skipped.
-        let first = skipped_line(anchored.vet_one(ungrounded_item("Watson", 1)));
+        let first = skipped_line(grounded.vet_one(ungrounded_item("Watson", 1)));
         let again = Skipped {
             line: 2,
             ..first.clone()
@@ -302,7 +302,7 @@ mod tests {
             reason: SkipReason::Truncated,
         };
         let mut skipped = vec![first, again, broken];
-        let back = anchored.unresolved(&mut skipped, false);
+        let back = grounded.unresolved(&mut skipped, false);
         assert_eq!(back.len(), 1);
         let left: Vec<usize> = skipped.iter().map(|line| line.line).collect();
         assert_eq!(left, [2, 3]);
@@ -313,12 +313,12 @@ mod tests {
         let set = schema();
         let source = Source::new("Holmes alone.");
         for n in [500, 2_000] {
-            let anchored = Anchored::new(Runtime::new(&set), &source);
+            let grounded = GroundedTarget::new(Runtime::new(&set), &source);
             let mut skipped: Vec<Skipped> = (0..n)
-                .map(|i| skipped_line(anchored.vet_one(ungrounded_item(&format!("Watson {i}"), i))))
+                .map(|i| skipped_line(grounded.vet_one(ungrounded_item(&format!("Watson {i}"), i))))
                 .collect();
             let mut back = Vec::new();
-            let steps = work::of(|| back = anchored.unresolved(&mut skipped, false));
+            let steps = work::of(|| back = grounded.unresolved(&mut skipped, false));
             assert_eq!(back.len(), n);
             assert!(skipped.is_empty());
             // One step per skipped line counted, one per item, one per line taken out.

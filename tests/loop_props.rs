@@ -2,7 +2,7 @@
 //! (base64, many distinct items, numbers with many distinct digits), and a stop on every loop within a
 //! bounded number of bytes, however the stream is chunked.
 
-use llm_extract::parse::{ItemVerdict, ItemWindow, Loop, LoopGuard, LoopKind, Repeats};
+use llm_extract::parse::{ItemVerdict, ItemWindow, Loop, LoopDetector, LoopGuard, LoopKind};
 use proptest::prelude::*;
 
 /// Feeds `text` in chunks of the given sizes (cycled) and returns the first loop.
@@ -17,13 +17,13 @@ fn bounded_loop(
     guard: LoopGuard,
     max_string: Option<usize>,
 ) -> Option<Loop> {
-    let mut repeats = Repeats::new(guard).max_string(max_string);
+    let mut detector = LoopDetector::new(guard).max_string(max_string);
     let mut rest = text;
     let mut sizes = chunks.iter().cycle();
     while !rest.is_empty() {
         let size = (*sizes.next().unwrap_or(&1)).clamp(1, rest.len());
         let (chunk, tail) = rest.split_at(size);
-        if let Some(found) = repeats.feed(chunk) {
+        if let Some(found) = detector.feed(chunk) {
             return Some(found);
         }
         rest = tail;
@@ -121,7 +121,7 @@ proptest! {
         let guard = LoopGuard::default();
         let found = first_loop(text.as_bytes(), &sizes, guard).expect("the phrase loops");
         let p = phrase.len();
-        let needed = (guard.min_repeats * p).max(guard.min_span);
+        let needed = (guard.min_times * p).max(guard.min_span);
         // Seen at most one period after the span that proves it (a shorter period may be seen first).
         prop_assert!(found.detected_at <= start.len() + needed + p, "{found:?} period {p}");
         prop_assert!(found.start >= start.len().saturating_sub(1));
@@ -151,7 +151,7 @@ proptest! {
             }
         };
         prop_assert_eq!(verdict, ItemVerdict::Loop);
-        prop_assert!(offered <= cycle + guard.max_recurring_items);
+        prop_assert!(offered <= cycle + guard.item_copies);
     }
 
     #[test]

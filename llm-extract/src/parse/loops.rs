@@ -6,28 +6,28 @@
 //! or list items that cycle (`A, B, A, B, …`). The grammar cannot stop it, so the extraction loop asks
 //! these detectors after every delta and drops the stream when one fires.
 //!
-//! - [`Repeats`] sees the bytes. For each period `p` up to [`LoopGuard::max_period`] it keeps the number
-//!   of consecutive bytes equal to the byte `p` positions back (a ring buffer of the last bytes), so a
-//!   substring of period `p` repeated is seen in `O(max_period)` work per byte, with no re-scan of the
-//!   prefix. It also counts one byte repeated inside a string or number, and whitespace between tokens
-//!   (a lexer state of three flags tells the two apart), and, when given a bound
-//!   ([`Repeats::max_string`]), the characters of the current string value: a small model often writes
-//!   the rest of the source into the first string (`"A-77, customer_name: Greenleaf Design, …`) for
-//!   hundreds of bytes before anything repeats, and a value cannot hold more than the source it is
-//!   extracted from ([`LoopGuard::string_margin`]).
+//! - [`LoopDetector`] sees the bytes. For each period `p` up to [`LoopGuard::max_period`] it keeps
+//!   the number of consecutive bytes equal to the byte `p` positions back (a ring buffer of the
+//!   last bytes), so a substring of period `p` repeated is seen in `O(max_period)` work per byte,
+//!   with no re-scan of the prefix. It also counts one byte repeated inside a string or number, and
+//!   whitespace between tokens (a lexer state of three flags tells the two apart), and, when given
+//!   a bound ([`LoopDetector::max_string`]), the characters of the current string value: a small
+//!   model often writes the rest of the source into the first string (`"A-77, customer_name:
+//!   Greenleaf Design, …`) for hundreds of bytes before anything repeats, and a value cannot hold
+//!   more than the source it is extracted from ([`LoopGuard::string_margin`]).
 //! - [`ItemWindow`] sees the completed items (as a hash of their canonical text): an item equal to one of
-//!   the last [`LoopGuard::item_window`] items recurs; [`LoopGuard::max_recurring_items`] recurring items
-//!   in a row are a loop (one item repeated, or a cycle of several).
+//!   the last [`LoopGuard::item_window`] items is a copy; [`LoopGuard::item_copies`] copies in a row
+//!   are a loop (one item again and again, or a cycle of several).
 //!
-//! - [`Repeats`] also follows the arrays and objects of the answer, at any depth, and offers the
+//! - [`LoopDetector`] also follows the arrays and objects of the answer, at any depth, and offers the
 //!   children of each (an array's elements, an object's member values) to a window of its own, like
 //!   items: a child of at least [`LoopGuard::min_element`] bytes (canonical JSON, whitespace between
 //!   tokens left out) equal to one of the container's last [`LoopGuard::item_window`] such children
-//!   recurs, and [`LoopGuard::max_recurring_elements`] recurring children in a row are a loop
+//!   is a copy, and [`LoopGuard::element_copies`] copies in a row are a loop
 //!   ([`LoopKind::Elements`], with the JSON pointer of the container). Shorter children are never
 //!   offered, so `[1, 1, 2]` or `["yes", "yes", "yes", "yes"]` are no loop, and a long one between
 //!   them does not break a run: the rule is "the same element of at least `min_element` bytes (or a
-//!   cycle of such elements) repeated more than `max_recurring_elements` times in a row".
+//!   cycle of such elements) copied `element_copies` times in a row".
 //!
 //! All are linear in the answer; they hold a bounded amount of state, plus one frame per open array
 //! or object. The defaults and the measurements behind them are in BENCHMARKS.md ("Loops").
@@ -44,7 +44,7 @@ use std::collections::VecDeque;
 /// ```
 /// use llm_extract::parse::LoopGuard;
 ///
-/// let guard = LoopGuard::default().max_run(48).max_recurring_items(3);
+/// let guard = LoopGuard::default().max_run(48).item_copies(3);
 /// assert!(guard.is_on());
 /// assert!(!LoopGuard::off().is_on());
 /// ```
@@ -57,8 +57,8 @@ pub struct LoopGuard {
     /// The longest period (in bytes) of a repeated substring that is checked (default 64; 0 turns the
     /// check off). Work per byte is proportional to it.
     pub max_period: usize,
-    /// How many times a substring must repeat back to back (default 3)...
-    pub min_repeats: usize,
+    /// How many times a substring must occur back to back (default 3)...
+    pub min_times: usize,
     /// ...and over how many bytes at least (default 40), to be a loop.
     pub min_span: usize,
     /// Whitespace between tokens longer than this many bytes is a loop (default 48; 0 turns the check
@@ -75,17 +75,17 @@ pub struct LoopGuard {
     pub min_string: usize,
     /// How many of the last completed items a new item is compared with (default 16).
     pub item_window: usize,
-    /// This many items in a row that each equal one in the window are a loop (default 2: `A, A, A` or
+    /// This many items in a row that each copy one in the window are a loop (default 2: `A, A, A` or
     /// `A, B, A, B`; 0 turns the check off).
-    pub max_recurring_items: usize,
+    pub item_copies: usize,
     /// An element of an array or a member value of an object (at any depth of one answer) counts for
-    /// [`LoopGuard::max_recurring_elements`] only when its canonical JSON has at least this many bytes
+    /// [`LoopGuard::element_copies`] only when its canonical JSON has at least this many bytes
     /// (default 16), so short values repeated on purpose (`[1, 1, 2]`, `["yes", "yes"]`) are no loop.
     pub min_element: usize,
     /// This many elements in a row that each equal one of the last [`LoopGuard::item_window`] elements
     /// of the same array (or member values of the same object) are a loop (default 3: the same element
     /// four times, or `A, B, A, B, A`; 0 turns the check off).
-    pub max_recurring_elements: usize,
+    pub element_copies: usize,
     /// What the deprecated [`LoopGuard::recovery`] set: penalty, temperature, seed.
     legacy_recovery: Option<(f32, f32, u64)>,
 }
@@ -95,15 +95,15 @@ impl Default for LoopGuard {
         LoopGuard {
             max_run: 32,
             max_period: 64,
-            min_repeats: 3,
+            min_times: 3,
             min_span: 40,
             max_whitespace: 48,
             string_margin: Some(0),
             min_string: 32,
             item_window: 16,
-            max_recurring_items: 2,
+            item_copies: 2,
             min_element: 16,
-            max_recurring_elements: 3,
+            element_copies: 3,
             legacy_recovery: None,
         }
     }
@@ -117,8 +117,8 @@ impl LoopGuard {
             max_period: 0,
             max_whitespace: 0,
             string_margin: None,
-            max_recurring_items: 0,
-            max_recurring_elements: 0,
+            item_copies: 0,
+            element_copies: 0,
             ..LoopGuard::default()
         }
     }
@@ -127,8 +127,8 @@ impl LoopGuard {
     pub fn is_on(&self) -> bool {
         self.bytes_on()
             || self.string_margin.is_some()
-            || self.max_recurring_items > 0
-            || self.max_recurring_elements > 0
+            || self.item_copies > 0
+            || self.element_copies > 0
     }
 
     fn bytes_on(&self) -> bool {
@@ -141,10 +141,10 @@ impl LoopGuard {
         self
     }
 
-    /// Sets [`LoopGuard::max_period`], [`LoopGuard::min_repeats`] and [`LoopGuard::min_span`].
-    pub fn period(mut self, max_period: usize, min_repeats: usize, min_span: usize) -> Self {
+    /// Sets [`LoopGuard::max_period`], [`LoopGuard::min_times`] and [`LoopGuard::min_span`].
+    pub fn period(mut self, max_period: usize, min_times: usize, min_span: usize) -> Self {
         self.max_period = max_period;
-        self.min_repeats = min_repeats;
+        self.min_times = min_times;
         self.min_span = min_span;
         self
     }
@@ -191,23 +191,23 @@ impl LoopGuard {
         self
     }
 
-    /// Sets [`LoopGuard::max_recurring_items`].
-    pub fn max_recurring_items(mut self, items: usize) -> Self {
-        self.max_recurring_items = items;
+    /// Sets [`LoopGuard::item_copies`].
+    pub fn item_copies(mut self, copies: usize) -> Self {
+        self.item_copies = copies;
         self
     }
 
-    /// Sets [`LoopGuard::min_element`] and [`LoopGuard::max_recurring_elements`].
+    /// Sets [`LoopGuard::min_element`] and [`LoopGuard::element_copies`].
     ///
     /// ```
     /// use llm_extract::parse::LoopGuard;
     ///
     /// let guard = LoopGuard::default().elements(32, 5);
-    /// assert_eq!((guard.min_element, guard.max_recurring_elements), (32, 5));
+    /// assert_eq!((guard.min_element, guard.element_copies), (32, 5));
     /// ```
-    pub fn elements(mut self, min_bytes: usize, max_recurring: usize) -> Self {
+    pub fn elements(mut self, min_bytes: usize, copies: usize) -> Self {
         self.min_element = min_bytes;
-        self.max_recurring_elements = max_recurring;
+        self.element_copies = copies;
         self
     }
 
@@ -254,9 +254,9 @@ pub enum LoopKind {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Loop {
-    /// What repeated.
+    /// What the model looped on.
     pub kind: LoopKind,
-    /// The byte offset in the answer where the repetition began (for [`LoopKind::Items`], the end of
+    /// The byte offset in the answer where the loop began (for [`LoopKind::Items`], the end of
     /// the last item that was not a repeat).
     pub start: usize,
     /// The byte offset at which it was detected (how much of the answer had arrived).
@@ -289,7 +289,7 @@ impl std::fmt::Display for Loop {
 
 /// The byte-level detector: feed it every delta of one answer.
 #[derive(Debug, Clone)]
-pub struct Repeats {
+pub struct LoopDetector {
     guard: LoopGuard,
     /// Bytes seen so far.
     offset: usize,
@@ -316,11 +316,11 @@ pub struct Repeats {
     found: Option<Loop>,
 }
 
-impl Repeats {
+impl LoopDetector {
     /// A detector with these settings.
     pub fn new(guard: LoopGuard) -> Self {
         let periods = guard.max_period.saturating_sub(1);
-        Repeats {
+        LoopDetector {
             guard,
             offset: 0,
             recent: VecDeque::with_capacity(guard.max_period),
@@ -449,7 +449,7 @@ impl Repeats {
                 if same {
                     *count += 1;
                     let span = *count + p;
-                    let needed = (guard.min_repeats.max(2) * p).max(guard.min_span);
+                    let needed = (guard.min_times.max(2) * p).max(guard.min_span);
                     if span >= needed && hit.is_none() {
                         hit = Some(found(LoopKind::Period(p), span));
                     }
@@ -479,9 +479,9 @@ impl Repeats {
 pub enum ItemVerdict {
     /// Not among the recent items: the items held back so far were legitimate.
     New,
-    /// Equal to a recent item: hold it back until the next new item shows whether it was a loop.
-    Recurs,
-    /// Too many recurring items in a row: a loop.
+    /// A copy of a recent item: hold it back until the next new item shows whether it was a loop.
+    Copy,
+    /// [`LoopGuard::item_copies`] copies in a row: a loop.
     Loop,
 }
 
@@ -490,7 +490,7 @@ pub enum ItemVerdict {
 pub struct ItemWindow {
     guard: LoopGuard,
     recent: VecDeque<u64>,
-    recurring: usize,
+    copies: usize,
 }
 
 impl ItemWindow {
@@ -499,31 +499,31 @@ impl ItemWindow {
         ItemWindow {
             guard,
             recent: VecDeque::with_capacity(guard.item_window.min(1024)),
-            recurring: 0,
+            copies: 0,
         }
     }
 
     /// Offers the next completed item.
     pub fn offer(&mut self, hash: u64) -> ItemVerdict {
-        if self.guard.max_recurring_items == 0 {
+        if self.guard.item_copies == 0 {
             return ItemVerdict::New;
         }
-        let recurs = self.recent.contains(&hash);
+        let copy = self.recent.contains(&hash);
         if self.guard.item_window > 0 {
             if self.recent.len() >= self.guard.item_window {
                 self.recent.pop_front();
             }
             self.recent.push_back(hash);
         }
-        if !recurs {
-            self.recurring = 0;
+        if !copy {
+            self.copies = 0;
             return ItemVerdict::New;
         }
-        self.recurring += 1;
-        if self.recurring >= self.guard.max_recurring_items {
+        self.copies += 1;
+        if self.copies >= self.guard.item_copies {
             ItemVerdict::Loop
         } else {
-            ItemVerdict::Recurs
+            ItemVerdict::Copy
         }
     }
 }
@@ -533,11 +533,11 @@ mod tests {
     use super::*;
 
     fn first_loop(text: &str, guard: LoopGuard) -> Option<Loop> {
-        let mut repeats = Repeats::new(guard);
+        let mut detector = LoopDetector::new(guard);
         // Fed in small pieces, like a stream.
         text.as_bytes()
             .chunks(3)
-            .find_map(|chunk| repeats.feed(chunk))
+            .find_map(|chunk| detector.feed(chunk))
     }
 
     #[test]
@@ -597,8 +597,8 @@ mod tests {
         let guard = LoopGuard::default();
         let bound = guard.max_string(input.chars().count(), None);
         let runaway = "{\"invoice_number\": \"A-77, customer_name:Greenleaf Design, customer_address:Leeds, total:96.50, currency:GBP, due_date:2025-06-30, paid:false, notes:Please pay by the thirtieth of June 2025, invoice_date:2025-06-01";
-        let mut repeats = Repeats::new(guard).max_string(bound);
-        let found = repeats.feed(runaway.as_bytes()).unwrap();
+        let mut detector = LoopDetector::new(guard).max_string(bound);
+        let found = detector.feed(runaway.as_bytes()).unwrap();
         assert_eq!(found.kind, LoopKind::LongString);
         assert_eq!(found.start, 20);
         assert_eq!(
@@ -606,11 +606,11 @@ mod tests {
             "a string longer than the input from byte 20 (seen at byte 140)"
         );
         // The same value within the bound, and any value without one, is not a loop.
-        let fits = Repeats::new(guard)
+        let fits = LoopDetector::new(guard)
             .max_string(Some(runaway.len()))
             .feed(runaway.as_bytes());
         assert_eq!(fits, None);
-        assert_eq!(Repeats::new(guard).feed(runaway.as_bytes()), None);
+        assert_eq!(LoopDetector::new(guard).feed(runaway.as_bytes()), None);
     }
 
     #[test]
@@ -719,10 +719,10 @@ mod tests {
     fn items_that_cycle_are_a_loop_and_a_pair_is_not() {
         let mut items = ItemWindow::new(LoopGuard::default());
         assert_eq!(items.offer(1), ItemVerdict::New);
-        assert_eq!(items.offer(1), ItemVerdict::Recurs);
+        assert_eq!(items.offer(1), ItemVerdict::Copy);
         assert_eq!(items.offer(2), ItemVerdict::New);
         assert_eq!(items.offer(3), ItemVerdict::New);
-        assert_eq!(items.offer(2), ItemVerdict::Recurs);
+        assert_eq!(items.offer(2), ItemVerdict::Copy);
         assert_eq!(items.offer(3), ItemVerdict::Loop);
     }
 }
