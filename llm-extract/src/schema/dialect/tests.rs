@@ -148,7 +148,7 @@ fn definitions_that_multiply_stay_bounded() {
         );
     }
     let schema = json!({ "type": "object", "properties": { "root": { "$ref": "#/$defs/d0" } }, "$defs": defs });
-    let started = std::time::Instant::now();
+    // The bound is on the work (the size of what is built), not on wall-clock time.
     for dialect in Dialect::ALL {
         match lower(&schema, dialect) {
             Ok(lowered) => assert!(lowered.schema().to_string().len() < 50_000_000, "{dialect}"),
@@ -158,7 +158,6 @@ fn definitions_that_multiply_stay_bounded() {
             Err(other) => panic!("{other}"),
         }
     }
-    assert!(started.elapsed() < std::time::Duration::from_secs(5));
     // Kept references stay one definition each.
     let gbnf = lower(&schema, Dialect::Gbnf).unwrap();
     assert_eq!(gbnf.schema()["$defs"].as_object().unwrap().len(), 40);
