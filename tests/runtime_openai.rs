@@ -78,6 +78,41 @@ async fn one_value_sends_response_format_and_the_bearer_key() {
 }
 
 #[tokio::test]
+async fn a_root_that_is_not_an_object_is_sent_wrapped_and_read_unwrapped() {
+    // A list root: strict mode takes it as the one property of an object; the answers, `{"value": X}`,
+    // are read as X, in the value, the ledger and the repair turn alike.
+    let schema = llm_extract::SchemaSet::new(
+        "Tags",
+        json!({"type": "array", "items": {"$ref": "#/$defs/tag"},
+               "$defs": {"tag": {"type": "string", "enum": ["red", "blue"]}}}),
+    );
+    let server = TestServer::script(vec![
+        openai(Answer::new(r#"{"value": ["red", "green"]}"#)),
+        openai(Answer::new(r#"{ "value" : ["red", "blue"] }"#)),
+    ]);
+    let llm = client(&server);
+    let out = Extractor::new(&llm)
+        .extract_value(&schema, "red and blue")
+        .await
+        .unwrap();
+    assert_eq!(out.value, json!(["red", "blue"]));
+    assert_eq!(out.report.attempts.len(), 2);
+    assert_eq!(out.report.attempts[0].raw.trim(), r#"["red", "green"]"#);
+    let requests = server.requests();
+    let sent = &requests[0].json["response_format"]["json_schema"];
+    assert_eq!(sent["strict"], true);
+    assert_eq!(sent["schema"]["required"], json!(["value"]));
+    assert_eq!(sent["schema"]["properties"]["value"]["items"], json!({"$ref": "#/$defs/tag"}));
+    assert_eq!(sent["schema"]["$defs"]["tag"]["enum"], json!(["red", "blue"]));
+    let messages = requests[1].json["messages"].as_array().unwrap().clone();
+    let echoed = &messages[messages.len() - 2];
+    assert_eq!(echoed["role"], "assistant");
+    assert_eq!(echoed["content"].as_str().unwrap().trim(), r#"["red", "green"]"#);
+    let repair = messages[messages.len() - 1]["content"].as_str().unwrap();
+    assert!(repair.contains("/1") && !repair.contains("/value"), "{repair}");
+}
+
+#[tokio::test]
 async fn many_items_stream_as_sse_with_usage() {
     let text = format!(
         "{}\n{}\n",
