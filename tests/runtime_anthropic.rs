@@ -510,7 +510,9 @@ async fn a_root_that_is_not_an_object_is_sent_wrapped_and_read_unwrapped() {
     let sent = schema.for_dialect(Dialect::Anthropic, Shape::One).unwrap();
     assert_eq!(sent["properties"]["value"]["enum"], json!(["up", "down"]));
     for mode in [Mode::Constrained, Mode::Tool] {
-        let server = TestServer::script(vec![answer(Answer::new(r#"{"value": "down"}"#).pieces_of(3))]);
+        let server = TestServer::script(vec![answer(
+            Answer::new(r#"{"value": "down"}"#).pieces_of(3),
+        )]);
         let llm = client(&server);
         let out = Extractor::new(&llm)
             .mode(mode)

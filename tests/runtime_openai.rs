@@ -102,14 +102,26 @@ async fn a_root_that_is_not_an_object_is_sent_wrapped_and_read_unwrapped() {
     let sent = &requests[0].json["response_format"]["json_schema"];
     assert_eq!(sent["strict"], true);
     assert_eq!(sent["schema"]["required"], json!(["value"]));
-    assert_eq!(sent["schema"]["properties"]["value"]["items"], json!({"$ref": "#/$defs/tag"}));
-    assert_eq!(sent["schema"]["$defs"]["tag"]["enum"], json!(["red", "blue"]));
+    assert_eq!(
+        sent["schema"]["properties"]["value"]["items"],
+        json!({"$ref": "#/$defs/tag"})
+    );
+    assert_eq!(
+        sent["schema"]["$defs"]["tag"]["enum"],
+        json!(["red", "blue"])
+    );
     let messages = requests[1].json["messages"].as_array().unwrap().clone();
     let echoed = &messages[messages.len() - 2];
     assert_eq!(echoed["role"], "assistant");
-    assert_eq!(echoed["content"].as_str().unwrap().trim(), r#"["red", "green"]"#);
+    assert_eq!(
+        echoed["content"].as_str().unwrap().trim(),
+        r#"["red", "green"]"#
+    );
     let repair = messages[messages.len() - 1]["content"].as_str().unwrap();
-    assert!(repair.contains("/1") && !repair.contains("/value"), "{repair}");
+    assert!(
+        repair.contains("/1") && !repair.contains("/value"),
+        "{repair}"
+    );
 }
 
 #[tokio::test]

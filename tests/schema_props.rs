@@ -170,7 +170,10 @@ impl Validators {
                         // Only OpenAI's strict mode and Anthropic wrap a root, and only one that is
                         // not an object.
                         if lowering.is_wrapped() {
-                            assert!(matches!(dialect, Dialect::OpenAiStrict | Dialect::Anthropic));
+                            assert!(matches!(
+                                dialect,
+                                Dialect::OpenAiStrict | Dialect::Anthropic
+                            ));
                             assert_ne!(set.shape(shape)["type"], "object");
                         }
                         renderings.push((

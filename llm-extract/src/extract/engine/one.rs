@@ -7,7 +7,7 @@ use super::unwrap::{unwrap, Unwrap};
 use super::{attempt_span, broken_attempt, failed_attempt, record, Engine, Progress};
 use crate::extract::config::Input;
 use crate::extract::error::{ExtractError, ExtractErrorKind};
-use crate::extract::target::Target;
+use crate::extract::target::{settle, Target};
 use crate::extract::{loops, watch, wording};
 use crate::llm::{ChatRequest, ChatResponse, Finish, Message};
 use crate::parse::{Loop, ParseError, ParseOptions, Parsed};
@@ -106,6 +106,20 @@ impl Engine<'_> {
                 }
             };
             kind = AttemptKind::Repair;
+            let parsed = match parsed {
+                Ok(parsed) => match settle(target, parsed, answer_text(&response)).await {
+                    Ok(settled) => settled,
+                    Err(error) => {
+                        self.push(&mut report, attempt);
+                        let raw = answer_text(&response).to_owned();
+                        return Err(ExtractError::new(
+                            ExtractErrorKind::Check { error, raw },
+                            report,
+                        ));
+                    }
+                },
+                Err(error) => Err(error),
+            };
             match parsed {
                 Ok(parsed) => {
                     self.push(&mut report, attempt);

@@ -160,14 +160,23 @@ mod tests {
 
     #[test]
     fn the_wrapper_is_taken_off() {
-        assert_eq!(unwrap(r#"{"value": ["a", {"b": "}"}]}"#), r#" ["a", {"b": "}"}]"#);
+        assert_eq!(
+            unwrap(r#"{"value": ["a", {"b": "}"}]}"#),
+            r#" ["a", {"b": "}"}]"#
+        );
         assert_eq!(unwrap("{ \"value\" :\n\"x\\\"}\" }\n"), "\n\"x\\\"}\" ");
         assert_eq!(unwrap(r#"{"value":3}"#), "3");
     }
 
     #[test]
     fn an_answer_without_the_wrapper_is_kept() {
-        for text in ["[1, 2]", "\"value\"", r#"{"values": 1}"#, "```json\n{\"value\": 1}\n```", "{"] {
+        for text in [
+            "[1, 2]",
+            "\"value\"",
+            r#"{"values": 1}"#,
+            "```json\n{\"value\": 1}\n```",
+            "{",
+        ] {
             assert_eq!(unwrap(text), text);
         }
     }

@@ -65,7 +65,10 @@ fn generic_closes_a_map_keyed_by_an_enum_on_its_keys() {
     assert_eq!(lowered["properties"]["free"], schema["properties"]["free"]);
     // The grounded lowering closes it too; a map already closed is left alone.
     let grounded = render_grounded(&schema, Dialect::Generic).unwrap();
-    assert_eq!(grounded["properties"]["scores"], lowered["properties"]["scores"]);
+    assert_eq!(
+        grounded["properties"]["scores"],
+        lowered["properties"]["scores"]
+    );
     let closed = json!({ "type": "object", "propertyNames": { "enum": ["a"] }, "additionalProperties": false });
     assert_eq!(render(&closed, Dialect::Generic).unwrap(), closed);
 }
@@ -184,7 +187,9 @@ fn a_root_that_is_not_an_object_goes_out_wrapped_in_one() {
         let object = json!({ "type": "object", "properties": {}, "additionalProperties": false });
         assert!(!lower(&object, dialect).unwrap().is_wrapped(), "{dialect}");
         // Other dialects take any root.
-        assert!(!lower(&json!({ "type": "string" }), Dialect::Gemini).unwrap().is_wrapped());
+        assert!(!lower(&json!({ "type": "string" }), Dialect::Gemini)
+            .unwrap()
+            .is_wrapped());
     }
 }
 
