@@ -27,7 +27,7 @@
 //! minus `x-` keys, see [`Lowering::relaxed`](super::Lowering::relaxed)). A root that is not an object
 //! goes out wrapped in one ([`Lowering::is_wrapped`](super::Lowering::is_wrapped)).
 
-use super::openai::{check_items, lower_with, tuple_items};
+use super::openai::{kind_of, lower_with, tuple_items, Kind};
 use super::{child, json_type, properties, Lowering, Pointer, Refs, Rules, Walk};
 use crate::error::SchemaError;
 use serde_json::{Map, Value};
@@ -72,16 +72,10 @@ impl Rules for Anthropic {
         map: Map<String, Value>,
         path: &Pointer,
     ) -> Result<Value, SchemaError> {
-        let types = crate::schema::node::types_of(&map);
-        let valued = map.contains_key("enum") || map.contains_key("const");
-        if types.contains(&"object") && !valued {
-            return self.object(cx, &map, path);
-        }
-        if !valued && types.contains(&"array") {
-            check_items(self, &map, path)?;
-        }
-        if !valued && types.is_empty() {
-            return self.any(cx, path);
+        match kind_of(self, &map, path)? {
+            Kind::Object => return self.object(cx, &map, path),
+            Kind::Any => return self.any(cx, path),
+            Kind::Other => {}
         }
         let mut out = Map::with_capacity(map.len());
         for (key, value) in &map {

@@ -122,16 +122,10 @@ impl Rules for OpenAiStrict {
         map: Map<String, Value>,
         path: &Pointer,
     ) -> Result<Value, SchemaError> {
-        let types = crate::schema::node::types_of(&map);
-        let valued = map.contains_key("enum") || map.contains_key("const");
-        if types.contains(&"object") && !valued {
-            return self.object(cx, &map, path);
-        }
-        if !valued && types.contains(&"array") {
-            check_items(self, &map, path)?;
-        }
-        if !valued && types.is_empty() {
-            return self.any(cx, path);
+        match kind_of(self, &map, path)? {
+            Kind::Object => return self.object(cx, &map, path),
+            Kind::Any => return self.any(cx, path),
+            Kind::Other => {}
         }
         let mut out = Map::with_capacity(map.len());
         // A scalar `const` (a tag) goes out as a one-value `enum` with its type: the form OpenAI
@@ -178,8 +172,42 @@ impl Rules for OpenAiStrict {
 const ANY_VALUE_HINT: &str =
     "give the field a concrete type instead of serde_json::Value (a struct, an enum, a String holding JSON)";
 
+/// What a node is to a strict dialect (OpenAI, Anthropic), by its types.
+pub(super) enum Kind {
+    /// An object (not a list of values): the dialect's object rule.
+    Object,
+    /// No type and no list of values: any value, the dialect's [`Rules::any`].
+    Any,
+    /// A scalar, an array (whose `items` are checked), or a list of values.
+    Other,
+}
+
+/// What `map` is to a strict dialect.
+///
+/// # Errors
+/// An array that does not say what its items are.
+pub(super) fn kind_of<R: Rules>(
+    rules: &R,
+    map: &Map<String, Value>,
+    path: &Pointer,
+) -> Result<Kind, SchemaError> {
+    let types = crate::schema::node::types_of(map);
+    let valued = map.contains_key("enum") || map.contains_key("const");
+    if types.contains(&"object") && !valued {
+        return Ok(Kind::Object);
+    }
+    if !valued && types.contains(&"array") {
+        check_items(rules, map, path)?;
+    }
+    Ok(if !valued && types.is_empty() {
+        Kind::Any
+    } else {
+        Kind::Other
+    })
+}
+
 /// An array schema must say what its items are.
-pub(super) fn check_items<R: Rules>(
+fn check_items<R: Rules>(
     rules: &R,
     map: &Map<String, Value>,
     path: &Pointer,
