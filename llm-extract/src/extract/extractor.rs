@@ -140,9 +140,10 @@ impl<L: Llm> Extractor<L> {
     ///     }
     ///     Ok(issues)
     /// };
-    /// let answers = std::sync::Mutex::new(vec![r#"{"customer": "c-7"}"#, r#"{"customer": "c-1"}"#]);
+    /// // The first answer names c-1, then every answer c-7.
+    /// let answers = std::sync::Mutex::new(vec![r#"{"customer": "c-1"}"#]);
     /// let llm = from_fn(move |_request| {
-    ///     let answer = answers.lock().unwrap().pop().unwrap_or("{}");
+    ///     let answer = answers.lock().unwrap().pop().unwrap_or(r#"{"customer": "c-7"}"#);
     ///     async move { Ok(ChatResponse::new(answer)) }
     /// });
     /// let out = Extractor::new(&llm).check_async(lookup(true)).extract_value(&schema, "Order for c-7.").await?;
