@@ -10,7 +10,7 @@ use llm_extract::llm::{ChatRequest, Llm, LlmError, OpenAiCompatible, RetryPolicy
 use llm_extract::report::AttemptKind;
 use llm_extract::Schema;
 use llm_extract::{Dialect, Extract, Finish, Shape};
-use serde_json::json;
+use serde_json::{json, Value};
 use std::time::Duration;
 use support::types::{entity, entity_line, Entity, Person};
 use support::{fixed, openai, Answer, Ending, Reply, TestServer};
@@ -122,6 +122,32 @@ async fn a_root_that_is_not_an_object_is_sent_wrapped_and_read_unwrapped() {
         repair.contains("/1") && !repair.contains("/value"),
         "{repair}"
     );
+}
+
+#[tokio::test]
+async fn the_snapshots_of_a_wrapped_root_never_show_the_wrapper() {
+    use llm_extract::extract::PartialEvent;
+    let schema = llm_extract::SchemaSet::new(
+        "Names",
+        json!({"type": "array", "items": {"type": "string"}}),
+    );
+    let server = TestServer::script(vec![openai(
+        Answer::new(r#"{"value": ["Ada", "Grace"]}"#).pieces_of(4),
+    )]);
+    let llm = client(&server);
+    let extractor = Extractor::new(&llm);
+    let mut events = extractor.extract_value_partial(&schema, "Ada and Grace");
+    let (mut snapshots, mut last) = (Vec::new(), None);
+    while let Some(event) = events.next().await {
+        match event.unwrap() {
+            PartialEvent::Snapshot(value) => snapshots.push((*value).clone()),
+            PartialEvent::Final { extraction, .. } => last = Some(extraction.value),
+            _ => {}
+        }
+    }
+    assert_eq!(last, Some(json!(["Ada", "Grace"])));
+    assert!(snapshots.len() > 1, "{snapshots:?}");
+    assert!(snapshots.iter().all(Value::is_array), "{snapshots:?}");
 }
 
 #[tokio::test]
