@@ -3,7 +3,7 @@
 //! the issue and the raw answer, soft issues reach the report with the value kept, items of a list are
 //! re-asked or left out, and a runtime schema takes closures.
 
-use llm_extract::check::{Check, Issues, Severity};
+use llm_extract::check::{Check, CheckError, Issues, Severity};
 use llm_extract::extract::Extractor;
 use llm_extract::llm::{from_fn, ChatRequest, ChatResponse};
 use llm_extract::parse::SkipReason;
@@ -313,4 +313,153 @@ async fn a_stream_hands_on_the_repaired_item_and_never_the_failing_one() {
         ends.push(item.unwrap().end);
     }
     assert_eq!(ends, [5, 9]);
+}
+
+/// An asynchronous lookup: `known` ids pass, others are a hard issue, and `down` cannot run.
+fn lookup(
+    known: &'static [&'static str],
+    down: bool,
+) -> impl Fn(
+    Value,
+)
+    -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<Issues, CheckError>> + Send>>
+       + Send
+       + Sync
+       + 'static {
+    move |value: Value| {
+        Box::pin(async move {
+            // A real await point: the check yields to the runtime before it answers.
+            tokio::task::yield_now().await;
+            if down {
+                return Err(CheckError::new("the customer database did not answer"));
+            }
+            let mut issues = Issues::new();
+            let id = value["customer"].as_str().unwrap_or_default().to_owned();
+            if !known.contains(&id.as_str()) {
+                issues.hard("/customer", format!("no customer has the id {id}"));
+            } else if id.ends_with('9') {
+                issues.soft("/customer", "a customer of the old system");
+            }
+            Ok(issues)
+        })
+    }
+}
+
+fn order_schema() -> SchemaSet {
+    SchemaSet::new(
+        "Order",
+        json!({
+            "type": "object",
+            "properties": {"customer": {"type": "string"}},
+            "required": ["customer"],
+            "additionalProperties": false
+        }),
+    )
+}
+
+#[tokio::test]
+async fn an_asynchronous_check_is_repaired_with_its_message_and_keeps_its_soft_issues() {
+    let (llm, asked) = scripted(vec![r#"{"customer": "c-1"}"#, r#"{"customer": "c-9"}"#]);
+    let out = Extractor::new(llm)
+        .check(|_, issues| issues.soft("", "checked synchronously"))
+        .check_async(lookup(&["c-9"], false))
+        .extract_value(&order_schema(), "An order for c-9.")
+        .await
+        .unwrap();
+    assert_eq!(out.value, json!({"customer": "c-9"}));
+    assert_eq!(out.report.attempts.len(), 2);
+    let asked = asked.lock().unwrap();
+    assert!(asked[1].contains("/customer") && asked[1].contains("no customer has the id c-1"));
+    let messages: Vec<&str> = out
+        .report
+        .issues
+        .iter()
+        .map(|i| i.message.as_str())
+        .collect();
+    assert_eq!(
+        messages,
+        ["checked synchronously", "a customer of the old system"]
+    );
+}
+
+#[tokio::test]
+async fn an_asynchronous_check_runs_on_each_item_and_numbers_the_soft_issues() {
+    let (llm, asked) = scripted(vec![
+        r#"{"items": [{"customer": "c-9"}, {"customer": "c-4"}, {"customer": "c-2"}]}"#,
+        r#"{"items": [{"customer": "c-5"}]}"#,
+    ]);
+    let out = Extractor::new(llm)
+        .check_async(lookup(&["c-9", "c-2", "c-5"], false))
+        .extract_all_values(&order_schema(), "Orders for c-9, c-5 and c-2.")
+        .await
+        .unwrap();
+    let customers: Vec<&str> = out
+        .value
+        .iter()
+        .map(|v| v["customer"].as_str().unwrap())
+        .collect();
+    assert_eq!(customers, ["c-9", "c-2", "c-5"]);
+    assert!(asked.lock().unwrap()[1].contains("no customer has the id c-4"));
+    assert_eq!(out.report.issues.len(), 1);
+    assert_eq!(out.report.issues[0].item, Some(0));
+}
+
+#[tokio::test]
+async fn a_check_that_cannot_run_ends_the_extraction_with_a_check_error() {
+    let (llm, _) = scripted(vec![r#"{"customer": "c-1"}"#]);
+    let err = Extractor::new(llm)
+        .check_async(lookup(&[], true))
+        .extract_value(&order_schema(), "An order for c-1.")
+        .await
+        .unwrap_err();
+    let ExtractErrorKind::Check { error, raw } = err.kind() else {
+        panic!("{err:?}");
+    };
+    assert_eq!(error.message, "the customer database did not answer");
+    assert_eq!(raw, r#"{"customer": "c-1"}"#);
+    assert!(err.to_string().starts_with(
+        "a check could not run: the customer database did not answer; the answer was not checked"
+    ));
+    assert_eq!(
+        err.report().attempts.len(),
+        1,
+        "a check that cannot run is not re-asked"
+    );
+
+    let (llm, _) = scripted(vec![r#"{"items": [{"customer": "c-1"}]}"#]);
+    let err = Extractor::new(llm)
+        .check_async(lookup(&[], true))
+        .extract_all_values(&order_schema(), "An order for c-1.")
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err.kind(), ExtractErrorKind::Check { .. }),
+        "{err:?}"
+    );
+    assert!(err.kept().is_empty());
+}
+
+#[tokio::test]
+async fn a_document_runs_the_asynchronous_checks_on_its_items() {
+    let (llm, asked) = scripted(vec![
+        r#"{"items": [{"name": "Ann", "start": 3, "end": 5}, {"name": "Bob", "start": 2, "end": 9}]}"#,
+    ]);
+    let doc = Extractor::new(llm)
+        .max_attempts(2)
+        .check_async(|value: Value| async move {
+            let mut issues = Issues::new();
+            if value["name"] == "Bob" {
+                issues.hard("/name", "Bob has checked out");
+            }
+            Ok::<_, CheckError>(issues)
+        })
+        .extract_document::<Guest>("Ann stays from 3 to 5. Bob stays from 2 to 9.")
+        .await;
+    let names: Vec<&str> = doc.items.iter().map(|g| g.value.name.as_str()).collect();
+    assert_eq!(names, ["Ann"]);
+    assert!(asked
+        .lock()
+        .unwrap()
+        .iter()
+        .any(|turn| turn.contains("Bob has checked out")));
 }

@@ -502,20 +502,32 @@ async fn the_key_comes_from_anthropic_api_key_by_default_and_its_absence_is_a_co
 }
 
 #[tokio::test]
-async fn a_type_the_dialect_cannot_express_fails_before_any_request() {
-    let server = TestServer::start(|_| Reply::text(500, "never asked"));
-    let llm = client(&server);
-    // A bare enum of strings is not an object: Anthropic's dialect refuses it as the root.
+async fn a_root_that_is_not_an_object_is_sent_wrapped_and_read_unwrapped() {
+    // A bare enum of strings is not an object: it goes out as the one property of an object, in the
+    // native output format and as a forced tool, and the answer `{"value": X}` is read as X.
     let schema =
         llm_extract::SchemaSet::new("Mood", json!({"type": "string", "enum": ["up", "down"]}));
-    let err = schema.for_dialect(llm.dialect(), Shape::One).unwrap_err();
-    assert!(err.to_string().contains("anthropic"), "{err}");
-    let err = Extractor::new(&llm)
-        .extract_value(&schema, "x")
-        .await
-        .unwrap_err();
-    assert!(matches!(err.kind(), ExtractErrorKind::Schema(_)), "{err:?}");
-    assert_eq!(server.hits(), 0);
+    let sent = schema.for_dialect(Dialect::Anthropic, Shape::One).unwrap();
+    assert_eq!(sent["properties"]["value"]["enum"], json!(["up", "down"]));
+    for mode in [Mode::Constrained, Mode::Tool] {
+        let server = TestServer::script(vec![answer(
+            Answer::new(r#"{"value": "down"}"#).pieces_of(3),
+        )]);
+        let llm = client(&server);
+        let out = Extractor::new(&llm)
+            .mode(mode)
+            .extract_value(&schema, "x")
+            .await
+            .unwrap();
+        assert_eq!(out.value, json!("down"), "{mode:?}");
+        assert_eq!(out.report.attempts[0].raw.trim(), r#""down""#, "{mode:?}");
+        let body = &server.requests()[0].json;
+        let carried = match mode {
+            Mode::Tool => &body["tools"][0]["input_schema"],
+            _ => &body["output_config"]["format"]["schema"],
+        };
+        assert_eq!(carried, sent, "{mode:?}: {body}");
+    }
 }
 
 /// A writer into a shared buffer, for capturing what `tracing` logs.

@@ -10,7 +10,7 @@ use llm_extract::llm::{ChatRequest, Llm, LlmError, OpenAiCompatible, RetryPolicy
 use llm_extract::report::AttemptKind;
 use llm_extract::Schema;
 use llm_extract::{Dialect, Extract, Finish, Shape};
-use serde_json::json;
+use serde_json::{json, Value};
 use std::time::Duration;
 use support::types::{entity, entity_line, Entity, Person};
 use support::{fixed, openai, Answer, Ending, Reply, TestServer};
@@ -75,6 +75,79 @@ async fn one_value_sends_response_format_and_the_bearer_key() {
             "strict": true
         }})
     );
+}
+
+#[tokio::test]
+async fn a_root_that_is_not_an_object_is_sent_wrapped_and_read_unwrapped() {
+    // A list root: strict mode takes it as the one property of an object; the answers, `{"value": X}`,
+    // are read as X, in the value, the ledger and the repair turn alike.
+    let schema = llm_extract::SchemaSet::new(
+        "Tags",
+        json!({"type": "array", "items": {"$ref": "#/$defs/tag"},
+               "$defs": {"tag": {"type": "string", "enum": ["red", "blue"]}}}),
+    );
+    let server = TestServer::script(vec![
+        openai(Answer::new(r#"{"value": ["red", "green"]}"#)),
+        openai(Answer::new(r#"{ "value" : ["red", "blue"] }"#)),
+    ]);
+    let llm = client(&server);
+    let out = Extractor::new(&llm)
+        .extract_value(&schema, "red and blue")
+        .await
+        .unwrap();
+    assert_eq!(out.value, json!(["red", "blue"]));
+    assert_eq!(out.report.attempts.len(), 2);
+    assert_eq!(out.report.attempts[0].raw.trim(), r#"["red", "green"]"#);
+    let requests = server.requests();
+    let sent = &requests[0].json["response_format"]["json_schema"];
+    assert_eq!(sent["strict"], true);
+    assert_eq!(sent["schema"]["required"], json!(["value"]));
+    assert_eq!(
+        sent["schema"]["properties"]["value"]["items"],
+        json!({"$ref": "#/$defs/tag"})
+    );
+    assert_eq!(
+        sent["schema"]["$defs"]["tag"]["enum"],
+        json!(["red", "blue"])
+    );
+    let messages = requests[1].json["messages"].as_array().unwrap().clone();
+    let echoed = &messages[messages.len() - 2];
+    assert_eq!(echoed["role"], "assistant");
+    assert_eq!(
+        echoed["content"].as_str().unwrap().trim(),
+        r#"["red", "green"]"#
+    );
+    let repair = messages[messages.len() - 1]["content"].as_str().unwrap();
+    assert!(
+        repair.contains("/1") && !repair.contains("/value"),
+        "{repair}"
+    );
+}
+
+#[tokio::test]
+async fn the_snapshots_of_a_wrapped_root_never_show_the_wrapper() {
+    use llm_extract::extract::PartialEvent;
+    let schema = llm_extract::SchemaSet::new(
+        "Names",
+        json!({"type": "array", "items": {"type": "string"}}),
+    );
+    let server = TestServer::script(vec![openai(
+        Answer::new(r#"{"value": ["Ada", "Grace"]}"#).pieces_of(4),
+    )]);
+    let llm = client(&server);
+    let extractor = Extractor::new(&llm);
+    let mut events = extractor.extract_value_partial(&schema, "Ada and Grace");
+    let (mut snapshots, mut last) = (Vec::new(), None);
+    while let Some(event) = events.next().await {
+        match event.unwrap() {
+            PartialEvent::Snapshot(value) => snapshots.push((*value).clone()),
+            PartialEvent::Final { extraction, .. } => last = Some(extraction.value),
+            _ => {}
+        }
+    }
+    assert_eq!(last, Some(json!(["Ada", "Grace"])));
+    assert!(snapshots.len() > 1, "{snapshots:?}");
+    assert!(snapshots.iter().all(Value::is_array), "{snapshots:?}");
 }
 
 #[tokio::test]

@@ -16,7 +16,7 @@ mod common;
 use common::types::*;
 use llm_extract::parse::{from_str_with, ParseOptions};
 use llm_extract::validate::Validator;
-use llm_extract::{Dialect, Extract, SchemaError, Shape};
+use llm_extract::{Dialect, Extract, Shape};
 use proptest::collection::vec;
 use proptest::prelude::*;
 use proptest::string::string_regex;
@@ -154,8 +154,9 @@ fn sentiment() -> impl Strategy<Value = Sentiment> {
 struct Validators {
     /// The validator extraction uses: the type's own, compiled once.
     generic: &'static Validator,
-    /// `(what, shape, validator)` for each rendering that exists.
-    renderings: Vec<(String, Shape, Validator)>,
+    /// `(what, shape, wrapped, validator)` for each rendering: `wrapped` when the root goes out as the
+    /// one property, `value`, of an object (OpenAI's strict mode and Anthropic take object roots only).
+    renderings: Vec<(String, Shape, bool, Validator)>,
 }
 
 impl Validators {
@@ -164,21 +165,23 @@ impl Validators {
         let mut renderings = Vec::new();
         for dialect in Dialect::ALL {
             for shape in [Shape::One, Shape::Line, Shape::List] {
-                match set.for_dialect(dialect, shape) {
-                    Ok(schema) => renderings.push((
-                        format!("{dialect} {shape:?}"),
-                        shape,
-                        Validator::new(schema).unwrap(),
-                    )),
-                    // Only OpenAI's strict mode and Anthropic refuse a shape, and only a root that is
-                    // not an object.
-                    Err(SchemaError::Unsupported {
-                        dialect: "openai-strict" | "anthropic",
-                        path,
-                        ..
-                    }) => {
-                        assert_eq!(path, "/");
-                        assert_ne!(set.shape(shape)["type"], "object");
+                match set.lowering(dialect, shape) {
+                    Ok(lowering) => {
+                        // Only OpenAI's strict mode and Anthropic wrap a root, and only one that is
+                        // not an object.
+                        if lowering.is_wrapped() {
+                            assert!(matches!(
+                                dialect,
+                                Dialect::OpenAiStrict | Dialect::Anthropic
+                            ));
+                            assert_ne!(set.shape(shape)["type"], "object");
+                        }
+                        renderings.push((
+                            format!("{dialect} {shape:?}"),
+                            shape,
+                            lowering.is_wrapped(),
+                            Validator::new(lowering.schema()).unwrap(),
+                        ))
                     }
                     Err(other) => panic!("{dialect} {shape:?}: {other}"),
                 }
@@ -212,9 +215,10 @@ where
     let value = serde_json::to_value(original).unwrap();
     let violations = validators.generic.violations(&value);
     assert!(violations.is_empty(), "{violations:?}\n{value}");
-    for (what, shape, validator) in &validators.renderings {
+    for (what, shape, wrapped, validator) in &validators.renderings {
         let instance = match shape {
             Shape::List => listed(&[value.clone(), value.clone()]),
+            _ if *wrapped => json!({ "value": value }),
             _ => value.clone(),
         };
         let violations = validator.violations(&instance);
@@ -230,9 +234,10 @@ fn assert_rejected_everywhere(validators: &Validators, value: &Value, what: &str
         !validators.generic.is_valid(value),
         "generic accepted {what}: {value}"
     );
-    for (rendering, shape, validator) in &validators.renderings {
+    for (rendering, shape, wrapped, validator) in &validators.renderings {
         let instance = match shape {
             Shape::List => listed(std::slice::from_ref(value)),
+            _ if *wrapped => json!({ "value": value }),
             _ => value.clone(),
         };
         assert!(

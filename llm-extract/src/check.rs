@@ -9,8 +9,14 @@
 //!   `Report::issues`, without a re-ask.
 //!
 //! A derived type opts in with `#[extract(check)]` and implements [`Check`]; a runtime schema takes
-//! closures with `Extractor::check`. Checks run on every complete value and
-//! item (of documents too), never on a partial one.
+//! closures with `Extractor::check`, and asynchronous ones (a lookup: "this customer id exists") with
+//! `Extractor::check_async`. Checks run on every complete value and item (of documents too), never on
+//! a partial one.
+//!
+//! An asynchronous check that cannot run (the database it asks is down) says so with a
+//! [`CheckError`]: the value is then neither returned nor re-asked, and the extraction fails with
+//! `ExtractErrorKind::Check`, carrying the error and the model's answer. A value that could not be
+//! checked is never passed as a checked one.
 //!
 //! ```
 //! use llm_extract::check::{Check, Issues, Severity};
@@ -52,9 +58,30 @@
 //! ```
 
 use crate::validate::Violation;
+use futures_util::future::BoxFuture;
 use serde_json::Value;
 use std::fmt;
+use std::future::Future;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+/// A check could not run, so the value is not known to pass it (a lookup whose service is down, a
+/// timeout): the extraction fails with `ExtractErrorKind::Check` rather than pass the value unchecked.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("a check could not run: {message}")]
+#[non_exhaustive]
+pub struct CheckError {
+    /// Why, for a person (e.g. `"the customer database did not answer: connection refused"`).
+    pub message: String,
+}
+
+impl CheckError {
+    /// A check that could not run, and why.
+    pub fn new(message: impl Into<String>) -> Self {
+        CheckError {
+            message: message.into(),
+        }
+    }
+}
 
 /// Whether an issue rejects the value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -176,39 +203,90 @@ pub trait Check {
 /// A check on a runtime schema's JSON value.
 type CheckFn = dyn Fn(&Value, &mut Issues) + Send + Sync;
 
+/// An asynchronous check on a runtime schema's JSON value (its own copy).
+type AsyncCheckFn = dyn Fn(Value) -> BoxFuture<'static, Result<Issues, CheckError>> + Send + Sync;
+
 /// The closures an `Extractor` runs on each value of a runtime schema.
 #[derive(Clone, Default)]
-pub(crate) struct Checks(Vec<Arc<CheckFn>>);
+pub(crate) struct Checks {
+    plain: Vec<Arc<CheckFn>>,
+    deferred: Vec<Arc<AsyncCheckFn>>,
+}
 
 impl fmt::Debug for Checks {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Checks({})", self.0.len())
+        write!(
+            f,
+            "Checks({} + {} asynchronous)",
+            self.plain.len(),
+            self.deferred.len()
+        )
     }
 }
 
 impl Checks {
     pub fn push(&mut self, check: Arc<CheckFn>) {
-        self.0.push(check);
+        self.plain.push(check);
     }
 
-    /// Runs every check on `value`.
+    /// Adds an asynchronous check.
+    pub fn push_async<F, Fut>(&mut self, check: F)
+    where
+        F: Fn(Value) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Issues, CheckError>> + Send + 'static,
+    {
+        self.deferred
+            .push(Arc::new(move |value| Box::pin(check(value))));
+    }
+
+    /// Whether any check is asynchronous.
+    pub fn any_async(&self) -> bool {
+        !self.deferred.is_empty()
+    }
+
+    /// Runs every synchronous check on `value`.
     pub fn run(&self, value: &Value) -> Issues {
         let mut issues = Issues::new();
-        for check in &self.0 {
+        for check in &self.plain {
             check(value, &mut issues);
         }
         issues
     }
+
+    /// Runs every check on `value`: the synchronous ones, then the asynchronous ones one after the
+    /// other, each with its issues added in that order.
+    ///
+    /// # Errors
+    /// The first asynchronous check that could not run.
+    pub async fn run_all(&self, value: &Value) -> Result<Issues, CheckError> {
+        let mut issues = self.run(value);
+        for check in &self.deferred {
+            issues.found.extend(check(value.clone()).await?.found);
+        }
+        Ok(issues)
+    }
 }
 
-/// The soft issues a target kept while the loop ran, taken by the loop when it ends.
+/// The soft issues a target kept while the loop ran, taken by the loop when it ends; and the JSON of
+/// the last value parsed, for the asynchronous checks the loop runs on it.
 #[derive(Debug, Default)]
 pub(crate) struct Kept {
     issues: Mutex<Vec<Issue>>,
     items: Mutex<usize>,
+    parsed: Mutex<Option<Value>>,
 }
 
 impl Kept {
+    /// Keeps the JSON of the value just parsed, for the asynchronous checks.
+    pub fn parsed(&self, value: Value) {
+        *lock(&self.parsed) = Some(value);
+    }
+
+    /// Takes the JSON of the value last parsed.
+    pub fn take_parsed(&self) -> Option<Value> {
+        lock(&self.parsed).take()
+    }
+
     /// Keeps the soft issues of the one value.
     pub fn value(&self, soft: Vec<Issue>) {
         *lock(&self.issues) = soft;
@@ -268,6 +346,45 @@ mod tests {
         let paths: Vec<&str> = found.as_slice().iter().map(|i| i.path.as_str()).collect();
         assert_eq!(paths, ["/n", ""]);
         assert_eq!(checks.run(&json!({"n": 1})).as_slice().len(), 1);
+    }
+
+    #[tokio::test]
+    async fn asynchronous_checks_run_after_the_others_and_may_fail_to_run() {
+        let mut checks = Checks::default();
+        checks.push(Arc::new(|_: &Value, issues: &mut Issues| {
+            issues.soft("/a", "first")
+        }));
+        checks.push_async(|value: Value| async move {
+            let mut issues = Issues::new();
+            match value["id"].as_str() {
+                Some("down") => {
+                    return Err(CheckError::new("the customer database did not answer"))
+                }
+                Some("c-1") => {}
+                _ => issues.hard("/id", "no such customer"),
+            }
+            Ok(issues)
+        });
+        assert!(checks.any_async());
+        let found = checks.run_all(&json!({"id": "c-2"})).await.unwrap();
+        let paths: Vec<&str> = found.as_slice().iter().map(|i| i.path.as_str()).collect();
+        assert_eq!(paths, ["/a", "/id"]);
+        assert_eq!(
+            checks
+                .run_all(&json!({"id": "c-1"}))
+                .await
+                .unwrap()
+                .as_slice()
+                .len(),
+            1
+        );
+        let error = checks.run_all(&json!({"id": "down"})).await.unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "a check could not run: the customer database did not answer"
+        );
+        // The synchronous run leaves the asynchronous checks out.
+        assert_eq!(checks.run(&json!({"id": "down"})).as_slice().len(), 1);
     }
 
     #[test]

@@ -2,6 +2,7 @@
 
 use super::example::ExampleError;
 use super::wording::TemplateError;
+use crate::check::CheckError;
 use crate::error::SchemaError;
 use crate::llm::{LlmError, Usage};
 use crate::parse::{Loop, ParseError};
@@ -68,6 +69,14 @@ pub enum ExtractErrorKind {
     Example(ExampleError),
     /// The schema cannot be sent to this backend in constrained mode.
     Schema(SchemaError),
+    /// A check could not run (e.g. the service an asynchronous check asks was down), so the answer is
+    /// not known to pass it: nothing unchecked is returned. Retry when the check can run.
+    Check {
+        /// The check's own error.
+        error: CheckError,
+        /// The model's answer that was being checked (a list's: the whole answer so far).
+        raw: String,
+    },
     /// The blocking facade could not run (no runtime, or called from inside an async runtime).
     Runtime {
         /// What happened.
@@ -189,6 +198,11 @@ impl std::fmt::Display for ExtractErrorKind {
                 "the schema cannot be sent to this backend ({err}); use Mode::Prompted to describe \
                  it in the prompt instead"
             ),
+            ExtractErrorKind::Check { error, .. } => write!(
+                f,
+                "{error}; the answer was not checked, so it is not returned (retry once the check \
+                 can run; the answer is in the error's report)"
+            ),
             ExtractErrorKind::Runtime { message } => f.write_str(message),
         }
     }
@@ -250,6 +264,7 @@ impl<T> std::error::Error for ExtractError<T> {
             ExtractErrorKind::Template(err) => Some(err),
             ExtractErrorKind::Example(err) => Some(err),
             ExtractErrorKind::Schema(err) => Some(err),
+            ExtractErrorKind::Check { error, .. } => Some(error),
             _ => None,
         }
     }

@@ -14,7 +14,7 @@ use super::loops::Recovery;
 use super::partial::{self, PartialEvent};
 use super::stream::ExtractStream;
 use super::target::{Derived, Runtime};
-use crate::check::{Checks, Issues};
+use crate::check::{CheckError, Checks, Issues};
 use crate::llm::Llm;
 use crate::parse::{LoopGuard, ParseOptions, PartialValue};
 use crate::report::Extraction;
@@ -107,6 +107,60 @@ impl<L: Llm> Extractor<L> {
     /// ```
     pub fn check(mut self, check: impl Fn(&Value, &mut Issues) + Send + Sync + 'static) -> Self {
         self.checks.push(std::sync::Arc::new(check));
+        self
+    }
+
+    /// Adds an asynchronous check (a lookup: "this customer id exists"), run like [`Extractor::check`]
+    /// on every complete value and item of a runtime schema, after the synchronous checks, with its own
+    /// copy of the value. A check that cannot run returns a [`CheckError`]: the extraction then fails
+    /// with [`ExtractErrorKind::Check`](crate::extract::ExtractErrorKind::Check), carrying the error
+    /// and the model's answer, rather than return a value that was not checked.
+    ///
+    /// ```
+    /// use llm_extract::check::{CheckError, Issues};
+    /// use llm_extract::extract::ExtractErrorKind;
+    /// use llm_extract::llm::{from_fn, ChatResponse};
+    /// use llm_extract::{Extractor, SchemaSet};
+    /// use serde_json::{json, Value};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let schema = SchemaSet::new("Order", json!({
+    ///     "type": "object",
+    ///     "properties": {"customer": {"type": "string"}},
+    ///     "required": ["customer"],
+    ///     "additionalProperties": false
+    /// }));
+    /// let lookup = |up: bool| move |value: Value| async move {
+    ///     if !up {
+    ///         return Err(CheckError::new("the customer database did not answer"));
+    ///     }
+    ///     let mut issues = Issues::new();
+    ///     if value["customer"] != "c-7" {
+    ///         issues.hard("/customer", "no customer has this id; the text names c-7");
+    ///     }
+    ///     Ok(issues)
+    /// };
+    /// // The first answer names c-1, then every answer c-7.
+    /// let answers = std::sync::Mutex::new(vec![r#"{"customer": "c-1"}"#]);
+    /// let llm = from_fn(move |_request| {
+    ///     let answer = answers.lock().unwrap().pop().unwrap_or(r#"{"customer": "c-7"}"#);
+    ///     async move { Ok(ChatResponse::new(answer)) }
+    /// });
+    /// let out = Extractor::new(&llm).check_async(lookup(true)).extract_value(&schema, "Order for c-7.").await?;
+    /// assert_eq!(out.value["customer"], "c-7");
+    /// assert_eq!(out.report.attempts.len(), 2);
+    ///
+    /// let err = Extractor::new(&llm).check_async(lookup(false)).extract_value(&schema, "x").await.unwrap_err();
+    /// assert!(matches!(err.kind(), ExtractErrorKind::Check { .. }));
+    /// # Ok::<(), llm_extract::ExtractError>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn check_async<F, Fut>(mut self, check: F) -> Self
+    where
+        F: Fn(Value) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<Issues, CheckError>> + Send + 'static,
+    {
+        self.checks.push_async(check);
         self
     }
 

@@ -189,6 +189,10 @@ impl<G: Target> Target for GroundedTarget<'_, G> {
     fn issues(&self) -> Vec<crate::check::Issue> {
         self.inner.issues()
     }
+
+    fn deferred(&self) -> Option<crate::extract::target::Deferred<'_>> {
+        self.inner.deferred()
+    }
 }
 
 impl<G: Target> GroundedTarget<'_, G> {

@@ -119,6 +119,10 @@ impl<G: Target> Target for Keyed<G> {
     fn issues(&self) -> Vec<crate::check::Issue> {
         self.0.issues()
     }
+
+    fn deferred(&self) -> Option<crate::extract::target::Deferred<'_>> {
+        self.0.deferred()
+    }
 }
 
 /// How the items reach the caller.

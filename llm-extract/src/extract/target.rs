@@ -3,7 +3,7 @@
 //! both decode their items through the one generic [`LineDecoder`].
 
 use super::example::{Example, ExampleError};
-use crate::check::{self, Checks, Issue, Issues};
+use crate::check::{self, CheckError, Checks, Issue, Issues};
 use crate::parse::{
     self, Item, LineDecoder, LineEvent, ParseError, ParseOptions, Parsed, SkipReason, Skipped,
     WithJson,
@@ -64,6 +64,81 @@ pub(crate) trait Target: Sync {
     fn issues(&self) -> Vec<Issue> {
         Vec::new()
     }
+
+    /// The checks the loop runs itself, because some are asynchronous (see [`settle`] and
+    /// [`settle_items`]): then `parse_one` and `vet` leave all checks to the loop. Default: none.
+    fn deferred(&self) -> Option<Deferred<'_>> {
+        None
+    }
+}
+
+/// A target's checks the loop awaits, and where their findings go.
+pub(crate) struct Deferred<'a> {
+    checks: &'a Checks,
+    kept: &'a check::Kept,
+}
+
+/// Runs the deferred checks of `target` on the value `parse_one` just returned: hard issues turn it
+/// into [`ParseError::Check`] (the loop repairs it), soft ones are kept.
+///
+/// # Errors
+/// A check that could not run.
+pub(crate) async fn settle<G: Target>(
+    target: &G,
+    parsed: Parsed<G::Output>,
+    raw: &str,
+) -> Result<Result<Parsed<G::Output>, ParseError>, CheckError> {
+    let Some(deferred) = target.deferred() else {
+        return Ok(Ok(parsed));
+    };
+    let Some(json) = deferred.kept.take_parsed() else {
+        return Ok(Ok(parsed));
+    };
+    Ok(match deferred.checks.run_all(&json).await?.verdict() {
+        Ok(soft) => {
+            deferred.kept.value(soft);
+            Ok(parsed)
+        }
+        Err(issues) => Err(ParseError::Check {
+            issues,
+            raw: raw.to_owned(),
+        }),
+    })
+}
+
+/// Runs the deferred checks of `target` on each item the decoder completed, before
+/// [`Target::vet`]: an item with hard issues becomes a skipped line the loop re-asks, an item without
+/// keeps its soft issues.
+///
+/// # Errors
+/// A check that could not run.
+pub(crate) async fn settle_items<G: Target>(
+    target: &G,
+    events: Vec<LineEvent<WithJson<G::Output>>>,
+) -> Result<Vec<LineEvent<WithJson<G::Output>>>, CheckError> {
+    let Some(deferred) = target.deferred() else {
+        return Ok(events);
+    };
+    let mut out = Vec::with_capacity(events.len());
+    for event in events {
+        out.push(match event {
+            LineEvent::Item(found) => {
+                match deferred.checks.run_all(&found.value.json).await?.verdict() {
+                    Ok(soft) => {
+                        deferred.kept.item(soft);
+                        LineEvent::Item(found)
+                    }
+                    Err(issues) => LineEvent::Skipped(Skipped {
+                        line: found.line,
+                        raw: found.value.json.to_string(),
+                        reason: SkipReason::Check(issues),
+                    }),
+                }
+            }
+            skipped => skipped,
+        });
+    }
+    Ok(out)
 }
 
 /// Runs `check` on a parsed value: its hard issues turn it into [`ParseError::Check`], its soft ones
@@ -190,6 +265,11 @@ impl<'s> Runtime<'s> {
             .map(|checks| checks.run(value))
             .unwrap_or_default()
     }
+
+    /// The checks, when the loop runs them (some are asynchronous).
+    fn awaited(&self) -> Option<&Checks> {
+        self.checks.as_ref().filter(|checks| checks.any_async())
+    }
 }
 
 impl Target for Runtime<'_> {
@@ -201,18 +281,31 @@ impl Target for Runtime<'_> {
 
     fn parse_one(&self, text: &str, options: &ParseOptions) -> Result<Parsed<Value>, ParseError> {
         let parsed = parse::from_str_value(text, self.schema, options)?;
+        if self.awaited().is_some() {
+            self.kept.parsed(parsed.value.clone());
+            return Ok(parsed);
+        }
         checked(parsed, text, &self.kept, |value| self.check(value))
     }
 
     fn vet(&self, events: Vec<LineEvent<WithJson<Value>>>) -> Vec<LineEvent<WithJson<Value>>> {
         match &self.checks {
-            Some(_) => vetted(events, &self.kept, |item| self.check(&item.json)),
-            None => events,
+            Some(_) if self.awaited().is_none() => {
+                vetted(events, &self.kept, |item| self.check(&item.json))
+            }
+            _ => events,
         }
     }
 
     fn issues(&self) -> Vec<Issue> {
         self.kept.take()
+    }
+
+    fn deferred(&self) -> Option<Deferred<'_>> {
+        self.awaited().map(|checks| Deferred {
+            checks,
+            kept: &self.kept,
+        })
     }
 }
 

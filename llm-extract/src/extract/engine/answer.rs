@@ -4,8 +4,9 @@
 
 use super::intake::{Intake, Kept};
 use super::Engine;
+use crate::check::CheckError;
 use crate::extract::meter::Meter;
-use crate::extract::target::Target;
+use crate::extract::target::{settle_items, Target};
 use crate::extract::watch;
 use crate::llm::{Accumulator, ChatRequest, Finish, LlmError, Merged, Usage};
 use crate::parse::{LineDecoder, LineEvent, Loop, LoopDetector, LoopKind, Skipped, WithJson};
@@ -20,6 +21,8 @@ pub(super) struct Answer {
     pub usage: Usage,
     pub finish: Option<Finish>,
     pub error: Option<LlmError>,
+    /// A check that could not run on an item: the answer stops there.
+    pub check: Option<CheckError>,
     pub items: usize,
     pub skipped: Vec<Skipped>,
     pub started: Instant,
@@ -36,6 +39,7 @@ impl Answer {
             usage: Usage::default(),
             finish: None,
             error: None,
+            check: None,
             items: 0,
             skipped: Vec::new(),
             started: Instant::now(),
@@ -142,6 +146,13 @@ impl Engine<'_> {
                     reading.decoder.feed(text.text().as_bytes())
                 }
             };
+            let chunk = match settle_items(target, chunk).await {
+                Ok(chunk) => chunk,
+                Err(error) => {
+                    answer.check = Some(error);
+                    break;
+                }
+            };
             stopped = take(&mut intake, target.vet(chunk), looped, &mut answer);
             self.streaming(&reading.meter);
             if stopped.is_some() || answer.finish.is_some() {
@@ -155,7 +166,9 @@ impl Engine<'_> {
         // Dropping the stream cancels the request when we stopped early.
         drop(stream);
         (answer.raw, answer.thinking) = text.into_parts();
-        answer.conclude(target, reading.decoder, intake, stopped);
+        answer
+            .conclude(target, reading.decoder, intake, stopped)
+            .await;
         answer
     }
 }
@@ -212,20 +225,26 @@ impl Answer {
     /// still holds is taken (from the thinking channel when the content is empty: some servers put
     /// the whole answer there); the items the loop guard held back are handed on unless they were a
     /// loop; the counts are recorded.
-    fn conclude<G: Target>(
+    async fn conclude<G: Target>(
         &mut self,
         target: &G,
         mut decoder: LineDecoder<'_, WithJson<G::Output>>,
         mut intake: Intake<'_, '_, G::Output>,
         mut stopped: Option<Finish>,
     ) {
-        if stopped.is_none() && self.error.is_none() {
+        if stopped.is_none() && self.error.is_none() && self.check.is_none() {
             if self.raw.trim().is_empty() && !self.thinking.trim().is_empty() {
                 let events = decoder.feed(self.thinking.as_bytes());
-                stopped = intake.take_all(target.vet(events));
+                match settle_items(target, events).await {
+                    Ok(events) => stopped = intake.take_all(target.vet(events)),
+                    Err(error) => self.check = Some(error),
+                }
             }
-            if stopped.is_none() {
-                stopped = intake.take_all(target.vet(decoder.finish()));
+            if stopped.is_none() && self.check.is_none() {
+                match settle_items(target, decoder.finish()).await {
+                    Ok(events) => stopped = intake.take_all(target.vet(events)),
+                    Err(error) => self.check = Some(error),
+                }
             }
         }
         if stopped != Some(Finish::Loop) {

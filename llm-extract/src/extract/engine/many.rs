@@ -160,6 +160,14 @@ impl Engine<'_> {
                     ExtractError::new(ExtractErrorKind::Llm(err), report).with_kept(kept.json)
                 );
             }
+            if let Some(error) = answer.check {
+                report.skipped = tally.unresolved.into_iter().map(|(_, s)| s).collect();
+                let raw = answer.raw;
+                return Err(
+                    ExtractError::new(ExtractErrorKind::Check { error, raw }, report)
+                        .with_kept(kept.json),
+                );
+            }
             // A repair answer that is only prose addressed none of the broken lines: they stay unresolved.
             if kind == AttemptKind::Repair && !no_json {
                 tally.unresolved.clear();

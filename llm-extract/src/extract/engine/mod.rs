@@ -27,7 +27,9 @@
 //! and a document that names the same item twice keeps both.
 //!
 //! Files: `request.rs` builds the first request, `one.rs` runs the loop for one value, `many.rs` for many
-//! items, whose answers `answer.rs` streams through the decoder and `intake.rs` hands on item by item.
+//! items, whose answers `answer.rs` streams through the decoder and `intake.rs` hands on item by item;
+//! `unwrap.rs` reads the answer to a root sent wrapped in an object (see
+//! [`WRAPPER_KEY`](crate::schema::dialect::WRAPPER_KEY)) as the value it wraps.
 
 use super::config::Config;
 use super::error::ExtractErrorKind;
@@ -42,6 +44,7 @@ mod intake;
 mod many;
 mod one;
 mod request;
+mod unwrap;
 
 /// What a watched extraction of one value reports as it runs.
 pub(crate) enum Progress<'a> {

@@ -3,10 +3,11 @@
 //! recovered from with changed sampling; a cut-off answer is kept only if what arrived validates once
 //! closed.
 
+use super::unwrap::{unwrap, Unwrap};
 use super::{attempt_span, broken_attempt, failed_attempt, record, Engine, Progress};
 use crate::extract::config::Input;
 use crate::extract::error::{ExtractError, ExtractErrorKind};
-use crate::extract::target::Target;
+use crate::extract::target::{settle, Target};
 use crate::extract::{loops, watch, wording};
 use crate::llm::{ChatRequest, ChatResponse, Finish, Message};
 use crate::parse::{Loop, ParseError, ParseOptions, Parsed};
@@ -36,6 +37,7 @@ impl Engine<'_> {
         mut progress: Option<Listener<'_>>,
     ) -> Result<Extraction<G::Output>, ExtractError> {
         let (first, _, max_string, unenforced) = self.first_request(target, input, false)?;
+        let wrapped = self.wrapped(target);
         let name = target.schema().name();
         let mut report = Report {
             unenforced,
@@ -62,7 +64,7 @@ impl Engine<'_> {
             let position = ledger_position(&report);
             let listener = progress.as_mut();
             let watched = self
-                .watch_attempt(request, max_string, (position, kind), listener)
+                .watch_attempt(request, (max_string, wrapped), (position, kind), listener)
                 .instrument(span.clone())
                 .await;
             for broken in watched.broken {
@@ -70,6 +72,7 @@ impl Engine<'_> {
                 report.push(broken_attempt(kind, broken, 0, sampling));
             }
             let response = match watched.response {
+                Ok(response) if wrapped => unwrapped(response),
                 Ok(response) => response,
                 Err(err) => {
                     let mut attempt = failed_attempt(kind, &err, started);
@@ -103,6 +106,20 @@ impl Engine<'_> {
                 }
             };
             kind = AttemptKind::Repair;
+            let parsed = match parsed {
+                Ok(parsed) => match settle(target, parsed, answer_text(&response)).await {
+                    Ok(settled) => settled,
+                    Err(error) => {
+                        self.push(&mut report, attempt);
+                        let raw = answer_text(&response).to_owned();
+                        return Err(ExtractError::new(
+                            ExtractErrorKind::Check { error, raw },
+                            report,
+                        ));
+                    }
+                },
+                Err(error) => Err(error),
+            };
             match parsed {
                 Ok(parsed) => {
                     self.push(&mut report, attempt);
@@ -151,12 +168,12 @@ impl Engine<'_> {
     }
 
     /// Sends `request` and watches its answer, telling `listener` (if any) that attempt `position` of
-    /// `kind` starts and each piece of its answer; a stream sent again after a break is the next
-    /// attempt, as in the ledger.
+    /// `kind` starts and each piece of its answer (of a `wrapped` schema, the pieces of the value it
+    /// wraps); a stream sent again after a break is the next attempt, as in the ledger.
     async fn watch_attempt(
         &self,
         request: ChatRequest,
-        max_string: Option<usize>,
+        (max_string, wrapped): (Option<usize>, bool),
         (mut position, kind): (u32, AttemptKind),
         listener: Option<&mut Listener<'_>>,
     ) -> watch::Watched {
@@ -167,9 +184,17 @@ impl Engine<'_> {
                     number: position,
                     kind,
                 });
+                let mut reader = Unwrap::default();
                 forward = move |heard: watch::Heard<'_>| match heard {
+                    watch::Heard::Delta(delta) if wrapped => {
+                        let piece = reader.push(delta);
+                        if !piece.is_empty() {
+                            progress(Progress::Delta(&piece));
+                        }
+                    }
                     watch::Heard::Delta(delta) => progress(Progress::Delta(delta)),
                     watch::Heard::Restart => {
+                        reader = Unwrap::default();
                         position += 1;
                         progress(Progress::Attempt {
                             number: position,
@@ -233,6 +258,15 @@ fn parse_watched<G: Target>(
         },
         Err(_) => Err(found),
     }
+}
+
+/// `response` to a wrapped schema as the answer to the schema itself: `{"value": X}` read as `X`.
+fn unwrapped(mut response: ChatResponse) -> ChatResponse {
+    response.text = unwrap(&response.text);
+    if let Some(thinking) = &mut response.thinking {
+        *thinking = unwrap(thinking);
+    }
+    response
 }
 
 /// The ledger's record of `response` as attempt `kind`, before its cost, timing and verdict are known.

@@ -71,6 +71,16 @@ impl Engine<'_> {
         Ok((request, shape, max_string, unenforced))
     }
 
+    /// Whether the schema of one value goes out wrapped in an object (its root is not one, and the
+    /// backend's dialect takes object roots only): the answers are then read unwrapped (`unwrap.rs`).
+    pub(super) fn wrapped(&self, target: &impl Target) -> bool {
+        matches!(self.config.mode, Mode::Constrained | Mode::Tool)
+            && target
+                .schema()
+                .lowering(self.llm.dialect(), Shape::One)
+                .is_ok_and(crate::schema::dialect::Lowering::is_wrapped)
+    }
+
     /// Adds the schema, rendered for the backend's dialect in `shape`, to `request` (constrained and
     /// tool modes): with the source of a grounded target when the backend grounds while decoding, and a
     /// list's `max_items` where the dialect carries it. Returns the notice of what the backend will not

@@ -24,11 +24,11 @@
 //!
 //! What the strict form cannot carry (an object with extra keys, any value, an array without `items`, a
 //! recursion that cannot end within the unrolled depth) makes the lowering non-strict (the generic schema
-//! minus `x-` keys, see [`Lowering::relaxed`](super::Lowering::relaxed)). A root that is not an object is
-//! refused.
+//! minus `x-` keys, see [`Lowering::relaxed`](super::Lowering::relaxed)). A root that is not an object
+//! goes out wrapped in one ([`Lowering::is_wrapped`](super::Lowering::is_wrapped)).
 
-use super::openai::{check_items, lower_with, tuple_items};
-use super::{branches, child, json_type, properties, Lowering, Pointer, Refs, Rules, Walk};
+use super::openai::{kind_of, lower_with, tuple_items, Kind};
+use super::{child, json_type, properties, Lowering, Pointer, Refs, Rules, Walk};
 use crate::error::SchemaError;
 use serde_json::{Map, Value};
 
@@ -72,22 +72,10 @@ impl Rules for Anthropic {
         map: Map<String, Value>,
         path: &Pointer,
     ) -> Result<Value, SchemaError> {
-        if let Some(Value::Array(list)) = map.get("anyOf") {
-            let Some(lowered) = branches(self, cx, list, path)? else {
-                return Ok(Value::Bool(false));
-            };
-            return Ok(super::gbnf::union(&map, lowered));
-        }
-        let types = crate::schema::node::types_of(&map);
-        let valued = map.contains_key("enum") || map.contains_key("const");
-        if types.contains(&"object") && !valued {
-            return self.object(cx, &map, path);
-        }
-        if !valued && types.contains(&"array") {
-            check_items(self, &map, path)?;
-        }
-        if !valued && types.is_empty() {
-            return self.any(cx, path);
+        match kind_of(self, &map, path)? {
+            Kind::Object => return self.object(cx, &map, path),
+            Kind::Any => return self.any(cx, path),
+            Kind::Other => {}
         }
         let mut out = Map::with_capacity(map.len());
         for (key, value) in &map {
@@ -366,10 +354,12 @@ mod tests {
     }
 
     #[test]
-    fn refuses_a_root_that_is_not_an_object() {
-        assert!(matches!(
-            anthropic(json!({ "type": "string" })),
-            Err(SchemaError::Unsupported { path, .. }) if path == "/"
-        ));
+    fn wraps_a_root_that_is_not_an_object() {
+        let lowered = anthropic(json!({ "type": "string" })).unwrap();
+        assert!(lowered.is_wrapped() && lowered.strict());
+        assert_eq!(
+            lowered.schema()["properties"]["value"],
+            json!({ "type": "string" })
+        );
     }
 }

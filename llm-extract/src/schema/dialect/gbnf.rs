@@ -27,7 +27,7 @@
 //! `\d`, `\w`, `\s`, `\b`, back-references or look-arounds, which it copies verbatim into the grammar).
 //! An unanchored pattern without inner anchors goes out as `^.*(?:...).*$`, the same strings.
 
-use super::{branches, child, properties, Pointer, Refs, Rules, Walk};
+use super::{child, properties, Pointer, Refs, Rules, Walk};
 use crate::error::SchemaError;
 use crate::schema::builder::GROUNDED;
 use serde_json::{Map, Value};
@@ -52,12 +52,6 @@ impl Rules for Gbnf {
         map: Map<String, Value>,
         path: &Pointer,
     ) -> Result<Value, SchemaError> {
-        if let Some(Value::Array(list)) = map.get("anyOf") {
-            let Some(lowered) = branches(self, cx, list, path)? else {
-                return Ok(Value::Bool(false));
-            };
-            return Ok(union(&map, lowered));
-        }
         let types: Vec<String> = crate::schema::node::types_of(&map)
             .into_iter()
             .map(str::to_owned)
@@ -130,16 +124,6 @@ impl Rules for Gbnf {
         }
         Ok(Value::Object(out))
     }
-}
-
-/// `{"anyOf": branches}` with the schema's description, if any.
-pub(super) fn union(map: &Map<String, Value>, branches: Vec<Value>) -> Value {
-    let mut out = Map::new();
-    out.insert("anyOf".into(), Value::Array(branches));
-    if let Some(description) = map.get("description") {
-        out.insert("description".into(), description.clone());
-    }
-    Value::Object(out)
 }
 
 /// The pattern as the converter takes it (anchored `^...$`), or `None` when it cannot: an unanchored

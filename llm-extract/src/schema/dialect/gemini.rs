@@ -18,7 +18,7 @@
 //! `patternProperties`, `propertyNames`, `minProperties`/`maxProperties`, `not`, `if`/`then`/`else`,
 //! `dependent*`, other `format`s.
 
-use super::{branches, child, json_type, properties, Pointer, Refs, Rules, Walk};
+use super::{child, json_type, properties, Pointer, Refs, Rules, Walk};
 use crate::error::SchemaError;
 use serde_json::{Map, Value};
 
@@ -42,12 +42,6 @@ impl Rules for Gemini {
         map: Map<String, Value>,
         path: &Pointer,
     ) -> Result<Value, SchemaError> {
-        if let Some(Value::Array(list)) = map.get("anyOf") {
-            let Some(lowered) = branches(self, cx, list, path)? else {
-                return Ok(Value::Bool(false));
-            };
-            return Ok(super::gbnf::union(&map, lowered));
-        }
         let enumerable = |value: &Value| value.is_string() || value.is_number();
         let mut out = Map::with_capacity(map.len());
         if let (Some(value), false) = (map.get("const"), map.contains_key("type")) {

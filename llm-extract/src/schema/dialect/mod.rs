@@ -36,7 +36,8 @@
 //!   an exact `anyOf` form only with `not`, which none of these providers takes.)
 //!
 //! # The dialects
-//! - [`Dialect::Generic`]: the generic schema minus its `x-` keys (grounded: with its marks), what the
+//! - [`Dialect::Generic`]: the generic schema minus its `x-` keys (grounded: with its marks), with a map
+//!   keyed by listed names closed on them as above (llguidance ignores `propertyNames`): what the
 //!   embedded engine's llguidance grammar receives.
 //! - [`Dialect::Gbnf`]: `gbnf.rs`. [`Dialect::OpenAiStrict`]: `openai.rs`. [`Dialect::Anthropic`]:
 //!   `anthropic.rs`. [`Dialect::Gemini`]: `gemini.rs`. Each file's documentation lists what the provider
@@ -90,7 +91,15 @@ pub struct Lowering {
     strict: bool,
     dropped: Vec<Dropped>,
     relaxed: Option<String>,
+    wrapped: bool,
 }
+
+/// The one property of the object a root that is not an object is sent wrapped in, for a provider that
+/// takes object roots only (OpenAI, Anthropic): `{"type": "object", "properties": {"value": <root>},
+/// "required": ["value"], "additionalProperties": false}`, the root's `$defs`/`definitions` hoisted to
+/// the wrapper and its references into itself pointed into the wrapper. The answer, `{"value": X}`, is
+/// read as `X`: the caller never sees the wrapper.
+pub const WRAPPER_KEY: &str = "value";
 
 impl Lowering {
     /// The schema as the dialect receives it.
@@ -109,6 +118,27 @@ impl Lowering {
     /// lowering is not strict.
     pub fn relaxed(&self) -> Option<&str> {
         self.relaxed.as_deref()
+    }
+
+    /// Whether the schema sent wraps a root that is not an object in an object (see [`WRAPPER_KEY`]):
+    /// the provider's answer is then `{"value": X}`, whose `X` is the answer to the schema.
+    pub fn is_wrapped(&self) -> bool {
+        self.wrapped
+    }
+
+    /// This lowering as the lowering of the wrapper of a root (see [`wrap`]): the paths of its dropped
+    /// keywords point into the root again.
+    fn wrapped(mut self) -> Self {
+        let prefix = format!("/properties/{WRAPPER_KEY}");
+        for dropped in &mut self.dropped {
+            if let Some(rest) = dropped.path.strip_prefix(&prefix) {
+                if rest.is_empty() || rest.starts_with('/') {
+                    dropped.path = rest.to_owned();
+                }
+            }
+        }
+        self.wrapped = true;
+        self
     }
 
     /// The keywords left out of what is sent, with their paths, in the order met.
@@ -226,6 +256,7 @@ fn lower_marked(
             strict: true,
             dropped: Vec::new(),
             relaxed: None,
+            wrapped: false,
         }),
         Dialect::Gbnf => run(&gbnf::Gbnf, generic, grounding),
         Dialect::OpenAiStrict => openai::lower(generic),
@@ -242,6 +273,63 @@ fn relaxed(generic: &Value, reason: SchemaError) -> Lowering {
         strict: false,
         dropped: Vec::new(),
         relaxed: Some(reason.to_string()),
+        wrapped: false,
+    }
+}
+
+/// `generic` wrapped in an object with one required property, [`WRAPPER_KEY`]: its `$defs` and
+/// `definitions` are hoisted to the wrapper, and its other references into itself (`#`, `#/items`...)
+/// point into the wrapper's property, so that every reference still resolves.
+fn wrap(generic: &Value) -> Value {
+    let mut root = generic.clone();
+    let mut out = Map::new();
+    out.insert("type".into(), Value::from("object"));
+    let mut hoisted = Vec::new();
+    if let Value::Object(map) = &mut root {
+        for key in ["$defs", "definitions"] {
+            if let Some(mut defs) = map.remove(key) {
+                repoint(&mut defs);
+                hoisted.push((key, defs));
+            }
+        }
+    }
+    repoint(&mut root);
+    let mut properties = Map::new();
+    properties.insert(WRAPPER_KEY.into(), root);
+    out.insert("properties".into(), Value::Object(properties));
+    out.insert("required".into(), Value::from(vec![WRAPPER_KEY]));
+    out.insert("additionalProperties".into(), Value::Bool(false));
+    for (key, defs) in hoisted {
+        out.insert(key.into(), defs);
+    }
+    Value::Object(out)
+}
+
+/// Points every local `$ref` of `schema` that is not into `$defs`/`definitions` into the wrapper's
+/// property (`#/items` to `#/properties/value/items`). Values (`const`, `enum`, `default`, `examples`)
+/// are data, and left alone.
+fn repoint(schema: &mut Value) {
+    match schema {
+        Value::Object(map) => {
+            for (key, value) in map.iter_mut() {
+                match (key.as_str(), value) {
+                    ("$ref", Value::String(reference)) => {
+                        if let Some(rest) = reference.strip_prefix('#') {
+                            let hoisted = ["/$defs/", "/definitions/"]
+                                .iter()
+                                .any(|defs| rest.starts_with(defs));
+                            if !hoisted {
+                                *reference = format!("#/properties/{WRAPPER_KEY}{rest}");
+                            }
+                        }
+                    }
+                    ("const" | "enum" | "default" | "examples", _) => {}
+                    (_, value) => repoint(value),
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(repoint),
+        _ => {}
     }
 }
 
@@ -261,7 +349,7 @@ pub(super) trait Rules {
     /// How the dialect sends references.
     const REFS: Refs;
 
-    /// Lowers one prepared node (its children through [`child`]).
+    /// Lowers one prepared node that is not a union (its children through [`child`]).
     fn node(
         &self,
         cx: &mut Walk<'_>,
@@ -310,7 +398,7 @@ pub(super) fn run<R: Rules>(
         Prepared::Never => Value::Bool(false),
         Prepared::Ref(name) => rules.reference(&name),
         Prepared::Node(map, entered) => {
-            let out = rules.node(&mut cx, map, &root);
+            let out = node(rules, &mut cx, map, &root);
             cx.leave(entered);
             out?
         }
@@ -344,6 +432,7 @@ pub(super) fn run<R: Rules>(
         strict: true,
         dropped: cx.dropped,
         relaxed: None,
+        wrapped: false,
     })
 }
 
@@ -359,11 +448,38 @@ pub(super) fn child<R: Rules>(
         Prepared::Never => Ok(Value::Bool(false)),
         Prepared::Ref(name) => Ok(rules.reference(&name)),
         Prepared::Node(map, entered) => {
-            let out = rules.node(cx, map, path);
+            let out = node(rules, cx, map, path);
             cx.leave(entered);
             out
         }
     }
+}
+
+/// Lowers one prepared node: a union (`anyOf`) the same way for every dialect, any other node by the
+/// dialect's [`Rules::node`].
+fn node<R: Rules>(
+    rules: &R,
+    cx: &mut Walk<'_>,
+    map: Map<String, Value>,
+    path: &Pointer,
+) -> Result<Value, SchemaError> {
+    let Some(Value::Array(list)) = map.get("anyOf") else {
+        return rules.node(cx, map, path);
+    };
+    let Some(lowered) = branches(rules, cx, list, path)? else {
+        return Ok(Value::Bool(false));
+    };
+    Ok(union(&map, lowered))
+}
+
+/// `{"anyOf": branches}` with the schema's description, if any.
+fn union(map: &Map<String, Value>, branches: Vec<Value>) -> Value {
+    let mut out = Map::new();
+    out.insert("anyOf".into(), Value::Array(branches));
+    if let Some(description) = map.get("description") {
+        out.insert("description".into(), description.clone());
+    }
+    Value::Object(out)
 }
 
 /// Lowers the branches of a union, leaving out those that accept nothing; `None` when none is left.
@@ -668,7 +784,7 @@ impl<'a> Walk<'a> {
 
         normalize_arrays(&mut map);
         normalize_bounds(&mut map);
-        self.property_names(&mut map);
+        property_names(&mut map);
         Ok(Prepared::Node(map, entered))
     }
 
@@ -755,42 +871,44 @@ impl<'a> Walk<'a> {
         self.defs.push((name.clone(), reference.to_owned()));
         name
     }
+}
 
-    /// `propertyNames` listing the names becomes those properties (see the module documentation).
-    fn property_names(&mut self, map: &mut Map<String, Value>) {
-        let names: Vec<String> = match map.get("propertyNames") {
-            Some(Value::Object(names)) => match (names.get("enum"), names.get("const")) {
-                (Some(Value::Array(values)), _) => {
-                    match values.iter().map(Value::as_str).collect::<Option<Vec<_>>>() {
-                        Some(names) => names.into_iter().map(str::to_owned).collect(),
-                        None => return,
-                    }
+/// `propertyNames` listing the names (the form of a map with enum keys) becomes those properties, each
+/// with the map's value schema, none required, and the object is closed: the same values, in a form
+/// every dialect and llguidance enforce (llguidance ignores `propertyNames`).
+fn property_names(map: &mut Map<String, Value>) {
+    let names: Vec<String> = match map.get("propertyNames") {
+        Some(Value::Object(names)) => match (names.get("enum"), names.get("const")) {
+            (Some(Value::Array(values)), _) => {
+                match values.iter().map(Value::as_str).collect::<Option<Vec<_>>>() {
+                    Some(names) => names.into_iter().map(str::to_owned).collect(),
+                    None => return,
                 }
-                (_, Some(Value::String(name))) => vec![name.clone()],
-                _ => return,
-            },
-            _ => return,
-        };
-        if map.contains_key("patternProperties")
-            || map.get("additionalProperties") == Some(&Value::Bool(false))
-        {
-            return;
-        }
-        let value = match map.remove("additionalProperties") {
-            Some(Value::Bool(true)) | None => Value::Object(Map::new()),
-            Some(schema) => schema,
-        };
-        let properties = map
-            .entry("properties")
-            .or_insert_with(|| Value::Object(Map::new()));
-        if let Value::Object(properties) = properties {
-            for name in names {
-                properties.entry(name).or_insert_with(|| value.clone());
             }
-        }
-        map.remove("propertyNames");
-        map.insert("additionalProperties".into(), Value::Bool(false));
+            (_, Some(Value::String(name))) => vec![name.clone()],
+            _ => return,
+        },
+        _ => return,
+    };
+    if map.contains_key("patternProperties")
+        || map.get("additionalProperties") == Some(&Value::Bool(false))
+    {
+        return;
     }
+    let value = match map.remove("additionalProperties") {
+        Some(Value::Bool(true)) | None => Value::Object(Map::new()),
+        Some(schema) => schema,
+    };
+    let properties = map
+        .entry("properties")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if let Value::Object(properties) = properties {
+        for name in names {
+            properties.entry(name).or_insert_with(|| value.clone());
+        }
+    }
+    map.remove("propertyNames");
+    map.insert("additionalProperties".into(), Value::Bool(false));
 }
 
 /// What a `$ref` leads to.
@@ -1033,6 +1151,7 @@ fn strip_extensions(schema: &Value, marks: bool) -> Value {
         };
         out.insert(key.clone(), value);
     }
+    property_names(&mut out);
     Value::Object(out)
 }
 

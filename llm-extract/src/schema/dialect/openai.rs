@@ -25,8 +25,8 @@
 //! What the strict form cannot carry (an object with extra keys: `{"type": "object"}`, a map, a flattened
 //! map; any value (`{}`); an array without `items`; deeper than [`OPENAI_MAX_DEPTH`]) makes the lowering
 //! non-strict: the generic schema minus its `x-` keys, sent with `"strict": false`, with the reason in
-//! [`Lowering::relaxed`](super::Lowering::relaxed). A root that is not an object is refused in both
-//! forms.
+//! [`Lowering::relaxed`](super::Lowering::relaxed). A root that is not an object goes out wrapped in
+//! one, in either form ([`Lowering::is_wrapped`](super::Lowering::is_wrapped)).
 
 use super::{branches, child, json_type, properties, Lowering, Pointer, Refs, Rules, Walk};
 use crate::error::SchemaError;
@@ -57,25 +57,27 @@ pub(super) fn lower(generic: &Value) -> Result<Lowering, SchemaError> {
 }
 
 /// Shared by the dialects with a strict mode and a non-strict form (OpenAI, Anthropic): the strict
-/// lowering if it succeeds with an object root, else the relaxed form; a root that is not an object, a
-/// remote or dangling reference, are refused.
+/// lowering if it succeeds, else the relaxed form. Both forms need an object root: a root that is not
+/// one (an array, a string, a union, a reference to one) is sent wrapped (see [`super::WRAPPER_KEY`]).
 pub(super) fn lower_with<R: Rules>(rules: &R, generic: &Value) -> Result<Lowering, SchemaError> {
-    let root_error = || {
-        rules.unsupported(
-            "a root that is not an object",
-            &Pointer::default(),
-            "ask for a struct (wrap the value in one), or extract many items at once \
-             (the list shape wraps them in an object)",
-        )
-    };
-    let generic = &object_root(generic).ok_or_else(root_error)?;
-    match super::run(rules, generic, false) {
-        Ok(lowering) if lowering.schema.get("type").and_then(Value::as_str) == Some("object") => {
-            Ok(lowering)
+    if let Some(root) = object_root(generic) {
+        match super::run(rules, &root, false) {
+            Ok(lowering) if is_object(&lowering.schema) => return Ok(lowering),
+            Ok(_) => {}
+            Err(error) => return Ok(super::relaxed(&root, error)),
         }
-        Ok(_) => Err(root_error()),
-        Err(error) => Ok(super::relaxed(generic, error)),
     }
+    let wrapper = super::wrap(generic);
+    let lowering = match super::run(rules, &wrapper, false) {
+        Ok(lowering) => lowering,
+        Err(error) => super::relaxed(&wrapper, error),
+    };
+    Ok(lowering.wrapped())
+}
+
+/// Whether a lowered schema is an object (not a reference to one).
+fn is_object(schema: &Value) -> bool {
+    schema.get("type").and_then(Value::as_str) == Some("object")
 }
 
 /// The generic schema with a root that describes objects only, or `None` when it admits no object. A
@@ -120,22 +122,10 @@ impl Rules for OpenAiStrict {
         map: Map<String, Value>,
         path: &Pointer,
     ) -> Result<Value, SchemaError> {
-        if let Some(Value::Array(list)) = map.get("anyOf") {
-            let Some(lowered) = branches(self, cx, list, path)? else {
-                return Ok(Value::Bool(false));
-            };
-            return Ok(super::gbnf::union(&map, lowered));
-        }
-        let types = crate::schema::node::types_of(&map);
-        let valued = map.contains_key("enum") || map.contains_key("const");
-        if types.contains(&"object") && !valued {
-            return self.object(cx, &map, path);
-        }
-        if !valued && types.contains(&"array") {
-            check_items(self, &map, path)?;
-        }
-        if !valued && types.is_empty() {
-            return self.any(cx, path);
+        match kind_of(self, &map, path)? {
+            Kind::Object => return self.object(cx, &map, path),
+            Kind::Any => return self.any(cx, path),
+            Kind::Other => {}
         }
         let mut out = Map::with_capacity(map.len());
         // A scalar `const` (a tag) goes out as a one-value `enum` with its type: the form OpenAI
@@ -182,8 +172,42 @@ impl Rules for OpenAiStrict {
 const ANY_VALUE_HINT: &str =
     "give the field a concrete type instead of serde_json::Value (a struct, an enum, a String holding JSON)";
 
+/// What a node is to a strict dialect (OpenAI, Anthropic), by its types.
+pub(super) enum Kind {
+    /// An object (not a list of values): the dialect's object rule.
+    Object,
+    /// No type and no list of values: any value, the dialect's [`Rules::any`].
+    Any,
+    /// A scalar, an array (whose `items` are checked), or a list of values.
+    Other,
+}
+
+/// What `map` is to a strict dialect.
+///
+/// # Errors
+/// An array that does not say what its items are.
+pub(super) fn kind_of<R: Rules>(
+    rules: &R,
+    map: &Map<String, Value>,
+    path: &Pointer,
+) -> Result<Kind, SchemaError> {
+    let types = crate::schema::node::types_of(map);
+    let valued = map.contains_key("enum") || map.contains_key("const");
+    if types.contains(&"object") && !valued {
+        return Ok(Kind::Object);
+    }
+    if !valued && types.contains(&"array") {
+        check_items(rules, map, path)?;
+    }
+    Ok(if !valued && types.is_empty() {
+        Kind::Any
+    } else {
+        Kind::Other
+    })
+}
+
 /// An array schema must say what its items are.
-pub(super) fn check_items<R: Rules>(
+fn check_items<R: Rules>(
     rules: &R,
     map: &Map<String, Value>,
     path: &Pointer,
@@ -350,12 +374,16 @@ mod tests {
     }
 
     #[test]
-    fn refuses_a_root_that_is_not_an_object() {
+    fn wraps_a_root_that_is_not_an_object() {
         for root in [tagged(), json!({ "type": "string", "enum": ["a"] })] {
-            assert!(matches!(
-                strict(root),
-                Err(SchemaError::Unsupported { path, .. }) if path == "/"
-            ));
+            let lowered = strict(root.clone()).unwrap();
+            assert!(lowered.is_wrapped() && lowered.strict());
+            assert_eq!(lowered.schema()["required"], json!(["value"]));
+            assert_eq!(lowered.schema()["additionalProperties"], false);
+            assert_eq!(
+                lowered.schema()["properties"]["value"],
+                strict(wrap(root)).unwrap().schema()["properties"]["f"]
+            );
         }
     }
 

@@ -32,6 +32,48 @@ fn generic_strips_extension_keys_but_not_property_names() {
 }
 
 #[test]
+fn generic_closes_a_map_keyed_by_an_enum_on_its_keys() {
+    let score = json!({ "type": "integer", "minimum": 0 });
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "scores": {
+                "type": "object",
+                "propertyNames": { "enum": ["low", "high"] },
+                "additionalProperties": score,
+                "x-note": 1
+            },
+            "one": { "type": "object", "propertyNames": { "const": "only" } },
+            "free": { "type": "object", "propertyNames": { "pattern": "^a" } }
+        },
+        "required": ["scores"]
+    });
+    let lowered = render(&schema, Dialect::Generic).unwrap();
+    assert_eq!(
+        lowered["properties"]["scores"],
+        json!({
+            "type": "object",
+            "properties": { "low": score, "high": score },
+            "additionalProperties": false
+        })
+    );
+    assert_eq!(
+        lowered["properties"]["one"],
+        json!({ "type": "object", "properties": { "only": {} }, "additionalProperties": false })
+    );
+    // Names described otherwise than by a list stay as written (checked locally).
+    assert_eq!(lowered["properties"]["free"], schema["properties"]["free"]);
+    // The grounded lowering closes it too; a map already closed is left alone.
+    let grounded = render_grounded(&schema, Dialect::Generic).unwrap();
+    assert_eq!(
+        grounded["properties"]["scores"],
+        lowered["properties"]["scores"]
+    );
+    let closed = json!({ "type": "object", "propertyNames": { "enum": ["a"] }, "additionalProperties": false });
+    assert_eq!(render(&closed, Dialect::Generic).unwrap(), closed);
+}
+
+#[test]
 fn disjointness_is_shown_by_types_values_tags_or_keys() {
     assert!(pairwise_disjoint(&[
         json!({ "type": "string" }),
@@ -125,14 +167,85 @@ fn the_list_shape_keeps_the_references_of_its_items() {
 }
 
 #[test]
-fn error_messages_name_the_path_and_the_way_out() {
-    let message = lower(&json!({ "type": "string" }), Dialect::OpenAiStrict)
-        .unwrap_err()
-        .to_string();
+fn a_root_that_is_not_an_object_goes_out_wrapped_in_one() {
+    for dialect in [Dialect::OpenAiStrict, Dialect::Anthropic] {
+        let lowered = lower(&json!({ "type": "string", "maxLength": 9 }), dialect).unwrap();
+        assert!(lowered.is_wrapped() && lowered.strict(), "{dialect}");
+        assert_eq!(
+            lowered.schema(),
+            &json!({
+                "type": "object",
+                "properties": { "value": { "type": "string" } },
+                "required": ["value"],
+                "additionalProperties": false
+            }),
+            "{dialect}"
+        );
+        // What is dropped is named at its path in the schema as written.
+        assert_eq!(lowered.dropped()[0].path, "", "{dialect}");
+        // An object root is sent as it is.
+        let object = json!({ "type": "object", "properties": {}, "additionalProperties": false });
+        assert!(!lower(&object, dialect).unwrap().is_wrapped(), "{dialect}");
+        // Other dialects take any root.
+        assert!(!lower(&json!({ "type": "string" }), Dialect::Gemini)
+            .unwrap()
+            .is_wrapped());
+    }
+}
+
+#[test]
+fn a_wrapped_root_keeps_its_references_resolving() {
+    // An array root whose items refer to a definition, and a union root that recurses through `#`.
+    let list = json!({
+        "type": "array",
+        "items": { "$ref": "#/definitions/tag" },
+        "definitions": { "tag": { "type": "string", "enum": ["a", "b"] } }
+    });
+    let lowered = lower(&list, Dialect::OpenAiStrict).unwrap();
+    assert!(lowered.is_wrapped() && lowered.strict());
+    let sent = lowered.schema();
+    assert_eq!(sent["properties"]["value"]["type"], "array");
+    let validator = crate::validate::Validator::new(sent).unwrap();
+    assert!(validator.is_valid(&json!({ "value": ["a", "b"] })));
+    assert!(!validator.is_valid(&json!({ "value": ["c"] })));
+    assert!(!validator.is_valid(&json!(["a"])));
+
+    let tree = json!({
+        "anyOf": [
+            { "type": "string" },
+            { "type": "array", "items": { "$ref": "#" } }
+        ]
+    });
+    for dialect in [Dialect::OpenAiStrict, Dialect::Anthropic] {
+        let lowered = lower(&tree, dialect).unwrap();
+        assert!(lowered.is_wrapped(), "{dialect}");
+        let validator = crate::validate::Validator::new(lowered.schema()).unwrap();
+        assert!(
+            validator.is_valid(&json!({ "value": ["a", ["b"]] })),
+            "{dialect}: {}",
+            lowered.schema()
+        );
+        assert!(!validator.is_valid(&json!({ "value": 1 })), "{dialect}");
+    }
+    let wrapped = wrap(&tree);
     assert_eq!(
-        message,
-        "the openai-strict dialect cannot express a root that is not an object at /; ask for a struct \
-         (wrap the value in one), or extract many items at once (the list shape wraps them in an object)"
+        wrapped["properties"]["value"]["anyOf"][1]["items"]["$ref"],
+        "#/properties/value"
+    );
+}
+
+#[test]
+fn a_wrapped_root_the_strict_form_cannot_carry_goes_out_relaxed_and_wrapped() {
+    // A list of free-form objects: OpenAI's strict mode cannot close them.
+    let lowered = lower(
+        &json!({ "type": "array", "items": { "type": "object" } }),
+        Dialect::OpenAiStrict,
+    )
+    .unwrap();
+    assert!(lowered.is_wrapped() && !lowered.strict());
+    assert_eq!(
+        lowered.schema()["properties"]["value"],
+        json!({ "type": "array", "items": { "type": "object" } })
     );
 }
 
