@@ -7,7 +7,7 @@ use llm_extract::check::{Check, Issues, Severity};
 use llm_extract::extract::Extractor;
 use llm_extract::llm::{from_fn, ChatRequest, ChatResponse};
 use llm_extract::parse::SkipReason;
-use llm_extract::{Extract, ExtractErrorKind, ParseError, SchemaSet};
+use llm_extract::{extract::ExtractErrorKind, schema::SchemaSet, Extract, ParseError};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::sync::{Arc, Mutex};

@@ -353,7 +353,7 @@ async fn a_resumed_run_asks_only_the_chunks_the_first_run_did_not_finish() {
 struct Counting<L>(L);
 
 impl<L: Llm> Llm for Counting<L> {
-    fn dialect(&self) -> llm_extract::Dialect {
+    fn dialect(&self) -> llm_extract::schema::Dialect {
         self.0.dialect()
     }
     fn chat_stream(

@@ -5,7 +5,7 @@ use futures_util::StreamExt;
 use llm_extract::extract::Extractor;
 use llm_extract::llm::{from_fn, ChatRequest, ChatResponse};
 use llm_extract::parse::SkipReason;
-use llm_extract::{Extract, Mode, SchemaSet};
+use llm_extract::{extract::Mode, schema::SchemaSet, Extract};
 use serde::Deserialize;
 use serde_json::json;
 use std::sync::{Arc, Mutex};

@@ -11,7 +11,11 @@ use llm_extract::extract::{ExtractErrorKind, Extractor, Mode};
 use llm_extract::llm::TimeoutPhase;
 use llm_extract::llm::{Anthropic, AnthropicOutput, ChatRequest, Llm, LlmError, RetryPolicy};
 use llm_extract::report::AttemptKind;
-use llm_extract::{Dialect, Extract, Finish, Schema, Shape};
+use llm_extract::{
+    llm::Finish,
+    schema::{Dialect, Shape},
+    Extract, Schema,
+};
 use serde_json::json;
 use std::time::Duration;
 use support::providers::{anthropic, anthropic_error};
@@ -506,8 +510,10 @@ async fn a_type_the_dialect_cannot_express_fails_before_any_request() {
     let server = TestServer::start(|_| Reply::text(500, "never asked"));
     let llm = client(&server);
     // A bare enum of strings is not an object: Anthropic's dialect refuses it as the root.
-    let schema =
-        llm_extract::SchemaSet::new("Mood", json!({"type": "string", "enum": ["up", "down"]}));
+    let schema = llm_extract::schema::SchemaSet::new(
+        "Mood",
+        json!({"type": "string", "enum": ["up", "down"]}),
+    );
     let err = schema.for_dialect(llm.dialect(), Shape::One).unwrap_err();
     assert!(err.to_string().contains("anthropic"), "{err}");
     let err = Extractor::new(&llm)

@@ -10,7 +10,7 @@ use llm_extract::llm::{
 };
 use llm_extract::parse::{LoopGuard, LoopKind};
 use llm_extract::report::{AttemptError, AttemptKind};
-use llm_extract::{Finish, SchemaSet};
+use llm_extract::{llm::Finish, schema::SchemaSet};
 use serde_json::{json, Value};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -10,7 +10,12 @@ use llm_extract::llm::{
 };
 use llm_extract::report::AttemptKind;
 use llm_extract::Schema;
-use llm_extract::{Dialect, Extract, Finish, LoopGuard, SchemaSet, Shape};
+use llm_extract::{
+    llm::Finish,
+    parse::LoopGuard,
+    schema::{Dialect, SchemaSet, Shape},
+    Extract,
+};
 use serde_json::{json, Value};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};

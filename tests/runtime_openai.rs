@@ -9,7 +9,11 @@ use llm_extract::extract::{ExtractErrorKind, Extractor, Mode};
 use llm_extract::llm::{ChatRequest, Llm, LlmError, OpenAiCompatible, RetryPolicy, Secret};
 use llm_extract::report::AttemptKind;
 use llm_extract::Schema;
-use llm_extract::{Dialect, Extract, Finish, Shape};
+use llm_extract::{
+    llm::Finish,
+    schema::{Dialect, Shape},
+    Extract,
+};
 use serde_json::json;
 use std::time::Duration;
 use support::types::{entity, entity_line, Entity, Person};

@@ -2,7 +2,12 @@
 //! for its dialect, the non-strict flag where the strict form cannot carry it, and the report's note of
 //! what the provider will not enforce (each answer still validated against the whole schema).
 
-use llm_extract::{from_fn, ChatRequest, ChatResponse, Dialect, Extractor, SchemaSet};
+use llm_extract::{
+    from_fn,
+    llm::{ChatRequest, ChatResponse},
+    schema::{Dialect, SchemaSet},
+    Extractor,
+};
 use serde_json::json;
 use std::sync::{Arc, Mutex};
 

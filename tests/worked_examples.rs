@@ -7,7 +7,7 @@
 
 use llm_extract::extract::{Example, ExampleError, ExtractErrorKind};
 use llm_extract::llm::{from_fn, ChatRequest, ChatResponse, Role};
-use llm_extract::{Extract, Extractor, Llm, Mode, SchemaSet};
+use llm_extract::{extract::Mode, schema::SchemaSet, Extract, Extractor, Llm};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::sync::{Arc, Mutex};

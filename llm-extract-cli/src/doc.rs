@@ -13,7 +13,7 @@ use crate::output::{progress_bar, save_raw, Printer};
 use crate::{review, schema};
 use llm_extract::extract::{Document, DoneChunk, Extractor, BYTES_PER_TOKEN};
 use llm_extract::ground::{has_grounded, mark_grounded, GROUNDED, KEY};
-use llm_extract::SchemaSet;
+use llm_extract::schema::SchemaSet;
 use serde_json::{json, Value};
 
 /// The chunk size for the embedded engine's default 4,096-token context: 1,024 tokens of text (counted

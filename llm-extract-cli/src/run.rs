@@ -102,7 +102,7 @@ pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
 /// A retry (the model asked again) is said on standard error; its snapshots start over.
 async fn partial<L: llm_extract::Llm>(
     extractor: &llm_extract::Extractor<L>,
-    set: &llm_extract::SchemaSet,
+    set: &llm_extract::schema::SchemaSet,
     input: Input,
     printer: &Printer,
     save_dir: Option<&std::path::Path>,

@@ -111,18 +111,14 @@ pub mod schema;
 pub mod validate;
 
 pub use error::SchemaError;
-pub use extract::{
-    Extract, ExtractError, ExtractErrorKind, ExtractStream, Extractor, Input, Mode, PartialEvent,
-};
-pub use llm::{
-    from_fn, ChatRequest, ChatResponse, Finish, Llm, LlmError, Ollama, OpenAiCompatible, Usage,
-};
-pub use parse::{
-    from_str, from_str_with, lines_from_str, lines_from_str_with, Fix, LineDecoder, Lines,
-    LoopGuard, ParseError, Parsed, Partial, PartialReader, PartialValue, Skipped,
-};
-pub use report::{Attempt, AttemptKind, Extraction, Report};
-pub use schema::{Dialect, DynamicSchema, Schema, SchemaSet, Shape};
+pub use extract::{Extract, ExtractError, Extractor, Input};
+#[cfg(feature = "llama-cpp")]
+#[cfg_attr(docsrs, doc(cfg(feature = "llama-cpp")))]
+pub use llm::llama_cpp::LlamaCpp;
+pub use llm::{from_fn, Anthropic, Gemini, Llm, LlmError, Ollama, OpenAiCompatible};
+pub use parse::{from_str, ParseError};
+pub use report::{Extraction, Report};
+pub use schema::{DynamicSchema, Schema};
 
 /// Derives [`Schema`] and [`Extract`] for a type that also derives serde's `Deserialize`; the
 /// attributes it reads (`#[extract(...)]` and the `#[serde(...)]` ones it mirrors) are listed below.

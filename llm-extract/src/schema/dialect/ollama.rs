@@ -1,4 +1,4 @@
-//! [`Dialect::Ollama`](crate::Dialect::Ollama): what llama.cpp's JSON-Schema-to-grammar converter
+//! [`Dialect::Ollama`](crate::schema::Dialect::Ollama): what llama.cpp's JSON-Schema-to-grammar converter
 //! enforces (Ollama and llama-server both use it).
 //!
 //! Facts relied on, read from llama.cpp's `common/json-schema.cpp` (the schema reader) and
@@ -193,7 +193,7 @@ fn is_integral(value: &Value) -> bool {
 mod tests {
     use super::*;
     use crate::schema::dialect::{lower, lower_grounded, Lowering};
-    use crate::Dialect;
+    use crate::schema::Dialect;
     use serde_json::json;
 
     fn ollama(schema: Value) -> Lowering {
