@@ -224,7 +224,8 @@ async fn a_runtime_schema_closure_is_repaired_like_a_schema_violation() {
                 issues.soft("/end", "nine is late");
             }
         })
-        .extract_value(&span_schema(), "From 3 to 9.")
+        .with_schema(&span_schema())
+        .extract("From 3 to 9.")
         .await
         .unwrap();
     assert_eq!(out.value, json!({"start": 3, "end": 9}));
@@ -241,7 +242,8 @@ async fn runtime_schema_items_failing_a_closure_are_re_asked() {
     ]);
     let out = Extractor::new(llm)
         .check(ordered)
-        .extract_all_values(&span_schema(), "From 1 to 2, and from 4 to 8.")
+        .with_schema(&span_schema())
+        .extract_all("From 1 to 2, and from 4 to 8.")
         .await
         .unwrap();
     assert_eq!(
@@ -255,7 +257,8 @@ async fn runtime_schema_items_failing_a_closure_are_re_asked() {
 async fn an_extractor_without_checks_keeps_what_a_check_would_reject() {
     let (llm, _) = scripted(vec![r#"{"start": 9, "end": 3}"#]);
     let out = Extractor::new(llm)
-        .extract_value(&span_schema(), "From 3 to 9.")
+        .with_schema(&span_schema())
+        .extract("From 3 to 9.")
         .await
         .unwrap();
     assert_eq!(out.value, json!({"start": 9, "end": 3}));
@@ -287,7 +290,8 @@ async fn a_document_keeps_only_the_items_that_pass_their_checks() {
     let doc = Extractor::new(llm)
         .max_attempts(2)
         .extract_document::<Guest>("Ann stays from 3 to 5. Bob stays from 2 to 9.")
-        .await;
+        .await
+        .unwrap();
     let names: Vec<&str> = doc.items.iter().map(|g| g.value.name.as_str()).collect();
     assert_eq!(names, ["Ann"]);
     let asked = asked.lock().unwrap();

@@ -235,10 +235,8 @@ async fn a_repair_that_gets_its_rejected_answer_back_is_sent_again_with_a_temper
     let result = Extractor::new(gbnf)
         .max_attempts(4)
         .max_tokens(64)
-        .extract_value(
-            schema.schema_set(),
-            "Write to Ana Ruiz: ana dot ruiz at example dot com.",
-        )
+        .with_schema(schema.schema_set())
+        .extract("Write to Ana Ruiz: ana dot ruiz at example dot com.")
         .await;
     let err = match result {
         Ok(extracted) => panic!("an address this model never wrote: {:?}", extracted.value),
@@ -326,10 +324,8 @@ async fn prompted_mode_repairs_an_answer_with_no_json_until_one_validates() {
         .mode(Mode::Prompted)
         .max_attempts(5)
         .max_tokens(96)
-        .extract_value(
-            schema.schema_set(),
-            "Invoice INV-2231: total $1,250.00, paid.",
-        )
+        .with_schema(schema.schema_set())
+        .extract("Invoice INV-2231: total $1,250.00, paid.")
         .await
         .unwrap_or_else(|e| panic!("{e}: {:#?}", e.attempts()));
     let attempts = &extracted.report.attempts;

@@ -133,7 +133,8 @@ async fn a_runtime_schema_merges_on_its_key_properties() {
         }),
     );
     let out = Extractor::new(answering(CONFLICT))
-        .extract_all_values(&schema, TEXT)
+        .with_schema(&schema)
+        .extract_all(TEXT)
         .await
         .unwrap();
     assert_eq!(
@@ -146,7 +147,7 @@ async fn a_runtime_schema_merges_on_its_key_properties() {
     assert_eq!(out.report.conflicts.len(), 1);
 
     let extractor = Extractor::new(answering(CONFLICT));
-    let mut stream = extractor.extract_value_stream(&schema, TEXT);
+    let mut stream = extractor.with_schema(&schema).extract_stream(TEXT);
     let mut seen = Vec::new();
     while let Some(item) = stream.next().await {
         seen.push(item.unwrap()["name"].clone());

@@ -517,7 +517,8 @@ async fn a_type_the_dialect_cannot_express_fails_before_any_request() {
     let err = schema.for_dialect(llm.dialect(), Shape::One).unwrap_err();
     assert!(err.to_string().contains("anthropic"), "{err}");
     let err = Extractor::new(&llm)
-        .extract_value(&schema, "x")
+        .with_schema(&schema)
+        .extract("x")
         .await
         .unwrap_err();
     assert!(matches!(err.kind(), ExtractErrorKind::Schema(_)), "{err:?}");

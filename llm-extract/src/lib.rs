@@ -138,3 +138,123 @@ pub mod __private {
     pub use serde_json::{self, json, Map, Value};
     pub use std::sync::OnceLock;
 }
+
+/// The front door stays small: what the crate root re-exports and how many `extract*` methods
+/// [`Extractor`] has, read from the sources.
+#[cfg(test)]
+mod front_door {
+    use std::path::Path;
+
+    /// The names `pub use` brings into `source`, outside the hidden `__private` module.
+    fn reexported(source: &str) -> Vec<String> {
+        let public = source.split("pub mod __private").next().unwrap_or_default();
+        let mut names = Vec::new();
+        for statement in public.split(';') {
+            let Some(at) = statement.find("pub use ") else {
+                continue;
+            };
+            let path = &statement[at + "pub use ".len()..];
+            let list = match (path.find('{'), path.rfind('}')) {
+                (Some(open), Some(close)) => &path[open + 1..close],
+                _ => path.rsplit("::").next().unwrap_or_default(),
+            };
+            for item in list
+                .split(',')
+                .map(str::trim)
+                .filter(|item| !item.is_empty())
+            {
+                let name = item.rsplit(" as ").next().unwrap_or(item);
+                names.push(name.rsplit("::").next().unwrap_or(name).to_owned());
+            }
+        }
+        names
+    }
+
+    /// The `pub fn extract*` of every `impl ... Extractor<...>` block in `source`.
+    fn extract_methods(source: &str) -> Vec<String> {
+        let mut methods = Vec::new();
+        let mut depth = 0usize;
+        let mut inside: Option<usize> = None;
+        for line in source.lines() {
+            let code = line.trim_start();
+            if inside.is_none()
+                && code.starts_with("impl")
+                && code.contains(" Extractor<")
+                && !code.contains("for ")
+            {
+                inside = Some(depth);
+            }
+            if inside.is_some() {
+                let signature = code
+                    .strip_prefix("pub async fn ")
+                    .or_else(|| code.strip_prefix("pub fn "));
+                if let Some(name) = signature.filter(|rest| rest.starts_with("extract")) {
+                    let end = name.find(['<', '(']).unwrap_or(name.len());
+                    methods.push(name[..end].to_owned());
+                }
+            }
+            depth += code.matches('{').count();
+            depth = depth.saturating_sub(code.matches('}').count());
+            if inside.is_some_and(|start| depth <= start) && code.contains('}') {
+                inside = None;
+            }
+        }
+        methods
+    }
+
+    fn sources(dir: &Path, found: &mut Vec<(String, String)>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                sources(&path, found);
+            } else if path.extension().is_some_and(|ext| ext == "rs") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                found.push((path.display().to_string(), text));
+            }
+        }
+    }
+
+    #[test]
+    fn the_root_reexports_at_most_twenty_names() {
+        let names = reexported(include_str!("lib.rs"));
+        assert!(names.contains(&"Extractor".to_owned()), "{names:?}");
+        assert!(names.len() <= 20, "{} names: {names:?}", names.len());
+    }
+
+    #[test]
+    fn extractor_has_at_most_eight_extract_methods() {
+        let mut files = Vec::new();
+        sources(
+            &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+            &mut files,
+        );
+        let mut methods = Vec::new();
+        for (path, text) in &files {
+            methods.extend(
+                extract_methods(text)
+                    .into_iter()
+                    .map(|m| format!("{m} ({path})")),
+            );
+        }
+        assert!(
+            methods.iter().any(|m| m.starts_with("extract_document ")),
+            "{methods:?}"
+        );
+        assert!(
+            methods.len() <= 8,
+            "{} methods: {methods:#?}",
+            methods.len()
+        );
+    }
+
+    #[test]
+    fn the_readers_count_what_they_should() {
+        let lib = "pub use a::{B, c::D as E};\npub use f::G;\n#[doc(hidden)]\npub mod __private {\n    pub use h::I;\n}";
+        assert_eq!(reexported(lib), ["B", "E", "G"]);
+        let methods = "impl<L: Llm> Extractor<L> {\n    pub async fn extract<T>(&self) {}\n    pub fn extract_all(&self) {\n        if x {}\n    }\n    fn extract_hidden(&self) {}\n}\nimpl<'a, L> SchemaExtractor<'a, L> {\n    pub fn extract(&self) {}\n}\nimpl<L> Extractor<L> {\n    pub fn extract_more(&self) {}\n}";
+        assert_eq!(
+            extract_methods(methods),
+            ["extract", "extract_all", "extract_more"]
+        );
+    }
+}
