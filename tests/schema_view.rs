@@ -114,13 +114,17 @@ async fn the_schema_view_gives_the_values_of_the_typed_methods() {
         assert_eq!(json(&values.value), json(&typed.value));
         assert_eq!(values.value[0].spans[0].bytes, 0..12);
 
-        let typed = extractor.extract_document::<Person>(TEXT).await.unwrap();
-        let values = view.extract_document(TEXT).await.unwrap();
+        let document = format!("{TEXT}\n\n").repeat(4);
+        let typed = extractor
+            .extract_document::<Person>(&document)
+            .await
+            .unwrap();
+        let values = view.extract_document(&document).await.unwrap();
         assert!(typed.chunks.len() > 1);
         assert_eq!(json(&values.items), json(&typed.items));
         assert_eq!(values.chunks.len(), typed.chunks.len());
 
-        let mut events = view.extract_document_stream(TEXT);
+        let mut events = view.extract_document_stream(&document);
         let mut finished = None;
         while let Some(event) = events.next().await {
             if let DocumentEvent::Finished(doc) = event.unwrap() {

@@ -3,15 +3,15 @@
 //! Typed, validated Rust values from what a language model writes.
 //!
 //! Derive [`Extract`] (with serde's `Deserialize`) on a type: at compile time the derive yields its JSON
-//! Schema, the schema each provider accepts ([`Dialect`]) and short format instructions for the prompt.
-//! At run time an extraction asks a model through any [`Llm`] backend, parses the answer leniently,
-//! validates it against the schema, deserializes it with serde and, when it is wrong, shows the model
-//! its answer and the exact errors, up to [`Extractor::max_attempts`]. Every result and every error
-//! carries a [`Report`] of the attempts and the tokens they cost.
+//! Schema, the schema each provider accepts ([`Dialect`](schema::Dialect)) and short format
+//! instructions for the prompt. At run time an extraction asks a model through any [`Llm`] backend,
+//! parses the answer leniently, validates it against the schema, deserializes it with serde and, when
+//! it is wrong, shows the model its answer and the exact errors, up to [`Extractor::max_attempts`].
+//! Every result and every error carries a [`Report`] of the attempts and the tokens they cost.
 //!
 //! ```
-//! use llm_extract::llm::{from_fn, ChatResponse};
-//! use llm_extract::{Extract, Extractor};
+//! use llm_extract::llm::ChatResponse;
+//! use llm_extract::{from_fn, Extract, Extractor};
 //! use serde::Deserialize;
 //!
 //! /// Someone the text names.
@@ -38,46 +38,66 @@
 //! # }).unwrap();
 //! ```
 //!
+//! # The front door
+//!
+//! The root holds what a program calls first; everything else is one module deeper.
+//!
+//! - The derive and its traits: [`macro@Extract`], [`Extract`], [`Schema`].
+//! - [`Extractor`]: every setting (one table, on its page) and seven `extract*` methods over a target
+//!   type: one value, all items, a stream of items, a value as it is written, items with their spans,
+//!   a long document and its stream. [`Extractor::with_schema`] gives the same seven for a runtime
+//!   schema ([`DynamicSchema`]); [`Input`] fills a prompt template.
+//! - What comes back: [`Extraction`] (the value and its [`Report`]).
+//! - The errors: [`ExtractError`], [`LlmError`], [`SchemaError`], [`ParseError`].
+//! - The backends: [`Ollama`], [`OpenAiCompatible`], [`Anthropic`], [`Gemini`], `LlamaCpp` (feature
+//!   `llama-cpp`), [`from_fn`] for a closure, and the [`Llm`] trait they implement.
+//! - [`from_str`]: the lenient parser on its own.
+//!
 //! # The modules, in the order an extraction flows through them
 //!
 //! 1. [`schema`]: what a type yields ([`Schema`]: the generic JSON Schema, the list schema, format
-//!    instructions), its rendering per provider [`Dialect`], and runtime schemas ([`DynamicSchema`],
-//!    signatures). The derive implements [`Schema`] and [`Extract`]; see [`macro@Extract`].
+//!    instructions), its rendering per provider [`Dialect`](schema::Dialect), and runtime schemas
+//!    ([`DynamicSchema`], signatures). The derive implements [`Schema`] and [`Extract`]; see
+//!    [`macro@Extract`].
 //! 2. [`llm`]: the [`Llm`] trait, its request and response types, and the backends: [`Ollama`],
-//!    [`OpenAiCompatible`], [`llm::Anthropic`], [`llm::Gemini`], the embedded engine
-//!    `llm::llama_cpp::LlamaCpp` (feature `llama-cpp`), and [`from_fn`] for a closure. One retry
-//!    policy for transient failures; keys kept out of logs, `Debug` output and errors.
+//!    [`OpenAiCompatible`], [`Anthropic`], [`Gemini`], the embedded engine `LlamaCpp` (feature
+//!    `llama-cpp`), and [`from_fn`] for a closure. One retry policy for transient failures; keys kept
+//!    out of logs, `Debug` output and errors.
 //! 3. [`parse`](mod@parse): the model's answer read leniently, as one value ([`from_str`]), JSON
-//!    Lines ([`lines_from_str`], the incremental [`LineDecoder`]) or a value still being written
-//!    ([`PartialReader`]); the [`LoopGuard`] that stops an answer repeating itself.
+//!    Lines ([`parse::lines_from_str`], the incremental [`parse::LineDecoder`]) or a value still being
+//!    written ([`parse::PartialReader`]); the [`parse::LoopGuard`] that stops an answer repeating
+//!    itself.
 //! 4. [`validate`]: one compiled validator per schema; every violation with its JSON pointer.
 //! 5. [`ground`]: where in the source text each quoted (`#[extract(grounded)]`) value came from, and
 //!    the chunks and merge of long documents.
 //! 6. [`extract`](mod@extract): [`Extractor`], the loop that ties the steps together: ask, parse,
 //!    validate, repair, continue a cut-off answer; one value, lists, streams, partial values, grounded
-//!    extractions and long documents.
-//! 7. [`report`]: what an extraction tried and cost ([`Extraction`], [`Attempt`], [`Usage`]).
+//!    extractions and long documents ([`extract::DocumentSource`]).
+//! 7. [`report`]: what an extraction tried and cost ([`Extraction`], [`report::Attempt`],
+//!    [`llm::Usage`]).
 //!
 //! Built on top of the loop: [`batch`] (many documents, bounded concurrency, several backends),
-//! [`prompts`] (a JSON file of named prompts, shared with the command-line tool) and [`blocking`] (the
-//! same extractions without an async runtime). [`error`] holds the errors shared across modules; each
+//! [`prompts`] (a JSON file of named prompts, shared with the command-line tool), [`eval`] (scoring
+//! extractions against answers), [`check`] (checks a schema cannot say) and [`blocking`] (the same
+//! extractions without an async runtime). [`error`] holds the errors shared across modules; each
 //! module owns the errors of its own job ([`ExtractError`], [`LlmError`], [`ParseError`]).
 //!
 //! # Backends
 //!
 //! | backend | type | the schema is sent as |
 //! |---|---|---|
-//! | Ollama (`/api/chat`, `OLLAMA_HOST`) | [`Ollama`] | `format` ([`Dialect::Ollama`]) |
-//! | vLLM, llama-server, LM Studio, OpenAI (`/v1/chat/completions`) | [`OpenAiCompatible`] | `response_format: json_schema` ([`Dialect::OpenAiStrict`]) |
-//! | Anthropic Messages API (`ANTHROPIC_API_KEY`) | [`llm::Anthropic`] | `output_config.format`, or one forced tool ([`Dialect::Anthropic`]) |
-//! | Gemini (`GEMINI_API_KEY`) | [`llm::Gemini`] | `generationConfig.responseJsonSchema` ([`Dialect::Gemini`]) |
-//! | llama.cpp in process (feature `llama-cpp`) | `llm::llama_cpp::LlamaCpp` | a grammar (llguidance) the model cannot leave |
+//! | Ollama (`/api/chat`, `OLLAMA_HOST`) | [`Ollama`] | `format` ([`Dialect::Ollama`](schema::Dialect::Ollama)) |
+//! | vLLM, llama-server, LM Studio, OpenAI (`/v1/chat/completions`) | [`OpenAiCompatible`] | `response_format: json_schema` ([`Dialect::OpenAiStrict`](schema::Dialect::OpenAiStrict)) |
+//! | Anthropic Messages API (`ANTHROPIC_API_KEY`) | [`Anthropic`] | `output_config.format`, or one forced tool ([`Dialect::Anthropic`](schema::Dialect::Anthropic)) |
+//! | Gemini (`GEMINI_API_KEY`) | [`Gemini`] | `generationConfig.responseJsonSchema` ([`Dialect::Gemini`](schema::Dialect::Gemini)) |
+//! | llama.cpp in process (feature `llama-cpp`) | `LlamaCpp` | a grammar (llguidance) the model cannot leave |
 //! | an async closure | [`from_fn`] | whatever the closure does |
 //!
-//! [`Mode`] chooses how the schema travels: sent and described in the prompt ([`Mode::Constrained`],
-//! the default), described only ([`Mode::Prompted`]), or as one tool the model must call
-//! ([`Mode::Tool`]). Whatever the mode, every answer is parsed and validated locally: a keyword a
-//! provider cannot carry is left out of what is sent, never out of what is checked.
+//! [`Mode`](extract::Mode) chooses how the schema travels: sent and described in the prompt
+//! ([`Mode::Constrained`](extract::Mode::Constrained), the default), described only
+//! ([`Mode::Prompted`](extract::Mode::Prompted)), or as one tool the model must call
+//! ([`Mode::Tool`](extract::Mode::Tool)). Whatever the mode, every answer is parsed and validated
+//! locally: a keyword a provider cannot carry is left out of what is sent, never out of what is checked.
 //!
 //! # Defaults
 //!
@@ -87,6 +107,8 @@
 //!   value and 4096 for a list ([`Extractor::max_tokens`]).
 //! - Three attempts: the first answer and up to two repairs ([`Extractor::max_attempts`]); transport
 //!   retries are separate ([`llm::RetryPolicy`]).
+//!
+//! The table of every setting, its default and what reads it is on [`Extractor`].
 //!
 //! # Cargo features
 //!
