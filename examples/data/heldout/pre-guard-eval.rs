@@ -34,7 +34,7 @@ mod score;
 
 use kinds::{Contact, Event, Invoice, Review};
 use llm_extract::extract::Extractor;
-use llm_extract::{Extract, ExtractError, Llm, OpenAiCompatible, extract::ExtractErrorKind, llm::Finish};
+use llm_extract::{Extract, ExtractError, ExtractErrorKind, Finish, Llm, OpenAiCompatible};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

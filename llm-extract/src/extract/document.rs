@@ -20,6 +20,7 @@
 //! to hold (read in `document_reader.rs`: the same chunks, items and spans), with the chunks an earlier
 //! run finished and a callback as each chunk finishes.
 
+use super::chunk_report::{ChunkReport, DoneChunk};
 use super::config::Input;
 use super::error::ExtractError;
 use super::source::{DocumentSource, OnChunk, Text};
@@ -38,7 +39,6 @@ use futures_util::future::{self, Either, FutureExt};
 use futures_util::stream::BoxStream;
 use futures_util::StreamExt;
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 use std::convert::Infallible;
@@ -158,61 +158,6 @@ pub(super) fn typed<T: DeserializeOwned>(values: Document<Value>) -> Document<T>
         rejected,
         found: values.found,
         usage: values.usage,
-    }
-}
-
-/// One chunk of one pass: where it is, what it returned and cost.
-#[derive(Debug)]
-#[non_exhaustive]
-pub struct ChunkReport {
-    /// The pass, from 0.
-    pub pass: u32,
-    /// The chunk's position in its pass, from 0.
-    pub index: usize,
-    /// Its byte range in the document.
-    pub bytes: Range<usize>,
-    /// Its char range in the document.
-    pub chars: Range<usize>,
-    /// How many items it returned (before the merge).
-    pub items: usize,
-    /// Its attempts, cost and skipped lines (for a failed chunk, the error's report).
-    pub report: Report,
-    /// Why it failed, if it did.
-    pub error: Option<ExtractError>,
-    /// Whether it was finished by an earlier run and given back (see [`DocumentSource::resume`]): not
-    /// asked again; its `report` holds only its usage.
-    pub resumed: bool,
-}
-
-/// A chunk an earlier run finished, given back through [`DocumentSource::resume`] so it is not asked
-/// again. Serializable, so a caller can keep it on disk between runs.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct DoneChunk {
-    /// Its pass, from 0.
-    pub pass: u32,
-    /// Its byte range in the document: with the pass, what identifies it (the same document, split with
-    /// the same settings, gives the same chunks).
-    pub bytes: Range<usize>,
-    /// Its items before the merge: each value with its spans at document offsets.
-    pub items: Vec<(Value, Vec<Span>)>,
-    /// The tokens it used.
-    pub usage: Usage,
-}
-
-impl DoneChunk {
-    /// A finished chunk's record, from its report and items (as [`DocumentSource::on_chunk`] hands
-    /// them to its callback).
-    pub fn new(report: &ChunkReport, items: &[Grounded<Value>]) -> Self {
-        DoneChunk {
-            pass: report.pass,
-            bytes: report.bytes.clone(),
-            items: items
-                .iter()
-                .map(|item| (item.value.clone(), item.spans.clone()))
-                .collect(),
-            usage: report.report.usage,
-        }
     }
 }
 

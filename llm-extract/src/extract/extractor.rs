@@ -1,5 +1,5 @@
 //! The [`Extractor`] builder and its typed extractions; the internal generic forms that the typed
-//! methods and the runtime-schema view ([`SchemaExtractor`]) both call.
+//! methods and the runtime-schema view ([`SchemaExtractor`](super::SchemaExtractor)) both call.
 
 use super::config::Config;
 use super::config::Input;
@@ -10,14 +10,12 @@ use super::keyed::{
     Handing::{FirstCopies, Merged},
 };
 use super::partial::{self, PartialEvent};
-use super::schema_extractor::SchemaExtractor;
 use super::stream::ExtractStream;
 use super::target::{Derived, Target};
 use crate::check::Checks;
 use crate::llm::Llm;
 use crate::parse::PartialValue;
 use crate::report::Extraction;
-use crate::schema::SchemaSet;
 use crate::Extract;
 
 /// Extraction with every setting spelled out. The `T::extract*` shortcuts of [`Extract`] use the
@@ -130,16 +128,6 @@ impl<L: Llm> Extractor<L> {
             config: &self.config,
             spent: None,
         }
-    }
-
-    /// The extractions of this extractor for a runtime schema (a [`SchemaSet`] or a
-    /// [`DynamicSchema`](crate::DynamicSchema)): the same methods, by the same names, returning the
-    /// validated JSON. See [`SchemaExtractor`].
-    pub fn with_schema<'a, S: AsRef<SchemaSet> + ?Sized>(
-        &'a self,
-        schema: &'a S,
-    ) -> SchemaExtractor<'a, L> {
-        SchemaExtractor::new(self, schema.as_ref())
     }
 
     /// One value of `T`.

@@ -23,6 +23,7 @@
 //! [`report`](crate::report), what the extraction returns besides its value.
 
 mod anchored;
+mod chunk_report;
 mod config;
 mod document;
 mod document_reader;
@@ -45,8 +46,9 @@ mod tokens;
 mod watch;
 mod wording;
 
+pub use chunk_report::{ChunkReport, DoneChunk};
 pub use config::{Input, Mode, DEFAULT_CHUNK_BYTES};
-pub use document::{ChunkReport, Document, DocumentEvent, DoneChunk, PassReport, BYTES_PER_TOKEN};
+pub use document::{Document, DocumentEvent, PassReport, BYTES_PER_TOKEN};
 pub use error::{ExtractError, ExtractErrorKind};
 pub use example::{Example, ExampleError};
 pub use extractor::Extractor;

@@ -1,4 +1,4 @@
-//! [`SchemaExtractor`]: the extractions of an [`Extractor`] for a runtime schema, by the same names as
+//! [`SchemaExtractor`] ([`Extractor::with_schema`]): the extractions of an [`Extractor`] for a runtime schema, by the same names as
 //! the typed ones, returning validated JSON. Each method calls the same generic code as its typed twin,
 //! with the runtime target ([`Runtime`]) in place of the derived one.
 
@@ -62,11 +62,22 @@ impl<L> Clone for SchemaExtractor<'_, L> {
 
 impl<L> Copy for SchemaExtractor<'_, L> {}
 
-impl<'a, L: Llm> SchemaExtractor<'a, L> {
-    pub(super) fn new(extractor: &'a Extractor<L>, schema: &'a SchemaSet) -> Self {
-        SchemaExtractor { extractor, schema }
+impl<L: Llm> Extractor<L> {
+    /// The extractions of this extractor for a runtime schema (a [`SchemaSet`] or a
+    /// [`DynamicSchema`](crate::DynamicSchema)): the same methods, by the same names, returning the
+    /// validated JSON. See [`SchemaExtractor`].
+    pub fn with_schema<'a, S: AsRef<SchemaSet> + ?Sized>(
+        &'a self,
+        schema: &'a S,
+    ) -> SchemaExtractor<'a, L> {
+        SchemaExtractor {
+            extractor: self,
+            schema: schema.as_ref(),
+        }
     }
+}
 
+impl<'a, L: Llm> SchemaExtractor<'a, L> {
     /// The schema.
     pub fn schema(&self) -> &'a SchemaSet {
         self.schema

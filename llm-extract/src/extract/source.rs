@@ -1,7 +1,7 @@
 //! [`DocumentSource`]: where a document extraction reads its document from (a string, or a reader), the
 //! chunks an earlier run finished, and who is told as each chunk finishes.
 
-use super::document::{ChunkReport, DoneChunk};
+use super::chunk_report::{ChunkReport, DoneChunk};
 use crate::ground::Grounded;
 use serde_json::Value;
 use std::borrow::Cow;
