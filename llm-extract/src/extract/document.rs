@@ -28,7 +28,7 @@ use super::target::{with_typed, Runtime};
 use super::Extractor;
 use crate::check::Checks;
 use crate::ground::{
-    Chunk, ChunkBuf, Chunker, Conflict, Grounded, Merger, ReadError, Source, Span, MIN_CHUNK_BYTES,
+    Chunk, ChunkBuf, Chunker, Conflict, Grounded, Merger, ReadError, Source, MIN_CHUNK_BYTES,
 };
 use crate::llm::{Llm, Usage};
 use crate::parse::{self, Skipped};

@@ -35,7 +35,7 @@ pub(super) enum Text<'a> {
 /// use llm_extract::Extract;
 /// use std::sync::Mutex;
 ///
-/// #[derive(Extract, serde::Deserialize, Debug)]
+/// #[derive(Extract, serde::Deserialize, Debug, PartialEq)]
 /// struct Person {
 ///     #[extract(grounded, key)]
 ///     name: String,
