@@ -14,7 +14,7 @@
 //! the engine's, one per physical core) tune it; `LLM_EXTRACT_MODEL` picks another GGUF file.
 
 use llm_extract::llm::llama_cpp::{model_path_from_env, GrammarEngine, LlamaCpp};
-use llm_extract::ChatRequest;
+use llm_extract::llm::ChatRequest;
 use serde_json::{json, Value};
 use std::time::Duration;
 

@@ -31,7 +31,11 @@
 use llm_extract::batch::{Batch, Record};
 use llm_extract::extract::Extractor;
 use llm_extract::llm::llama_cpp::{model_path_from_env, LlamaCpp};
-use llm_extract::{ChatRequest, Dialect, Extract, Llm, OpenAiCompatible, Schema, Shape};
+use llm_extract::{
+    llm::ChatRequest,
+    schema::{Dialect, Shape},
+    Extract, Llm, OpenAiCompatible, Schema,
+};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

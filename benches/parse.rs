@@ -16,7 +16,12 @@
 
 use criterion::{criterion_group, BenchmarkId, Criterion, Throughput};
 use llm_extract::parse::{from_str_with, LineEvent, ParseOptions};
-use llm_extract::{from_str, lines_from_str, LineDecoder, Schema, SchemaSet};
+use llm_extract::{
+    from_str,
+    parse::{lines_from_str, LineDecoder},
+    schema::SchemaSet,
+    Schema,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::collections::HashMap;

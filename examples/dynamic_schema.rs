@@ -29,7 +29,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let llm = backend::from_env_and_args()?;
     let extractor = Extractor::new(&llm).max_tokens(300).temperature(0.0);
     match extractor
-        .extract_value(schema.schema_set(), invoice.as_str())
+        .with_schema(schema.schema_set())
+        .extract(invoice.as_str())
         .await
     {
         Ok(out) => println!(
@@ -46,7 +47,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "(text :string) -> {issuer :string, currency (EUR | USD | GBP), total :float}",
     )?;
     let out = extractor
-        .extract_value(quick.schema_set(), invoice.as_str())
+        .with_schema(quick.schema_set())
+        .extract(invoice.as_str())
         .await?;
     println!("\nwith a signature: {}", out.value);
     Ok(())

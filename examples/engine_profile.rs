@@ -9,7 +9,7 @@
 //! THREADS 0 (the default) keeps the engine's default thread count.
 
 use llm_extract::llm::llama_cpp::{model_path_from_env, LlamaCpp};
-use llm_extract::ChatRequest;
+use llm_extract::llm::ChatRequest;
 use serde_json::json;
 use std::time::{Duration, Instant};
 

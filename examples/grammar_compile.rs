@@ -17,7 +17,7 @@ use llm_extract::llm::llama_cpp::llguidance::toktrie::ApproximateTokEnv;
 use llm_extract::llm::llama_cpp::llguidance::{Matcher, ParserFactory};
 use llm_extract::llm::llama_cpp::{guidance_matcher, GrammarSource};
 use llm_extract::schema::dialect;
-use llm_extract::Dialect;
+use llm_extract::schema::Dialect;
 use serde_json::Value;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};

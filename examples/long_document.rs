@@ -53,7 +53,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
              writes it. Leave out anything the text does not name.",
         )
         .extract_document::<Entity>(&book)
-        .await;
+        .await?;
     let elapsed = started.elapsed().as_secs_f64();
     for item in &doc.items {
         let (kind, name) = match &item.value {

@@ -151,7 +151,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 fn longest_normal_run(run: &Run) -> usize {
     run.attempts
         .iter()
-        .filter(|a| a.finish == Some(llm_extract::Finish::Stop))
+        .filter(|a| a.finish == Some(llm_extract::llm::Finish::Stop))
         .map(|a| {
             let bytes = a.raw.as_bytes();
             let mut best = 0;

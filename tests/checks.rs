@@ -7,7 +7,7 @@ use llm_extract::check::{Check, CheckError, Issues, Severity};
 use llm_extract::extract::Extractor;
 use llm_extract::llm::{from_fn, ChatRequest, ChatResponse};
 use llm_extract::parse::SkipReason;
-use llm_extract::{Extract, ExtractErrorKind, ParseError, SchemaSet};
+use llm_extract::{extract::ExtractErrorKind, schema::SchemaSet, Extract, ParseError};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::sync::{Arc, Mutex};
@@ -224,7 +224,8 @@ async fn a_runtime_schema_closure_is_repaired_like_a_schema_violation() {
                 issues.soft("/end", "nine is late");
             }
         })
-        .extract_value(&span_schema(), "From 3 to 9.")
+        .with_schema(&span_schema())
+        .extract("From 3 to 9.")
         .await
         .unwrap();
     assert_eq!(out.value, json!({"start": 3, "end": 9}));
@@ -241,7 +242,8 @@ async fn runtime_schema_items_failing_a_closure_are_re_asked() {
     ]);
     let out = Extractor::new(llm)
         .check(ordered)
-        .extract_all_values(&span_schema(), "From 1 to 2, and from 4 to 8.")
+        .with_schema(&span_schema())
+        .extract_all("From 1 to 2, and from 4 to 8.")
         .await
         .unwrap();
     assert_eq!(
@@ -255,7 +257,8 @@ async fn runtime_schema_items_failing_a_closure_are_re_asked() {
 async fn an_extractor_without_checks_keeps_what_a_check_would_reject() {
     let (llm, _) = scripted(vec![r#"{"start": 9, "end": 3}"#]);
     let out = Extractor::new(llm)
-        .extract_value(&span_schema(), "From 3 to 9.")
+        .with_schema(&span_schema())
+        .extract("From 3 to 9.")
         .await
         .unwrap();
     assert_eq!(out.value, json!({"start": 9, "end": 3}));
@@ -287,7 +290,8 @@ async fn a_document_keeps_only_the_items_that_pass_their_checks() {
     let doc = Extractor::new(llm)
         .max_attempts(2)
         .extract_document::<Guest>("Ann stays from 3 to 5. Bob stays from 2 to 9.")
-        .await;
+        .await
+        .unwrap();
     let names: Vec<&str> = doc.items.iter().map(|g| g.value.name.as_str()).collect();
     assert_eq!(names, ["Ann"]);
     let asked = asked.lock().unwrap();
@@ -363,7 +367,8 @@ async fn an_asynchronous_check_is_repaired_with_its_message_and_keeps_its_soft_i
     let out = Extractor::new(llm)
         .check(|_, issues| issues.soft("", "checked synchronously"))
         .check_async(lookup(&["c-9"], false))
-        .extract_value(&order_schema(), "An order for c-9.")
+        .with_schema(&order_schema())
+        .extract("An order for c-9.")
         .await
         .unwrap();
     assert_eq!(out.value, json!({"customer": "c-9"}));
@@ -390,7 +395,8 @@ async fn an_asynchronous_check_runs_on_each_item_and_numbers_the_soft_issues() {
     ]);
     let out = Extractor::new(llm)
         .check_async(lookup(&["c-9", "c-2", "c-5"], false))
-        .extract_all_values(&order_schema(), "Orders for c-9, c-5 and c-2.")
+        .with_schema(&order_schema())
+        .extract_all("Orders for c-9, c-5 and c-2.")
         .await
         .unwrap();
     let customers: Vec<&str> = out
@@ -409,7 +415,8 @@ async fn a_check_that_cannot_run_ends_the_extraction_with_a_check_error() {
     let (llm, _) = scripted(vec![r#"{"customer": "c-1"}"#]);
     let err = Extractor::new(llm)
         .check_async(lookup(&[], true))
-        .extract_value(&order_schema(), "An order for c-1.")
+        .with_schema(&order_schema())
+        .extract("An order for c-1.")
         .await
         .unwrap_err();
     let ExtractErrorKind::Check { error, raw } = err.kind() else {
@@ -429,7 +436,8 @@ async fn a_check_that_cannot_run_ends_the_extraction_with_a_check_error() {
     let (llm, _) = scripted(vec![r#"{"items": [{"customer": "c-1"}]}"#]);
     let err = Extractor::new(llm)
         .check_async(lookup(&[], true))
-        .extract_all_values(&order_schema(), "An order for c-1.")
+        .with_schema(&order_schema())
+        .extract_all("An order for c-1.")
         .await
         .unwrap_err();
     assert!(
@@ -454,7 +462,8 @@ async fn a_document_runs_the_asynchronous_checks_on_its_items() {
             Ok::<_, CheckError>(issues)
         })
         .extract_document::<Guest>("Ann stays from 3 to 5. Bob stays from 2 to 9.")
-        .await;
+        .await
+        .unwrap();
     let names: Vec<&str> = doc.items.iter().map(|g| g.value.name.as_str()).collect();
     assert_eq!(names, ["Ann"]);
     assert!(asked

@@ -4,7 +4,7 @@
 //! schema given at run time.
 
 use llm_extract::parse::{from_str_value, ParseOptions, Partial, PartialReader};
-use llm_extract::{Extract, Schema, SchemaSet};
+use llm_extract::{schema::SchemaSet, Extract, Schema};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};

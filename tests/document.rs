@@ -80,7 +80,8 @@ async fn a_story_in_chunks_gives_each_person_once_with_document_spans() {
     let doc = Extractor::new(reader())
         .chunk_bytes(3000)
         .extract_document::<Person>(STORY)
-        .await;
+        .await
+        .unwrap();
     assert!(doc.chunks.len() >= 13, "{} chunks", doc.chunks.len());
     assert!(doc.chunks.iter().all(|c| c.error.is_none()));
     // Chunks cover the document, in order, overlapping.
@@ -124,7 +125,8 @@ async fn a_failed_chunk_is_reported_and_the_others_are_kept() {
     let doc = Extractor::new(llm)
         .chunk_bytes(3000)
         .extract_document::<Person>(STORY)
-        .await;
+        .await
+        .unwrap();
     let failed: Vec<_> = doc.failed().collect();
     assert!(!failed.is_empty());
     for chunk in &failed {
@@ -152,14 +154,16 @@ async fn a_second_pass_finds_what_a_boundary_cut() {
         .chunk_bytes(200)
         .chunk_overlap(0)
         .extract_document::<Person>(&text)
-        .await;
+        .await
+        .unwrap();
     assert!(one.items.is_empty(), "{:?}", one.items);
     let two = Extractor::new(reader())
         .chunk_bytes(200)
         .chunk_overlap(0)
         .passes(2)
         .extract_document::<Person>(&text)
-        .await;
+        .await
+        .unwrap();
     assert_eq!(two.items.len(), 1);
     assert_eq!(two.passes.len(), 2);
     assert_eq!((two.passes[0].new_items, two.passes[1].new_items), (0, 1));
@@ -191,12 +195,14 @@ async fn chunks_run_concurrently_up_to_the_limit_with_the_same_result() {
         .chunk_bytes(3000)
         .concurrency(3)
         .extract_document::<Person>(STORY)
-        .await;
+        .await
+        .unwrap();
     assert_eq!(most.load(Ordering::SeqCst), 3);
     let serial = Extractor::new(reader())
         .chunk_bytes(3000)
         .extract_document::<Person>(STORY)
-        .await;
+        .await
+        .unwrap();
     assert_eq!(parallel.items, serial.items);
 }
 
@@ -204,16 +210,19 @@ async fn chunks_run_concurrently_up_to_the_limit_with_the_same_result() {
 async fn empty_and_blank_documents() {
     let doc = Extractor::new(reader())
         .extract_document::<Person>("")
-        .await;
+        .await
+        .unwrap();
     assert!(doc.chunks.is_empty() && doc.items.is_empty());
     let doc = Extractor::new(reader())
         .extract_document::<Person>(" \r\n\t ")
-        .await;
+        .await
+        .unwrap();
     assert_eq!(doc.chunks.len(), 1);
     assert!(doc.items.is_empty());
     let doc = Extractor::new(reader())
         .extract_document::<Person>("Sherlock Holmes\0 and NUL bytes")
-        .await;
+        .await
+        .unwrap();
     assert_eq!(doc.items.len(), 1);
 }
 
@@ -223,13 +232,13 @@ async fn the_stream_form_yields_each_identity_once_as_chunks_finish_then_the_sam
     use llm_extract::extract::DocumentEvent;
 
     let extractor = Extractor::new(reader()).chunk_bytes(2000).concurrency(3);
-    let whole = extractor.extract_document::<Person>(STORY).await;
+    let whole = extractor.extract_document::<Person>(STORY).await.unwrap();
     let mut first_seen = Vec::new();
     let mut chunk_events = 0;
     let mut finished = None;
     let mut events = extractor.extract_document_stream::<Person>(STORY);
     while let Some(event) = events.next().await {
-        match event {
+        match event.unwrap() {
             DocumentEvent::Chunk {
                 done, total, new, ..
             } => {
@@ -287,7 +296,7 @@ async fn dropping_the_document_stream_stops_asking() {
 
 #[tokio::test]
 async fn a_resumed_run_asks_only_the_chunks_the_first_run_did_not_finish() {
-    use llm_extract::extract::DoneChunk;
+    use llm_extract::extract::{DocumentSource, DoneChunk};
 
     let schema = Person::schema();
     // The first run: every chunk that names Windibank fails.
@@ -306,12 +315,14 @@ async fn a_resumed_run_asks_only_the_chunks_the_first_run_did_not_finish() {
     let mut saved = Vec::new();
     let first = Extractor::new(failing)
         .chunk_bytes(2000)
-        .extract_document_values_resumed(schema, STORY, Vec::new(), |report, items, _, _| {
+        .with_schema(schema)
+        .extract_document(DocumentSource::text(STORY).on_chunk(|report, items, _, _| {
             if report.error.is_none() {
                 saved.push(DoneChunk::new(report, items));
             }
-        })
-        .await;
+        }))
+        .await
+        .unwrap();
     let failed = first.failed().count();
     assert!(failed > 0 && saved.len() + failed == first.chunks.len());
     let saved: Vec<DoneChunk> =
@@ -327,8 +338,10 @@ async fn a_resumed_run_asks_only_the_chunks_the_first_run_did_not_finish() {
     });
     let second = Extractor::new(counting)
         .chunk_bytes(2000)
-        .extract_document_values_resumed(schema, STORY, saved, |_, _, _, _| {})
-        .await;
+        .with_schema(schema)
+        .extract_document(DocumentSource::text(STORY).resume(saved))
+        .await
+        .unwrap();
     assert_eq!(calls.load(Ordering::SeqCst), failed);
     assert_eq!(second.failed().count(), 0);
     assert_eq!(
@@ -337,8 +350,10 @@ async fn a_resumed_run_asks_only_the_chunks_the_first_run_did_not_finish() {
     );
     let clean = Extractor::new(reader())
         .chunk_bytes(2000)
-        .extract_document_values(schema, STORY)
-        .await;
+        .with_schema(schema)
+        .extract_document(STORY)
+        .await
+        .unwrap();
     let shown = |d: &Document<serde_json::Value>| -> Vec<String> {
         d.items
             .iter()
@@ -353,7 +368,7 @@ async fn a_resumed_run_asks_only_the_chunks_the_first_run_did_not_finish() {
 struct Counting<L>(L);
 
 impl<L: Llm> Llm for Counting<L> {
-    fn dialect(&self) -> llm_extract::Dialect {
+    fn dialect(&self) -> llm_extract::schema::Dialect {
         self.0.dialect()
     }
     fn chat_stream(
@@ -437,7 +452,136 @@ async fn chunks_in_tokens_fit_the_backends_count_or_three_bytes_a_token() {
     let chunks = Extractor::new(reader()).chunk_tokens(300).chunks(STORY, 0);
     assert!(chunks.iter().all(|c| c.text.len() <= 900));
     check_cover(&chunks, STORY);
-    let doc = counted.extract_document::<Person>(STORY).await;
+    let doc = counted.extract_document::<Person>(STORY).await.unwrap();
     check_spans(&doc, STORY);
     assert_eq!(doc.items.len(), PEOPLE.len());
+}
+
+/// What a document's chunks are and hold, to compare two readings of it.
+fn shape(doc: &Document<Person>) -> Vec<String> {
+    let chunks = doc.chunks.iter().map(|c| {
+        format!(
+            "{} {} {:?} {:?} {}",
+            c.pass, c.index, c.bytes, c.chars, c.items
+        )
+    });
+    let items = doc
+        .items
+        .iter()
+        .map(|i| format!("{} {:?}", i.value.name, i.spans));
+    chunks.chain(items).collect()
+}
+
+#[tokio::test]
+async fn a_document_read_from_a_reader_is_the_document_in_memory() {
+    use futures_util::StreamExt;
+    use llm_extract::extract::{DocumentEvent, DocumentSource};
+    use std::io::Cursor;
+
+    for passes in [1, 2] {
+        let extractor = Extractor::new(reader())
+            .chunk_bytes(1500)
+            .passes(passes)
+            .concurrency(2);
+        let whole = extractor.extract_document::<Person>(STORY).await.unwrap();
+        let read = extractor
+            .extract_document::<Person>(DocumentSource::reader(Cursor::new(STORY.as_bytes())))
+            .await
+            .unwrap();
+        assert_eq!(shape(&read), shape(&whole), "{passes} passes");
+        let owned = Person::extract_document(&reader(), STORY.to_owned()).await;
+        assert_eq!(
+            owned.unwrap().items.len(),
+            Extractor::new(reader())
+                .extract_document::<Person>(STORY)
+                .await
+                .unwrap()
+                .items
+                .len()
+        );
+
+        // The stream of a read document ends with the same document.
+        let mut events = extractor.extract_document_stream::<Person>(DocumentSource::reader(
+            Cursor::new(STORY.as_bytes()),
+        ));
+        let mut finished = None;
+        while let Some(event) = events.next().await {
+            if let DocumentEvent::Finished(doc) = event.unwrap() {
+                finished = Some(doc);
+            }
+        }
+        assert_eq!(shape(&finished.unwrap()), shape(&whole));
+    }
+}
+
+#[tokio::test]
+async fn a_reader_that_is_not_utf8_fails_the_document_and_its_stream() {
+    use futures_util::StreamExt;
+    use llm_extract::extract::DocumentSource;
+    use llm_extract::ground::ReadError;
+    use std::io::Cursor;
+
+    let mut bytes = STORY.as_bytes()[..3000].to_vec();
+    bytes[2000] = 0xff;
+    let extractor = Extractor::new(reader()).chunk_bytes(1000);
+    let error = extractor
+        .extract_document::<Person>(DocumentSource::reader(Cursor::new(bytes.clone())))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(error, ReadError::NotUtf8 { offset: 2000 }),
+        "{error}"
+    );
+    let mut events =
+        extractor.extract_document_stream::<Person>(DocumentSource::reader(Cursor::new(bytes)));
+    let last = events.next().await.unwrap();
+    assert!(matches!(last, Err(ReadError::NotUtf8 { offset: 2000 })));
+    assert!(events.next().await.is_none());
+}
+
+#[tokio::test]
+async fn a_resumed_read_document_asks_only_the_chunks_not_done() {
+    use llm_extract::extract::{DocumentSource, DoneChunk};
+    use std::io::Cursor;
+    use std::sync::Mutex;
+
+    let calls = Arc::new(AtomicUsize::new(0));
+    let counted = calls.clone();
+    let counting = from_fn(move |request: ChatRequest| {
+        counted.fetch_add(1, Ordering::SeqCst);
+        let text = answer(&chunk_of(&request));
+        async move { Ok(ChatResponse::new(text)) }
+    });
+    let extractor = Extractor::new(counting).chunk_bytes(2000);
+    let done = Mutex::new(Vec::new());
+    let mut progress = Vec::new();
+    let first = extractor
+        .extract_document::<Person>(
+            DocumentSource::reader(Cursor::new(STORY.as_bytes())).on_chunk(
+                |report, items, finished, total| {
+                    progress.push((finished, total));
+                    // Only every other chunk is kept, as if the run had stopped half way.
+                    if report.index % 2 == 0 {
+                        done.lock().unwrap().push(DoneChunk::new(report, items));
+                    }
+                },
+            ),
+        )
+        .await
+        .unwrap();
+    let chunks = first.chunks.len();
+    assert_eq!(calls.load(Ordering::SeqCst), chunks);
+    assert_eq!(progress.last(), Some(&(chunks, chunks)));
+    let done = done.into_inner().unwrap();
+    let kept = done.len();
+
+    let again = extractor
+        .extract_document::<Person>(
+            DocumentSource::reader(Cursor::new(STORY.as_bytes())).resume(done),
+        )
+        .await
+        .unwrap();
+    assert_eq!(calls.load(Ordering::SeqCst), chunks + (chunks - kept));
+    assert_eq!(again.chunks.iter().filter(|c| c.resumed).count(), kept);
+    assert_eq!(shape(&again), shape(&first));
 }

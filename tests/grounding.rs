@@ -40,7 +40,7 @@ async fn derived_items_come_with_their_spans() {
         ))
     });
     let out = Extractor::new(llm)
-        .extract_grounded_all::<Person>(text)
+        .extract_grounded::<Person>(text)
         .await
         .unwrap();
     let item = &out.value[0];

@@ -9,7 +9,7 @@ use futures_util::StreamExt;
 use llama_common::model;
 use llm_extract::llm::llama_cpp::LlamaCpp;
 use llm_extract::llm::ChatEvent;
-use llm_extract::{ChatRequest, Llm};
+use llm_extract::{llm::ChatRequest, Llm};
 use serde_json::{json, Value};
 use std::time::Duration;
 

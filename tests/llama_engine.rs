@@ -16,7 +16,11 @@ use futures_util::StreamExt;
 use llama_common::{model, ONTOLOGY_TEXT, PERSON_AND_COMPANY};
 use llm_extract::llm::llama_cpp::{schema_to_grammar, GrammarEngine, LlamaCpp, LlamaCppError};
 use llm_extract::llm::{ChatEvent, Message};
-use llm_extract::{ChatRequest, Dialect, Finish, Llm, LlmError, Schema, SchemaSet, Shape};
+use llm_extract::{
+    llm::{ChatRequest, Finish},
+    schema::{Dialect, SchemaSet, Shape},
+    Llm, LlmError, Schema,
+};
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -46,7 +50,10 @@ fn answer_schema() -> Value {
            "required": ["answer"], "additionalProperties": false})
 }
 
-async fn chat(llm: &LlamaCpp, request: ChatRequest) -> Result<llm_extract::ChatResponse, LlmError> {
+async fn chat(
+    llm: &LlamaCpp,
+    request: ChatRequest,
+) -> Result<llm_extract::llm::ChatResponse, LlmError> {
     tokio::time::timeout(PATIENCE, llm.chat(request))
         .await
         .expect("the request did not finish in time")

@@ -13,7 +13,7 @@ mod support;
 use common::types::{Extracted, OntologyItem};
 use futures_util::StreamExt;
 use llama_common::{model, Observed, ONTOLOGY_TEXT, PERSON_AND_COMPANY};
-use llm_extract::{Extract, Extractor, Finish, Mode, Ollama, OpenAiCompatible};
+use llm_extract::{extract::Mode, llm::Finish, Extract, Extractor, Ollama, OpenAiCompatible};
 use serde::Serialize;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -235,10 +235,8 @@ async fn a_repair_that_gets_its_rejected_answer_back_is_sent_again_with_a_temper
     let result = Extractor::new(gbnf)
         .max_attempts(4)
         .max_tokens(64)
-        .extract_value(
-            schema.schema_set(),
-            "Write to Ana Ruiz: ana dot ruiz at example dot com.",
-        )
+        .with_schema(schema.schema_set())
+        .extract("Write to Ana Ruiz: ana dot ruiz at example dot com.")
         .await;
     let err = match result {
         Ok(extracted) => panic!("an address this model never wrote: {:?}", extracted.value),
@@ -253,7 +251,7 @@ async fn a_repair_that_gets_its_rejected_answer_back_is_sent_again_with_a_temper
     assert!(
         matches!(
             err.kind(),
-            llm_extract::ExtractErrorKind::Invalid(llm_extract::ParseError::Schema { violations, .. })
+            llm_extract::extract::ExtractErrorKind::Invalid(llm_extract::ParseError::Schema { violations, .. })
                 if violations.iter().any(|v| v.path == "/email")
         ),
         "{err}"
@@ -271,7 +269,7 @@ async fn a_repair_that_gets_its_rejected_answer_back_is_sent_again_with_a_temper
     );
     assert!(attempts[1..]
         .iter()
-        .all(|a| a.kind == llm_extract::AttemptKind::Repair));
+        .all(|a| a.kind == llm_extract::report::AttemptKind::Repair));
     // Where an answer repeated a rejected one, the attempt after it sampled, higher each time.
     let mut seen: Vec<&str> = Vec::new();
     let mut repeats = 0u32;
@@ -326,17 +324,19 @@ async fn prompted_mode_repairs_an_answer_with_no_json_until_one_validates() {
         .mode(Mode::Prompted)
         .max_attempts(5)
         .max_tokens(96)
-        .extract_value(
-            schema.schema_set(),
-            "Invoice INV-2231: total $1,250.00, paid.",
-        )
+        .with_schema(schema.schema_set())
+        .extract("Invoice INV-2231: total $1,250.00, paid.")
         .await
         .unwrap_or_else(|e| panic!("{e}: {:#?}", e.attempts()));
     let attempts = &extracted.report.attempts;
     assert!(attempts.len() >= 2, "{attempts:#?}");
     let (last, rejected) = attempts.split_last().unwrap();
     assert!(rejected.iter().all(|a| a.error.is_some()), "{attempts:#?}");
-    assert_eq!(last.kind, llm_extract::AttemptKind::Repair, "{attempts:#?}");
+    assert_eq!(
+        last.kind,
+        llm_extract::report::AttemptKind::Repair,
+        "{attempts:#?}"
+    );
     assert!(last.error.is_none(), "{attempts:#?}");
     // The value is the validated one, read out of the last answer.
     let value = &extracted.value;

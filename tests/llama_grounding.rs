@@ -48,7 +48,7 @@ async fn every_grounded_value_of_the_embedded_engine_is_an_exact_span_at_its_off
     assert!(model().constrains_grounding());
     let out = Extractor::new(model())
         .max_tokens(160)
-        .extract_grounded_all::<Mention>(&text)
+        .extract_grounded::<Mention>(&text)
         .await
         .unwrap();
     assert!(!out.value.is_empty(), "{:#?}", out.report);
@@ -82,7 +82,7 @@ async fn without_llguidance_the_values_are_grounded_after_parsing() {
     let out = Extractor::new(gbnf)
         .max_tokens(160)
         .max_attempts(1)
-        .extract_grounded_all::<Mention>(&text)
+        .extract_grounded::<Mention>(&text)
         .await
         .unwrap();
     for item in &out.value {

@@ -15,7 +15,7 @@ use cases::{Fact, Invoice, FACT_TEXTS, INVOICES};
 use llama_common::model;
 use llm_extract::parse::LoopGuard;
 use llm_extract::report::{Attempt, AttemptKind};
-use llm_extract::{Extractor, Finish, Llm, Ollama, OpenAiCompatible};
+use llm_extract::{llm::Finish, Extractor, Llm, Ollama, OpenAiCompatible};
 use support::engine::{EngineServer, Served};
 
 /// An invoice the model turns into a digit run (`"1250000000…`) under greedy decoding.

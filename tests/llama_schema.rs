@@ -7,7 +7,11 @@ mod llama_common;
 
 use llama_common::model;
 use llm_extract::schema::dialect;
-use llm_extract::{ChatRequest, Dialect, Finish, Llm};
+use llm_extract::{
+    llm::{ChatRequest, Finish},
+    schema::Dialect,
+    Llm,
+};
 use serde_json::{json, Value};
 use std::time::Duration;
 

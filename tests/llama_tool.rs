@@ -16,8 +16,11 @@ mod support;
 use futures_util::StreamExt;
 use llama_common::{model, Observed};
 use llm_extract::{
-    Dialect, Extract, Extractor, Finish, LoopGuard, Mode, OpenAiCompatible, PartialEvent, Schema,
-    Shape,
+    extract::{Mode, PartialEvent},
+    llm::Finish,
+    parse::LoopGuard,
+    schema::{Dialect, Shape},
+    Extract, Extractor, OpenAiCompatible, Schema,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::json;

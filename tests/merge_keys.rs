@@ -5,7 +5,7 @@ use futures_util::StreamExt;
 use llm_extract::extract::Extractor;
 use llm_extract::llm::{from_fn, ChatRequest, ChatResponse};
 use llm_extract::parse::SkipReason;
-use llm_extract::{Extract, Mode, SchemaSet};
+use llm_extract::{extract::Mode, schema::SchemaSet, Extract};
 use serde::Deserialize;
 use serde_json::json;
 use std::sync::{Arc, Mutex};
@@ -133,7 +133,8 @@ async fn a_runtime_schema_merges_on_its_key_properties() {
         }),
     );
     let out = Extractor::new(answering(CONFLICT))
-        .extract_all_values(&schema, TEXT)
+        .with_schema(&schema)
+        .extract_all(TEXT)
         .await
         .unwrap();
     assert_eq!(
@@ -146,7 +147,7 @@ async fn a_runtime_schema_merges_on_its_key_properties() {
     assert_eq!(out.report.conflicts.len(), 1);
 
     let extractor = Extractor::new(answering(CONFLICT));
-    let mut stream = extractor.extract_value_stream(&schema, TEXT);
+    let mut stream = extractor.with_schema(&schema).extract_stream(TEXT);
     let mut seen = Vec::new();
     while let Some(item) = stream.next().await {
         seen.push(item.unwrap()["name"].clone());

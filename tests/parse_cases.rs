@@ -8,7 +8,12 @@ use llm_extract::parse::{
     from_str_value, from_str_with, lines_from_str_value, FixKind, LineEvent, ParseOptions,
     SkipReason, Skipped,
 };
-use llm_extract::{from_str, lines_from_str, LineDecoder, ParseError, Parsed, Schema, SchemaSet};
+use llm_extract::{
+    from_str,
+    parse::{lines_from_str, LineDecoder, Parsed},
+    schema::SchemaSet,
+    ParseError, Schema,
+};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::sync::OnceLock;

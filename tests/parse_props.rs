@@ -8,7 +8,7 @@ use common::decoded::{self, Out};
 use llm_extract::parse::{
     from_str_value, from_str_with, lines_from_str_with, Node, ParseOptions, PartialParser,
 };
-use llm_extract::{from_str, lines_from_str, ParseError, Schema, SchemaSet};
+use llm_extract::{from_str, parse::lines_from_str, schema::SchemaSet, ParseError, Schema};
 use proptest::prelude::*;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};

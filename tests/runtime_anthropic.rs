@@ -11,7 +11,11 @@ use llm_extract::extract::{ExtractErrorKind, Extractor, Mode};
 use llm_extract::llm::TimeoutPhase;
 use llm_extract::llm::{Anthropic, AnthropicOutput, ChatRequest, Llm, LlmError, RetryPolicy};
 use llm_extract::report::AttemptKind;
-use llm_extract::{Dialect, Extract, Finish, Schema, Shape};
+use llm_extract::{
+    llm::Finish,
+    schema::{Dialect, Shape},
+    Extract, Schema,
+};
 use serde_json::json;
 use std::time::Duration;
 use support::providers::{anthropic, anthropic_error};
@@ -505,8 +509,10 @@ async fn the_key_comes_from_anthropic_api_key_by_default_and_its_absence_is_a_co
 async fn a_root_that_is_not_an_object_is_sent_wrapped_and_read_unwrapped() {
     // A bare enum of strings is not an object: it goes out as the one property of an object, in the
     // native output format and as a forced tool, and the answer `{"value": X}` is read as X.
-    let schema =
-        llm_extract::SchemaSet::new("Mood", json!({"type": "string", "enum": ["up", "down"]}));
+    let schema = llm_extract::schema::SchemaSet::new(
+        "Mood",
+        json!({"type": "string", "enum": ["up", "down"]}),
+    );
     let sent = schema.for_dialect(Dialect::Anthropic, Shape::One).unwrap();
     assert_eq!(sent["properties"]["value"]["enum"], json!(["up", "down"]));
     for mode in [Mode::Constrained, Mode::Tool] {
@@ -516,7 +522,8 @@ async fn a_root_that_is_not_an_object_is_sent_wrapped_and_read_unwrapped() {
         let llm = client(&server);
         let out = Extractor::new(&llm)
             .mode(mode)
-            .extract_value(&schema, "x")
+            .with_schema(&schema)
+            .extract("x")
             .await
             .unwrap();
         assert_eq!(out.value, json!("down"), "{mode:?}");

@@ -3,7 +3,7 @@
 mod support;
 
 use llm_extract::llm::Ollama;
-use llm_extract::{blocking, Extractor, Mode};
+use llm_extract::{blocking, extract::Mode, Extractor};
 use support::types::{entity, entity_line, Entity, Person};
 use support::{Answer, Reply, TestServer};
 

@@ -8,7 +8,11 @@ use common::types::{Extracted, OntologyItem};
 use futures_util::StreamExt;
 use llm_extract::llm::{Ollama, OpenAiCompatible};
 use llm_extract::Schema;
-use llm_extract::{Dialect, Extract, Extractor, Mode, Shape};
+use llm_extract::{
+    extract::Mode,
+    schema::{Dialect, Shape},
+    Extract, Extractor,
+};
 use serde_json::json;
 use support::{Answer, Reply, TestServer};
 

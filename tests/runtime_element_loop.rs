@@ -10,7 +10,7 @@ use llm_extract::llm::{
 };
 use llm_extract::parse::{LoopGuard, LoopKind};
 use llm_extract::report::{AttemptError, AttemptKind};
-use llm_extract::{Finish, SchemaSet};
+use llm_extract::{llm::Finish, schema::SchemaSet};
 use serde_json::{json, Value};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -91,7 +91,8 @@ async fn an_array_looping_inside_one_value_is_stopped_recovered_and_reported_wit
     let (llm, script) = scripted(vec![runaway.clone(), RECOVERED.to_owned()]);
     let schema = event_schema();
     let out = Extractor::new(&llm)
-        .extract_value(&schema, SENTENCE)
+        .with_schema(&schema)
+        .extract(SENTENCE)
         .await
         .unwrap();
 
@@ -136,7 +137,8 @@ async fn a_model_that_keeps_looping_in_the_array_fails_with_the_loop_and_its_pat
     let schema = event_schema();
     let err = Extractor::new(&llm)
         .max_attempts(2)
-        .extract_value(&schema, SENTENCE)
+        .with_schema(&schema)
+        .extract(SENTENCE)
         .await
         .unwrap_err();
     // On the last attempt the value cut at the loop is no value either (`place` never came).
@@ -162,7 +164,8 @@ async fn legitimately_repeated_short_values_are_not_stopped() {
     let schema = event_schema();
     let out = Extractor::new(&llm)
         .loop_guard(LoopGuard::default())
-        .extract_value(&schema, "x")
+        .with_schema(&schema)
+        .extract("x")
         .await
         .unwrap();
     assert_eq!(out.value["attendees"].as_array().map(Vec::len), Some(6));
@@ -189,7 +192,8 @@ async fn on_the_last_attempt_the_value_cut_at_the_loop_keeps_the_first_copy() {
     let (llm, _script) = scripted(vec![runaway]);
     let out = Extractor::new(&llm)
         .max_attempts(1)
-        .extract_value(&schema, SENTENCE)
+        .with_schema(&schema)
+        .extract(SENTENCE)
         .await
         .unwrap();
     assert_eq!(
@@ -216,7 +220,8 @@ async fn a_list_item_looping_inside_is_stopped_and_the_list_continues_after_the_
         format!("{RECOVERED}\n"),
     ]);
     let out = Extractor::new(&llm)
-        .extract_all_values(&schema, SENTENCE)
+        .with_schema(&schema)
+        .extract_all(SENTENCE)
         .await
         .unwrap();
     let titles: Vec<&str> = out

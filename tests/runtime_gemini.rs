@@ -11,7 +11,11 @@ use llm_extract::extract::{ExtractErrorKind, Extractor, Mode};
 use llm_extract::llm::TimeoutPhase;
 use llm_extract::llm::{ChatRequest, Gemini, GeminiBuilder, Llm, LlmError, RetryPolicy};
 use llm_extract::report::AttemptKind;
-use llm_extract::{Dialect, Extract, Finish, Schema, Shape};
+use llm_extract::{
+    llm::Finish,
+    schema::{Dialect, Shape},
+    Extract, Schema,
+};
 use serde_json::json;
 use std::time::Duration;
 use support::providers::{gemini, gemini_error, gemini_key_error, gemini_with};

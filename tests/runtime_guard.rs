@@ -6,10 +6,10 @@ mod support;
 
 use futures_util::StreamExt;
 use llm_extract::extract::{ExtractErrorKind, Extractor, Mode};
+use llm_extract::llm::Finish;
 use llm_extract::llm::{Ollama, OpenAiCompatible};
 use llm_extract::parse::{LoopGuard, LoopKind};
 use llm_extract::report::{AttemptError, AttemptKind};
-use llm_extract::Finish;
 use serde_json::json;
 use std::time::Duration;
 use support::types::{entity, entity_line, Entity, Person};

@@ -10,7 +10,12 @@ use llm_extract::llm::{
 };
 use llm_extract::report::AttemptKind;
 use llm_extract::Schema;
-use llm_extract::{Dialect, Extract, Finish, LoopGuard, SchemaSet, Shape};
+use llm_extract::{
+    llm::Finish,
+    parse::LoopGuard,
+    schema::{Dialect, SchemaSet, Shape},
+    Extract,
+};
 use serde_json::{json, Value};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -881,10 +886,14 @@ async fn untyped_twins_validate_against_a_runtime_schema() {
         )),
     ]);
     let extractor = Extractor::new(&llm);
-    let one = extractor.extract_value(&schema, "x").await.unwrap();
+    let one = extractor.with_schema(&schema).extract("x").await.unwrap();
     assert_eq!(one.value, json!({"name": "Ada", "kind": "person"}));
     assert_eq!(one.report.attempts.len(), 2);
-    let all = extractor.extract_all_values(&schema, "x").await.unwrap();
+    let all = extractor
+        .with_schema(&schema)
+        .extract_all("x")
+        .await
+        .unwrap();
     assert_eq!(all.value.len(), 2);
     let requests = log.lock().unwrap();
     assert_eq!(requests[0].schema_name.as_deref(), Some("Entity"));

@@ -8,7 +8,11 @@ use llm_extract::extract::{ExtractErrorKind, Extractor, Mode};
 use llm_extract::llm::{ChatRequest, Llm, LlmError, Ollama, TimeoutPhase};
 use llm_extract::report::AttemptKind;
 use llm_extract::Schema;
-use llm_extract::{Dialect, Extract, Finish, Shape};
+use llm_extract::{
+    llm::Finish,
+    schema::{Dialect, Shape},
+    Extract,
+};
 use serde_json::json;
 use std::time::{Duration, Instant};
 use support::clock::{fast_retry, ms};

@@ -9,7 +9,11 @@ use llm_extract::extract::{ExtractErrorKind, Extractor, Mode};
 use llm_extract::llm::{ChatRequest, Llm, LlmError, OpenAiCompatible, RetryPolicy, Secret};
 use llm_extract::report::AttemptKind;
 use llm_extract::Schema;
-use llm_extract::{Dialect, Extract, Finish, Shape};
+use llm_extract::{
+    llm::Finish,
+    schema::{Dialect, Shape},
+    Extract,
+};
 use serde_json::{json, Value};
 use std::time::Duration;
 use support::types::{entity, entity_line, Entity, Person};
@@ -81,7 +85,7 @@ async fn one_value_sends_response_format_and_the_bearer_key() {
 async fn a_root_that_is_not_an_object_is_sent_wrapped_and_read_unwrapped() {
     // A list root: strict mode takes it as the one property of an object; the answers, `{"value": X}`,
     // are read as X, in the value, the ledger and the repair turn alike.
-    let schema = llm_extract::SchemaSet::new(
+    let schema = llm_extract::schema::SchemaSet::new(
         "Tags",
         json!({"type": "array", "items": {"$ref": "#/$defs/tag"},
                "$defs": {"tag": {"type": "string", "enum": ["red", "blue"]}}}),
@@ -92,7 +96,8 @@ async fn a_root_that_is_not_an_object_is_sent_wrapped_and_read_unwrapped() {
     ]);
     let llm = client(&server);
     let out = Extractor::new(&llm)
-        .extract_value(&schema, "red and blue")
+        .with_schema(&schema)
+        .extract("red and blue")
         .await
         .unwrap();
     assert_eq!(out.value, json!(["red", "blue"]));
@@ -127,7 +132,7 @@ async fn a_root_that_is_not_an_object_is_sent_wrapped_and_read_unwrapped() {
 #[tokio::test]
 async fn the_snapshots_of_a_wrapped_root_never_show_the_wrapper() {
     use llm_extract::extract::PartialEvent;
-    let schema = llm_extract::SchemaSet::new(
+    let schema = llm_extract::schema::SchemaSet::new(
         "Names",
         json!({"type": "array", "items": {"type": "string"}}),
     );
@@ -136,7 +141,9 @@ async fn the_snapshots_of_a_wrapped_root_never_show_the_wrapper() {
     )]);
     let llm = client(&server);
     let extractor = Extractor::new(&llm);
-    let mut events = extractor.extract_value_partial(&schema, "Ada and Grace");
+    let mut events = extractor
+        .with_schema(&schema)
+        .extract_partial("Ada and Grace");
     let (mut snapshots, mut last) = (Vec::new(), None);
     while let Some(event) = events.next().await {
         match event.unwrap() {

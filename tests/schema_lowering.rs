@@ -2,7 +2,12 @@
 //! for its dialect, the non-strict flag where the strict form cannot carry it, and the report's note of
 //! what the provider will not enforce (each answer still validated against the whole schema).
 
-use llm_extract::{from_fn, ChatRequest, ChatResponse, Dialect, Extractor, SchemaSet};
+use llm_extract::{
+    from_fn,
+    llm::{ChatRequest, ChatResponse},
+    schema::{Dialect, SchemaSet},
+    Extractor,
+};
 use serde_json::json;
 use std::sync::{Arc, Mutex};
 
@@ -33,7 +38,8 @@ async fn the_report_names_what_the_provider_will_not_enforce() {
     );
     let (gemini, log) = backend(Dialect::Gemini, r#"{"tags": ["a", "b"]}"#);
     let extraction = Extractor::new(gemini)
-        .extract_value(&schema, "a, b")
+        .with_schema(&schema)
+        .extract("a, b")
         .await
         .unwrap();
     assert_eq!(
@@ -50,14 +56,16 @@ async fn the_report_names_what_the_provider_will_not_enforce() {
     let (gemini, _) = backend(Dialect::Gemini, r#"{"tags": ["a", "a"]}"#);
     let error = Extractor::new(gemini)
         .max_attempts(1)
-        .extract_value(&schema, "a, a")
+        .with_schema(&schema)
+        .extract("a, a")
         .await
         .unwrap_err();
     assert!(error.to_string().contains("tags"), "{error}");
 
     let (generic, _) = backend(Dialect::Generic, r#"{"tags": ["a"]}"#);
     let extraction = Extractor::new(generic)
-        .extract_value(&schema, "a")
+        .with_schema(&schema)
+        .extract("a")
         .await
         .unwrap();
     assert_eq!(extraction.report.unenforced, None);
@@ -76,7 +84,8 @@ async fn an_open_object_goes_to_a_strict_provider_in_its_non_strict_form() {
     );
     let (openai, log) = backend(Dialect::OpenAiStrict, r#"{"name": "Ada", "extra": {}}"#);
     let extraction = Extractor::new(openai)
-        .extract_value(&schema, "Ada")
+        .with_schema(&schema)
+        .extract("Ada")
         .await
         .unwrap();
     let request = log.lock().unwrap()[0].clone();

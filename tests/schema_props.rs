@@ -16,7 +16,10 @@ mod common;
 use common::types::*;
 use llm_extract::parse::{from_str_with, ParseOptions};
 use llm_extract::validate::Validator;
-use llm_extract::{Dialect, Extract, Shape};
+use llm_extract::{
+    schema::{Dialect, Shape},
+    Extract,
+};
 use proptest::collection::vec;
 use proptest::prelude::*;
 use proptest::string::string_regex;

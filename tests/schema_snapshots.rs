@@ -5,7 +5,10 @@
 mod common;
 
 use common::types::*;
-use llm_extract::{Dialect, Schema, Shape};
+use llm_extract::{
+    schema::{Dialect, Shape},
+    Schema,
+};
 use serde_json::{json, Value};
 
 /// One dialect's renderings of the three shapes; a shape it cannot express shows its error.

@@ -7,7 +7,7 @@
 
 use llm_extract::extract::{Example, ExampleError, ExtractErrorKind};
 use llm_extract::llm::{from_fn, ChatRequest, ChatResponse, Role};
-use llm_extract::{Extract, Extractor, Llm, Mode, SchemaSet};
+use llm_extract::{extract::Mode, schema::SchemaSet, Extract, Extractor, Llm};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::sync::{Arc, Mutex};
@@ -307,10 +307,8 @@ async fn repairs_keep_the_examples_first_and_the_template_fills_their_text() {
     let got = Extractor::new(&llm)
         .template("City of: {{text}} ({{lang}})")
         .with_example(example)
-        .extract_value(
-            &schema,
-            llm_extract::extract::Input::text("We live in Oslo.").var("lang", "en"),
-        )
+        .with_schema(&schema)
+        .extract(llm_extract::extract::Input::text("We live in Oslo.").var("lang", "en"))
         .await
         .unwrap();
     assert_eq!(got.value, json!({"name": "Oslo"}));

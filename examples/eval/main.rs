@@ -33,7 +33,9 @@ mod score;
 use kinds::{Contact, Event, Invoice, Review};
 use llm_extract::extract::{Extractor, Recovery};
 use llm_extract::parse::LoopGuard;
-use llm_extract::{Extract, ExtractError, ExtractErrorKind, Finish, Llm, OpenAiCompatible, Schema};
+use llm_extract::{
+    extract::ExtractErrorKind, llm::Finish, Extract, ExtractError, Llm, OpenAiCompatible, Schema,
+};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

@@ -4,7 +4,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use llm_extract::parse::{LineEvent, ParseOptions};
-use llm_extract::LineDecoder;
+use llm_extract::parse::LineDecoder;
 use llm_extract_fuzz::Rec;
 
 fn decode(chunks: &[&[u8]], options: ParseOptions) -> Vec<String> {

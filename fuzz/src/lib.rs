@@ -1,7 +1,7 @@
 //! The type the fuzz targets parse into: strings, numbers, an enum, an option, a nested object, an
 //! array, so every path of the parser (coercion included) is reachable.
 
-use llm_extract::{Schema, SchemaSet};
+use llm_extract::{Schema, schema::SchemaSet};
 use serde::Deserialize;
 use serde_json::json;
 use std::sync::OnceLock;

@@ -11,9 +11,9 @@ use crate::doc_state::State;
 use crate::error::{exit_for, CliError, Exit};
 use crate::output::{progress_bar, save_raw, Printer};
 use crate::{review, schema};
-use llm_extract::extract::{Document, DoneChunk, Extractor, BYTES_PER_TOKEN};
+use llm_extract::extract::{Document, DocumentSource, DoneChunk, Extractor, BYTES_PER_TOKEN};
 use llm_extract::ground::{has_grounded, mark_grounded, GROUNDED, KEY};
-use llm_extract::SchemaSet;
+use llm_extract::schema::SchemaSet;
 use serde_json::{json, Value};
 
 /// The chunk size for the embedded engine's default 4,096-token context: 1,024 tokens of text (counted
@@ -52,25 +52,21 @@ pub async fn run(args: DocArgs) -> Result<Exit, CliError> {
     let bar = progress_bar(0);
     let mut failed = 0;
     let mut unsaved = false;
-    let doc = extractor
-        .extract_document_values_reader(
-            &set,
-            &mut document.file,
-            state.load(),
-            |chunk, items, done, total| {
-                failed += usize::from(chunk.error.is_some());
-                if chunk.error.is_none() && !chunk.resumed && !unsaved {
-                    if let Err(e) = state.save(&DoneChunk::new(chunk, items)) {
-                        eprintln!("llm-extract: warning: {e}; a rerun will ask every chunk again");
-                        unsaved = true;
-                    }
+    let source = DocumentSource::reader(&mut document.file)
+        .resume(state.load())
+        .on_chunk(|chunk, items, done, total| {
+            failed += usize::from(chunk.error.is_some());
+            if chunk.error.is_none() && !chunk.resumed && !unsaved {
+                if let Err(e) = state.save(&DoneChunk::new(chunk, items)) {
+                    eprintln!("llm-extract: warning: {e}; a rerun will ask every chunk again");
+                    unsaved = true;
                 }
-                bar.set_length(total as u64);
-                bar.set_position(done as u64);
-                bar.set_message(format!("chunks, {failed} failed"));
-            },
-        )
-        .await;
+            }
+            bar.set_length(total as u64);
+            bar.set_position(done as u64);
+            bar.set_message(format!("chunks, {failed} failed"));
+        });
+    let doc = extractor.with_schema(&set).extract_document(source).await;
     bar.finish_and_clear();
     let doc = doc.map_err(|e| document.error(e))?;
     let printer = Printer::new(false);
@@ -134,7 +130,11 @@ pub async fn run_chunked(
     printer: &Printer,
     save_dir: Option<&std::path::Path>,
 ) -> Result<Exit, CliError> {
-    let doc = extractor.extract_document_values(set, text).await;
+    let doc = extractor
+        .with_schema(set)
+        .extract_document(text)
+        .await
+        .map_err(|e| CliError::io(format!("cannot read the text: {e}")))?;
     for item in &doc.items {
         printer.value(&item.value)?;
     }

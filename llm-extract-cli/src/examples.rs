@@ -3,7 +3,7 @@
 
 use crate::error::CliError;
 use llm_extract::extract::Example;
-use llm_extract::SchemaSet;
+use llm_extract::schema::SchemaSet;
 use serde_json::Value;
 use std::path::PathBuf;
 

@@ -32,7 +32,7 @@ fn line<L: Llm + ?Sized>(llm: &L, set: &SchemaSet, many: bool) -> Option<String>
 mod tests {
     use super::*;
     use llm_extract::llm::from_fn;
-    use llm_extract::{ChatResponse, Dialect};
+    use llm_extract::{llm::ChatResponse, schema::Dialect};
     use serde_json::json;
 
     fn set() -> SchemaSet {

@@ -39,7 +39,7 @@ pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
     }
 
     if !args.jsonl {
-        return match extractor.extract_value(set, input).await {
+        return match extractor.with_schema(set).extract(input).await {
             Ok(extraction) => {
                 printer.value(&extraction.value)?;
                 save_raw(save_dir, "run", &extraction.report.attempts);
@@ -59,7 +59,7 @@ pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
     }
 
     if args.no_streaming {
-        return match extractor.extract_all_values(set, input).await {
+        return match extractor.with_schema(set).extract_all(input).await {
             Ok(extraction) => {
                 for item in &extraction.value {
                     printer.value(item)?;
@@ -76,7 +76,7 @@ pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
         };
     }
 
-    let mut stream = extractor.extract_value_stream(set, input);
+    let mut stream = extractor.with_schema(set).extract_stream(input);
     let mut printed = 0;
     while let Some(item) = stream.next().await {
         match item {
@@ -102,13 +102,13 @@ pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
 /// A retry (the model asked again) is said on standard error; its snapshots start over.
 async fn partial<L: llm_extract::Llm>(
     extractor: &llm_extract::Extractor<L>,
-    set: &llm_extract::SchemaSet,
+    set: &llm_extract::schema::SchemaSet,
     input: Input,
     printer: &Printer,
     save_dir: Option<&std::path::Path>,
 ) -> Result<Exit, CliError> {
     let lines = Printer::new(false);
-    let mut stream = extractor.extract_value_partial(set, input);
+    let mut stream = extractor.with_schema(set).extract_partial(input);
     while let Some(event) = stream.next().await {
         match event {
             Ok(PartialEvent::Snapshot(snapshot)) => lines.value(&snapshot)?,

@@ -159,7 +159,7 @@ use syn::{parse_macro_input, DeriveInput};
 /// object appears only once this field does.
 ///
 /// `grounded` means the value must be a verbatim span of the source text: grounded extractions
-/// (`Extractor::extract_grounded_all`, `Extractor::extract_document`) find each such value in the text and
+/// (`Extractor::extract_grounded`, `Extractor::extract_document`) find each such value in the text and
 /// report its spans, and ask the model again about a value that does not occur. `key` marks the fields
 /// that identify an item: copies of one item (equal key fields, strings compared without case and
 /// whitespace runs) become one in `Extractor::extract_all` and `Extractor::extract_stream` (a stream

@@ -159,7 +159,7 @@ impl<L: Llm> Batch<L> {
     }
 
     /// Extracts every item the schema describes from each record (as
-    /// [`Extractor::extract_all_values`]) instead of one value; each result's value is then a JSON array.
+    /// [`SchemaExtractor::extract_all`](crate::extract::SchemaExtractor::extract_all)) instead of one value; each result's value is then a JSON array.
     /// Default `false`.
     pub fn all_items(mut self, all: bool) -> Self {
         self.all_items = all;
@@ -242,11 +242,12 @@ impl<L: Llm> Batch<L> {
         let extractor = self.extractor(backend);
         let outcome = if self.all_items {
             extractor
-                .extract_all_values(schema, record.input)
+                .with_schema(schema)
+                .extract_all(record.input)
                 .await
                 .map(|extraction| extraction.map(Value::Array))
         } else {
-            extractor.extract_value(schema, record.input).await
+            extractor.with_schema(schema).extract(record.input).await
         };
         RecordResult {
             id: record.id,

@@ -10,7 +10,7 @@
 //!
 //! ```
 //! use llm_extract::llm::{from_fn, ChatResponse};
-//! use llm_extract::{blocking, Extractor, SchemaSet};
+//! use llm_extract::{blocking, Extractor, schema::SchemaSet};
 //! use serde_json::json;
 //!
 //! let llm = from_fn(|_request| async { Ok(ChatResponse::new(r#"{"ok": true}"#)) });
@@ -19,7 +19,7 @@
 //!     "required": ["ok"], "additionalProperties": false
 //! }));
 //! let extractor = Extractor::new(llm);
-//! let out = blocking::run(extractor.extract_value(&schema, "all good?"))?;
+//! let out = blocking::run(extractor.with_schema(&schema).extract("all good?"))?;
 //! assert_eq!(out.value, json!({"ok": true}));
 //! # Ok::<(), llm_extract::ExtractError>(())
 //! ```
@@ -182,7 +182,7 @@ impl<O> Iterator for Iter<'_, O> {
 mod tests {
     use super::*;
     use crate::llm::{from_fn, ChatResponse};
-    use crate::SchemaSet;
+    use crate::schema::SchemaSet;
     use serde_json::json;
 
     fn schema() -> SchemaSet {
@@ -198,7 +198,7 @@ mod tests {
         let llm = from_fn(|_| async { Ok(ChatResponse::new("{\"n\":1}\n{\"n\":2}\n")) });
         let extractor = crate::Extractor::new(llm);
         let schema = schema();
-        let mut items = iter(extractor.extract_value_stream(&schema, "x"));
+        let mut items = iter(extractor.with_schema(&schema).extract_stream("x"));
         let values: Vec<_> = items.by_ref().map(Result::unwrap).collect();
         assert_eq!(values, [json!({"n": 1}), json!({"n": 2})]);
         assert!(items.report().is_some());
@@ -209,7 +209,7 @@ mod tests {
         let llm = from_fn(|_| async { Ok(ChatResponse::new("{\"n\":1}")) });
         let extractor = crate::Extractor::new(llm);
         let schema = schema();
-        let err = run(extractor.extract_value(&schema, "x")).unwrap_err();
+        let err = run(extractor.with_schema(&schema).extract("x")).unwrap_err();
         assert!(matches!(err.kind(), ExtractErrorKind::Runtime { .. }));
     }
 }

@@ -3,7 +3,7 @@
 //! path in the typed one (straight from its text to `T`) and must come out the same.
 
 use llm_extract::parse::{LineEvent, ParseOptions, Skipped};
-use llm_extract::{LineDecoder, Schema};
+use llm_extract::{parse::LineDecoder, Schema};
 use serde_json::Value;
 
 /// One event: an item's validated JSON and line, or a skipped line.

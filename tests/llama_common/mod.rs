@@ -7,7 +7,7 @@
 use futures_util::StreamExt;
 use llm_extract::llm::llama_cpp::LlamaCpp;
 use llm_extract::llm::{BoxFuture, ChatEvent, ChatStream};
-use llm_extract::{ChatRequest, Dialect, Llm, LlmError};
+use llm_extract::{llm::ChatRequest, schema::Dialect, Llm, LlmError};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 

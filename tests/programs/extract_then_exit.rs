@@ -5,7 +5,7 @@
 //! count tokens.
 
 use llm_extract::llm::llama_cpp::LlamaCpp;
-use llm_extract::{ChatRequest, Extract, Extractor, Llm};
+use llm_extract::{llm::ChatRequest, Extract, Extractor, Llm};
 use serde::Deserialize;
 
 /// The person and the company a text names.

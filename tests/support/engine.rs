@@ -33,7 +33,7 @@ use super::providers::{openai_tool_delta, openai_tool_start};
 use super::{wire, Reply, Request, Step, TestServer};
 use llm_extract::llm::llama_cpp::LlamaCpp;
 use llm_extract::llm::Message;
-use llm_extract::{ChatRequest, Finish};
+use llm_extract::llm::{ChatRequest, Finish};
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};

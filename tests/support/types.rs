@@ -1,7 +1,7 @@
 //! Small types for runtime tests, with `Extract` written by hand (what the derive generates), so these
 //! tests depend only on the runtime.
 
-use llm_extract::{Extract, Schema, SchemaSet};
+use llm_extract::{schema::SchemaSet, Extract, Schema};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::sync::OnceLock;

@@ -3,8 +3,8 @@
 //!
 //! 1. The document is split by [`Chunker`] into chunks of at most [`Extractor::chunk_bytes`] bytes,
 //!    on paragraph, then sentence boundaries, overlapping by [`Extractor::chunk_overlap`] bytes.
-//! 2. Each chunk is one grounded `extract_all` (see [`Extractor::extract_grounded_values`]): the chunk
-//!    is the text, spans are found in it, ungrounded values are re-asked. Up to
+//! 2. Each chunk is one grounded extraction (see [`Extractor::extract_grounded`]): the chunk is the
+//!    text, spans are found in it, ungrounded values are re-asked. Up to
 //!    [`Extractor::concurrency`] chunks run at once.
 //! 3. With [`Extractor::passes`] above 1, the document is read again with the chunk boundaries moved
 //!    (the first chunk of pass `k` is `k / passes` of the chunk size), so a value cut by a boundary in
@@ -16,16 +16,19 @@
 //! A chunk that fails (backend error, nothing valid after the repairs) does not stop the document: its
 //! error and cost are in its [`ChunkReport`] and the other chunks' items are returned.
 //!
-//! A document too large to hold in memory is read from a file instead
-//! ([`Extractor::extract_document_reader`], in `document_reader.rs`): the same chunks, items and spans.
+//! The document comes from a [`DocumentSource`]: a text in memory, or a reader for a document too large
+//! to hold (read in `document_reader.rs`: the same chunks, items and spans), with the chunks an earlier
+//! run finished and a callback as each chunk finishes.
 
+use super::chunk_report::{ChunkReport, DoneChunk};
 use super::config::Input;
 use super::error::ExtractError;
-use super::target::Runtime;
+use super::source::{DocumentSource, OnChunk, Text};
+use super::target::{with_typed, Runtime};
 use super::Extractor;
 use crate::check::Checks;
 use crate::ground::{
-    Chunk, ChunkBuf, Chunker, Conflict, Grounded, Merger, Source, Span, MIN_CHUNK_BYTES,
+    Chunk, ChunkBuf, Chunker, Conflict, Grounded, Merger, ReadError, Source, MIN_CHUNK_BYTES,
 };
 use crate::llm::{Llm, Usage};
 use crate::parse::{self, Skipped};
@@ -35,7 +38,7 @@ use crate::Extract;
 use futures_util::future::{self, Either, FutureExt};
 use futures_util::stream::BoxStream;
 use futures_util::StreamExt;
-use serde::{Deserialize, Serialize};
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 use std::convert::Infallible;
@@ -118,9 +121,16 @@ pub enum DocumentEvent<T> {
     Finished(Document<T>),
 }
 
+/// The chunks of a document, each with its pass, read or copied as it is taken; the first error (reading
+/// a document) ends them.
+pub(super) type Jobs<'a> = Box<dyn Iterator<Item = Result<(u32, ChunkBuf), ReadError>> + Send + 'a>;
+
 /// The state of a document stream between events.
-struct Streaming<S> {
-    finished: std::pin::Pin<Box<S>>,
+struct Streaming<'a> {
+    /// The document and the chunks given back, until the first event splits it.
+    start: Option<(Text<'a>, Vec<DoneChunk>, Checks)>,
+    finished: Option<BoxStream<'a, Result<Finished, ReadError>>>,
+    on_chunk: Option<OnChunk<'a>>,
     merger: Merger,
     seen: HashSet<String>,
     done: Vec<(ChunkReport, Vec<Grounded<Value>>)>,
@@ -131,7 +141,7 @@ struct Streaming<S> {
 
 /// The typed form of a document of validated JSON: the merged items `T`'s `Deserialize` refuses are
 /// set aside in [`Document::rejected`].
-pub(super) fn typed<T: Extract>(values: Document<Value>) -> Document<T> {
+pub(super) fn typed<T: DeserializeOwned>(values: Document<Value>) -> Document<T> {
     let mut items = Vec::with_capacity(values.items.len());
     let mut rejected = Vec::new();
     for (line, item) in values.items.into_iter().enumerate() {
@@ -148,62 +158,6 @@ pub(super) fn typed<T: Extract>(values: Document<Value>) -> Document<T> {
         rejected,
         found: values.found,
         usage: values.usage,
-    }
-}
-
-/// One chunk of one pass: where it is, what it returned and cost.
-#[derive(Debug)]
-#[non_exhaustive]
-pub struct ChunkReport {
-    /// The pass, from 0.
-    pub pass: u32,
-    /// The chunk's position in its pass, from 0.
-    pub index: usize,
-    /// Its byte range in the document.
-    pub bytes: Range<usize>,
-    /// Its char range in the document.
-    pub chars: Range<usize>,
-    /// How many items it returned (before the merge).
-    pub items: usize,
-    /// Its attempts, cost and skipped lines (for a failed chunk, the error's report).
-    pub report: Report,
-    /// Why it failed, if it did.
-    pub error: Option<ExtractError>,
-    /// Whether it was finished by an earlier run and given back (see
-    /// [`Extractor::extract_document_values_resumed`]): not asked again; its `report` holds only its
-    /// usage.
-    pub resumed: bool,
-}
-
-/// A chunk an earlier run finished, given back to [`Extractor::extract_document_values_resumed`] so it
-/// is not asked again. Serializable, so a caller can keep it on disk between runs.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct DoneChunk {
-    /// Its pass, from 0.
-    pub pass: u32,
-    /// Its byte range in the document: with the pass, what identifies it (the same document, split with
-    /// the same settings, gives the same chunks).
-    pub bytes: Range<usize>,
-    /// Its items before the merge: each value with its spans at document offsets.
-    pub items: Vec<(Value, Vec<Span>)>,
-    /// The tokens it used.
-    pub usage: Usage,
-}
-
-impl DoneChunk {
-    /// A finished chunk's record, from its report and items (as
-    /// [`Extractor::extract_document_values_resumed`] hands them to its callback).
-    pub fn new(report: &ChunkReport, items: &[Grounded<Value>]) -> Self {
-        DoneChunk {
-            pass: report.pass,
-            bytes: report.bytes.clone(),
-            items: items
-                .iter()
-                .map(|item| (item.value.clone(), item.spans.clone()))
-                .collect(),
-            usage: report.report.usage,
-        }
     }
 }
 
@@ -228,43 +182,6 @@ pub struct PassReport {
 }
 
 impl<L: Llm> Extractor<L> {
-    /// The largest chunk of a document, in bytes (default
-    /// [`DEFAULT_CHUNK_BYTES`](super::DEFAULT_CHUNK_BYTES); at least 64). Choose it so that the
-    /// instructions, the chunk and the answer fit the model's context.
-    pub fn chunk_bytes(mut self, bytes: usize) -> Self {
-        self.config.document.chunk_bytes = bytes;
-        self
-    }
-
-    /// How many bytes each chunk repeats of the one before (default a tenth of the chunk size; at most
-    /// a quarter).
-    pub fn chunk_overlap(mut self, bytes: usize) -> Self {
-        self.config.document.overlap = Some(bytes);
-        self
-    }
-
-    /// How many times a document is read (default 1). Each later pass moves the chunk boundaries and
-    /// adds only items with new identities; copies merge into the items already found.
-    pub fn passes(mut self, passes: u32) -> Self {
-        self.config.document.passes = passes.max(1);
-        self
-    }
-
-    /// How many chunks are extracted at once (default 1).
-    pub fn concurrency(mut self, chunks: usize) -> Self {
-        self.config.document.concurrency = chunks.max(1);
-        self
-    }
-
-    /// The largest chunk of a document, in tokens of the backend's model: with a backend that counts
-    /// tokens with the model's own tokenizer ([`Llm::count_tokens`], the embedded engine), every chunk
-    /// is at most this many tokens; with another, chunks are [`BYTES_PER_TOKEN`] bytes per token. It
-    /// replaces [`Extractor::chunk_bytes`].
-    pub fn chunk_tokens(mut self, tokens: usize) -> Self {
-        self.config.document.chunk_tokens = Some(tokens.max(1));
-        self
-    }
-
     /// The chunks pass `pass` splits `document` into.
     pub fn chunks<'d>(&self, document: &'d str, pass: u32) -> Vec<Chunk<'d>> {
         let sample = document
@@ -386,6 +303,11 @@ impl<L: Llm> Extractor<L> {
     /// with the boundaries moved, copies merged by their `#[extract(key)]` fields; a failed chunk is
     /// reported in [`Document::chunks`], never fatal.
     ///
+    /// The document is a [`DocumentSource`]: a `&str` or a `String`, or
+    /// [`DocumentSource::reader`] for one read from a file, with [`DocumentSource::resume`] and
+    /// [`DocumentSource::on_chunk`]. The error is only ever a reader's (a document not UTF-8, or not
+    /// readable): a text in memory never fails.
+    ///
     /// ```
     /// use llm_extract::llm::{from_fn, ChatRequest, ChatResponse};
     /// use llm_extract::extract::Extractor;
@@ -409,28 +331,27 @@ impl<L: Llm> Extractor<L> {
     ///     async move { Ok(ChatResponse::new(format!(r#"{{"items": [{}]}}"#, names.join(",")))) }
     /// });
     /// let book = "Holmes sat by the fire. Watson read the paper.\n\n".repeat(200);
-    /// let doc = Extractor::new(llm).chunk_bytes(1000).extract_document::<Person>(&book).await;
+    /// let doc = Extractor::new(llm).chunk_bytes(1000).extract_document::<Person>(&book).await?;
     /// assert!(doc.chunks.len() > 5);
     /// let names: Vec<&str> = doc.items.iter().map(|p| p.value.name.as_str()).collect();
     /// assert_eq!(names, ["Holmes", "Watson"]);
     /// // One span per chunk: where each chunk's copy of the item was found.
     /// assert_eq!(doc.items[0].spans.len(), doc.chunks.len());
-    /// # });
+    /// # Ok::<(), llm_extract::ground::ReadError>(())
+    /// # }).unwrap();
     /// ```
-    pub async fn extract_document<T: Extract>(&self, document: &str) -> Document<T> {
-        let schema = T::schema();
-        let checks = super::target::with_typed::<T>(self.checks.clone());
-        let (total, finished) = self.run_chunks(schema, checks, document, Vec::new());
-        let finished = finished.map(Ok::<_, Infallible>);
-        match self.gather(schema, total, finished, |_, _, _, _| {}).await {
-            Ok(document) => typed(document),
-            Err(never) => match never {},
-        }
+    pub async fn extract_document<'d, T: Extract>(
+        &self,
+        source: impl Into<DocumentSource<'d>>,
+    ) -> Result<Document<T>, ReadError> {
+        let checks = with_typed::<T>(self.checks.clone());
+        self.document(T::schema(), checks, source.into()).await
     }
 
     /// [`Extractor::extract_document`] as a stream: an event as each chunk finishes (in the order they
     /// finish), with the items it found that no chunk finished before it had found, then the merged
-    /// [`Document`]. Dropping the stream cancels the chunks still running.
+    /// [`Document`]. A reader's error ends the stream. Dropping the stream cancels the chunks still
+    /// running.
     ///
     /// ```
     /// use futures_util::StreamExt;
@@ -455,7 +376,7 @@ impl<L: Llm> Extractor<L> {
     /// let mut events = extractor.extract_document_stream::<Person>(&book);
     /// let mut first_seen = Vec::new();
     /// while let Some(event) = events.next().await {
-    ///     match event {
+    ///     match event? {
     ///         DocumentEvent::Chunk { new, .. } => {
     ///             first_seen.extend(new.into_iter().map(|p| p.value.name));
     ///         }
@@ -464,21 +385,64 @@ impl<L: Llm> Extractor<L> {
     ///     }
     /// }
     /// assert_eq!(first_seen, ["Holmes", "Watson"]);
-    /// # });
+    /// # Ok::<(), llm_extract::ground::ReadError>(())
+    /// # }).unwrap();
     /// ```
     pub fn extract_document_stream<'a, T: Extract>(
         &'a self,
-        document: &'a str,
-    ) -> BoxStream<'a, DocumentEvent<T>> {
-        let schema = T::schema();
-        let checks = super::target::with_typed::<T>(self.checks.clone());
-        let (total, finished) = self.run_chunks(schema, checks, document, Vec::new());
+        source: impl Into<DocumentSource<'a>>,
+    ) -> BoxStream<'a, Result<DocumentEvent<T>, ReadError>> {
+        let checks = with_typed::<T>(self.checks.clone());
+        self.document_stream(T::schema(), checks, source.into())
+    }
+
+    /// Every item of `schema` in the document of `source`, `checks` run on each, as `O`.
+    pub(super) async fn document<O: DeserializeOwned>(
+        &self,
+        schema: &SchemaSet,
+        checks: Checks,
+        source: DocumentSource<'_>,
+    ) -> Result<Document<O>, ReadError> {
+        let DocumentSource {
+            text,
+            done,
+            mut on_chunk,
+        } = source;
+        let (total, jobs) = self.jobs(text)?;
+        let mut finished = std::pin::pin!(self.run_jobs(schema, checks, jobs, done));
+        let mut finished_chunks = Vec::with_capacity(total);
+        while let Some(next) = finished.next().await {
+            let (report, items) = next?;
+            if let Some(on_chunk) = &mut on_chunk {
+                on_chunk(&report, &items, finished_chunks.len() + 1, total);
+            }
+            finished_chunks.push((report, items));
+        }
+        finished_chunks.sort_by_key(|(report, _)| (report.pass, report.index));
+        let passes = self.config.document.passes.max(1);
+        Ok(typed(assemble(schema, finished_chunks, passes)))
+    }
+
+    /// [`Extractor::document`] as a stream of events.
+    pub(super) fn document_stream<'a, O: DeserializeOwned + Send + 'a>(
+        &'a self,
+        schema: &'a SchemaSet,
+        checks: Checks,
+        source: DocumentSource<'a>,
+    ) -> BoxStream<'a, Result<DocumentEvent<O>, ReadError>> {
+        let DocumentSource {
+            text,
+            done,
+            on_chunk,
+        } = source;
         let state = Streaming {
-            finished: Box::pin(finished),
+            start: Some((text, done, checks)),
+            finished: None,
+            on_chunk,
             merger: Merger::new(schema.generic()),
             seen: HashSet::new(),
-            done: Vec::with_capacity(total),
-            total,
+            done: Vec::new(),
+            total: 0,
             passes: self.config.document.passes.max(1),
             over: false,
         };
@@ -486,157 +450,106 @@ impl<L: Llm> Extractor<L> {
             if state.over {
                 return None;
             }
-            match state.finished.next().await {
-                Some((report, items)) => {
+            // The document is split (and a reader read) once the stream is first polled.
+            if let Some((text, done, checks)) = state.start.take() {
+                match self.jobs(text) {
+                    Ok((total, jobs)) => {
+                        state.total = total;
+                        state.finished = Some(self.run_jobs(schema, checks, jobs, done).boxed());
+                    }
+                    Err(e) => {
+                        state.over = true;
+                        return Some((Err(e), state));
+                    }
+                }
+            }
+            let next = match &mut state.finished {
+                Some(finished) => finished.next().await,
+                None => None,
+            };
+            match next {
+                Some(Ok((report, items))) => {
                     let mut new = Vec::new();
                     for (line, item) in items.iter().enumerate() {
                         if state.seen.insert(state.merger.identity(&item.value)) {
-                            if let Ok(value) = parse::typed_item::<T>(&item.value, line + 1) {
+                            if let Ok(value) = parse::typed_item::<O>(&item.value, line + 1) {
                                 new.push(Grounded::new(value, item.spans.clone()));
                             }
                         }
+                    }
+                    let done = state.done.len() + 1;
+                    if let Some(on_chunk) = &mut state.on_chunk {
+                        on_chunk(&report, &items, done, state.total);
                     }
                     let event = DocumentEvent::Chunk {
                         pass: report.pass,
                         index: report.index,
                         bytes: report.bytes.clone(),
                         failed: report.error.is_some(),
-                        done: state.done.len() + 1,
+                        done,
                         total: state.total,
                         new,
                     };
                     state.done.push((report, items));
-                    Some((event, state))
+                    Some((Ok(event), state))
+                }
+                Some(Err(e)) => {
+                    state.over = true;
+                    Some((Err(e), state))
                 }
                 None => {
                     state.over = true;
                     let mut done = std::mem::take(&mut state.done);
                     done.sort_by_key(|(report, _)| (report.pass, report.index));
                     let document = typed(assemble(schema, done, state.passes));
-                    Some((DocumentEvent::Finished(document), state))
+                    Some((Ok(DocumentEvent::Finished(document)), state))
                 }
             }
         })
         .boxed()
     }
 
-    /// Every item of a runtime schema (the schema of one item) in a document of any length, as
-    /// validated JSON, grounded and merged.
-    pub async fn extract_document_values(
-        &self,
-        schema: &SchemaSet,
-        document: &str,
-    ) -> Document<Value> {
-        self.extract_document_values_with(schema, document, |_, _, _| {})
-            .await
-    }
-
-    /// Like [`Extractor::extract_document_values`], calling `on_chunk(chunk, done, total)` as each
-    /// chunk finishes (in the order they finish): what a progress bar needs.
-    pub async fn extract_document_values_with(
-        &self,
-        schema: &SchemaSet,
-        document: &str,
-        mut on_chunk: impl FnMut(&ChunkReport, usize, usize),
-    ) -> Document<Value> {
-        self.extract_document_values_resumed(
-            schema,
-            document,
-            Vec::new(),
-            |report, _, done, total| {
-                on_chunk(report, done, total);
-            },
-        )
-        .await
-    }
-
-    /// Like [`Extractor::extract_document_values_with`], resuming an earlier run: the chunks in `done`
-    /// (same pass, same byte range) are not asked again, their items are taken as they were; the
-    /// callback also gets each chunk's items (spans at document offsets), so a caller can record the
-    /// finished chunks ([`DoneChunk::new`]) for the next run.
-    pub async fn extract_document_values_resumed(
-        &self,
-        schema: &SchemaSet,
-        document: &str,
-        done: Vec<DoneChunk>,
-        on_chunk: impl FnMut(&ChunkReport, &[Grounded<Value>], usize, usize),
-    ) -> Document<Value> {
-        let (total, finished) = self.run_chunks(schema, self.checks.clone(), document, done);
-        let finished = finished.map(Ok::<_, Infallible>);
-        match self.gather(schema, total, finished, on_chunk).await {
-            Ok(document) => document,
-            Err(never) => match never {},
-        }
-    }
-
-    /// Waits for every chunk, calling `on_chunk` as each finishes, and merges them; the first error
-    /// (reading a document) ends it.
-    pub(super) async fn gather<E>(
-        &self,
-        schema: &SchemaSet,
-        total: usize,
-        finished: impl futures_core::Stream<Item = Result<Finished, E>>,
-        mut on_chunk: impl FnMut(&ChunkReport, &[Grounded<Value>], usize, usize),
-    ) -> Result<Document<Value>, E> {
-        let mut finished = std::pin::pin!(finished);
-        let mut finished_chunks = Vec::with_capacity(total);
-        while let Some(next) = finished.next().await {
-            let (report, items) = next?;
-            on_chunk(&report, &items, finished_chunks.len() + 1, total);
-            finished_chunks.push((report, items));
-        }
-        finished_chunks.sort_by_key(|(report, _)| (report.pass, report.index));
-        Ok(assemble(
-            schema,
-            finished_chunks,
-            self.config.document.passes.max(1),
-        ))
-    }
-
-    /// Every chunk of every pass, extracted with bounded concurrency: how many there are, and each one's
-    /// report and items (spans at document offsets) in the order they finish.
-    fn run_chunks<'a>(
-        &'a self,
-        schema: &'a SchemaSet,
-        checks: Checks,
-        document: &'a str,
-        done: Vec<DoneChunk>,
-    ) -> (
-        usize,
-        impl futures_core::Stream<Item = Finished> + Send + 'a,
-    ) {
+    /// Every chunk of every pass of `text`, each taken only as it starts (a text in memory is copied
+    /// chunk by chunk, a reader read): how many there are, and the chunks.
+    fn jobs<'a>(&'a self, text: Text<'a>) -> Result<(usize, Jobs<'a>), ReadError> {
+        let document = match text {
+            Text::Memory(document) => document,
+            Text::Reader(reader) => return self.read_jobs(reader),
+        };
         let passes = self.config.document.passes.max(1);
-        let jobs: Vec<(u32, Chunk<'_>)> = (0..passes)
+        let chunks: Vec<(u32, usize, Range<usize>, Range<usize>)> = (0..passes)
             .flat_map(|pass| {
-                self.chunks(document, pass)
+                self.chunks(&document, pass)
                     .into_iter()
-                    .map(move |chunk| (pass, chunk))
+                    .map(move |chunk| (pass, chunk.index, chunk.bytes, chunk.chars))
             })
             .collect();
-        let total = jobs.len();
-        // Each chunk's text is copied as it starts, not before.
-        let jobs = jobs
-            .into_iter()
-            .map(|(pass, chunk)| Ok::<_, Infallible>((pass, ChunkBuf::from(chunk))));
-        let finished = self
-            .run_jobs(schema, checks, jobs, done)
-            .map(|finished| match finished {
-                Ok(finished) => finished,
-                Err(never) => match never {},
-            });
-        (total, finished)
+        let total = chunks.len();
+        let jobs = chunks.into_iter().map(move |(pass, index, bytes, chars)| {
+            let text = document.get(bytes.clone()).unwrap_or_default().to_owned();
+            Ok((
+                pass,
+                ChunkBuf {
+                    index,
+                    text,
+                    bytes,
+                    chars,
+                },
+            ))
+        });
+        Ok((total, Box::new(jobs)))
     }
 
     /// Extracts the chunks `jobs` gives (taken from it only as there is room: at most
     /// [`Extractor::concurrency`] at once), giving back those `done` holds. An error from `jobs` is
-    /// passed on, after which `jobs` should give nothing more.
-    pub(super) fn run_jobs<'a, E: Send + 'a>(
+    /// passed on, after which `jobs` gives nothing more.
+    fn run_jobs<'a>(
         &'a self,
         schema: &'a SchemaSet,
         checks: Checks,
-        jobs: impl Iterator<Item = Result<(u32, ChunkBuf), E>> + Send + 'a,
+        jobs: Jobs<'a>,
         done: Vec<DoneChunk>,
-    ) -> impl futures_core::Stream<Item = Result<Finished, E>> + Send + 'a {
+    ) -> impl futures_core::Stream<Item = Result<Finished, ReadError>> + Send + 'a {
         let mut done: HashMap<(u32, usize, usize), DoneChunk> = done
             .into_iter()
             .map(|chunk| ((chunk.pass, chunk.bytes.start, chunk.bytes.end), chunk))
@@ -659,7 +572,7 @@ impl<L: Llm> Extractor<L> {
 }
 
 /// A finished chunk: its report and its items, spans at document offsets.
-pub(super) type Finished = (ChunkReport, Vec<Grounded<Value>>);
+type Finished = (ChunkReport, Vec<Grounded<Value>>);
 
 impl<L: Llm> Extractor<L> {
     /// Extracts one chunk, grounded in its own text.
@@ -672,7 +585,7 @@ impl<L: Llm> Extractor<L> {
     ) -> (u32, ChunkBuf, ChunkResult) {
         let source = Source::new(&chunk.text);
         let result = self
-            .grounded_many(
+            .grounded_in(
                 Runtime::checked(schema, checks),
                 &source,
                 Input::text(&chunk.text),

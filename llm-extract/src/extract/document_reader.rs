@@ -1,6 +1,6 @@
-//! Long documents read from a file (any [`Read`] + [`Seek`]) rather than held in memory: the same
-//! chunks, items and spans as [`Extractor::extract_document`] on the whole text, with memory bounded
-//! by the chunk size rather than the document's.
+//! Long documents read from a file (any [`Read`] + [`Seek`], given as [`DocumentSource::reader`])
+//! rather than held in memory: the same chunks, items and spans as [`Extractor::extract_document`] on
+//! the whole text, with memory bounded by the chunk size rather than the document's.
 //!
 //! The document is read from the start several times: with [`Extractor::chunk_tokens`] on a backend
 //! that counts tokens, once per fitting round of each pass (as the in-memory split tokenizes the whole
@@ -12,90 +12,23 @@
 //! Reads block the task that polls the extraction (briefly, for a file): a slow source (a pipe, a
 //! socket) should be copied to a file first, which is also what makes it readable more than once. The
 //! `llm-extract doc` command does this with standard input.
+//!
+//! [`DocumentSource::reader`]: super::DocumentSource::reader
 
-use super::document::{typed, ChunkReport, Document, DoneChunk, TOKEN_SAMPLE_BYTES};
+use super::document::{Jobs, TOKEN_SAMPLE_BYTES};
+use super::source::ReadSeek;
 use super::Extractor;
-use crate::check::Checks;
-use crate::ground::{ChunkBuf, ChunkReader, Chunker, Grounded, ReadError, TextReader};
+use crate::ground::{ChunkBuf, ChunkReader, Chunker, ReadError, TextReader};
 use crate::llm::Llm;
-use crate::schema::SchemaSet;
-use crate::Extract;
-use serde_json::Value;
 use std::io::{Read, Seek};
 
 impl<L: Llm> Extractor<L> {
-    /// [`Extractor::extract_document`] on a document read from `reader` (a [`std::fs::File`], a
-    /// [`std::io::Cursor`]) instead of held in memory: the same items and spans, in memory bounded by the
-    /// chunk size. The document is read from its start several times: once per pass to count its chunks,
-    /// once per pass to extract them, and with [`Extractor::chunk_tokens`] on a backend that counts tokens
-    /// once per fitting round. Reads block the task that polls the extraction (briefly, for a file): copy
-    /// a slow source (a pipe, a socket) to a file first. An error is the document's: not UTF-8 (at the offset
-    /// of the first invalid byte), or not readable.
-    ///
-    /// ```
-    /// use llm_extract::llm::{from_fn, ChatRequest, ChatResponse};
-    /// use llm_extract::extract::Extractor;
-    /// use llm_extract::Extract;
-    ///
-    /// #[derive(Extract, serde::Deserialize, Debug, PartialEq)]
-    /// struct Person {
-    ///     #[extract(grounded, key)]
-    ///     name: String,
-    /// }
-    ///
-    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// let llm = from_fn(|request: ChatRequest| {
-    ///     let text = request.messages.last().map(|m| m.content.clone()).unwrap_or_default();
-    ///     let names: Vec<String> = ["Holmes", "Watson"]
-    ///         .into_iter()
-    ///         .filter(|name| text.contains(name))
-    ///         .map(|name| format!(r#"{{"name": "{name}"}}"#))
-    ///         .collect();
-    ///     async move { Ok(ChatResponse::new(format!(r#"{{"items": [{}]}}"#, names.join(",")))) }
-    /// });
-    /// let book = "Holmes sat by the fire. Watson read the paper.\n\n".repeat(200);
-    /// let extractor = Extractor::new(llm).chunk_bytes(1000);
-    /// let read = extractor
-    ///     .extract_document_reader::<Person, _>(std::io::Cursor::new(book.as_bytes()))
-    ///     .await?;
-    /// let whole = extractor.extract_document::<Person>(&book).await;
-    /// assert_eq!(read.items, whole.items);
-    /// # Ok::<(), llm_extract::ground::ReadError>(())
-    /// # }).unwrap();
-    /// ```
-    pub async fn extract_document_reader<T: Extract, R: Read + Seek + Send>(
-        &self,
-        reader: R,
-    ) -> Result<Document<T>, ReadError> {
-        let checks = super::target::with_typed::<T>(self.checks.clone());
-        self.values_reader(T::schema(), checks, reader, Vec::new(), |_, _, _, _| {})
-            .await
-            .map(typed)
-    }
-
-    /// [`Extractor::extract_document_values_resumed`] on a document read from `reader`: see
-    /// [`Extractor::extract_document_reader`]. The chunks in `done` are not asked again; `on_chunk`
-    /// gets each finished chunk, its items, how many chunks are done and how many there are.
-    pub async fn extract_document_values_reader<R: Read + Seek + Send>(
-        &self,
-        schema: &SchemaSet,
-        reader: R,
-        done: Vec<DoneChunk>,
-        on_chunk: impl FnMut(&ChunkReport, &[Grounded<Value>], usize, usize),
-    ) -> Result<Document<Value>, ReadError> {
-        self.values_reader(schema, self.checks.clone(), reader, done, on_chunk)
-            .await
-    }
-
-    /// [`Extractor::extract_document_values_reader`] with `checks` on each item.
-    async fn values_reader<R: Read + Seek + Send>(
-        &self,
-        schema: &SchemaSet,
-        checks: Checks,
-        mut reader: R,
-        done: Vec<DoneChunk>,
-        on_chunk: impl FnMut(&ChunkReport, &[Grounded<Value>], usize, usize),
-    ) -> Result<Document<Value>, ReadError> {
+    /// Every chunk of every pass of the document `reader` reads, read as each is taken: how many there
+    /// are (the document is read once per pass to count them), and the chunks.
+    pub(super) fn read_jobs<'a>(
+        &'a self,
+        mut reader: Box<dyn ReadSeek + Send + 'a>,
+    ) -> Result<(usize, Jobs<'a>), ReadError> {
         let plan = self.plan(&mut reader)?;
         let total = plan.iter().map(|(_, _, chunks)| chunks).sum();
         let jobs = Passes {
@@ -105,8 +38,7 @@ impl<L: Llm> Extractor<L> {
             pass: 0,
             over: false,
         };
-        let finished = self.run_jobs(schema, checks, jobs, done);
-        self.gather(schema, total, finished, on_chunk).await
+        Ok((total, Box::new(jobs)))
     }
 
     /// Each pass's chunker and how many chunks it makes of the document.
@@ -204,10 +136,12 @@ impl<R: Read + Seek> Iterator for Passes<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::extract::{Document, DocumentSource};
     use crate::llm::{from_fn, ChatRequest, ChatResponse, ChatStream, LlmError};
-    use crate::schema::Dialect;
+    use crate::schema::{Dialect, SchemaSet};
     use futures_util::future::BoxFuture;
     use serde_json::json;
+    use serde_json::Value;
     use std::io::Cursor;
 
     /// A backend that counts a token per 4 bytes, and three more per `語`: so that `chunk_tokens`
@@ -281,15 +215,17 @@ mod tests {
             if let Some(tokens) = tokens {
                 extractor = extractor.chunk_tokens(tokens);
             }
-            let whole = extractor.extract_document_values(&set, &book).await;
+            let whole = extractor
+                .with_schema(&set)
+                .extract_document(&book)
+                .await
+                .unwrap();
             let mut totals = Vec::new();
+            let source = DocumentSource::reader(Cursor::new(book.as_bytes()))
+                .on_chunk(|_, _, _, total| totals.push(total));
             let read = extractor
-                .extract_document_values_reader(
-                    &set,
-                    Cursor::new(book.as_bytes()),
-                    Vec::new(),
-                    |_, _, _, total| totals.push(total),
-                )
+                .with_schema(&set)
+                .extract_document(source)
                 .await
                 .unwrap();
             assert_eq!(
@@ -314,13 +250,10 @@ mod tests {
     async fn a_document_that_is_not_utf8_is_an_error_at_its_offset() {
         let mut bytes = b"Sherlock Holmes. ".repeat(100);
         bytes.insert(1000, 0xff);
+        let set = schema();
         let error = Extractor::new(reader_llm())
-            .extract_document_values_reader(
-                &schema(),
-                Cursor::new(bytes),
-                Vec::new(),
-                |_, _, _, _| {},
-            )
+            .with_schema(&set)
+            .extract_document(DocumentSource::reader(Cursor::new(bytes)))
             .await
             .unwrap_err();
         assert!(

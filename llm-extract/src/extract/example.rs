@@ -26,7 +26,7 @@ use serde_json::Value;
 /// ```
 /// use llm_extract::extract::Example;
 /// use llm_extract::{Extract, Schema};
-/// # use llm_extract::SchemaSet;
+/// # use llm_extract::schema::SchemaSet;
 /// # use serde_json::json;
 /// # use std::sync::OnceLock;
 ///

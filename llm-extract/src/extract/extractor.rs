@@ -1,36 +1,32 @@
-//! The [`Extractor`] builder: everything the `T::extract*` shortcuts default, and the untyped twins for
-//! runtime schemas.
+//! The [`Extractor`] builder and its typed extractions; the internal generic forms that the typed
+//! methods and the runtime-schema view ([`SchemaExtractor`](super::SchemaExtractor)) both call.
 
 use super::config::Config;
-use super::config::{Input, Mode};
+use super::config::Input;
 use super::engine::Engine;
 use super::error::ExtractError;
-use super::example::{Example, ExampleError};
 use super::keyed::{
     self,
     Handing::{FirstCopies, Merged},
 };
-use super::loops::Recovery;
 use super::partial::{self, PartialEvent};
 use super::stream::ExtractStream;
-use super::target::{Derived, Runtime};
-use crate::check::{CheckError, Checks, Issues};
+use super::target::{Derived, Target};
+use crate::check::Checks;
 use crate::llm::Llm;
-use crate::parse::{LoopGuard, ParseOptions, PartialValue};
+use crate::parse::PartialValue;
 use crate::report::Extraction;
-use crate::schema::SchemaSet;
 use crate::Extract;
-use serde::Serialize;
-use serde_json::Value;
 
-/// Extraction with every setting spelled out. The `T::extract*` shortcuts use the defaults.
+/// Extraction with every setting spelled out. The `T::extract*` shortcuts of [`Extract`] use the
+/// defaults.
 ///
 /// `L` is any [`Llm`]: a backend by value (they are cheap to clone), a reference, or an `Arc<dyn Llm>`.
 ///
 /// ```
 /// use llm_extract::extract::{Extractor, Input, Mode};
 /// use llm_extract::llm::{from_fn, ChatResponse};
-/// use llm_extract::SchemaSet;
+/// use llm_extract::schema::SchemaSet;
 /// use serde_json::json;
 ///
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
@@ -48,18 +44,66 @@ use serde_json::Value;
 ///     .temperature(0.0)
 ///     .mode(Mode::Prompted);
 /// let out = extractor
-///     .extract_value(&schema, Input::text("A walk along the Saône.").var("language", "English"))
+///     .with_schema(&schema)
+///     .extract(Input::text("A walk along the Saône.").var("language", "English"))
 ///     .await?;
 /// assert_eq!(out.value, json!({"city": "Lyon"}));
 /// assert_eq!(out.report.usage.total(), 26);
 /// # Ok::<(), llm_extract::extract::ExtractError>(())
 /// # }).unwrap();
 /// ```
+///
+/// # What it extracts
+///
+/// | method | what | returns |
+/// |---|---|---|
+/// | [`extract`](Extractor::extract) | one value of `T` | [`Extraction<T>`] |
+/// | [`extract_all`](Extractor::extract_all) | every item of `T`, merged on its keys | [`Extraction<Vec<T>>`] |
+/// | [`extract_stream`](Extractor::extract_stream) | the items, each as soon as it is complete | [`ExtractStream`] of `T` |
+/// | [`extract_partial`](Extractor::extract_partial) | one value as it is written | [`ExtractStream`] of [`PartialEvent<T>`] |
+/// | [`extract_grounded`](Extractor::extract_grounded) | the items with the spans of their grounded values | [`Extraction<Vec<Grounded<T>>>`](crate::ground::Grounded) |
+/// | [`extract_document`](Extractor::extract_document) | the items of a document of any length, chunked | [`Document<T>`](super::Document) |
+/// | [`extract_document_stream`](Extractor::extract_document_stream) | the same, an event per chunk | [`DocumentEvent<T>`](super::DocumentEvent)s |
+///
+/// [`Extractor::with_schema`] gives the same methods for a runtime schema, returning JSON. A document
+/// comes from a [`DocumentSource`](super::DocumentSource): a string, or a reader, with the chunks an
+/// earlier run finished and a callback per chunk.
+///
+/// # Settings
+///
+/// Every setting is a setter that takes and returns the extractor (`Extractor::new(llm).max_tokens(512)`).
+///
+/// | setting | default | read by |
+/// |---|---|---|
+/// | [`instructions`](Extractor::instructions) | [`DEFAULT_INSTRUCTIONS`](super::DEFAULT_INSTRUCTIONS) | every request (the system message) |
+/// | [`template`](Extractor::template) | `{{text}}` | every request (the user message, filled from the [`Input`]) |
+/// | [`example`](Extractor::example), [`with_example`](Extractor::with_example) | none | every request (worked examples for their type) |
+/// | [`default_examples`](Extractor::default_examples) | `true` | every request of a type with `#[extract(example(...))]` |
+/// | [`mode`](Extractor::mode) | [`Mode::Constrained`](super::Mode::Constrained) | every request (how the schema travels) |
+/// | [`max_attempts`](Extractor::max_attempts) | 3 | the repair loop |
+/// | [`max_continuations`](Extractor::max_continuations) | 2 | lists, streams, document chunks (a cut-off answer) |
+/// | [`max_tokens`](Extractor::max_tokens) | from the schema, else 1024 (one value) or 4096 (a list) | every request |
+/// | [`temperature`](Extractor::temperature) | 0 | every request |
+/// | [`seed`](Extractor::seed) | 0 | every request |
+/// | [`max_items`](Extractor::max_items) | no limit | lists and streams |
+/// | [`token_budget`](Extractor::token_budget) | no budget | every extraction (summed over its requests) |
+/// | [`strict`](Extractor::strict), [`parse_options`](Extractor::parse_options) | lenient ([`ParseOptions::default`](crate::parse::ParseOptions::default)) | the parser |
+/// | [`loop_guard`](Extractor::loop_guard) | [`LoopGuard::default`](crate::parse::LoopGuard::default) | every streamed answer |
+/// | [`item_copies`](Extractor::item_copies) | 2 | lists and streams (items copying recent ones) |
+/// | [`recovery`](Extractor::recovery) | [`Recovery::default`](super::Recovery::default) | the attempt after a loop |
+/// | [`max_echo_chars`](Extractor::max_echo_chars) | 8000 | repair requests (the bad answer quoted) |
+/// | [`check`](Extractor::check), [`check_async`](Extractor::check_async) | none | values and items of a runtime schema and of documents |
+/// | [`require_grounding`](Extractor::require_grounding) | `false` | grounded extractions, documents; lists and streams when `true` |
+/// | [`chunk_bytes`](Extractor::chunk_bytes) | [`DEFAULT_CHUNK_BYTES`](super::DEFAULT_CHUNK_BYTES) (6000) | documents |
+/// | [`chunk_tokens`](Extractor::chunk_tokens) | unset (`chunk_bytes` rules) | documents |
+/// | [`chunk_overlap`](Extractor::chunk_overlap) | a tenth of the chunk size | documents |
+/// | [`passes`](Extractor::passes) | 1 | documents |
+/// | [`concurrency`](Extractor::concurrency) | 1 | documents (chunks at once) |
 #[derive(Debug, Clone)]
 pub struct Extractor<L> {
     llm: L,
     pub(super) config: Config,
-    /// What [`Extractor::check`] added, run on every value of a runtime schema.
+    /// What [`Extractor::check`] added, run on every value of a runtime schema and of a document.
     pub(super) checks: Checks,
 }
 
@@ -73,253 +117,9 @@ impl<L: Llm> Extractor<L> {
         }
     }
 
-    /// Adds a check a schema cannot say, run on every value and item of a runtime schema
-    /// (`extract_value`, `extract_all_values`, streams, documents), never on a partial one: hard
-    /// issues are repaired like schema violations, soft ones returned in
-    /// [`Report::issues`](crate::Report::issues). A derived type's checks are its own
-    /// (`#[extract(check)]`, see [`crate::check`]).
-    ///
-    /// ```
-    /// use llm_extract::llm::{from_fn, ChatResponse};
-    /// use llm_extract::{Extractor, SchemaSet};
-    /// use serde_json::json;
-    ///
-    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// let llm = from_fn(|_request| async { Ok(ChatResponse::new(r#"{"start": 3, "end": 9}"#)) });
-    /// let schema = SchemaSet::new("Span", json!({
-    ///     "type": "object",
-    ///     "properties": {"start": {"type": "integer"}, "end": {"type": "integer"}},
-    ///     "required": ["start", "end"],
-    ///     "additionalProperties": false
-    /// }));
-    /// let extractor = Extractor::new(llm).check(|value, issues| {
-    ///     if value["end"].as_i64() < value["start"].as_i64() {
-    ///         issues.hard("/end", "the end comes after the start");
-    ///     }
-    ///     if value["end"].as_i64() > Some(5) {
-    ///         issues.soft("/end", "later than usual");
-    ///     }
-    /// });
-    /// let out = extractor.extract_value(&schema, "From 3 to 9.").await?;
-    /// assert_eq!(out.report.issues[0].path, "/end");
-    /// # Ok::<(), llm_extract::ExtractError>(())
-    /// # }).unwrap();
-    /// ```
-    pub fn check(mut self, check: impl Fn(&Value, &mut Issues) + Send + Sync + 'static) -> Self {
-        self.checks.push(std::sync::Arc::new(check));
-        self
-    }
-
-    /// Adds an asynchronous check (a lookup: "this customer id exists"), run like [`Extractor::check`]
-    /// on every complete value and item of a runtime schema, after the synchronous checks, with its own
-    /// copy of the value. A check that cannot run returns a [`CheckError`]: the extraction then fails
-    /// with [`ExtractErrorKind::Check`](crate::extract::ExtractErrorKind::Check), carrying the error
-    /// and the model's answer, rather than return a value that was not checked.
-    ///
-    /// ```
-    /// use llm_extract::check::{CheckError, Issues};
-    /// use llm_extract::extract::ExtractErrorKind;
-    /// use llm_extract::llm::{from_fn, ChatResponse};
-    /// use llm_extract::{Extractor, SchemaSet};
-    /// use serde_json::{json, Value};
-    ///
-    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// let schema = SchemaSet::new("Order", json!({
-    ///     "type": "object",
-    ///     "properties": {"customer": {"type": "string"}},
-    ///     "required": ["customer"],
-    ///     "additionalProperties": false
-    /// }));
-    /// let lookup = |up: bool| move |value: Value| async move {
-    ///     if !up {
-    ///         return Err(CheckError::new("the customer database did not answer"));
-    ///     }
-    ///     let mut issues = Issues::new();
-    ///     if value["customer"] != "c-7" {
-    ///         issues.hard("/customer", "no customer has this id; the text names c-7");
-    ///     }
-    ///     Ok(issues)
-    /// };
-    /// // The first answer names c-1, then every answer c-7.
-    /// let answers = std::sync::Mutex::new(vec![r#"{"customer": "c-1"}"#]);
-    /// let llm = from_fn(move |_request| {
-    ///     let answer = answers.lock().unwrap().pop().unwrap_or(r#"{"customer": "c-7"}"#);
-    ///     async move { Ok(ChatResponse::new(answer)) }
-    /// });
-    /// let out = Extractor::new(&llm).check_async(lookup(true)).extract_value(&schema, "Order for c-7.").await?;
-    /// assert_eq!(out.value["customer"], "c-7");
-    /// assert_eq!(out.report.attempts.len(), 2);
-    ///
-    /// let err = Extractor::new(&llm).check_async(lookup(false)).extract_value(&schema, "x").await.unwrap_err();
-    /// assert!(matches!(err.kind(), ExtractErrorKind::Check { .. }));
-    /// # Ok::<(), llm_extract::ExtractError>(())
-    /// # }).unwrap();
-    /// ```
-    pub fn check_async<F, Fut>(mut self, check: F) -> Self
-    where
-        F: Fn(Value) -> Fut + Send + Sync + 'static,
-        Fut: std::future::Future<Output = Result<Issues, CheckError>> + Send + 'static,
-    {
-        self.checks.push_async(check);
-        self
-    }
-
     /// The backend.
     pub fn llm(&self) -> &L {
         &self.llm
-    }
-
-    /// The system instructions, placed before the format instructions (default: a short instruction to
-    /// extract only what the text states).
-    pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
-        self.config.instructions = instructions.into();
-        self
-    }
-
-    /// The user prompt template, with `{{name}}` placeholders filled from the [`Input`] (default
-    /// `{{text}}`). A placeholder without a variable fails the extraction with a template error.
-    pub fn template(mut self, template: impl Into<String>) -> Self {
-        self.config.template = template.into();
-        self
-    }
-
-    /// The most answers requested to get a valid result: the first plus fixes, so `max_attempts(3)`
-    /// allows two repairs (default 3; at least 1). Continuations after a cut answer are capped separately
-    /// ([`Extractor::max_continuations`]); transport retries are the backend's [`RetryPolicy`](crate::llm::RetryPolicy).
-    pub fn max_attempts(mut self, attempts: u32) -> Self {
-        self.config.max_attempts = attempts.max(1);
-        self
-    }
-
-    /// How many times `extract_all` asks the model to continue after an answer cut off by the token
-    /// limit (default 2).
-    pub fn max_continuations(mut self, continuations: u32) -> Self {
-        self.config.max_continuations = continuations;
-        self
-    }
-
-    /// The most tokens one answer may have. By default it is derived from the schema where the schema
-    /// bounds the value (string `maxLength`, `maxItems`, enums, numbers, booleans: their longest JSON
-    /// text, one token per byte, plus a margin), and otherwise 1024 for one value and 4096 for a list
-    /// (see the crate README); `max_tokens` overrides both.
-    pub fn max_tokens(mut self, tokens: u32) -> Self {
-        self.config.max_tokens = Some(tokens);
-        self
-    }
-
-    /// The sampling temperature (default 0: greedy, the same answer for the same request on every
-    /// backend; a loop is then recovered by the [`LoopGuard`] instead of by chance).
-    pub fn temperature(mut self, temperature: f32) -> Self {
-        self.config.temperature = Some(temperature);
-        self
-    }
-
-    /// The sampling seed (default 0, sent to every backend that takes one).
-    pub fn seed(mut self, seed: u64) -> Self {
-        self.config.seed = Some(seed);
-        self
-    }
-
-    /// Constrained (the default) or prompted.
-    pub fn mode(mut self, mode: Mode) -> Self {
-        self.config.mode = mode;
-        self
-    }
-
-    /// The most items `extract_all` keeps. Generation stops once that many arrived, the prompt says so,
-    /// and in constrained mode the array sent to the server gets `maxItems`.
-    pub fn max_items(mut self, items: usize) -> Self {
-        self.config.max_items = Some(items);
-        self
-    }
-
-    /// The most tokens (prompt plus completion, summed over attempts) an extraction may spend. No new
-    /// request starts once it is spent, and each request's `max_tokens` is lowered to what is left. When it
-    /// runs out, `extract` fails with a budget error; `extract_all` returns the items it has.
-    pub fn token_budget(mut self, tokens: u64) -> Self {
-        self.config.token_budget = Some(tokens);
-        self
-    }
-
-    /// Accepts only clean JSON: no fences, no fixes, no coercion (default `false`).
-    pub fn strict(mut self, strict: bool) -> Self {
-        self.config.parse = self.config.parse.with_strict(strict);
-        self
-    }
-
-    /// The parser's options, in full.
-    pub fn parse_options(mut self, options: ParseOptions) -> Self {
-        self.config.parse = options;
-        self
-    }
-
-    /// After this many items in a row that each copy one of the recent items (default 2: `A, A, A` or
-    /// `A, B, A, B`), `extract_all` stops the generation (the model is looping), keeps the items before
-    /// the copies and reports [`Finish::Loop`](crate::Finish::Loop); 0 turns the item check off. Sets
-    /// [`LoopGuard::item_copies`].
-    pub fn item_copies(mut self, copies: usize) -> Self {
-        self.config.loop_guard.item_copies = copies;
-        self
-    }
-
-    /// When a streamed answer counts as a loop (default [`LoopGuard::default`]; [`LoopGuard::off`]
-    /// turns detection off). Every answer is streamed and checked as it arrives, one value or many; a
-    /// loop stops the generation at once (the stream is dropped, which cancels it), the attempt ends
-    /// with [`Finish::Loop`](crate::Finish::Loop) and, within `max_attempts`, a recovery
-    /// attempt follows (see [`Extractor::recovery`]); for a list it continues after the last good item.
-    pub fn loop_guard(mut self, guard: LoopGuard) -> Self {
-        if let Some((penalty, temperature, seed)) = guard.recovery_settings() {
-            self.config.recovery = Recovery {
-                penalty,
-                temperature,
-                seed,
-            };
-        }
-        self.config.loop_guard = guard;
-        self
-    }
-
-    /// What the attempt after a loop changes (default [`Recovery::default`]): a repeat penalty, then
-    /// also a small temperature with a fixed seed; the same temperature and seed for a repair that got
-    /// back the answer it rejected.
-    pub fn recovery(mut self, recovery: Recovery) -> Self {
-        self.config.recovery = recovery;
-        self
-    }
-
-    /// The most characters of a bad answer quoted back to the model in a repair request (default 8000;
-    /// longer answers keep their head and tail).
-    pub fn max_echo_chars(mut self, chars: usize) -> Self {
-        self.config.max_echo_chars = chars.max(200);
-        self
-    }
-
-    /// Adds a worked example for `T`: `value` is what `text` holds. It is serialized through `T`'s
-    /// `Serialize`, validated against `T`'s schema and read back through its `Deserialize`; a value that
-    /// fails is an error here, not at extraction time. See [`Example`] for how examples are shown.
-    ///
-    /// Examples apply to the type (the schema) they were made for; an extractor's examples for a type
-    /// replace that type's own `#[extract(example(...))]` ones.
-    pub fn example<T: Extract + Serialize>(
-        self,
-        text: impl Into<String>,
-        value: T,
-    ) -> Result<Self, ExampleError> {
-        Ok(self.with_example(Example::new(text, value)?))
-    }
-
-    /// Adds an example made beforehand: [`Example::items`] for item lists, [`Example::value`] for a
-    /// runtime schema.
-    pub fn with_example(mut self, example: Example) -> Self {
-        self.config.examples.push(example);
-        self
-    }
-
-    /// Whether a type's own examples (`#[extract(example(...))]`) are shown when this extractor has none
-    /// for it (default `true`).
-    pub fn default_examples(mut self, on: bool) -> Self {
-        self.config.default_examples = on;
-        self
     }
 
     pub(super) fn engine(&self) -> Engine<'_> {
@@ -335,7 +135,7 @@ impl<L: Llm> Extractor<L> {
         &self,
         input: impl Into<Input>,
     ) -> Result<Extraction<T>, ExtractError> {
-        self.engine().one(&Derived::<T>::new(), input.into()).await
+        self.one(&Derived::<T>::new(), input.into()).await
     }
 
     /// Every item of `T` the model lists, in order.
@@ -344,7 +144,7 @@ impl<L: Llm> Extractor<L> {
     /// Su" three times gives one item, each property the first non-empty value of the copies, a copy
     /// that disagrees reported in [`Report::conflicts`](crate::report::Report::conflicts); items come
     /// in the order their first copy arrived. A type without key fields is not merged: every item the
-    /// model lists is kept (only a follow-up answer's exact duplicates of kept items are dropped).
+    /// model lists is kept (only a follow-up answer's exact repeats of kept items are dropped).
     ///
     /// With [`Extractor::require_grounding`], a type with grounded fields (`#[extract(grounded)]`) has
     /// them found in the input's `text`: an item whose grounded value is nowhere in it is re-asked
@@ -382,17 +182,7 @@ impl<L: Llm> Extractor<L> {
         &self,
         input: impl Into<Input>,
     ) -> Result<Extraction<Vec<T>>, ExtractError<T>> {
-        let mut items = Vec::new();
-        let mut push = |item: T| items.push(item);
-        let target = Derived::<T>::new();
-        let result = keyed::items(self.engine(), target, input.into(), Merged, &mut push).await;
-        match result {
-            Ok(report) => Ok(Extraction::new(items, report)),
-            // The engine keeps the items' JSON where the failure leaves them standing: hand back
-            // the same items, typed.
-            Err(err) if err.kept().is_empty() => Err(err.with_kept(Vec::new())),
-            Err(err) => Err(err.with_kept(items)),
-        }
+        self.all(Derived::<T>::new(), input.into()).await
     }
 
     /// The items of `T` as a stream, each as soon as it is complete.
@@ -403,13 +193,7 @@ impl<L: Llm> Extractor<L> {
     /// (once the stream has ended); a value it only adds (where the first copy was empty) is not
     /// delivered. Grounding as in [`Extractor::extract_all`].
     pub fn extract_stream<T: Extract>(&self, input: impl Into<Input>) -> ExtractStream<'_, T> {
-        let input = input.into();
-        let engine = self.engine();
-        ExtractStream::start(move |mut sink, spent| async move {
-            let engine = engine.with_spent(&spent);
-            let target = Derived::<T>::new();
-            keyed::items(engine, target, input, FirstCopies, &mut *sink).await
-        })
+        self.stream(Derived::<T>::new(), input.into())
     }
 
     /// One value of `T` as it is written: a stream of [`PartialEvent`]s, snapshots of `T`'s partial form
@@ -451,113 +235,61 @@ impl<L: Llm> Extractor<L> {
         &self,
         input: impl Into<Input>,
     ) -> ExtractStream<'_, PartialEvent<T>> {
-        let input = input.into();
-        let engine = self.engine();
-        ExtractStream::start_with_sink(move |sink, spent| async move {
-            let target = Derived::<T>::new();
-            partial::run(engine.with_spent(&spent), &target, input, sink).await
-        })
+        self.partial(Derived::<T>::new(), input.into())
     }
 
-    /// One value of a runtime schema as it is written: like [`Extractor::extract_partial`], the
-    /// snapshots being the JSON written so far (strings as far as written, numbers and literals once
-    /// complete), the final value the validated JSON.
-    pub fn extract_value_partial<'s>(
-        &'s self,
-        schema: &'s SchemaSet,
-        input: impl Into<Input>,
-    ) -> ExtractStream<'s, PartialEvent<Value>> {
-        let input = input.into();
-        let engine = self.engine();
-        ExtractStream::start_with_sink(move |sink, spent| async move {
-            partial::run(
-                engine.with_spent(&spent),
-                &Runtime::checked(schema, self.checks.clone()),
-                input,
-                sink,
-            )
-            .await
-        })
-    }
-
-    /// One value of a runtime schema, as validated JSON.
-    pub async fn extract_value(
+    /// One value of `target`.
+    pub(super) async fn one<G: Target>(
         &self,
-        schema: &SchemaSet,
-        input: impl Into<Input>,
-    ) -> Result<Extraction<Value>, ExtractError> {
-        self.engine()
-            .one(&Runtime::checked(schema, self.checks.clone()), input.into())
-            .await
+        target: &G,
+        input: Input,
+    ) -> Result<Extraction<G::Output>, ExtractError> {
+        self.engine().one(target, input).await
     }
 
-    /// Every item of a runtime schema (the schema of one item), as validated JSON: merged on the
-    /// properties marked `"x-key": true`, grounded under [`Extractor::require_grounding`], as
-    /// [`Extractor::extract_all`] says. A schema without key properties is not merged.
-    pub async fn extract_all_values(
+    /// Every item of `target`, merged on its keys.
+    pub(super) async fn all<G: Target>(
         &self,
-        schema: &SchemaSet,
-        input: impl Into<Input>,
-    ) -> Result<Extraction<Vec<Value>>, ExtractError> {
+        target: G,
+        input: Input,
+    ) -> Result<Extraction<Vec<G::Output>>, ExtractError<G::Output>> {
         let mut items = Vec::new();
-        let mut push = |item: Value| items.push(item);
-        let target = Runtime::checked(schema, self.checks.clone());
-        let report = keyed::items(self.engine(), target, input.into(), Merged, &mut push).await?;
-        Ok(Extraction::new(items, report))
+        let mut push = |item: G::Output| items.push(item);
+        let result = keyed::items(self.engine(), target, input, Merged, &mut push).await;
+        match result {
+            Ok(report) => Ok(Extraction::new(items, report)),
+            // The engine keeps the items' JSON where the failure leaves them standing: hand back
+            // the same items, as the target's output.
+            Err(err) if err.kept().is_empty() => Err(err.with_kept(Vec::new())),
+            Err(err) => Err(err.with_kept(items)),
+        }
     }
 
-    /// The items of a runtime schema as a stream of validated JSON: an item whose key properties
-    /// (`"x-key": true`) were already handed on is not handed on again, as [`Extractor::extract_stream`]
-    /// says.
-    pub fn extract_value_stream<'a>(
+    /// The items of `target` as a stream, the first copy of each key.
+    pub(super) fn stream<'a, G: Target + Send + 'a>(
         &'a self,
-        schema: &'a SchemaSet,
-        input: impl Into<Input>,
-    ) -> ExtractStream<'a, Value> {
-        let input = input.into();
+        target: G,
+        input: Input,
+    ) -> ExtractStream<'a, G::Output> {
         let engine = self.engine();
         ExtractStream::start(move |mut sink, spent| async move {
             let engine = engine.with_spent(&spent);
-            keyed::items(
-                engine,
-                Runtime::checked(schema, self.checks.clone()),
-                input,
-                FirstCopies,
-                &mut *sink,
-            )
-            .await
+            keyed::items(engine, target, input, FirstCopies, &mut *sink).await
         })
     }
-}
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::llm::{from_fn, ChatResponse};
-
-    fn extractor() -> Extractor<impl Llm> {
-        Extractor::new(from_fn(|_| async { Ok(ChatResponse::new("{}")) }))
-    }
-
-    #[test]
-    fn recovery_is_set_on_its_own_and_a_guard_leaves_it() {
-        let recovery = Recovery::default().penalty(1.5).temperature(0.2).seed(3);
-        let set = extractor()
-            .recovery(recovery)
-            .loop_guard(LoopGuard::default().max_run(8));
-        assert_eq!(set.config.recovery, recovery);
-        assert_eq!(set.config.loop_guard.max_run, 8);
-        assert_eq!(extractor().config.recovery, Recovery::default());
-    }
-
-    #[test]
-    #[allow(deprecated)]
-    fn a_guard_given_recovery_settings_carries_them_over() {
-        let guard = LoopGuard::default().recovery(1.5, 0.2, 3);
-        let set = extractor().loop_guard(guard);
-        assert_eq!(
-            set.config.recovery,
-            Recovery::default().penalty(1.5).temperature(0.2).seed(3)
-        );
+    /// One value of `target` as it is written.
+    pub(super) fn partial<'a, G: Target + Send + 'a>(
+        &'a self,
+        target: G,
+        input: Input,
+    ) -> ExtractStream<'a, PartialEvent<G::Output>>
+    where
+        G::Output: PartialValue,
+    {
+        let engine = self.engine();
+        ExtractStream::start_with_sink(move |sink, spent| async move {
+            partial::run(engine.with_spent(&spent), &target, input, sink).await
+        })
     }
 }

@@ -1,42 +1,29 @@
-//! Grounded extraction: every item comes with the [`Span`]s of its grounded values, and a value that
+//! Grounded extraction: every item comes with the [`Span`](crate::ground::Span)s of its grounded values, and a value that
 //! does not occur in the text is an error the repair loop shows the model.
 //!
-//! The items of a target wrapped in [`GroundedTarget`] (see `grounded_target.rs`): a value that is
-//! nowhere in the text is re-asked within the attempt cap; what is still ungrounded when the loop ends
-//! is handed back with [`MatchKind::NotFound`] spans, or left in
-//! [`Report::skipped`](crate::report::Report::skipped) (dropped) under
-//! [`Extractor::require_grounding`].
+//! The items of a target wrapped in [`GroundedTarget`] (see `grounded_target.rs`): a value that is nowhere in the
+//! text is re-asked within the attempt cap; what is still ungrounded when the loop ends is handed back
+//! with [`MatchKind::NotFound`] spans, or left in [`Report::skipped`](crate::report::Report::skipped)
+//! (dropped) under [`Extractor::require_grounding`].
+//!
+//! [`MatchKind::NotFound`]: crate::ground::MatchKind::NotFound
 
 use super::config::Input;
 use super::error::ExtractError;
 use super::grounded_target::GroundedTarget;
-use super::target::{Derived, Runtime, Target};
+use super::target::{Derived, Target};
 use super::Extractor;
 use crate::ground::{Grounded, Source};
 use crate::llm::Llm;
 use crate::report::Extraction;
-use crate::schema::SchemaSet;
 use crate::Extract;
-use serde_json::Value;
 
 impl<L: Llm> Extractor<L> {
-    /// Whether an item whose grounded value is still nowhere in the text after the repairs is dropped
-    /// (`true`; it stays in [`Report::skipped`](crate::report::Report::skipped)) or kept with a [`MatchKind::NotFound`] span
-    /// (`false`, the default).
-    ///
-    /// With `true`, [`Extractor::extract_all`], [`Extractor::extract_stream`] and their runtime-schema
-    /// twins ground too: a type's grounded values are found in the input's `text` variable and the items
-    /// whose values are not are re-asked, then dropped (without a `text` variable nothing is grounded).
-    pub fn require_grounding(mut self, require: bool) -> Self {
-        self.config.require_grounding = require;
-        self
-    }
-
-    /// Every item of `T` in `text`, each with the [`Span`]s of its grounded values
+    /// Every item of `T` in `text`, each with the [`Span`](crate::ground::Span)s of its grounded values
     /// (`#[extract(grounded)]` fields) in `text`.
     ///
     /// A value the model wrote that does not occur in `text` (exactly, normalized or fuzzily, see
-    /// [`Source::align`]) is shown to the model as an error (`at /name: "Jon Smith" does not occur in
+    /// [`Source::align`](crate::ground::Source::align)) is shown to the model as an error (`at /name: "Jon Smith" does not occur in
     /// the text`) and re-asked within the attempt cap, like a broken line.
     ///
     /// ```
@@ -54,39 +41,31 @@ impl<L: Llm> Extractor<L> {
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
     /// let llm = from_fn(|_| async { Ok(ChatResponse::new(r#"{"items": [{"name": "Irene Adler"}]}"#)) });
     /// let text = "To Sherlock Holmes she is always the woman: Irene Adler.";
-    /// let out = Extractor::new(llm).extract_grounded_all::<Person>(text).await?;
+    /// let out = Extractor::new(llm).extract_grounded::<Person>(text).await?;
     /// let span = &out.value[0].spans[0];
     /// assert_eq!((span.bytes.clone(), span.kind), (44..55, MatchKind::Exact));
     /// # Ok::<(), llm_extract::extract::ExtractError>(())
     /// # }).unwrap();
     /// ```
-    pub async fn extract_grounded_all<T: Extract>(
+    pub async fn extract_grounded<T: Extract>(
         &self,
         text: &str,
     ) -> Result<Extraction<Vec<Grounded<T>>>, ExtractError> {
-        let source = Source::new(text);
-        self.grounded_many(Derived::<T>::new(), &source, Input::text(text))
-            .await
+        self.grounded(Derived::<T>::new(), text).await
     }
 
-    /// Every item of a runtime schema in `text`, as validated JSON with its spans (strings marked
-    /// `"x-grounded": true` in the schema are grounded).
-    pub async fn extract_grounded_values(
+    /// The items of `target` in `text`, grounded in it.
+    pub(super) async fn grounded<G: Target>(
         &self,
-        schema: &SchemaSet,
+        target: G,
         text: &str,
-    ) -> Result<Extraction<Vec<Grounded<Value>>>, ExtractError> {
+    ) -> Result<Extraction<Vec<Grounded<G::Output>>>, ExtractError> {
         let source = Source::new(text);
-        self.grounded_many(
-            Runtime::checked(schema, self.checks.clone()),
-            &source,
-            Input::text(text),
-        )
-        .await
+        self.grounded_in(target, &source, Input::text(text)).await
     }
 
     /// The items of `target` from `input`, grounded in `source`.
-    pub(crate) async fn grounded_many<G: Target>(
+    pub(super) async fn grounded_in<G: Target>(
         &self,
         target: G,
         source: &Source<'_>,
@@ -108,7 +87,7 @@ mod tests {
     use crate::extract::grounded_target::is_ungrounded;
     use crate::ground::MatchKind;
     use crate::llm::{from_fn, ChatResponse};
-    use crate::schema::Shape;
+    use crate::schema::{SchemaSet, Shape};
     use serde_json::json;
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Arc;
@@ -131,7 +110,7 @@ mod tests {
         let prompts = Arc::new(Mutex::new(Vec::new()));
         let seen = prompts.clone();
         let turn = Arc::new(AtomicUsize::new(0));
-        let llm = from_fn(move |request: crate::ChatRequest| {
+        let llm = from_fn(move |request: crate::llm::ChatRequest| {
             let i = turn.fetch_add(1, Ordering::SeqCst);
             let last = request
                 .messages
@@ -154,8 +133,9 @@ mod tests {
             r#"{"name": "John Smith"}"#,
         ]);
         let out = Extractor::new(llm)
-            .mode(crate::Mode::Prompted)
-            .extract_grounded_values(&schema(), "A man called John Smith came in.")
+            .mode(crate::extract::Mode::Prompted)
+            .with_schema(&schema())
+            .extract_grounded("A man called John Smith came in.")
             .await
             .unwrap();
         assert_eq!(out.value.len(), 1);
@@ -175,8 +155,9 @@ mod tests {
         let answers = vec![r#"{"name": "Watson"}"#; 3];
         let (llm, _) = scripted(answers.clone());
         let out = Extractor::new(llm)
-            .mode(crate::Mode::Prompted)
-            .extract_grounded_values(&schema(), "Holmes alone.")
+            .mode(crate::extract::Mode::Prompted)
+            .with_schema(&schema())
+            .extract_grounded("Holmes alone.")
             .await
             .unwrap();
         assert_eq!(out.value.len(), 1);
@@ -186,9 +167,10 @@ mod tests {
 
         let (llm, _) = scripted(answers);
         let out = Extractor::new(llm)
-            .mode(crate::Mode::Prompted)
+            .mode(crate::extract::Mode::Prompted)
             .require_grounding(true)
-            .extract_grounded_values(&schema(), "Holmes alone.")
+            .with_schema(&schema())
+            .extract_grounded("Holmes alone.")
             .await
             .unwrap();
         assert!(out.value.is_empty());
@@ -197,11 +179,11 @@ mod tests {
     }
 
     /// A backend that grounds while decoding (as the embedded engine does), recording its requests.
-    struct Grounding<L>(L, Arc<Mutex<Vec<crate::ChatRequest>>>);
+    struct Grounding<L>(L, Arc<Mutex<Vec<crate::llm::ChatRequest>>>);
 
     impl<L: Llm> Llm for Grounding<L> {
-        fn dialect(&self) -> crate::Dialect {
-            crate::Dialect::Gbnf
+        fn dialect(&self) -> crate::schema::Dialect {
+            crate::schema::Dialect::Gbnf
         }
         fn constrains_json_lines(&self) -> bool {
             true
@@ -211,7 +193,7 @@ mod tests {
         }
         fn chat_stream(
             &self,
-            request: crate::ChatRequest,
+            request: crate::llm::ChatRequest,
         ) -> crate::llm::BoxFuture<'_, Result<crate::llm::ChatStream, crate::LlmError>> {
             if let Ok(mut seen) = self.1.lock() {
                 seen.push(request.clone());
@@ -227,7 +209,8 @@ mod tests {
             || from_fn(|_| async { Ok(ChatResponse::new("{\"name\": \"John Smith\"}\n")) });
         let seen = Arc::new(Mutex::new(Vec::new()));
         let out = Extractor::new(Grounding(answer(), seen.clone()))
-            .extract_grounded_values(&schema(), text)
+            .with_schema(&schema())
+            .extract_grounded(text)
             .await
             .unwrap();
         assert_eq!(out.value[0].spans[0].kind, MatchKind::Exact);
@@ -241,15 +224,16 @@ mod tests {
         // A server gets neither; nor does the grounding backend for an ungrounded extraction.
         let seen_by_server = Arc::new(Mutex::new(Vec::new()));
         let recorded = seen_by_server.clone();
-        let server = from_fn(move |request: crate::ChatRequest| {
+        let server = from_fn(move |request: crate::llm::ChatRequest| {
             if let Ok(mut seen) = recorded.lock() {
                 seen.push(request);
             }
             async { Ok(ChatResponse::new("{\"name\": \"John Smith\"}")) }
         })
-        .with_dialect(crate::Dialect::Gbnf);
+        .with_dialect(crate::schema::Dialect::Gbnf);
         Extractor::new(server)
-            .extract_grounded_values(&schema(), text)
+            .with_schema(&schema())
+            .extract_grounded(text)
             .await
             .unwrap();
         let sent = seen_by_server.lock().unwrap()[0].clone();
@@ -259,7 +243,8 @@ mod tests {
         // Nor does it when the extraction is not a grounded one.
         let seen = Arc::new(Mutex::new(Vec::new()));
         Extractor::new(Grounding(answer(), seen.clone()))
-            .extract_value(&schema(), text)
+            .with_schema(&schema())
+            .extract(text)
             .await
             .unwrap();
         assert_eq!(seen.lock().unwrap()[0].grounding, None);
@@ -268,7 +253,10 @@ mod tests {
     #[test]
     fn only_the_grounding_renderings_the_embedded_engine_reads_keep_the_marks() {
         let set = schema();
-        let embedded = [crate::Dialect::Generic, crate::Dialect::Gbnf];
+        let embedded = [
+            crate::schema::Dialect::Generic,
+            crate::schema::Dialect::Gbnf,
+        ];
         for shape in [Shape::One, Shape::Line, Shape::List] {
             for dialect in embedded {
                 let marked = set.for_dialect_grounded(dialect, shape).unwrap();
@@ -277,7 +265,7 @@ mod tests {
                     "{marked}"
                 );
             }
-            for dialect in crate::Dialect::ALL {
+            for dialect in crate::schema::Dialect::ALL {
                 if !embedded.contains(&dialect) {
                     assert_eq!(
                         set.for_dialect_grounded(dialect, shape).ok(),
@@ -292,9 +280,9 @@ mod tests {
     fn the_schema_sent_has_no_grounding_keyword() {
         let set = schema();
         for dialect in [
-            crate::Dialect::Generic,
-            crate::Dialect::Gbnf,
-            crate::Dialect::OpenAiStrict,
+            crate::schema::Dialect::Generic,
+            crate::schema::Dialect::Gbnf,
+            crate::schema::Dialect::OpenAiStrict,
         ] {
             let sent = set.for_dialect(dialect, Shape::Line).unwrap().to_string();
             assert!(!sent.contains("x-grounded"), "{dialect:?}: {sent}");

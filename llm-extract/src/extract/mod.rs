@@ -1,17 +1,28 @@
 //! The [`Extract`] trait and the extraction loop: ask, parse, validate, repair, continue.
 //!
-//! - [`Extract`]: what `#[derive(Extract)]` implements; its provided methods `extract`, `extract_all` and
-//!   `extract_stream` run an extraction with default settings.
-//! - [`Extractor`]: the same with every setting (instructions, template, attempts, tokens, mode, ...),
-//!   returning the [`Extraction`] report, plus the untyped twins for runtime schemas.
-//! - The loop itself (one implementation for typed and untyped targets) lives in `engine/`, the exact
-//!   wording of every prompt in `wording.rs`.
+//! - [`Extract`]: what `#[derive(Extract)]` implements; its provided methods (`T::extract`,
+//!   `T::extract_all`, ...) run an extraction with default settings.
+//! - [`Extractor`]: the same with every setting (instructions, template, attempts, tokens, mode,
+//!   chunks, ...; the table is on [`Extractor`], the setters in `settings.rs`), returning the
+//!   [`Extraction`] report. Its seven `extract*` methods take a target type `T`:
+//!   [`extract`](Extractor::extract), [`extract_all`](Extractor::extract_all),
+//!   [`extract_stream`](Extractor::extract_stream), [`extract_partial`](Extractor::extract_partial),
+//!   [`extract_grounded`](Extractor::extract_grounded), [`extract_document`](Extractor::extract_document)
+//!   and [`extract_document_stream`](Extractor::extract_document_stream).
+//! - [`SchemaExtractor`] ([`Extractor::with_schema`]): the same seven for a runtime schema, returning
+//!   validated JSON.
+//! - [`DocumentSource`]: the document of the document extractions, in memory or read from a file,
+//!   resumable ([`DoneChunk`]), with a callback per chunk ([`ChunkReport`]); the result is a
+//!   [`Document`].
+//! - The loop itself (one implementation for typed and runtime targets, `target.rs`) lives in
+//!   `engine/`, the exact wording of every prompt in `wording.rs`.
 //!
 //! It ties the layers below together: the [`schema`](crate::schema) of the target, a request to an
 //! [`llm`](crate::llm), the answer read by [`parse`](crate::parse), checked by
 //! [`validate`](crate::validate) and, for grounded fields, [`ground`](crate::ground). Next in the flow:
 //! [`report`](crate::report), what the extraction returns besides its value.
 
+mod chunk_report;
 mod config;
 mod document;
 mod document_reader;
@@ -26,23 +37,30 @@ mod keyed;
 mod loops;
 mod meter;
 mod partial;
+mod schema_extractor;
+mod settings;
+mod source;
 mod stream;
 mod target;
 mod tokens;
 mod watch;
 mod wording;
 
+pub use chunk_report::{ChunkReport, DoneChunk};
 pub use config::{Input, Mode, DEFAULT_CHUNK_BYTES};
-pub use document::{ChunkReport, Document, DocumentEvent, DoneChunk, PassReport, BYTES_PER_TOKEN};
+pub use document::{Document, DocumentEvent, PassReport, BYTES_PER_TOKEN};
 pub use error::{ExtractError, ExtractErrorKind};
 pub use example::{Example, ExampleError};
 pub use extractor::Extractor;
 pub use loops::Recovery;
 pub use partial::PartialEvent;
+pub use schema_extractor::SchemaExtractor;
+pub use source::DocumentSource;
 pub use stream::ExtractStream;
 pub(crate) use wording::render;
 pub use wording::{TemplateError, DEFAULT_INSTRUCTIONS, DEFAULT_TEMPLATE};
 
+use crate::ground::ReadError;
 use crate::llm::Llm;
 use crate::parse::PartialValue;
 use crate::report::Extraction;
@@ -58,7 +76,7 @@ use std::future::Future;
 ///
 /// ```
 /// use llm_extract::llm::{from_fn, ChatResponse};
-/// use llm_extract::{Extract, Schema, SchemaSet};
+/// use llm_extract::{Extract, Schema, schema::SchemaSet};
 /// use serde_json::json;
 /// use std::sync::OnceLock;
 ///
@@ -137,15 +155,16 @@ pub trait Extract: Schema {
         }
     }
 
-    /// Every item of this type in a document of any length: chunked, each chunk extracted and its
-    /// `#[extract(grounded)]` values found in it, the items merged by their `#[extract(key)]` fields.
-    /// Failed chunks are reported in [`Document::chunks`], never fatal. See
-    /// [`Extractor::extract_document`] for the settings.
+    /// Every item of this type in a document of any length (a text, or a [`DocumentSource`]): chunked,
+    /// each chunk extracted and its `#[extract(grounded)]` values found in it, the items merged by
+    /// their `#[extract(key)]` fields. Failed chunks are reported in [`Document::chunks`], never fatal;
+    /// the error is a reader's. See [`Extractor::extract_document`] for the settings.
     fn extract_document<'a, L: Llm + ?Sized>(
         llm: &'a L,
-        document: &'a str,
-    ) -> impl Future<Output = Document<Self>> + Send + 'a {
-        async move { Extractor::new(llm).extract_document::<Self>(document).await }
+        document: impl Into<DocumentSource<'a>>,
+    ) -> impl Future<Output = Result<Document<Self>, ReadError>> + Send + 'a {
+        let source = document.into();
+        async move { Extractor::new(llm).extract_document::<Self>(source).await }
     }
 
     /// Like [`Extract::extract`], but yields the value as it is written: snapshots of its partial form

@@ -26,7 +26,7 @@ use std::task::{Context, Poll};
 /// use futures_util::StreamExt;
 /// use llm_extract::extract::Extractor;
 /// use llm_extract::llm::{from_fn, ChatResponse};
-/// use llm_extract::SchemaSet;
+/// use llm_extract::schema::SchemaSet;
 /// use serde_json::json;
 ///
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
@@ -36,7 +36,7 @@ use std::task::{Context, Poll};
 ///     "required": ["n"], "additionalProperties": false
 /// }));
 /// let extractor = Extractor::new(llm);
-/// let mut stream = extractor.extract_value_stream(&schema, "two numbers");
+/// let mut stream = extractor.with_schema(&schema).extract_stream("two numbers");
 /// let mut seen = Vec::new();
 /// while let Some(item) = stream.next().await {
 ///     seen.push(item?);

@@ -20,7 +20,7 @@
 //! - [`merge`]: merging the items of several chunks or passes by identity (`"x-key"` fields).
 //!
 //! Next in the flow: [`extract`](crate::extract) runs grounded extractions
-//! ([`Extractor::extract_grounded_all`](crate::Extractor::extract_grounded_all),
+//! ([`Extractor::extract_grounded`](crate::Extractor::extract_grounded),
 //! [`Extractor::extract_document`](crate::Extractor::extract_document)).
 
 pub mod boundary;

@@ -34,7 +34,7 @@ const OPENAI_API: OfficialApi = OfficialApi {
 ///
 /// ```no_run
 /// use llm_extract::llm::OpenAiCompatible;
-/// use llm_extract::Dialect;
+/// use llm_extract::schema::Dialect;
 ///
 /// # fn main() -> Result<(), llm_extract::llm::LlmError> {
 /// // A local llama-server or vLLM, no key; "/v1" is added to a bare host.

@@ -498,7 +498,7 @@ impl<T> Sink for Items<T> {
 /// yield the same items for the same bytes, however those are chunked.
 ///
 /// ```
-/// use llm_extract::{LineDecoder, Schema, SchemaSet};
+/// use llm_extract::{Schema, parse::LineDecoder, schema::SchemaSet};
 /// use llm_extract::parse::LineEvent;
 /// use serde_json::json;
 /// use std::sync::OnceLock;
@@ -529,7 +529,7 @@ impl<T> Sink for Items<T> {
 ///
 /// ```
 /// use llm_extract::parse::{LineEvent, ParseOptions};
-/// use llm_extract::{LineDecoder, SchemaSet};
+/// use llm_extract::{parse::LineDecoder, schema::SchemaSet};
 /// use serde_json::json;
 ///
 /// let schema = SchemaSet::new("A", json!({"type": "object", "properties": {"a": {"type": "integer"}},

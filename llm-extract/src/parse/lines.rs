@@ -16,7 +16,7 @@ use serde_json::Value;
 /// Parses many values of `T` (JSON Lines, fenced, pretty-printed, an array or an `{"items": [...]}` wrapper).
 ///
 /// ```
-/// use llm_extract::{lines_from_str, Schema, SchemaSet};
+/// use llm_extract::{Schema, parse::lines_from_str, schema::SchemaSet};
 /// use serde_json::json;
 /// use std::sync::OnceLock;
 ///

@@ -81,7 +81,7 @@
 //!
 //! ```
 //! use llm_extract::parse::{from_str_value, ParseOptions};
-//! use llm_extract::SchemaSet;
+//! use llm_extract::schema::SchemaSet;
 //! use serde_json::json;
 //!
 //! let schema = SchemaSet::new("Point", json!({
@@ -397,7 +397,10 @@ mod tests {
     #[test]
     fn max_depth_is_capped_where_the_stack_holds() {
         use serde_json::json;
-        let schema = std::sync::Arc::new(crate::SchemaSet::new("Any", json!({"type": "object"})));
+        let schema = std::sync::Arc::new(crate::schema::SchemaSet::new(
+            "Any",
+            json!({"type": "object"}),
+        ));
         // A hostile answer nested 100,000 deep, a trailing comma keeping it off serde's path, on a
         // thread with the default stack, with the limit raised as far as it goes.
         let check = move |depth: usize, options: ParseOptions| {

@@ -12,7 +12,7 @@ use std::collections::VecDeque;
 /// Parses one value of `T` with default options.
 ///
 /// ```
-/// use llm_extract::{from_str, Schema, SchemaSet};
+/// use llm_extract::{from_str, Schema, schema::SchemaSet};
 /// use serde_json::json;
 /// use std::sync::OnceLock;
 ///

@@ -489,14 +489,16 @@ impl<'p, L: Llm> PromptCall<'p, L> {
             (ResponseType::Json, Some(schema)) => examples
                 .into_iter()
                 .fold(self.extractor(), Extractor::with_example)
-                .extract_value(schema.schema_set(), Input::text(rendered))
+                .with_schema(schema)
+                .extract(Input::text(rendered))
                 .await
                 .map(PromptOutput::Json)
                 .map_err(|source| prompt.extract_error(source)),
             (ResponseType::Jsonl, Some(schema)) => examples
                 .into_iter()
                 .fold(self.extractor(), Extractor::with_example)
-                .extract_all_values(schema.schema_set(), Input::text(rendered))
+                .with_schema(schema)
+                .extract_all(Input::text(rendered))
                 .await
                 .map(PromptOutput::Jsonl)
                 .map_err(|source| prompt.extract_error(source)),
@@ -579,8 +581,9 @@ impl<'p, L: Llm> PromptCall<'p, L> {
             .into_iter()
             .fold(self.extractor(), Extractor::with_example);
         Ok(ExtractStream::start(move |mut sink, _spent| async move {
-            let mut items =
-                extractor.extract_value_stream(schema.schema_set(), Input::text(rendered));
+            let mut items = extractor
+                .with_schema(schema)
+                .extract_stream(Input::text(rendered));
             while let Some(item) = items.next().await {
                 sink(item?);
             }

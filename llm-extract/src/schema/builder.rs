@@ -1036,9 +1036,10 @@ pub fn build_guarded<T: ?Sized + 'static>(build: impl FnOnce() -> Value) -> Valu
 /// generic type's `Schema::schema` returns (a generic function cannot own a `static` per
 /// instantiation). Built outside the lock; if two threads build it at once, one set is kept.
 pub fn schema_set_of<T: ?Sized + 'static>(
-    build: impl FnOnce() -> crate::SchemaSet,
-) -> &'static crate::SchemaSet {
-    static SETS: OnceLock<Mutex<HashMap<TypeId, &'static crate::SchemaSet>>> = OnceLock::new();
+    build: impl FnOnce() -> crate::schema::SchemaSet,
+) -> &'static crate::schema::SchemaSet {
+    static SETS: OnceLock<Mutex<HashMap<TypeId, &'static crate::schema::SchemaSet>>> =
+        OnceLock::new();
     let id = TypeId::of::<T>();
     let sets = SETS.get_or_init(Default::default);
     let lock = || sets.lock().unwrap_or_else(PoisonError::into_inner);
@@ -1249,7 +1250,7 @@ mod tests {
             )
         );
         let number = tagged_newtype(None, Property::tag("type", "n"), u8::field_schema());
-        let set = crate::SchemaSet::new("N", number);
+        let set = crate::schema::SchemaSet::new("N", number);
         let message = set.validator().unwrap_err().to_string();
         assert!(
             message.contains("must hold a struct with named fields"),
@@ -1290,7 +1291,7 @@ mod tests {
         let mut expected = body.clone();
         expected["$defs"] = json!({ "Cyclic": body });
         assert_eq!(schema, expected);
-        let set = crate::SchemaSet::new("Cyclic", schema);
+        let set = crate::schema::SchemaSet::new("Cyclic", schema);
         let validator = set.validator().unwrap();
         assert!(validator.is_valid(&json!([[], [[[]]]])));
         assert!(!validator.is_valid(&json!([[1]])));
@@ -1381,7 +1382,7 @@ mod tests {
             }
         }
         let broken = object(None, vec![Property::flatten::<Scalar>()]);
-        let message = crate::SchemaSet::new("B", broken)
+        let message = crate::schema::SchemaSet::new("B", broken)
             .validator()
             .unwrap_err()
             .to_string();
@@ -1390,9 +1391,9 @@ mod tests {
 
     #[test]
     fn generic_sets_are_built_once_per_type() {
-        let first = schema_set_of::<Vec<u8>>(|| crate::SchemaSet::new("a", json!({})));
-        let again = schema_set_of::<Vec<u8>>(|| crate::SchemaSet::new("b", json!({})));
-        let other = schema_set_of::<Vec<i8>>(|| crate::SchemaSet::new("c", json!({})));
+        let first = schema_set_of::<Vec<u8>>(|| crate::schema::SchemaSet::new("a", json!({})));
+        let again = schema_set_of::<Vec<u8>>(|| crate::schema::SchemaSet::new("b", json!({})));
+        let other = schema_set_of::<Vec<i8>>(|| crate::schema::SchemaSet::new("c", json!({})));
         assert!(std::ptr::eq(first, again));
         assert_eq!((again.name(), other.name()), ("a", "c"));
     }

@@ -214,6 +214,12 @@ pub enum DynamicSchemaError {
     Signature(#[from] SignatureError),
 }
 
+impl AsRef<SchemaSet> for DynamicSchema {
+    fn as_ref(&self) -> &SchemaSet {
+        &self.set
+    }
+}
+
 impl DynamicSchema {
     /// Loads a JSON Schema value, of the draft its `$schema` names (4, 6, 7, 2019-09 or 2020-12;
     /// 2020-12 when it names none).

@@ -36,8 +36,8 @@ use std::sync::OnceLock;
 ///
 /// `#[derive(Extract)]` implements it, together with [`Extract`](crate::Extract), which adds the
 /// extraction methods on top (as serde keeps `Deserialize` below `serde_json::from_str`). The parse
-/// functions ([`from_str`](crate::from_str), [`lines_from_str`](crate::lines_from_str),
-/// [`LineDecoder`](crate::LineDecoder)) need only this trait. The schema is computed once per type (a
+/// functions ([`from_str`](crate::from_str), [`lines_from_str`](crate::parse::lines_from_str),
+/// [`LineDecoder`](crate::parse::LineDecoder)) need only this trait. The schema is computed once per type (a
 /// static) and then returned by reference.
 pub trait Schema: DeserializeOwned + Send + 'static {
     /// Everything derived from the type's schema: dialects, instructions, validators.
@@ -235,6 +235,14 @@ fn rebase(schema: &mut Value, base: &str) {
         }
         Value::Array(items) => items.iter_mut().for_each(|item| rebase(item, base)),
         _ => {}
+    }
+}
+
+/// What [`Extractor::with_schema`](crate::Extractor::with_schema) takes: a schema set, or a
+/// [`DynamicSchema`].
+impl AsRef<SchemaSet> for SchemaSet {
+    fn as_ref(&self) -> &SchemaSet {
+        self
     }
 }
 

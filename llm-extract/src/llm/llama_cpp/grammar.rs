@@ -90,7 +90,7 @@ pub enum GrammarSource {
 /// The llguidance matcher the embedded engine decodes a request with: the grammar of `schema` itself, or,
 /// when llguidance refuses it, of `schema` lowered for [`Dialect::Gbnf`] (grounding marks kept).
 ///
-/// `factory` holds the model's tokenizer; JSON Lines and grounding as in a [`ChatRequest`](crate::ChatRequest).
+/// `factory` holds the model's tokenizer; JSON Lines and grounding as in a [`ChatRequest`](crate::llm::ChatRequest).
 ///
 /// # Errors
 /// [`LlamaCppError::Grammar`] when llguidance refuses both (with both of its messages), or refuses the

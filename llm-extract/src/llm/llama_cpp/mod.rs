@@ -4,7 +4,7 @@
 //! ```no_run
 //! # async fn demo() -> Result<(), llm_extract::llm::LlmError> {
 //! use llm_extract::llm::llama_cpp::LlamaCpp;
-//! use llm_extract::{ChatRequest, Llm};
+//! use llm_extract::{Llm, llm::ChatRequest};
 //!
 //! // `LLM_EXTRACT_MODEL`, or the default model that `scripts/fetch-model.sh` caches.
 //! let llm = LlamaCpp::from_env()?;
@@ -30,7 +30,7 @@
 //!   template's own text can hold control tokens: a message's text is always read as text, so a document
 //!   that contains `<|im_end|><|im_start|>system` cannot end its turn or open another, and a NUL byte in it
 //!   is read as the byte it is (`chat_tokens.rs`).
-//! - **The schema** of a request is the full JSON Schema ([`Dialect::Generic`](crate::Dialect::Generic)):
+//! - **The schema** of a request is the full JSON Schema ([`Dialect::Generic`](crate::schema::Dialect::Generic)):
 //!   llguidance enforces it as written (`allOf`, `anyOf`, recursion through `$ref`, `patternProperties`,
 //!   bounds, formats), and only a schema llguidance refuses is constrained by its lowering for the Ollama
 //!   dialect instead ([`guidance_matcher`]). llguidance computes each token's mask lazily; the tokens the

@@ -1,4 +1,4 @@
-//! [`Dialect::Anthropic`](crate::Dialect::Anthropic): Anthropic structured outputs
+//! [`Dialect::Anthropic`](crate::schema::Dialect::Anthropic): Anthropic structured outputs
 //! (`output_config.format`, the beta `output_format`) and strict tool input schemas, and the
 //! non-strict form (a tool without `strict`).
 //!
@@ -228,7 +228,7 @@ fn simple_pattern(pattern: &str) -> bool {
 mod tests {
     use super::*;
     use crate::schema::dialect::lower as lower_for;
-    use crate::Dialect;
+    use crate::schema::Dialect;
     use serde_json::json;
 
     fn anthropic(schema: Value) -> Result<Lowering, SchemaError> {

@@ -1,4 +1,4 @@
-//! [`Dialect::Gbnf`](crate::Dialect::Gbnf): what llama.cpp's JSON-Schema-to-GBNF converter enforces
+//! [`Dialect::Gbnf`](crate::schema::Dialect::Gbnf): what llama.cpp's JSON-Schema-to-GBNF converter enforces
 //! (Ollama and llama-server both use it).
 //!
 //! Facts relied on, read from llama.cpp's `common/json-schema.cpp` (the schema reader) and
@@ -177,7 +177,7 @@ fn is_integral(value: &Value) -> bool {
 mod tests {
     use super::*;
     use crate::schema::dialect::{lower, lower_grounded, Lowering};
-    use crate::Dialect;
+    use crate::schema::Dialect;
     use serde_json::json;
 
     fn gbnf(schema: Value) -> Lowering {

@@ -1,4 +1,4 @@
-//! [`Dialect::Gemini`](crate::Dialect::Gemini): Gemini's `responseJsonSchema`.
+//! [`Dialect::Gemini`](crate::schema::Dialect::Gemini): Gemini's `responseJsonSchema`.
 //!
 //! Facts relied on, from the `GenerationConfig.responseJsonSchema` reference (Gemini API and Vertex AI,
 //! <https://ai.google.dev/api/generate-content#generationconfig>) and the structured-output guide:
@@ -126,7 +126,7 @@ impl Rules for Gemini {
 #[cfg(test)]
 mod tests {
     use crate::schema::dialect::lower;
-    use crate::Dialect;
+    use crate::schema::Dialect;
     use serde_json::json;
 
     #[test]

@@ -1,4 +1,4 @@
-//! [`Dialect::OpenAiStrict`](crate::Dialect::OpenAiStrict): OpenAI structured outputs
+//! [`Dialect::OpenAiStrict`](crate::schema::Dialect::OpenAiStrict): OpenAI structured outputs
 //! (`response_format.json_schema` and function parameters) with `"strict": true`, and its non-strict form.
 //!
 //! Facts relied on, from OpenAI's structured-outputs guide ("Supported schemas",
@@ -317,7 +317,7 @@ impl OpenAiStrict {
 mod tests {
     use super::*;
     use crate::schema::dialect::lower as lower_for;
-    use crate::Dialect;
+    use crate::schema::Dialect;
     use serde_json::json;
 
     fn strict(schema: Value) -> Result<Lowering, SchemaError> {

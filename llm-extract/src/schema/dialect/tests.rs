@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::schema::SchemaSet;
-use crate::Shape;
+use crate::schema::Shape;
 use serde_json::json;
 
 #[test]

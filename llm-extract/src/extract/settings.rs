@@ -1,0 +1,344 @@
+//! Every setting of an [`Extractor`], each a self-consuming setter (`Extractor::new(llm).max_tokens(..)`).
+//! The table of them, with their defaults and what reads each, is on [`Extractor`]; the values live in
+//! [`Config`](super::config::Config).
+
+use super::example::{Example, ExampleError};
+use super::loops::Recovery;
+use super::Extractor;
+use super::Mode;
+use crate::check::{CheckError, Issues};
+use crate::llm::Llm;
+use crate::parse::{LoopGuard, ParseOptions};
+use crate::Extract;
+use serde::Serialize;
+use serde_json::Value;
+
+impl<L: Llm> Extractor<L> {
+    /// The system instructions, placed before the format instructions (default
+    /// [`DEFAULT_INSTRUCTIONS`](super::DEFAULT_INSTRUCTIONS): extract only what the text states).
+    pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.config.instructions = instructions.into();
+        self
+    }
+
+    /// The user prompt template, with `{{name}}` placeholders filled from the [`Input`](super::Input)
+    /// (default `{{text}}`). A placeholder without a variable fails the extraction with a template error.
+    pub fn template(mut self, template: impl Into<String>) -> Self {
+        self.config.template = template.into();
+        self
+    }
+
+    /// Adds a worked example for `T`: `value` is what `text` holds. It is serialized through `T`'s
+    /// `Serialize`, validated against `T`'s schema and read back through its `Deserialize`; a value that
+    /// fails is an error here, not at extraction time. See [`Example`] for how examples are shown.
+    ///
+    /// Examples apply to the type (the schema) they were made for; an extractor's examples for a type
+    /// replace that type's own `#[extract(example(...))]` ones.
+    pub fn example<T: Extract + Serialize>(
+        self,
+        text: impl Into<String>,
+        value: T,
+    ) -> Result<Self, ExampleError> {
+        Ok(self.with_example(Example::new(text, value)?))
+    }
+
+    /// Adds an example made beforehand: [`Example::items`] for item lists, [`Example::value`] for a
+    /// runtime schema.
+    pub fn with_example(mut self, example: Example) -> Self {
+        self.config.examples.push(example);
+        self
+    }
+
+    /// Whether a type's own examples (`#[extract(example(...))]`) are shown when this extractor has none
+    /// for it (default `true`).
+    pub fn default_examples(mut self, on: bool) -> Self {
+        self.config.default_examples = on;
+        self
+    }
+
+    /// Constrained (the default), prompted or tool: how the schema travels (see [`Mode`]).
+    pub fn mode(mut self, mode: Mode) -> Self {
+        self.config.mode = mode;
+        self
+    }
+
+    /// The most answers requested to get a valid result: the first plus fixes, so `max_attempts(3)`
+    /// allows two repairs (default 3; at least 1). Continuations after a cut answer are capped separately
+    /// ([`Extractor::max_continuations`]); transport retries are the backend's [`RetryPolicy`](crate::llm::RetryPolicy).
+    pub fn max_attempts(mut self, attempts: u32) -> Self {
+        self.config.max_attempts = attempts.max(1);
+        self
+    }
+
+    /// How many times a list ([`Extractor::extract_all`], streams, document chunks) asks the model to
+    /// continue after an answer cut off by the token limit (default 2).
+    pub fn max_continuations(mut self, continuations: u32) -> Self {
+        self.config.max_continuations = continuations;
+        self
+    }
+
+    /// The most tokens one answer may have. By default it is derived from the schema where the schema
+    /// bounds the value (string `maxLength`, `maxItems`, enums, numbers, booleans: their longest JSON
+    /// text, one token per byte, plus a margin), and otherwise 1024 for one value and 4096 for a list;
+    /// `max_tokens` overrides both.
+    pub fn max_tokens(mut self, tokens: u32) -> Self {
+        self.config.max_tokens = Some(tokens);
+        self
+    }
+
+    /// The sampling temperature (default 0: greedy, the same answer for the same request on every
+    /// backend; a loop is then recovered by the [`LoopGuard`] instead of by chance).
+    pub fn temperature(mut self, temperature: f32) -> Self {
+        self.config.temperature = Some(temperature);
+        self
+    }
+
+    /// The sampling seed (default 0, sent to every backend that takes one).
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.config.seed = Some(seed);
+        self
+    }
+
+    /// The most items a list keeps. Generation stops once that many arrived, the prompt says so,
+    /// and in constrained mode the array sent to the server gets `maxItems` (default: no limit).
+    pub fn max_items(mut self, items: usize) -> Self {
+        self.config.max_items = Some(items);
+        self
+    }
+
+    /// The most tokens (prompt plus completion, summed over attempts) an extraction may spend. No new
+    /// request starts once it is spent, and each request's `max_tokens` is lowered to what is left. When it
+    /// runs out, [`Extractor::extract`] fails with a budget error; a list returns the items it has
+    /// (default: no budget).
+    pub fn token_budget(mut self, tokens: u64) -> Self {
+        self.config.token_budget = Some(tokens);
+        self
+    }
+
+    /// Accepts only clean JSON: no fences, no fixes, no coercion (default `false`).
+    pub fn strict(mut self, strict: bool) -> Self {
+        self.config.parse = self.config.parse.with_strict(strict);
+        self
+    }
+
+    /// The parser's options, in full (default [`ParseOptions::default`]).
+    pub fn parse_options(mut self, options: ParseOptions) -> Self {
+        self.config.parse = options;
+        self
+    }
+
+    /// When a streamed answer counts as a loop (default [`LoopGuard::default`]; [`LoopGuard::off`]
+    /// turns detection off). Every answer is streamed and checked as it arrives, one value or many; a
+    /// loop stops the generation at once (the stream is dropped, which cancels it), the attempt ends
+    /// with [`Finish::Loop`](crate::llm::Finish::Loop) and, within `max_attempts`, a recovery
+    /// attempt follows (see [`Extractor::recovery`]); for a list it continues after the last good item.
+    pub fn loop_guard(mut self, guard: LoopGuard) -> Self {
+        if let Some((penalty, temperature, seed)) = guard.recovery_settings() {
+            self.config.recovery = Recovery {
+                penalty,
+                temperature,
+                seed,
+            };
+        }
+        self.config.loop_guard = guard;
+        self
+    }
+
+    /// After this many items in a row that each copy one of the recent items (default 2: `A, A, A` or
+    /// `A, B, A, B`), `extract_all` stops the generation (the model is looping), keeps the items before
+    /// the copies and reports [`Finish::Loop`](crate::llm::Finish::Loop); 0 turns the item check off. Sets
+    /// [`LoopGuard::item_copies`].
+    pub fn item_copies(mut self, copies: usize) -> Self {
+        self.config.loop_guard.item_copies = copies;
+        self
+    }
+
+    /// What the attempt after a loop changes (default [`Recovery::default`]): a repeat penalty, then
+    /// also a small temperature with a fixed seed; the same temperature and seed for a repair that got
+    /// back the answer it rejected.
+    pub fn recovery(mut self, recovery: Recovery) -> Self {
+        self.config.recovery = recovery;
+        self
+    }
+
+    /// The most characters of a bad answer quoted back to the model in a repair request (default 8000;
+    /// at least 200; longer answers keep their head and tail).
+    pub fn max_echo_chars(mut self, chars: usize) -> Self {
+        self.config.max_echo_chars = chars.max(200);
+        self
+    }
+
+    /// Adds a check a schema cannot say, run on every value and item of a runtime schema
+    /// ([`Extractor::with_schema`]) and of a document, never on a partial one: hard issues are repaired
+    /// like schema violations, soft ones returned in [`Report::issues`](crate::Report::issues). A
+    /// derived type's checks are its own (`#[extract(check)]`, see [`crate::check`]).
+    ///
+    /// ```
+    /// use llm_extract::llm::{from_fn, ChatResponse};
+    /// use llm_extract::schema::SchemaSet;
+    /// use llm_extract::Extractor;
+    /// use serde_json::json;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let llm = from_fn(|_request| async { Ok(ChatResponse::new(r#"{"start": 3, "end": 9}"#)) });
+    /// let schema = SchemaSet::new("Span", json!({
+    ///     "type": "object",
+    ///     "properties": {"start": {"type": "integer"}, "end": {"type": "integer"}},
+    ///     "required": ["start", "end"],
+    ///     "additionalProperties": false
+    /// }));
+    /// let extractor = Extractor::new(llm).check(|value, issues| {
+    ///     if value["end"].as_i64() < value["start"].as_i64() {
+    ///         issues.hard("/end", "the end comes after the start");
+    ///     }
+    ///     if value["end"].as_i64() > Some(5) {
+    ///         issues.soft("/end", "later than usual");
+    ///     }
+    /// });
+    /// let out = extractor.with_schema(&schema).extract("From 3 to 9.").await?;
+    /// assert_eq!(out.report.issues[0].path, "/end");
+    /// # Ok::<(), llm_extract::ExtractError>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn check(mut self, check: impl Fn(&Value, &mut Issues) + Send + Sync + 'static) -> Self {
+        self.checks.push(std::sync::Arc::new(check));
+        self
+    }
+
+    /// Adds an asynchronous check (a lookup: "this customer id exists"), run like [`Extractor::check`]
+    /// on every complete value and item of a runtime schema, after the synchronous checks, with its own
+    /// copy of the value. A check that cannot run returns a [`CheckError`]: the extraction then fails
+    /// with [`ExtractErrorKind::Check`](crate::extract::ExtractErrorKind::Check), carrying the error
+    /// and the model's answer, rather than return a value that was not checked.
+    ///
+    /// ```
+    /// use llm_extract::check::{CheckError, Issues};
+    /// use llm_extract::extract::ExtractErrorKind;
+    /// use llm_extract::llm::{from_fn, ChatResponse};
+    /// use llm_extract::schema::SchemaSet;
+    /// use llm_extract::Extractor;
+    /// use serde_json::{json, Value};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let schema = SchemaSet::new("Order", json!({
+    ///     "type": "object",
+    ///     "properties": {"customer": {"type": "string"}},
+    ///     "required": ["customer"],
+    ///     "additionalProperties": false
+    /// }));
+    /// let lookup = |up: bool| move |value: Value| async move {
+    ///     if !up {
+    ///         return Err(CheckError::new("the customer database did not answer"));
+    ///     }
+    ///     let mut issues = Issues::new();
+    ///     if value["customer"] != "c-7" {
+    ///         issues.hard("/customer", "no customer has this id; the text names c-7");
+    ///     }
+    ///     Ok(issues)
+    /// };
+    /// // The first answer names c-1, then every answer c-7.
+    /// let answers = std::sync::Mutex::new(vec![r#"{"customer": "c-1"}"#]);
+    /// let llm = from_fn(move |_request| {
+    ///     let answer = answers.lock().unwrap().pop().unwrap_or(r#"{"customer": "c-7"}"#);
+    ///     async move { Ok(ChatResponse::new(answer)) }
+    /// });
+    /// let out = Extractor::new(&llm).check_async(lookup(true)).with_schema(&schema).extract("Order for c-7.").await?;
+    /// assert_eq!(out.value["customer"], "c-7");
+    /// assert_eq!(out.report.attempts.len(), 2);
+    ///
+    /// let err = Extractor::new(&llm).check_async(lookup(false)).with_schema(&schema).extract("x").await.unwrap_err();
+    /// assert!(matches!(err.kind(), ExtractErrorKind::Check { .. }));
+    /// # Ok::<(), llm_extract::ExtractError>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn check_async<F, Fut>(mut self, check: F) -> Self
+    where
+        F: Fn(Value) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<Issues, CheckError>> + Send + 'static,
+    {
+        self.checks.push_async(check);
+        self
+    }
+
+    /// Whether an item whose grounded value is still nowhere in the text after the repairs is dropped
+    /// (`true`; it stays in [`Report::skipped`](crate::report::Report::skipped)) or kept with a
+    /// [`MatchKind::NotFound`](crate::ground::MatchKind::NotFound) span (`false`, the default).
+    ///
+    /// With `true`, [`Extractor::extract_all`] and [`Extractor::extract_stream`] (typed or through
+    /// [`Extractor::with_schema`]) ground too: a type's grounded values are found in the input's `text`
+    /// variable and the items whose values are not are re-asked, then dropped (without a `text` variable
+    /// nothing is grounded).
+    pub fn require_grounding(mut self, require: bool) -> Self {
+        self.config.require_grounding = require;
+        self
+    }
+
+    /// The largest chunk of a document, in bytes (default
+    /// [`DEFAULT_CHUNK_BYTES`](super::DEFAULT_CHUNK_BYTES); at least 64). Choose it so that the
+    /// instructions, the chunk and the answer fit the model's context.
+    pub fn chunk_bytes(mut self, bytes: usize) -> Self {
+        self.config.document.chunk_bytes = bytes;
+        self
+    }
+
+    /// The largest chunk of a document, in tokens of the backend's model: with a backend that counts
+    /// tokens with the model's own tokenizer ([`Llm::count_tokens`], the embedded engine), every chunk
+    /// is at most this many tokens; with another, chunks are [`BYTES_PER_TOKEN`](super::BYTES_PER_TOKEN)
+    /// bytes per token. It replaces [`Extractor::chunk_bytes`] (default: unset).
+    pub fn chunk_tokens(mut self, tokens: usize) -> Self {
+        self.config.document.chunk_tokens = Some(tokens.max(1));
+        self
+    }
+
+    /// How many bytes each chunk repeats of the one before (default a tenth of the chunk size; at most
+    /// a quarter).
+    pub fn chunk_overlap(mut self, bytes: usize) -> Self {
+        self.config.document.overlap = Some(bytes);
+        self
+    }
+
+    /// How many times a document is read (default 1). Each later pass moves the chunk boundaries and
+    /// adds only items with new identities; copies merge into the items already found.
+    pub fn passes(mut self, passes: u32) -> Self {
+        self.config.document.passes = passes.max(1);
+        self
+    }
+
+    /// How many chunks of a document are extracted at once (default 1).
+    pub fn concurrency(mut self, chunks: usize) -> Self {
+        self.config.document.concurrency = chunks.max(1);
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::{from_fn, ChatResponse};
+
+    fn extractor() -> Extractor<impl Llm> {
+        Extractor::new(from_fn(|_| async { Ok(ChatResponse::new("{}")) }))
+    }
+
+    #[test]
+    fn recovery_is_set_on_its_own_and_a_guard_leaves_it() {
+        let recovery = Recovery::default().penalty(1.5).temperature(0.2).seed(3);
+        let set = extractor()
+            .recovery(recovery)
+            .loop_guard(LoopGuard::default().max_run(8));
+        assert_eq!(set.config.recovery, recovery);
+        assert_eq!(set.config.loop_guard.max_run, 8);
+        assert_eq!(extractor().config.recovery, Recovery::default());
+    }
+
+    #[test]
+    #[allow(deprecated)]
+    fn a_guard_given_recovery_settings_carries_them_over() {
+        let guard = LoopGuard::default().recovery(1.5, 0.2, 3);
+        let set = extractor().loop_guard(guard);
+        assert_eq!(
+            set.config.recovery,
+            Recovery::default().penalty(1.5).temperature(0.2).seed(3)
+        );
+    }
+}
