@@ -305,7 +305,7 @@ impl LlamaCpp {
                         cancelled.store(true, Ordering::Release);
                     }
                 }
-                Out::Done(result) => return Ok(result?),
+                Out::Done(result) => return Ok((*result)?),
             }
         }
         Err(LlamaCppError::engine("the generation stopped without an answer").into())
