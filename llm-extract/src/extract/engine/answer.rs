@@ -7,7 +7,7 @@ use super::Engine;
 use crate::extract::meter::Meter;
 use crate::extract::target::Target;
 use crate::extract::watch;
-use crate::llm::{Accumulator, ChatRequest, Finish, LlmError, Merged, Usage};
+use crate::llm::{Accumulator, ChatRequest, Finish, LlmError, Merged, TokenLogprob, Usage};
 use crate::parse::{LineDecoder, LineEvent, Loop, LoopKind, Repeats, Skipped, WithJson};
 use crate::report::AttemptKind;
 use futures_util::StreamExt;
@@ -26,6 +26,8 @@ pub(super) struct Answer {
     pub repetition: Option<Loop>,
     /// The answers before it whose stream broke and was sent again, with the items each handed on.
     pub broken: Vec<(watch::Broken, usize)>,
+    /// Its tokens with their log-probabilities, when asked for and given.
+    pub logprobs: Option<Vec<TokenLogprob>>,
 }
 
 impl Answer {
@@ -41,6 +43,7 @@ impl Answer {
             started: Instant::now(),
             repetition: None,
             broken: Vec::new(),
+            logprobs: None,
         }
     }
 }
@@ -134,6 +137,7 @@ impl Engine<'_> {
                     text_in_summary,
                 } => {
                     reported = Some(summary.usage);
+                    answer.logprobs = summary.logprobs;
                     answer.finish = Some(summary.finish);
                     if !text_in_summary {
                         break;
