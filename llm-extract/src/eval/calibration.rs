@@ -4,6 +4,7 @@
 //! fields sorted by their mean confidence.
 
 use super::score::Leaf;
+use super::shown::{field_name, percent};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -121,7 +122,6 @@ pub fn roc_auc(scores: &[(f64, bool)]) -> Option<f64> {
 impl fmt::Display for Calibration {
     /// The halves and the AUC on one line, then the fields by mean confidence.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let percent = super::report::percent;
         writeln!(
             f,
             "confidence: {} leaves; most confident half {} right, least confident half {} right; ROC AUC {}",
@@ -133,7 +133,7 @@ impl fmt::Display for Calibration {
         let width = self
             .fields
             .iter()
-            .map(|s| super::report::field_name(&s.field).chars().count())
+            .map(|s| field_name(&s.field).chars().count())
             .max()
             .unwrap_or(0)
             .max(5);
@@ -146,7 +146,7 @@ impl fmt::Display for Calibration {
             writeln!(
                 f,
                 "{:<width$}  {:>6}  {:>10.3}  {:>8}",
-                super::report::field_name(&field.field),
+                field_name(&field.field),
                 field.scored,
                 field.mean_confidence,
                 percent(Some(field.accuracy))

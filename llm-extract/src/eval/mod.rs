@@ -49,6 +49,7 @@ pub mod lists;
 mod normalise;
 pub mod report;
 pub mod score;
+mod shown;
 
 pub use calibration::{roc_auc, Calibration, FieldConfidence};
 pub use gold::{parse_gold, read_gold, read_pair, GoldCase, GoldSpan};

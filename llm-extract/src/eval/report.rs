@@ -229,19 +229,7 @@ fn share(part: usize, whole: usize) -> Option<f64> {
     (whole > 0).then(|| part as f64 / whole as f64)
 }
 
-/// A share as a percentage with one decimal, or `-`.
-pub(crate) fn percent(value: Option<f64>) -> String {
-    value.map_or_else(|| "-".to_owned(), |v| format!("{:.1}%", 100.0 * v))
-}
-
-/// A field's name as shown: the root of a scalar value has none.
-pub(crate) fn field_name(field: &str) -> &str {
-    if field.is_empty() {
-        "(value)"
-    } else {
-        field
-    }
-}
+pub(crate) use super::shown::{field_name, percent};
 
 impl fmt::Display for EvalReport {
     /// The per-field table, the overall row, then validity, tokens and time.
