@@ -44,9 +44,11 @@ pub enum Aggregate {
     Sum,
 }
 
-/// How confidence is computed: which log-probabilities, folded how. The default
-/// (`Allowed` + `Mean`) is the one that ranked right fields above wrong ones best on the project's
-/// evaluation set.
+/// How confidence is computed: which log-probabilities, folded how. The default (`Allowed` + `Mean`)
+/// ranked right fields above wrong ones best on the project's evaluation set: on the embedded default
+/// model (the invoices), ROC AUC 0.783 against 0.738 for `Allowed` + `Sum`, and 0.783 and 0.774 for the
+/// `Vocabulary` basis (a tie with `Allowed`, which every backend gives); through llama-server (the
+/// whole set), 0.792 against 0.785 for `Sum`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub struct ConfidenceRule {
