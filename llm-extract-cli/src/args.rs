@@ -374,6 +374,34 @@ pub struct ExtractArgs {
     /// checked locally either way).
     #[arg(long)]
     pub quiet: bool,
+    /// Ask for token log-probabilities and give each field a confidence from 0 to 1: printed with its
+    /// value on standard error (`run`), in each record's "confidence" (`batch`), calibrated against the
+    /// gold (`eval`). The embedded engine, --openai and --gemini give them; --anthropic and --ollama do
+    /// not.
+    #[arg(long)]
+    pub confidence: bool,
+    /// How a field's confidence is computed (implies --confidence): from the log-probabilities among
+    /// the tokens the grammar allowed or over the whole vocabulary (embedded engine), as the exp of
+    /// their mean or of their sum.
+    #[arg(long, value_enum, value_name = "RULE")]
+    pub confidence_rule: Option<ConfidenceRuleArg>,
+    /// Mark every field whose confidence is below X (0 to 1) as doubtful, a soft issue (implies
+    /// --confidence).
+    #[arg(long, value_name = "X")]
+    pub min_confidence: Option<f32>,
+}
+
+/// How a field's confidence is computed (see `--confidence-rule`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ConfidenceRuleArg {
+    /// Among the allowed tokens, exp of the mean (the default).
+    AllowedMean,
+    /// Among the allowed tokens, exp of the sum.
+    AllowedSum,
+    /// Over the vocabulary, exp of the mean.
+    VocabularyMean,
+    /// Over the vocabulary, exp of the sum.
+    VocabularySum,
 }
 
 /// What the prompt says besides the schema.

@@ -5,10 +5,10 @@
 //! another machine unless --allow-insecure-key); this file passes the flags on, says when a set
 //! variable is not sent, and warns about flags the chosen backend ignores.
 
-use crate::args::{BackendArgs, ExtractArgs, Hosted, ModeArg};
+use crate::args::{BackendArgs, ConfidenceRuleArg, ExtractArgs, Hosted, ModeArg};
 use crate::error::CliError;
 use crate::identity::Identified;
-use llm_extract::extract::{Extractor, Mode};
+use llm_extract::extract::{Aggregate, Basis, ConfidenceRule, Extractor, Mode};
 use llm_extract::llm::{
     redact_url, Anthropic, Gemini, Llm, LlmError, Ollama, OpenAiCompatible, RetryPolicy,
 };
@@ -99,7 +99,25 @@ pub fn extractor<L: Llm>(llm: L, args: &ExtractArgs) -> Extractor<L> {
     if let Some(temperature) = args.temperature {
         extractor = extractor.temperature(temperature);
     }
+    if let Some(rule) = confidence_rule(args) {
+        extractor = extractor.confidence(rule);
+    }
+    if let Some(threshold) = args.min_confidence {
+        extractor = extractor.min_confidence(threshold);
+    }
     extractor
+}
+
+/// The confidence rule the flags ask for, if they ask for confidence at all.
+pub fn confidence_rule(args: &ExtractArgs) -> Option<ConfidenceRule> {
+    let asked = args.confidence || args.confidence_rule.is_some() || args.min_confidence.is_some();
+    let (basis, aggregate) = match args.confidence_rule {
+        None | Some(ConfidenceRuleArg::AllowedMean) => (Basis::Allowed, Aggregate::Mean),
+        Some(ConfidenceRuleArg::AllowedSum) => (Basis::Allowed, Aggregate::Sum),
+        Some(ConfidenceRuleArg::VocabularyMean) => (Basis::Vocabulary, Aggregate::Mean),
+        Some(ConfidenceRuleArg::VocabularySum) => (Basis::Vocabulary, Aggregate::Sum),
+    };
+    asked.then(|| ConfidenceRule::new(basis, aggregate))
 }
 
 pub fn mode(mode: ModeArg) -> Mode {

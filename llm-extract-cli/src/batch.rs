@@ -230,6 +230,9 @@ fn record(result: &RecordResult) -> Value {
             if let Some(issues) = crate::run::issues_json(&extraction.report.issues) {
                 line["issues"] = issues;
             }
+            if let Some(confidence) = crate::run::confidence_json(&extraction.report.confidence) {
+                line["confidence"] = confidence;
+            }
             line
         }
         Err(error) => json!({

@@ -8,11 +8,12 @@ use crate::output::Printer;
 use crate::schema;
 use llm_extract::batch::{Record, RecordResult};
 use llm_extract::eval::{
-    compare, html, read_gold, read_pair, score_document, DocumentRun, EvalReport, GoldCase,
-    ScoreOptions,
+    compare, html, read_gold, read_pair, score_document, score_document_with_confidence,
+    DocumentRun, EvalReport, GoldCase, ScoreOptions,
 };
 use llm_extract::ground::{has_grounded, Source, Span};
 use serde_json::Value;
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
@@ -128,13 +129,17 @@ fn score(
         );
     };
     let tokens = result.usage().total();
+    let mut confidence = BTreeMap::new();
     let (predicted, error, attempts, reached) = match result.outcome {
-        Ok(extraction) => (
-            Some(extraction.value),
-            None,
-            extraction.report.attempts,
-            true,
-        ),
+        Ok(extraction) => {
+            confidence = extraction.report.confidence;
+            (
+                Some(extraction.value),
+                None,
+                extraction.report.attempts,
+                true,
+            )
+        }
         Err(error) => {
             let reached = exit_for(&error) != Exit::Backend;
             let message = one_line(&error.to_string());
@@ -148,7 +153,14 @@ fn score(
         }
         _ => Vec::new(),
     };
-    let leaves = score_document(case, predicted.as_ref(), &spans, Some(schema), options);
+    let leaves = score_document_with_confidence(
+        case,
+        predicted.as_ref(),
+        &spans,
+        Some(schema),
+        options,
+        &confidence,
+    );
     (
         DocumentRun::new(case, predicted, error, tokens, elapsed, leaves),
         reached,

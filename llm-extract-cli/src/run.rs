@@ -10,7 +10,9 @@ use futures_util::StreamExt;
 use llm_extract::check::Issue;
 use llm_extract::extract::{Input, PartialEvent, BYTES_PER_TOKEN};
 use llm_extract::parse::Skipped;
+use llm_extract::Report;
 use serde_json::{Map, Value};
+use std::collections::BTreeMap;
 
 pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
     let schema = schema::load(&args.source)?;
@@ -33,6 +35,7 @@ pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
     let set = schema.schema_set();
     let printer = Printer::new(args.pretty);
     let save_dir = args.extract.save_raw.as_deref();
+    let confidence = crate::backend::confidence_rule(&args.extract).is_some();
 
     if args.partial {
         return partial(&extractor, set, input, &printer, save_dir).await;
@@ -43,6 +46,7 @@ pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
             Ok(extraction) => {
                 printer.value(&extraction.value)?;
                 save_raw(save_dir, "run", &extraction.report.attempts);
+                show_confidence(&extraction.report, &extraction.value, confidence);
                 warn_about_issues(&extraction.report.issues);
                 Ok(Exit::Success)
             }
@@ -66,6 +70,8 @@ pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
                 }
                 save_raw(save_dir, "run", &extraction.report.attempts);
                 warn_about_items(extraction.value.len(), &extraction.report.skipped);
+                let items = Value::Array(extraction.value);
+                show_confidence(&extraction.report, &items, confidence);
                 warn_about_issues(&extraction.report.issues);
                 Ok(Exit::Success)
             }
@@ -77,12 +83,12 @@ pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
     }
 
     let mut stream = extractor.with_schema(set).extract_stream(input);
-    let mut printed = 0;
+    let mut printed = Vec::new();
     while let Some(item) = stream.next().await {
         match item {
             Ok(value) => {
                 printer.value(&value)?;
-                printed += 1;
+                printed.push(value);
             }
             Err(error) => {
                 save_raw(save_dir, "run", error.attempts());
@@ -92,7 +98,8 @@ pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
     }
     if let Some(report) = stream.report() {
         save_raw(save_dir, "run", &report.attempts);
-        warn_about_items(printed, &report.skipped);
+        warn_about_items(printed.len(), &report.skipped);
+        show_confidence(report, &Value::Array(printed), confidence);
         warn_about_issues(&report.issues);
     }
     Ok(Exit::Success)
@@ -169,6 +176,48 @@ fn require_inputs(
     Ok(())
 }
 
+/// With `--confidence` (`asked`), prints on standard error each field's confidence with its value
+/// (`value`: the value, or the items as an array), most doubtful first; or that the backend gave none.
+pub fn show_confidence(report: &Report, value: &Value, asked: bool) {
+    if !asked {
+        return;
+    }
+    if report.no_logprobs {
+        eprintln!(
+            "llm-extract: warning: the backend gives no token log-probabilities: no confidence"
+        );
+        return;
+    }
+    for line in confidence_lines(&report.confidence, value) {
+        eprintln!("llm-extract: confidence {line}");
+    }
+}
+
+/// `0.42 /name "Ada"` for each scored field, the least confident first.
+fn confidence_lines(confidence: &BTreeMap<String, f32>, value: &Value) -> Vec<String> {
+    let mut fields: Vec<(&String, &f32)> = confidence.iter().collect();
+    fields.sort_by(|a, b| a.1.total_cmp(b.1));
+    fields
+        .into_iter()
+        .map(|(pointer, c)| match value.pointer(pointer) {
+            Some(found) => format!("{c:.2} {pointer} {found}"),
+            None => format!("{c:.2} {pointer}"),
+        })
+        .collect()
+}
+
+/// The confidence of each field as a JSON object for an output record (`None` when there is none).
+pub fn confidence_json(confidence: &BTreeMap<String, f32>) -> Option<Value> {
+    (!confidence.is_empty()).then(|| {
+        Value::Object(
+            confidence
+                .iter()
+                .map(|(pointer, c)| (pointer.clone(), Value::from(f64::from(*c))))
+                .collect(),
+        )
+    })
+}
+
 /// Tells on standard error about the soft issues the checks found (values kept, but doubtful).
 pub fn warn_about_issues(issues: &[Issue]) {
     for issue in issues {
@@ -221,6 +270,22 @@ pub fn warn_about_items(items: usize, skipped: &[Skipped]) {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn confidence_is_listed_least_confident_first_with_its_value() {
+        let confidence: BTreeMap<String, f32> =
+            [("/name".to_owned(), 0.9), ("/age".to_owned(), 0.25)].into();
+        let value = json!({"name": "Ada", "age": 36});
+        assert_eq!(
+            confidence_lines(&confidence, &value),
+            vec!["0.25 /age 36", "0.90 /name \"Ada\""]
+        );
+        assert_eq!(confidence_json(&BTreeMap::new()), None);
+        assert_eq!(
+            confidence_json(&confidence),
+            Some(json!({"/age": 0.25, "/name": 0.8999999761581421}))
+        );
+    }
 
     #[test]
     fn soft_issues_become_a_json_list_with_their_item() {

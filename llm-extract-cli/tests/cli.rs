@@ -1430,3 +1430,71 @@ fn run_names_the_keywords_the_backend_will_not_enforce_unless_quiet() {
     );
     assert_eq!(json_lines(&quiet.stdout), [json!({"tags": ["a", "b"]})]);
 }
+
+/// `{"name": "Ada", "age": 36}` streamed as OpenAI-compatible chunks with each token's log-probability:
+/// the name's two tokens -0.1 and -0.3, the age's one -2.0, the rest certain.
+fn openai_with_logprobs() -> Reply {
+    let tokens = [
+        ("{\"name\": \"", 0.0),
+        ("A", -0.1),
+        ("da", -0.3),
+        ("\", \"age\": ", 0.0),
+        ("36", -2.0),
+        ("}", 0.0),
+    ];
+    let mut steps = Vec::new();
+    for (token, logprob) in tokens {
+        let chunk = json!({"id": "c", "model": "m", "choices": [{"index": 0,
+            "delta": {"content": token}, "finish_reason": null,
+            "logprobs": {"content": [{"token": token, "logprob": logprob, "bytes": token.as_bytes()}]}}]});
+        steps.push(Step::Send(format!("data: {chunk}\n\n").into_bytes()));
+    }
+    let finish = json!({"id": "c", "model": "m", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]});
+    steps.push(Step::Send(format!("data: {finish}\n\n").into_bytes()));
+    steps.push(Step::Send(b"data: [DONE]\n\n".to_vec()));
+    Reply::Chunked {
+        status: 200,
+        content_type: wire::SSE.into(),
+        steps,
+    }
+}
+
+#[test]
+fn run_confidence_prints_each_fields_confidence_and_marks_the_doubtful() {
+    let server = TestServer::start(|_| openai_with_logprobs());
+    let output = run_person()
+        .args([
+            "--openai",
+            &server.url(),
+            "--confidence",
+            "--min-confidence",
+            "0.5",
+        ])
+        .write_stdin("Ada, 36")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+    assert_eq!(
+        json_lines(&output.stdout),
+        [json!({"name": "Ada", "age": 36})]
+    );
+    let stderr = stderr_of(&output);
+    assert!(stderr.contains("confidence 0.14 /age 36"), "{stderr}");
+    assert!(stderr.contains("confidence 0.82 /name \"Ada\""), "{stderr}");
+    assert!(
+        stderr.contains("doubtful: at /age: low confidence"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("doubtful: at /name"), "{stderr}");
+    assert_eq!(server.requests()[0].json["logprobs"], true);
+
+    // Ollama has no log-probabilities: said so.
+    let ollama = ollama_answering(r#"{"name": "Ada", "age": 36}"#);
+    let output = run_person()
+        .args(["--ollama", &ollama.url(), "--confidence"])
+        .write_stdin("Ada, 36")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+    assert!(stderr_of(&output).contains("no token log-probabilities"));
+}

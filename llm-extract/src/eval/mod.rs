@@ -12,6 +12,8 @@
 //! - [`report`]: the documents of a run summed up per field (precision, recall, F1, accuracy), with
 //!   validity, tokens and time per document ([`EvalReport`]), as JSON (serde), as a plain-text table
 //!   (`Display`), and two runs side by side ([`compare`]);
+//! - [`calibration`]: whether the extraction's per-field confidence ranks right values above wrong
+//!   ones ([`Calibration`]: the accuracy of the most and least confident halves, the ROC AUC);
 //! - [`html`](mod@html): the report as one self-contained HTML page ([`html()`]).
 //!
 //! Each leaf of the gold value and of the prediction (a string, number, boolean or null; an empty list
@@ -40,18 +42,21 @@
 //! # Ok::<(), serde_json::Error>(())
 //! ```
 
+pub mod calibration;
 pub mod gold;
 pub mod html;
 pub mod lists;
 mod normalise;
 pub mod report;
 pub mod score;
+mod shown;
 
+pub use calibration::{roc_auc, Calibration, FieldConfidence};
 pub use gold::{parse_gold, read_gold, read_pair, GoldCase, GoldSpan};
 pub use html::html;
 pub use normalise::normalise;
 pub use report::{compare, Comparison, DocumentRun, EvalReport, FieldDelta, FieldScore, Stat};
-pub use score::{score_document, Leaf, Outcome, ScoreOptions};
+pub use score::{score_document, score_document_with_confidence, Leaf, Outcome, ScoreOptions};
 
 use std::path::PathBuf;
 

@@ -1,6 +1,7 @@
 //! A run summed up: per field and overall, with validity, tokens and time per document; as JSON
 //! (serde), as a plain-text table (`Display`), and two runs side by side ([`compare`]).
 
+use super::calibration::Calibration;
 use super::gold::GoldCase;
 use super::score::Leaf;
 use serde::{Deserialize, Serialize};
@@ -173,6 +174,9 @@ pub struct EvalReport {
     pub seconds: Stat,
     /// Every document, in the order run.
     pub runs: Vec<DocumentRun>,
+    /// How well the run's confidences rank right values above wrong ones, when it had confidences.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calibration: Option<Calibration>,
 }
 
 impl EvalReport {
@@ -201,6 +205,7 @@ impl EvalReport {
             fields,
             tokens: Stat::of(runs.iter().map(|r| r.tokens as f64).collect()),
             seconds: Stat::of(runs.iter().map(|r| r.seconds).collect()),
+            calibration: Calibration::of(runs.iter().flat_map(|r| &r.leaves)),
             runs,
         }
     }
@@ -224,19 +229,7 @@ fn share(part: usize, whole: usize) -> Option<f64> {
     (whole > 0).then(|| part as f64 / whole as f64)
 }
 
-/// A share as a percentage with one decimal, or `-`.
-pub(crate) fn percent(value: Option<f64>) -> String {
-    value.map_or_else(|| "-".to_owned(), |v| format!("{:.1}%", 100.0 * v))
-}
-
-/// A field's name as shown: the root of a scalar value has none.
-pub(crate) fn field_name(field: &str) -> &str {
-    if field.is_empty() {
-        "(value)"
-    } else {
-        field
-    }
-}
+pub(crate) use super::shown::{field_name, percent};
 
 impl fmt::Display for EvalReport {
     /// The per-field table, the overall row, then validity, tokens and time.
@@ -287,7 +280,11 @@ impl fmt::Display for EvalReport {
             self.seconds.median,
             self.seconds.worst,
             self.seconds.total
-        )
+        )?;
+        match &self.calibration {
+            Some(calibration) => write!(f, "\n{calibration}"),
+            None => Ok(()),
+        }
     }
 }
 

@@ -8,6 +8,7 @@ use crate::ground::Span;
 use crate::schema::node;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::collections::BTreeMap;
 
 /// How values are compared.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -116,6 +117,11 @@ pub struct Leaf {
     /// The predicted value, when it has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub predicted: Option<Value>,
+    /// The extraction's confidence in the predicted value (its
+    /// [`Report::confidence`](crate::Report::confidence) at the leaf's path in the prediction), when
+    /// the run had confidences ([`score_document_with_confidence`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confidence: Option<f32>,
 }
 
 /// No value: null, a string that normalises to nothing, an empty list or object.
@@ -142,11 +148,26 @@ pub fn score_document(
     schema: Option<&Value>,
     options: &ScoreOptions,
 ) -> Vec<Leaf> {
+    score_document_with_confidence(case, predicted, spans, schema, options, &BTreeMap::new())
+}
+
+/// [`score_document`], each leaf given the confidence `confidence` holds at its path in the prediction
+/// (a [`Report::confidence`](crate::Report::confidence); for a list of items, pointers under each
+/// item's index: `/0/name`), for [`Calibration`](super::Calibration).
+pub fn score_document_with_confidence(
+    case: &GoldCase,
+    predicted: Option<&Value>,
+    spans: &[Span],
+    schema: Option<&Value>,
+    options: &ScoreOptions,
+    confidence: &BTreeMap<String, f32>,
+) -> Vec<Leaf> {
     let mut walk = Walk {
         root: schema,
         case,
         spans,
         options,
+        confidence,
         leaves: Vec::new(),
     };
     let at = At {
@@ -208,6 +229,7 @@ struct Walk<'a> {
     case: &'a GoldCase,
     spans: &'a [Span],
     options: &'a ScoreOptions,
+    confidence: &'a BTreeMap<String, f32>,
     leaves: Vec<Leaf>,
 }
 
@@ -224,6 +246,7 @@ impl<'a> Walk<'a> {
             outcome,
             gold: gold.cloned(),
             predicted: predicted.cloned(),
+            confidence: self.confidence.get(&at.predicted).copied(),
         });
     }
 
@@ -355,6 +378,7 @@ impl<'a> Walk<'a> {
             case: self.case,
             spans: self.spans,
             options: self.options,
+            confidence: self.confidence,
             leaves: Vec::new(),
         };
         trial.walk(items, Some(gold), Some(predicted), true, at);

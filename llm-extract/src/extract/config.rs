@@ -139,6 +139,10 @@ pub(crate) struct Config {
     pub require_grounding: bool,
     /// How long documents are chunked and read.
     pub document: DocumentConfig,
+    /// Ask for token log-probabilities and score each leaf with this rule (`Extractor::confidence`).
+    pub confidence: Option<super::confidence::ConfidenceRule>,
+    /// Leaves under this confidence become soft issues (`Extractor::min_confidence`).
+    pub min_confidence: Option<f32>,
 }
 
 impl Default for Config {
@@ -162,6 +166,8 @@ impl Default for Config {
             default_examples: true,
             require_grounding: false,
             document: Default::default(),
+            confidence: None,
+            min_confidence: None,
         }
     }
 }

@@ -93,6 +93,8 @@ use crate::Extract;
 /// | [`recovery`](Extractor::recovery) | [`Recovery::default`](super::Recovery::default) | the attempt after a loop |
 /// | [`max_echo_chars`](Extractor::max_echo_chars) | 8000 | repair requests (the bad answer quoted) |
 /// | [`check`](Extractor::check), [`check_async`](Extractor::check_async) | none | values and items of a runtime schema and of documents |
+/// | [`confidence`](Extractor::confidence) | off | one value and lists (per-leaf confidence from log-probabilities) |
+/// | [`min_confidence`](Extractor::min_confidence) | none | turns leaves under it into soft issues |
 /// | [`require_grounding`](Extractor::require_grounding) | `false` | grounded extractions, documents; lists and streams when `true` |
 /// | [`chunk_bytes`](Extractor::chunk_bytes) | [`DEFAULT_CHUNK_BYTES`](super::DEFAULT_CHUNK_BYTES) (6000) | documents |
 /// | [`chunk_tokens`](Extractor::chunk_tokens) | unset (`chunk_bytes` rules) | documents |

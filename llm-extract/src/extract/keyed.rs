@@ -23,6 +23,7 @@ use super::error::ExtractError;
 use super::example::{Example, ExampleError};
 use super::grounded_target::GroundedTarget;
 use super::target::Target;
+use crate::extract::confidence;
 use crate::ground::{has_grounded, Grounded, Merger, Source};
 use crate::parse::{self, Item, LineEvent, ParseError, ParseOptions, Parsed, WithJson};
 use crate::report::Report;
@@ -145,6 +146,9 @@ struct Items<O> {
     merged: Vec<bool>,
     /// The position of each identity.
     at: HashMap<String, usize>,
+    /// For each item taken, in order, the position of its first copy when it was one (`None` for a
+    /// later copy): how the loop's items map onto the merged ones.
+    order: Vec<Option<usize>>,
 }
 
 impl<O: DeserializeOwned> Items<O> {
@@ -157,6 +161,7 @@ impl<O: DeserializeOwned> Items<O> {
             first: Vec::new(),
             merged: Vec::new(),
             at: HashMap::new(),
+            order: Vec::new(),
         }
     }
 
@@ -164,16 +169,19 @@ impl<O: DeserializeOwned> Items<O> {
     /// `handing` hands items on at once.
     fn add(&mut self, item: Keep<O>, handing: Handing) -> Option<O> {
         if !self.keyed {
+            self.order.push(Some(self.first.len()));
             self.first.push(Some(item.value));
             return self.hand_last(handing);
         }
         let identity = self.merger.identity(&item.json);
         if self.merger.add(item.json, Vec::new()) {
+            self.order.push(Some(self.first.len()));
             self.at.insert(identity, self.first.len());
             self.first.push(Some(item.value));
             self.merged.push(false);
             return self.hand_last(handing);
         }
+        self.order.push(None);
         if let Some(slot) = self.at.get(&identity).and_then(|&i| self.merged.get_mut(i)) {
             *slot = true;
         }
@@ -188,16 +196,22 @@ impl<O: DeserializeOwned> Items<O> {
     }
 
     /// The items not yet handed on, merged, in the order their first copy arrived; the conflicts go to
-    /// `report`, as do merged items `O` refuses (skipped lines).
+    /// `report`, as do merged items `O` refuses (skipped lines). The confidence of the items taken moves
+    /// to the items returned: a first copy's to its item, a merged item's from its first copy (the
+    /// values it kept), a later copy's nowhere.
     fn finish(self, report: &mut Report) -> Vec<O> {
         let (merged_json, conflicts) = self.merger.finish();
         report.conflicts.extend(conflicts);
         if !self.keyed {
             return self.first.into_iter().flatten().collect();
         }
+        let handed = self.first.iter().all(Option::is_none);
         let mut items = Vec::with_capacity(self.first.len());
+        // Where each first copy's item ends up among those returned.
+        let mut placed = vec![None; self.first.len()];
         let copies = self.first.into_iter().zip(self.merged).zip(merged_json);
         for (line, ((first, merged), (json, _))) in copies.enumerate() {
+            let at = items.len();
             match (first, merged) {
                 (Some(first), false) => items.push(first),
                 (Some(_), true) => match parse::typed_item::<O>(&json, line + 1) {
@@ -206,7 +220,19 @@ impl<O: DeserializeOwned> Items<O> {
                 },
                 (None, _) => {}
             }
+            if items.len() > at {
+                placed[line] = Some(at);
+            } else if handed {
+                // Handed on as it came (`extract_stream`): first copies, in order.
+                placed[line] = Some(line);
+            }
         }
+        let taken: Vec<Option<usize>> = self
+            .order
+            .iter()
+            .map(|first| first.and_then(|i| placed.get(i).copied().flatten()))
+            .collect();
+        confidence::renumber(&mut report.confidence, &taken);
         items
     }
 }
@@ -257,6 +283,10 @@ async fn run<G: Target>(
     };
     for item in items.finish(&mut report) {
         sink(item);
+    }
+    if let Some(threshold) = engine.config.min_confidence {
+        let doubts = confidence::doubts(&report.confidence, threshold, true);
+        report.issues.extend(doubts);
     }
     match error {
         None => Ok(report),

@@ -23,6 +23,7 @@
 //! [`report`](crate::report), what the extraction returns besides its value.
 
 mod chunk_report;
+mod confidence;
 mod config;
 mod document;
 mod document_reader;
@@ -47,6 +48,7 @@ mod watch;
 mod wording;
 
 pub use chunk_report::{ChunkReport, DoneChunk};
+pub use confidence::{Aggregate, Basis, ConfidenceRule};
 pub use config::{Input, Mode, DEFAULT_CHUNK_BYTES};
 pub use document::{Document, DocumentEvent, PassReport, BYTES_PER_TOKEN};
 pub use error::{ExtractError, ExtractErrorKind};

@@ -2,6 +2,7 @@
 //! The table of them, with their defaults and what reads each, is on [`Extractor`]; the values live in
 //! [`Config`](super::config::Config).
 
+use super::confidence::ConfidenceRule;
 use super::example::{Example, ExampleError};
 use super::loops::Recovery;
 use super::Extractor;
@@ -257,6 +258,28 @@ impl<L: Llm> Extractor<L> {
         Fut: std::future::Future<Output = Result<Issues, CheckError>> + Send + 'static,
     {
         self.checks.push_async(check);
+        self
+    }
+
+    /// Asks the backend for token log-probabilities and gives each leaf value of the answer a
+    /// confidence in [`Report::confidence`](crate::Report::confidence), by JSON pointer, computed by
+    /// `rule` ([`ConfidenceRule::default`] is the best calibrated on the project's evaluation set). The
+    /// embedded engine, OpenAI-compatible servers and Gemini give log-probabilities; Anthropic and
+    /// Ollama do not, and then the map stays empty and [`Report::no_logprobs`](crate::Report::no_logprobs)
+    /// is set. Default: off.
+    pub fn confidence(mut self, rule: ConfidenceRule) -> Self {
+        self.config.confidence = Some(rule);
+        self
+    }
+
+    /// Every leaf value whose confidence is under `threshold` (in `[0, 1]`) becomes a soft issue at its
+    /// path in [`Report::issues`](crate::Report::issues) (for items, with the item's position). Turns
+    /// confidence on with the default rule unless [`Extractor::confidence`] chose one.
+    pub fn min_confidence(mut self, threshold: f32) -> Self {
+        self.config
+            .confidence
+            .get_or_insert_with(ConfidenceRule::default);
+        self.config.min_confidence = Some(threshold);
         self
     }
 

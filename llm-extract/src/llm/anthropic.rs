@@ -295,6 +295,8 @@ fn read_message(value: &Value) -> Result<ChatResponse, LlmError> {
         thinking: Some(thinking).filter(|t| !t.is_empty()),
         usage,
         finish: stop_reason(value.get("stop_reason")).unwrap_or_default(),
+        // Anthropic's API gives no token log-probabilities.
+        logprobs: None,
         model: value
             .get("model")
             .and_then(Value::as_str)

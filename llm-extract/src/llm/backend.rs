@@ -23,7 +23,9 @@
 use super::credentials::{self, KeyChoice, OfficialApi, Secret};
 use super::error::Status;
 use super::http::{self, ErrorRule, HttpClient, HttpOptions, Outgoing, SseFrames};
-use super::{ChatEvent, ChatRequest, ChatResponse, ChatStream, Finish, LlmError, Usage};
+use super::{
+    ChatEvent, ChatRequest, ChatResponse, ChatStream, Finish, LlmError, TokenLogprob, Usage,
+};
 use crate::schema::Dialect;
 use serde_json::Value;
 use std::collections::VecDeque;
@@ -482,6 +484,8 @@ pub(crate) struct Answer {
     pub finish: Option<Finish>,
     /// The model that answers, once the server said.
     pub model: Option<String>,
+    /// The tokens of the answer with their log-probabilities, when the server sent them.
+    pub logprobs: Option<Vec<TokenLogprob>>,
     /// Whether the final [`ChatEvent::Done`] was made.
     pub done: bool,
     /// The events made and not yet handed on.
@@ -495,6 +499,11 @@ impl Answer {
             self.text.push_str(piece);
             self.events.push_back(ChatEvent::Delta(piece.to_owned()));
         }
+    }
+
+    /// More tokens with their log-probabilities.
+    pub fn tokens(&mut self, tokens: impl IntoIterator<Item = TokenLogprob>) {
+        self.logprobs.get_or_insert_with(Vec::new).extend(tokens);
     }
 
     /// More reasoning.
@@ -513,6 +522,7 @@ impl Answer {
             usage: self.usage,
             finish: self.finish.take().unwrap_or_default(),
             model: self.model.take(),
+            logprobs: self.logprobs.take(),
         };
         self.done = true;
         self.events.push_back(ChatEvent::Done(whole));
@@ -526,6 +536,7 @@ impl Answer {
             usage: self.usage,
             finish: self.finish.unwrap_or_default(),
             model: self.model,
+            logprobs: self.logprobs,
         }
     }
 }

@@ -16,7 +16,7 @@ use super::credentials::OfficialApi;
 use super::error::Status;
 use super::gemini_openapi::openapi;
 use super::http::{self, http_builder_methods};
-use super::{ChatRequest, ChatResponse, Finish, LlmError, Role, Usage};
+use super::{ChatRequest, ChatResponse, Finish, LlmError, Role, TokenLogprob, Usage};
 use crate::schema::Dialect;
 use serde_json::{json, Map, Value};
 
@@ -183,6 +183,9 @@ impl Protocol for GenerateWire {
         if !request.stop.is_empty() {
             config.insert("stopSequences".into(), json!(request.stop));
         }
+        if request.logprobs {
+            config.insert("responseLogprobs".into(), json!(true));
+        }
         if let Some(schema) = &request.schema {
             config.insert("responseMimeType".into(), json!("application/json"));
             if self.openapi_schema {
@@ -292,6 +295,24 @@ fn read_response(answer: &mut Answer, value: &Value) -> Result<(), LlmError> {
         } else {
             answer.text(text);
         }
+    }
+    if let Some(chosen) = candidate
+        .and_then(|c| c.pointer("/logprobsResult/chosenCandidates"))
+        .and_then(Value::as_array)
+    {
+        // `logProbability` is left out when it is 0 (a proto3 default).
+        answer.tokens(chosen.iter().map(|token| {
+            TokenLogprob::new(
+                token
+                    .get("token")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default(),
+                token
+                    .get("logProbability")
+                    .and_then(Value::as_f64)
+                    .unwrap_or(0.0) as f32,
+            )
+        }));
     }
     if let Some(reason) = candidate
         .and_then(|c| c.get("finishReason"))

@@ -137,6 +137,10 @@ pub struct ChatRequest {
     /// a backend that [constrains grounding](Llm::constrains_grounding) decodes each marked string as a
     /// verbatim span of this text. The others ignore it (their values are grounded after parsing).
     pub grounding: Option<Arc<str>>,
+    /// Ask for the log-probability of each answer token ([`ChatResponse::logprobs`]): the embedded
+    /// engine computes them from its scores, the OpenAI-compatible backend sends `"logprobs": true`,
+    /// Gemini `responseLogprobs`. Anthropic and Ollama have none to give and ignore it. Default `false`.
+    pub logprobs: bool,
 }
 
 impl ChatRequest {
@@ -200,6 +204,12 @@ impl ChatRequest {
             .iter()
             .map(|m| serde_json::json!({"role": m.role, "content": m.content}));
         system.chain(conversation).collect()
+    }
+
+    /// Asks for token log-probabilities (see [`ChatRequest::logprobs`]).
+    pub fn with_logprobs(mut self, logprobs: bool) -> Self {
+        self.logprobs = logprobs;
+        self
     }
 
     /// Appends a message.
@@ -300,6 +310,49 @@ pub struct ChatResponse {
     pub finish: Finish,
     /// The model that answered, as the backend names it.
     pub model: Option<String>,
+    /// Each answer token with its log-probability, in order, when the request asked for them
+    /// ([`ChatRequest::logprobs`]) and the backend gives them; `None` otherwise. Their bytes, joined,
+    /// are the answer's text (up to a stop string the backend cut).
+    pub logprobs: Option<Vec<TokenLogprob>>,
+}
+
+/// One generated token and how likely the model found it.
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
+pub struct TokenLogprob {
+    /// The token's bytes: a token may hold part of a UTF-8 character, so the answer's byte offsets are
+    /// rebuilt by joining bytes, not strings.
+    pub bytes: Vec<u8>,
+    /// The natural log of the token's probability among the tokens the model could choose: on the
+    /// embedded engine the tokens the grammar allowed at that step (a token the grammar forced has 0);
+    /// on a server, what it reports.
+    pub logprob: f32,
+    /// The natural log of the token's probability over the model's whole vocabulary, before the
+    /// grammar's mask (the embedded engine only; `None` for a forced token, which the model was not
+    /// asked about, and on servers).
+    pub vocabulary_logprob: Option<f32>,
+}
+
+impl TokenLogprob {
+    /// A token of `bytes` with log-probability `logprob`.
+    pub fn new(bytes: impl Into<Vec<u8>>, logprob: f32) -> Self {
+        TokenLogprob {
+            bytes: bytes.into(),
+            logprob,
+            vocabulary_logprob: None,
+        }
+    }
+
+    /// Sets the log-probability over the whole vocabulary (see [`TokenLogprob::vocabulary_logprob`]).
+    pub fn with_vocabulary_logprob(mut self, logprob: f32) -> Self {
+        self.vocabulary_logprob = Some(logprob);
+        self
+    }
+
+    /// The token's text (a partial UTF-8 character shows as U+FFFD).
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.bytes).into_owned()
+    }
 }
 
 impl ChatResponse {
@@ -325,6 +378,11 @@ impl ChatResponse {
         };
         self
     }
+    /// Sets the token log-probabilities.
+    pub fn with_logprobs(mut self, logprobs: Vec<TokenLogprob>) -> Self {
+        self.logprobs = Some(logprobs);
+        self
+    }
     /// Sets the model name.
     pub fn with_model(mut self, model: impl Into<String>) -> Self {
         self.model = Some(model.into());
@@ -340,7 +398,8 @@ pub enum ChatEvent {
     Delta(String),
     /// More reasoning text (kept apart from the answer).
     Thinking(String),
-    /// The end: the summary, with `text` holding the whole answer.
+    /// The end: the summary, with `text` holding the whole answer (and, when asked for, the log-probability
+    /// of every token of it, [`ChatResponse::logprobs`]: a backend that streams collects them itself).
     Done(ChatResponse),
     /// The stream broke before its end (the connection closed or went silent, or the server sent
     /// something other than the stream asked for) and the backend sent the request again under its

@@ -332,6 +332,8 @@ fn read_response(value: &Value) -> Result<ChatResponse, LlmError> {
             Finish::Length
         },
         model: chunk.model,
+        // Ollama's API gives no token log-probabilities.
+        logprobs: None,
     })
 }
 

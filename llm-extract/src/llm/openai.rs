@@ -13,7 +13,7 @@ use super::backend::{
 use super::backend::{Framing, Protocol, StreamReader};
 use super::credentials::OfficialApi;
 use super::http::{self, http_builder_methods};
-use super::{ChatRequest, ChatResponse, Finish, LlmError, Usage};
+use super::{ChatRequest, ChatResponse, Finish, LlmError, TokenLogprob, Usage};
 use crate::schema::Dialect;
 use serde_json::{json, Map, Value};
 
@@ -181,6 +181,9 @@ impl Protocol for OpenAiWire {
         if let Some(seed) = request.seed {
             body.insert("seed".into(), json!(seed));
         }
+        if request.logprobs {
+            body.insert("logprobs".into(), json!(true));
+        }
         if let Some(penalty) = request.repeat_penalty {
             // The standard field every OpenAI-compatible server takes (llama-server included): a
             // multiplicative penalty of 1.3 becomes a frequency penalty of 0.3, within OpenAI's [-2, 2].
@@ -275,7 +278,30 @@ fn read_completion(value: &Value) -> Result<ChatResponse, LlmError> {
             .get("model")
             .and_then(Value::as_str)
             .map(str::to_owned),
+        logprobs: logprobs(choice),
     })
+}
+
+/// The tokens of a choice with their log-probabilities (`logprobs.content[].{token, logprob, bytes}`),
+/// `None` when it has none. A token's `bytes` (its UTF-8 bytes, which a token splitting a character
+/// needs) are preferred over its `token` text. An entry without a log-probability or a token voids
+/// them all: the tokens would no longer join into the answer.
+fn logprobs(choice: &Value) -> Option<Vec<TokenLogprob>> {
+    let content = choice.pointer("/logprobs/content")?.as_array()?;
+    content
+        .iter()
+        .map(|entry| {
+            let logprob = entry.get("logprob")?.as_f64()? as f32;
+            let bytes = match entry.get("bytes").and_then(Value::as_array) {
+                Some(bytes) => bytes
+                    .iter()
+                    .map(|b| b.as_u64().and_then(|b| u8::try_from(b).ok()))
+                    .collect::<Option<Vec<u8>>>()?,
+                None => entry.get("token")?.as_str()?.as_bytes().to_vec(),
+            };
+            Some(TokenLogprob::new(bytes, logprob))
+        })
+        .collect()
 }
 
 /// The arguments of the first tool call: the answer. Tool mode asks for one call; later ones (llama-server
@@ -355,6 +381,9 @@ impl StreamReader for Chunks {
         let thinking = Some(field("reasoning_content")).filter(|t| !t.is_empty());
         answer.thought(thinking.unwrap_or(field("reasoning")));
         answer.text(field("content"));
+        if let Some(tokens) = logprobs(choice) {
+            answer.tokens(tokens);
+        }
         // Tool mode: the call's arguments stream as `tool_calls[].function.arguments` pieces.
         if let Some(arguments) = tool_arguments(delta.and_then(|d| d.get("tool_calls"))) {
             answer.text(&arguments);

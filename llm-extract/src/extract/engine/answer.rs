@@ -8,7 +8,7 @@ use crate::check::CheckError;
 use crate::extract::meter::Meter;
 use crate::extract::target::{settle_items, Target};
 use crate::extract::watch;
-use crate::llm::{Accumulator, ChatRequest, Finish, LlmError, Merged, Usage};
+use crate::llm::{Accumulator, ChatRequest, Finish, LlmError, Merged, TokenLogprob, Usage};
 use crate::parse::{LineDecoder, LineEvent, Loop, LoopDetector, LoopKind, Skipped, WithJson};
 use crate::report::AttemptKind;
 use futures_util::StreamExt;
@@ -29,6 +29,8 @@ pub(super) struct Answer {
     pub looped: Option<Loop>,
     /// The answers before it whose stream broke and was sent again, with the items each handed on.
     pub broken: Vec<(watch::Broken, usize)>,
+    /// Its tokens with their log-probabilities, when asked for and given.
+    pub logprobs: Option<Vec<TokenLogprob>>,
 }
 
 impl Answer {
@@ -45,6 +47,7 @@ impl Answer {
             started: Instant::now(),
             looped: None,
             broken: Vec::new(),
+            logprobs: None,
         }
     }
 }
@@ -138,6 +141,7 @@ impl Engine<'_> {
                     text_in_summary,
                 } => {
                     reported = Some(summary.usage);
+                    answer.logprobs = summary.logprobs;
                     answer.finish = Some(summary.finish);
                     if !text_in_summary {
                         break;

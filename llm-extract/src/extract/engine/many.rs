@@ -5,6 +5,7 @@
 use super::answer::Answer;
 use super::intake::Kept;
 use super::{attempt_span, broken_attempt, record, Engine};
+use crate::extract::confidence;
 use crate::extract::config::Input;
 use crate::extract::error::{ExtractError, ExtractErrorKind};
 use crate::extract::target::Target;
@@ -128,6 +129,9 @@ impl Engine<'_> {
         let mut tally = Tally::default();
         let mut cut_item: Option<Skipped> = None;
         let mut next = Some((AttemptKind::First, Vec::new()));
+        // Each answer's scored items, when confidence is asked for; `None` once an answer had no
+        // log-probabilities.
+        let mut scored = Some(Vec::new());
         while let Some((kind, turns)) = next.take() {
             tally.number += 1;
             let mut request = self.attempt_request(&first, turns, tally.loops_seen);
@@ -146,6 +150,16 @@ impl Engine<'_> {
             for (broken, items) in std::mem::take(&mut answer.broken) {
                 // Its cost is in the running total already.
                 report.push(broken_attempt(kind, broken, items, sampling));
+            }
+            if let Some(rule) = self.config.confidence {
+                scored = scored.zip(answer.logprobs.take()).map(|(mut all, tokens)| {
+                    all.extend(confidence::as_items(confidence::scored(
+                        &answer.raw,
+                        &tokens,
+                        rule,
+                    )));
+                    all
+                });
             }
             let sorted = Sorted::of(&mut answer);
             let no_json = sorted.no_json(&answer);
@@ -183,6 +197,12 @@ impl Engine<'_> {
         report.skipped.extend(cut_item);
         report.fixes = kept.fixes;
         report.issues = target.issues();
+        if self.config.confidence.is_some() {
+            let matched = scored.map(|items| confidence::match_items(&kept.json, items));
+            // The items' positions change when they are merged on their keys (`keyed.rs`): the doubts under
+            // `min_confidence` are found there.
+            confidence::record(&mut report, matched, None, true);
+        }
         Ok(report)
     }
 

@@ -8,7 +8,7 @@ use super::{attempt_span, broken_attempt, failed_attempt, record, Engine, Progre
 use crate::extract::config::Input;
 use crate::extract::error::{ExtractError, ExtractErrorKind};
 use crate::extract::target::{settle, Target};
-use crate::extract::{loops, watch, wording};
+use crate::extract::{confidence, loops, watch, wording};
 use crate::llm::{ChatRequest, ChatResponse, Finish, Message};
 use crate::parse::{Loop, ParseError, ParseOptions, Parsed};
 use crate::report::{Attempt, AttemptError, AttemptKind, Extraction, Report, Sampling};
@@ -125,6 +125,16 @@ impl Engine<'_> {
                     self.push(&mut report, attempt);
                     report.fixes = parsed.fixes;
                     report.issues = target.issues();
+                    if let Some(rule) = self.config.confidence {
+                        let scored = response.logprobs.as_ref().map(|tokens| {
+                            confidence::of_value(confidence::scored(
+                                answer_text(&response),
+                                tokens,
+                                rule,
+                            ))
+                        });
+                        confidence::record(&mut report, scored, self.config.min_confidence, false);
+                    }
                     return Ok(Extraction::new(parsed.value, report));
                 }
                 Err(error) => {

@@ -67,6 +67,7 @@ impl Engine<'_> {
         // every backend, and a loop is recovered from deliberately (`loops::recover`).
         request.temperature = Some(config.temperature.unwrap_or(0.0));
         request.seed = Some(config.seed.unwrap_or(0));
+        request.logprobs = config.confidence.is_some();
         let max_string = loops::max_string(&config.loop_guard, &vars, set.generic());
         Ok((request, shape, max_string, unenforced))
     }

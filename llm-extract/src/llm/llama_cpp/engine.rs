@@ -284,6 +284,7 @@ impl Engine {
                 n_ctx: limit,
                 ignore_eos: self.settings.ignore_eos,
                 fast_forward: self.settings.fast_forward,
+                logprobs: request.logprobs,
             },
             self.name.clone(),
             sink,

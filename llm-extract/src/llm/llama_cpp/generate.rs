@@ -3,11 +3,11 @@
 //! (`scheduler.rs`) decodes them, together with the tokens of the other sequences of the batch.
 
 use super::grammar::{forced_tokens, Constraint};
-use super::sampling::{argmax, RepeatPenalty};
+use super::sampling::{argmax, log_softmax, RepeatPenalty};
 use super::stop::StopScanner;
 use super::utf8::Utf8Decoder;
 use super::LlamaCppError;
-use crate::llm::{ChatResponse, Finish, Usage};
+use crate::llm::{ChatResponse, Finish, TokenLogprob, Usage};
 use llama_cpp_2::model::LlamaModel;
 use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::data::LlamaTokenData;
@@ -55,8 +55,9 @@ impl Generation {
 pub(super) enum Out {
     /// A piece of answer text (possibly empty: then only "do you still want more?").
     Text(String),
-    /// The end: the generation, or what went wrong (with the text generated so far).
-    Done(Result<Generation, LlamaCppError>),
+    /// The end: the generation, or what went wrong (with the text generated so far); boxed, as it is
+    /// sent once and is much larger than a piece.
+    Done(Box<Result<Generation, LlamaCppError>>),
 }
 
 /// Where a sequence's output goes; `false` means the reader wants no more (the generation is cancelled).
@@ -80,6 +81,8 @@ pub(super) struct Limits {
     pub(super) n_ctx: u32,
     pub(super) ignore_eos: bool,
     pub(super) fast_forward: bool,
+    /// Record each token's log-probability ([`ChatRequest::logprobs`](crate::llm::ChatRequest::logprobs)).
+    pub(super) logprobs: bool,
 }
 
 /// One request between its prompt and its last token.
@@ -99,6 +102,8 @@ pub(super) struct Sequence {
     forced: u64,
     reused: u64,
     piece: Vec<u8>,
+    /// Each token's bytes and log-probabilities, when the request asked for them.
+    logprobs: Option<Vec<TokenLogprob>>,
     candidates: Vec<LlamaTokenData>,
     mask_ids: Vec<i32>,
     submitted: Instant,
@@ -125,6 +130,7 @@ impl Sequence {
             penalty,
             stops,
             utf8: Utf8Decoder::default(),
+            logprobs: limits.logprobs.then(Vec::new),
             limits,
             sink,
             model_name,
@@ -208,12 +214,15 @@ impl Sequence {
             (constraint, sampler) => {
                 let candidates = &mut self.candidates;
                 candidates.clear();
+                self.mask_ids.clear();
                 if let Constraint::Guidance(matcher) = constraint {
                     let mask = matcher
                         .compute_mask()
                         .map_err(|e| format!("the grammar failed: {e}"))?;
+                    let ids = &mut self.mask_ids;
                     mask.iter_set_entries(|id| {
                         if let (Some(&logit), Ok(id)) = (logits.get(id), i32::try_from(id)) {
+                            ids.push(id);
                             let logit = penalty.apply(id, logit);
                             candidates.push(LlamaTokenData::new(LlamaToken(id), logit, 0.0));
                         }
@@ -229,6 +238,16 @@ impl Sequence {
                 let mut array = LlamaTokenDataArray::new(std::mem::take(candidates), false);
                 if let Constraint::Gbnf(grammar) = constraint {
                     array.apply_sampler(grammar);
+                    // The tokens the grammar left a score: those it allows.
+                    if self.logprobs.is_some() {
+                        self.mask_ids.extend(
+                            array
+                                .data
+                                .iter()
+                                .filter(|c| c.logit().is_finite())
+                                .map(|c| c.id().0),
+                        );
+                    }
                 }
                 array.apply_sampler(sampler.get_or_insert_with(LlamaSampler::greedy));
                 let token = array.selected_token();
@@ -242,6 +261,15 @@ impl Sequence {
         if vocab.is_eog(token) {
             return Ok(Advance::Finish(Finish::Stop));
         }
+        let scored = self.logprobs.is_some().then(|| {
+            let vocabulary =
+                log_softmax(logits, 0..i32::try_from(logits.len()).unwrap_or(0), token.0);
+            let allowed = match &self.constraint {
+                Constraint::None => vocabulary,
+                _ => log_softmax(logits, self.mask_ids.iter().copied(), token.0),
+            };
+            (allowed, vocabulary)
+        });
         // `apply` does not accept: this is the one accept of this token (accepting twice aborts).
         match &mut self.constraint {
             Constraint::Guidance(matcher) => matcher
@@ -265,11 +293,18 @@ impl Sequence {
                 step.extend(forced);
             }
         }
-        for token in &step {
+        for (position, token) in step.iter().enumerate() {
             self.generated += 1;
             self.penalty.push(token.0);
             self.piece.clear();
             vocab.token_to_piece_into(*token, &mut self.piece, false, None);
+            if let Some(logprobs) = &mut self.logprobs {
+                // The sampled token is scored; the ones the grammar forced after it are certain.
+                let (allowed, vocabulary) = scored.filter(|_| position == 0).unwrap_or_default();
+                let mut scored = TokenLogprob::new(self.piece.clone(), allowed.unwrap_or(0.0));
+                scored.vocabulary_logprob = vocabulary;
+                logprobs.push(scored);
+            }
             let decoded = self.utf8.push(&self.piece);
             let (emit, stopped) = self.stops.push(&decoded);
             self.text.push_str(&emit);
@@ -296,6 +331,7 @@ impl Sequence {
             mut utf8,
             mut sink,
             mut text,
+            logprobs,
             model_name,
             prompt,
             generated,
@@ -329,6 +365,7 @@ impl Sequence {
                     },
                     finish,
                     model: Some(model_name),
+                    logprobs,
                 },
                 wait_time: admitted.saturating_duration_since(submitted),
                 prompt_time: first_scores.saturating_duration_since(admitted),
@@ -344,6 +381,6 @@ impl Sequence {
             }
             Err(e) => Err(e),
         };
-        let _ = sink(Out::Done(result));
+        let _ = sink(Out::Done(Box::new(result)));
     }
 }

@@ -41,6 +41,10 @@
 //!   [`ChatRequest::json_lines`] the grammar is one value per line.
 //! - **Sampling**: greedy unless the request sets a temperature above 0; then top-k 40, top-p 0.95,
 //!   min-p 0.05 and the temperature, seeded by [`ChatRequest::seed`] (llama.cpp's defaults).
+//! - **Log-probabilities** ([`ChatRequest::logprobs`](super::ChatRequest::logprobs)): each sampled
+//!   token's log-softmax of the model's raw scores (no penalty, no temperature), over the tokens the
+//!   grammar allowed at that step and over the whole vocabulary
+//!   ([`TokenLogprob`](super::TokenLogprob)); a token the grammar forced has 0 and no vocabulary figure.
 //! - **Generation** streams UTF-8-safe text deltas through a channel; dropping the stream stops that
 //!   generation at the next step. It uses one thread per physical core, as llama-server does
 //!   ([`LlamaCppBuilder::threads`]; BENCHMARKS.md, "Threads", has the measurements behind it).
@@ -305,7 +309,7 @@ impl LlamaCpp {
                         cancelled.store(true, Ordering::Release);
                     }
                 }
-                Out::Done(result) => return Ok(result?),
+                Out::Done(result) => return Ok((*result)?),
             }
         }
         Err(LlamaCppError::engine("the generation stopped without an answer").into())

@@ -16,6 +16,37 @@ pub(super) fn argmax(
     best.map(|(id, _)| LlamaToken(id))
 }
 
+/// The natural log of `chosen`'s probability under a softmax of the raw `logits` over the token ids
+/// `over` (the whole vocabulary, or the tokens a grammar allows); `None` when `chosen` has no score or
+/// the set gives no finite normaliser. Two passes over `over`: its maximum, then the sum of exponentials.
+pub(super) fn log_softmax(
+    logits: &[f32],
+    over: impl Iterator<Item = i32> + Clone,
+    chosen: i32,
+) -> Option<f32> {
+    let score = |id: i32| {
+        usize::try_from(id)
+            .ok()
+            .and_then(|i| logits.get(i))
+            .copied()
+    };
+    let top = over
+        .clone()
+        .filter_map(score)
+        .filter(|l| l.is_finite())
+        .fold(f32::NEG_INFINITY, f32::max);
+    if !top.is_finite() {
+        return None;
+    }
+    let sum: f64 = over
+        .filter_map(score)
+        .filter(|l| l.is_finite())
+        .map(|l| f64::from(l - top).exp())
+        .sum();
+    let logprob = f64::from(score(chosen)? - top) - sum.ln();
+    logprob.is_finite().then_some(logprob.min(0.0) as f32)
+}
+
 /// Ollama's repeat penalty over the last tokens generated (a sliding window with a count per token).
 pub(super) struct RepeatPenalty {
     factor: f32,
@@ -88,6 +119,23 @@ pub(super) fn fold_seed(seed: u64) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn log_softmax_normalises_over_the_given_tokens_only() {
+        let logits = [1.0_f32, 2.0, 3.0, f32::NEG_INFINITY];
+        let all = log_softmax(&logits, 0..4, 2).unwrap();
+        let expected = 3.0 - (1.0_f64.exp() + 2.0_f64.exp() + 3.0_f64.exp()).ln();
+        assert!((f64::from(all) - expected).abs() < 1e-6);
+        // Over the two tokens a grammar allows, the better one is more likely than over all.
+        let allowed = log_softmax(&logits, [1, 2].into_iter(), 2).unwrap();
+        assert!(allowed > all);
+        assert!((f64::from(allowed) - (3.0 - (2.0_f64.exp() + 3.0_f64.exp()).ln())).abs() < 1e-6);
+        // One allowed token is certain.
+        assert_eq!(log_softmax(&logits, [0].into_iter(), 0), Some(0.0));
+        // A token without a score, or a set without a finite score, gives none.
+        assert_eq!(log_softmax(&logits, 0..4, 9), None);
+        assert_eq!(log_softmax(&logits, [3].into_iter(), 3), None);
+    }
 
     #[test]
     fn seeds_fold_into_32_bits_without_hitting_random() {

@@ -68,8 +68,10 @@ impl Llm for LlamaCpp {
             let stream = futures_util::stream::unfold(receiver, |mut receiver| async move {
                 let event = match receiver.recv().await? {
                     Out::Text(text) => Ok(ChatEvent::Delta(text)),
-                    Out::Done(Ok(generation)) => Ok(ChatEvent::Done(generation.response)),
-                    Out::Done(Err(e)) => Err(e.into()),
+                    Out::Done(result) => match *result {
+                        Ok(generation) => Ok(ChatEvent::Done(generation.response)),
+                        Err(e) => Err(e.into()),
+                    },
                 };
                 Some((event, receiver))
             });
