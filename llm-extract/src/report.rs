@@ -8,6 +8,7 @@
 use crate::ground::Conflict;
 use crate::llm::{Finish, LlmError, Usage};
 use crate::parse::{Fix, Loop, ParseError, Skipped};
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 /// A successful extraction: the value and its ledger.
@@ -79,6 +80,11 @@ pub struct Report {
     /// The soft issues the [checks](crate::check) found on the value (or on each item kept, with its
     /// position): kept without a re-ask.
     pub issues: Vec<crate::check::Issue>,
+    /// With [`Extractor::samples`](crate::extract::Extractor::samples) above 1: for each leaf of the
+    /// value (a JSON pointer; for `extract_all`, from the item's position, `/0/name`), the share of the
+    /// answers that gave that value there, from 1/n to 1. A second signal of doubt: a leaf few answers
+    /// agree on is more often wrong. Empty with one answer.
+    pub agreement: BTreeMap<String, f32>,
 }
 
 impl Report {

@@ -12,6 +12,7 @@ use super::keyed::{
 };
 use super::loops::Recovery;
 use super::partial::{self, PartialEvent};
+use super::samples;
 use super::stream::ExtractStream;
 use super::target::{Derived, Runtime};
 use crate::check::{Checks, Issues};
@@ -166,6 +167,61 @@ impl<L: Llm> Extractor<L> {
         self
     }
 
+    /// How many answers each request gets, merged by vote (self-consistency; default 1, one answer).
+    ///
+    /// Answer 0 has this extractor's own temperature and seed (greedy by default); answer `i` is
+    /// sampled at the extractor's temperature when one above 0 is set, else at
+    /// [`SAMPLE_TEMPERATURE`](super::SAMPLE_TEMPERATURE) (0.3), with seed `seed + i`. The answers are
+    /// asked for at once: the embedded engine decodes them in one batch, an HTTP backend gets `n`
+    /// requests. Each goes through the whole loop (repairs, loop recovery, checks, grounding) within
+    /// the attempt cap and the token budget, which apply to each answer.
+    ///
+    /// The merge, per field: a scalar is the value most answers gave (a tie goes to the earliest
+    /// answer, so the greedy one); an object is voted property by property, a property kept when more
+    /// answers have it than lack it; a list's items are matched across answers by their key fields
+    /// (`#[extract(key)]`) or, without keys, by the pairing that matches the most equal fields, and an
+    /// item is kept when more answers hold it than not. Every value in the result is one an answer
+    /// gave. The merged value is read again through the schema, the checks and the type; if it does
+    /// not pass, the answer sharing the most fields with it is returned instead.
+    ///
+    /// [`Report::agreement`](crate::Report::agreement) gives, for each leaf, the share of answers that
+    /// agree with it; [`Report::usage`](crate::Report::usage) sums every answer's tokens, and
+    /// [`Report::attempts`](crate::Report::attempts) lists every answer's attempts in answer order.
+    ///
+    /// Applies to `extract`, `extract_value`, `extract_all` and `extract_all_values` (the items of
+    /// each answer merged on keys first, then the lists voted). Streams, partial values and documents
+    /// take one answer per request: they hand values on as they arrive, before the others exist.
+    ///
+    /// ```
+    /// use llm_extract::llm::{from_fn, ChatResponse};
+    /// use llm_extract::{Extractor, SchemaSet};
+    /// use serde_json::json;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// // A backend that answers by seed: seed 2 disagrees on the year.
+    /// let llm = from_fn(|request| async move {
+    ///     let year = if request.seed == Some(2) { 1816 } else { 1815 };
+    ///     Ok(ChatResponse::new(format!(r#"{{"name": "Ada", "born": {year}}}"#)).with_usage(10, 5))
+    /// });
+    /// let schema = SchemaSet::new("Person", json!({
+    ///     "type": "object",
+    ///     "properties": {"name": {"type": "string"}, "born": {"type": "integer"}},
+    ///     "required": ["name", "born"],
+    ///     "additionalProperties": false
+    /// }));
+    /// let out = Extractor::new(llm).samples(3).extract_value(&schema, "Ada, born 1815.").await?;
+    /// assert_eq!(out.value, json!({"name": "Ada", "born": 1815}));
+    /// assert_eq!(out.report.agreement["/name"], 1.0);
+    /// assert!((out.report.agreement["/born"] - 2.0 / 3.0).abs() < 1e-6);
+    /// assert_eq!(out.report.usage.total(), 45);
+    /// # Ok::<(), llm_extract::ExtractError>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn samples(mut self, n: usize) -> Self {
+        self.config.samples = n.max(1);
+        self
+    }
+
     /// Constrained (the default) or prompted.
     pub fn mode(mut self, mode: Mode) -> Self {
         self.config.mode = mode;
@@ -281,6 +337,9 @@ impl<L: Llm> Extractor<L> {
         &self,
         input: impl Into<Input>,
     ) -> Result<Extraction<T>, ExtractError> {
+        if self.config.samples > 1 {
+            return samples::one(self.engine(), Derived::<T>::new, input.into()).await;
+        }
         self.engine().one(&Derived::<T>::new(), input.into()).await
     }
 
@@ -330,8 +389,12 @@ impl<L: Llm> Extractor<L> {
     ) -> Result<Extraction<Vec<T>>, ExtractError<T>> {
         let mut items = Vec::new();
         let mut push = |item: T| items.push(item);
-        let target = Derived::<T>::new();
-        let result = keyed::items(self.engine(), target, input.into(), Merged, &mut push).await;
+        let result = if self.config.samples > 1 {
+            samples::items(self.engine(), Derived::<T>::new, input.into(), &mut push).await
+        } else {
+            let target = Derived::<T>::new();
+            keyed::items(self.engine(), target, input.into(), Merged, &mut push).await
+        };
         match result {
             Ok(report) => Ok(Extraction::new(items, report)),
             // The engine keeps the items' JSON where the failure leaves them standing: hand back
@@ -432,9 +495,11 @@ impl<L: Llm> Extractor<L> {
         schema: &SchemaSet,
         input: impl Into<Input>,
     ) -> Result<Extraction<Value>, ExtractError> {
-        self.engine()
-            .one(&Runtime::checked(schema, self.checks.clone()), input.into())
-            .await
+        let target = || Runtime::checked(schema, self.checks.clone());
+        if self.config.samples > 1 {
+            return samples::one(self.engine(), target, input.into()).await;
+        }
+        self.engine().one(&target(), input.into()).await
     }
 
     /// Every item of a runtime schema (the schema of one item), as validated JSON: merged on the
@@ -447,8 +512,12 @@ impl<L: Llm> Extractor<L> {
     ) -> Result<Extraction<Vec<Value>>, ExtractError> {
         let mut items = Vec::new();
         let mut push = |item: Value| items.push(item);
-        let target = Runtime::checked(schema, self.checks.clone());
-        let report = keyed::items(self.engine(), target, input.into(), Merged, &mut push).await?;
+        let target = || Runtime::checked(schema, self.checks.clone());
+        let report = if self.config.samples > 1 {
+            samples::items(self.engine(), target, input.into(), &mut push).await?
+        } else {
+            keyed::items(self.engine(), target(), input.into(), Merged, &mut push).await?
+        };
         Ok(Extraction::new(items, report))
     }
 
