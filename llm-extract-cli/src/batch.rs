@@ -230,6 +230,9 @@ fn record(result: &DocumentResult) -> Value {
             if let Some(issues) = crate::run::issues_json(&extraction.report.issues) {
                 line["issues"] = issues;
             }
+            if !extraction.report.agreement.is_empty() {
+                line["agreement"] = json!(extraction.report.agreement);
+            }
             line
         }
         Err(error) => json!({

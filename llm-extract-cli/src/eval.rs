@@ -128,13 +128,17 @@ fn score(
         );
     };
     let tokens = result.usage().total();
+    let mut agreement = Default::default();
     let (predicted, error, attempts, reached) = match result.outcome {
-        Ok(extraction) => (
-            Some(extraction.value),
-            None,
-            extraction.report.attempts,
-            true,
-        ),
+        Ok(extraction) => {
+            agreement = extraction.report.agreement;
+            (
+                Some(extraction.value),
+                None,
+                extraction.report.attempts,
+                true,
+            )
+        }
         Err(error) => {
             let reached = exit_for(&error) != Exit::Backend;
             let message = one_line(&error.to_string());
@@ -150,7 +154,7 @@ fn score(
     };
     let leaves = score_document(case, predicted.as_ref(), &spans, Some(schema), options);
     (
-        DocumentRun::new(case, predicted, error, tokens, elapsed, leaves),
+        DocumentRun::new(case, predicted, error, tokens, elapsed, leaves).with_agreement(agreement),
         reached,
     )
 }

@@ -172,8 +172,9 @@ impl<L: Llm> Extractor<L> {
     /// Answer 0 has this extractor's own temperature and seed (greedy by default); answer `i` is
     /// sampled at the extractor's temperature when one above 0 is set, else at
     /// [`SAMPLE_TEMPERATURE`](super::SAMPLE_TEMPERATURE) (0.3), with seed `seed + i`. The answers are
-    /// asked for at once: the embedded engine decodes them in one batch, an HTTP backend gets `n`
-    /// requests. Each goes through the whole loop (repairs, loop recovery, checks, grounding) within
+    /// asked for at once: the embedded engine decodes them in one batch when it has a sequence for
+    /// each (`LlamaCppBuilder::parallel`, feature `llama-cpp`; the CLI's
+    /// `--samples` sets it), an HTTP backend gets `n` requests. Each goes through the whole loop (repairs, loop recovery, checks, grounding) within
     /// the attempt cap and the token budget, which apply to each answer.
     ///
     /// The merge, per field: a scalar is the value most answers gave (a tie goes to the earliest

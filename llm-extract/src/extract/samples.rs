@@ -3,8 +3,8 @@
 //!
 //! Answer 0 is the extractor's own (its temperature and seed: greedy by default); answer `i` is sampled
 //! at the extractor's temperature when one above 0 is set, else [`SAMPLE_TEMPERATURE`], with seed
-//! `seed + i`. The answers are asked for at once (the embedded engine decodes them in one batch; an
-//! HTTP backend gets one request each), each through the whole loop (repairs, recovery, checks), each
+//! `seed + i`. The answers are asked for at once (the embedded engine decodes them in one batch when
+//! it has a sequence for each; an HTTP backend gets one request each), each through the whole loop (repairs, recovery, checks), each
 //! within the attempt cap and the token budget. Their validated JSON is voted on, and the vote is
 //! read again through the target (schema, checks, the type): a vote that does not pass gives way to
 //! the answer sharing the most leaves with it. The report holds every answer's attempts and their
