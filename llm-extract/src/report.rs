@@ -82,7 +82,7 @@ pub struct Report {
     pub issues: Vec<crate::check::Issue>,
     /// With [`Extractor::samples`](crate::extract::Extractor::samples) above 1: for each leaf of the
     /// value (a JSON pointer; for `extract_all`, from the item's position, `/0/name`), the share of the
-    /// answers that gave that value there, from 1/n to 1. A second signal of doubt: a leaf few answers
+    /// valid answers that gave that value there (an answer that failed has no vote). A second signal of doubt: a leaf few answers
     /// agree on is more often wrong. Empty with one answer.
     pub agreement: BTreeMap<String, f32>,
 }

@@ -173,9 +173,10 @@ impl<L: Llm> Extractor<L> {
     /// sampled at the extractor's temperature when one above 0 is set, else at
     /// [`SAMPLE_TEMPERATURE`](super::SAMPLE_TEMPERATURE) (0.3), with seed `seed + i`. The answers are
     /// asked for at once: the embedded engine decodes them in one batch when it has a sequence for
-    /// each (`LlamaCppBuilder::parallel`, feature `llama-cpp`; the CLI's
-    /// `--samples` sets it), an HTTP backend gets `n` requests. Each goes through the whole loop (repairs, loop recovery, checks, grounding) within
-    /// the attempt cap and the token budget, which apply to each answer.
+    /// each (`LlamaCppBuilder::parallel`, feature `llama-cpp`; the CLI's `--samples` sets it), an HTTP
+    /// backend gets `n` requests. Each goes through the whole loop (repairs, loop recovery, checks,
+    /// grounding) within the attempt cap and the token budget, which apply to each answer; an answer
+    /// that fails has no vote (the extraction fails only when every answer does).
     ///
     /// The merge, per field: a scalar is the value most answers gave (a tie goes to the earliest
     /// answer, so the greedy one); an object is voted property by property, a property kept when more
@@ -185,8 +186,8 @@ impl<L: Llm> Extractor<L> {
     /// gave. The merged value is read again through the schema, the checks and the type; if it does
     /// not pass, the answer sharing the most fields with it is returned instead.
     ///
-    /// [`Report::agreement`](crate::Report::agreement) gives, for each leaf, the share of answers that
-    /// agree with it; [`Report::usage`](crate::Report::usage) sums every answer's tokens, and
+    /// [`Report::agreement`](crate::Report::agreement) gives, for each leaf, the share of the valid
+    /// answers that agree with it; [`Report::usage`](crate::Report::usage) sums every answer's tokens, and
     /// [`Report::attempts`](crate::Report::attempts) lists every answer's attempts in answer order.
     ///
     /// Applies to `extract`, `extract_value`, `extract_all` and `extract_all_values` (the items of
