@@ -49,16 +49,13 @@ where
         .block_on(block)
 }
 
+/// The temperature and seed of each request.
+type Asked = Arc<Mutex<Vec<(Option<f32>, Option<u64>)>>>;
+
 /// A backend that answers `answers[seed]` (seed 0 when none is sent) and records each request's
 /// sampling; every request waits until `together` requests have arrived, so the answers must be asked
 /// for at once.
-fn by_seed(
-    answers: Vec<&'static str>,
-    together: usize,
-) -> (
-    impl llm_extract::Llm,
-    Arc<Mutex<Vec<(Option<f32>, Option<u64>)>>>,
-) {
+fn by_seed(answers: Vec<&'static str>, together: usize) -> (impl llm_extract::Llm, Asked) {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let barrier = Arc::new(Barrier::new(together));
     let log = seen.clone();
