@@ -13,11 +13,11 @@
 //!   is kept when more of the answers that have the list hold it than not (a tie: as the earliest
 //!   answer); items come in the order of their first appearance, and each is voted on among its copies.
 //!
-//! Every leaf of the result is a leaf one of the answers gave at the same place: nothing is averaged
-//! or invented. The agreement of a leaf (a scalar, by JSON pointer into the result) is the share of
-//! all answers that gave that value there. Linear in the answers' size for objects and scalars; a list
-//! without keys costs the pairing, O(n·m²) for n answers of m items (greedy beyond
-//! [`EXACT_LIMIT`](crate::ground::assign::EXACT_LIMIT) items).
+//! Every leaf of the result is one an answer gave at the same path (list positions aside): nothing is
+//! averaged or invented. The agreement of a leaf (a scalar, by JSON pointer into the result) is the
+//! share of the answers that gave that value there. For n answers: O(n) per property, O(n²) per scalar
+//! (equal values grouped); a list without keys costs the pairing, O(n·m³) for n answers of m items
+//! (greedy beyond [`EXACT_LIMIT`](crate::ground::assign::EXACT_LIMIT) items).
 
 use crate::ground::assign::assign;
 use crate::ground::merge::key_properties;
