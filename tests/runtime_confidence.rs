@@ -83,7 +83,8 @@ async fn openai_streamed_logprobs_score_each_field_and_a_threshold_marks_the_dou
     let out = Extractor::new(&llm)
         .confidence(ConfidenceRule::default())
         .min_confidence(0.5)
-        .with_schema(&person()).extract("Ada, 36")
+        .with_schema(&person())
+        .extract("Ada, 36")
         .await
         .unwrap();
     assert_eq!(out.value, json!({"name": "Ada", "age": 36}));
@@ -109,7 +110,8 @@ async fn without_confidence_nothing_is_asked_and_nothing_reported() {
     let server = TestServer::start(|_| openai_stream(&tokens()));
     let llm = openai(&server);
     let out = Extractor::new(&llm)
-        .with_schema(&person()).extract("Ada, 36")
+        .with_schema(&person())
+        .extract("Ada, 36")
         .await
         .unwrap();
     assert_eq!(server.requests()[0].json.get("logprobs"), None);
@@ -148,7 +150,8 @@ async fn openai_whole_completion_logprobs_are_read_with_their_bytes() {
     let out = Extractor::new(&llm)
         .loop_guard(LoopGuard::off())
         .confidence(ConfidenceRule::default())
-        .with_schema(&person()).extract("x")
+        .with_schema(&person())
+        .extract("x")
         .await
         .unwrap();
     assert_eq!(server.requests().last().unwrap().json["stream"], false);
@@ -173,7 +176,8 @@ async fn list_items_get_pointers_of_their_own() {
     let llm = openai(&server);
     let out = Extractor::new(&llm)
         .min_confidence(0.5)
-        .with_schema(&person()).extract_all("Ada, 36. Bob, 7.")
+        .with_schema(&person())
+        .extract_all("Ada, 36. Bob, 7.")
         .await
         .unwrap();
     assert_eq!(out.value.len(), 2);
@@ -226,7 +230,8 @@ async fn gemini_logprobs_results_are_read_and_an_omitted_zero_is_zero() {
         .unwrap();
     let out = Extractor::new(&llm)
         .confidence(ConfidenceRule::default())
-        .with_schema(&person()).extract("Ada, 36")
+        .with_schema(&person())
+        .extract("Ada, 36")
         .await
         .unwrap();
     assert_eq!(
@@ -246,7 +251,8 @@ async fn a_backend_without_logprobs_says_so() {
         .unwrap();
     let out = Extractor::new(&llm)
         .min_confidence(0.5)
-        .with_schema(&person()).extract("Ada, 36")
+        .with_schema(&person())
+        .extract("Ada, 36")
         .await
         .unwrap();
     assert!(out.report.confidence.is_empty());

@@ -367,6 +367,13 @@ pub struct ExtractArgs {
     /// stopped and re-asked with a repeat penalty].
     #[arg(long, value_name = "T")]
     pub temperature: Option<f32>,
+    /// Ask for N answers per extraction and merge them field by field by vote (self-consistency): the
+    /// first at --temperature (greedy by default), the others at a small temperature (0.3 unless
+    /// --temperature is above 0) with seeds seed+1... Costs N times the tokens; each value's agreement
+    /// goes into batch records. For run, eval and batch (one value or --jsonl items; doc and chunked
+    /// texts take one answer).
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub samples: u16,
     /// Write every failed attempt's raw answer into this directory, for inspection.
     #[arg(long, value_name = "DIR")]
     pub save_raw: Option<PathBuf>,

@@ -23,15 +23,22 @@ const DEFAULT_OLLAMA_MODEL: &str = "llama3.2";
 /// How many times a request to a server is re-sent when --retries does not say.
 const DEFAULT_RETRIES: u32 = 3;
 
+/// The most sequences --samples adds to the embedded engine's batch (each holds its own KV cache).
+const MAX_SEQUENCES: usize = 16;
+
 /// Every backend the flags name, in order: each --ollama, --openai, --anthropic, then --gemini, or the
 /// embedded model.
-/// `parallel` is how many requests the embedded engine runs at once; `extract` is only read to warn
-/// about a mode a backend does not have.
+/// `parallel` is how many extractions the embedded engine runs at once, each with its --samples
+/// answers decoded together (at most [`MAX_SEQUENCES`] sequences); `extract` is otherwise only read
+/// to warn about a mode a backend does not have.
 pub fn backends(
     args: &BackendArgs,
     extract: &ExtractArgs,
     parallel: usize,
 ) -> Result<Vec<Backend>, CliError> {
+    let parallel = parallel
+        .saturating_mul(usize::from(extract.samples))
+        .clamp(1, MAX_SEQUENCES.max(parallel));
     if let Some(path) = &args.embedded {
         warn_ignored(args, extract, true);
         return Ok(vec![embedded(path, parallel)?]);
@@ -92,7 +99,8 @@ pub fn single_parallel(
 pub fn extractor<L: Llm>(llm: L, args: &ExtractArgs) -> Extractor<L> {
     let mut extractor = Extractor::new(llm)
         .max_attempts(args.max_attempts)
-        .mode(mode(args.mode));
+        .mode(mode(args.mode))
+        .samples(usize::from(args.samples));
     if let Some(tokens) = args.max_tokens {
         extractor = extractor.max_tokens(tokens);
     }

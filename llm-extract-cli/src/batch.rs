@@ -233,6 +233,9 @@ fn record(result: &RecordResult) -> Value {
             if let Some(confidence) = crate::run::confidence_json(&extraction.report.confidence) {
                 line["confidence"] = confidence;
             }
+            if !extraction.report.agreement.is_empty() {
+                line["agreement"] = json!(extraction.report.agreement);
+            }
             line
         }
         Err(error) => json!({

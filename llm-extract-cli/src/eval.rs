@@ -130,9 +130,11 @@ fn score(
     };
     let tokens = result.usage().total();
     let mut confidence = BTreeMap::new();
+    let mut agreement = Default::default();
     let (predicted, error, attempts, reached) = match result.outcome {
         Ok(extraction) => {
             confidence = extraction.report.confidence;
+            agreement = extraction.report.agreement;
             (
                 Some(extraction.value),
                 None,
@@ -162,7 +164,7 @@ fn score(
         &confidence,
     );
     (
-        DocumentRun::new(case, predicted, error, tokens, elapsed, leaves),
+        DocumentRun::new(case, predicted, error, tokens, elapsed, leaves).with_agreement(agreement),
         reached,
     )
 }

@@ -62,7 +62,8 @@ pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
         return crate::doc::run_chunked(extractor, set, &text, &printer, save_dir).await;
     }
 
-    if args.no_streaming {
+    // Several answers are voted on once all have ended: there is nothing to stream.
+    if args.no_streaming || args.extract.samples > 1 {
         return match extractor.with_schema(set).extract_all(input).await {
             Ok(extraction) => {
                 for item in &extraction.value {

@@ -111,6 +111,38 @@ fn run_works_against_an_openai_compatible_server() {
     assert_eq!(server.requests()[0].path, "/v1/chat/completions");
 }
 
+#[test]
+fn run_samples_votes_on_the_items_of_answers_seeded_apart() {
+    // The greedy answer (seed 0) gets an age wrong and adds a person, seed 2 adds another: the vote
+    // keeps what two answers of three say.
+    let server = TestServer::start(|request| {
+        let answer = match request.json["seed"].as_u64() {
+            Some(1) => r#"{"items": [{"name": "Ada", "age": 36}]}"#,
+            Some(2) => r#"{"items": [{"name": "Ada", "age": 36}, {"name": "Cy", "age": 5}]}"#,
+            _ => r#"{"items": [{"name": "Ada", "age": 63}, {"name": "Bo", "age": 2}]}"#,
+        };
+        Reply::openai(request, &Answer::new(answer))
+    });
+    let output = cargo_bin_cmd!("llm-extract")
+        .args(["run", "--jsonl", "--samples", "3", "--signature", PERSON])
+        .args(["--openai", &server.url(), "--model", "served"])
+        .write_stdin("Ada Lovelace, 36.")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+    assert_eq!(
+        json_lines(&output.stdout),
+        [json!({"name": "Ada", "age": 36})]
+    );
+    let mut seeds: Vec<_> = server
+        .requests()
+        .iter()
+        .map(|r| r.json["seed"].clone())
+        .collect();
+    seeds.sort_by_key(|seed| seed.as_u64());
+    assert_eq!(seeds, [json!(0), json!(1), json!(2)]);
+}
+
 /// Three JSON lines of equal length, streamed one line per piece with `delay` before each.
 #[test]
 fn run_partial_prints_each_snapshot_then_the_value() {

@@ -48,7 +48,13 @@ fn gold_file(dir: &Path) -> PathBuf {
 /// reader writes the customer in lower case with a trailing period (which scoring forgives), always
 /// says EUR and takes every invoice as paid; the careful one reads everything.
 fn reader(careful: bool) -> TestServer {
+    reader_by(move |_| careful)
+}
+
+/// The stand-in model, careful where `careful` says for the request.
+fn reader_by(careful: impl Fn(&Request) -> bool + Send + Sync + 'static) -> TestServer {
     TestServer::start(move |request: &Request| {
+        let careful = careful(request);
         let text = request.last_message();
         let read = || -> Option<Value> {
             let rest = text.strip_prefix("Invoice ")?;
@@ -179,6 +185,42 @@ fn eval_prints_the_table_and_writes_the_run_as_json() {
     );
     // Every text went to the model as the document.
     assert_eq!(server.requests().len(), 5);
+}
+
+#[test]
+fn samples_are_voted_per_field_and_the_run_keeps_each_leafs_agreement() {
+    // The greedy answer (seed 0) is careless, the sampled ones (seeds 1 and 2) careful.
+    let server = reader_by(|request| request.json["options"]["seed"].as_u64().unwrap_or(0) > 0);
+    let dir = tempfile::tempdir().unwrap();
+    let gold = gold_file(dir.path());
+    let json_path = dir.path().join("run.json");
+    let output = eval(&server, &gold)
+        .args(["--samples", "3", "--json"])
+        .arg(&json_path)
+        .output()
+        .unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    // As the careful reader alone scores (see compare_shows_each_fields_change_against_an_earlier_run).
+    assert_eq!(
+        row(&stdout_of(&output), "overall")[..3],
+        ["overall", "25", "80.0%"]
+    );
+    let run: Value = serde_json::from_str(&std::fs::read_to_string(&json_path).unwrap()).unwrap();
+    let b = run["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == "b")
+        .unwrap();
+    assert_eq!(b["agreement"]["/number"], 1.0);
+    assert!((b["agreement"]["/currency"].as_f64().unwrap() - 2.0 / 3.0).abs() < 1e-6);
+    assert_eq!(b["tokens"], 210, "three answers of 70 tokens");
+    assert_eq!(server.requests().len(), 15);
 }
 
 #[test]

@@ -8,6 +8,7 @@
 use crate::ground::Conflict;
 use crate::llm::{Finish, LlmError, Usage};
 use crate::parse::{Fix, Loop, ParseError, Skipped};
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 /// A successful extraction: the value and its ledger.
@@ -88,6 +89,11 @@ pub struct Report {
     /// Confidence was asked for and the backend gave no token log-probabilities (Anthropic and Ollama
     /// have none; a server may ignore the request): [`Report::confidence`] is empty for that reason.
     pub no_logprobs: bool,
+    /// With [`Extractor::samples`](crate::extract::Extractor::samples) above 1: for each leaf of the
+    /// value (a JSON pointer; for `extract_all`, from the item's position, `/0/name`), the share of the
+    /// valid answers that gave that value there (an answer that failed has no vote). A second signal of doubt: a leaf few answers
+    /// agree on is more often wrong. Empty with one answer.
+    pub agreement: BTreeMap<String, f32>,
 }
 
 impl Report {

@@ -36,6 +36,11 @@ pub struct DocumentRun {
     pub predicted: Option<Value>,
     /// Every scored leaf.
     pub leaves: Vec<Leaf>,
+    /// With several answers per request ([`Extractor::samples`](crate::Extractor::samples)), the
+    /// share of them that agree with each leaf of the prediction, by JSON pointer
+    /// ([`Report::agreement`](crate::Report::agreement)).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub agreement: BTreeMap<String, f32>,
 }
 
 impl DocumentRun {
@@ -60,7 +65,14 @@ impl DocumentRun {
             gold: case.value.clone(),
             predicted,
             leaves,
+            agreement: BTreeMap::new(),
         }
+    }
+
+    /// The same run with the agreement of each leaf of its prediction.
+    pub fn with_agreement(mut self, agreement: BTreeMap<String, f32>) -> Self {
+        self.agreement = agreement;
+        self
     }
 
     /// The share of its leaves that are right (1 when it has none).

@@ -133,6 +133,8 @@ pub(crate) struct Config {
     /// What the attempt after a loop changes.
     pub recovery: Recovery,
     pub max_echo_chars: usize,
+    /// How many answers one request gets, merged by vote (`samples.rs`; 1: one answer).
+    pub samples: usize,
     pub examples: Vec<Example>,
     pub default_examples: bool,
     /// Drop items whose grounded values stay ungrounded (see `Extractor::require_grounding`).
@@ -162,6 +164,7 @@ impl Default for Config {
             loop_guard: LoopGuard::default(),
             recovery: Recovery::default(),
             max_echo_chars: 8000,
+            samples: 1,
             examples: Vec::new(),
             default_examples: true,
             require_grounding: false,

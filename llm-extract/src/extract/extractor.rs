@@ -10,6 +10,7 @@ use super::keyed::{
     Handing::{FirstCopies, Merged},
 };
 use super::partial::{self, PartialEvent};
+use super::samples;
 use super::stream::ExtractStream;
 use super::target::{Derived, Target};
 use crate::check::Checks;
@@ -85,6 +86,7 @@ use crate::Extract;
 /// | [`max_tokens`](Extractor::max_tokens) | from the schema, else 1024 (one value) or 4096 (a list) | every request |
 /// | [`temperature`](Extractor::temperature) | 0 | every request |
 /// | [`seed`](Extractor::seed) | 0 | every request |
+/// | [`samples`](Extractor::samples) | 1 | one value and lists (answers voted per field) |
 /// | [`max_items`](Extractor::max_items) | no limit | lists and streams |
 /// | [`token_budget`](Extractor::token_budget) | no budget | every extraction (summed over its requests) |
 /// | [`strict`](Extractor::strict), [`parse_options`](Extractor::parse_options) | lenient ([`ParseOptions::default`](crate::parse::ParseOptions::default)) | the parser |
@@ -137,7 +139,7 @@ impl<L: Llm> Extractor<L> {
         &self,
         input: impl Into<Input>,
     ) -> Result<Extraction<T>, ExtractError> {
-        self.one(&Derived::<T>::new(), input.into()).await
+        self.one(Derived::<T>::new, input.into()).await
     }
 
     /// Every item of `T` the model lists, in order.
@@ -184,7 +186,7 @@ impl<L: Llm> Extractor<L> {
         &self,
         input: impl Into<Input>,
     ) -> Result<Extraction<Vec<T>>, ExtractError<T>> {
-        self.all(Derived::<T>::new(), input.into()).await
+        self.all(Derived::<T>::new, input.into()).await
     }
 
     /// The items of `T` as a stream, each as soon as it is complete.
@@ -240,24 +242,32 @@ impl<L: Llm> Extractor<L> {
         self.partial(Derived::<T>::new(), input.into())
     }
 
-    /// One value of `target`.
+    /// One value of the target `make` builds (once, or once per answer with [`Extractor::samples`]).
     pub(super) async fn one<G: Target>(
         &self,
-        target: &G,
+        make: impl Fn() -> G,
         input: Input,
     ) -> Result<Extraction<G::Output>, ExtractError> {
-        self.engine().one(target, input).await
+        if self.config.samples > 1 {
+            return samples::one(self.engine(), make, input).await;
+        }
+        self.engine().one(&make(), input).await
     }
 
-    /// Every item of `target`, merged on its keys.
+    /// Every item of the target `make` builds, merged on its keys (and voted across answers with
+    /// [`Extractor::samples`]).
     pub(super) async fn all<G: Target>(
         &self,
-        target: G,
+        make: impl Fn() -> G,
         input: Input,
     ) -> Result<Extraction<Vec<G::Output>>, ExtractError<G::Output>> {
         let mut items = Vec::new();
         let mut push = |item: G::Output| items.push(item);
-        let result = keyed::items(self.engine(), target, input, Merged, &mut push).await;
+        let result = if self.config.samples > 1 {
+            samples::items(self.engine(), make, input, &mut push).await
+        } else {
+            keyed::items(self.engine(), make(), input, Merged, &mut push).await
+        };
         match result {
             Ok(report) => Ok(Extraction::new(items, report)),
             // The engine keeps the items' JSON where the failure leaves them standing: hand back

@@ -93,7 +93,7 @@ impl<'a, L: Llm> SchemaExtractor<'a, L> {
         &self,
         input: impl Into<Input>,
     ) -> Result<Extraction<Value>, ExtractError> {
-        self.extractor.one(&self.target(), input.into()).await
+        self.extractor.one(|| self.target(), input.into()).await
     }
 
     /// Every item of the schema, merged on its key properties: [`Extractor::extract_all`]. On failure
@@ -102,7 +102,7 @@ impl<'a, L: Llm> SchemaExtractor<'a, L> {
         &self,
         input: impl Into<Input>,
     ) -> Result<Extraction<Vec<Value>>, ExtractError> {
-        self.extractor.all(self.target(), input.into()).await
+        self.extractor.all(|| self.target(), input.into()).await
     }
 
     /// The items of the schema as a stream: [`Extractor::extract_stream`].

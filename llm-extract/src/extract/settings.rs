@@ -261,6 +261,64 @@ impl<L: Llm> Extractor<L> {
         self
     }
 
+    /// How many answers each request gets, merged by vote (self-consistency; default 1, one answer).
+    ///
+    /// Answer 0 has this extractor's own temperature and seed (greedy by default); answer `i` is
+    /// sampled at the extractor's temperature when one above 0 is set, else at
+    /// [`SAMPLE_TEMPERATURE`](super::SAMPLE_TEMPERATURE) (0.3), with seed `seed + i`. The answers are
+    /// asked for at once: the embedded engine decodes them in one batch when it has a sequence for
+    /// each (`LlamaCppBuilder::parallel`, feature `llama-cpp`; the CLI's `--samples` sets it), an HTTP
+    /// backend gets `n` requests. Each goes through the whole loop (repairs, loop recovery, checks,
+    /// grounding) within the attempt cap and the token budget, which apply to each answer; an answer
+    /// that fails has no vote (the extraction fails only when every answer does).
+    ///
+    /// The merge, per field: a scalar is the value most answers gave (a tie goes to the earliest
+    /// answer, so the greedy one); an object is voted property by property, a property kept when more
+    /// answers have it than lack it; a list's items are matched across answers by their key fields
+    /// (`#[extract(key)]`) or, without keys, by the pairing that matches the most equal fields, and an
+    /// item is kept when more answers hold it than not. Every value in the result is one an answer
+    /// gave. The merged value is read again through the schema, the checks and the type; if it does
+    /// not pass, the answer sharing the most fields with it is returned instead.
+    ///
+    /// [`Report::agreement`](crate::report::Report::agreement) gives, for each leaf, the share of the valid
+    /// answers that agree with it; [`Report::usage`](crate::report::Report::usage) sums every answer's tokens, and
+    /// [`Report::attempts`](crate::report::Report::attempts) lists every answer's attempts in answer order.
+    ///
+    /// Applies to `extract` and `extract_all` (and their [`with_schema`](Extractor::with_schema) forms) (the items of
+    /// each answer merged on keys first, then the lists voted). Streams, partial values and documents
+    /// take one answer per request: they hand values on as they arrive, before the others exist.
+    ///
+    /// ```
+    /// use llm_extract::llm::{from_fn, ChatResponse};
+    /// use llm_extract::schema::SchemaSet;
+    /// use llm_extract::Extractor;
+    /// use serde_json::json;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// // A backend that answers by seed: seed 2 disagrees on the year.
+    /// let llm = from_fn(|request| async move {
+    ///     let year = if request.seed == Some(2) { 1816 } else { 1815 };
+    ///     Ok(ChatResponse::new(format!(r#"{{"name": "Ada", "born": {year}}}"#)).with_usage(10, 5))
+    /// });
+    /// let schema = SchemaSet::new("Person", json!({
+    ///     "type": "object",
+    ///     "properties": {"name": {"type": "string"}, "born": {"type": "integer"}},
+    ///     "required": ["name", "born"],
+    ///     "additionalProperties": false
+    /// }));
+    /// let out = Extractor::new(llm).samples(3).with_schema(&schema).extract("Ada, born 1815.").await?;
+    /// assert_eq!(out.value, json!({"name": "Ada", "born": 1815}));
+    /// assert_eq!(out.report.agreement["/name"], 1.0);
+    /// assert!((out.report.agreement["/born"] - 2.0 / 3.0).abs() < 1e-6);
+    /// assert_eq!(out.report.usage.total(), 45);
+    /// # Ok::<(), llm_extract::ExtractError>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn samples(mut self, n: usize) -> Self {
+        self.config.samples = n.max(1);
+        self
+    }
+
     /// Asks the backend for token log-probabilities and gives each leaf value of the answer a
     /// confidence in [`Report::confidence`](crate::Report::confidence), by JSON pointer, computed by
     /// `rule` ([`ConfidenceRule::default`] is the best calibrated on the project's evaluation set). The

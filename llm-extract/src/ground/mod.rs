@@ -23,6 +23,7 @@
 //! ([`Extractor::extract_grounded`](crate::Extractor::extract_grounded),
 //! [`Extractor::extract_document`](crate::Extractor::extract_document)).
 
+pub(crate) mod assign;
 pub mod boundary;
 pub mod chunk;
 pub mod merge;
