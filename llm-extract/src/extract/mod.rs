@@ -13,6 +13,7 @@
 //! [`report`](crate::report), what the extraction returns besides its value.
 
 mod anchored;
+mod choose;
 mod config;
 mod document;
 mod document_reader;
@@ -32,6 +33,7 @@ mod tokens;
 mod watch;
 mod wording;
 
+pub use choose::{Choice, ChooseError, Chooser};
 pub use config::{Input, Mode, DEFAULT_CHUNK_BYTES};
 pub use document::{ChunkReport, Document, DocumentEvent, DoneChunk, PassReport, BYTES_PER_TOKEN};
 pub use error::{ExtractError, ExtractErrorKind};
