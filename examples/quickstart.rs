@@ -13,7 +13,7 @@
 //! `LLM_EXTRACT_MODEL` at a larger GGUF file, or use Ollama, for better content.
 
 #[path = "support/backend.rs"]
-mod backend;
+pub mod backend;
 
 use llm_extract::check::{Check, Issues};
 use llm_extract::extract::{Chooser, Example};
@@ -75,7 +75,7 @@ impl Check for Role {
 }
 
 /// Below this probability a chosen kind is shown as doubtful.
-const SURE: f64 = 0.75;
+pub const SURE: f64 = 0.75;
 
 const SENTENCE: &str = "Satya Nadella is the chief executive of Microsoft.";
 const TEXT: &str = "Tim Cook runs Apple. Lisa Su leads AMD. Jensen Huang co-founded Nvidia.";
