@@ -43,43 +43,58 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
         .and_then(|at| args.get(at + 1));
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/data/demo");
     let cases = read_gold(&dir.join(format!("{set}.jsonl")))?;
-    let schema: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join(format!("{set}.schema.json")))?)?;
+    let schema: Value = serde_json::from_str(&std::fs::read_to_string(
+        dir.join(format!("{set}.schema.json")),
+    )?)?;
     let (llm, scorer) = quickstart::backend::with_scorer()?;
     let mut runs = Vec::new();
     let (mut wrong, mut wrong_marked, mut right, mut right_marked) = (0, 0, 0, 0);
     for case in &cases {
         let started = Instant::now();
         let (predicted, tokens, error) = match set {
-            "people" => match quickstart::people_and_companies(&llm, scorer.as_deref(), &case.text).await {
-                Ok(found) => {
-                    for named in &found.names {
-                        let gold = case.value["names"]
-                            .as_array()
-                            .and_then(|names| names.iter().find(|n| n["name"] == named.name.as_str()));
-                        let kind_right = gold.is_some_and(|g| g["kind"] == json!(named.kind));
-                        let marked = named.probability.is_some_and(|p| p < quickstart::SURE);
-                        if kind_right {
-                            right += 1;
-                            right_marked += usize::from(marked);
-                        } else {
-                            wrong += 1;
-                            wrong_marked += usize::from(marked);
+            "people" => {
+                match quickstart::people_and_companies(&llm, scorer.as_deref(), &case.text).await {
+                    Ok(found) => {
+                        for named in &found.names {
+                            let gold = case.value["names"].as_array().and_then(|names| {
+                                names.iter().find(|n| n["name"] == named.name.as_str())
+                            });
+                            let kind_right = gold.is_some_and(|g| g["kind"] == json!(named.kind));
+                            let marked = named.probability.is_some_and(|p| p < quickstart::SURE);
+                            if kind_right {
+                                right += 1;
+                                right_marked += usize::from(marked);
+                            } else {
+                                wrong += 1;
+                                wrong_marked += usize::from(marked);
+                            }
                         }
+                        let tokens = found.usage.total();
+                        (Some(json!({ "names": found.names })), tokens, None)
                     }
-                    let tokens = found.usage.total();
-                    (Some(json!({ "names": found.names })), tokens, None)
+                    Err(e) => (None, 0, Some(e.to_string())),
                 }
-                Err(e) => (None, 0, Some(e.to_string())),
-            },
+            }
             _ => match ontology::facts(&*llm, &case.text).await {
                 Ok((facts, usage)) => (Some(json!({ "facts": facts })), usage.total(), None),
                 Err(e) => (None, 0, Some(e.to_string())),
             },
         };
-        let leaves = score_document(case, predicted.as_ref(), &[], Some(&schema), &ScoreOptions::default());
+        let leaves = score_document(
+            case,
+            predicted.as_ref(),
+            &[],
+            Some(&schema),
+            &ScoreOptions::default(),
+        );
         let run = DocumentRun::new(case, predicted, error, tokens, started.elapsed(), leaves);
-        eprintln!("{}: {}/{} ({:.0?})", run.id, run.correct, run.total, started.elapsed());
+        eprintln!(
+            "{}: {}/{} ({:.0?})",
+            run.id,
+            run.correct,
+            run.total,
+            started.elapsed()
+        );
         runs.push(run);
     }
     let report = EvalReport::new(runs);

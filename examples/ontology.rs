@@ -17,6 +17,7 @@
 mod backend;
 
 use futures_util::StreamExt;
+use llm_extract::check::{Check, Issues};
 use llm_extract::extract::{Example, Input};
 use llm_extract::{Extract, Extractor, Llm, Usage};
 use serde::{Deserialize, Serialize};
@@ -32,6 +33,7 @@ struct Subject {
 /// One fact a sentence states about the person.
 #[derive(Extract, Serialize, Deserialize, Debug, Clone)]
 #[serde(tag = "type", rename_all = "snake_case")]
+#[extract(check)]
 pub enum Fact {
     /// How the person relates to someone or something else.
     Relationship {
@@ -49,6 +51,26 @@ pub enum Fact {
         #[extract(grounded)]
         value: String,
     },
+}
+
+/// Checks a schema cannot say: a relation or a property's name is a few plain words. A hard issue
+/// re-asks the model; a line that still fails is left out.
+impl Check for Fact {
+    fn check(&self, issues: &mut Issues) {
+        let (path, words) = match self {
+            Fact::Relationship { predicate, .. } => ("/predicate", predicate),
+            Fact::Attribute { name, .. } => ("/name", name),
+        };
+        let plain = words
+            .chars()
+            .all(|c| c.is_alphabetic() || c == ' ' || c == '-');
+        if !plain || words.trim().is_empty() || words.split_whitespace().count() > 4 {
+            issues.hard(
+                path,
+                "write a few plain words, such as \"born in\" or \"occupation\"",
+            );
+        }
+    }
 }
 
 /// A fact with the person it is about: one item of the ontology.
@@ -83,10 +105,16 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
         let at = started.elapsed().as_secs_f32();
         match &item.fact {
             Fact::Relationship { predicate, object } => {
-                println!("{at:5.1}s  relationship  {} --{predicate}--> {object}", item.subject)
+                println!(
+                    "{at:5.1}s  relationship  {} --{predicate}--> {object}",
+                    item.subject
+                )
             }
             Fact::Attribute { name, value } => {
-                println!("{at:5.1}s  attribute     {}: {name} = {value}", item.subject)
+                println!(
+                    "{at:5.1}s  attribute     {}: {name} = {value}",
+                    item.subject
+                )
             }
         }
     })
@@ -115,7 +143,10 @@ async fn facts_with(
     mut on_item: impl FnMut(&Item),
 ) -> Result<(Vec<Item>, Usage), Box<dyn std::error::Error>> {
     // Who the text is about: one value.
-    let subject = Extractor::new(llm).max_tokens(40).extract::<Subject>(text).await?;
+    let subject = Extractor::new(llm)
+        .max_tokens(40)
+        .extract::<Subject>(text)
+        .await?;
     let person = subject.value.name;
     let mut usage = subject.report.usage;
 
@@ -124,8 +155,14 @@ async fn facts_with(
     let example = Example::items(
         "The text is about Ada Lovelace.\n\nAda Lovelace, a mathematician, was born in London.",
         [
-            Fact::Attribute { name: "occupation".into(), value: "mathematician".into() },
-            Fact::Relationship { predicate: "born in".into(), object: "London".into() },
+            Fact::Attribute {
+                name: "occupation".into(),
+                value: "mathematician".into(),
+            },
+            Fact::Relationship {
+                predicate: "born in".into(),
+                object: "London".into(),
+            },
         ],
     )?;
     let extractor = Extractor::new(llm)
@@ -139,7 +176,20 @@ async fn facts_with(
         let input = Input::text(sentence).var("subject", &person);
         let mut stream = extractor.extract_stream::<Fact>(input);
         while let Some(fact) = stream.next().await {
-            let item = Item { subject: person.clone(), fact: fact? };
+            let fact = fact?;
+            // A fact that points back at the person, or repeats one already found, says nothing new.
+            let target = match &fact {
+                Fact::Relationship { object, .. } => object,
+                Fact::Attribute { value, .. } => value,
+            };
+            let seen = items.iter().any(|i: &Item| same(&i.fact, &fact));
+            if *target == person || seen {
+                continue;
+            }
+            let item = Item {
+                subject: person.clone(),
+                fact,
+            };
             on_item(&item);
             items.push(item);
         }
@@ -148,6 +198,24 @@ async fn facts_with(
         }
     }
     Ok((items, usage))
+}
+
+/// Whether two facts say the same: the same relation to the same target, or the same property value.
+fn same(a: &Fact, b: &Fact) -> bool {
+    match (a, b) {
+        (
+            Fact::Relationship {
+                predicate: p,
+                object: o,
+            },
+            Fact::Relationship {
+                predicate: q,
+                object: r,
+            },
+        ) => p == q && o == r,
+        (Fact::Attribute { value: v, .. }, Fact::Attribute { value: w, .. }) => v == w,
+        _ => false,
+    }
 }
 
 /// The sentences of `text`: each ends after a `.`, `!` or `?` that is followed by a space or the end.
