@@ -6,6 +6,9 @@ use llm_extract::llm::Likelihood;
 use llm_extract::Llm;
 use std::error::Error;
 
+/// A backend, and the same model as a [`Likelihood`] when it can score options.
+pub type WithScorer = (Box<dyn Llm>, Option<Box<dyn Likelihood>>);
+
 /// The backend the command line and environment ask for.
 #[allow(dead_code)] // each example includes this file and uses one of the two functions
 pub fn from_env_and_args() -> Result<Box<dyn Llm>, Box<dyn Error>> {
@@ -15,7 +18,7 @@ pub fn from_env_and_args() -> Result<Box<dyn Llm>, Box<dyn Error>> {
 /// The backend the command line and environment ask for, and the same model as a [`Likelihood`] when
 /// it can score options (the embedded engine; an Ollama server cannot).
 #[allow(dead_code)]
-pub fn with_scorer() -> Result<(Box<dyn Llm>, Option<Box<dyn Likelihood>>), Box<dyn Error>> {
+pub fn with_scorer() -> Result<WithScorer, Box<dyn Error>> {
     let flag = std::env::args().skip(1).any(|arg| arg == "--ollama");
     let host = std::env::var("OLLAMA_HOST").ok().filter(|h| !h.is_empty());
     if flag || host.is_some() {
@@ -29,7 +32,7 @@ pub fn with_scorer() -> Result<(Box<dyn Llm>, Option<Box<dyn Likelihood>>), Box<
 }
 
 #[cfg(feature = "llama-cpp")]
-fn embedded() -> Result<(Box<dyn Llm>, Option<Box<dyn Likelihood>>), Box<dyn Error>> {
+fn embedded() -> Result<WithScorer, Box<dyn Error>> {
     let llm = llm_extract::llm::llama_cpp::LlamaCpp::from_env()?;
     eprintln!(
         "[model: {} (embedded llama.cpp)]\n",
@@ -39,7 +42,7 @@ fn embedded() -> Result<(Box<dyn Llm>, Option<Box<dyn Likelihood>>), Box<dyn Err
 }
 
 #[cfg(not(feature = "llama-cpp"))]
-fn embedded() -> Result<(Box<dyn Llm>, Option<Box<dyn Likelihood>>), Box<dyn Error>> {
+fn embedded() -> Result<WithScorer, Box<dyn Error>> {
     Err("no model to run: build with `--features llama-cpp` for the embedded engine (scripts/demo.sh does), \
          or point OLLAMA_HOST at an Ollama server"
         .into())
