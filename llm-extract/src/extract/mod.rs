@@ -22,6 +22,7 @@
 //! [`validate`](crate::validate) and, for grounded fields, [`ground`](crate::ground). Next in the flow:
 //! [`report`](crate::report), what the extraction returns besides its value.
 
+mod choose;
 mod chunk_report;
 mod confidence;
 mod config;
@@ -49,6 +50,7 @@ mod vote;
 mod watch;
 mod wording;
 
+pub use choose::{Choice, ChooseError, Chooser};
 pub use chunk_report::{ChunkReport, DoneChunk};
 pub use confidence::{Aggregate, Basis, ConfidenceRule};
 pub use config::{Input, Mode, DEFAULT_CHUNK_BYTES};

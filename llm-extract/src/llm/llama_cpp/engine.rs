@@ -25,7 +25,7 @@ use std::sync::{Arc, OnceLock};
 ///
 /// It lives in a `static`, which Rust never drops: `llama_backend_free` never runs while a model or a
 /// context still exists, not even at exit (see `exit.rs`).
-fn backend() -> Result<&'static LlamaBackend, LlamaCppError> {
+pub(super) fn backend() -> Result<&'static LlamaBackend, LlamaCppError> {
     static BACKEND: OnceLock<Result<LlamaBackend, String>> = OnceLock::new();
     BACKEND
         .get_or_init(|| {
@@ -191,7 +191,7 @@ impl Engine {
     }
 
     /// The prompt's tokens and the prefill (a last assistant message the answer continues), if any.
-    fn prompt(
+    pub(super) fn prompt(
         &self,
         request: &ChatRequest,
     ) -> Result<(Vec<LlamaToken>, Option<String>), LlamaCppError> {

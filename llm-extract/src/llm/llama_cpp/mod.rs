@@ -81,6 +81,7 @@ mod guidance_options;
 mod model_file;
 mod sampling;
 mod scheduler;
+mod score;
 mod stop;
 mod tok_env;
 mod utf8;
