@@ -8,8 +8,8 @@ use crate::output::Printer;
 use crate::schema;
 use llm_extract::batch::{Record, RecordResult};
 use llm_extract::eval::{
-    compare, html, read_gold, read_pair, score_document, score_document_with_confidence,
-    DocumentRun, EvalReport, GoldCase, ScoreOptions,
+    compare, html, read_gold, read_pair, score_document, score_document_with_signals, DocumentRun,
+    EvalReport, GoldCase, ScoreOptions,
 };
 use llm_extract::ground::{has_grounded, Source, Span};
 use serde_json::Value;
@@ -155,13 +155,14 @@ fn score(
         }
         _ => Vec::new(),
     };
-    let leaves = score_document_with_confidence(
+    let leaves = score_document_with_signals(
         case,
         predicted.as_ref(),
         &spans,
         Some(schema),
         options,
         &confidence,
+        &agreement,
     );
     (
         DocumentRun::new(case, predicted, error, tokens, elapsed, leaves).with_agreement(agreement),

@@ -13,6 +13,10 @@ use std::fmt;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Calibration {
+    /// The signal calibrated: `"confidence"` (from log-probabilities) or `"agreement"` (across voted
+    /// answers).
+    #[serde(default = "confidence_signal")]
+    pub signal: String,
     /// Leaves with a confidence.
     pub scored: usize,
     /// Accuracy of the more confident half of them (the first `scored / 2` by confidence, highest
@@ -27,6 +31,11 @@ pub struct Calibration {
     /// Per field: leaves with a confidence, their mean confidence and their accuracy; the most
     /// confident field first.
     pub fields: Vec<FieldConfidence>,
+}
+
+/// The signal of a calibration read without one.
+fn confidence_signal() -> String {
+    "confidence".to_owned()
 }
 
 /// One field's confidence against its accuracy.
@@ -44,13 +53,29 @@ pub struct FieldConfidence {
 }
 
 impl Calibration {
-    /// The calibration of `leaves` (those without a confidence are left out); `None` when none has one.
+    /// The calibration of the confidence of `leaves` (those without one are left out); `None` when
+    /// none has one.
     pub fn of<'a>(leaves: impl IntoIterator<Item = &'a Leaf>) -> Option<Calibration> {
+        Self::of_signal("confidence", leaves, |leaf| leaf.confidence)
+    }
+
+    /// The calibration of the agreement of `leaves` across voted answers (see
+    /// [`Extractor::samples`](crate::extract::Extractor::samples)); `None` when none has one.
+    pub fn of_agreement<'a>(leaves: impl IntoIterator<Item = &'a Leaf>) -> Option<Calibration> {
+        Self::of_signal("agreement", leaves, |leaf| leaf.agreement)
+    }
+
+    /// The calibration of the signal `signal` reads from each leaf.
+    fn of_signal<'a>(
+        name: &str,
+        leaves: impl IntoIterator<Item = &'a Leaf>,
+        signal: impl Fn(&Leaf) -> Option<f32>,
+    ) -> Option<Calibration> {
         let scored: Vec<(&str, f64, bool)> = leaves
             .into_iter()
             .filter_map(|leaf| {
-                let confidence = f64::from(leaf.confidence?);
-                Some((leaf.field.as_str(), confidence, leaf.outcome.is_right()))
+                let value = f64::from(signal(leaf)?);
+                Some((leaf.field.as_str(), value, leaf.outcome.is_right()))
             })
             .collect();
         if scored.is_empty() {
@@ -81,6 +106,7 @@ impl Calibration {
             .collect();
         fields.sort_by(|a, b| b.mean_confidence.total_cmp(&a.mean_confidence));
         Some(Calibration {
+            signal: name.to_owned(),
             scored: ranked.len(),
             top_half_accuracy: accuracy(ranked.get(..half).unwrap_or_default()),
             bottom_half_accuracy: accuracy(ranked.get(half..).unwrap_or_default()),
@@ -124,11 +150,13 @@ impl fmt::Display for Calibration {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
             f,
-            "confidence: {} leaves; most confident half {} right, least confident half {} right; ROC AUC {}",
+            "{}: {} leaves; the higher half {} right, the lower half {} right; ROC AUC {}",
+            self.signal,
             self.scored,
             percent(self.top_half_accuracy),
             percent(self.bottom_half_accuracy),
-            self.auc.map_or_else(|| "-".to_owned(), |a| format!("{a:.3}"))
+            self.auc
+                .map_or_else(|| "-".to_owned(), |a| format!("{a:.3}"))
         )?;
         let width = self
             .fields
@@ -140,7 +168,7 @@ impl fmt::Display for Calibration {
         writeln!(
             f,
             "{:<width$}  {:>6}  {:>10}  {:>8}",
-            "field", "leaves", "confidence", "accuracy"
+            "field", "leaves", "mean", "accuracy"
         )?;
         for field in &self.fields {
             writeln!(
@@ -166,6 +194,30 @@ mod tests {
             "field": field, "path": "/x", "outcome": outcome, "confidence": confidence
         }))
         .unwrap()
+    }
+
+    #[test]
+    fn agreement_is_calibrated_apart_from_confidence() {
+        let with = |agreement: f32, outcome: Outcome| -> Leaf {
+            serde_json::from_value(serde_json::json!({
+                "field": "name", "path": "/x", "outcome": outcome, "agreement": agreement
+            }))
+            .unwrap()
+        };
+        let leaves = vec![
+            with(1.0, Outcome::Correct),
+            with(1.0, Outcome::Correct),
+            with(0.4, Outcome::Wrong),
+            with(0.6, Outcome::Correct),
+        ];
+        assert_eq!(Calibration::of(&leaves), None);
+        let agreement = Calibration::of_agreement(&leaves).unwrap();
+        assert_eq!(agreement.signal, "agreement");
+        assert_eq!(agreement.scored, 4);
+        assert_eq!(agreement.auc, Some(1.0));
+        assert_eq!(agreement.top_half_accuracy, Some(1.0));
+        assert_eq!(agreement.bottom_half_accuracy, Some(0.5));
+        assert!(agreement.to_string().starts_with("agreement: 4 leaves"));
     }
 
     #[test]

@@ -56,7 +56,10 @@ pub use gold::{parse_gold, read_gold, read_pair, GoldCase, GoldSpan};
 pub use html::html;
 pub use normalise::normalise;
 pub use report::{compare, Comparison, DocumentRun, EvalReport, FieldDelta, FieldScore, Stat};
-pub use score::{score_document, score_document_with_confidence, Leaf, Outcome, ScoreOptions};
+pub use score::{
+    score_document, score_document_with_confidence, score_document_with_signals, Leaf, Outcome,
+    ScoreOptions,
+};
 
 use std::path::PathBuf;
 

@@ -189,6 +189,10 @@ pub struct EvalReport {
     /// How well the run's confidences rank right values above wrong ones, when it had confidences.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub calibration: Option<Calibration>,
+    /// How well the agreement of voted answers ranks right values above wrong ones, when the run voted
+    /// several answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agreement_calibration: Option<Calibration>,
 }
 
 impl EvalReport {
@@ -218,6 +222,7 @@ impl EvalReport {
             tokens: Stat::of(runs.iter().map(|r| r.tokens as f64).collect()),
             seconds: Stat::of(runs.iter().map(|r| r.seconds).collect()),
             calibration: Calibration::of(runs.iter().flat_map(|r| &r.leaves)),
+            agreement_calibration: Calibration::of_agreement(runs.iter().flat_map(|r| &r.leaves)),
             runs,
         }
     }
@@ -293,10 +298,13 @@ impl fmt::Display for EvalReport {
             self.seconds.worst,
             self.seconds.total
         )?;
-        match &self.calibration {
-            Some(calibration) => write!(f, "\n{calibration}"),
-            None => Ok(()),
+        for calibration in [&self.calibration, &self.agreement_calibration]
+            .into_iter()
+            .flatten()
+        {
+            write!(f, "\n{calibration}")?;
         }
+        Ok(())
     }
 }
 

@@ -122,6 +122,11 @@ pub struct Leaf {
     /// the run had confidences ([`score_document_with_confidence`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confidence: Option<f32>,
+    /// The share of the answers that gave the predicted value (its
+    /// [`Report::agreement`](crate::report::Report::agreement) at the leaf's path in the prediction),
+    /// when the run voted several answers ([`score_document_with_signals`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agreement: Option<f32>,
 }
 
 /// No value: null, a string that normalises to nothing, an empty list or object.
@@ -162,12 +167,29 @@ pub fn score_document_with_confidence(
     options: &ScoreOptions,
     confidence: &BTreeMap<String, f32>,
 ) -> Vec<Leaf> {
+    let none = BTreeMap::new();
+    score_document_with_signals(case, predicted, spans, schema, options, confidence, &none)
+}
+
+/// [`score_document_with_confidence`], each leaf also given the agreement `agreement` holds at its
+/// path in the prediction (a [`Report::agreement`](crate::report::Report::agreement), by the same
+/// pointers).
+pub fn score_document_with_signals(
+    case: &GoldCase,
+    predicted: Option<&Value>,
+    spans: &[Span],
+    schema: Option<&Value>,
+    options: &ScoreOptions,
+    confidence: &BTreeMap<String, f32>,
+    agreement: &BTreeMap<String, f32>,
+) -> Vec<Leaf> {
     let mut walk = Walk {
         root: schema,
         case,
         spans,
         options,
         confidence,
+        agreement,
         leaves: Vec::new(),
     };
     let at = At {
@@ -230,6 +252,7 @@ struct Walk<'a> {
     spans: &'a [Span],
     options: &'a ScoreOptions,
     confidence: &'a BTreeMap<String, f32>,
+    agreement: &'a BTreeMap<String, f32>,
     leaves: Vec<Leaf>,
 }
 
@@ -247,6 +270,7 @@ impl<'a> Walk<'a> {
             gold: gold.cloned(),
             predicted: predicted.cloned(),
             confidence: self.confidence.get(&at.predicted).copied(),
+            agreement: self.agreement.get(&at.predicted).copied(),
         });
     }
 
@@ -379,6 +403,7 @@ impl<'a> Walk<'a> {
             spans: self.spans,
             options: self.options,
             confidence: self.confidence,
+            agreement: self.agreement,
             leaves: Vec::new(),
         };
         trial.walk(items, Some(gold), Some(predicted), true, at);
