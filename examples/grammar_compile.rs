@@ -1,6 +1,6 @@
 //! Grammar compile time over every schema of the JSON-Schema-Test-Suite: the embedded engine's path
 //! (the schema as the engine receives it, [`Dialect::Generic`], through [`guidance_matcher`]: llguidance
-//! on the schema itself, the Ollama lowering when llguidance refuses) against llguidance's own compile
+//! on the schema itself, the gbnf lowering when llguidance refuses) against llguidance's own compile
 //! of the same schema (`TopLevelGrammar::from_json_schema`, default options), in the same run, with the
 //! same tokenizer. Also counts, per dialect, the schemas each lowering takes.
 //!
@@ -128,7 +128,7 @@ fn main() {
     let n = schemas.len();
     println!("{n} schemas (drafts 4, 7, 2020-12) from {}", dir.display());
     println!(
-        "ours:       p50 {:>9.3?}  p99 {:>9.3?}  taken {} ({} on the schema itself, {} on the Ollama lowering)",
+        "ours:       p50 {:>9.3?}  p99 {:>9.3?}  taken {} ({} on the schema itself, {} on the gbnf lowering)",
         percentile(&mut ours, 0.5),
         percentile(&mut ours, 0.99),
         ours_taken + lowered_taken,

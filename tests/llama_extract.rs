@@ -209,7 +209,7 @@ async fn prompted_mode_finds_the_json_in_a_chatty_answer() {
 
 #[tokio::test]
 async fn a_repair_that_gets_its_rejected_answer_back_is_sent_again_with_a_temperature() {
-    // llama.cpp's GBNF engine decodes with the Ollama lowering, which cannot carry `format: email` (it
+    // llama.cpp's GBNF engine decodes with the gbnf lowering, which cannot carry `format: email` (it
     // drops it; llguidance, the default engine, enforces it), so the first answer copies the text's words
     // and the local validator rejects them. Shown the error, this model writes the same
     // answer again token for token: each repeat raises the next attempt's temperature (0.3, then 0.6,

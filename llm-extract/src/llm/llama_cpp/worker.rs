@@ -9,7 +9,7 @@ use crate::schema::Dialect;
 use std::sync::Arc;
 
 impl Llm for LlamaCpp {
-    /// The full schema: llguidance enforces it, falling back to the Ollama lowering only for what it
+    /// The full schema: llguidance enforces it, falling back to the gbnf lowering only for what it
     /// refuses (`grammar.rs`).
     fn dialect(&self) -> Dialect {
         Dialect::Generic
