@@ -5,10 +5,10 @@
 //! handed back with [`MatchKind::NotFound`] spans, or dropped.
 
 use super::example::{Example, ExampleError};
-use super::target::{Found, Target};
+use super::target::{map_items, Found, Target};
 use crate::ground::{has_grounded, Grounded, MatchKind, Source, Span};
 use crate::parse::{
-    self, work, Item, LineEvent, ParseError, ParseOptions, Parsed, SkipReason, Skipped, WithJson,
+    self, work, LineEvent, ParseError, ParseOptions, Parsed, SkipReason, Skipped, WithJson,
 };
 use crate::schema::SchemaSet;
 use crate::validate::Violation;
@@ -157,33 +157,13 @@ impl<G: Target> Target for GroundedTarget<'_, G> {
         events: Vec<LineEvent<WithJson<Self::Output>>>,
     ) -> Vec<LineEvent<WithJson<Self::Output>>> {
         // The inner target's vetting (its checks) first, on the items without their spans.
-        let inner = events.into_iter().map(|event| match event {
-            LineEvent::Item(item) => LineEvent::Item(Item {
-                value: WithJson {
-                    value: item.value.value.value,
-                    json: item.value.json,
-                },
-                line: item.line,
-                fixes: item.fixes,
-            }),
-            LineEvent::Skipped(skipped) => LineEvent::Skipped(skipped),
-        });
-        self.inner
-            .vet(inner.collect())
-            .into_iter()
-            .map(|event| match event {
-                LineEvent::Item(item) => LineEvent::Item(Item {
-                    value: WithJson {
-                        value: Grounded::new(item.value.value, Vec::new()),
-                        json: item.value.json,
-                    },
-                    line: item.line,
-                    fixes: item.fixes,
-                }),
-                LineEvent::Skipped(skipped) => LineEvent::Skipped(skipped),
-            })
-            .map(|event| self.vet_one(event))
-            .collect()
+        let inner = map_items(events, |grounded, _| grounded.value);
+        map_items(self.inner.vet(inner), |value, _| {
+            Grounded::new(value, Vec::new())
+        })
+        .into_iter()
+        .map(|event| self.vet_one(event))
+        .collect()
     }
 
     fn issues(&self) -> Vec<crate::check::Issue> {

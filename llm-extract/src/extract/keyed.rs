@@ -22,10 +22,10 @@ use super::engine::Engine;
 use super::error::ExtractError;
 use super::example::{Example, ExampleError};
 use super::grounded_target::GroundedTarget;
-use super::target::Target;
+use super::target::{map_items, Target};
 use crate::extract::confidence;
 use crate::ground::{has_grounded, Grounded, Merger, Source};
-use crate::parse::{self, Item, LineEvent, ParseError, ParseOptions, Parsed, WithJson};
+use crate::parse::{self, LineEvent, ParseError, ParseOptions, Parsed, WithJson};
 use crate::report::Report;
 use crate::schema::SchemaSet;
 use serde::de::DeserializeOwned;
@@ -86,35 +86,11 @@ impl<G: Target> Target for Keyed<G> {
         &self,
         events: Vec<LineEvent<WithJson<Self::Output>>>,
     ) -> Vec<LineEvent<WithJson<Self::Output>>> {
-        let inner = events.into_iter().map(|event| match event {
-            LineEvent::Item(item) => LineEvent::Item(Item {
-                value: WithJson {
-                    value: item.value.value.value,
-                    json: item.value.json,
-                },
-                line: item.line,
-                fixes: item.fixes,
-            }),
-            LineEvent::Skipped(skipped) => LineEvent::Skipped(skipped),
-        });
-        self.0
-            .vet(inner.collect())
-            .into_iter()
-            .map(|event| match event {
-                LineEvent::Item(item) => LineEvent::Item(Item {
-                    value: WithJson {
-                        value: Keep {
-                            value: item.value.value,
-                            json: item.value.json.clone(),
-                        },
-                        json: item.value.json,
-                    },
-                    line: item.line,
-                    fixes: item.fixes,
-                }),
-                LineEvent::Skipped(skipped) => LineEvent::Skipped(skipped),
-            })
-            .collect()
+        let inner = map_items(events, |keep, _| keep.value);
+        map_items(self.0.vet(inner), |value, json| Keep {
+            value,
+            json: json.clone(),
+        })
     }
 
     fn issues(&self) -> Vec<crate::check::Issue> {

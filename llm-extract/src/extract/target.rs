@@ -141,6 +141,31 @@ pub(crate) async fn settle_items<G: Target>(
     Ok(out)
 }
 
+/// `events` with each item's value mapped by `f` (which also sees the item's JSON): how a target that
+/// wraps another hands its items to the inner one's [`Target::vet`] and takes them back.
+pub(crate) fn map_items<O, I>(
+    events: Vec<LineEvent<WithJson<O>>>,
+    mut f: impl FnMut(O, &Value) -> I,
+) -> Vec<LineEvent<WithJson<I>>> {
+    events
+        .into_iter()
+        .map(|event| match event {
+            LineEvent::Item(item) => {
+                let value = f(item.value.value, &item.value.json);
+                LineEvent::Item(Item {
+                    value: WithJson {
+                        value,
+                        json: item.value.json,
+                    },
+                    line: item.line,
+                    fixes: item.fixes,
+                })
+            }
+            LineEvent::Skipped(skipped) => LineEvent::Skipped(skipped),
+        })
+        .collect()
+}
+
 /// Runs `check` on a parsed value: its hard issues turn it into [`ParseError::Check`], its soft ones
 /// are kept in `kept`.
 fn checked<T>(
