@@ -79,7 +79,10 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
                 }
             }
             _ => match ontology::facts(&*llm, &case.text).await {
-                Ok((facts, usage)) => (Some(json!({ "facts": facts })), usage.total(), None),
+                Ok((facts, usage)) => {
+                    let facts: Vec<Value> = facts.iter().map(gold_form).collect();
+                    (Some(json!({ "facts": facts })), usage.total(), None)
+                }
                 Err(e) => (None, 0, Some(e.to_string())),
             },
         };
@@ -113,4 +116,17 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
         std::fs::write(path, serde_json::to_string_pretty(&report)?)?;
     }
     Ok(())
+}
+
+/// A fact as the gold file writes it: an attribute names its person `entity`, a relationship `subject`.
+fn gold_form(item: &ontology::Item) -> Value {
+    let mut value = json!(item);
+    if value["type"] == "attribute" {
+        if let Some(fields) = value.as_object_mut() {
+            if let Some(person) = fields.remove("subject") {
+                fields.insert("entity".to_owned(), person);
+            }
+        }
+    }
+    value
 }
