@@ -28,6 +28,9 @@ cargo fmt --all -- --check
 step "cargo clippy (all targets, all features, -D warnings)"
 cargo clippy --workspace --all-targets --all-features -- -D warnings
 
+step "cargo doc (all features, -D warnings: every intra-doc link resolves)"
+RUSTDOCFLAGS="${RUSTDOCFLAGS:-} -D warnings" cargo doc --workspace --all-features --no-deps --quiet
+
 step "cargo test (all features)"
 cargo test --workspace --all-features
 

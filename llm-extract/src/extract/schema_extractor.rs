@@ -97,7 +97,7 @@ impl<'a, L: Llm> SchemaExtractor<'a, L> {
     }
 
     /// Every item of the schema, merged on its key properties: [`Extractor::extract_all`]. On failure
-    /// the error holds the items kept ([`ExtractError::partial`]).
+    /// the error holds the items kept ([`ExtractError::kept`]).
     pub async fn extract_all(
         &self,
         input: impl Into<Input>,
