@@ -472,3 +472,89 @@ async fn a_document_runs_the_asynchronous_checks_on_its_items() {
         .iter()
         .any(|turn| turn.contains("Bob has checked out")));
 }
+
+#[tokio::test]
+async fn a_closure_on_the_extractor_checks_a_derived_type_with_what_the_type_cannot_know() {
+    // The invoice's own check passes both answers; the closure knows the input's currency limit.
+    let (llm, asked) = scripted(vec![
+        r#"{"lines": [20, 30], "total": 50}"#,
+        r#"{"lines": [20, 35], "total": 55}"#,
+    ]);
+    let least = 55;
+    let out = Extractor::new(llm)
+        .max_attempts(3)
+        .check(move |value, issues| {
+            if value["total"].as_u64() < Some(least) {
+                issues.hard("/total", format!("the text gives a total of {least}"));
+            }
+        })
+        .extract::<Invoice>(TEXT)
+        .await
+        .unwrap();
+    assert_eq!(out.value.total, 55);
+    assert_eq!(out.report.attempts.len(), 2);
+    let asked = asked.lock().unwrap();
+    assert!(
+        asked[1].contains("the text gives a total of 55"),
+        "{}",
+        asked[1]
+    );
+    // The type's own check still runs: its soft issue reaches the report.
+    assert_eq!(out.report.issues.len(), 1, "{:?}", out.report.issues);
+    assert_eq!(out.report.issues[0].message, "a total above 50 is unusual");
+}
+
+#[tokio::test]
+async fn a_derived_type_keeps_its_own_hard_check_beside_the_extractor_closures() {
+    let (llm, asked) = scripted(vec![
+        r#"{"lines": [20, 35], "total": 50}"#,
+        r#"{"lines": [20, 35], "total": 55}"#,
+    ]);
+    let out = Extractor::new(llm)
+        .max_attempts(3)
+        .check(|_, issues| issues.soft("", "looked at"))
+        .extract::<Invoice>(TEXT)
+        .await
+        .unwrap();
+    assert_eq!(out.value.total, 55);
+    assert!(asked.lock().unwrap()[1].contains("the total equals the sum of the lines, 55"));
+}
+
+#[tokio::test]
+async fn stream_items_of_a_derived_type_are_re_asked_when_an_extractor_closure_rejects_them() {
+    use futures_util::StreamExt;
+    let (llm, asked) = scripted(vec![
+        r#"{"items": [{"name": "Ann", "start": 3, "end": 5}, {"name": "Zed", "start": 1, "end": 2}]}"#,
+        r#"{"items": [{"name": "Bob", "start": 2, "end": 9}]}"#,
+    ]);
+    let text = "Ann stays from 3 to 5, Bob from 2 to 9.";
+    let extractor = Extractor::new(llm)
+        .max_attempts(3)
+        .check(move |value, issues| {
+            let name = value["name"].as_str().unwrap_or_default();
+            if !text.contains(name) {
+                issues.hard("/name", format!("{name:?} is not in the text"));
+            }
+        });
+    let mut stream = extractor.extract_stream::<Stay>(text);
+    let mut names = Vec::new();
+    while let Some(item) = stream.next().await {
+        names.push(item.unwrap().name);
+    }
+    assert_eq!(names, ["Ann", "Bob"]);
+    assert!(asked.lock().unwrap()[1].contains("\"Zed\" is not in the text"));
+}
+
+#[tokio::test]
+async fn an_asynchronous_closure_checks_a_derived_type() {
+    let (llm, _) = scripted(vec![r#"{"lines": [20, 35], "total": 55}"#]);
+    let err = Extractor::new(llm)
+        .check_async(|_| async { Err(CheckError::new("the ledger did not answer")) })
+        .extract::<Invoice>(TEXT)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err.kind(), ExtractErrorKind::Check { .. }),
+        "{err}"
+    );
+}

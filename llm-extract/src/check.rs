@@ -8,9 +8,10 @@
 //! - A **soft** issue ([`Issues::soft`]) keeps the value and is returned with it in
 //!   `Report::issues`, without a re-ask.
 //!
-//! A derived type opts in with `#[extract(check)]` and implements [`Check`]; a runtime schema takes
-//! closures with `Extractor::check`, and asynchronous ones (a lookup: "this customer id exists") with
-//! `Extractor::check_async`. Checks run on every complete value and item (of documents too), never on
+//! A derived type opts in with `#[extract(check)]` and implements [`Check`]. Any extraction, of a
+//! derived type or a runtime schema, also takes closures on the value's JSON with `Extractor::check`
+//! (which can hold what the type cannot know, such as the input), and asynchronous ones (a lookup:
+//! "this customer id exists") with `Extractor::check_async`. Checks run on every complete value and item (of documents too), never on
 //! a partial one.
 //!
 //! An asynchronous check that cannot run (the database it asks is down) says so with a
@@ -200,13 +201,13 @@ pub trait Check {
     fn check(&self, issues: &mut Issues);
 }
 
-/// A check on a runtime schema's JSON value.
+/// A check on the JSON of a value.
 type CheckFn = dyn Fn(&Value, &mut Issues) + Send + Sync;
 
-/// An asynchronous check on a runtime schema's JSON value (its own copy).
+/// An asynchronous check on the JSON of a value (its own copy).
 type AsyncCheckFn = dyn Fn(Value) -> BoxFuture<'static, Result<Issues, CheckError>> + Send + Sync;
 
-/// The closures an `Extractor` runs on each value of a runtime schema.
+/// The closures an `Extractor` runs on each value and item it extracts.
 #[derive(Clone, Default)]
 pub(crate) struct Checks {
     plain: Vec<Arc<CheckFn>>,
@@ -237,6 +238,11 @@ impl Checks {
     {
         self.deferred
             .push(Arc::new(move |value| Box::pin(check(value))));
+    }
+
+    /// Whether there is no check at all.
+    pub fn is_empty(&self) -> bool {
+        self.plain.is_empty() && self.deferred.is_empty()
     }
 
     /// Whether any check is asynchronous.

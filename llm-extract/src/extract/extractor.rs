@@ -94,7 +94,7 @@ use crate::Extract;
 /// | [`item_copies`](Extractor::item_copies) | 2 | lists and streams (items copying recent ones) |
 /// | [`recovery`](Extractor::recovery) | [`Recovery::default`](super::Recovery::default) | the attempt after a loop |
 /// | [`max_echo_chars`](Extractor::max_echo_chars) | 8000 | repair requests (the bad answer quoted) |
-/// | [`check`](Extractor::check), [`check_async`](Extractor::check_async) | none | values and items of a runtime schema and of documents |
+/// | [`check`](Extractor::check), [`check_async`](Extractor::check_async) | none | every value and item, as JSON (of documents too) |
 /// | [`confidence`](Extractor::confidence) | off | one value and lists (per-leaf confidence from log-probabilities) |
 /// | [`min_confidence`](Extractor::min_confidence) | none | turns leaves under it into soft issues |
 /// | [`require_grounding`](Extractor::require_grounding) | `false` | grounded extractions, documents; lists and streams when `true` |
@@ -107,7 +107,7 @@ use crate::Extract;
 pub struct Extractor<L> {
     llm: L,
     pub(super) config: Config,
-    /// What [`Extractor::check`] added, run on every value of a runtime schema and of a document.
+    /// What [`Extractor::check`] added, run on every value and item extracted.
     pub(super) checks: Checks,
 }
 
@@ -139,7 +139,8 @@ impl<L: Llm> Extractor<L> {
         &self,
         input: impl Into<Input>,
     ) -> Result<Extraction<T>, ExtractError> {
-        self.one(Derived::<T>::new, input.into()).await
+        self.one(|| Derived::<T>::checked(&self.checks), input.into())
+            .await
     }
 
     /// Every item of `T` the model lists, in order.
@@ -186,7 +187,8 @@ impl<L: Llm> Extractor<L> {
         &self,
         input: impl Into<Input>,
     ) -> Result<Extraction<Vec<T>>, ExtractError<T>> {
-        self.all(Derived::<T>::new, input.into()).await
+        self.all(|| Derived::<T>::checked(&self.checks), input.into())
+            .await
     }
 
     /// The items of `T` as a stream, each as soon as it is complete.
@@ -197,7 +199,7 @@ impl<L: Llm> Extractor<L> {
     /// (once the stream has ended); a value it only adds (where the first copy was empty) is not
     /// delivered. Grounding as in [`Extractor::extract_all`].
     pub fn extract_stream<T: Extract>(&self, input: impl Into<Input>) -> ExtractStream<'_, T> {
-        self.stream(Derived::<T>::new(), input.into())
+        self.stream(Derived::<T>::checked(&self.checks), input.into())
     }
 
     /// One value of `T` as it is written: a stream of [`PartialEvent`]s, snapshots of `T`'s partial form
@@ -239,7 +241,7 @@ impl<L: Llm> Extractor<L> {
         &self,
         input: impl Into<Input>,
     ) -> ExtractStream<'_, PartialEvent<T>> {
-        self.partial(Derived::<T>::new(), input.into())
+        self.partial(Derived::<T>::checked(&self.checks), input.into())
     }
 
     /// One value of the target `make` builds (once, or once per answer with [`Extractor::samples`]).

@@ -51,7 +51,8 @@ impl<L: Llm> Extractor<L> {
         &self,
         text: &str,
     ) -> Result<Extraction<Vec<Grounded<T>>>, ExtractError> {
-        self.grounded(Derived::<T>::new(), text).await
+        self.grounded(Derived::<T>::checked(&self.checks), text)
+            .await
     }
 
     /// The items of `target` in `text`, grounded in it.

@@ -169,10 +169,11 @@ impl<L: Llm> Extractor<L> {
         self
     }
 
-    /// Adds a check a schema cannot say, run on every value and item of a runtime schema
-    /// ([`Extractor::with_schema`]) and of a document, never on a partial one: hard issues are repaired
+    /// Adds a check a schema cannot say, run on the JSON of every value and item this extractor
+    /// extracts (of a derived type, after the type's own `#[extract(check)]`; of a runtime schema,
+    /// [`Extractor::with_schema`]; of a document), never on a partial one: hard issues are repaired
     /// like schema violations, soft ones returned in [`Report::issues`](crate::Report::issues). A
-    /// derived type's checks are its own (`#[extract(check)]`, see [`crate::check`]).
+    /// closure can hold what the type cannot know, such as the input it was asked about.
     ///
     /// ```
     /// use llm_extract::llm::{from_fn, ChatResponse};
@@ -207,7 +208,7 @@ impl<L: Llm> Extractor<L> {
     }
 
     /// Adds an asynchronous check (a lookup: "this customer id exists"), run like [`Extractor::check`]
-    /// on every complete value and item of a runtime schema, after the synchronous checks, with its own
+    /// on every complete value and item, after the synchronous checks, with its own
     /// copy of the value. A check that cannot run returns a [`CheckError`]: the extraction then fails
     /// with [`ExtractErrorKind::Check`](crate::extract::ExtractErrorKind::Check), carrying the error
     /// and the model's answer, rather than return a value that was not checked.

@@ -212,18 +212,37 @@ fn vetted<T>(
         .collect()
 }
 
-/// A Rust type implementing [`Extract`].
+/// A Rust type implementing [`Extract`], with its own check ([`Extract::check`]) and, when an
+/// extractor has any, the extractor's closures on the value's JSON.
 pub(crate) struct Derived<T> {
+    /// The extractor's closures with the type's own check, when there are closures: then the value
+    /// is checked as JSON, as a runtime schema's is. `None`: the type's own check on the typed value.
+    checks: Option<Checks>,
     kept: check::Kept,
     ty: PhantomData<fn() -> T>,
 }
 
-impl<T> Derived<T> {
+impl<T: Extract> Derived<T> {
+    /// Values of `T`, checked by `T`'s own check.
     pub fn new() -> Self {
         Derived {
+            checks: None,
             kept: check::Kept::default(),
             ty: PhantomData,
         }
+    }
+
+    /// Values of `T`, checked by `T`'s own check and by the extractor's `checks`.
+    pub fn checked(checks: &Checks) -> Self {
+        Derived {
+            checks: (!checks.is_empty()).then(|| with_typed::<T>(checks.clone())),
+            ..Derived::new()
+        }
+    }
+
+    /// The checks, when the loop runs them (some are asynchronous).
+    fn awaited(&self) -> Option<&Checks> {
+        self.checks.as_ref().filter(|checks| checks.any_async())
     }
 }
 
@@ -246,16 +265,37 @@ impl<T: Extract> Target for Derived<T> {
     }
 
     fn parse_one(&self, text: &str, options: &ParseOptions) -> Result<Parsed<T>, ParseError> {
-        let parsed = parse::from_str_with::<T>(text, options)?;
-        checked(parsed, text, &self.kept, check_of)
+        let Some(checks) = &self.checks else {
+            let parsed = parse::from_str_with::<T>(text, options)?;
+            return checked(parsed, text, &self.kept, check_of);
+        };
+        let (parsed, json) = parse::from_str_with_json::<T>(text, options)?;
+        if self.awaited().is_some() {
+            self.kept.parsed(json);
+            return Ok(parsed);
+        }
+        checked(parsed, text, &self.kept, |_| checks.run(&json))
     }
 
     fn vet(&self, events: Vec<LineEvent<WithJson<T>>>) -> Vec<LineEvent<WithJson<T>>> {
-        vetted(events, &self.kept, |item| check_of(&item.value))
+        match &self.checks {
+            None => vetted(events, &self.kept, |item| check_of(&item.value)),
+            Some(checks) if self.awaited().is_none() => {
+                vetted(events, &self.kept, |item| checks.run(&item.json))
+            }
+            Some(_) => events,
+        }
     }
 
     fn issues(&self) -> Vec<Issue> {
         self.kept.take()
+    }
+
+    fn deferred(&self) -> Option<Deferred<'_>> {
+        self.awaited().map(|checks| Deferred {
+            checks,
+            kept: &self.kept,
+        })
     }
 }
 

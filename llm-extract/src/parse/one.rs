@@ -139,6 +139,29 @@ fn envelope_fixes(text: &str, envelope_fix: Option<Fix>, span: Option<(usize, us
 /// records what was skipped.
 type Body = (usize, Option<Fix>);
 
+/// [`from_str_with`], with the validated JSON the value was read from: for checks that read JSON
+/// (an extractor's closures) on a typed value.
+pub(crate) fn from_str_with_json<T: Schema>(
+    text: &str,
+    options: &ParseOptions,
+) -> Result<(Parsed<T>, Value), ParseError> {
+    let Parsed { value, fixes } = value_from(text, T::schema(), options, None)?;
+    match pipeline::deserialize::<T>(&value) {
+        Ok(typed) => Ok((
+            Parsed {
+                value: typed,
+                fixes,
+            },
+            value,
+        )),
+        Err((path, message)) => Err(ParseError::Deserialize {
+            path,
+            message,
+            raw: text.to_owned(),
+        }),
+    }
+}
+
 /// Parses one value against a runtime schema, returning validated JSON.
 pub fn from_str_value(
     text: &str,
