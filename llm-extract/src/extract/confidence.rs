@@ -12,8 +12,9 @@
 use crate::check::{Issue, Severity};
 use crate::llm::TokenLogprob;
 use crate::report::Report;
+use crate::schema::node::escape_token;
 use serde_json::Value;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
 
 /// How deep a leaf may lie and still be scored (serde_json's own recursion limit).
@@ -374,6 +375,87 @@ pub(crate) fn match_items(kept: &[Value], scored: Vec<Item>) -> BTreeMap<String,
         };
         for (pointer, value) in item.leaves {
             confidence.insert(format!("/{position}{pointer}"), value);
+        }
+    }
+    confidence
+}
+
+/// One copy of an item taken into a merge on keys: the position of the merged item it went into, its
+/// JSON, and the confidence of its leaves (pointers into the item, `/name`).
+pub(crate) struct Copied {
+    /// The merged item's position, in the order the merge made them.
+    pub at: usize,
+    /// The copy as it was taken.
+    pub json: Value,
+    /// Its leaves' confidences.
+    pub leaves: Vec<(String, f32)>,
+}
+
+/// Each item's leaves in `confidence` (`/3/name`), by the item's position (3), with pointers into
+/// the item (`/name`; the empty pointer for an item that is a leaf itself).
+pub(crate) fn by_item(confidence: &BTreeMap<String, f32>) -> BTreeMap<usize, Vec<(String, f32)>> {
+    let mut items: BTreeMap<usize, Vec<(String, f32)>> = BTreeMap::new();
+    for (pointer, &value) in confidence {
+        let Some(rest) = pointer.strip_prefix('/') else {
+            continue;
+        };
+        let (index, inner) = match rest.find('/') {
+            Some(at) => rest.split_at(at),
+            None => (rest, ""),
+        };
+        if let Ok(index) = index.parse::<usize>() {
+            items
+                .entry(index)
+                .or_default()
+                .push((inner.to_owned(), value));
+        }
+    }
+    items
+}
+
+/// The confidence of the items a merge on keys made (`merged`, in the merge's order), by pointer
+/// (`/0/name`), from the `copies` taken into it (in the order they were taken). A merge keeps each
+/// property of an item from one copy (the first that had a value there): every leaf under that
+/// property takes its confidence from that copy, the first whose property equals the one kept. An
+/// item that is not an object takes the leaves of the first copy equal to it. Time: each copy's
+/// leaves are read once; finding where a property came from compares it with the copies before it.
+pub(crate) fn merged(copies: Vec<Copied>, merged: &[&Value]) -> BTreeMap<String, f32> {
+    let mut groups: Vec<Vec<Copied>> = merged.iter().map(|_| Vec::new()).collect();
+    for copy in copies {
+        if let Some(group) = groups.get_mut(copy.at) {
+            group.push(copy);
+        }
+    }
+    let mut confidence = BTreeMap::new();
+    for (at, (group, &kept)) in groups.into_iter().zip(merged).enumerate() {
+        let Value::Object(fields) = kept else {
+            if let Some(copy) = group.into_iter().find(|copy| copy.json == *kept) {
+                for (pointer, value) in copy.leaves {
+                    confidence.insert(format!("/{at}{pointer}"), value);
+                }
+            }
+            continue;
+        };
+        // For each property kept (its pointer token), the copy it came from.
+        let sources: HashMap<String, usize> = fields
+            .iter()
+            .filter_map(|(name, value)| {
+                let from = group
+                    .iter()
+                    .position(|copy| copy.json.get(name) == Some(value))?;
+                Some((escape_token(name), from))
+            })
+            .collect();
+        for (position, copy) in group.into_iter().enumerate() {
+            for (pointer, value) in copy.leaves {
+                let token = pointer
+                    .strip_prefix('/')
+                    .map(|rest| rest.split_once('/').map_or(rest, |(token, _)| token));
+                let from = token.and_then(|token| sources.get(token));
+                if from == Some(&position) {
+                    confidence.insert(format!("/{at}{pointer}"), value);
+                }
+            }
         }
     }
     confidence

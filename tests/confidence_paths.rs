@@ -1,0 +1,260 @@
+//! Per-field confidence on every path: the items of `extract_stream` (typed and for a runtime schema),
+//! the final report of `extract_partial`, and the merged items of a document (a value taken from a
+//! chunk keeps that chunk's confidence), with `min_confidence` turning doubtful values into soft issues.
+//!
+//! The model is a stand-in (`from_fn`) whose answers come with a log-probability per token, as a
+//! server that was asked for them sends them.
+
+use futures_util::StreamExt;
+use llm_extract::check::Severity;
+use llm_extract::extract::{ConfidenceRule, DocumentEvent, Extractor, PartialEvent};
+use llm_extract::llm::{from_fn, ChatRequest, ChatResponse, Role, TokenLogprob};
+use llm_extract::schema::SchemaSet;
+use llm_extract::{Extract, Schema};
+use serde::Deserialize;
+use serde_json::json;
+
+/// An answer written by tokens, each with its log-probability.
+fn answer(tokens: &[(&str, f32)]) -> ChatResponse {
+    let text: String = tokens.iter().map(|(t, _)| *t).collect();
+    let logprobs = tokens
+        .iter()
+        .map(|(t, l)| TokenLogprob::new(t.as_bytes(), *l))
+        .collect();
+    ChatResponse::new(text).with_logprobs(logprobs)
+}
+
+fn close(a: f32, logprob: f64) -> bool {
+    (f64::from(a) - logprob.exp()).abs() < 1e-5
+}
+
+fn person() -> SchemaSet {
+    SchemaSet::new(
+        "Person",
+        json!({
+            "type": "object",
+            "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
+            "required": ["name", "age"],
+            "additionalProperties": false
+        }),
+    )
+}
+
+/// Two people, one per line: Ada written surely, Bob's name doubtfully.
+fn two_people() -> ChatResponse {
+    answer(&[
+        ("{\"name\": \"", 0.0),
+        ("Ada", -0.1),
+        ("\", \"age\": ", 0.0),
+        ("36", -0.2),
+        ("}\n{\"name\": \"", 0.0),
+        ("Bob", -1.5),
+        ("\", \"age\": ", 0.0),
+        ("7", -0.4),
+        ("}\n", 0.0),
+    ])
+}
+
+#[derive(Extract, Deserialize, Debug, Clone, PartialEq)]
+struct Person {
+    name: String,
+    age: u32,
+}
+
+#[tokio::test]
+async fn stream_items_have_their_confidence_in_the_report_and_doubts_as_soft_issues() {
+    let llm = from_fn(|_| async { Ok(two_people()) });
+    let extractor = Extractor::new(llm).min_confidence(0.5);
+    let schema = person();
+    let mut stream = extractor.with_schema(&schema).extract_stream("Ada, 36. Bob, 7.");
+    let mut items = Vec::new();
+    while let Some(item) = stream.next().await {
+        items.push(item.unwrap());
+    }
+    assert_eq!(items.len(), 2);
+    let report = stream.report().unwrap();
+    let keys: Vec<&str> = report.confidence.keys().map(String::as_str).collect();
+    assert_eq!(keys, ["/0/age", "/0/name", "/1/age", "/1/name"]);
+    assert!(close(report.confidence["/0/name"], -0.1));
+    assert!(close(report.confidence["/1/name"], -1.5));
+    let doubtful: Vec<(Option<usize>, &str, Severity)> = report
+        .issues
+        .iter()
+        .map(|i| (i.item, i.path.as_str(), i.severity))
+        .collect();
+    assert_eq!(doubtful, [(Some(1), "/name", Severity::Soft)]);
+}
+
+#[tokio::test]
+async fn typed_stream_items_have_their_confidence_in_the_report() {
+    let llm = from_fn(|_| async { Ok(two_people()) });
+    let extractor = Extractor::new(llm).confidence(ConfidenceRule::default());
+    let mut stream = extractor.extract_stream::<Person>("Ada, 36. Bob, 7.");
+    let mut names = Vec::new();
+    while let Some(item) = stream.next().await {
+        names.push(item.unwrap().name);
+    }
+    assert_eq!(names, ["Ada", "Bob"]);
+    let report = stream.report().unwrap();
+    assert!(close(report.confidence["/1/age"], -0.4));
+    assert!(report.issues.is_empty());
+}
+
+#[tokio::test]
+async fn a_partial_extraction_reports_the_confidence_of_the_complete_value() {
+    let llm = from_fn(|_| async {
+        Ok(answer(&[
+            ("{\"name\": \"", 0.0),
+            ("A", -0.1),
+            ("da", -0.3),
+            ("\", \"age\": ", 0.0),
+            ("36", -2.0),
+            ("}", 0.0),
+        ]))
+    });
+    let extractor = Extractor::new(llm).min_confidence(0.5);
+    let mut events = extractor.extract_partial::<Person>("Ada, 36.");
+    let mut last = None;
+    while let Some(event) = events.next().await {
+        if let PartialEvent::Final { extraction, .. } = event.unwrap() {
+            last = Some(extraction);
+        }
+    }
+    let extraction = last.unwrap();
+    let confidence = &extraction.report.confidence;
+    assert!(close(confidence["/name"], -0.2), "{confidence:?}");
+    assert!(close(confidence["/age"], -2.0), "{confidence:?}");
+    assert_eq!(extraction.report.issues.len(), 1);
+    assert_eq!(extraction.report.issues[0].path, "/age");
+    // The stream's own report is the same.
+    assert_eq!(&events.report().unwrap().confidence, confidence);
+}
+
+#[derive(Extract, Deserialize, Debug, Clone, PartialEq)]
+struct Founder {
+    #[extract(grounded, key)]
+    name: String,
+    company: Option<String>,
+}
+
+const FIRST: &str = "Lisa Su spoke first, and for a long while nobody in the room said a word.";
+const SECOND: &str = "Then Lisa Su said AMD was hers; Jensen Huang agreed with every word.";
+
+/// A model that knows Lisa Su in the first chunk (company unknown), and Lisa Su of AMD and Jensen
+/// Huang in the second, each written with its own certainty.
+fn founders() -> impl llm_extract::Llm {
+    from_fn(|request: ChatRequest| {
+        let chunk = request
+            .messages
+            .iter()
+            .find(|m| m.role == Role::User)
+            .map(|m| m.content.clone())
+            .unwrap_or_default();
+        let response = if chunk.contains("Jensen") {
+            answer(&[
+                ("{\"items\": [{\"name\": \"", 0.0),
+                ("Lisa Su", -0.9),
+                ("\", \"company\": \"", 0.0),
+                ("AMD", -0.3),
+                ("\"}, {\"name\": \"", 0.0),
+                ("Jensen Huang", -0.05),
+                ("\", \"company\": ", 0.0),
+                ("null", -2.5),
+                ("}]}", 0.0),
+            ])
+        } else {
+            answer(&[
+                ("{\"items\": [{\"name\": \"", 0.0),
+                ("Lisa Su", -0.1),
+                ("\", \"company\": ", 0.0),
+                ("null", -0.7),
+                ("}]}", 0.0),
+            ])
+        };
+        async move { Ok(response) }
+    })
+}
+
+fn document() -> String {
+    format!("{FIRST}\n\n{SECOND}")
+}
+
+#[tokio::test]
+async fn a_document_keeps_the_confidence_of_the_chunk_each_value_came_from() {
+    let extractor = Extractor::new(founders())
+        .chunk_bytes(100)
+        .chunk_overlap(0)
+        .min_confidence(0.5);
+    let text = document();
+    assert_eq!(extractor.chunks(&text, 0).len(), 2);
+    let doc = extractor.extract_document::<Founder>(&text).await.unwrap();
+    let names: Vec<(&str, Option<&str>)> = doc
+        .items
+        .iter()
+        .map(|f| (f.value.name.as_str(), f.value.company.as_deref()))
+        .collect();
+    assert_eq!(names, [("Lisa Su", Some("AMD")), ("Jensen Huang", None)]);
+    let confidence = &doc.confidence;
+    // Lisa Su's name from chunk 1, where she was first found; her company from chunk 2.
+    assert!(close(confidence["/0/name"], -0.1), "{confidence:?}");
+    assert!(close(confidence["/0/company"], -0.3), "{confidence:?}");
+    // Jensen Huang only in chunk 2.
+    assert!(close(confidence["/1/name"], -0.05), "{confidence:?}");
+    assert!(close(confidence["/1/company"], -2.5), "{confidence:?}");
+    let doubtful: Vec<(Option<usize>, &str)> = doc
+        .issues
+        .iter()
+        .map(|i| (i.item, i.path.as_str()))
+        .collect();
+    assert_eq!(doubtful, [(Some(1), "/company")]);
+}
+
+#[tokio::test]
+async fn a_document_stream_gives_each_chunk_s_new_items_their_confidence() {
+    let extractor = Extractor::new(founders())
+        .chunk_bytes(100)
+        .chunk_overlap(0)
+        .confidence(ConfidenceRule::default());
+    let text = document();
+    let mut events = extractor.extract_document_stream::<Founder>(&text);
+    let mut seen = Vec::new();
+    let mut finished = None;
+    while let Some(event) = events.next().await {
+        match event.unwrap() {
+            DocumentEvent::Chunk {
+                index,
+                new,
+                confidence,
+                ..
+            } => seen.push((index, new.len(), confidence)),
+            DocumentEvent::Finished(doc) => finished = Some(doc),
+            _ => {}
+        }
+    }
+    seen.sort_by_key(|(index, _, _)| *index);
+    // The second chunk's only new item is Jensen Huang, at position 0 of its `new`.
+    let (_, new, confidence) = &seen[1];
+    assert_eq!(*new, 1);
+    assert!(close(confidence["/0/name"], -0.05), "{confidence:?}");
+    assert!(!confidence.contains_key("/1/name"));
+    let doc = finished.unwrap();
+    assert!(close(doc.confidence["/0/company"], -0.3));
+    assert!(doc.issues.is_empty());
+}
+
+#[tokio::test]
+async fn a_runtime_schema_document_has_its_confidence_too() {
+    let schema = Founder::schema();
+    let extractor = Extractor::new(founders())
+        .chunk_bytes(100)
+        .chunk_overlap(0)
+        .confidence(ConfidenceRule::default());
+    let doc = extractor
+        .with_schema(schema)
+        .extract_document(document().as_str())
+        .await
+        .unwrap();
+    assert_eq!(doc.items[0].value["company"], "AMD");
+    assert!(close(doc.confidence["/0/company"], -0.3));
+    assert!(close(doc.confidence["/0/name"], -0.1));
+}
