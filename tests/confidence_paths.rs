@@ -8,11 +8,13 @@
 use futures_util::StreamExt;
 use llm_extract::check::Severity;
 use llm_extract::extract::{ConfidenceRule, DocumentEvent, Extractor, PartialEvent};
-use llm_extract::llm::{from_fn, ChatRequest, ChatResponse, Role, TokenLogprob};
+use llm_extract::llm::{from_fn, ChatRequest, ChatResponse, Finish, Role, TokenLogprob};
 use llm_extract::schema::SchemaSet;
-use llm_extract::{Extract, Schema};
+use llm_extract::{Extract, LlmError, Schema};
 use serde::Deserialize;
 use serde_json::json;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 
 /// An answer written by tokens, each with its log-probability.
 fn answer(tokens: &[(&str, f32)]) -> ChatResponse {
@@ -257,4 +259,113 @@ async fn a_runtime_schema_document_has_its_confidence_too() {
     assert_eq!(doc.items[0].value["company"], "AMD");
     assert!(close(doc.confidence["/0/company"], -0.3));
     assert!(close(doc.confidence["/0/name"], -0.1));
+}
+
+/// Ada, then the start of Bob's line, cut off by the token limit: the stream continues.
+fn cut_after_ada() -> ChatResponse {
+    answer(&[
+        ("{\"name\": \"", 0.0),
+        ("Ada", -1.5),
+        ("\", \"age\": ", 0.0),
+        ("36", -0.2),
+        ("}\n{\"name\": \"Bo", 0.0),
+    ])
+    .with_finish(Finish::Length)
+}
+
+#[tokio::test]
+async fn a_stream_that_fails_keeps_the_confidence_of_the_items_it_yielded() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let counted = calls.clone();
+    let llm = from_fn(move |_| {
+        let call = counted.fetch_add(1, Ordering::SeqCst);
+        async move {
+            match call {
+                0 => Ok(cut_after_ada()),
+                _ => Err(LlmError::Other {
+                    message: "the server went away".into(),
+                }),
+            }
+        }
+    });
+    let extractor = Extractor::new(llm).min_confidence(0.5);
+    let schema = person();
+    let mut stream = extractor.with_schema(&schema).extract_stream("Ada, 36. Bob, 7.");
+    let mut items = Vec::new();
+    let mut error = None;
+    while let Some(item) = stream.next().await {
+        match item {
+            Ok(item) => items.push(item),
+            Err(e) => error = Some(e),
+        }
+    }
+    assert_eq!(items, [json!({"name": "Ada", "age": 36})]);
+    assert_eq!(calls.load(Ordering::SeqCst), 2);
+    let report = error.expect("the continuation failed").report().clone();
+    assert!(close(report.confidence["/0/name"], -1.5), "{report:?}");
+    assert!(close(report.confidence["/0/age"], -0.2));
+    let doubtful: Vec<(Option<usize>, &str)> =
+        report.issues.iter().map(|i| (i.item, i.path.as_str())).collect();
+    assert_eq!(doubtful, [(Some(0), "/name")]);
+}
+
+#[tokio::test]
+async fn an_answer_stopped_at_max_items_leaves_the_other_answers_confidence() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let counted = calls.clone();
+    let llm = from_fn(move |_| {
+        let call = counted.fetch_add(1, Ordering::SeqCst);
+        async move {
+            match call {
+                0 => Ok(cut_after_ada()),
+                _ => Ok(two_people_after_ada()),
+            }
+        }
+    });
+    let extractor = Extractor::new(llm)
+        .confidence(ConfidenceRule::default())
+        .max_items(2);
+    let schema = person();
+    let mut stream = extractor.with_schema(&schema).extract_stream("Ada, 36. Bob, 7. Cy, 9.");
+    let mut names = Vec::new();
+    while let Some(item) = stream.next().await {
+        names.push(item.unwrap()["name"].clone());
+    }
+    assert_eq!(names, [json!("Ada"), json!("Bob")]);
+    let report = stream.report().unwrap();
+    // The continuation stopped at the maximum before its tokens came: Bob has none, Ada keeps hers,
+    // and the backend is not said to give none.
+    let keys: Vec<&str> = report.confidence.keys().map(String::as_str).collect();
+    assert_eq!(keys, ["/0/age", "/0/name"]);
+    assert!(!report.no_logprobs);
+}
+
+/// The continuation after Ada: Bob and Cy.
+fn two_people_after_ada() -> ChatResponse {
+    answer(&[
+        ("{\"name\": \"", 0.0),
+        ("Bob", -0.3),
+        ("\", \"age\": 7}\n{\"name\": \"Cy\", \"age\": 9}\n", 0.0),
+    ])
+}
+
+#[tokio::test]
+async fn a_value_kept_before_a_loop_is_not_said_to_lack_log_probabilities() {
+    // The model closes its answer, then loops in prose: stopped there, the answer never gets its
+    // tokens.
+    let chatty = format!(
+        "Here is the JSON:\n{{\"name\": \"Ada\", \"age\": 36}}\n\nThis is a JSON-LD{}",
+        "-JSON-LD".repeat(60)
+    );
+    let llm = from_fn(move |_| {
+        let text = chatty.clone();
+        async move { Ok(answer(&[(text.as_str(), -0.1)])) }
+    });
+    let extractor = Extractor::new(llm)
+        .mode(llm_extract::extract::Mode::Prompted)
+        .confidence(ConfidenceRule::default());
+    let out = extractor.extract::<Person>("Ada, 36.").await.unwrap();
+    assert_eq!(out.report.attempts[0].finish, Some(Finish::Loop));
+    assert!(out.report.confidence.is_empty());
+    assert!(!out.report.no_logprobs);
 }
