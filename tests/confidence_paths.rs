@@ -68,7 +68,9 @@ async fn stream_items_have_their_confidence_in_the_report_and_doubts_as_soft_iss
     let llm = from_fn(|_| async { Ok(two_people()) });
     let extractor = Extractor::new(llm).min_confidence(0.5);
     let schema = person();
-    let mut stream = extractor.with_schema(&schema).extract_stream("Ada, 36. Bob, 7.");
+    let mut stream = extractor
+        .with_schema(&schema)
+        .extract_stream("Ada, 36. Bob, 7.");
     let mut items = Vec::new();
     while let Some(item) = stream.next().await {
         items.push(item.unwrap());
@@ -290,7 +292,9 @@ async fn a_stream_that_fails_keeps_the_confidence_of_the_items_it_yielded() {
     });
     let extractor = Extractor::new(llm).min_confidence(0.5);
     let schema = person();
-    let mut stream = extractor.with_schema(&schema).extract_stream("Ada, 36. Bob, 7.");
+    let mut stream = extractor
+        .with_schema(&schema)
+        .extract_stream("Ada, 36. Bob, 7.");
     let mut items = Vec::new();
     let mut error = None;
     while let Some(item) = stream.next().await {
@@ -304,8 +308,11 @@ async fn a_stream_that_fails_keeps_the_confidence_of_the_items_it_yielded() {
     let report = error.expect("the continuation failed").report().clone();
     assert!(close(report.confidence["/0/name"], -1.5), "{report:?}");
     assert!(close(report.confidence["/0/age"], -0.2));
-    let doubtful: Vec<(Option<usize>, &str)> =
-        report.issues.iter().map(|i| (i.item, i.path.as_str())).collect();
+    let doubtful: Vec<(Option<usize>, &str)> = report
+        .issues
+        .iter()
+        .map(|i| (i.item, i.path.as_str()))
+        .collect();
     assert_eq!(doubtful, [(Some(0), "/name")]);
 }
 
@@ -326,7 +333,9 @@ async fn an_answer_stopped_at_max_items_leaves_the_other_answers_confidence() {
         .confidence(ConfidenceRule::default())
         .max_items(2);
     let schema = person();
-    let mut stream = extractor.with_schema(&schema).extract_stream("Ada, 36. Bob, 7. Cy, 9.");
+    let mut stream = extractor
+        .with_schema(&schema)
+        .extract_stream("Ada, 36. Bob, 7. Cy, 9.");
     let mut names = Vec::new();
     while let Some(item) = stream.next().await {
         names.push(item.unwrap()["name"].clone());

@@ -709,6 +709,72 @@ mod tests {
         assert_eq!((issues[1].item, issues[1].path.as_str()), (Some(4), ""));
     }
 
+    #[test]
+    fn items_are_split_by_position_with_pointers_into_the_item() {
+        let confidence: BTreeMap<String, f32> = [
+            ("/0/name", 0.5),
+            ("/0/tags/1", 0.25),
+            ("/12", 0.75),
+            ("name", 0.1),
+            ("/x/y", 0.1),
+        ]
+        .into_iter()
+        .map(|(p, c)| (p.to_owned(), c))
+        .collect();
+        let items = by_item(&confidence);
+        assert_eq!(items.len(), 2);
+        assert_eq!(
+            items[&0],
+            vec![("/name".to_owned(), 0.5), ("/tags/1".to_owned(), 0.25)]
+        );
+        assert_eq!(items[&12], vec![(String::new(), 0.75)]);
+    }
+
+    fn copy(at: usize, json: Value, leaves: &[(&str, f32)]) -> Copied {
+        Copied {
+            at,
+            json,
+            leaves: leaves.iter().map(|(p, c)| ((*p).to_owned(), *c)).collect(),
+        }
+    }
+
+    #[test]
+    fn a_merged_property_takes_the_confidence_of_the_copy_it_was_kept_from() {
+        use serde_json::json;
+        let kept = [
+            json!({"a/b": "x", "tags": ["p", "q"], "n": null}),
+            json!("same"),
+        ];
+        let copies = vec![
+            copy(
+                0,
+                json!({"a/b": "x", "tags": [], "n": null}),
+                &[("/a~1b", 0.9), ("/n", 0.8)],
+            ),
+            copy(1, json!("same"), &[("", 0.3)]),
+            copy(
+                0,
+                json!({"a/b": "y", "tags": ["p", "q"]}),
+                &[("/a~1b", 0.1), ("/tags/0", 0.6), ("/tags/1", 0.5)],
+            ),
+            copy(1, json!("same"), &[("", 0.2)]),
+            // Out of range: ignored.
+            copy(7, json!(1), &[("", 0.2)]),
+        ];
+        let confidence = merged(copies, &kept.iter().collect::<Vec<_>>());
+        let expected: BTreeMap<String, f32> = [
+            ("/0/a~1b", 0.9),
+            ("/0/n", 0.8),
+            ("/0/tags/0", 0.6),
+            ("/0/tags/1", 0.5),
+            ("/1", 0.3),
+        ]
+        .into_iter()
+        .map(|(p, c)| (p.to_owned(), c))
+        .collect();
+        assert_eq!(confidence, expected);
+    }
+
     proptest! {
         #[test]
         fn leaves_lie_inside_the_text_on_char_boundaries(text in "[\\[\\]{}\":,\\\\a-z0-9 é.-]{0,200}") {

@@ -512,7 +512,8 @@ impl<L: Llm> Extractor<L> {
                         if state.seen.insert(state.merger.identity(&item.value)) {
                             if let Ok(value) = parse::typed_item::<O>(&item.value, line + 1) {
                                 for (pointer, value) in leaves.remove(&line).unwrap_or_default() {
-                                    new_confidence.insert(format!("/{}{pointer}", new.len()), value);
+                                    new_confidence
+                                        .insert(format!("/{}{pointer}", new.len()), value);
                                 }
                                 new.push(Grounded::new(value, item.spans.clone()));
                             }
