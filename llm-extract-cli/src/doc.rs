@@ -70,8 +70,20 @@ pub async fn run(args: DocArgs) -> Result<Exit, CliError> {
     bar.finish_and_clear();
     let doc = doc.map_err(|e| document.error(e))?;
     let printer = Printer::new(false);
-    for item in &doc.items {
-        printer.value(&json!({ "value": item.value, "spans": item.spans }))?;
+    let mut confidence = by_item(&doc);
+    for (position, item) in doc.items.iter().enumerate() {
+        let mut record = json!({ "value": item.value, "spans": item.spans });
+        if let Some(fields) = confidence.get_mut(position).map(std::mem::take) {
+            if let Some(fields) = crate::run::confidence_json(&fields) {
+                record["confidence"] = fields;
+            }
+        }
+        printer.value(&record)?;
+    }
+    if doc.no_logprobs {
+        eprintln!(
+            "llm-extract: warning: the backend gives no token log-probabilities: no confidence"
+        );
     }
     finish(&doc, args.extract.save_raw.as_deref());
     if let Some(path) = &args.html {
@@ -138,6 +150,14 @@ pub async fn run_chunked(
     for item in &doc.items {
         printer.value(&item.value)?;
     }
+    // With --confidence (asked: there is some, or the backend said it has none), as `run` prints it.
+    if !doc.confidence.is_empty() || doc.no_logprobs {
+        let mut report = llm_extract::report::Report::default();
+        report.confidence = doc.confidence.clone();
+        report.no_logprobs = doc.no_logprobs;
+        let items = doc.items.iter().map(|item| item.value.clone()).collect();
+        crate::run::show_confidence(&report, &Value::Array(items), true);
+    }
     finish(&doc, save_dir);
     Ok(exit(&doc))
 }
@@ -178,6 +198,25 @@ fn finish(doc: &Document<Value>, save_dir: Option<&std::path::Path>) {
             conflict.key, conflict.path, conflict.kept, conflict.other
         );
     }
+    crate::run::warn_about_issues(&doc.issues);
+}
+
+/// The document's confidence split by item (`/3/name` as `/name` of item 3), for each item's record.
+fn by_item(doc: &Document<Value>) -> Vec<std::collections::BTreeMap<String, f32>> {
+    let mut items = vec![std::collections::BTreeMap::new(); doc.items.len()];
+    for (pointer, &confidence) in &doc.confidence {
+        let rest = pointer.strip_prefix('/').unwrap_or(pointer);
+        let (index, inner) = rest.split_once('/').map_or((rest, ""), |(i, r)| (i, r));
+        if let Some(fields) = index.parse::<usize>().ok().and_then(|i| items.get_mut(i)) {
+            let inner = if inner.is_empty() {
+                String::new()
+            } else {
+                format!("/{inner}")
+            };
+            fields.insert(inner, confidence);
+        }
+    }
+    items
 }
 
 /// 0 when every chunk gave an answer; 3 when none did and each failed for the backend (it could not be
