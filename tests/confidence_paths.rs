@@ -1,13 +1,17 @@
-//! Per-field confidence on every path: the items of `extract_stream` (typed and for a runtime schema),
-//! the final report of `extract_partial`, and the merged items of a document (a value taken from a
-//! chunk keeps that chunk's confidence), with `min_confidence` turning doubtful values into soft issues.
+//! Per-field confidence on every path: the items of `extract_stream` (typed and for a runtime schema;
+//! also when the stream fails, or an answer stops at `max_items`), the final report of
+//! `extract_partial`, and the merged items of a document (a value taken from a chunk keeps that chunk's
+//! confidence, also when the chunk is resumed), with `min_confidence` turning doubtful values into soft
+//! issues.
 //!
 //! The model is a stand-in (`from_fn`) whose answers come with a log-probability per token, as a
 //! server that was asked for them sends them.
 
 use futures_util::StreamExt;
 use llm_extract::check::Severity;
-use llm_extract::extract::{ConfidenceRule, DocumentEvent, Extractor, PartialEvent};
+use llm_extract::extract::{
+    ConfidenceRule, DocumentEvent, DocumentSource, DoneChunk, Extractor, PartialEvent,
+};
 use llm_extract::llm::{from_fn, ChatRequest, ChatResponse, Finish, Role, TokenLogprob};
 use llm_extract::schema::SchemaSet;
 use llm_extract::{Extract, LlmError, Schema};
@@ -377,4 +381,36 @@ async fn a_value_kept_before_a_loop_is_not_said_to_lack_log_probabilities() {
     assert_eq!(out.report.attempts[0].finish, Some(Finish::Loop));
     assert!(out.report.confidence.is_empty());
     assert!(!out.report.no_logprobs);
+}
+
+#[tokio::test]
+async fn a_resumed_chunk_keeps_its_confidence() {
+    let extractor = Extractor::new(founders())
+        .chunk_bytes(100)
+        .chunk_overlap(0)
+        .confidence(ConfidenceRule::default());
+    let text = document();
+    let mut saved = Vec::new();
+    let source = DocumentSource::text(text.as_str()).on_chunk(|chunk, items, _, _| {
+        saved.push(DoneChunk::new(chunk, items));
+    });
+    let first = extractor.extract_document::<Founder>(source).await.unwrap();
+    // Kept on disk between runs, then given back: no chunk is asked again.
+    let saved: Vec<DoneChunk> =
+        serde_json::from_str(&serde_json::to_string(&saved).unwrap()).unwrap();
+    let never = from_fn(|_| async {
+        Err(LlmError::Other {
+            message: "asked again".into(),
+        })
+    });
+    let resumed = Extractor::new(never)
+        .chunk_bytes(100)
+        .chunk_overlap(0)
+        .confidence(ConfidenceRule::default())
+        .extract_document::<Founder>(DocumentSource::text(text.as_str()).resume(saved))
+        .await
+        .unwrap();
+    assert!(resumed.chunks.iter().all(|chunk| chunk.resumed));
+    assert_eq!(resumed.confidence, first.confidence);
+    assert!(close(resumed.confidence["/0/company"], -0.3));
 }

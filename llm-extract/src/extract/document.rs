@@ -12,6 +12,8 @@
 //! 4. Spans are shifted to document offsets and the items merged ([`Merger`]): in pass order, then
 //!    chunk order; copies of an item (same key, or the same value without key fields) become one item
 //!    whose spans accumulate. The merged items are returned in document order (by their first span).
+//!    With confidence on, each value keeps the confidence it had in its chunk: a merged item's property,
+//!    the copy's the merge kept it from ([`Document::confidence`]).
 //!
 //! A chunk that fails (backend error, nothing valid after the repairs) does not stop the document: its
 //! error and cost are in its [`ChunkReport`] and the other chunks' items are returned.

@@ -7,7 +7,8 @@
 //! [`Report::conflicts`]). A type without key fields keeps every item the loop keeps.
 //!
 //! - `extract_all`: the items are merged once the loop ends, in the order their first copy arrived; a
-//!   merged item is read again from its merged JSON (an item the type then refuses is a skipped line).
+//!   merged item is read again from its merged JSON (an item the type then refuses is a skipped line),
+//!   each property with the confidence of the copy it was kept from.
 //! - `extract_stream`: an item is handed on when its key is new; a later copy is not handed on again.
 //!   Where it contradicts the copy handed on, the difference is a conflict in the stream's report;
 //!   a value it only adds (where the first copy was empty) is not delivered.
