@@ -215,6 +215,9 @@ async fn a_document_keeps_the_confidence_of_the_chunk_each_value_came_from() {
         .map(|i| (i.item, i.path.as_str()))
         .collect();
     assert_eq!(doubtful, [(Some(1), "/company")]);
+    let by_item = doc.confidence_by_item();
+    assert_eq!(by_item.len(), 2);
+    assert!(close(by_item[1]["/company"], -2.5));
 }
 
 #[tokio::test]

@@ -70,13 +70,11 @@ pub async fn run(args: DocArgs) -> Result<Exit, CliError> {
     bar.finish_and_clear();
     let doc = doc.map_err(|e| document.error(e))?;
     let printer = Printer::new(false);
-    let mut confidence = by_item(&doc);
-    for (position, item) in doc.items.iter().enumerate() {
+    let confidence = doc.confidence_by_item();
+    for (item, fields) in doc.items.iter().zip(&confidence) {
         let mut record = json!({ "value": item.value, "spans": item.spans });
-        if let Some(fields) = confidence.get_mut(position).map(std::mem::take) {
-            if let Some(fields) = crate::run::confidence_json(&fields) {
-                record["confidence"] = fields;
-            }
+        if let Some(fields) = crate::run::confidence_json(fields) {
+            record["confidence"] = fields;
         }
         printer.value(&record)?;
     }
@@ -199,24 +197,6 @@ fn finish(doc: &Document<Value>, save_dir: Option<&std::path::Path>) {
         );
     }
     crate::run::warn_about_issues(&doc.issues);
-}
-
-/// The document's confidence split by item (`/3/name` as `/name` of item 3), for each item's record.
-fn by_item(doc: &Document<Value>) -> Vec<std::collections::BTreeMap<String, f32>> {
-    let mut items = vec![std::collections::BTreeMap::new(); doc.items.len()];
-    for (pointer, &confidence) in &doc.confidence {
-        let rest = pointer.strip_prefix('/').unwrap_or(pointer);
-        let (index, inner) = rest.split_once('/').map_or((rest, ""), |(i, r)| (i, r));
-        if let Some(fields) = index.parse::<usize>().ok().and_then(|i| items.get_mut(i)) {
-            let inner = if inner.is_empty() {
-                String::new()
-            } else {
-                format!("/{inner}")
-            };
-            fields.insert(inner, confidence);
-        }
-    }
-    items
 }
 
 /// 0 when every chunk gave an answer; 3 when none did and each failed for the backend (it could not be

@@ -109,6 +109,18 @@ impl<T> Document<T> {
     pub fn failed(&self) -> impl Iterator<Item = &ChunkReport> {
         self.chunks.iter().filter(|chunk| chunk.error.is_some())
     }
+
+    /// [`Document::confidence`] split by item: for each of [`Document::items`], in order, the
+    /// confidence of its leaves by JSON pointer into the item (`/name`).
+    pub fn confidence_by_item(&self) -> Vec<BTreeMap<String, f32>> {
+        let mut items = vec![BTreeMap::new(); self.items.len()];
+        for (index, leaves) in confidence::by_item(&self.confidence) {
+            if let Some(item) = items.get_mut(index) {
+                *item = leaves.into_iter().collect();
+            }
+        }
+        items
+    }
 }
 
 /// What [`Extractor::extract_document_stream`] yields.
