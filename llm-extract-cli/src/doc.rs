@@ -70,8 +70,18 @@ pub async fn run(args: DocArgs) -> Result<Exit, CliError> {
     bar.finish_and_clear();
     let doc = doc.map_err(|e| document.error(e))?;
     let printer = Printer::new(false);
-    for item in &doc.items {
-        printer.value(&json!({ "value": item.value, "spans": item.spans }))?;
+    let confidence = doc.confidence_by_item();
+    for (item, fields) in doc.items.iter().zip(&confidence) {
+        let mut record = json!({ "value": item.value, "spans": item.spans });
+        if let Some(fields) = crate::run::confidence_json(fields) {
+            record["confidence"] = fields;
+        }
+        printer.value(&record)?;
+    }
+    if doc.no_logprobs {
+        eprintln!(
+            "llm-extract: warning: the backend gives no token log-probabilities: no confidence"
+        );
     }
     finish(&doc, args.extract.save_raw.as_deref());
     if let Some(path) = &args.html {
@@ -138,6 +148,14 @@ pub async fn run_chunked(
     for item in &doc.items {
         printer.value(&item.value)?;
     }
+    // With --confidence (asked: there is some, or the backend said it has none), as `run` prints it.
+    if !doc.confidence.is_empty() || doc.no_logprobs {
+        let mut report = llm_extract::report::Report::default();
+        report.confidence = doc.confidence.clone();
+        report.no_logprobs = doc.no_logprobs;
+        let items = doc.items.iter().map(|item| item.value.clone()).collect();
+        crate::run::show_confidence(&report, &Value::Array(items), true);
+    }
     finish(&doc, save_dir);
     Ok(exit(&doc))
 }
@@ -178,6 +196,7 @@ fn finish(doc: &Document<Value>, save_dir: Option<&std::path::Path>) {
             conflict.key, conflict.path, conflict.kept, conflict.other
         );
     }
+    crate::run::warn_about_issues(&doc.issues);
 }
 
 /// 0 when every chunk gave an answer; 3 when none did and each failed for the backend (it could not be

@@ -38,7 +38,7 @@ pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
     let confidence = crate::backend::confidence_rule(&args.extract).is_some();
 
     if args.partial {
-        return partial(&extractor, set, input, &printer, save_dir).await;
+        return partial(&extractor, set, input, &printer, save_dir, confidence).await;
     }
 
     if !args.jsonl {
@@ -107,13 +107,15 @@ pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
 }
 
 /// `--partial`: each snapshot as one compact JSON line as the answer streams, the validated value last.
-/// A retry (the model asked again) is said on standard error; its snapshots start over.
+/// A retry (the model asked again) is said on standard error; its snapshots start over. With
+/// `--confidence` (`confidence`), the final value's is printed as for `run`.
 async fn partial<L: llm_extract::Llm>(
     extractor: &llm_extract::Extractor<L>,
     set: &llm_extract::schema::SchemaSet,
     input: Input,
     printer: &Printer,
     save_dir: Option<&std::path::Path>,
+    confidence: bool,
 ) -> Result<Exit, CliError> {
     let lines = Printer::new(false);
     let mut stream = extractor.with_schema(set).extract_partial(input);
@@ -126,6 +128,8 @@ async fn partial<L: llm_extract::Llm>(
             Ok(PartialEvent::Final { extraction, .. }) => {
                 printer.value(&extraction.value)?;
                 save_raw(save_dir, "run", &extraction.report.attempts);
+                show_confidence(&extraction.report, &extraction.value, confidence);
+                warn_about_issues(&extraction.report.issues);
             }
             Ok(_) => {}
             Err(error) => {

@@ -80,11 +80,15 @@ pub struct Report {
     /// The soft issues the [checks](crate::check) found on the value (or on each item kept, with its
     /// position): kept without a re-ask.
     pub issues: Vec<crate::check::Issue>,
-    /// The confidence of each leaf value of the answer, by JSON pointer (`/name`; for `extract_all`,
-    /// into each item: `/0/name`), in `[0, 1]`, from the log-probabilities of the tokens that wrote it
-    /// (see [`Extractor::confidence`](crate::extract::Extractor::confidence)). Empty unless confidence
-    /// was asked for; a leaf the parser had to repair, or whose tokens the backend did not send, has
-    /// none.
+    /// The confidence of each leaf value of the answer, by JSON pointer (`/name`; for `extract_all` and
+    /// `extract_stream`, from each item's position: `/0/name`), in `[0, 1]`, from the log-probabilities
+    /// of the tokens that wrote it (see [`Extractor::confidence`](crate::extract::Extractor::confidence)).
+    /// A stream's items have theirs by the order they were yielded (also in the report of an error
+    /// that ended the stream); an item merged from copies on its keys (`extract_all`) takes each
+    /// property's from the copy the merge kept it from; a partial extraction has the final value's.
+    /// Empty unless confidence was asked for; a leaf the parser had to repair, or whose tokens the
+    /// backend did not send (an answer stopped before its end, at `max_items` or a loop, gets none),
+    /// has none. A document's is [`Document::confidence`](crate::extract::Document::confidence).
     pub confidence: std::collections::BTreeMap<String, f32>,
     /// Confidence was asked for and the backend gave no token log-probabilities (Anthropic and Ollama
     /// have none; a server may ignore the request): [`Report::confidence`] is empty for that reason.

@@ -7,6 +7,7 @@ use crate::llm::Usage;
 use crate::report::Report;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::collections::BTreeMap;
 use std::ops::Range;
 
 /// One chunk of one pass: where it is, what it returned and cost.
@@ -46,6 +47,10 @@ pub struct DoneChunk {
     pub items: Vec<(Value, Vec<Span>)>,
     /// The tokens it used.
     pub usage: Usage,
+    /// The confidence of its items' leaves, by JSON pointer from the item's position in `items`
+    /// (empty unless confidence was asked for).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub confidence: BTreeMap<String, f32>,
 }
 
 impl DoneChunk {
@@ -60,6 +65,7 @@ impl DoneChunk {
                 .map(|item| (item.value.clone(), item.spans.clone()))
                 .collect(),
             usage: report.report.usage,
+            confidence: report.report.confidence.clone(),
         }
     }
 }

@@ -12,8 +12,9 @@
 use crate::check::{Issue, Severity};
 use crate::llm::TokenLogprob;
 use crate::report::Report;
+use crate::schema::node::escape_token;
 use serde_json::Value;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
 
 /// How deep a leaf may lie and still be scored (serde_json's own recursion limit).
@@ -379,6 +380,87 @@ pub(crate) fn match_items(kept: &[Value], scored: Vec<Item>) -> BTreeMap<String,
     confidence
 }
 
+/// One copy of an item taken into a merge on keys: the position of the merged item it went into, its
+/// JSON, and the confidence of its leaves (pointers into the item, `/name`).
+pub(crate) struct Copied {
+    /// The merged item's position, in the order the merge made them.
+    pub at: usize,
+    /// The copy as it was taken.
+    pub json: Value,
+    /// Its leaves' confidences.
+    pub leaves: Vec<(String, f32)>,
+}
+
+/// Each item's leaves in `confidence` (`/3/name`), by the item's position (3), with pointers into
+/// the item (`/name`; the empty pointer for an item that is a leaf itself).
+pub(crate) fn by_item(confidence: &BTreeMap<String, f32>) -> BTreeMap<usize, Vec<(String, f32)>> {
+    let mut items: BTreeMap<usize, Vec<(String, f32)>> = BTreeMap::new();
+    for (pointer, &value) in confidence {
+        let Some(rest) = pointer.strip_prefix('/') else {
+            continue;
+        };
+        let (index, inner) = match rest.find('/') {
+            Some(at) => rest.split_at(at),
+            None => (rest, ""),
+        };
+        if let Ok(index) = index.parse::<usize>() {
+            items
+                .entry(index)
+                .or_default()
+                .push((inner.to_owned(), value));
+        }
+    }
+    items
+}
+
+/// The confidence of the items a merge on keys made (`merged`, in the merge's order), by pointer
+/// (`/0/name`), from the `copies` taken into it (in the order they were taken). A merge keeps each
+/// property of an item from one copy (the first that had a value there): every leaf under that
+/// property takes its confidence from that copy, the first whose property equals the one kept. An
+/// item that is not an object takes the leaves of the first copy equal to it. Time: each copy's
+/// leaves are read once; finding where a property came from compares it with the copies before it.
+pub(crate) fn merged(copies: Vec<Copied>, merged: &[&Value]) -> BTreeMap<String, f32> {
+    let mut groups: Vec<Vec<Copied>> = merged.iter().map(|_| Vec::new()).collect();
+    for copy in copies {
+        if let Some(group) = groups.get_mut(copy.at) {
+            group.push(copy);
+        }
+    }
+    let mut confidence = BTreeMap::new();
+    for (at, (group, &kept)) in groups.into_iter().zip(merged).enumerate() {
+        let Value::Object(fields) = kept else {
+            if let Some(copy) = group.into_iter().find(|copy| copy.json == *kept) {
+                for (pointer, value) in copy.leaves {
+                    confidence.insert(format!("/{at}{pointer}"), value);
+                }
+            }
+            continue;
+        };
+        // For each property kept (its pointer token), the copy it came from.
+        let sources: HashMap<String, usize> = fields
+            .iter()
+            .filter_map(|(name, value)| {
+                let from = group
+                    .iter()
+                    .position(|copy| copy.json.get(name) == Some(value))?;
+                Some((escape_token(name), from))
+            })
+            .collect();
+        for (position, copy) in group.into_iter().enumerate() {
+            for (pointer, value) in copy.leaves {
+                let token = pointer
+                    .strip_prefix('/')
+                    .map(|rest| rest.split_once('/').map_or(rest, |(token, _)| token));
+                let from = token.and_then(|token| sources.get(token));
+                if from == Some(&position) {
+                    confidence.insert(format!("/{at}{pointer}"), value);
+                }
+            }
+        }
+    }
+    confidence
+}
+
 /// Puts `confidence` into `report` (`None`: the backend gave no log-probabilities), with a soft issue
 /// for each value under `threshold`; `items` for the pointers of a list (`/0/name`).
 pub(crate) fn record(
@@ -625,6 +707,72 @@ mod tests {
             (Some(3), "/name")
         );
         assert_eq!((issues[1].item, issues[1].path.as_str()), (Some(4), ""));
+    }
+
+    #[test]
+    fn items_are_split_by_position_with_pointers_into_the_item() {
+        let confidence: BTreeMap<String, f32> = [
+            ("/0/name", 0.5),
+            ("/0/tags/1", 0.25),
+            ("/12", 0.75),
+            ("name", 0.1),
+            ("/x/y", 0.1),
+        ]
+        .into_iter()
+        .map(|(p, c)| (p.to_owned(), c))
+        .collect();
+        let items = by_item(&confidence);
+        assert_eq!(items.len(), 2);
+        assert_eq!(
+            items[&0],
+            vec![("/name".to_owned(), 0.5), ("/tags/1".to_owned(), 0.25)]
+        );
+        assert_eq!(items[&12], vec![(String::new(), 0.75)]);
+    }
+
+    fn copy(at: usize, json: Value, leaves: &[(&str, f32)]) -> Copied {
+        Copied {
+            at,
+            json,
+            leaves: leaves.iter().map(|(p, c)| ((*p).to_owned(), *c)).collect(),
+        }
+    }
+
+    #[test]
+    fn a_merged_property_takes_the_confidence_of_the_copy_it_was_kept_from() {
+        use serde_json::json;
+        let kept = [
+            json!({"a/b": "x", "tags": ["p", "q"], "n": null}),
+            json!("same"),
+        ];
+        let copies = vec![
+            copy(
+                0,
+                json!({"a/b": "x", "tags": [], "n": null}),
+                &[("/a~1b", 0.9), ("/n", 0.8)],
+            ),
+            copy(1, json!("same"), &[("", 0.3)]),
+            copy(
+                0,
+                json!({"a/b": "y", "tags": ["p", "q"]}),
+                &[("/a~1b", 0.1), ("/tags/0", 0.6), ("/tags/1", 0.5)],
+            ),
+            copy(1, json!("same"), &[("", 0.2)]),
+            // Out of range: ignored.
+            copy(7, json!(1), &[("", 0.2)]),
+        ];
+        let confidence = merged(copies, &kept.iter().collect::<Vec<_>>());
+        let expected: BTreeMap<String, f32> = [
+            ("/0/a~1b", 0.9),
+            ("/0/n", 0.8),
+            ("/0/tags/0", 0.6),
+            ("/0/tags/1", 0.5),
+            ("/1", 0.3),
+        ]
+        .into_iter()
+        .map(|(p, c)| (p.to_owned(), c))
+        .collect();
+        assert_eq!(confidence, expected);
     }
 
     proptest! {

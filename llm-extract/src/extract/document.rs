@@ -12,6 +12,8 @@
 //! 4. Spans are shifted to document offsets and the items merged ([`Merger`]): in pass order, then
 //!    chunk order; copies of an item (same key, or the same value without key fields) become one item
 //!    whose spans accumulate. The merged items are returned in document order (by their first span).
+//!    With confidence on, each value keeps the confidence it had in its chunk: a merged item's property,
+//!    the copy's the merge kept it from ([`Document::confidence`]).
 //!
 //! A chunk that fails (backend error, nothing valid after the repairs) does not stop the document: its
 //! error and cost are in its [`ChunkReport`] and the other chunks' items are returned.
@@ -21,12 +23,13 @@
 //! run finished and a callback as each chunk finishes.
 
 use super::chunk_report::{ChunkReport, DoneChunk};
+use super::confidence::{self, Copied};
 use super::config::Input;
 use super::error::ExtractError;
 use super::source::{DocumentSource, OnChunk, Text};
 use super::target::{with_typed, Runtime};
 use super::Extractor;
-use crate::check::Checks;
+use crate::check::{Checks, Issue};
 use crate::ground::{
     Chunk, ChunkBuf, Chunker, Conflict, Grounded, Merger, ReadError, Source, MIN_CHUNK_BYTES,
 };
@@ -40,7 +43,7 @@ use futures_util::stream::BoxStream;
 use futures_util::StreamExt;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::convert::Infallible;
 use std::ops::Range;
 
@@ -86,12 +89,37 @@ pub struct Document<T> {
     pub found: usize,
     /// The tokens every request of every chunk used together.
     pub usage: Usage,
+    /// The confidence of each leaf value of the merged items, by JSON pointer from the item's position
+    /// in [`Document::items`] (`/0/name`), in `[0, 1]` (see
+    /// [`Extractor::confidence`]). A value keeps the confidence it had in the chunk it was taken from:
+    /// a merged item's property, that of the first copy (in pass, then chunk order) whose value the
+    /// merge kept, the first non-empty one. Empty unless confidence was asked for. Each chunk's own, by
+    /// its items, is in its [`ChunkReport::report`].
+    pub confidence: BTreeMap<String, f32>,
+    /// Confidence was asked for and a chunk's backend gave no token log-probabilities.
+    pub no_logprobs: bool,
+    /// Soft issues on the merged items: with [`Extractor::min_confidence`], each value under it, at its
+    /// item's position in [`Document::items`] ([`Issue::item`]) and the path into the item. The checks'
+    /// soft issues are in each chunk's report, at the chunk's items.
+    pub issues: Vec<Issue>,
 }
 
 impl<T> Document<T> {
     /// The chunks that failed.
     pub fn failed(&self) -> impl Iterator<Item = &ChunkReport> {
         self.chunks.iter().filter(|chunk| chunk.error.is_some())
+    }
+
+    /// [`Document::confidence`] split by item: for each of [`Document::items`], in order, the
+    /// confidence of its leaves by JSON pointer into the item (`/name`).
+    pub fn confidence_by_item(&self) -> Vec<BTreeMap<String, f32>> {
+        let mut items = vec![BTreeMap::new(); self.items.len()];
+        for (index, leaves) in confidence::by_item(&self.confidence) {
+            if let Some(item) = items.get_mut(index) {
+                *item = leaves.into_iter().collect();
+            }
+        }
+        items
     }
 }
 
@@ -116,6 +144,10 @@ pub enum DocumentEvent<T> {
         /// The items it found that no chunk finished before it had found, with spans at document
         /// offsets. Copies found later merge into the final document's items.
         new: Vec<Grounded<T>>,
+        /// The confidence of the leaves of `new`, as this chunk wrote them, by JSON pointer from the
+        /// item's position in `new` (`/0/name`); empty unless confidence was asked for. The final
+        /// document's may differ where a later copy gave a value an item lacked.
+        confidence: BTreeMap<String, f32>,
     },
     /// Every chunk finished: the merged document, as [`Extractor::extract_document`] returns it.
     Finished(Document<T>),
@@ -135,7 +167,6 @@ struct Streaming<'a> {
     seen: HashSet<String>,
     done: Vec<(ChunkReport, Vec<Grounded<Value>>)>,
     total: usize,
-    passes: u32,
     over: bool,
 }
 
@@ -144,12 +175,30 @@ struct Streaming<'a> {
 pub(super) fn typed<T: DeserializeOwned>(values: Document<Value>) -> Document<T> {
     let mut items = Vec::with_capacity(values.items.len());
     let mut rejected = Vec::new();
+    // Where each item ends up (`None`: refused), for its confidence and issues.
+    let mut moved = Vec::with_capacity(values.items.len());
     for (line, item) in values.items.into_iter().enumerate() {
         match parse::typed_item::<T>(&item.value, line + 1) {
-            Ok(value) => items.push(Grounded::new(value, item.spans)),
-            Err(skipped) => rejected.push(skipped),
+            Ok(value) => {
+                moved.push(Some(items.len()));
+                items.push(Grounded::new(value, item.spans));
+            }
+            Err(skipped) => {
+                moved.push(None);
+                rejected.push(skipped);
+            }
         }
     }
+    let mut confidence = values.confidence;
+    confidence::renumber(&mut confidence, &moved);
+    let issues = values
+        .issues
+        .into_iter()
+        .filter_map(|mut issue| {
+            issue.item = moved.get(issue.item?).copied().flatten();
+            issue.item.map(|_| issue)
+        })
+        .collect();
     Document {
         items,
         chunks: values.chunks,
@@ -158,6 +207,9 @@ pub(super) fn typed<T: DeserializeOwned>(values: Document<Value>) -> Document<T>
         rejected,
         found: values.found,
         usage: values.usage,
+        confidence,
+        no_logprobs: values.no_logprobs,
+        issues,
     }
 }
 
@@ -419,8 +471,7 @@ impl<L: Llm> Extractor<L> {
             finished_chunks.push((report, items));
         }
         finished_chunks.sort_by_key(|(report, _)| (report.pass, report.index));
-        let passes = self.config.document.passes.max(1);
-        Ok(typed(assemble(schema, finished_chunks, passes)))
+        Ok(self.merged(schema, finished_chunks))
     }
 
     /// [`Extractor::document`] as a stream of events.
@@ -443,7 +494,6 @@ impl<L: Llm> Extractor<L> {
             seen: HashSet::new(),
             done: Vec::new(),
             total: 0,
-            passes: self.config.document.passes.max(1),
             over: false,
         };
         futures_util::stream::unfold(state, move |mut state| async move {
@@ -470,9 +520,15 @@ impl<L: Llm> Extractor<L> {
             match next {
                 Some(Ok((report, items))) => {
                     let mut new = Vec::new();
+                    let mut leaves = confidence::by_item(&report.report.confidence);
+                    let mut new_confidence = BTreeMap::new();
                     for (line, item) in items.iter().enumerate() {
                         if state.seen.insert(state.merger.identity(&item.value)) {
                             if let Ok(value) = parse::typed_item::<O>(&item.value, line + 1) {
+                                for (pointer, value) in leaves.remove(&line).unwrap_or_default() {
+                                    new_confidence
+                                        .insert(format!("/{}{pointer}", new.len()), value);
+                                }
                                 new.push(Grounded::new(value, item.spans.clone()));
                             }
                         }
@@ -489,6 +545,7 @@ impl<L: Llm> Extractor<L> {
                         done,
                         total: state.total,
                         new,
+                        confidence: new_confidence,
                     };
                     state.done.push((report, items));
                     Some((Ok(event), state))
@@ -501,7 +558,7 @@ impl<L: Llm> Extractor<L> {
                     state.over = true;
                     let mut done = std::mem::take(&mut state.done);
                     done.sort_by_key(|(report, _)| (report.pass, report.index));
-                    let document = typed(assemble(schema, done, state.passes));
+                    let document = self.merged(schema, done);
                     Some((Ok(DocumentEvent::Finished(document)), state))
                 }
             }
@@ -538,6 +595,21 @@ impl<L: Llm> Extractor<L> {
             ))
         });
         Ok((total, Box::new(jobs)))
+    }
+
+    /// The document the finished chunks `done` (in pass, then chunk order) make: their items merged,
+    /// as `O`, with the merged items' confidence and its doubts under [`Extractor::min_confidence`].
+    fn merged<O: DeserializeOwned>(
+        &self,
+        schema: &SchemaSet,
+        done: Vec<(ChunkReport, Vec<Grounded<Value>>)>,
+    ) -> Document<O> {
+        let passes = self.config.document.passes.max(1);
+        let mut document = assemble(schema, done, passes);
+        if let Some(threshold) = self.config.min_confidence {
+            document.issues = confidence::doubts(&document.confidence, threshold, true);
+        }
+        typed(document)
     }
 
     /// Extracts the chunks `jobs` gives (taken from it only as there is room: at most
@@ -636,6 +708,7 @@ fn resume(pass: u32, chunk: &ChunkBuf, done: DoneChunk) -> Finished {
         .collect();
     let report = Report {
         usage: done.usage,
+        confidence: done.confidence,
         ..Report::default()
     };
     let report = ChunkReport {
@@ -667,9 +740,24 @@ fn assemble(
     let mut chunks = Vec::with_capacity(done.len());
     let mut usage = Usage::default();
     let mut found = 0;
+    // The merged item of each identity, and the copies whose confidence the merged items take theirs from.
+    let mut at: HashMap<String, usize> = HashMap::new();
+    let mut copies = Vec::new();
+    let mut no_logprobs = false;
     for (chunk, items) in done {
         let mut new_items = 0;
-        for item in items {
+        let mut leaves = confidence::by_item(&chunk.report.confidence);
+        no_logprobs |= chunk.report.no_logprobs;
+        for (line, item) in items.into_iter().enumerate() {
+            let identity = merger.identity(&item.value);
+            let position = *at.entry(identity).or_insert(merger.len());
+            if let Some(leaves) = leaves.remove(&line) {
+                copies.push(Copied {
+                    at: position,
+                    json: item.value.clone(),
+                    leaves,
+                });
+            }
             new_items += usize::from(merger.add(item.value, item.spans));
         }
         found += chunk.items;
@@ -685,12 +773,15 @@ fn assemble(
         chunks.push(chunk);
     }
     let (merged, conflicts) = merger.finish();
-    let mut items: Vec<Grounded<Value>> = merged
+    let kept: Vec<&Value> = merged.iter().map(|(value, _)| value).collect();
+    let mut confidence = confidence::merged(copies, &kept);
+    let mut items: Vec<(usize, Grounded<Value>)> = merged
         .into_iter()
         .map(|(value, spans)| Grounded::new(value, spans))
+        .enumerate()
         .collect();
     // Document order: by the first span found; items with none keep their place at the end.
-    items.sort_by_key(|item| {
+    items.sort_by_key(|(_, item)| {
         item.spans
             .iter()
             .filter(|span| span.kind.is_found())
@@ -698,6 +789,14 @@ fn assemble(
             .min()
             .unwrap_or(usize::MAX)
     });
+    let mut moved = vec![None; items.len()];
+    for (position, (merged_at, _)) in items.iter().enumerate() {
+        if let Some(slot) = moved.get_mut(*merged_at) {
+            *slot = Some(position);
+        }
+    }
+    confidence::renumber(&mut confidence, &moved);
+    let items = items.into_iter().map(|(_, item)| item).collect();
     Document {
         items,
         chunks,
@@ -706,6 +805,9 @@ fn assemble(
         rejected: Vec::new(),
         found,
         usage,
+        confidence,
+        no_logprobs,
+        issues: Vec::new(),
     }
 }
 

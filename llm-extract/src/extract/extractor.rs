@@ -95,8 +95,8 @@ use crate::Extract;
 /// | [`recovery`](Extractor::recovery) | [`Recovery::default`](super::Recovery::default) | the attempt after a loop |
 /// | [`max_echo_chars`](Extractor::max_echo_chars) | 8000 | repair requests (the bad answer quoted) |
 /// | [`check`](Extractor::check), [`check_async`](Extractor::check_async) | none | every value and item, as JSON (of documents too) |
-/// | [`confidence`](Extractor::confidence) | off | one value and lists (per-leaf confidence from log-probabilities) |
-/// | [`min_confidence`](Extractor::min_confidence) | none | turns leaves under it into soft issues |
+/// | [`confidence`](Extractor::confidence) | off | every extraction: one value, partial values, lists, streams, documents (per-leaf confidence from log-probabilities) |
+/// | [`min_confidence`](Extractor::min_confidence) | none | every extraction (turns leaves under it into soft issues) |
 /// | [`require_grounding`](Extractor::require_grounding) | `false` | grounded extractions, documents; lists and streams when `true` |
 /// | [`chunk_bytes`](Extractor::chunk_bytes) | [`DEFAULT_CHUNK_BYTES`](super::DEFAULT_CHUNK_BYTES) (6000) | documents |
 /// | [`chunk_tokens`](Extractor::chunk_tokens) | unset (`chunk_bytes` rules) | documents |
@@ -198,6 +198,10 @@ impl<L: Llm> Extractor<L> {
     /// the one handed on, the difference is in the stream's [`Report::conflicts`](crate::report::Report::conflicts)
     /// (once the stream has ended); a value it only adds (where the first copy was empty) is not
     /// delivered. Grounding as in [`Extractor::extract_all`].
+    ///
+    /// With [`Extractor::confidence`], the stream's report (or its error's) holds each yielded item's
+    /// confidence by its position in the order the items were yielded (`/0/name`), the first copy's
+    /// for a merged key; [`Extractor::min_confidence`] adds the soft issues there.
     pub fn extract_stream<T: Extract>(&self, input: impl Into<Input>) -> ExtractStream<'_, T> {
         self.stream(Derived::<T>::checked(&self.checks), input.into())
     }
@@ -208,6 +212,8 @@ impl<L: Llm> Extractor<L> {
     /// the same ledger as [`Extractor::extract`] (the same attempts, repairs and errors: a failed
     /// extraction ends the stream with its error). The answer is read once, incrementally: linear in its
     /// length however it is chunked. Any backend works; one that does not stream gives one snapshot.
+    /// Confidence ([`Extractor::confidence`]) is that of the final value, in the final report: the
+    /// tokens' log-probabilities arrive with the end of the answer, so snapshots carry none.
     ///
     /// ```
     /// use futures_util::StreamExt;

@@ -7,7 +7,8 @@
 //! [`Report::conflicts`]). A type without key fields keeps every item the loop keeps.
 //!
 //! - `extract_all`: the items are merged once the loop ends, in the order their first copy arrived; a
-//!   merged item is read again from its merged JSON (an item the type then refuses is a skipped line).
+//!   merged item is read again from its merged JSON (an item the type then refuses is a skipped line),
+//!   each property with the confidence of the copy it was kept from.
 //! - `extract_stream`: an item is handed on when its key is new; a later copy is not handed on again.
 //!   Where it contradicts the copy handed on, the difference is a conflict in the stream's report;
 //!   a value it only adds (where the first copy was empty) is not delivered.
@@ -23,7 +24,7 @@ use super::error::ExtractError;
 use super::example::{Example, ExampleError};
 use super::grounded_target::GroundedTarget;
 use super::target::{map_items, Target};
-use crate::extract::confidence;
+use crate::extract::confidence::{self, Copied};
 use crate::ground::{has_grounded, Grounded, Merger, Source};
 use crate::parse::{self, LineEvent, ParseError, ParseOptions, Parsed, WithJson};
 use crate::report::Report;
@@ -125,10 +126,14 @@ struct Items<O> {
     /// For each item taken, in order, the position of its first copy when it was one (`None` for a
     /// later copy): how the loop's items map onto the merged ones.
     order: Vec<Option<usize>>,
+    /// Every item taken, in order, with the position of its first copy, when the confidence of
+    /// merged items is wanted (`extract_all` with confidence on).
+    copies: Option<Vec<Copied>>,
 }
 
 impl<O: DeserializeOwned> Items<O> {
-    fn new(schema: &SchemaSet) -> Self {
+    /// Items of `schema`; `copies` keeps what the confidence of merged items is found from.
+    fn new(schema: &SchemaSet, copies: bool) -> Self {
         let merger = Merger::new(schema.generic());
         let keyed = merger.keys().next().is_some();
         Items {
@@ -138,6 +143,7 @@ impl<O: DeserializeOwned> Items<O> {
             merged: Vec::new(),
             at: HashMap::new(),
             order: Vec::new(),
+            copies: copies.then(Vec::new),
         }
     }
 
@@ -150,6 +156,14 @@ impl<O: DeserializeOwned> Items<O> {
             return self.hand_last(handing);
         }
         let identity = self.merger.identity(&item.json);
+        if let Some(copies) = &mut self.copies {
+            let at = self.at.get(&identity).copied().unwrap_or(self.first.len());
+            copies.push(Copied {
+                at,
+                json: item.json.clone(),
+                leaves: Vec::new(),
+            });
+        }
         if self.merger.add(item.json, Vec::new()) {
             self.order.push(Some(self.first.len()));
             self.at.insert(identity, self.first.len());
@@ -173,14 +187,23 @@ impl<O: DeserializeOwned> Items<O> {
 
     /// The items not yet handed on, merged, in the order their first copy arrived; the conflicts go to
     /// `report`, as do merged items `O` refuses (skipped lines). The confidence of the items taken moves
-    /// to the items returned: a first copy's to its item, a merged item's from its first copy (the
-    /// values it kept), a later copy's nowhere.
+    /// to the items returned: handed on as they came (`extract_stream`), each item keeps its first
+    /// copy's; merged (`extract_all`), each property of an item keeps the confidence of the copy it
+    /// was kept from ([`confidence::merged`]).
     fn finish(self, report: &mut Report) -> Vec<O> {
         let (merged_json, conflicts) = self.merger.finish();
         report.conflicts.extend(conflicts);
         if !self.keyed {
             return self.first.into_iter().flatten().collect();
         }
+        let merged_confidence = self.copies.map(|mut copies| {
+            let mut leaves = confidence::by_item(&report.confidence);
+            for (position, copy) in copies.iter_mut().enumerate() {
+                copy.leaves = leaves.remove(&position).unwrap_or_default();
+            }
+            let kept: Vec<&Value> = merged_json.iter().map(|(json, _)| json).collect();
+            confidence::merged(copies, &kept)
+        });
         let handed = self.first.iter().all(Option::is_none);
         let mut items = Vec::with_capacity(self.first.len());
         // Where each first copy's item ends up among those returned.
@@ -203,12 +226,20 @@ impl<O: DeserializeOwned> Items<O> {
                 placed[line] = Some(line);
             }
         }
-        let taken: Vec<Option<usize>> = self
-            .order
-            .iter()
-            .map(|first| first.and_then(|i| placed.get(i).copied().flatten()))
-            .collect();
-        confidence::renumber(&mut report.confidence, &taken);
+        match merged_confidence {
+            Some(mut merged) => {
+                confidence::renumber(&mut merged, &placed);
+                report.confidence = merged;
+            }
+            None => {
+                let taken: Vec<Option<usize>> = self
+                    .order
+                    .iter()
+                    .map(|first| first.and_then(|i| placed.get(i).copied().flatten()))
+                    .collect();
+                confidence::renumber(&mut report.confidence, &taken);
+            }
+        }
         items
     }
 }
@@ -245,7 +276,8 @@ async fn run<G: Target>(
     handing: Handing,
     sink: &mut (dyn FnMut(G::Output) + Send + '_),
 ) -> Result<Report, ExtractError> {
-    let mut items = Items::new(target.schema());
+    let merged_confidence = handing == Handing::Merged && engine.config.confidence.is_some();
+    let mut items = Items::new(target.schema(), merged_confidence);
     let keyed = Keyed(target);
     let mut take = |item: Keep<G::Output>| {
         if let Some(value) = items.add(item, handing) {
@@ -277,6 +309,7 @@ async fn run<G: Target>(
 mod tests {
     use super::*;
     use serde_json::json;
+    use std::collections::BTreeMap;
 
     fn keyed_schema() -> SchemaSet {
         SchemaSet::new(
@@ -303,7 +336,7 @@ mod tests {
     #[test]
     fn copies_merge_and_a_merged_item_is_read_from_its_merged_json() {
         let schema = keyed_schema();
-        let mut items = Items::<Value>::new(&schema);
+        let mut items = Items::<Value>::new(&schema, false);
         for item in [
             json!({"name": "Lisa Su", "company": null}),
             json!({"name": "Tim Cook", "company": "Apple"}),
@@ -331,7 +364,7 @@ mod tests {
     #[test]
     fn a_stream_hands_on_first_copies_only() {
         let schema = keyed_schema();
-        let mut items = Items::<Value>::new(&schema);
+        let mut items = Items::<Value>::new(&schema, false);
         let first = json!({"name": "Lisa Su", "company": "AMD"});
         assert_eq!(
             items.add(keep(first.clone()), Handing::FirstCopies),
@@ -350,7 +383,7 @@ mod tests {
             "Name",
             json!({"type": "object", "properties": {"name": {"type": "string"}}}),
         );
-        let mut items = Items::<Value>::new(&schema);
+        let mut items = Items::<Value>::new(&schema, false);
         for _ in 0..2 {
             items.add(keep(json!({"name": "Lisa Su"})), Handing::Merged);
         }
@@ -372,7 +405,7 @@ mod tests {
     #[test]
     fn a_merged_item_the_type_refuses_is_a_skipped_line() {
         let schema = keyed_schema();
-        let mut items = Items::<Short>::new(&schema);
+        let mut items = Items::<Short>::new(&schema, false);
         let first = Keep {
             value: Short {
                 name: "Lisa Su".into(),
@@ -393,5 +426,44 @@ mod tests {
         assert!(items.finish(&mut report).is_empty());
         assert_eq!(report.skipped.len(), 1);
         assert!(report.skipped[0].raw.contains("AMD"));
+    }
+
+    #[test]
+    fn a_merged_item_keeps_the_confidence_of_the_copy_each_property_came_from() {
+        let schema = keyed_schema();
+        let mut items = Items::<Value>::new(&schema, true);
+        for item in [
+            json!({"name": "Lisa Su", "company": null}),
+            json!({"name": "Tim Cook", "company": "Apple"}),
+            json!({"name": "Lisa Su", "company": "AMD"}),
+        ] {
+            items.add(keep(item), Handing::Merged);
+        }
+        let mut report = Report {
+            confidence: [
+                ("/0/name", 0.9),
+                ("/0/company", 0.8),
+                ("/1/name", 0.7),
+                ("/1/company", 0.6),
+                ("/2/name", 0.5),
+                ("/2/company", 0.4),
+            ]
+            .into_iter()
+            .map(|(p, c)| (p.to_owned(), c))
+            .collect(),
+            ..Report::default()
+        };
+        items.finish(&mut report);
+        // Lisa Su's name from her first copy, her company from the copy that gave it (not the null's).
+        let expected: BTreeMap<String, f32> = [
+            ("/0/name", 0.9),
+            ("/0/company", 0.4),
+            ("/1/name", 0.7),
+            ("/1/company", 0.6),
+        ]
+        .into_iter()
+        .map(|(p, c)| (p.to_owned(), c))
+        .collect();
+        assert_eq!(report.confidence, expected);
     }
 }

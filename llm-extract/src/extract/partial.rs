@@ -48,7 +48,10 @@ pub enum PartialEvent<T: PartialValue> {
         /// before when its stream broke and the backend sent the same request again.
         kind: AttemptKind,
     },
-    /// The complete value, validated and repaired exactly as `extract` does, with the same ledger.
+    /// The complete value, validated and repaired exactly as `extract` does, with the same ledger (and,
+    /// with [`Extractor::confidence`](super::Extractor::confidence), the value's confidence and its
+    /// doubts: snapshots and completed values carry none, the tokens' log-probabilities arriving with
+    /// the end of the answer).
     Final {
         /// The value and its ledger.
         extraction: Extraction<T>,

@@ -326,14 +326,26 @@ impl<L: Llm> Extractor<L> {
     /// embedded engine, OpenAI-compatible servers and Gemini give log-probabilities; Anthropic and
     /// Ollama do not, and then the map stays empty and [`Report::no_logprobs`](crate::Report::no_logprobs)
     /// is set. Default: off.
+    ///
+    /// Every extraction reports it: [`extract`](Extractor::extract) and
+    /// [`extract_partial`](Extractor::extract_partial) for the final value (in the report of
+    /// [`PartialEvent::Final`](super::PartialEvent::Final); snapshots carry none);
+    /// [`extract_all`](Extractor::extract_all) and [`extract_stream`](Extractor::extract_stream) for
+    /// each item, from its position (`/0/name`; a stream's items are `T` and carry none: the
+    /// stream's report, or its error's, has theirs in the order they were yielded); documents in
+    /// [`Document::confidence`](super::Document::confidence), by merged item, and in each
+    /// [`DocumentEvent::Chunk`](super::DocumentEvent::Chunk) for its new items. The tokens come with
+    /// the end of an answer: an answer stopped before it (at [`max_items`](Extractor::max_items), at a
+    /// loop) gives its values none.
     pub fn confidence(mut self, rule: ConfidenceRule) -> Self {
         self.config.confidence = Some(rule);
         self
     }
 
     /// Every leaf value whose confidence is under `threshold` (in `[0, 1]`) becomes a soft issue at its
-    /// path in [`Report::issues`](crate::Report::issues) (for items, with the item's position). Turns
-    /// confidence on with the default rule unless [`Extractor::confidence`] chose one.
+    /// path in [`Report::issues`](crate::Report::issues) (for items, with the item's position; for a
+    /// document, in [`Document::issues`](super::Document::issues), by merged item). Turns confidence on
+    /// with the default rule unless [`Extractor::confidence`] chose one.
     pub fn min_confidence(mut self, threshold: f32) -> Self {
         self.config
             .confidence

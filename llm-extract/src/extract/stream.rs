@@ -18,7 +18,9 @@ use std::task::{Context, Poll};
 /// A stream of extracted items, each yielded as soon as its line (or array element) is complete.
 ///
 /// An error, if any, is the last item; items yielded before it stay valid. When the stream has ended
-/// without error, [`ExtractStream::report`] holds the attempts, usage, finish and skipped lines. A
+/// without error, [`ExtractStream::report`] holds the attempts, usage, finish and skipped lines, and
+/// with [`Extractor::confidence`](super::Extractor::confidence) each item's confidence by the order
+/// the items were yielded (`/0/name`; the error's report holds the same on failure). A
 /// caller that stops reading early can still read what was spent with [`ExtractStream::usage`]; dropping
 /// the stream cancels the request and logs that cost (a `tracing` event at INFO).
 ///

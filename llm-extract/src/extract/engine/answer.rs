@@ -31,6 +31,9 @@ pub(super) struct Answer {
     pub broken: Vec<(watch::Broken, usize)>,
     /// Its tokens with their log-probabilities, when asked for and given.
     pub logprobs: Option<Vec<TokenLogprob>>,
+    /// Whether the backend's summary arrived (with the tokens, when given): the answer was read to its
+    /// end, not stopped early (`max_items`, a loop, a failed check) nor broken.
+    pub ended: bool,
 }
 
 impl Answer {
@@ -48,6 +51,7 @@ impl Answer {
             looped: None,
             broken: Vec::new(),
             logprobs: None,
+            ended: false,
         }
     }
 }
@@ -142,6 +146,7 @@ impl Engine<'_> {
                 } => {
                     reported = Some(summary.usage);
                     answer.logprobs = summary.logprobs;
+                    answer.ended = true;
                     answer.finish = Some(summary.finish);
                     if !text_in_summary {
                         break;

@@ -151,7 +151,9 @@ impl Engine<'_> {
                 // Its cost is in the running total already.
                 report.push(broken_attempt(kind, broken, items, sampling));
             }
-            if let Some(rule) = self.config.confidence {
+            // An answer stopped before its end never got its tokens: its items have no confidence, and
+            // the others keep theirs. One read to its end without tokens: the backend gives none.
+            if let (Some(rule), true) = (self.config.confidence, answer.ended) {
                 scored = scored.zip(answer.logprobs.take()).map(|(mut all, tokens)| {
                     all.extend(confidence::as_items(confidence::scored(
                         &answer.raw,
@@ -170,12 +172,14 @@ impl Engine<'_> {
             self.push(&mut report, attempt);
             if let Some(err) = answer.error {
                 report.skipped = tally.unresolved.into_iter().map(|(_, s)| s).collect();
+                self.items_confidence(&mut report, scored, &kept.json);
                 return Err(
                     ExtractError::new(ExtractErrorKind::Llm(err), report).with_kept(kept.json)
                 );
             }
             if let Some(error) = answer.check {
                 report.skipped = tally.unresolved.into_iter().map(|(_, s)| s).collect();
+                self.items_confidence(&mut report, scored, &kept.json);
                 let raw = answer.raw;
                 return Err(
                     ExtractError::new(ExtractErrorKind::Check { error, raw }, report)
@@ -197,13 +201,24 @@ impl Engine<'_> {
         report.skipped.extend(cut_item);
         report.fixes = kept.fixes;
         report.issues = target.issues();
-        if self.config.confidence.is_some() {
-            let matched = scored.map(|items| confidence::match_items(&kept.json, items));
-            // The items' positions change when they are merged on their keys (`keyed.rs`): the doubts under
-            // `min_confidence` are found there.
-            confidence::record(&mut report, matched, None, true);
-        }
+        self.items_confidence(&mut report, scored, &kept.json);
         Ok(report)
+    }
+
+    /// With confidence on, puts the confidence of the items `kept` into `report`, from the answers'
+    /// `scored` items (`None`: an answer had no log-probabilities); also when the extraction fails, for
+    /// the items handed on before it did. The items' positions change when they are merged on their
+    /// keys (`keyed.rs`): the doubts under `min_confidence` are found there.
+    fn items_confidence(
+        &self,
+        report: &mut Report,
+        scored: Option<Vec<confidence::Item>>,
+        kept: &[serde_json::Value],
+    ) {
+        if self.config.confidence.is_some() {
+            let matched = scored.map(|items| confidence::match_items(kept, items));
+            confidence::record(report, matched, None, true);
+        }
     }
 
     /// What follows an answer that ended with `finish`: nothing after `max_items` or when the attempts

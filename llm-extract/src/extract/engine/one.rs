@@ -126,13 +126,16 @@ impl Engine<'_> {
                     report.fixes = parsed.fixes;
                     report.issues = target.issues();
                     if let Some(rule) = self.config.confidence {
-                        let scored = response.logprobs.as_ref().map(|tokens| {
-                            confidence::of_value(confidence::scored(
+                        let scored = match &response.logprobs {
+                            Some(tokens) => Some(confidence::of_value(confidence::scored(
                                 answer_text(&response),
                                 tokens,
                                 rule,
-                            ))
-                        });
+                            ))),
+                            // Stopped at a loop before its end, the answer never got its tokens.
+                            None if response.finish == Finish::Loop => Some(Default::default()),
+                            None => None,
+                        };
                         confidence::record(&mut report, scored, self.config.min_confidence, false);
                     }
                     return Ok(Extraction::new(parsed.value, report));

@@ -1,0 +1,116 @@
+//! `--confidence` on the paths that stream or chunk: `run --partial` prints the final value's
+//! confidence, `doc` gives each item's record its confidence and marks the doubtful, as `run` does.
+
+#[path = "../../tests/support/mod.rs"]
+mod support;
+
+use assert_cmd::cargo::cargo_bin_cmd;
+use serde_json::{json, Value};
+use support::{wire, Reply, Step, TestServer};
+
+/// `tokens` (each with its log-probability) streamed as OpenAI-compatible chunks.
+fn openai_tokens(tokens: &[(&str, f64)]) -> Reply {
+    let mut steps = Vec::new();
+    for (token, logprob) in tokens {
+        let chunk = json!({"id": "c", "model": "m", "choices": [{"index": 0,
+            "delta": {"content": token}, "finish_reason": null,
+            "logprobs": {"content": [{"token": token, "logprob": logprob, "bytes": token.as_bytes()}]}}]});
+        steps.push(Step::Send(format!("data: {chunk}\n\n").into_bytes()));
+    }
+    let finish = json!({"id": "c", "model": "m", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]});
+    steps.push(Step::Send(format!("data: {finish}\n\n").into_bytes()));
+    steps.push(Step::Send(b"data: [DONE]\n\n".to_vec()));
+    Reply::Chunked {
+        status: 200,
+        content_type: wire::SSE.into(),
+        steps,
+    }
+}
+
+fn json_lines(stdout: &[u8]) -> Vec<Value> {
+    String::from_utf8_lossy(stdout)
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l:?}: {e}")))
+        .collect()
+}
+
+fn stderr_of(output: &std::process::Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+#[test]
+fn run_partial_prints_the_final_values_confidence() {
+    let server = TestServer::start(|_| {
+        openai_tokens(&[
+            ("{\"name\": \"", 0.0),
+            ("A", -0.1),
+            ("da", -0.3),
+            ("\", \"age\": ", 0.0),
+            ("36", -2.0),
+            ("}", 0.0),
+        ])
+    });
+    let output = cargo_bin_cmd!("llm-extract")
+        .args([
+            "run",
+            "--signature",
+            "{name :string, age :int}",
+            "--model",
+            "m",
+        ])
+        .args([
+            "--openai",
+            &server.url(),
+            "--partial",
+            "--min-confidence",
+            "0.5",
+        ])
+        .write_stdin("Ada, 36")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+    let stderr = stderr_of(&output);
+    assert!(stderr.contains("confidence 0.14 /age 36"), "{stderr}");
+    assert!(stderr.contains("confidence 0.82 /name \"Ada\""), "{stderr}");
+    assert!(
+        stderr.contains("doubtful: at /age: low confidence"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn doc_gives_each_record_its_confidence_and_marks_the_doubtful() {
+    let server = TestServer::start(|_| {
+        openai_tokens(&[
+            ("{\"items\": [{\"name\": \"", 0.0),
+            ("Ada", -0.1),
+            ("\"}, {\"name\": \"", 0.0),
+            ("Bob", -2.0),
+            ("\"}]}", 0.0),
+        ])
+    });
+    let cache = tempfile::tempdir().unwrap();
+    let output = cargo_bin_cmd!("llm-extract")
+        .env("XDG_CACHE_HOME", cache.path())
+        .args(["doc", "--signature", "{name :string}", "--grounded", "name"])
+        .args(["--openai", &server.url(), "--model", "m"])
+        .args(["--min-confidence", "0.5"])
+        .write_stdin("Ada met Bob.")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+    let lines = json_lines(&output.stdout);
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert_eq!(lines[0]["value"], json!({"name": "Ada"}));
+    let ada = lines[0]["confidence"]["/name"].as_f64().unwrap();
+    assert!((ada - (-0.1_f64).exp()).abs() < 1e-5, "{lines:?}");
+    let bob = lines[1]["confidence"]["/name"].as_f64().unwrap();
+    assert!((bob - (-2.0_f64).exp()).abs() < 1e-5, "{lines:?}");
+    let stderr = stderr_of(&output);
+    assert!(
+        stderr.contains("doubtful: item 1, at /name: low confidence"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("item 0, at /name"), "{stderr}");
+}
