@@ -214,6 +214,8 @@ pub struct EvalArgs {
     #[command(flatten)]
     pub extract: ExtractArgs,
     #[command(flatten)]
+    pub check: CheckArgs,
+    #[command(flatten)]
     pub backend: BackendArgs,
 }
 
@@ -251,6 +253,8 @@ pub struct DocArgs {
     pub no_resume: bool,
     #[command(flatten)]
     pub extract: ExtractArgs,
+    #[command(flatten)]
+    pub check: CheckArgs,
     #[command(flatten)]
     pub backend: BackendArgs,
     /// The document (default: standard input).
@@ -411,6 +415,37 @@ pub enum ConfidenceRuleArg {
     VocabularySum,
 }
 
+/// Checks a schema cannot say, run by a program of the user's.
+#[derive(Debug, Args, Clone)]
+pub struct CheckArgs {
+    /// Run COMMAND on each complete value (each item with --jsonl and in doc) to check what a schema
+    /// cannot say; its hard issues are sent back to the model, its soft ones printed with the value.
+    ///
+    /// COMMAND is split into words (spaces separate them, '...' and "..." group them) and run directly,
+    /// not by a shell (for pipes or variables, use sh -c '...'). It reads one JSON object on standard
+    /// input, {"value": VALUE, "input": {"text": TEXT, ...}}: the value, and the template variables of
+    /// the extraction (in doc, the chunk's text). It prints each issue it finds as a JSON line,
+    /// {"path": "/total", "message": "the total is not the sum of the lines", "severity": "hard"} (or one
+    /// JSON array of them; nothing when the value passes), and exits 0. "path" is a JSON pointer into the
+    /// value ("" or left out: the whole value); "severity" is "hard" (the default: the model is asked
+    /// again with the path and the message, within --max-attempts) or "soft" (the value is kept and the
+    /// issue goes with it: on standard error in run, in each record's "issues" in batch). A command that
+    /// cannot start, exits with another status, outlasts --check-timeout or prints anything else fails
+    /// the extraction with its message and the end of its standard error: a value that could not be
+    /// checked is never passed as checked. Output past 1 MiB fails the check.
+    #[arg(long, value_name = "COMMAND", help_heading = "Checks")]
+    pub check_command: Option<String>,
+    /// How long --check-command may run on one value (seconds, fractions allowed).
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value = "30",
+        value_parser = seconds,
+        help_heading = "Checks"
+    )]
+    pub check_timeout: std::time::Duration,
+}
+
 /// What the prompt says besides the schema.
 #[derive(Debug, Args, Clone)]
 pub struct TemplateArgs {
@@ -447,6 +482,8 @@ pub struct RunArgs {
     pub template: TemplateArgs,
     #[command(flatten)]
     pub extract: ExtractArgs,
+    #[command(flatten)]
+    pub check: CheckArgs,
     #[command(flatten)]
     pub backend: BackendArgs,
     /// Template variables: key=value, or key=@file to read the value from a file.
@@ -525,6 +562,8 @@ pub struct BatchArgs {
     pub template: TemplateArgs,
     #[command(flatten)]
     pub extract: ExtractArgs,
+    #[command(flatten)]
+    pub check: CheckArgs,
     #[command(flatten)]
     pub backend: BackendArgs,
 }

@@ -252,8 +252,9 @@ impl Checks {
         F: Fn(Value, Arc<Context>) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Issues, CheckError>> + Send + 'static,
     {
-        self.deferred
-            .push(Arc::new(move |value, context| Box::pin(check(value, context))));
+        self.deferred.push(Arc::new(move |value, context| {
+            Box::pin(check(value, context))
+        }));
     }
 
     /// These checks, for values extracted from an input of the variables `context` (kept only when an
