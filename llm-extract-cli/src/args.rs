@@ -142,6 +142,8 @@ disk in $TMPDIR (default /tmp) as the document.
   llm-extract eval --schema invoice.json --gold invoices.jsonl --example shown.jsonl --json with.json \\
       --compare without.json --html report.html
   llm-extract eval --signature '{{name :string}}' --jsonl --texts texts.jsonl --values names.jsonl
+  llm-extract eval --schema invoice.json --gold invoices.jsonl --check-command 'python3 checks.py' \\
+      --json checked.json --compare greedy.json
 
 The gold file has one JSON object per line: {{\"id\", \"text\", \"value\"}} (\"expected\" is read as \"value\"),
 optionally \"accept\" (other accepted answers per field: a property name or JSON pointer to a list) and
@@ -155,6 +157,9 @@ paired by the schema's key properties (\"x-key\": true), else by the pairing tha
 fields. The table (per field and overall: accuracy, precision, recall, F1; validity, tokens and time per
 document) goes to standard output; --json writes the whole run (reusable by --compare), --html a
 self-contained page. A progress bar is drawn on standard error when it is a terminal.
+
+With --check-command each value is checked as in `batch`: a value whose hard issues outlast the
+repairs is no value (its fields count as missed), so precision shows what the checks let through.
 
 Exit codes: 0 the run was measured (whatever its accuracy), 1 the accuracy is below --min-accuracy,
 2 usage or configuration error (an unreadable gold file, schema or --compare file), 3 no document
