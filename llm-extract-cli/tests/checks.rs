@@ -349,3 +349,45 @@ fn eval_with_the_eval_sets_checks_is_measured_beside_a_run_without() {
     // The checks cost a repair per document.
     assert_eq!(server.hits(), 3 + 6);
 }
+
+#[test]
+fn doc_checks_each_item_against_its_own_chunk() {
+    // The model names Ann and a Zed the text never mentions, until told; the check reads the chunk.
+    let check = "python3 -c 'import json,sys; d=json.load(sys.stdin); \
+                 n=d[\"value\"][\"name\"]; \
+                 print(json.dumps({\"path\": \"/name\", \"message\": n + \" is not in this part of the text\"})) if n not in d[\"input\"][\"text\"] else None'";
+    let server = TestServer::start(|request: &Request| {
+        let answer = if request
+            .last_message()
+            .contains("Zed is not in this part of the text")
+        {
+            r#"{"items": [{"name": "Ann"}]}"#
+        } else {
+            r#"{"items": [{"name": "Ann"}, {"name": "Zed"}]}"#
+        };
+        Reply::ollama(request, &Answer::new(answer))
+    });
+    let cache = tempfile::tempdir().unwrap();
+    let output = cargo_bin_cmd!("llm-extract")
+        .env("XDG_CACHE_HOME", cache.path())
+        .args([
+            "doc",
+            "--signature",
+            "{name :string}",
+            "--model",
+            "m",
+            "--ollama",
+        ])
+        .arg(server.url())
+        .args(["--check-command", check])
+        .write_stdin("Ann met Bob at the station.")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr_of(&output));
+    let names: Vec<Value> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap()["value"]["name"].clone())
+        .collect();
+    assert_eq!(names, [json!("Ann")]);
+    assert_eq!(server.hits(), 2);
+}
