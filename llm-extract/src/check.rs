@@ -9,8 +9,9 @@
 //!   `Report::issues`, without a re-ask.
 //!
 //! A derived type opts in with `#[extract(check)]` and implements [`Check`]; a runtime schema takes
-//! closures with `Extractor::check`, and asynchronous ones (a lookup: "this customer id exists") with
-//! `Extractor::check_async`. Checks run on every complete value and item (of documents too), never on
+//! closures with `Extractor::check`, asynchronous ones (a lookup: "this customer id exists") with
+//! `Extractor::check_async`, and asynchronous ones that also read the input's variables ("the name is
+//! copied from the text", an outside checker) with `Extractor::check_async_in_context`. Checks run on every complete value and item (of documents too), never on
 //! a partial one.
 //!
 //! An asynchronous check that cannot run (the database it asks is down) says so with a
