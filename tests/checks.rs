@@ -558,3 +558,90 @@ async fn an_asynchronous_closure_checks_a_derived_type() {
         "{err}"
     );
 }
+
+/// A check in context that rejects a customer its input's text does not name, and records the texts
+/// it was given.
+fn named_in_text(
+    texts: Arc<Mutex<Vec<String>>>,
+) -> impl Fn(Value, Arc<llm_extract::check::Context>) -> std::future::Ready<Result<Issues, CheckError>>
+       + Send
+       + Sync
+       + 'static {
+    move |value: Value, context: Arc<llm_extract::check::Context>| {
+        let text = context["text"].as_str().unwrap_or_default().to_owned();
+        let mut issues = Issues::new();
+        if !text.contains(value["customer"].as_str().unwrap_or("?")) {
+            issues.hard("/customer", "name a customer the text names");
+        }
+        texts.lock().unwrap().push(text);
+        std::future::ready(Ok(issues))
+    }
+}
+
+#[tokio::test]
+async fn a_check_in_context_reads_the_text_of_its_own_extraction() {
+    let (llm, asked) = scripted(vec![
+        r#"{"items": [{"customer": "c-1"}, {"customer": "c-8"}]}"#,
+        r#"{"items": []}"#,
+    ]);
+    let texts = Arc::new(Mutex::new(Vec::new()));
+    let out = Extractor::new(llm)
+        .max_attempts(2)
+        .check_async_in_context(named_in_text(texts.clone()))
+        .with_schema(&order_schema())
+        .extract_all(llm_extract::extract::Input::text("Orders for c-1.").var("region", "EU"))
+        .await
+        .unwrap();
+    assert_eq!(out.value, [json!({"customer": "c-1"})]);
+    assert!(asked.lock().unwrap()[1].contains("name a customer the text names"));
+    assert!(texts.lock().unwrap().iter().all(|t| t == "Orders for c-1."));
+
+    // Each chunk of a document is checked against its own text.
+    let (llm, _) = scripted(vec![r#"{"items": [{"customer": "c-1"}]}"#]);
+    let texts = Arc::new(Mutex::new(Vec::new()));
+    let first = "Orders for c-1. ".repeat(20);
+    let second = "Orders for c-2. ".repeat(20);
+    let doc = Extractor::new(llm)
+        .max_attempts(1)
+        .chunk_bytes(first.len())
+        .check_async_in_context(named_in_text(texts.clone()))
+        .with_schema(&order_schema())
+        .extract_document(format!("{first}\n\n{second}").as_str())
+        .await
+        .unwrap();
+    let texts = texts.lock().unwrap();
+    assert!(texts.len() >= 2, "{texts:?}");
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.contains("c-1") && !t.contains("c-2")),
+        "{texts:?}"
+    );
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.contains("c-2") && !t.contains("c-1")),
+        "{texts:?}"
+    );
+    // The chunk that names only c-2 never passes c-1.
+    assert_eq!(doc.items.len(), 1);
+}
+
+#[tokio::test]
+async fn a_check_in_context_reads_the_text_of_a_derived_types_extraction() {
+    #[derive(Extract, Deserialize, Debug)]
+    struct Order {
+        customer: String,
+    }
+    let (llm, asked) = scripted(vec![r#"{"customer": "Zed"}"#, r#"{"customer": "Ann"}"#]);
+    let texts = Arc::new(Mutex::new(Vec::new()));
+    let out = Extractor::new(llm)
+        .max_attempts(3)
+        .check_async_in_context(named_in_text(texts.clone()))
+        .extract::<Order>("Ann ordered a lamp.")
+        .await
+        .unwrap();
+    assert_eq!(out.value.customer, "Ann");
+    assert!(asked.lock().unwrap()[1].contains("name a customer the text names"));
+    assert_eq!(texts.lock().unwrap()[0], "Ann ordered a lamp.");
+}

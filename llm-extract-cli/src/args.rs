@@ -142,6 +142,8 @@ disk in $TMPDIR (default /tmp) as the document.
   llm-extract eval --schema invoice.json --gold invoices.jsonl --example shown.jsonl --json with.json \\
       --compare without.json --html report.html
   llm-extract eval --signature '{{name :string}}' --jsonl --texts texts.jsonl --values names.jsonl
+  llm-extract eval --schema invoice.json --gold invoices.jsonl --check-command 'python3 checks.py' \\
+      --json checked.json --compare greedy.json
 
 The gold file has one JSON object per line: {{\"id\", \"text\", \"value\"}} (\"expected\" is read as \"value\"),
 optionally \"accept\" (other accepted answers per field: a property name or JSON pointer to a list) and
@@ -155,6 +157,9 @@ paired by the schema's key properties (\"x-key\": true), else by the pairing tha
 fields. The table (per field and overall: accuracy, precision, recall, F1; validity, tokens and time per
 document) goes to standard output; --json writes the whole run (reusable by --compare), --html a
 self-contained page. A progress bar is drawn on standard error when it is a terminal.
+
+With --check-command each value is checked as in `batch`: a value whose hard issues outlast the
+repairs is no value (its fields count as missed), so precision shows what the checks let through.
 
 Exit codes: 0 the run was measured (whatever its accuracy), 1 the accuracy is below --min-accuracy,
 2 usage or configuration error (an unreadable gold file, schema or --compare file), 3 no document
@@ -214,6 +219,8 @@ pub struct EvalArgs {
     #[command(flatten)]
     pub extract: ExtractArgs,
     #[command(flatten)]
+    pub check: CheckArgs,
+    #[command(flatten)]
     pub backend: BackendArgs,
 }
 
@@ -251,6 +258,8 @@ pub struct DocArgs {
     pub no_resume: bool,
     #[command(flatten)]
     pub extract: ExtractArgs,
+    #[command(flatten)]
+    pub check: CheckArgs,
     #[command(flatten)]
     pub backend: BackendArgs,
     /// The document (default: standard input).
@@ -411,6 +420,37 @@ pub enum ConfidenceRuleArg {
     VocabularySum,
 }
 
+/// Checks a schema cannot say, run by a program of the user's.
+#[derive(Debug, Args, Clone)]
+pub struct CheckArgs {
+    /// Run COMMAND on each complete value (each item with --jsonl and in doc) to check what a schema
+    /// cannot say; its hard issues are sent back to the model, its soft ones printed with the value.
+    ///
+    /// COMMAND is split into words (spaces separate them, '...' and "..." group them) and run directly,
+    /// not by a shell (for pipes or variables, use sh -c '...'). It reads one JSON object on standard
+    /// input, {"value": VALUE, "input": {"text": TEXT, ...}}: the value, and the template variables of
+    /// the extraction (in doc, the chunk's text). It prints each issue it finds as a JSON line,
+    /// {"path": "/total", "message": "the total is not the sum of the lines", "severity": "hard"} (or one
+    /// JSON array of them; nothing when the value passes), and exits 0. "path" is a JSON pointer into the
+    /// value ("" or left out: the whole value); "severity" is "hard" (the default: the model is asked
+    /// again with the path and the message, within --max-attempts) or "soft" (the value is kept and the
+    /// issue goes with it: on standard error in run, in each record's "issues" in batch). A command that
+    /// cannot start, exits with another status, outlasts --check-timeout or prints anything else fails
+    /// the extraction with its message and the end of its standard error: a value that could not be
+    /// checked is never passed as checked. Output past 1 MiB fails the check.
+    #[arg(long, value_name = "COMMAND", help_heading = "Checks")]
+    pub check_command: Option<String>,
+    /// How long --check-command may run on one value (seconds, fractions allowed).
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value = "30",
+        value_parser = seconds,
+        help_heading = "Checks"
+    )]
+    pub check_timeout: std::time::Duration,
+}
+
 /// What the prompt says besides the schema.
 #[derive(Debug, Args, Clone)]
 pub struct TemplateArgs {
@@ -447,6 +487,8 @@ pub struct RunArgs {
     pub template: TemplateArgs,
     #[command(flatten)]
     pub extract: ExtractArgs,
+    #[command(flatten)]
+    pub check: CheckArgs,
     #[command(flatten)]
     pub backend: BackendArgs,
     /// Template variables: key=value, or key=@file to read the value from a file.
@@ -525,6 +567,8 @@ pub struct BatchArgs {
     pub template: TemplateArgs,
     #[command(flatten)]
     pub extract: ExtractArgs,
+    #[command(flatten)]
+    pub check: CheckArgs,
     #[command(flatten)]
     pub backend: BackendArgs,
 }

@@ -1,6 +1,6 @@
 //! `llm-extract batch`: many documents, bounded concurrency, a progress bar, resumable output.
 
-use crate::args::{BackendArgs, BatchArgs, ExtractArgs, TemplateArgs};
+use crate::args::{BackendArgs, BatchArgs, CheckArgs, ExtractArgs, TemplateArgs};
 use crate::backend;
 use crate::error::{exit_for, CliError, Exit};
 use crate::input::{template, Documents, Source};
@@ -29,11 +29,14 @@ fn engine_parallel(args: &BatchArgs) -> usize {
 
 /// The batch a run's documents go through: one extractor per backend the flags build (`parallel`
 /// sequences for the embedded engine), each with the template, the worked examples and the system
-/// instructions, `concurrency` documents at a time (`jsonl`: every item of each document).
+/// instructions and the check command, `concurrency` documents at a time (`jsonl`: every item of
+/// each document).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn build(
     schema: &DynamicSchema,
     template_args: &TemplateArgs,
     extract: &ExtractArgs,
+    check: &CheckArgs,
     backends: &BackendArgs,
     parallel: usize,
     concurrency: usize,
@@ -45,9 +48,11 @@ pub(crate) fn build(
         Some(system) => Some(crate::input::text_or_file("--system", system)?),
         None => None,
     };
+    let check = crate::check_command::from_args(check)?;
     let mut backends = backend::backends(backends, extract, parallel)?.into_iter();
     let configure = |llm| {
-        let mut extractor = backend::extractor(llm, extract).template(template.clone());
+        let extractor = backend::extractor(llm, extract).template(template.clone());
+        let mut extractor = crate::check_command::attach(extractor, check.as_ref());
         for example in &examples {
             extractor = extractor.with_example(example.clone());
         }
@@ -94,6 +99,7 @@ pub async fn run(args: BatchArgs) -> Result<Exit, CliError> {
         &schema,
         &args.template,
         &args.extract,
+        &args.check,
         &args.backend,
         engine_parallel(&args),
         args.concurrency.unwrap_or(DEFAULT_CONCURRENCY),
@@ -259,6 +265,7 @@ fn kind_name(error: &ExtractError) -> &'static str {
         ExtractErrorKind::Budget { .. } => "budget",
         ExtractErrorKind::Template(_) => "template",
         ExtractErrorKind::Schema(_) => "schema",
+        ExtractErrorKind::Check { .. } => "check",
         _ => "other",
     }
 }

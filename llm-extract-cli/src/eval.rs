@@ -35,6 +35,7 @@ pub async fn run(args: EvalArgs) -> Result<Exit, CliError> {
         &schema,
         &args.template,
         &args.extract,
+        &args.check,
         &args.backend,
         args.concurrency.max(1),
         args.concurrency.max(1),

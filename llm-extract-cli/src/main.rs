@@ -8,6 +8,7 @@
 //! - `output.rs`: printing values and saving raw answers; `notice.rs`: the line naming the schema
 //!   keywords a backend will not enforce;
 //! - `error.rs`: the exit codes and the one-line error messages;
+//! - `check_command.rs`: `--check-command`, the user's own checks run as a program on each value;
 //! - `stable_hash.rs`: the hash that names files kept from one run to the next;
 //! - one file per subcommand: `run.rs`, `prompt.rs`, `schema.rs`, `batch.rs`, `doc.rs` (with the review
 //!   page in `review.rs`), `eval.rs`.
@@ -15,6 +16,7 @@
 mod args;
 mod backend;
 mod batch;
+mod check_command;
 mod doc;
 mod doc_input;
 mod doc_state;

@@ -10,8 +10,10 @@
 //!
 //! A derived type opts in with `#[extract(check)]` and implements [`Check`]. Any extraction, of a
 //! derived type or a runtime schema, also takes closures on the value's JSON with `Extractor::check`
-//! (which can hold what the type cannot know, such as the input), and asynchronous ones (a lookup:
-//! "this customer id exists") with `Extractor::check_async`. Checks run on every complete value and item (of documents too), never on
+//! (which can hold what the type cannot know), asynchronous ones (a lookup: "this customer id
+//! exists") with `Extractor::check_async`, and asynchronous ones that also read the input's variables
+//! ("the name is copied from the text", an outside checker) with `Extractor::check_async_in_context`.
+//! Checks run on every complete value and item (of documents too), never on
 //! a partial one.
 //!
 //! An asynchronous check that cannot run (the database it asks is down) says so with a
@@ -60,7 +62,7 @@
 
 use crate::validate::Violation;
 use futures_util::future::BoxFuture;
-use serde_json::Value;
+use serde_json::{Map, Value};
 use std::fmt;
 use std::future::Future;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -204,14 +206,21 @@ pub trait Check {
 /// A check on the JSON of a value.
 type CheckFn = dyn Fn(&Value, &mut Issues) + Send + Sync;
 
-/// An asynchronous check on the JSON of a value (its own copy).
-type AsyncCheckFn = dyn Fn(Value) -> BoxFuture<'static, Result<Issues, CheckError>> + Send + Sync;
+/// An asynchronous check on the JSON of a value (its own copy), given the variables of the
+/// input the value was extracted from.
+type AsyncCheckFn =
+    dyn Fn(Value, Arc<Context>) -> BoxFuture<'static, Result<Issues, CheckError>> + Send + Sync;
 
-/// The closures an `Extractor` runs on each value and item it extracts.
+/// The variables of the input a value was extracted from (`text` among them), by name.
+pub type Context = Map<String, Value>;
+
+/// The closures an `Extractor` runs on each value of a runtime schema, and the variables of the input
+/// of the extraction they run in.
 #[derive(Clone, Default)]
 pub(crate) struct Checks {
     plain: Vec<Arc<CheckFn>>,
     deferred: Vec<Arc<AsyncCheckFn>>,
+    context: Arc<Context>,
 }
 
 impl fmt::Debug for Checks {
@@ -237,7 +246,27 @@ impl Checks {
         Fut: Future<Output = Result<Issues, CheckError>> + Send + 'static,
     {
         self.deferred
-            .push(Arc::new(move |value| Box::pin(check(value))));
+            .push(Arc::new(move |value, _| Box::pin(check(value))));
+    }
+
+    /// Adds an asynchronous check that also reads the variables of the input.
+    pub fn push_async_in_context<F, Fut>(&mut self, check: F)
+    where
+        F: Fn(Value, Arc<Context>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Issues, CheckError>> + Send + 'static,
+    {
+        self.deferred.push(Arc::new(move |value, context| {
+            Box::pin(check(value, context))
+        }));
+    }
+
+    /// These checks, for values extracted from an input of the variables `context` (kept only when an
+    /// asynchronous check may read them).
+    pub fn in_context(mut self, context: impl FnOnce() -> Option<Context>) -> Self {
+        if self.any_async() {
+            self.context = Arc::new(context().unwrap_or_default());
+        }
+        self
     }
 
     /// Whether there is no check at all.
@@ -267,7 +296,9 @@ impl Checks {
     pub async fn run_all(&self, value: &Value) -> Result<Issues, CheckError> {
         let mut issues = self.run(value);
         for check in &self.deferred {
-            issues.found.extend(check(value.clone()).await?.found);
+            issues
+                .found
+                .extend(check(value.clone(), Arc::clone(&self.context)).await?.found);
         }
         Ok(issues)
     }
@@ -391,6 +422,28 @@ mod tests {
         );
         // The synchronous run leaves the asynchronous checks out.
         assert_eq!(checks.run(&json!({"id": "down"})).as_slice().len(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_check_in_context_reads_the_variables_of_the_input() {
+        let mut checks = Checks::default();
+        checks.push_async_in_context(|value: Value, context: Arc<Context>| async move {
+            let mut issues = Issues::new();
+            let text = context.get("text").and_then(Value::as_str).unwrap_or("");
+            if !text.contains(value["name"].as_str().unwrap_or("?")) {
+                issues.hard("/name", "not in the text");
+            }
+            Ok(issues)
+        });
+        let value = json!({"name": "Ada"});
+        // Without a context the text is empty.
+        assert_eq!(checks.run_all(&value).await.unwrap().as_slice().len(), 1);
+        let vars = json!({"text": "Ada wrote it"}).as_object().cloned();
+        let within = checks.clone().in_context(|| vars);
+        assert!(within.run_all(&value).await.unwrap().is_empty());
+        // Only checks that may read it keep it.
+        let plain = Checks::default().in_context(|| panic!("not read"));
+        assert!(plain.context.is_empty());
     }
 
     #[test]

@@ -92,6 +92,11 @@ impl Input {
         self.vars.as_ref().ok()?.get("text")?.as_str()
     }
 
+    /// The variables, unless the input could not be read as an object.
+    pub(crate) fn vars(&self) -> Option<&Map<String, Value>> {
+        self.vars.as_ref().ok()
+    }
+
     pub(crate) fn into_vars(self) -> Result<Map<String, Value>, TemplateError> {
         self.vars
     }

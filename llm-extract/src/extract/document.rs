@@ -656,12 +656,10 @@ impl<L: Llm> Extractor<L> {
         chunk: ChunkBuf,
     ) -> (u32, ChunkBuf, ChunkResult) {
         let source = Source::new(&chunk.text);
+        let input = Input::text(&chunk.text);
+        let checks = checks.in_context(|| input.vars().cloned());
         let result = self
-            .grounded_in(
-                Runtime::checked(schema, checks),
-                &source,
-                Input::text(&chunk.text),
-            )
+            .grounded_in(Runtime::checked(schema, checks), &source, input)
             .await;
         (pass, chunk, result)
     }

@@ -139,8 +139,9 @@ impl<L: Llm> Extractor<L> {
         &self,
         input: impl Into<Input>,
     ) -> Result<Extraction<T>, ExtractError> {
-        self.one(|| Derived::<T>::checked(&self.checks), input.into())
-            .await
+        let input = input.into();
+        let checks = self.checks_for(&input);
+        self.one(|| Derived::<T>::checked(&checks), input).await
     }
 
     /// Every item of `T` the model lists, in order.
@@ -187,8 +188,9 @@ impl<L: Llm> Extractor<L> {
         &self,
         input: impl Into<Input>,
     ) -> Result<Extraction<Vec<T>>, ExtractError<T>> {
-        self.all(|| Derived::<T>::checked(&self.checks), input.into())
-            .await
+        let input = input.into();
+        let checks = self.checks_for(&input);
+        self.all(|| Derived::<T>::checked(&checks), input).await
     }
 
     /// The items of `T` as a stream, each as soon as it is complete.
@@ -203,7 +205,8 @@ impl<L: Llm> Extractor<L> {
     /// confidence by its position in the order the items were yielded (`/0/name`), the first copy's
     /// for a merged key; [`Extractor::min_confidence`] adds the soft issues there.
     pub fn extract_stream<T: Extract>(&self, input: impl Into<Input>) -> ExtractStream<'_, T> {
-        self.stream(Derived::<T>::checked(&self.checks), input.into())
+        let input = input.into();
+        self.stream(Derived::<T>::checked(&self.checks_for(&input)), input)
     }
 
     /// One value of `T` as it is written: a stream of [`PartialEvent`]s, snapshots of `T`'s partial form
@@ -247,10 +250,17 @@ impl<L: Llm> Extractor<L> {
         &self,
         input: impl Into<Input>,
     ) -> ExtractStream<'_, PartialEvent<T>> {
-        self.partial(Derived::<T>::checked(&self.checks), input.into())
+        let input = input.into();
+        self.partial(Derived::<T>::checked(&self.checks_for(&input)), input)
     }
 
     /// One value of the target `make` builds (once, or once per answer with [`Extractor::samples`]).
+    /// The checks, for values extracted from `input` (an asynchronous check in context reads its
+    /// variables).
+    pub(super) fn checks_for(&self, input: &Input) -> Checks {
+        self.checks.clone().in_context(|| input.vars().cloned())
+    }
+
     pub(super) async fn one<G: Target>(
         &self,
         make: impl Fn() -> G,

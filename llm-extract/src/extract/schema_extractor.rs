@@ -10,6 +10,7 @@ use super::source::DocumentSource;
 use super::stream::ExtractStream;
 use super::target::Runtime;
 use super::Extractor;
+use crate::check::Checks;
 use crate::ground::{Grounded, ReadError};
 use crate::llm::Llm;
 use crate::report::Extraction;
@@ -83,9 +84,15 @@ impl<'a, L: Llm> SchemaExtractor<'a, L> {
         self.schema
     }
 
-    /// The schema's values, with the extractor's checks.
-    fn target(&self) -> Runtime<'a> {
-        Runtime::checked(self.schema, self.extractor.checks.clone())
+    /// The extractor's checks, for values extracted from `input`.
+    fn checks(&self, input: &Input) -> Checks {
+        let checks = self.extractor.checks.clone();
+        checks.in_context(|| input.vars().cloned())
+    }
+
+    /// The schema's values from `input`, with the extractor's checks.
+    fn target(&self, input: &Input) -> Runtime<'a> {
+        Runtime::checked(self.schema, self.checks(input))
     }
 
     /// One value of the schema: [`Extractor::extract`].
@@ -93,7 +100,10 @@ impl<'a, L: Llm> SchemaExtractor<'a, L> {
         &self,
         input: impl Into<Input>,
     ) -> Result<Extraction<Value>, ExtractError> {
-        self.extractor.one(|| self.target(), input.into()).await
+        let input = input.into();
+        let checks = self.checks(&input);
+        let target = || Runtime::checked(self.schema, checks.clone());
+        self.extractor.one(target, input).await
     }
 
     /// Every item of the schema, merged on its key properties: [`Extractor::extract_all`]. On failure
@@ -102,12 +112,16 @@ impl<'a, L: Llm> SchemaExtractor<'a, L> {
         &self,
         input: impl Into<Input>,
     ) -> Result<Extraction<Vec<Value>>, ExtractError> {
-        self.extractor.all(|| self.target(), input.into()).await
+        let input = input.into();
+        let checks = self.checks(&input);
+        let target = || Runtime::checked(self.schema, checks.clone());
+        self.extractor.all(target, input).await
     }
 
     /// The items of the schema as a stream: [`Extractor::extract_stream`].
     pub fn extract_stream(&self, input: impl Into<Input>) -> ExtractStream<'a, Value> {
-        self.extractor.stream(self.target(), input.into())
+        let input = input.into();
+        self.extractor.stream(self.target(&input), input)
     }
 
     /// One value of the schema as it is written: [`Extractor::extract_partial`], the snapshots being
@@ -117,7 +131,8 @@ impl<'a, L: Llm> SchemaExtractor<'a, L> {
         &self,
         input: impl Into<Input>,
     ) -> ExtractStream<'a, PartialEvent<Value>> {
-        self.extractor.partial(self.target(), input.into())
+        let input = input.into();
+        self.extractor.partial(self.target(&input), input)
     }
 
     /// Every item of the schema in `text`, with the spans of its grounded strings:
@@ -126,7 +141,9 @@ impl<'a, L: Llm> SchemaExtractor<'a, L> {
         &self,
         text: &str,
     ) -> Result<Extraction<Vec<Grounded<Value>>>, ExtractError> {
-        self.extractor.grounded(self.target(), text).await
+        self.extractor
+            .grounded(self.target(&Input::text(text)), text)
+            .await
     }
 
     /// Every item of the schema in a document of any length: [`Extractor::extract_document`].

@@ -7,7 +7,7 @@ use super::example::{Example, ExampleError};
 use super::loops::Recovery;
 use super::Extractor;
 use super::Mode;
-use crate::check::{CheckError, Issues};
+use crate::check::{CheckError, Context, Issues};
 use crate::llm::Llm;
 use crate::parse::{LoopGuard, ParseOptions};
 use crate::Extract;
@@ -259,6 +259,56 @@ impl<L: Llm> Extractor<L> {
         Fut: std::future::Future<Output = Result<Issues, CheckError>> + Send + 'static,
     {
         self.checks.push_async(check);
+        self
+    }
+
+    /// Adds an asynchronous check, as [`Extractor::check_async`], that also reads the variables of
+    /// the input the value was extracted from ([`Context`]: `text` among them; for a chunk of a
+    /// document, `text` is the chunk's): "this value is copied from the text", or an outside checker
+    /// given the text.
+    ///
+    /// ```
+    /// use llm_extract::check::Issues;
+    /// use llm_extract::llm::{from_fn, ChatResponse};
+    /// use llm_extract::schema::SchemaSet;
+    /// use llm_extract::Extractor;
+    /// use serde_json::json;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let schema = SchemaSet::new("Person", json!({
+    ///     "type": "object",
+    ///     "properties": {"name": {"type": "string"}},
+    ///     "required": ["name"],
+    ///     "additionalProperties": false
+    /// }));
+    /// let answers = std::sync::Mutex::new(vec![r#"{"name": "[Your Name]"}"#]);
+    /// let llm = from_fn(move |_request| {
+    ///     let answer = answers.lock().unwrap().pop().unwrap_or(r#"{"name": "Ada"}"#);
+    ///     async move { Ok(ChatResponse::new(answer)) }
+    /// });
+    /// let out = Extractor::new(llm)
+    ///     .check_async_in_context(|value, context| async move {
+    ///         let mut issues = Issues::new();
+    ///         let text = context["text"].as_str().unwrap_or_default();
+    ///         if !text.contains(value["name"].as_str().unwrap_or_default()) {
+    ///             issues.hard("/name", "copy the name from the text");
+    ///         }
+    ///         Ok(issues)
+    ///     })
+    ///     .with_schema(&schema)
+    ///     .extract("Ada wrote the first program.")
+    ///     .await?;
+    /// assert_eq!(out.value["name"], "Ada");
+    /// assert_eq!(out.report.attempts.len(), 2);
+    /// # Ok::<(), llm_extract::ExtractError>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn check_async_in_context<F, Fut>(mut self, check: F) -> Self
+    where
+        F: Fn(Value, std::sync::Arc<Context>) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<Issues, CheckError>> + Send + 'static,
+    {
+        self.checks.push_async_in_context(check);
         self
     }
 
