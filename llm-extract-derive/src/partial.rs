@@ -150,6 +150,11 @@ fn delegated(target: TokenStream) -> TokenStream {
         }
 
         #[inline]
+        fn fits(__node: #p::Node<'_>) -> bool {
+            #target::fits(__node)
+        }
+
+        #[inline]
         fn build(__node: #p::Node<'_>) -> ::core::option::Option<Self::Partial> {
             #target::build(__node)
         }
@@ -467,6 +472,25 @@ fn required_shown(fields: &[&Field]) -> TokenStream {
     quote!(true #(&& #checks)*)
 }
 
+/// `true` when the object `__node` holds every field serde needs to read it (each not an `Option`,
+/// without `#[serde(default)]`, nor every field defaulted by the container's `all_default`); a
+/// flattened field's own fields are not looked for.
+fn needed_present(fields: &[&Field], all_default: bool) -> TokenStream {
+    let p = private();
+    let checks = keyed(fields)
+        .into_iter()
+        .filter(|field| {
+            !all_default
+                && field.attrs.serde.default.is_none()
+                && ty::option_inner(field.ty).is_none()
+        })
+        .map(|field| {
+            let names = names_list(field);
+            quote!(#p::member(__node, #names).is_some())
+        });
+    quote!((true #(&& #checks)*))
+}
+
 /// For each field, whether it is shown in the object `__node`: field by field, each looked up by
 /// name (in constant time), never a scan of the members written, which a flood of unknown keys would
 /// make quadratic over the chunks.
@@ -750,6 +774,7 @@ fn expand_struct(input: &Struct) -> TokenStream {
     let declarations = declarations(&fields, true);
     let required = required_shown(&fields);
     let any_shown = any_shown(&fields);
+    let needed = needed_present(&fields, input.attrs.serde.default.is_some());
     let update = update_loop(&fields, |_, field| {
         let field = &field.original.ident;
         quote!(&mut __partial.#field)
@@ -814,6 +839,10 @@ fn expand_struct(input: &Struct) -> TokenStream {
                 __node.is_object()
                     && #required
                     && (__node.is_complete() #(|| #any_shown)*)
+            }
+
+            fn fits(__node: #p::Node<'_>) -> bool {
+                <Self as #p::PartialValue>::shown(__node) && (!__node.is_complete() || #needed)
             }
 
             fn build(__node: #p::Node<'_>) -> ::core::option::Option<#partial> {

@@ -19,8 +19,8 @@
 //! shown first can lack a field serde requires), and the final value is serde's.
 
 use super::{
-    any_shown, declarations, doc, frame, live, name, newtype, partial_type, private,
-    required_shown, shown_expr, update_loop,
+    any_shown, declarations, doc, frame, live, name, needed_present, newtype, partial_type,
+    private, required_shown, shown_expr, update_loop,
 };
 use crate::ast::{Enum, Style, Variant};
 use proc_macro2::{Literal, TokenStream};
@@ -34,48 +34,90 @@ pub fn expand(input: &Enum) -> TokenStream {
     let partial = name(ident);
     let doc = doc(
         ident,
-        "the first variant, in declaration order, that shows the JSON written so far",
+        "the first variant, in declaration order, that the JSON written so far fits",
     );
     let variants = input.live();
     let declarations = variants.iter().map(|variant| declaration(variant));
-    let shown: Vec<TokenStream> = variants.iter().map(|v| shown(v)).collect();
+    let fits: Vec<TokenStream> = variants.iter().map(|v| fit_expr(v, Fit::Exact)).collect();
+    let loose: Vec<TokenStream> = variants.iter().map(|v| fit_expr(v, Fit::Loose)).collect();
     let built: Vec<TokenStream> = variants.iter().map(|v| build(&partial, v)).collect();
-    let positions = (0..variants.len()).map(Literal::usize_unsuffixed);
+    let positions: Vec<Literal> = (0..variants.len()).map(Literal::usize_unsuffixed).collect();
     let patterns = variants.iter().map(|variant| {
         let variant_ident = &variant.original.ident;
         quote!(#partial::#variant_ident { .. })
     });
-    let earlier = positions.clone();
     let update_arms = variants.iter().map(|v| update_arm(&partial, v));
     let methods = quote! {
         fn shown(__node: #p::Node<'_>) -> bool {
-            false #(|| #shown)*
+            <Self as #p::PartialValue>::fits(__node)
+                || (__node.is_complete() #(|| #loose)*)
+        }
+
+        fn fits(__node: #p::Node<'_>) -> bool {
+            false #(|| #fits)*
         }
 
         #[allow(unused_variables, unused_mut, unused_assignments)]
         fn build(__node: #p::Node<'_>) -> ::core::option::Option<Self::Partial> {
             #(
-                if #shown {
+                if #fits {
                     return #built;
                 }
             )*
+            // Whole, and no variant fits (serde reads none): the first that shows it.
+            if __node.is_complete() {
+                #(
+                    if #loose {
+                        return #built;
+                    }
+                )*
+            }
             ::core::option::Option::None
         }
 
         #[allow(unused_variables, unused_mut, unused_assignments)]
         fn update(__partial: &mut Self::Partial, __node: #p::Node<'_>, __since: u64) -> bool {
-            // Showing is monotone: only a variant before the one shown can come to show.
             let __shown: usize = match __partial {
                 #(#patterns => #positions,)*
             };
-            #(
-                if __shown > #earlier && #shown {
-                    if let ::core::option::Option::Some(__new) = #built {
-                        *__partial = __new;
-                        return true;
-                    }
+            if __node.is_complete() {
+                // Whole (it will not change again): the variant is decided afresh, once.
+                let __whole: ::core::option::Option<usize> = 'found: {
+                    #(
+                        if #fits {
+                            break 'found ::core::option::Option::Some(#positions);
+                        }
+                    )*
+                    #(
+                        if #loose {
+                            break 'found ::core::option::Option::Some(#positions);
+                        }
+                    )*
+                    ::core::option::Option::None
+                };
+                let __new = match __whole {
+                    ::core::option::Option::Some(__at) if __at != __shown => match __at {
+                        #(#positions => #built,)*
+                        _ => ::core::option::Option::None,
+                    },
+                    _ => ::core::option::Option::None,
+                };
+                if let ::core::option::Option::Some(__new) = __new {
+                    *__partial = __new;
+                    return true;
                 }
-            )*
+            } else {
+                // While open, fitting is showing, which is monotone: only a variant before the
+                // one shown can come to fit.
+                #(
+                    if __shown > #positions && #fits {
+                        if let ::core::option::Option::Some(__new) = #built {
+                            *__partial = __new;
+                            return true;
+                        }
+                    }
+                )*
+            }
             match __partial {
                 #(#update_arms)*
             }
@@ -118,20 +160,51 @@ fn declaration(variant: &Variant) -> TokenStream {
     }
 }
 
-/// Whether the variant shows `__node` (see the module's doc).
-fn shown(variant: &Variant) -> TokenStream {
+/// Which test [`fit_expr`] writes.
+#[derive(Clone, Copy, PartialEq)]
+enum Fit {
+    /// Whether the JSON fits the variant (see the module's doc).
+    Exact,
+    /// Whether the variant shows it, even if complete it lacks a field serde needs.
+    Loose,
+}
+
+/// Whether `__node` fits the variant, or (`Fit::Loose`) the variant shows it.
+fn fit_expr(variant: &Variant, fit: Fit) -> TokenStream {
+    let p = private();
     match (&variant.style, newtype(variant)) {
         (Style::Unit, _) => quote!(__node.is_null()),
-        (_, Some(field)) => shown_expr(field, quote!(::core::option::Option::Some(__node))),
+        (_, Some(field)) if fit == Fit::Loose => {
+            shown_expr(field, quote!(::core::option::Option::Some(__node)))
+        }
+        (_, Some(field)) => {
+            let ty = field.ty;
+            let value = if field.attrs.extract.schemars.is_some() {
+                quote!(<#p::Value as #p::PartialValue>)
+            } else {
+                quote_spanned!(ty.span()=> <#ty as #p::PartialValue>)
+            };
+            let done = if super::done(field) {
+                quote!(__node.is_complete())
+            } else {
+                quote!(true)
+            };
+            quote!((#done && #value::fits(__node)))
+        }
         (Style::Tuple(_), None) => quote!(__node.is_array()),
         (Style::Named, _) => {
             let fields = live(&variant.fields);
             let required = required_shown(&fields);
             let any_shown = any_shown(&fields);
+            let needed = match fit {
+                Fit::Exact => needed_present(&fields, false),
+                Fit::Loose => quote!(true),
+            };
             quote! {
                 (__node.is_object()
                     && #required
-                    && ((__node.is_complete() && __node.last_entry().is_none()) #(|| #any_shown)*))
+                    && ((__node.is_complete() && __node.last_entry().is_none()) #(|| #any_shown)*)
+                    && (!__node.is_complete() || #needed))
             }
         }
     }

@@ -52,6 +52,16 @@ pub trait PartialValue {
     /// `Some`, but without building anything).
     fn shown(node: Node<'_>) -> bool;
 
+    /// Whether `node` can still be read as this type, as far as its shape tells at a glance: an
+    /// untagged enum shows the first variant whose data fits. While `node` is open, whether it is
+    /// shown; once it is complete, a derived struct fits only an object that holds every field serde
+    /// needs (each not an `Option` and without `#[serde(default)]`), as serde reads it. It looks no
+    /// deeper than [`PartialValue::shown`] does, and up a key per field.
+    #[inline]
+    fn fits(node: Node<'_>) -> bool {
+        Self::shown(node)
+    }
+
     /// The partial form of `node` from scratch, or `None` while it is not to be shown.
     fn build(node: Node<'_>) -> Option<Self::Partial>;
 
@@ -522,6 +532,10 @@ impl<T: PartialValue> PartialValue for Option<T> {
         !node.is_null() && T::shown(node)
     }
 
+    fn fits(node: Node<'_>) -> bool {
+        !node.is_null() && T::fits(node)
+    }
+
     fn build(node: Node<'_>) -> Option<T::Partial> {
         if node.is_null() {
             return None;
@@ -543,6 +557,10 @@ impl<T: PartialValue + ?Sized> PartialValue for Box<T> {
 
     fn shown(node: Node<'_>) -> bool {
         T::shown(node)
+    }
+
+    fn fits(node: Node<'_>) -> bool {
+        T::fits(node)
     }
 
     fn build(node: Node<'_>) -> Option<Box<T::Partial>> {
