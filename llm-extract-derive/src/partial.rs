@@ -12,9 +12,17 @@
 //! - externally tagged enum with data -> an enum of the same variants, known once the name or the one
 //!   key is read: a newtype variant holds its field's partial form, a struct variant its fields each
 //!   an `Option`, a tuple variant the JSON written so far;
-//! - tuple struct, generic enum, and any other enum (adjacently tagged with data, untagged, with a
-//!   newtype or `#[serde(other)]` variant) -> `serde_json::Value`, the JSON written so far (a type
-//!   alias).
+//! - adjacently tagged enum -> an enum of the same variants with the same tag and content keys, known
+//!   once the tag is read (any other string names the `#[serde(other)]` variant), its content held
+//!   as an externally tagged variant's data is ([`adjacent`]);
+//! - untagged enum -> an enum of the same variants, untagged too, showing the first variant in
+//!   declaration order that the JSON written so far fits ([`untagged`] says when JSON fits);
+//! - generic enum -> as the same enum without type parameters, the partial form taking them, bounded
+//!   as a generic struct's ([`frame`]);
+//! - tuple struct, and any other enum (internally tagged with a newtype variant, tagged with an
+//!   untagged variant, externally or internally tagged with a `#[serde(other)]` variant, generic with a
+//!   type parameter only skipped or tuple fields name) -> `serde_json::Value`, the JSON written so far
+//!   (a type alias).
 //!
 //! It serializes with the JSON names serde reads, fields not yet shown left out, so a UI can take it as
 //! JSON. Generated locals start with `__` so field names cannot shadow them.
@@ -113,9 +121,8 @@ fn expand_newtype(input: &Struct, inner: &Field) -> TokenStream {
 }
 
 /// A type shown as the JSON written so far (`serde_json::Value`'s partial form): tuple structs and
-/// the enums no other form covers (adjacently tagged, untagged, internally tagged with a newtype
-/// variant, any with a catch-all or untagged variant) and every generic enum. Its partial form
-/// names no type parameter, so the impls bound none.
+/// the enums no other form covers (see the module's doc). Its partial form names no type parameter,
+/// so the impls bound none.
 fn expand_json(input: &syn::DeriveInput, what: &str) -> TokenStream {
     let p = private();
     let ident = &input.ident;

@@ -16,13 +16,16 @@
 //!   `serde_json::Value`s appear only once complete (a half-written number is not a number);
 //! - an object appears once one of its fields would be shown (an empty `{` is not shown as if it were
 //!   a value), and after all its `#[extract(stream = "required")]` fields;
-//! - a tagged enum appears once its tag is read whole and names a variant;
+//! - a tagged enum appears once its tag is read whole and names a variant; an untagged enum as the
+//!   first variant, in declaration order, that the JSON written so far fits ([`PartialValue::fits`]),
+//!   which can change as the JSON grows (serde takes the first variant that deserializes);
 //! - a list appears as soon as it begins; an item is appended when it would be shown (an item that
 //!   never would, ends the list's preview there);
 //! - a field marked `#[extract(stream = "done")]` appears only once its value is complete.
 //!
 //! Every step is monotone: a shown field never disappears, a string never shrinks, a complete value
-//! never changes.
+//! never changes. Only an untagged enum's value can be replaced, by another variant's, when the JSON
+//! comes to fit an earlier variant, or once whole no longer fits the one shown.
 
 use super::partial::{JsonPath, Node, PartialParser};
 use crate::schema::builder::MapKey;
