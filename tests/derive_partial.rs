@@ -8,6 +8,7 @@ use llm_extract::extract::PartialEvent;
 use llm_extract::llm::{from_stream_fn, ChatEvent, ChatResponse, ChatStream};
 use llm_extract::parse::{Partial, PartialParser, PartialReader, PartialValue};
 use llm_extract::{Extract, Schema};
+use proptest::prelude::*;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -414,7 +415,7 @@ enum OneOrMany<T> {
 }
 
 /// An expression over any literal: adjacently tagged, generic and recursive.
-#[derive(Extract, Serialize, Deserialize, Debug, PartialEq)]
+#[derive(Extract, Serialize, Deserialize, Debug, Clone, PartialEq)]
 #[serde(tag = "op", content = "args")]
 enum Expr<T> {
     Lit(T),
@@ -426,7 +427,7 @@ enum Expr<T> {
 }
 
 /// Nested lists of any item: untagged, generic and recursive.
-#[derive(Extract, Serialize, Deserialize, Debug, PartialEq)]
+#[derive(Extract, Serialize, Deserialize, Debug, Clone, PartialEq)]
 #[serde(untagged)]
 enum Nested<T> {
     Leaf(T),
@@ -615,4 +616,150 @@ async fn extract_partial_streams_typed_snapshots_of_the_new_shapes() {
             right: Box::new(Expr::Lit(2))
         }))
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Any answer, any split
+
+/// Every new shape in one answer.
+#[derive(Extract, Serialize, Deserialize, Debug, Clone, PartialEq)]
+struct Mixed {
+    events: Vec<Event>,
+    contacts: Vec<Contact>,
+    shapes: Vec<Shape>,
+    expr: Expr<i32>,
+    nested: Nested<String>,
+}
+
+fn text() -> impl Strategy<Value = String> {
+    "[a-zA-Z \"\\\\é😀\n]{0,8}"
+}
+
+fn event() -> impl Strategy<Value = Event> {
+    prop_oneof![
+        Just(Event::Start),
+        (any::<i32>(), any::<i32>()).prop_map(|(x, y)| Event::Move(x, y)),
+        text().prop_map(Event::Say),
+        (text(), text()).prop_map(|(to, by)| Event::Rename { to, by }),
+        (text(), prop::collection::vec(text(), 0..3))
+            .prop_map(|(text, tags)| Event::Comment { text, tags }),
+    ]
+}
+
+fn contact() -> impl Strategy<Value = Contact> {
+    prop_oneof![
+        (text(), prop::option::of(text()))
+            .prop_map(|(address, label)| Contact::Email { address, label }),
+        (text(), prop::option::of(text()))
+            .prop_map(|(number, label)| Contact::Phone { number, label }),
+        text().prop_map(Contact::Handle),
+        (any::<u8>(), any::<u8>()).prop_map(|(a, b)| Contact::Pair(a, b)),
+        Just(Contact::Nothing),
+    ]
+}
+
+fn shape() -> impl Strategy<Value = Shape> {
+    let label = || prop::option::of(text());
+    prop_oneof![
+        (0.0..10.0f64, label()).prop_map(|(radius, label)| Shape::Circle(Circle { radius, label })),
+        (0.0..10.0f64, 0.0..10.0f64, label()).prop_map(|(width, height, label)| {
+            Shape::Rect(Rect {
+                width,
+                height,
+                label,
+            })
+        }),
+    ]
+}
+
+fn expr() -> impl Strategy<Value = Expr<i32>> {
+    any::<i32>()
+        .prop_map(Expr::Lit)
+        .prop_recursive(4, 16, 2, |inner| {
+            prop_oneof![
+                inner.clone().prop_map(|e| Expr::Neg(Box::new(e))),
+                (inner.clone(), inner).prop_map(|(left, right)| Expr::Add {
+                    left: Box::new(left),
+                    right: Box::new(right)
+                }),
+            ]
+        })
+}
+
+fn nested() -> impl Strategy<Value = Nested<String>> {
+    text()
+        .prop_map(Nested::Leaf)
+        .prop_recursive(4, 16, 3, |inner| {
+            prop::collection::vec(inner, 0..3).prop_map(Nested::List)
+        })
+}
+
+prop_compose! {
+    fn mixed()(
+        events in prop::collection::vec(event(), 0..4),
+        contacts in prop::collection::vec(contact(), 0..4),
+        shapes in prop::collection::vec(shape(), 0..3),
+        expr in expr(),
+        nested in nested(),
+        pretty in any::<bool>(),
+    ) -> String {
+        let value = Mixed { events, contacts, shapes, expr, nested };
+        if pretty {
+            serde_json::to_string_pretty(&value).unwrap()
+        } else {
+            serde_json::to_string(&value).unwrap()
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// After every chunk of any split, the value shown is the one a reader given the same prefix at
+    /// once shows, `feed` reports a change exactly when it changed, and once whole it is the value
+    /// serde reads.
+    #[test]
+    fn every_split_shows_what_the_prefix_read_at_once_shows(
+        text in mixed(),
+        cuts in prop::collection::vec(any::<prop::sample::Index>(), 0..40),
+    ) {
+        let bytes = text.as_bytes();
+        let mut cuts: Vec<usize> = cuts.iter().map(|cut| cut.index(bytes.len() + 1)).collect();
+        cuts.sort_unstable();
+        let mut reader = PartialReader::<Mixed>::new();
+        let mut start = 0;
+        for cut in cuts.into_iter().chain(std::iter::once(bytes.len())) {
+            let before = reader.partial().cloned();
+            let changed = reader.feed(&bytes[start..cut]);
+            let mut fresh = PartialReader::<Mixed>::new();
+            fresh.feed(&bytes[..cut]);
+            prop_assert_eq!(reader.partial(), fresh.partial(), "after {} bytes", cut);
+            prop_assert_eq!(changed, reader.partial().cloned() != before, "after {} bytes", cut);
+            start = cut;
+        }
+        let value: Mixed = serde_json::from_str(&text).unwrap();
+        prop_assert_eq!(
+            serde_json::to_value(reader.partial().unwrap()).unwrap(),
+            without_nulls(serde_json::to_value(value).unwrap())
+        );
+    }
+
+    /// Any bytes, any split: no panic, and what the bytes read at once show.
+    #[test]
+    fn any_bytes_in_any_split_read_as_at_once(
+        bytes in prop::collection::vec(any::<u8>(), 0..300),
+        mut cuts in prop::collection::vec(0usize..300, 0..20),
+    ) {
+        cuts.sort_unstable();
+        let mut whole = PartialReader::<Mixed>::new();
+        whole.feed(&bytes);
+        let mut split = PartialReader::<Mixed>::new();
+        let mut start = 0;
+        for cut in cuts.into_iter().chain(std::iter::once(bytes.len())) {
+            let cut = cut.clamp(start, bytes.len());
+            split.feed(&bytes[start..cut]);
+            start = cut;
+        }
+        prop_assert_eq!(whole.partial(), split.partial());
+    }
 }
