@@ -162,6 +162,16 @@ fn delegated(target: TokenStream) -> TokenStream {
         }
 
         #[inline]
+        fn keys() -> &'static [&'static str] {
+            #target::keys()
+        }
+
+        #[inline]
+        fn reads(__key: &str) -> bool {
+            #target::reads(__key)
+        }
+
+        #[inline]
         fn build(__node: #p::Node<'_>) -> ::core::option::Option<Self::Partial> {
             #target::build(__node)
         }
@@ -498,6 +508,38 @@ fn needed_present(fields: &[&Field], all_default: bool) -> TokenStream {
     quote!((true #(&& #checks)*))
 }
 
+/// The JSON names and aliases of the fields read by their key.
+fn keys(fields: &[&Field]) -> Vec<String> {
+    keyed(fields)
+        .into_iter()
+        .flat_map(|field| {
+            let aliases = field.attrs.serde.aliases.iter().map(syn::LitStr::value);
+            std::iter::once(field.name.clone()).chain(aliases)
+        })
+        .collect()
+}
+
+/// Whether an object of these fields reads `key` (an `&str` expression): one of their names or
+/// aliases, or a key a flattened field's type reads.
+fn reads(fields: &[&Field], key: TokenStream) -> TokenStream {
+    let p = private();
+    let names = keys(fields);
+    let flattened = fields.iter().filter(|field| flattened(field)).map(|field| {
+        let ty = field.ty;
+        if field.attrs.extract.schemars.is_some() {
+            quote!(<#p::Value as #p::PartialValue>::reads(#key))
+        } else {
+            quote_spanned!(ty.span()=> <#ty as #p::PartialValue>::reads(#key))
+        }
+    });
+    let listed = if names.is_empty() {
+        quote!(false)
+    } else {
+        quote!(::core::matches!(#key, #(#names)|*))
+    };
+    quote!((#listed #(|| #flattened)*))
+}
+
 /// For each field, whether it is shown in the object `__node`: field by field, each looked up by
 /// name (in constant time), never a scan of the members written, which a flood of unknown keys would
 /// make quadratic over the chunks.
@@ -782,6 +824,8 @@ fn expand_struct(input: &Struct) -> TokenStream {
     let required = required_shown(&fields);
     let any_shown = any_shown(&fields);
     let needed = needed_present(&fields, input.attrs.serde.default.is_some());
+    let keys = keys(&fields);
+    let reads = reads(&fields, quote!(__key));
     let update = update_loop(&fields, |_, field| {
         let field = &field.original.ident;
         quote!(&mut __partial.#field)
@@ -850,6 +894,14 @@ fn expand_struct(input: &Struct) -> TokenStream {
 
             fn fits(__node: #p::Node<'_>) -> bool {
                 <Self as #p::PartialValue>::shown(__node) && (!__node.is_complete() || #needed)
+            }
+
+            fn keys() -> &'static [&'static str] {
+                &[#(#keys,)*]
+            }
+
+            fn reads(__key: &str) -> bool {
+                #reads
             }
 
             fn build(__node: #p::Node<'_>) -> ::core::option::Option<#partial> {

@@ -1,28 +1,34 @@
 //! The partial form of an untagged enum (`#[serde(untagged)]`): an enum of the same variants,
-//! serialized untagged too, showing the first variant, in declaration order, whose partial form shows
-//! the JSON written so far:
-//! - a unit variant shows `null`;
-//! - a newtype variant shows what its field's type shows (a string as it grows, a list once it begins,
-//!   a number once complete and in range, ...), held as that type's partial form;
-//! - a struct variant shows an object once one of its own fields is shown (after its
-//!   `#[extract(stream = "required")]` fields), or a complete `{}`; so keys decide between struct
-//!   variants, as serde's reading of them does;
-//! - a tuple variant shows an array, as the JSON written so far.
+//! serialized untagged too, showing the first variant, in declaration order, that the JSON written so
+//! far fits, as serde takes the first variant that deserializes. JSON fits
+//! - a unit variant if it is `null`;
+//! - a newtype variant if it fits the field's type (`PartialValue::fits`: what the type shows, a
+//!   string as it grows, a list once it begins, a number once complete and in range, a derived struct
+//!   as a struct variant below), held as that type's partial form;
+//! - a struct variant if it is an object one of whose fields is shown (after its
+//!   `#[extract(stream = "required")]` fields), or a complete `{}`; once the object is complete,
+//!   only if it holds every field serde needs (not an `Option`, no `#[serde(default)]`);
+//! - a tuple variant if it is an array, shown as the JSON written so far.
 //!
-//! This mirrors serde, which takes the first variant that deserializes. Showing is monotone (what is
-//! shown stays shown as more is written), so as the JSON grows the variant shown can only move to an
-//! earlier one: a later key may bring an earlier struct variant to show, and the value is then that
-//! variant's, built from the JSON written so far. So what is shown depends on the text alone, never
-//! on how it was cut into chunks, and each chunk asks only the variants before the one shown, each as
-//! far as its partial form's `shown` looks (the members it names, down the open path). serde's
-//! choice is known only once the value is whole: it can still differ from the one shown (a variant
-//! shown first can lack a field serde requires), and the final value is serde's.
+//! An object does not fit a struct variant, or a newtype variant of a derived struct, while it holds a
+//! key that another variant reads and this one does not (`PartialValue::keys`, `PartialValue::reads`):
+//! a derived object is closed, so such an answer would not validate as it. So the keys decide between
+//! variants of objects, and a key both read (a `label`) shows the first of them until a key only the
+//! other reads is written. When no variant fits (keys of two variants mixed), the first variant that
+//! shows the JSON is shown.
+//!
+//! The variant is chosen afresh from the JSON after each chunk that changed it (the value rebuilt
+//! when the choice changes, brought up to date in place when not), so what is shown depends on the
+//! text alone, never on how it was cut into chunks. Choosing costs, per variant, what its `shown`
+//! looks at (the members it names, down the open path) and a key lookup per key the other variants
+//! read: bounded by the types, not by the answer. The variant shown can change as the JSON grows,
+//! and what serde takes is known only once the value is whole; the final value is serde's.
 
 use super::{
-    any_shown, declarations, doc, frame, live, name, needed_present, newtype, partial_type,
-    private, required_shown, shown_expr, update_loop,
+    any_shown, declarations, doc, frame, keys, live, name, needed_present, newtype, partial_type,
+    private, reads, required_shown, shown_expr, update_loop,
 };
-use crate::ast::{Enum, Style, Variant};
+use crate::ast::{Enum, Field, Style, Variant};
 use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
@@ -38,7 +44,14 @@ pub fn expand(input: &Enum) -> TokenStream {
     );
     let variants = input.live();
     let declarations = variants.iter().map(|variant| declaration(variant));
-    let fits: Vec<TokenStream> = variants.iter().map(|v| fit_expr(v, Fit::Exact)).collect();
+    let fits: Vec<TokenStream> = variants
+        .iter()
+        .map(|v| {
+            let fits = fit_expr(v, Fit::Exact);
+            let ruled_out = ruled_out(v, &variants);
+            quote!((#fits && !#ruled_out))
+        })
+        .collect();
     let loose: Vec<TokenStream> = variants.iter().map(|v| fit_expr(v, Fit::Loose)).collect();
     let built: Vec<TokenStream> = variants.iter().map(|v| build(&partial, v)).collect();
     let positions: Vec<Literal> = (0..variants.len()).map(Literal::usize_unsuffixed).collect();
@@ -47,76 +60,60 @@ pub fn expand(input: &Enum) -> TokenStream {
         quote!(#partial::#variant_ident { .. })
     });
     let update_arms = variants.iter().map(|v| update_arm(&partial, v));
+    let keys = variants.iter().map(|v| reads_expr(v, quote!(__key)));
+    // The position of the variant to show: the first that fits, else the first that shows it.
+    let choose = quote! {
+        'found: {
+            #(
+                if #fits {
+                    break 'found ::core::option::Option::Some(#positions);
+                }
+            )*
+            #(
+                if #loose {
+                    break 'found ::core::option::Option::Some(#positions);
+                }
+            )*
+            ::core::option::Option::None
+        }
+    };
     let methods = quote! {
         fn shown(__node: #p::Node<'_>) -> bool {
-            <Self as #p::PartialValue>::fits(__node)
-                || (__node.is_complete() #(|| #loose)*)
+            false #(|| #loose)*
         }
 
         fn fits(__node: #p::Node<'_>) -> bool {
             false #(|| #fits)*
         }
 
-        #[allow(unused_variables, unused_mut, unused_assignments)]
-        fn build(__node: #p::Node<'_>) -> ::core::option::Option<Self::Partial> {
-            #(
-                if #fits {
-                    return #built;
-                }
-            )*
-            // Whole, and no variant fits (serde reads none): the first that shows it.
-            if __node.is_complete() {
-                #(
-                    if #loose {
-                        return #built;
-                    }
-                )*
-            }
-            ::core::option::Option::None
+        fn reads(__key: &str) -> bool {
+            false #(|| #keys)*
         }
 
-        #[allow(unused_variables, unused_mut, unused_assignments)]
+        #[allow(unused_variables, unused_mut, unused_assignments, unreachable_code)]
+        fn build(__node: #p::Node<'_>) -> ::core::option::Option<Self::Partial> {
+            let __at: ::core::option::Option<usize> = #choose;
+            match __at? {
+                #(#positions => #built,)*
+                _ => ::core::option::Option::None,
+            }
+        }
+
+        #[allow(unused_variables, unused_mut, unused_assignments, unreachable_code)]
         fn update(__partial: &mut Self::Partial, __node: #p::Node<'_>, __since: u64) -> bool {
             let __shown: usize = match __partial {
                 #(#patterns => #positions,)*
             };
-            if __node.is_complete() {
-                // Whole (it will not change again): the variant is decided afresh, once.
-                let __whole: ::core::option::Option<usize> = 'found: {
-                    #(
-                        if #fits {
-                            break 'found ::core::option::Option::Some(#positions);
-                        }
-                    )*
-                    #(
-                        if #loose {
-                            break 'found ::core::option::Option::Some(#positions);
-                        }
-                    )*
-                    ::core::option::Option::None
-                };
-                let __new = match __whole {
-                    ::core::option::Option::Some(__at) if __at != __shown => match __at {
-                        #(#positions => #built,)*
-                        _ => ::core::option::Option::None,
-                    },
+            let __at: ::core::option::Option<usize> = #choose;
+            if let ::core::option::Option::Some(__at) = __at.filter(|&__at| __at != __shown) {
+                let __new = match __at {
+                    #(#positions => #built,)*
                     _ => ::core::option::Option::None,
                 };
                 if let ::core::option::Option::Some(__new) = __new {
                     *__partial = __new;
                     return true;
                 }
-            } else {
-                // While open, fitting is showing, which is monotone: only a variant before the
-                // one shown can come to fit.
-                #(
-                    if __shown > #positions && #fits {
-                        if let ::core::option::Option::Some(__new) = #built {
-                            *__partial = __new;
-                            return true;
-                        }
-                    }
-                )*
             }
             match __partial {
                 #(#update_arms)*
@@ -171,19 +168,13 @@ enum Fit {
 
 /// Whether `__node` fits the variant, or (`Fit::Loose`) the variant shows it.
 fn fit_expr(variant: &Variant, fit: Fit) -> TokenStream {
-    let p = private();
     match (&variant.style, newtype(variant)) {
         (Style::Unit, _) => quote!(__node.is_null()),
         (_, Some(field)) if fit == Fit::Loose => {
             shown_expr(field, quote!(::core::option::Option::Some(__node)))
         }
         (_, Some(field)) => {
-            let ty = field.ty;
-            let value = if field.attrs.extract.schemars.is_some() {
-                quote!(<#p::Value as #p::PartialValue>)
-            } else {
-                quote_spanned!(ty.span()=> <#ty as #p::PartialValue>)
-            };
+            let value = value_of(field);
             let done = if super::done(field) {
                 quote!(__node.is_complete())
             } else {
@@ -210,6 +201,62 @@ fn fit_expr(variant: &Variant, fit: Fit) -> TokenStream {
     }
 }
 
+/// Whether an object of the variant reads `key` (an `&str` expression): a struct variant's fields, a
+/// newtype variant's type (see `PartialValue::reads`); no other variant is an object.
+fn reads_expr(variant: &Variant, key: TokenStream) -> TokenStream {
+    match (&variant.style, newtype(variant)) {
+        (Style::Named, _) => reads(&live(&variant.fields), key),
+        (_, Some(field)) => {
+            let value = value_of(field);
+            quote!(#value::reads(#key))
+        }
+        _ => quote!(false),
+    }
+}
+
+/// Whether the object `__node` holds a key another variant reads and this one does not (see the
+/// module's doc): one lookup per key the other variants read.
+fn ruled_out(variant: &Variant, variants: &[&Variant]) -> TokenStream {
+    let p = private();
+    if !matches!(variant.style, Style::Named) && newtype(variant).is_none() {
+        return quote!(false);
+    }
+    let checks = variants
+        .iter()
+        .filter(|other| other.original.ident != variant.original.ident)
+        .filter_map(|other| match (&other.style, newtype(other)) {
+            (Style::Named, _) => {
+                let checks = keys(&live(&other.fields)).into_iter().map(|key| {
+                    let reads = reads_expr(variant, quote!(#key));
+                    quote!((!#reads && #p::written(__node, #key)))
+                });
+                Some(quote!((false #(|| #checks)*)))
+            }
+            (_, Some(field)) => {
+                let value = value_of(field);
+                let reads = reads_expr(variant, quote!(__key));
+                Some(quote! {
+                    #value::keys()
+                        .iter()
+                        .any(|&__key| !#reads && #p::written(__node, __key))
+                })
+            }
+            _ => None,
+        });
+    quote!((false #(|| #checks)*))
+}
+
+/// `<T as PartialValue>` for the field's type (`serde_json::Value` for a schemars field).
+fn value_of(field: &Field) -> TokenStream {
+    let p = private();
+    let ty = field.ty;
+    if field.attrs.extract.schemars.is_some() {
+        quote!(<#p::Value as #p::PartialValue>)
+    } else {
+        quote_spanned!(ty.span()=> <#ty as #p::PartialValue>)
+    }
+}
+
 /// The variant's partial form of `__node`, which it shows (an `Option`, `None` only if it does not).
 fn build(partial: &Ident, variant: &Variant) -> TokenStream {
     let p = private();
@@ -217,12 +264,7 @@ fn build(partial: &Ident, variant: &Variant) -> TokenStream {
     match (&variant.style, newtype(variant)) {
         (Style::Unit, _) => quote!(::core::option::Option::Some(#partial::#variant_ident)),
         (_, Some(field)) => {
-            let ty = field.ty;
-            let value = if field.attrs.extract.schemars.is_some() {
-                quote!(<#p::Value as #p::PartialValue>)
-            } else {
-                quote_spanned!(ty.span()=> <#ty as #p::PartialValue>)
-            };
+            let value = value_of(field);
             quote!(#value::build(__node).map(#partial::#variant_ident))
         }
         (Style::Tuple(_), None) => quote! {
@@ -254,12 +296,7 @@ fn update_arm(partial: &Ident, variant: &Variant) -> TokenStream {
     match (&variant.style, newtype(variant)) {
         (Style::Unit, _) => quote!(#partial::#variant_ident => false,),
         (_, Some(field)) => {
-            let ty = field.ty;
-            let value = if field.attrs.extract.schemars.is_some() {
-                quote!(<#p::Value as #p::PartialValue>)
-            } else {
-                quote_spanned!(ty.span()=> <#ty as #p::PartialValue>)
-            };
+            let value = value_of(field);
             quote!(#partial::#variant_ident(__slot) => #value::update(__slot, __node, __since),)
         }
         (Style::Tuple(_), None) => quote! {

@@ -65,6 +65,23 @@ pub trait PartialValue {
         Self::shown(node)
     }
 
+    /// The keys an object of this type reads: a derived struct's fields' JSON names and aliases
+    /// (those of its flattened fields aside), none for any other type. An untagged enum does not
+    /// show a variant while the object holds a key that another variant reads and it does not
+    /// ([`PartialValue::reads`]): a derived struct's object is closed.
+    #[inline]
+    fn keys() -> &'static [&'static str] {
+        &[]
+    }
+
+    /// Whether an object of this type reads `key`: for a derived struct, one of its fields' names or
+    /// aliases, or a key a flattened field reads; any other type reads any key.
+    #[inline]
+    fn reads(key: &str) -> bool {
+        let _ = key;
+        true
+    }
+
     /// The partial form of `node` from scratch, or `None` while it is not to be shown.
     fn build(node: Node<'_>) -> Option<Self::Partial>;
 
@@ -252,6 +269,14 @@ pub fn field_shown<T: PartialValue + ?Sized>(node: Option<Node<'_>>, done: bool)
 #[inline]
 pub fn member<'a>(node: Node<'a>, names: &[&str]) -> Option<Node<'a>> {
     names.iter().find_map(|name| node.get(name))
+}
+
+/// Whether the object `node` holds `key` with a value read so far (not a number or word still being
+/// written, which no reader sees yet).
+#[doc(hidden)]
+#[inline]
+pub fn written(node: Node<'_>, key: &str) -> bool {
+    node.get(key).is_some_and(readable)
 }
 
 /// Removes `keys` (the fields of the object, and their aliases) from the partial form of a
@@ -539,6 +564,14 @@ impl<T: PartialValue> PartialValue for Option<T> {
         !node.is_null() && T::fits(node)
     }
 
+    fn keys() -> &'static [&'static str] {
+        T::keys()
+    }
+
+    fn reads(key: &str) -> bool {
+        T::reads(key)
+    }
+
     fn build(node: Node<'_>) -> Option<T::Partial> {
         if node.is_null() {
             return None;
@@ -564,6 +597,14 @@ impl<T: PartialValue + ?Sized> PartialValue for Box<T> {
 
     fn fits(node: Node<'_>) -> bool {
         T::fits(node)
+    }
+
+    fn keys() -> &'static [&'static str] {
+        T::keys()
+    }
+
+    fn reads(key: &str) -> bool {
+        T::reads(key)
     }
 
     fn build(node: Node<'_>) -> Option<Box<T::Partial>> {
