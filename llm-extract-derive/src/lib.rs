@@ -192,9 +192,9 @@ use syn::{parse_macro_input, DeriveInput};
 /// is read, its content growing as the variant's partial form. An untagged enum shows the first
 /// variant, in declaration order, that the JSON written so far fits (`null` a unit variant; what the
 /// field's type shows a newtype variant; an object one of whose fields is shown a struct variant and,
-/// once the object is complete, only if it holds every field serde needs; an array a tuple variant):
-/// as the JSON grows the variant shown can change, as serde takes the first variant that
-/// deserializes. A generic enum's partial form takes its type parameters (`Partial<Either<L, R>>` is
+/// once the object is complete, only if it holds every field serde needs; an array a tuple variant),
+/// an object fitting no variant of objects while it holds a key another reads and it does not: as the
+/// JSON grows the variant shown can change, as serde takes the first variant that deserializes. A generic enum's partial form takes its type parameters (`Partial<Either<L, R>>` is
 /// `EitherPartial<L, R>`), implementing `Debug`, `Clone` and `PartialEq` by hand so that they ask
 /// nothing of the parameters. Structs derive `Debug`, `Clone`, `Default`, `PartialEq` and `Serialize`
 /// (with serde's JSON names, fields not yet shown left out); enums all but `Default`. A newtype or

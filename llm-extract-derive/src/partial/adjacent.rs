@@ -14,6 +14,8 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use syn::Ident;
 
+/// The partial form of the adjacently tagged enum `input` (tag key `tag`, content key `content`) and
+/// its impls.
 pub fn expand(input: &Enum, tag: &str, content: &str) -> TokenStream {
     let p = private();
     let ident = &input.original.ident;

@@ -17,12 +17,16 @@
 //! other reads is written. When no variant fits (keys of two variants mixed), the first variant that
 //! shows the JSON is shown.
 //!
+//! A key counts once its value is read (a number, once it ends).
+//!
 //! The variant is chosen afresh from the JSON after each chunk that changed it (the value rebuilt
 //! when the choice changes, brought up to date in place when not), so what is shown depends on the
 //! text alone, never on how it was cut into chunks. Choosing costs, per variant, what its `shown`
-//! looks at (the members it names, down the open path) and a key lookup per key the other variants
-//! read: bounded by the types, not by the answer. The variant shown can change as the JSON grows,
-//! and what serde takes is known only once the value is whole; the final value is serde's.
+//! looks at (the members it names, along the open path) and a lookup per key the other variants
+//! read, not the length of the answer; a variant comes to fit at most once and stops at most once,
+//! so a value is rebuilt at most twice per variant, and once more when whole. The variant shown can
+//! change as the JSON grows, and what serde takes is known only once the value is whole; the final
+//! value is serde's.
 
 use super::{
     any_shown, declarations, doc, frame, keys, live, name, needed_present, newtype, partial_type,
@@ -34,6 +38,7 @@ use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::Ident;
 
+/// The partial form of the untagged enum `input` and its impls.
 pub fn expand(input: &Enum) -> TokenStream {
     let p = private();
     let ident = &input.original.ident;
