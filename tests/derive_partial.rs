@@ -46,8 +46,20 @@ fn snapshots<T: PartialValue + Schema>(text: &str) -> Vec<Partial<T>> {
 /// whole, what it shows serializes as the value serde reads from it.
 #[track_caller]
 fn agrees_at_every_cut<T: PartialValue + DeserializeOwned + Serialize>(text: &str) {
+    let shown = chunks_agree::<T>(text);
+    let value: T = serde_json::from_str(text).unwrap();
+    assert_eq!(
+        serde_json::to_value(shown).unwrap(),
+        without_nulls(serde_json::to_value(value).unwrap())
+    );
+}
+
+/// [`agrees_at_every_cut`] but for what serde reads: what `text` shows once whole.
+#[track_caller]
+fn chunks_agree<T: PartialValue>(text: &str) -> Partial<T> {
     let bytes = text.as_bytes();
     let new = || PartialReader::<T>::with_parser(PartialParser::new(true));
+    let mut last = None;
     for size in 1..10 {
         let mut reader = new();
         let mut end = 0;
@@ -68,13 +80,9 @@ fn agrees_at_every_cut<T: PartialValue + DeserializeOwned + Serialize>(text: &st
                 "{size}, {end}"
             );
         }
-        let value: T = serde_json::from_str(text).unwrap();
-        assert_eq!(
-            serde_json::to_value(reader.partial().unwrap()).unwrap(),
-            without_nulls(serde_json::to_value(value).unwrap()),
-            "{size}-byte pieces"
-        );
+        last = reader.partial().cloned();
     }
+    last.expect("the whole text shows a value")
 }
 
 /// `value` without the members that are `null` (a partial value leaves a field written `null` out,
@@ -194,6 +202,22 @@ fn an_adjacently_tagged_enum_is_known_once_its_tag_is_read() {
         reader.feed(text.as_bytes());
         assert_eq!(reader.partial(), Some(&shown), "{text}");
     }
+}
+
+#[test]
+fn content_written_again_starts_over() {
+    let shown = chunks_agree::<Event>(
+        r#"{"t": "comment", "c": {"text": "first", "tags": ["x"]}, "c": {"text": "again"}}"#,
+    );
+    assert_eq!(
+        shown,
+        EventPartial::Comment {
+            text: Some("again".into()),
+            tags: None
+        }
+    );
+    let shown = chunks_agree::<Event>(r#"{"t": "say", "c": "first", "c": "again"}"#);
+    assert_eq!(shown, EventPartial::Say(Some("again".into())));
 }
 
 #[test]
