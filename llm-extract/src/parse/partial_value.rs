@@ -25,7 +25,7 @@
 //!
 //! Every step is monotone: a shown field never disappears, a string never shrinks, a complete value
 //! never changes. Only an untagged enum's value can be replaced, by another variant's, when the JSON
-//! comes to fit an earlier variant, or once whole no longer fits the one shown.
+//! comes to fit another variant first (a key written, a value ended; see [`PartialValue::fits`]).
 
 use super::partial::{JsonPath, Node, PartialParser};
 use crate::schema::builder::MapKey;
@@ -59,7 +59,7 @@ pub trait PartialValue {
     /// untagged enum shows the first variant whose data fits. While `node` is open, whether it is
     /// shown; once it is complete, a derived struct fits only an object that holds every field serde
     /// needs (each not an `Option` and without `#[serde(default)]`), as serde reads it. It looks no
-    /// deeper than [`PartialValue::shown`] does, and up a key per field.
+    /// deeper than [`PartialValue::shown`] does, and looks up a key per field.
     #[inline]
     fn fits(node: Node<'_>) -> bool {
         Self::shown(node)
@@ -1135,6 +1135,22 @@ mod tests {
         matches_fresh_reads::<Value>(
             r#"{"a": [1, {"b": "xy", "c": [true, null]}], "d": {"e": "f", "g": [[2], "h"]}, "a": 12, "a": "again", "a": 3}"#,
         );
+    }
+
+    #[test]
+    fn what_fits_and_which_keys_count_as_written() {
+        let mut parser = PartialParser::new(true);
+        parser.feed(br#"{"a": null, "b": 12"#);
+        let root = parser.root().unwrap();
+        let a = root.get("a").unwrap();
+        // `null` fits no `Option`; an open number is not written yet, a complete `null` is.
+        assert!(!<Option<String>>::fits(a) && <Value>::fits(a));
+        assert!(written(root, "a") && !written(root, "b") && !written(root, "c"));
+        parser.feed(b",");
+        assert!(written(parser.root().unwrap(), "b"));
+        // Only derived structs bound the keys they read.
+        assert!(<Option<Box<BTreeMap<String, u8>>>>::keys().is_empty());
+        assert!(<Box<Value>>::reads("anything"));
     }
 
     #[test]
