@@ -84,7 +84,7 @@ use syn::{parse_macro_input, DeriveInput};
 ///   instantiation (`Page<Person>` and `Page<Invoice>` differ, each computed once), named
 ///   `Page_Person`. The impls bound each type parameter that a field's type names by what they need
 ///   of it (`FieldSchema`, `PartialField`), and `Schema` holds where the instantiation is
-///   `Deserialize`. A generic enum's partial form is the JSON written so far (`serde_json::Value`).
+///   `Deserialize`. A generic type's partial form takes its type parameters too (`EitherPartial<L, R>`).
 /// - **`#[serde(flatten)]`**, in a struct or in a struct variant of a tagged enum, of a struct that
 ///   derives `Extract` (its properties and aliases merged in place, its required ones kept unless the field is an `Option`), or of a map: a
 ///   `HashMap<String, T>` opens the object (`additionalProperties` is `T`'s schema); a map keyed by
@@ -188,12 +188,20 @@ use syn::{parse_macro_input, DeriveInput};
 /// struct and unit variants becomes an enum of the same variants with optional fields, a fieldless enum a
 /// copy of it, an externally tagged enum with data an enum of the same variants known once the name or
 /// the key is read (a newtype variant holding its field's partial form, a struct variant optional
-/// fields, a tuple variant the JSON written so far). Structs derive `Debug`, `Clone`, `Default`,
-/// `PartialEq` and `Serialize` (with serde's JSON names, fields not yet shown left out); enums all but
-/// `Default`. A newtype or transparent struct's partial form is its field's (`TPartial` is an alias of
-/// it); a tuple struct's, and any other enum's (adjacently tagged with data, untagged, internally tagged
-/// with a newtype variant, any with a catch-all or untagged variant), is `serde_json::Value`, the JSON
-/// written so far (so is a tuple's or an array's). The well-known types are shown once complete.
+/// fields, a tuple variant the JSON written so far), an adjacently tagged enum the same once its tag
+/// is read, its content growing as the variant's partial form. An untagged enum shows the first
+/// variant, in declaration order, that the JSON written so far fits (`null` a unit variant; what the
+/// field's type shows a newtype variant; an object one of whose fields is shown a struct variant and,
+/// once the object is complete, only if it holds every field serde needs; an array a tuple variant),
+/// an object fitting no variant of objects while it holds a key another reads and it does not: as the
+/// JSON grows the variant shown can change, as serde takes the first variant that deserializes. A generic enum's partial form takes its type parameters (`Partial<Either<L, R>>` is
+/// `EitherPartial<L, R>`), implementing `Debug`, `Clone` and `PartialEq` by hand so that they ask
+/// nothing of the parameters. Structs derive `Debug`, `Clone`, `Default`, `PartialEq` and `Serialize`
+/// (with serde's JSON names, fields not yet shown left out); enums all but `Default`. A newtype or
+/// transparent struct's partial form is its field's (`TPartial` is an alias of it); a tuple struct's,
+/// and any other enum's (internally tagged with a newtype variant, tagged with an untagged variant,
+/// externally or internally tagged with a catch-all variant), is `serde_json::Value`, the JSON written
+/// so far (so is a tuple's or an array's). The well-known types are shown once complete.
 /// `llm_extract::parse::PartialValue` says when each kind of value is shown. A field marked
 /// `#[extract(schemars)]` is a `serde_json::Value`, the JSON written so far.
 ///

@@ -12,12 +12,24 @@
 //! - externally tagged enum with data -> an enum of the same variants, known once the name or the one
 //!   key is read: a newtype variant holds its field's partial form, a struct variant its fields each
 //!   an `Option`, a tuple variant the JSON written so far;
-//! - tuple struct, generic enum, and any other enum (adjacently tagged with data, untagged, with a
-//!   newtype or `#[serde(other)]` variant) -> `serde_json::Value`, the JSON written so far (a type
-//!   alias).
+//! - adjacently tagged enum -> an enum of the same variants with the same tag and content keys, known
+//!   once the tag is read (any other string names the `#[serde(other)]` variant), its content held
+//!   as an externally tagged variant's data is ([`adjacent`]);
+//! - untagged enum -> an enum of the same variants, untagged too, showing the first variant in
+//!   declaration order that the JSON written so far fits ([`untagged`] says when JSON fits);
+//! - generic enum -> as the same enum without type parameters, the partial form taking them, bounded
+//!   as a generic struct's ([`frame`]);
+//! - tuple struct, and any other enum (internally tagged with a newtype variant, tagged with an
+//!   untagged variant, externally or internally tagged with a `#[serde(other)]` variant, generic with a
+//!   type parameter only skipped or tuple fields name) -> `serde_json::Value`, the JSON written so far
+//!   (a type alias).
 //!
 //! It serializes with the JSON names serde reads, fields not yet shown left out, so a UI can take it as
 //! JSON. Generated locals start with `__` so field names cannot shadow them.
+
+mod adjacent;
+mod frame;
+mod untagged;
 
 use crate::ast::{Enum, Field, Input, Repr, Struct, Style, Variant};
 use crate::attr::Stream;
@@ -54,18 +66,30 @@ pub fn expand(input: &Input) -> TokenStream {
             let named_or_unit = live
                 .iter()
                 .all(|v| matches!(v.style, Style::Named | Style::Unit));
-            // A generic enum is shown as the JSON written so far: its variants' partial forms
-            // would each need the type parameters' own.
-            let generic = input.original.generics.type_params().next().is_some();
+            let tagged = live.iter().all(|v| !v.untagged());
             match input.repr() {
-                _ if generic => expand_json(input.original, "the JSON written so far"),
+                // A type parameter no live field names would be unused by the partial form.
+                _ if !frame::params_used(input) => {
+                    expand_json(input.original, "the JSON written so far")
+                }
                 Repr::Internal { .. } if plain && named_or_unit => expand_tagged(input),
-                Repr::External if plain && input.fieldless() => expand_fieldless(input),
+                Repr::External if plain && input.fieldless() && !generic(input) => {
+                    expand_fieldless(input)
+                }
                 Repr::External if plain => expand_external(input),
+                Repr::Adjacent { tag, content } if tagged => {
+                    adjacent::expand(input, &tag, &content)
+                }
+                Repr::Untagged => untagged::expand(input),
                 _ => expand_json(input.original, "the JSON written so far"),
             }
         }
     }
+}
+
+/// Whether the enum has type parameters.
+fn generic(input: &Enum) -> bool {
+    input.original.generics.type_params().next().is_some()
 }
 
 /// A newtype or `#[serde(transparent)]` struct is shown as its field is: its partial form is the
@@ -97,9 +121,8 @@ fn expand_newtype(input: &Struct, inner: &Field) -> TokenStream {
 }
 
 /// A type shown as the JSON written so far (`serde_json::Value`'s partial form): tuple structs and
-/// the enums no other form covers (adjacently tagged, untagged, internally tagged with a newtype
-/// variant, any with a catch-all or untagged variant) and every generic enum. Its partial form
-/// names no type parameter, so the impls bound none.
+/// the enums no other form covers (see the module's doc). Its partial form names no type parameter,
+/// so the impls bound none.
 fn expand_json(input: &syn::DeriveInput, what: &str) -> TokenStream {
     let p = private();
     let ident = &input.ident;
@@ -131,6 +154,21 @@ fn delegated(target: TokenStream) -> TokenStream {
         #[inline]
         fn shown(__node: #p::Node<'_>) -> bool {
             #target::shown(__node)
+        }
+
+        #[inline]
+        fn fits(__node: #p::Node<'_>) -> bool {
+            #target::fits(__node)
+        }
+
+        #[inline]
+        fn keys() -> &'static [&'static str] {
+            #target::keys()
+        }
+
+        #[inline]
+        fn reads(__key: &str) -> bool {
+            #target::reads(__key)
         }
 
         #[inline]
@@ -376,12 +414,18 @@ fn generic_derives(
 
 /// The type of a field in the partial form.
 fn field_type(field: &Field) -> TokenStream {
+    let ty = partial_type(field);
+    quote!(::core::option::Option<#ty>)
+}
+
+/// The partial form of a field's type (a schemars field's is the JSON written so far).
+fn partial_type(field: &Field) -> TokenStream {
     let p = private();
     let ty = field.ty;
     if field.attrs.extract.schemars.is_some() {
-        quote!(::core::option::Option<#p::Value>)
+        quote!(#p::Value)
     } else {
-        quote_spanned!(ty.span()=> ::core::option::Option<<#ty as #p::PartialValue>::Partial>)
+        quote_spanned!(ty.span()=> <#ty as #p::PartialValue>::Partial)
     }
 }
 
@@ -443,6 +487,74 @@ fn required_shown(fields: &[&Field]) -> TokenStream {
         shown_expr(field, quote!(#p::member(__node, #names)))
     });
     quote!(true #(&& #checks)*)
+}
+
+/// `true` when the object `__node` holds every field serde needs to read it (each not an `Option`,
+/// without `#[serde(default)]`, nor every field defaulted by the container's `all_default`); a
+/// flattened field's own fields are not looked for.
+fn needed_present(fields: &[&Field], all_default: bool) -> TokenStream {
+    let p = private();
+    let checks = keyed(fields)
+        .into_iter()
+        .filter(|field| {
+            !all_default
+                && field.attrs.serde.default.is_none()
+                && ty::option_inner(field.ty).is_none()
+        })
+        .map(|field| {
+            let names = names_list(field);
+            quote!(#p::member(__node, #names).is_some())
+        });
+    quote!((true #(&& #checks)*))
+}
+
+/// The JSON names and aliases of the fields read by their key.
+fn keys(fields: &[&Field]) -> Vec<String> {
+    keyed(fields)
+        .into_iter()
+        .flat_map(|field| {
+            let aliases = field.attrs.serde.aliases.iter().map(syn::LitStr::value);
+            std::iter::once(field.name.clone()).chain(aliases)
+        })
+        .collect()
+}
+
+/// Whether an object of these fields reads `key` (an `&str` expression): one of their names or
+/// aliases, or a key a flattened field's type reads.
+fn reads(fields: &[&Field], key: TokenStream) -> TokenStream {
+    let p = private();
+    let names = keys(fields);
+    let flattened = fields.iter().filter(|field| flattened(field)).map(|field| {
+        let ty = field.ty;
+        if field.attrs.extract.schemars.is_some() {
+            quote!(<#p::Value as #p::PartialValue>::reads(#key))
+        } else {
+            quote_spanned!(ty.span()=> <#ty as #p::PartialValue>::reads(#key))
+        }
+    });
+    let listed = if names.is_empty() {
+        quote!(false)
+    } else {
+        quote!(::core::matches!(#key, #(#names)|*))
+    };
+    quote!((#listed #(|| #flattened)*))
+}
+
+/// For each field, whether it is shown in the object `__node`: field by field, each looked up by
+/// name (in constant time), never a scan of the members written, which a flood of unknown keys would
+/// make quadratic over the chunks.
+fn any_shown(fields: &[&Field]) -> Vec<TokenStream> {
+    let p = private();
+    fields
+        .iter()
+        .map(|field| {
+            if flattened(field) {
+                return shown_expr(field, quote!(::core::option::Option::Some(__node)));
+            }
+            let names = names_list(field);
+            shown_expr(field, quote!(#p::member(__node, #names)))
+        })
+        .collect()
 }
 
 /// The loop over the members changed since `__since`, syncing each into its field (bound by `slot`);
@@ -710,15 +822,10 @@ fn expand_struct(input: &Struct) -> TokenStream {
     );
     let declarations = declarations(&fields, true);
     let required = required_shown(&fields);
-    // Field by field, each looked up by name (in constant time): never a scan of the members
-    // written, which a flood of unknown keys would make quadratic over the chunks.
-    let any_shown = fields.iter().map(|field| {
-        if flattened(field) {
-            return shown_expr(field, quote!(::core::option::Option::Some(__node)));
-        }
-        let names = names_list(field);
-        shown_expr(field, quote!(#p::member(__node, #names)))
-    });
+    let any_shown = any_shown(&fields);
+    let needed = needed_present(&fields, input.attrs.serde.default.is_some());
+    let keys = keys(&fields);
+    let reads = reads(&fields, quote!(__key));
     let update = update_loop(&fields, |_, field| {
         let field = &field.original.ident;
         quote!(&mut __partial.#field)
@@ -783,6 +890,18 @@ fn expand_struct(input: &Struct) -> TokenStream {
                 __node.is_object()
                     && #required
                     && (__node.is_complete() #(|| #any_shown)*)
+            }
+
+            fn fits(__node: #p::Node<'_>) -> bool {
+                <Self as #p::PartialValue>::shown(__node) && (!__node.is_complete() || #needed)
+            }
+
+            fn keys() -> &'static [&'static str] {
+                &[#(#keys,)*]
+            }
+
+            fn reads(__key: &str) -> bool {
+                #reads
             }
 
             fn build(__node: #p::Node<'_>) -> ::core::option::Option<#partial> {
@@ -862,7 +981,6 @@ fn variant_arms(
 fn expand_tagged(input: &Enum) -> TokenStream {
     let p = private();
     let ident = &input.original.ident;
-    let vis = &input.original.vis;
     let partial = name(ident);
     let tag = input
         .attrs
@@ -916,69 +1034,91 @@ fn expand_tagged(input: &Enum) -> TokenStream {
         });
         quote!(match __partial { #(#arms)* })
     };
-    let grow_at = grow_at_fn(&partial, steps(Walk::Grow));
-    let update_at = update_at_fn(&partial, steps(Walk::Update));
-    let growing_at = growing_at_fn(&partial, steps(Walk::Growing));
-    let growing_signature = growing_signature(&partial);
-    let attributes = attributes(&doc, TokenStream::new());
-    let all_fields: Vec<&Field> = variants.iter().flat_map(|v| variant_fields(v)).collect();
-    let bounds = bounds(ident, &all_fields);
+    let own = quote!(Self::Partial);
+    let grow_at = grow_at_fn(&own, steps(Walk::Grow));
+    let update_at = update_at_fn(&own, steps(Walk::Update));
+    let growing_at = growing_at_fn(&own, steps(Walk::Growing));
+    let growing_signature = growing_signature(&own);
+    let methods = quote! {
+        fn shown(__node: #p::Node<'_>) -> bool {
+            match #p::complete_str(__node.get(#tag)) {
+                #(#shown_arms)*
+                _ => false,
+            }
+        }
+
+        fn build(__node: #p::Node<'_>) -> ::core::option::Option<Self::Partial> {
+            if !<Self as #p::PartialValue>::shown(__node) {
+                return ::core::option::Option::None;
+            }
+            let mut __partial = match #p::complete_str(__node.get(#tag))? {
+                #(#empty_arms)*
+                _ => return ::core::option::Option::None,
+            };
+            <Self as #p::PartialValue>::update(&mut __partial, __node, 0);
+            ::core::option::Option::Some(__partial)
+        }
+
+        #[allow(unused_variables, unused_mut)]
+        fn update(__partial: &mut Self::Partial, __node: #p::Node<'_>, __since: u64) -> bool {
+            let mut __changed = false;
+            match __partial {
+                #(#update_arms)*
+            }
+            __changed
+        }
+
+        #[inline]
+        #[allow(unused_variables, unreachable_code)]
+        #growing_signature {
+            match __partial {
+                #(#growing_arms)*
+            }
+        }
+
+        #grow_at
+
+        #update_at
+
+        #growing_at
+    };
+    frame::items(
+        input,
+        frame::Form {
+            doc: &doc,
+            serde: quote!(#[serde(tag = #tag)]),
+            declarations: declarations.collect(),
+            shapes: variants.iter().map(|v| frame::Shape::of(v)).collect(),
+            fields: frame::all_held(&variants),
+            methods,
+        },
+    )
+}
+
+/// The declaration of a variant of a tagged enum's partial form, under its JSON name: a unit variant
+/// stays one, a newtype variant holds its field's partial form, a struct variant its fields each an
+/// `Option`, a tuple variant the JSON written so far.
+fn tagged_declaration(variant: &Variant) -> TokenStream {
+    let p = private();
+    let name = &variant.name;
+    let variant_ident = &variant.original.ident;
+    let doc = format!("`{name}`.");
+    let body = match (&variant.style, newtype(variant)) {
+        (Style::Unit, _) => TokenStream::new(),
+        (_, Some(field)) => {
+            let ty = field_type(field);
+            quote!((#ty))
+        }
+        (Style::Tuple(_), None) => quote!((::core::option::Option<#p::Value>)),
+        (Style::Named, _) => {
+            let fields = declarations(&live(&variant.fields), false);
+            quote!({ #(#fields,)* })
+        }
+    };
     quote! {
-        #attributes
-        #[serde(tag = #tag)]
-        #vis enum #partial #bounds {
-            #(#declarations,)*
-        }
-
-        #[automatically_derived]
-        impl #p::PartialField for #ident {}
-
-        #[automatically_derived]
-        impl #p::PartialValue for #ident #bounds {
-            type Partial = #partial;
-
-            fn shown(__node: #p::Node<'_>) -> bool {
-                match #p::complete_str(__node.get(#tag)) {
-                    #(#shown_arms)*
-                    _ => false,
-                }
-            }
-
-            fn build(__node: #p::Node<'_>) -> ::core::option::Option<#partial> {
-                if !<Self as #p::PartialValue>::shown(__node) {
-                    return ::core::option::Option::None;
-                }
-                let mut __partial = match #p::complete_str(__node.get(#tag))? {
-                    #(#empty_arms)*
-                    _ => return ::core::option::Option::None,
-                };
-                <Self as #p::PartialValue>::update(&mut __partial, __node, 0);
-                ::core::option::Option::Some(__partial)
-            }
-
-            #[allow(unused_variables, unused_mut)]
-            fn update(__partial: &mut #partial, __node: #p::Node<'_>, __since: u64) -> bool {
-                let mut __changed = false;
-                match __partial {
-                    #(#update_arms)*
-                }
-                __changed
-            }
-
-            #[inline]
-            #[allow(unused_variables, unreachable_code)]
-            #growing_signature {
-                match __partial {
-                    #(#growing_arms)*
-                }
-            }
-
-            #grow_at
-
-            #update_at
-
-            #growing_at
-        }
+        #[doc = #doc]
+        #[serde(rename = #name)]
+        #variant_ident #body
     }
 }
 
@@ -996,7 +1136,6 @@ fn newtype<'v, 'a>(variant: &'v Variant<'a>) -> Option<&'v Field<'a>> {
 fn expand_external(input: &Enum) -> TokenStream {
     let p = private();
     let ident = &input.original.ident;
-    let vis = &input.original.vis;
     let partial = name(ident);
     let doc = doc(
         ident,
@@ -1008,28 +1147,7 @@ fn expand_external(input: &Enum) -> TokenStream {
         let aliases = variant.aliases();
         quote!(&[#name #(, #aliases)*])
     };
-    let declarations = variants.iter().map(|variant| {
-        let name = &variant.name;
-        let variant_ident = &variant.original.ident;
-        let doc = format!("`{name}`.");
-        let body = match (&variant.style, newtype(variant)) {
-            (Style::Unit, _) => TokenStream::new(),
-            (_, Some(field)) => {
-                let ty = field_type(field);
-                quote!((#ty))
-            }
-            (Style::Tuple(_), None) => quote!((::core::option::Option<#p::Value>)),
-            (Style::Named, _) => {
-                let fields = declarations(&live(&variant.fields), false);
-                quote!({ #(#fields,)* })
-            }
-        };
-        quote! {
-            #[doc = #doc]
-            #[serde(rename = #name)]
-            #variant_ident #body
-        }
-    });
+    let declarations = variants.iter().map(|variant| tagged_declaration(variant));
     let unit_arms = variants
         .iter()
         .filter(|v| matches!(v.style, Style::Unit))
@@ -1114,58 +1232,46 @@ fn expand_external(input: &Enum) -> TokenStream {
             }
         }
     });
-    let attributes = attributes(&doc, TokenStream::new());
-    let fields: Vec<&Field> = variants
-        .iter()
-        .flat_map(|variant| match (&variant.style, newtype(variant)) {
-            (_, Some(field)) => vec![field],
-            (Style::Named, _) => live(&variant.fields),
-            _ => Vec::new(),
-        })
-        .collect();
-    let bounds = bounds(ident, &fields);
-    quote! {
-        #attributes
-        #vis enum #partial #bounds {
-            #(#declarations,)*
+    let methods = quote! {
+        fn shown(__node: #p::Node<'_>) -> bool {
+            <Self as #p::PartialValue>::build(__node).is_some()
         }
 
-        #[automatically_derived]
-        impl #p::PartialField for #ident {}
-
-        #[automatically_derived]
-        impl #p::PartialValue for #ident #bounds {
-            type Partial = #partial;
-
-            fn shown(__node: #p::Node<'_>) -> bool {
-                <Self as #p::PartialValue>::build(__node).is_some()
+        #[allow(unreachable_code)]
+        fn build(__node: #p::Node<'_>) -> ::core::option::Option<Self::Partial> {
+            if let ::core::option::Option::Some(__name) =
+                #p::complete_str(::core::option::Option::Some(__node))
+            {
+                return match __name {
+                    #(#unit_arms)*
+                    _ => ::core::option::Option::None,
+                };
             }
-
-            #[allow(unreachable_code)]
-            fn build(__node: #p::Node<'_>) -> ::core::option::Option<#partial> {
-                if let ::core::option::Option::Some(__name) =
-                    #p::complete_str(::core::option::Option::Some(__node))
-                {
-                    return match __name {
-                        #(#unit_arms)*
-                        _ => ::core::option::Option::None,
-                    };
-                }
-                if !__node.is_object() {
-                    return ::core::option::Option::None;
-                }
-                #(#keyed)*
-                ::core::option::Option::None
+            if !__node.is_object() {
+                return ::core::option::Option::None;
             }
+            #(#keyed)*
+            ::core::option::Option::None
+        }
 
-            #[allow(unused_variables)]
-            fn update(__partial: &mut #partial, __node: #p::Node<'_>, __since: u64) -> bool {
-                match __partial {
-                    #(#update_arms)*
-                }
+        #[allow(unused_variables)]
+        fn update(__partial: &mut Self::Partial, __node: #p::Node<'_>, __since: u64) -> bool {
+            match __partial {
+                #(#update_arms)*
             }
         }
-    }
+    };
+    frame::items(
+        input,
+        frame::Form {
+            doc: &doc,
+            serde: TokenStream::new(),
+            declarations: declarations.collect(),
+            shapes: variants.iter().map(|v| frame::Shape::of(v)).collect(),
+            fields: frame::all_held(&variants),
+            methods,
+        },
+    )
 }
 
 fn expand_fieldless(input: &Enum) -> TokenStream {

@@ -152,7 +152,7 @@ pub mod __private {
     pub use crate::parse::partial::Node;
     pub use crate::parse::partial_value::{
         complete_str, descend_field, field_shown, json_shown, member, sync_field, sync_json,
-        without_keys, PartialField, PartialValue,
+        without_keys, written, PartialField, PartialValue,
     };
     pub use crate::schema::builder::*;
     pub use crate::schema::SchemaSet;

@@ -16,13 +16,16 @@
 //!   `serde_json::Value`s appear only once complete (a half-written number is not a number);
 //! - an object appears once one of its fields would be shown (an empty `{` is not shown as if it were
 //!   a value), and after all its `#[extract(stream = "required")]` fields;
-//! - a tagged enum appears once its tag is read whole and names a variant;
+//! - a tagged enum appears once its tag is read whole and names a variant; an untagged enum as the
+//!   first variant, in declaration order, that the JSON written so far fits ([`PartialValue::fits`]),
+//!   which can change as the JSON grows (serde takes the first variant that deserializes);
 //! - a list appears as soon as it begins; an item is appended when it would be shown (an item that
 //!   never would, ends the list's preview there);
 //! - a field marked `#[extract(stream = "done")]` appears only once its value is complete.
 //!
 //! Every step is monotone: a shown field never disappears, a string never shrinks, a complete value
-//! never changes.
+//! never changes. Only an untagged enum's value can be replaced, by another variant's, when the JSON
+//! comes to fit another variant first (a key written, a value ended; see [`PartialValue::fits`]).
 
 use super::partial::{JsonPath, Node, PartialParser};
 use crate::schema::builder::MapKey;
@@ -51,6 +54,33 @@ pub trait PartialValue {
     /// Whether `node` is far enough along to be shown (exactly when [`PartialValue::build`] gives
     /// `Some`, but without building anything).
     fn shown(node: Node<'_>) -> bool;
+
+    /// Whether `node` can still be read as this type, as far as its shape tells at a glance: an
+    /// untagged enum shows the first variant whose data fits. While `node` is open, whether it is
+    /// shown; once it is complete, a derived struct fits only an object that holds every field serde
+    /// needs (each not an `Option` and without `#[serde(default)]`), as serde reads it. It looks no
+    /// deeper than [`PartialValue::shown`] does, and looks up a key per field.
+    #[inline]
+    fn fits(node: Node<'_>) -> bool {
+        Self::shown(node)
+    }
+
+    /// The keys an object of this type reads: a derived struct's fields' JSON names and aliases
+    /// (those of its flattened fields aside), none for any other type. An untagged enum does not
+    /// show a variant while the object holds a key that another variant reads and it does not
+    /// ([`PartialValue::reads`]): a derived struct's object is closed.
+    #[inline]
+    fn keys() -> &'static [&'static str] {
+        &[]
+    }
+
+    /// Whether an object of this type reads `key`: for a derived struct, one of its fields' names or
+    /// aliases, or a key a flattened field reads; any other type reads any key.
+    #[inline]
+    fn reads(key: &str) -> bool {
+        let _ = key;
+        true
+    }
 
     /// The partial form of `node` from scratch, or `None` while it is not to be shown.
     fn build(node: Node<'_>) -> Option<Self::Partial>;
@@ -239,6 +269,14 @@ pub fn field_shown<T: PartialValue + ?Sized>(node: Option<Node<'_>>, done: bool)
 #[inline]
 pub fn member<'a>(node: Node<'a>, names: &[&str]) -> Option<Node<'a>> {
     names.iter().find_map(|name| node.get(name))
+}
+
+/// Whether the object `node` holds `key` with a value read so far (not a number or word still being
+/// written, which no reader sees yet).
+#[doc(hidden)]
+#[inline]
+pub fn written(node: Node<'_>, key: &str) -> bool {
+    node.get(key).is_some_and(readable)
 }
 
 /// Removes `keys` (the fields of the object, and their aliases) from the partial form of a
@@ -522,6 +560,18 @@ impl<T: PartialValue> PartialValue for Option<T> {
         !node.is_null() && T::shown(node)
     }
 
+    fn fits(node: Node<'_>) -> bool {
+        !node.is_null() && T::fits(node)
+    }
+
+    fn keys() -> &'static [&'static str] {
+        T::keys()
+    }
+
+    fn reads(key: &str) -> bool {
+        T::reads(key)
+    }
+
     fn build(node: Node<'_>) -> Option<T::Partial> {
         if node.is_null() {
             return None;
@@ -543,6 +593,18 @@ impl<T: PartialValue + ?Sized> PartialValue for Box<T> {
 
     fn shown(node: Node<'_>) -> bool {
         T::shown(node)
+    }
+
+    fn fits(node: Node<'_>) -> bool {
+        T::fits(node)
+    }
+
+    fn keys() -> &'static [&'static str] {
+        T::keys()
+    }
+
+    fn reads(key: &str) -> bool {
+        T::reads(key)
     }
 
     fn build(node: Node<'_>) -> Option<Box<T::Partial>> {
@@ -1073,6 +1135,22 @@ mod tests {
         matches_fresh_reads::<Value>(
             r#"{"a": [1, {"b": "xy", "c": [true, null]}], "d": {"e": "f", "g": [[2], "h"]}, "a": 12, "a": "again", "a": 3}"#,
         );
+    }
+
+    #[test]
+    fn what_fits_and_which_keys_count_as_written() {
+        let mut parser = PartialParser::new(true);
+        parser.feed(br#"{"a": null, "b": 12"#);
+        let root = parser.root().unwrap();
+        let a = root.get("a").unwrap();
+        // `null` fits no `Option`; an open number is not written yet, a complete `null` is.
+        assert!(!<Option<String>>::fits(a) && <Value>::fits(a));
+        assert!(written(root, "a") && !written(root, "b") && !written(root, "c"));
+        parser.feed(b",");
+        assert!(written(parser.root().unwrap(), "b"));
+        // Only derived structs bound the keys they read.
+        assert!(<Option<Box<BTreeMap<String, u8>>>>::keys().is_empty());
+        assert!(<Box<Value>>::reads("anything"));
     }
 
     #[test]

@@ -1,0 +1,832 @@
+//! Typed partial forms of adjacently tagged, untagged and generic enums (recursive ones too): the
+//! snapshots of an answer streamed token by token, through the reader and through
+//! `extract_partial`; what a chunked read shows equal to a fresh read of the same text, at every
+//! cut; and the last snapshot equal to the value serde reads.
+
+use futures_util::StreamExt;
+use llm_extract::extract::PartialEvent;
+use llm_extract::llm::{from_stream_fn, ChatEvent, ChatResponse, ChatStream};
+use llm_extract::parse::{Partial, PartialParser, PartialReader, PartialValue};
+use llm_extract::{Extract, Schema};
+use proptest::prelude::*;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+/// `text` cut as a model's tokens come: pieces of one to four bytes, in a fixed pattern.
+fn tokens(text: &str) -> Vec<&[u8]> {
+    let bytes = text.as_bytes();
+    let mut pieces = Vec::new();
+    let mut start = 0;
+    for size in [1, 3, 2, 4].into_iter().cycle() {
+        if start == bytes.len() {
+            break;
+        }
+        let end = (start + size).min(bytes.len());
+        pieces.push(&bytes[start..end]);
+        start = end;
+    }
+    pieces
+}
+
+/// Every snapshot of `text` streamed token by token, one per token that changed what is shown.
+fn snapshots<T: PartialValue + Schema>(text: &str) -> Vec<Partial<T>> {
+    let mut reader = PartialReader::<T>::new();
+    let mut seen = Vec::new();
+    for token in tokens(text) {
+        if reader.feed(token) {
+            seen.push(reader.partial().cloned().expect("a change shows a value"));
+        }
+    }
+    seen
+}
+
+/// Fed in pieces of every size from 1 to 9 bytes, the reader shows after each piece what a reader
+/// given the same prefix at once shows, and says it changed exactly when it did; once the text is
+/// whole, what it shows serializes as the value serde reads from it.
+#[track_caller]
+fn agrees_at_every_cut<T: PartialValue + DeserializeOwned + Serialize>(text: &str) {
+    let shown = chunks_agree::<T>(text);
+    let value: T = serde_json::from_str(text).unwrap();
+    assert_eq!(
+        serde_json::to_value(shown).unwrap(),
+        without_nulls(serde_json::to_value(value).unwrap())
+    );
+}
+
+/// [`agrees_at_every_cut`] but for what serde reads: what `text` shows once whole.
+#[track_caller]
+fn chunks_agree<T: PartialValue>(text: &str) -> Partial<T> {
+    let bytes = text.as_bytes();
+    let new = || PartialReader::<T>::with_parser(PartialParser::new(true));
+    let mut last = None;
+    for size in 1..10 {
+        let mut reader = new();
+        let mut end = 0;
+        for piece in bytes.chunks(size) {
+            end += piece.len();
+            let before = reader.partial().cloned();
+            let changed = reader.feed(piece);
+            let mut fresh = new();
+            fresh.feed(&bytes[..end]);
+            assert_eq!(
+                reader.partial(),
+                fresh.partial(),
+                "{size}-byte pieces, {end} bytes"
+            );
+            assert_eq!(
+                changed,
+                reader.partial().cloned() != before,
+                "{size}, {end}"
+            );
+        }
+        last = reader.partial().cloned();
+    }
+    last.expect("the whole text shows a value")
+}
+
+/// `value` without the members that are `null` (a partial value leaves a field written `null` out,
+/// as one not written).
+fn without_nulls(value: Value) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .filter(|(_, value)| !value.is_null())
+                .map(|(key, value)| (key, without_nulls(value)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.into_iter().map(without_nulls).collect()),
+        other => other,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Adjacently tagged
+
+/// Every variant style, a field the variant waits for, an alias and a catch-all.
+#[derive(Extract, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[serde(tag = "t", content = "c", rename_all = "snake_case")]
+enum Event {
+    Start,
+    Move(i32, i32),
+    Say(String),
+    Rename {
+        to: String,
+        #[extract(stream = "required")]
+        by: String,
+    },
+    #[serde(alias = "note")]
+    Comment {
+        text: String,
+        tags: Vec<String>,
+    },
+    #[serde(other)]
+    Unknown,
+}
+
+#[test]
+fn an_adjacently_tagged_enum_is_known_once_its_tag_is_read() {
+    let seen = snapshots::<Event>(r#"{"t": "say", "c": "hello there"}"#);
+    assert_eq!(seen.first(), Some(&EventPartial::Say(None)));
+    assert_eq!(
+        seen.last(),
+        Some(&EventPartial::Say(Some("hello there".into())))
+    );
+    for snapshot in &seen[1..] {
+        let EventPartial::Say(Some(text)) = snapshot else {
+            panic!("{snapshot:?}");
+        };
+        assert!("hello there".starts_with(text.as_str()), "{text}");
+    }
+
+    // The tag half written shows nothing; whole, the variant, its fields filled in as written.
+    let mut reader = PartialReader::<Event>::new();
+    assert!(!reader.feed(br#"{"t": "comm"#));
+    assert!(reader.feed(br#"ent", "c": {"tags": ["a", "b"#));
+    assert_eq!(
+        reader.partial(),
+        Some(&EventPartial::Comment {
+            text: None,
+            tags: Some(vec!["a".into(), "b".into()])
+        })
+    );
+    reader.feed(br#""], "text": "fi"#);
+    assert_eq!(
+        serde_json::to_value(reader.partial().unwrap()).unwrap(),
+        json!({"t": "comment", "c": {"text": "fi", "tags": ["a", "b"]}})
+    );
+
+    // The content before the tag: all of it at once, when the tag is read.
+    let mut reader = PartialReader::<Event>::new();
+    assert!(!reader.feed(br#"{"c": {"to": "Bob", "by": "Ann"}, "t": "rena"#));
+    assert!(reader.feed(br#"me"}"#));
+    assert_eq!(
+        reader.partial(),
+        Some(&EventPartial::Rename {
+            to: Some("Bob".into()),
+            by: Some("Ann".into())
+        })
+    );
+
+    // A field the variant waits for (`stream = "required"`) holds it back.
+    let mut reader = PartialReader::<Event>::new();
+    assert!(!reader.feed(br#"{"t": "rename", "c": {"to": "Bo"#));
+    assert!(reader.feed(br#"b", "by": "A"#));
+    assert_eq!(
+        reader.partial(),
+        Some(&EventPartial::Rename {
+            to: Some("Bob".into()),
+            by: Some("A".into())
+        })
+    );
+
+    // A tuple variant grows as the JSON written so far; a unit variant, an alias, a catch-all.
+    let mut reader = PartialReader::<Event>::new();
+    reader.feed(br#"{"t": "move", "c": [1, -2"#);
+    assert_eq!(
+        reader.partial(),
+        Some(&EventPartial::Move(Some(json!([1]))))
+    );
+    for (text, shown) in [
+        (r#"{"t": "start"}"#, EventPartial::Start),
+        (r#"{"t": "fly", "c": 3}"#, EventPartial::Unknown),
+        (
+            r#"{"t": "note", "c": {"text": "x""#,
+            EventPartial::Comment {
+                text: Some("x".into()),
+                tags: None,
+            },
+        ),
+    ] {
+        let mut reader = PartialReader::<Event>::new();
+        reader.feed(text.as_bytes());
+        assert_eq!(reader.partial(), Some(&shown), "{text}");
+    }
+}
+
+#[test]
+fn content_written_again_starts_over() {
+    let shown = chunks_agree::<Event>(
+        r#"{"t": "comment", "c": {"text": "first", "tags": ["x"]}, "c": {"text": "again"}}"#,
+    );
+    assert_eq!(
+        shown,
+        EventPartial::Comment {
+            text: Some("again".into()),
+            tags: None
+        }
+    );
+    let shown = chunks_agree::<Event>(r#"{"t": "say", "c": "first", "c": "again"}"#);
+    assert_eq!(shown, EventPartial::Say(Some("again".into())));
+}
+
+#[test]
+fn adjacently_tagged_snapshots_agree_at_every_cut() {
+    agrees_at_every_cut::<Vec<Event>>(
+        r#"[{"t": "start"}, {"t": "say", "c": "é\"x\" 😀"}, {"c": {"by": "Ann", "to": "Bob"}, "t": "rename"},
+            {"t": "move", "c": [1, -2]}, {"t": "comment", "c": {"text": "t", "tags": ["a", "bc"]}}]"#,
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Untagged
+
+#[derive(Extract, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[serde(untagged)]
+enum Contact {
+    Email {
+        address: String,
+        label: Option<String>,
+    },
+    Phone {
+        number: String,
+        label: Option<String>,
+    },
+    Handle(String),
+    Pair(u8, u8),
+    Nothing,
+}
+
+#[test]
+fn an_untagged_enum_shows_the_first_variant_the_json_fits() {
+    // The keys decide between struct variants.
+    let mut reader = PartialReader::<Contact>::new();
+    assert!(!reader.feed(br#"{"number"#));
+    reader.feed(br#"": "55"#);
+    assert_eq!(
+        reader.partial(),
+        Some(&ContactPartial::Phone {
+            number: Some("55".into()),
+            label: None
+        })
+    );
+    // A key an earlier variant reads brings it to show, as serde tries it first.
+    reader.feed(br#"5", "address": "a@"#);
+    assert_eq!(
+        reader.partial(),
+        Some(&ContactPartial::Email {
+            address: Some("a@".into()),
+            label: None
+        })
+    );
+    reader.feed(br#"b"}"#);
+    assert_eq!(
+        serde_json::to_value(reader.partial().unwrap()).unwrap(),
+        json!({"address": "a@b"})
+    );
+    assert_eq!(
+        serde_json::from_str::<Contact>(r#"{"number": "555", "address": "a@b"}"#).unwrap(),
+        Contact::Email {
+            address: "a@b".into(),
+            label: None
+        }
+    );
+
+    // A key both read shows the first, until a key only another reads is written.
+    let mut reader = PartialReader::<Contact>::new();
+    reader.feed(br#"{"label": "home""#);
+    assert_eq!(
+        reader.partial(),
+        Some(&ContactPartial::Email {
+            address: None,
+            label: Some("home".into())
+        })
+    );
+    assert!(reader.feed(br#", "number": "55"#));
+    assert_eq!(
+        reader.partial(),
+        Some(&ContactPartial::Phone {
+            number: Some("55".into()),
+            label: Some("home".into())
+        })
+    );
+    assert!(reader.feed(br#"5"}"#));
+    assert_eq!(
+        reader.partial(),
+        Some(&ContactPartial::Phone {
+            number: Some("555".into()),
+            label: Some("home".into())
+        })
+    );
+
+    // Other kinds of JSON: a string grows, an array as written, `null`.
+    let any = || PartialReader::<Contact>::with_parser(PartialParser::new(false));
+    let mut reader = any();
+    reader.feed(br#""@ada"#);
+    assert_eq!(
+        reader.partial(),
+        Some(&ContactPartial::Handle("@ada".into()))
+    );
+    reader.feed(br#"_l""#);
+    assert_eq!(
+        reader.partial(),
+        Some(&ContactPartial::Handle("@ada_l".into()))
+    );
+    let mut reader = any();
+    reader.feed(b"[1, 2");
+    assert_eq!(reader.partial(), Some(&ContactPartial::Pair(json!([1]))));
+    let mut reader = PartialReader::<Vec<Contact>>::with_parser(PartialParser::new(true));
+    reader.feed(b"[nul");
+    assert_eq!(reader.partial(), Some(&Vec::new()));
+    reader.feed(b"l,");
+    assert_eq!(reader.partial(), Some(&vec![ContactPartial::Nothing]));
+}
+
+/// The most common untagged enum: a variant per struct, told apart by their fields.
+#[derive(Extract, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[serde(untagged)]
+enum Shape {
+    Circle(Circle),
+    Rect(Rect),
+}
+
+#[derive(Extract, Serialize, Deserialize, Debug, Clone, PartialEq)]
+struct Circle {
+    radius: f64,
+    label: Option<String>,
+}
+
+#[derive(Extract, Serialize, Deserialize, Debug, Clone, PartialEq)]
+struct Rect {
+    width: f64,
+    height: f64,
+    label: Option<String>,
+}
+
+#[test]
+fn newtype_variants_of_structs_are_told_apart_by_their_fields() {
+    let mut reader = PartialReader::<Shape>::new();
+    reader.feed(br#"{"width": 2, "height": 1"#);
+    assert_eq!(
+        reader.partial(),
+        Some(&ShapePartial::Rect(RectPartial {
+            width: Some(2.0),
+            height: None,
+            label: None
+        }))
+    );
+    // A field both read keeps the variant shown: the other does not read `width`.
+    reader.feed(br#".5, "label": "bo"#);
+    assert_eq!(
+        reader.partial(),
+        Some(&ShapePartial::Rect(RectPartial {
+            width: Some(2.0),
+            height: Some(1.5),
+            label: Some("bo".into())
+        }))
+    );
+    // A field both read shows the first, until a key only the other reads is written.
+    let mut reader = PartialReader::<Shape>::new();
+    reader.feed(br#"{"label": "x", "hei"#);
+    assert_eq!(
+        reader.partial(),
+        Some(&ShapePartial::Circle(CirclePartial {
+            radius: None,
+            label: Some("x".into())
+        }))
+    );
+    reader.feed(br#"ght": 1"#);
+    assert!(matches!(reader.partial(), Some(ShapePartial::Circle(_))));
+    reader.feed(b",");
+    assert_eq!(
+        reader.partial(),
+        Some(&ShapePartial::Rect(RectPartial {
+            width: None,
+            height: Some(1.0),
+            label: Some("x".into())
+        }))
+    );
+    reader.feed(br#" "width": 3}"#);
+    assert_eq!(
+        reader.partial(),
+        Some(&ShapePartial::Rect(RectPartial {
+            width: Some(3.0),
+            height: Some(1.0),
+            label: Some("x".into())
+        }))
+    );
+    // Whole, an object fits only a variant whose needed fields it holds; keys of two variants
+    // mixed fit none, and the first that shows the object is shown.
+    let mut reader = PartialReader::<Shape>::new();
+    reader.feed(br#"{"label": "x"}"#);
+    assert!(matches!(reader.partial(), Some(ShapePartial::Circle(_))));
+    let mut reader = PartialReader::<Shape>::new();
+    reader.feed(br#"{"width": 1, "radius": 2}"#);
+    assert!(matches!(reader.partial(), Some(ShapePartial::Circle(_))));
+    agrees_at_every_cut::<Vec<Shape>>(
+        r#"[{"radius": 1.5, "label": null}, {"label": "r", "height": 2.0, "width": 3.0},
+            {"label": "c", "radius": 0.5}]"#,
+    );
+}
+
+#[test]
+fn untagged_snapshots_agree_at_every_cut() {
+    agrees_at_every_cut::<Vec<Contact>>(
+        r#"[{"label": "home", "number": "555", "address": "a@b"}, {"number": "1", "label": null},
+            "@ada", [1, 2], null, {"label": "x", "address": "y"}, {"label": "w", "number": "2"}]"#,
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Generic enums, recursive ones too
+
+/// No `Debug`, `Clone` or `PartialEq`: the partial forms of the enums holding it need none.
+#[derive(Extract, Serialize, Deserialize)]
+struct Person {
+    name: String,
+}
+
+#[derive(Extract, Serialize, Deserialize)]
+enum Either<L, R> {
+    Left(L),
+    Right(R),
+}
+
+#[derive(Extract, Serialize, Deserialize)]
+#[serde(tag = "type")]
+enum Msg<T> {
+    Data { body: T, id: u32 },
+    Ping,
+}
+
+#[derive(Extract, Serialize, Deserialize, Debug, PartialEq)]
+#[serde(untagged)]
+enum OneOrMany<T> {
+    One(T),
+    Many(Vec<T>),
+}
+
+/// An expression over any literal: adjacently tagged, generic and recursive.
+#[derive(Extract, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[serde(tag = "op", content = "args")]
+enum Expr<T> {
+    Lit(T),
+    Neg(Box<Expr<T>>),
+    Add {
+        left: Box<Expr<T>>,
+        right: Box<Expr<T>>,
+    },
+}
+
+/// Nested lists of any item: untagged, generic and recursive.
+#[derive(Extract, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[serde(untagged)]
+enum Nested<T> {
+    Leaf(T),
+    List(Vec<Nested<T>>),
+}
+
+fn person(name: &str) -> PersonPartial {
+    PersonPartial {
+        name: Some(name.into()),
+    }
+}
+
+#[test]
+fn generic_enums_have_typed_partial_forms() {
+    let mut reader = PartialReader::<Either<Person, u8>>::new();
+    reader.feed(br#"{"Left": {"name": "Ad"#);
+    let shown: &Partial<Either<Person, u8>> = reader.partial().unwrap();
+    assert_eq!(shown, &EitherPartial::Left(Some(person("Ad"))));
+    assert_eq!(
+        format!("{shown:?}"),
+        r#"Left(Some(PersonPartial { name: Some("Ad") }))"#
+    );
+    let mut reader = PartialReader::<Either<Person, u8>>::new();
+    reader.feed(br#"{"Right": 7}"#);
+    assert_eq!(reader.partial(), Some(&EitherPartial::Right(Some(7))));
+
+    let mut reader = PartialReader::<Msg<Person>>::new();
+    reader.feed(br#"{"type": "Data", "body": {"name": "Ad"#);
+    let shown = reader.partial().unwrap().clone();
+    assert_eq!(
+        shown,
+        MsgPartial::Data {
+            body: Some(person("Ad")),
+            id: None
+        }
+    );
+    assert_eq!(
+        serde_json::to_value(&shown).unwrap(),
+        json!({"type": "Data", "body": {"name": "Ad"}})
+    );
+
+    let mut reader = PartialReader::<OneOrMany<u8>>::new();
+    reader.feed(b"[1, 2");
+    assert_eq!(reader.partial(), Some(&OneOrManyPartial::Many(vec![1])));
+    let mut reader = PartialReader::<OneOrMany<u8>>::with_parser(PartialParser::new(false));
+    reader.feed(b"7");
+    assert_eq!(reader.partial(), None);
+    reader.feed(b" ");
+    assert_eq!(reader.partial(), Some(&OneOrManyPartial::One(7)));
+}
+
+#[test]
+fn recursive_generic_enums_grow_at_every_depth() {
+    let text = r#"{"op": "Add", "args": {"left": {"op": "Lit", "args": 1}, "right": {"op": "Neg", "args": {"op": "Lit", "args": 22}}}}"#;
+    let seen = snapshots::<Expr<u8>>(text);
+    let lit = |n| Some(Box::new(ExprPartial::Lit(Some(n))));
+    assert_eq!(
+        seen.first(),
+        Some(&ExprPartial::Add {
+            left: None,
+            right: None
+        })
+    );
+    assert!(seen.contains(&ExprPartial::Add {
+        left: lit(1),
+        right: Some(Box::new(ExprPartial::Neg(None)))
+    }));
+    assert_eq!(
+        seen.last(),
+        Some(&ExprPartial::Add {
+            left: lit(1),
+            right: Some(Box::new(ExprPartial::Neg(lit(22))))
+        })
+    );
+    agrees_at_every_cut::<Expr<u8>>(text);
+
+    let text = r#"[["a", ["bc", []]], "d", [[["e"]]]]"#;
+    let seen = snapshots::<Nested<String>>(text);
+    assert_eq!(seen.first(), Some(&NestedPartial::List(Vec::new())));
+    let leaf = |s: &str| NestedPartial::Leaf(s.into());
+    assert_eq!(
+        seen.last(),
+        Some(&NestedPartial::List(vec![
+            NestedPartial::List(vec![
+                leaf("a"),
+                NestedPartial::List(vec![leaf("bc"), NestedPartial::List(Vec::new())])
+            ]),
+            leaf("d"),
+            NestedPartial::List(vec![NestedPartial::List(vec![NestedPartial::List(vec![
+                leaf("e")
+            ])])])
+        ]))
+    );
+    agrees_at_every_cut::<Nested<String>>(text);
+    agrees_at_every_cut::<Vec<OneOrMany<String>>>(r#"["a", ["b", "cd"], [], "e"]"#);
+}
+
+// ---------------------------------------------------------------------------------------------
+// End to end
+
+/// A streamed answer, one token after another, each after a pause, as from a server.
+fn streamed(text: &str) -> ChatStream {
+    let mut events: Vec<_> = tokens(text)
+        .into_iter()
+        .map(|piece| Ok(ChatEvent::Delta(String::from_utf8(piece.to_vec()).unwrap())))
+        .collect();
+    events.push(Ok(ChatEvent::Done(ChatResponse::new(""))));
+    Box::pin(futures_util::stream::iter(events).then(|event| async move {
+        tokio::task::yield_now().await;
+        event
+    }))
+}
+
+/// The snapshots and the final value `extract_partial` gives for `answer`, streamed.
+async fn extract_partial<T: Extract + PartialValue>(answer: &'static str) -> (Vec<Partial<T>>, T) {
+    let llm = from_stream_fn(move |_| async move { Ok(streamed(answer)) });
+    let events: Vec<_> = T::extract_partial(&llm, "the value").collect().await;
+    let mut seen = Vec::new();
+    let mut last = None;
+    for event in events {
+        match event.expect("no error") {
+            PartialEvent::Snapshot(snapshot) => seen.push((*snapshot).clone()),
+            PartialEvent::Final { extraction, .. } => last = Some(extraction.value),
+            _ => {}
+        }
+    }
+    (seen, last.expect("a final value"))
+}
+
+#[tokio::test]
+async fn extract_partial_streams_typed_snapshots_of_the_new_shapes() {
+    let (seen, value) =
+        extract_partial::<Event>(r#"{"t": "comment", "c": {"text": "hi", "tags": ["x"]}}"#).await;
+    assert_eq!(
+        seen.first(),
+        Some(&EventPartial::Comment {
+            text: None,
+            tags: None
+        })
+    );
+    assert_eq!(
+        seen.last(),
+        Some(&EventPartial::Comment {
+            text: Some("hi".into()),
+            tags: Some(vec!["x".into()])
+        })
+    );
+    assert_eq!(
+        value,
+        Event::Comment {
+            text: "hi".into(),
+            tags: vec!["x".into()]
+        }
+    );
+
+    let (seen, value) = extract_partial::<Contact>(r#"{"label": "home", "number": "555"}"#).await;
+    assert!(matches!(seen.first(), Some(ContactPartial::Email { .. })));
+    assert_eq!(
+        seen.last(),
+        Some(&ContactPartial::Phone {
+            number: Some("555".into()),
+            label: Some("home".into())
+        })
+    );
+    assert_eq!(
+        value,
+        Contact::Phone {
+            number: "555".into(),
+            label: Some("home".into())
+        }
+    );
+
+    let (seen, value) = extract_partial::<Expr<i32>>(
+        r#"{"op": "Neg", "args": {"op": "Add", "args": {"left": {"op": "Lit", "args": 1}, "right": {"op": "Lit", "args": 2}}}}"#,
+    )
+    .await;
+    assert_eq!(seen.first(), Some(&ExprPartial::Neg(None)));
+    assert_eq!(
+        serde_json::to_value(seen.last().unwrap()).unwrap(),
+        serde_json::to_value(&value).unwrap()
+    );
+    assert_eq!(
+        value,
+        Expr::Neg(Box::new(Expr::Add {
+            left: Box::new(Expr::Lit(1)),
+            right: Box::new(Expr::Lit(2))
+        }))
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Any answer, any split
+
+/// Every new shape in one answer.
+#[derive(Extract, Serialize, Deserialize, Debug, Clone, PartialEq)]
+struct Mixed {
+    events: Vec<Event>,
+    contacts: Vec<Contact>,
+    shapes: Vec<Shape>,
+    expr: Expr<i32>,
+    nested: Nested<String>,
+}
+
+fn text() -> impl Strategy<Value = String> {
+    "[a-zA-Z \"\\\\é😀\n]{0,8}"
+}
+
+fn event() -> impl Strategy<Value = Event> {
+    prop_oneof![
+        Just(Event::Start),
+        (any::<i32>(), any::<i32>()).prop_map(|(x, y)| Event::Move(x, y)),
+        text().prop_map(Event::Say),
+        (text(), text()).prop_map(|(to, by)| Event::Rename { to, by }),
+        (text(), prop::collection::vec(text(), 0..3))
+            .prop_map(|(text, tags)| Event::Comment { text, tags }),
+    ]
+}
+
+fn contact() -> impl Strategy<Value = Contact> {
+    prop_oneof![
+        (text(), prop::option::of(text()))
+            .prop_map(|(address, label)| Contact::Email { address, label }),
+        (text(), prop::option::of(text()))
+            .prop_map(|(number, label)| Contact::Phone { number, label }),
+        text().prop_map(Contact::Handle),
+        (any::<u8>(), any::<u8>()).prop_map(|(a, b)| Contact::Pair(a, b)),
+        Just(Contact::Nothing),
+    ]
+}
+
+fn shape() -> impl Strategy<Value = Shape> {
+    let label = || prop::option::of(text());
+    prop_oneof![
+        (0.0..10.0f64, label()).prop_map(|(radius, label)| Shape::Circle(Circle { radius, label })),
+        (0.0..10.0f64, 0.0..10.0f64, label()).prop_map(|(width, height, label)| {
+            Shape::Rect(Rect {
+                width,
+                height,
+                label,
+            })
+        }),
+    ]
+}
+
+fn expr() -> impl Strategy<Value = Expr<i32>> {
+    any::<i32>()
+        .prop_map(Expr::Lit)
+        .prop_recursive(4, 16, 2, |inner| {
+            prop_oneof![
+                inner.clone().prop_map(|e| Expr::Neg(Box::new(e))),
+                (inner.clone(), inner).prop_map(|(left, right)| Expr::Add {
+                    left: Box::new(left),
+                    right: Box::new(right)
+                }),
+            ]
+        })
+}
+
+fn nested() -> impl Strategy<Value = Nested<String>> {
+    text()
+        .prop_map(Nested::Leaf)
+        .prop_recursive(4, 16, 3, |inner| {
+            prop::collection::vec(inner, 0..3).prop_map(Nested::List)
+        })
+}
+
+/// `value` with the keys of every object in alphabetical order.
+fn sorted_keys(value: Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let mut entries: Vec<(String, Value)> = map.into_iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(&b.0));
+            Value::Object(
+                entries
+                    .into_iter()
+                    .map(|(key, value)| (key, sorted_keys(value)))
+                    .collect(),
+            )
+        }
+        Value::Array(items) => Value::Array(items.into_iter().map(sorted_keys).collect()),
+        other => other,
+    }
+}
+
+prop_compose! {
+    fn mixed()(
+        events in prop::collection::vec(event(), 0..4),
+        contacts in prop::collection::vec(contact(), 0..4),
+        shapes in prop::collection::vec(shape(), 0..3),
+        expr in expr(),
+        nested in nested(),
+        pretty in any::<bool>(),
+        sorted in any::<bool>(),
+    ) -> String {
+        let value = Mixed { events, contacts, shapes, expr, nested };
+        let mut json = serde_json::to_value(&value).unwrap();
+        if sorted {
+            // Keys in another order than serde writes them: a content before its tag, a field
+            // two variants read before the one only one of them reads.
+            json = sorted_keys(json);
+        }
+        if pretty {
+            serde_json::to_string_pretty(&json).unwrap()
+        } else {
+            serde_json::to_string(&json).unwrap()
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(96))]
+
+    /// After every chunk of any split, the value shown is the one a reader given the same prefix at
+    /// once shows, `feed` reports a change exactly when it changed, and once whole it is the value
+    /// serde reads.
+    #[test]
+    fn every_split_shows_what_the_prefix_read_at_once_shows(
+        text in mixed(),
+        cuts in prop::collection::vec(any::<prop::sample::Index>(), 0..40),
+    ) {
+        let bytes = text.as_bytes();
+        let mut cuts: Vec<usize> = cuts.iter().map(|cut| cut.index(bytes.len() + 1)).collect();
+        cuts.sort_unstable();
+        let mut reader = PartialReader::<Mixed>::new();
+        let mut start = 0;
+        for cut in cuts.into_iter().chain(std::iter::once(bytes.len())) {
+            let before = reader.partial().cloned();
+            let changed = reader.feed(&bytes[start..cut]);
+            let mut fresh = PartialReader::<Mixed>::new();
+            fresh.feed(&bytes[..cut]);
+            prop_assert_eq!(reader.partial(), fresh.partial(), "after {} bytes", cut);
+            prop_assert_eq!(changed, reader.partial().cloned() != before, "after {} bytes", cut);
+            start = cut;
+        }
+        let value: Mixed = serde_json::from_str(&text).unwrap();
+        prop_assert_eq!(
+            serde_json::to_value(reader.partial().unwrap()).unwrap(),
+            without_nulls(serde_json::to_value(value).unwrap())
+        );
+    }
+
+    /// Any bytes, any split: no panic, and what the bytes read at once show.
+    #[test]
+    fn any_bytes_in_any_split_read_as_at_once(
+        bytes in prop::collection::vec(any::<u8>(), 0..300),
+        mut cuts in prop::collection::vec(0usize..300, 0..20),
+    ) {
+        cuts.sort_unstable();
+        let mut whole = PartialReader::<Mixed>::new();
+        whole.feed(&bytes);
+        let mut split = PartialReader::<Mixed>::new();
+        let mut start = 0;
+        for cut in cuts.into_iter().chain(std::iter::once(bytes.len())) {
+            let cut = cut.clamp(start, bytes.len());
+            split.feed(&bytes[start..cut]);
+            start = cut;
+        }
+        prop_assert_eq!(whole.partial(), split.partial());
+    }
+}

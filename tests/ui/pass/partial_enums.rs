@@ -1,0 +1,55 @@
+//! The partial forms of adjacently tagged, untagged and generic enums (recursive ones too) are
+//! typed, and ask nothing of a type parameter: `Person` is not `Debug`, `Clone` or `PartialEq`.
+
+use llm_extract::parse::Partial;
+use llm_extract::Extract;
+use serde::Deserialize;
+
+#[derive(Extract, Deserialize)]
+struct Person {
+    name: String,
+}
+
+#[derive(Extract, Deserialize)]
+#[serde(tag = "t", content = "c")]
+enum Event<T> {
+    Start,
+    Say(T),
+    Move(i32, i32),
+    Rename { to: T },
+}
+
+#[derive(Extract, Deserialize)]
+#[serde(untagged)]
+enum Nested<T> {
+    Leaf(T),
+    List(Vec<Nested<T>>),
+    Pair(u8, u8),
+    Nothing,
+}
+
+/// What `PartialEvent::Snapshot` needs of a partial form.
+fn snapshot<T: Clone + std::fmt::Debug + PartialEq + serde::Serialize + Send + Sync + 'static>(
+    value: T,
+) -> T {
+    value
+}
+
+fn main() {
+    let event: Partial<Event<Person>> = EventPartial::Rename { to: None };
+    let copy = snapshot(event.clone());
+    assert_eq!(format!("{copy:?}"), "Rename { to: None }");
+    assert!(copy == event);
+    let person = PersonPartial {
+        name: Some("Ada".into()),
+    };
+    let nested: Partial<Nested<Person>> = NestedPartial::List(vec![
+        NestedPartial::Leaf(person),
+        NestedPartial::Pair(serde_json::json!([1])),
+        NestedPartial::Nothing,
+    ]);
+    assert_eq!(
+        serde_json::to_string(&snapshot(nested)).unwrap(),
+        r#"[{"name":"Ada"},[1],null]"#
+    );
+}
