@@ -28,7 +28,8 @@ use std::sync::Arc;
 pub enum PartialEvent<T: PartialValue> {
     /// The value as written so far (at most one per chunk received, none when nothing visible
     /// changed). Within one attempt snapshots only grow: no field disappears, no string shrinks, no
-    /// complete value changes.
+    /// complete value changes; except that an untagged enum shows the first variant the JSON written
+    /// so far fits, which may change as it grows.
     Snapshot(Arc<Partial<T>>),
     /// A value inside the answer was closed (a field, an item of a list, at any depth): its path
     /// (`lines[3].amount`) and its JSON as written. The final value may still differ where a repair or
