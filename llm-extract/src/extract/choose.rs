@@ -93,6 +93,7 @@ pub struct Choice<T> {
 pub struct Chooser<L> {
     llm: L,
     text: String,
+    calibrated: bool,
 }
 
 impl<L: Likelihood> Chooser<L> {
@@ -101,7 +102,18 @@ impl<L: Likelihood> Chooser<L> {
         Chooser {
             llm,
             text: text.into(),
+            calibrated: false,
         }
+    }
+
+    /// Corrects for the model's taste for some answers whatever the subject (a small model may find
+    /// "is a verb" likely of anything): each option's score is measured against its score for a
+    /// subject that says nothing (`"N/A"`), asked the same way ("contextual calibration", Zhao et al.,
+    /// 2021). It doubles the questions asked. Best where the options differ in how common they are
+    /// as words; compare on a few answers you know.
+    pub fn calibrated(mut self) -> Self {
+        self.calibrated = true;
+        self
     }
 
     /// Which value of the string enum `T` `subject` (a name from the text) is, by the model's
@@ -141,21 +153,15 @@ impl<L: Likelihood> Chooser<L> {
             let order: Vec<&str> = (0..words.len())
                 .filter_map(|i| words.get((first + i) % words.len()).map(String::as_str))
                 .collect();
-            let request = ChatRequest::new(format!(
-                "{}\n\nIs \"{subject}\" {}?",
-                self.text,
-                either(&order)
-            ))
-            .with_message(Message::assistant(format!("\"{subject}\" is")));
-            let scores = self.llm.log_likelihoods(&request, &answers).await?;
-            if scores.len() != values.len() {
-                return Err(ChooseError::Scores {
-                    expected: values.len(),
-                    got: scores.len(),
-                });
-            }
+            let scores = self.scores(subject, &order, &answers).await?;
             for (total, score) in totals.iter_mut().zip(scores) {
                 *total += score;
+            }
+            if self.calibrated {
+                let prior = self.scores(CONTENT_FREE, &order, &answers).await?;
+                for (total, score) in totals.iter_mut().zip(prior) {
+                    *total -= score;
+                }
             }
         }
         let probabilities = softmax(&totals, values.len() as f64);
@@ -174,6 +180,35 @@ impl<L: Likelihood> Chooser<L> {
             probability,
             options,
         })
+    }
+}
+
+/// The subject that says nothing, for [`Chooser::calibrated`].
+const CONTENT_FREE: &str = "N/A";
+
+impl<L: Likelihood> Chooser<L> {
+    /// The log-likelihood of each of `answers` to "Is "subject" a X or a Y?", the options named in
+    /// `order`.
+    async fn scores(
+        &self,
+        subject: &str,
+        order: &[&str],
+        answers: &[String],
+    ) -> Result<Vec<f64>, ChooseError> {
+        let request = ChatRequest::new(format!(
+            "{}\n\nIs \"{subject}\" {}?",
+            self.text,
+            either(order)
+        ))
+        .with_message(Message::assistant(format!("\"{subject}\" is")));
+        let scores = self.llm.log_likelihoods(&request, answers).await?;
+        if scores.len() != answers.len() {
+            return Err(ChooseError::Scores {
+                expected: answers.len(),
+                got: scores.len(),
+            });
+        }
+        Ok(scores)
     }
 }
 
@@ -355,5 +390,46 @@ mod tests {
         assert_eq!(enum_values(&json!({"enum": [1, 2]})), None);
         assert_eq!(with_article(&as_words("open_source")), "an open source");
         assert_eq!(either(&["a x", "a y"]), "a x or a y");
+    }
+
+    /// Scores "person" high for any subject (a taste the model has), and "company" a little higher
+    /// than its own taste for the subject "AMD".
+    struct Taste;
+
+    impl Likelihood for Taste {
+        fn log_likelihoods<'a>(
+            &'a self,
+            request: &'a ChatRequest,
+            options: &'a [String],
+        ) -> BoxFuture<'a, Result<Vec<f64>, LlmError>> {
+            let amd = request.messages[0].content.contains("Is \"AMD\"");
+            let scores = options
+                .iter()
+                .map(|option| match option.trim() {
+                    "a person" => -0.5,
+                    "a company" if amd => -1.0,
+                    "a company" => -3.0,
+                    _ => -6.0,
+                })
+                .collect();
+            Box::pin(async move { Ok(scores) })
+        }
+    }
+
+    #[test]
+    fn calibration_measures_each_option_against_a_subject_that_says_nothing() {
+        let plain = run(Chooser::new(Taste, "Lisa Su leads AMD.").choose_value(&kind(), "AMD"));
+        assert_eq!(plain.unwrap().value, "person");
+        let calibrated = run(Chooser::new(Taste, "Lisa Su leads AMD.")
+            .calibrated()
+            .choose_value(&kind(), "AMD"))
+        .unwrap();
+        assert_eq!(calibrated.value, "company");
+        // "company" gains 2 against its content-free score, "person" and "other" nothing.
+        let expected = 1.0 / (1.0 + 2.0 * (-2.0_f64).exp());
+        assert!(
+            (calibrated.probability - expected).abs() < 1e-9,
+            "{calibrated:?}"
+        );
     }
 }
