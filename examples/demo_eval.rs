@@ -78,7 +78,7 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
                     Err(e) => (None, 0, Some(e.to_string())),
                 }
             }
-            _ => match ontology::facts(&*llm, &case.text).await {
+            _ => match ontology::facts(&*llm, scorer.as_deref(), &case.text).await {
                 Ok((facts, usage)) => {
                     let facts: Vec<Value> = facts.iter().map(gold_form).collect();
                     (Some(json!({ "facts": facts })), usage.total(), None)

@@ -15,11 +15,16 @@
 #[path = "support/backend.rs"]
 pub mod backend;
 
+#[allow(dead_code)] // `clauses` is the ontology's
+#[path = "support/sentences.rs"]
+mod sentences;
+
 use llm_extract::check::{Check, Issues};
 use llm_extract::extract::{Chooser, Example};
 use llm_extract::llm::Likelihood;
 use llm_extract::llm::Usage;
 use llm_extract::{Extract, Extractor, Llm};
+use sentences::sentences;
 use serde::{Deserialize, Serialize};
 
 /// The person and the company a text names.
@@ -205,21 +210,4 @@ fn part_of(short: &str, long: &str) -> bool {
     let short: Vec<&str> = short.split_whitespace().collect();
     let long: Vec<&str> = long.split_whitespace().collect();
     !short.is_empty() && long.windows(short.len()).any(|run| run == short.as_slice())
-}
-
-/// The sentences of `text`: each ends after a `.`, `!` or `?` that is followed by a space or the end.
-fn sentences(text: &str) -> Vec<&str> {
-    let mut out = Vec::new();
-    let mut start = 0;
-    for (at, c) in text.char_indices() {
-        let end = at + c.len_utf8();
-        let next = text[end..].chars().next();
-        if matches!(c, '.' | '!' | '?') && next.is_none_or(char::is_whitespace) {
-            out.push(text[start..end].trim());
-            start = end;
-        }
-    }
-    out.push(text[start..].trim());
-    out.retain(|s| !s.is_empty());
-    out
 }
