@@ -180,12 +180,19 @@ fn an_adjacently_tagged_enum_is_known_once_its_tag_is_read() {
         })
     );
 
-    // A tuple variant grows as the JSON written so far; a unit variant, an alias, a catch-all.
+    // A tuple variant fills in its positions as their items are read (each `None` until then,
+    // `null` in JSON); a unit variant, an alias, a catch-all.
     let mut reader = PartialReader::<Event>::new();
     reader.feed(br#"{"t": "move", "c": [1, -2"#);
+    assert_eq!(reader.partial(), Some(&EventPartial::Move(Some(1), None)));
+    assert_eq!(
+        serde_json::to_value(reader.partial().unwrap()).unwrap(),
+        json!({"t": "move", "c": [1, null]})
+    );
+    reader.feed(b"]");
     assert_eq!(
         reader.partial(),
-        Some(&EventPartial::Move(Some(json!([1]))))
+        Some(&EventPartial::Move(Some(1), Some(-2)))
     );
     for (text, shown) in [
         (r#"{"t": "start"}"#, EventPartial::Start),
@@ -324,7 +331,7 @@ fn an_untagged_enum_shows_the_first_variant_the_json_fits() {
     );
     let mut reader = any();
     reader.feed(b"[1, 2");
-    assert_eq!(reader.partial(), Some(&ContactPartial::Pair(json!([1]))));
+    assert_eq!(reader.partial(), Some(&ContactPartial::Pair(Some(1), None)));
     let mut reader = PartialReader::<Vec<Contact>>::with_parser(PartialParser::new(true));
     reader.feed(b"[nul");
     assert_eq!(reader.partial(), Some(&Vec::new()));

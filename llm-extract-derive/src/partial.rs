@@ -11,7 +11,7 @@
 //! - newtype or `#[serde(transparent)]` struct -> its field's partial form (a type alias);
 //! - externally tagged enum with data -> an enum of the same variants, known once the name or the one
 //!   key is read: a newtype variant holds its field's partial form, a struct variant its fields each
-//!   an `Option`, a tuple variant the JSON written so far;
+//!   an `Option`, a tuple variant its positions each an `Option` ([`tuple`]);
 //! - adjacently tagged enum -> an enum of the same variants with the same tag and content keys, known
 //!   once the tag is read (any other string names the `#[serde(other)]` variant), its content held
 //!   as an externally tagged variant's data is ([`adjacent`]);
@@ -19,16 +19,18 @@
 //!   declaration order that the JSON written so far fits ([`untagged`] says when JSON fits);
 //! - generic enum -> as the same enum without type parameters, the partial form taking them, bounded
 //!   as a generic struct's ([`frame`]);
-//! - tuple struct, and any other enum (internally tagged with a newtype variant, tagged with an
-//!   untagged variant, externally or internally tagged with a `#[serde(other)]` variant, generic with a
-//!   type parameter only skipped or tuple fields name) -> `serde_json::Value`, the JSON written so far
-//!   (a type alias).
+//! - tuple struct -> a tuple struct of its positions, each an `Option` of its field's partial form,
+//!   serialized as an array with `null` at the positions not shown yet ([`tuple`]);
+//! - any other enum (internally tagged with a newtype variant, tagged with an untagged variant,
+//!   externally or internally tagged with a `#[serde(other)]` variant, generic with a type parameter
+//!   only skipped fields name) -> `serde_json::Value`, the JSON written so far (a type alias).
 //!
 //! It serializes with the JSON names serde reads, fields not yet shown left out, so a UI can take it as
 //! JSON. Generated locals start with `__` so field names cannot shadow them.
 
 mod adjacent;
 mod frame;
+mod tuple;
 mod untagged;
 
 use crate::ast::{Enum, Field, Input, Repr, Struct, Style, Variant};
@@ -55,9 +57,7 @@ pub fn expand(input: &Input) -> TokenStream {
         Input::Struct(input) => match input.inner() {
             Some(inner) if inner.attrs.extract.schemars.is_none() => expand_newtype(input, inner),
             Some(_) => expand_json(input.original, "the JSON written so far"),
-            None if matches!(input.style, Style::Tuple(_)) => {
-                expand_json(input.original, "the array written so far")
-            }
+            None if matches!(input.style, Style::Tuple(_)) => tuple::expand_struct(input),
             None => expand_struct(input),
         },
         Input::Enum(input) => {
@@ -120,8 +120,8 @@ fn expand_newtype(input: &Struct, inner: &Field) -> TokenStream {
     }
 }
 
-/// A type shown as the JSON written so far (`serde_json::Value`'s partial form): tuple structs and
-/// the enums no other form covers (see the module's doc). Its partial form names no type parameter,
+/// A type shown as the JSON written so far (`serde_json::Value`'s partial form): the enums no other
+/// form covers (see the module's doc). Its partial form names no type parameter,
 /// so the impls bound none.
 fn expand_json(input: &syn::DeriveInput, what: &str) -> TokenStream {
     let p = private();
@@ -1097,9 +1097,8 @@ fn expand_tagged(input: &Enum) -> TokenStream {
 
 /// The declaration of a variant of a tagged enum's partial form, under its JSON name: a unit variant
 /// stays one, a newtype variant holds its field's partial form, a struct variant its fields each an
-/// `Option`, a tuple variant the JSON written so far.
+/// `Option`, a tuple variant its positions each an `Option`.
 fn tagged_declaration(variant: &Variant) -> TokenStream {
-    let p = private();
     let name = &variant.name;
     let variant_ident = &variant.original.ident;
     let doc = format!("`{name}`.");
@@ -1109,7 +1108,10 @@ fn tagged_declaration(variant: &Variant) -> TokenStream {
             let ty = field_type(field);
             quote!((#ty))
         }
-        (Style::Tuple(_), None) => quote!((::core::option::Option<#p::Value>)),
+        (Style::Tuple(_), None) => {
+            let positions = tuple::declarations(&live(&variant.fields), false);
+            quote!((#(#positions,)*))
+        }
         (Style::Named, _) => {
             let fields = declarations(&live(&variant.fields), false);
             quote!({ #(#fields,)* })
@@ -1132,7 +1134,8 @@ fn newtype<'v, 'a>(variant: &'v Variant<'a>) -> Option<&'v Field<'a>> {
 
 /// An externally tagged enum with data: an enum of the same variants, known once the name (a unit
 /// variant's string) or the one key (any other variant's) is read; a newtype variant holds its field's
-/// partial form, a struct variant its fields each an `Option`, a tuple variant the JSON written so far.
+/// partial form, a struct variant its fields each an `Option`, a tuple variant its positions each an
+/// `Option`.
 fn expand_external(input: &Enum) -> TokenStream {
     let p = private();
     let ident = &input.original.ident;
@@ -1170,6 +1173,7 @@ fn expand_external(input: &Enum) -> TokenStream {
                     quote!(__value.is_object() && { let __node = __value; #required }),
                 )
             }
+            (Style::Tuple(_), None) => (tuple::empty(&partial, variant), quote!(true)),
             _ => (
                 quote!(#partial::#variant_ident(::core::option::Option::None)),
                 quote!(true),
@@ -1200,14 +1204,15 @@ fn expand_external(input: &Enum) -> TokenStream {
                     },
                 }
             }
-            (Style::Tuple(_), None) => quote! {
-                #partial::#variant_ident(__slot) => match #p::member(__node, #names) {
-                    ::core::option::Option::Some(__value) => {
-                        #p::sync_json(__slot, __value, __since, false)
-                    }
-                    ::core::option::Option::None => false,
-                },
-            },
+            (Style::Tuple(_), None) => {
+                let (pattern, update) = tuple::variant_update(&partial, variant);
+                quote! {
+                    #pattern => match #p::member(__node, #names) {
+                        ::core::option::Option::Some(__node) => #update,
+                        ::core::option::Option::None => false,
+                    },
+                }
+            }
             (Style::Named, _) => {
                 let fields = live(&variant.fields);
                 let bindings: Vec<Ident> =

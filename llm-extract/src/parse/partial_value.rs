@@ -20,7 +20,9 @@
 //!   first variant, in declaration order, that the JSON written so far fits ([`PartialValue::fits`]),
 //!   which can change as the JSON grows (serde takes the first variant that deserializes);
 //! - a list appears as soon as it begins; an item is appended when it would be shown (an item that
-//!   never would, ends the list's preview there);
+//!   never would, ends the list's preview there); so does a fixed-size array `[T; N]`;
+//! - a tuple, and a derived tuple struct, appears as soon as its array begins, each position `None`
+//!   until its item would be shown (serialized as `null`), then grown as a field is;
 //! - a field marked `#[extract(stream = "done")]` appears only once its value is complete.
 //!
 //! Every step is monotone: a shown field never disappears, a string never shrinks, a complete value
