@@ -1,4 +1,5 @@
-//! Typed partial forms of adjacently tagged, untagged and generic enums (recursive ones too): the
+//! Typed partial forms of adjacently tagged, untagged and generic enums (recursive ones too), of
+//! tuple structs and tuple variants, and of tuples and arrays as fields: the
 //! snapshots of an answer streamed token by token, through the reader and through
 //! `extract_partial`; what a chunked read shows equal to a fresh read of the same text, at every
 //! cut; and the last snapshot equal to the value serde reads.
@@ -668,6 +669,167 @@ async fn extract_partial_streams_typed_snapshots_of_the_new_shapes() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Tuple structs, tuple variants, tuples and arrays
+
+#[derive(Extract, Serialize, Deserialize, Debug, Clone, PartialEq)]
+struct Point(f64, f64);
+
+/// A string that grows, a skipped field (no item: the positions are the array's), a string shown only
+/// once complete, a list.
+#[derive(Extract, Serialize, Deserialize, Debug, Clone, PartialEq)]
+struct Span(
+    String,
+    #[serde(skip)] u8,
+    #[extract(stream = "done")] String,
+    Vec<u32>,
+);
+
+#[derive(Extract, Serialize, Deserialize, Debug, Clone, PartialEq)]
+struct Pair<T>(T, T);
+
+/// Externally tagged, with tuple variants.
+#[derive(Extract, Serialize, Deserialize, Debug, Clone, PartialEq)]
+enum Stroke {
+    Line(Point, Point),
+    Dot(Point),
+    Path(Vec<Point>, bool),
+    Clear,
+}
+
+/// Generic, with a tuple variant.
+#[derive(Extract, Serialize, Deserialize, Debug, Clone, PartialEq)]
+enum Both<L, R> {
+    Pair(L, R),
+    Neither,
+}
+
+/// Tuple structs and variants, tuples and arrays as fields, nested.
+#[derive(Extract, Serialize, Deserialize, Debug, Clone, PartialEq)]
+struct Drawing {
+    strokes: Vec<Stroke>,
+    origin: (f64, f64),
+    tagged: Vec<(String, Pair<u8>)>,
+    rgb: [u8; 3],
+    span: Option<Span>,
+    both: Both<u8, String>,
+}
+
+#[test]
+fn a_tuple_struct_fills_in_its_positions_as_its_items_are_read() {
+    assert_eq!(
+        snapshots::<Point>("[1.5, -2]"),
+        [
+            PointPartial(None, None),
+            PointPartial(Some(1.5), None),
+            PointPartial(Some(1.5), Some(-2.0)),
+        ]
+    );
+    assert_eq!(
+        snapshots::<Span>(r#"["ab", "cd", [1]]"#),
+        [
+            SpanPartial(None, None, None),
+            SpanPartial(Some("ab".into()), None, None),
+            // The second position waits for its string to end.
+            SpanPartial(Some("ab".into()), Some("cd".into()), None),
+            SpanPartial(Some("ab".into()), Some("cd".into()), Some(vec![])),
+            SpanPartial(Some("ab".into()), Some("cd".into()), Some(vec![1])),
+        ]
+    );
+    // An array with `null` at each position not shown yet, as long as the value's.
+    let mut reader = PartialReader::<Span>::new();
+    reader.feed(br#"["a"#);
+    assert_eq!(
+        serde_json::to_value(reader.partial().unwrap()).unwrap(),
+        json!(["a", null, null])
+    );
+    // Not an array: nothing shown.
+    let mut reader = PartialReader::<Point>::new();
+    reader.feed(br#"{"0": 1"#);
+    assert_eq!(reader.partial(), None);
+    // A generic tuple struct, its partial form asking nothing of its parameter.
+    let seen = snapshots::<Pair<Person>>(r#"[{"name": "Ada"}, {"name": "Bo"}]"#);
+    let shown = seen.last().unwrap();
+    assert_eq!(
+        (
+            shown.0.as_ref().map(|p| &p.name),
+            shown.1.as_ref().map(|p| &p.name)
+        ),
+        (
+            Some(&Some("Ada".to_string())),
+            Some(&Some("Bo".to_string()))
+        )
+    );
+    assert_eq!(
+        format!("{:?}", PairPartial::<u8>(Some(1), None, Default::default())),
+        "PairPartial(Some(1), None)"
+    );
+}
+
+#[test]
+fn tuple_variants_and_tuples_grow_position_by_position() {
+    let seen = snapshots::<Stroke>(r#"{"Line": [[0, 1], [2, 3]]}"#);
+    assert_eq!(seen.first(), Some(&StrokePartial::Line(None, None)));
+    assert!(seen.contains(&StrokePartial::Line(
+        Some(PointPartial(Some(0.0), Some(1.0))),
+        Some(PointPartial(None, None))
+    )));
+    assert_eq!(
+        seen.last(),
+        Some(&StrokePartial::Line(
+            Some(PointPartial(Some(0.0), Some(1.0))),
+            Some(PointPartial(Some(2.0), Some(3.0)))
+        ))
+    );
+    // A newtype variant of a tuple struct holds its partial form.
+    let seen = snapshots::<Stroke>(r#"{"Dot": [4, 5]}"#);
+    assert_eq!(
+        seen.last(),
+        Some(&StrokePartial::Dot(Some(PointPartial(
+            Some(4.0),
+            Some(5.0)
+        ))))
+    );
+    // A generic enum's tuple variant.
+    let seen = snapshots::<Both<u8, String>>(r#"{"Pair": [7, "seven"]}"#);
+    assert_eq!(seen.first(), Some(&BothPartial::Pair(None, None)));
+    assert_eq!(
+        seen.last(),
+        Some(&BothPartial::Pair(Some(7), Some("seven".into())))
+    );
+    assert!(seen.contains(&BothPartial::Pair(Some(7), Some("se".into()))));
+
+    let mut reader = PartialReader::<Drawing>::new();
+    reader.feed(br#"{"origin": [0.5, 1"#);
+    assert_eq!(reader.partial().unwrap().origin, Some((Some(0.5), None)));
+    reader.feed(br#"], "tagged": [["north", [1"#);
+    assert_eq!(
+        reader.partial().unwrap().tagged,
+        Some(vec![(
+            Some("north".into()),
+            Some(PairPartial(None, None, Default::default()))
+        )])
+    );
+    reader.feed(br#", 2]]], "rgb": [9, 8"#);
+    let partial = reader.partial().unwrap();
+    assert_eq!(partial.rgb, Some(vec![9]));
+    assert_eq!(
+        serde_json::to_value(partial).unwrap(),
+        json!({"origin": [0.5, 1.0], "tagged": [["north", [1, 2]]], "rgb": [9]})
+    );
+}
+
+#[test]
+fn tuple_snapshots_agree_at_every_cut() {
+    agrees_at_every_cut::<Drawing>(
+        r#"{"strokes": [{"Line": [[0, 1], [2.5, -3]]}, "Clear", {"Path": [[[1, 1], [2, 2]], true]},
+            {"Dot": [0, 0]}], "origin": [1e1, -0.5], "tagged": [["a long label é€", [1, 2]], ["", [3, 4]]],
+            "rgb": [1, 2, 3], "span": ["one \"quoted\" text", "done", [1, 22, 333]],
+            "both": {"Pair": [255, "written slowly"]}}"#,
+    );
+    agrees_at_every_cut::<Vec<Both<u8, String>>>(r#"["Neither", {"Pair": [1, "x"]}, "Neither"]"#);
+}
+
+// ---------------------------------------------------------------------------------------------
 // Any answer, any split
 
 /// Every new shape in one answer.
@@ -786,6 +948,80 @@ prop_compose! {
     }
 }
 
+/// `text` fed cut at `cuts`: after every piece, the value shown is the one a reader given the same
+/// prefix at once shows, `feed` reports a change exactly when it changed, and once whole it is the
+/// value serde reads.
+fn split_agrees<T>(text: &str, cuts: &[prop::sample::Index]) -> Result<(), TestCaseError>
+where
+    T: PartialValue + Schema + DeserializeOwned + Serialize,
+{
+    let bytes = text.as_bytes();
+    let mut cuts: Vec<usize> = cuts.iter().map(|cut| cut.index(bytes.len() + 1)).collect();
+    cuts.sort_unstable();
+    let mut reader = PartialReader::<T>::new();
+    let mut start = 0;
+    for cut in cuts.into_iter().chain(std::iter::once(bytes.len())) {
+        let before = reader.partial().cloned();
+        let changed = reader.feed(&bytes[start..cut]);
+        let mut fresh = PartialReader::<T>::new();
+        fresh.feed(&bytes[..cut]);
+        prop_assert_eq!(reader.partial(), fresh.partial(), "after {} bytes", cut);
+        prop_assert_eq!(
+            changed,
+            reader.partial().cloned() != before,
+            "after {} bytes",
+            cut
+        );
+        start = cut;
+    }
+    let value: T = serde_json::from_str(text).unwrap();
+    prop_assert_eq!(
+        serde_json::to_value(reader.partial().unwrap()).unwrap(),
+        without_nulls(serde_json::to_value(value).unwrap())
+    );
+    Ok(())
+}
+
+fn point() -> impl Strategy<Value = Point> {
+    (-1e6..1e6f64, -1e6..1e6f64).prop_map(|(x, y)| Point(x, y))
+}
+
+fn stroke() -> impl Strategy<Value = Stroke> {
+    prop_oneof![
+        (point(), point()).prop_map(|(from, to)| Stroke::Line(from, to)),
+        point().prop_map(Stroke::Dot),
+        (prop::collection::vec(point(), 0..3), any::<bool>())
+            .prop_map(|(points, closed)| Stroke::Path(points, closed)),
+        Just(Stroke::Clear),
+    ]
+}
+
+prop_compose! {
+    fn drawing()(
+        strokes in prop::collection::vec(stroke(), 0..4),
+        origin in (-1e3..1e3f64, -1e3..1e3f64),
+        tagged in prop::collection::vec((text(), any::<u8>(), any::<u8>()), 0..3),
+        rgb in any::<[u8; 3]>(),
+        span in prop::option::of((text(), text(), prop::collection::vec(any::<u32>(), 0..3))),
+        both in prop::option::of((any::<u8>(), text())),
+        pretty in any::<bool>(),
+    ) -> String {
+        let value = Drawing {
+            strokes,
+            origin,
+            tagged: tagged.into_iter().map(|(label, a, b)| (label, Pair(a, b))).collect(),
+            rgb,
+            span: span.map(|(head, tail, list)| Span(head, 0, tail, list)),
+            both: both.map_or(Both::Neither, |(a, b)| Both::Pair(a, b)),
+        };
+        if pretty {
+            serde_json::to_string_pretty(&value).unwrap()
+        } else {
+            serde_json::to_string(&value).unwrap()
+        }
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(96))]
 
@@ -797,25 +1033,16 @@ proptest! {
         text in mixed(),
         cuts in prop::collection::vec(any::<prop::sample::Index>(), 0..40),
     ) {
-        let bytes = text.as_bytes();
-        let mut cuts: Vec<usize> = cuts.iter().map(|cut| cut.index(bytes.len() + 1)).collect();
-        cuts.sort_unstable();
-        let mut reader = PartialReader::<Mixed>::new();
-        let mut start = 0;
-        for cut in cuts.into_iter().chain(std::iter::once(bytes.len())) {
-            let before = reader.partial().cloned();
-            let changed = reader.feed(&bytes[start..cut]);
-            let mut fresh = PartialReader::<Mixed>::new();
-            fresh.feed(&bytes[..cut]);
-            prop_assert_eq!(reader.partial(), fresh.partial(), "after {} bytes", cut);
-            prop_assert_eq!(changed, reader.partial().cloned() != before, "after {} bytes", cut);
-            start = cut;
-        }
-        let value: Mixed = serde_json::from_str(&text).unwrap();
-        prop_assert_eq!(
-            serde_json::to_value(reader.partial().unwrap()).unwrap(),
-            without_nulls(serde_json::to_value(value).unwrap())
-        );
+        split_agrees::<Mixed>(&text, &cuts)?;
+    }
+
+    /// The same for tuple structs, tuple variants, tuples and arrays.
+    #[test]
+    fn every_split_of_tuples_shows_what_the_prefix_read_at_once_shows(
+        text in drawing(),
+        cuts in prop::collection::vec(any::<prop::sample::Index>(), 0..40),
+    ) {
+        split_agrees::<Drawing>(&text, &cuts)?;
     }
 
     /// Any bytes, any split: no panic, and what the bytes read at once show.
