@@ -830,6 +830,115 @@ fn tuple_snapshots_agree_at_every_cut() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Internally tagged enums with newtype variants, catch-all variants
+
+/// Newtype variants of a struct and of a map, a struct variant, an alias, a catch-all.
+#[derive(Extract, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+enum Figure {
+    Round(Circle),
+    Notes(std::collections::BTreeMap<String, String>),
+    Square {
+        side: f64,
+    },
+    #[serde(alias = "void")]
+    Empty,
+    #[serde(other)]
+    Unknown,
+}
+
+/// Externally tagged with a catch-all: any other name is it.
+#[derive(Extract, Serialize, Deserialize, Debug, Clone, PartialEq)]
+enum Colour {
+    Red,
+    Green(u8),
+    #[serde(other)]
+    Unnamed,
+}
+
+#[test]
+fn an_internally_tagged_newtype_variant_holds_its_content_read_from_the_same_object() {
+    let seen = snapshots::<Figure>(r#"{"kind": "round", "radius": 2.5, "label": "sun"}"#);
+    // Known once the tag is read; the content shown once one of its fields is.
+    assert_eq!(seen.first(), Some(&FigurePartial::Round(None)));
+    assert!(seen.contains(&FigurePartial::Round(Some(CirclePartial {
+        radius: Some(2.5),
+        label: Some("s".into())
+    }))));
+    assert_eq!(
+        seen.last(),
+        Some(&FigurePartial::Round(Some(CirclePartial {
+            radius: Some(2.5),
+            label: Some("sun".into())
+        })))
+    );
+    // The content not shown yet serializes as no member: the tag alone.
+    assert_eq!(
+        serde_json::to_value(FigurePartial::Round(None)).unwrap(),
+        json!({"kind": "round"})
+    );
+    // The tag written after the content.
+    let seen = snapshots::<Figure>(r#"{"radius": 1, "kind": "round"}"#);
+    assert_eq!(
+        seen,
+        [FigurePartial::Round(Some(CirclePartial {
+            radius: Some(1.0),
+            label: None
+        }))]
+    );
+    // A map's content leaves the tag out, as serde does.
+    let seen = snapshots::<Figure>(r#"{"kind": "notes", "a": "x", "b": "yz"}"#);
+    let notes = [("a", "x"), ("b", "yz")]
+        .map(|(key, value)| (key.to_string(), value.to_string()))
+        .into();
+    assert_eq!(seen.last(), Some(&FigurePartial::Notes(Some(notes))));
+    // An alias, a catch-all for any other tag; a tag not yet whole shows nothing.
+    for (text, shown) in [
+        (r#"{"kind": "void"}"#, Some(FigurePartial::Empty)),
+        (
+            r#"{"kind": "hexagon", "side": 1}"#,
+            Some(FigurePartial::Unknown),
+        ),
+        (r#"{"kind": "squ"#, None),
+        (
+            r#"{"kind": "square", "side": 3"#,
+            Some(FigurePartial::Square { side: None }),
+        ),
+    ] {
+        let mut reader = PartialReader::<Figure>::new();
+        reader.feed(text.as_bytes());
+        assert_eq!(reader.partial(), shown.as_ref(), "{text}");
+    }
+}
+
+#[test]
+fn an_externally_tagged_catch_all_takes_any_other_name() {
+    for (text, shown) in [
+        (r#""Blue""#, Some(ColourPartial::Unnamed)),
+        (r#""Red""#, Some(ColourPartial::Red)),
+        (r#""Bl"#, None),
+        // A variant with data named as a string is none of them.
+        (r#""Green""#, None),
+        (r#"{"Green": 4}"#, Some(ColourPartial::Green(Some(4)))),
+    ] {
+        // A string alone is an answer (a reader of `Colour` skips prose before an object).
+        let mut reader = PartialReader::<Colour>::with_parser(PartialParser::new(false));
+        reader.feed(text.as_bytes());
+        assert_eq!(reader.partial(), shown.as_ref(), "{text}");
+    }
+}
+
+#[test]
+fn catch_all_and_newtype_snapshots_agree_at_every_cut() {
+    agrees_at_every_cut::<Vec<Figure>>(
+        r#"[{"kind": "round", "radius": 1.5, "label": "a label written slowly é€"},
+            {"label": null, "radius": 2, "kind": "round"}, {"kind": "notes", "k": "v", "kind2": "w"},
+            {"kind": "square", "side": 4}, {"kind": "empty"}, {"kind": "hexagon"}]"#,
+    );
+    agrees_at_every_cut::<Vec<Colour>>(r#"["Red", {"Green": 200}, "Blue", "Red"]"#);
+}
+
+// ---------------------------------------------------------------------------------------------
 // Any answer, any split
 
 /// Every new shape in one answer.

@@ -63,20 +63,20 @@ pub fn expand(input: &Input) -> TokenStream {
         Input::Enum(input) => {
             let live = input.live();
             let plain = live.iter().all(|v| !v.other() && !v.untagged());
-            let named_or_unit = live
-                .iter()
-                .all(|v| matches!(v.style, Style::Named | Style::Unit));
             let tagged = live.iter().all(|v| !v.untagged());
+            let internal_shapes = live
+                .iter()
+                .all(|v| matches!(v.style, Style::Named | Style::Unit) || newtype(v).is_some());
             match input.repr() {
                 // A type parameter no live field names would be unused by the partial form.
                 _ if !frame::params_used(input) => {
                     expand_json(input.original, "the JSON written so far")
                 }
-                Repr::Internal { .. } if plain && named_or_unit => expand_tagged(input),
+                Repr::Internal { .. } if tagged && internal_shapes => expand_tagged(input),
                 Repr::External if plain && input.fieldless() && !generic(input) => {
                     expand_fieldless(input)
                 }
-                Repr::External if plain => expand_external(input),
+                Repr::External if tagged => expand_external(input),
                 Repr::Adjacent { tag, content } if tagged => {
                     adjacent::expand(input, &tag, &content)
                 }
@@ -718,6 +718,19 @@ enum Walk {
 }
 
 impl Walk {
+    /// The method, and the arguments a level that takes no step of its own (an internally tagged
+    /// newtype variant) passes on after the slot: the path or route as it was given.
+    fn passed_on(self) -> (Ident, TokenStream) {
+        match self {
+            Walk::Grow => (format_ident!("grow_at"), quote!(__path)),
+            Walk::Update => (
+                format_ident!("update_at"),
+                quote!(__route, __node, __since, __depth),
+            ),
+            Walk::Growing => (format_ident!("growing_at"), quote!(__path, __next, __node)),
+        }
+    }
+
     /// The method, and the arguments it passes on after the slot.
     fn call(self) -> (Ident, TokenStream) {
         match self {
@@ -978,6 +991,10 @@ fn variant_arms(
         .collect()
 }
 
+/// An internally tagged enum: an enum of the same variants with the same tag, known once the tag is
+/// read whole and names a variant (any other string names the `#[serde(other)]` variant, if there is
+/// one). A struct variant's fields are each an `Option`; a newtype variant holds its content's partial
+/// form, read from the same object (the tag aside), `None` until shown, serialized as `{}` then.
 fn expand_tagged(input: &Enum) -> TokenStream {
     let p = private();
     let ident = &input.original.ident;
@@ -990,15 +1007,38 @@ fn expand_tagged(input: &Enum) -> TokenStream {
         .map(|t| t.value())
         .unwrap_or_default();
     let doc = doc(ident, "known once its tag is read, every field an `Option`");
-    let variants: Vec<&Variant> = input.variants.iter().filter(|v| !v.skipped()).collect();
+    let variants = input.live();
+    let other = variants.iter().find(|variant| variant.other());
+    let named: Vec<&&Variant> = variants.iter().filter(|v| !v.other()).collect();
+    // The struct and unit variants, and the newtype variants with their field.
+    let with_fields: Vec<&Variant> = variants
+        .iter()
+        .copied()
+        .filter(|v| newtype(v).is_none())
+        .collect();
+    let newtypes: Vec<(&Variant, &Field)> = variants
+        .iter()
+        .filter_map(|v| Some((*v, newtype(v)?)))
+        .collect();
+    let names_of = |variant: &Variant| {
+        let name = &variant.name;
+        let aliases = variant.aliases();
+        quote!(#name #(| #aliases)*)
+    };
     let declarations = variants.iter().map(|variant| {
         let name = &variant.name;
         let variant_ident = &variant.original.ident;
-        let fields = declarations(&variant_fields(variant), false);
         let doc = format!("`{name}`.");
         // A unit variant stays one (`V {}` still builds and matches it below).
-        let body = match variant.style {
-            Style::Named => quote!({ #(#fields,)* }),
+        let body = match (&variant.style, newtype(variant)) {
+            (_, Some(field)) => {
+                let ty = field_type(field);
+                quote!((#[serde(serialize_with = "::llm_extract::__private::content_or_empty")] #ty))
+            }
+            (Style::Named, _) => {
+                let fields = declarations(&variant_fields(variant), false);
+                quote!({ #(#fields,)* })
+            }
             _ => TokenStream::new(),
         };
         quote! {
@@ -1007,32 +1047,83 @@ fn expand_tagged(input: &Enum) -> TokenStream {
             #variant_ident #body
         }
     });
-    let shown_arms = variants.iter().map(|variant| {
-        let name = &variant.name;
+    let shown_arms = named.iter().map(|variant| {
+        let names = names_of(variant);
         let required = required_shown(&variant_fields(variant));
-        quote!(::core::option::Option::Some(#name) => #required,)
+        quote!(::core::option::Option::Some(#names) => #required,)
     });
-    let empty_arms = variants.iter().map(|variant| {
-        let name = &variant.name;
+    let empty = |variant: &Variant| {
         let variant_ident = &variant.original.ident;
+        if newtype(variant).is_some() {
+            return quote!(#partial::#variant_ident(::core::option::Option::None));
+        }
         let fields = variant_fields(variant);
         let idents = fields.iter().map(|f| &f.original.ident);
-        quote! {
-            #name => #partial::#variant_ident { #(#idents: ::core::option::Option::None,)* },
-        }
+        quote!(#partial::#variant_ident { #(#idents: ::core::option::Option::None,)* })
+    };
+    let empty_arms = named.iter().map(|variant| {
+        let names = names_of(variant);
+        let empty = empty(variant);
+        quote!(#names => #empty,)
     });
-    let update_arms = variant_arms(&partial, &variants, |fields, slot| {
+    let (other_shown, other_empty) = match other {
+        Some(variant) => (quote!(true), empty(variant)),
+        None => (quote!(false), quote!(return ::core::option::Option::None)),
+    };
+    let update_arms = variant_arms(&partial, &with_fields, |fields, slot| {
         update_loop(fields, slot)
     });
-    let growing_arms = variant_arms(&partial, &variants, |fields, slot| {
+    let newtype_update_arms = newtypes.iter().map(|(variant, field)| {
+        let variant_ident = &variant.original.ident;
+        let sync = sync_expr(field, quote!(__f0));
+        // serde reads the content from the object without the tag: a map does not hold it.
+        let strip = (ty::kind(field.ty) == ty::Kind::Map).then(|| {
+            quote! {
+                if let ::core::option::Option::Some(__map) = __f0.as_mut() {
+                    #p::without_keys(__map, &[#tag]);
+                }
+            }
+        });
+        quote! {
+            #partial::#variant_ident(__f0) => {
+                let __value = __node;
+                __changed |= #sync;
+                #strip
+            }
+        }
+    });
+    let growing_arms = variant_arms(&partial, &with_fields, |fields, slot| {
         growing_match(fields, slot)
     });
+    // A newtype variant takes no step of its own: its content is the same object.
+    let passed_on = |walk: Option<Walk>| {
+        newtypes
+            .iter()
+            .map(|(variant, field)| {
+                let variant_ident = &variant.original.ident;
+                let ty = field.ty;
+                let grows = !done(field) && field.attrs.extract.schemars.is_none();
+                let (method, args) = match walk {
+                    None => (format_ident!("growing"), quote!(__node, __path)),
+                    Some(walk) => walk.passed_on(),
+                };
+                let call = if grows {
+                    quote_spanned!(ty.span()=> <#ty as #p::PartialValue>::#method(__f0.as_mut()?, #args))
+                } else {
+                    quote!(::core::option::Option::None)
+                };
+                quote!(#partial::#variant_ident(__f0) => #call,)
+            })
+            .collect::<Vec<_>>()
+    };
+    let growing_newtypes = passed_on(None);
     // Each walk's step match, inside a match on the variant.
     let steps = |walk| {
-        let arms = variant_arms(&partial, &variants, |fields, slot| {
+        let arms = variant_arms(&partial, &with_fields, |fields, slot| {
             step_match(fields, slot, walk)
         });
-        quote!(match __partial { #(#arms)* })
+        let newtypes = passed_on(Some(walk));
+        quote!(match __partial { #(#arms)* #(#newtypes)* })
     };
     let own = quote!(Self::Partial);
     let grow_at = grow_at_fn(&own, steps(Walk::Grow));
@@ -1043,17 +1134,19 @@ fn expand_tagged(input: &Enum) -> TokenStream {
         fn shown(__node: #p::Node<'_>) -> bool {
             match #p::complete_str(__node.get(#tag)) {
                 #(#shown_arms)*
-                _ => false,
+                ::core::option::Option::Some(_) => #other_shown,
+                ::core::option::Option::None => false,
             }
         }
 
+        #[allow(unreachable_code)]
         fn build(__node: #p::Node<'_>) -> ::core::option::Option<Self::Partial> {
             if !<Self as #p::PartialValue>::shown(__node) {
                 return ::core::option::Option::None;
             }
             let mut __partial = match #p::complete_str(__node.get(#tag))? {
                 #(#empty_arms)*
-                _ => return ::core::option::Option::None,
+                _ => #other_empty,
             };
             <Self as #p::PartialValue>::update(&mut __partial, __node, 0);
             ::core::option::Option::Some(__partial)
@@ -1064,6 +1157,7 @@ fn expand_tagged(input: &Enum) -> TokenStream {
             let mut __changed = false;
             match __partial {
                 #(#update_arms)*
+                #(#newtype_update_arms)*
             }
             __changed
         }
@@ -1073,6 +1167,7 @@ fn expand_tagged(input: &Enum) -> TokenStream {
         #growing_signature {
             match __partial {
                 #(#growing_arms)*
+                #(#growing_newtypes)*
             }
         }
 
@@ -1135,7 +1230,7 @@ fn newtype<'v, 'a>(variant: &'v Variant<'a>) -> Option<&'v Field<'a>> {
 /// An externally tagged enum with data: an enum of the same variants, known once the name (a unit
 /// variant's string) or the one key (any other variant's) is read; a newtype variant holds its field's
 /// partial form, a struct variant its fields each an `Option`, a tuple variant its positions each an
-/// `Option`.
+/// `Option`. Any other complete string names the `#[serde(other)]` variant, if there is one.
 fn expand_external(input: &Enum) -> TokenStream {
     let p = private();
     let ident = &input.original.ident;
@@ -1160,6 +1255,26 @@ fn expand_external(input: &Enum) -> TokenStream {
             let aliases = variant.aliases();
             quote!(#name #(| #aliases)* => ::core::option::Option::Some(#partial::#variant_ident),)
         });
+    // A string naming a variant with data is none of them; any other names the catch-all, if any.
+    let data_names: Vec<TokenStream> = variants
+        .iter()
+        .filter(|v| !matches!(v.style, Style::Unit))
+        .map(|variant| {
+            let name = &variant.name;
+            let aliases = variant.aliases();
+            quote!(#name #(| #aliases)*)
+        })
+        .collect();
+    let data_arm =
+        (!data_names.is_empty()).then(|| quote!(#(#data_names)|* => ::core::option::Option::None,));
+    let other = match variants.iter().find(|variant| variant.other()) {
+        Some(variant) => {
+            let variant_ident = &variant.original.ident;
+            quote!(::core::option::Option::Some(#partial::#variant_ident))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    let readable = quote!(<#p::Value as #p::PartialValue>::shown(__value));
     let keyed = variants.iter().filter(|v| !matches!(v.style, Style::Unit)).map(|variant| {
         let variant_ident = &variant.original.ident;
         let names = names_of(variant);
@@ -1173,10 +1288,12 @@ fn expand_external(input: &Enum) -> TokenStream {
                     quote!(__value.is_object() && { let __node = __value; #required }),
                 )
             }
-            (Style::Tuple(_), None) => (tuple::empty(&partial, variant), quote!(true)),
+            // Shown once its value has begun, as the tree shows it: not while it is a number or a
+            // word not yet ended (no chunk would show the variant then).
+            (Style::Tuple(_), None) => (tuple::empty(&partial, variant), readable.clone()),
             _ => (
                 quote!(#partial::#variant_ident(::core::option::Option::None)),
-                quote!(true),
+                readable.clone(),
             ),
         };
         quote! {
@@ -1249,7 +1366,8 @@ fn expand_external(input: &Enum) -> TokenStream {
             {
                 return match __name {
                     #(#unit_arms)*
-                    _ => ::core::option::Option::None,
+                    #data_arm
+                    _ => #other,
                 };
             }
             if !__node.is_object() {

@@ -303,6 +303,21 @@ pub fn json_shown(node: Option<Node<'_>>, done: bool) -> bool {
     field_shown::<Value>(node, done)
 }
 
+/// Serializes the content of an internally tagged enum's newtype variant: the content's partial form,
+/// or an empty map while it is not shown (serde writes the tag beside the content's members, so the
+/// content must be a map).
+#[doc(hidden)]
+pub fn content_or_empty<T: Serialize, S: serde::Serializer>(
+    content: &Option<T>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    match content {
+        Some(content) => content.serialize(serializer),
+        None => serializer.serialize_map(Some(0))?.end(),
+    }
+}
+
 /// The complete string of a tag or fieldless enum.
 #[doc(hidden)]
 #[inline]
