@@ -712,6 +712,8 @@ struct Drawing {
     rgb: [u8; 3],
     span: Option<Span>,
     both: Both<u8, String>,
+    figures: Vec<Figure>,
+    colours: Vec<Colour>,
 }
 
 #[test]
@@ -824,7 +826,8 @@ fn tuple_snapshots_agree_at_every_cut() {
         r#"{"strokes": [{"Line": [[0, 1], [2.5, -3]]}, "Clear", {"Path": [[[1, 1], [2, 2]], true]},
             {"Dot": [0, 0]}], "origin": [1e1, -0.5], "tagged": [["a long label é€", [1, 2]], ["", [3, 4]]],
             "rgb": [1, 2, 3], "span": ["one \"quoted\" text", "done", [1, 22, 333]],
-            "both": {"Pair": [255, "written slowly"]}}"#,
+            "both": {"Pair": [255, "written slowly"]}, "figures": [{"kind": "round", "radius": 1}],
+            "colours": ["Red", "Teal", {"Green": 1}]}"#,
     );
     agrees_at_every_cut::<Vec<Both<u8, String>>>(r#"["Neither", {"Pair": [1, "x"]}, "Neither"]"#);
 }
@@ -1105,6 +1108,25 @@ fn stroke() -> impl Strategy<Value = Stroke> {
     ]
 }
 
+fn figure() -> impl Strategy<Value = Figure> {
+    prop_oneof![
+        (0.0..10.0f64, prop::option::of(text()))
+            .prop_map(|(radius, label)| Figure::Round(Circle { radius, label })),
+        prop::collection::btree_map("[a-j]{1,3}", text(), 0..3).prop_map(Figure::Notes),
+        (0.0..10.0f64).prop_map(|side| Figure::Square { side }),
+        Just(Figure::Empty),
+        Just(Figure::Unknown),
+    ]
+}
+
+fn colour() -> impl Strategy<Value = Colour> {
+    prop_oneof![
+        Just(Colour::Red),
+        any::<u8>().prop_map(Colour::Green),
+        Just(Colour::Unnamed),
+    ]
+}
+
 prop_compose! {
     fn drawing()(
         strokes in prop::collection::vec(stroke(), 0..4),
@@ -1113,6 +1135,8 @@ prop_compose! {
         rgb in any::<[u8; 3]>(),
         span in prop::option::of((text(), text(), prop::collection::vec(any::<u32>(), 0..3))),
         both in prop::option::of((any::<u8>(), text())),
+        figures in prop::collection::vec(figure(), 0..4),
+        colours in prop::collection::vec(colour(), 0..4),
         pretty in any::<bool>(),
     ) -> String {
         let value = Drawing {
@@ -1122,6 +1146,8 @@ prop_compose! {
             rgb,
             span: span.map(|(head, tail, list)| Span(head, 0, tail, list)),
             both: both.map_or(Both::Neither, |(a, b)| Both::Pair(a, b)),
+            figures,
+            colours,
         };
         if pretty {
             serde_json::to_string_pretty(&value).unwrap()
@@ -1145,7 +1171,8 @@ proptest! {
         split_agrees::<Mixed>(&text, &cuts)?;
     }
 
-    /// The same for tuple structs, tuple variants, tuples and arrays.
+    /// The same for tuple structs, tuple variants, tuples and arrays, internally tagged newtype
+    /// variants and catch-all variants.
     #[test]
     fn every_split_of_tuples_shows_what_the_prefix_read_at_once_shows(
         text in drawing(),

@@ -4,14 +4,17 @@
 //! kind of value is shown).
 //!
 //! - struct `T` -> struct `TPartial`, deriving `Debug, Clone, Default, PartialEq, Serialize`;
-//! - internally tagged enum of struct and unit variants -> enum `TPartial` with the same tag and
-//!   variants, each field optional
-//!   (known once the tag is read; no `Default`, since no variant is a default);
+//! - internally tagged enum of struct, unit and newtype variants -> enum `TPartial` with the same tag
+//!   and variants, each field optional, a newtype variant holding its content's partial form (read
+//!   from the same object, `None` until shown and serialized as no member then), known once the tag
+//!   is read (any other string names the `#[serde(other)]` variant; no `Default`, since no variant is
+//!   a default);
 //! - fieldless enum -> a copy of it (`Copy` too), shown once its string is complete;
 //! - newtype or `#[serde(transparent)]` struct -> its field's partial form (a type alias);
-//! - externally tagged enum with data -> an enum of the same variants, known once the name or the one
-//!   key is read: a newtype variant holds its field's partial form, a struct variant its fields each
-//!   an `Option`, a tuple variant its positions each an `Option` ([`tuple`]);
+//! - externally tagged enum with data, or with a `#[serde(other)]` variant -> an enum of the same
+//!   variants, known once the name or the one key is read (any other name the `other` variant): a
+//!   newtype variant holds its field's partial form, a struct variant its fields each an `Option`, a
+//!   tuple variant its positions each an `Option` ([`tuple`]);
 //! - adjacently tagged enum -> an enum of the same variants with the same tag and content keys, known
 //!   once the tag is read (any other string names the `#[serde(other)]` variant), its content held
 //!   as an externally tagged variant's data is ([`adjacent`]);
@@ -21,9 +24,9 @@
 //!   as a generic struct's ([`frame`]);
 //! - tuple struct -> a tuple struct of its positions, each an `Option` of its field's partial form,
 //!   serialized as an array with `null` at the positions not shown yet ([`tuple`]);
-//! - any other enum (internally tagged with a newtype variant, tagged with an untagged variant,
-//!   externally or internally tagged with a `#[serde(other)]` variant, generic with a type parameter
-//!   only skipped fields name) -> `serde_json::Value`, the JSON written so far (a type alias).
+//! - any other enum (tagged with an `#[serde(untagged)]` variant, internally tagged with a tuple
+//!   variant, generic with a type parameter only skipped fields name) -> `serde_json::Value`, the JSON
+//!   written so far (a type alias).
 //!
 //! It serializes with the JSON names serde reads, fields not yet shown left out, so a UI can take it as
 //! JSON. Generated locals start with `__` so field names cannot shadow them.
