@@ -820,6 +820,30 @@ fn tuple_variants_and_tuples_grow_position_by_position() {
     );
 }
 
+/// One field left of two: serde writes an array of one item.
+#[derive(Extract, Serialize, Deserialize, Debug, Clone, PartialEq)]
+struct Lone(String, #[serde(skip)] u8);
+
+#[derive(Extract, Serialize, Deserialize, Debug, Clone, PartialEq)]
+enum Kept {
+    One(u8, #[serde(skip)] u8),
+    Two(u8, u8),
+}
+
+#[test]
+fn a_lone_position_serializes_as_serde_writes_it() {
+    assert_eq!(
+        snapshots::<Lone>(r#"["ab"]"#).last(),
+        Some(&LonePartial(Some("ab".into())))
+    );
+    assert_eq!(
+        serde_json::to_value(LonePartial(None)).unwrap(),
+        json!([null])
+    );
+    agrees_at_every_cut::<Lone>(r#"["only"]"#);
+    agrees_at_every_cut::<Vec<Kept>>(r#"[{"One": [1]}, {"Two": [2, 3]}]"#);
+}
+
 #[test]
 fn tuple_snapshots_agree_at_every_cut() {
     agrees_at_every_cut::<Drawing>(

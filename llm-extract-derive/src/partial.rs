@@ -1207,7 +1207,7 @@ fn tagged_declaration(variant: &Variant) -> TokenStream {
             quote!((#ty))
         }
         (Style::Tuple(_), None) => {
-            let positions = tuple::declarations(&live(&variant.fields), false);
+            let positions = tuple::declarations(&live(&variant.fields), false, true);
             quote!((#(#positions,)*))
         }
         (Style::Named, _) => {

@@ -20,14 +20,18 @@ use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::Ident;
 
-/// The positions' declarations: each `pub` or not as the original field (with `with_vis`).
-pub fn declarations(fields: &[&Field], with_vis: bool) -> Vec<TokenStream> {
+/// The positions' declarations: each `pub` or not as the original field (with `with_vis`). A lone
+/// position (the other fields skipped; `alone`) is serialized as an array of one item, as serde
+/// writes the value, not as a newtype's bare item.
+pub fn declarations(fields: &[&Field], with_vis: bool, alone: bool) -> Vec<TokenStream> {
+    let serialize = (alone && fields.len() == 1)
+        .then(|| quote!(#[serde(serialize_with = "::llm_extract::__private::one_item")]));
     fields
         .iter()
         .map(|field| {
             let vis = with_vis.then_some(&field.original.vis);
             let ty = field_type(field);
-            quote!(#vis #ty)
+            quote!(#serialize #vis #ty)
         })
         .collect()
 }
@@ -154,7 +158,9 @@ pub fn expand_struct(input: &Struct) -> TokenStream {
         ident,
         "an array of its positions, each an `Option` filled in as the model writes it",
     );
-    let declarations = declarations(&fields, true);
+    let generic = !input.original.generics.params.is_empty();
+    // A generic one holds a skipped marker after its positions: serde writes it as an array already.
+    let declarations = declarations(&fields, true, !generic);
     let slot = |i: usize, _: &Field| {
         let i = syn::Index::from(i);
         quote!(__partial.#i)
@@ -171,7 +177,6 @@ pub fn expand_struct(input: &Struct) -> TokenStream {
     let grow_at = grow_at_fn(&partial, steps(Walk::Grow));
     let update_at = update_at_fn(&partial, steps(Walk::Update));
     let growing_at = growing_at_fn(&partial, steps(Walk::Growing));
-    let generic = !input.original.generics.params.is_empty();
     let (attributes, derived) = if generic {
         derives(&doc, &partial_ident, &generics, fields.len())
     } else {

@@ -318,6 +318,17 @@ pub fn content_or_empty<T: Serialize, S: serde::Serializer>(
     }
 }
 
+/// Serializes the one position of a tuple struct's or tuple variant's partial form whose other
+/// fields are skipped: as an array of one item, as serde writes the value (a partial form of one
+/// field would otherwise be written as a newtype's, the bare item).
+#[doc(hidden)]
+pub fn one_item<T: Serialize, S: serde::Serializer>(
+    position: &T,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    (position,).serialize(serializer)
+}
+
 /// The complete string of a tag or fieldless enum.
 #[doc(hidden)]
 #[inline]
