@@ -540,7 +540,21 @@ fn partial_values_of_the_new_shapes() {
     assert_eq!(partial.from.as_deref(), Some("a@"));
     reader.feed(br#"b", "ends": [[0, 0], [1, "#);
     let partial = reader.partial().unwrap();
-    assert_eq!(partial.ends, Some(json!([[0, 0], [1]])));
+    // A tuple and a tuple struct: a position per item, each `None` until its item is shown.
+    assert_eq!(
+        partial.ends,
+        Some((
+            Some(PointPartial(Some(0), Some(0))),
+            Some(PointPartial(Some(1), None))
+        ))
+    );
+    assert_eq!(
+        serde_json::to_value(partial).unwrap(),
+        json!({"from": "a@b", "ends": [[0, 0], [1, null]]})
+    );
+    reader.feed(br#"1]], "rgb": [4, 5"#);
+    // A fixed-size array is shown as a list of its items so far.
+    assert_eq!(reader.partial().unwrap().rgb, Some(vec![4]));
 
     // An externally tagged enum is known once its key is read, its fields filled in as written.
     let mut reader = PartialReader::<Payment>::new();
@@ -583,7 +597,7 @@ fn partial_values_of_the_new_shapes() {
         reader.partial().unwrap().payments.as_ref().unwrap()[1..],
         [
             PaymentPartial::Voucher(Some("XMAS".into())),
-            PaymentPartial::Split(Some(json!([1])))
+            PaymentPartial::Split(Some(1), None)
         ]
     );
 }

@@ -182,28 +182,35 @@ use syn::{parse_macro_input, DeriveInput};
 ///
 /// # The partial form
 ///
-/// For `T` the derive also generates `TPartial` (same visibility; name it `llm_extract::parse::Partial<T>`),
-/// the value as it streams (`Extractor::extract_partial`): every field an `Option` of its type's partial
-/// form, nested derived types partial, `Vec<U>` a `Vec` of partial `U`s; an internally tagged enum of
-/// struct and unit variants becomes an enum of the same variants with optional fields, a fieldless enum a
-/// copy of it, an externally tagged enum with data an enum of the same variants known once the name or
-/// the key is read (a newtype variant holding its field's partial form, a struct variant optional
-/// fields, a tuple variant the JSON written so far), an adjacently tagged enum the same once its tag
-/// is read, its content growing as the variant's partial form. An untagged enum shows the first
-/// variant, in declaration order, that the JSON written so far fits (`null` a unit variant; what the
-/// field's type shows a newtype variant; an object one of whose fields is shown a struct variant and,
-/// once the object is complete, only if it holds every field serde needs; an array a tuple variant),
-/// an object fitting no variant of objects while it holds a key another reads and it does not: as the
-/// JSON grows the variant shown can change, as serde takes the first variant that deserializes. A generic enum's partial form takes its type parameters (`Partial<Either<L, R>>` is
-/// `EitherPartial<L, R>`), implementing `Debug`, `Clone` and `PartialEq` by hand so that they ask
-/// nothing of the parameters. Structs derive `Debug`, `Clone`, `Default`, `PartialEq` and `Serialize`
-/// (with serde's JSON names, fields not yet shown left out); enums all but `Default`. A newtype or
-/// transparent struct's partial form is its field's (`TPartial` is an alias of it); a tuple struct's,
-/// and any other enum's (internally tagged with a newtype variant, tagged with an untagged variant,
-/// externally or internally tagged with a catch-all variant), is `serde_json::Value`, the JSON written
-/// so far (so is a tuple's or an array's). The well-known types are shown once complete.
-/// `llm_extract::parse::PartialValue` says when each kind of value is shown. A field marked
-/// `#[extract(schemars)]` is a `serde_json::Value`, the JSON written so far.
+/// For `T` the derive also generates `TPartial` (same visibility; name it
+/// `llm_extract::parse::Partial<T>`), the value as it streams (`Extractor::extract_partial`): every
+/// field an `Option` of its type's partial form, nested derived types partial, `Vec<U>` a `Vec` of
+/// partial `U`s; an internally tagged enum becomes an enum of the same variants with optional
+/// fields (a newtype variant holding its content's partial form, `None` until shown), any other tag
+/// naming its `#[serde(other)]` variant, a fieldless enum a copy of it, an externally tagged enum
+/// with data an enum of the same variants known once the name or the key is read (any other name
+/// naming its `#[serde(other)]` variant; a newtype variant holding its field's partial form, a
+/// struct variant optional fields, a tuple variant its positions, each an `Option`), an adjacently
+/// tagged enum the same once its tag is read, its content growing as the variant's partial form. An
+/// untagged enum shows the first variant, in declaration order, that the JSON written so far fits
+/// (`null` a unit variant; what the field's type shows a newtype variant; an object one of whose
+/// fields is shown a struct variant and, once the object is complete, only if it holds every field
+/// serde needs; an array a tuple variant), an object fitting no variant of objects while it holds a
+/// key another reads and it does not: as the JSON grows the variant shown can change, as serde
+/// takes the first variant that deserializes. A generic enum's partial form takes its type
+/// parameters (`Partial<Either<L, R>>` is `EitherPartial<L, R>`), implementing `Debug`, `Clone` and
+/// `PartialEq` by hand so that they ask nothing of the parameters. Structs derive `Debug`, `Clone`,
+/// `Default`, `PartialEq` and `Serialize` (with serde's JSON names, fields not yet shown left out);
+/// enums all but `Default`. A newtype or transparent struct's partial form is its field's
+/// (`TPartial` is an alias of it); a tuple struct's is a tuple struct of its positions (`struct
+/// Point(f64, f64)` gives `struct PointPartial(pub Option<f64>, pub Option<f64>)`), each `None`
+/// until its item is shown, shown once its array begins and serialized as an array with `null` at
+/// the positions not shown yet; a tuple `(A, B)` is shown the same way, as `(Option<Partial<A>>,
+/// Option<Partial<B>>)`, and an array `[T; N]` as a list of its items so far. Any other enum's
+/// (tagged with an `#[serde(untagged)]` variant) is `serde_json::Value`, the JSON written so far.
+/// The well-known types are shown once complete. `llm_extract::parse::PartialValue` says when each
+/// kind of value is shown. A field marked `#[extract(schemars)]` is a `serde_json::Value`, the JSON
+/// written so far.
 ///
 /// # Foreign types via schemars
 ///

@@ -4,14 +4,17 @@
 //! kind of value is shown).
 //!
 //! - struct `T` -> struct `TPartial`, deriving `Debug, Clone, Default, PartialEq, Serialize`;
-//! - internally tagged enum of struct and unit variants -> enum `TPartial` with the same tag and
-//!   variants, each field optional
-//!   (known once the tag is read; no `Default`, since no variant is a default);
+//! - internally tagged enum of struct, unit and newtype variants -> enum `TPartial` with the same tag
+//!   and variants, each field optional, a newtype variant holding its content's partial form (read
+//!   from the same object, `None` until shown and serialized as no member then), known once the tag
+//!   is read (any other string names the `#[serde(other)]` variant; no `Default`, since no variant is
+//!   a default);
 //! - fieldless enum -> a copy of it (`Copy` too), shown once its string is complete;
 //! - newtype or `#[serde(transparent)]` struct -> its field's partial form (a type alias);
-//! - externally tagged enum with data -> an enum of the same variants, known once the name or the one
-//!   key is read: a newtype variant holds its field's partial form, a struct variant its fields each
-//!   an `Option`, a tuple variant the JSON written so far;
+//! - externally tagged enum with data, or with a `#[serde(other)]` variant -> an enum of the same
+//!   variants, known once the name or the one key is read (any other name the `other` variant): a
+//!   newtype variant holds its field's partial form, a struct variant its fields each an `Option`, a
+//!   tuple variant its positions each an `Option` ([`tuple`]);
 //! - adjacently tagged enum -> an enum of the same variants with the same tag and content keys, known
 //!   once the tag is read (any other string names the `#[serde(other)]` variant), its content held
 //!   as an externally tagged variant's data is ([`adjacent`]);
@@ -19,16 +22,18 @@
 //!   declaration order that the JSON written so far fits ([`untagged`] says when JSON fits);
 //! - generic enum -> as the same enum without type parameters, the partial form taking them, bounded
 //!   as a generic struct's ([`frame`]);
-//! - tuple struct, and any other enum (internally tagged with a newtype variant, tagged with an
-//!   untagged variant, externally or internally tagged with a `#[serde(other)]` variant, generic with a
-//!   type parameter only skipped or tuple fields name) -> `serde_json::Value`, the JSON written so far
-//!   (a type alias).
+//! - tuple struct -> a tuple struct of its positions, each an `Option` of its field's partial form,
+//!   serialized as an array with `null` at the positions not shown yet ([`tuple`]);
+//! - any other enum (tagged with an `#[serde(untagged)]` variant, internally tagged with a tuple
+//!   variant, generic with a type parameter only skipped fields name) -> `serde_json::Value`, the JSON
+//!   written so far (a type alias).
 //!
 //! It serializes with the JSON names serde reads, fields not yet shown left out, so a UI can take it as
 //! JSON. Generated locals start with `__` so field names cannot shadow them.
 
 mod adjacent;
 mod frame;
+mod tuple;
 mod untagged;
 
 use crate::ast::{Enum, Field, Input, Repr, Struct, Style, Variant};
@@ -55,28 +60,26 @@ pub fn expand(input: &Input) -> TokenStream {
         Input::Struct(input) => match input.inner() {
             Some(inner) if inner.attrs.extract.schemars.is_none() => expand_newtype(input, inner),
             Some(_) => expand_json(input.original, "the JSON written so far"),
-            None if matches!(input.style, Style::Tuple(_)) => {
-                expand_json(input.original, "the array written so far")
-            }
+            None if matches!(input.style, Style::Tuple(_)) => tuple::expand_struct(input),
             None => expand_struct(input),
         },
         Input::Enum(input) => {
             let live = input.live();
             let plain = live.iter().all(|v| !v.other() && !v.untagged());
-            let named_or_unit = live
-                .iter()
-                .all(|v| matches!(v.style, Style::Named | Style::Unit));
             let tagged = live.iter().all(|v| !v.untagged());
+            let internal_shapes = live
+                .iter()
+                .all(|v| matches!(v.style, Style::Named | Style::Unit) || newtype(v).is_some());
             match input.repr() {
                 // A type parameter no live field names would be unused by the partial form.
                 _ if !frame::params_used(input) => {
                     expand_json(input.original, "the JSON written so far")
                 }
-                Repr::Internal { .. } if plain && named_or_unit => expand_tagged(input),
+                Repr::Internal { .. } if tagged && internal_shapes => expand_tagged(input),
                 Repr::External if plain && input.fieldless() && !generic(input) => {
                     expand_fieldless(input)
                 }
-                Repr::External if plain => expand_external(input),
+                Repr::External if tagged => expand_external(input),
                 Repr::Adjacent { tag, content } if tagged => {
                     adjacent::expand(input, &tag, &content)
                 }
@@ -120,8 +123,8 @@ fn expand_newtype(input: &Struct, inner: &Field) -> TokenStream {
     }
 }
 
-/// A type shown as the JSON written so far (`serde_json::Value`'s partial form): tuple structs and
-/// the enums no other form covers (see the module's doc). Its partial form names no type parameter,
+/// A type shown as the JSON written so far (`serde_json::Value`'s partial form): the enums no other
+/// form covers (see the module's doc). Its partial form names no type parameter,
 /// so the impls bound none.
 fn expand_json(input: &syn::DeriveInput, what: &str) -> TokenStream {
     let p = private();
@@ -718,6 +721,19 @@ enum Walk {
 }
 
 impl Walk {
+    /// The method, and the arguments a level that takes no step of its own (an internally tagged
+    /// newtype variant) passes on after the slot: the path or route as it was given.
+    fn passed_on(self) -> (Ident, TokenStream) {
+        match self {
+            Walk::Grow => (format_ident!("grow_at"), quote!(__path)),
+            Walk::Update => (
+                format_ident!("update_at"),
+                quote!(__route, __node, __since, __depth),
+            ),
+            Walk::Growing => (format_ident!("growing_at"), quote!(__path, __next, __node)),
+        }
+    }
+
     /// The method, and the arguments it passes on after the slot.
     fn call(self) -> (Ident, TokenStream) {
         match self {
@@ -978,6 +994,10 @@ fn variant_arms(
         .collect()
 }
 
+/// An internally tagged enum: an enum of the same variants with the same tag, known once the tag is
+/// read whole and names a variant (any other string names the `#[serde(other)]` variant, if there is
+/// one). A struct variant's fields are each an `Option`; a newtype variant holds its content's partial
+/// form, read from the same object (the tag aside), `None` until shown, serialized as `{}` then.
 fn expand_tagged(input: &Enum) -> TokenStream {
     let p = private();
     let ident = &input.original.ident;
@@ -990,15 +1010,38 @@ fn expand_tagged(input: &Enum) -> TokenStream {
         .map(|t| t.value())
         .unwrap_or_default();
     let doc = doc(ident, "known once its tag is read, every field an `Option`");
-    let variants: Vec<&Variant> = input.variants.iter().filter(|v| !v.skipped()).collect();
+    let variants = input.live();
+    let other = variants.iter().find(|variant| variant.other());
+    let named: Vec<&&Variant> = variants.iter().filter(|v| !v.other()).collect();
+    // The struct and unit variants, and the newtype variants with their field.
+    let with_fields: Vec<&Variant> = variants
+        .iter()
+        .copied()
+        .filter(|v| newtype(v).is_none())
+        .collect();
+    let newtypes: Vec<(&Variant, &Field)> = variants
+        .iter()
+        .filter_map(|v| Some((*v, newtype(v)?)))
+        .collect();
+    let names_of = |variant: &Variant| {
+        let name = &variant.name;
+        let aliases = variant.aliases();
+        quote!(#name #(| #aliases)*)
+    };
     let declarations = variants.iter().map(|variant| {
         let name = &variant.name;
         let variant_ident = &variant.original.ident;
-        let fields = declarations(&variant_fields(variant), false);
         let doc = format!("`{name}`.");
         // A unit variant stays one (`V {}` still builds and matches it below).
-        let body = match variant.style {
-            Style::Named => quote!({ #(#fields,)* }),
+        let body = match (&variant.style, newtype(variant)) {
+            (_, Some(field)) => {
+                let ty = field_type(field);
+                quote!((#[serde(serialize_with = "::llm_extract::__private::content_or_empty")] #ty))
+            }
+            (Style::Named, _) => {
+                let fields = declarations(&variant_fields(variant), false);
+                quote!({ #(#fields,)* })
+            }
             _ => TokenStream::new(),
         };
         quote! {
@@ -1007,32 +1050,83 @@ fn expand_tagged(input: &Enum) -> TokenStream {
             #variant_ident #body
         }
     });
-    let shown_arms = variants.iter().map(|variant| {
-        let name = &variant.name;
+    let shown_arms = named.iter().map(|variant| {
+        let names = names_of(variant);
         let required = required_shown(&variant_fields(variant));
-        quote!(::core::option::Option::Some(#name) => #required,)
+        quote!(::core::option::Option::Some(#names) => #required,)
     });
-    let empty_arms = variants.iter().map(|variant| {
-        let name = &variant.name;
+    let empty = |variant: &Variant| {
         let variant_ident = &variant.original.ident;
+        if newtype(variant).is_some() {
+            return quote!(#partial::#variant_ident(::core::option::Option::None));
+        }
         let fields = variant_fields(variant);
         let idents = fields.iter().map(|f| &f.original.ident);
-        quote! {
-            #name => #partial::#variant_ident { #(#idents: ::core::option::Option::None,)* },
-        }
+        quote!(#partial::#variant_ident { #(#idents: ::core::option::Option::None,)* })
+    };
+    let empty_arms = named.iter().map(|variant| {
+        let names = names_of(variant);
+        let empty = empty(variant);
+        quote!(#names => #empty,)
     });
-    let update_arms = variant_arms(&partial, &variants, |fields, slot| {
+    let (other_shown, other_empty) = match other {
+        Some(variant) => (quote!(true), empty(variant)),
+        None => (quote!(false), quote!(return ::core::option::Option::None)),
+    };
+    let update_arms = variant_arms(&partial, &with_fields, |fields, slot| {
         update_loop(fields, slot)
     });
-    let growing_arms = variant_arms(&partial, &variants, |fields, slot| {
+    let newtype_update_arms = newtypes.iter().map(|(variant, field)| {
+        let variant_ident = &variant.original.ident;
+        let sync = sync_expr(field, quote!(__f0));
+        // serde reads the content from the object without the tag: a map does not hold it.
+        let strip = (ty::kind(field.ty) == ty::Kind::Map).then(|| {
+            quote! {
+                if let ::core::option::Option::Some(__map) = __f0.as_mut() {
+                    #p::without_keys(__map, &[#tag]);
+                }
+            }
+        });
+        quote! {
+            #partial::#variant_ident(__f0) => {
+                let __value = __node;
+                __changed |= #sync;
+                #strip
+            }
+        }
+    });
+    let growing_arms = variant_arms(&partial, &with_fields, |fields, slot| {
         growing_match(fields, slot)
     });
+    // A newtype variant takes no step of its own: its content is the same object.
+    let passed_on = |walk: Option<Walk>| {
+        newtypes
+            .iter()
+            .map(|(variant, field)| {
+                let variant_ident = &variant.original.ident;
+                let ty = field.ty;
+                let grows = !done(field) && field.attrs.extract.schemars.is_none();
+                let (method, args) = match walk {
+                    None => (format_ident!("growing"), quote!(__node, __path)),
+                    Some(walk) => walk.passed_on(),
+                };
+                let call = if grows {
+                    quote_spanned!(ty.span()=> <#ty as #p::PartialValue>::#method(__f0.as_mut()?, #args))
+                } else {
+                    quote!(::core::option::Option::None)
+                };
+                quote!(#partial::#variant_ident(__f0) => #call,)
+            })
+            .collect::<Vec<_>>()
+    };
+    let growing_newtypes = passed_on(None);
     // Each walk's step match, inside a match on the variant.
     let steps = |walk| {
-        let arms = variant_arms(&partial, &variants, |fields, slot| {
+        let arms = variant_arms(&partial, &with_fields, |fields, slot| {
             step_match(fields, slot, walk)
         });
-        quote!(match __partial { #(#arms)* })
+        let newtypes = passed_on(Some(walk));
+        quote!(match __partial { #(#arms)* #(#newtypes)* })
     };
     let own = quote!(Self::Partial);
     let grow_at = grow_at_fn(&own, steps(Walk::Grow));
@@ -1043,17 +1137,19 @@ fn expand_tagged(input: &Enum) -> TokenStream {
         fn shown(__node: #p::Node<'_>) -> bool {
             match #p::complete_str(__node.get(#tag)) {
                 #(#shown_arms)*
-                _ => false,
+                ::core::option::Option::Some(_) => #other_shown,
+                ::core::option::Option::None => false,
             }
         }
 
+        #[allow(unreachable_code)]
         fn build(__node: #p::Node<'_>) -> ::core::option::Option<Self::Partial> {
             if !<Self as #p::PartialValue>::shown(__node) {
                 return ::core::option::Option::None;
             }
             let mut __partial = match #p::complete_str(__node.get(#tag))? {
                 #(#empty_arms)*
-                _ => return ::core::option::Option::None,
+                _ => #other_empty,
             };
             <Self as #p::PartialValue>::update(&mut __partial, __node, 0);
             ::core::option::Option::Some(__partial)
@@ -1064,6 +1160,7 @@ fn expand_tagged(input: &Enum) -> TokenStream {
             let mut __changed = false;
             match __partial {
                 #(#update_arms)*
+                #(#newtype_update_arms)*
             }
             __changed
         }
@@ -1073,6 +1170,7 @@ fn expand_tagged(input: &Enum) -> TokenStream {
         #growing_signature {
             match __partial {
                 #(#growing_arms)*
+                #(#growing_newtypes)*
             }
         }
 
@@ -1097,9 +1195,8 @@ fn expand_tagged(input: &Enum) -> TokenStream {
 
 /// The declaration of a variant of a tagged enum's partial form, under its JSON name: a unit variant
 /// stays one, a newtype variant holds its field's partial form, a struct variant its fields each an
-/// `Option`, a tuple variant the JSON written so far.
+/// `Option`, a tuple variant its positions each an `Option`.
 fn tagged_declaration(variant: &Variant) -> TokenStream {
-    let p = private();
     let name = &variant.name;
     let variant_ident = &variant.original.ident;
     let doc = format!("`{name}`.");
@@ -1109,7 +1206,10 @@ fn tagged_declaration(variant: &Variant) -> TokenStream {
             let ty = field_type(field);
             quote!((#ty))
         }
-        (Style::Tuple(_), None) => quote!((::core::option::Option<#p::Value>)),
+        (Style::Tuple(_), None) => {
+            let positions = tuple::declarations(&live(&variant.fields), false, true);
+            quote!((#(#positions,)*))
+        }
         (Style::Named, _) => {
             let fields = declarations(&live(&variant.fields), false);
             quote!({ #(#fields,)* })
@@ -1132,7 +1232,8 @@ fn newtype<'v, 'a>(variant: &'v Variant<'a>) -> Option<&'v Field<'a>> {
 
 /// An externally tagged enum with data: an enum of the same variants, known once the name (a unit
 /// variant's string) or the one key (any other variant's) is read; a newtype variant holds its field's
-/// partial form, a struct variant its fields each an `Option`, a tuple variant the JSON written so far.
+/// partial form, a struct variant its fields each an `Option`, a tuple variant its positions each an
+/// `Option`. Any other complete string names the `#[serde(other)]` variant, if there is one.
 fn expand_external(input: &Enum) -> TokenStream {
     let p = private();
     let ident = &input.original.ident;
@@ -1157,6 +1258,26 @@ fn expand_external(input: &Enum) -> TokenStream {
             let aliases = variant.aliases();
             quote!(#name #(| #aliases)* => ::core::option::Option::Some(#partial::#variant_ident),)
         });
+    // A string naming a variant with data is none of them; any other names the catch-all, if any.
+    let data_names: Vec<TokenStream> = variants
+        .iter()
+        .filter(|v| !matches!(v.style, Style::Unit))
+        .map(|variant| {
+            let name = &variant.name;
+            let aliases = variant.aliases();
+            quote!(#name #(| #aliases)*)
+        })
+        .collect();
+    let data_arm =
+        (!data_names.is_empty()).then(|| quote!(#(#data_names)|* => ::core::option::Option::None,));
+    let other = match variants.iter().find(|variant| variant.other()) {
+        Some(variant) => {
+            let variant_ident = &variant.original.ident;
+            quote!(::core::option::Option::Some(#partial::#variant_ident))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    let readable = quote!(<#p::Value as #p::PartialValue>::shown(__value));
     let keyed = variants.iter().filter(|v| !matches!(v.style, Style::Unit)).map(|variant| {
         let variant_ident = &variant.original.ident;
         let names = names_of(variant);
@@ -1170,9 +1291,12 @@ fn expand_external(input: &Enum) -> TokenStream {
                     quote!(__value.is_object() && { let __node = __value; #required }),
                 )
             }
+            // Shown once its value has begun, as the tree shows it: not while it is a number or a
+            // word not yet ended (no chunk would show the variant then).
+            (Style::Tuple(_), None) => (tuple::empty(&partial, variant), readable.clone()),
             _ => (
                 quote!(#partial::#variant_ident(::core::option::Option::None)),
-                quote!(true),
+                readable.clone(),
             ),
         };
         quote! {
@@ -1200,14 +1324,15 @@ fn expand_external(input: &Enum) -> TokenStream {
                     },
                 }
             }
-            (Style::Tuple(_), None) => quote! {
-                #partial::#variant_ident(__slot) => match #p::member(__node, #names) {
-                    ::core::option::Option::Some(__value) => {
-                        #p::sync_json(__slot, __value, __since, false)
-                    }
-                    ::core::option::Option::None => false,
-                },
-            },
+            (Style::Tuple(_), None) => {
+                let (pattern, update) = tuple::variant_update(&partial, variant);
+                quote! {
+                    #pattern => match #p::member(__node, #names) {
+                        ::core::option::Option::Some(__node) => #update,
+                        ::core::option::Option::None => false,
+                    },
+                }
+            }
             (Style::Named, _) => {
                 let fields = live(&variant.fields);
                 let bindings: Vec<Ident> =
@@ -1244,7 +1369,8 @@ fn expand_external(input: &Enum) -> TokenStream {
             {
                 return match __name {
                     #(#unit_arms)*
-                    _ => ::core::option::Option::None,
+                    #data_arm
+                    _ => #other,
                 };
             }
             if !__node.is_object() {

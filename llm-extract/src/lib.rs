@@ -151,8 +151,8 @@ pub use llm_extract_derive::Extract;
 pub mod __private {
     pub use crate::parse::partial::Node;
     pub use crate::parse::partial_value::{
-        complete_str, descend_field, field_shown, json_shown, member, sync_field, sync_json,
-        without_keys, written, PartialField, PartialValue,
+        complete_str, content_or_empty, descend_field, field_shown, json_shown, member, one_item,
+        sync_field, sync_json, without_keys, written, PartialField, PartialValue,
     };
     pub use crate::schema::builder::*;
     pub use crate::schema::SchemaSet;

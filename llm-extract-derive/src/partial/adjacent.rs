@@ -2,11 +2,11 @@
 //! the same variants, serialized with the same tag and content keys, known once the tag is read whole
 //! and names a variant (any other string names the `#[serde(other)]` variant, if there is one). The
 //! content, written before the tag or after it, then grows as the variant's partial form: a newtype
-//! variant's as its field's, a struct variant's field by field, a tuple variant's as the JSON written
-//! so far. A struct variant with `#[extract(stream = "required")]` fields waits for them too.
+//! variant's as its field's, a struct variant's field by field, a tuple variant's position by
+//! position. A struct variant with `#[extract(stream = "required")]` fields waits for them too.
 
 use super::{
-    doc, frame, live, name, newtype, private, required_shown, sync_expr, tagged_declaration,
+    doc, frame, live, name, newtype, private, required_shown, sync_expr, tagged_declaration, tuple,
     update_loop,
 };
 use crate::ast::{Enum, Style, Variant};
@@ -49,6 +49,7 @@ pub fn expand(input: &Enum, tag: &str, content: &str) -> TokenStream {
         let variant_ident = &variant.original.ident;
         match variant.style {
             Style::Unit => quote!(#partial::#variant_ident),
+            Style::Tuple(_) if newtype(variant).is_none() => tuple::empty(&partial, variant),
             Style::Tuple(_) => quote!(#partial::#variant_ident(::core::option::Option::None)),
             Style::Named => {
                 let idents = live(&variant.fields)
@@ -118,7 +119,6 @@ pub fn expand(input: &Enum, tag: &str, content: &str) -> TokenStream {
 
 /// The arm of `update` that brings `variant`'s partial form up to date with the content `__value`.
 fn update_arm(partial: &Ident, variant: &Variant) -> TokenStream {
-    let p = private();
     let variant_ident = &variant.original.ident;
     match (&variant.style, newtype(variant)) {
         (Style::Unit, _) => quote!(#partial::#variant_ident => false,),
@@ -126,9 +126,22 @@ fn update_arm(partial: &Ident, variant: &Variant) -> TokenStream {
             let sync = sync_expr(field, quote!(__slot));
             quote!(#partial::#variant_ident(__slot) => #sync,)
         }
-        (Style::Tuple(_), None) => quote! {
-            #partial::#variant_ident(__slot) => #p::sync_json(__slot, __value, __since, false),
-        },
+        (Style::Tuple(_), None) => {
+            let (pattern, update) = tuple::variant_update(partial, variant);
+            let bindings = (0..live(&variant.fields).len()).map(|i| format_ident!("__f{i}"));
+            // Content written again starts over, as a struct variant's does.
+            quote! {
+                #pattern => {
+                    let __node = __value;
+                    let mut __cleared = false;
+                    if __node.created() > __since {
+                        #(__cleared |= #bindings.take().is_some();)*
+                    }
+                    let __grew = #update;
+                    __grew || __cleared
+                }
+            }
+        }
         (Style::Named, _) => {
             let fields = live(&variant.fields);
             let bindings: Vec<Ident> = (0..fields.len()).map(|i| format_ident!("__f{i}")).collect();

@@ -24,19 +24,31 @@ pub struct Shape<'a> {
 pub enum Held {
     /// Nothing.
     Unit,
-    /// One unnamed field.
-    Newtype,
+    /// This many unnamed fields (a newtype variant's one, a tuple variant's positions).
+    Tuple(usize),
     /// Fields with these names.
     Named(Vec<Ident>),
 }
 
+impl Held {
+    /// How many fields it holds.
+    fn count(&self) -> usize {
+        match self {
+            Held::Unit => 0,
+            Held::Tuple(count) => *count,
+            Held::Named(idents) => idents.len(),
+        }
+    }
+}
+
 impl<'a> Shape<'a> {
-    /// The shape of `variant`'s partial form: a struct variant keeps its live fields, a newtype or
-    /// tuple variant holds one value (its field's partial form, or the JSON written so far).
+    /// The shape of `variant`'s partial form: a struct variant keeps its live fields, a newtype
+    /// variant holds its field's partial form, a tuple variant a position per live field.
     pub fn of(variant: &'a Variant) -> Self {
         let held = match variant.style {
             Style::Unit => Held::Unit,
-            Style::Tuple(_) => Held::Newtype,
+            Style::Tuple(_) if newtype(variant).is_some() => Held::Tuple(1),
+            Style::Tuple(_) => Held::Tuple(live(&variant.fields).len()),
             Style::Named => Held::Named(
                 live(&variant.fields)
                     .iter()
@@ -51,13 +63,13 @@ impl<'a> Shape<'a> {
     }
 }
 
-/// The fields whose partial forms a variant's partial form holds: a struct variant's live fields, a
-/// newtype variant's field (a tuple variant is held as the JSON written so far).
+/// The fields whose partial forms a variant's partial form holds: a struct or tuple variant's live
+/// fields, a newtype variant's field.
 pub fn held<'v, 'a>(variant: &'v Variant<'a>) -> Vec<&'v Field<'a>> {
     match (&variant.style, newtype(variant)) {
         (_, Some(field)) => vec![field],
-        (Style::Named, _) => live(&variant.fields),
-        _ => Vec::new(),
+        (Style::Unit, _) => Vec::new(),
+        _ => live(&variant.fields),
     }
 }
 
@@ -168,9 +180,9 @@ fn derives(
         let variant = shape.ident;
         match &shape.held {
             Held::Unit => quote!(#partial::#variant),
-            Held::Newtype => {
-                let one = format_ident!("__{prefix}0");
-                quote!(#partial::#variant(#one))
+            Held::Tuple(count) => {
+                let bindings = bound(prefix, *count);
+                quote!(#partial::#variant(#(#bindings,)*))
             }
             Held::Named(idents) => {
                 let bindings = bound(prefix, idents.len());
@@ -178,18 +190,16 @@ fn derives(
             }
         }
     };
-    let count = |shape: &Shape| match &shape.held {
-        Held::Unit => 0,
-        Held::Newtype => 1,
-        Held::Named(idents) => idents.len(),
-    };
+    let count = |shape: &Shape| shape.held.count();
     let clone_arms = shapes.iter().map(|shape| {
         let variant = shape.ident;
         let from = pattern(shape, "a");
         let bindings = bound("a", count(shape));
         let to = match &shape.held {
             Held::Unit => quote!(#partial::#variant),
-            Held::Newtype => quote!(#partial::#variant(#(::core::clone::Clone::clone(#bindings))*)),
+            Held::Tuple(_) => {
+                quote!(#partial::#variant(#(::core::clone::Clone::clone(#bindings),)*))
+            }
             Held::Named(idents) => quote! {
                 #partial::#variant { #(#idents: ::core::clone::Clone::clone(#bindings),)* }
             },
@@ -202,7 +212,7 @@ fn derives(
         let bindings = bound("a", count(shape));
         let body = match &shape.held {
             Held::Unit => quote!(__f.write_str(#name)),
-            Held::Newtype => quote!(__f.debug_tuple(#name)#(.field(#bindings))*.finish()),
+            Held::Tuple(_) => quote!(__f.debug_tuple(#name)#(.field(#bindings))*.finish()),
             Held::Named(idents) => {
                 let labels = idents.iter().map(|ident| ident.unraw().to_string());
                 quote!(__f.debug_struct(#name)#(.field(#labels, #bindings))*.finish())

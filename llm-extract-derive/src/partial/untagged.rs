@@ -8,7 +8,7 @@
 //! - a struct variant if it is an object one of whose fields is shown (after its
 //!   `#[extract(stream = "required")]` fields), or a complete `{}`; once the object is complete,
 //!   only if it holds every field serde needs (not an `Option`, no `#[serde(default)]`);
-//! - a tuple variant if it is an array, shown as the JSON written so far.
+//! - a tuple variant if it is an array, shown position by position.
 //!
 //! An object does not fit a struct variant, or a newtype variant of a derived struct, while it holds a
 //! key that another variant reads and this one does not (`PartialValue::keys`, `PartialValue::reads`):
@@ -30,7 +30,7 @@
 
 use super::{
     any_shown, declarations, doc, frame, keys, live, name, needed_present, newtype, partial_type,
-    private, reads, required_shown, shown_expr, update_loop,
+    private, reads, required_shown, shown_expr, tuple, update_loop,
 };
 use crate::ast::{Enum, Field, Style, Variant};
 use proc_macro2::{Literal, TokenStream};
@@ -139,9 +139,9 @@ pub fn expand(input: &Enum) -> TokenStream {
 }
 
 /// A variant of the partial form: a unit variant stays one, a newtype variant holds its field's
-/// partial form, a struct variant its fields each an `Option`, a tuple variant the JSON written so far.
+/// partial form, a struct variant its fields each an `Option`, a tuple variant its positions each an
+/// `Option`.
 fn declaration(variant: &Variant) -> TokenStream {
-    let p = private();
     let variant_ident = &variant.original.ident;
     let doc = format!("`{variant_ident}`.");
     let body = match (&variant.style, newtype(variant)) {
@@ -150,7 +150,10 @@ fn declaration(variant: &Variant) -> TokenStream {
             let ty = partial_type(field);
             quote!((#ty))
         }
-        (Style::Tuple(_), None) => quote!((#p::Value)),
+        (Style::Tuple(_), None) => {
+            let positions = tuple::declarations(&live(&variant.fields), false, true);
+            quote!((#(#positions,)*))
+        }
         (Style::Named, _) => {
             let fields = declarations(&live(&variant.fields), false);
             quote!({ #(#fields,)* })
@@ -187,7 +190,7 @@ fn fit_expr(variant: &Variant, fit: Fit) -> TokenStream {
             };
             quote!((#done && #value::fits(__node)))
         }
-        (Style::Tuple(_), None) => quote!(__node.is_array()),
+        (Style::Tuple(_), None) => tuple::shown(&live(&variant.fields)),
         (Style::Named, _) => {
             let fields = live(&variant.fields);
             let required = required_shown(&fields);
@@ -264,7 +267,6 @@ fn value_of(field: &Field) -> TokenStream {
 
 /// The variant's partial form of `__node`, which it shows (an `Option`, `None` only if it does not).
 fn build(partial: &Ident, variant: &Variant) -> TokenStream {
-    let p = private();
     let variant_ident = &variant.original.ident;
     match (&variant.style, newtype(variant)) {
         (Style::Unit, _) => quote!(::core::option::Option::Some(#partial::#variant_ident)),
@@ -272,9 +274,7 @@ fn build(partial: &Ident, variant: &Variant) -> TokenStream {
             let value = value_of(field);
             quote!(#value::build(__node).map(#partial::#variant_ident))
         }
-        (Style::Tuple(_), None) => quote! {
-            <#p::Value as #p::PartialValue>::build(__node).map(#partial::#variant_ident)
-        },
+        (Style::Tuple(_), None) => tuple::variant_build(partial, variant),
         (Style::Named, _) => {
             let fields = live(&variant.fields);
             let bindings: Vec<Ident> = (0..fields.len()).map(|i| format_ident!("__f{i}")).collect();
@@ -296,7 +296,6 @@ fn build(partial: &Ident, variant: &Variant) -> TokenStream {
 
 /// The arm of `update` that brings the shown variant up to date with `__node`.
 fn update_arm(partial: &Ident, variant: &Variant) -> TokenStream {
-    let p = private();
     let variant_ident = &variant.original.ident;
     match (&variant.style, newtype(variant)) {
         (Style::Unit, _) => quote!(#partial::#variant_ident => false,),
@@ -304,11 +303,10 @@ fn update_arm(partial: &Ident, variant: &Variant) -> TokenStream {
             let value = value_of(field);
             quote!(#partial::#variant_ident(__slot) => #value::update(__slot, __node, __since),)
         }
-        (Style::Tuple(_), None) => quote! {
-            #partial::#variant_ident(__slot) => {
-                <#p::Value as #p::PartialValue>::update(__slot, __node, __since)
-            }
-        },
+        (Style::Tuple(_), None) => {
+            let (pattern, update) = tuple::variant_update(partial, variant);
+            quote!(#pattern => #update,)
+        }
         (Style::Named, _) => {
             let fields = live(&variant.fields);
             let bindings: Vec<Ident> = (0..fields.len()).map(|i| format_ident!("__f{i}")).collect();

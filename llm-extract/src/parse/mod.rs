@@ -108,6 +108,7 @@ mod loops;
 mod one;
 pub(crate) mod partial;
 mod partial_shapes;
+mod partial_tuple;
 pub(crate) mod partial_value;
 mod pipeline;
 pub(crate) mod typed;

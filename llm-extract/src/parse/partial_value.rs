@@ -20,7 +20,9 @@
 //!   first variant, in declaration order, that the JSON written so far fits ([`PartialValue::fits`]),
 //!   which can change as the JSON grows (serde takes the first variant that deserializes);
 //! - a list appears as soon as it begins; an item is appended when it would be shown (an item that
-//!   never would, ends the list's preview there);
+//!   never would, ends the list's preview there); so does a fixed-size array `[T; N]`;
+//! - a tuple, and a derived tuple struct, appears as soon as its array begins, each position `None`
+//!   until its item would be shown (serialized as `null`), then grown as a field is;
 //! - a field marked `#[extract(stream = "done")]` appears only once its value is complete.
 //!
 //! Every step is monotone: a shown field never disappears, a string never shrinks, a complete value
@@ -299,6 +301,32 @@ pub fn sync_json(slot: &mut Option<Value>, node: Node<'_>, since: u64, done: boo
 #[doc(hidden)]
 pub fn json_shown(node: Option<Node<'_>>, done: bool) -> bool {
     field_shown::<Value>(node, done)
+}
+
+/// Serializes the content of an internally tagged enum's newtype variant: the content's partial form,
+/// or an empty map while it is not shown (serde writes the tag beside the content's members, so the
+/// content must be a map).
+#[doc(hidden)]
+pub fn content_or_empty<T: Serialize, S: serde::Serializer>(
+    content: &Option<T>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    match content {
+        Some(content) => content.serialize(serializer),
+        None => serializer.serialize_map(Some(0))?.end(),
+    }
+}
+
+/// Serializes the one position of a tuple struct's or tuple variant's partial form whose other
+/// fields are skipped: as an array of one item, as serde writes the value (a partial form of one
+/// field would otherwise be written as a newtype's, the bare item).
+#[doc(hidden)]
+pub fn one_item<T: Serialize, S: serde::Serializer>(
+    position: &T,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    (position,).serialize(serializer)
 }
 
 /// The complete string of a tag or fieldless enum.

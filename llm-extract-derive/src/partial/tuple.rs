@@ -1,0 +1,372 @@
+//! The positions of a tuple struct's or a tuple variant's partial form: one per live field, in order,
+//! each an `Option` of its field's partial form (`None` until its item is shown), read from the items
+//! of the JSON array as a struct's fields are from an object's members (a skipped field has no item,
+//! so position `i` is the array's item `i`). Each position is synced, descended into and walked as a
+//! struct's field is (`super::sync_expr`, `descend_field`, `super::step_match`), its index standing for
+//! the key.
+//!
+//! The partial form is a tuple struct (or tuple variant) of these `Option`s, so it serializes as an
+//! array of the same length as the value's, `null` at each position not shown yet.
+
+use super::{
+    attributes, doc, done, field_type, generics, grow_at_fn, growable, growing_at_fn,
+    growing_signature, live, name, private, required, shown_expr, step_match, sync_expr,
+    update_at_fn, Walk,
+};
+use crate::ast::{Field, Struct, Variant};
+use crate::ty;
+use proc_macro2::{Literal, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::Ident;
+
+/// The positions' declarations: each `pub` or not as the original field (with `with_vis`). A lone
+/// position (the other fields skipped; `alone`) is serialized as an array of one item, as serde
+/// writes the value, not as a newtype's bare item.
+pub fn declarations(fields: &[&Field], with_vis: bool, alone: bool) -> Vec<TokenStream> {
+    let serialize = (alone && fields.len() == 1)
+        .then(|| quote!(#[serde(serialize_with = "::llm_extract::__private::one_item")]));
+    fields
+        .iter()
+        .map(|field| {
+            let vis = with_vis.then_some(&field.original.vis);
+            let ty = field_type(field);
+            quote!(#serialize #vis #ty)
+        })
+        .collect()
+}
+
+/// The index of position `i`, as a literal.
+fn index(i: usize) -> Literal {
+    Literal::usize_unsuffixed(i)
+}
+
+/// `true` when `__node` is an array whose `#[extract(stream = "required")]` positions are all shown:
+/// a tuple is shown as soon as its array begins, as a list is.
+pub fn shown(fields: &[&Field]) -> TokenStream {
+    let checks = fields
+        .iter()
+        .enumerate()
+        .filter(|(_, field)| required(field))
+        .map(|(i, field)| {
+            let i = index(i);
+            shown_expr(field, quote!(__node.item(#i)))
+        });
+    quote!((__node.is_array() #(&& #checks)*))
+}
+
+/// The loop over the items of the array `__node` changed since `__since`, syncing each into its
+/// position (bound by `slot`, a `&mut Option<_>`) and setting `__changed`; items past the last
+/// position are not read (serde refuses them).
+pub fn update_loop(fields: &[&Field], slot: impl Fn(usize, &Field) -> TokenStream) -> TokenStream {
+    let arms = fields.iter().enumerate().map(|(i, field)| {
+        let sync = sync_expr(field, slot(i, field));
+        let i = index(i);
+        quote!(#i => #sync,)
+    });
+    quote! {
+        for __index in __node.first_changed_item(__since)..__node.len() {
+            let ::core::option::Option::Some(__value) = __node.item(__index) else {
+                break;
+            };
+            __changed |= match __index {
+                #(#arms)*
+                _ => false,
+            };
+        }
+    }
+}
+
+/// The body of `PartialValue::update_below` for a tuple struct: the last item's position, if the
+/// change is below it and it can be descended into (see `descend_field`), else the tuple's update.
+pub fn update_below_body(
+    fields: &[&Field],
+    slot: impl Fn(usize, &Field) -> TokenStream,
+) -> TokenStream {
+    let p = private();
+    let arms = fields.iter().enumerate().map(|(i, field)| {
+        let done = done(field);
+        let ty = if field.attrs.extract.schemars.is_some() {
+            quote!(#p::Value)
+        } else {
+            let ty = field.ty;
+            quote_spanned!(ty.span()=> #ty)
+        };
+        let slot = slot(i, field);
+        let i = index(i);
+        quote! {
+            #i => #p::descend_field::<#ty>(&mut #slot, __value, __since, #done, __below),
+        }
+    });
+    quote! {
+        if let (::core::option::Option::Some(__below), ::core::option::Option::Some((__index, __value))) =
+            (__depth.checked_sub(1), __node.last_item())
+        {
+            let __descended = match __index {
+                #(#arms)*
+                _ => ::core::option::Option::None,
+            };
+            if let ::core::option::Option::Some(__changed) = __descended {
+                return __changed;
+            }
+        }
+        <Self as #p::PartialValue>::update(__partial, __node, __since)
+    }
+}
+
+/// The match that finds the string being written in the last item of `__node` (see
+/// `PartialValue::growing`), each position's slot bound by `slot`; its step is its index, as
+/// `super::step_match` follows it.
+pub fn growing_match(
+    fields: &[&Field],
+    slot: impl Fn(usize, &Field) -> TokenStream,
+) -> TokenStream {
+    let p = private();
+    let arms = growable(fields).map(|(i, step, field)| {
+        let ty = field.ty;
+        let slot = slot(i, field);
+        let i = index(i);
+        quote_spanned! {ty.span()=>
+            #i => {
+                __path.push(#step);
+                <#ty as #p::PartialValue>::growing(#slot.as_mut()?, __value, __path)
+            }
+        }
+    });
+    quote! {
+        let (__index, __value) = __node.last_item()?;
+        match __index {
+            #(#arms)*
+            _ => ::core::option::Option::None,
+        }
+    }
+}
+
+/// A tuple struct's partial form: a tuple struct of its positions, deriving `Debug, Clone, Default,
+/// PartialEq, Serialize` (by hand for a generic one, as a generic struct's; its type parameters held
+/// by a last, skipped marker position), shown once its array begins.
+pub fn expand_struct(input: &Struct) -> TokenStream {
+    let p = private();
+    let ident = &input.original.ident;
+    let vis = &input.original.vis;
+    let partial_ident = name(ident);
+    let fields = live(&input.fields);
+    let generics = generics(input.original, ident, &fields);
+    let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
+    let partial = quote!(#partial_ident #ty_generics);
+    let doc = doc(
+        ident,
+        "an array of its positions, each an `Option` filled in as the model writes it",
+    );
+    let generic = !input.original.generics.params.is_empty();
+    // A generic one holds a skipped marker after its positions: serde writes it as an array already.
+    let declarations = declarations(&fields, true, !generic);
+    let slot = |i: usize, _: &Field| {
+        let i = syn::Index::from(i);
+        quote!(__partial.#i)
+    };
+    let shown = shown(&fields);
+    let update = update_loop(&fields, |i, field| {
+        let slot = slot(i, field);
+        quote!(&mut #slot)
+    });
+    let update_below = update_below_body(&fields, slot);
+    let growing = growing_match(&fields, slot);
+    let growing_signature = growing_signature(&partial);
+    let steps = |walk| step_match(&fields, slot, walk);
+    let grow_at = grow_at_fn(&partial, steps(Walk::Grow));
+    let update_at = update_at_fn(&partial, steps(Walk::Update));
+    let growing_at = growing_at_fn(&partial, steps(Walk::Growing));
+    let (attributes, derived) = if generic {
+        derives(&doc, &partial_ident, &generics, fields.len())
+    } else {
+        let attributes = attributes(&doc, quote!(::core::default::Default));
+        (attributes, TokenStream::new())
+    };
+    let params = input
+        .original
+        .generics
+        .type_params()
+        .map(|param| &param.ident);
+    let marker = generic.then(|| {
+        quote! {
+            #[doc(hidden)]
+            #[serde(skip)]
+            ::core::marker::PhantomData<fn() -> (#(#params,)*)>,
+        }
+    });
+    let field_generics = ty::bounded(input.original, &fields, quote!(#p::PartialField + 'static));
+    let (_, _, field_where) = field_generics.split_for_impl();
+    quote! {
+        #attributes
+        #vis struct #partial_ident #impl_generics (
+            #(#declarations,)*
+            #marker
+        ) #where_clause;
+
+        #derived
+
+        #[automatically_derived]
+        impl #impl_generics #p::PartialField for #ident #ty_generics #field_where {}
+
+        #[automatically_derived]
+        impl #impl_generics #p::PartialValue for #ident #ty_generics #where_clause {
+            type Partial = #partial;
+
+            fn shown(__node: #p::Node<'_>) -> bool {
+                #shown
+            }
+
+            fn build(__node: #p::Node<'_>) -> ::core::option::Option<#partial> {
+                if !<Self as #p::PartialValue>::shown(__node) {
+                    return ::core::option::Option::None;
+                }
+                let mut __partial: #partial = ::core::default::Default::default();
+                <Self as #p::PartialValue>::update(&mut __partial, __node, 0);
+                ::core::option::Option::Some(__partial)
+            }
+
+            #[allow(unused_variables, unused_mut)]
+            fn update(__partial: &mut #partial, __node: #p::Node<'_>, __since: u64) -> bool {
+                let mut __changed = false;
+                #update
+                __changed
+            }
+
+            #[allow(unused_variables)]
+            fn update_below(
+                __partial: &mut #partial,
+                __node: #p::Node<'_>,
+                __since: u64,
+                __depth: usize,
+            ) -> bool {
+                #update_below
+            }
+
+            #[inline]
+            #[allow(unused_variables, unreachable_code)]
+            #growing_signature {
+                #growing
+            }
+
+            #grow_at
+
+            #update_at
+
+            #growing_at
+        }
+    }
+}
+
+/// A generic tuple struct's partial form implements `Debug`, `Clone`, `PartialEq` and `Default` by
+/// hand (see `super::generic_derives`) over its `count` positions and the marker after them.
+fn derives(
+    doc: &str,
+    partial: &Ident,
+    generics: &syn::Generics,
+    count: usize,
+) -> (TokenStream, TokenStream) {
+    let p = private();
+    let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
+    let indices: Vec<syn::Index> = (0..count).map(syn::Index::from).collect();
+    let nones = indices.iter().map(|_| quote!(::core::option::Option::None));
+    let name = partial.to_string();
+    let attributes = quote! {
+        #[doc = #doc]
+        #[derive(#p::Serialize)]
+        #[serde(crate = "::llm_extract::__private::serde", bound = "")]
+        #[allow(clippy::box_collection, clippy::vec_box, clippy::type_complexity)]
+    };
+    let impls = quote! {
+        #[automatically_derived]
+        impl #impl_generics ::core::clone::Clone for #partial #ty_generics #where_clause {
+            fn clone(&self) -> Self {
+                Self(
+                    #(::core::clone::Clone::clone(&self.#indices),)*
+                    ::core::marker::PhantomData,
+                )
+            }
+        }
+
+        #[automatically_derived]
+        impl #impl_generics ::core::fmt::Debug for #partial #ty_generics #where_clause {
+            fn fmt(&self, __f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                __f.debug_tuple(#name)
+                    #(.field(&self.#indices))*
+                    .finish()
+            }
+        }
+
+        #[automatically_derived]
+        impl #impl_generics ::core::cmp::PartialEq for #partial #ty_generics #where_clause {
+            fn eq(&self, __other: &Self) -> bool {
+                true #(&& self.#indices == __other.#indices)*
+            }
+        }
+
+        #[automatically_derived]
+        impl #impl_generics ::core::default::Default for #partial #ty_generics #where_clause {
+            fn default() -> Self {
+                Self(#(#nones,)* ::core::marker::PhantomData)
+            }
+        }
+    };
+    (attributes, impls)
+}
+
+/// The bindings of a tuple variant's positions in a match: `__f0`, `__f1`, ...
+fn bindings(count: usize) -> Vec<Ident> {
+    (0..count).map(|i| format_ident!("__f{i}")).collect()
+}
+
+/// The tuple variant's partial form with no position shown.
+pub fn empty(partial: &Ident, variant: &Variant) -> TokenStream {
+    let variant_ident = &variant.original.ident;
+    let nones = live(&variant.fields)
+        .into_iter()
+        .map(|_| quote!(::core::option::Option::None));
+    quote!(#partial::#variant_ident(#(#nones,)*))
+}
+
+/// The pattern that binds the tuple variant's positions (`__f0`, ...), and the block that brings them
+/// up to date with the array `__node` (or with anything else, which shows nothing) and is whether
+/// anything visible changed.
+pub fn variant_update(partial: &Ident, variant: &Variant) -> (TokenStream, TokenStream) {
+    let variant_ident = &variant.original.ident;
+    let fields = live(&variant.fields);
+    let bindings = bindings(fields.len());
+    let update = update_loop(&fields, |i, _| {
+        let binding = &bindings[i];
+        quote!(#binding)
+    });
+    let pattern = quote!(#partial::#variant_ident(#(#bindings,)*));
+    let block = quote! {{
+        let mut __changed = false;
+        #update
+        __changed
+    }};
+    (pattern, block)
+}
+
+/// The tuple variant's partial form of the array `__node`, built from its items (an `Option`, `None`
+/// when `__node` is not an array).
+pub fn variant_build(partial: &Ident, variant: &Variant) -> TokenStream {
+    let variant_ident = &variant.original.ident;
+    let fields = live(&variant.fields);
+    let bindings = bindings(fields.len());
+    let update = update_loop(&fields, |i, _| {
+        let binding = &bindings[i];
+        quote!(&mut #binding)
+    });
+    quote! {
+        if __node.is_array() {
+            #(let mut #bindings = ::core::option::Option::None;)*
+            let __since = 0;
+            let mut __changed = false;
+            #update
+            ::core::option::Option::Some(#partial::#variant_ident(#(#bindings,)*))
+        } else {
+            ::core::option::Option::None
+        }
+    }
+}
