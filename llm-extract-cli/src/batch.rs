@@ -233,10 +233,11 @@ fn record(result: &RecordResult) -> Value {
                 "attempts": extraction.report.attempts.len(),
                 "tokens": extraction.report.usage.total(),
             });
-            if let Some(issues) = crate::run::issues_json(&extraction.report.issues) {
+            if let Some(issues) = crate::doubts::issues_json(&extraction.report.issues) {
                 line["issues"] = issues;
             }
-            if let Some(confidence) = crate::run::confidence_json(&extraction.report.confidence) {
+            if let Some(confidence) = crate::doubts::confidence_json(&extraction.report.confidence)
+            {
                 line["confidence"] = confidence;
             }
             if !extraction.report.agreement.is_empty() {

@@ -75,7 +75,7 @@ pub async fn run(args: DocArgs) -> Result<Exit, CliError> {
     let confidence = doc.confidence_by_item();
     for (item, fields) in doc.items.iter().zip(&confidence) {
         let mut record = json!({ "value": item.value, "spans": item.spans });
-        if let Some(fields) = crate::run::confidence_json(fields) {
+        if let Some(fields) = crate::doubts::confidence_json(fields) {
             record["confidence"] = fields;
         }
         printer.value(&record)?;
@@ -156,7 +156,7 @@ pub async fn run_chunked(
         report.confidence = doc.confidence.clone();
         report.no_logprobs = doc.no_logprobs;
         let items = doc.items.iter().map(|item| item.value.clone()).collect();
-        crate::run::show_confidence(&report, &Value::Array(items), true);
+        crate::doubts::show_confidence(&report, &Value::Array(items), true);
     }
     finish(&doc, save_dir);
     Ok(exit(&doc))
@@ -198,7 +198,7 @@ fn finish(doc: &Document<Value>, save_dir: Option<&std::path::Path>) {
             conflict.key, conflict.path, conflict.kept, conflict.other
         );
     }
-    crate::run::warn_about_issues(&doc.issues);
+    crate::doubts::warn_about_issues(&doc.issues);
 }
 
 /// 0 when every chunk gave an answer; 3 when none did and each failed for the backend (it could not be

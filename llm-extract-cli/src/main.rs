@@ -20,6 +20,7 @@ mod check_command;
 mod doc;
 mod doc_input;
 mod doc_state;
+mod doubts;
 mod error;
 mod eval;
 mod examples;

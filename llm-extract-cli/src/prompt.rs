@@ -2,10 +2,10 @@
 
 use crate::args::PromptArgs;
 use crate::backend;
+use crate::doubts::warn_about_items;
 use crate::error::{exit_for, CliError, Exit};
 use crate::input;
 use crate::output::{save_raw, Printer};
-use crate::run::warn_about_items;
 use futures_util::StreamExt;
 use llm_extract::extract::Input;
 use llm_extract::llm::ChatEvent;
