@@ -645,3 +645,78 @@ async fn a_check_in_context_reads_the_text_of_a_derived_types_extraction() {
     assert!(asked.lock().unwrap()[1].contains("name a customer the text names"));
     assert_eq!(texts.lock().unwrap()[0], "Ann ordered a lamp.");
 }
+
+#[tokio::test]
+async fn keep_doubtful_returns_a_value_its_checks_never_pass_with_every_issue_as_a_soft_one() {
+    let (llm, asked) = scripted(vec![r#"{"lines": [20, 35], "total": 60}"#]);
+    let out = Extractor::new(llm)
+        .max_attempts(2)
+        .keep_doubtful(true)
+        .extract::<Invoice>(TEXT)
+        .await
+        .unwrap();
+    assert_eq!(out.value.total, 60);
+    assert_eq!(asked.lock().unwrap().len(), 2, "the repair is still asked");
+    let issues = &out.report.issues;
+    assert_eq!(issues.len(), 2, "{issues:?}");
+    assert!(issues.iter().all(|i| i.severity == Severity::Soft));
+    assert_eq!(
+        issues[0].message,
+        "the total equals the sum of the lines, 55"
+    );
+    assert_eq!(issues[1].message, "a total above 50 is unusual");
+    // Each attempt's verdict stays in the ledger.
+    assert!(out.report.attempts.iter().all(|a| a.error.is_some()));
+}
+
+#[tokio::test]
+async fn keep_doubtful_keeps_the_last_answer_and_never_one_that_breaks_its_schema() {
+    let (llm, _) = scripted(vec![
+        r#"{"lines": [20, 35], "total": 60}"#,
+        r#"{"lines": "many"}"#,
+    ]);
+    let err = Extractor::new(llm)
+        .max_attempts(2)
+        .keep_doubtful(true)
+        .extract::<Invoice>(TEXT)
+        .await
+        .unwrap_err();
+    assert!(matches!(err.kind(), ExtractErrorKind::Invalid(_)), "{err}");
+}
+
+#[tokio::test]
+async fn keep_doubtful_works_for_runtime_schemas_and_asynchronous_checks() {
+    let (llm, _) = scripted(vec![r#"{"start": 9, "end": 3}"#]);
+    let out = Extractor::new(llm)
+        .max_attempts(2)
+        .keep_doubtful(true)
+        .check_async(|value: Value| async move {
+            let mut issues = Issues::new();
+            ordered(&value, &mut issues);
+            Ok(issues)
+        })
+        .with_schema(&span_schema())
+        .extract("From 3 to 9.")
+        .await
+        .unwrap();
+    assert_eq!(out.value, json!({"start": 9, "end": 3}));
+    assert_eq!(out.report.issues.len(), 1);
+    assert_eq!(out.report.issues[0].severity, Severity::Soft);
+}
+
+#[tokio::test]
+async fn without_keep_doubtful_a_value_its_checks_never_pass_is_an_error() {
+    let (llm, _) = scripted(vec![r#"{"lines": [20, 35], "total": 60}"#]);
+    let err = Extractor::new(llm)
+        .max_attempts(2)
+        .extract::<Invoice>(TEXT)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err.kind(),
+            ExtractErrorKind::Invalid(ParseError::Check { .. })
+        ),
+        "{err}"
+    );
+}

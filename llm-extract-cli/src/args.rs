@@ -449,6 +449,11 @@ pub struct CheckArgs {
         help_heading = "Checks"
     )]
     pub check_timeout: std::time::Duration,
+    /// A value whose hard issues (from --check-command) outlast --max-attempts is kept instead of
+    /// failing: the issues go with it as soft ones ("doubtful"). For one value per document (run
+    /// without --jsonl, batch, eval); a small model often cannot mend what a check finds.
+    #[arg(long, help_heading = "Checks")]
+    pub keep_doubtful: bool,
 }
 
 /// What the prompt says besides the schema.

@@ -52,7 +52,7 @@ pub(crate) fn build(
     let mut backends = backend::backends(backends, extract, parallel)?.into_iter();
     let configure = |llm| {
         let extractor = backend::extractor(llm, extract).template(template.clone());
-        let mut extractor = crate::check_command::attach(extractor, check.as_ref());
+        let mut extractor = crate::check_command::attach(extractor, &check);
         for example in &examples {
             extractor = extractor.with_example(example.clone());
         }

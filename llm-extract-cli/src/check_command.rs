@@ -50,23 +50,36 @@ pub struct CheckCommand {
     timeout: Duration,
 }
 
-/// The check command `args` give, if any.
+/// What `--check-command` and `--keep-doubtful` ask for.
+#[derive(Debug, Clone, Default)]
+pub struct Checking {
+    /// The command, if any.
+    command: Option<Arc<CheckCommand>>,
+    /// Whether a value whose hard issues outlast the attempts is kept, marked doubtful.
+    keep_doubtful: bool,
+}
+
+/// The checking `args` ask for.
 ///
 /// # Errors
 /// An empty command line or an unclosed quote (a usage error).
-pub fn from_args(args: &CheckArgs) -> Result<Option<Arc<CheckCommand>>, CliError> {
-    args.check_command
+pub fn from_args(args: &CheckArgs) -> Result<Checking, CliError> {
+    let command = args
+        .check_command
         .as_deref()
         .map(|line| CheckCommand::new(line, args.check_timeout).map(Arc::new))
-        .transpose()
+        .transpose()?;
+    Ok(Checking {
+        command,
+        keep_doubtful: args.keep_doubtful,
+    })
 }
 
-/// `extractor`, running `command` (if any) on each value and item.
-pub fn attach<L: Llm>(
-    extractor: Extractor<L>,
-    command: Option<&Arc<CheckCommand>>,
-) -> Extractor<L> {
-    let Some(command) = command else {
+/// `extractor`, running the command (if any) on each value and item, and keeping doubtful values
+/// if asked.
+pub fn attach<L: Llm>(extractor: Extractor<L>, checking: &Checking) -> Extractor<L> {
+    let extractor = extractor.keep_doubtful(checking.keep_doubtful);
+    let Some(command) = &checking.command else {
         return extractor;
     };
     let command = Arc::clone(command);

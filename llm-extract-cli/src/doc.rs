@@ -44,12 +44,11 @@ pub async fn run(args: DocArgs) -> Result<Exit, CliError> {
         !args.no_resume,
     );
     let check = crate::check_command::from_args(&args.check)?;
-    let extractor =
-        crate::check_command::attach(backend::extractor(llm, &args.extract), check.as_ref())
-            .chunk_tokens(chunk_tokens)
-            .passes(args.passes)
-            .concurrency(args.concurrency)
-            .require_grounding(args.require_grounding);
+    let extractor = crate::check_command::attach(backend::extractor(llm, &args.extract), &check)
+        .chunk_tokens(chunk_tokens)
+        .passes(args.passes)
+        .concurrency(args.concurrency)
+        .require_grounding(args.require_grounding);
     // The length is known once the document has been split (the first chunk to finish says it).
     let bar = progress_bar(0);
     let mut failed = 0;

@@ -23,7 +23,7 @@ pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
     let long_text = chunk_budget(&args, llm.is_embedded(), &vars, &template);
     let check = crate::check_command::from_args(&args.check)?;
     let extractor = backend::extractor(llm, &args.extract).template(template);
-    let mut extractor = crate::check_command::attach(extractor, check.as_ref());
+    let mut extractor = crate::check_command::attach(extractor, &check);
     for example in crate::examples::load(&args.template.example, schema.schema_set(), args.jsonl)? {
         extractor = extractor.with_example(example);
     }

@@ -391,3 +391,48 @@ fn doc_checks_each_item_against_its_own_chunk() {
     assert_eq!(names, [json!("Ann")]);
     assert_eq!(server.hits(), 2);
 }
+
+/// A model that writes a placeholder whatever it is told.
+fn always_careless() -> TestServer {
+    TestServer::start(|request: &Request| {
+        Reply::ollama(
+            request,
+            &Answer::new(r#"{"name": "[Your Name]", "age": 36}"#),
+        )
+    })
+}
+
+#[test]
+fn keep_doubtful_prints_a_value_whose_hard_issue_outlasts_the_attempts_with_the_issue() {
+    let server = always_careless();
+    let failed = run_person(&server)
+        .args([
+            "--check-command",
+            &placeholder_check(),
+            "--max-attempts",
+            "2",
+        ])
+        .write_stdin("Ada Lovelace, 36, wrote the first program.")
+        .output()
+        .unwrap();
+    assert!(!failed.status.success(), "without --keep-doubtful it fails");
+    let output = run_person(&server)
+        .args([
+            "--check-command",
+            &placeholder_check(),
+            "--max-attempts",
+            "2",
+        ])
+        .arg("--keep-doubtful")
+        .write_stdin("Ada Lovelace, 36, wrote the first program.")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr_of(&output));
+    let value: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(value, json!({"name": "[Your Name]", "age": 36}));
+    let stderr = stderr_of(&output);
+    assert!(
+        stderr.contains("doubtful") && stderr.contains(COPY_THE_NAME),
+        "{stderr}"
+    );
+}

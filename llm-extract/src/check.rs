@@ -172,6 +172,20 @@ impl Issues {
         self.found.is_empty()
     }
 
+    /// [`Issues::verdict`], and with the violations every issue as a soft one: the doubts a value
+    /// carries if it is kept although it failed.
+    pub(crate) fn verdict_with_doubts(self) -> Result<Vec<Issue>, (Vec<Violation>, Vec<Issue>)> {
+        let doubts: Vec<Issue> = self
+            .found
+            .iter()
+            .map(|issue| Issue {
+                severity: Severity::Soft,
+                ..issue.clone()
+            })
+            .collect();
+        self.verdict().map_err(|violations| (violations, doubts))
+    }
+
     /// The hard issues as violations for the repair turn, or the soft issues to keep.
     pub(crate) fn verdict(self) -> Result<Vec<Issue>, Vec<Violation>> {
         let (hard, soft): (Vec<Issue>, Vec<Issue>) = self

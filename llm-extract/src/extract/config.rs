@@ -150,6 +150,9 @@ pub(crate) struct Config {
     pub confidence: Option<super::confidence::ConfidenceRule>,
     /// Leaves under this confidence become soft issues (`Extractor::min_confidence`).
     pub min_confidence: Option<f32>,
+    /// Return a value whose hard issues outlast the attempts, with them as soft ones
+    /// (`Extractor::keep_doubtful`).
+    pub keep_doubtful: bool,
 }
 
 impl Default for Config {
@@ -176,6 +179,7 @@ impl Default for Config {
             document: Default::default(),
             confidence: None,
             min_confidence: None,
+            keep_doubtful: false,
         }
     }
 }

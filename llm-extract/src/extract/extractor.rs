@@ -97,6 +97,7 @@ use crate::Extract;
 /// | [`check`](Extractor::check), [`check_async`](Extractor::check_async) | none | every value and item, as JSON (of documents too) |
 /// | [`confidence`](Extractor::confidence) | off | every extraction: one value, partial values, lists, streams, documents (per-leaf confidence from log-probabilities) |
 /// | [`min_confidence`](Extractor::min_confidence) | none | every extraction (turns leaves under it into soft issues) |
+/// | [`keep_doubtful`](Extractor::keep_doubtful) | `false` | one value (returned with its unmended hard issues as soft ones) |
 /// | [`require_grounding`](Extractor::require_grounding) | `false` | grounded extractions, documents; lists and streams when `true` |
 /// | [`chunk_bytes`](Extractor::chunk_bytes) | [`DEFAULT_CHUNK_BYTES`](super::DEFAULT_CHUNK_BYTES) (6000) | documents |
 /// | [`chunk_tokens`](Extractor::chunk_tokens) | unset (`chunk_bytes` rules) | documents |

@@ -392,6 +392,18 @@ impl<L: Llm> Extractor<L> {
         self
     }
 
+    /// Returns one value whose hard issues (from checks) outlast the attempts instead of failing:
+    /// every issue its checks found is in [`Report::issues`](crate::Report::issues) as a soft one, so
+    /// the value arrives marked doubtful rather than lost (default `false`: such a value is
+    /// [`ExtractErrorKind::Invalid`](crate::extract::ExtractErrorKind::Invalid), carrying
+    /// [`ParseError::Check`](crate::ParseError)). For one value ([`Extractor::extract`] and its
+    /// runtime-schema twin), without [`Extractor::samples`]; a value that breaks its schema is never
+    /// returned. A small model often cannot mend what a check finds: this keeps its answer, flagged.
+    pub fn keep_doubtful(mut self, keep: bool) -> Self {
+        self.config.keep_doubtful = keep;
+        self
+    }
+
     /// Every leaf value whose confidence is under `threshold` (in `[0, 1]`) becomes a soft issue at its
     /// path in [`Report::issues`](crate::Report::issues) (for items, with the item's position; for a
     /// document, in [`Document::issues`](super::Document::issues), by merged item). Turns confidence on

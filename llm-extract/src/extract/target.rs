@@ -70,6 +70,41 @@ pub(crate) trait Target: Sync {
     fn deferred(&self) -> Option<Deferred<'_>> {
         None
     }
+
+    /// Keeps the last value its checks rejected, with every issue they found as a soft one, for
+    /// [`Target::take_doubtful`]. Default: drops it.
+    fn keep_doubtful(&self, _parsed: Parsed<Self::Output>, _doubts: Vec<Issue>) {}
+
+    /// The value [`Target::keep_doubtful`] kept last, with its doubts. Default: none.
+    fn take_doubtful(&self) -> Option<(Parsed<Self::Output>, Vec<Issue>)> {
+        None
+    }
+}
+
+/// The last value a target's checks rejected, with its issues as soft ones: what
+/// `Extractor::keep_doubtful` returns once the attempts are spent.
+pub(crate) struct Doubtful<T>(std::sync::Mutex<Option<(Parsed<T>, Vec<Issue>)>>);
+
+impl<T> Default for Doubtful<T> {
+    fn default() -> Self {
+        Doubtful(std::sync::Mutex::new(None))
+    }
+}
+
+impl<T> Doubtful<T> {
+    fn keep(&self, parsed: Parsed<T>, doubts: Vec<Issue>) {
+        *self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some((parsed, doubts));
+    }
+
+    fn take(&self) -> Option<(Parsed<T>, Vec<Issue>)> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
+    }
 }
 
 /// A target's checks the loop awaits, and where their findings go.
@@ -94,16 +129,21 @@ pub(crate) async fn settle<G: Target>(
     let Some(json) = deferred.kept.take_parsed() else {
         return Ok(Ok(parsed));
     };
-    Ok(match deferred.checks.run_all(&json).await?.verdict() {
-        Ok(soft) => {
-            deferred.kept.value(soft);
-            Ok(parsed)
-        }
-        Err(issues) => Err(ParseError::Check {
-            issues,
-            raw: raw.to_owned(),
-        }),
-    })
+    Ok(
+        match deferred.checks.run_all(&json).await?.verdict_with_doubts() {
+            Ok(soft) => {
+                deferred.kept.value(soft);
+                Ok(parsed)
+            }
+            Err((issues, doubts)) => {
+                target.keep_doubtful(parsed, doubts);
+                Err(ParseError::Check {
+                    issues,
+                    raw: raw.to_owned(),
+                })
+            }
+        },
+    )
 }
 
 /// Runs the deferred checks of `target` on each item the decoder completed, before
@@ -166,23 +206,26 @@ pub(crate) fn map_items<O, I>(
         .collect()
 }
 
-/// Runs `check` on a parsed value: its hard issues turn it into [`ParseError::Check`], its soft ones
-/// are kept in `kept`.
+/// Runs `check` on a parsed value: its hard issues turn it into [`ParseError::Check`] (the value
+/// kept in `doubtful`), its soft ones are kept in `kept`.
 fn checked<T>(
     parsed: Parsed<T>,
     text: &str,
-    kept: &check::Kept,
+    (kept, doubtful): (&check::Kept, &Doubtful<T>),
     check: impl FnOnce(&T) -> Issues,
 ) -> Result<Parsed<T>, ParseError> {
-    match check(&parsed.value).verdict() {
+    match check(&parsed.value).verdict_with_doubts() {
         Ok(soft) => {
             kept.value(soft);
             Ok(parsed)
         }
-        Err(issues) => Err(ParseError::Check {
-            issues,
-            raw: text.to_owned(),
-        }),
+        Err((issues, doubts)) => {
+            doubtful.keep(parsed, doubts);
+            Err(ParseError::Check {
+                issues,
+                raw: text.to_owned(),
+            })
+        }
     }
 }
 
@@ -219,6 +262,7 @@ pub(crate) struct Derived<T> {
     /// is checked as JSON, as a runtime schema's is. `None`: the type's own check on the typed value.
     checks: Option<Checks>,
     kept: check::Kept,
+    doubtful: Doubtful<T>,
     ty: PhantomData<fn() -> T>,
 }
 
@@ -228,6 +272,7 @@ impl<T: Extract> Derived<T> {
         Derived {
             checks: None,
             kept: check::Kept::default(),
+            doubtful: Doubtful::default(),
             ty: PhantomData,
         }
     }
@@ -267,14 +312,16 @@ impl<T: Extract> Target for Derived<T> {
     fn parse_one(&self, text: &str, options: &ParseOptions) -> Result<Parsed<T>, ParseError> {
         let Some(checks) = &self.checks else {
             let parsed = parse::from_str_with::<T>(text, options)?;
-            return checked(parsed, text, &self.kept, check_of);
+            return checked(parsed, text, (&self.kept, &self.doubtful), check_of);
         };
         let (parsed, json) = parse::from_str_with_json::<T>(text, options)?;
         if self.awaited().is_some() {
             self.kept.parsed(json);
             return Ok(parsed);
         }
-        checked(parsed, text, &self.kept, |_| checks.run(&json))
+        checked(parsed, text, (&self.kept, &self.doubtful), |_| {
+            checks.run(&json)
+        })
     }
 
     fn vet(&self, events: Vec<LineEvent<WithJson<T>>>) -> Vec<LineEvent<WithJson<T>>> {
@@ -297,6 +344,14 @@ impl<T: Extract> Target for Derived<T> {
             kept: &self.kept,
         })
     }
+
+    fn keep_doubtful(&self, parsed: Parsed<Self::Output>, doubts: Vec<Issue>) {
+        self.doubtful.keep(parsed, doubts);
+    }
+
+    fn take_doubtful(&self) -> Option<(Parsed<Self::Output>, Vec<Issue>)> {
+        self.doubtful.take()
+    }
 }
 
 /// Validated JSON for a runtime schema.
@@ -304,6 +359,7 @@ pub(crate) struct Runtime<'s> {
     schema: &'s SchemaSet,
     checks: Option<Checks>,
     kept: check::Kept,
+    doubtful: Doubtful<Value>,
 }
 
 impl<'s> Runtime<'s> {
@@ -313,6 +369,7 @@ impl<'s> Runtime<'s> {
             schema,
             checks: None,
             kept: check::Kept::default(),
+            doubtful: Doubtful::default(),
         }
     }
 
@@ -350,7 +407,9 @@ impl Target for Runtime<'_> {
             self.kept.parsed(parsed.value.clone());
             return Ok(parsed);
         }
-        checked(parsed, text, &self.kept, |value| self.check(value))
+        checked(parsed, text, (&self.kept, &self.doubtful), |value| {
+            self.check(value)
+        })
     }
 
     fn vet(&self, events: Vec<LineEvent<WithJson<Value>>>) -> Vec<LineEvent<WithJson<Value>>> {
@@ -371,6 +430,14 @@ impl Target for Runtime<'_> {
             checks,
             kept: &self.kept,
         })
+    }
+
+    fn keep_doubtful(&self, parsed: Parsed<Self::Output>, doubts: Vec<Issue>) {
+        self.doubtful.keep(parsed, doubts);
+    }
+
+    fn take_doubtful(&self) -> Option<(Parsed<Self::Output>, Vec<Issue>)> {
+        self.doubtful.take()
     }
 }
 

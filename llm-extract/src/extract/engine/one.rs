@@ -160,6 +160,14 @@ impl Engine<'_> {
                 return Err(ExtractError::new(ExtractErrorKind::Loop(found), report));
             }
         }
+        // The attempts are spent on a value its checks reject: kept as doubtful, if asked.
+        if self.config.keep_doubtful && matches!(last_error, Some(ParseError::Check { .. })) {
+            if let Some((parsed, doubts)) = target.take_doubtful() {
+                report.fixes = parsed.fixes;
+                report.issues = doubts;
+                return Ok(Extraction::new(parsed.value, report));
+            }
+        }
         let error = last_error.unwrap_or(ParseError::NoJson { raw: String::new() });
         Err(ExtractError::new(ExtractErrorKind::Invalid(error), report))
     }
