@@ -8,8 +8,8 @@ use crate::output::Printer;
 use crate::schema;
 use llm_extract::batch::{Record, RecordResult};
 use llm_extract::eval::{
-    compare, html, read_gold, read_pair, score_document, score_document_with_signals, DocumentRun,
-    EvalReport, GoldCase, ScoreOptions,
+    compare, html, mark_doubts, read_gold, read_pair, score_document, score_document_with_signals,
+    DocumentRun, EvalReport, GoldCase, ScoreOptions,
 };
 use llm_extract::ground::{has_grounded, Source, Span};
 use serde_json::Value;
@@ -73,7 +73,8 @@ pub async fn run(args: EvalArgs) -> Result<Exit, CliError> {
         .iter()
         .zip(results)
         .map(|(case, result)| {
-            let run = score(case, result, generic, args.jsonl, &options);
+            let checked = args.check.check_command.is_some();
+            let run = score(case, result, generic, (args.jsonl, checked), &options);
             reached |= run.1;
             run.0
         })
@@ -112,13 +113,13 @@ fn exit(report: &EvalReport, reached: bool, min: Option<f64>) -> Exit {
     }
 }
 
-/// One document scored, and whether it reached the backend (a value, or a failure other than the
-/// backend's).
+/// One document scored (of a list of `items` or not; with its checks' doubts marked, when `checked`),
+/// and whether it reached the backend (a value, or a failure other than the backend's).
 fn score(
     case: &GoldCase,
     result: Option<RecordResult>,
     schema: &Value,
-    items: bool,
+    (items, checked): (bool, bool),
     options: &ScoreOptions,
 ) -> (DocumentRun, bool) {
     let Some(result) = result else {
@@ -132,10 +133,12 @@ fn score(
     let tokens = result.usage().total();
     let mut confidence = BTreeMap::new();
     let mut agreement = Default::default();
+    let mut issues = Vec::new();
     let (predicted, error, attempts, reached) = match result.outcome {
         Ok(extraction) => {
             confidence = extraction.report.confidence;
             agreement = extraction.report.agreement;
+            issues = extraction.report.issues;
             (
                 Some(extraction.value),
                 None,
@@ -156,7 +159,7 @@ fn score(
         }
         _ => Vec::new(),
     };
-    let leaves = score_document_with_signals(
+    let mut leaves = score_document_with_signals(
         case,
         predicted.as_ref(),
         &spans,
@@ -165,6 +168,9 @@ fn score(
         &confidence,
         &agreement,
     );
+    if checked && predicted.is_some() {
+        mark_doubts(&mut leaves, &issues);
+    }
     (
         DocumentRun::new(case, predicted, error, tokens, elapsed, leaves).with_agreement(agreement),
         reached,

@@ -348,6 +348,10 @@ fn eval_with_the_eval_sets_checks_is_measured_beside_a_run_without() {
     assert_eq!(accuracy(&after), 1.0, "{table}");
     // The checks cost a repair per document.
     assert_eq!(server.hits(), 3 + 6);
+    // The run with checks says how well their soft issues mark wrong values; the other cannot.
+    assert!(table.contains("\nchecks: "), "{table}");
+    assert!(after["checks_calibration"].is_object(), "{after}");
+    assert!(before.get("checks_calibration").is_none());
 }
 
 #[test]

@@ -65,6 +65,29 @@ impl Calibration {
         Self::of_signal("agreement", leaves, |leaf| leaf.agreement)
     }
 
+    /// The checks as a signal of doubt (see [`mark_doubts`](super::mark_doubts)): a leaf without an
+    /// issue ranks above one with an issue. The "higher half" is then the leaves without an issue and
+    /// the "lower half" those with one, whatever their number; `None` when no leaf was checked.
+    pub fn of_doubts<'a>(
+        leaves: impl IntoIterator<Item = &'a Leaf> + Clone,
+    ) -> Option<Calibration> {
+        let signal = |leaf: &Leaf| leaf.doubtful.map(|d| if d { 0.0 } else { 1.0 });
+        let mut calibration = Self::of_signal("checks", leaves.clone(), signal)?;
+        let accuracy = |doubtful: bool| {
+            let group: Vec<bool> = leaves
+                .clone()
+                .into_iter()
+                .filter(|leaf| leaf.doubtful == Some(doubtful))
+                .map(|leaf| leaf.outcome.is_right())
+                .collect();
+            (!group.is_empty())
+                .then(|| group.iter().filter(|r| **r).count() as f64 / group.len() as f64)
+        };
+        calibration.top_half_accuracy = accuracy(false);
+        calibration.bottom_half_accuracy = accuracy(true);
+        Some(calibration)
+    }
+
     /// The calibration of the signal `signal` reads from each leaf.
     fn of_signal<'a>(
         name: &str,
@@ -148,9 +171,13 @@ pub fn roc_auc(scores: &[(f64, bool)]) -> Option<f64> {
 impl fmt::Display for Calibration {
     /// The halves and the AUC on one line, then the fields by mean confidence.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (higher, lower) = match self.signal.as_str() {
+            "checks" => ("without an issue", "with one"),
+            _ => ("the higher half", "the lower half"),
+        };
         writeln!(
             f,
-            "{}: {} leaves; the higher half {} right, the lower half {} right; ROC AUC {}",
+            "{}: {} leaves; {higher} {} right, {lower} {} right; ROC AUC {}",
             self.signal,
             self.scored,
             percent(self.top_half_accuracy),
@@ -194,6 +221,40 @@ mod tests {
             "field": field, "path": "/x", "outcome": outcome, "confidence": confidence
         }))
         .unwrap()
+    }
+
+    #[test]
+    fn doubts_of_checks_split_the_leaves_with_an_issue_from_the_others() {
+        let at = |path: &str, outcome: Outcome| -> Leaf {
+            serde_json::from_value(serde_json::json!({
+                "field": path.trim_start_matches('/'), "path": path, "outcome": outcome
+            }))
+            .unwrap()
+        };
+        let mut leaves = vec![
+            at("/total", Outcome::Wrong),
+            at("/currency", Outcome::Wrong),
+            at("/customer", Outcome::Correct),
+            at("/lines/0/amount", Outcome::Wrong),
+            at("/totalled", Outcome::Correct),
+        ];
+        assert_eq!(Calibration::of_doubts(&leaves), None, "no run with checks");
+        let mut issues = crate::check::Issues::new();
+        issues.soft("/total", "not an amount in the text");
+        issues.soft("/lines", "the lines do not add up");
+        crate::eval::mark_doubts(&mut leaves, issues.as_slice());
+        let doubtful: Vec<bool> = leaves.iter().map(|l| l.doubtful.unwrap()).collect();
+        // "/totalled" is not under "/total".
+        assert_eq!(doubtful, [true, false, false, true, false]);
+        let calibration = Calibration::of_doubts(&leaves).unwrap();
+        assert_eq!(calibration.signal, "checks");
+        assert_eq!(calibration.top_half_accuracy, Some(2.0 / 3.0));
+        assert_eq!(calibration.bottom_half_accuracy, Some(0.0));
+        // Right values: 2 without an issue; wrong: 2 with one, 1 without. 4 pairs won, 2 tied.
+        assert_eq!(calibration.auc, Some(5.0 / 6.0));
+        assert!(calibration
+            .to_string()
+            .starts_with("checks: 5 leaves; without an issue 66.7% right, with one 0.0% right"));
     }
 
     #[test]

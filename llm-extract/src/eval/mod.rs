@@ -57,8 +57,8 @@ pub use html::html;
 pub use normalise::normalise;
 pub use report::{compare, Comparison, DocumentRun, EvalReport, FieldDelta, FieldScore, Stat};
 pub use score::{
-    score_document, score_document_with_confidence, score_document_with_signals, Leaf, Outcome,
-    ScoreOptions,
+    mark_doubts, score_document, score_document_with_confidence, score_document_with_signals, Leaf,
+    Outcome, ScoreOptions,
 };
 
 use std::path::PathBuf;

@@ -193,6 +193,10 @@ pub struct EvalReport {
     /// several answers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agreement_calibration: Option<Calibration>,
+    /// How well the checks' soft issues mark wrong values, when the run had checks
+    /// ([`mark_doubts`](super::mark_doubts)).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checks_calibration: Option<Calibration>,
 }
 
 impl EvalReport {
@@ -223,6 +227,7 @@ impl EvalReport {
             seconds: Stat::of(runs.iter().map(|r| r.seconds).collect()),
             calibration: Calibration::of(runs.iter().flat_map(|r| &r.leaves)),
             agreement_calibration: Calibration::of_agreement(runs.iter().flat_map(|r| &r.leaves)),
+            checks_calibration: Calibration::of_doubts(runs.iter().flat_map(|r| &r.leaves)),
             runs,
         }
     }
@@ -298,9 +303,13 @@ impl fmt::Display for EvalReport {
             self.seconds.worst,
             self.seconds.total
         )?;
-        for calibration in [&self.calibration, &self.agreement_calibration]
-            .into_iter()
-            .flatten()
+        for calibration in [
+            &self.calibration,
+            &self.agreement_calibration,
+            &self.checks_calibration,
+        ]
+        .into_iter()
+        .flatten()
         {
             write!(f, "\n{calibration}")?;
         }

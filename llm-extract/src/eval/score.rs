@@ -127,6 +127,33 @@ pub struct Leaf {
     /// when the run voted several answers ([`score_document_with_signals`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agreement: Option<f32>,
+    /// Whether a check found an issue at the leaf or above it (a soft issue in
+    /// [`Report::issues`](crate::Report::issues)), when the run had checks ([`mark_doubts`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub doubtful: Option<bool>,
+}
+
+/// Marks each of `leaves` doubtful when one of `issues` (a run's soft issues) is at its path or above
+/// it, and the others not doubtful: the checks as a signal of doubt, for
+/// [`Calibration::of_doubts`](super::Calibration::of_doubts). An issue of an item of a list is under
+/// the item's index (`/2/name`); paths are read in the gold value, so a list item the scoring paired
+/// with another index is matched by position.
+pub fn mark_doubts(leaves: &mut [Leaf], issues: &[crate::check::Issue]) {
+    let pointers: Vec<String> = issues
+        .iter()
+        .map(|issue| match issue.item {
+            Some(item) => format!("/{item}{}", issue.path),
+            None => issue.path.clone(),
+        })
+        .collect();
+    for leaf in leaves {
+        let under = |pointer: &String| {
+            leaf.path
+                .strip_prefix(pointer.as_str())
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+        };
+        leaf.doubtful = Some(pointers.iter().any(under));
+    }
 }
 
 /// No value: null, a string that normalises to nothing, an empty list or object.
@@ -271,6 +298,7 @@ impl<'a> Walk<'a> {
             predicted: predicted.cloned(),
             confidence: self.confidence.get(&at.predicted).copied(),
             agreement: self.agreement.get(&at.predicted).copied(),
+            doubtful: None,
         });
     }
 
