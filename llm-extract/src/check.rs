@@ -228,7 +228,7 @@ type AsyncCheckFn =
 /// The variables of the input a value was extracted from (`text` among them), by name.
 pub type Context = Map<String, Value>;
 
-/// The closures an `Extractor` runs on each value of a runtime schema, and the variables of the input
+/// The closures an `Extractor` runs on each value and item it extracts, and the variables of the input
 /// of the extraction they run in.
 #[derive(Clone, Default)]
 pub(crate) struct Checks {
