@@ -823,6 +823,90 @@ fn growing_signature(partial: impl ToTokens) -> TokenStream {
     }
 }
 
+/// What differs between a struct's and a tuple struct's `PartialValue` impl (see [`value_impl`]).
+struct ValueBody<'s> {
+    /// The body of `shown`.
+    shown: TokenStream,
+    /// The methods only one of them writes (`fits`, `keys`, `reads`).
+    more: TokenStream,
+    /// The statements that bring `__partial` up to date with `__node`, setting `__changed`.
+    update: TokenStream,
+    /// The body of `update_below`.
+    update_below: TokenStream,
+    /// The body of `growing`.
+    growing: TokenStream,
+    /// Each walk's step match.
+    steps: &'s dyn Fn(Walk) -> TokenStream,
+}
+
+/// The `PartialValue` impl of a struct or a tuple struct whose partial form is `partial`, under the
+/// impl's `head` (`impl<..> PartialValue for T<..> where ..`): built from the default by `update`.
+fn value_impl(head: TokenStream, partial: &TokenStream, body: ValueBody) -> TokenStream {
+    let p = private();
+    let ValueBody {
+        shown,
+        more,
+        update,
+        update_below,
+        growing,
+        steps,
+    } = body;
+    let growing_signature = growing_signature(partial);
+    let grow_at = grow_at_fn(partial, steps(Walk::Grow));
+    let update_at = update_at_fn(partial, steps(Walk::Update));
+    let growing_at = growing_at_fn(partial, steps(Walk::Growing));
+    quote! {
+        #[automatically_derived]
+        #head {
+            type Partial = #partial;
+
+            fn shown(__node: #p::Node<'_>) -> bool {
+                #shown
+            }
+
+            #more
+
+            fn build(__node: #p::Node<'_>) -> ::core::option::Option<#partial> {
+                if !<Self as #p::PartialValue>::shown(__node) {
+                    return ::core::option::Option::None;
+                }
+                let mut __partial: #partial = ::core::default::Default::default();
+                <Self as #p::PartialValue>::update(&mut __partial, __node, 0);
+                ::core::option::Option::Some(__partial)
+            }
+
+            #[allow(unused_variables, unused_mut)]
+            fn update(__partial: &mut #partial, __node: #p::Node<'_>, __since: u64) -> bool {
+                let mut __changed = false;
+                #update
+                __changed
+            }
+
+            #[allow(unused_variables)]
+            fn update_below(
+                __partial: &mut #partial,
+                __node: #p::Node<'_>,
+                __since: u64,
+                __depth: usize,
+            ) -> bool {
+                #update_below
+            }
+
+            #[inline]
+            #[allow(unused_variables, unreachable_code)]
+            #growing_signature {
+                #growing
+            }
+
+            #grow_at
+
+            #update_at
+
+            #growing_at
+        }
+    }
+}
+
 fn expand_struct(input: &Struct) -> TokenStream {
     let p = private();
     let ident = &input.original.ident;
@@ -850,7 +934,6 @@ fn expand_struct(input: &Struct) -> TokenStream {
         let field = &field.original.ident;
         quote!(__partial.#field)
     });
-    let growing_signature = growing_signature(&partial);
     let update_below = update_below_body(&fields);
     let steps = |walk| {
         step_match(
@@ -862,9 +945,6 @@ fn expand_struct(input: &Struct) -> TokenStream {
             walk,
         )
     };
-    let grow_at = grow_at_fn(&partial, steps(Walk::Grow));
-    let update_at = update_at_fn(&partial, steps(Walk::Update));
-    let growing_at = growing_at_fn(&partial, steps(Walk::Growing));
     let (attributes, derived) = if input.original.generics.params.is_empty() {
         let attributes = attributes(&doc, quote!(::core::default::Default));
         (attributes, TokenStream::new())
@@ -885,6 +965,35 @@ fn expand_struct(input: &Struct) -> TokenStream {
     });
     let field_generics = ty::bounded(input.original, &fields, quote!(#p::PartialField + 'static));
     let (_, _, field_where) = field_generics.split_for_impl();
+    let value_impl = value_impl(
+        quote!(impl #impl_generics #p::PartialValue for #ident #ty_generics #where_clause),
+        &partial,
+        ValueBody {
+            // Shown once a field is (an empty `{` is not a value yet), and its required fields are.
+            shown: quote! {
+                __node.is_object()
+                    && #required
+                    && (__node.is_complete() #(|| #any_shown)*)
+            },
+            more: quote! {
+                fn fits(__node: #p::Node<'_>) -> bool {
+                    <Self as #p::PartialValue>::shown(__node) && (!__node.is_complete() || #needed)
+                }
+
+                fn keys() -> &'static [&'static str] {
+                    &[#(#keys,)*]
+                }
+
+                fn reads(__key: &str) -> bool {
+                    #reads
+                }
+            },
+            update,
+            update_below,
+            growing,
+            steps: &steps,
+        },
+    );
     quote! {
         #attributes
         #vis struct #partial_ident #impl_generics #where_clause {
@@ -897,67 +1006,7 @@ fn expand_struct(input: &Struct) -> TokenStream {
         #[automatically_derived]
         impl #impl_generics #p::PartialField for #ident #ty_generics #field_where {}
 
-        #[automatically_derived]
-        impl #impl_generics #p::PartialValue for #ident #ty_generics #where_clause {
-            type Partial = #partial;
-
-            fn shown(__node: #p::Node<'_>) -> bool {
-                // Shown once a field is (an empty `{` is not a value yet), and its required fields are.
-                __node.is_object()
-                    && #required
-                    && (__node.is_complete() #(|| #any_shown)*)
-            }
-
-            fn fits(__node: #p::Node<'_>) -> bool {
-                <Self as #p::PartialValue>::shown(__node) && (!__node.is_complete() || #needed)
-            }
-
-            fn keys() -> &'static [&'static str] {
-                &[#(#keys,)*]
-            }
-
-            fn reads(__key: &str) -> bool {
-                #reads
-            }
-
-            fn build(__node: #p::Node<'_>) -> ::core::option::Option<#partial> {
-                if !<Self as #p::PartialValue>::shown(__node) {
-                    return ::core::option::Option::None;
-                }
-                let mut __partial: #partial = ::core::default::Default::default();
-                <Self as #p::PartialValue>::update(&mut __partial, __node, 0);
-                ::core::option::Option::Some(__partial)
-            }
-
-            #[allow(unused_variables)]
-            fn update(__partial: &mut #partial, __node: #p::Node<'_>, __since: u64) -> bool {
-                let mut __changed = false;
-                #update
-                __changed
-            }
-
-            #[allow(unused_variables)]
-            fn update_below(
-                __partial: &mut #partial,
-                __node: #p::Node<'_>,
-                __since: u64,
-                __depth: usize,
-            ) -> bool {
-                #update_below
-            }
-
-            #[inline]
-            #[allow(unused_variables)]
-            #growing_signature {
-                #growing
-            }
-
-            #grow_at
-
-            #update_at
-
-            #growing_at
-        }
+        #value_impl
     }
 }
 
@@ -978,20 +1027,108 @@ fn variant_arms(
     variants
         .iter()
         .map(|variant| {
-            let variant_ident = &variant.original.ident;
             let fields = variant_fields(variant);
-            let bindings: Vec<Ident> = (0..fields.len()).map(|i| format_ident!("__f{i}")).collect();
-            let idents = fields.iter().map(|f| &f.original.ident);
+            let (pattern, bindings) = struct_pattern(partial, variant);
             let slot = |i: usize, _: &Field| {
                 let binding = &bindings[i];
                 quote!(#binding)
             };
             let body = body(&fields, &slot);
             quote! {
-                #partial::#variant_ident { #(#idents: #bindings,)* } => { #body }
+                #pattern => { #body }
             }
         })
         .collect()
+}
+
+/// The bindings of a variant's fields in a match: `__f0`, `__f1`, ...
+fn bindings(count: usize) -> Vec<Ident> {
+    (0..count).map(|i| format_ident!("__f{i}")).collect()
+}
+
+/// The pattern (an expression too) of a struct variant's partial form whose fields are its
+/// bindings (see [`bindings`]), and those bindings.
+fn struct_pattern(partial: &Ident, variant: &Variant) -> (TokenStream, Vec<Ident>) {
+    let variant_ident = &variant.original.ident;
+    let fields = variant_fields(variant);
+    let bindings = bindings(fields.len());
+    let idents = fields.iter().map(|f| &f.original.ident);
+    let pattern = quote!(#partial::#variant_ident { #(#idents: #bindings,)* });
+    (pattern, bindings)
+}
+
+/// The pattern of a struct variant's partial form (see [`struct_pattern`]), its bindings, and the
+/// statements that bring them up to date with the object `__node`, setting `__changed`: each binding
+/// a `&mut Option` into the partial form, or (with `owned`) an `Option` of its own.
+fn struct_update(
+    partial: &Ident,
+    variant: &Variant,
+    owned: bool,
+) -> (TokenStream, Vec<Ident>, TokenStream) {
+    let (pattern, bindings) = struct_pattern(partial, variant);
+    let update = update_loop(&variant_fields(variant), |i, _| {
+        let binding = &bindings[i];
+        if owned {
+            quote!(&mut #binding)
+        } else {
+            quote!(#binding)
+        }
+    });
+    (pattern, bindings, update)
+}
+
+/// `shown` and `build` of an enum whose partial form is known once its tag `tag` is read whole and
+/// names a variant (any other string names the `#[serde(other)]` variant, if there is one): shown as
+/// `shown` says of that variant, built from its `empty` partial form brought up to date.
+fn known_by_tag(
+    tag: &str,
+    variants: &[&Variant],
+    shown: impl Fn(&Variant) -> TokenStream,
+    empty: impl Fn(&Variant) -> TokenStream,
+) -> TokenStream {
+    let p = private();
+    let named: Vec<&Variant> = variants.iter().copied().filter(|v| !v.other()).collect();
+    let names_of = |variant: &Variant| {
+        let name = &variant.name;
+        let aliases = variant.aliases();
+        quote!(#name #(| #aliases)*)
+    };
+    let shown_arms = named.iter().map(|variant| {
+        let names = names_of(variant);
+        let shown = shown(variant);
+        quote!(::core::option::Option::Some(#names) => #shown,)
+    });
+    let empty_arms = named.iter().map(|variant| {
+        let names = names_of(variant);
+        let empty = empty(variant);
+        quote!(#names => #empty,)
+    });
+    let (other_shown, other_empty) = match variants.iter().find(|variant| variant.other()) {
+        Some(variant) => (quote!(true), empty(variant)),
+        None => (quote!(false), quote!(return ::core::option::Option::None)),
+    };
+    quote! {
+        fn shown(__node: #p::Node<'_>) -> bool {
+            match #p::complete_str(__node.get(#tag)) {
+                #(#shown_arms)*
+                ::core::option::Option::Some(_) => #other_shown,
+                ::core::option::Option::None => false,
+            }
+        }
+
+        #[allow(unreachable_code)]
+        fn build(__node: #p::Node<'_>) -> ::core::option::Option<Self::Partial> {
+            if !<Self as #p::PartialValue>::shown(__node) {
+                return ::core::option::Option::None;
+            }
+            let mut __partial = match #p::complete_str(__node.get(#tag))? {
+                #(#empty_arms)*
+                _ => #other_empty,
+            };
+            <Self as #p::PartialValue>::update(&mut __partial, __node, 0);
+            ::core::option::Option::Some(__partial)
+        }
+    }
 }
 
 /// An internally tagged enum: an enum of the same variants with the same tag, known once the tag is
@@ -1011,8 +1148,6 @@ fn expand_tagged(input: &Enum) -> TokenStream {
         .unwrap_or_default();
     let doc = doc(ident, "known once its tag is read, every field an `Option`");
     let variants = input.live();
-    let other = variants.iter().find(|variant| variant.other());
-    let named: Vec<&&Variant> = variants.iter().filter(|v| !v.other()).collect();
     // The struct and unit variants, and the newtype variants with their field.
     let with_fields: Vec<&Variant> = variants
         .iter()
@@ -1023,11 +1158,6 @@ fn expand_tagged(input: &Enum) -> TokenStream {
         .iter()
         .filter_map(|v| Some((*v, newtype(v)?)))
         .collect();
-    let names_of = |variant: &Variant| {
-        let name = &variant.name;
-        let aliases = variant.aliases();
-        quote!(#name #(| #aliases)*)
-    };
     let declarations = variants.iter().map(|variant| {
         let name = &variant.name;
         let variant_ident = &variant.original.ident;
@@ -1050,11 +1180,6 @@ fn expand_tagged(input: &Enum) -> TokenStream {
             #variant_ident #body
         }
     });
-    let shown_arms = named.iter().map(|variant| {
-        let names = names_of(variant);
-        let required = required_shown(&variant_fields(variant));
-        quote!(::core::option::Option::Some(#names) => #required,)
-    });
     let empty = |variant: &Variant| {
         let variant_ident = &variant.original.ident;
         if newtype(variant).is_some() {
@@ -1064,15 +1189,12 @@ fn expand_tagged(input: &Enum) -> TokenStream {
         let idents = fields.iter().map(|f| &f.original.ident);
         quote!(#partial::#variant_ident { #(#idents: ::core::option::Option::None,)* })
     };
-    let empty_arms = named.iter().map(|variant| {
-        let names = names_of(variant);
-        let empty = empty(variant);
-        quote!(#names => #empty,)
-    });
-    let (other_shown, other_empty) = match other {
-        Some(variant) => (quote!(true), empty(variant)),
-        None => (quote!(false), quote!(return ::core::option::Option::None)),
-    };
+    let known = known_by_tag(
+        &tag,
+        &variants,
+        |variant| required_shown(&variant_fields(variant)),
+        empty,
+    );
     let update_arms = variant_arms(&partial, &with_fields, |fields, slot| {
         update_loop(fields, slot)
     });
@@ -1134,26 +1256,7 @@ fn expand_tagged(input: &Enum) -> TokenStream {
     let growing_at = growing_at_fn(&own, steps(Walk::Growing));
     let growing_signature = growing_signature(&own);
     let methods = quote! {
-        fn shown(__node: #p::Node<'_>) -> bool {
-            match #p::complete_str(__node.get(#tag)) {
-                #(#shown_arms)*
-                ::core::option::Option::Some(_) => #other_shown,
-                ::core::option::Option::None => false,
-            }
-        }
-
-        #[allow(unreachable_code)]
-        fn build(__node: #p::Node<'_>) -> ::core::option::Option<Self::Partial> {
-            if !<Self as #p::PartialValue>::shown(__node) {
-                return ::core::option::Option::None;
-            }
-            let mut __partial = match #p::complete_str(__node.get(#tag))? {
-                #(#empty_arms)*
-                _ => #other_empty,
-            };
-            <Self as #p::PartialValue>::update(&mut __partial, __node, 0);
-            ::core::option::Option::Some(__partial)
-        }
+        #known
 
         #[allow(unused_variables, unused_mut)]
         fn update(__partial: &mut Self::Partial, __node: #p::Node<'_>, __since: u64) -> bool {
@@ -1200,10 +1303,22 @@ fn tagged_declaration(variant: &Variant) -> TokenStream {
     let name = &variant.name;
     let variant_ident = &variant.original.ident;
     let doc = format!("`{name}`.");
-    let body = match (&variant.style, newtype(variant)) {
+    let body = variant_body(variant, field_type);
+    quote! {
+        #[doc = #doc]
+        #[serde(rename = #name)]
+        #variant_ident #body
+    }
+}
+
+/// What follows a variant's name in its partial form's declaration: nothing for a unit variant,
+/// `(ty)` for a newtype variant (`ty` of its field), a struct variant's fields each an `Option`, a
+/// tuple variant's positions each an `Option`.
+fn variant_body(variant: &Variant, ty: impl Fn(&Field) -> TokenStream) -> TokenStream {
+    match (&variant.style, newtype(variant)) {
         (Style::Unit, _) => TokenStream::new(),
         (_, Some(field)) => {
-            let ty = field_type(field);
+            let ty = ty(field);
             quote!((#ty))
         }
         (Style::Tuple(_), None) => {
@@ -1214,11 +1329,6 @@ fn tagged_declaration(variant: &Variant) -> TokenStream {
             let fields = declarations(&live(&variant.fields), false);
             quote!({ #(#fields,)* })
         }
-    };
-    quote! {
-        #[doc = #doc]
-        #[serde(rename = #name)]
-        #variant_ident #body
     }
 }
 
@@ -1334,16 +1444,9 @@ fn expand_external(input: &Enum) -> TokenStream {
                 }
             }
             (Style::Named, _) => {
-                let fields = live(&variant.fields);
-                let bindings: Vec<Ident> =
-                    (0..fields.len()).map(|i| format_ident!("__f{i}")).collect();
-                let idents = fields.iter().map(|f| &f.original.ident);
-                let update = update_loop(&fields, |i, _| {
-                    let binding = &bindings[i];
-                    quote!(#binding)
-                });
+                let (pattern, _, update) = struct_update(&partial, variant, false);
                 quote! {
-                    #partial::#variant_ident { #(#idents: #bindings,)* } => {
+                    #pattern => {
                         match #p::member(__node, #names) {
                             ::core::option::Option::Some(__node) => {
                                 let mut __changed = false;

@@ -9,14 +9,13 @@
 //! array of the same length as the value's, `null` at each position not shown yet.
 
 use super::{
-    attributes, doc, done, field_type, generics, grow_at_fn, growable, growing_at_fn,
-    growing_signature, live, name, private, required, shown_expr, step_match, sync_expr,
-    update_at_fn, Walk,
+    attributes, bindings, doc, done, field_type, generics, growable, live, name, private, required,
+    shown_expr, step_match, sync_expr, value_impl, ValueBody,
 };
 use crate::ast::{Field, Struct, Variant};
 use crate::ty;
 use proc_macro2::{Literal, TokenStream};
-use quote::{format_ident, quote, quote_spanned};
+use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::Ident;
 
@@ -172,11 +171,7 @@ pub fn expand_struct(input: &Struct) -> TokenStream {
     });
     let update_below = update_below_body(&fields, slot);
     let growing = growing_match(&fields, slot);
-    let growing_signature = growing_signature(&partial);
     let steps = |walk| step_match(&fields, slot, walk);
-    let grow_at = grow_at_fn(&partial, steps(Walk::Grow));
-    let update_at = update_at_fn(&partial, steps(Walk::Update));
-    let growing_at = growing_at_fn(&partial, steps(Walk::Growing));
     let (attributes, derived) = if generic {
         derives(&doc, &partial_ident, &generics, fields.len())
     } else {
@@ -197,6 +192,18 @@ pub fn expand_struct(input: &Struct) -> TokenStream {
     });
     let field_generics = ty::bounded(input.original, &fields, quote!(#p::PartialField + 'static));
     let (_, _, field_where) = field_generics.split_for_impl();
+    let value_impl = value_impl(
+        quote!(impl #impl_generics #p::PartialValue for #ident #ty_generics #where_clause),
+        &partial,
+        ValueBody {
+            shown,
+            more: TokenStream::new(),
+            update,
+            update_below,
+            growing,
+            steps: &steps,
+        },
+    );
     quote! {
         #attributes
         #vis struct #partial_ident #impl_generics (
@@ -209,52 +216,7 @@ pub fn expand_struct(input: &Struct) -> TokenStream {
         #[automatically_derived]
         impl #impl_generics #p::PartialField for #ident #ty_generics #field_where {}
 
-        #[automatically_derived]
-        impl #impl_generics #p::PartialValue for #ident #ty_generics #where_clause {
-            type Partial = #partial;
-
-            fn shown(__node: #p::Node<'_>) -> bool {
-                #shown
-            }
-
-            fn build(__node: #p::Node<'_>) -> ::core::option::Option<#partial> {
-                if !<Self as #p::PartialValue>::shown(__node) {
-                    return ::core::option::Option::None;
-                }
-                let mut __partial: #partial = ::core::default::Default::default();
-                <Self as #p::PartialValue>::update(&mut __partial, __node, 0);
-                ::core::option::Option::Some(__partial)
-            }
-
-            #[allow(unused_variables, unused_mut)]
-            fn update(__partial: &mut #partial, __node: #p::Node<'_>, __since: u64) -> bool {
-                let mut __changed = false;
-                #update
-                __changed
-            }
-
-            #[allow(unused_variables)]
-            fn update_below(
-                __partial: &mut #partial,
-                __node: #p::Node<'_>,
-                __since: u64,
-                __depth: usize,
-            ) -> bool {
-                #update_below
-            }
-
-            #[inline]
-            #[allow(unused_variables, unreachable_code)]
-            #growing_signature {
-                #growing
-            }
-
-            #grow_at
-
-            #update_at
-
-            #growing_at
-        }
+        #value_impl
     }
 }
 
@@ -312,11 +274,6 @@ fn derives(
         }
     };
     (attributes, impls)
-}
-
-/// The bindings of a tuple variant's positions in a match: `__f0`, `__f1`, ...
-fn bindings(count: usize) -> Vec<Ident> {
-    (0..count).map(|i| format_ident!("__f{i}")).collect()
 }
 
 /// The tuple variant's partial form with no position shown.
