@@ -359,8 +359,6 @@ fn generic_derives(
     generics: &syn::Generics,
     fields: &[&Field],
 ) -> (TokenStream, TokenStream) {
-    let p = private();
-    let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
     let idents: Vec<&Option<Ident>> = fields.iter().map(|f| &f.original.ident).collect();
     let labels = idents.iter().map(|ident| {
         ident
@@ -369,50 +367,97 @@ fn generic_derives(
             .unwrap_or_default()
     });
     let name = partial.to_string();
-    let attributes = quote! {
-        #[doc = #doc]
-        #[derive(#p::Serialize)]
-        #[serde(crate = "::llm_extract::__private::serde", bound = "")]
-        #[allow(clippy::box_collection, clippy::vec_box, clippy::type_complexity)]
-    };
-    let impls = quote! {
-        #[automatically_derived]
-        impl #impl_generics ::core::clone::Clone for #partial #ty_generics #where_clause {
-            fn clone(&self) -> Self {
+    hand_derives(
+        doc,
+        partial,
+        generics,
+        &idents,
+        HandBodies {
+            clone: quote! {
                 Self {
                     #(#idents: ::core::clone::Clone::clone(&self.#idents),)*
                     __params: ::core::marker::PhantomData,
                 }
+            },
+            fmt: quote! {
+                __f.debug_struct(#name)
+                    #(.field(#labels, &self.#idents))*
+                    .finish()
+            },
+            default: quote! {
+                Self {
+                    #(#idents: ::core::option::Option::None,)*
+                    __params: ::core::marker::PhantomData,
+                }
+            },
+        },
+    )
+}
+
+/// The bodies of the hand-written `clone`, `fmt` (`Debug`, its formatter `__f`) and `default` of a
+/// generic struct's or tuple struct's partial form.
+struct HandBodies {
+    clone: TokenStream,
+    fmt: TokenStream,
+    default: TokenStream,
+}
+
+/// The attributes of a generic partial form, which derives `Serialize` with its own bounds only.
+fn generic_attributes(doc: &str) -> TokenStream {
+    let p = private();
+    quote! {
+        #[doc = #doc]
+        #[derive(#p::Serialize)]
+        #[serde(crate = "::llm_extract::__private::serde", bound = "")]
+        #[allow(clippy::box_collection, clippy::vec_box, clippy::type_complexity)]
+    }
+}
+
+/// The attributes of a generic struct's or tuple struct's partial form (see [`generic_derives`]),
+/// and its `Clone`, `Debug`, `PartialEq` (comparing `members`) and `Default` impls.
+fn hand_derives(
+    doc: &str,
+    partial: &Ident,
+    generics: &syn::Generics,
+    members: &[impl ToTokens],
+    bodies: HandBodies,
+) -> (TokenStream, TokenStream) {
+    let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
+    let HandBodies {
+        clone,
+        fmt,
+        default,
+    } = bodies;
+    let impls = quote! {
+        #[automatically_derived]
+        impl #impl_generics ::core::clone::Clone for #partial #ty_generics #where_clause {
+            fn clone(&self) -> Self {
+                #clone
             }
         }
 
         #[automatically_derived]
         impl #impl_generics ::core::fmt::Debug for #partial #ty_generics #where_clause {
             fn fmt(&self, __f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-                __f.debug_struct(#name)
-                    #(.field(#labels, &self.#idents))*
-                    .finish()
+                #fmt
             }
         }
 
         #[automatically_derived]
         impl #impl_generics ::core::cmp::PartialEq for #partial #ty_generics #where_clause {
             fn eq(&self, __other: &Self) -> bool {
-                true #(&& self.#idents == __other.#idents)*
+                true #(&& self.#members == __other.#members)*
             }
         }
 
         #[automatically_derived]
         impl #impl_generics ::core::default::Default for #partial #ty_generics #where_clause {
             fn default() -> Self {
-                Self {
-                    #(#idents: ::core::option::Option::None,)*
-                    __params: ::core::marker::PhantomData,
-                }
+                #default
             }
         }
     };
-    (attributes, impls)
+    (generic_attributes(doc), impls)
 }
 
 /// The type of a field in the partial form.
@@ -1289,8 +1334,6 @@ fn expand_tagged(input: &Enum) -> TokenStream {
             doc: &doc,
             serde: quote!(#[serde(tag = #tag)]),
             declarations: declarations.collect(),
-            shapes: variants.iter().map(|v| frame::Shape::of(v)).collect(),
-            fields: frame::all_held(&variants),
             methods,
         },
     )
@@ -1496,8 +1539,6 @@ fn expand_external(input: &Enum) -> TokenStream {
             doc: &doc,
             serde: TokenStream::new(),
             declarations: declarations.collect(),
-            shapes: variants.iter().map(|v| frame::Shape::of(v)).collect(),
-            fields: frame::all_held(&variants),
             methods,
         },
     )

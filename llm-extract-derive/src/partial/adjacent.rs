@@ -71,8 +71,6 @@ pub fn expand(input: &Enum, tag: &str, content: &str) -> TokenStream {
             doc: &doc,
             serde: quote!(#[serde(tag = #tag, content = #content)]),
             declarations: variants.iter().map(|v| tagged_declaration(v)).collect(),
-            shapes: variants.iter().map(|v| frame::Shape::of(v)).collect(),
-            fields: frame::all_held(&variants),
             methods,
         },
     )

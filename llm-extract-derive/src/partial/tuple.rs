@@ -9,8 +9,8 @@
 //! array of the same length as the value's, `null` at each position not shown yet.
 
 use super::{
-    attributes, bindings, doc, done, field_type, generics, growable, live, name, private, required,
-    shown_expr, step_match, sync_expr, value_impl, ValueBody,
+    attributes, bindings, doc, done, field_type, generics, growable, hand_derives, live, name,
+    private, required, shown_expr, step_match, sync_expr, value_impl, HandBodies, ValueBody,
 };
 use crate::ast::{Field, Struct, Variant};
 use crate::ty;
@@ -228,52 +228,29 @@ fn derives(
     generics: &syn::Generics,
     count: usize,
 ) -> (TokenStream, TokenStream) {
-    let p = private();
-    let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
     let indices: Vec<syn::Index> = (0..count).map(syn::Index::from).collect();
     let nones = indices.iter().map(|_| quote!(::core::option::Option::None));
     let name = partial.to_string();
-    let attributes = quote! {
-        #[doc = #doc]
-        #[derive(#p::Serialize)]
-        #[serde(crate = "::llm_extract::__private::serde", bound = "")]
-        #[allow(clippy::box_collection, clippy::vec_box, clippy::type_complexity)]
-    };
-    let impls = quote! {
-        #[automatically_derived]
-        impl #impl_generics ::core::clone::Clone for #partial #ty_generics #where_clause {
-            fn clone(&self) -> Self {
+    hand_derives(
+        doc,
+        partial,
+        generics,
+        &indices,
+        HandBodies {
+            clone: quote! {
                 Self(
                     #(::core::clone::Clone::clone(&self.#indices),)*
                     ::core::marker::PhantomData,
                 )
-            }
-        }
-
-        #[automatically_derived]
-        impl #impl_generics ::core::fmt::Debug for #partial #ty_generics #where_clause {
-            fn fmt(&self, __f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            },
+            fmt: quote! {
                 __f.debug_tuple(#name)
                     #(.field(&self.#indices))*
                     .finish()
-            }
-        }
-
-        #[automatically_derived]
-        impl #impl_generics ::core::cmp::PartialEq for #partial #ty_generics #where_clause {
-            fn eq(&self, __other: &Self) -> bool {
-                true #(&& self.#indices == __other.#indices)*
-            }
-        }
-
-        #[automatically_derived]
-        impl #impl_generics ::core::default::Default for #partial #ty_generics #where_clause {
-            fn default() -> Self {
-                Self(#(#nones,)* ::core::marker::PhantomData)
-            }
-        }
-    };
-    (attributes, impls)
+            },
+            default: quote!(Self(#(#nones,)* ::core::marker::PhantomData)),
+        },
+    )
 }
 
 /// The tuple variant's partial form with no position shown.

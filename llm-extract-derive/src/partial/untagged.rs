@@ -131,8 +131,6 @@ pub fn expand(input: &Enum) -> TokenStream {
             doc: &doc,
             serde: quote!(#[serde(untagged)]),
             declarations: declarations.collect(),
-            shapes: variants.iter().map(|v| frame::Shape::of(v)).collect(),
-            fields: frame::all_held(&variants),
             methods,
         },
     )
