@@ -655,31 +655,71 @@ fn update_loop(fields: &[&Field], slot: impl Fn(usize, &Field) -> TokenStream) -
     }
 }
 
-/// The body of `PartialValue::update_below` for a struct: the last member's field, if the change is
-/// below it and it can be descended into (see `descend_field`), else the struct's own update.
-fn update_below_body(fields: &[&Field]) -> TokenStream {
-    let p = private();
-    let arms = keyed(fields).into_iter().map(|field| {
-        let names = names(field);
-        let ident = &field.original.ident;
-        let done = done(field);
-        let ty = if field.attrs.extract.schemars.is_some() {
-            quote!(#p::Value)
-        } else {
-            let ty = field.ty;
-            quote_spanned!(ty.span()=> #ty)
-        };
-        quote! {
-            #names => #p::descend_field::<#ty>(
-                &mut __partial.#ident, __value, __since, #done, __below,
-            ),
+/// Where the slots of a partial form stand in its JSON: a struct's fields at their members' keys, a
+/// tuple's positions at their items' indices.
+#[derive(Clone, Copy)]
+enum At {
+    /// An object's members, by key.
+    Key,
+    /// An array's items, by index.
+    Index,
+}
+
+impl At {
+    /// The pattern of the field at `i` among the live fields, in a match on its key or index.
+    fn label(self, i: usize, field: &Field) -> TokenStream {
+        match self {
+            At::Key => names(field),
+            At::Index => {
+                let i = tuple::index(i);
+                quote!(#i)
+            }
         }
-    });
+    }
+
+    /// The binding of the last member's key (`__key`) or the last item's index (`__index`), and the
+    /// call that gives it with its value.
+    fn last(self) -> (TokenStream, TokenStream) {
+        match self {
+            At::Key => (quote!(__key), quote!(__node.last_entry())),
+            At::Index => (quote!(__index), quote!(__node.last_item())),
+        }
+    }
+}
+
+/// The body of `PartialValue::update_below` for a struct (or, `At::Index`, a tuple struct): the
+/// field of the last member (or item), bound by `slot`, if the change is below it and it can be
+/// descended into (see `descend_field`), else the struct's own update.
+fn update_below_body(
+    fields: &[&Field],
+    at: At,
+    slot: impl Fn(usize, &Field) -> TokenStream,
+) -> TokenStream {
+    let p = private();
+    let arms = fields
+        .iter()
+        .enumerate()
+        .filter(|(_, field)| !flattened(field))
+        .map(|(i, field)| {
+            let label = at.label(i, field);
+            let done = done(field);
+            let ty = if field.attrs.extract.schemars.is_some() {
+                quote!(#p::Value)
+            } else {
+                let ty = field.ty;
+                quote_spanned!(ty.span()=> #ty)
+            };
+            let slot = slot(i, field);
+            quote! {
+                #label => #p::descend_field::<#ty>(&mut #slot, __value, __since, #done, __below),
+            }
+        });
+    let (label, last) = at.last();
     quote! {
-        if let (::core::option::Option::Some(__below), ::core::option::Option::Some((__key, __value))) =
-            (__depth.checked_sub(1), __node.last_entry())
+        if let (::core::option::Option::Some(__below), ::core::option::Option::Some((#label, __value))) =
+            (__depth.checked_sub(1), #last)
         {
-            let __descended = match __key {
+            let __descended = match #label {
                 #(#arms)*
                 _ => ::core::option::Option::None,
             };
@@ -705,25 +745,31 @@ fn growable<'f, 'a>(
         .map(|(i, field)| (i, i as u32, *field))
 }
 
-/// The match that finds the string being written in the last member of `__node` (see
-/// `PartialValue::growing`), each field's slot bound by `slot`: a field shown as it grows passes the
-/// question on; a `stream = "done"` field, a schemars field and any other key answer `None`.
-fn growing_match(fields: &[&Field], slot: impl Fn(usize, &Field) -> TokenStream) -> TokenStream {
+/// The match that finds the string being written in the last member (or, `At::Index`, item) of
+/// `__node` (see `PartialValue::growing`), each field's slot bound by `slot`: a field shown as it
+/// grows passes the question on; a `stream = "done"` field, a schemars field and any other key
+/// answer `None`.
+fn growing_match(
+    fields: &[&Field],
+    at: At,
+    slot: impl Fn(usize, &Field) -> TokenStream,
+) -> TokenStream {
     let p = private();
     let arms = growable(fields).map(|(i, step, field)| {
-        let names = names(field);
+        let label = at.label(i, field);
         let ty = field.ty;
         let slot = slot(i, field);
         quote_spanned! {ty.span()=>
-            #names => {
+            #label => {
                 __path.push(#step);
                 <#ty as #p::PartialValue>::growing(#slot.as_mut()?, __value, __path)
             }
         }
     });
+    let (label, last) = at.last();
     quote! {
-        let (__key, __value) = __node.last_entry()?;
-        match __key {
+        let (#label, __value) = #last?;
+        match #label {
             #(#arms)*
             _ => ::core::option::Option::None,
         }
@@ -975,21 +1021,13 @@ fn expand_struct(input: &Struct) -> TokenStream {
         let field = &field.original.ident;
         quote!(&mut __partial.#field)
     });
-    let growing = growing_match(&fields, |_, field| {
+    let slot = |_: usize, field: &Field| {
         let field = &field.original.ident;
         quote!(__partial.#field)
-    });
-    let update_below = update_below_body(&fields);
-    let steps = |walk| {
-        step_match(
-            &fields,
-            |_, field: &Field| {
-                let field = &field.original.ident;
-                quote!(__partial.#field)
-            },
-            walk,
-        )
     };
+    let growing = growing_match(&fields, At::Key, slot);
+    let update_below = update_below_body(&fields, At::Key, slot);
+    let steps = |walk| step_match(&fields, slot, walk);
     let (attributes, derived) = if input.original.generics.params.is_empty() {
         let attributes = attributes(&doc, quote!(::core::default::Default));
         (attributes, TokenStream::new())
@@ -1263,7 +1301,7 @@ fn expand_tagged(input: &Enum) -> TokenStream {
         }
     });
     let growing_arms = variant_arms(&partial, &with_fields, |fields, slot| {
-        growing_match(fields, slot)
+        growing_match(fields, At::Key, slot)
     });
     // A newtype variant takes no step of its own: its content is the same object.
     let passed_on = |walk: Option<Walk>| {

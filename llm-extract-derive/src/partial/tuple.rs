@@ -9,14 +9,14 @@
 //! array of the same length as the value's, `null` at each position not shown yet.
 
 use super::{
-    attributes, bindings, doc, done, field_type, generics, growable, hand_derives, live, name,
-    private, required, shown_expr, step_match, sync_expr, value_impl, HandBodies, ValueBody,
+    attributes, bindings, doc, field_type, generics, growing_match, hand_derives, live, name,
+    private, required, shown_expr, step_match, sync_expr, update_below_body, value_impl, At,
+    HandBodies, ValueBody,
 };
 use crate::ast::{Field, Struct, Variant};
 use crate::ty;
 use proc_macro2::{Literal, TokenStream};
-use quote::{quote, quote_spanned};
-use syn::spanned::Spanned;
+use quote::quote;
 use syn::Ident;
 
 /// The positions' declarations: each `pub` or not as the original field (with `with_vis`). A lone
@@ -36,7 +36,7 @@ pub fn declarations(fields: &[&Field], with_vis: bool, alone: bool) -> Vec<Token
 }
 
 /// The index of position `i`, as a literal.
-fn index(i: usize) -> Literal {
+pub fn index(i: usize) -> Literal {
     Literal::usize_unsuffixed(i)
 }
 
@@ -76,71 +76,6 @@ pub fn update_loop(fields: &[&Field], slot: impl Fn(usize, &Field) -> TokenStrea
     }
 }
 
-/// The body of `PartialValue::update_below` for a tuple struct: the last item's position, if the
-/// change is below it and it can be descended into (see `descend_field`), else the tuple's update.
-pub fn update_below_body(
-    fields: &[&Field],
-    slot: impl Fn(usize, &Field) -> TokenStream,
-) -> TokenStream {
-    let p = private();
-    let arms = fields.iter().enumerate().map(|(i, field)| {
-        let done = done(field);
-        let ty = if field.attrs.extract.schemars.is_some() {
-            quote!(#p::Value)
-        } else {
-            let ty = field.ty;
-            quote_spanned!(ty.span()=> #ty)
-        };
-        let slot = slot(i, field);
-        let i = index(i);
-        quote! {
-            #i => #p::descend_field::<#ty>(&mut #slot, __value, __since, #done, __below),
-        }
-    });
-    quote! {
-        if let (::core::option::Option::Some(__below), ::core::option::Option::Some((__index, __value))) =
-            (__depth.checked_sub(1), __node.last_item())
-        {
-            let __descended = match __index {
-                #(#arms)*
-                _ => ::core::option::Option::None,
-            };
-            if let ::core::option::Option::Some(__changed) = __descended {
-                return __changed;
-            }
-        }
-        <Self as #p::PartialValue>::update(__partial, __node, __since)
-    }
-}
-
-/// The match that finds the string being written in the last item of `__node` (see
-/// `PartialValue::growing`), each position's slot bound by `slot`; its step is its index, as
-/// `super::step_match` follows it.
-pub fn growing_match(
-    fields: &[&Field],
-    slot: impl Fn(usize, &Field) -> TokenStream,
-) -> TokenStream {
-    let p = private();
-    let arms = growable(fields).map(|(i, step, field)| {
-        let ty = field.ty;
-        let slot = slot(i, field);
-        let i = index(i);
-        quote_spanned! {ty.span()=>
-            #i => {
-                __path.push(#step);
-                <#ty as #p::PartialValue>::growing(#slot.as_mut()?, __value, __path)
-            }
-        }
-    });
-    quote! {
-        let (__index, __value) = __node.last_item()?;
-        match __index {
-            #(#arms)*
-            _ => ::core::option::Option::None,
-        }
-    }
-}
-
 /// A tuple struct's partial form: a tuple struct of its positions, deriving `Debug, Clone, Default,
 /// PartialEq, Serialize` (by hand for a generic one, as a generic struct's; its type parameters held
 /// by a last, skipped marker position), shown once its array begins.
@@ -169,8 +104,8 @@ pub fn expand_struct(input: &Struct) -> TokenStream {
         let slot = slot(i, field);
         quote!(&mut #slot)
     });
-    let update_below = update_below_body(&fields, slot);
-    let growing = growing_match(&fields, slot);
+    let update_below = update_below_body(&fields, At::Index, slot);
+    let growing = growing_match(&fields, At::Index, slot);
     let steps = |walk| step_match(&fields, slot, walk);
     let (attributes, derived) = if generic {
         derives(&doc, &partial_ident, &generics, fields.len())
