@@ -12,11 +12,12 @@ use llm_extract::check::Severity;
 use llm_extract::extract::{
     ConfidenceRule, DocumentEvent, DocumentSource, DoneChunk, Extractor, PartialEvent,
 };
-use llm_extract::llm::{from_fn, ChatRequest, ChatResponse, Finish, Role, TokenLogprob};
+use llm_extract::llm::{from_fn, ChatRequest, ChatResponse, Finish, Llm, Role, TokenLogprob};
 use llm_extract::schema::SchemaSet;
 use llm_extract::{Extract, LlmError, Schema};
 use serde::Deserialize;
 use serde_json::json;
+use std::future::ready;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -270,6 +271,16 @@ async fn a_runtime_schema_document_has_its_confidence_too() {
     assert!(close(doc.confidence["/0/name"], -0.1));
 }
 
+/// A model that answers its `n`th call (the first is 0) with `reply(n)`, and the count of its calls.
+fn by_call(
+    reply: impl Fn(usize) -> Result<ChatResponse, LlmError> + Send + Sync,
+) -> (impl Llm, Arc<AtomicUsize>) {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let counted = calls.clone();
+    let llm = from_fn(move |_| ready(reply(counted.fetch_add(1, Ordering::SeqCst))));
+    (llm, calls)
+}
+
 /// Ada, then the start of Bob's line, cut off by the token limit: the stream continues.
 fn cut_after_ada() -> ChatResponse {
     answer(&[
@@ -284,18 +295,11 @@ fn cut_after_ada() -> ChatResponse {
 
 #[tokio::test]
 async fn a_stream_that_fails_keeps_the_confidence_of_the_items_it_yielded() {
-    let calls = Arc::new(AtomicUsize::new(0));
-    let counted = calls.clone();
-    let llm = from_fn(move |_| {
-        let call = counted.fetch_add(1, Ordering::SeqCst);
-        async move {
-            match call {
-                0 => Ok(cut_after_ada()),
-                _ => Err(LlmError::Other {
-                    message: "the server went away".into(),
-                }),
-            }
-        }
+    let (llm, calls) = by_call(|call| match call {
+        0 => Ok(cut_after_ada()),
+        _ => Err(LlmError::Other {
+            message: "the server went away".into(),
+        }),
     });
     let extractor = Extractor::new(llm).min_confidence(0.5);
     let schema = person();
@@ -325,16 +329,9 @@ async fn a_stream_that_fails_keeps_the_confidence_of_the_items_it_yielded() {
 
 #[tokio::test]
 async fn an_answer_stopped_at_max_items_leaves_the_other_answers_confidence() {
-    let calls = Arc::new(AtomicUsize::new(0));
-    let counted = calls.clone();
-    let llm = from_fn(move |_| {
-        let call = counted.fetch_add(1, Ordering::SeqCst);
-        async move {
-            match call {
-                0 => Ok(cut_after_ada()),
-                _ => Ok(two_people_after_ada()),
-            }
-        }
+    let (llm, _) = by_call(|call| match call {
+        0 => Ok(cut_after_ada()),
+        _ => Ok(two_people_after_ada()),
     });
     let extractor = Extractor::new(llm)
         .confidence(ConfidenceRule::default())
