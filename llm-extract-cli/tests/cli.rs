@@ -9,6 +9,7 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+use support::providers::openai_tokens;
 use support::{wire, Answer, Reply, Request, Step, TestServer};
 
 const PERSON: &str = "{name :string, age :int}";
@@ -1466,29 +1467,14 @@ fn run_names_the_keywords_the_backend_will_not_enforce_unless_quiet() {
 /// `{"name": "Ada", "age": 36}` streamed as OpenAI-compatible chunks with each token's log-probability:
 /// the name's two tokens -0.1 and -0.3, the age's one -2.0, the rest certain.
 fn openai_with_logprobs() -> Reply {
-    let tokens = [
+    openai_tokens(&[
         ("{\"name\": \"", 0.0),
         ("A", -0.1),
         ("da", -0.3),
         ("\", \"age\": ", 0.0),
         ("36", -2.0),
         ("}", 0.0),
-    ];
-    let mut steps = Vec::new();
-    for (token, logprob) in tokens {
-        let chunk = json!({"id": "c", "model": "m", "choices": [{"index": 0,
-            "delta": {"content": token}, "finish_reason": null,
-            "logprobs": {"content": [{"token": token, "logprob": logprob, "bytes": token.as_bytes()}]}}]});
-        steps.push(Step::Send(format!("data: {chunk}\n\n").into_bytes()));
-    }
-    let finish = json!({"id": "c", "model": "m", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]});
-    steps.push(Step::Send(format!("data: {finish}\n\n").into_bytes()));
-    steps.push(Step::Send(b"data: [DONE]\n\n".to_vec()));
-    Reply::Chunked {
-        status: 200,
-        content_type: wire::SSE.into(),
-        steps,
-    }
+    ])
 }
 
 #[test]

@@ -6,26 +6,8 @@ mod support;
 
 use assert_cmd::cargo::cargo_bin_cmd;
 use serde_json::{json, Value};
-use support::{wire, Reply, Step, TestServer};
-
-/// `tokens` (each with its log-probability) streamed as OpenAI-compatible chunks.
-fn openai_tokens(tokens: &[(&str, f64)]) -> Reply {
-    let mut steps = Vec::new();
-    for (token, logprob) in tokens {
-        let chunk = json!({"id": "c", "model": "m", "choices": [{"index": 0,
-            "delta": {"content": token}, "finish_reason": null,
-            "logprobs": {"content": [{"token": token, "logprob": logprob, "bytes": token.as_bytes()}]}}]});
-        steps.push(Step::Send(format!("data: {chunk}\n\n").into_bytes()));
-    }
-    let finish = json!({"id": "c", "model": "m", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]});
-    steps.push(Step::Send(format!("data: {finish}\n\n").into_bytes()));
-    steps.push(Step::Send(b"data: [DONE]\n\n".to_vec()));
-    Reply::Chunked {
-        status: 200,
-        content_type: wire::SSE.into(),
-        steps,
-    }
-}
+use support::providers::openai_tokens;
+use support::TestServer;
 
 fn json_lines(stdout: &[u8]) -> Vec<Value> {
     String::from_utf8_lossy(stdout)
