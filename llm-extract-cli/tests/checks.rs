@@ -2,10 +2,12 @@
 //! server. Hard issues go back to the model in the repair turn, soft ones reach the output, a command
 //! that fails is an error naming it; `eval` measures a run with checks beside one without.
 
+mod common;
 #[path = "../../tests/support/mod.rs"]
 mod support;
 
 use assert_cmd::cargo::cargo_bin_cmd;
+use common::stderr_of;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use support::{Answer, Reply, Request, TestServer};
@@ -60,10 +62,6 @@ fn batch_person(server: &TestServer, dir: &Path, docs: &str) -> (assert_cmd::Com
         .arg("--out")
         .arg(&out);
     (command, out)
-}
-
-fn stderr_of(output: &std::process::Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
 fn records(path: &Path) -> Vec<Value> {

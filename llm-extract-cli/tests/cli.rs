@@ -1,9 +1,11 @@
 //! The `llm-extract` binary, run for real against the local test server (Ollama and OpenAI wire formats).
 
+mod common;
 #[path = "../../tests/support/mod.rs"]
 mod support;
 
 use assert_cmd::cargo::cargo_bin_cmd;
+use common::{json_lines, stderr_of};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -26,18 +28,6 @@ fn ollama_answering(text: &'static str) -> TestServer {
 }
 
 /// Every non-empty stdout line as JSON.
-fn json_lines(stdout: &[u8]) -> Vec<Value> {
-    String::from_utf8_lossy(stdout)
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l:?}: {e}")))
-        .collect()
-}
-
-fn stderr_of(output: &std::process::Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
 /// An error is one line on stderr, prefixed so scripts can grep it.
 fn assert_one_line_error(stderr: &str, needle: &str) {
     let errors: Vec<&str> = stderr

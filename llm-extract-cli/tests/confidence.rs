@@ -1,25 +1,15 @@
 //! `--confidence` on the paths that stream or chunk: `run --partial` prints the final value's
 //! confidence, `doc` gives each item's record its confidence and marks the doubtful, as `run` does.
 
+mod common;
 #[path = "../../tests/support/mod.rs"]
 mod support;
 
 use assert_cmd::cargo::cargo_bin_cmd;
-use serde_json::{json, Value};
+use common::{json_lines, stderr_of};
+use serde_json::json;
 use support::providers::openai_tokens;
 use support::TestServer;
-
-fn json_lines(stdout: &[u8]) -> Vec<Value> {
-    String::from_utf8_lossy(stdout)
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l:?}: {e}")))
-        .collect()
-}
-
-fn stderr_of(output: &std::process::Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
 
 #[test]
 fn run_partial_prints_the_final_values_confidence() {
