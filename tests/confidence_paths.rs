@@ -188,12 +188,14 @@ fn document() -> String {
     format!("{FIRST}\n\n{SECOND}")
 }
 
+/// An extractor of [`founders`] that cuts [`document`] into its two paragraphs, one per chunk.
+fn two_chunks() -> Extractor<impl llm_extract::Llm> {
+    Extractor::new(founders()).chunk_bytes(100).chunk_overlap(0)
+}
+
 #[tokio::test]
 async fn a_document_keeps_the_confidence_of_the_chunk_each_value_came_from() {
-    let extractor = Extractor::new(founders())
-        .chunk_bytes(100)
-        .chunk_overlap(0)
-        .min_confidence(0.5);
+    let extractor = two_chunks().min_confidence(0.5);
     let text = document();
     assert_eq!(extractor.chunks(&text, 0).len(), 2);
     let doc = extractor.extract_document::<Founder>(&text).await.unwrap();
@@ -223,10 +225,7 @@ async fn a_document_keeps_the_confidence_of_the_chunk_each_value_came_from() {
 
 #[tokio::test]
 async fn a_document_stream_gives_each_chunk_s_new_items_their_confidence() {
-    let extractor = Extractor::new(founders())
-        .chunk_bytes(100)
-        .chunk_overlap(0)
-        .confidence(ConfidenceRule::default());
+    let extractor = two_chunks().confidence(ConfidenceRule::default());
     let text = document();
     let mut events = extractor.extract_document_stream::<Founder>(&text);
     let mut seen = Vec::new();
@@ -257,10 +256,7 @@ async fn a_document_stream_gives_each_chunk_s_new_items_their_confidence() {
 #[tokio::test]
 async fn a_runtime_schema_document_has_its_confidence_too() {
     let schema = Founder::schema();
-    let extractor = Extractor::new(founders())
-        .chunk_bytes(100)
-        .chunk_overlap(0)
-        .confidence(ConfidenceRule::default());
+    let extractor = two_chunks().confidence(ConfidenceRule::default());
     let doc = extractor
         .with_schema(schema)
         .extract_document(document().as_str())
@@ -385,10 +381,7 @@ async fn a_value_kept_before_a_loop_is_not_said_to_lack_log_probabilities() {
 
 #[tokio::test]
 async fn a_resumed_chunk_keeps_its_confidence() {
-    let extractor = Extractor::new(founders())
-        .chunk_bytes(100)
-        .chunk_overlap(0)
-        .confidence(ConfidenceRule::default());
+    let extractor = two_chunks().confidence(ConfidenceRule::default());
     let text = document();
     let mut saved = Vec::new();
     let source = DocumentSource::text(text.as_str()).on_chunk(|chunk, items, _, _| {
