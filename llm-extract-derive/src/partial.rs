@@ -914,7 +914,7 @@ fn growing_signature(partial: impl ToTokens) -> TokenStream {
     }
 }
 
-/// What differs between a struct's and a tuple struct's `PartialValue` impl (see [`value_impl`]).
+/// What differs between a struct's and a tuple struct's `PartialValue` impl (see [`value_impls`]).
 struct ValueBody<'s> {
     /// The body of `shown`.
     shown: TokenStream,
@@ -930,10 +930,20 @@ struct ValueBody<'s> {
     steps: &'s dyn Fn(Walk) -> TokenStream,
 }
 
-/// The `PartialValue` impl of a struct or a tuple struct whose partial form is `partial`, under the
-/// impl's `head` (`impl<..> PartialValue for T<..> where ..`): built from the default by `update`.
-fn value_impl(head: TokenStream, partial: &TokenStream, body: ValueBody) -> TokenStream {
+/// The `PartialField` and `PartialValue` impls of the struct or tuple struct `input` with the live
+/// `fields`, whose partial form is `partial` with `generics`: built from the default by `update`.
+fn value_impls(
+    input: &syn::DeriveInput,
+    fields: &[&Field],
+    generics: &syn::Generics,
+    partial: &TokenStream,
+    body: ValueBody,
+) -> TokenStream {
     let p = private();
+    let ident = &input.ident;
+    let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
+    let field_generics = ty::bounded(input, fields, quote!(#p::PartialField + 'static));
+    let (_, _, field_where) = field_generics.split_for_impl();
     let ValueBody {
         shown,
         more,
@@ -948,7 +958,10 @@ fn value_impl(head: TokenStream, partial: &TokenStream, body: ValueBody) -> Toke
     let growing_at = growing_at_fn(partial, steps(Walk::Growing));
     quote! {
         #[automatically_derived]
-        #head {
+        impl #impl_generics #p::PartialField for #ident #ty_generics #field_where {}
+
+        #[automatically_derived]
+        impl #impl_generics #p::PartialValue for #ident #ty_generics #where_clause {
             type Partial = #partial;
 
             fn shown(__node: #p::Node<'_>) -> bool {
@@ -1046,10 +1059,10 @@ fn expand_struct(input: &Struct) -> TokenStream {
             __params: ::core::marker::PhantomData<fn() -> (#(#params,)*)>,
         }
     });
-    let field_generics = ty::bounded(input.original, &fields, quote!(#p::PartialField + 'static));
-    let (_, _, field_where) = field_generics.split_for_impl();
-    let value_impl = value_impl(
-        quote!(impl #impl_generics #p::PartialValue for #ident #ty_generics #where_clause),
+    let value_impls = value_impls(
+        input.original,
+        &fields,
+        &generics,
         &partial,
         ValueBody {
             // Shown once a field is (an empty `{` is not a value yet), and its required fields are.
@@ -1086,10 +1099,7 @@ fn expand_struct(input: &Struct) -> TokenStream {
 
         #derived
 
-        #[automatically_derived]
-        impl #impl_generics #p::PartialField for #ident #ty_generics #field_where {}
-
-        #value_impl
+        #value_impls
     }
 }
 

@@ -10,11 +10,10 @@
 
 use super::{
     attributes, bindings, doc, field_type, generics, growing_match, hand_derives, live, name,
-    private, required, shown_expr, step_match, sync_expr, update_below_body, value_impl, At,
-    HandBodies, ValueBody,
+    required, shown_expr, step_match, sync_expr, update_below_body, value_impls, At, HandBodies,
+    ValueBody,
 };
 use crate::ast::{Field, Struct, Variant};
-use crate::ty;
 use proc_macro2::{Literal, TokenStream};
 use quote::quote;
 use syn::Ident;
@@ -80,7 +79,6 @@ pub fn update_loop(fields: &[&Field], slot: impl Fn(usize, &Field) -> TokenStrea
 /// PartialEq, Serialize` (by hand for a generic one, as a generic struct's; its type parameters held
 /// by a last, skipped marker position), shown once its array begins.
 pub fn expand_struct(input: &Struct) -> TokenStream {
-    let p = private();
     let ident = &input.original.ident;
     let vis = &input.original.vis;
     let partial_ident = name(ident);
@@ -125,10 +123,10 @@ pub fn expand_struct(input: &Struct) -> TokenStream {
             ::core::marker::PhantomData<fn() -> (#(#params,)*)>,
         }
     });
-    let field_generics = ty::bounded(input.original, &fields, quote!(#p::PartialField + 'static));
-    let (_, _, field_where) = field_generics.split_for_impl();
-    let value_impl = value_impl(
-        quote!(impl #impl_generics #p::PartialValue for #ident #ty_generics #where_clause),
+    let value_impls = value_impls(
+        input.original,
+        &fields,
+        &generics,
         &partial,
         ValueBody {
             shown,
@@ -148,10 +146,7 @@ pub fn expand_struct(input: &Struct) -> TokenStream {
 
         #derived
 
-        #[automatically_derived]
-        impl #impl_generics #p::PartialField for #ident #ty_generics #field_where {}
-
-        #value_impl
+        #value_impls
     }
 }
 
