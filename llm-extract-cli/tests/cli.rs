@@ -11,7 +11,7 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-use support::providers::openai_tokens;
+use support::providers::{openai_tokens, ADA_TOKENS};
 use support::{wire, Answer, Reply, Request, Step, TestServer};
 
 const PERSON: &str = "{name :string, age :int}";
@@ -1457,14 +1457,7 @@ fn run_names_the_keywords_the_backend_will_not_enforce_unless_quiet() {
 /// `{"name": "Ada", "age": 36}` streamed as OpenAI-compatible chunks with each token's log-probability:
 /// the name's two tokens -0.1 and -0.3, the age's one -2.0, the rest certain.
 fn openai_with_logprobs() -> Reply {
-    openai_tokens(&[
-        ("{\"name\": \"", 0.0),
-        ("A", -0.1),
-        ("da", -0.3),
-        ("\", \"age\": ", 0.0),
-        ("36", -2.0),
-        ("}", 0.0),
-    ])
+    openai_tokens(ADA_TOKENS)
 }
 
 #[test]

@@ -8,21 +8,12 @@ mod support;
 use assert_cmd::cargo::cargo_bin_cmd;
 use common::{json_lines, stderr_of};
 use serde_json::json;
-use support::providers::openai_tokens;
+use support::providers::{openai_tokens, ADA_TOKENS};
 use support::TestServer;
 
 #[test]
 fn run_partial_prints_the_final_values_confidence() {
-    let server = TestServer::start(|_| {
-        openai_tokens(&[
-            ("{\"name\": \"", 0.0),
-            ("A", -0.1),
-            ("da", -0.3),
-            ("\", \"age\": ", 0.0),
-            ("36", -2.0),
-            ("}", 0.0),
-        ])
-    });
+    let server = TestServer::start(|_| openai_tokens(ADA_TOKENS));
     let output = cargo_bin_cmd!("llm-extract")
         .args([
             "run",

@@ -298,6 +298,17 @@ impl Request {
     }
 }
 
+/// The answer `{"name": "Ada", "age": 36}` as tokens with log-probabilities: "Ada" from two tokens
+/// (-0.1 and -0.3), 36 from one (-2.0), the rest certain.
+pub const ADA_TOKENS: &[(&str, f64)] = &[
+    ("{\"name\": \"", 0.0),
+    ("A", -0.1),
+    ("da", -0.3),
+    ("\", \"age\": ", 0.0),
+    ("36", -2.0),
+    ("}", 0.0),
+];
+
 /// `tokens` (each with its log-probability) streamed as OpenAI-compatible chunks.
 pub fn openai_tokens(tokens: &[(&str, f64)]) -> Reply {
     let mut steps = Vec::new();
