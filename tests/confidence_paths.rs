@@ -12,11 +12,12 @@ use llm_extract::check::Severity;
 use llm_extract::extract::{
     ConfidenceRule, DocumentEvent, DocumentSource, DoneChunk, Extractor, PartialEvent,
 };
-use llm_extract::llm::{from_fn, ChatRequest, ChatResponse, Finish, Role, TokenLogprob};
+use llm_extract::llm::{from_fn, ChatRequest, ChatResponse, Finish, Llm, Role, TokenLogprob};
 use llm_extract::schema::SchemaSet;
 use llm_extract::{Extract, LlmError, Schema};
 use serde::Deserialize;
 use serde_json::json;
+use std::future::ready;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -187,12 +188,14 @@ fn document() -> String {
     format!("{FIRST}\n\n{SECOND}")
 }
 
+/// An extractor of [`founders`] that cuts [`document`] into its two paragraphs, one per chunk.
+fn two_chunks() -> Extractor<impl llm_extract::Llm> {
+    Extractor::new(founders()).chunk_bytes(100).chunk_overlap(0)
+}
+
 #[tokio::test]
 async fn a_document_keeps_the_confidence_of_the_chunk_each_value_came_from() {
-    let extractor = Extractor::new(founders())
-        .chunk_bytes(100)
-        .chunk_overlap(0)
-        .min_confidence(0.5);
+    let extractor = two_chunks().min_confidence(0.5);
     let text = document();
     assert_eq!(extractor.chunks(&text, 0).len(), 2);
     let doc = extractor.extract_document::<Founder>(&text).await.unwrap();
@@ -222,10 +225,7 @@ async fn a_document_keeps_the_confidence_of_the_chunk_each_value_came_from() {
 
 #[tokio::test]
 async fn a_document_stream_gives_each_chunk_s_new_items_their_confidence() {
-    let extractor = Extractor::new(founders())
-        .chunk_bytes(100)
-        .chunk_overlap(0)
-        .confidence(ConfidenceRule::default());
+    let extractor = two_chunks().confidence(ConfidenceRule::default());
     let text = document();
     let mut events = extractor.extract_document_stream::<Founder>(&text);
     let mut seen = Vec::new();
@@ -256,10 +256,7 @@ async fn a_document_stream_gives_each_chunk_s_new_items_their_confidence() {
 #[tokio::test]
 async fn a_runtime_schema_document_has_its_confidence_too() {
     let schema = Founder::schema();
-    let extractor = Extractor::new(founders())
-        .chunk_bytes(100)
-        .chunk_overlap(0)
-        .confidence(ConfidenceRule::default());
+    let extractor = two_chunks().confidence(ConfidenceRule::default());
     let doc = extractor
         .with_schema(schema)
         .extract_document(document().as_str())
@@ -268,6 +265,16 @@ async fn a_runtime_schema_document_has_its_confidence_too() {
     assert_eq!(doc.items[0].value["company"], "AMD");
     assert!(close(doc.confidence["/0/company"], -0.3));
     assert!(close(doc.confidence["/0/name"], -0.1));
+}
+
+/// A model that answers its `n`th call (the first is 0) with `reply(n)`, and the count of its calls.
+fn by_call(
+    reply: impl Fn(usize) -> Result<ChatResponse, LlmError> + Send + Sync,
+) -> (impl Llm, Arc<AtomicUsize>) {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let counted = calls.clone();
+    let llm = from_fn(move |_| ready(reply(counted.fetch_add(1, Ordering::SeqCst))));
+    (llm, calls)
 }
 
 /// Ada, then the start of Bob's line, cut off by the token limit: the stream continues.
@@ -284,18 +291,11 @@ fn cut_after_ada() -> ChatResponse {
 
 #[tokio::test]
 async fn a_stream_that_fails_keeps_the_confidence_of_the_items_it_yielded() {
-    let calls = Arc::new(AtomicUsize::new(0));
-    let counted = calls.clone();
-    let llm = from_fn(move |_| {
-        let call = counted.fetch_add(1, Ordering::SeqCst);
-        async move {
-            match call {
-                0 => Ok(cut_after_ada()),
-                _ => Err(LlmError::Other {
-                    message: "the server went away".into(),
-                }),
-            }
-        }
+    let (llm, calls) = by_call(|call| match call {
+        0 => Ok(cut_after_ada()),
+        _ => Err(LlmError::Other {
+            message: "the server went away".into(),
+        }),
     });
     let extractor = Extractor::new(llm).min_confidence(0.5);
     let schema = person();
@@ -325,16 +325,9 @@ async fn a_stream_that_fails_keeps_the_confidence_of_the_items_it_yielded() {
 
 #[tokio::test]
 async fn an_answer_stopped_at_max_items_leaves_the_other_answers_confidence() {
-    let calls = Arc::new(AtomicUsize::new(0));
-    let counted = calls.clone();
-    let llm = from_fn(move |_| {
-        let call = counted.fetch_add(1, Ordering::SeqCst);
-        async move {
-            match call {
-                0 => Ok(cut_after_ada()),
-                _ => Ok(two_people_after_ada()),
-            }
-        }
+    let (llm, _) = by_call(|call| match call {
+        0 => Ok(cut_after_ada()),
+        _ => Ok(two_people_after_ada()),
     });
     let extractor = Extractor::new(llm)
         .confidence(ConfidenceRule::default())
@@ -388,10 +381,7 @@ async fn a_value_kept_before_a_loop_is_not_said_to_lack_log_probabilities() {
 
 #[tokio::test]
 async fn a_resumed_chunk_keeps_its_confidence() {
-    let extractor = Extractor::new(founders())
-        .chunk_bytes(100)
-        .chunk_overlap(0)
-        .confidence(ConfidenceRule::default());
+    let extractor = two_chunks().confidence(ConfidenceRule::default());
     let text = document();
     let mut saved = Vec::new();
     let source = DocumentSource::text(text.as_str()).on_chunk(|chunk, items, _, _| {

@@ -4,6 +4,9 @@
 //! `extract_partial`; what a chunked read shows equal to a fresh read of the same text, at every
 //! cut; and the last snapshot equal to the value serde reads.
 
+mod common;
+
+use common::snapshots::pieces_agree;
 use futures_util::StreamExt;
 use llm_extract::extract::PartialEvent;
 use llm_extract::llm::{from_stream_fn, ChatEvent, ChatResponse, ChatStream};
@@ -1209,18 +1212,8 @@ proptest! {
     #[test]
     fn any_bytes_in_any_split_read_as_at_once(
         bytes in prop::collection::vec(any::<u8>(), 0..300),
-        mut cuts in prop::collection::vec(0usize..300, 0..20),
+        cuts in prop::collection::vec(0usize..300, 0..20),
     ) {
-        cuts.sort_unstable();
-        let mut whole = PartialReader::<Mixed>::new();
-        whole.feed(&bytes);
-        let mut split = PartialReader::<Mixed>::new();
-        let mut start = 0;
-        for cut in cuts.into_iter().chain(std::iter::once(bytes.len())) {
-            let cut = cut.clamp(start, bytes.len());
-            split.feed(&bytes[start..cut]);
-            start = cut;
-        }
-        prop_assert_eq!(whole.partial(), split.partial());
+        pieces_agree::<Mixed>(&bytes, cuts)?;
     }
 }

@@ -5,7 +5,7 @@
 mod common;
 mod support;
 
-use common::snapshots::grows;
+use common::snapshots::{grows, pieces_agree};
 
 use futures_util::StreamExt;
 use llm_extract::extract::{ExtractErrorKind, Extractor, PartialEvent};
@@ -449,19 +449,9 @@ proptest! {
     #[test]
     fn any_bytes_in_any_split_read_as_in_one_piece(
         bytes in prop::collection::vec(any::<u8>(), 0..300),
-        mut cuts in prop::collection::vec(0usize..300, 0..20),
+        cuts in prop::collection::vec(0usize..300, 0..20),
     ) {
-        cuts.sort_unstable();
-        let mut whole = PartialReader::<Invoice>::new();
-        whole.feed(&bytes);
-        let mut split = PartialReader::<Invoice>::new();
-        let mut start = 0;
-        for cut in cuts.into_iter().chain(std::iter::once(bytes.len())) {
-            let cut = cut.clamp(start, bytes.len());
-            split.feed(&bytes[start..cut]);
-            start = cut;
-        }
-        prop_assert_eq!(whole.partial(), split.partial());
+        pieces_agree::<Invoice>(&bytes, cuts)?;
     }
 }
 

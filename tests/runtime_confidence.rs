@@ -13,6 +13,7 @@ use llm_extract::parse::LoopGuard;
 use llm_extract::schema::SchemaSet;
 use serde_json::{json, Value};
 use std::time::Duration;
+use support::providers::ADA_TOKENS;
 use support::{ollama, Answer, Reply, Step, TestServer};
 
 fn person() -> SchemaSet {
@@ -25,19 +26,6 @@ fn person() -> SchemaSet {
             "additionalProperties": false
         }),
     )
-}
-
-/// The answer `{"name": "Ada", "age": 36}` as tokens with log-probabilities: "Ada" from two tokens
-/// (-0.1 and -0.3), 36 from one (-2.0), the rest certain.
-fn tokens() -> Vec<(&'static str, f64)> {
-    vec![
-        ("{\"name\": \"", 0.0),
-        ("A", -0.1),
-        ("da", -0.3),
-        ("\", \"age\": ", 0.0),
-        ("36", -2.0),
-        ("}", 0.0),
-    ]
 }
 
 fn openai_token(token: &str, logprob: f64) -> Value {
@@ -78,7 +66,7 @@ fn close(a: f32, b: f64) -> bool {
 
 #[tokio::test]
 async fn openai_streamed_logprobs_score_each_field_and_a_threshold_marks_the_doubtful() {
-    let server = TestServer::start(|_| openai_stream(&tokens()));
+    let server = TestServer::start(|_| openai_stream(ADA_TOKENS));
     let llm = openai(&server);
     let out = Extractor::new(&llm)
         .confidence(ConfidenceRule::default())
@@ -107,7 +95,7 @@ async fn openai_streamed_logprobs_score_each_field_and_a_threshold_marks_the_dou
 
 #[tokio::test]
 async fn without_confidence_nothing_is_asked_and_nothing_reported() {
-    let server = TestServer::start(|_| openai_stream(&tokens()));
+    let server = TestServer::start(|_| openai_stream(ADA_TOKENS));
     let llm = openai(&server);
     let out = Extractor::new(&llm)
         .with_schema(&person())
@@ -196,8 +184,9 @@ async fn list_items_get_pointers_of_their_own() {
 #[tokio::test]
 async fn gemini_logprobs_results_are_read_and_an_omitted_zero_is_zero() {
     let server = TestServer::start(|request| {
-        let chosen: Vec<Value> = tokens()
-            .into_iter()
+        let chosen: Vec<Value> = ADA_TOKENS
+            .iter()
+            .copied()
             .map(|(token, logprob)| {
                 if logprob == 0.0 {
                     json!({"token": token}) // proto3 leaves a zero out
@@ -206,7 +195,7 @@ async fn gemini_logprobs_results_are_read_and_an_omitted_zero_is_zero() {
                 }
             })
             .collect();
-        let text: String = tokens().into_iter().map(|(t, _)| t).collect();
+        let text: String = ADA_TOKENS.iter().copied().map(|(t, _)| t).collect();
         let response = json!({"modelVersion": "gemini-test", "candidates": [{
             "content": {"role": "model", "parts": [{"text": text}]},
             "finishReason": "STOP",

@@ -2,10 +2,12 @@
 //! server. Hard issues go back to the model in the repair turn, soft ones reach the output, a command
 //! that fails is an error naming it; `eval` measures a run with checks beside one without.
 
+mod common;
 #[path = "../../tests/support/mod.rs"]
 mod support;
 
 use assert_cmd::cargo::cargo_bin_cmd;
+use common::stderr_of;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use support::{Answer, Reply, Request, TestServer};
@@ -45,8 +47,21 @@ fn run_person(server: &TestServer) -> assert_cmd::Command {
     command
 }
 
-fn stderr_of(output: &std::process::Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
+/// A `batch` of the person signature against `server` over `docs` (JSON Lines of texts), written to
+/// a file in `dir`: the command, and that file.
+fn batch_person(server: &TestServer, dir: &Path, docs: &str) -> (assert_cmd::Command, PathBuf) {
+    let input = dir.join("docs.jsonl");
+    std::fs::write(&input, docs).unwrap();
+    let out = dir.join("out.jsonl");
+    let mut command = cargo_bin_cmd!("llm-extract");
+    command
+        .args(["batch", "--signature", PERSON, "--model", "m", "--ollama"])
+        .arg(server.url())
+        .arg("--input")
+        .arg(&input)
+        .arg("--out")
+        .arg(&out);
+    (command, out)
 }
 
 fn records(path: &Path) -> Vec<Value> {
@@ -121,16 +136,12 @@ fn soft_issues_reach_the_batch_records_and_the_run_warnings() {
         Reply::ollama(request, &Answer::new(r#"{"name": "Old Tom", "age": 150}"#))
     });
     let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("docs.jsonl");
-    std::fs::write(&input, "\"Old Tom is 150.\"\n\"Old Tom again.\"\n").unwrap();
-    let out = dir.path().join("out.jsonl");
-    let output = cargo_bin_cmd!("llm-extract")
-        .args(["batch", "--signature", PERSON, "--model", "m", "--ollama"])
-        .arg(server.url())
-        .arg("--input")
-        .arg(&input)
-        .arg("--out")
-        .arg(&out)
+    let (mut batch, out) = batch_person(
+        &server,
+        dir.path(),
+        "\"Old Tom is 150.\"\n\"Old Tom again.\"\n",
+    );
+    let output = batch
         .args(["--check-command", &placeholder_check()])
         .output()
         .unwrap();
@@ -187,16 +198,8 @@ fn a_failing_command_is_an_error_naming_it_with_its_stderr() {
 
     // In a batch, each document records the failure as a check failure.
     let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("docs.jsonl");
-    std::fs::write(&input, "\"Ada.\"\n").unwrap();
-    let out = dir.path().join("out.jsonl");
-    let output = cargo_bin_cmd!("llm-extract")
-        .args(["batch", "--signature", PERSON, "--model", "m", "--ollama"])
-        .arg(server.url())
-        .arg("--input")
-        .arg(&input)
-        .arg("--out")
-        .arg(&out)
+    let (mut batch, out) = batch_person(&server, dir.path(), "\"Ada.\"\n");
+    let output = batch
         .args([
             "--check-command",
             "/nonexistent/checker",

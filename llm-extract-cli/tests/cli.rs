@@ -1,14 +1,17 @@
 //! The `llm-extract` binary, run for real against the local test server (Ollama and OpenAI wire formats).
 
+mod common;
 #[path = "../../tests/support/mod.rs"]
 mod support;
 
 use assert_cmd::cargo::cargo_bin_cmd;
+use common::{json_lines, stderr_of};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+use support::providers::{openai_tokens, ADA_TOKENS};
 use support::{wire, Answer, Reply, Request, Step, TestServer};
 
 const PERSON: &str = "{name :string, age :int}";
@@ -25,18 +28,6 @@ fn ollama_answering(text: &'static str) -> TestServer {
 }
 
 /// Every non-empty stdout line as JSON.
-fn json_lines(stdout: &[u8]) -> Vec<Value> {
-    String::from_utf8_lossy(stdout)
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l:?}: {e}")))
-        .collect()
-}
-
-fn stderr_of(output: &std::process::Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
 /// An error is one line on stderr, prefixed so scripts can grep it.
 fn assert_one_line_error(stderr: &str, needle: &str) {
     let errors: Vec<&str> = stderr
@@ -1466,29 +1457,7 @@ fn run_names_the_keywords_the_backend_will_not_enforce_unless_quiet() {
 /// `{"name": "Ada", "age": 36}` streamed as OpenAI-compatible chunks with each token's log-probability:
 /// the name's two tokens -0.1 and -0.3, the age's one -2.0, the rest certain.
 fn openai_with_logprobs() -> Reply {
-    let tokens = [
-        ("{\"name\": \"", 0.0),
-        ("A", -0.1),
-        ("da", -0.3),
-        ("\", \"age\": ", 0.0),
-        ("36", -2.0),
-        ("}", 0.0),
-    ];
-    let mut steps = Vec::new();
-    for (token, logprob) in tokens {
-        let chunk = json!({"id": "c", "model": "m", "choices": [{"index": 0,
-            "delta": {"content": token}, "finish_reason": null,
-            "logprobs": {"content": [{"token": token, "logprob": logprob, "bytes": token.as_bytes()}]}}]});
-        steps.push(Step::Send(format!("data: {chunk}\n\n").into_bytes()));
-    }
-    let finish = json!({"id": "c", "model": "m", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]});
-    steps.push(Step::Send(format!("data: {finish}\n\n").into_bytes()));
-    steps.push(Step::Send(b"data: [DONE]\n\n".to_vec()));
-    Reply::Chunked {
-        status: 200,
-        content_type: wire::SSE.into(),
-        steps,
-    }
+    openai_tokens(ADA_TOKENS)
 }
 
 #[test]

@@ -1,56 +1,19 @@
 //! `--confidence` on the paths that stream or chunk: `run --partial` prints the final value's
 //! confidence, `doc` gives each item's record its confidence and marks the doubtful, as `run` does.
 
+mod common;
 #[path = "../../tests/support/mod.rs"]
 mod support;
 
 use assert_cmd::cargo::cargo_bin_cmd;
-use serde_json::{json, Value};
-use support::{wire, Reply, Step, TestServer};
-
-/// `tokens` (each with its log-probability) streamed as OpenAI-compatible chunks.
-fn openai_tokens(tokens: &[(&str, f64)]) -> Reply {
-    let mut steps = Vec::new();
-    for (token, logprob) in tokens {
-        let chunk = json!({"id": "c", "model": "m", "choices": [{"index": 0,
-            "delta": {"content": token}, "finish_reason": null,
-            "logprobs": {"content": [{"token": token, "logprob": logprob, "bytes": token.as_bytes()}]}}]});
-        steps.push(Step::Send(format!("data: {chunk}\n\n").into_bytes()));
-    }
-    let finish = json!({"id": "c", "model": "m", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]});
-    steps.push(Step::Send(format!("data: {finish}\n\n").into_bytes()));
-    steps.push(Step::Send(b"data: [DONE]\n\n".to_vec()));
-    Reply::Chunked {
-        status: 200,
-        content_type: wire::SSE.into(),
-        steps,
-    }
-}
-
-fn json_lines(stdout: &[u8]) -> Vec<Value> {
-    String::from_utf8_lossy(stdout)
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l:?}: {e}")))
-        .collect()
-}
-
-fn stderr_of(output: &std::process::Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
+use common::{json_lines, stderr_of};
+use serde_json::json;
+use support::providers::{openai_tokens, ADA_TOKENS};
+use support::TestServer;
 
 #[test]
 fn run_partial_prints_the_final_values_confidence() {
-    let server = TestServer::start(|_| {
-        openai_tokens(&[
-            ("{\"name\": \"", 0.0),
-            ("A", -0.1),
-            ("da", -0.3),
-            ("\", \"age\": ", 0.0),
-            ("36", -2.0),
-            ("}", 0.0),
-        ])
-    });
+    let server = TestServer::start(|_| openai_tokens(ADA_TOKENS));
     let output = cargo_bin_cmd!("llm-extract")
         .args([
             "run",

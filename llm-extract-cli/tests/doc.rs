@@ -2,10 +2,12 @@
 //! people it knows that occur whole in the chunk it was sent.
 
 mod browser;
+mod common;
 #[path = "../../tests/support/mod.rs"]
 mod support;
 
 use assert_cmd::cargo::cargo_bin_cmd;
+use common::json_lines;
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -62,14 +64,6 @@ fn doc(server: &TestServer, key: bool, cache: &std::path::Path) -> assert_cmd::C
         .args(if key { &["--key", "name"][..] } else { &[][..] })
         .args(["--ollama", &server.url()]);
     command
-}
-
-fn json_lines(stdout: &[u8]) -> Vec<Value> {
-    String::from_utf8_lossy(stdout)
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l:?}: {e}")))
-        .collect()
 }
 
 /// Checks that `lines` name each of [`PEOPLE`] once, in order of first mention, each with exact spans

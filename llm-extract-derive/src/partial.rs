@@ -359,8 +359,6 @@ fn generic_derives(
     generics: &syn::Generics,
     fields: &[&Field],
 ) -> (TokenStream, TokenStream) {
-    let p = private();
-    let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
     let idents: Vec<&Option<Ident>> = fields.iter().map(|f| &f.original.ident).collect();
     let labels = idents.iter().map(|ident| {
         ident
@@ -369,50 +367,97 @@ fn generic_derives(
             .unwrap_or_default()
     });
     let name = partial.to_string();
-    let attributes = quote! {
-        #[doc = #doc]
-        #[derive(#p::Serialize)]
-        #[serde(crate = "::llm_extract::__private::serde", bound = "")]
-        #[allow(clippy::box_collection, clippy::vec_box, clippy::type_complexity)]
-    };
-    let impls = quote! {
-        #[automatically_derived]
-        impl #impl_generics ::core::clone::Clone for #partial #ty_generics #where_clause {
-            fn clone(&self) -> Self {
+    hand_derives(
+        doc,
+        partial,
+        generics,
+        &idents,
+        HandBodies {
+            clone: quote! {
                 Self {
                     #(#idents: ::core::clone::Clone::clone(&self.#idents),)*
                     __params: ::core::marker::PhantomData,
                 }
+            },
+            fmt: quote! {
+                __f.debug_struct(#name)
+                    #(.field(#labels, &self.#idents))*
+                    .finish()
+            },
+            default: quote! {
+                Self {
+                    #(#idents: ::core::option::Option::None,)*
+                    __params: ::core::marker::PhantomData,
+                }
+            },
+        },
+    )
+}
+
+/// The bodies of the hand-written `clone`, `fmt` (`Debug`, its formatter `__f`) and `default` of a
+/// generic struct's or tuple struct's partial form.
+struct HandBodies {
+    clone: TokenStream,
+    fmt: TokenStream,
+    default: TokenStream,
+}
+
+/// The attributes of a generic partial form, which derives `Serialize` with its own bounds only.
+fn generic_attributes(doc: &str) -> TokenStream {
+    let p = private();
+    quote! {
+        #[doc = #doc]
+        #[derive(#p::Serialize)]
+        #[serde(crate = "::llm_extract::__private::serde", bound = "")]
+        #[allow(clippy::box_collection, clippy::vec_box, clippy::type_complexity)]
+    }
+}
+
+/// The attributes of a generic struct's or tuple struct's partial form (see [`generic_derives`]),
+/// and its `Clone`, `Debug`, `PartialEq` (comparing `members`) and `Default` impls.
+fn hand_derives(
+    doc: &str,
+    partial: &Ident,
+    generics: &syn::Generics,
+    members: &[impl ToTokens],
+    bodies: HandBodies,
+) -> (TokenStream, TokenStream) {
+    let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
+    let HandBodies {
+        clone,
+        fmt,
+        default,
+    } = bodies;
+    let impls = quote! {
+        #[automatically_derived]
+        impl #impl_generics ::core::clone::Clone for #partial #ty_generics #where_clause {
+            fn clone(&self) -> Self {
+                #clone
             }
         }
 
         #[automatically_derived]
         impl #impl_generics ::core::fmt::Debug for #partial #ty_generics #where_clause {
             fn fmt(&self, __f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-                __f.debug_struct(#name)
-                    #(.field(#labels, &self.#idents))*
-                    .finish()
+                #fmt
             }
         }
 
         #[automatically_derived]
         impl #impl_generics ::core::cmp::PartialEq for #partial #ty_generics #where_clause {
             fn eq(&self, __other: &Self) -> bool {
-                true #(&& self.#idents == __other.#idents)*
+                true #(&& self.#members == __other.#members)*
             }
         }
 
         #[automatically_derived]
         impl #impl_generics ::core::default::Default for #partial #ty_generics #where_clause {
             fn default() -> Self {
-                Self {
-                    #(#idents: ::core::option::Option::None,)*
-                    __params: ::core::marker::PhantomData,
-                }
+                #default
             }
         }
     };
-    (attributes, impls)
+    (generic_attributes(doc), impls)
 }
 
 /// The type of a field in the partial form.
@@ -610,31 +655,71 @@ fn update_loop(fields: &[&Field], slot: impl Fn(usize, &Field) -> TokenStream) -
     }
 }
 
-/// The body of `PartialValue::update_below` for a struct: the last member's field, if the change is
-/// below it and it can be descended into (see `descend_field`), else the struct's own update.
-fn update_below_body(fields: &[&Field]) -> TokenStream {
-    let p = private();
-    let arms = keyed(fields).into_iter().map(|field| {
-        let names = names(field);
-        let ident = &field.original.ident;
-        let done = done(field);
-        let ty = if field.attrs.extract.schemars.is_some() {
-            quote!(#p::Value)
-        } else {
-            let ty = field.ty;
-            quote_spanned!(ty.span()=> #ty)
-        };
-        quote! {
-            #names => #p::descend_field::<#ty>(
-                &mut __partial.#ident, __value, __since, #done, __below,
-            ),
+/// Where the slots of a partial form stand in its JSON: a struct's fields at their members' keys, a
+/// tuple's positions at their items' indices.
+#[derive(Clone, Copy)]
+enum At {
+    /// An object's members, by key.
+    Key,
+    /// An array's items, by index.
+    Index,
+}
+
+impl At {
+    /// The pattern of the field at `i` among the live fields, in a match on its key or index.
+    fn label(self, i: usize, field: &Field) -> TokenStream {
+        match self {
+            At::Key => names(field),
+            At::Index => {
+                let i = tuple::index(i);
+                quote!(#i)
+            }
         }
-    });
+    }
+
+    /// The binding of the last member's key (`__key`) or the last item's index (`__index`), and the
+    /// call that gives it with its value.
+    fn last(self) -> (TokenStream, TokenStream) {
+        match self {
+            At::Key => (quote!(__key), quote!(__node.last_entry())),
+            At::Index => (quote!(__index), quote!(__node.last_item())),
+        }
+    }
+}
+
+/// The body of `PartialValue::update_below` for a struct (or, `At::Index`, a tuple struct): the
+/// field of the last member (or item), bound by `slot`, if the change is below it and it can be
+/// descended into (see `descend_field`), else the struct's own update.
+fn update_below_body(
+    fields: &[&Field],
+    at: At,
+    slot: impl Fn(usize, &Field) -> TokenStream,
+) -> TokenStream {
+    let p = private();
+    let arms = fields
+        .iter()
+        .enumerate()
+        .filter(|(_, field)| !flattened(field))
+        .map(|(i, field)| {
+            let label = at.label(i, field);
+            let done = done(field);
+            let ty = if field.attrs.extract.schemars.is_some() {
+                quote!(#p::Value)
+            } else {
+                let ty = field.ty;
+                quote_spanned!(ty.span()=> #ty)
+            };
+            let slot = slot(i, field);
+            quote! {
+                #label => #p::descend_field::<#ty>(&mut #slot, __value, __since, #done, __below),
+            }
+        });
+    let (label, last) = at.last();
     quote! {
-        if let (::core::option::Option::Some(__below), ::core::option::Option::Some((__key, __value))) =
-            (__depth.checked_sub(1), __node.last_entry())
+        if let (::core::option::Option::Some(__below), ::core::option::Option::Some((#label, __value))) =
+            (__depth.checked_sub(1), #last)
         {
-            let __descended = match __key {
+            let __descended = match #label {
                 #(#arms)*
                 _ => ::core::option::Option::None,
             };
@@ -660,25 +745,31 @@ fn growable<'f, 'a>(
         .map(|(i, field)| (i, i as u32, *field))
 }
 
-/// The match that finds the string being written in the last member of `__node` (see
-/// `PartialValue::growing`), each field's slot bound by `slot`: a field shown as it grows passes the
-/// question on; a `stream = "done"` field, a schemars field and any other key answer `None`.
-fn growing_match(fields: &[&Field], slot: impl Fn(usize, &Field) -> TokenStream) -> TokenStream {
+/// The match that finds the string being written in the last member (or, `At::Index`, item) of
+/// `__node` (see `PartialValue::growing`), each field's slot bound by `slot`: a field shown as it
+/// grows passes the question on; a `stream = "done"` field, a schemars field and any other key
+/// answer `None`.
+fn growing_match(
+    fields: &[&Field],
+    at: At,
+    slot: impl Fn(usize, &Field) -> TokenStream,
+) -> TokenStream {
     let p = private();
     let arms = growable(fields).map(|(i, step, field)| {
-        let names = names(field);
+        let label = at.label(i, field);
         let ty = field.ty;
         let slot = slot(i, field);
         quote_spanned! {ty.span()=>
-            #names => {
+            #label => {
                 __path.push(#step);
                 <#ty as #p::PartialValue>::growing(#slot.as_mut()?, __value, __path)
             }
         }
     });
+    let (label, last) = at.last();
     quote! {
-        let (__key, __value) = __node.last_entry()?;
-        match __key {
+        let (#label, __value) = #last?;
+        match #label {
             #(#arms)*
             _ => ::core::option::Option::None,
         }
@@ -823,6 +914,103 @@ fn growing_signature(partial: impl ToTokens) -> TokenStream {
     }
 }
 
+/// What differs between a struct's and a tuple struct's `PartialValue` impl (see [`value_impls`]).
+struct ValueBody<'s> {
+    /// The body of `shown`.
+    shown: TokenStream,
+    /// The methods only one of them writes (`fits`, `keys`, `reads`).
+    more: TokenStream,
+    /// The statements that bring `__partial` up to date with `__node`, setting `__changed`.
+    update: TokenStream,
+    /// The body of `update_below`.
+    update_below: TokenStream,
+    /// The body of `growing`.
+    growing: TokenStream,
+    /// Each walk's step match.
+    steps: &'s dyn Fn(Walk) -> TokenStream,
+}
+
+/// The `PartialField` and `PartialValue` impls of the struct or tuple struct `input` with the live
+/// `fields`, whose partial form is `partial` with `generics`: built from the default by `update`.
+fn value_impls(
+    input: &syn::DeriveInput,
+    fields: &[&Field],
+    generics: &syn::Generics,
+    partial: &TokenStream,
+    body: ValueBody,
+) -> TokenStream {
+    let p = private();
+    let ident = &input.ident;
+    let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
+    let field_generics = ty::bounded(input, fields, quote!(#p::PartialField + 'static));
+    let (_, _, field_where) = field_generics.split_for_impl();
+    let ValueBody {
+        shown,
+        more,
+        update,
+        update_below,
+        growing,
+        steps,
+    } = body;
+    let growing_signature = growing_signature(partial);
+    let grow_at = grow_at_fn(partial, steps(Walk::Grow));
+    let update_at = update_at_fn(partial, steps(Walk::Update));
+    let growing_at = growing_at_fn(partial, steps(Walk::Growing));
+    quote! {
+        #[automatically_derived]
+        impl #impl_generics #p::PartialField for #ident #ty_generics #field_where {}
+
+        #[automatically_derived]
+        impl #impl_generics #p::PartialValue for #ident #ty_generics #where_clause {
+            type Partial = #partial;
+
+            fn shown(__node: #p::Node<'_>) -> bool {
+                #shown
+            }
+
+            #more
+
+            fn build(__node: #p::Node<'_>) -> ::core::option::Option<#partial> {
+                if !<Self as #p::PartialValue>::shown(__node) {
+                    return ::core::option::Option::None;
+                }
+                let mut __partial: #partial = ::core::default::Default::default();
+                <Self as #p::PartialValue>::update(&mut __partial, __node, 0);
+                ::core::option::Option::Some(__partial)
+            }
+
+            #[allow(unused_variables, unused_mut)]
+            fn update(__partial: &mut #partial, __node: #p::Node<'_>, __since: u64) -> bool {
+                let mut __changed = false;
+                #update
+                __changed
+            }
+
+            #[allow(unused_variables)]
+            fn update_below(
+                __partial: &mut #partial,
+                __node: #p::Node<'_>,
+                __since: u64,
+                __depth: usize,
+            ) -> bool {
+                #update_below
+            }
+
+            #[inline]
+            #[allow(unused_variables, unreachable_code)]
+            #growing_signature {
+                #growing
+            }
+
+            #grow_at
+
+            #update_at
+
+            #growing_at
+        }
+    }
+}
+
 fn expand_struct(input: &Struct) -> TokenStream {
     let p = private();
     let ident = &input.original.ident;
@@ -846,25 +1034,13 @@ fn expand_struct(input: &Struct) -> TokenStream {
         let field = &field.original.ident;
         quote!(&mut __partial.#field)
     });
-    let growing = growing_match(&fields, |_, field| {
+    let slot = |_: usize, field: &Field| {
         let field = &field.original.ident;
         quote!(__partial.#field)
-    });
-    let growing_signature = growing_signature(&partial);
-    let update_below = update_below_body(&fields);
-    let steps = |walk| {
-        step_match(
-            &fields,
-            |_, field: &Field| {
-                let field = &field.original.ident;
-                quote!(__partial.#field)
-            },
-            walk,
-        )
     };
-    let grow_at = grow_at_fn(&partial, steps(Walk::Grow));
-    let update_at = update_at_fn(&partial, steps(Walk::Update));
-    let growing_at = growing_at_fn(&partial, steps(Walk::Growing));
+    let growing = growing_match(&fields, At::Key, slot);
+    let update_below = update_below_body(&fields, At::Key, slot);
+    let steps = |walk| step_match(&fields, slot, walk);
     let (attributes, derived) = if input.original.generics.params.is_empty() {
         let attributes = attributes(&doc, quote!(::core::default::Default));
         (attributes, TokenStream::new())
@@ -883,8 +1059,37 @@ fn expand_struct(input: &Struct) -> TokenStream {
             __params: ::core::marker::PhantomData<fn() -> (#(#params,)*)>,
         }
     });
-    let field_generics = ty::bounded(input.original, &fields, quote!(#p::PartialField + 'static));
-    let (_, _, field_where) = field_generics.split_for_impl();
+    let value_impls = value_impls(
+        input.original,
+        &fields,
+        &generics,
+        &partial,
+        ValueBody {
+            // Shown once a field is (an empty `{` is not a value yet), and its required fields are.
+            shown: quote! {
+                __node.is_object()
+                    && #required
+                    && (__node.is_complete() #(|| #any_shown)*)
+            },
+            more: quote! {
+                fn fits(__node: #p::Node<'_>) -> bool {
+                    <Self as #p::PartialValue>::shown(__node) && (!__node.is_complete() || #needed)
+                }
+
+                fn keys() -> &'static [&'static str] {
+                    &[#(#keys,)*]
+                }
+
+                fn reads(__key: &str) -> bool {
+                    #reads
+                }
+            },
+            update,
+            update_below,
+            growing,
+            steps: &steps,
+        },
+    );
     quote! {
         #attributes
         #vis struct #partial_ident #impl_generics #where_clause {
@@ -894,70 +1099,7 @@ fn expand_struct(input: &Struct) -> TokenStream {
 
         #derived
 
-        #[automatically_derived]
-        impl #impl_generics #p::PartialField for #ident #ty_generics #field_where {}
-
-        #[automatically_derived]
-        impl #impl_generics #p::PartialValue for #ident #ty_generics #where_clause {
-            type Partial = #partial;
-
-            fn shown(__node: #p::Node<'_>) -> bool {
-                // Shown once a field is (an empty `{` is not a value yet), and its required fields are.
-                __node.is_object()
-                    && #required
-                    && (__node.is_complete() #(|| #any_shown)*)
-            }
-
-            fn fits(__node: #p::Node<'_>) -> bool {
-                <Self as #p::PartialValue>::shown(__node) && (!__node.is_complete() || #needed)
-            }
-
-            fn keys() -> &'static [&'static str] {
-                &[#(#keys,)*]
-            }
-
-            fn reads(__key: &str) -> bool {
-                #reads
-            }
-
-            fn build(__node: #p::Node<'_>) -> ::core::option::Option<#partial> {
-                if !<Self as #p::PartialValue>::shown(__node) {
-                    return ::core::option::Option::None;
-                }
-                let mut __partial: #partial = ::core::default::Default::default();
-                <Self as #p::PartialValue>::update(&mut __partial, __node, 0);
-                ::core::option::Option::Some(__partial)
-            }
-
-            #[allow(unused_variables)]
-            fn update(__partial: &mut #partial, __node: #p::Node<'_>, __since: u64) -> bool {
-                let mut __changed = false;
-                #update
-                __changed
-            }
-
-            #[allow(unused_variables)]
-            fn update_below(
-                __partial: &mut #partial,
-                __node: #p::Node<'_>,
-                __since: u64,
-                __depth: usize,
-            ) -> bool {
-                #update_below
-            }
-
-            #[inline]
-            #[allow(unused_variables)]
-            #growing_signature {
-                #growing
-            }
-
-            #grow_at
-
-            #update_at
-
-            #growing_at
-        }
+        #value_impls
     }
 }
 
@@ -978,20 +1120,108 @@ fn variant_arms(
     variants
         .iter()
         .map(|variant| {
-            let variant_ident = &variant.original.ident;
             let fields = variant_fields(variant);
-            let bindings: Vec<Ident> = (0..fields.len()).map(|i| format_ident!("__f{i}")).collect();
-            let idents = fields.iter().map(|f| &f.original.ident);
+            let (pattern, bindings) = struct_pattern(partial, variant);
             let slot = |i: usize, _: &Field| {
                 let binding = &bindings[i];
                 quote!(#binding)
             };
             let body = body(&fields, &slot);
             quote! {
-                #partial::#variant_ident { #(#idents: #bindings,)* } => { #body }
+                #pattern => { #body }
             }
         })
         .collect()
+}
+
+/// The bindings of a variant's fields in a match: `__f0`, `__f1`, ...
+fn bindings(count: usize) -> Vec<Ident> {
+    (0..count).map(|i| format_ident!("__f{i}")).collect()
+}
+
+/// The pattern (an expression too) of a struct variant's partial form whose fields are its
+/// bindings (see [`bindings`]), and those bindings.
+fn struct_pattern(partial: &Ident, variant: &Variant) -> (TokenStream, Vec<Ident>) {
+    let variant_ident = &variant.original.ident;
+    let fields = variant_fields(variant);
+    let bindings = bindings(fields.len());
+    let idents = fields.iter().map(|f| &f.original.ident);
+    let pattern = quote!(#partial::#variant_ident { #(#idents: #bindings,)* });
+    (pattern, bindings)
+}
+
+/// The pattern of a struct variant's partial form (see [`struct_pattern`]), its bindings, and the
+/// statements that bring them up to date with the object `__node`, setting `__changed`: each binding
+/// a `&mut Option` into the partial form, or (with `owned`) an `Option` of its own.
+fn struct_update(
+    partial: &Ident,
+    variant: &Variant,
+    owned: bool,
+) -> (TokenStream, Vec<Ident>, TokenStream) {
+    let (pattern, bindings) = struct_pattern(partial, variant);
+    let update = update_loop(&variant_fields(variant), |i, _| {
+        let binding = &bindings[i];
+        if owned {
+            quote!(&mut #binding)
+        } else {
+            quote!(#binding)
+        }
+    });
+    (pattern, bindings, update)
+}
+
+/// `shown` and `build` of an enum whose partial form is known once its tag `tag` is read whole and
+/// names a variant (any other string names the `#[serde(other)]` variant, if there is one): shown as
+/// `shown` says of that variant, built from its `empty` partial form brought up to date.
+fn known_by_tag(
+    tag: &str,
+    variants: &[&Variant],
+    shown: impl Fn(&Variant) -> TokenStream,
+    empty: impl Fn(&Variant) -> TokenStream,
+) -> TokenStream {
+    let p = private();
+    let named: Vec<&Variant> = variants.iter().copied().filter(|v| !v.other()).collect();
+    let names_of = |variant: &Variant| {
+        let name = &variant.name;
+        let aliases = variant.aliases();
+        quote!(#name #(| #aliases)*)
+    };
+    let shown_arms = named.iter().map(|variant| {
+        let names = names_of(variant);
+        let shown = shown(variant);
+        quote!(::core::option::Option::Some(#names) => #shown,)
+    });
+    let empty_arms = named.iter().map(|variant| {
+        let names = names_of(variant);
+        let empty = empty(variant);
+        quote!(#names => #empty,)
+    });
+    let (other_shown, other_empty) = match variants.iter().find(|variant| variant.other()) {
+        Some(variant) => (quote!(true), empty(variant)),
+        None => (quote!(false), quote!(return ::core::option::Option::None)),
+    };
+    quote! {
+        fn shown(__node: #p::Node<'_>) -> bool {
+            match #p::complete_str(__node.get(#tag)) {
+                #(#shown_arms)*
+                ::core::option::Option::Some(_) => #other_shown,
+                ::core::option::Option::None => false,
+            }
+        }
+
+        #[allow(unreachable_code)]
+        fn build(__node: #p::Node<'_>) -> ::core::option::Option<Self::Partial> {
+            if !<Self as #p::PartialValue>::shown(__node) {
+                return ::core::option::Option::None;
+            }
+            let mut __partial = match #p::complete_str(__node.get(#tag))? {
+                #(#empty_arms)*
+                _ => #other_empty,
+            };
+            <Self as #p::PartialValue>::update(&mut __partial, __node, 0);
+            ::core::option::Option::Some(__partial)
+        }
+    }
 }
 
 /// An internally tagged enum: an enum of the same variants with the same tag, known once the tag is
@@ -1011,8 +1241,6 @@ fn expand_tagged(input: &Enum) -> TokenStream {
         .unwrap_or_default();
     let doc = doc(ident, "known once its tag is read, every field an `Option`");
     let variants = input.live();
-    let other = variants.iter().find(|variant| variant.other());
-    let named: Vec<&&Variant> = variants.iter().filter(|v| !v.other()).collect();
     // The struct and unit variants, and the newtype variants with their field.
     let with_fields: Vec<&Variant> = variants
         .iter()
@@ -1023,11 +1251,6 @@ fn expand_tagged(input: &Enum) -> TokenStream {
         .iter()
         .filter_map(|v| Some((*v, newtype(v)?)))
         .collect();
-    let names_of = |variant: &Variant| {
-        let name = &variant.name;
-        let aliases = variant.aliases();
-        quote!(#name #(| #aliases)*)
-    };
     let declarations = variants.iter().map(|variant| {
         let name = &variant.name;
         let variant_ident = &variant.original.ident;
@@ -1050,11 +1273,6 @@ fn expand_tagged(input: &Enum) -> TokenStream {
             #variant_ident #body
         }
     });
-    let shown_arms = named.iter().map(|variant| {
-        let names = names_of(variant);
-        let required = required_shown(&variant_fields(variant));
-        quote!(::core::option::Option::Some(#names) => #required,)
-    });
     let empty = |variant: &Variant| {
         let variant_ident = &variant.original.ident;
         if newtype(variant).is_some() {
@@ -1064,15 +1282,12 @@ fn expand_tagged(input: &Enum) -> TokenStream {
         let idents = fields.iter().map(|f| &f.original.ident);
         quote!(#partial::#variant_ident { #(#idents: ::core::option::Option::None,)* })
     };
-    let empty_arms = named.iter().map(|variant| {
-        let names = names_of(variant);
-        let empty = empty(variant);
-        quote!(#names => #empty,)
-    });
-    let (other_shown, other_empty) = match other {
-        Some(variant) => (quote!(true), empty(variant)),
-        None => (quote!(false), quote!(return ::core::option::Option::None)),
-    };
+    let known = known_by_tag(
+        &tag,
+        &variants,
+        |variant| required_shown(&variant_fields(variant)),
+        empty,
+    );
     let update_arms = variant_arms(&partial, &with_fields, |fields, slot| {
         update_loop(fields, slot)
     });
@@ -1096,7 +1311,7 @@ fn expand_tagged(input: &Enum) -> TokenStream {
         }
     });
     let growing_arms = variant_arms(&partial, &with_fields, |fields, slot| {
-        growing_match(fields, slot)
+        growing_match(fields, At::Key, slot)
     });
     // A newtype variant takes no step of its own: its content is the same object.
     let passed_on = |walk: Option<Walk>| {
@@ -1134,26 +1349,7 @@ fn expand_tagged(input: &Enum) -> TokenStream {
     let growing_at = growing_at_fn(&own, steps(Walk::Growing));
     let growing_signature = growing_signature(&own);
     let methods = quote! {
-        fn shown(__node: #p::Node<'_>) -> bool {
-            match #p::complete_str(__node.get(#tag)) {
-                #(#shown_arms)*
-                ::core::option::Option::Some(_) => #other_shown,
-                ::core::option::Option::None => false,
-            }
-        }
-
-        #[allow(unreachable_code)]
-        fn build(__node: #p::Node<'_>) -> ::core::option::Option<Self::Partial> {
-            if !<Self as #p::PartialValue>::shown(__node) {
-                return ::core::option::Option::None;
-            }
-            let mut __partial = match #p::complete_str(__node.get(#tag))? {
-                #(#empty_arms)*
-                _ => #other_empty,
-            };
-            <Self as #p::PartialValue>::update(&mut __partial, __node, 0);
-            ::core::option::Option::Some(__partial)
-        }
+        #known
 
         #[allow(unused_variables, unused_mut)]
         fn update(__partial: &mut Self::Partial, __node: #p::Node<'_>, __since: u64) -> bool {
@@ -1186,8 +1382,6 @@ fn expand_tagged(input: &Enum) -> TokenStream {
             doc: &doc,
             serde: quote!(#[serde(tag = #tag)]),
             declarations: declarations.collect(),
-            shapes: variants.iter().map(|v| frame::Shape::of(v)).collect(),
-            fields: frame::all_held(&variants),
             methods,
         },
     )
@@ -1200,10 +1394,22 @@ fn tagged_declaration(variant: &Variant) -> TokenStream {
     let name = &variant.name;
     let variant_ident = &variant.original.ident;
     let doc = format!("`{name}`.");
-    let body = match (&variant.style, newtype(variant)) {
+    let body = variant_body(variant, field_type);
+    quote! {
+        #[doc = #doc]
+        #[serde(rename = #name)]
+        #variant_ident #body
+    }
+}
+
+/// What follows a variant's name in its partial form's declaration: nothing for a unit variant,
+/// `(ty)` for a newtype variant (`ty` of its field), a struct variant's fields each an `Option`, a
+/// tuple variant's positions each an `Option`.
+fn variant_body(variant: &Variant, ty: impl Fn(&Field) -> TokenStream) -> TokenStream {
+    match (&variant.style, newtype(variant)) {
         (Style::Unit, _) => TokenStream::new(),
         (_, Some(field)) => {
-            let ty = field_type(field);
+            let ty = ty(field);
             quote!((#ty))
         }
         (Style::Tuple(_), None) => {
@@ -1214,11 +1420,6 @@ fn tagged_declaration(variant: &Variant) -> TokenStream {
             let fields = declarations(&live(&variant.fields), false);
             quote!({ #(#fields,)* })
         }
-    };
-    quote! {
-        #[doc = #doc]
-        #[serde(rename = #name)]
-        #variant_ident #body
     }
 }
 
@@ -1334,16 +1535,9 @@ fn expand_external(input: &Enum) -> TokenStream {
                 }
             }
             (Style::Named, _) => {
-                let fields = live(&variant.fields);
-                let bindings: Vec<Ident> =
-                    (0..fields.len()).map(|i| format_ident!("__f{i}")).collect();
-                let idents = fields.iter().map(|f| &f.original.ident);
-                let update = update_loop(&fields, |i, _| {
-                    let binding = &bindings[i];
-                    quote!(#binding)
-                });
+                let (pattern, _, update) = struct_update(&partial, variant, false);
                 quote! {
-                    #partial::#variant_ident { #(#idents: #bindings,)* } => {
+                    #pattern => {
                         match #p::member(__node, #names) {
                             ::core::option::Option::Some(__node) => {
                                 let mut __changed = false;
@@ -1393,8 +1587,6 @@ fn expand_external(input: &Enum) -> TokenStream {
             doc: &doc,
             serde: TokenStream::new(),
             declarations: declarations.collect(),
-            shapes: variants.iter().map(|v| frame::Shape::of(v)).collect(),
-            fields: frame::all_held(&variants),
             methods,
         },
     )

@@ -164,3 +164,23 @@ pub async fn check_order_partial(llm: &impl llm_extract::Llm, mode: llm_extract:
     let paths: Vec<&str> = streamed.completed.iter().map(|(p, _)| p.as_str()).collect();
     assert!(paths.contains(&"lines[1].quantity"), "{paths:?}");
 }
+
+/// `bytes` read in one piece and read in the pieces `cuts` cut them into (each cut clamped to the
+/// bytes, in order): both show the same partial value, and neither panics.
+pub fn pieces_agree<T: PartialValue + llm_extract::Schema>(
+    bytes: &[u8],
+    mut cuts: Vec<usize>,
+) -> Result<(), proptest::test_runner::TestCaseError> {
+    cuts.sort_unstable();
+    let mut whole = PartialReader::<T>::new();
+    whole.feed(bytes);
+    let mut split = PartialReader::<T>::new();
+    let mut start = 0;
+    for cut in cuts.into_iter().chain(std::iter::once(bytes.len())) {
+        let cut = cut.clamp(start, bytes.len());
+        split.feed(&bytes[start..cut]);
+        start = cut;
+    }
+    proptest::prop_assert_eq!(whole.partial(), split.partial());
+    Ok(())
+}

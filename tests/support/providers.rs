@@ -297,3 +297,33 @@ impl Request {
             .to_owned()
     }
 }
+
+/// The answer `{"name": "Ada", "age": 36}` as tokens with log-probabilities: "Ada" from two tokens
+/// (-0.1 and -0.3), 36 from one (-2.0), the rest certain.
+pub const ADA_TOKENS: &[(&str, f64)] = &[
+    ("{\"name\": \"", 0.0),
+    ("A", -0.1),
+    ("da", -0.3),
+    ("\", \"age\": ", 0.0),
+    ("36", -2.0),
+    ("}", 0.0),
+];
+
+/// `tokens` (each with its log-probability) streamed as OpenAI-compatible chunks.
+pub fn openai_tokens(tokens: &[(&str, f64)]) -> Reply {
+    let mut steps = Vec::new();
+    for (token, logprob) in tokens {
+        let chunk = json!({"id": "c", "model": "m", "choices": [{"index": 0,
+            "delta": {"content": token}, "finish_reason": null,
+            "logprobs": {"content": [{"token": token, "logprob": logprob, "bytes": token.as_bytes()}]}}]});
+        steps.push(Step::Send(format!("data: {chunk}\n\n").into_bytes()));
+    }
+    let finish = json!({"id": "c", "model": "m", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]});
+    steps.push(Step::Send(format!("data: {finish}\n\n").into_bytes()));
+    steps.push(Step::Send(b"data: [DONE]\n\n".to_vec()));
+    Reply::Chunked {
+        status: 200,
+        content_type: super::wire::SSE.into(),
+        steps,
+    }
+}

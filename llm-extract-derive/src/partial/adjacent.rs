@@ -6,12 +6,12 @@
 //! position. A struct variant with `#[extract(stream = "required")]` fields waits for them too.
 
 use super::{
-    doc, frame, live, name, newtype, private, required_shown, sync_expr, tagged_declaration, tuple,
-    update_loop,
+    bindings, doc, frame, known_by_tag, live, name, newtype, private, required_shown,
+    struct_update, sync_expr, tagged_declaration, tuple,
 };
 use crate::ast::{Enum, Style, Variant};
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
+use quote::quote;
 use syn::Ident;
 
 /// The partial form of the adjacently tagged enum `input` (tag key `tag`, content key `content`) and
@@ -25,26 +25,17 @@ pub fn expand(input: &Enum, tag: &str, content: &str) -> TokenStream {
         "known once its tag is read, its content growing as the variant's partial form",
     );
     let variants = input.live();
-    let other = variants.iter().find(|variant| variant.other());
-    let named: Vec<&&Variant> = variants.iter().filter(|v| !v.other()).collect();
-    let names_of = |variant: &Variant| {
-        let name = &variant.name;
-        let aliases = variant.aliases();
-        quote!(#name #(| #aliases)*)
-    };
-    let shown_arms = named.iter().map(|variant| {
-        let names = names_of(variant);
+    let shown = |variant: &Variant| {
         let fields = live(&variant.fields);
         let waits =
             matches!(variant.style, Style::Named) && fields.iter().any(|f| super::required(f));
-        let shown = if waits {
+        if waits {
             let required = required_shown(&fields);
             quote!(__node.get(#content).is_some_and(|__node| __node.is_object() && #required))
         } else {
             quote!(true)
-        };
-        quote!(::core::option::Option::Some(#names) => #shown,)
-    });
+        }
+    };
     let empty = |variant: &Variant| {
         let variant_ident = &variant.original.ident;
         match variant.style {
@@ -59,40 +50,10 @@ pub fn expand(input: &Enum, tag: &str, content: &str) -> TokenStream {
             }
         }
     };
-    let empty_arms = named.iter().map(|variant| {
-        let names = names_of(variant);
-        let empty = empty(variant);
-        quote!(#names => #empty,)
-    });
-    let (other_shown, other_empty) = match other {
-        Some(variant) => {
-            let empty = empty(variant);
-            (quote!(true), quote!(#empty))
-        }
-        None => (quote!(false), quote!(return ::core::option::Option::None)),
-    };
+    let known = known_by_tag(tag, &variants, shown, empty);
     let update_arms = variants.iter().map(|variant| update_arm(&partial, variant));
     let methods = quote! {
-        fn shown(__node: #p::Node<'_>) -> bool {
-            match #p::complete_str(__node.get(#tag)) {
-                #(#shown_arms)*
-                ::core::option::Option::Some(_) => #other_shown,
-                ::core::option::Option::None => false,
-            }
-        }
-
-        #[allow(unreachable_code)]
-        fn build(__node: #p::Node<'_>) -> ::core::option::Option<Self::Partial> {
-            if !<Self as #p::PartialValue>::shown(__node) {
-                return ::core::option::Option::None;
-            }
-            let mut __partial = match #p::complete_str(__node.get(#tag))? {
-                #(#empty_arms)*
-                _ => #other_empty,
-            };
-            <Self as #p::PartialValue>::update(&mut __partial, __node, 0);
-            ::core::option::Option::Some(__partial)
-        }
+        #known
 
         #[allow(unused_variables)]
         fn update(__partial: &mut Self::Partial, __node: #p::Node<'_>, __since: u64) -> bool {
@@ -110,8 +71,6 @@ pub fn expand(input: &Enum, tag: &str, content: &str) -> TokenStream {
             doc: &doc,
             serde: quote!(#[serde(tag = #tag, content = #content)]),
             declarations: variants.iter().map(|v| tagged_declaration(v)).collect(),
-            shapes: variants.iter().map(|v| frame::Shape::of(v)).collect(),
-            fields: frame::all_held(&variants),
             methods,
         },
     )
@@ -128,7 +87,7 @@ fn update_arm(partial: &Ident, variant: &Variant) -> TokenStream {
         }
         (Style::Tuple(_), None) => {
             let (pattern, update) = tuple::variant_update(partial, variant);
-            let bindings = (0..live(&variant.fields).len()).map(|i| format_ident!("__f{i}"));
+            let bindings = bindings(live(&variant.fields).len());
             // Content written again starts over, as a struct variant's does.
             quote! {
                 #pattern => {
@@ -143,17 +102,11 @@ fn update_arm(partial: &Ident, variant: &Variant) -> TokenStream {
             }
         }
         (Style::Named, _) => {
-            let fields = live(&variant.fields);
-            let bindings: Vec<Ident> = (0..fields.len()).map(|i| format_ident!("__f{i}")).collect();
-            let idents = fields.iter().map(|f| &f.original.ident);
-            let update = update_loop(&fields, |i, _| {
-                let binding = &bindings[i];
-                quote!(#binding)
-            });
+            let (pattern, bindings, update) = struct_update(partial, variant, false);
             // Content written again (a key repeated, which serde reads as the last) starts over:
             // every member of the new one has changed since, the fields it lacks are cleared.
             quote! {
-                #partial::#variant_ident { #(#idents: #bindings,)* } => {
+                #pattern => {
                     if !__value.is_object() {
                         return false;
                     }

@@ -4,7 +4,7 @@
 //! `super::generics`), and implements `Debug`, `Clone` and `PartialEq` by hand, as a generic
 //! struct's does (see `super::generic_derives`).
 
-use super::{attributes, generics, live, name, newtype, private};
+use super::{attributes, generic_attributes, generics, live, name, newtype, private};
 use crate::ast::{Enum, Field, Style, Variant};
 use crate::ty;
 use proc_macro2::TokenStream;
@@ -13,15 +13,15 @@ use syn::ext::IdentExt;
 use syn::Ident;
 
 /// A variant of an enum's partial form, as the hand-written impls of a generic one match it.
-pub struct Shape<'a> {
+struct Shape<'a> {
     /// The variant's name in Rust.
-    pub ident: &'a Ident,
+    ident: &'a Ident,
     /// How it holds its data.
-    pub held: Held,
+    held: Held,
 }
 
 /// How a variant of a partial form holds its data.
-pub enum Held {
+enum Held {
     /// Nothing.
     Unit,
     /// This many unnamed fields (a newtype variant's one, a tuple variant's positions).
@@ -44,7 +44,7 @@ impl Held {
 impl<'a> Shape<'a> {
     /// The shape of `variant`'s partial form: a struct variant keeps its live fields, a newtype
     /// variant holds its field's partial form, a tuple variant a position per live field.
-    pub fn of(variant: &'a Variant) -> Self {
+    fn of(variant: &'a Variant) -> Self {
         let held = match variant.style {
             Style::Unit => Held::Unit,
             Style::Tuple(_) if newtype(variant).is_some() => Held::Tuple(1),
@@ -65,7 +65,7 @@ impl<'a> Shape<'a> {
 
 /// The fields whose partial forms a variant's partial form holds: a struct or tuple variant's live
 /// fields, a newtype variant's field.
-pub fn held<'v, 'a>(variant: &'v Variant<'a>) -> Vec<&'v Field<'a>> {
+fn held<'v, 'a>(variant: &'v Variant<'a>) -> Vec<&'v Field<'a>> {
     match (&variant.style, newtype(variant)) {
         (_, Some(field)) => vec![field],
         (Style::Unit, _) => Vec::new(),
@@ -74,7 +74,7 @@ pub fn held<'v, 'a>(variant: &'v Variant<'a>) -> Vec<&'v Field<'a>> {
 }
 
 /// The fields held by all the live variants.
-pub fn all_held<'v, 'a>(variants: &[&'v Variant<'a>]) -> Vec<&'v Field<'a>> {
+fn all_held<'v, 'a>(variants: &[&'v Variant<'a>]) -> Vec<&'v Field<'a>> {
     variants.iter().flat_map(|variant| held(variant)).collect()
 }
 
@@ -99,12 +99,8 @@ pub struct Form<'a> {
     pub doc: &'a str,
     /// The `#[serde(..)]` attributes that make it serialize as the enum reads (its tag, if any).
     pub serde: TokenStream,
-    /// The variants' declarations.
+    /// The live variants' declarations, in order.
     pub declarations: Vec<TokenStream>,
-    /// The variants' shapes, in the same order.
-    pub shapes: Vec<Shape<'a>>,
-    /// The fields whose partial forms the variants hold (see [`held`]).
-    pub fields: Vec<&'a Field<'a>>,
     /// The methods of the `PartialValue` impl (naming the partial form `Self::Partial`).
     pub methods: TokenStream,
 }
@@ -115,18 +111,18 @@ pub fn items(input: &Enum, form: Form) -> TokenStream {
     let ident = &input.original.ident;
     let vis = &input.original.vis;
     let partial = name(ident);
-    let generics = generics(input.original, ident, &form.fields);
+    let variants = input.live();
+    // The fields whose partial forms the variants hold (see [`held`]).
+    let fields = all_held(&variants);
+    let generics = generics(input.original, ident, &fields);
     let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
-    let field_generics = ty::bounded(
-        input.original,
-        &form.fields,
-        quote!(#p::PartialField + 'static),
-    );
+    let field_generics = ty::bounded(input.original, &fields, quote!(#p::PartialField + 'static));
     let (_, _, field_where) = field_generics.split_for_impl();
     let (attributes, derived) = if input.original.generics.params.is_empty() {
         (attributes(form.doc, TokenStream::new()), TokenStream::new())
     } else {
-        derives(form.doc, &partial, &generics, &form.shapes)
+        let shapes: Vec<Shape> = variants.iter().map(|v| Shape::of(v)).collect();
+        derives(form.doc, &partial, &generics, &shapes)
     };
     let Form {
         serde,
@@ -164,14 +160,8 @@ fn derives(
     generics: &syn::Generics,
     shapes: &[Shape],
 ) -> (TokenStream, TokenStream) {
-    let p = private();
     let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
-    let attributes = quote! {
-        #[doc = #doc]
-        #[derive(#p::Serialize)]
-        #[serde(crate = "::llm_extract::__private::serde", bound = "")]
-        #[allow(clippy::box_collection, clippy::vec_box, clippy::type_complexity)]
-    };
+    let attributes = generic_attributes(doc);
     let bound = |prefix: &str, count: usize| -> Vec<Ident> {
         (0..count).map(|i| format_ident!("__{prefix}{i}")).collect()
     };

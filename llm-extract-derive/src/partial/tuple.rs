@@ -9,15 +9,13 @@
 //! array of the same length as the value's, `null` at each position not shown yet.
 
 use super::{
-    attributes, doc, done, field_type, generics, grow_at_fn, growable, growing_at_fn,
-    growing_signature, live, name, private, required, shown_expr, step_match, sync_expr,
-    update_at_fn, Walk,
+    attributes, bindings, doc, field_type, generics, growing_match, hand_derives, live, name,
+    required, shown_expr, step_match, sync_expr, update_below_body, value_impls, At, HandBodies,
+    ValueBody,
 };
 use crate::ast::{Field, Struct, Variant};
-use crate::ty;
 use proc_macro2::{Literal, TokenStream};
-use quote::{format_ident, quote, quote_spanned};
-use syn::spanned::Spanned;
+use quote::quote;
 use syn::Ident;
 
 /// The positions' declarations: each `pub` or not as the original field (with `with_vis`). A lone
@@ -37,7 +35,7 @@ pub fn declarations(fields: &[&Field], with_vis: bool, alone: bool) -> Vec<Token
 }
 
 /// The index of position `i`, as a literal.
-fn index(i: usize) -> Literal {
+pub fn index(i: usize) -> Literal {
     Literal::usize_unsuffixed(i)
 }
 
@@ -77,76 +75,10 @@ pub fn update_loop(fields: &[&Field], slot: impl Fn(usize, &Field) -> TokenStrea
     }
 }
 
-/// The body of `PartialValue::update_below` for a tuple struct: the last item's position, if the
-/// change is below it and it can be descended into (see `descend_field`), else the tuple's update.
-pub fn update_below_body(
-    fields: &[&Field],
-    slot: impl Fn(usize, &Field) -> TokenStream,
-) -> TokenStream {
-    let p = private();
-    let arms = fields.iter().enumerate().map(|(i, field)| {
-        let done = done(field);
-        let ty = if field.attrs.extract.schemars.is_some() {
-            quote!(#p::Value)
-        } else {
-            let ty = field.ty;
-            quote_spanned!(ty.span()=> #ty)
-        };
-        let slot = slot(i, field);
-        let i = index(i);
-        quote! {
-            #i => #p::descend_field::<#ty>(&mut #slot, __value, __since, #done, __below),
-        }
-    });
-    quote! {
-        if let (::core::option::Option::Some(__below), ::core::option::Option::Some((__index, __value))) =
-            (__depth.checked_sub(1), __node.last_item())
-        {
-            let __descended = match __index {
-                #(#arms)*
-                _ => ::core::option::Option::None,
-            };
-            if let ::core::option::Option::Some(__changed) = __descended {
-                return __changed;
-            }
-        }
-        <Self as #p::PartialValue>::update(__partial, __node, __since)
-    }
-}
-
-/// The match that finds the string being written in the last item of `__node` (see
-/// `PartialValue::growing`), each position's slot bound by `slot`; its step is its index, as
-/// `super::step_match` follows it.
-pub fn growing_match(
-    fields: &[&Field],
-    slot: impl Fn(usize, &Field) -> TokenStream,
-) -> TokenStream {
-    let p = private();
-    let arms = growable(fields).map(|(i, step, field)| {
-        let ty = field.ty;
-        let slot = slot(i, field);
-        let i = index(i);
-        quote_spanned! {ty.span()=>
-            #i => {
-                __path.push(#step);
-                <#ty as #p::PartialValue>::growing(#slot.as_mut()?, __value, __path)
-            }
-        }
-    });
-    quote! {
-        let (__index, __value) = __node.last_item()?;
-        match __index {
-            #(#arms)*
-            _ => ::core::option::Option::None,
-        }
-    }
-}
-
 /// A tuple struct's partial form: a tuple struct of its positions, deriving `Debug, Clone, Default,
 /// PartialEq, Serialize` (by hand for a generic one, as a generic struct's; its type parameters held
 /// by a last, skipped marker position), shown once its array begins.
 pub fn expand_struct(input: &Struct) -> TokenStream {
-    let p = private();
     let ident = &input.original.ident;
     let vis = &input.original.vis;
     let partial_ident = name(ident);
@@ -170,13 +102,9 @@ pub fn expand_struct(input: &Struct) -> TokenStream {
         let slot = slot(i, field);
         quote!(&mut #slot)
     });
-    let update_below = update_below_body(&fields, slot);
-    let growing = growing_match(&fields, slot);
-    let growing_signature = growing_signature(&partial);
+    let update_below = update_below_body(&fields, At::Index, slot);
+    let growing = growing_match(&fields, At::Index, slot);
     let steps = |walk| step_match(&fields, slot, walk);
-    let grow_at = grow_at_fn(&partial, steps(Walk::Grow));
-    let update_at = update_at_fn(&partial, steps(Walk::Update));
-    let growing_at = growing_at_fn(&partial, steps(Walk::Growing));
     let (attributes, derived) = if generic {
         derives(&doc, &partial_ident, &generics, fields.len())
     } else {
@@ -195,8 +123,20 @@ pub fn expand_struct(input: &Struct) -> TokenStream {
             ::core::marker::PhantomData<fn() -> (#(#params,)*)>,
         }
     });
-    let field_generics = ty::bounded(input.original, &fields, quote!(#p::PartialField + 'static));
-    let (_, _, field_where) = field_generics.split_for_impl();
+    let value_impls = value_impls(
+        input.original,
+        &fields,
+        &generics,
+        &partial,
+        ValueBody {
+            shown,
+            more: TokenStream::new(),
+            update,
+            update_below,
+            growing,
+            steps: &steps,
+        },
+    );
     quote! {
         #attributes
         #vis struct #partial_ident #impl_generics (
@@ -206,55 +146,7 @@ pub fn expand_struct(input: &Struct) -> TokenStream {
 
         #derived
 
-        #[automatically_derived]
-        impl #impl_generics #p::PartialField for #ident #ty_generics #field_where {}
-
-        #[automatically_derived]
-        impl #impl_generics #p::PartialValue for #ident #ty_generics #where_clause {
-            type Partial = #partial;
-
-            fn shown(__node: #p::Node<'_>) -> bool {
-                #shown
-            }
-
-            fn build(__node: #p::Node<'_>) -> ::core::option::Option<#partial> {
-                if !<Self as #p::PartialValue>::shown(__node) {
-                    return ::core::option::Option::None;
-                }
-                let mut __partial: #partial = ::core::default::Default::default();
-                <Self as #p::PartialValue>::update(&mut __partial, __node, 0);
-                ::core::option::Option::Some(__partial)
-            }
-
-            #[allow(unused_variables, unused_mut)]
-            fn update(__partial: &mut #partial, __node: #p::Node<'_>, __since: u64) -> bool {
-                let mut __changed = false;
-                #update
-                __changed
-            }
-
-            #[allow(unused_variables)]
-            fn update_below(
-                __partial: &mut #partial,
-                __node: #p::Node<'_>,
-                __since: u64,
-                __depth: usize,
-            ) -> bool {
-                #update_below
-            }
-
-            #[inline]
-            #[allow(unused_variables, unreachable_code)]
-            #growing_signature {
-                #growing
-            }
-
-            #grow_at
-
-            #update_at
-
-            #growing_at
-        }
+        #value_impls
     }
 }
 
@@ -266,57 +158,29 @@ fn derives(
     generics: &syn::Generics,
     count: usize,
 ) -> (TokenStream, TokenStream) {
-    let p = private();
-    let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
     let indices: Vec<syn::Index> = (0..count).map(syn::Index::from).collect();
     let nones = indices.iter().map(|_| quote!(::core::option::Option::None));
     let name = partial.to_string();
-    let attributes = quote! {
-        #[doc = #doc]
-        #[derive(#p::Serialize)]
-        #[serde(crate = "::llm_extract::__private::serde", bound = "")]
-        #[allow(clippy::box_collection, clippy::vec_box, clippy::type_complexity)]
-    };
-    let impls = quote! {
-        #[automatically_derived]
-        impl #impl_generics ::core::clone::Clone for #partial #ty_generics #where_clause {
-            fn clone(&self) -> Self {
+    hand_derives(
+        doc,
+        partial,
+        generics,
+        &indices,
+        HandBodies {
+            clone: quote! {
                 Self(
                     #(::core::clone::Clone::clone(&self.#indices),)*
                     ::core::marker::PhantomData,
                 )
-            }
-        }
-
-        #[automatically_derived]
-        impl #impl_generics ::core::fmt::Debug for #partial #ty_generics #where_clause {
-            fn fmt(&self, __f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            },
+            fmt: quote! {
                 __f.debug_tuple(#name)
                     #(.field(&self.#indices))*
                     .finish()
-            }
-        }
-
-        #[automatically_derived]
-        impl #impl_generics ::core::cmp::PartialEq for #partial #ty_generics #where_clause {
-            fn eq(&self, __other: &Self) -> bool {
-                true #(&& self.#indices == __other.#indices)*
-            }
-        }
-
-        #[automatically_derived]
-        impl #impl_generics ::core::default::Default for #partial #ty_generics #where_clause {
-            fn default() -> Self {
-                Self(#(#nones,)* ::core::marker::PhantomData)
-            }
-        }
-    };
-    (attributes, impls)
-}
-
-/// The bindings of a tuple variant's positions in a match: `__f0`, `__f1`, ...
-fn bindings(count: usize) -> Vec<Ident> {
-    (0..count).map(|i| format_ident!("__f{i}")).collect()
+            },
+            default: quote!(Self(#(#nones,)* ::core::marker::PhantomData)),
+        },
+    )
 }
 
 /// The tuple variant's partial form with no position shown.

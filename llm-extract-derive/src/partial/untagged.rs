@@ -29,12 +29,12 @@
 //! value is serde's.
 
 use super::{
-    any_shown, declarations, doc, frame, keys, live, name, needed_present, newtype, partial_type,
-    private, reads, required_shown, shown_expr, tuple, update_loop,
+    any_shown, doc, frame, keys, live, name, needed_present, newtype, partial_type, private, reads,
+    required_shown, shown_expr, struct_update, tuple, variant_body,
 };
 use crate::ast::{Enum, Field, Style, Variant};
 use proc_macro2::{Literal, TokenStream};
-use quote::{format_ident, quote, quote_spanned};
+use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::Ident;
 
@@ -131,8 +131,6 @@ pub fn expand(input: &Enum) -> TokenStream {
             doc: &doc,
             serde: quote!(#[serde(untagged)]),
             declarations: declarations.collect(),
-            shapes: variants.iter().map(|v| frame::Shape::of(v)).collect(),
-            fields: frame::all_held(&variants),
             methods,
         },
     )
@@ -144,21 +142,7 @@ pub fn expand(input: &Enum) -> TokenStream {
 fn declaration(variant: &Variant) -> TokenStream {
     let variant_ident = &variant.original.ident;
     let doc = format!("`{variant_ident}`.");
-    let body = match (&variant.style, newtype(variant)) {
-        (Style::Unit, _) => TokenStream::new(),
-        (_, Some(field)) => {
-            let ty = partial_type(field);
-            quote!((#ty))
-        }
-        (Style::Tuple(_), None) => {
-            let positions = tuple::declarations(&live(&variant.fields), false, true);
-            quote!((#(#positions,)*))
-        }
-        (Style::Named, _) => {
-            let fields = declarations(&live(&variant.fields), false);
-            quote!({ #(#fields,)* })
-        }
-    };
+    let body = variant_body(variant, partial_type);
     quote! {
         #[doc = #doc]
         #variant_ident #body
@@ -276,19 +260,13 @@ fn build(partial: &Ident, variant: &Variant) -> TokenStream {
         }
         (Style::Tuple(_), None) => tuple::variant_build(partial, variant),
         (Style::Named, _) => {
-            let fields = live(&variant.fields);
-            let bindings: Vec<Ident> = (0..fields.len()).map(|i| format_ident!("__f{i}")).collect();
-            let idents = fields.iter().map(|f| &f.original.ident);
-            let update = update_loop(&fields, |i, _| {
-                let binding = &bindings[i];
-                quote!(&mut #binding)
-            });
+            let (built, bindings, update) = struct_update(partial, variant, true);
             quote! {{
                 #(let mut #bindings = ::core::option::Option::None;)*
                 let __since = 0;
                 let mut __changed = false;
                 #update
-                ::core::option::Option::Some(#partial::#variant_ident { #(#idents: #bindings,)* })
+                ::core::option::Option::Some(#built)
             }}
         }
     }
@@ -308,15 +286,9 @@ fn update_arm(partial: &Ident, variant: &Variant) -> TokenStream {
             quote!(#pattern => #update,)
         }
         (Style::Named, _) => {
-            let fields = live(&variant.fields);
-            let bindings: Vec<Ident> = (0..fields.len()).map(|i| format_ident!("__f{i}")).collect();
-            let idents = fields.iter().map(|f| &f.original.ident);
-            let update = update_loop(&fields, |i, _| {
-                let binding = &bindings[i];
-                quote!(#binding)
-            });
+            let (pattern, _, update) = struct_update(partial, variant, false);
             quote! {
-                #partial::#variant_ident { #(#idents: #bindings,)* } => {
+                #pattern => {
                     let mut __changed = false;
                     #update
                     __changed

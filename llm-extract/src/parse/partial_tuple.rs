@@ -8,7 +8,7 @@
 //! (its items so far, each partial, a prefix of the `N`).
 
 use super::partial::Node;
-use super::partial_value::{descend_field, PartialField, PartialValue};
+use super::partial_value::{descend_field, transparent_walks, PartialField, PartialValue};
 
 macro_rules! tuples {
     ($(($($name:ident $index:tt),+);)*) => {$(
@@ -157,45 +157,7 @@ impl<T: PartialValue, const N: usize> PartialValue for [T; N] {
         Vec::<T>::update(partial, node, since)
     }
 
-    #[inline]
-    fn update_below(partial: &mut Self::Partial, node: Node<'_>, since: u64, depth: usize) -> bool {
-        Vec::<T>::update_below(partial, node, since, depth)
-    }
-
-    #[inline]
-    fn growing<'p, 'n>(
-        partial: &'p mut Self::Partial,
-        node: Node<'n>,
-        path: &mut Vec<u32>,
-    ) -> Option<(&'p mut String, &'n str)> {
-        Vec::<T>::growing(partial, node, path)
-    }
-
-    #[inline]
-    fn grow_at<'p>(partial: &'p mut Self::Partial, path: &[u32]) -> Option<&'p mut String> {
-        Vec::<T>::grow_at(partial, path)
-    }
-
-    #[inline]
-    fn update_at(
-        partial: &mut Self::Partial,
-        route: &[u32],
-        node: Node<'_>,
-        since: u64,
-        depth: usize,
-    ) -> Option<bool> {
-        Vec::<T>::update_at(partial, route, node, since, depth)
-    }
-
-    #[inline]
-    fn growing_at<'p, 'n>(
-        partial: &'p mut Self::Partial,
-        path: &mut Vec<u32>,
-        next: usize,
-        node: Node<'n>,
-    ) -> Option<(&'p mut String, &'n str)> {
-        Vec::<T>::growing_at(partial, path, next, node)
-    }
+    transparent_walks!(Self::Partial, Vec<T>);
 }
 
 impl<T: PartialField, const N: usize> PartialField for [T; N] {}

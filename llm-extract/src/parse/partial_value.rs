@@ -534,13 +534,14 @@ fn readable(node: Node<'_>) -> bool {
     node.is_complete() || node.as_str().is_some() || node.is_array() || node.is_object()
 }
 
-/// The methods of [`PartialValue`] that walk the tree, for a type shown as the `T` it wraps (`Option`,
-/// `Box`): each passes the question on to `T`, taking no step of its own.
+/// The methods of [`PartialValue`] that walk the tree, for a type shown as the `$inner` it wraps
+/// (`Option<T>` and `Box<T>` as `T`, `[T; N]` as `Vec<T>`): each passes the question on to `$inner`,
+/// taking no step of its own.
 macro_rules! transparent_walks {
-    ($partial:ty) => {
+    ($partial:ty, $inner:ty) => {
         #[inline]
         fn update_below(partial: &mut $partial, node: Node<'_>, since: u64, depth: usize) -> bool {
-            T::update_below(partial, node, since, depth)
+            <$inner>::update_below(partial, node, since, depth)
         }
 
         #[inline]
@@ -549,12 +550,12 @@ macro_rules! transparent_walks {
             node: Node<'n>,
             path: &mut Vec<u32>,
         ) -> Option<(&'p mut String, &'n str)> {
-            T::growing(partial, node, path)
+            <$inner>::growing(partial, node, path)
         }
 
         #[inline]
         fn grow_at<'p>(partial: &'p mut $partial, path: &[u32]) -> Option<&'p mut String> {
-            T::grow_at(partial, path)
+            <$inner>::grow_at(partial, path)
         }
 
         #[inline]
@@ -565,7 +566,7 @@ macro_rules! transparent_walks {
             since: u64,
             depth: usize,
         ) -> Option<bool> {
-            T::update_at(partial, route, node, since, depth)
+            <$inner>::update_at(partial, route, node, since, depth)
         }
 
         #[inline]
@@ -575,10 +576,11 @@ macro_rules! transparent_walks {
             next: usize,
             node: Node<'n>,
         ) -> Option<(&'p mut String, &'n str)> {
-            T::growing_at(partial, path, next, node)
+            <$inner>::growing_at(partial, path, next, node)
         }
     };
 }
+pub(super) use transparent_walks;
 
 /// `null` is not shown (as a field not yet written).
 impl<T: PartialValue> PartialValue for Option<T> {
@@ -611,7 +613,7 @@ impl<T: PartialValue> PartialValue for Option<T> {
         T::update(partial, node, since)
     }
 
-    transparent_walks!(T::Partial);
+    transparent_walks!(T::Partial, T);
 }
 
 /// Shown as the `T` it holds, boxed too (so a type that holds itself through a `Box` has a partial
@@ -643,7 +645,7 @@ impl<T: PartialValue + ?Sized> PartialValue for Box<T> {
         T::update(partial, node, since)
     }
 
-    transparent_walks!(Box<T::Partial>);
+    transparent_walks!(Box<T::Partial>, T);
 }
 
 /// A list: its items so far, each partial; only the last one and new ones can change.
