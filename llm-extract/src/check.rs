@@ -173,8 +173,15 @@ impl Issues {
     }
 
     /// [`Issues::verdict`], and with the violations every issue as a soft one: the doubts a value
-    /// carries if it is kept although it failed.
+    /// carries if it is kept although it failed (built only when it failed).
     pub(crate) fn verdict_with_doubts(self) -> Result<Vec<Issue>, (Vec<Violation>, Vec<Issue>)> {
+        if self
+            .found
+            .iter()
+            .all(|issue| issue.severity == Severity::Soft)
+        {
+            return Ok(self.found);
+        }
         let doubts: Vec<Issue> = self
             .found
             .iter()
