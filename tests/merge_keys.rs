@@ -196,6 +196,41 @@ async fn a_type_without_key_fields_keeps_every_item() {
     assert_eq!(streamed.len(), 4);
 }
 
+#[derive(Extract, Deserialize, Debug, PartialEq)]
+struct Ticket {
+    #[extract(key)]
+    number: Option<String>,
+    passenger: String,
+}
+
+/// Three tickets whose number the text does not give, and one ticket listed twice.
+const UNNUMBERED: &str = r#"{"items": [
+    {"number": null, "passenger": "Mrs Hudson"},
+    {"number": "A-7", "passenger": "Watson"},
+    {"number": "", "passenger": "Mycroft"},
+    {"number": null, "passenger": "Lestrade"},
+    {"number": "a-7", "passenger": "Watson"}
+]}"#;
+
+#[tokio::test]
+async fn items_without_a_key_value_are_each_kept() {
+    let out = Extractor::new(answering(UNNUMBERED))
+        .extract_all::<Ticket>(TEXT)
+        .await
+        .unwrap();
+    let passengers: Vec<&str> = out.value.iter().map(|t| t.passenger.as_str()).collect();
+    assert_eq!(passengers, ["Mrs Hudson", "Watson", "Mycroft", "Lestrade"]);
+    assert!(
+        out.report.conflicts.is_empty(),
+        "{:?}",
+        out.report.conflicts
+    );
+
+    let llm = answering(UNNUMBERED);
+    let streamed: Vec<_> = Ticket::extract_stream(&llm, TEXT).collect().await;
+    assert_eq!(streamed.len(), 4);
+}
+
 /// Jensen Huang's name is grounded; "Lisa Su" is; "Satya Nadella" is nowhere in the text.
 const INVENTED: &str = "{\"name\": \"Lisa Su\", \"company\": \"AMD\"}\n\
                         {\"name\": \"Satya Nadella\", \"company\": \"Microsoft\"}\n";

@@ -2,8 +2,10 @@
 //!
 //! An item's identity is its key: the values of the properties marked `"x-key": true`
 //! (`#[extract(key)]`), strings normalized (case, whitespace runs and typographic quotes ignored),
-//! together with the tag of a tagged enum's variant. Items without key properties are identified by
-//! their whole value, so exact duplicates collapse. Items with equal identities become one: the spans
+//! together with the tag of a tagged enum's variant. Items without key properties, and items whose key
+//! properties are all missing, `null` or empty (the key was not in the text: nothing says two such items
+//! are one), are identified by their whole value, so only exact duplicates (the same item read twice,
+//! as in the overlap of two chunks) collapse. Items with equal identities become one: the spans
 //! accumulate (each distinct span once), for every other property the first non-empty value wins,
 //! and a later, different non-empty value is recorded as a [`Conflict`] rather than lost. Each item
 //! costs one hash lookup: merging is linear in the number of items.
@@ -82,10 +84,18 @@ impl Merger {
         self.keys.iter().map(String::as_str)
     }
 
-    /// The identity of `item`.
+    /// The identity of `item`: its key values (and variant tag), or its whole value when it has no
+    /// key value (none of its key properties is there with a non-empty value).
     pub fn identity(&self, item: &Value) -> String {
         let mut parts = Vec::new();
-        if let Value::Object(fields) = item {
+        let keyed = match item {
+            Value::Object(fields) => self
+                .keys
+                .iter()
+                .any(|key| fields.get(key).is_some_and(|value| !is_empty(value))),
+            _ => false,
+        };
+        if let (Value::Object(fields), true) = (item, keyed) {
             let mut names: Vec<&String> = fields.keys().collect();
             names.sort();
             for name in names {
@@ -336,5 +346,42 @@ mod tests {
         merger.add(json!({"type": "person", "name": "Baker"}), vec![]);
         merger.add(json!({"type": "place", "name": "Baker"}), vec![]);
         assert_eq!(merger.len(), 2);
+    }
+
+    #[test]
+    fn items_without_a_key_value_are_each_their_own_item() {
+        let schema = json!({"oneOf": [
+            {"type": "object", "properties": {"type": {"const": "person"},
+             "name": {"type": ["string", "null"], "x-key": true}, "role": {"type": "string"}}},
+            {"type": "object", "properties": {"type": {"const": "place"},
+             "name": {"type": ["string", "null"], "x-key": true}, "role": {"type": "string"}}}
+        ]});
+        let mut merger = Merger::new(&schema);
+        let unkeyed = [
+            json!({"type": "person", "name": null, "role": "the cabman"}),
+            json!({"type": "person", "name": "", "role": "the landlady"}),
+            json!({"type": "person", "name": "  ", "role": "a constable"}),
+            json!({"type": "person", "role": "the boy"}),
+            json!({"type": "person", "name": null}),
+            json!({"type": "person"}),
+        ];
+        for item in &unkeyed {
+            assert!(merger.add(item.clone(), vec![]), "{item} merged away");
+        }
+        // The same unkeyed item read twice (the overlap of two chunks) is one item.
+        assert!(!merger.add(unkeyed[0].clone(), vec![span(3)]));
+        // A keyed item still merges with its copies, and never with an unkeyed one.
+        assert!(merger.add(json!({"type": "person", "name": "Lestrade"}), vec![]));
+        assert!(!merger.add(
+            json!({"type": "person", "name": "LESTRADE", "role": "inspector"}),
+            vec![]
+        ));
+        let (items, conflicts) = merger.finish();
+        assert_eq!(items.len(), unkeyed.len() + 1);
+        for (item, (kept, _)) in unkeyed.iter().zip(&items) {
+            assert_eq!(item, kept);
+        }
+        assert_eq!(items[0].1, vec![span(3)]);
+        assert!(conflicts.is_empty(), "{conflicts:?}");
     }
 }
