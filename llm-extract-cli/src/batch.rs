@@ -48,7 +48,7 @@ pub(crate) fn build(
         Some(system) => Some(crate::input::text_or_file("--system", system)?),
         None => None,
     };
-    let check = crate::check_command::from_args(check)?;
+    let check = crate::check_command::from_args(check, backends)?;
     let mut backends = backend::backends(backends, extract, parallel)?.into_iter();
     let configure = |llm| {
         let extractor = backend::extractor(llm, extract).template(template.clone());
@@ -271,30 +271,45 @@ fn kind_name(error: &ExtractError) -> &'static str {
     }
 }
 
-/// The ids an earlier run recorded in `path` (only the successful ones with `retry_failed`). Lines that
-/// do not parse, such as one cut off when an earlier run was killed, are ignored. With `retry_failed`,
-/// the records of the failed documents leave the file first (it is rewritten without them, then
-/// renamed over it), so that a document done again is in the output once.
+/// The ids an earlier run recorded in `path` (only the successful ones with `retry_failed`). A record
+/// is a line with its newline: a last line without one was cut off by a killed run (even when its
+/// JSON happens to be whole, the run may have died between writing it and its newline), so its
+/// document is not done; [`Output::open`] removes that line before the run appends, and the document
+/// is asked again. Lines that do not parse are ignored. With `retry_failed`, the records of the failed
+/// documents leave the file first (it is rewritten without them, then renamed over it), so that a
+/// document done again is in the output once.
 fn recorded_ids(path: &Path, retry_failed: bool) -> Result<HashSet<String>, CliError> {
     let file = match File::open(path) {
         Ok(file) => file,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(HashSet::new()),
         Err(e) => return Err(CliError::usage(format!("--out {}: {e}", path.display()))),
     };
+    let unreadable = |e: std::io::Error| CliError::usage(format!("--out {}: {e}", path.display()));
     let mut ids = HashSet::new();
     let mut kept = Vec::new();
     let mut dropped = false;
-    for line in BufReader::new(file).lines() {
-        let line = line.map_err(|e| CliError::usage(format!("--out {}: {e}", path.display())))?;
-        let Ok(record) = serde_json::from_str::<Value>(&line) else {
-            dropped |= !line.trim().is_empty();
+    let mut reader = BufReader::new(file);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        if reader.read_until(b'\n', &mut line).map_err(unreadable)? == 0 {
+            break;
+        }
+        let Some(record) = line.strip_suffix(b"\n") else {
+            // The last line, cut off: not a record.
+            dropped = true;
+            break;
+        };
+        let record = record.strip_suffix(b"\r").unwrap_or(record);
+        let Ok(parsed) = serde_json::from_slice::<Value>(record) else {
+            dropped |= !record.trim_ascii().is_empty();
             continue;
         };
-        let ok = record.get("ok").and_then(Value::as_bool).unwrap_or(false);
-        if let Some(id) = record.get("id").and_then(Value::as_str) {
+        let ok = parsed.get("ok").and_then(Value::as_bool).unwrap_or(false);
+        if let Some(id) = parsed.get("id").and_then(Value::as_str) {
             if ok || !retry_failed {
                 ids.insert(id.to_owned());
-                kept.push(line);
+                kept.push(String::from_utf8_lossy(record).into_owned());
             } else {
                 dropped = true;
             }
@@ -340,8 +355,9 @@ impl Output {
             .read(true)
             .open(path)
             .map_err(fail)?;
-        // A run killed mid-line leaves a line without its newline: it is no record (its document was
-        // not counted as done), so it goes, and the file ends after its last complete line.
+        // A run killed mid-line leaves a line without its newline: it is no record (`recorded_ids`
+        // did not count its document as done), so it goes, and the file ends after its last
+        // complete line.
         let length = file.metadata().map_err(fail)?.len();
         let complete = complete_length(&mut file, length).map_err(fail)?;
         if complete < length {
@@ -455,6 +471,57 @@ mod tests {
         std::fs::write(&path, &lines).unwrap();
         drop(Output::open(&path).unwrap());
         assert_eq!(std::fs::read_to_string(&path).unwrap(), lines);
+    }
+
+    /// Resumes a batch of `ids` from the results file `path` as a run does: the ids recorded, the file
+    /// opened for appending, a record appended for each document not done.
+    fn resume(path: &Path, ids: &[&str], retry_failed: bool) {
+        let done = recorded_ids(path, retry_failed).unwrap();
+        let mut out = Output::open(path).unwrap();
+        for id in ids.iter().filter(|id| !done.contains(**id)) {
+            out.write(&json!({"id": id, "ok": true, "value": {"n": 1}}))
+                .unwrap();
+        }
+    }
+
+    /// How many times each of `ids` is recorded in `path`.
+    fn counts(path: &Path, ids: &[&str]) -> Vec<usize> {
+        let text = std::fs::read_to_string(path).unwrap();
+        let recorded: Vec<Value> = text
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{line:?}: {e}")))
+            .collect();
+        ids.iter()
+            .map(|id| recorded.iter().filter(|r| r["id"] == *id).count())
+            .collect()
+    }
+
+    #[test]
+    fn a_run_killed_at_any_byte_of_a_record_resumes_with_every_document_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.jsonl");
+        let ids = ["a", "b", "c"];
+        // The file as a run writes it, with the record of "c" last.
+        let whole = {
+            let _ = std::fs::remove_file(&path);
+            resume(&path, &ids, false);
+            std::fs::read(&path).unwrap()
+        };
+        let last = whole.len() - 1;
+        let start = whole[..last].iter().rposition(|&b| b == b'\n').unwrap() + 1;
+        for retry_failed in [false, true] {
+            // Killed after `cut` bytes of the last record (all of them but its newline included).
+            for cut in start..=whole.len() {
+                std::fs::write(&path, &whole[..cut]).unwrap();
+                resume(&path, &ids, retry_failed);
+                assert_eq!(
+                    counts(&path, &ids),
+                    [1, 1, 1],
+                    "cut after {cut} bytes of {}, retry_failed {retry_failed}",
+                    whole.len()
+                );
+            }
+        }
     }
 
     #[test]
