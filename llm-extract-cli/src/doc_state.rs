@@ -5,11 +5,13 @@
 //! pass, and a pass's chunks do not depend on how many passes follow, so the number of passes is not part
 //! of the hash: a rerun with `--passes 2` after an interrupted one-pass run asks only the rest. The directory
 //! is `${XDG_CACHE_HOME:-$HOME/.cache}/llm-extract/doc/<hash>/`, removed when a run ends with no failed
-//! chunk.
+//! chunk. The files hold what was extracted from the document, so on Unix they are the user's alone:
+//! the directories are made `0700` (the run's own one tightened to it if it exists already) and the
+//! files `0600`.
 
 use crate::stable_hash::StableHasher;
 use llm_extract::extract::DoneChunk;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Where one document's finished chunks are kept.
 pub struct State {
@@ -71,14 +73,14 @@ impl State {
             return Ok(());
         };
         let cannot = |e: std::io::Error| format!("cannot save progress in {}: {e}", dir.display());
-        std::fs::create_dir_all(dir).map_err(cannot)?;
+        private_dir(dir).map_err(cannot)?;
         let name = format!(
             "pass{}-bytes{}-{}",
             chunk.pass, chunk.bytes.start, chunk.bytes.end
         );
         let json = serde_json::to_vec(chunk).map_err(|e| format!("cannot save progress: {e}"))?;
         let unfinished = dir.join(format!("{name}.part"));
-        std::fs::write(&unfinished, json).map_err(cannot)?;
+        private_file(&unfinished, &json).map_err(cannot)?;
         std::fs::rename(&unfinished, dir.join(format!("{name}.json"))).map_err(cannot)
     }
 
@@ -108,6 +110,46 @@ fn key(parts: &[&[u8]]) -> String {
         hasher.write_part(part);
     }
     format!("{:016x}", hasher.finish())
+}
+
+/// Creates `dir` and the directories above it that are missing, readable by the user alone (`0700`
+/// on Unix), and tightens `dir` to `0700` if it was there already.
+fn private_dir(dir: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)?;
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+    }
+    #[cfg(not(unix))]
+    std::fs::create_dir_all(dir)
+}
+
+/// Writes `bytes` to the file `path`, readable by the user alone (`0600` on Unix, also when a file
+/// of that name was left there with other permissions).
+fn private_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        options.mode(0o600);
+        let file = options.open(path)?;
+        file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+        write_all(file, bytes)
+    }
+    #[cfg(not(unix))]
+    write_all(options.open(path)?, bytes)
+}
+
+/// Writes `bytes` into `file`.
+fn write_all(mut file: std::fs::File, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    file.write_all(bytes)?;
+    file.flush()
 }
 
 /// `${XDG_CACHE_HOME:-$HOME/.cache}`, if either is set.
@@ -162,5 +204,50 @@ mod tests {
         assert_eq!(state.load(), vec![chunk]);
         state.clear();
         assert!(!root.join("key").exists());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn saved_chunks_are_readable_by_the_user_alone() {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+        let temp = tempfile::tempdir().unwrap();
+        let chunk: DoneChunk = serde_json::from_value(serde_json::json!({
+            "pass": 0, "bytes": {"start": 0, "end": 10}, "items": [[{"name": "Holmes"}, []]],
+            "usage": {"prompt_tokens": 5, "completion_tokens": 2, "estimated": false,
+                      "cache_read_tokens": 0, "cache_write_tokens": 0, "thinking_tokens": 0}
+        }))
+        .unwrap();
+        // Made by the save, parents included.
+        let made = temp.path().join("cache").join("doc").join("key");
+        State {
+            dir: Some(made.clone()),
+        }
+        .save(&chunk)
+        .unwrap();
+        for dir in [
+            temp.path().join("cache"),
+            temp.path().join("cache/doc"),
+            made.clone(),
+        ] {
+            assert_eq!(mode(&dir), 0o700, "{}", dir.display());
+        }
+        let saved = made.join("pass0-bytes0-10.json");
+        assert_eq!(mode(&saved), 0o600);
+
+        // There already, open to everyone, with a stale half file: tightened.
+        let open = temp.path().join("open");
+        std::fs::create_dir(&open).unwrap();
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let part = open.join("pass0-bytes0-10.part");
+        std::fs::write(&part, "{").unwrap();
+        std::fs::set_permissions(&part, std::fs::Permissions::from_mode(0o666)).unwrap();
+        let state = State {
+            dir: Some(open.clone()),
+        };
+        state.save(&chunk).unwrap();
+        assert_eq!(mode(&open), 0o700);
+        assert_eq!(mode(&open.join("pass0-bytes0-10.json")), 0o600);
+        assert_eq!(state.load(), vec![chunk]);
     }
 }
