@@ -17,9 +17,19 @@
 //! value is then not passed as checked. What the command prints is read up to a bound
 //! ([`MAX_OUTPUT`], [`MAX_STDERR`]); the rest is read and dropped, so a command that prints without
 //! end is stopped by its timeout, never by memory.
+//!
+//! On Unix the command runs in a process group of its own, and the whole group is killed once the
+//! command exits or runs out of time: a process it left in the background can neither hold its output
+//! open (which would make a finished check look unfinished) nor outlive it. Its environment is this
+//! command's without the variables keys and credentials are read from (`key_vars.rs`), unless
+//! `--check-with-keys` asks for them.
+//!
+//! [`fingerprint`] names what a command runs (its line, and the content of each file it names), for
+//! `doc` to key saved chunks by.
 
-use crate::args::CheckArgs;
+use crate::args::{BackendArgs, CheckArgs};
 use crate::error::{one_line, CliError};
+use crate::stable_hash::StableHasher;
 use llm_extract::check::{CheckError, Context, Issue, Issues, Severity};
 use llm_extract::{Extractor, Llm};
 use serde_json::{json, Value};
@@ -48,6 +58,8 @@ pub struct CheckCommand {
     program: String,
     args: Vec<String>,
     timeout: Duration,
+    /// The environment variables the command does not get.
+    hidden: Vec<String>,
 }
 
 /// What `--check-command` and `--keep-doubtful` ask for.
@@ -59,15 +71,24 @@ pub struct Checking {
     keep_doubtful: bool,
 }
 
-/// The checking `args` ask for.
+/// The checking `args` ask for; the command does not get the variables keys are read from with the
+/// flags `backend` (unless `--check-with-keys`).
 ///
 /// # Errors
 /// An empty command line or an unclosed quote (a usage error).
-pub fn from_args(args: &CheckArgs) -> Result<Checking, CliError> {
+pub fn from_args(args: &CheckArgs, backend: &BackendArgs) -> Result<Checking, CliError> {
+    let hidden = if args.check_with_keys {
+        Vec::new()
+    } else {
+        crate::key_vars::key_vars(backend)
+    };
     let command = args
         .check_command
         .as_deref()
-        .map(|line| CheckCommand::new(line, args.check_timeout).map(Arc::new))
+        .map(|line| {
+            CheckCommand::new(line, args.check_timeout)
+                .map(|command| Arc::new(command.without_env(hidden.clone())))
+        })
         .transpose()?;
     Ok(Checking {
         command,
@@ -106,7 +127,13 @@ impl CheckCommand {
             program,
             args: words.collect(),
             timeout,
+            hidden: Vec::new(),
         })
+    }
+
+    /// The command, run without the environment variables `hidden`.
+    pub fn without_env(self, hidden: Vec<String>) -> Self {
+        CheckCommand { hidden, ..self }
     }
 
     /// Runs the command on `value` extracted from the input of the variables `input`, and reads the
@@ -116,14 +143,23 @@ impl CheckCommand {
     /// The command could not start, failed, ran out of time, or printed something that is not issues.
     pub async fn check(&self, value: Value, input: Arc<Context>) -> Result<Issues, CheckError> {
         let payload = json!({"value": value, "input": &*input}).to_string();
-        let mut child = tokio::process::Command::new(&self.program)
+        let mut command = tokio::process::Command::new(&self.program);
+        command
             .args(&self.args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .kill_on_drop(true)
+            .kill_on_drop(true);
+        for name in &self.hidden {
+            command.env_remove(name);
+        }
+        #[cfg(unix)]
+        command.process_group(0);
+        let mut child = command
             .spawn()
             .map_err(|e| self.error(format!("could not start: {e}")))?;
+        // Ended when the command exits, or when this is dropped (the timeout, a cancelled check).
+        let mut group = Group::of(&child);
         let stdin = child.stdin.take();
         let stdout = child.stdout.take();
         let stderr = child.stderr.take();
@@ -134,12 +170,19 @@ impl CheckCommand {
                     let _ = stdin.write_all(payload.as_bytes()).await;
                 }
             };
-            let ((), out, err) = tokio::join!(
+            let exited = async {
+                let status = child.wait().await;
+                // What the command left running goes with it, and with it its ends of the pipes.
+                group.end();
+                status
+            };
+            let ((), out, err, status) = tokio::join!(
                 write,
                 read_capped(stdout, MAX_OUTPUT),
-                read_capped(stderr, MAX_STDERR)
+                read_capped(stderr, MAX_STDERR),
+                exited
             );
-            (out, err, child.wait().await)
+            (out, err, status)
         };
         let (out, err, status) = match tokio::time::timeout(self.timeout, finished).await {
             Ok(done) => done,
@@ -184,6 +227,74 @@ impl CheckCommand {
     /// A failure of this command, naming it.
     fn error(&self, what: String) -> CheckError {
         CheckError::new(format!("the check command `{}` {what}", self.line))
+    }
+}
+
+/// The process group of a check command (on Unix; elsewhere nothing), killed once.
+struct Group {
+    /// The group's id (the command's process id), until it is ended.
+    #[cfg_attr(not(unix), allow(dead_code))]
+    id: Option<u32>,
+}
+
+impl Group {
+    /// The group `child` leads.
+    fn of(child: &tokio::process::Child) -> Self {
+        Group { id: child.id() }
+    }
+
+    /// Kills every process of the group (a group already gone is no error: nothing is left to end).
+    fn end(&mut self) {
+        #[cfg(unix)]
+        if let Some(pid) = self.id.take() {
+            // Never 0 or 1, which name this process's group and every process.
+            let pid = i32::try_from(pid).ok().filter(|&pid| pid > 1);
+            if let Some(pid) = pid.and_then(rustix::process::Pid::from_raw) {
+                let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+            }
+        }
+    }
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        self.end();
+    }
+}
+
+/// What the command line `line` runs, as `name=value` lines for a hash: the line itself, then
+/// `file <word>=<hash of its content>` for each word of it that names an existing file (the program,
+/// when it is a path; a script an interpreter runs, as in `python3 checks.py`; a data file it reads),
+/// so that editing the check program changes the fingerprint. A file that cannot be read says so in
+/// place of its hash.
+pub fn fingerprint(line: &str) -> String {
+    let mut lines = vec![format!("command={}", line.trim())];
+    for word in words(line).unwrap_or_default() {
+        let path = std::path::Path::new(&word);
+        if word.is_empty() || !path.is_file() {
+            continue;
+        }
+        let content = match file_hash(path) {
+            Ok(hash) => format!("{hash:016x}"),
+            Err(e) => format!("unreadable ({})", e.kind()),
+        };
+        lines.push(format!("file {word}={content}"));
+    }
+    lines.join("\n")
+}
+
+/// The stable hash of the content of the file `path`, read in blocks.
+fn file_hash(path: &std::path::Path) -> std::io::Result<u64> {
+    use std::io::Read;
+    let mut file = std::fs::File::open(path)?;
+    let mut hasher = StableHasher::new();
+    let mut block = vec![0u8; 64 << 10];
+    loop {
+        let read = file.read(&mut block)?;
+        let Some(bytes) = block.get(..read).filter(|b| !b.is_empty()) else {
+            return Ok(hasher.finish());
+        };
+        hasher.write(bytes);
     }
 }
 
@@ -425,6 +536,7 @@ mod tests {
             program: "sh".into(),
             args: vec!["-c".into(), script.into()],
             timeout: Duration::from_secs(10),
+            hidden: Vec::new(),
         }
     }
 
@@ -468,16 +580,15 @@ mod tests {
             err.message
         );
 
-        let mut slow = sh("sleep 5");
+        // Only the timeout can end this check with an error: the command would pass, much later.
+        let mut slow = sh("sleep 300");
         slow.timeout = Duration::from_millis(200);
-        let started = std::time::Instant::now();
         let err = slow.check(json!({}), Arc::clone(&input)).await.unwrap_err();
         assert!(
             err.message.contains("did not finish within 0.2 s"),
             "{}",
             err.message
         );
-        assert!(started.elapsed() < Duration::from_secs(4));
 
         let missing = CheckCommand::new("/nonexistent/check --x", Duration::from_secs(1)).unwrap();
         let err = missing
@@ -508,6 +619,105 @@ mod tests {
             .await
             .unwrap_err();
         assert!(err.message.contains("printed more than"), "{}", err.message);
+    }
+
+    /// Whether the process `pid` is gone (or dead, waiting to be reaped), looked up until it is: a
+    /// killed process may take a moment to go. The bound is a hang guard, no claim of speed.
+    #[cfg(target_os = "linux")]
+    async fn gone(pid: &str) -> bool {
+        let stat = format!("/proc/{}/stat", pid.trim());
+        for _ in 0..600 {
+            match std::fs::read_to_string(&stat) {
+                Err(_) => return true,
+                // The state follows the command name in parentheses: Z is a zombie, X dead.
+                Ok(text)
+                    if text
+                        .rsplit(") ")
+                        .next()
+                        .is_some_and(|rest| rest.starts_with(['Z', 'X'])) =>
+                {
+                    return true
+                }
+                Ok(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+            }
+        }
+        false
+    }
+
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn what_the_command_leaves_running_ends_with_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let pid = dir.path().join("pid");
+        // Exits at once, passing the value, and leaves a process holding its standard output.
+        let mut quick = sh(&format!("sleep 300 & echo $! > '{}'", pid.display()));
+        // A hang guard: the check ends when `sh` exits, the background sleep killed with it.
+        quick.timeout = Duration::from_secs(120);
+        let found = quick.check(json!({}), Arc::new(Context::new())).await;
+        assert!(found.unwrap().as_slice().is_empty());
+        let left = std::fs::read_to_string(&pid).unwrap();
+        assert!(gone(&left).await, "process {left} outlived the check");
+
+        // Out of time: the whole group goes, not only the command.
+        let mut slow = sh(&format!(
+            "sleep 300 & echo $! > '{}'; sleep 300",
+            pid.display()
+        ));
+        std::fs::remove_file(&pid).unwrap();
+        slow.timeout = Duration::from_secs(3);
+        let err = slow
+            .check(json!({}), Arc::new(Context::new()))
+            .await
+            .unwrap_err();
+        assert!(err.message.contains("did not finish"), "{}", err.message);
+        let left = std::fs::read_to_string(&pid).expect("the command started its sleep in 3 s");
+        assert!(gone(&left).await, "process {left} outlived the check");
+    }
+
+    #[tokio::test]
+    async fn the_command_runs_without_the_hidden_variables() {
+        let dir = tempfile::tempdir().unwrap();
+        let env = dir.path().join("env");
+        let script = format!("env > '{}'", env.display());
+        // Any variable can be hidden; cargo sets this one for the tests it runs.
+        let hidden = "CARGO_MANIFEST_DIR";
+        assert!(std::env::var_os(hidden).is_some());
+        let command = sh(&script).without_env(vec![hidden.into()]);
+        command
+            .check(json!({}), Arc::new(Context::new()))
+            .await
+            .unwrap();
+        let seen = std::fs::read_to_string(&env).unwrap();
+        assert!(
+            !seen.lines().any(|l| l.starts_with("CARGO_MANIFEST_DIR=")),
+            "{seen}"
+        );
+        assert!(seen.lines().any(|l| l.starts_with("PATH=")), "{seen}");
+    }
+
+    #[test]
+    fn the_fingerprint_changes_with_the_files_the_command_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("checks.py");
+        std::fs::write(&script, "print()\n").unwrap();
+        let line = format!("python3 '{}' --strict", script.display());
+        let before = fingerprint(&line);
+        assert_eq!(
+            before,
+            format!(
+                "command={line}\nfile {}={:016x}",
+                script.display(),
+                crate::stable_hash::hash(b"print()\n")
+            )
+        );
+        assert_eq!(fingerprint(&line), before);
+        std::fs::write(&script, "print('{\"message\": \"m\"}')\n").unwrap();
+        assert_ne!(fingerprint(&line), before);
+        // Words that name no file (a program found on PATH, a flag) are only in the line.
+        assert_eq!(
+            fingerprint("python3 -m checks"),
+            "command=python3 -m checks"
+        );
     }
 
     #[test]

@@ -8,7 +8,8 @@
 //! - `output.rs`: printing values and saving raw answers; `notice.rs`: the line naming the schema
 //!   keywords a backend will not enforce;
 //! - `error.rs`: the exit codes and the one-line error messages;
-//! - `check_command.rs`: `--check-command`, the user's own checks run as a program on each value;
+//! - `check_command.rs`: `--check-command`, the user's own checks run as a program on each value,
+//!   without the variables `key_vars.rs` lists (the ones keys and credentials are read from);
 //! - `stable_hash.rs`: the hash that names files kept from one run to the next;
 //! - one file per subcommand: `run.rs`, `prompt.rs`, `schema.rs`, `batch.rs`, `doc.rs` (with the review
 //!   page in `review.rs`), `eval.rs`.
@@ -26,6 +27,7 @@ mod eval;
 mod examples;
 mod identity;
 mod input;
+mod key_vars;
 mod notice;
 mod output;
 mod prompt;

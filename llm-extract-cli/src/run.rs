@@ -21,7 +21,7 @@ pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
     let llm = backend::single(&args.backend, &args.extract)?;
     crate::notice::unenforced(&*llm, schema.schema_set(), args.jsonl, &args.extract);
     let long_text = chunk_budget(&args, llm.is_embedded(), &vars, &template);
-    let check = crate::check_command::from_args(&args.check)?;
+    let check = crate::check_command::from_args(&args.check, &args.backend)?;
     let extractor = backend::extractor(llm, &args.extract).template(template);
     let mut extractor = crate::check_command::attach(extractor, &check);
     for example in crate::examples::load(&args.template.example, schema.schema_set(), args.jsonl)? {

@@ -443,3 +443,74 @@ fn keep_doubtful_prints_a_value_whose_hard_issue_outlasts_the_attempts_with_the_
         "{stderr}"
     );
 }
+
+/// The variable names of the environment the check command saw, from `env` written into `file`.
+fn seen_env(file: &Path) -> Vec<String> {
+    std::fs::read_to_string(file)
+        .unwrap()
+        .lines()
+        .filter_map(|line| line.split_once('=').map(|(name, _)| name.to_owned()))
+        .collect()
+}
+
+#[test]
+fn the_check_command_gets_no_api_key_unless_asked() {
+    let server = TestServer::start(|request: &Request| {
+        Reply::openai(request, &Answer::new(r#"{"name": "Ada", "age": 36}"#))
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let env = dir.path().join("env.txt");
+    let check = format!("sh -c 'cat > /dev/null; env > \"{}\"'", env.display());
+    let keys = [
+        ("OPENAI_API_KEY", "sk-openai"),
+        ("ANTHROPIC_API_KEY", "sk-ant"),
+        ("GEMINI_API_KEY", "AIza"),
+        ("OLLAMA_HOST", "http://user:pw@127.0.0.1:9"),
+        ("LLM_EXTRACT_TEST_GATEWAY_KEY", "sk-gateway"),
+    ];
+    let run = |extra: &[&str]| {
+        let mut command = cargo_bin_cmd!("llm-extract");
+        command.args(["run", "--signature", PERSON, "--model", "m", "--openai"]);
+        command
+            .arg(server.url())
+            .args(["--api-key-env", "LLM_EXTRACT_TEST_GATEWAY_KEY"]);
+        for (name, value) in keys {
+            command.env(name, value);
+        }
+        command
+            .env("LLM_EXTRACT_TEST_PLAIN", "kept")
+            .args(["--check-command", &check])
+            .args(extra)
+            .write_stdin("Ada Lovelace, 36.")
+            .output()
+            .unwrap()
+    };
+    let hidden = run(&[]);
+    assert_eq!(hidden.status.code(), Some(0), "{}", stderr_of(&hidden));
+    // The key named for the server went to it; the check saw none of them.
+    assert_eq!(
+        server.requests()[0].header("authorization"),
+        Some("Bearer sk-gateway")
+    );
+    let seen = seen_env(&env);
+    assert!(
+        seen.iter().any(|name| name == "LLM_EXTRACT_TEST_PLAIN"),
+        "{seen:?}"
+    );
+    for (name, _) in keys {
+        assert!(
+            !seen.iter().any(|seen| seen == name),
+            "{name} reached the check"
+        );
+    }
+
+    let shown = run(&["--check-with-keys"]);
+    assert_eq!(shown.status.code(), Some(0), "{}", stderr_of(&shown));
+    let seen = seen_env(&env);
+    for (name, _) in keys {
+        assert!(
+            seen.iter().any(|seen| seen == name),
+            "{name} did not reach the check"
+        );
+    }
+}
