@@ -4,7 +4,7 @@
 //! the review page. `run --jsonl` comes here too when the text does not fit the
 //! embedded model's context.
 
-use crate::args::{BackendArgs, DocArgs, ExtractArgs};
+use crate::args::DocArgs;
 use crate::backend::{self, Backend};
 use crate::doc_input::DocumentFile;
 use crate::doc_state::State;
@@ -43,7 +43,7 @@ pub async fn run(args: DocArgs) -> Result<Exit, CliError> {
         ],
         !args.no_resume,
     );
-    let check = crate::check_command::from_args(&args.check)?;
+    let check = crate::check_command::from_args(&args.check, &args.backend)?;
     let extractor = crate::check_command::attach(backend::extractor(llm, &args.extract), &check)
         .chunk_tokens(chunk_tokens)
         .passes(args.passes)
@@ -105,32 +105,64 @@ pub async fn run(args: DocArgs) -> Result<Exit, CliError> {
     Ok(exit(&doc))
 }
 
-/// What, besides the document, the schema and the backend's identity (`identity.rs`), changes what a
-/// chunk returns: every extraction and backend setting but where raw answers are saved, the backends
-/// and the model (the identity says which model answers, whether a flag or the environment chose it),
-/// and the transport settings (retries, idle timeout). Not the number of passes: a chunk is saved under its
-/// pass, and a pass's chunks do not depend on how many passes follow, so a rerun with more passes keeps
-/// the passes an earlier run finished.
+/// The version of the [`settings`] list: raised when a line is added, removed or written otherwise, so
+/// that chunks saved under another list are never read back as this one's.
+const SETTINGS_VERSION: u32 = 1;
+
+/// What, besides the document, the schema (the `--grounded` and `--key` fields included) and the
+/// backend's identity (`identity.rs`), changes what a chunk returns, as `name=value` lines under
+/// [`SETTINGS_VERSION`], each named and written out here (never a type's `Debug`, so a new flag or
+/// another release keeps the saved chunks): the extraction settings, the chunk size, grounding, and
+/// the check command with the content of each file it names (an edited check program asks every
+/// chunk again). Not what only carries or shows the answers: where raw answers are saved, the backend
+/// flags and the model (the identity says which model answers, whether a flag or the environment
+/// chose it), keys, retries and timeouts of the transport, warnings, concurrency. Not the number of
+/// passes: a chunk is saved under its pass, and a pass's chunks do not depend on how many passes
+/// follow, so a rerun with more passes keeps the passes an earlier run finished.
 fn settings(args: &DocArgs, chunk_tokens: usize) -> String {
-    let extract = ExtractArgs {
-        save_raw: None,
-        ..args.extract.clone()
-    };
-    let backend = BackendArgs {
-        ollama: Vec::new(),
-        openai: Vec::new(),
-        anthropic: Vec::new(),
-        gemini: Vec::new(),
-        model: None,
-        embedded: None,
-        retries: None,
-        idle_timeout: std::time::Duration::ZERO,
-        ..args.backend.clone()
-    };
-    format!(
-        "{extract:?} {backend:?} {chunk_tokens} {} {:?}",
-        args.require_grounding, args.check
-    )
+    let extract = &args.extract;
+    let check = &args.check;
+    let optional = |value: Option<String>| value.unwrap_or_default();
+    let mut lines = vec![
+        format!("llm-extract doc settings {SETTINGS_VERSION}"),
+        format!("chunk_tokens={chunk_tokens}"),
+        format!("require_grounding={}", args.require_grounding),
+        format!("max_attempts={}", extract.max_attempts),
+        format!(
+            "max_tokens={}",
+            optional(extract.max_tokens.map(|n| n.to_string()))
+        ),
+        format!("mode={}", value_name(extract.mode)),
+        format!(
+            "temperature={}",
+            optional(extract.temperature.map(|t| t.to_string()))
+        ),
+        format!("samples={}", extract.samples),
+        format!("confidence={}", extract.confidence),
+        format!(
+            "confidence_rule={}",
+            optional(extract.confidence_rule.map(value_name))
+        ),
+        format!(
+            "min_confidence={}",
+            optional(extract.min_confidence.map(|x| x.to_string()))
+        ),
+        format!("tool_choice_required={}", args.backend.tool_choice_required),
+        format!("keep_doubtful={}", check.keep_doubtful),
+        format!("check_timeout={}", check.check_timeout.as_secs_f64()),
+        format!("check_with_keys={}", check.check_with_keys),
+    ];
+    if let Some(line) = &check.check_command {
+        lines.push(crate::check_command::fingerprint(line));
+    }
+    lines.join("\n")
+}
+
+/// The name a value of a flag is written with on the command line.
+fn value_name(value: impl clap::ValueEnum) -> String {
+    value
+        .to_possible_value()
+        .map_or_else(String::new, |v| v.get_name().to_owned())
 }
 
 /// `run --jsonl` on a text longer than a chunk: the items of every chunk, merged, values only.
@@ -283,6 +315,83 @@ fn object_properties(schema: &mut Value) -> Vec<&mut serde_json::Map<String, Val
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The arguments of `doc` with `flags` (separated by spaces).
+    fn doc_args(flags: &str) -> DocArgs {
+        doc_argv(&flags.split_whitespace().collect::<Vec<_>>())
+    }
+
+    /// The arguments of `doc` with the arguments `flags`.
+    fn doc_argv(flags: &[&str]) -> DocArgs {
+        use clap::Parser;
+        let argv = ["llm-extract", "doc", "--signature", "{a :int}"];
+        let cli = crate::args::Cli::try_parse_from(argv.iter().chain(flags)).unwrap();
+        match cli.command {
+            crate::args::Command::Doc(args) => args,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_settings_are_a_versioned_list_of_what_changes_an_answer() {
+        assert_eq!(
+            settings(&doc_args(""), 1024),
+            "llm-extract doc settings 1\nchunk_tokens=1024\nrequire_grounding=false\n\
+             max_attempts=3\nmax_tokens=\nmode=constrained\ntemperature=\nsamples=1\n\
+             confidence=false\nconfidence_rule=\nmin_confidence=\ntool_choice_required=false\n\
+             keep_doubtful=false\ncheck_timeout=30\ncheck_with_keys=false"
+        );
+        let base = settings(&doc_args(""), 1024);
+        // What only carries, shows or schedules the answers.
+        for flags in [
+            "--quiet",
+            "--save-raw raw",
+            "--retries 7 --idle-timeout 5",
+            "--passes 3 --concurrency 4",
+            "--no-resume --html page.html",
+            "--ollama http://localhost:1 --model other",
+            "--openai http://localhost:1/v1 --api-key-env K --allow-insecure-key",
+        ] {
+            assert_eq!(settings(&doc_args(flags), 1024), base, "{flags}");
+        }
+        // What changes them.
+        let mut seen = vec![base];
+        for flags in [
+            "--max-attempts 2",
+            "--max-tokens 100",
+            "--mode prompted",
+            "--temperature 0.5",
+            "--samples 2",
+            "--confidence",
+            "--confidence-rule allowed-sum",
+            "--min-confidence 0.5",
+            "--require-grounding",
+            "--tool-choice-required",
+            "--keep-doubtful",
+            "--check-command true",
+            "--check-command false",
+            "--check-command true --check-timeout 5",
+            "--check-command true --check-with-keys",
+        ] {
+            let changed = settings(&doc_args(flags), 1024);
+            assert!(!seen.contains(&changed), "{flags}: {changed}");
+            seen.push(changed);
+        }
+        assert!(!seen.contains(&settings(&doc_args(""), 512)));
+    }
+
+    #[test]
+    fn the_settings_change_with_the_check_program() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("checks.sh");
+        std::fs::write(&script, "exit 0\n").unwrap();
+        let line = format!("sh '{}'", script.display());
+        let args = doc_argv(&["--check-command", &line]);
+        let before = settings(&args, 1024);
+        assert_eq!(settings(&args, 1024), before);
+        std::fs::write(&script, "echo '{\"message\": \"m\"}'\n").unwrap();
+        assert_ne!(settings(&args, 1024), before);
+    }
 
     #[test]
     fn flags_mark_properties_and_name_mistakes() {
