@@ -166,10 +166,10 @@ fn a_batch_survives_every_kind_of_fault() {
     let count = 72;
     let (_dir, input, out) = documents(count);
     let server = faulty_server(Duration::ZERO);
-    let started = Instant::now();
     succeeds(&batch_args(&input, &out, &server));
     assert_each_document_once_and_right(&out, count);
-    // Documents 1, 2, 4, 5, ... met faults: 24 met none, 24 one, 24 two.
+    // The work, counted in requests: documents 1, 2, 4, 5, ... met faults: 24 met none, 24 one, 24
+    // two, and each fault cost exactly one more request.
     assert_eq!(server.hits() as u64, count + 24 + 48);
     // The broken answers are in the ledger: a document whose answer broke counts two attempts.
     let broken_once = records(&out)
@@ -177,7 +177,6 @@ fn a_batch_survives_every_kind_of_fault() {
         .filter(|r| r["attempts"].as_u64() > Some(1))
         .count();
     assert!(broken_once > 0, "no broken answer was recorded");
-    assert!(started.elapsed() < Duration::from_secs(60));
 }
 
 #[test]
@@ -192,7 +191,8 @@ fn a_batch_killed_midway_and_run_again_has_every_document_once() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(30);
+    // A hang guard (no claim of speed): a batch that writes nothing for this long is broken.
+    let deadline = Instant::now() + Duration::from_secs(120);
     while records(&out).len() < 12 {
         assert!(Instant::now() < deadline, "the batch wrote too little");
         assert!(
