@@ -172,7 +172,9 @@ impl CheckCommand {
             };
             let exited = async {
                 let status = child.wait().await;
-                // What the command left running goes with it, and with it its ends of the pipes.
+                // What the command left running goes with it, and with it its ends of the pipes. The
+                // group's id stays taken while any process of it lives; with none left, nothing has it
+                // (an id is handed out again only after every other one, not within this moment).
                 group.end();
                 status
             };

@@ -1,6 +1,7 @@
 //! Resuming `llm-extract doc`: every chunk that finishes is saved as one JSON file in a directory named
 //! by a hash of the document and of every setting that changes what a chunk returns (schema, backend,
-//! model, chunk size, extraction settings). Running the same command again reads them back and asks
+//! model, and the versioned list of settings of `doc.rs`: chunk size, extraction settings, the check
+//! program). Running the same command again reads them back and asks
 //! only the chunks that are missing (failed, or not reached before an interruption). Each file names its
 //! pass, and a pass's chunks do not depend on how many passes follow, so the number of passes is not part
 //! of the hash: a rerun with `--passes 2` after an interrupted one-pass run asks only the rest. The directory
