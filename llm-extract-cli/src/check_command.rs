@@ -20,7 +20,10 @@
 //!
 //! On Unix the command runs in a process group of its own, and the whole group is killed once the
 //! command exits or runs out of time: a process it left in the background can neither hold its output
-//! open (which would make a finished check look unfinished) nor outlive it. Its environment is this
+//! open (which would make a finished check look unfinished) nor outlive it. Being in a group of its own,
+//! it no longer gets the terminal's Ctrl-C: once a check command has run, an interrupt, a termination
+//! or a hangup of this command kills the groups of the ones still running before it exits (with 128
+//! plus the signal's number, as a shell reports a process the signal ended). Its environment is this
 //! command's without the variables keys and credentials are read from (`key_vars.rs`), unless
 //! `--check-with-keys` asks for them.
 //!
@@ -34,7 +37,7 @@ use llm_extract::check::{CheckError, Context, Issue, Issues, Severity};
 use llm_extract::{Extractor, Llm};
 use serde_json::{json, Value};
 use std::process::Stdio;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 
@@ -235,27 +238,83 @@ impl CheckCommand {
 /// The process group of a check command (on Unix; elsewhere nothing), killed once.
 struct Group {
     /// The group's id (the command's process id), until it is ended.
-    #[cfg_attr(not(unix), allow(dead_code))]
     id: Option<u32>,
 }
 
+/// The groups of the check commands running now: what an interrupt of this command ends.
+static RUNNING: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+
+/// Whether the interrupt handlers are installed.
+#[cfg(unix)]
+static ON_INTERRUPT: std::sync::Once = std::sync::Once::new();
+
 impl Group {
-    /// The group `child` leads.
+    /// The group `child` leads, ended if this command is interrupted while it runs.
     fn of(child: &tokio::process::Child) -> Self {
-        Group { id: child.id() }
+        let id = child.id();
+        if let Some(id) = id {
+            running().push(id);
+            end_groups_on_interrupt();
+        }
+        Group { id }
     }
 
     /// Kills every process of the group (a group already gone is no error: nothing is left to end).
     fn end(&mut self) {
-        #[cfg(unix)]
-        if let Some(pid) = self.id.take() {
-            // Never 0 or 1, which name this process's group and every process.
-            let pid = i32::try_from(pid).ok().filter(|&pid| pid > 1);
-            if let Some(pid) = pid.and_then(rustix::process::Pid::from_raw) {
-                let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
-            }
+        if let Some(id) = self.id.take() {
+            kill_group(id);
+            running().retain(|&running| running != id);
         }
     }
+}
+
+/// [`RUNNING`], whatever a thread that panicked while holding it left (a list of ids stays whole).
+fn running() -> std::sync::MutexGuard<'static, Vec<u32>> {
+    RUNNING
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Kills every process of the group `id` (on Unix).
+fn kill_group(id: u32) {
+    #[cfg(unix)]
+    {
+        // Never 0 or 1, which name this process's group and every process.
+        let pid = i32::try_from(id).ok().filter(|&pid| pid > 1);
+        if let Some(pid) = pid.and_then(rustix::process::Pid::from_raw) {
+            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = id;
+}
+
+/// From now on, an interrupt (Ctrl-C), a termination or a hangup of this command kills the groups in
+/// [`RUNNING`], then ends this command with 128 plus the signal's number. Called from within the
+/// runtime, where the handlers run.
+fn end_groups_on_interrupt() {
+    #[cfg(unix)]
+    ON_INTERRUPT.call_once(|| {
+        use tokio::signal::unix::{signal, SignalKind};
+        let signals = [
+            (SignalKind::interrupt(), 2),
+            (SignalKind::terminate(), 15),
+            (SignalKind::hangup(), 1),
+        ];
+        for (kind, number) in signals {
+            let Ok(mut arrivals) = signal(kind) else {
+                continue;
+            };
+            tokio::spawn(async move {
+                if arrivals.recv().await.is_some() {
+                    for id in running().drain(..) {
+                        kill_group(id);
+                    }
+                    std::process::exit(128 + number);
+                }
+            });
+        }
+    });
 }
 
 impl Drop for Group {

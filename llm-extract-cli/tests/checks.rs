@@ -514,3 +514,72 @@ fn the_check_command_gets_no_api_key_unless_asked() {
         );
     }
 }
+
+/// A child process killed when the test ends, whichever way it ends.
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn an_interrupted_command_ends_the_check_it_was_running() {
+    let server = TestServer::start(|request: &Request| {
+        Reply::ollama(request, &Answer::new(r#"{"name": "Ada", "age": 36}"#))
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let pid = dir.path().join("pid");
+    // Says where it runs, then never ends (its own timeout is far away).
+    let check = format!("sh -c 'echo $$ > \"{}\"; exec sleep 300'", pid.display());
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin!("llm-extract"))
+        .args(["run", "--signature", PERSON, "--model", "m", "--ollama"])
+        .arg(server.url())
+        .args(["--check-command", &check, "--check-timeout", "600"])
+        .arg("text=Ada Lovelace, 36.")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut child = Killed(child);
+    // A hang guard, no claim of speed: the check starts once the server has answered.
+    let mut waited = 0;
+    let check_pid = loop {
+        let written = std::fs::read_to_string(&pid).unwrap_or_default();
+        if written.ends_with('\n') {
+            break written.trim().to_owned();
+        }
+        assert!(waited < 2400, "the check command never started");
+        waited += 1;
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let interrupt = std::process::Command::new("kill")
+        .args(["-INT", &child.0.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(interrupt.success());
+    let status = child.0.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{status:?}");
+    // The check's process goes with the command (a dead one may wait a moment to be reaped).
+    let stat = format!("/proc/{check_pid}/stat");
+    let mut waited = 0;
+    while let Ok(text) = std::fs::read_to_string(&stat) {
+        if text
+            .rsplit(") ")
+            .next()
+            .is_some_and(|s| s.starts_with(['Z', 'X']))
+        {
+            break;
+        }
+        assert!(
+            waited < 2400,
+            "the check command outlived the interrupted command"
+        );
+        waited += 1;
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
