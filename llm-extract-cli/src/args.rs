@@ -439,8 +439,8 @@ pub struct CheckArgs {
     /// the extraction with its message and the end of its standard error: a value that could not be
     /// checked is never passed as checked. Output past 1 MiB fails the check.
     ///
-    /// COMMAND runs in a process group of its own, ended once COMMAND exits or times out (what it
-    /// started in the background included). Its environment is this command's without the variables
+    /// COMMAND runs in a process group of its own, ended once COMMAND exits or times out, or when this
+    /// command is interrupted (what it started in the background included). Its environment is this command's without the variables
     /// keys and credentials are read from (OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY,
     /// OLLAMA_HOST and every --api-key-env VAR); --check-with-keys passes them too.
     #[arg(long, value_name = "COMMAND", help_heading = "Checks")]
