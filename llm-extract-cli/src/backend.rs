@@ -459,5 +459,12 @@ mod tests {
                                --tool-choice-required --allow-insecure-key";
         let warnings = ignored_with(every_flag_used, false);
         assert_eq!(warnings, Vec::<String>::new());
+
+        // An Ollama URL with credentials in it uses --allow-insecure-key; one without does not.
+        let warnings = ignored_with("--ollama http://u:pw@o:1 --allow-insecure-key", false);
+        assert_eq!(warnings, Vec::<String>::new());
+        let warnings = ignored_with("--ollama http://o:1 --allow-insecure-key", false);
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(warnings[0].contains("--allow-insecure-key is ignored"));
     }
 }

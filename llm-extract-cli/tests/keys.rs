@@ -123,6 +123,20 @@ fn credentials_in_a_url_go_over_plain_http_to_no_other_machine() {
         );
         assert!(!stderr.contains(PASSWORD), "{backend:?}: {stderr}");
     }
+    // Allowed on purpose, the credentials go: the name then fails to resolve, as an unreachable
+    // server's would.
+    let output = run_person()
+        .args([
+            "--ollama",
+            &format!("http://user:{PASSWORD}@node.invalid:1"),
+        ])
+        .arg("--allow-insecure-key")
+        .output()
+        .unwrap();
+    let stderr = stderr_of(&output);
+    assert_eq!(output.status.code(), Some(3), "{stderr}");
+    assert!(!stderr.contains("plain http"), "{stderr}");
+    assert!(!stderr.contains(PASSWORD), "{stderr}");
     // The same from OLLAMA_HOST, the server of a command without backend flags.
     let output = run_person()
         .env(
