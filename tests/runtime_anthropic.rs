@@ -497,6 +497,7 @@ async fn the_api_key_never_appears_in_debug_or_error_text() {
 async fn the_key_comes_from_anthropic_api_key_by_default_and_its_absence_is_a_config_error() {
     let missing = Anthropic::builder("m")
         .api_key_env("LLM_EXTRACT_TEST_ANTHROPIC_SURELY_UNSET")
+        .env_lookup(|_| None)
         .build()
         .unwrap_err();
     assert!(matches!(missing, LlmError::Config { .. }));

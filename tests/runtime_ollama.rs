@@ -1,7 +1,14 @@
 //! The Ollama backend against a local server speaking `/api/chat` (NDJSON): success streamed and not,
-//! fixes, truncation, error statuses, retries, broken streams, timeouts, body limits, concurrency.
+//! fixes, truncation, error statuses, retries, broken streams, timeouts, body limits, concurrency,
+//! credentials in the host (refused over plain http to another machine, redacted where the examples
+//! show the host).
 
 mod support;
+
+// The examples' choice of backend, for the line it prints about the server.
+#[allow(dead_code)]
+#[path = "../examples/support/backend.rs"]
+mod example_backend;
 
 use futures_util::StreamExt;
 use llm_extract::extract::{ExtractErrorKind, Extractor, Mode};
@@ -564,12 +571,65 @@ async fn an_unreachable_server_says_how_to_start_one() {
 async fn ollama_host_is_honoured() {
     let server = TestServer::script(vec![ollama(Answer::new(r#"{"name": "Ada", "age": 36}"#))]);
     let port = server.url().rsplit(':').next().unwrap().to_owned();
-    // Only this test reads OLLAMA_HOST; every other test names its host.
-    std::env::set_var("OLLAMA_HOST", format!("127.0.0.1:{port}"));
-    let llm = Ollama::new("test-model").unwrap();
-    std::env::remove_var("OLLAMA_HOST");
+    // The environment the builder reads, given to it: no test changes the process's environment.
+    let host = format!("127.0.0.1:{port}");
+    let llm = Ollama::builder("test-model")
+        .env_lookup(move |name| (name == "OLLAMA_HOST").then(|| host.clone()))
+        .build()
+        .unwrap();
     assert_eq!(llm.host(), server.url());
     assert_eq!(Person::extract(&llm, "x").await.unwrap().age, 36);
+}
+
+#[test]
+fn credentials_in_the_host_go_over_plain_http_only_to_this_machine() {
+    // Nothing listens there and nothing is sent: the build refuses (a connection would fail otherwise).
+    for host in [
+        "http://user:pw-0123@ollama.invalid:11434",
+        "user:pw-0123@ollama.invalid",
+        "http://token-0123@ollama.invalid",
+        "http://user:pw-0123@node1.localhost:11434",
+    ] {
+        let err = Ollama::builder("m").host(host).build().unwrap_err();
+        assert!(
+            matches!(err, LlmError::InsecureKey { .. }),
+            "{host}: {err:?}"
+        );
+        assert!(!err.to_string().contains("0123"), "{err}");
+        // The same host read from OLLAMA_HOST.
+        let from_env = Ollama::builder("m")
+            .env_lookup(move |name| (name == "OLLAMA_HOST").then(|| host.to_owned()))
+            .build()
+            .unwrap_err();
+        assert!(
+            matches!(from_env, LlmError::InsecureKey { .. }),
+            "{from_env:?}"
+        );
+        let allowed = Ollama::builder("m")
+            .host(host)
+            .allow_insecure_key(true)
+            .build();
+        assert!(allowed.is_ok(), "{host}: {allowed:?}");
+    }
+    for fine in [
+        "http://user:pw@127.0.0.1:11434",
+        "https://user:pw@ollama.invalid",
+        "http://ollama.invalid:11434",
+    ] {
+        let llm = Ollama::builder("m").host(fine).build();
+        assert!(llm.is_ok(), "{fine}: {llm:?}");
+    }
+}
+
+#[test]
+fn the_examples_show_the_host_without_its_credentials() {
+    let llm = Ollama::builder("test-model")
+        .host("http://user:pw-0123@127.0.0.1:9")
+        .build()
+        .unwrap();
+    let banner = example_backend::ollama_banner(&llm);
+    assert!(banner.contains("user:[redacted]@127.0.0.1:9"), "{banner}");
+    assert!(!banner.contains("pw-0123"), "{banner}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

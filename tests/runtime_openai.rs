@@ -423,10 +423,11 @@ async fn credentials_in_the_base_url_never_appear_in_debug_hints_or_errors() {
 #[tokio::test]
 async fn the_key_can_come_from_an_environment_variable() {
     let server = TestServer::script(vec![openai(Answer::new(r#"{"name": "Ada", "age": 36}"#))]);
-    // A variable name no other test uses.
-    std::env::set_var("LLM_EXTRACT_TEST_RUNTIME_OPENAI_KEY", KEY);
+    // The environment the builder reads, given to it: no test changes the process's environment.
+    let env = |name: &str| (name == "LLM_EXTRACT_TEST_RUNTIME_OPENAI_KEY").then(|| KEY.to_owned());
     let llm = OpenAiCompatible::builder(server.url(), "m")
         .api_key_env("LLM_EXTRACT_TEST_RUNTIME_OPENAI_KEY")
+        .env_lookup(env)
         .build()
         .unwrap();
     Person::extract(&llm, "x").await.unwrap();
@@ -436,6 +437,7 @@ async fn the_key_can_come_from_an_environment_variable() {
     );
     let missing = OpenAiCompatible::builder(server.url(), "m")
         .api_key_env("LLM_EXTRACT_TEST_RUNTIME_SURELY_UNSET")
+        .env_lookup(env)
         .build()
         .unwrap_err();
     assert!(matches!(missing, LlmError::Config { .. }));

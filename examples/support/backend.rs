@@ -25,10 +25,17 @@ pub fn with_scorer() -> Result<WithScorer, Box<dyn Error>> {
         let model = std::env::var("OLLAMA_MODEL").ok().filter(|m| !m.is_empty());
         let model = model.unwrap_or_else(|| "llama3.2".into());
         let llm = llm_extract::Ollama::new(&model)?;
-        eprintln!("[model: {model} on the Ollama server at {}]\n", llm.host());
+        eprintln!("{}\n", ollama_banner(&llm));
         return Ok((Box::new(llm), None));
     }
     embedded()
+}
+
+/// The line that says which Ollama model and server the example talks to, the server's credentials
+/// (`user:password@` in `OLLAMA_HOST`) redacted.
+pub fn ollama_banner(llm: &llm_extract::Ollama) -> String {
+    let host = llm_extract::llm::redact_url(llm.host());
+    format!("[model: {} on the Ollama server at {host}]", llm.model())
 }
 
 #[cfg(feature = "llama-cpp")]

@@ -26,7 +26,9 @@ ANTHROPIC_API_KEY only to https://api.anthropic.com, GEMINI_API_KEY only to
 https://generativelanguage.googleapis.com. Any other server (a proxy, a gateway, a vLLM node) gets a key
 only when one is named for it: `--api-key-env VAR` right after its backend flag, e.g.
 `--openai https://node1:8000/v1 --api-key-env NODE1_KEY --anthropic --gemini=https://gw/ --api-key-env GW_KEY`.
-No key goes over plain http to a host other than this machine unless --allow-insecure-key is given.";
+No key, nor credentials written into a URL (user:password@, ?key=), goes over plain http to a host other
+than this machine (localhost, 127.0.0.0/8, ::1) unless --allow-insecure-key is given, and no request
+follows a redirect to another scheme, host or port.";
 
 /// Typed, validated JSON from a language model, in a shell pipeline.
 #[derive(Debug, Parser)]
@@ -320,8 +322,9 @@ pub struct BackendArgs {
     /// https://generativelanguage.googleapis.com), and any other server no key.
     #[arg(long, value_name = "VAR", help_heading = "Backend")]
     pub api_key_env: Vec<String>,
-    /// Send API keys over plain http to hosts other than this machine (refused by default: anyone on the
-    /// network between could read them). For a trusted network only.
+    /// Send API keys, and credentials written into a backend's URL (user:password@, ?key=), over plain
+    /// http to hosts other than this machine (refused by default: anyone on the network between could
+    /// read them). For a trusted network only.
     #[arg(long, help_heading = "Backend")]
     pub allow_insecure_key: bool,
     /// Which backend each --api-key-env names the key of, from the order of the command line.

@@ -1,9 +1,10 @@
 //! The backends the flags name, each with the key named for it, and the extractors built on them.
 //!
 //! Which key goes where is the library's rule (a provider's own variable only to its own API, any other
-//! server only the key named for it by the --api-key-env after its flag, never a key over plain http to
-//! another machine unless --allow-insecure-key); this file passes the flags on, says when a set
-//! variable is not sent, and warns about flags the chosen backend ignores.
+//! server only the key named for it by the --api-key-env after its flag, never a key nor the credentials
+//! written into a URL, Ollama's included, over plain http to another machine unless
+//! --allow-insecure-key); this file passes the flags on, says when a set variable is not sent, and
+//! warns about flags the chosen backend ignores.
 
 use crate::args::{BackendArgs, ConfidenceRuleArg, ExtractArgs, Hosted, ModeArg};
 use crate::error::CliError;
@@ -199,18 +200,33 @@ fn ignored(args: &BackendArgs, mode: ModeArg, embedded: bool) -> Vec<String> {
                 .to_owned(),
         );
     }
+    // An Ollama server gets credentials only from its URL (`user:password@`, sent as basic
+    // authentication); the one a command without backend flags talks to is OLLAMA_HOST's.
+    let ollama_credentials = if embedded {
+        false
+    } else if args.ollama.is_empty() {
+        has_credentials(&std::env::var("OLLAMA_HOST").unwrap_or_default())
+    } else {
+        args.ollama.iter().any(|url| has_credentials(url))
+    };
     if args.allow_insecure_key
         && args.openai.is_empty()
         && args.anthropic.is_empty()
         && args.gemini.is_empty()
+        && !ollama_credentials
     {
         ignored.push(
-            "--allow-insecure-key is ignored: only --openai, --anthropic and --gemini backends send \
-             keys, and this command has none"
+            "--allow-insecure-key is ignored: only --openai, --anthropic and --gemini backends and \
+             an Ollama URL with credentials in it send credentials, and this command has none"
                 .to_owned(),
         );
     }
     ignored
+}
+
+/// Whether `url` holds credentials (what [`redact_url`] hides).
+fn has_credentials(url: &str) -> bool {
+    redact_url(url) != url
 }
 
 fn retry(args: &BackendArgs) -> RetryPolicy {
@@ -233,9 +249,9 @@ fn build_error(backend: Hosted, url: &str, error: LlmError) -> CliError {
     let shown = shown(backend, url);
     match error {
         LlmError::InsecureKey { .. } => CliError::usage(format!(
-            "{shown}: refusing to send the API key over plain http to a host other than this \
-             machine: anyone on the network between could read it; use https, or pass \
-             --allow-insecure-key to send it anyway"
+            "{shown}: refusing to send the API key or the credentials in the URL over plain http to \
+             a host other than this machine: anyone on the network between could read them; use \
+             https, or pass --allow-insecure-key to send them anyway"
         )),
         other => CliError::usage(format!("{shown}: {other}")),
     }
@@ -262,13 +278,19 @@ fn ollama(args: &BackendArgs, url: Option<&str>) -> Result<Backend, CliError> {
         .unwrap_or_else(|| DEFAULT_OLLAMA_MODEL.to_owned());
     let mut builder = Ollama::builder(model)
         .retry(retry(args))
-        .idle_timeout(args.idle_timeout);
+        .idle_timeout(args.idle_timeout)
+        .allow_insecure_key(args.allow_insecure_key);
     if let Some(url) = url {
         builder = builder.host(url);
     }
-    let llm = builder
-        .build()
-        .map_err(|e| CliError::usage(format!("--ollama: {e}")))?;
+    let llm = builder.build().map_err(|e| match e {
+        LlmError::InsecureKey { url } => CliError::usage(format!(
+            "--ollama {url}: refusing to send the credentials in the URL over plain http to a host \
+             other than this machine: anyone on the network between could read them; use https, or \
+             pass --allow-insecure-key to send them anyway"
+        )),
+        other => CliError::usage(format!("--ollama: {other}")),
+    })?;
     Ok(Arc::new(llm))
 }
 
@@ -437,5 +459,12 @@ mod tests {
                                --tool-choice-required --allow-insecure-key";
         let warnings = ignored_with(every_flag_used, false);
         assert_eq!(warnings, Vec::<String>::new());
+
+        // An Ollama URL with credentials in it uses --allow-insecure-key; one without does not.
+        let warnings = ignored_with("--ollama http://u:pw@o:1 --allow-insecure-key", false);
+        assert_eq!(warnings, Vec::<String>::new());
+        let warnings = ignored_with("--ollama http://o:1 --allow-insecure-key", false);
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(warnings[0].contains("--allow-insecure-key is ignored"));
     }
 }

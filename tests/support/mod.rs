@@ -506,6 +506,7 @@ pub type Scripted = Box<Handler>;
 pub struct TestServer {
     addr: SocketAddr,
     requests: Arc<Mutex<Vec<Request>>>,
+    raw: Arc<Mutex<Vec<u8>>>,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -513,13 +514,24 @@ pub struct TestServer {
 impl TestServer {
     /// Starts a server answering every request with `handler`.
     pub fn start(handler: impl Fn(&Request) -> Reply + Send + Sync + 'static) -> TestServer {
+        TestServer::start_on("127.0.0.1", handler)
+    }
+
+    /// Starts a server on the loopback address `ip` (e.g. `127.0.0.2`, another host than 127.0.0.1 to a
+    /// client) answering every request with `handler`.
+    pub fn start_on(
+        ip: &str,
+        handler: impl Fn(&Request) -> Reply + Send + Sync + 'static,
+    ) -> TestServer {
         let handler: Arc<Handler> = Arc::new(handler);
         let requests = Arc::new(Mutex::new(Vec::new()));
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1");
+        let raw = Arc::new(Mutex::new(Vec::new()));
+        let listener = std::net::TcpListener::bind((ip, 0)).expect("bind a loopback address");
         listener.set_nonblocking(true).expect("nonblocking");
         let addr = listener.local_addr().expect("local address");
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let recorded = Arc::clone(&requests);
+        let received = Arc::clone(&raw);
         let thread = std::thread::spawn(move || {
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
@@ -534,7 +546,8 @@ impl TestServer {
                         };
                         let handler = Arc::clone(&handler);
                         let recorded = Arc::clone(&recorded);
-                        tokio::spawn(serve(socket, handler, recorded));
+                        let received = Arc::clone(&received);
+                        tokio::spawn(serve(socket, handler, recorded, received));
                     }
                 };
                 tokio::select! {
@@ -548,6 +561,7 @@ impl TestServer {
         TestServer {
             addr,
             requests,
+            raw,
             stop: Some(stop),
             thread: Some(thread),
         }
@@ -578,6 +592,11 @@ impl TestServer {
     pub fn hits(&self) -> usize {
         self.requests.lock().unwrap().len()
     }
+
+    /// Every byte received, on every connection, as it arrived (a request cut short included).
+    pub fn raw(&self) -> Vec<u8> {
+        self.raw.lock().unwrap().clone()
+    }
 }
 
 impl Drop for TestServer {
@@ -607,10 +626,15 @@ pub fn fixed(reply: Reply) -> Scripted {
 }
 
 /// Serves one connection: requests one after another (keep-alive) until it closes.
-async fn serve(mut socket: TcpStream, handler: Arc<Handler>, recorded: Arc<Mutex<Vec<Request>>>) {
+async fn serve(
+    mut socket: TcpStream,
+    handler: Arc<Handler>,
+    recorded: Arc<Mutex<Vec<Request>>>,
+    received: Arc<Mutex<Vec<u8>>>,
+) {
     let mut buffer = Vec::new();
     loop {
-        let Some(request) = read_request(&mut socket, &mut buffer).await else {
+        let Some(request) = read_request(&mut socket, &mut buffer, &received).await else {
             return;
         };
         recorded.lock().unwrap().push(request.clone());
@@ -621,13 +645,18 @@ async fn serve(mut socket: TcpStream, handler: Arc<Handler>, recorded: Arc<Mutex
     }
 }
 
-/// Reads one request; `None` when the connection closed or the request is malformed.
-async fn read_request(socket: &mut TcpStream, buffer: &mut Vec<u8>) -> Option<Request> {
+/// Reads one request, keeping every byte read in `received` too; `None` when the connection closed or
+/// the request is malformed.
+async fn read_request(
+    socket: &mut TcpStream,
+    buffer: &mut Vec<u8>,
+    received: &Mutex<Vec<u8>>,
+) -> Option<Request> {
     let head_end = loop {
         if let Some(end) = find(buffer, b"\r\n\r\n") {
             break end;
         }
-        if buffer.len() > MAX_REQUEST_BYTES || !read_more(socket, buffer).await {
+        if buffer.len() > MAX_REQUEST_BYTES || !read_more(socket, buffer, received).await {
             return None;
         }
     };
@@ -647,7 +676,7 @@ async fn read_request(socket: &mut TcpStream, buffer: &mut Vec<u8>) -> Option<Re
         .unwrap_or(0);
     let body_start = head_end + 4;
     while buffer.len() < body_start + length {
-        if length > MAX_REQUEST_BYTES || !read_more(socket, buffer).await {
+        if length > MAX_REQUEST_BYTES || !read_more(socket, buffer, received).await {
             return None;
         }
     }
@@ -663,11 +692,16 @@ async fn read_request(socket: &mut TcpStream, buffer: &mut Vec<u8>) -> Option<Re
     })
 }
 
-async fn read_more(socket: &mut TcpStream, buffer: &mut Vec<u8>) -> bool {
+async fn read_more(
+    socket: &mut TcpStream,
+    buffer: &mut Vec<u8>,
+    received: &Mutex<Vec<u8>>,
+) -> bool {
     let mut chunk = [0u8; 8192];
     match socket.read(&mut chunk).await {
         Ok(0) | Err(_) => false,
         Ok(n) => {
+            received.lock().unwrap().extend_from_slice(&chunk[..n]);
             buffer.extend_from_slice(&chunk[..n]);
             true
         }

@@ -59,6 +59,9 @@ pub enum AnthropicOutput {
 /// and no key goes over plain `http` to a host other than this machine unless
 /// [`allow_insecure_key`](AnthropicBuilder::allow_insecure_key) says so.
 ///
+/// A request follows a redirect only within the origin (scheme, host, port) it was sent to: a redirect
+/// anywhere else, where the key must not go, ends it with [`LlmError::Redirect`](crate::llm::LlmError::Redirect).
+///
 /// ```no_run
 /// use llm_extract::llm::{Anthropic, AnthropicOutput};
 ///
@@ -541,9 +544,9 @@ mod tests {
 
     #[test]
     fn anthropic_api_key_goes_to_anthropic_alone_and_no_key_over_plain_http_elsewhere() {
-        // The only test of this crate that sets ANTHROPIC_API_KEY.
-        std::env::set_var(ANTHROPIC_API.key_env, "sk-ant-implicit");
-        let official = Anthropic::new("m").unwrap();
+        let env =
+            |name: &str| (name == ANTHROPIC_API.key_env).then(|| "sk-ant-implicit".to_owned());
+        let official = Anthropic::builder("m").env_lookup(env).build().unwrap();
         assert_eq!(
             official.backend.key().cloned(),
             Some(Secret::new("sk-ant-implicit"))
@@ -553,18 +556,24 @@ mod tests {
             "https://gateway.example.com/anthropic",
             "https://generativelanguage.googleapis.com",
         ] {
-            let llm = Anthropic::builder("m").base_url(elsewhere).build().unwrap();
+            let llm = Anthropic::builder("m")
+                .base_url(elsewhere)
+                .env_lookup(env)
+                .build()
+                .unwrap();
             assert!(!llm.has_key(), "{elsewhere}");
         }
         let err = Anthropic::builder("m")
             .base_url("http://10.255.255.1:1")
             .api_key_env(ANTHROPIC_API.key_env)
+            .env_lookup(env)
             .build()
             .unwrap_err();
         assert!(matches!(err, LlmError::InsecureKey { .. }), "{err:?}");
         let allowed = Anthropic::builder("m")
             .base_url("http://10.255.255.1:1")
             .api_key_env(ANTHROPIC_API.key_env)
+            .env_lookup(env)
             .allow_insecure_key(true)
             .build()
             .unwrap();

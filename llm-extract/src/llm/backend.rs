@@ -21,6 +21,7 @@
 //! with 400 and the reason `API_KEY_INVALID`, which is an [`LlmError::Auth`].
 
 use super::credentials::{self, KeyChoice, OfficialApi, Secret};
+use super::env::Env;
 use super::error::Status;
 use super::http::{self, ErrorRule, HttpClient, HttpOptions, Outgoing, SseFrames};
 use super::{
@@ -159,13 +160,15 @@ impl<P: Protocol> std::fmt::Debug for Backend<P> {
 }
 
 /// What every builder holds besides its provider's settings: the API root, the model, the key as the
-/// caller named it, the HTTP options. Its `Debug` redacts the credentials of the URL.
+/// caller named it, the HTTP options, the environment it reads. Its `Debug` redacts the credentials of
+/// the URL.
 #[derive(Clone)]
 pub(crate) struct Common {
     pub base_url: Option<String>,
     pub model: String,
     pub key: KeyChoice,
     pub http: HttpOptions,
+    pub env: Env,
 }
 
 impl Common {
@@ -176,6 +179,7 @@ impl Common {
             model,
             key: KeyChoice::default(),
             http: HttpOptions::default(),
+            env: Env::default(),
         }
     }
 }
@@ -190,18 +194,17 @@ impl std::fmt::Debug for Common {
             .field("model", &self.model)
             .field("key", &self.key)
             .field("http", &self.http)
+            .field("env", &self.env)
             .finish()
     }
 }
 
 impl<P: Protocol> Backend<P> {
-    /// A backend at `base` (normalised already) with the settings of `common`; the key is chosen by the
-    /// rules of [`credentials`](super::credentials) (a protocol without an API sends none).
+    /// A backend at `base` (normalised already) with the settings of `common`; the key is chosen, and
+    /// the credentials of `base` checked, by the rules of [`credentials`](super::credentials) (a
+    /// protocol without an API sends no key, only what its URL holds).
     pub fn build(protocol: P, base: String, common: Common) -> Result<Self, LlmError> {
-        let key = match P::API {
-            Some(api) => common.key.resolve(&base, api)?,
-            None => None,
-        };
+        let key = common.key.resolve(&base, P::API, &common.env)?;
         Ok(Backend {
             shared: Arc::new(Shared {
                 site: Site {
@@ -674,7 +677,8 @@ macro_rules! key_builder_methods {
 
         #[doc = concat!(
             "Reads the API key from the environment variable `name` when the backend is built (an ",
-            "error if it is unset, so a typo does not turn into an anonymous request). Without this or ",
+            "error if it is unset, so a typo does not turn into an anonymous request; the environment ",
+            "is the process's unless [`env_lookup`](Self::env_lookup) gives another). Without this or ",
             "[`api_key`](Self::api_key), `", $env, "` is read for `", $api, "` only."
         )]
         pub fn api_key_env(mut self, name: impl Into<String>) -> Self {
@@ -682,16 +686,30 @@ macro_rules! key_builder_methods {
             self
         }
 
-        /// Lets the key go over plain `http` to a host other than this machine (default `false`:
+        crate::llm::backend::insecure_key_builder_method!();
+
+        crate::llm::env::env_builder_method!();
+    };
+}
+pub(crate) use key_builder_methods;
+
+/// The `allow_insecure_key` setter of every builder whose requests can carry credentials (a key, or
+/// those written into the URL).
+macro_rules! insecure_key_builder_method {
+    () => {
+        /// Lets the key, and credentials written into the URL (`user:password@`, a `key=` or `token=`
+        /// query parameter), go over plain `http` to a host other than this machine (default `false`:
         /// building such a backend fails with [`LlmError::InsecureKey`](crate::llm::LlmError::InsecureKey),
-        /// as anyone on the network between could read the key). For a trusted network only.
+        /// as anyone on the network between could read them). This machine is `localhost` and the
+        /// loopback addresses (127.0.0.0/8, `::1`), not other names that may resolve to it. For a
+        /// trusted network only.
         pub fn allow_insecure_key(mut self, allow: bool) -> Self {
             self.common.key.allow_insecure = allow;
             self
         }
     };
 }
-pub(crate) use key_builder_methods;
+pub(crate) use insecure_key_builder_method;
 
 #[cfg(test)]
 mod tests {

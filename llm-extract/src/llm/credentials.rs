@@ -7,8 +7,14 @@
 //!   a local server gets a key only when one is named for it, so one provider's key never reaches another
 //!   provider or a server the user did not mean.
 //! - No key goes over plain `http` to a host other than this machine (anyone on the way could read it),
-//!   unless the caller allows it on purpose with `allow_insecure_key(true)`.
+//!   unless the caller allows it on purpose with `allow_insecure_key(true)`. Credentials written into the
+//!   URL (`user:password@`, a `key=`, `token=`, ... query parameter, Ollama's basic authentication) count
+//!   as a key for this rule. This machine is `localhost` and the literal loopback addresses (127.0.0.0/8,
+//!   `::1`) alone: a resolver may send any other name, `*.localhost` included, elsewhere.
+//! - A key goes to the origin (scheme, host, port) it was resolved for and no other: the HTTP client
+//!   follows a redirect only within that origin (`http.rs`).
 
+use super::env::Env;
 use super::LlmError;
 use std::net::IpAddr;
 
@@ -54,28 +60,46 @@ pub(crate) struct KeyChoice {
 }
 
 impl KeyChoice {
-    /// The key requests to `base` carry, if any, by the rules of this module.
-    pub fn resolve(self, base: &str, official: OfficialApi) -> Result<Option<Secret>, LlmError> {
+    /// The key requests to `base` carry, if any, by the rules of this module, reading variables from
+    /// `env`; `official` is the provider's own API (`None`: a backend with no key of its own, which
+    /// sends only what its URL holds). Fails, before anything is sent, when a key or the credentials
+    /// of `base` would go over plain `http` to another machine and that was not allowed.
+    pub fn resolve(
+        self,
+        base: &str,
+        official: Option<OfficialApi>,
+        env: &Env,
+    ) -> Result<Option<Secret>, LlmError> {
         let url = reqwest::Url::parse(base).ok();
-        let key = match (self.key, &self.key_env) {
-            (Some(key), _) => Some(key),
-            (None, Some(name)) => Some(Secret::from_env(name)?),
-            (None, None) if url.as_ref().is_some_and(|u| is_official(u, official)) => {
+        let key = match (self.key, &self.key_env, official) {
+            (Some(key), _, _) => Some(key),
+            (None, Some(name), _) => Some(Secret::from_var(name, env)?),
+            (None, None, Some(official))
+                if url.as_ref().is_some_and(|u| is_official(u, official)) =>
+            {
                 if official.key_required {
-                    Some(Secret::from_env(official.key_env)?)
+                    Some(Secret::from_var(official.key_env, env)?)
                 } else {
-                    Secret::from_env(official.key_env).ok()
+                    Secret::from_var(official.key_env, env).ok()
                 }
             }
-            (None, None) => None,
+            (None, None, _) => None,
         };
-        if key.is_some() && !self.allow_insecure && url.as_ref().is_some_and(is_exposed) {
+        let credentials = key.is_some() || has_url_credentials(base);
+        if credentials && !self.allow_insecure && url.as_ref().is_some_and(is_exposed) {
             return Err(LlmError::InsecureKey {
                 url: redact_url(base),
             });
         }
         Ok(key)
     }
+}
+
+/// Whether `url` holds credentials: a `user:password@` (or a user part alone, where services put
+/// tokens) or a query parameter named like a credential (`key=`, `api_key=`, `access_token=`, ...).
+/// What [`redact_url`] hides is what this finds.
+fn has_url_credentials(url: &str) -> bool {
+    !url_credentials(url).is_empty()
 }
 
 /// Whether `url` is the provider's own API: https, its host, the default port.
@@ -88,14 +112,16 @@ fn is_official(url: &reqwest::Url, official: OfficialApi) -> bool {
 }
 
 /// Whether a key sent to `url` crosses a network in clear text: plain `http` to a host that is not this
-/// machine (`localhost`, `*.localhost`, 127.0.0.0/8, `::1`).
+/// machine (`localhost`, 127.0.0.0/8, `::1`).
 fn is_exposed(url: &reqwest::Url) -> bool {
     url.scheme() == "http" && !url.host_str().is_some_and(is_loopback)
 }
 
+/// Whether `host` is this machine: `localhost` or a literal loopback address. Not `*.localhost`, which
+/// is only a convention some resolvers keep: another may send it anywhere.
 fn is_loopback(host: &str) -> bool {
     let host = host.trim_start_matches('[').trim_end_matches(']');
-    if host.eq_ignore_ascii_case("localhost") || host.to_ascii_lowercase().ends_with(".localhost") {
+    if host.eq_ignore_ascii_case("localhost") {
         return true;
     }
     match host.parse::<IpAddr>() {
@@ -127,8 +153,13 @@ impl Secret {
 
     /// Reads a credential from the environment variable `name`.
     pub fn from_env(name: &str) -> Result<Self, LlmError> {
-        match std::env::var(name) {
-            Ok(value) if !value.trim().is_empty() => Ok(Secret(value.trim().to_owned())),
+        Self::from_var(name, &Env::default())
+    }
+
+    /// Reads a credential from the variable `name` of `env`.
+    pub(crate) fn from_var(name: &str, env: &Env) -> Result<Self, LlmError> {
+        match env.var(name) {
+            Some(value) if !value.trim().is_empty() => Ok(Secret(value.trim().to_owned())),
             _ => Err(LlmError::Config {
                 message: format!(
                     "the environment variable {name} holding the API key is not set or empty"
@@ -264,8 +295,19 @@ mod tests {
         key_required: true,
     };
 
-    fn set_official_key() {
-        std::env::set_var(API.key_env, "sk-official");
+    /// An environment holding these variables alone.
+    fn env(vars: &[(&'static str, &'static str)]) -> Env {
+        let vars = vars.to_vec();
+        Env::from_fn(move |name| {
+            vars.iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, v)| (*v).to_owned())
+        })
+    }
+
+    /// An environment where the provider's own variable is set.
+    fn official_env() -> Env {
+        env(&[(API.key_env, "sk-official")])
     }
 
     fn named(key: &str) -> KeyChoice {
@@ -275,11 +317,15 @@ mod tests {
         }
     }
 
+    /// `choice` resolved for `base` against the test API with no variable set.
+    fn resolve(choice: KeyChoice, base: &str) -> Result<Option<Secret>, LlmError> {
+        choice.resolve(base, Some(API), &env(&[]))
+    }
+
     #[test]
     fn the_providers_own_variable_goes_only_to_its_own_api_over_https() {
-        set_official_key();
         let official = KeyChoice::default()
-            .resolve("https://API.example.com/v1", API)
+            .resolve("https://API.example.com/v1", Some(API), &official_env())
             .unwrap();
         assert_eq!(official, Some(Secret::new("sk-official")));
         for elsewhere in [
@@ -289,50 +335,55 @@ mod tests {
             "https://api.example.com.evil.net/v1",
             "http://127.0.0.1:8080/v1",
         ] {
-            let key = KeyChoice::default().resolve(elsewhere, API).unwrap();
+            let key = KeyChoice::default()
+                .resolve(elsewhere, Some(API), &official_env())
+                .unwrap();
             assert_eq!(key, None, "{elsewhere}");
         }
+        // A backend without an API of its own reads no variable.
+        let keyless = KeyChoice::default()
+            .resolve("https://API.example.com/v1", None, &official_env())
+            .unwrap();
+        assert_eq!(keyless, None);
     }
 
     #[test]
     fn a_named_key_goes_where_it_is_named() {
-        let to_gateway = named("sk-named")
-            .resolve("https://gateway.example.net/v1", API)
-            .unwrap();
+        let to_gateway = resolve(named("sk-named"), "https://gateway.example.net/v1").unwrap();
         assert_eq!(to_gateway, Some(Secret::new("sk-named")));
-        std::env::set_var("LLM_EXTRACT_TEST_CREDENTIALS_NAMED_KEY", "sk-from-env");
         let from_env = KeyChoice {
-            key_env: Some("LLM_EXTRACT_TEST_CREDENTIALS_NAMED_KEY".into()),
+            key_env: Some("NAMED_KEY".into()),
             ..KeyChoice::default()
         }
-        .resolve("http://127.0.0.1:8000/v1", API)
+        .resolve(
+            "http://127.0.0.1:8000/v1",
+            Some(API),
+            &env(&[("NAMED_KEY", " sk-from-env\n")]),
+        )
         .unwrap();
         assert_eq!(from_env, Some(Secret::new("sk-from-env")));
-        let missing = KeyChoice {
-            key_env: Some("LLM_EXTRACT_TEST_CREDENTIALS_SURELY_UNSET".into()),
-            ..KeyChoice::default()
+        for unset in [env(&[]), env(&[("NAMED_KEY", " ")])] {
+            let missing = KeyChoice {
+                key_env: Some("NAMED_KEY".into()),
+                ..KeyChoice::default()
+            }
+            .resolve("https://gateway.example.net", Some(API), &unset)
+            .unwrap_err();
+            assert!(matches!(missing, LlmError::Config { .. }), "{missing:?}");
+            assert!(missing.to_string().contains("NAMED_KEY"), "{missing}");
         }
-        .resolve("https://gateway.example.net", API)
-        .unwrap_err();
-        assert!(matches!(missing, LlmError::Config { .. }), "{missing:?}");
     }
 
     #[test]
     fn a_required_official_key_that_is_missing_is_a_config_error() {
-        let api = OfficialApi {
-            key_env: "LLM_EXTRACT_TEST_CREDENTIALS_SURELY_UNSET",
-            ..API
-        };
-        let err = KeyChoice::default()
-            .resolve("https://api.example.com", api)
-            .unwrap_err();
-        assert!(err.to_string().contains(api.key_env), "{err}");
+        let err = resolve(KeyChoice::default(), "https://api.example.com").unwrap_err();
+        assert!(err.to_string().contains(API.key_env), "{err}");
         let optional = OfficialApi {
             key_required: false,
-            ..api
+            ..API
         };
         let none = KeyChoice::default()
-            .resolve("https://api.example.com", optional)
+            .resolve("https://api.example.com", Some(optional), &env(&[]))
             .unwrap();
         assert_eq!(none, None);
     }
@@ -344,19 +395,23 @@ mod tests {
             "http://node1:8000/v1",
             "http://user:pw@example.com/v1?key=k",
             "http://[2001:db8::1]:8000/v1",
+            "http://api.localhost:8000/v1",
+            "http://localhost.example.com:8000/v1",
         ] {
-            let err = named("sk-named").resolve(exposed, API).unwrap_err();
+            let err = resolve(named("sk-named"), exposed).unwrap_err();
             let LlmError::InsecureKey { url } = &err else {
                 panic!("{err:?}")
             };
             assert!(!url.contains("pw") && !url.contains("key=k"), "{url}");
             assert!(err.to_string().contains("allow_insecure_key"), "{err}");
             assert!(!err.to_string().contains("sk-named"), "{err}");
-            let allowed = KeyChoice {
-                allow_insecure: true,
-                ..named("sk-named")
-            }
-            .resolve(exposed, API)
+            let allowed = resolve(
+                KeyChoice {
+                    allow_insecure: true,
+                    ..named("sk-named")
+                },
+                exposed,
+            )
             .unwrap();
             assert_eq!(allowed, Some(Secret::new("sk-named")), "{exposed}");
         }
@@ -365,21 +420,58 @@ mod tests {
             "http://127.1.2.3:8000",
             "http://localhost:8000/v1",
             "http://LOCALHOST:8000/v1",
-            "http://api.localhost:8000/v1",
             "http://[::1]:8000/v1",
             "http://[::ffff:127.0.0.1]:8000/v1",
             "https://10.255.255.1/v1",
         ] {
-            let key = named("sk-named").resolve(local, API).unwrap();
+            let key = resolve(named("sk-named"), local).unwrap();
             assert_eq!(key, Some(Secret::new("sk-named")), "{local}");
         }
         // Without a key there is nothing to protect.
         assert_eq!(
-            KeyChoice::default()
-                .resolve("http://10.255.255.1:1", API)
-                .unwrap(),
+            resolve(KeyChoice::default(), "http://10.255.255.1:1").unwrap(),
             None
         );
+    }
+
+    #[test]
+    fn credentials_in_the_url_are_a_key_for_the_plain_http_rule() {
+        for exposed in [
+            "http://user:pw@10.255.255.1/v1",
+            "http://token-only@10.255.255.1/v1",
+            "http://10.255.255.1/v1?key=k",
+            "http://10.255.255.1/v1?x=1&api_key=k",
+            "http://10.255.255.1/v1?api-key=k",
+            "http://10.255.255.1/v1?access_token=k",
+            "http://10.255.255.1/v1?token=k",
+            "http://user:pw@node1.localhost:11434",
+        ] {
+            for official in [Some(API), None] {
+                let err = KeyChoice::default()
+                    .resolve(exposed, official, &env(&[]))
+                    .unwrap_err();
+                let LlmError::InsecureKey { url } = &err else {
+                    panic!("{exposed}: {err:?}")
+                };
+                assert!(!url.contains("pw") && !url.contains("=k"), "{url}");
+                let allowed = KeyChoice {
+                    allow_insecure: true,
+                    ..KeyChoice::default()
+                }
+                .resolve(exposed, official, &env(&[]));
+                assert_eq!(allowed.unwrap(), None, "{exposed}");
+            }
+        }
+        for fine in [
+            "https://user:pw@10.255.255.1/v1?key=k",
+            "http://user:pw@127.0.0.1:11434",
+            "http://localhost:8000/v1?key=k",
+            "http://10.255.255.1/v1?model=m&x=1",
+            "http://10.255.255.1/v1?key=",
+        ] {
+            let key = KeyChoice::default().resolve(fine, None, &env(&[])).unwrap();
+            assert_eq!(key, None, "{fine}");
+        }
     }
 
     #[test]

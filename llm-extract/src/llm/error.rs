@@ -100,14 +100,31 @@ pub enum LlmError {
         /// The start of the body (bounded).
         body: String,
     },
-    /// An API key would go over plain `http` to a host that is not this machine; nothing was sent.
+    /// An API key, or credentials written into the URL (`user:password@`, a `key=` or `token=` query
+    /// parameter), would go over plain `http` to a host that is not this machine; nothing was sent.
     #[error(
-        "refusing to send the API key over plain http to {url}: anyone on the network between could \
-         read it; use https, or allow it on purpose with allow_insecure_key(true)"
+        "refusing to send the API key or the credentials in the URL over plain http to {url}: anyone \
+         on the network between could read them; use https, or allow it on purpose with \
+         allow_insecure_key(true)"
     )]
     InsecureKey {
         /// The server's address, credentials redacted.
         url: String,
+    },
+    /// The server answered with a redirect to another origin (scheme, host or port) than the one the
+    /// backend was built for, which is not followed: the request, its key and the text it carries go
+    /// to that origin alone (a redirect within it is followed). Nothing was sent to `location`.
+    #[error(
+        "the server redirected the request (HTTP {status}) to {location}, another address than the one \
+         the backend was built for, and it was not followed: a key and the text of a request go only to \
+         the scheme, host and port they were meant for; if that address is the right server, use it as \
+         the base URL"
+    )]
+    Redirect {
+        /// The redirect's status (301, 302, 303, 307, 308).
+        status: u16,
+        /// Where the server pointed (its `Location`), as an absolute URL with any credentials redacted.
+        location: String,
     },
     /// The backend is misconfigured (a bad URL, a missing API key variable, ...).
     #[error("invalid backend configuration: {message}")]
@@ -274,6 +291,7 @@ impl LlmError {
                 vec![(message, Text::Quoted), (body, Text::Quoted)]
             }
             LlmError::Config { message } => vec![(message, Text::Whole)],
+            LlmError::Redirect { location, .. } => vec![(location, Text::Quoted)],
             LlmError::Timeout { .. }
             | LlmError::BodyTooLarge { .. }
             | LlmError::InsecureKey { .. } => Vec::new(),

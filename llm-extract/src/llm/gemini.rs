@@ -38,6 +38,9 @@ const GEMINI_API: OfficialApi = OfficialApi {
 /// then gets no key; and no key goes over plain `http` to a host other than this machine unless
 /// [`allow_insecure_key`](GeminiBuilder::allow_insecure_key) says so.
 ///
+/// A request follows a redirect only within the origin (scheme, host, port) it was sent to: a redirect
+/// anywhere else, where the key must not go, ends it with [`LlmError::Redirect`](crate::llm::LlmError::Redirect).
+///
 /// ```no_run
 /// use llm_extract::llm::Gemini;
 ///
@@ -356,9 +359,8 @@ mod tests {
 
     #[test]
     fn gemini_api_key_goes_to_google_alone_and_no_key_over_plain_http_elsewhere() {
-        // The only test of this crate that sets GEMINI_API_KEY.
-        std::env::set_var(GEMINI_API.key_env, "AIza-implicit");
-        let official = Gemini::new("m").unwrap();
+        let env = |name: &str| (name == GEMINI_API.key_env).then(|| "AIza-implicit".to_owned());
+        let official = Gemini::builder("m").env_lookup(env).build().unwrap();
         assert_eq!(
             official.backend.key().cloned(),
             Some(Secret::new("AIza-implicit"))
@@ -368,7 +370,11 @@ mod tests {
             "https://gateway.example.com/gemini",
             "https://api.anthropic.com",
         ] {
-            let llm = Gemini::builder("m").base_url(elsewhere).build().unwrap();
+            let llm = Gemini::builder("m")
+                .base_url(elsewhere)
+                .env_lookup(env)
+                .build()
+                .unwrap();
             assert!(!llm.has_key(), "{elsewhere}");
         }
         let err = Gemini::builder("m")

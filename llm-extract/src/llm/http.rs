@@ -2,8 +2,15 @@
 //! retry policy, reading error statuses, and turning a streamed body into [`ChatEvent`]s (a
 //! [`WireFormat`]: one body line in, events out). What an error means is the backend's
 //! [`ErrorRule`]; the backend and its protocols are in `backend.rs`.
+//!
+//! Redirects: a request follows a redirect only within the origin (scheme, host and port) it was sent
+//! to, at most [`MAX_REDIRECTS`] times. A redirect anywhere else is not followed and ends the request
+//! with [`LlmError::Redirect`], naming where it pointed: the key of a request (in `Authorization` or in a
+//! provider's own header, which the HTTP library would carry on to another host), the credentials of its
+//! URL and the text it carries never reach an origin they were not meant for, an `https` to `http`
+//! downgrade included. This client is the only one the crate builds.
 
-use super::credentials::Secret;
+use super::credentials::{redact_url, Secret};
 use super::retry::{self, Retries};
 use super::{ChatEvent, ChatStream, LlmError, RetryPolicy, TimeoutPhase, Usage};
 use bytes::Bytes;
@@ -16,6 +23,9 @@ use std::time::{Duration, SystemTime};
 
 /// The most of a body quoted in an error message.
 pub(crate) const EXCERPT_CHARS: usize = 300;
+
+/// The most redirects within its origin one request follows.
+pub(crate) const MAX_REDIRECTS: usize = 10;
 
 /// Timeouts, body limit and retry policy of an HTTP backend.
 #[derive(Debug, Clone)]
@@ -148,6 +158,7 @@ impl HttpClient {
     pub fn new(options: HttpOptions) -> Result<Self, LlmError> {
         let client = reqwest::Client::builder()
             .connect_timeout(options.connect_timeout)
+            .redirect(redirect_policy())
             .user_agent(concat!("llm-extract/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|e| LlmError::Config {
@@ -302,6 +313,9 @@ impl HttpClient {
         let status = response.status();
         if status.is_success() {
             return Ok(response);
+        }
+        if let Some(err) = unfollowed_redirect(&response) {
+            return Err((err, None));
         }
         let retry_after = response
             .headers()
@@ -759,6 +773,60 @@ pub(crate) fn origin(url: &str) -> String {
     }
 }
 
+/// The redirect rule of every request: follow a redirect whose target has the origin (scheme, host,
+/// port) the request was first sent to, at most [`MAX_REDIRECTS`] times; stop at any other, whose
+/// response [`unfollowed_redirect`] turns into an error.
+fn redirect_policy() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        let previous = attempt.previous();
+        let within = previous
+            .first()
+            .is_some_and(|first| same_origin(first, attempt.url()));
+        if within && previous.len() <= MAX_REDIRECTS {
+            attempt.follow()
+        } else {
+            attempt.stop()
+        }
+    })
+}
+
+/// Whether `a` and `b` have one origin: the same scheme, host and port (the scheme's default port
+/// when none is written). URLs of any other scheme than `http` and `https` have none.
+fn same_origin(a: &reqwest::Url, b: &reqwest::Url) -> bool {
+    matches!(a.scheme(), "http" | "https") && a.origin() == b.origin()
+}
+
+/// The error for a redirect [`redirect_policy`] did not follow, if `response` is one: to another origin
+/// ([`LlmError::Redirect`], naming the target with its credentials redacted), or within the origin
+/// past the limit.
+fn unfollowed_redirect(response: &reqwest::Response) -> Option<LlmError> {
+    let status = response.status().as_u16();
+    if !matches!(status, 301 | 302 | 303 | 307 | 308) {
+        return None;
+    }
+    let location = response.headers().get(reqwest::header::LOCATION)?;
+    let location = String::from_utf8_lossy(location.as_bytes());
+    let from = response.url();
+    match from.join(&location) {
+        Ok(target) if same_origin(from, &target) => Some(LlmError::Http {
+            status,
+            message: format!(
+                "the server redirected the request more than {MAX_REDIRECTS} times within {}",
+                origin(from.as_str())
+            ),
+            retry_after: None,
+        }),
+        Ok(target) => Some(LlmError::Redirect {
+            status,
+            location: redact_url(target.as_str()),
+        }),
+        Err(_) => Some(LlmError::Redirect {
+            status,
+            location: redact_url(&location),
+        }),
+    }
+}
+
 /// A response body read as JSON; an error quoting the body when it is not ([`scrub`](super::credentials::scrub) cuts the quote).
 pub(crate) fn json_body(bytes: &[u8]) -> Result<serde_json::Value, LlmError> {
     serde_json::from_slice(bytes).map_err(|e| LlmError::InvalidResponse {
@@ -831,6 +899,33 @@ mod tests {
         let cut = excerpt(&text);
         assert!(cut.ends_with("..."));
         assert_eq!(cut.chars().count(), EXCERPT_CHARS + 3);
+    }
+
+    #[test]
+    fn one_origin_is_one_scheme_host_and_port() {
+        let url = |u: &str| reqwest::Url::parse(u).unwrap();
+        let from = url("https://api.example.com/v1/chat?x=1");
+        for same in [
+            "https://api.example.com/other",
+            "https://API.example.com:443/v1",
+            "https://user:pw@api.example.com/v1",
+        ] {
+            assert!(same_origin(&from, &url(same)), "{same}");
+        }
+        for other in [
+            "http://api.example.com/v1/chat",
+            "https://api.example.com:8443/v1/chat",
+            "https://api.example.com.evil.net/v1/chat",
+            "https://127.0.0.1/v1/chat",
+            "ftp://api.example.com/v1/chat",
+        ] {
+            assert!(!same_origin(&from, &url(other)), "{other}");
+        }
+        assert!(same_origin(&url("http://h/a"), &url("http://h:80/b")));
+        assert!(!same_origin(
+            &url("data:text/plain,x"),
+            &url("data:text/plain,x")
+        ));
     }
 
     #[test]

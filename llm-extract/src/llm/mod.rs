@@ -17,6 +17,7 @@ mod accumulate;
 mod anthropic;
 mod backend;
 mod credentials;
+mod env;
 mod error;
 mod from_fn;
 mod gemini;

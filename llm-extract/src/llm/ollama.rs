@@ -7,9 +7,11 @@
 
 use super::backend::StreamReader;
 use super::backend::{
-    self, http_backend, wire_setters, Answer, Backend, Common, Framing, Protocol, Site,
+    self, http_backend, insecure_key_builder_method, wire_setters, Answer, Backend, Common,
+    Framing, Protocol, Site,
 };
 use super::credentials::OfficialApi;
+use super::env::env_builder_method;
 use super::http::{self, http_builder_methods};
 use super::ollama_host::parse_host;
 use super::{ChatRequest, ChatResponse, Finish, LlmError, Usage};
@@ -20,6 +22,12 @@ use serde_json::{json, Map, Value};
 const DEFAULT_MAX_TOKENS: u32 = 4096;
 
 /// A model served by Ollama. Cheap to clone (the client and settings are shared).
+///
+/// Credentials in the host (`user:password@`, for a proxy in front of the server) are sent as basic
+/// authentication, over plain `http` only to this machine unless
+/// [`allow_insecure_key`](OllamaBuilder::allow_insecure_key) says so, and never shown unredacted. A
+/// request follows a redirect only within the origin (scheme, host, port) it was sent to: a redirect
+/// anywhere else ends it with [`LlmError::Redirect`].
 ///
 /// ```no_run
 /// use llm_extract::llm::Ollama;
@@ -121,20 +129,25 @@ impl OllamaBuilder {
 
     http_builder_methods!();
 
-    /// Builds the backend.
+    insecure_key_builder_method!();
+
+    env_builder_method!();
+
+    /// Builds the backend. Credentials in the host (`user:password@`, sent as basic authentication)
+    /// go over plain `http` only to this machine unless
+    /// [`allow_insecure_key`](Self::allow_insecure_key) says otherwise.
     pub fn build(self) -> Result<Ollama, LlmError> {
-        let base =
-            match &self.common.base_url {
-                Some(host) => parse_host(host)?,
-                None => parse_host(&std::env::var("OLLAMA_HOST").unwrap_or_default()).map_err(
-                    |err| match err {
-                        LlmError::Config { message } => LlmError::Config {
-                            message: format!("{message} (read from OLLAMA_HOST)"),
-                        },
-                        other => other,
+        let base = match &self.common.base_url {
+            Some(host) => parse_host(host)?,
+            None => parse_host(&self.common.env.var("OLLAMA_HOST").unwrap_or_default()).map_err(
+                |err| match err {
+                    LlmError::Config { message } => LlmError::Config {
+                        message: format!("{message} (read from OLLAMA_HOST)"),
                     },
-                )?,
-            };
+                    other => other,
+                },
+            )?,
+        };
         if self.common.model.trim().is_empty() {
             return Err(LlmError::Config {
                 message: "the Ollama model name is empty; pass one like \"llama3.2\"".into(),

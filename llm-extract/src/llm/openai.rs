@@ -32,6 +32,9 @@ const OPENAI_API: OfficialApi = OfficialApi {
 /// (`https://api.openai.com`) and to no other server; and no key goes over plain `http` to a host other
 /// than this machine unless [`allow_insecure_key`](OpenAiBuilder::allow_insecure_key) says so.
 ///
+/// A request follows a redirect only within the origin (scheme, host, port) it was sent to: a redirect
+/// anywhere else, where the key must not go, ends it with [`LlmError::Redirect`](crate::llm::LlmError::Redirect).
+///
 /// ```no_run
 /// use llm_extract::llm::OpenAiCompatible;
 /// use llm_extract::schema::Dialect;
@@ -413,9 +416,11 @@ mod tests {
 
     #[test]
     fn openai_api_key_goes_to_openai_alone_and_no_key_over_plain_http_elsewhere() {
-        // The only test of this crate that sets OPENAI_API_KEY.
-        std::env::set_var("OPENAI_API_KEY", "sk-openai-implicit");
-        let official = OpenAiCompatible::new("https://api.openai.com/v1", "m").unwrap();
+        let env = |name: &str| (name == "OPENAI_API_KEY").then(|| "sk-openai-implicit".to_owned());
+        let official = OpenAiCompatible::builder("https://api.openai.com/v1", "m")
+            .env_lookup(env)
+            .build()
+            .unwrap();
         assert_eq!(
             official.backend.key().cloned(),
             Some(Secret::new("sk-openai-implicit"))
@@ -425,11 +430,15 @@ mod tests {
             "https://gateway.example.com/v1",
             "http://node1:8000/v1",
         ] {
-            let llm = OpenAiCompatible::new(elsewhere, "m").unwrap();
+            let llm = OpenAiCompatible::builder(elsewhere, "m")
+                .env_lookup(env)
+                .build()
+                .unwrap();
             assert!(!llm.has_key(), "{elsewhere}");
         }
         let named = OpenAiCompatible::builder("http://127.0.0.1:8000/v1", "m")
             .api_key_env("OPENAI_API_KEY")
+            .env_lookup(env)
             .build()
             .unwrap();
         assert!(named.has_key());
