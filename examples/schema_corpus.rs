@@ -9,10 +9,14 @@
 //! fetched.
 //!
 //! ```sh
-//! cargo run --release --example schema_corpus -- SCHEMAS_DIR [--valid DIR] [--invalid DIR] [--verbose]
+//! cargo run --release --example schema_corpus -- SCHEMAS_DIR [--valid DIR] [--invalid DIR] [--per-draft] [--verbose]
 //! ```
+//!
+//! `--per-draft` validates with the strict reading of `format` ([`Formats::PerDraft`]: only the
+//! formats the schema's draft defines); by default every format a draft defines is asserted.
 
 use llm_extract::schema::{Dialect, DynamicSchema, Shape};
+use llm_extract::validate::Formats;
 use llm_extract::SchemaError;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
@@ -29,6 +33,7 @@ struct Args {
     schemas: PathBuf,
     valid: Option<PathBuf>,
     invalid: Option<PathBuf>,
+    formats: Formats,
     verbose: bool,
 }
 
@@ -37,12 +42,14 @@ fn args() -> Result<Args, String> {
     let mut valid = None;
     let mut invalid = None;
     let mut verbose = false;
+    let mut formats = Formats::AnyDraft;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--valid" => valid = args.next().map(PathBuf::from),
             "--invalid" => invalid = args.next().map(PathBuf::from),
             "--verbose" => verbose = true,
+            "--per-draft" => formats = Formats::PerDraft,
             other if schemas.is_none() && !other.starts_with("--") => {
                 schemas = Some(PathBuf::from(other))
             }
@@ -50,9 +57,10 @@ fn args() -> Result<Args, String> {
         }
     }
     Ok(Args {
-        schemas: schemas.ok_or("usage: schema_corpus SCHEMAS_DIR [--valid DIR] [--invalid DIR]")?,
+        schemas: schemas.ok_or("usage: schema_corpus SCHEMAS_DIR [--valid DIR] [--invalid DIR] [--per-draft] [--verbose]")?,
         valid,
         invalid,
+        formats,
         verbose,
     })
 }
@@ -93,13 +101,16 @@ fn index(schemas: &[(String, Value)]) -> HashMap<String, usize> {
 /// The schema's base URI is where SchemaStore publishes it (`https://json.schemastore.org/FILE`).
 fn build(
     file: &str,
+    formats: Formats,
     schema: &Value,
     corpus: &[(String, Value)],
     by_uri: &HashMap<String, usize>,
 ) -> (Result<DynamicSchema, SchemaError>, usize) {
     let mut registered: Vec<(String, usize)> = Vec::new();
     loop {
-        let mut builder = DynamicSchema::builder(schema.clone()).base_uri(format!("{STORE}{file}"));
+        let mut builder = DynamicSchema::builder(schema.clone())
+            .base_uri(format!("{STORE}{file}"))
+            .formats(formats);
         for (uri, i) in &registered {
             builder = builder.register(uri, corpus[*i].1.clone());
         }
@@ -138,6 +149,7 @@ struct Counts {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args = args()?;
+    println!("format reading: {:?}", args.formats);
     let corpus: Vec<(String, Value)> = json_files(&args.schemas)
         .into_iter()
         .filter_map(|path| {
@@ -153,7 +165,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         counts.schemas += 1;
         let stem = file.trim_end_matches(".json");
         let clock = Instant::now();
-        let built = std::panic::catch_unwind(|| build(file, schema, &corpus, &by_uri));
+        let built =
+            std::panic::catch_unwind(|| build(file, args.formats, schema, &corpus, &by_uri));
         let (dynamic, registered) = match built {
             Err(_) => {
                 counts.panicked.push(file.clone());

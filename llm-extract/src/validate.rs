@@ -8,7 +8,12 @@
 //!   than 10000 characters`), and state the rule: `1.5 is greater than the maximum of 1`.
 //! - A value that fails a tagged union (an internally tagged enum's `oneOf`) is explained by the
 //!   variant its tag selects, or by its missing or unknown tag, not by a dump of every branch.
-//! - `format` is asserted (`date-time`, `email`, `uuid`, ...), as the dialects that send it do.
+//! - `format` is asserted (`date-time`, `email`, `uuid`, ...), as the dialects that send it do:
+//!   every format a draft defines, whichever draft the schema names ([`Formats::AnyDraft`]; an
+//!   author who writes `"format": "uuid"` in a draft-4 schema means a UUID, though draft 4 does not
+//!   define it). A format the schema's draft defines is read as that draft defines it (`hostname`
+//!   of drafts 4 and 6 is RFC 1034's); a name no draft defines is ignored. [`Formats::PerDraft`]
+//!   asserts only the formats of the schema's draft, the strict reading.
 //! - Draft 4 asserts `const` as drafts 6+ define it (equal JSON, numbers by value: `1` is `1.0`),
 //!   though draft 4 itself lacks the keyword: that is what its authors mean, and what the
 //!   validators they test with (ajv) do.
@@ -27,7 +32,80 @@ use jsonschema::{Draft, Registry, Retrieve, Uri};
 use jsonschema::{Keyword, ValidationError};
 use serde_json::Value;
 use std::fmt;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+
+/// Which `format` values a validator asserts. A format it does not assert is an annotation: any
+/// string passes it.
+///
+/// ```
+/// use llm_extract::validate::{Formats, Validator};
+/// use serde_json::json;
+///
+/// let schema = json!({ "$schema": "http://json-schema.org/draft-04/schema#", "format": "uuid" });
+/// let any = Validator::with_formats(&schema, None, &[], Formats::AnyDraft)?;
+/// assert!(!any.is_valid(&json!("not-a-uuid")));
+/// let strict = Validator::with_formats(&schema, None, &[], Formats::PerDraft)?;
+/// assert!(strict.is_valid(&json!("not-a-uuid")));
+/// # Ok::<(), llm_extract::SchemaError>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Formats {
+    /// Every format a draft from 4 to 2020-12 defines, whichever draft the schema names (the
+    /// default): `uuid`, `duration`, `json-pointer`, `uri-reference`, `iri`, ... in a draft-4
+    /// schema are checked as 2020-12 defines them. A format the schema's draft defines is checked
+    /// as that draft defines it.
+    #[default]
+    AnyDraft,
+    /// Only the formats the schema's draft defines; any other is an annotation, as the draft reads
+    /// it (`"format": "uuid"` in a draft-4 schema accepts any string).
+    PerDraft,
+}
+
+/// The formats drafts 4 to 2020-12 define (2020-12's list holds every earlier draft's).
+const DEFINED_FORMATS: &[&str] = &[
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uuid",
+    "uri-template",
+    "json-pointer",
+    "relative-json-pointer",
+    "regex",
+];
+
+/// A check of a string against one format, as draft 2020-12 defines it.
+type FormatCheck = Arc<jsonschema::Validator>;
+
+/// Each format of [`DEFINED_FORMATS`] the validator checks under 2020-12, with its check.
+fn latest_format_checks() -> &'static [(&'static str, FormatCheck)] {
+    static CHECKS: OnceLock<Vec<(&'static str, FormatCheck)>> = OnceLock::new();
+    CHECKS.get_or_init(|| {
+        DEFINED_FORMATS
+            .iter()
+            .filter_map(|name| {
+                let check = jsonschema::options()
+                    .with_draft(Draft::Draft202012)
+                    .should_validate_formats(true)
+                    .should_ignore_unknown_formats(false)
+                    .build(&serde_json::json!({ "format": name }))
+                    .ok()?;
+                Some((*name, Arc::new(check)))
+            })
+            .collect()
+    })
+}
 
 /// A compiled JSON Schema validator (the draft its `$schema` names, 2020-12 by default).
 ///
@@ -97,6 +175,16 @@ impl Validator {
         base_uri: Option<&str>,
         documents: &[(String, Value)],
     ) -> Result<Self, SchemaError> {
+        Self::with_formats(schema, base_uri, documents, Formats::AnyDraft)
+    }
+
+    /// Like [`Validator::with_documents`], asserting the `format`s `formats` says (see [`Formats`]).
+    pub fn with_formats(
+        schema: &Value,
+        base_uri: Option<&str>,
+        documents: &[(String, Value)],
+        formats: Formats,
+    ) -> Result<Self, SchemaError> {
         let refused = Arc::new(Mutex::new(None));
         let retriever = Refuse {
             refused: Arc::clone(&refused),
@@ -144,8 +232,24 @@ impl Validator {
             Draft::from_schema_uri(meta) == Draft::Unknown
                 && documents.iter().any(|(uri, _)| uri == meta)
         });
+        // The draft of a registered meta-schema is the one it names itself.
+        let draft = match meta.filter(|_| registered_meta) {
+            Some(meta) => documents
+                .iter()
+                .find(|(uri, _)| uri == meta.trim_end_matches('#'))
+                .map_or(Draft::Draft202012, |(_, document)| draft_of(document)),
+            None => draft_of(schema),
+        };
+        if formats == Formats::AnyDraft {
+            for (name, check) in latest_format_checks() {
+                if !options.is_known_format(draft, name) {
+                    let check = Arc::clone(check);
+                    options =
+                        options.with_format(*name, move |text| check.is_valid(&Value::from(text)));
+                }
+            }
+        }
         if !registered_meta {
-            let draft = draft_of(schema);
             options = options.with_draft(draft);
             if draft == Draft::Draft4 {
                 options = options.with_keyword("const", |_, expected, _| {
@@ -911,6 +1015,107 @@ mod tests {
             shown_violations(&draft7, json!({ "version": 2 })),
             ["at /version: 2 is not the expected 1"]
         );
+    }
+
+    /// A format each of drafts 4 to 7 lacks, with a string it rejects and one it accepts.
+    const LATER_FORMATS: &[(&str, &str, &str)] = &[
+        (
+            "uuid",
+            "2eb8aa08-aa98-11ea-b4aa-73b441d1638",
+            "2eb8aa08-aa98-11ea-b4aa-73b441d16380",
+        ),
+        ("duration", "P1", "P4DT12H30M5S"),
+        ("json-pointer", "/foo/bar~", "/foo/bar~0"),
+        ("relative-json-pointer", "/foo/bar", "0/foo/bar"),
+        ("uri-reference", "\\\\WINDOWS\\fileshare", "/abc"),
+        (
+            "uri-template",
+            "http://example.com/dictionary/{term:1}/{term",
+            "http://example.com/{id}",
+        ),
+        (
+            "iri",
+            "http://2001:0db8:85a3:0000:0000:8a2e:0370:7334",
+            "http://ƒøø.ßår/?∂éœ=πîx#πîüx",
+        ),
+        (
+            "iri-reference",
+            "\\\\WINDOWS\\filëßåré",
+            "//ƒøø.ßår/?∂éœ=πîx#πîüx",
+        ),
+        ("idn-hostname", "〮실례.테스트", "실례.테스트"),
+    ];
+
+    #[test]
+    fn every_drafts_formats_are_asserted_whatever_draft_the_schema_names() {
+        for draft in [
+            "http://json-schema.org/draft-04/schema#",
+            "http://json-schema.org/draft-06/schema#",
+            DRAFT_7,
+            "https://json-schema.org/draft/2019-09/schema",
+            "https://json-schema.org/draft/2020-12/schema",
+        ] {
+            for (format, wrong, right) in LATER_FORMATS {
+                let schema = json!({
+                    "$schema": draft,
+                    "properties": { "id": { "type": "string", "format": format } }
+                });
+                let validator = Validator::new(&schema).unwrap();
+                assert!(
+                    validator.is_valid(&json!({ "id": right })),
+                    "{draft} {format} {right}"
+                );
+                assert_eq!(
+                    shown_violations(&schema, json!({ "id": wrong })),
+                    [format!("at /id: {} is not a valid {format}", json!(wrong))],
+                    "{draft}"
+                );
+                // A value that is not a string is not the format's business.
+                let bare = Validator::new(&json!({ "$schema": draft, "format": format })).unwrap();
+                assert!(bare.is_valid(&json!(7)) && !bare.is_valid(&json!(wrong)));
+            }
+        }
+    }
+
+    #[test]
+    fn the_strict_reading_asserts_only_the_drafts_own_formats() {
+        let strict = |draft: &str, format: &str| {
+            let schema = json!({ "$schema": draft, "format": format });
+            Validator::with_formats(&schema, None, &[], Formats::PerDraft).unwrap()
+        };
+        // Draft 4 defines none of them: each is an annotation.
+        for (format, wrong, _) in LATER_FORMATS {
+            assert!(strict(DRAFT_4, format).is_valid(&json!(wrong)), "{format}");
+        }
+        // 2020-12 defines them all.
+        for (format, wrong, _) in LATER_FORMATS {
+            let validator = strict("https://json-schema.org/draft/2020-12/schema", format);
+            assert!(!validator.is_valid(&json!(wrong)), "{format}");
+        }
+        // The draft's own formats are asserted in both readings, each as its draft defines it.
+        assert!(!strict(DRAFT_4, "email").is_valid(&json!("no at sign")));
+        assert!(!strict(DRAFT_7, "json-pointer").is_valid(&json!("a")));
+        assert!(strict(DRAFT_4, "json-pointer").is_valid(&json!("a")));
+        // A name no draft defines is ignored in both readings.
+        let custom = json!({ "$schema": DRAFT_4, "format": "color" });
+        assert!(Validator::new(&custom)
+            .unwrap()
+            .is_valid(&json!("not a colour")));
+    }
+
+    #[test]
+    fn a_format_the_schemas_draft_defines_keeps_that_drafts_meaning() {
+        // Drafts 4 and 6 read `hostname` by RFC 1034, which takes hyphens in a label's third and
+        // fourth places; 2020-12 by RFC 5891, which keeps them for `xn--` labels.
+        let host = json!("ab--cd.example");
+        for draft in [DRAFT_4, "http://json-schema.org/draft-06/schema#"] {
+            let schema = json!({ "$schema": draft, "format": "hostname" });
+            assert!(Validator::new(&schema).unwrap().is_valid(&host), "{draft}");
+            let strict = Validator::with_formats(&schema, None, &[], Formats::PerDraft).unwrap();
+            assert!(strict.is_valid(&host) && !strict.is_valid(&json!("-a.example")));
+        }
+        let latest = json!({ "format": "hostname" });
+        assert!(!Validator::new(&latest).unwrap().is_valid(&host));
     }
 
     #[test]

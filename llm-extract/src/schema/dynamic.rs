@@ -5,7 +5,7 @@ use super::node;
 use super::signature::{self, SignatureError};
 use super::{Dialect, SchemaSet, Shape};
 use crate::error::SchemaError;
-use crate::validate::Validator;
+use crate::validate::{Formats, Validator};
 use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -124,7 +124,8 @@ pub struct DynamicSchema {
     inputs: Vec<String>,
 }
 
-/// A runtime schema being configured: its name, and the other documents its `$ref`s point at.
+/// A runtime schema being configured: its name, the other documents its `$ref`s point at, and
+/// which `format`s its validator asserts.
 ///
 /// ```
 /// use llm_extract::schema::DynamicSchema;
@@ -145,6 +146,7 @@ pub struct DynamicSchemaBuilder {
     name: String,
     base_uri: Option<String>,
     documents: Vec<(String, Value)>,
+    formats: Formats,
 }
 
 impl DynamicSchemaBuilder {
@@ -172,11 +174,32 @@ impl DynamicSchemaBuilder {
         self
     }
 
+    /// Which `format`s the validator asserts: by default [`Formats::AnyDraft`], every format a
+    /// draft defines whatever draft the schema names (`"format": "uuid"` in a draft-4 schema is
+    /// checked, and a model's answer that is no UUID is repaired); [`Formats::PerDraft`] for the
+    /// strict reading, where a format the schema's draft does not define is an annotation.
+    ///
+    /// ```
+    /// use llm_extract::schema::DynamicSchema;
+    /// use llm_extract::validate::Formats;
+    /// use serde_json::json;
+    /// let schema = json!({"$schema": "http://json-schema.org/draft-04/schema#", "format": "uuid"});
+    /// let any = DynamicSchema::from_json(schema.clone())?;
+    /// assert!(!any.schema_set().validator()?.is_valid(&json!("42")));
+    /// let strict = DynamicSchema::builder(schema).formats(Formats::PerDraft).build()?;
+    /// assert!(strict.schema_set().validator()?.is_valid(&json!("42")));
+    /// # Ok::<(), llm_extract::SchemaError>(())
+    /// ```
+    pub fn formats(mut self, formats: Formats) -> Self {
+        self.formats = formats;
+        self
+    }
+
     /// Compiles the schema: its validator (any error is the schema's), then the generation schema.
     pub fn build(self) -> Result<DynamicSchema, SchemaError> {
         let schema = encode_refs(self.schema);
         let base = self.base_uri.as_deref();
-        let validator = Validator::with_documents(&schema, base, &self.documents)?;
+        let validator = Validator::with_formats(&schema, base, &self.documents, self.formats)?;
         let generic = generation(&schema, base, &self.documents);
         let set = SchemaSet::with_validation(self.name, generic, schema, validator);
         Ok(DynamicSchema {
@@ -225,8 +248,9 @@ impl DynamicSchema {
     /// 2020-12 when it names none).
     ///
     /// Values are validated against the schema as written: a value is valid exactly when it is
-    /// valid for the schema (`{"type": "object"}` accepts any object). Every schema the validator
-    /// compiles is taken; annotations and unknown keywords (`$comment`, `example`, `readOnly`,
+    /// valid for the schema (`{"type": "object"}` accepts any object), every `format` a draft
+    /// defines asserted whatever draft the schema names (see [`DynamicSchemaBuilder::formats`] for
+    /// the strict per-draft reading). Every schema the validator compiles is taken; annotations and unknown keywords (`$comment`, `example`, `readOnly`,
     /// vendor extensions, ...) are ignored. A `$ref` to another document is
     /// [`SchemaError::RemoteRef`] unless the document is registered (see
     /// [`DynamicSchema::builder`]); nothing is fetched. An invalid schema is
@@ -248,13 +272,14 @@ impl DynamicSchema {
     }
 
     /// A runtime schema to configure before it is compiled: its name, the documents its `$ref`s
-    /// point at.
+    /// point at, which `format`s are asserted.
     pub fn builder(schema: Value) -> DynamicSchemaBuilder {
         DynamicSchemaBuilder {
             schema,
             name: "DynamicSchema".to_owned(),
             base_uri: None,
             documents: Vec::new(),
+            formats: Formats::default(),
         }
     }
 

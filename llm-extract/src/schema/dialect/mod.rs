@@ -34,6 +34,9 @@
 //! - `if`/`then`/`else`, `dependentRequired`, `dependentSchemas`, `dependencies`, `not` and the other
 //!   assertions no provider takes are dropped and reported. (`if`/`then`/`else` and the dependencies have
 //!   an exact `anyOf` form only with `not`, which none of these providers takes.)
+//! - The walk counts the schema nodes it copies ([`WORK_LIMIT`]; references inlined have their own
+//!   bounds, [`INLINE_LIMIT`] and [`INLINE_NODE_LIMIT`]): a schema past the budget is
+//!   [`SchemaError::Unsupported`] naming the part being read, in a time bounded by the schema alone.
 //!
 //! # The dialects
 //! - [`Dialect::Generic`]: the generic schema minus its `x-` keys (grounded: with its marks), with a map
@@ -73,6 +76,14 @@ pub const INLINE_LIMIT: usize = 20_000;
 /// The most schema nodes one lowering copies in by inlining references: a few large definitions that
 /// refer to one another reach it long before [`INLINE_LIMIT`] copies, and the lowering stays fast.
 pub const INLINE_NODE_LIMIT: usize = 200_000;
+
+/// The most schema nodes one lowering copies in all: every node it reads is copied with what it
+/// holds, and the keywords beside a union are copied into each of its branches. A budget of work,
+/// not of time: a schema whose parts are read many times over (a large tree under many levels, a
+/// long union beside many keywords) stops here with an error naming the part being read, in a
+/// time that depends on the schema alone, not on the machine. Three times what the costliest
+/// schema of SchemaStore's that lowers copies (1.7 million nodes).
+pub const WORK_LIMIT: usize = 5_000_000;
 
 /// A keyword left out of what is sent (the local validator still checks it).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -553,6 +564,8 @@ pub(super) struct Walk<'a> {
     inlined: usize,
     /// How many schema nodes those references copied in.
     inlined_nodes: usize,
+    /// How many schema nodes the walk copied so far (see [`WORK_LIMIT`]).
+    work: usize,
     root: &'a Value,
     refs: Refs,
     grounding: bool,
@@ -621,6 +634,7 @@ impl<'a> Walk<'a> {
             name,
             inlined: 0,
             inlined_nodes: 0,
+            work: 0,
             root,
             refs,
             grounding,
@@ -646,6 +660,29 @@ impl<'a> Walk<'a> {
         }
     }
 
+    /// Counts the copy of `count` more schema nodes at `path` against [`WORK_LIMIT`].
+    fn spend(&mut self, count: usize, path: &Pointer) -> Result<(), SchemaError> {
+        self.work = self.work.saturating_add(count);
+        if self.work > WORK_LIMIT {
+            return Err(unsupported(
+                self.name,
+                &format!("a schema whose lowering copies more than {WORK_LIMIT} schema nodes"),
+                path,
+                "send it to a provider that takes references, or simplify its definitions \
+                 (a large definition used in many places, a long union beside other keywords)",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The nodes of `value`, counted up to one past what is left of [`WORK_LIMIT`].
+    fn size(&self, value: &Value) -> usize {
+        nodes_up_to(
+            value,
+            WORK_LIMIT.saturating_sub(self.work).saturating_add(2),
+        )
+    }
+
     /// Whether the grounding marks are kept.
     pub(super) fn grounding(&self) -> bool {
         self.grounding
@@ -669,6 +706,7 @@ impl<'a> Walk<'a> {
             Value::Object(map) => map,
             _ => return Ok(Prepared::Any),
         };
+        self.spend(self.size(raw), path)?;
         let mut map: Map<String, Value> = source
             .iter()
             .filter(|(key, value)| {
@@ -766,13 +804,16 @@ impl<'a> Walk<'a> {
                 .map(|(key, value)| (key.clone(), value.clone()))
                 .collect();
             if !siblings.is_empty() {
+                let siblings = Value::Object(siblings);
+                let copies = self.size(&siblings).saturating_mul(branches.len());
+                self.spend(copies, path)?;
                 let distributed: Vec<Value> = branches
                     .iter()
                     .map(|branch| {
                         let mut both = Map::new();
                         both.insert(
                             "allOf".into(),
-                            Value::Array(vec![Value::Object(siblings.clone()), branch.clone()]),
+                            Value::Array(vec![siblings.clone(), branch.clone()]),
                         );
                         Value::Object(both)
                     })

@@ -411,3 +411,39 @@ fn definitions_that_inline_to_a_huge_tree_are_refused_quickly() {
         "refused by the node budget: {error}"
     );
 }
+
+/// Objects nested `depth` deep, each with a property `a` and the innermost with an `enum` of `width`
+/// names: without references, reading each level copies everything below it.
+fn deep_and_wide(depth: usize, width: usize) -> Value {
+    let names: Vec<String> = (0..width).map(|i| format!("n{i}")).collect();
+    let mut schema = json!({ "enum": names });
+    for _ in 0..depth {
+        schema = json!({ "type": "object", "properties": { "a": schema } });
+    }
+    schema
+}
+
+#[test]
+fn a_lowering_stops_at_the_work_budget_naming_the_part() {
+    const WIDTH: usize = 50_000;
+    // Reading the schema copies about depth x width nodes: within the budget at 8 levels.
+    let within = WORK_LIMIT / WIDTH / 10;
+    assert!(lower(&deep_and_wide(within, WIDTH), Dialect::Gbnf).is_ok());
+    // Past it, every dialect that reads the schema through the shared walk stops with the part
+    // it was reading when the budget ran out.
+    let past = WORK_LIMIT / WIDTH + 5;
+    let schema = deep_and_wide(past, WIDTH);
+    for dialect in [Dialect::Gbnf, Dialect::Gemini] {
+        let error = lower(&schema, dialect).unwrap_err();
+        let SchemaError::Unsupported { what, path, .. } = &error else {
+            panic!("{dialect}: {error}");
+        };
+        assert!(
+            what.contains(&format!("copies more than {WORK_LIMIT}")),
+            "{error}"
+        );
+        assert!(path.starts_with("/properties/a/properties/a"), "{error}");
+        let depth = path.matches("/properties/a").count();
+        assert!((1..past).contains(&depth), "{error}");
+    }
+}
