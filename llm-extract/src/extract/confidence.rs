@@ -857,9 +857,15 @@ mod tests {
         let makers: [(fn(usize) -> String, fn(usize) -> usize); 5] = [
             // Leaves deeper than the limit are not scored.
             (|n| "[".repeat(n) + &"1,".repeat(n), |_| 0),
-            (|n| "[".repeat(n) + &"\"ab\",".repeat(n) + &"]".repeat(n), |_| 0),
+            (
+                |n| "[".repeat(n) + &"\"ab\",".repeat(n) + &"]".repeat(n),
+                |_| 0,
+            ),
             (|n| format!("[{}1]", "\"ab\",".repeat(n)), |n| n + 1),
-            (|n| format!("{{{}\"z\": 1}}", "\"key\": [[true]], ".repeat(n)), |n| n + 1),
+            (
+                |n| format!("{{{}\"z\": 1}}", "\"key\": [[true]], ".repeat(n)),
+                |n| n + 1,
+            ),
             // One leaf at the deepest scored level, then as many more at the same depth.
             (
                 |n| "[".repeat(MAX_DEPTH) + &"\"a\",".repeat(n) + &"]".repeat(MAX_DEPTH),

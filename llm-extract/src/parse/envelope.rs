@@ -309,7 +309,10 @@ mod tests {
             assert_eq!(found.len(), 1);
             assert!(steps <= 5 * n + (1 << 16), "{steps} bytes read for {n}");
             if let Some(last) = last {
-                assert!(steps * 10 < last * 25, "{last} then {steps} bytes read at {n}");
+                assert!(
+                    steps * 10 < last * 25,
+                    "{last} then {steps} bytes read at {n}"
+                );
             }
             last = Some(steps);
         }
