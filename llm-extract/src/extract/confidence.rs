@@ -854,7 +854,9 @@ mod tests {
         // The scan's work (steps, bytes read, bytes copied into pointers) counted at each doubling of
         // the input: copying a pointer as deep as the input for each leaf, or reading a string again,
         // would multiply it by about 4 per doubling.
-        let makers: [(fn(usize) -> String, fn(usize) -> usize); 5] = [
+        // Each shape, and how many leaves it has at size `n`.
+        type Shape = (fn(usize) -> String, fn(usize) -> usize);
+        let makers: [Shape; 5] = [
             // Leaves deeper than the limit are not scored.
             (|n| "[".repeat(n) + &"1,".repeat(n), |_| 0),
             (
