@@ -1496,8 +1496,9 @@ fn many_quotes_take_linear_time() {
     // Each shape at four doublings: the parser's look-ahead (bytes read past where it stands, and
     // comparisons between candidates, counted by `parse::work`) stays a small multiple of the input
     // and about doubles with it. A look-ahead quadratic in the input would multiply it by about 4.
-    type Check = fn(&str);
-    let shapes: [(&str, fn(usize) -> String, Check); 6] = [
+    // Each shape: its name, the text at size `n`, and what parsing that text must give.
+    type Shape = (&'static str, fn(usize) -> String, fn(&str));
+    let shapes: [Shape; 6] = [
         (
             "stray quotes",
             |n| format!("{{\"a\": 1{}}}", "\" ".repeat(n)),
