@@ -94,7 +94,27 @@ fn a_schema_no_grammar_can_hold_is_an_error_before_generation() {
     let any = ChatRequest::new("anything")
         .with_schema("Any", json!({"type": "object", "properties": {"v": true}}))
         .with_max_tokens(1);
-    assert!(runtime.block_on(model().chat_stream(any)).is_ok());
+    let (deltas, done) = runtime.block_on(async {
+        let mut stream = model().chat_stream(any).await.unwrap();
+        let mut deltas = Vec::new();
+        let mut done = None;
+        while let Some(event) = tokio::time::timeout(PATIENCE, stream.next()).await.unwrap() {
+            match event.unwrap() {
+                ChatEvent::Delta(d) => deltas.push(d),
+                ChatEvent::Done(response) => done = Some(response),
+                other => panic!("unexpected event {other:?}"),
+            }
+        }
+        (deltas, done.expect("a stream ends with Done"))
+    });
+    // One token, and the grammar made it the object's opening.
+    assert_eq!(
+        (&done.finish, done.usage.completion_tokens),
+        (&Finish::Length, 1),
+        "{done:?}"
+    );
+    assert!(done.text.trim_start().starts_with('{'), "{:?}", done.text);
+    assert_eq!(deltas.concat(), done.text);
     let request = ChatRequest::new("anything").with_schema(
         "Bad",
         json!({"type": "object", "properties": {"v": false}, "required": ["v"]}),
@@ -343,7 +363,25 @@ async fn a_repeat_penalty_outside_its_range_is_refused() {
     let request = ChatRequest::new("Say yes.")
         .with_max_tokens(4)
         .with_repeat_penalty(1.3);
-    assert!(chat(&penalised, request).await.is_ok());
+    let answer = chat(&penalised, request).await.unwrap();
+    assert!(
+        answer.text.to_lowercase().contains("yes")
+            && (1..=4).contains(&answer.usage.completion_tokens),
+        "{answer:?}"
+    );
+    // Asked to go on with a run of one word, the model repeats it to the token limit; a penalty, the
+    // model's or the request's, ends the run.
+    let la = |text: &str| text.split_whitespace().filter(|w| *w == "la").count();
+    let run = ChatRequest::new("Sing.")
+        .with_message(Message::assistant("la la la la la la la la"))
+        .with_max_tokens(24);
+    let plain = chat(model(), run.clone()).await.unwrap();
+    assert!(la(&plain.text) >= 20, "{:?}", plain.text);
+    let by_model = chat(&penalised, run.clone()).await.unwrap();
+    let by_request = chat(model(), run.with_repeat_penalty(1.3)).await.unwrap();
+    for answer in [by_model, by_request] {
+        assert!(la(&answer.text) <= 4, "{:?}", answer.text);
+    }
 }
 
 #[test]

@@ -1493,21 +1493,62 @@ fn every_spelling_of_a_literal_reads_the_same() {
 
 #[test]
 fn many_quotes_take_linear_time() {
-    // The parser's unit tests count its look-ahead; this checks the outcome on ~1 MB of quotes
-    // in each new shape, which a quadratic look-ahead would not finish.
-    let quotes = "\" ".repeat(250_000);
-    let stray = format!("{{\"a\": 1{quotes}}}");
-    assert!(from_str::<A>(&stray).is_err());
-    let inner = format!("{{\"a\": \"{}\"}}", "x \"y\" ".repeat(150_000));
-    assert!(from_str::<S>(&inner).is_ok());
-    let colons = format!("{{{}}}", "\"k\", ".repeat(150_000));
-    assert_eq!(unchecked(&colons).unwrap().value, json!({"k": "k"}));
-    let reopened = format!("{{\"a\": 1{}}}", "}, \"b\": 1".repeat(100_000));
-    assert_eq!(ok::<AB>(&reopened).value, AB { a: 1, b: Some(1) });
-    let words = format!("{{\"a\": 1, {} \"b\": 2}}", "W \"".repeat(150_000));
-    assert!(unchecked(&words).is_err());
-    let commas = format!("{{\"a\": \"{}\"}}", "x\", y ".repeat(150_000));
-    assert!(from_str::<S>(&commas).is_ok());
+    // Each shape at four doublings: the parser's look-ahead (bytes read past where it stands, and
+    // comparisons between candidates, counted by `parse::work`) stays a small multiple of the input
+    // and about doubles with it. A look-ahead quadratic in the input would multiply it by about 4.
+    // Each shape: its name, the text at size `n`, and what parsing that text must give.
+    type Shape = (&'static str, fn(usize) -> String, fn(&str));
+    let shapes: [Shape; 6] = [
+        (
+            "stray quotes",
+            |n| format!("{{\"a\": 1{}}}", "\" ".repeat(n)),
+            |t| assert!(from_str::<A>(t).is_err()),
+        ),
+        (
+            "quotes inside a string",
+            |n| format!("{{\"a\": \"{}\"}}", "x \"y\" ".repeat(n)),
+            |t| assert!(from_str::<S>(t).is_ok()),
+        ),
+        (
+            "keys without colons",
+            |n| format!("{{{}}}", "\"k\", ".repeat(n)),
+            |t| assert_eq!(unchecked(t).unwrap().value, json!({"k": "k"})),
+        ),
+        (
+            "objects closed and reopened",
+            |n| format!("{{\"a\": 1{}}}", "}, \"b\": 1".repeat(n)),
+            |t| assert_eq!(ok::<AB>(t).value, AB { a: 1, b: Some(1) }),
+        ),
+        (
+            "words before quotes",
+            |n| format!("{{\"a\": 1, {} \"b\": 2}}", "W \"".repeat(n)),
+            |t| assert!(unchecked(t).is_err()),
+        ),
+        (
+            "commas inside a string",
+            |n| format!("{{\"a\": \"{}\"}}", "x\", y ".repeat(n)),
+            |t| assert!(from_str::<S>(t).is_ok()),
+        ),
+    ];
+    for (shape, make, check) in shapes {
+        let mut last: Option<usize> = None;
+        for n in [10_000, 20_000, 40_000, 80_000] {
+            let text = make(n);
+            let steps = llm_extract::parse::work::of(|| check(&text));
+            assert!(
+                steps > 0 && steps <= 8 * text.len(),
+                "{shape}: {steps} steps for {} bytes",
+                text.len()
+            );
+            if let Some(last) = last {
+                assert!(
+                    steps * 10 < last * 25,
+                    "{shape}: {last} then {steps} steps at {n}"
+                );
+            }
+            last = Some(steps);
+        }
+    }
 }
 
 #[test]

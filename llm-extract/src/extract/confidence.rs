@@ -11,6 +11,7 @@
 
 use crate::check::{Issue, Severity};
 use crate::llm::TokenLogprob;
+use crate::parse::work;
 use crate::report::Report;
 use crate::schema::node::escape_token;
 use serde_json::Value;
@@ -104,6 +105,9 @@ pub(crate) fn scan(text: &str) -> Vec<Scanned> {
     let mut current: Option<Scanned> = None;
     let mut at = 0;
     while let Some(&byte) = bytes.get(at) {
+        // The steps of this loop, and below each byte read past `at` or copied into a leaf's pointer:
+        // the tests hold their sum to a multiple of the text's length.
+        work::count(1);
         if stack.is_empty() {
             // Between values: only an opening bracket starts one.
             if byte == b'{' || byte == b'[' {
@@ -152,6 +156,7 @@ pub(crate) fn scan(text: &str) -> Vec<Scanned> {
                             pointer.truncate(frame.base);
                             pointer.push('/');
                             pointer.push_str(&index.to_string());
+                            work::count(pointer.len() - frame.base);
                         }
                         None => frame.expect_key = true,
                     }
@@ -160,6 +165,7 @@ pub(crate) fn scan(text: &str) -> Vec<Scanned> {
             }
             b'"' => {
                 let end = string_end(bytes, at);
+                work::count(end - at);
                 let quoted = text.get(at..end).unwrap_or_default();
                 let closed = end > at + 1 && bytes.get(end - 1) == Some(&b'"');
                 let shallow = stack.len() <= MAX_DEPTH;
@@ -171,6 +177,7 @@ pub(crate) fn scan(text: &str) -> Vec<Scanned> {
                         let key: String = serde_json::from_str(quoted)
                             .unwrap_or_else(|_| quoted.trim_matches('"').to_owned());
                         pointer.push_str(&key.replace('~', "~0").replace('/', "~1"));
+                        work::count(pointer.len() - frame.base);
                     }
                     _ if closed && shallow => {
                         // The characters between the quotes; the quotes themselves for "".
@@ -180,6 +187,7 @@ pub(crate) fn scan(text: &str) -> Vec<Scanned> {
                             at..end
                         };
                         if let Some(value) = current.as_mut() {
+                            work::count(pointer.len());
                             value.leaves.push((pointer.clone(), range));
                         }
                     }
@@ -195,12 +203,14 @@ pub(crate) fn scan(text: &str) -> Vec<Scanned> {
                 {
                     end += 1;
                 }
+                work::count(end - at);
                 let in_value = stack
                     .last()
                     .is_some_and(|f| f.index.is_some() || !f.expect_key);
                 // A word cut by the end of the text may not be whole.
                 if in_value && end < bytes.len() && stack.len() <= MAX_DEPTH {
                     if let Some(value) = current.as_mut() {
+                        work::count(pointer.len());
                         value.leaves.push((pointer.clone(), at..end));
                     }
                 }
@@ -841,13 +851,52 @@ mod tests {
 
     #[test]
     fn the_scan_is_linear_on_deep_and_long_input() {
-        let deep = "[".repeat(200_000) + &"1,".repeat(200_000);
-        let started = std::time::Instant::now();
-        let values = scan(&deep);
-        // Leaves deeper than the limit are not scored.
-        assert!(values[0].leaves.is_empty());
-        let wide = format!("[{}1]", "\"ab\",".repeat(200_000));
-        assert_eq!(scan(&wide)[0].leaves.len(), 200_001);
-        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+        // The scan's work (steps, bytes read, bytes copied into pointers) counted at each doubling of
+        // the input: copying a pointer as deep as the input for each leaf, or reading a string again,
+        // would multiply it by about 4 per doubling.
+        // Each shape, and how many leaves it has at size `n`.
+        type Shape = (fn(usize) -> String, fn(usize) -> usize);
+        let makers: [Shape; 5] = [
+            // Leaves deeper than the limit are not scored.
+            (|n| "[".repeat(n) + &"1,".repeat(n), |_| 0),
+            (
+                |n| "[".repeat(n) + &"\"ab\",".repeat(n) + &"]".repeat(n),
+                |_| 0,
+            ),
+            (|n| format!("[{}1]", "\"ab\",".repeat(n)), |n| n + 1),
+            (
+                |n| format!("{{{}\"z\": 1}}", "\"key\": [[true]], ".repeat(n)),
+                |n| n + 1,
+            ),
+            // One leaf at the deepest scored level, then as many more at the same depth.
+            (
+                |n| "[".repeat(MAX_DEPTH) + &"\"a\",".repeat(n) + &"]".repeat(MAX_DEPTH),
+                |n| n,
+            ),
+        ];
+        for (make, leaves) in makers {
+            let mut last: Option<usize> = None;
+            for n in [5_000, 10_000, 20_000, 40_000] {
+                let text = make(n);
+                let mut values = Vec::new();
+                let steps = work::of(|| values = scan(&text));
+                let found: usize = values.iter().map(|v| v.leaves.len()).sum();
+                assert_eq!(found, leaves(n), "{}...", &text[..40]);
+                assert!(
+                    steps <= 8 * text.len() + (2 * MAX_DEPTH + 8) * found,
+                    "{steps} steps for {} bytes: {}...",
+                    text.len(),
+                    &text[..40]
+                );
+                if let Some(last) = last {
+                    assert!(
+                        steps * 10 < last * 25,
+                        "{last} then {steps} steps at {n}: {}...",
+                        &text[..40]
+                    );
+                }
+                last = Some(steps);
+            }
+        }
     }
 }

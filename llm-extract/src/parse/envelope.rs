@@ -149,6 +149,7 @@ pub(crate) fn candidates(text: &str, from: usize) -> Vec<Candidate> {
                 i = start + len;
             }
             _ => {
+                work::count(bytes.len() - start);
                 // Only the outermost unclosed start can be the real value; inner ones are its parts.
                 if !seen_unclosed {
                     out.push(Candidate {
@@ -298,8 +299,22 @@ mod tests {
 
     #[test]
     fn hostile_brackets_stay_linear() {
-        let text = "[".repeat(200_000);
-        let found = candidates(&text, 0);
-        assert_eq!(found.len(), 1);
+        // Each `[` starts a scan that runs to the end of the text: unbounded, quadratic. The bytes
+        // those scans read stay within their budget, and about double with the input.
+        let mut last: Option<usize> = None;
+        for n in [4_000, 8_000, 16_000, 32_000, 64_000, 128_000] {
+            let text = "[".repeat(n);
+            let mut found = Vec::new();
+            let steps = work::of(|| found = candidates(&text, 0));
+            assert_eq!(found.len(), 1);
+            assert!(steps <= 5 * n + (1 << 16), "{steps} bytes read for {n}");
+            if let Some(last) = last {
+                assert!(
+                    steps * 10 < last * 25,
+                    "{last} then {steps} bytes read at {n}"
+                );
+            }
+            last = Some(steps);
+        }
     }
 }

@@ -112,7 +112,9 @@ mod partial_tuple;
 pub(crate) mod partial_value;
 mod pipeline;
 pub(crate) mod typed;
-pub(crate) mod work;
+/// The parsers' step count, for tests (feature `__work-count`). Not public API.
+#[doc(hidden)]
+pub mod work;
 
 pub(crate) use decoder::WithJson;
 pub use decoder::{Item, LineDecoder, LineEvent};

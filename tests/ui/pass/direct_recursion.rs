@@ -1,3 +1,6 @@
+//! A type that holds itself (in a `Vec`, an `Option<Box<_>>`) derives: its schema refers to itself
+//! through `$defs`.
+
 use llm_extract::{Extract, Schema};
 use serde::Deserialize;
 
@@ -8,8 +11,15 @@ struct Comment {
     parent: Option<Box<Comment>>,
 }
 
-fn main() {
+#[test]
+fn derives() {
     let schema = Comment::json_schema();
-    assert_eq!(schema["$defs"]["Comment"]["properties"], schema["properties"]);
-    assert_eq!(schema["properties"]["replies"]["items"]["$ref"], "#/$defs/Comment");
+    assert_eq!(
+        schema["$defs"]["Comment"]["properties"],
+        schema["properties"]
+    );
+    assert_eq!(
+        schema["properties"]["replies"]["items"]["$ref"],
+        "#/$defs/Comment"
+    );
 }

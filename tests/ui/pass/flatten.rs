@@ -1,3 +1,6 @@
+//! `#[serde(flatten)]` of a struct and of a map derives: the struct's fields join the outer ones, the
+//! map's values become `additionalProperties`.
+
 use llm_extract::{Extract, Schema};
 use serde::Deserialize;
 use std::collections::HashMap;
@@ -16,7 +19,8 @@ struct Person {
     extra: HashMap<String, String>,
 }
 
-fn main() {
+#[test]
+fn derives() {
     let schema = Person::json_schema();
     assert_eq!(schema["required"], serde_json::json!(["name", "city"]));
     assert_eq!(schema["additionalProperties"]["type"], "string");

@@ -1,3 +1,5 @@
+//! A generic internally tagged enum derives, a schema per instantiation.
+
 use llm_extract::{Extract, Schema};
 use serde::Deserialize;
 
@@ -8,7 +10,8 @@ enum Either<L, R> {
     Right { value: R },
 }
 
-fn main() {
+#[test]
+fn derives() {
     let numbers = <Either<u8, String>>::json_schema();
     assert_ne!(numbers, <Either<String, u8>>::json_schema());
 }

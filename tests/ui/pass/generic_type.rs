@@ -1,3 +1,5 @@
+//! A generic struct derives, a schema per instantiation.
+
 use llm_extract::{Extract, Schema};
 use serde::Deserialize;
 
@@ -11,8 +13,12 @@ struct Person {
     name: String,
 }
 
-fn main() {
+#[test]
+fn derives() {
     let people = <Page<Person>>::json_schema();
-    assert_eq!(people["properties"]["items"]["items"]["required"][0], "name");
+    assert_eq!(
+        people["properties"]["items"]["items"]["required"][0],
+        "name"
+    );
     assert_ne!(people, <Page<u8>>::json_schema());
 }

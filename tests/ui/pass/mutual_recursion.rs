@@ -1,3 +1,5 @@
+//! Two types that hold each other derive: each schema has its own type in `$defs`.
+
 use llm_extract::{Extract, Schema};
 use serde::Deserialize;
 
@@ -13,7 +15,8 @@ struct File {
     parent: Option<Box<Folder>>,
 }
 
-fn main() {
+#[test]
+fn derives() {
     assert!(Folder::json_schema()["$defs"].get("Folder").is_some());
     assert!(File::json_schema()["$defs"].get("File").is_some());
 }

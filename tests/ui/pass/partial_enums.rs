@@ -36,7 +36,9 @@ struct Both<T>(T, u8);
 #[serde(tag = "type")]
 enum Tagged<T> {
     Wrap(T),
-    Count { n: u8 },
+    Count {
+        n: u8,
+    },
     #[serde(other)]
     Unknown,
 }
@@ -48,7 +50,8 @@ fn snapshot<T: Clone + std::fmt::Debug + PartialEq + serde::Serialize + Send + S
     value
 }
 
-fn main() {
+#[test]
+fn derives() {
     let event: Partial<Event<Person>> = EventPartial::Rename { to: None };
     let copy = snapshot(event.clone());
     assert_eq!(format!("{copy:?}"), "Rename { to: None }");
@@ -74,5 +77,8 @@ fn main() {
     let copy = snapshot(tagged.clone());
     assert_eq!(format!("{copy:?}"), "Wrap(None)");
     assert!(copy == tagged);
-    assert_eq!(serde_json::to_string(&tagged).unwrap(), r#"{"type":"Wrap"}"#);
+    assert_eq!(
+        serde_json::to_string(&tagged).unwrap(),
+        r#"{"type":"Wrap"}"#
+    );
 }

@@ -51,8 +51,8 @@ const GROWTH: u32 = 1024;
 /// of the batch it is read in (attention for one query takes another path than for a block of queries), so
 /// this is what makes reuse exact: every prompt token is read in the same piece, at the same positions,
 /// over the same cached keys and values, whether the prefix before it was reused or read again. Smaller
-/// pieces reuse more of a shared prefix but read a long prompt in more steps (BENCHMARKS.md, issue 14,
-/// "Session 10").
+/// pieces reuse more of a shared prefix but read a long prompt in more steps (BENCHMARKS.md, "Prompt-prefix
+/// reuse", has the figures at this size).
 const PIECE: usize = 64;
 
 /// Serialises the decoding steps of every model that did not ask for its own cores
