@@ -132,6 +132,10 @@ pub enum LlmError {
         /// What is wrong and how to fix it.
         message: String,
     },
+    /// A media part the backend cannot take, or over one of its limits (see [`MediaError`](super::MediaError)); nothing
+    /// was sent. Sending the same request again fails the same way.
+    #[error(transparent)]
+    Media(#[from] super::MediaError),
     /// Any other failure, e.g. from a custom backend built with [`from_fn`](super::from_fn).
     #[error("{message}")]
     Other {
@@ -294,7 +298,8 @@ impl LlmError {
             LlmError::Redirect { location, .. } => vec![(location, Text::Quoted)],
             LlmError::Timeout { .. }
             | LlmError::BodyTooLarge { .. }
-            | LlmError::InsecureKey { .. } => Vec::new(),
+            | LlmError::InsecureKey { .. }
+            | LlmError::Media(_) => Vec::new(),
             #[cfg(feature = "llama-cpp")]
             LlmError::LlamaCpp(_) => Vec::new(),
         }
