@@ -118,7 +118,10 @@ async fn openai_compatible_sends_image_url_and_file_parts_before_the_text() {
         data_url(&parts[2]["file"]["file_data"], "application/pdf"),
         pdf()
     );
-    assert_eq!(data_url(&parts[3]["image_url"]["url"], "image/jpeg"), jpeg());
+    assert_eq!(
+        data_url(&parts[3]["image_url"]["url"], "image/jpeg"),
+        jpeg()
+    );
     assert_eq!(
         parts[4],
         json!({"type": "text", "text": "Who is on the badge?"})
@@ -242,9 +245,20 @@ fn media_error<T: std::fmt::Debug>(result: Result<T, llm_extract::ExtractError>)
 #[tokio::test]
 async fn ollama_refuses_a_pdf_and_a_url_before_sending() {
     let (server, llm) = ollama_server();
-    let pdf_input = Input::text("x").with_media(Media::png(png())).with_media(Media::pdf(pdf()));
+    let pdf_input = Input::text("x")
+        .with_media(Media::png(png()))
+        .with_media(Media::pdf(pdf()));
     let err = media_error(Extractor::new(&llm).extract::<Person>(pdf_input).await);
-    assert!(matches!(err, MediaError::Unsupported { backend: "Ollama", .. }), "{err}");
+    assert!(
+        matches!(
+            err,
+            MediaError::Unsupported {
+                backend: "Ollama",
+                ..
+            }
+        ),
+        "{err}"
+    );
     assert!(err.to_string().contains("PDF 2"), "{err}");
     let url_input = Input::text("x").with_media(Media::image_url(
         MediaType::Png,
@@ -259,9 +273,19 @@ async fn ollama_refuses_a_pdf_and_a_url_before_sending() {
 async fn openai_compatible_refuses_a_pdf_by_url() {
     let server = openai_server();
     let input = Input::text("x").with_media(Media::pdf_url("https://example.com/a.pdf"));
-    let err = media_error(Extractor::new(openai(&server)).extract::<Person>(input).await);
+    let err = media_error(
+        Extractor::new(openai(&server))
+            .extract::<Person>(input)
+            .await,
+    );
     assert!(
-        matches!(err, MediaError::Unsupported { backend: "OpenAI-compatible", .. }),
+        matches!(
+            err,
+            MediaError::Unsupported {
+                backend: "OpenAI-compatible",
+                ..
+            }
+        ),
         "{err}"
     );
     assert!(server.requests().is_empty());
@@ -298,7 +322,11 @@ async fn anthropic_refuses_an_image_over_its_documented_five_mib_before_sending(
         .extract::<Person>(Input::text("x").with_media(Media::png(fits)))
         .await
         .unwrap();
-    assert_eq!(server.requests().len(), 1, "only the request within the limit went");
+    assert_eq!(
+        server.requests().len(),
+        1,
+        "only the request within the limit went"
+    );
 }
 
 #[tokio::test]
@@ -330,7 +358,13 @@ async fn limits_set_on_the_builder_replace_the_providers_and_name_the_limit() {
     let big = Input::text("x").with_media(Media::pdf(vec![b'%'; 1600]));
     let err = media_error(Extractor::new(&llm).extract::<Person>(big).await);
     assert!(
-        matches!(err, MediaError::TooLarge { limit: "max_request_bytes", .. }),
+        matches!(
+            err,
+            MediaError::TooLarge {
+                limit: "max_request_bytes",
+                ..
+            }
+        ),
         "{err}"
     );
     assert!(err.to_string().contains("Gemini"), "{err}");
@@ -359,7 +393,10 @@ async fn a_repair_resends_the_media_with_the_first_user_message() {
         .iter()
         .find(|m| m["role"] == "user")
         .unwrap();
-    assert_eq!(data_url(&user["content"][0]["image_url"]["url"], "image/png"), png());
+    assert_eq!(
+        data_url(&user["content"][0]["image_url"]["url"], "image/png"),
+        png()
+    );
     // The repair's own turns (the bad answer, the problems) are text.
     assert!(repair.as_array().unwrap().last().unwrap()["content"].is_string());
 }
@@ -408,7 +445,10 @@ async fn every_entry_point_sends_the_media() {
         .cloned()
         .collect();
     assert_eq!(seen.len(), 3);
-    assert!(seen.iter().all(|media| media == &[image.clone()]), "{seen:?}");
+    assert!(
+        seen.iter().all(|media| media == &[image.clone()]),
+        "{seen:?}"
+    );
 }
 
 #[tokio::test]
@@ -450,4 +490,19 @@ fn files_are_read_with_their_type_from_their_first_bytes() {
         Media::from_path(dir.path().join("missing.png")),
         Err(MediaError::Read { .. })
     ));
+}
+
+#[tokio::test]
+async fn an_image_without_text_sends_no_empty_text_part() {
+    let server = TestServer::start(|request| anthropic(request, &Answer::new(PERSON)));
+    let llm = Anthropic::builder("claude-test")
+        .base_url(server.url())
+        .api_key("sk-ant-test")
+        .build()
+        .unwrap();
+    let input = Input::text("").with_media(Media::png(png()));
+    Extractor::new(&llm).extract::<Person>(input).await.unwrap();
+    let blocks = last_message(&server.requests()[0])["content"].clone();
+    assert_eq!(blocks.as_array().unwrap().len(), 1, "{blocks}");
+    assert_eq!(blocks[0]["type"], "image");
 }

@@ -483,6 +483,19 @@ pub struct TemplateArgs {
     pub example: Vec<PathBuf>,
 }
 
+/// Images and PDF documents sent with the text, to a backend that reads them (a vision model).
+#[derive(Debug, Args, Clone, Default)]
+pub struct MediaArgs {
+    /// An image sent with the text (PNG, JPEG, WebP or GIF, told by its first bytes; repeatable).
+    /// Ollama, OpenAI-compatible servers, Anthropic and Gemini take images; the embedded engine does not.
+    #[arg(long = "image", value_name = "FILE")]
+    pub images: Vec<PathBuf>,
+    /// A PDF document sent with the text (repeatable). OpenAI-compatible servers, Anthropic and Gemini
+    /// take PDFs; Ollama and the embedded engine do not (`doc` reads a PDF's text locally).
+    #[arg(long = "pdf", value_name = "FILE")]
+    pub pdfs: Vec<PathBuf>,
+}
+
 #[derive(Debug, Args)]
 pub struct RunArgs {
     #[command(flatten)]
@@ -502,6 +515,8 @@ pub struct RunArgs {
     pub pretty: bool,
     #[command(flatten)]
     pub template: TemplateArgs,
+    #[command(flatten)]
+    pub media: MediaArgs,
     #[command(flatten)]
     pub extract: ExtractArgs,
     #[command(flatten)]
@@ -582,6 +597,9 @@ pub struct BatchArgs {
     pub retry_failed: bool,
     #[command(flatten)]
     pub template: TemplateArgs,
+    // Sent with every document; a line of a JSON Lines input names its own with "images" and "pdf".
+    #[command(flatten)]
+    pub media: MediaArgs,
     #[command(flatten)]
     pub extract: ExtractArgs,
     #[command(flatten)]

@@ -179,7 +179,8 @@ impl MessagesWire {
 
 /// A user message with media as Anthropic's content blocks: each image an `image` block and each PDF a
 /// `document` block (titled with the part's name), whose `source` is `base64` with the media type or
-/// `url`; then the text.
+/// `url`; then the text, unless it is empty (the image alone is the input, and Anthropic refuses an
+/// empty text block).
 fn media_blocks(message: &Message) -> Value {
     let mut blocks: Vec<Value> = message
         .media
@@ -204,7 +205,9 @@ fn media_blocks(message: &Message) -> Value {
             }
         })
         .collect();
-    blocks.push(json!({"type": "text", "text": message.content}));
+    if !message.content.is_empty() {
+        blocks.push(json!({"type": "text", "text": message.content}));
+    }
     Value::Array(blocks)
 }
 

@@ -136,8 +136,9 @@ impl Gemini {
 }
 
 /// A message's parts: each medium an `inline_data` part (its media type and base64 bytes) or, for a
-/// URL, a `file_data` part with the URL as its `file_uri`; then the text. Gemini's Files API (for files
-/// over the inline limit) is not used: [`MediaLimits::gemini`] refuses such requests before they go.
+/// URL, a `file_data` part with the URL as its `file_uri`; then the text, unless it is empty beside
+/// media (the image alone is the input). Gemini's Files API (for files over the inline limit) is not
+/// used: [`MediaLimits::gemini`] refuses such requests before they go.
 fn parts(message: &Message) -> Vec<Value> {
     let mut parts: Vec<Value> = message
         .media
@@ -153,7 +154,9 @@ fn parts(message: &Message) -> Vec<Value> {
             }
         })
         .collect();
-    parts.push(json!({"text": message.content}));
+    if !message.content.is_empty() || parts.is_empty() {
+        parts.push(json!({"text": message.content}));
+    }
     parts
 }
 

@@ -146,7 +146,7 @@ impl OpenAiCompatible {
 
 /// A user message with media as OpenAI's content parts: each image an `image_url` part (a `data:` URL
 /// of its bytes, or its URL), each PDF a `file` part with its `filename` and its bytes as a `data:` URL
-/// in `file_data`, then the text.
+/// in `file_data`, then the text unless it is empty (the image alone is the input).
 fn media_content(message: &Message, object: &mut Map<String, Value>) {
     let mut parts: Vec<Value> = message
         .media
@@ -162,7 +162,9 @@ fn media_content(message: &Message, object: &mut Map<String, Value>) {
             }
         })
         .collect();
-    parts.push(json!({"type": "text", "text": message.content}));
+    if !message.content.is_empty() {
+        parts.push(json!({"type": "text", "text": message.content}));
+    }
     object.insert("content".into(), Value::Array(parts));
 }
 
