@@ -446,7 +446,7 @@ async fn every_entry_point_sends_the_media() {
         .collect();
     assert_eq!(seen.len(), 3);
     assert!(
-        seen.iter().all(|media| media == &[image.clone()]),
+        seen.iter().all(|media| media == std::slice::from_ref(&image)),
         "{seen:?}"
     );
 }

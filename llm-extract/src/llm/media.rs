@@ -3,9 +3,9 @@
 //! typed error of a part refused ([`MediaError`]). Each backend writes the parts in its own wire form;
 //! this module decides, before anything is sent, whether it may.
 
-use super::{ChatRequest, Role};
+use super::{ChatRequest, MediaError, Role};
 use base64::Engine as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The formats a [`Media`] part can be: four image formats and PDF.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -507,69 +507,6 @@ fn role_name(role: Role) -> &'static str {
         Role::User => "user",
         Role::Assistant => "assistant",
     }
-}
-
-/// A media part that cannot be read or sent. Nothing was sent when a backend returns one (as
-/// [`LlmError::Media`](super::LlmError::Media)).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum MediaError {
-    /// The backend cannot take a part of this kind or form.
-    #[error("the {backend} backend cannot take {what}; nothing was sent: {hint}")]
-    Unsupported {
-        /// The backend.
-        backend: &'static str,
-        /// The part and its form.
-        what: String,
-        /// What to do instead.
-        hint: String,
-    },
-    /// A part, or the whole request, is over a size limit.
-    #[error(
-        "{what} is {size} bytes as sent (base64), over the {backend} backend's limit `{limit}` of \
-         {max} bytes; nothing was sent: send a smaller or compressed file, fewer parts, or a URL where \
-         the backend takes one (a builder's `media_limits` sets other limits)"
-    )]
-    TooLarge {
-        /// The backend.
-        backend: &'static str,
-        /// The [`MediaLimits`] field exceeded: `max_image_bytes`, `max_pdf_bytes` or
-        /// `max_request_bytes`.
-        limit: &'static str,
-        /// The part (`image 2 ("scan.png")`) or the request.
-        what: String,
-        /// Its size as sent, in bytes.
-        size: usize,
-        /// The limit, in bytes.
-        max: usize,
-    },
-    /// The request carries more parts than the backend's limit `max_parts`.
-    #[error(
-        "the request carries {count} media parts, over the {backend} backend's limit `max_parts` of \
-         {max}; nothing was sent: split the input into several requests"
-    )]
-    TooMany {
-        /// The backend.
-        backend: &'static str,
-        /// How many parts the request carries.
-        count: usize,
-        /// The limit.
-        max: usize,
-    },
-    /// The bytes are none of the supported formats.
-    #[error("{what} is not a PNG, JPEG, WebP, GIF or PDF file (by its first bytes)")]
-    UnknownType {
-        /// The file or the bytes.
-        what: String,
-    },
-    /// A file could not be read.
-    #[error("cannot read {}: {message}", path.display())]
-    Read {
-        /// The file.
-        path: PathBuf,
-        /// What the system said.
-        message: String,
-    },
 }
 
 #[cfg(test)]

@@ -32,11 +32,11 @@ mod retry;
 
 pub use anthropic::{Anthropic, AnthropicBuilder, AnthropicOutput};
 pub use credentials::{redact_url, Secret};
-pub use error::{LlmError, TimeoutPhase};
+pub use error::{LlmError, MediaError, TimeoutPhase};
 pub use from_fn::{from_fn, from_stream_fn, FnLlm, StreamFnLlm};
 pub use gemini::{Gemini, GeminiBuilder};
 pub use likelihood::Likelihood;
-pub use media::{Media, MediaError, MediaLimits, MediaSource, MediaType};
+pub use media::{Media, MediaLimits, MediaSource, MediaType};
 pub use ollama::{ModelInfo, Ollama, OllamaBuilder, Think};
 pub use openai::{OpenAiBuilder, OpenAiCompatible};
 pub use retry::RetryPolicy;
