@@ -446,7 +446,8 @@ async fn every_entry_point_sends_the_media() {
         .collect();
     assert_eq!(seen.len(), 3);
     assert!(
-        seen.iter().all(|media| media == std::slice::from_ref(&image)),
+        seen.iter()
+            .all(|media| media == std::slice::from_ref(&image)),
         "{seen:?}"
     );
 }
