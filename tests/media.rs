@@ -3,7 +3,7 @@
 //! `document` blocks, Gemini `inline_data` and `file_data`, Ollama's raw base64 `images`), their bytes
 //! exact once decoded, base64 and URL, several parts in order; a part a backend cannot take and a part
 //! over a limit refused before anything is sent; the parts resent with every repair; and the same parts
-//! through `extract_all`, `extract_stream`, `extract_partial` and a batch.
+//! through `extract_all`, `extract_stream`, `extract_partial`, a batch and named prompts.
 
 mod support;
 
@@ -506,4 +506,29 @@ async fn an_image_without_text_sends_no_empty_text_part() {
     let blocks = last_message(&server.requests()[0])["content"].clone();
     assert_eq!(blocks.as_array().unwrap().len(), 1, "{blocks}");
     assert_eq!(blocks[0]["type"], "image");
+}
+
+#[tokio::test]
+async fn named_prompts_send_the_media_of_their_input() {
+    let prompts = llm_extract::prompts::PromptSet::from_json(json!({
+        "badge": {"prompt": "Read the badge. {{text}}", "schema": "{name :string}"},
+        "describe": {"prompt": "Describe it. {{text}}"}
+    }))
+    .unwrap();
+    let (llm, seen) = recording(r#"{"name": "Ada"}"#);
+    let input = || Input::text("").with_media(Media::png(png()));
+    for id in ["badge", "describe"] {
+        prompts
+            .get(id)
+            .unwrap()
+            .invoke(&llm, input())
+            .await
+            .unwrap();
+    }
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 2);
+    assert!(
+        seen.iter().all(|media| media == &[Media::png(png())]),
+        "{seen:?}"
+    );
 }
