@@ -7,7 +7,6 @@
 
 mod support;
 
-use base64::Engine as _;
 use futures_util::StreamExt;
 use llm_extract::batch::{Batch, Record};
 use llm_extract::extract::{ExtractErrorKind, Extractor, Input, PartialEvent};
@@ -16,8 +15,9 @@ use llm_extract::llm::{
     MediaLimits, MediaType, Ollama, OpenAiCompatible,
 };
 use llm_extract::schema::DynamicSchema;
-use serde_json::{json, Value};
+use serde_json::json;
 use std::sync::{Arc, Mutex};
+use support::media::{data_url, decode, jpeg, last_message, pdf, png};
 use support::providers::{anthropic, gemini};
 use support::types::{Entity, Person};
 use support::{Answer, Reply, TestServer};
@@ -31,47 +31,27 @@ struct Badge {
     name: String,
 }
 
-/// A small PNG-looking file: the signature, then bytes of every value (so base64 uses its whole
-/// alphabet, `+` and `/` included).
-fn png() -> Vec<u8> {
-    let mut bytes = b"\x89PNG\r\n\x1a\n".to_vec();
-    bytes.extend((0..=255u8).rev());
-    bytes
+fn anthropic_server() -> (TestServer, Anthropic) {
+    let server = TestServer::start(|request| anthropic(request, &Answer::new(PERSON)));
+    let llm = Anthropic::builder("claude-test")
+        .base_url(server.url())
+        .api_key("sk-ant-test")
+        .build()
+        .unwrap();
+    (server, llm)
 }
 
-fn jpeg() -> Vec<u8> {
-    let mut bytes = vec![0xFF, 0xD8, 0xFF, 0xE0];
-    bytes.extend((0..200u8).map(|i| i.wrapping_mul(7)));
-    bytes
-}
-
-fn pdf() -> Vec<u8> {
-    b"%PDF-1.7\n1 0 obj << /Type /Catalog >> endobj\n\xE2\xE3\xCF\xD3\n%%EOF\n".to_vec()
-}
-
-fn decode(text: &Value) -> Vec<u8> {
-    base64::engine::general_purpose::STANDARD
-        .decode(text.as_str().expect("a base64 string"))
-        .expect("valid base64")
-}
-
-/// The bytes of a `data:` URL, after checking its media type.
-fn data_url(url: &Value, media_type: &str) -> Vec<u8> {
-    let url = url.as_str().expect("a data URL");
-    let prefix = format!("data:{media_type};base64,");
-    let data = url
-        .strip_prefix(&prefix)
-        .unwrap_or_else(|| panic!("{url:.60} does not start with {prefix}"));
-    decode(&json!(data))
-}
-
-/// The last message of a recorded request's `messages`.
-fn last_message(request: &support::Request) -> Value {
-    request.json["messages"]
-        .as_array()
-        .and_then(|messages| messages.last())
-        .cloned()
-        .expect("a message")
+/// A Gemini backend with `limits` if given, its provider's otherwise.
+fn gemini_server(limits: Option<MediaLimits>) -> (TestServer, Gemini) {
+    let server = TestServer::start(|request| gemini(request, &Answer::new(PERSON)));
+    let builder = Gemini::builder("gemini-test")
+        .base_url(server.url())
+        .api_key("gemini-test-key");
+    let builder = match limits {
+        Some(limits) => builder.media_limits(limits),
+        None => builder,
+    };
+    (server, builder.build().unwrap())
 }
 
 fn openai_server() -> TestServer {
@@ -142,12 +122,7 @@ async fn a_request_without_media_keeps_its_text_content() {
 
 #[tokio::test]
 async fn anthropic_sends_image_and_document_blocks_base64_and_url() {
-    let server = TestServer::start(|request| anthropic(request, &Answer::new(PERSON)));
-    let llm = Anthropic::builder("claude-test")
-        .base_url(server.url())
-        .api_key("sk-ant-test")
-        .build()
-        .unwrap();
+    let (server, llm) = anthropic_server();
     let input = Input::text("Read the scan.")
         .with_media(Media::gif(b"GIF89a\x01\x00\x01\x00".to_vec()))
         .with_media(Media::pdf(pdf()).with_name("contract.pdf"))
@@ -184,12 +159,7 @@ async fn anthropic_sends_image_and_document_blocks_base64_and_url() {
 
 #[tokio::test]
 async fn gemini_sends_inline_data_and_file_data_parts() {
-    let server = TestServer::start(|request| gemini(request, &Answer::new(PERSON)));
-    let llm = Gemini::builder("gemini-test")
-        .base_url(server.url())
-        .api_key("gemini-test-key")
-        .build()
-        .unwrap();
+    let (server, llm) = gemini_server(None);
     let webp = b"RIFF\x20\x00\x00\x00WEBPVP8 \x00\xff".to_vec();
     let input = Input::text("Read it.")
         .with_media(Media::webp(webp.clone()))
@@ -293,12 +263,7 @@ async fn openai_compatible_refuses_a_pdf_by_url() {
 
 #[tokio::test]
 async fn anthropic_refuses_an_image_over_its_documented_five_mib_before_sending() {
-    let server = TestServer::start(|request| anthropic(request, &Answer::new(PERSON)));
-    let llm = Anthropic::builder("claude-test")
-        .base_url(server.url())
-        .api_key("sk-ant-test")
-        .build()
-        .unwrap();
+    let (server, llm) = anthropic_server();
     // 3,932,163 bytes are 5,242,884 in base64: four over 5 MiB as sent.
     let mut big = png();
     big.resize(3 * 1024 * 1024 * 5 / 4 + 3, 0);
@@ -331,17 +296,11 @@ async fn anthropic_refuses_an_image_over_its_documented_five_mib_before_sending(
 
 #[tokio::test]
 async fn limits_set_on_the_builder_replace_the_providers_and_name_the_limit() {
-    let server = TestServer::start(|request| gemini(request, &Answer::new(PERSON)));
-    let llm = Gemini::builder("gemini-test")
-        .base_url(server.url())
-        .api_key("gemini-test-key")
-        .media_limits(
-            MediaLimits::gemini()
-                .with_max_parts(Some(2))
-                .with_max_request_bytes(Some(2000)),
-        )
-        .build()
-        .unwrap();
+    let (server, llm) = gemini_server(Some(
+        MediaLimits::gemini()
+            .with_max_parts(Some(2))
+            .with_max_request_bytes(Some(2000)),
+    ));
     let three = Input::text("x")
         .with_media(Media::png(png()))
         .with_media(Media::png(png()))
@@ -495,12 +454,7 @@ fn files_are_read_with_their_type_from_their_first_bytes() {
 
 #[tokio::test]
 async fn an_image_without_text_sends_no_empty_text_part() {
-    let server = TestServer::start(|request| anthropic(request, &Answer::new(PERSON)));
-    let llm = Anthropic::builder("claude-test")
-        .base_url(server.url())
-        .api_key("sk-ant-test")
-        .build()
-        .unwrap();
+    let (server, llm) = anthropic_server();
     let input = Input::text("").with_media(Media::png(png()));
     Extractor::new(&llm).extract::<Person>(input).await.unwrap();
     let blocks = last_message(&server.requests()[0])["content"].clone();

@@ -12,40 +12,10 @@ use base64::Engine as _;
 use common::{json_lines, stderr_of};
 use serde_json::{json, Value};
 use std::path::Path;
-use support::{Answer, Reply, Request, TestServer};
+use support::media::{data_url, decode, last_message, pdf, png};
+use support::{Answer, Reply, TestServer};
 
 const PERSON: &str = "{name :string, age :int}";
-
-fn png() -> Vec<u8> {
-    let mut bytes = b"\x89PNG\r\n\x1a\n".to_vec();
-    bytes.extend((0..=255u8).rev());
-    bytes
-}
-
-fn pdf() -> Vec<u8> {
-    b"%PDF-1.4\n%\xE2\xE3\xCF\xD3\n1 0 obj << >> endobj\n%%EOF\n".to_vec()
-}
-
-fn decode(text: &str) -> Vec<u8> {
-    base64::engine::general_purpose::STANDARD
-        .decode(text)
-        .expect("valid base64")
-}
-
-fn data_url(url: &Value, media_type: &str) -> Vec<u8> {
-    let url = url.as_str().expect("a data URL");
-    let prefix = format!("data:{media_type};base64,");
-    decode(url.strip_prefix(&prefix).expect("a data URL of the type"))
-}
-
-fn last_message(request: &Request) -> Value {
-    request.json["messages"]
-        .as_array()
-        .unwrap()
-        .last()
-        .unwrap()
-        .clone()
-}
 
 fn openai_answering(text: &'static str) -> TestServer {
     TestServer::start(move |request| Reply::openai(request, &Answer::new(text)))
@@ -103,7 +73,7 @@ fn run_takes_an_image_without_text() {
     assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
     let message = last_message(&server.requests()[0]);
     assert_eq!(message["content"], "");
-    assert_eq!(decode(message["images"][0].as_str().unwrap()), png());
+    assert_eq!(decode(&message["images"][0]), png());
 }
 
 #[test]
