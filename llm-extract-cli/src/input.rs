@@ -374,6 +374,55 @@ mod tests {
     }
 
     #[test]
+    fn jsonl_lines_name_files_relative_to_the_input() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("docs.jsonl");
+        std::fs::write(
+            &file,
+            "{\"id\": \"a\", \"images\": [\"x.png\", \"y.jpg\"], \"pdf\": \"z.pdf\", \"lang\": \"fr\"}\n",
+        )
+        .unwrap();
+        let docs = Documents::open(&file).unwrap();
+        let Source::Lines(lines) = docs.source else {
+            panic!("a JSON Lines source")
+        };
+        let (record, files) = &lines[0];
+        let named: Vec<(PathBuf, bool)> = files.iter().map(|f| (f.path.clone(), f.pdf)).collect();
+        assert_eq!(
+            named,
+            [
+                (dir.path().join("x.png"), false),
+                (dir.path().join("y.jpg"), false),
+                (dir.path().join("z.pdf"), true)
+            ]
+        );
+        // The files are read when the document's turn comes, not when the input is opened.
+        assert!(record.input.media().is_empty());
+        for bad in ["{\"images\": 3}", "{\"pdf\": [1]}"] {
+            std::fs::write(&file, bad).unwrap();
+            let err = Documents::open(&file).unwrap_err();
+            assert!(err.message.contains("line 1"), "{}", err.message);
+        }
+    }
+
+    #[test]
+    fn a_file_named_as_an_image_must_be_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("doc.pdf");
+        std::fs::write(&path, b"%PDF-1.4\n").unwrap();
+        let as_image = MediaFile {
+            path: path.clone(),
+            pdf: false,
+        };
+        let err = as_image.read().unwrap_err();
+        assert!(
+            err.contains("given as an image but is application/pdf"),
+            "{err}"
+        );
+        assert!(MediaFile { path, pdf: true }.read().is_ok());
+    }
+
+    #[test]
     fn directories_list_files_recursively_without_hidden_ones() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir(dir.path().join("sub")).unwrap();
