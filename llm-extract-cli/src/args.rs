@@ -61,8 +61,10 @@ pub enum Command {
   llm-extract run --schema person.json --jsonl --ollama http://gpu:11434 --model qwen2.5 < team.txt
   llm-extract run --signature '(text :string, lang :string) -> {{summary :string}}' lang=French < a.txt
   cat notes.txt | llm-extract run --signature '{{todo :string, due :string?}}' --jsonl --no-streaming
+  llm-extract run --signature '{{total :float, date :string}}' --anthropic --image receipt.jpg
 
 The text is read from standard input as the template variable `text` (or pass text=@file.txt).
+--image and --pdf send files with it (or alone) to a backend that reads them.
 With --jsonl each item is printed as one JSON line as soon as it is complete.
 
 {BACKENDS}
@@ -103,7 +105,9 @@ In constrained mode a server gets the schema in its dialect; for --jsonl a serve
 
 Input: a directory (every file in it, recursively, except hidden ones; the id is the relative path) or
 a JSON Lines file (one document per line: an object whose \"id\" names it and whose other fields are
-template variables, \"text\" among them; or a JSON string, the text; the id is then line-N).
+template variables, \"text\" among them; or a JSON string, the text; the id is then line-N). A line
+names its images and PDFs with \"images\": [\"a.png\", ...] and \"pdf\": \"b.pdf\" (relative to the input
+file), and a directory's images and PDFs are sent as themselves.
 Output: one JSON line per document, {{\"id\", \"ok\": true, \"value\"}} or {{\"id\", \"ok\": false, \"error\",
 \"kind\"}}, appended as each document finishes. Run the same command again to resume: documents already
 in the output are skipped (failed ones too, unless --retry-failed). A progress bar is drawn on standard
