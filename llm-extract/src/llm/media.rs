@@ -554,6 +554,16 @@ mod tests {
     }
 
     #[test]
+    fn a_message_written_out_keeps_its_text_not_its_files() {
+        let message = Message::user("total?").with_media([Media::png(PNG.to_vec())]);
+        let written = serde_json::to_value(&message).unwrap();
+        assert_eq!(
+            written,
+            serde_json::json!({"role": "user", "content": "total?"})
+        );
+    }
+
+    #[test]
     fn sizes_count_as_sent() {
         assert_eq!(Media::png(vec![0; 3]).sent_bytes(), 4);
         assert_eq!(Media::png(vec![0; 4]).sent_bytes(), 8);
