@@ -61,8 +61,10 @@ pub enum Command {
   llm-extract run --schema person.json --jsonl --ollama http://gpu:11434 --model qwen2.5 < team.txt
   llm-extract run --signature '(text :string, lang :string) -> {{summary :string}}' lang=French < a.txt
   cat notes.txt | llm-extract run --signature '{{todo :string, due :string?}}' --jsonl --no-streaming
+  llm-extract run --signature '{{total :float, date :string}}' --anthropic --image receipt.jpg
 
 The text is read from standard input as the template variable `text` (or pass text=@file.txt).
+--image and --pdf send files with it (or alone) to a backend that reads them.
 With --jsonl each item is printed as one JSON line as soon as it is complete.
 
 {BACKENDS}
@@ -103,7 +105,9 @@ In constrained mode a server gets the schema in its dialect; for --jsonl a serve
 
 Input: a directory (every file in it, recursively, except hidden ones; the id is the relative path) or
 a JSON Lines file (one document per line: an object whose \"id\" names it and whose other fields are
-template variables, \"text\" among them; or a JSON string, the text; the id is then line-N).
+template variables, \"text\" among them; or a JSON string, the text; the id is then line-N). A line
+names its images and PDFs with \"images\": [\"a.png\", ...] and \"pdf\": \"b.pdf\" (relative to the input
+file), and a directory's images and PDFs are sent as themselves.
 Output: one JSON line per document, {{\"id\", \"ok\": true, \"value\"}} or {{\"id\", \"ok\": false, \"error\",
 \"kind\"}}, appended as each document finishes. Run the same command again to resume: documents already
 in the output are skipped (failed ones too, unless --retry-failed). A progress bar is drawn on standard
@@ -483,6 +487,19 @@ pub struct TemplateArgs {
     pub example: Vec<PathBuf>,
 }
 
+/// Images and PDF documents sent with the text, to a backend that reads them (a vision model).
+#[derive(Debug, Args, Clone, Default)]
+pub struct MediaArgs {
+    /// An image sent with the text (PNG, JPEG, WebP or GIF, told by its first bytes; repeatable).
+    /// Ollama, OpenAI-compatible servers, Anthropic and Gemini take images; the embedded engine does not.
+    #[arg(long = "image", value_name = "FILE")]
+    pub images: Vec<PathBuf>,
+    /// A PDF document sent with the text (repeatable). OpenAI-compatible servers, Anthropic and Gemini
+    /// take PDFs; Ollama and the embedded engine do not (`doc` reads a PDF's text locally).
+    #[arg(long = "pdf", value_name = "FILE")]
+    pub pdfs: Vec<PathBuf>,
+}
+
 #[derive(Debug, Args)]
 pub struct RunArgs {
     #[command(flatten)]
@@ -502,6 +519,8 @@ pub struct RunArgs {
     pub pretty: bool,
     #[command(flatten)]
     pub template: TemplateArgs,
+    #[command(flatten)]
+    pub media: MediaArgs,
     #[command(flatten)]
     pub extract: ExtractArgs,
     #[command(flatten)]
@@ -582,6 +601,9 @@ pub struct BatchArgs {
     pub retry_failed: bool,
     #[command(flatten)]
     pub template: TemplateArgs,
+    // Sent with every document; a line of a JSON Lines input names its own with "images" and "pdf".
+    #[command(flatten)]
+    pub media: MediaArgs,
     #[command(flatten)]
     pub extract: ExtractArgs,
     #[command(flatten)]

@@ -3,19 +3,20 @@
 use crate::args::{BackendArgs, BatchArgs, CheckArgs, ExtractArgs, TemplateArgs};
 use crate::backend;
 use crate::error::{exit_for, CliError, Exit};
-use crate::input::{template, Documents, Source};
-use crate::output::{progress_bar, save_raw};
+use crate::input::{media_files, read_media, template, with_media, Documents, MediaFile, Source};
+use crate::output::{media_manifest, progress_bar, save_media, save_raw};
 use crate::schema;
 use indicatif::ProgressBar;
 use llm_extract::batch::{Batch, Progress, Record, RecordResult};
-use llm_extract::extract::{ExtractError, ExtractErrorKind};
+use llm_extract::extract::{ExtractError, ExtractErrorKind, Input};
+use llm_extract::llm::{Media, MediaType};
 use llm_extract::schema::DynamicSchema;
 use serde_json::{json, Value};
 use std::cell::{Cell, RefCell};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// How many documents are extracted at the same time when --concurrency does not say.
 const DEFAULT_CONCURRENCY: usize = 4;
@@ -120,8 +121,16 @@ pub async fn run(args: BatchArgs) -> Result<Exit, CliError> {
     let mut backend_failures = 0;
     let mut write_error: Option<CliError> = None;
 
-    let inputs =
-        pending_documents(documents.source, &pending, &unreadable).take_while(|_| !stop.get());
+    let shared = media_files(&args.media);
+    let manifests = RefCell::new(HashMap::new());
+    let inputs = pending_documents(
+        documents.source,
+        &pending,
+        &shared,
+        &unreadable,
+        save_dir.map(|_| &manifests),
+    )
+    .take_while(|_| !stop.get());
     let summary = batch
         .for_each(schema.schema_set(), inputs, |result, progress| {
             if matches!(&result.outcome, Err(e) if exit_for(e) == Exit::Backend) {
@@ -131,9 +140,13 @@ pub async fn run(args: BatchArgs) -> Result<Exit, CliError> {
                 write_error.get_or_insert(e);
                 stop.set(true);
             }
-            match &result.outcome {
-                Ok(extraction) => save_raw(save_dir, &result.id, &extraction.report.attempts),
-                Err(error) => save_raw(save_dir, &result.id, error.attempts()),
+            let attempts = match &result.outcome {
+                Ok(extraction) => &extraction.report.attempts,
+                Err(error) => error.attempts(),
+            };
+            save_raw(save_dir, &result.id, attempts);
+            if let Some(manifest) = manifests.borrow_mut().remove(&result.id) {
+                save_media(save_dir, &result.id, attempts, &manifest);
             }
             show(&bar, progress);
         })
@@ -172,22 +185,32 @@ pub async fn run(args: BatchArgs) -> Result<Exit, CliError> {
     })
 }
 
-/// The documents still to do, read lazily (a directory's files are read as the batch reaches them). A
-/// file that cannot be read is set aside in `unreadable` and recorded as failed.
+/// The documents still to do, read lazily (a directory's files are read as the batch reaches them),
+/// each with the files it names and then `shared` (the files of `--image` and `--pdf`, sent with every
+/// document). A document or a file that cannot be read is set aside in `unreadable` and recorded as
+/// failed. With `manifests`, the files sent with each document are described there by its id (for
+/// `--save-raw`).
 fn pending_documents<'a>(
     source: Source,
     pending: &'a [usize],
+    shared: &'a [MediaFile],
     unreadable: &'a RefCell<Vec<Unreadable>>,
+    manifests: Option<&'a RefCell<HashMap<String, Value>>>,
 ) -> impl Iterator<Item = Record> + 'a {
     let mut wanted = pending.iter().copied().peekable();
-    let all: Box<dyn Iterator<Item = (usize, Result<Record, Unreadable>)>> = match source {
+    let all: Box<dyn Iterator<Item = (usize, Lazy)>> = match source {
         Source::Files(files) => Box::new(
             files
                 .into_iter()
-                .enumerate()
-                .map(|(i, (id, path))| (i, read_document(id, &path))),
+                .map(|(id, path)| Lazy::File(id, path))
+                .enumerate(),
         ),
-        Source::Lines(lines) => Box::new(lines.into_iter().map(Ok).enumerate()),
+        Source::Lines(lines) => Box::new(
+            lines
+                .into_iter()
+                .map(|(record, files)| Lazy::Line(record, files))
+                .enumerate(),
+        ),
     };
     all.filter(move |(i, _)| {
         if wanted.peek() == Some(i) {
@@ -197,13 +220,51 @@ fn pending_documents<'a>(
             false
         }
     })
-    .filter_map(|(_, document)| match document {
-        Ok(document) => Some(document),
+    .filter_map(move |(_, document)| match document.read(shared) {
+        Ok(document) => {
+            if let Some(manifests) = manifests.filter(|_| !document.input.media().is_empty()) {
+                let manifest = media_manifest(document.input.media());
+                manifests.borrow_mut().insert(document.id.clone(), manifest);
+            }
+            Some(document)
+        }
         Err(failure) => {
             unreadable.borrow_mut().push(failure);
             None
         }
     })
+}
+
+/// A document not read yet.
+enum Lazy {
+    /// A file of a directory: its id and path.
+    File(String, PathBuf),
+    /// A line of a JSON Lines file, with the files it names.
+    Line(Record, Vec<MediaFile>),
+}
+
+impl Lazy {
+    /// The document, with its own files and then `shared` read and attached.
+    fn read(self, shared: &[MediaFile]) -> Result<Record, Unreadable> {
+        let (record, own) = match self {
+            Lazy::File(id, path) => (read_document(id, &path)?, Vec::new()),
+            Lazy::Line(record, files) => (record, files),
+        };
+        let files: Vec<MediaFile> = own.into_iter().chain(shared.iter().cloned()).collect();
+        if files.is_empty() {
+            return Ok(record);
+        }
+        match read_media(&files) {
+            Ok(media) => Ok(Record {
+                input: with_media(record.input, media),
+                ..record
+            }),
+            Err(message) => Err(Unreadable {
+                id: record.id,
+                message,
+            }),
+        }
+    }
 }
 
 /// A document file that could not be read.
@@ -212,13 +273,30 @@ struct Unreadable {
     message: String,
 }
 
+/// A file of a directory: an image or a PDF (by its first bytes) is sent as itself, with an empty
+/// text; any other file is read as text.
 fn read_document(id: String, path: &Path) -> Result<Record, Unreadable> {
-    match std::fs::read_to_string(path) {
+    let unreadable = |message: String| Unreadable {
+        id: id.clone(),
+        message,
+    };
+    let bytes = std::fs::read(path)
+        .map_err(|e| unreadable(format!("cannot read {}: {e}", path.display())))?;
+    if let Some(media_type) = MediaType::sniff(&bytes) {
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+        let media = Media::bytes(media_type, bytes);
+        let media = match name {
+            Some(name) => media.with_name(name),
+            None => media,
+        };
+        return Ok(Record::new(id, Input::text("").with_media(media)));
+    }
+    match String::from_utf8(bytes) {
         Ok(text) => Ok(Record::new(id, text)),
-        Err(e) => {
-            let message = format!("cannot read {}: {e}", path.display());
-            Err(Unreadable { id, message })
-        }
+        Err(e) => Err(unreadable(format!(
+            "cannot read {}: it is neither UTF-8 text ({e}) nor an image or a PDF",
+            path.display()
+        ))),
     }
 }
 

@@ -82,7 +82,7 @@ pub fn exit_for(error: &ExtractError) -> Exit {
 /// The exit code a backend failure means.
 pub fn exit_for_llm(error: &LlmError) -> Exit {
     match error {
-        LlmError::Config { .. } | LlmError::InsecureKey { .. } => Exit::Usage,
+        LlmError::Config { .. } | LlmError::InsecureKey { .. } | LlmError::Media(_) => Exit::Usage,
         _ => Exit::Backend,
     }
 }

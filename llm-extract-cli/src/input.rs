@@ -1,10 +1,11 @@
 //! What the prompt is made and filled from: the template, `key=value` and `key=@file` variables,
-//! standard input, and the documents of a batch.
+//! standard input, the images and PDFs sent with the text, and the documents of a batch.
 
-use crate::args::TemplateArgs;
+use crate::args::{MediaArgs, TemplateArgs};
 use crate::error::CliError;
 use llm_extract::batch::Record;
 use llm_extract::extract::Input;
+use llm_extract::llm::Media;
 use serde_json::{Map, Value};
 use std::io::{IsTerminal, Read};
 use std::path::{Path, PathBuf};
@@ -77,6 +78,55 @@ pub fn stdin_as_text(vars: &mut Map<String, Value>) -> Result<bool, CliError> {
     Ok(true)
 }
 
+/// A file to send with the text: an image or a PDF, as the flag or the field that named it said.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MediaFile {
+    pub path: PathBuf,
+    /// Named as a PDF (`--pdf`, `"pdf"`), not as an image.
+    pub pdf: bool,
+}
+
+impl MediaFile {
+    /// The file's content with its type read from its first bytes: an error naming the file when it
+    /// cannot be read, or is not the kind it was named as.
+    pub fn read(&self) -> Result<Media, String> {
+        let shown = self.path.display();
+        let media = Media::from_path(&self.path).map_err(|e| e.to_string())?;
+        let named = if self.pdf { "a PDF" } else { "an image" };
+        if media.media_type().is_image() == self.pdf {
+            return Err(format!(
+                "{shown} was given as {named} but is {} (by its first bytes); pass it with {}",
+                media.media_type(),
+                if self.pdf { "--image" } else { "--pdf" }
+            ));
+        }
+        Ok(media)
+    }
+}
+
+/// The files of `--image` and `--pdf`, images first, each in the order given.
+pub fn media_files(args: &MediaArgs) -> Vec<MediaFile> {
+    let images = args.images.iter().map(|path| MediaFile {
+        path: path.clone(),
+        pdf: false,
+    });
+    let pdfs = args.pdfs.iter().map(|path| MediaFile {
+        path: path.clone(),
+        pdf: true,
+    });
+    images.chain(pdfs).collect()
+}
+
+/// Reads every file of `files`, in order.
+pub fn read_media(files: &[MediaFile]) -> Result<Vec<Media>, String> {
+    files.iter().map(MediaFile::read).collect()
+}
+
+/// `input` with `media` added, in order.
+pub fn with_media(input: Input, media: Vec<Media>) -> Input {
+    media.into_iter().fold(input, Input::with_media)
+}
+
 /// The documents of a batch, and where they come from.
 #[derive(Debug)]
 pub struct Documents {
@@ -89,8 +139,9 @@ pub struct Documents {
 pub enum Source {
     /// Files of a directory: (id, path).
     Files(Vec<(String, PathBuf)>),
-    /// Lines of a JSON Lines file, already parsed.
-    Lines(Vec<Record>),
+    /// Lines of a JSON Lines file, already parsed, each with the files it names (read when the
+    /// document's turn comes, as the files of a directory are).
+    Lines(Vec<(Record, Vec<MediaFile>)>),
 }
 
 impl Documents {
@@ -117,7 +168,7 @@ impl Documents {
     pub fn ids(&self) -> Vec<&str> {
         match &self.source {
             Source::Files(files) => files.iter().map(|(id, _)| id.as_str()).collect(),
-            Source::Lines(lines) => lines.iter().map(|d| d.id.as_str()).collect(),
+            Source::Lines(lines) => lines.iter().map(|(d, _)| d.id.as_str()).collect(),
         }
     }
 }
@@ -151,11 +202,46 @@ fn list_files(root: &Path, dir: &Path, out: &mut Vec<(String, PathBuf)>) -> Resu
     Ok(())
 }
 
-fn jsonl_documents(path: &Path) -> Result<Vec<Record>, CliError> {
+/// The files a line names in `"images"` (a path or a list of them) and `"pdf"` (the same), taken out of
+/// its variables; relative paths are read from `dir`, the input file's directory.
+fn line_media(
+    fields: &mut Map<String, Value>,
+    dir: &Path,
+    at: &str,
+) -> Result<Vec<MediaFile>, CliError> {
+    let mut files = Vec::new();
+    for (field, pdf) in [("images", false), ("pdf", true)] {
+        let paths = match fields.shift_remove(field) {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::String(path)) => vec![Value::String(path)],
+            Some(Value::Array(paths)) => paths,
+            Some(other) => {
+                return Err(CliError::usage(format!(
+                    "{at}: \"{field}\" must be a file name or a list of them, not {other}"
+                )))
+            }
+        };
+        for path in paths {
+            let Value::String(path) = path else {
+                return Err(CliError::usage(format!(
+                    "{at}: \"{field}\" lists {path}, which is not a file name"
+                )));
+            };
+            files.push(MediaFile {
+                path: dir.join(path),
+                pdf,
+            });
+        }
+    }
+    Ok(files)
+}
+
+fn jsonl_documents(path: &Path) -> Result<Vec<(Record, Vec<MediaFile>)>, CliError> {
     let shown = path.display();
+    let dir = path.parent().unwrap_or(Path::new(""));
     let text = std::fs::read_to_string(path)
         .map_err(|e| CliError::usage(format!("--input {shown}: {e}")))?;
-    let mut documents: Vec<Record> = Vec::new();
+    let mut documents: Vec<(Record, Vec<MediaFile>)> = Vec::new();
     let mut seen = std::collections::HashSet::new();
     for (number, line) in text.lines().enumerate().map(|(i, l)| (i + 1, l)) {
         if line.trim().is_empty() {
@@ -166,9 +252,14 @@ fn jsonl_documents(path: &Path) -> Result<Vec<Record>, CliError> {
                 "--input {shown}: line {number} is not JSON ({e}); each line must be a JSON object or string"
             ))
         })?;
-        let document = match value {
-            Value::String(text) => Record::new(format!("line-{number}"), text),
+        let (document, files) = match value {
+            Value::String(text) => (Record::new(format!("line-{number}"), text), Vec::new()),
             Value::Object(mut fields) => {
+                let files = line_media(&mut fields, dir, &format!("--input {shown}: line {number}"))?;
+                if !files.is_empty() && !fields.contains_key("text") {
+                    // The files alone are the document: the text is empty, and no part of it is sent.
+                    fields.insert("text".into(), Value::String(String::new()));
+                }
                 let id = match fields.shift_remove("id") {
                     Some(Value::String(id)) => id,
                     Some(Value::Number(n)) => n.to_string(),
@@ -179,7 +270,7 @@ fn jsonl_documents(path: &Path) -> Result<Vec<Record>, CliError> {
                         )))
                     }
                 };
-                Record::new(id, Input::context(&fields))
+                (Record::new(id, Input::context(&fields)), files)
             }
             other => {
                 return Err(CliError::usage(format!(
@@ -193,7 +284,7 @@ fn jsonl_documents(path: &Path) -> Result<Vec<Record>, CliError> {
                 document.id
             )));
         }
-        documents.push(document);
+        documents.push((document, files));
     }
     Ok(documents)
 }
@@ -280,6 +371,55 @@ mod tests {
             .contains("used twice"));
         std::fs::write(&file, "[1]\n").unwrap();
         assert!(Documents::open(&file).is_err());
+    }
+
+    #[test]
+    fn jsonl_lines_name_files_relative_to_the_input() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("docs.jsonl");
+        std::fs::write(
+            &file,
+            "{\"id\": \"a\", \"images\": [\"x.png\", \"y.jpg\"], \"pdf\": \"z.pdf\", \"lang\": \"fr\"}\n",
+        )
+        .unwrap();
+        let docs = Documents::open(&file).unwrap();
+        let Source::Lines(lines) = docs.source else {
+            panic!("a JSON Lines source")
+        };
+        let (record, files) = &lines[0];
+        let named: Vec<(PathBuf, bool)> = files.iter().map(|f| (f.path.clone(), f.pdf)).collect();
+        assert_eq!(
+            named,
+            [
+                (dir.path().join("x.png"), false),
+                (dir.path().join("y.jpg"), false),
+                (dir.path().join("z.pdf"), true)
+            ]
+        );
+        // The files are read when the document's turn comes, not when the input is opened.
+        assert!(record.input.media().is_empty());
+        for bad in ["{\"images\": 3}", "{\"pdf\": [1]}"] {
+            std::fs::write(&file, bad).unwrap();
+            let err = Documents::open(&file).unwrap_err();
+            assert!(err.message.contains("line 1"), "{}", err.message);
+        }
+    }
+
+    #[test]
+    fn a_file_named_as_an_image_must_be_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("doc.pdf");
+        std::fs::write(&path, b"%PDF-1.4\n").unwrap();
+        let as_image = MediaFile {
+            path: path.clone(),
+            pdf: false,
+        };
+        let err = as_image.read().unwrap_err();
+        assert!(
+            err.contains("given as an image but is application/pdf"),
+            "{err}"
+        );
+        assert!(MediaFile { path, pdf: true }.read().is_ok());
     }
 
     #[test]

@@ -1,10 +1,11 @@
 //! Printing values on standard output, a progress bar on standard error, and keeping failed raw answers
-//! (`--save-raw`).
+//! with a description of the files they were read from (`--save-raw`).
 
 use crate::error::{CliError, Exit};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use llm_extract::llm::Media;
 use llm_extract::report::Attempt;
-use serde_json::Value;
+use serde_json::{json, Map, Value};
 use std::io::{IsTerminal, Write};
 use std::path::Path;
 
@@ -88,6 +89,51 @@ pub fn save_raw(dir: Option<&Path>, prefix: &str, attempts: &[Attempt]) {
         eprintln!(
             "llm-extract: saved {saved} failed raw answer(s) to {}",
             dir.display()
+        );
+    }
+}
+
+/// The files sent with a text as `--save-raw` keeps them: each one's name, media type, size and FNV-1a
+/// hash ([`crate::stable_hash`], 16 hex digits), or its URL; never its bytes.
+pub fn media_manifest(media: &[Media]) -> Value {
+    let parts = media.iter().map(|part| {
+        let mut entry = Map::new();
+        if let Some(name) = part.name() {
+            entry.insert("name".into(), json!(name));
+        }
+        entry.insert("media_type".into(), json!(part.media_type().as_str()));
+        match (part.data(), part.url()) {
+            (Some(data), _) => {
+                entry.insert("bytes".into(), json!(data.len()));
+                let hash = crate::stable_hash::hash(data);
+                entry.insert("fnv1a64".into(), json!(format!("{hash:016x}")));
+            }
+            (None, url) => {
+                let url = url.map(llm_extract::llm::redact_url);
+                entry.insert("url".into(), json!(url));
+            }
+        }
+        Value::Object(entry)
+    });
+    Value::Array(parts.collect())
+}
+
+/// Beside the raw answers [`save_raw`] writes for `attempts` (when one failed), `<prefix>-media.json`:
+/// the `manifest` of the files the answers were read from ([`media_manifest`]). A file that cannot be
+/// written is a warning, as for the raw answers.
+pub fn save_media(dir: Option<&Path>, prefix: &str, attempts: &[Attempt], manifest: &Value) {
+    let Some(dir) = dir else {
+        return;
+    };
+    if attempts.iter().all(|attempt| attempt.error.is_none()) {
+        return;
+    }
+    let path = dir.join(format!("{}-media.json", file_safe(prefix)));
+    let text = serde_json::to_string_pretty(manifest).unwrap_or_default();
+    if let Err(e) = std::fs::write(&path, text) {
+        eprintln!(
+            "llm-extract: warning: --save-raw: cannot write {}: {e}",
+            path.display()
         );
     }
 }

@@ -1,26 +1,35 @@
-//! `llm-extract run`: one extraction from standard input, printed as a value or as JSON Lines.
+//! `llm-extract run`: one extraction from standard input (with the images and PDFs of `--image` and
+//! `--pdf`), printed as a value or as JSON Lines.
 
 use crate::args::RunArgs;
 use crate::backend;
 use crate::doubts::{show_confidence, warn_about_issues, warn_about_items};
 use crate::error::{CliError, Exit};
 use crate::input::{self, template};
-use crate::output::{save_raw, Printer};
+use crate::output::{media_manifest, save_media, save_raw, Printer};
 use crate::schema;
 use futures_util::StreamExt;
 use llm_extract::extract::{Input, PartialEvent, BYTES_PER_TOKEN};
+use llm_extract::report::Attempt;
 use serde_json::{Map, Value};
 
 pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
     let schema = schema::load(&args.source)?;
     let mut vars = input::variables(&args.vars)?;
     input::stdin_as_text(&mut vars)?;
+    let media = input::read_media(&input::media_files(&args.media)).map_err(CliError::usage)?;
+    if !media.is_empty() && !vars.contains_key("text") {
+        // The files alone are the input: the text is empty, and no part of it is sent.
+        vars.insert("text".into(), Value::String(String::new()));
+    }
     let template = template(&args.template, schema.inputs())?;
     require_inputs(&vars, schema.inputs(), &template)?;
 
     let llm = backend::single(&args.backend, &args.extract)?;
     crate::notice::unenforced(&*llm, schema.schema_set(), args.jsonl, &args.extract);
-    let long_text = chunk_budget(&args, llm.is_embedded(), &vars, &template);
+    // A text sent with files is never cut into chunks: each chunk would need them all again.
+    let long_text =
+        chunk_budget(&args, llm.is_embedded(), &vars, &template).filter(|_| media.is_empty());
     let check = crate::check_command::from_args(&args.check, &args.backend)?;
     let extractor = backend::extractor(llm, &args.extract).template(template);
     let mut extractor = crate::check_command::attach(extractor, &check);
@@ -30,27 +39,35 @@ pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
     if let Some(system) = &args.template.system {
         extractor = extractor.instructions(input::text_or_file("--system", system)?);
     }
-    let input = Input::context(&vars);
+    let save_dir = args.extract.save_raw.as_deref();
+    let manifest = (save_dir.is_some() && !media.is_empty()).then(|| media_manifest(&media));
+    let input = input::with_media(Input::context(&vars), media);
     let set = schema.schema_set();
     let printer = Printer::new(args.pretty);
-    let save_dir = args.extract.save_raw.as_deref();
+    // The failed raw answers, and the files they were read from, when --save-raw asks.
+    let save = |attempts: &[Attempt]| {
+        save_raw(save_dir, "run", attempts);
+        if let Some(manifest) = &manifest {
+            save_media(save_dir, "run", attempts, manifest);
+        }
+    };
     let confidence = crate::backend::confidence_rule(&args.extract).is_some();
 
     if args.partial {
-        return partial(&extractor, set, input, &printer, save_dir, confidence).await;
+        return partial(&extractor, set, input, &printer, &save, confidence).await;
     }
 
     if !args.jsonl {
         return match extractor.with_schema(set).extract(input).await {
             Ok(extraction) => {
                 printer.value(&extraction.value)?;
-                save_raw(save_dir, "run", &extraction.report.attempts);
+                save(&extraction.report.attempts);
                 show_confidence(&extraction.report, &extraction.value, confidence);
                 warn_about_issues(&extraction.report.issues);
                 Ok(Exit::Success)
             }
             Err(error) => {
-                save_raw(save_dir, "run", error.attempts());
+                save(error.attempts());
                 Err(error.into())
             }
         };
@@ -68,7 +85,7 @@ pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
                 for item in &extraction.value {
                     printer.value(item)?;
                 }
-                save_raw(save_dir, "run", &extraction.report.attempts);
+                save(&extraction.report.attempts);
                 warn_about_items(extraction.value.len(), &extraction.report.skipped);
                 let items = Value::Array(extraction.value);
                 show_confidence(&extraction.report, &items, confidence);
@@ -76,7 +93,7 @@ pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
                 Ok(Exit::Success)
             }
             Err(error) => {
-                save_raw(save_dir, "run", error.attempts());
+                save(error.attempts());
                 Err(error.into())
             }
         };
@@ -91,13 +108,13 @@ pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
                 printed.push(value);
             }
             Err(error) => {
-                save_raw(save_dir, "run", error.attempts());
+                save(error.attempts());
                 return Err(error.into());
             }
         }
     }
     if let Some(report) = stream.report() {
-        save_raw(save_dir, "run", &report.attempts);
+        save(&report.attempts);
         warn_about_items(printed.len(), &report.skipped);
         show_confidence(report, &Value::Array(printed), confidence);
         warn_about_issues(&report.issues);
@@ -113,7 +130,7 @@ async fn partial<L: llm_extract::Llm>(
     set: &llm_extract::schema::SchemaSet,
     input: Input,
     printer: &Printer,
-    save_dir: Option<&std::path::Path>,
+    save: &dyn Fn(&[Attempt]),
     confidence: bool,
 ) -> Result<Exit, CliError> {
     let lines = Printer::new(false);
@@ -126,13 +143,13 @@ async fn partial<L: llm_extract::Llm>(
             }
             Ok(PartialEvent::Final { extraction, .. }) => {
                 printer.value(&extraction.value)?;
-                save_raw(save_dir, "run", &extraction.report.attempts);
+                save(&extraction.report.attempts);
                 show_confidence(&extraction.report, &extraction.value, confidence);
                 warn_about_issues(&extraction.report.issues);
             }
             Ok(_) => {}
             Err(error) => {
-                save_raw(save_dir, "run", error.attempts());
+                save(error.attempts());
                 return Err(error.into());
             }
         }

@@ -4,6 +4,7 @@
 use super::example::Example;
 use super::loops::Recovery;
 use super::wording::{TemplateError, DEFAULT_INSTRUCTIONS, DEFAULT_TEMPLATE};
+use crate::llm::{Media, MediaError};
 use crate::parse::{LoopGuard, ParseOptions};
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -26,19 +27,42 @@ pub enum Mode {
     Tool,
 }
 
-/// What a prompt template is filled from: a text (the `{{text}}` variable) or a context of variables.
+/// What a prompt template is filled from: a text (the `{{text}}` variable) or a context of variables;
+/// and the images and PDF documents sent with it ([`Input::with_media`]).
 ///
 /// ```
 /// use llm_extract::extract::Input;
+/// use llm_extract::llm::Media;
 /// use serde_json::json;
 ///
 /// let from_text: Input = "Ada Lovelace worked with Babbage.".into();
 /// let from_context = Input::context(&json!({"text": "...", "language": "French"}));
 /// let with_extra = Input::text("...").var("language", "French");
+/// let with_scan = Input::text("The receipt is attached.").with_media(Media::jpeg(vec![0xFF, 0xD8, 0xFF]));
 /// ```
+///
+/// # Media
+///
+/// The parts go with the filled template, in the user message, before its text; every backend sends
+/// them in its own wire form or refuses the whole request before sending it
+/// ([`LlmError::Media`](crate::llm::LlmError::Media)): the embedded llama.cpp engine takes none,
+/// Ollama no PDF and no URL, the OpenAI-compatible backend no PDF by URL, and each checks its
+/// provider's documented limits ([`MediaLimits`](crate::llm::MediaLimits)). A backend made with
+/// [`from_fn`](crate::llm::from_fn) gets them in [`Message::media`](crate::llm::Message::media) and
+/// decides itself.
+///
+/// They are sent with every request of the extraction: `extract`, `extract_all`, `extract_stream`,
+/// `extract_partial`, and the repair turns too, which keep the first user message with its parts,
+/// because the model must look at the image again to correct a value it read from it (a repair
+/// that only saw its own bad answer could fix the JSON, not the reading). A batch sends each record's
+/// parts with that record.
+///
+/// Grounding looks values up in the text: a value read from an image alone has no span in it and
+/// stays ungrounded.
 #[derive(Debug, Clone)]
 pub struct Input {
     vars: Result<Map<String, Value>, TemplateError>,
+    media: Vec<Media>,
 }
 
 impl Input {
@@ -46,7 +70,28 @@ impl Input {
     pub fn text(text: impl Into<String>) -> Self {
         let mut vars = Map::new();
         vars.insert("text".into(), Value::String(text.into()));
-        Input { vars: Ok(vars) }
+        Input {
+            vars: Ok(vars),
+            media: Vec::new(),
+        }
+    }
+
+    /// An image or a PDF document to send with the text (see [Media](#media)); call it again for more,
+    /// sent in this order.
+    pub fn with_media(mut self, media: Media) -> Self {
+        self.media.push(media);
+        self
+    }
+
+    /// The image or PDF file at `path` to send with the text, its type read from its first bytes
+    /// ([`Media::from_path`]).
+    pub fn with_file(self, path: impl AsRef<std::path::Path>) -> Result<Self, MediaError> {
+        Ok(self.with_media(Media::from_path(path)?))
+    }
+
+    /// The images and PDF documents sent with the text, in order.
+    pub fn media(&self) -> &[Media] {
+        &self.media
     }
 
     /// Every field of `context` (which must serialize to a JSON object) as a variable.
@@ -67,7 +112,10 @@ impl Input {
                 message: e.to_string(),
             }),
         };
-        Input { vars }
+        Input {
+            vars,
+            media: Vec::new(),
+        }
     }
 
     /// Adds (or replaces) the variable `name`.
@@ -99,6 +147,11 @@ impl Input {
 
     pub(crate) fn into_vars(self) -> Result<Map<String, Value>, TemplateError> {
         self.vars
+    }
+
+    /// The variables and the media, apart.
+    pub(crate) fn into_parts(self) -> (Result<Map<String, Value>, TemplateError>, Vec<Media>) {
+        (self.vars, self.media)
     }
 }
 

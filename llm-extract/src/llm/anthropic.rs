@@ -14,7 +14,9 @@ use super::backend::{
 use super::backend::{Framing, Protocol, StreamReader};
 use super::credentials::OfficialApi;
 use super::http::{self, http_builder_methods};
-use super::{ChatRequest, ChatResponse, Finish, LlmError, Role, Usage};
+use super::{
+    ChatRequest, ChatResponse, Finish, LlmError, MediaLimits, MediaSupport, Message, Role, Usage,
+};
 use crate::schema::Dialect;
 use serde_json::{json, Map, Value};
 
@@ -175,6 +177,40 @@ impl MessagesWire {
     }
 }
 
+/// A user message with media as Anthropic's content blocks: each image an `image` block and each PDF a
+/// `document` block (titled with the part's name), whose `source` is `base64` with the media type or
+/// `url`; then the text, unless it is empty (the image alone is the input, and Anthropic refuses an
+/// empty text block).
+fn media_blocks(message: &Message) -> Value {
+    let mut blocks: Vec<Value> = message
+        .media
+        .iter()
+        .map(|media| {
+            let source = match (media.url(), media.base64()) {
+                (Some(url), _) => json!({"type": "url", "url": url}),
+                (None, data) => json!({
+                    "type": "base64",
+                    "media_type": media.media_type().as_str(),
+                    "data": data.unwrap_or_default(),
+                }),
+            };
+            if media.media_type().is_image() {
+                json!({"type": "image", "source": source})
+            } else {
+                let mut block = json!({"type": "document", "source": source});
+                if let Some(name) = media.name() {
+                    block["title"] = json!(name);
+                }
+                block
+            }
+        })
+        .collect();
+    if !message.content.is_empty() {
+        blocks.push(json!({"type": "text", "text": message.content}));
+    }
+    Value::Array(blocks)
+}
+
 impl Protocol for MessagesWire {
     const NAME: &'static str = "Anthropic";
     const FRAMING: Framing = Framing::Sse;
@@ -186,6 +222,15 @@ impl Protocol for MessagesWire {
         "check the model name (e.g. claude-sonnet-4-5); GET {base}/v1/models lists the models this key can use";
     const ENDPOINT_HINT: &'static str = "is {base} the API root? requests go to {base}/v1/messages";
     type Stream = MessageEvents;
+    const MEDIA: MediaSupport = MediaSupport {
+        backend: "Anthropic",
+        images: true,
+        pdfs: true,
+        image_urls: true,
+        pdf_urls: true,
+        hint: "",
+    };
+    const MEDIA_LIMITS: MediaLimits = MediaLimits::anthropic();
 
     fn dialect(&self) -> Dialect {
         Dialect::Anthropic
@@ -216,7 +261,10 @@ impl Protocol for MessagesWire {
         for message in &request.messages {
             match message.role {
                 Role::System => system.push(&message.content),
-                role => messages.push(json!({"role": role, "content": message.content})),
+                role if message.media.is_empty() => {
+                    messages.push(json!({"role": role, "content": message.content}))
+                }
+                role => messages.push(json!({"role": role, "content": media_blocks(message)})),
             }
         }
         let mut body = Map::new();

@@ -25,7 +25,8 @@ use super::env::Env;
 use super::error::Status;
 use super::http::{self, ErrorRule, HttpClient, HttpOptions, Outgoing, SseFrames};
 use super::{
-    ChatEvent, ChatRequest, ChatResponse, ChatStream, Finish, LlmError, TokenLogprob, Usage,
+    ChatEvent, ChatRequest, ChatResponse, ChatStream, Finish, LlmError, MediaLimits, MediaSupport,
+    TokenLogprob, Usage,
 };
 use crate::schema::Dialect;
 use serde_json::Value;
@@ -72,6 +73,11 @@ pub(crate) trait Protocol: std::fmt::Debug + Send + Sync + 'static {
     const CONNECT_HINT: &'static str;
     /// The state of one streamed answer being read.
     type Stream: StreamReader;
+    /// What the wire format takes of media (checked before [`body`](Self::body) is called, which may
+    /// then write every part it is given).
+    const MEDIA: MediaSupport;
+    /// The provider's documented media limits, unless the builder sets others.
+    const MEDIA_LIMITS: MediaLimits;
 
     /// The schema dialect the server enforces.
     fn dialect(&self) -> Dialect;
@@ -144,6 +150,7 @@ struct Shared<P> {
     key: Option<Secret>,
     http: HttpClient,
     protocol: P,
+    media_limits: MediaLimits,
 }
 
 impl<P: Protocol> std::fmt::Debug for Backend<P> {
@@ -169,6 +176,8 @@ pub(crate) struct Common {
     pub key: KeyChoice,
     pub http: HttpOptions,
     pub env: Env,
+    /// The media limits the caller set, replacing the protocol's own.
+    pub media_limits: Option<MediaLimits>,
 }
 
 impl Common {
@@ -180,6 +189,7 @@ impl Common {
             key: KeyChoice::default(),
             http: HttpOptions::default(),
             env: Env::default(),
+            media_limits: None,
         }
     }
 }
@@ -195,6 +205,7 @@ impl std::fmt::Debug for Common {
             .field("key", &self.key)
             .field("http", &self.http)
             .field("env", &self.env)
+            .field("media_limits", &self.media_limits)
             .finish()
     }
 }
@@ -214,6 +225,7 @@ impl<P: Protocol> Backend<P> {
                 key,
                 http: HttpClient::new(common.http)?,
                 protocol,
+                media_limits: common.media_limits.unwrap_or(P::MEDIA_LIMITS),
             }),
         })
     }
@@ -267,10 +279,20 @@ impl<P: Protocol> Backend<P> {
         self.shared.http.send_and_read(&request, self, read).await
     }
 
+    /// The body of `request`, once its media are found to be of forms the protocol takes and within
+    /// the limits: a refused part fails here, before anything is sent.
+    fn body(&self, request: &ChatRequest, stream: bool) -> Result<Value, LlmError> {
+        let shared = &*self.shared;
+        if request.has_media() {
+            P::MEDIA.check(request, &shared.media_limits)?;
+        }
+        shared.protocol.body(&shared.site, request, stream)
+    }
+
     /// Sends `request` and reads the whole answer.
     pub async fn chat(&self, request: ChatRequest) -> Result<ChatResponse, LlmError> {
         let shared = &*self.shared;
-        let body = shared.protocol.body(&shared.site, &request, false)?;
+        let body = self.body(&request, false)?;
         let url = shared.protocol.endpoint(&shared.site, false);
         self.call(&url, Some(&body), |bytes| {
             let answer = http::json_body(bytes)?;
@@ -290,7 +312,7 @@ impl<P: Protocol> Backend<P> {
     /// scrubbed and given its meaning.
     pub async fn chat_stream(&self, request: ChatRequest) -> Result<ChatStream, LlmError> {
         let shared = &*self.shared;
-        let body = shared.protocol.body(&shared.site, &request, true)?;
+        let body = self.body(&request, true)?;
         let url = shared.protocol.endpoint(&shared.site, true);
         let headers = shared.protocol.headers();
         let new_wire = move || Framed::<P::Stream>::new(P::FRAMING);
@@ -365,8 +387,7 @@ impl<P: Protocol> Backend<P> {
 
     /// The body of a chat request.
     pub fn request_body(&self, request: &ChatRequest, stream: bool) -> Result<Value, LlmError> {
-        let shared = &*self.shared;
-        shared.protocol.body(&shared.site, request, stream)
+        self.body(request, stream)
     }
 
     /// The URL of a chat request.

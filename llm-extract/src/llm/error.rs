@@ -1,8 +1,9 @@
-//! Errors a backend reports.
+//! Errors a backend reports, and the media parts it refuses ([`MediaError`]).
 //!
 //! Every variant says what failed and what to do about it. None of them ever holds an API key: the
 //! HTTP backends keep keys in a [`Secret`](super::Secret) and scrub them from anything a server echoes back.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// A backend failed to produce an answer.
@@ -132,6 +133,10 @@ pub enum LlmError {
         /// What is wrong and how to fix it.
         message: String,
     },
+    /// A media part the backend cannot take, or over one of its limits (see [`MediaError`]); nothing
+    /// was sent. Sending the same request again fails the same way.
+    #[error(transparent)]
+    Media(#[from] MediaError),
     /// Any other failure, e.g. from a custom backend built with [`from_fn`](super::from_fn).
     #[error("{message}")]
     Other {
@@ -142,6 +147,69 @@ pub enum LlmError {
     #[cfg(feature = "llama-cpp")]
     #[error(transparent)]
     LlamaCpp(#[from] crate::llm::llama_cpp::LlamaCppError),
+}
+
+/// A media part that cannot be read or sent. Nothing was sent when a backend returns one (as
+/// [`LlmError::Media`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum MediaError {
+    /// The backend cannot take a part of this kind or form.
+    #[error("the {backend} backend cannot take {what}; nothing was sent: {hint}")]
+    Unsupported {
+        /// The backend.
+        backend: &'static str,
+        /// The part and its form.
+        what: String,
+        /// What to do instead.
+        hint: String,
+    },
+    /// A part, or the whole request, is over a size limit.
+    #[error(
+        "{what} is {size} bytes as sent (base64), over the {backend} backend's limit `{limit}` of \
+         {max} bytes; nothing was sent: send a smaller or compressed file, fewer parts, or a URL where \
+         the backend takes one (a builder's `media_limits` sets other limits)"
+    )]
+    TooLarge {
+        /// The backend.
+        backend: &'static str,
+        /// The [`MediaLimits`](super::MediaLimits) field exceeded: `max_image_bytes`, `max_pdf_bytes` or
+        /// `max_request_bytes`.
+        limit: &'static str,
+        /// The part (`image 2 ("scan.png")`) or the request.
+        what: String,
+        /// Its size as sent, in bytes.
+        size: usize,
+        /// The limit, in bytes.
+        max: usize,
+    },
+    /// The request carries more parts than the backend's limit `max_parts`.
+    #[error(
+        "the request carries {count} media parts, over the {backend} backend's limit `max_parts` of \
+         {max}; nothing was sent: split the input into several requests"
+    )]
+    TooMany {
+        /// The backend.
+        backend: &'static str,
+        /// How many parts the request carries.
+        count: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// The bytes are none of the supported formats.
+    #[error("{what} is not a PNG, JPEG, WebP, GIF or PDF file (by its first bytes)")]
+    UnknownType {
+        /// The file or the bytes.
+        what: String,
+    },
+    /// A file could not be read.
+    #[error("cannot read {}: {message}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// What the system said.
+        message: String,
+    },
 }
 
 /// What an error status means: the one rule every HTTP backend applies (`backend.rs` turns it into
@@ -294,7 +362,8 @@ impl LlmError {
             LlmError::Redirect { location, .. } => vec![(location, Text::Quoted)],
             LlmError::Timeout { .. }
             | LlmError::BodyTooLarge { .. }
-            | LlmError::InsecureKey { .. } => Vec::new(),
+            | LlmError::InsecureKey { .. }
+            | LlmError::Media(_) => Vec::new(),
             #[cfg(feature = "llama-cpp")]
             LlmError::LlamaCpp(_) => Vec::new(),
         }

@@ -1,4 +1,8 @@
 //! [`from_fn`] and [`from_stream_fn`]: an async closure as an [`Llm`], for tests and custom providers.
+//!
+//! The closure gets the whole request, the images and PDFs of its messages included
+//! ([`Message::media`](super::Message::media)): it sends them, converts them or refuses them itself
+//! (with [`LlmError::Media`]); nothing is checked or dropped before it is called.
 
 use super::{BoxFuture, ChatEvent, ChatRequest, ChatResponse, ChatStream, Llm, LlmError};
 use crate::schema::Dialect;

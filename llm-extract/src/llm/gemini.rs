@@ -16,7 +16,10 @@ use super::credentials::OfficialApi;
 use super::error::Status;
 use super::gemini_openapi::openapi;
 use super::http::{self, http_builder_methods};
-use super::{ChatRequest, ChatResponse, Finish, LlmError, Role, TokenLogprob, Usage};
+use super::{
+    ChatRequest, ChatResponse, Finish, LlmError, MediaLimits, MediaSupport, Message, Role,
+    TokenLogprob, Usage,
+};
 use crate::schema::Dialect;
 use serde_json::{json, Map, Value};
 
@@ -132,6 +135,31 @@ impl Gemini {
     }
 }
 
+/// A message's parts: each medium an `inline_data` part (its media type and base64 bytes) or, for a
+/// URL, a `file_data` part with the URL as its `file_uri`; then the text, unless it is empty beside
+/// media (the image alone is the input). Gemini's Files API (for files over the inline limit) is not
+/// used: [`MediaLimits::gemini`] refuses such requests before they go.
+fn parts(message: &Message) -> Vec<Value> {
+    let mut parts: Vec<Value> = message
+        .media
+        .iter()
+        .map(|media| {
+            let mime_type = media.media_type().as_str();
+            match (media.url(), media.base64()) {
+                (Some(url), _) => json!({"file_data": {"mime_type": mime_type, "file_uri": url}}),
+                (None, data) => json!({"inline_data": {
+                    "mime_type": mime_type,
+                    "data": data.unwrap_or_default(),
+                }}),
+            }
+        })
+        .collect();
+    if !message.content.is_empty() || parts.is_empty() {
+        parts.push(json!({"text": message.content}));
+    }
+    parts
+}
+
 impl Protocol for GenerateWire {
     const NAME: &'static str = "Gemini";
     const FRAMING: Framing = Framing::Sse;
@@ -144,6 +172,15 @@ impl Protocol for GenerateWire {
     const ENDPOINT_HINT: &'static str =
         "is {base} the API root? requests go to {base}/v1beta/models/{model}:generateContent";
     type Stream = Responses;
+    const MEDIA: MediaSupport = MediaSupport {
+        backend: "Gemini",
+        images: true,
+        pdfs: true,
+        image_urls: true,
+        pdf_urls: true,
+        hint: "",
+    };
+    const MEDIA_LIMITS: MediaLimits = MediaLimits::gemini();
 
     fn dialect(&self) -> Dialect {
         Dialect::Gemini
@@ -170,7 +207,7 @@ impl Protocol for GenerateWire {
                 Role::User => "user",
                 Role::Assistant => "model",
             };
-            contents.push(json!({"role": role, "parts": [{"text": message.content}]}));
+            contents.push(json!({"role": role, "parts": parts(message)}));
         }
         let mut config = Map::new();
         if let Some(n) = request.max_tokens {

@@ -78,6 +78,14 @@ macro_rules! http_builder_methods {
             self
         }
 
+        /// The media limits checked before a request with images or PDFs is sent, replacing the
+        /// provider's documented ones (see [`MediaLimits`](crate::llm::MediaLimits)); a request over one
+        /// fails with [`LlmError::Media`](crate::llm::LlmError::Media) and is not sent.
+        pub fn media_limits(mut self, limits: crate::llm::MediaLimits) -> Self {
+            self.common.media_limits = Some(limits);
+            self
+        }
+
         /// How transient failures are retried (default [`RetryPolicy::new`](crate::llm::RetryPolicy::new)).
         pub fn retry(mut self, policy: crate::llm::RetryPolicy) -> Self {
             self.common.http.retry = policy;

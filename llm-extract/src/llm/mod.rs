@@ -24,6 +24,7 @@ mod gemini;
 mod gemini_openapi;
 mod http;
 mod likelihood;
+mod media;
 mod ollama;
 mod ollama_host;
 mod openai;
@@ -31,16 +32,18 @@ mod retry;
 
 pub use anthropic::{Anthropic, AnthropicBuilder, AnthropicOutput};
 pub use credentials::{redact_url, Secret};
-pub use error::{LlmError, TimeoutPhase};
+pub use error::{LlmError, MediaError, TimeoutPhase};
 pub use from_fn::{from_fn, from_stream_fn, FnLlm, StreamFnLlm};
 pub use gemini::{Gemini, GeminiBuilder};
 pub use likelihood::Likelihood;
+pub use media::{Media, MediaLimits, MediaSource, MediaType};
 pub use ollama::{ModelInfo, Ollama, OllamaBuilder, Think};
 pub use openai::{OpenAiBuilder, OpenAiCompatible};
 pub use retry::RetryPolicy;
 
 pub(crate) use accumulate::{Accumulator, Merged};
 pub(crate) use http::excerpt as http_excerpt;
+pub(crate) use media::MediaSupport;
 
 #[cfg(feature = "llama-cpp")]
 pub mod llama_cpp;
@@ -71,6 +74,12 @@ pub struct Message {
     pub role: Role,
     /// What was said.
     pub content: String,
+    /// Images and PDF documents sent with the text (user messages only), before it in the wire forms
+    /// (the providers advise the image first). A backend that cannot take one refuses the request
+    /// with [`LlmError::Media`] before sending it. Never serialized: a message written out (a log, a
+    /// record) keeps its text, not its files.
+    #[serde(skip)]
+    pub media: Vec<Media>,
 }
 
 impl Message {
@@ -79,6 +88,7 @@ impl Message {
         Message {
             role: Role::System,
             content: content.into(),
+            media: Vec::new(),
         }
     }
     /// A user message.
@@ -86,13 +96,27 @@ impl Message {
         Message {
             role: Role::User,
             content: content.into(),
+            media: Vec::new(),
         }
+    }
+    /// Adds `media` to the message (see [`Message::media`]).
+    ///
+    /// ```
+    /// use llm_extract::llm::{Media, Message};
+    ///
+    /// let message = Message::user("What is the total?").with_media([Media::png(vec![0x89])]);
+    /// assert_eq!(message.media.len(), 1);
+    /// ```
+    pub fn with_media(mut self, media: impl IntoIterator<Item = Media>) -> Self {
+        self.media.extend(media);
+        self
     }
     /// An assistant message.
     pub fn assistant(content: impl Into<String>) -> Self {
         Message {
             role: Role::Assistant,
             content: content.into(),
+            media: Vec::new(),
         }
     }
 }
@@ -196,17 +220,31 @@ impl ChatRequest {
         self
     }
     /// The system prompt (if any) then the conversation, as the `{role, content}` objects of the
-    /// OpenAI-compatible and Ollama wire formats (Anthropic and Gemini take the system prompt apart).
-    pub(crate) fn wire_messages(&self) -> Vec<Value> {
+    /// OpenAI-compatible and Ollama wire formats (Anthropic and Gemini take the system prompt apart);
+    /// `attach` writes the media of a message that has some into its object, in the backend's form.
+    pub(crate) fn wire_messages(
+        &self,
+        attach: impl Fn(&Message, &mut serde_json::Map<String, Value>),
+    ) -> Vec<Value> {
         let system = self
             .system
             .iter()
             .map(|system| serde_json::json!({"role": "system", "content": system}));
-        let conversation = self
-            .messages
-            .iter()
-            .map(|m| serde_json::json!({"role": m.role, "content": m.content}));
+        let conversation = self.messages.iter().map(|m| {
+            let mut object = serde_json::Map::new();
+            object.insert("role".into(), serde_json::json!(m.role));
+            object.insert("content".into(), Value::String(m.content.clone()));
+            if !m.media.is_empty() {
+                attach(m, &mut object);
+            }
+            Value::Object(object)
+        });
         system.chain(conversation).collect()
+    }
+
+    /// Whether any message carries media.
+    pub fn has_media(&self) -> bool {
+        self.messages.iter().any(|m| !m.media.is_empty())
     }
 
     /// Asks for token log-probabilities (see [`ChatRequest::logprobs`]).

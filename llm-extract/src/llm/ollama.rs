@@ -14,7 +14,9 @@ use super::credentials::OfficialApi;
 use super::env::env_builder_method;
 use super::http::{self, http_builder_methods};
 use super::ollama_host::parse_host;
-use super::{ChatRequest, ChatResponse, Finish, LlmError, Usage};
+use super::{
+    ChatRequest, ChatResponse, Finish, LlmError, MediaLimits, MediaSupport, Message, Usage,
+};
 use crate::schema::Dialect;
 use serde_json::{json, Map, Value};
 
@@ -264,6 +266,18 @@ impl Ollama {
     }
 }
 
+/// A user message's images as Ollama's `images`: raw base64, without a `data:` prefix (the only form
+/// [`ChatWire::MEDIA`] lets through).
+fn images_field(message: &Message, object: &mut Map<String, Value>) {
+    let images: Vec<Value> = message
+        .media
+        .iter()
+        .filter_map(|media| media.base64())
+        .map(Value::String)
+        .collect();
+    object.insert("images".into(), Value::Array(images));
+}
+
 impl Protocol for ChatWire {
     const NAME: &'static str = "Ollama";
     const FRAMING: Framing = Framing::Ndjson;
@@ -275,6 +289,19 @@ impl Protocol for ChatWire {
         "run `ollama pull {model}` on the server at {base}, or check the name with `ollama list`";
     const ENDPOINT_HINT: &'static str = "is {base} an Ollama server? check OLLAMA_HOST";
     type Stream = Lines;
+    // `/api/chat` takes images as base64 in a message's `images`, and neither PDFs nor URLs
+    // (https://github.com/ollama/ollama/blob/main/docs/api.md#chat-request-with-images).
+    const MEDIA: MediaSupport = MediaSupport {
+        backend: "Ollama",
+        images: true,
+        pdfs: false,
+        image_urls: false,
+        pdf_urls: false,
+        hint: "Ollama's chat API takes images as their bytes only and no PDF: attach the image's \
+               bytes, send a PDF's pages as images, or read its text and extract from that",
+    };
+    // Ollama documents no size or count limit (the model's context is the limit).
+    const MEDIA_LIMITS: MediaLimits = MediaLimits::none();
 
     fn dialect(&self) -> Dialect {
         Dialect::Gbnf
@@ -286,7 +313,7 @@ impl Protocol for ChatWire {
 
     fn body(&self, site: &Site, request: &ChatRequest, stream: bool) -> Result<Value, LlmError> {
         let inner = self;
-        let messages = request.wire_messages();
+        let messages = request.wire_messages(images_field);
         let mut options = Map::new();
         options.insert(
             "num_predict".into(),

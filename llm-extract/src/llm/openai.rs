@@ -13,7 +13,10 @@ use super::backend::{
 use super::backend::{Framing, Protocol, StreamReader};
 use super::credentials::OfficialApi;
 use super::http::{self, http_builder_methods};
-use super::{ChatRequest, ChatResponse, Finish, LlmError, TokenLogprob, Usage};
+use super::{
+    ChatRequest, ChatResponse, Finish, LlmError, MediaLimits, MediaSupport, Message, TokenLogprob,
+    Usage,
+};
 use crate::schema::Dialect;
 use serde_json::{json, Map, Value};
 
@@ -141,6 +144,30 @@ impl OpenAiCompatible {
     }
 }
 
+/// A user message with media as OpenAI's content parts: each image an `image_url` part (a `data:` URL
+/// of its bytes, or its URL), each PDF a `file` part with its `filename` and its bytes as a `data:` URL
+/// in `file_data`, then the text unless it is empty (the image alone is the input).
+fn media_content(message: &Message, object: &mut Map<String, Value>) {
+    let mut parts: Vec<Value> = message
+        .media
+        .iter()
+        .map(|media| {
+            if media.media_type().is_image() {
+                json!({"type": "image_url", "image_url": {"url": media.data_url()}})
+            } else {
+                json!({"type": "file", "file": {
+                    "filename": media.name().unwrap_or("document.pdf"),
+                    "file_data": media.data_url(),
+                }})
+            }
+        })
+        .collect();
+    if !message.content.is_empty() {
+        parts.push(json!({"type": "text", "text": message.content}));
+    }
+    object.insert("content".into(), Value::Array(parts));
+}
+
 impl Protocol for OpenAiWire {
     const NAME: &'static str = "OpenAiCompatible";
     const FRAMING: Framing = Framing::Sse;
@@ -151,6 +178,16 @@ impl Protocol for OpenAiWire {
         "check the model name; GET {base}/models lists the models this server has";
     const ENDPOINT_HINT: &'static str = "is {base} the API root? it usually ends in /v1";
     type Stream = Chunks;
+    const MEDIA: MediaSupport = MediaSupport {
+        backend: "OpenAI-compatible",
+        images: true,
+        pdfs: true,
+        image_urls: true,
+        pdf_urls: false,
+        hint: "the chat completions API takes a PDF as its bytes (a `file` part), not by URL: \
+               download it and attach its bytes",
+    };
+    const MEDIA_LIMITS: MediaLimits = MediaLimits::openai();
 
     fn dialect(&self) -> Dialect {
         self.dialect
@@ -162,7 +199,7 @@ impl Protocol for OpenAiWire {
 
     fn body(&self, site: &Site, request: &ChatRequest, stream: bool) -> Result<Value, LlmError> {
         let inner = self;
-        let messages = request.wire_messages();
+        let messages = request.wire_messages(media_content);
         let mut body = Map::new();
         body.insert("model".into(), json!(site.model));
         body.insert("messages".into(), json!(messages));

@@ -71,7 +71,7 @@
 use crate::extract::{
     Example, ExtractError, ExtractErrorKind, ExtractStream, Extractor, Input, Mode, TemplateError,
 };
-use crate::llm::{ChatRequest, ChatResponse, ChatStream, Llm, LlmError};
+use crate::llm::{ChatRequest, ChatResponse, ChatStream, Llm, LlmError, Media, Message};
 use crate::parse::Skipped;
 use crate::report::Extraction;
 use crate::schema::{DynamicSchema, DynamicSchemaError};
@@ -360,6 +360,13 @@ impl PromptSet {
     }
 }
 
+/// The filled prompt as the input of an extraction, with the caller's media.
+fn with_media(rendered: String, media: Vec<Media>) -> Input {
+    media
+        .into_iter()
+        .fold(Input::text(rendered), Input::with_media)
+}
+
 impl Prompt {
     /// The prompt's id.
     pub fn id(&self) -> &str {
@@ -483,6 +490,7 @@ impl<'p, L: Llm> PromptCall<'p, L> {
     pub async fn run(self, input: impl Into<Input>) -> Result<PromptOutput, PromptError> {
         let input = input.into();
         let examples = example_config::shown(self.prompt, &input)?;
+        let media = input.media().to_vec();
         let rendered = self.prompt.render(input)?;
         let prompt = self.prompt;
         match (prompt.response_type, &prompt.schema) {
@@ -490,7 +498,7 @@ impl<'p, L: Llm> PromptCall<'p, L> {
                 .into_iter()
                 .fold(self.extractor(), Extractor::with_example)
                 .with_schema(schema)
-                .extract(Input::text(rendered))
+                .extract(with_media(rendered, media))
                 .await
                 .map(PromptOutput::Json)
                 .map_err(|source| prompt.extract_error(source)),
@@ -498,12 +506,12 @@ impl<'p, L: Llm> PromptCall<'p, L> {
                 .into_iter()
                 .fold(self.extractor(), Extractor::with_example)
                 .with_schema(schema)
-                .extract_all(Input::text(rendered))
+                .extract_all(with_media(rendered, media))
                 .await
                 .map(PromptOutput::Jsonl)
                 .map_err(|source| prompt.extract_error(source)),
             _ => {
-                let request = self.text_request(rendered);
+                let request = self.text_request(rendered, media);
                 self.llm
                     .chat(request)
                     .await
@@ -544,8 +552,10 @@ impl<'p, L: Llm> PromptCall<'p, L> {
                         .into(),
             });
         }
+        let input = input.into();
+        let media = input.media().to_vec();
         let rendered = prompt.render(input)?;
-        let request = self.text_request(rendered);
+        let request = self.text_request(rendered, media);
         self.llm
             .chat_stream(request)
             .await
@@ -576,6 +586,7 @@ impl<'p, L: Llm> PromptCall<'p, L> {
         };
         let input = input.into();
         let examples = example_config::shown(prompt, &input)?;
+        let media = input.media().to_vec();
         let rendered = prompt.render(input)?;
         let extractor = examples
             .into_iter()
@@ -583,7 +594,7 @@ impl<'p, L: Llm> PromptCall<'p, L> {
         Ok(ExtractStream::start(move |mut sink, _spent| async move {
             let mut items = extractor
                 .with_schema(schema)
-                .extract_stream(Input::text(rendered));
+                .extract_stream(with_media(rendered, media));
             while let Some(item) = items.next().await {
                 sink(item?);
             }
@@ -610,8 +621,9 @@ impl<'p, L: Llm> PromptCall<'p, L> {
         extractor
     }
 
-    fn text_request(&self, rendered: String) -> ChatRequest {
-        let mut request = ChatRequest::new(rendered);
+    fn text_request(&self, rendered: String, media: Vec<Media>) -> ChatRequest {
+        let mut request =
+            ChatRequest::default().with_message(Message::user(rendered).with_media(media));
         if let Some(system) = &self.prompt.system {
             request = request.with_system(system.clone());
         }

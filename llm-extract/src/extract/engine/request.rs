@@ -1,5 +1,6 @@
 //! The first request of an extraction: the system prompt with format instructions, the worked examples,
-//! the filled template, and in constrained mode the schema rendered for the backend's dialect.
+//! the filled template with the input's media, and in constrained mode the schema rendered for the
+//! backend's dialect.
 
 use super::Engine;
 use crate::extract::config::{Input, Mode};
@@ -7,7 +8,7 @@ use crate::extract::error::{ExtractError, ExtractErrorKind};
 use crate::extract::target::Target;
 use crate::extract::wording;
 use crate::extract::{example_turns, loops, tokens};
-use crate::llm::ChatRequest;
+use crate::llm::{ChatRequest, Message};
 use crate::report::Report;
 use crate::schema::Shape;
 use serde_json::Value;
@@ -26,9 +27,8 @@ impl Engine<'_> {
     ) -> Result<(ChatRequest, Shape, Option<usize>, Option<String>), ExtractError> {
         let fail = |kind| ExtractError::new(kind, Report::default());
         let config = self.config;
-        let vars = input
-            .into_vars()
-            .map_err(|e| fail(ExtractErrorKind::Template(e)))?;
+        let (vars, media) = input.into_parts();
+        let vars = vars.map_err(|e| fail(ExtractErrorKind::Template(e)))?;
         let user = wording::render(&config.template, &vars)
             .map_err(|e| fail(ExtractErrorKind::Template(e)))?;
         let set = target.schema();
@@ -48,7 +48,10 @@ impl Engine<'_> {
         let mut system =
             wording::system_prompt(&config.instructions, shape, definitions, max_items);
         example_turns::note(&mut system, examples.len() / 2);
-        let mut request = ChatRequest::new(user).with_system(system);
+        // The input's media go with its text, in the one user message every attempt resends.
+        let mut request = ChatRequest::default()
+            .with_message(Message::user(user).with_media(media))
+            .with_system(system);
         request.messages = examples.into_iter().chain(request.messages).collect();
         let mut unenforced = None;
         if constrained {

@@ -4,7 +4,9 @@
 use super::exit::Inside;
 use super::generate::Out;
 use super::{GrammarEngine, LlamaCpp, LlamaCppError};
-use crate::llm::{BoxFuture, ChatEvent, ChatRequest, ChatStream, Llm, LlmError};
+use crate::llm::{
+    BoxFuture, ChatEvent, ChatRequest, ChatStream, Llm, LlmError, MediaLimits, MediaSupport,
+};
 use crate::schema::Dialect;
 use std::sync::Arc;
 
@@ -42,6 +44,16 @@ impl Llm for LlamaCpp {
     fn chat_stream(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatStream, LlmError>> {
         let engine = Arc::clone(&self.engine);
         Box::pin(async move {
+            // The embedded engine reads text only: a request with images or PDFs is refused whole,
+            // never sent without them.
+            if request.has_media() {
+                MediaSupport::none(
+                    "embedded llama.cpp",
+                    "the embedded engine reads text only: read the PDF's text and extract from that, \
+                     or use a backend with a vision model",
+                )
+                .check(&request, &MediaLimits::none())?;
+            }
             // Unbounded: generation must never wait for a reader (the other sequences of its batch would
             // wait too). Dropping the receiver cancels the generation at its next step.
             let (events, receiver) = tokio::sync::mpsc::unbounded_channel::<Out>();
