@@ -144,7 +144,11 @@ pub fn page(title: &str, text: &str, doc: &Document<Value>) -> String {
         );
     }
     html.push_str("</table>\n<h2>Items</h2><table><tr><th>#</th><th>item</th><th>spans</th>");
-    html.push_str(if paged { "<th>pages</th></tr>\n" } else { "</tr>\n" });
+    html.push_str(if paged {
+        "<th>pages</th></tr>\n"
+    } else {
+        "</tr>\n"
+    });
     for (i, item) in doc.items.iter().enumerate() {
         let _ = write!(html, "<tr><td>{}</td><td>", i + 1);
         match first_mark.get(&i) {
@@ -261,7 +265,10 @@ fn paged_into(out: &mut String, text: &str, page: &mut usize) {
     }
     for part in parts {
         *page += 1;
-        let _ = write!(out, "<div class=\"page\" data-page=\"{page}\">page {page}</div>");
+        let _ = write!(
+            out,
+            "<div class=\"page\" data-page=\"{page}\">page {page}</div>"
+        );
         escape_into(out, part);
     }
 }

@@ -662,9 +662,15 @@ fn doc_reads_a_pdf_page_by_page_and_names_the_page_of_each_span() {
     let server = reader();
     let dir = tempfile::tempdir().unwrap();
     let pages: &[&[&str]] = &[
-        &["A Case of Identity, a summary.", "Sherlock Holmes sat by the fire."],
+        &[
+            "A Case of Identity, a summary.",
+            "Sherlock Holmes sat by the fire.",
+        ],
         &["A visitor came: Miss Mary Sutherland, a typist."],
-        &["She was to marry Mr. Hosmer Angel.", "He vanished at the church."],
+        &[
+            "She was to marry Mr. Hosmer Angel.",
+            "He vanished at the church.",
+        ],
     ];
     // Named without `.pdf`: the content says it is one.
     let path = dir.path().join("case");
@@ -716,10 +722,16 @@ fn doc_refuses_a_scanned_or_broken_pdf_clearly() {
     let output = doc(&server, false, dir.path()).arg(&scan).output().unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("no text layer") && stderr.contains("reads images"), "{stderr}");
+    assert!(
+        stderr.contains("no text layer") && stderr.contains("reads images"),
+        "{stderr}"
+    );
     let broken = dir.path().join("broken.pdf");
     std::fs::write(&broken, b"%PDF-1.7\n1 0 obj << /Type /Catalog").unwrap();
-    let output = doc(&server, false, dir.path()).arg(&broken).output().unwrap();
+    let output = doc(&server, false, dir.path())
+        .arg(&broken)
+        .output()
+        .unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("malformed"), "{stderr}");

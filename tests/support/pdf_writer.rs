@@ -25,7 +25,7 @@ pub fn write_pdf(pages: &[&[&str]], image: bool) -> Vec<u8> {
     objects.push(format!(
         "<< /Type /XObject /Subtype /Image /Width 4 /Height 4 /ColorSpace /DeviceGray \
          /BitsPerComponent 8 /Length {} >>\nstream\n{pixels}\nendstream",
-        pixels.len()
+        pixels.chars().count()
     ));
     for (i, lines) in pages.iter().enumerate() {
         let mut content = String::new();
@@ -76,4 +76,3 @@ pub fn write_pdf(pages: &[&[&str]], image: bool) -> Vec<u8> {
     );
     out
 }
-

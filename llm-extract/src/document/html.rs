@@ -134,8 +134,7 @@ pub fn read(html: &str) -> Result<Html, HtmlError> {
     let mut body = None;
     for node in root.descendants() {
         if let scraper::Node::Element(element) = node.value() {
-            if main.is_none()
-                && (element.name() == "main" || element.attr("role") == Some("main"))
+            if main.is_none() && (element.name() == "main" || element.attr("role") == Some("main"))
             {
                 main = Some(node);
             }
@@ -409,7 +408,10 @@ mod tests {
              <table><tr><td>k</td><td>v</td></tr></table><pre>  keep\n  this</pre></main></body></html>",
         )
         .unwrap();
-        assert_eq!(page.text(), "A\n\none\ntwo\n\nx\ny\n\nk\tv\n\n  keep\n  this");
+        assert_eq!(
+            page.text(),
+            "A\n\none\ntwo\n\nx\ny\n\nk\tv\n\n  keep\n  this"
+        );
     }
 
     #[test]

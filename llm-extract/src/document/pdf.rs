@@ -11,7 +11,8 @@
 //! must be read by a backend that reads images.
 
 use super::pages::Pages;
-use pdf_extract::{output_doc_page, Document, PlainTextOutput};
+use pdf_extract::content::Content;
+use pdf_extract::{output_doc_page, Document, Object, ObjectId, PlainTextOutput};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 /// The bounds a PDF is read within.
@@ -140,7 +141,11 @@ pub fn read_with(bytes: &[u8], limits: &PdfLimits) -> Result<Pages, PdfError> {
         // Many PDFs are encrypted with an empty user password (to set permissions): they open.
         guarded(|| document.decrypt("").map_err(|_| PdfError::Encrypted))?;
     }
-    let numbers: Vec<u32> = guarded(|| Ok(document.get_pages().into_keys().collect()))?;
+    guarded(|| {
+        drop_images(&mut document);
+        Ok(())
+    })?;
+    let numbers: Vec<(u32, ObjectId)> = guarded(|| Ok(document.get_pages().into_iter().collect()))?;
     if numbers.len() > limits.max_pages {
         return Err(PdfError::TooManyPages {
             pages: numbers.len(),
@@ -153,8 +158,11 @@ pub fn read_with(bytes: &[u8], limits: &PdfLimits) -> Result<Pages, PdfError> {
     let mut texts = Vec::with_capacity(numbers.len());
     let mut unreadable = Vec::new();
     let mut total = 0;
-    for (index, number) in numbers.iter().enumerate() {
+    for (index, (number, id)) in numbers.iter().enumerate() {
         let page = index + 1;
+        // A page that shows no text itself (a scanned image, say) and that the parser fails on has no
+        // text rather than an unreadable one: the parser reads every drawn object as content.
+        let shows_text = guarded(|| Ok(shows_text(&document, *id))).unwrap_or(true);
         let text = guarded(|| {
             let mut text = String::new();
             output_doc_page(&document, &mut PlainTextOutput::new(&mut text), *number)
@@ -173,6 +181,7 @@ pub fn read_with(bytes: &[u8], limits: &PdfLimits) -> Result<Pages, PdfError> {
                 }
                 texts.push(text);
             }
+            Err(_) if !shows_text => texts.push(String::new()),
             Err(e) => {
                 unreadable.push((page, e.to_string()));
                 texts.push(String::new());
@@ -189,6 +198,38 @@ pub fn read_with(bytes: &[u8], limits: &PdfLimits) -> Result<Pages, PdfError> {
         return Err(PdfError::NoText { pages: texts.len() });
     }
     Ok(Pages::from_pages(texts).with_unreadable(unreadable))
+}
+
+/// Empties every image's data: images carry no text, and the parser reads every object a page draws
+/// (`Do`) as content, which fails on an image's pixels. Also frees their memory early.
+fn drop_images(document: &mut Document) {
+    for object in document.objects.values_mut() {
+        if let Object::Stream(stream) = object {
+            let image =
+                matches!(stream.dict.get(b"Subtype"), Ok(Object::Name(name)) if name == b"Image");
+            if image {
+                stream.dict.remove(b"Filter");
+                stream.dict.remove(b"DecodeParms");
+                stream.set_content(Vec::new());
+            }
+        }
+    }
+}
+
+/// Whether the content of page `id` itself has a text-showing operator (`Tj`, `TJ`, `'`, `"`):
+/// `false` for a page that only draws an image (a scan). A content that cannot be decoded counts as
+/// showing text (the parser then says what is wrong).
+fn shows_text(document: &Document, id: ObjectId) -> bool {
+    let Ok(content) = document.get_page_content(id) else {
+        return true;
+    };
+    let Ok(content) = Content::decode(&content) else {
+        return true;
+    };
+    content
+        .operations
+        .iter()
+        .any(|op| matches!(op.operator.as_str(), "Tj" | "TJ" | "'" | "\""))
 }
 
 /// Whether `bytes` starts as a PDF does: `%PDF-` within the first 1,024 bytes (readers allow junk
@@ -258,9 +299,15 @@ mod tests {
         let limits = PdfLimits::default().max_bytes(10);
         assert!(matches!(
             read_with(b"%PDF-1.4 and more than ten bytes", &limits),
-            Err(PdfError::TooLarge { bytes: 32, limit: 10 })
+            Err(PdfError::TooLarge {
+                bytes: 32,
+                limit: 10
+            })
         ));
-        assert!(matches!(read(b"<html>not a pdf</html>"), Err(PdfError::NotPdf)));
+        assert!(matches!(
+            read(b"<html>not a pdf</html>"),
+            Err(PdfError::NotPdf)
+        ));
         assert!(matches!(read(b""), Err(PdfError::NotPdf)));
         assert!(matches!(
             read(b"%PDF-1.4\n garbage"),

@@ -259,7 +259,10 @@ mod tests {
         assert!(chunks[1].text.starts_with('a'));
         // Without the page break, the paragraph break after it would have been taken.
         let plain = text.replace('\u{c}', " ");
-        assert_ne!(Chunker::new(64).overlap(0).split(&plain)[0].text, chunks[0].text);
+        assert_ne!(
+            Chunker::new(64).overlap(0).split(&plain)[0].text,
+            chunks[0].text
+        );
     }
 
     #[test]
