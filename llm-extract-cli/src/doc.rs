@@ -2,7 +2,8 @@
 //! spans, with a progress bar by chunk on a terminal, resumable (`doc_state.rs`); optionally the review
 //! page. The document is streamed from its file (`doc_input.rs`), never held whole in memory but for
 //! the review page and a PDF (read page by page to its text first; each record then also names the
-//! page of each span, `"pages"`). `run --jsonl` comes here too when the text does not fit the
+//! page of each span, `"pages"`) or a web page (read to its main text; each record then names the
+//! nearest heading above each span, `"headings"`). `run --jsonl` comes here too when the text does not fit the
 //! embedded model's context.
 
 use crate::args::DocArgs;
@@ -79,6 +80,15 @@ pub async fn run(args: DocArgs) -> Result<Exit, CliError> {
             // Per span, its page and its offsets within that page's text (null: not found).
             let located: Vec<_> = item.spans.iter().map(|span| pages.locate(span)).collect();
             record["pages"] = json!(located);
+        }
+        if let Some(page) = &document.html {
+            // Per span, the text of the nearest heading above it (null: none, or not found).
+            let headings: Vec<_> = item
+                .spans
+                .iter()
+                .map(|span| page.heading_of(span).map(|h| h.text.as_str()))
+                .collect();
+            record["headings"] = json!(headings);
         }
         if let Some(fields) = crate::doubts::confidence_json(fields) {
             record["confidence"] = fields;

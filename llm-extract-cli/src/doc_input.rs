@@ -6,10 +6,13 @@
 //!
 //! A PDF (a `.pdf` file, or bytes that start as one) is read page by page to its text layer first
 //! (`llm_extract::document::pdf`), and that text, with its pages joined by a page break, is the
-//! document: the pages are kept ([`DocumentFile::pages`]) to name the page of each span.
+//! document: the pages are kept ([`DocumentFile::pages`]) to name the page of each span. A web page
+//! (a `.html` or `.htm` file, or text that starts with `<!doctype html` or `<html`) is read to its main
+//! text the same way, its headings kept ([`DocumentFile::html`]) to name the nearest heading of each span.
 
 use crate::error::CliError;
 use crate::stable_hash::StableHasher;
+use llm_extract::document::html::{self, Html};
 use llm_extract::document::{pdf, Pages};
 use llm_extract::ground::{ReadError, TextReader};
 use std::fs::File;
@@ -26,6 +29,8 @@ pub struct DocumentFile {
     pub hash: [u8; 16],
     /// The pages of a document read page by page (a PDF); `None` for a text.
     pub pages: Option<Pages>,
+    /// The headings of a web page (its main text is the document); `None` for a text or a PDF.
+    pub html: Option<Html>,
 }
 
 impl DocumentFile {
@@ -41,11 +46,16 @@ impl DocumentFile {
             None => (spool(std::io::stdin().lock())?, "standard input".to_owned()),
         };
         let (file, pages) = read_pages(file, path, &what)?;
+        let (file, html) = match pages {
+            Some(_) => (file, None),
+            None => read_html(file, path, &what)?,
+        };
         let mut document = DocumentFile {
             file,
             what,
             hash: [0; 16],
             pages,
+            html,
         };
         document.hash = document.digest()?;
         Ok(document)
@@ -145,6 +155,48 @@ fn read_pages(
     text.flush().map_err(cannot)?;
     text.rewind().map_err(cannot)?;
     Ok((text, Some(pages)))
+}
+
+/// A web page's main text in a temporary file and its headings, or the file as it is.
+fn read_html(
+    mut file: File,
+    path: Option<&Path>,
+    what: &str,
+) -> Result<(File, Option<Html>), CliError> {
+    let cannot = |e: std::io::Error| CliError::usage(format!("cannot read {what}: {e}"));
+    let mut head = Vec::with_capacity(1024);
+    file.rewind().map_err(cannot)?;
+    (&mut file)
+        .take(1024)
+        .read_to_end(&mut head)
+        .map_err(cannot)?;
+    file.rewind().map_err(cannot)?;
+    let named_html = path
+        .and_then(|p| p.extension())
+        .is_some_and(|ext| ext.eq_ignore_ascii_case("html") || ext.eq_ignore_ascii_case("htm"));
+    if !named_html && !html::is_html(&head) {
+        return Ok((file, None));
+    }
+    let size = file.metadata().map_err(cannot)?.len();
+    if size > html::MAX_HTML_BYTES as u64 {
+        return Err(CliError::usage(format!(
+            "{what}: the HTML page has {size} bytes, more than the limit of {}",
+            html::MAX_HTML_BYTES
+        )));
+    }
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes).map_err(cannot)?;
+    let page = String::from_utf8(bytes).map_err(|e| {
+        CliError::usage(format!(
+            "{what} is not UTF-8 HTML (invalid byte at offset {}); convert it first, e.g. with iconv",
+            e.utf8_error().valid_up_to()
+        ))
+    })?;
+    let read = html::read(&page).map_err(|e| CliError::usage(format!("{what}: {e}")))?;
+    let mut text = spool(read.text().as_bytes())?;
+    text.flush().map_err(cannot)?;
+    text.rewind().map_err(cannot)?;
+    Ok((text, Some(read)))
 }
 
 /// `input` copied to an anonymous temporary file (removed when closed).

@@ -738,3 +738,49 @@ fn doc_refuses_a_scanned_or_broken_pdf_clearly() {
     assert!(!stderr.contains("panicked at"), "{stderr}");
     assert_eq!(server.hits(), 0);
 }
+
+/// A web page on standard input (detected by its start): its main text only, scripts, styles,
+/// navigation, banner and footer left out, entities decoded; spans exact in that text, each with the
+/// nearest heading above it.
+#[test]
+fn doc_reads_a_web_page_main_text_with_the_heading_of_each_span() {
+    let server = reader();
+    let dir = tempfile::tempdir().unwrap();
+    let page = "<!DOCTYPE html><html><head><style>h1{}</style><script>var n = 'Mr. Hosmer Angel';</script>\
+        </head><body><header>Sherlock Holmes fan site</header><nav>Miss Mary Sutherland | Home</nav>\
+        <main><h1>The client</h1><p>Miss Mary Sutherland &amp; her typewriter.</p>\
+        <h2>The groom</h2><p>Mr.&nbsp;Hosmer Angel vanished. Sherlock Holmes &lt;knew&gt;.</p></main>\
+        <footer>Mr. Hosmer Angel</footer></body></html>";
+    let output = doc(&server, true, dir.path())
+        .write_stdin(page)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let lines = json_lines(&output.stdout);
+    let text = "The client\n\nMiss Mary Sutherland & her typewriter.\n\nThe groom\n\n\
+                Mr.\u{a0}Hosmer Angel vanished. Sherlock Holmes <knew>.";
+    let found: Vec<(&str, &str)> =
+        lines
+            .iter()
+            .flat_map(|line| {
+                let name = line["value"]["name"].as_str().unwrap();
+                let headings = line["headings"].as_array().unwrap();
+                line["spans"].as_array().unwrap().iter().zip(headings).map(
+                    move |(span, heading)| {
+                        let start = span["bytes"]["start"].as_u64().unwrap() as usize;
+                        let end = span["bytes"]["end"].as_u64().unwrap() as usize;
+                        assert_eq!(&text[start..end].replace('\u{a0}', " "), name);
+                        (name, heading.as_str().unwrap())
+                    },
+                )
+            })
+            .collect();
+    assert_eq!(
+        found,
+        [
+            ("Miss Mary Sutherland", "The client"),
+            ("Sherlock Holmes", "The groom")
+        ]
+    );
+}
