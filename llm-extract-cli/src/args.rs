@@ -268,7 +268,8 @@ pub struct DocArgs {
     pub check: CheckArgs,
     #[command(flatten)]
     pub backend: BackendArgs,
-    /// The document (default: standard input).
+    /// The document: a text, a PDF (its text layer, page by page) or a web page (its main text)
+    /// (default: standard input).
     #[arg(value_name = "PATH")]
     pub path: Option<PathBuf>,
 }

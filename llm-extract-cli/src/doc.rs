@@ -1,7 +1,9 @@
 //! `llm-extract doc`: every item of a long document, chunked, grounded and merged, as JSON Lines with
 //! spans, with a progress bar by chunk on a terminal, resumable (`doc_state.rs`); optionally the review
 //! page. The document is streamed from its file (`doc_input.rs`), never held whole in memory but for
-//! the review page. `run --jsonl` comes here too when the text does not fit the
+//! the review page and a PDF (read page by page to its text first; each record then also names the
+//! page of each span, `"pages"`) or a web page (read to its main text; each record then names the
+//! nearest heading above each span, `"headings"`). `run --jsonl` comes here too when the text does not fit the
 //! embedded model's context.
 
 use crate::args::DocArgs;
@@ -74,6 +76,20 @@ pub async fn run(args: DocArgs) -> Result<Exit, CliError> {
     let confidence = doc.confidence_by_item();
     for (item, fields) in doc.items.iter().zip(&confidence) {
         let mut record = json!({ "value": item.value, "spans": item.spans });
+        if let Some(pages) = &document.pages {
+            // Per span, its page and its offsets within that page's text (null: not found).
+            let located: Vec<_> = item.spans.iter().map(|span| pages.locate(span)).collect();
+            record["pages"] = json!(located);
+        }
+        if let Some(page) = &document.html {
+            // Per span, the text of the nearest heading above it (null: none, or not found).
+            let headings: Vec<_> = item
+                .spans
+                .iter()
+                .map(|span| page.heading_of(span).map(|h| h.text.as_str()))
+                .collect();
+            record["headings"] = json!(headings);
+        }
         if let Some(fields) = crate::doubts::confidence_json(fields) {
             record["confidence"] = fields;
         }

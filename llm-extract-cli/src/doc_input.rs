@@ -3,12 +3,20 @@
 //! read several times: once here to check it is UTF-8 and hash it for resuming, then by the library
 //! once per pass to count its chunks and once per pass to extract them). The temporary file is removed
 //! when the command ends, whatever the outcome; it takes as much disk as the document.
+//!
+//! A PDF (a `.pdf` file, or bytes that start as one) is read page by page to its text layer first
+//! (`llm_extract::document::pdf`), and that text, with its pages joined by a page break, is the
+//! document: the pages are kept ([`DocumentFile::pages`]) to name the page of each span. A web page
+//! (a `.html` or `.htm` file, or text that starts with `<!doctype html` or `<html`) is read to its main
+//! text the same way, its headings kept ([`DocumentFile::html`]) to name the nearest heading of each span.
 
 use crate::error::CliError;
 use crate::stable_hash::StableHasher;
+use llm_extract::document::html::{self, Html};
+use llm_extract::document::{pdf, Pages};
 use llm_extract::ground::{ReadError, TextReader};
 use std::fs::File;
-use std::io::{Read, Seek};
+use std::io::{Read, Seek, Write};
 use std::path::Path;
 
 /// The document, checked, and its hash.
@@ -19,6 +27,10 @@ pub struct DocumentFile {
     pub what: String,
     /// A hash of its bytes and its length (what a resumed run is keyed by), the same in every build.
     pub hash: [u8; 16],
+    /// The pages of a document read page by page (a PDF); `None` for a text.
+    pub pages: Option<Pages>,
+    /// The headings of a web page (its main text is the document); `None` for a text or a PDF.
+    pub html: Option<Html>,
 }
 
 impl DocumentFile {
@@ -33,10 +45,17 @@ impl DocumentFile {
             }
             None => (spool(std::io::stdin().lock())?, "standard input".to_owned()),
         };
+        let (file, pages) = read_pages(file, path, &what)?;
+        let (file, html) = match pages {
+            Some(_) => (file, None),
+            None => read_html(file, path, &what)?,
+        };
         let mut document = DocumentFile {
             file,
             what,
             hash: [0; 16],
+            pages,
+            html,
         };
         document.hash = document.digest()?;
         Ok(document)
@@ -88,6 +107,96 @@ impl DocumentFile {
         hash[8..].copy_from_slice(&len.to_le_bytes());
         Ok(hash)
     }
+}
+
+/// A PDF's pages and their text in a temporary file, or the file as it is: a PDF is a file named
+/// `*.pdf` or whose first bytes hold `%PDF-`.
+fn read_pages(
+    mut file: File,
+    path: Option<&Path>,
+    what: &str,
+) -> Result<(File, Option<Pages>), CliError> {
+    let cannot = |e: std::io::Error| CliError::usage(format!("cannot read {what}: {e}"));
+    let mut head = Vec::with_capacity(1024);
+    file.rewind().map_err(cannot)?;
+    (&mut file)
+        .take(1024)
+        .read_to_end(&mut head)
+        .map_err(cannot)?;
+    file.rewind().map_err(cannot)?;
+    let named_pdf = path
+        .and_then(|p| p.extension())
+        .is_some_and(|ext| ext.eq_ignore_ascii_case("pdf"));
+    if !named_pdf && !pdf::is_pdf(&head) {
+        return Ok((file, None));
+    }
+    let limits = pdf::PdfLimits::default();
+    // Checked before reading it whole, so a huge file is refused without taking its size in memory.
+    let size = file.metadata().map_err(cannot)?.len();
+    if size > limits.max_bytes as u64 {
+        return Err(CliError::usage(format!(
+            "{what}: the PDF has {size} bytes, more than the limit of {}",
+            limits.max_bytes
+        )));
+    }
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes).map_err(cannot)?;
+    // The reader turns a panic of the PDF parser into an error; the panic's message would still reach
+    // the default hook and print as a crash. Nothing else runs yet, so the hook is swapped for the read.
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let pages = pdf::read_with(&bytes, &limits);
+    std::panic::set_hook(hook);
+    let pages = pages.map_err(|e| CliError::usage(format!("{what}: {e}")))?;
+    for (page, reason) in pages.unreadable() {
+        eprintln!("llm-extract: warning: {what}: page {page} could not be read ({reason}); it is left out");
+    }
+    let mut text = spool(pages.text().as_bytes())?;
+    text.flush().map_err(cannot)?;
+    text.rewind().map_err(cannot)?;
+    Ok((text, Some(pages)))
+}
+
+/// A web page's main text in a temporary file and its headings, or the file as it is.
+fn read_html(
+    mut file: File,
+    path: Option<&Path>,
+    what: &str,
+) -> Result<(File, Option<Html>), CliError> {
+    let cannot = |e: std::io::Error| CliError::usage(format!("cannot read {what}: {e}"));
+    let mut head = Vec::with_capacity(1024);
+    file.rewind().map_err(cannot)?;
+    (&mut file)
+        .take(1024)
+        .read_to_end(&mut head)
+        .map_err(cannot)?;
+    file.rewind().map_err(cannot)?;
+    let named_html = path
+        .and_then(|p| p.extension())
+        .is_some_and(|ext| ext.eq_ignore_ascii_case("html") || ext.eq_ignore_ascii_case("htm"));
+    if !named_html && !html::is_html(&head) {
+        return Ok((file, None));
+    }
+    let size = file.metadata().map_err(cannot)?.len();
+    if size > html::MAX_HTML_BYTES as u64 {
+        return Err(CliError::usage(format!(
+            "{what}: the HTML page has {size} bytes, more than the limit of {}",
+            html::MAX_HTML_BYTES
+        )));
+    }
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes).map_err(cannot)?;
+    let page = String::from_utf8(bytes).map_err(|e| {
+        CliError::usage(format!(
+            "{what} is not UTF-8 HTML (invalid byte at offset {}); convert it first, e.g. with iconv",
+            e.utf8_error().valid_up_to()
+        ))
+    })?;
+    let read = html::read(&page).map_err(|e| CliError::usage(format!("{what}: {e}")))?;
+    let mut text = spool(read.text().as_bytes())?;
+    text.flush().map_err(cannot)?;
+    text.rewind().map_err(cannot)?;
+    Ok((text, Some(read)))
 }
 
 /// `input` copied to an anonymous temporary file (removed when closed).

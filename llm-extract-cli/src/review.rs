@@ -6,6 +6,10 @@
 //! `<script>` or HTML entities shows them as text. Highlights are `<mark>` elements placed at the spans'
 //! byte offsets in one pass over the document (a span overlapping an earlier one is listed in the table
 //! but not highlighted twice), so the page is linear in the document's size.
+//!
+//! A document read page by page (a PDF) has a form feed (U+000C) between its pages: each is shown as a
+//! page boundary (`<div class="page">`, "page N"), and each highlight's tip and each item's row name
+//! the page its spans are on.
 
 use llm_extract::extract::Document;
 use llm_extract::ground::{MatchKind, Span};
@@ -31,6 +35,10 @@ pub fn page(title: &str, text: &str, doc: &Document<Value>) -> String {
         .collect();
     marks.sort_by_key(|(span, _)| (span.bytes.start, span.bytes.end));
 
+    // Where each page break is: a span's page is one more than the breaks before it.
+    let breaks: Vec<usize> = text.match_indices('\u{c}').map(|(at, _)| at).collect();
+    let paged = !breaks.is_empty();
+    let page_of = |at: usize| breaks.partition_point(|b| *b < at) + 1;
     let mut html = String::with_capacity(text.len() * 2 + 4096);
     html.push_str("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>");
     escape_into(&mut html, title);
@@ -42,12 +50,17 @@ pub fn page(title: &str, text: &str, doc: &Document<Value>) -> String {
          mark{border-radius:3px;padding:0 1px}\nmark:target{outline:2px solid #c00}\n\
          table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #eee;padding:2px 4px;text-align:left;vertical-align:top}\n\
          .swatch{display:inline-block;width:1em;height:1em;border-radius:2px;vertical-align:middle}\n\
-         .inexact{text-decoration:underline dotted}\n",
+         .inexact{text-decoration:underline dotted}\n\
+         .page{border-top:2px dashed #999;margin:1em 0 0;color:#777;font:80% system-ui,sans-serif}\n",
     );
     for i in 0..palette.types.len() {
         let _ = writeln!(html, ".t{i}{{background:{}}}", colour(i));
     }
     html.push_str("</style></head><body>\n<div id=\"text\">");
+    let mut page = 1;
+    if paged {
+        html.push_str("<div class=\"page\" data-page=\"1\">page 1</div>");
+    }
     let mut at = 0;
     let mut first_mark: BTreeMap<usize, usize> = BTreeMap::new();
     let mut highlighted = 0;
@@ -60,7 +73,7 @@ pub fn page(title: &str, text: &str, doc: &Document<Value>) -> String {
         else {
             continue;
         };
-        escape_into(&mut html, before);
+        paged_into(&mut html, before, &mut page);
         first_mark.entry(*item).or_insert(n);
         let inexact = if span.kind == MatchKind::Exact {
             ""
@@ -76,8 +89,13 @@ pub fn page(title: &str, text: &str, doc: &Document<Value>) -> String {
             .items
             .get(*item)
             .map(|it| {
+                let on = if paged {
+                    format!(", page {}", page_of(span.bytes.start))
+                } else {
+                    String::new()
+                };
                 format!(
-                    "#{} {}\n{} ({})",
+                    "#{} {}\n{} ({}{on})",
                     item + 1,
                     palette.type_name(*item),
                     it.value,
@@ -87,12 +105,12 @@ pub fn page(title: &str, text: &str, doc: &Document<Value>) -> String {
             .unwrap_or_default();
         escape_into(&mut html, &tip);
         html.push_str("\">");
-        escape_into(&mut html, inside);
+        paged_into(&mut html, inside, &mut page);
         html.push_str("</mark>");
         highlighted += 1;
         at = span.bytes.end;
     }
-    escape_into(&mut html, text.get(at..).unwrap_or_default());
+    paged_into(&mut html, text.get(at..).unwrap_or_default(), &mut page);
     html.push_str("</div>\n<div id=\"side\">\n<h1>");
     escape_into(&mut html, title);
     let failed = doc.failed().count();
@@ -125,9 +143,12 @@ pub fn page(title: &str, text: &str, doc: &Document<Value>) -> String {
             pass.usage.total()
         );
     }
-    html.push_str(
-        "</table>\n<h2>Items</h2><table><tr><th>#</th><th>item</th><th>spans</th></tr>\n",
-    );
+    html.push_str("</table>\n<h2>Items</h2><table><tr><th>#</th><th>item</th><th>spans</th>");
+    html.push_str(if paged {
+        "<th>pages</th></tr>\n"
+    } else {
+        "</tr>\n"
+    });
     for (i, item) in doc.items.iter().enumerate() {
         let _ = write!(html, "<tr><td>{}</td><td>", i + 1);
         match first_mark.get(&i) {
@@ -139,7 +160,19 @@ pub fn page(title: &str, text: &str, doc: &Document<Value>) -> String {
             None => escape_into(&mut html, &item.value.to_string()),
         }
         let found = item.spans.iter().filter(|s| s.kind.is_found()).count();
-        let _ = writeln!(html, "</td><td>{found}/{}</td></tr>", item.spans.len());
+        let _ = write!(html, "</td><td>{found}/{}</td>", item.spans.len());
+        if paged {
+            let mut pages: Vec<usize> = item
+                .spans
+                .iter()
+                .filter(|s| s.kind.is_found())
+                .map(|s| page_of(s.bytes.start))
+                .collect();
+            pages.dedup();
+            let pages: Vec<String> = pages.iter().map(usize::to_string).collect();
+            let _ = write!(html, "<td class=\"pages\">{}</td>", pages.join(", "));
+        }
+        html.push_str("</tr>\n");
     }
     html.push_str("</table>\n</div>\n</body></html>\n");
     html
@@ -223,6 +256,23 @@ fn kind_word(kind: MatchKind) -> String {
     }
 }
 
+/// Appends `text` escaped, each form feed (a page break) shown as the start of the next page,
+/// `page` counting them.
+fn paged_into(out: &mut String, text: &str, page: &mut usize) {
+    let mut parts = text.split('\u{c}');
+    if let Some(first) = parts.next() {
+        escape_into(out, first);
+    }
+    for part in parts {
+        *page += 1;
+        let _ = write!(
+            out,
+            "<div class=\"page\" data-page=\"{page}\">page {page}</div>"
+        );
+        escape_into(out, part);
+    }
+}
+
 /// Appends `text` with `& < > " '` escaped.
 fn escape_into(out: &mut String, text: &str) {
     for c in text.chars() {
@@ -288,6 +338,19 @@ mod tests {
             started.elapsed() < std::time::Duration::from_secs(300),
             "{:?}",
             started.elapsed()
+        );
+    }
+
+    #[test]
+    fn form_feeds_are_page_boundaries_counted_from_one() {
+        let mut out = String::new();
+        let mut page = 1;
+        paged_into(&mut out, "a<b\n\u{c}\nc\u{c}", &mut page);
+        assert_eq!(page, 3);
+        assert_eq!(
+            out,
+            "a&lt;b\n<div class=\"page\" data-page=\"2\">page 2</div>\nc\
+             <div class=\"page\" data-page=\"3\">page 3</div>"
         );
     }
 

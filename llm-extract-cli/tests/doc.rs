@@ -3,6 +3,8 @@
 
 mod browser;
 mod common;
+#[path = "../../tests/support/pdf_writer.rs"]
+mod pdf_writer;
 #[path = "../../tests/support/mod.rs"]
 mod support;
 
@@ -650,4 +652,135 @@ fn doc_exits_3_when_no_chunk_reaches_the_backend() {
     let (_calls, _broken, server) = cursed_reader();
     let some_answered = story_run(&server, cache.path(), &[]);
     assert_eq!(some_answered.status.code(), Some(1));
+}
+
+/// A PDF's pages (written by hand, known text on known pages): each person's spans slice its name out
+/// of the PDF's text as the command read it, and name the page the name is on and its offsets within
+/// that page's text; the review page shows the page boundaries and each value's page.
+#[test]
+fn doc_reads_a_pdf_page_by_page_and_names_the_page_of_each_span() {
+    let server = reader();
+    let dir = tempfile::tempdir().unwrap();
+    let pages: &[&[&str]] = &[
+        &[
+            "A Case of Identity, a summary.",
+            "Sherlock Holmes sat by the fire.",
+        ],
+        &["A visitor came: Miss Mary Sutherland, a typist."],
+        &[
+            "She was to marry Mr. Hosmer Angel.",
+            "He vanished at the church.",
+        ],
+    ];
+    // Named without `.pdf`: the content says it is one.
+    let path = dir.path().join("case");
+    std::fs::write(&path, pdf_writer::write_pdf(pages, false)).unwrap();
+    let html = dir.path().join("review.html");
+    let output = doc(&server, true, dir.path())
+        .args(["--chunk-tokens", "40"])
+        .arg("--html")
+        .arg(&html)
+        .arg(&path)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let lines = json_lines(&output.stdout);
+    let names: Vec<&str> = lines
+        .iter()
+        .filter_map(|l| l["value"]["name"].as_str())
+        .collect();
+    assert_eq!(names, PEOPLE);
+    for (line, page) in lines.iter().zip([1, 2, 3]) {
+        let name = line["value"]["name"].as_str().unwrap();
+        let located = line["pages"].as_array().unwrap();
+        assert_eq!(located.len(), line["spans"].as_array().unwrap().len());
+        for at in located {
+            assert_eq!(at["page"], page, "{name}");
+            assert_eq!(at["last_page"], page, "{name}");
+            let start = at["bytes"]["start"].as_u64().unwrap() as usize;
+            let end = at["bytes"]["end"].as_u64().unwrap() as usize;
+            let text = pages[page - 1].join("\n");
+            assert_eq!(&text[start..end], name);
+        }
+    }
+    let review = std::fs::read_to_string(&html).unwrap();
+    for page in 1..=3 {
+        assert!(review.contains(&format!("data-page=\"{page}\">page {page}</div>")));
+    }
+    assert!(review.contains("(exact, page 2)"), "{review}");
+}
+
+/// A scan (pages that are only images) and a file that is not a readable PDF are usage errors that say
+/// what to do, never a crash.
+#[test]
+fn doc_refuses_a_scanned_or_broken_pdf_clearly() {
+    let server = reader();
+    let dir = tempfile::tempdir().unwrap();
+    let scan = dir.path().join("scan.pdf");
+    std::fs::write(&scan, pdf_writer::write_pdf(&[&[]], true)).unwrap();
+    let output = doc(&server, false, dir.path()).arg(&scan).output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("no text layer") && stderr.contains("reads images"),
+        "{stderr}"
+    );
+    let broken = dir.path().join("broken.pdf");
+    std::fs::write(&broken, b"%PDF-1.7\n1 0 obj << /Type /Catalog").unwrap();
+    let output = doc(&server, false, dir.path())
+        .arg(&broken)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("malformed"), "{stderr}");
+    assert!(!stderr.contains("panicked at"), "{stderr}");
+    assert_eq!(server.hits(), 0);
+}
+
+/// A web page on standard input (detected by its start): its main text only, scripts, styles,
+/// navigation, banner and footer left out, entities decoded; spans exact in that text, each with the
+/// nearest heading above it.
+#[test]
+fn doc_reads_a_web_page_main_text_with_the_heading_of_each_span() {
+    let server = reader();
+    let dir = tempfile::tempdir().unwrap();
+    let page = "<!DOCTYPE html><html><head><style>h1{}</style><script>var n = 'Mr. Hosmer Angel';</script>\
+        </head><body><header>Sherlock Holmes fan site</header><nav>Miss Mary Sutherland | Home</nav>\
+        <main><h1>The client</h1><p>Miss Mary Sutherland &amp; her typewriter.</p>\
+        <h2>The groom</h2><p>Mr.&nbsp;Hosmer Angel vanished. Sherlock Holmes &lt;knew&gt;.</p></main>\
+        <footer>Mr. Hosmer Angel</footer></body></html>";
+    let output = doc(&server, true, dir.path())
+        .write_stdin(page)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let lines = json_lines(&output.stdout);
+    let text = "The client\n\nMiss Mary Sutherland & her typewriter.\n\nThe groom\n\n\
+                Mr.\u{a0}Hosmer Angel vanished. Sherlock Holmes <knew>.";
+    let found: Vec<(&str, &str)> =
+        lines
+            .iter()
+            .flat_map(|line| {
+                let name = line["value"]["name"].as_str().unwrap();
+                let headings = line["headings"].as_array().unwrap();
+                line["spans"].as_array().unwrap().iter().zip(headings).map(
+                    move |(span, heading)| {
+                        let start = span["bytes"]["start"].as_u64().unwrap() as usize;
+                        let end = span["bytes"]["end"].as_u64().unwrap() as usize;
+                        assert_eq!(&text[start..end].replace('\u{a0}', " "), name);
+                        (name, heading.as_str().unwrap())
+                    },
+                )
+            })
+            .collect();
+    assert_eq!(
+        found,
+        [
+            ("Miss Mary Sutherland", "The client"),
+            ("Sherlock Holmes", "The groom")
+        ]
+    );
 }

@@ -121,6 +121,7 @@
 pub mod batch;
 pub mod blocking;
 pub mod check;
+pub mod document;
 pub mod error;
 pub mod eval;
 pub mod extract;

@@ -13,7 +13,8 @@
 //!   validated JSON.
 //! - [`DocumentSource`]: the document of the document extractions, in memory or read from a file,
 //!   resumable ([`DoneChunk`]), with a callback per chunk ([`ChunkReport`]); the result is a
-//!   [`Document`].
+//!   [`Document`]; [`Extractor::extract_pages`] extracts a document read page by page (a PDF, see
+//!   [`document`](crate::document)) and locates each span on its page ([`PagedDocument`]).
 //! - The loop itself (one implementation for typed and runtime targets, `target.rs`) lives in
 //!   `engine/`, the exact wording of every prompt in `wording.rs`.
 //!
@@ -27,6 +28,7 @@ mod chunk_report;
 mod confidence;
 mod config;
 mod document;
+mod document_pages;
 mod document_reader;
 mod engine;
 mod error;
@@ -55,6 +57,7 @@ pub use chunk_report::{ChunkReport, DoneChunk};
 pub use confidence::{Aggregate, Basis, ConfidenceRule};
 pub use config::{Input, Mode, DEFAULT_CHUNK_BYTES};
 pub use document::{Document, DocumentEvent, PassReport, BYTES_PER_TOKEN};
+pub use document_pages::PagedDocument;
 pub use error::{ExtractError, ExtractErrorKind};
 pub use example::{Example, ExampleError};
 pub use extractor::Extractor;

@@ -1,6 +1,8 @@
 //! Splitting a long text into chunks that fit a model's context.
 //!
-//! A chunk ends, in order of preference, at a paragraph break (a blank line), at the end of a sentence
+//! A chunk ends, in order of preference, at a page break (a form feed, U+000C, which a document read
+//! page by page has between its pages, see [`Pages`](crate::document::Pages)), at a paragraph break
+//! (a blank line), at the end of a sentence
 //! (`.`, `!`, `?` or their CJK forms followed by a space or a line end), at any whitespace, and
 //! otherwise at the char boundary nearest the limit: a text that is one giant sentence is still split,
 //! never dropped. A cut is looked for in the second half of the allowed length only, so every chunk is
@@ -132,6 +134,11 @@ fn cut(text: &str, start: usize, limit: usize) -> usize {
     let lowest = floor_boundary(text, start + (limit - start) / 2).max(start + 1);
     let window = text.get(lowest..limit).unwrap_or_default();
     let bytes = window.as_bytes();
+    // A page break: just after the last form feed and the line end that follows it.
+    if let Some(at) = memchr::memrchr(b'\x0c', bytes) {
+        let after = at + 1 + usize::from(bytes.get(at + 1) == Some(&b'\n'));
+        return lowest + after;
+    }
     // A paragraph break: the end of a run of two line ends (with optional `\r` and spaces between).
     if let Some(at) = paragraph_end(bytes) {
         return lowest + at;
@@ -241,6 +248,21 @@ mod tests {
         assert!(chunks
             .iter()
             .all(|c| c.text.ends_with(' ') && c.text.len() <= 64));
+    }
+
+    #[test]
+    fn a_page_break_is_preferred_to_a_paragraph_break() {
+        let page = format!("{}\n\n{}", "a".repeat(10), "b".repeat(10));
+        let text = format!("{page}\n\u{c}\n{page}\n\u{c}\n{page}");
+        let chunks = Chunker::new(64).overlap(0).split(&text);
+        assert_eq!(chunks[0].text, format!("{page}\n\u{c}\n{page}\n\u{c}\n"));
+        assert!(chunks[1].text.starts_with('a'));
+        // Without the page break, the paragraph break after it would have been taken.
+        let plain = text.replace('\u{c}', " ");
+        assert_ne!(
+            Chunker::new(64).overlap(0).split(&plain)[0].text,
+            chunks[0].text
+        );
     }
 
     #[test]

@@ -1,0 +1,18 @@
+//! Documents as users have them, read to text for extraction: [`pdf`] reads a PDF's text layer page
+//! by page (feature `pdf`) into [`Pages`], whose [`Pages::locate`] names the page of each grounded
+//! [`Span`](crate::ground::Span) and its offsets within that page's text ([`PageSpan`]); `html`
+//! reads a web page's main text (feature `html`), keeping the nearest heading of each span.
+//!
+//! This layer sits above [`ground`](crate::ground) (it maps its spans) and below the backends and
+//! the extraction loop, which take the text it produces like any other
+//! ([`Extractor::extract_pages`](crate::Extractor::extract_pages) keeps the pages).
+
+#[cfg(feature = "html")]
+#[cfg_attr(docsrs, doc(cfg(feature = "html")))]
+pub mod html;
+mod pages;
+#[cfg(feature = "pdf")]
+#[cfg_attr(docsrs, doc(cfg(feature = "pdf")))]
+pub mod pdf;
+
+pub use pages::{PageSpan, Pages, PAGE_BREAK};
