@@ -1,0 +1,72 @@
+//! [`Description`]: who a backend is (its provider, its address with credentials redacted, its model),
+//! as [`Llm::describe`](super::Llm::describe) tells it to telemetry and to a fallback's log.
+
+/// Who a backend is, safe to log: never a key, and its address with any credentials redacted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Description {
+    /// The provider, as the OpenTelemetry GenAI conventions name it (`gen_ai.provider.name`):
+    /// `openai`, `anthropic`, `gcp.gemini`, `ollama`, or a name of the backend's own.
+    pub provider: String,
+    /// The API root requests go to, credentials redacted ([`redact_url`](super::redact_url)); `None` for
+    /// a backend without one.
+    pub url: Option<String>,
+    /// The model requests ask for; `None` when the backend does not say.
+    pub model: Option<String>,
+}
+
+impl Description {
+    /// A backend of `provider`, with no address and no model.
+    pub fn new(provider: impl Into<String>) -> Self {
+        Description {
+            provider: provider.into(),
+            url: None,
+            model: None,
+        }
+    }
+
+    /// Sets the address; any credentials in it are redacted here.
+    pub fn with_url(mut self, url: &str) -> Self {
+        self.url = Some(super::redact_url(url));
+        self
+    }
+
+    /// Sets the model.
+    pub fn with_model(mut self, model: impl Into<String>) -> Self {
+        self.model = Some(model.into());
+        self
+    }
+}
+
+impl std::fmt::Display for Description {
+    /// `provider model at url`, leaving out what is unknown.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.provider)?;
+        if let Some(model) = &self.model {
+            write!(f, " {model}")?;
+        }
+        if let Some(url) = &self.url {
+            write!(f, " at {url}")?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_url_is_redacted_and_the_display_names_what_is_known() {
+        let described = Description::new("openai")
+            .with_url("https://user:hunter2@api.example.com/v1?key=sk-1")
+            .with_model("gpt-x");
+        let shown = described.to_string();
+        assert!(
+            !shown.contains("hunter2") && !shown.contains("sk-1"),
+            "{shown}"
+        );
+        assert!(shown.starts_with("openai gpt-x at https://"), "{shown}");
+        assert_eq!(Description::new("mine").to_string(), "mine");
+    }
+}
