@@ -45,6 +45,7 @@ mod settings;
 mod source;
 mod stream;
 mod target;
+mod telemetry;
 mod tokens;
 mod vote;
 mod watch;

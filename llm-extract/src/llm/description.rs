@@ -38,6 +38,22 @@ impl Description {
     }
 }
 
+impl Description {
+    /// Writes who answers on `span`, under the names of the OpenTelemetry GenAI conventions:
+    /// `gen_ai.provider.name`, `server.address`, `gen_ai.request.model`, and `otel.name` as
+    /// `chat {model}` (a span that does not declare a field ignores it).
+    pub(crate) fn record(&self, span: &tracing::Span) {
+        span.record("gen_ai.provider.name", self.provider.as_str());
+        if let Some(url) = &self.url {
+            span.record("server.address", url.as_str());
+        }
+        if let Some(model) = &self.model {
+            span.record("gen_ai.request.model", model.as_str());
+            span.record("otel.name", format!("chat {model}").as_str());
+        }
+    }
+}
+
 impl std::fmt::Display for Description {
     /// `provider model at url`, leaving out what is unknown.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -160,16 +160,7 @@ fn failed_attempt(kind: AttemptKind, err: &LlmError, started: Instant) -> Attemp
 }
 
 fn attempt_span(schema: &str, number: u32, kind: AttemptKind) -> tracing::Span {
-    tracing::info_span!(
-        "extract_attempt",
-        schema,
-        number,
-        kind = %kind,
-        items = tracing::field::Empty,
-        finish = tracing::field::Empty,
-        prompt_tokens = tracing::field::Empty,
-        completion_tokens = tracing::field::Empty,
-    )
+    super::telemetry::attempt_span(schema, number, kind)
 }
 
 fn record(span: &tracing::Span, finish: Option<&Finish>, usage: Usage, items: usize) {

@@ -17,8 +17,9 @@ use tokio::time::Instant;
 ///   and constrains JSON Lines or grounding only when all its backends do.
 /// - A backend that was rate-limited with a `Retry-After` is passed over until that time, as long as
 ///   another can take the request: a request does not wait out one backend while another can answer.
-/// - The backend that answered is written to the current span's `server.address` and
-///   `gen_ai.provider.name` fields (and logged at debug level) by its [`Llm::describe`].
+/// - The backend that answered is written to the current span (`gen_ai.provider.name`,
+///   `server.address`, `gen_ai.request.model`: an extraction's attempt span has them) and logged at
+///   debug level, as its [`Llm::describe`] tells.
 ///
 /// Each backend keeps its own retries: over HTTP backends, a small [`RetryPolicy`](crate::llm::RetryPolicy)
 /// (or none) on each lets the fallback move on sooner.
@@ -192,11 +193,7 @@ fn answered(llm: &dyn Llm) {
     let Some(described) = llm.describe() else {
         return;
     };
-    let span = tracing::Span::current();
-    span.record("gen_ai.provider.name", described.provider.as_str());
-    if let Some(url) = &described.url {
-        span.record("server.address", url.as_str());
-    }
+    described.record(&tracing::Span::current());
     tracing::debug!(target: "llm_extract::fallback", backend = %described, "backend answered");
 }
 
