@@ -2,6 +2,7 @@
 //! [`ErrorClass`] says another backend may answer.
 
 use super::{ErrorClass, ErrorClasses};
+use crate::llm::retry::with_another;
 use crate::llm::{BoxFuture, ChatRequest, ChatResponse, ChatStream, Description, Llm, LlmError};
 use crate::schema::Dialect;
 use std::sync::{Arc, Mutex};
@@ -15,14 +16,16 @@ use tokio::time::Instant;
 ///   first (the request's schema was rendered for it; a request without a schema goes anywhere) and,
 ///   for a JSON Lines request, constrains JSON Lines. The fallback itself reports the first's dialect,
 ///   and constrains JSON Lines or grounding only when all its backends do.
-/// - A backend that was rate-limited with a `Retry-After` is passed over until that time, as long as
-///   another can take the request: a request does not wait out one backend while another can answer.
+/// - A request does not wait out one backend while another can answer: a backend that asks to wait
+///   (HTTP 429, or a `Retry-After`) is not retried by its own [`RetryPolicy`](crate::llm::RetryPolicy)
+///   (nor a [`Retry`](super::Retry) layer over it) while a backend after it can take the request, and
+///   one that said `Retry-After` is passed over until that time, as long as another can take it.
 /// - The backend that answered is written to the current span (`gen_ai.provider.name`,
 ///   `server.address`, `gen_ai.request.model`: an extraction's attempt span has them) and logged at
 ///   debug level, as its [`Llm::describe`] tells.
 ///
-/// Each backend keeps its own retries: over HTTP backends, a small [`RetryPolicy`](crate::llm::RetryPolicy)
-/// (or none) on each lets the fallback move on sooner.
+/// Each backend keeps its own retries for the other transient failures (a 503, a broken connection):
+/// a small [`RetryPolicy`](crate::llm::RetryPolicy) on each lets the fallback move on sooner.
 ///
 /// ```
 /// use llm_extract::llm::{from_fn, ChatRequest, ChatResponse, ErrorClass, Fallback, Llm, LlmError};
@@ -156,7 +159,7 @@ impl Fallback {
             });
         };
         for member in before {
-            match ask(&*member.llm, request.clone()).await {
+            match with_another(ask(&*member.llm, request.clone())).await {
                 Ok(answer) => {
                     answered(&*member.llm);
                     return Ok(answer);
@@ -240,7 +243,7 @@ impl Llm for Fallback {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::llm::from_fn;
+    use crate::llm::{from_fn, Retry};
     use std::sync::atomic::{AtomicU32, Ordering};
     use std::time::Duration;
 
@@ -338,6 +341,33 @@ mod tests {
         tokio::time::advance(Duration::from_secs(31)).await;
         llm.chat(ChatRequest::new("x")).await.unwrap();
         assert_eq!(a.load(Ordering::SeqCst), 2);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_backend_that_asks_to_wait_is_not_retried_while_another_can_answer() {
+        let (a, b) = (Arc::new(AtomicU32::new(0)), Arc::new(AtomicU32::new(0)));
+        let policy = crate::llm::RetryPolicy::new().max_retries(3);
+        let limited =
+            Retry::new(backend(&a, Some(http(429, "slow down", None)), "")).policy(policy.clone());
+        let llm = Fallback::new(limited).or_else(backend(&b, None, "second"));
+        let started = Instant::now();
+        assert!(llm.chat_stream(ChatRequest::new("x")).await.is_ok());
+        assert_eq!((a.load(Ordering::SeqCst), b.load(Ordering::SeqCst)), (1, 1));
+        assert_eq!(started.elapsed(), Duration::ZERO);
+        // A 503 without a Retry-After is still retried by the backend's own policy first.
+        let (a, b) = (Arc::new(AtomicU32::new(0)), Arc::new(AtomicU32::new(0)));
+        let busy =
+            Retry::new(backend(&a, Some(http(503, "busy", None)), "")).policy(policy.clone());
+        let llm = Fallback::new(busy).or_else(backend(&b, None, "second"));
+        llm.chat(ChatRequest::new("x")).await.unwrap();
+        assert_eq!((a.load(Ordering::SeqCst), b.load(Ordering::SeqCst)), (4, 1));
+        // The last backend has nobody after it: it waits and retries as its policy says.
+        let (a, b) = (Arc::new(AtomicU32::new(0)), Arc::new(AtomicU32::new(0)));
+        let limited =
+            Retry::new(backend(&b, Some(http(429, "slow down", None)), "")).policy(policy);
+        let llm = Fallback::new(backend(&a, Some(http(503, "busy", None)), "")).or_else(limited);
+        assert!(llm.chat(ChatRequest::new("x")).await.is_err());
+        assert_eq!((a.load(Ordering::SeqCst), b.load(Ordering::SeqCst)), (1, 4));
     }
 
     #[tokio::test]
