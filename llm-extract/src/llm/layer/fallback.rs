@@ -112,7 +112,9 @@ impl Fallback {
         self
     }
 
-    /// Whether `member` can take `request`, sent by a caller that rendered its schema for `dialect`.
+    /// Whether `member` can take `request`, whose schema (if any) was rendered for the fallback's
+    /// dialect, the first backend's. (The trait does not say which backends give log-probabilities:
+    /// one that gives none leaves the answer's confidence empty, which the report says.)
     fn can_take(&self, member: &Member, request: &ChatRequest) -> bool {
         let llm = &member.llm;
         let schema_fits = request.schema.is_none() || Some(llm.dialect()) == self.first_dialect();
