@@ -1,5 +1,6 @@
 //! A fallback over two OpenAI-compatible servers: the first rate-limits with a long `Retry-After`, the
-//! second answers; the first is neither retried nor waited out, and is passed over while it rests.
+//! second answers; the first is neither retried nor waited out, and is passed over while it rests; the
+//! report names the backend that answered.
 
 mod support;
 
@@ -35,6 +36,14 @@ async fn a_rate_limited_server_is_not_waited_out_when_another_answers() {
             .unwrap();
         assert_eq!(out.value.age, 36);
         assert_eq!(out.report.attempts.len(), 1);
+        // The ledger names the backend that answered.
+        let backend = out.report.attempts[0].backend.as_ref().expect("a backend");
+        assert_eq!(backend.provider, "openai");
+        assert_eq!(backend.model.as_deref(), Some("second-model"));
+        assert!(backend
+            .url
+            .as_deref()
+            .is_some_and(|url| url.starts_with(&answering.url())));
     }
     // Asked once, not retried (its policy would have sent it 4 times, waiting 8 s between), then
     // passed over while its Retry-After runs.

@@ -107,6 +107,17 @@ async fn spans_carry_the_genai_attributes_and_never_the_key() {
         .unwrap();
     assert_eq!(out.value.age, 36);
 
+    // The ledger names the backend that answered, its address without the URL's credential.
+    for attempt in &out.report.attempts {
+        let backend = attempt.backend.as_ref().expect("a backend");
+        assert_eq!(backend.model.as_deref(), Some("test-model"));
+        let url = backend.url.as_deref().unwrap_or_default();
+        assert!(
+            url.starts_with(&server.url()) && !url.contains("url-secret"),
+            "{url}"
+        );
+    }
+
     let attempts = spans.named("extract_attempt");
     assert_eq!(attempts.len(), 2, "{attempts:?}");
     for (attempt, (kind, input, output)) in

@@ -141,9 +141,11 @@ fn violations(error: &AttemptError) -> usize {
 /// Writes what `request` asks for, and who `llm` is, on the current (attempt) span.
 fn requested(llm: &dyn Llm, request: &ChatRequest) -> Span {
     let span = Span::current();
-    if let Some(described) = llm.describe() {
+    let described = llm.describe();
+    if let Some(described) = &described {
         described.record(&span);
     }
+    crate::llm::answered(described);
     if let Some(temperature) = request.temperature {
         span.record("gen_ai.request.temperature", f64::from(temperature));
     }

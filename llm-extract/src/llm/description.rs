@@ -38,6 +38,31 @@ impl Description {
     }
 }
 
+tokio::task_local! {
+    /// Who answered the last request of the task, where [`noting_who_answers`] set a slot for it.
+    static ANSWERED: std::cell::RefCell<Option<Description>>;
+}
+
+/// Runs `task` with a slot noting which backend answers each of its requests ([`answered`],
+/// [`take_answered`]); a request made outside one notes nothing.
+pub(crate) async fn noting_who_answers<F: std::future::Future>(task: F) -> F::Output {
+    ANSWERED.scope(std::cell::RefCell::new(None), task).await
+}
+
+/// Notes that `described` answers the request under way (a [`Fallback`](super::Fallback) notes the
+/// backend it chose after the caller noted the fallback itself).
+pub(crate) fn answered(described: Option<Description>) {
+    let _ = ANSWERED.try_with(|slot| *slot.borrow_mut() = described);
+}
+
+/// Who answered the last request noted, once.
+pub(crate) fn take_answered() -> Option<Description> {
+    ANSWERED
+        .try_with(|slot| slot.borrow_mut().take())
+        .ok()
+        .flatten()
+}
+
 impl Description {
     /// Writes who answers on `span`, under the names of the OpenTelemetry GenAI conventions:
     /// `gen_ai.provider.name`, `server.address`, `gen_ai.request.model`, and `otel.name` as

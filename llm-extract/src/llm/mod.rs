@@ -34,6 +34,7 @@ mod retry;
 pub use anthropic::{Anthropic, AnthropicBuilder, AnthropicOutput};
 pub use credentials::{redact_url, Secret};
 pub use description::Description;
+pub(crate) use description::{answered, noting_who_answers, take_answered};
 pub use error::{LlmError, TimeoutPhase};
 pub use from_fn::{from_fn, from_stream_fn, FnLlm, StreamFnLlm};
 pub use gemini::{Gemini, GeminiBuilder};

@@ -108,6 +108,7 @@ fn ledger_entry(
         sampling,
         items: answer.items,
         elapsed: answer.started.elapsed(),
+        backend: None,
     }
 }
 
@@ -120,10 +121,8 @@ impl Engine<'_> {
         sink: &mut (dyn FnMut(G::Output) + Send + '_),
     ) -> Result<Report, ExtractError> {
         let span = telemetry::extraction_span(self.llm, target.schema().name());
-        let result = self
-            .many_items(target, input, sink)
-            .instrument(span.clone())
-            .await;
+        let items = self.many_items(target, input, sink);
+        let result = crate::llm::noting_who_answers(items.instrument(span.clone())).await;
         telemetry::ended(&span, result.as_ref());
         result
     }

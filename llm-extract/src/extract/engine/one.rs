@@ -26,10 +26,8 @@ impl Engine<'_> {
         input: Input,
     ) -> Result<Extraction<G::Output>, ExtractError> {
         let span = telemetry::extraction_span(self.llm, target.schema().name());
-        let result = self
-            .one_watched(target, input, None)
-            .instrument(span.clone())
-            .await;
+        let watched = self.one_watched(target, input, None);
+        let result = crate::llm::noting_who_answers(watched.instrument(span.clone())).await;
         telemetry::ended(&span, result.as_ref().map(|done| &done.report));
         result
     }
@@ -309,6 +307,7 @@ fn answered(kind: AttemptKind, response: &ChatResponse) -> Attempt {
         sampling: Sampling::default(),
         items: 0,
         elapsed: Default::default(),
+        backend: None,
     }
 }
 

@@ -199,6 +199,7 @@ fn answered(llm: &dyn Llm) {
         return;
     };
     described.record(&tracing::Span::current());
+    crate::llm::answered(Some(described.clone()));
     tracing::debug!(target: "llm_extract::fallback", backend = %described, "backend answered");
 }
 
