@@ -15,7 +15,8 @@
 //!   resumable ([`DoneChunk`]), with a callback per chunk ([`ChunkReport`]); the result is a
 //!   [`Document`].
 //! - The loop itself (one implementation for typed and runtime targets, `target.rs`) lives in
-//!   `engine/`, the exact wording of every prompt in `wording.rs`.
+//!   `engine/`, the exact wording of every prompt in `wording.rs`, its `tracing` spans (the
+//!   OpenTelemetry GenAI attributes) in `telemetry.rs`.
 //!
 //! It ties the layers below together: the [`schema`](crate::schema) of the target, a request to an
 //! [`llm`](crate::llm), the answer read by [`parse`](crate::parse), checked by

@@ -1,4 +1,6 @@
-//! The one retry policy for transient transport failures, shared by every HTTP backend.
+//! The one retry policy for transient transport failures, shared by every HTTP backend and the
+//! [`Retry`](super::Retry) layer; it gives way when a [`Fallback`](super::Fallback) has another backend
+//! to ask.
 //!
 //! It is separate from the extraction's repair budget: a retry re-sends the *same* request because the
 //! network or the server hiccuped; a repair sends a *new* request because the answer was unusable.
