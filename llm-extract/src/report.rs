@@ -140,6 +140,10 @@ pub struct Attempt {
     pub items: usize,
     /// How long it took.
     pub elapsed: Duration,
+    /// The backend that answered, as it [describes](crate::llm::Llm::describe) itself (provider,
+    /// address with credentials redacted, model): behind a [`Fallback`](crate::llm::Fallback), the one
+    /// it chose. `None` when the backend does not say.
+    pub backend: Option<crate::llm::Description>,
 }
 
 /// The sampling settings one request carried (`None`: not sent, the backend's default).
@@ -263,6 +267,7 @@ mod tests {
             sampling: Sampling::default(),
             items: 0,
             elapsed: Duration::ZERO,
+            backend: None,
         }
     }
 

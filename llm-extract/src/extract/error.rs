@@ -305,6 +305,7 @@ mod tests {
             sampling: crate::report::Sampling::default(),
             items: 0,
             elapsed: std::time::Duration::ZERO,
+            backend: None,
         });
         let err: ExtractError = ExtractError::new(
             ExtractErrorKind::Invalid(ParseError::NoJson {

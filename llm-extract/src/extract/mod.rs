@@ -16,7 +16,8 @@
 //!   [`Document`]; [`Extractor::extract_pages`] extracts a document read page by page (a PDF, see
 //!   [`document`](crate::document)) and locates each span on its page ([`PagedDocument`]).
 //! - The loop itself (one implementation for typed and runtime targets, `target.rs`) lives in
-//!   `engine/`, the exact wording of every prompt in `wording.rs`.
+//!   `engine/`, the exact wording of every prompt in `wording.rs`, its `tracing` spans (the
+//!   OpenTelemetry GenAI attributes) in `telemetry.rs`.
 //!
 //! It ties the layers below together: the [`schema`](crate::schema) of the target, a request to an
 //! [`llm`](crate::llm), the answer read by [`parse`](crate::parse), checked by
@@ -47,6 +48,7 @@ mod settings;
 mod source;
 mod stream;
 mod target;
+mod telemetry;
 mod tokens;
 mod vote;
 mod watch;

@@ -7,6 +7,7 @@
 //! by the one [`Accumulator`].
 
 use super::meter::{Meter, Spent};
+use super::telemetry;
 use crate::llm::{Accumulator, ChatRequest, ChatResponse, Finish, Llm, LlmError, Merged, Usage};
 use crate::parse::{Loop, LoopDetector, LoopGuard};
 use futures_util::StreamExt;
@@ -80,7 +81,7 @@ pub(crate) async fn watch(
     mut observer: Option<Observer<'_>>,
 ) -> Watched {
     if !guard.is_on() && observer.is_none() {
-        let response = llm.chat(request).await;
+        let response = telemetry::chat(llm, request).await;
         let usage = response.as_ref().map(|r| r.usage).unwrap_or_default();
         return Watched::ended(response, None, usage, Vec::new());
     }
@@ -88,7 +89,7 @@ pub(crate) async fn watch(
     let mut meter = fresh_meter;
     let mut broken = Vec::new();
     let failed = |err, usage, broken| Watched::ended(Err(err), None, usage, broken);
-    let mut stream = match llm.chat_stream(request).await {
+    let mut stream = match telemetry::chat_stream(llm, request).await {
         Ok(stream) => stream,
         Err(err) => return failed(err, Usage::default(), broken),
     };

@@ -240,6 +240,21 @@ impl<P: Protocol> Backend<P> {
         &self.shared.site.base
     }
 
+    /// Who this backend is: its provider as the OpenTelemetry GenAI conventions name it, its API root
+    /// with credentials redacted, its model.
+    pub fn description(&self) -> super::Description {
+        let provider = match P::NAME {
+            "OpenAiCompatible" => "openai",
+            "Anthropic" => "anthropic",
+            "Gemini" => "gcp.gemini",
+            "Ollama" => "ollama",
+            other => other,
+        };
+        super::Description::new(provider)
+            .with_url(self.base())
+            .with_model(self.model())
+    }
+
     /// Whether requests carry a key.
     pub fn has_key(&self) -> bool {
         self.shared.key.is_some()
@@ -658,6 +673,10 @@ macro_rules! http_backend {
             ) -> crate::llm::BoxFuture<'_, Result<crate::llm::ChatStream, crate::llm::LlmError>>
             {
                 Box::pin(self.backend.chat_stream(request))
+            }
+
+            fn describe(&self) -> Option<crate::llm::Description> {
+                Some(self.backend.description())
             }
         }
 

@@ -17,12 +17,14 @@ mod accumulate;
 mod anthropic;
 mod backend;
 mod credentials;
+mod description;
 mod env;
 mod error;
 mod from_fn;
 mod gemini;
 mod gemini_openapi;
 mod http;
+mod layer;
 mod likelihood;
 mod media;
 mod ollama;
@@ -32,9 +34,12 @@ mod retry;
 
 pub use anthropic::{Anthropic, AnthropicBuilder, AnthropicOutput};
 pub use credentials::{redact_url, Secret};
+pub use description::Description;
+pub(crate) use description::{answered, noting_who_answers, take_answered};
 pub use error::{LlmError, MediaError, TimeoutPhase};
 pub use from_fn::{from_fn, from_stream_fn, FnLlm, StreamFnLlm};
 pub use gemini::{Gemini, GeminiBuilder};
+pub use layer::{ErrorClass, ErrorClasses, Fallback, LlmExt, RateLimit, Retry};
 pub use likelihood::Likelihood;
 pub use media::{Media, MediaLimits, MediaSource, MediaType};
 pub use ollama::{ModelInfo, Ollama, OllamaBuilder, Think};
@@ -511,6 +516,12 @@ pub trait Llm: Send + Sync {
         let _ = text;
         None
     }
+
+    /// Who this backend is (its provider, address and model), for telemetry and logs; `None` (the
+    /// default) when it does not say. Never a key: an address comes with its credentials redacted.
+    fn describe(&self) -> Option<Description> {
+        None
+    }
 }
 
 /// Pointers to a backend are backends: `Arc<dyn Llm>`, `&L` and `Box<dyn Llm>` forward every method.
@@ -528,6 +539,9 @@ macro_rules! forward_llm {
             }
             fn count_tokens(&self, text: &str) -> Option<usize> {
                 (**self).count_tokens(text)
+            }
+            fn describe(&self) -> Option<Description> {
+                (**self).describe()
             }
             fn chat(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatResponse, LlmError>> {
                 (**self).chat(request)

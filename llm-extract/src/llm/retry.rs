@@ -1,4 +1,6 @@
-//! The one retry policy for transient transport failures, shared by every HTTP backend.
+//! The one retry policy for transient transport failures, shared by every HTTP backend and the
+//! [`Retry`](super::Retry) layer; it gives way when a [`Fallback`](super::Fallback) has another backend
+//! to ask.
 //!
 //! It is separate from the extraction's repair budget: a retry re-sends the *same* request because the
 //! network or the server hiccuped; a repair sends a *new* request because the answer was unusable.
@@ -124,13 +126,39 @@ pub(crate) struct Retries {
     used: u32,
 }
 
+tokio::task_local! {
+    /// Set while a [`Fallback`](super::Fallback) asks a backend that is not its last.
+    static ANOTHER_CAN_ANSWER: ();
+}
+
+/// Runs `request` knowing that another backend can answer it if this one cannot: a server that asks
+/// to be left alone (HTTP 429, or a `Retry-After`) is then not waited out, and the failure returned.
+pub(crate) async fn with_another<F: Future>(request: F) -> F::Output {
+    ANOTHER_CAN_ANSWER.scope((), request).await
+}
+
+/// Whether `err` asks the client to wait (a rate limit, or a `Retry-After`) while another backend
+/// can answer instead.
+fn another_answers_sooner(err: &LlmError) -> bool {
+    let asks_to_wait = matches!(
+        err,
+        LlmError::Http { status: 429, .. }
+            | LlmError::Http {
+                retry_after: Some(_),
+                ..
+            }
+    );
+    asks_to_wait && ANOTHER_CAN_ANSWER.try_with(|_| ()).is_ok()
+}
+
 impl Retries {
     /// After `err`: whether to send the request again. When it is, the wait (the backoff, or the
     /// server's `Retry-After` up to the maximum backoff) has passed and the failure is logged; `err`
-    /// must be scrubbed of credentials already.
+    /// must be scrubbed of credentials already. A server that asks to wait is not waited for when
+    /// another backend can answer ([`with_another`]).
     pub(crate) async fn again(&mut self, what: &str, err: &LlmError) -> bool {
         let policy = &self.policy;
-        if !err.is_transient() || self.used >= policy.max_retries {
+        if !err.is_transient() || self.used >= policy.max_retries || another_answers_sooner(err) {
             return false;
         }
         let mut wait = policy.backoff(self.used);

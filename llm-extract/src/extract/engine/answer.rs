@@ -7,7 +7,7 @@ use super::Engine;
 use crate::check::CheckError;
 use crate::extract::meter::Meter;
 use crate::extract::target::{settle_items, Target};
-use crate::extract::watch;
+use crate::extract::{telemetry, watch};
 use crate::llm::{Accumulator, ChatRequest, Finish, LlmError, Merged, TokenLogprob, Usage};
 use crate::parse::{LineDecoder, LineEvent, Loop, LoopDetector, LoopKind, Skipped, WithJson};
 use crate::report::AttemptKind;
@@ -82,7 +82,7 @@ impl Engine<'_> {
             detector: LoopDetector::new(guard).max_string(max_string),
             decoder: target.decoder(self.config.parse),
         };
-        let mut stream = match self.llm.chat_stream(request).await {
+        let mut stream = match telemetry::chat_stream(self.llm, request).await {
             Ok(stream) => stream,
             Err(err) => {
                 answer.error = Some(err);

@@ -5,11 +5,11 @@
 use super::answer::Answer;
 use super::intake::Kept;
 use super::{attempt_span, broken_attempt, record, Engine};
-use crate::extract::confidence;
 use crate::extract::config::Input;
 use crate::extract::error::{ExtractError, ExtractErrorKind};
 use crate::extract::target::Target;
 use crate::extract::wording;
+use crate::extract::{confidence, telemetry};
 use crate::llm::{Finish, Message};
 use crate::parse::{SkipReason, Skipped};
 use crate::report::{Attempt, AttemptError, AttemptKind, Report, Sampling};
@@ -108,12 +108,26 @@ fn ledger_entry(
         sampling,
         items: answer.items,
         elapsed: answer.started.elapsed(),
+        backend: None,
     }
 }
 
 impl Engine<'_> {
     /// Extracts many items, handing each to `sink` as soon as it is complete.
     pub async fn many<G: Target>(
+        &self,
+        target: &G,
+        input: Input,
+        sink: &mut (dyn FnMut(G::Output) + Send + '_),
+    ) -> Result<Report, ExtractError> {
+        let span = telemetry::extraction_span(self.llm, target.schema().name());
+        let items = self.many_items(target, input, sink);
+        let result = crate::llm::noting_who_answers(items.instrument(span.clone())).await;
+        telemetry::ended(&span, result.as_ref());
+        result
+    }
+
+    async fn many_items<G: Target>(
         &self,
         target: &G,
         input: Input,

@@ -115,7 +115,8 @@ impl<'a> Engine<'a> {
     }
 
     /// Adds an attempt to the ledger, and its cost to the running total a stream's caller can read.
-    fn push(&self, report: &mut Report, attempt: Attempt) {
+    fn push(&self, report: &mut Report, mut attempt: Attempt) {
+        attempt.backend = attempt.backend.or_else(crate::llm::take_answered);
         if let Some(spent) = self.spent {
             spent.settled(attempt.usage);
         }
@@ -141,6 +142,7 @@ fn broken_attempt(
         sampling,
         items,
         elapsed: broken.elapsed,
+        backend: None,
     }
 }
 
@@ -156,20 +158,12 @@ fn failed_attempt(kind: AttemptKind, err: &LlmError, started: Instant) -> Attemp
         sampling: Sampling::default(),
         items: 0,
         elapsed: started.elapsed(),
+        backend: None,
     }
 }
 
 fn attempt_span(schema: &str, number: u32, kind: AttemptKind) -> tracing::Span {
-    tracing::info_span!(
-        "extract_attempt",
-        schema,
-        number,
-        kind = %kind,
-        items = tracing::field::Empty,
-        finish = tracing::field::Empty,
-        prompt_tokens = tracing::field::Empty,
-        completion_tokens = tracing::field::Empty,
-    )
+    super::telemetry::attempt_span(schema, number, kind)
 }
 
 fn record(span: &tracing::Span, finish: Option<&Finish>, usage: Usage, items: usize) {

@@ -8,7 +8,7 @@ use super::{attempt_span, broken_attempt, failed_attempt, record, Engine, Progre
 use crate::extract::config::Input;
 use crate::extract::error::{ExtractError, ExtractErrorKind};
 use crate::extract::target::{settle, Target};
-use crate::extract::{confidence, loops, watch, wording};
+use crate::extract::{confidence, loops, telemetry, watch, wording};
 use crate::llm::{ChatRequest, ChatResponse, Finish, Message};
 use crate::parse::{Loop, ParseError, ParseOptions, Parsed};
 use crate::report::{Attempt, AttemptError, AttemptKind, Extraction, Report, Sampling};
@@ -25,7 +25,11 @@ impl Engine<'_> {
         target: &G,
         input: Input,
     ) -> Result<Extraction<G::Output>, ExtractError> {
-        self.one_watched(target, input, None).await
+        let span = telemetry::extraction_span(self.llm, target.schema().name());
+        let watched = self.one_watched(target, input, None);
+        let result = crate::llm::noting_who_answers(watched.instrument(span.clone())).await;
+        telemetry::ended(&span, result.as_ref().map(|done| &done.report));
+        result
     }
 
     /// Extracts one value, telling `progress` when each attempt starts and each piece of its answer as
@@ -303,6 +307,7 @@ fn answered(kind: AttemptKind, response: &ChatResponse) -> Attempt {
         sampling: Sampling::default(),
         items: 0,
         elapsed: Default::default(),
+        backend: None,
     }
 }
 

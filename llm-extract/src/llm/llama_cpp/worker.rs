@@ -5,7 +5,8 @@ use super::exit::Inside;
 use super::generate::Out;
 use super::{GrammarEngine, LlamaCpp, LlamaCppError};
 use crate::llm::{
-    BoxFuture, ChatEvent, ChatRequest, ChatStream, Llm, LlmError, MediaLimits, MediaSupport,
+    BoxFuture, ChatEvent, ChatRequest, ChatStream, Description, Llm, LlmError, MediaLimits,
+    MediaSupport,
 };
 use crate::schema::Dialect;
 use std::sync::Arc;
@@ -39,6 +40,11 @@ impl Llm for LlamaCpp {
     /// construction (`grounded.rs`). llama.cpp's GBNF sampler has no such lexeme.
     fn constrains_grounding(&self) -> bool {
         self.engine.settings.grammar_engine == GrammarEngine::Guidance
+    }
+
+    /// `llama.cpp` and the model's name; no address (the model runs in this process).
+    fn describe(&self) -> Option<Description> {
+        Some(Description::new("llama.cpp").with_model(self.model_name()))
     }
 
     fn chat_stream(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatStream, LlmError>> {
