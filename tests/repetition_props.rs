@@ -2,7 +2,9 @@
 //! data while the input text holds that many copies of what they copy, and a loop once the run goes
 //! past them, however the stream is chunked; the work of counting is bounded whatever the answer.
 
-use llm_extract::parse::{ItemVerdict, ItemWindow, Loop, LoopDetector, LoopGuard, LoopKind, Source};
+use llm_extract::parse::{
+    ItemVerdict, ItemWindow, Loop, LoopDetector, LoopGuard, LoopKind, Source,
+};
 use proptest::prelude::*;
 
 /// Feeds `text` in chunks of the given sizes (cycled) and returns the first loop.
@@ -136,7 +138,9 @@ fn fifty_copies_of_a_real_line_are_still_a_loop() {
 /// (past the bound, a repeat counts as a copy, as without a text).
 #[test]
 fn counting_is_bounded_whatever_the_answer() {
-    let text: String = (0..200).map(|n| format!("Part number {n:04} 1.00\n")).collect();
+    let text: String = (0..200)
+        .map(|n| format!("Part number {n:04} 1.00\n"))
+        .collect();
     let element = |n: usize| format!(r#"{{"item": "Part number {n:04}", "price": 1.00}}"#);
     let mut lines = Vec::new();
     for n in 0..200 {
@@ -152,4 +156,3 @@ fn counting_is_bounded_whatever_the_answer() {
     // Pairs are never a loop, counted or not.
     assert_eq!(found, None);
 }
-

@@ -783,7 +783,8 @@ async fn a_pair_of_identical_items_is_not_a_loop() {
 }
 
 /// A sign-in sheet naming one person on four lines: four real items.
-const SHEET: &str = "Sign-in sheet\nKen Ito 08:00\nKen Ito 12:00\nKen Ito 17:00\nKen Ito 21:00\nAda Lovelace 09:00";
+const SHEET: &str =
+    "Sign-in sheet\nKen Ito 08:00\nKen Ito 12:00\nKen Ito 17:00\nKen Ito 21:00\nAda Lovelace 09:00";
 
 #[tokio::test]
 async fn four_equal_items_the_text_holds_four_times_are_all_kept() {
@@ -826,7 +827,10 @@ async fn a_real_item_repeated_past_what_the_text_holds_is_still_a_loop() {
 #[tokio::test]
 async fn a_continuation_keeps_a_repeat_the_text_holds_and_drops_one_past_it() {
     let board = "Departures: IBM shuttle 08:15\nIBM shuttle 08:15 (second coach)\nLyon 08:31";
-    let first = format!("{}\n{{\"name\": \"IB", entity_line("IBM shuttle", "company"));
+    let first = format!(
+        "{}\n{{\"name\": \"IB",
+        entity_line("IBM shuttle", "company")
+    );
     // The continuation restates the kept item, then goes on.
     let second = format!(
         "{}\n{}\n{}\n",
@@ -898,7 +902,10 @@ async fn a_model_that_loops_on_every_attempt_ends_with_the_best_value_it_saw_mar
     let title = out.value["title"].as_str().unwrap_or_default();
     assert!(title.starts_with("Board meeting item 0"), "{title}");
     assert!(title.chars().count() <= 32, "{title}");
-    assert_eq!((&out.value["date"], &out.value["city"]), (&Value::Null, &Value::Null));
+    assert_eq!(
+        (&out.value["date"], &out.value["city"]),
+        (&Value::Null, &Value::Null)
+    );
     assert_eq!(out.report.finish, Some(Finish::Loop));
     assert!(out.report.attempts.iter().all(|a| a.looped.is_some()));
     let doubt = out

@@ -37,10 +37,10 @@ mod source;
 mod unit;
 
 use elements::Elements;
-use unit::Role;
 pub(crate) use source::leaves;
 pub use source::{Occurrences, Source};
 use std::collections::{HashMap, VecDeque};
+use unit::Role;
 
 /// When a streamed answer counts as a loop. [`LoopGuard::off`] turns every check off. What the next
 /// attempt changes after a loop is the extraction loop's concern:
@@ -494,7 +494,8 @@ impl LoopDetector {
                 self.roles.pop_front();
             }
             self.recent.push_back(byte);
-            self.roles.push_back(Role::of(was_in_string, self.in_string));
+            self.roles
+                .push_back(Role::of(was_in_string, self.in_string));
             let hit = hit.and_then(|hit| self.beyond_the_text(hit));
             // Whitespace between tokens is left to its own check (and its own bound).
             if let Some(hit) = hit.filter(|h| self.whitespace < h.detected_at - h.start) {
@@ -820,7 +821,7 @@ mod tests {
         let found = first_loop(&text, guard).map(|l| l.kind);
         assert_eq!(found, Some(LoopKind::Period(line.len() + 2)));
         // Seven copies are more than the receipt holds: a loop again, after the four it holds.
-        let seven = format!(r#"{{"lines": [{}]}}"#, vec![line; 7].join(", "));
+        let seven = format!(r#"{{"lines": [{}]}}"#, [line; 7].join(", "));
         let mut detector = LoopDetector::new(guard).source(&Source::new(receipt));
         let found = detector.feed(seven.as_bytes()).expect("a loop");
         let fifth = seven.find(line).unwrap_or(0) + 4 * (line.len() + 2);
@@ -832,12 +833,12 @@ mod tests {
         // The leaves of a nested object are the element's: the train number is the rare one.
         let board = "08:15 IC 512 Utrecht\n08:45 IC 514 Utrecht\n08:15 IC 512 Utrecht\n09:15 IC 516 Utrecht\n08:15 IC 512 Utrecht\n08:15 IC 512 Utrecht";
         let row = r#"{"train": {"number": "IC 512", "to": "Utrecht"}, "time": "08:15"}"#;
-        let text = format!(r#"{{"departures": [{}]}}"#, vec![row; 4].join(", "));
+        let text = format!(r#"{{"departures": [{}]}}"#, [row; 4].join(", "));
         let guard = LoopGuard::default();
         let mut detector = LoopDetector::new(guard).source(&Source::new(board));
         assert_eq!(detector.feed(text.as_bytes()), None);
         // Eight rows are more than the board holds.
-        let text = format!(r#"{{"departures": [{}]}}"#, vec![row; 8].join(", "));
+        let text = format!(r#"{{"departures": [{}]}}"#, [row; 8].join(", "));
         let mut detector = LoopDetector::new(guard).source(&Source::new(board));
         assert!(detector.feed(text.as_bytes()).is_some());
     }

@@ -141,10 +141,7 @@ impl<'k, 's, O> Intake<'k, 's, O> {
             return Some(Finish::MaxItems);
         }
         let times = self.kept.seen.get(&key).copied().unwrap_or(0);
-        if self.dedupe
-            && times > 0
-            && times >= self.count.value_in_text(leaves(&item.value.json))
-        {
+        if self.dedupe && times > 0 && times >= self.count.value_in_text(leaves(&item.value.json)) {
             return None;
         }
         self.emitted.push(key.clone());

@@ -5,10 +5,10 @@
 
 use super::unwrap::{unwrap, Unwrap};
 use super::{attempt_span, broken_attempt, failed_attempt, record, Engine, Progress};
+use crate::check::{Issue, Severity};
 use crate::extract::config::Input;
 use crate::extract::error::{ExtractError, ExtractErrorKind};
 use crate::extract::target::{settle, Target};
-use crate::check::{Issue, Severity};
 use crate::extract::{confidence, loops, watch, wording};
 use crate::llm::{ChatRequest, ChatResponse, Finish, Message};
 use crate::parse::{Loop, ParseError, ParseOptions, Parsed};
@@ -105,7 +105,10 @@ impl Engine<'_> {
                         loops::salvage(target, answer_text(&response), &found, &options)
                     {
                         // The answer that went furthest before its loop.
-                        if best.as_ref().is_none_or(|(_, kept)| found.start > kept.start) {
+                        if best
+                            .as_ref()
+                            .is_none_or(|(_, kept)| found.start > kept.start)
+                        {
                             best = Some((prefix, found.clone()));
                         }
                     }

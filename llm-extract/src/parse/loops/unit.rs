@@ -35,8 +35,9 @@ impl Role {
 /// Whether the unit crosses JSON structure (a bracket, brace or comma between tokens): a repeat of
 /// values, not of text inside one.
 pub(super) fn is_structural(unit: &[(u8, Role)]) -> bool {
-    unit.iter()
-        .any(|&(byte, role)| role == Role::Outside && matches!(byte, b'{' | b'}' | b'[' | b']' | b','))
+    unit.iter().any(|&(byte, role)| {
+        role == Role::Outside && matches!(byte, b'{' | b'}' | b'[' | b']' | b',')
+    })
 }
 
 /// The leaves wholly inside `unit`: each string value's text between its quotes (escapes as written;
@@ -50,7 +51,9 @@ pub(super) fn leaves(unit: &[(u8, Role)]) -> Vec<String> {
     let mut scalar: Option<Vec<u8>> = None;
     let mut bounded = false;
     for &(byte, role) in unit {
-        if let Some(text) = pending.take_if(|_| role != Role::Outside || !byte.is_ascii_whitespace()) {
+        if let Some(text) =
+            pending.take_if(|_| role != Role::Outside || !byte.is_ascii_whitespace())
+        {
             if !(role == Role::Outside && byte == b':') {
                 out.push(String::from_utf8_lossy(&text).into_owned());
             }
@@ -112,7 +115,9 @@ mod tests {
 
     #[test]
     fn the_whole_leaves_of_a_unit_are_read_and_the_cut_ones_left_out() {
-        let all = roles(r#"[{"item": "Flat white", "price": 3.50}, {"item": "Flat white", "price": 3.50}"#);
+        let all = roles(
+            r#"[{"item": "Flat white", "price": 3.50}, {"item": "Flat white", "price": 3.50}"#,
+        );
         // A rotation that starts inside the first string and ends inside the number.
         let start = 12;
         let unit = &all[start..start + 39];
@@ -129,7 +134,10 @@ mod tests {
         // The unit that holds the whole line reads its text and its price.
         let line = &all[1..41];
         let found = leaves(line);
-        assert!(found.contains(&"Flat white".to_owned()) && found.contains(&"3.50".to_owned()), "{found:?}");
+        assert!(
+            found.contains(&"Flat white".to_owned()) && found.contains(&"3.50".to_owned()),
+            "{found:?}"
+        );
     }
 
     #[test]
