@@ -29,8 +29,17 @@
 //!   them does not break a run: the rule is "the same element of at least `min_element` bytes (or a
 //!   cycle of such elements) copied `element_copies` times in a row".
 //!
+//! - Repeats are relative to the input ([`LoopDetector::source`], [`ItemWindow::offer_held`]): a
+//!   receipt with four identical coffee lines, a timetable with the same train twice, are real data.
+//!   A run of equal items or elements, or a period whose unit crosses JSON structure (`{…}, {…}, {…}`),
+//!   is a loop only past the number of times the input text holds what it copies ([`Source`]: the
+//!   fewest occurrences of the value's leaves that occur at all). A run past that count is still a
+//!   loop, started after the copies the text holds, so a model that writes a real line fifty times is
+//!   stopped a few copies past the real ones. Without a source every repeat is a copy, as before.
+//!
 //! All are linear in the answer; they hold a bounded amount of state, plus one frame per open array
-//! or object. The defaults and the measurements behind them are in BENCHMARKS.md ("Loops").
+//! or object; counting in the input costs at most a bounded number of linear scans of it per answer
+//! ([`Occurrences`]). The defaults and the measurements behind them are in BENCHMARKS.md ("Loops").
 
 mod elements;
 mod source;
@@ -81,7 +90,8 @@ pub struct LoopGuard {
     /// How many of the last completed items a new item is compared with (default 16).
     pub item_window: usize,
     /// This many items in a row that each copy one in the window are a loop (default 2: `A, A, A` or
-    /// `A, B, A, B`; 0 turns the check off).
+    /// `A, B, A, B`; 0 turns the check off). An item is a copy only past the number of times the
+    /// input holds it, when the extraction gives the input ([`ItemWindow::offer_held`]).
     pub item_copies: usize,
     /// An element of an array or a member value of an object (at any depth of one answer) counts for
     /// [`LoopGuard::element_copies`] only when its canonical JSON has at least this many bytes
@@ -89,7 +99,8 @@ pub struct LoopGuard {
     pub min_element: usize,
     /// This many elements in a row that each equal one of the last [`LoopGuard::item_window`] elements
     /// of the same array (or member values of the same object) are a loop (default 3: the same element
-    /// four times, or `A, B, A, B, A`; 0 turns the check off).
+    /// four times, or `A, B, A, B, A`; 0 turns the check off). As for items, an element is a copy
+    /// only past the number of times the input holds it ([`LoopDetector::source`]).
     pub element_copies: usize,
     /// What the deprecated [`LoopGuard::recovery`] set: penalty, temperature, seed.
     legacy_recovery: Option<(f32, f32, u64)>,
