@@ -16,6 +16,11 @@ use crate::report::{Attempt, AttemptError, AttemptKind, Extraction, Report, Samp
 use std::time::Instant;
 use tracing::Instrument;
 
+/// After this many loops, an extraction that has a value cut at a loop (`loops::salvage`) stops
+/// recovering and ends with it, marked: the worst document then costs two prompts, not one per
+/// attempt.
+const MAX_LOOPS_WITH_A_VALUE: u32 = 2;
+
 /// Where `progress` hears of each attempt and each piece of its answer.
 type Listener<'p> = &'p mut (dyn FnMut(Progress<'_>) + Send);
 
@@ -116,6 +121,11 @@ impl Engine<'_> {
                     loops_seen += 1;
                     last_loop = Some(found);
                     kind = AttemptKind::Recovery;
+                    // A recovery that looped too, with a value cut at a loop in hand: another
+                    // attempt costs a whole prompt again for what is seldom better; keep that value.
+                    if loops_seen >= MAX_LOOPS_WITH_A_VALUE && best.is_some() {
+                        break;
+                    }
                     continue;
                 }
             };
