@@ -782,6 +782,187 @@ async fn a_pair_of_identical_items_is_not_a_loop() {
     assert_eq!(out.report.finish, Some(Finish::Stop));
 }
 
+/// A sign-in sheet naming one person on four lines: four real items.
+const SHEET: &str =
+    "Sign-in sheet\nKen Ito 08:00\nKen Ito 12:00\nKen Ito 17:00\nKen Ito 21:00\nAda Lovelace 09:00";
+
+#[tokio::test]
+async fn four_equal_items_the_text_holds_four_times_are_all_kept() {
+    let mut lines: Vec<String> = (0..4)
+        .map(|_| format!("{}\n", entity_line("Ken Ito", "person")))
+        .collect();
+    lines.push(format!("{}\n", entity_line("Ada Lovelace", "person")));
+    let (llm, _) = counting_stream(lines);
+    let out = Extractor::new(&llm)
+        .mode(Mode::Prompted)
+        .extract_all::<Entity>(SHEET)
+        .await
+        .unwrap();
+    let mut expected = vec![entity("Ken Ito", "person"); 4];
+    expected.push(entity("Ada Lovelace", "person"));
+    assert_eq!(out.value, expected);
+    assert_eq!(out.report.finish, Some(Finish::Stop));
+    assert_eq!(out.report.attempts.len(), 1);
+    assert_eq!(out.report.attempts[0].looped, None);
+}
+
+#[tokio::test]
+async fn a_real_item_repeated_past_what_the_text_holds_is_still_a_loop() {
+    let lines = (0..50)
+        .map(|_| format!("{}\n", entity_line("Ken Ito", "person")))
+        .collect();
+    let (llm, produced) = counting_stream(lines);
+    let out = Extractor::new(&llm)
+        .mode(Mode::Prompted)
+        .max_attempts(1)
+        .extract_all::<Entity>(SHEET)
+        .await
+        .unwrap();
+    // The four the sheet holds are kept; the fifth and sixth are the loop.
+    assert_eq!(out.value, vec![entity("Ken Ito", "person"); 4]);
+    assert_eq!(out.report.finish, Some(Finish::Loop));
+    assert!(produced.load(Ordering::SeqCst) < 10);
+}
+
+#[tokio::test]
+async fn a_continuation_keeps_a_repeat_the_text_holds_and_drops_one_past_it() {
+    let board = "Departures: IBM shuttle 08:15\nIBM shuttle 08:15 (second coach)\nLyon 08:31";
+    let first = format!(
+        "{}\n{{\"name\": \"IB",
+        entity_line("IBM shuttle", "company")
+    );
+    // The continuation restates the kept item, then goes on.
+    let second = format!(
+        "{}\n{}\n{}\n",
+        entity_line("IBM shuttle", "company"),
+        entity_line("IBM shuttle", "company"),
+        entity_line("Lyon", "place")
+    );
+    let (llm, _) = scripted(vec![
+        answer(&first).with_finish(Finish::Length),
+        answer(&second),
+    ]);
+    let out = Extractor::new(&llm)
+        .mode(Mode::Prompted)
+        .extract_all::<Entity>(board)
+        .await
+        .unwrap();
+    // The board lists the shuttle twice: two items, and a third copy is a restatement.
+    assert_eq!(
+        out.value,
+        [
+            entity("IBM shuttle", "company"),
+            entity("IBM shuttle", "company"),
+            entity("Lyon", "place")
+        ]
+    );
+    assert_eq!(out.report.attempts[1].kind, AttemptKind::Continuation);
+}
+
+/// An event whose fields after the title may be null, as the command line's held-out schemas.
+fn nullable_event() -> SchemaSet {
+    SchemaSet::new(
+        "Event",
+        json!({
+            "type": "object",
+            "properties": {
+                "title": {"type": "string"},
+                "date": {"type": ["string", "null"]},
+                "city": {"type": ["string", "null"]}
+            },
+            "required": ["title", "date", "city"],
+            "additionalProperties": false
+        }),
+    )
+}
+
+#[tokio::test]
+async fn a_model_that_loops_on_every_attempt_ends_with_the_best_value_it_saw_marked() {
+    // Every attempt writes the title on and on, longer than the input could hold.
+    let text = "Board meeting, Oslo.";
+    let runaway = format!(
+        r#"{{"title": "Board meeting {}"#,
+        (0..40).map(|n| format!("item {n}, ")).collect::<String>()
+    );
+    let asked = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&asked);
+    let llm = from_fn(move |_request: ChatRequest| {
+        counter.fetch_add(1, Ordering::SeqCst);
+        let runaway = runaway.clone();
+        async move { Ok(ChatResponse::new(runaway).with_usage(10, 50)) }
+    });
+    let schema = nullable_event();
+    let out = Extractor::new(&llm)
+        .with_schema(&schema)
+        .extract(text)
+        .await
+        .expect("the best value seen, not an error");
+    // The recovery looped too, with a value in hand: no third prompt.
+    assert_eq!(asked.load(Ordering::SeqCst), 2);
+    // The title cut where the guard stopped it, and the fields never written null.
+    let title = out.value["title"].as_str().unwrap_or_default();
+    assert!(title.starts_with("Board meeting item 0"), "{title}");
+    assert!(title.chars().count() <= 32, "{title}");
+    assert_eq!(
+        (&out.value["date"], &out.value["city"]),
+        (&Value::Null, &Value::Null)
+    );
+    assert_eq!(out.report.finish, Some(Finish::Loop));
+    assert!(out.report.attempts.iter().all(|a| a.looped.is_some()));
+    let doubt = out
+        .report
+        .issues
+        .iter()
+        .find(|issue| issue.message.contains("looped on every attempt"))
+        .expect("the value is marked");
+    assert_eq!(doubt.path, "");
+    assert_eq!(doubt.severity, llm_extract::check::Severity::Soft);
+}
+
+#[tokio::test]
+async fn a_recovery_without_a_value_in_hand_goes_on_to_the_last_attempt() {
+    // The first two attempts loop in a number where no value could be (nothing to keep), the third
+    // answers.
+    let run = format!("[{}", "9".repeat(60));
+    let fine = r#"{"title": "Board meeting", "date": "2025-03-04", "city": "Oslo"}"#;
+    let (llm, log) = scripted(vec![answer(&run), answer(&run), answer(fine)]);
+    let schema = nullable_event();
+    let out = Extractor::new(&llm)
+        .with_schema(&schema)
+        .extract("Board meeting, Oslo, 2025-03-04.")
+        .await
+        .unwrap();
+    assert_eq!(out.value["city"], "Oslo");
+    assert_eq!(log.lock().unwrap().len(), 3);
+    assert!(out.report.issues.is_empty());
+}
+
+#[tokio::test]
+async fn the_most_complete_value_of_all_looped_attempts_is_the_one_kept() {
+    // The second attempt loops late, after the title and the date; the first at once.
+    let text = "Board meeting, Oslo, 2025-03-04.";
+    let late = format!(
+        r#"{{"title": "Board meeting", "date": "2025-03-04", "city": "{}"#,
+        "Oslo ".repeat(40)
+    );
+    let early = format!(r#"{{"title": "{}"#, "Board ".repeat(40));
+    let (llm, _) = scripted(vec![answer(&early), answer(&late), answer(&early)]);
+    let schema = nullable_event();
+    let out = Extractor::new(&llm)
+        .with_schema(&schema)
+        .extract(text)
+        .await
+        .unwrap();
+    assert_eq!(out.value["title"], "Board meeting");
+    assert_eq!(out.value["date"], "2025-03-04");
+    assert_eq!(out.report.attempts.len(), 2);
+    assert!(out
+        .report
+        .issues
+        .iter()
+        .any(|issue| issue.message.contains("looped on every attempt")));
+}
+
 // ---- streams ----
 
 #[tokio::test]

@@ -2,13 +2,46 @@
 //! until it is clear whether they were a loop ([`ItemGuard`]), and change what produced the loop in the
 //! next attempt ([`recover`], by the [`Recovery`] settings), and the same for a repair that gets back
 //! the answer it rejected ([`Rejected`], [`unstick`]). The detectors themselves, and the thresholds
-//! that tell a loop ([`LoopGuard`]), are in `parse::loops`.
+//! that tell a loop ([`LoopGuard`]), are in `parse::loops`. Repeats are judged against the input
+//! ([`Bounds`]): an item or element repeated no more times than the text holds it is real data.
 
-use super::target::Found;
+use super::target::{Found, Target};
 use crate::llm::ChatRequest;
-use crate::parse::{ItemVerdict, ItemWindow, LoopGuard};
+use crate::parse::{
+    self, leaves, ItemVerdict, ItemWindow, Loop, LoopDetector, LoopGuard, LoopKind, Occurrences,
+    ParseOptions, Source,
+};
+use crate::schema::SchemaSet;
 use serde_json::{Map, Value};
 use std::hash::{Hash, Hasher};
+
+/// What every answer of one extraction is watched against, from its input: the longest string value
+/// it may hold, and the text that tells a real repeat from a loop.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Bounds {
+    /// See [`max_string`].
+    pub max_string: Option<usize>,
+    /// The input's text (its string variables, one after the other).
+    pub source: Source,
+}
+
+impl Bounds {
+    /// The bounds of an extraction from `vars` into `schema`.
+    pub fn of(guard: &LoopGuard, vars: &Map<String, Value>, schema: &Value) -> Self {
+        let text: Vec<&str> = vars.values().filter_map(Value::as_str).collect();
+        Bounds {
+            max_string: max_string(guard, vars, schema),
+            source: Source::new(&text.join("\n")),
+        }
+    }
+
+    /// A detector for one answer.
+    pub fn detector(&self, guard: LoopGuard) -> LoopDetector {
+        LoopDetector::new(guard)
+            .max_string(self.max_string)
+            .source(&self.source)
+    }
+}
 
 /// The longest string value an answer may hold ([`LoopGuard::max_string`]): the input's characters
 /// (every variable, a string counted as its text, anything else as its JSON) plus the margin, at least
@@ -47,6 +80,94 @@ fn largest_max_length(schema: &Value) -> Option<usize> {
         }
     }
     largest
+}
+
+/// The most a looped answer `text` held before the loop `found`, as a text `target` takes with
+/// `options` (which salvage: a cut value is closed): the text before the loop began; else, for a
+/// string that ran on ([`LoopKind::LongString`]), the text up to where it was stopped with the string
+/// closed there; else the text up to where the loop was seen. Each either as it stands or with every
+/// missing required property its schema lets be `null` set to `null` (a loop in the first field
+/// leaves the others unwritten). `None` when none is a value.
+pub(crate) fn salvage<G: Target>(
+    target: &G,
+    text: &str,
+    found: &Loop,
+    options: &ParseOptions,
+) -> Option<String> {
+    let schema = target.schema().generic();
+    let open = SchemaSet::new("Any", Value::Object(Map::new()));
+    let seen = text.get(..found.detected_at);
+    let closed = match found.kind {
+        LoopKind::LongString => seen.map(|cut| {
+            // Without the character past the bound, nor a backslash left open.
+            let mut cut = cut.to_owned();
+            cut.pop();
+            if cut.ends_with('\\') {
+                cut.pop();
+            }
+            cut.push('"');
+            cut
+        }),
+        _ => seen.map(str::to_owned),
+    };
+    let candidates = [text.get(..found.start).map(str::to_owned), closed];
+    for prefix in candidates.into_iter().flatten() {
+        if target.parse_one(&prefix, options).is_ok() {
+            return Some(prefix);
+        }
+        let Ok(parsed) = parse::from_str_value(&prefix, &open, options) else {
+            continue;
+        };
+        let mut value = parsed.value;
+        if fill_nulls(&mut value, schema) {
+            let filled = value.to_string();
+            if target.parse_one(&filled, options).is_ok() {
+                return Some(filled);
+            }
+        }
+    }
+    None
+}
+
+/// Sets to `null` each required property missing from the object `value` whose schema in the object
+/// `schema` admits `null`; true if it set any.
+fn fill_nulls(value: &mut Value, schema: &Value) -> bool {
+    let (Some(object), Some(required)) = (
+        value.as_object_mut(),
+        schema.get("required").and_then(Value::as_array),
+    ) else {
+        return false;
+    };
+    let properties = schema.get("properties");
+    let mut filled = false;
+    for name in required.iter().filter_map(Value::as_str) {
+        let nullable = properties
+            .and_then(|p| p.get(name))
+            .is_some_and(admits_null);
+        if nullable && !object.contains_key(name) {
+            object.insert(name.to_owned(), Value::Null);
+            filled = true;
+        }
+    }
+    filled
+}
+
+/// Whether a property's schema admits `null` on its face (`"type": "null"`, a list of types with
+/// `"null"`, `nullable`, or an `anyOf`/`oneOf` branch that does).
+fn admits_null(schema: &Value) -> bool {
+    let typed = match schema.get("type") {
+        Some(Value::String(t)) => t == "null",
+        Some(Value::Array(types)) => types.iter().any(|t| t == "null"),
+        _ => false,
+    };
+    typed
+        || schema.get("nullable") == Some(&Value::Bool(true))
+        || ["anyOf", "oneOf"].iter().any(|key| {
+            schema
+                .get(*key)
+                .and_then(Value::as_array)
+                .is_some_and(|branches| branches.iter().any(admits_null))
+        })
 }
 
 /// What the attempt after a loop changes: a repeat penalty, then also a temperature with a fixed seed
@@ -108,10 +229,12 @@ impl Recovery {
 }
 
 /// Holds back items that repeat a recent one until a new item arrives (then they were legitimate) or
-/// too many arrive in a row (a loop: they are dropped).
+/// too many arrive in a row (a loop: they are dropped). An item the input text holds as many times as
+/// it was offered is no copy ([`ItemWindow::offer_held`]).
 pub(crate) struct ItemGuard<O> {
     window: ItemWindow,
     held: Vec<Found<O>>,
+    count: Occurrences,
 }
 
 /// What to do with an item offered to the [`ItemGuard`].
@@ -125,10 +248,12 @@ pub(crate) enum Verdict<O> {
 }
 
 impl<O> ItemGuard<O> {
-    pub fn new(guard: LoopGuard) -> Self {
+    /// A guard judging repeats against `source`.
+    pub fn new(guard: LoopGuard, source: &Source) -> Self {
         ItemGuard {
             window: ItemWindow::new(guard),
             held: Vec::new(),
+            count: source.counter(),
         }
     }
 
@@ -136,7 +261,9 @@ impl<O> ItemGuard<O> {
     pub fn offer(&mut self, item: Found<O>, canonical: &str) -> Verdict<O> {
         let mut hasher = std::collections::hash_map::DefaultHasher::new();
         canonical.hash(&mut hasher);
-        match self.window.offer(hasher.finish()) {
+        let count = &mut self.count;
+        let in_text = || count.value_in_text(leaves(&item.value.json));
+        match self.window.offer_held(hasher.finish(), in_text) {
             ItemVerdict::New => {
                 let mut out = std::mem::take(&mut self.held);
                 out.push(item);
@@ -253,22 +380,44 @@ mod tests {
 
     #[test]
     fn the_guard_releases_pairs_and_stops_loops() {
-        let mut guard = ItemGuard::new(LoopGuard::default());
+        let mut guard = ItemGuard::new(LoopGuard::default(), &Source::default());
         assert!(matches!(offer(&mut guard, json!(1)), Verdict::Emit(v) if v.len() == 1));
         assert!(matches!(offer(&mut guard, json!(1)), Verdict::Hold));
         assert!(matches!(offer(&mut guard, json!(2)), Verdict::Emit(v) if v.len() == 2));
         assert!(matches!(offer(&mut guard, json!(2)), Verdict::Hold));
         assert!(matches!(offer(&mut guard, json!(2)), Verdict::Loop));
         assert!(guard.release().is_empty());
-        let mut off = ItemGuard::new(LoopGuard::off());
+        let mut off = ItemGuard::new(LoopGuard::off(), &Source::default());
         for _ in 0..5 {
             assert!(matches!(offer(&mut off, json!(1)), Verdict::Emit(_)));
         }
     }
 
     #[test]
+    fn items_the_input_holds_are_handed_on_and_a_run_past_them_stops() {
+        let board = Source::new("Ferry board: 09:00 F1 Vlieland | 09:00 F1 Vlieland | 09:00 F1 Vlieland | 11:30 F2 Terschelling");
+        let ferry = json!({"time": "09:00", "line": "F1", "destination": "Vlieland"});
+        let mut guard = ItemGuard::new(LoopGuard::default(), &board);
+        for _ in 0..3 {
+            assert!(matches!(offer(&mut guard, ferry.clone()), Verdict::Emit(v) if v.len() == 1));
+        }
+        // A fourth and fifth are more than the board holds: held, then a loop.
+        assert!(matches!(offer(&mut guard, ferry.clone()), Verdict::Hold));
+        assert!(matches!(offer(&mut guard, ferry), Verdict::Loop));
+    }
+
+    #[test]
+    fn the_bounds_read_the_input_text() {
+        let vars = json!({ "text": "Milk 1L 1.09\nMilk 1L 1.09", "n": 3 });
+        let vars = vars.as_object().cloned().unwrap_or_default();
+        let bounds = Bounds::of(&LoopGuard::default(), &vars, &json!({}));
+        assert_eq!(bounds.source.counter().value_in_text(["Milk 1L"]), 2);
+        assert_eq!(bounds.max_string, Some(32));
+    }
+
+    #[test]
     fn a_cycle_of_two_items_is_a_loop() {
-        let mut guard = ItemGuard::new(LoopGuard::default());
+        let mut guard = ItemGuard::new(LoopGuard::default(), &Source::default());
         for n in [1, 2] {
             assert!(matches!(offer(&mut guard, json!(n)), Verdict::Emit(_)));
         }

@@ -6,10 +6,11 @@
 //! answer, with what it cost, and the watch starts over on the new one. The stream's events are merged
 //! by the one [`Accumulator`].
 
+use super::loops::Bounds;
 use super::meter::{Meter, Spent};
 use super::telemetry;
 use crate::llm::{Accumulator, ChatRequest, ChatResponse, Finish, Llm, LlmError, Merged, Usage};
-use crate::parse::{Loop, LoopDetector, LoopGuard};
+use crate::parse::{Loop, LoopGuard};
 use futures_util::StreamExt;
 use std::time::{Duration, Instant};
 
@@ -69,14 +70,15 @@ pub(crate) enum Heard<'a> {
 /// What sees each piece of the answer as it arrives (a partial extraction's parser).
 pub(crate) type Observer<'o> = &'o mut (dyn FnMut(Heard<'_>) + Send);
 
-/// Sends `request` and watches its answer (string values bounded by `max_string` characters, from
-/// [`LoopGuard::max_string`]), handing each piece to `observer` as it arrives. With the guard off and
+/// Sends `request` and watches its answer against `bounds` (string values bounded by
+/// [`LoopGuard::max_string`], repeats judged against the input), handing each piece to `observer` as
+/// it arrives. With the guard off and
 /// no observer, the answer is not streamed (the backend's `chat`).
 pub(crate) async fn watch(
     llm: &dyn Llm,
     request: ChatRequest,
     guard: LoopGuard,
-    max_string: Option<usize>,
+    bounds: &Bounds,
     spent: Option<&Spent>,
     mut observer: Option<Observer<'_>>,
 ) -> Watched {
@@ -93,7 +95,7 @@ pub(crate) async fn watch(
         Ok(stream) => stream,
         Err(err) => return failed(err, Usage::default(), broken),
     };
-    let mut detector = LoopDetector::new(guard).max_string(max_string);
+    let mut detector = bounds.detector(guard);
     let mut answer = Accumulator::new();
     let mut started = Instant::now();
     while let Some(event) = stream.next().await {
@@ -120,7 +122,7 @@ pub(crate) async fn watch(
                     elapsed: started.elapsed(),
                 });
                 meter = fresh_meter;
-                detector = LoopDetector::new(guard).max_string(max_string);
+                detector = bounds.detector(guard);
                 started = Instant::now();
                 if let Some(observe) = observer.as_mut() {
                     observe(Heard::Restart);

@@ -29,13 +29,27 @@
 //!   them does not break a run: the rule is "the same element of at least `min_element` bytes (or a
 //!   cycle of such elements) copied `element_copies` times in a row".
 //!
+//! - Repeats are relative to the input ([`LoopDetector::source`], [`ItemWindow::offer_held`]): a
+//!   receipt with four identical coffee lines, a timetable with the same train twice, are real data.
+//!   A run of equal items or elements, or a period whose unit crosses JSON structure (`{…}, {…}, {…}`),
+//!   is a loop only past the number of times the input text holds what it copies ([`Source`]: the
+//!   fewest occurrences of the value's leaves that occur at all). A run past that count is still a
+//!   loop, started after the copies the text holds, so a model that writes a real line fifty times is
+//!   stopped a few copies past the real ones. Without a source every repeat is a copy, as before.
+//!
 //! All are linear in the answer; they hold a bounded amount of state, plus one frame per open array
-//! or object. The defaults and the measurements behind them are in BENCHMARKS.md ("Loops").
+//! or object; counting in the input costs at most a bounded number of linear scans of it per answer
+//! ([`Occurrences`]). The defaults and the measurements behind them are in BENCHMARKS.md ("Loops").
 
 mod elements;
+mod source;
+mod unit;
 
 use elements::Elements;
-use std::collections::VecDeque;
+pub(crate) use source::leaves;
+pub use source::{Occurrences, Source};
+use std::collections::{HashMap, VecDeque};
+use unit::Role;
 
 /// When a streamed answer counts as a loop. [`LoopGuard::off`] turns every check off. What the next
 /// attempt changes after a loop is the extraction loop's concern:
@@ -76,7 +90,8 @@ pub struct LoopGuard {
     /// How many of the last completed items a new item is compared with (default 16).
     pub item_window: usize,
     /// This many items in a row that each copy one in the window are a loop (default 2: `A, A, A` or
-    /// `A, B, A, B`; 0 turns the check off).
+    /// `A, B, A, B`; 0 turns the check off). An item is a copy only past the number of times the
+    /// input holds it, when the extraction gives the input ([`ItemWindow::offer_held`]).
     pub item_copies: usize,
     /// An element of an array or a member value of an object (at any depth of one answer) counts for
     /// [`LoopGuard::element_copies`] only when its canonical JSON has at least this many bytes
@@ -84,7 +99,8 @@ pub struct LoopGuard {
     pub min_element: usize,
     /// This many elements in a row that each equal one of the last [`LoopGuard::item_window`] elements
     /// of the same array (or member values of the same object) are a loop (default 3: the same element
-    /// four times, or `A, B, A, B, A`; 0 turns the check off).
+    /// four times, or `A, B, A, B, A`; 0 turns the check off). As for items, an element is a copy
+    /// only past the number of times the input holds it ([`LoopDetector::source`]).
     pub element_copies: usize,
     /// What the deprecated [`LoopGuard::recovery`] set: penalty, temperature, seed.
     legacy_recovery: Option<(f32, f32, u64)>,
@@ -293,8 +309,12 @@ pub struct LoopDetector {
     guard: LoopGuard,
     /// Bytes seen so far.
     offset: usize,
-    /// The last `max_period` bytes, newest last.
+    /// The last `2 * max_period` bytes, newest last, and what each was to the lexer (a period's unit,
+    /// whole in any `2p - 1` bytes of it, for [`LoopDetector::source`]).
     recent: VecDeque<u8>,
+    roles: VecDeque<Role>,
+    /// The input text, for a period that repeats values ([`LoopDetector::source`]); `None` without.
+    count: Option<Occurrences>,
     /// For period `p` (index `p - 2`): consecutive bytes equal to the byte `p` back.
     matches: Vec<usize>,
     /// The current run of one byte, and the byte.
@@ -323,7 +343,9 @@ impl LoopDetector {
         LoopDetector {
             guard,
             offset: 0,
-            recent: VecDeque::with_capacity(guard.max_period),
+            recent: VecDeque::with_capacity(2 * guard.max_period),
+            roles: VecDeque::with_capacity(2 * guard.max_period),
+            count: None,
             matches: vec![0; periods],
             run: 0,
             last: None,
@@ -344,6 +366,27 @@ impl LoopDetector {
     /// extraction sets it from [`LoopGuard::max_string`].
     pub fn max_string(mut self, chars: Option<usize>) -> Self {
         self.max_string = chars.map_or(0, |n| n.max(1));
+        self
+    }
+
+    /// Judges repeated elements against the input text `source`: an element repeated no more times
+    /// than the text holds it is real data (a receipt's identical lines), and only a run past that is
+    /// a [`LoopKind::Elements`] ([`ItemWindow::offer_held`]). Without a source every repeat counts.
+    ///
+    /// ```
+    /// use llm_extract::parse::{LoopDetector, LoopGuard, Source};
+    ///
+    /// let line = r#"{"item": "Flat white", "price": 3.5}"#;
+    /// let answer = format!(r#"{{"lines": [{line}, {line}, {line}, {line}]}}"#);
+    /// let receipt = Source::new(&"Flat white 3.50\n".repeat(4));
+    /// let mut detector = LoopDetector::new(LoopGuard::default()).source(&receipt);
+    /// assert_eq!(detector.feed(answer.as_bytes()), None);
+    /// // Without the receipt, the same four lines are a loop.
+    /// assert!(LoopDetector::new(LoopGuard::default()).feed(answer.as_bytes()).is_some());
+    /// ```
+    pub fn source(mut self, source: &Source) -> Self {
+        self.elements.set_count(source.counter());
+        self.count = Some(source.counter());
         self
     }
 
@@ -412,7 +455,7 @@ impl LoopDetector {
             }
         }
         if self.elements.is_on() {
-            let in_string = was_in_string || self.in_string;
+            let in_string = (was_in_string, self.in_string);
             if let Some(found) = self.elements.step(byte, at, in_string) {
                 return Some(found);
             }
@@ -457,10 +500,14 @@ impl LoopDetector {
                     *count = 0;
                 }
             }
-            if self.recent.len() == guard.max_period {
+            if self.recent.len() >= 2 * guard.max_period {
                 self.recent.pop_front();
+                self.roles.pop_front();
             }
             self.recent.push_back(byte);
+            self.roles
+                .push_back(Role::of(was_in_string, self.in_string));
+            let hit = hit.and_then(|hit| self.beyond_the_text(hit));
             // Whitespace between tokens is left to its own check (and its own bound).
             if let Some(hit) = hit.filter(|h| self.whitespace < h.detected_at - h.start) {
                 // A run of one byte also repeats with every period; report it as the run it is.
@@ -471,6 +518,37 @@ impl LoopDetector {
             }
         }
         None
+    }
+}
+
+impl LoopDetector {
+    /// A period `hit` that repeats values (its unit crosses JSON structure: `{…}, {…}, {…}`) as far as
+    /// the input text holds them: no loop while the copies are no more than the text holds of the
+    /// unit's leaves, and past that a loop that starts after the copies the text holds. A period inside
+    /// one value, or without a source, is the hit as it was.
+    fn beyond_the_text(&mut self, mut hit: Loop) -> Option<Loop> {
+        let (LoopKind::Period(p), Some(count)) = (hit.kind, self.count.as_mut()) else {
+            return Some(hit);
+        };
+        // Every leaf of the unit is whole in the last `2p - 1` bytes, whichever its rotation.
+        let skip = self.recent.len().saturating_sub(2 * p - 1);
+        let unit: Vec<(u8, Role)> = self
+            .recent
+            .iter()
+            .zip(self.roles.iter())
+            .skip(skip)
+            .map(|(byte, role)| (*byte, *role))
+            .collect();
+        if !unit::is_structural(&unit) {
+            return Some(hit);
+        }
+        let held = count.value_in_text(unit::leaves(&unit));
+        let copies = (hit.detected_at - hit.start) / p.max(1);
+        if copies <= held {
+            return None;
+        }
+        hit.start += held * p;
+        Some(hit)
     }
 }
 
@@ -491,6 +569,8 @@ pub struct ItemWindow {
     guard: LoopGuard,
     recent: VecDeque<u64>,
     copies: usize,
+    /// How many times each item was offered.
+    offered: HashMap<u64, usize>,
 }
 
 impl ItemWindow {
@@ -500,15 +580,37 @@ impl ItemWindow {
             guard,
             recent: VecDeque::with_capacity(guard.item_window.min(1024)),
             copies: 0,
+            offered: HashMap::new(),
         }
     }
 
-    /// Offers the next completed item.
+    /// Offers the next completed item, with no text to hold it: every repeat is a copy.
     pub fn offer(&mut self, hash: u64) -> ItemVerdict {
+        self.offer_held(hash, || 0)
+    }
+
+    /// Offers the next completed item, which the input text holds `in_text()` times (asked only when
+    /// the item repeats a recent one, see [`Occurrences::value_in_text`]): the item's first `in_text`
+    /// appearances are real data, new items; only an appearance past them is a copy, so a run the
+    /// text does not hold is still a loop.
+    ///
+    /// ```
+    /// use llm_extract::parse::{ItemVerdict, ItemWindow, LoopGuard};
+    ///
+    /// // Four identical lines on a receipt: four items, then the fifth is a copy, the sixth a loop.
+    /// let mut items = ItemWindow::new(LoopGuard::default());
+    /// let verdicts: Vec<_> = (0..6).map(|_| items.offer_held(7, || 4)).collect();
+    /// assert_eq!(&verdicts[..4], &[ItemVerdict::New; 4]);
+    /// assert_eq!(&verdicts[4..], &[ItemVerdict::Copy, ItemVerdict::Loop]);
+    /// ```
+    pub fn offer_held(&mut self, hash: u64, in_text: impl FnOnce() -> usize) -> ItemVerdict {
         if self.guard.item_copies == 0 {
             return ItemVerdict::New;
         }
-        let copy = self.recent.contains(&hash);
+        let offered = self.offered.entry(hash).or_insert(0);
+        *offered += 1;
+        let offered = *offered;
+        let copy = self.recent.contains(&hash) && offered > in_text();
         if self.guard.item_window > 0 {
             if self.recent.len() >= self.guard.item_window {
                 self.recent.pop_front();
@@ -713,6 +815,75 @@ mod tests {
         let other = r#"{"name": "Ada  Lovelace", "role": "speaker"}"#;
         let text = format!(r#"{{"x": [{element}, {other}, {element}, {other}]}}"#);
         assert_eq!(first_loop(&text, LoopGuard::default()), None);
+    }
+
+    #[test]
+    fn four_identical_coffee_lines_the_receipt_holds_are_no_loop() {
+        let receipt = "Café Lumen\nFlat white 3.50\nFlat white 3.50\nFlat white 3.50\nFlat white 3.50\nCroissant 2.20\nTotal 16.20";
+        let line = r#"{"item": "Flat white", "price": 3.50}"#;
+        let text = format!(
+            r#"{{"lines": [{line}, {line}, {line}, {line}, {{"item": "Croissant", "price": 2.20}}]}}"#
+        );
+        let guard = LoopGuard::default();
+        let mut detector = LoopDetector::new(guard).source(&Source::new(receipt));
+        assert_eq!(detector.feed(text.as_bytes()), None);
+        // The same answer without the receipt is stopped, as before (the line is short enough to be a
+        // repeated period before it is four elements).
+        let found = first_loop(&text, guard).map(|l| l.kind);
+        assert_eq!(found, Some(LoopKind::Period(line.len() + 2)));
+        // Seven copies are more than the receipt holds: a loop again, after the four it holds.
+        let seven = format!(r#"{{"lines": [{}]}}"#, [line; 7].join(", "));
+        let mut detector = LoopDetector::new(guard).source(&Source::new(receipt));
+        let found = detector.feed(seven.as_bytes()).expect("a loop");
+        let fifth = seven.find(line).unwrap_or(0) + 4 * (line.len() + 2);
+        assert!(found.start + 4 >= fifth, "{found:?} {fifth}");
+    }
+
+    #[test]
+    fn a_value_nested_in_an_element_counts_for_it() {
+        // The leaves of a nested object are the element's: the train number is the rare one.
+        let board = "08:15 IC 512 Utrecht\n08:45 IC 514 Utrecht\n08:15 IC 512 Utrecht\n09:15 IC 516 Utrecht\n08:15 IC 512 Utrecht\n08:15 IC 512 Utrecht";
+        let row = r#"{"train": {"number": "IC 512", "to": "Utrecht"}, "time": "08:15"}"#;
+        let text = format!(r#"{{"departures": [{}]}}"#, [row; 4].join(", "));
+        let guard = LoopGuard::default();
+        let mut detector = LoopDetector::new(guard).source(&Source::new(board));
+        assert_eq!(detector.feed(text.as_bytes()), None);
+        // Eight rows are more than the board holds.
+        let text = format!(r#"{{"departures": [{}]}}"#, [row; 8].join(", "));
+        let mut detector = LoopDetector::new(guard).source(&Source::new(board));
+        assert!(detector.feed(text.as_bytes()).is_some());
+    }
+
+    #[test]
+    fn the_attendees_loop_is_stopped_where_it_was_with_the_input_given() {
+        // The sentence the model copies is in the input once: the same stop as without the input.
+        let input = "Team offsite with Maria Lopez and Ken Ito at the Oslo office on 12 May.";
+        let text = looping_attendees(57);
+        let with = LoopDetector::new(LoopGuard::default())
+            .source(&Source::new(input))
+            .feed(text.as_bytes());
+        assert_eq!(with, first_loop(&text, LoopGuard::default()));
+        assert!(with.is_some());
+    }
+
+    #[test]
+    fn items_the_text_holds_are_new_and_a_run_past_them_is_a_loop() {
+        let mut items = ItemWindow::new(LoopGuard::default());
+        // The same train twice on a board that lists it twice: two new items.
+        assert_eq!(items.offer_held(1, || 2), ItemVerdict::New);
+        assert_eq!(items.offer_held(1, || 2), ItemVerdict::New);
+        assert_eq!(items.offer_held(1, || 2), ItemVerdict::Copy);
+        assert_eq!(items.offer_held(1, || 2), ItemVerdict::Loop);
+        // Asked only for a repeat.
+        let mut asked = 0;
+        let mut items = ItemWindow::new(LoopGuard::default());
+        for hash in 0..5 {
+            items.offer_held(hash, || {
+                asked += 1;
+                0
+            });
+        }
+        assert_eq!(asked, 0);
     }
 
     #[test]

@@ -7,7 +7,7 @@ use super::Engine;
 use crate::check::CheckError;
 use crate::extract::meter::Meter;
 use crate::extract::target::{settle_items, Target};
-use crate::extract::{telemetry, watch};
+use crate::extract::{loops, telemetry, watch};
 use crate::llm::{Accumulator, ChatRequest, Finish, LlmError, Merged, TokenLogprob, Usage};
 use crate::parse::{LineDecoder, LineEvent, Loop, LoopDetector, LoopKind, Skipped, WithJson};
 use crate::report::AttemptKind;
@@ -70,7 +70,7 @@ impl Engine<'_> {
         target: &G,
         request: ChatRequest,
         kind: AttemptKind,
-        max_string: Option<usize>,
+        bounds: &loops::Bounds,
         kept: &mut Kept,
         sink: &mut (dyn FnMut(G::Output) + Send + '_),
     ) -> Answer {
@@ -79,7 +79,7 @@ impl Engine<'_> {
         let fresh = Meter::new(&request);
         let start = || Reading {
             meter: fresh,
-            detector: LoopDetector::new(guard).max_string(max_string),
+            detector: bounds.detector(guard),
             decoder: target.decoder(self.config.parse),
         };
         let mut stream = match telemetry::chat_stream(self.llm, request).await {
@@ -93,7 +93,8 @@ impl Engine<'_> {
         // Duplicates are dropped only in follow-up answers, which tend to restate what was kept; within
         // the first answer, only a run of identical items is treated as a loop.
         let dedupe = kind != AttemptKind::First;
-        let mut intake = Intake::new(kept, sink, dedupe, self.config.max_items, guard);
+        let limits = (guard, &bounds.source);
+        let mut intake = Intake::new(kept, sink, dedupe, self.config.max_items, limits);
         let mut text = Accumulator::new();
         let mut stopped = None;
         let mut reported = None;

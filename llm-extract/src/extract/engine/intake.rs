@@ -1,32 +1,38 @@
 //! The items of a list answer as the decoder completes them: held back while they might be a loop,
-//! dropped when a follow-up answer repeats what was kept, counted against `max_items`, handed on.
+//! dropped when a follow-up answer repeats what was kept (beyond the times the input holds it),
+//! counted against `max_items`, handed on.
 
 use crate::extract::loops::{ItemGuard, Verdict};
 use crate::extract::target::Found;
 use crate::llm::Finish;
-use crate::parse::{Fix, LineEvent, LoopGuard, Skipped, WithJson};
+use crate::parse::{leaves, Fix, LineEvent, LoopGuard, Occurrences, Skipped, Source, WithJson};
 use serde_json::Value;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 /// The items kept so far, across every answer of one extraction.
 #[derive(Default)]
 pub(super) struct Kept {
     /// The items' JSON, in order.
     pub json: Vec<Value>,
-    /// Their canonical forms, to drop duplicates.
-    seen: HashSet<String>,
+    /// Their canonical forms, with how many times each was kept, to drop duplicates.
+    seen: HashMap<String, usize>,
     /// The fixes that made them parse.
     pub fixes: Vec<Fix>,
 }
 
 /// Takes the decoder's events of one answer: holds back copies of recent items, drops duplicates of
-/// kept items in follow-up answers, counts, and hands items on.
+/// kept items in follow-up answers, counts, and hands items on. A follow-up item equal to a kept one is
+/// kept while the input text holds it more times than it was kept (the same train twice in a
+/// timetable); past that it is a restatement, dropped.
 pub(super) struct Intake<'k, 's, O> {
     kept: &'k mut Kept,
     sink: &'k mut (dyn FnMut(O) + Send + 's),
     dedupe: bool,
     max_items: Option<usize>,
     guard: ItemGuard<O>,
+    /// The input text, to tell real repeats from copies.
+    source: Source,
+    count: Occurrences,
     /// The items this answer handed on.
     pub items: usize,
     /// The lines this answer skipped.
@@ -43,20 +49,23 @@ pub(super) struct Intake<'k, 's, O> {
 }
 
 impl<'k, 's, O> Intake<'k, 's, O> {
-    /// An intake handing items to `sink`; with `dedupe`, items equal to one kept are dropped.
+    /// An intake handing items to `sink`; with `dedupe`, items equal to one kept are dropped (once
+    /// kept as many times as `source`, the input text, holds them).
     pub fn new(
         kept: &'k mut Kept,
         sink: &'k mut (dyn FnMut(O) + Send + 's),
         dedupe: bool,
         max_items: Option<usize>,
-        guard: LoopGuard,
+        (guard, source): (LoopGuard, &Source),
     ) -> Self {
         Intake {
             kept,
             sink,
             dedupe,
             max_items,
-            guard: ItemGuard::new(guard),
+            guard: ItemGuard::new(guard, source),
+            source: source.clone(),
+            count: source.counter(),
             items: 0,
             skipped: Vec::new(),
             bytes: 0,
@@ -99,7 +108,7 @@ impl<'k, 's, O> Intake<'k, 's, O> {
         for key in self.emitted.drain(..) {
             *self.owed.entry(key).or_insert(0) += 1;
         }
-        self.guard = ItemGuard::new(guard);
+        self.guard = ItemGuard::new(guard, &self.source);
         self.items = 0;
         self.skipped.clear();
         self.bytes = 0;
@@ -131,11 +140,12 @@ impl<'k, 's, O> Intake<'k, 's, O> {
         {
             return Some(Finish::MaxItems);
         }
-        if self.kept.seen.contains(&key) && self.dedupe {
+        let times = self.kept.seen.get(&key).copied().unwrap_or(0);
+        if self.dedupe && times > 0 && times >= self.count.value_in_text(leaves(&item.value.json)) {
             return None;
         }
         self.emitted.push(key.clone());
-        self.kept.seen.insert(key);
+        self.kept.seen.insert(key, times + 1);
         self.kept.json.push(item.value.json);
         self.kept.fixes.extend(item.fixes);
         self.items += 1;

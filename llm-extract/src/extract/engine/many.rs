@@ -133,7 +133,7 @@ impl Engine<'_> {
         input: Input,
         sink: &mut (dyn FnMut(G::Output) + Send + '_),
     ) -> Result<Report, ExtractError> {
-        let (first, shape, max_string, unenforced) = self.first_request(target, input, true)?;
+        let (first, shape, bounds, unenforced) = self.first_request(target, input, true)?;
         let name = target.schema().name();
         let mut kept = Kept::default();
         let mut report = Report {
@@ -158,7 +158,7 @@ impl Engine<'_> {
             }
             let span = attempt_span(name, tally.number, kind);
             let mut answer = self
-                .answer(target, request, kind, max_string, &mut kept, sink)
+                .answer(target, request, kind, &bounds, &mut kept, sink)
                 .instrument(span.clone())
                 .await;
             for (broken, items) in std::mem::take(&mut answer.broken) {

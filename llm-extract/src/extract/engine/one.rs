@@ -5,6 +5,7 @@
 
 use super::unwrap::{unwrap, Unwrap};
 use super::{attempt_span, broken_attempt, failed_attempt, record, Engine, Progress};
+use crate::check::{Issue, Severity};
 use crate::extract::config::Input;
 use crate::extract::error::{ExtractError, ExtractErrorKind};
 use crate::extract::target::{settle, Target};
@@ -14,6 +15,11 @@ use crate::parse::{Loop, ParseError, ParseOptions, Parsed};
 use crate::report::{Attempt, AttemptError, AttemptKind, Extraction, Report, Sampling};
 use std::time::Instant;
 use tracing::Instrument;
+
+/// After this many loops, an extraction that has a value cut at a loop (`loops::salvage`) stops
+/// recovering and ends with it, marked: the worst document then costs two prompts, not one per
+/// attempt.
+const MAX_LOOPS_WITH_A_VALUE: u32 = 2;
 
 /// Where `progress` hears of each attempt and each piece of its answer.
 type Listener<'p> = &'p mut (dyn FnMut(Progress<'_>) + Send);
@@ -40,7 +46,7 @@ impl Engine<'_> {
         input: Input,
         mut progress: Option<Listener<'_>>,
     ) -> Result<Extraction<G::Output>, ExtractError> {
-        let (first, _, max_string, unenforced) = self.first_request(target, input, false)?;
+        let (first, _, bounds, unenforced) = self.first_request(target, input, false)?;
         let wrapped = self.wrapped(target);
         let name = target.schema().name();
         let mut report = Report {
@@ -51,6 +57,8 @@ impl Engine<'_> {
         let mut last_error = None;
         let mut loops_seen: u32 = 0;
         let mut last_loop = None;
+        // What the answer that went furthest before its loop held, as a value, with its loop.
+        let mut best: Option<(String, Loop)> = None;
         let mut rejected = loops::Rejected::default();
         let max_attempts = self.config.max_attempts.max(1);
         let mut kind = AttemptKind::First;
@@ -68,7 +76,7 @@ impl Engine<'_> {
             let position = ledger_position(&report);
             let listener = progress.as_mut();
             let watched = self
-                .watch_attempt(request, (max_string, wrapped), (position, kind), listener)
+                .watch_attempt(request, (&bounds, wrapped), (position, kind), listener)
                 .instrument(span.clone())
                 .await;
             for broken in watched.broken {
@@ -86,8 +94,7 @@ impl Engine<'_> {
                     return Err(ExtractError::new(ExtractErrorKind::Llm(err), report));
                 }
             };
-            let last = number == max_attempts;
-            let parsed = self.parse_answer(target, &response, watched.looped.clone(), last);
+            let parsed = self.parse_answer(target, &response, watched.looped.clone());
             let items = usize::from(matches!(parsed, Ok(Ok(_))));
             record(&span, Some(&response.finish), watched.usage, items);
             let mut attempt = Attempt {
@@ -102,10 +109,27 @@ impl Engine<'_> {
                 Ok(parsed) => parsed,
                 Err(found) => {
                     attempt.error = Some(AttemptError::Loop(found.clone()));
+                    let options = self.config.parse.with_salvage(true);
+                    if let Some(prefix) =
+                        loops::salvage(target, answer_text(&response), &found, &options)
+                    {
+                        // The answer that went furthest before its loop.
+                        if best
+                            .as_ref()
+                            .is_none_or(|(_, kept)| found.start > kept.start)
+                        {
+                            best = Some((prefix, found.clone()));
+                        }
+                    }
                     self.push(&mut report, attempt);
                     loops_seen += 1;
                     last_loop = Some(found);
                     kind = AttemptKind::Recovery;
+                    // A recovery that looped too, with a value cut at a loop in hand: another
+                    // attempt costs a whole prompt again for what is seldom better; keep that value.
+                    if loops_seen >= MAX_LOOPS_WITH_A_VALUE && best.is_some() {
+                        break;
+                    }
                     continue;
                 }
             };
@@ -161,6 +185,10 @@ impl Engine<'_> {
         }
         if report.finish == Some(Finish::Loop) {
             if let Some(found) = last_loop {
+                // Every attempt looped: the most complete value seen before a loop, marked.
+                if let Some(value) = self.best_seen(target, best, &mut report).await {
+                    return Ok(Extraction::new(value, report));
+                }
                 return Err(ExtractError::new(ExtractErrorKind::Loop(found), report));
             }
         }
@@ -176,20 +204,45 @@ impl Engine<'_> {
         Err(ExtractError::new(ExtractErrorKind::Invalid(error), report))
     }
 
-    /// Parses the answer of attempt `last` or not (see [`parse_watched`]): the content, or the thinking
-    /// channel when the content is empty; a cut-off answer is salvaged if what arrived validates once
-    /// closed.
+    /// The value of `best` (the longest answer text before a loop that validated once closed), after
+    /// its checks, with its fixes and issues in `report` and a soft issue at the root saying the model
+    /// looped on every attempt and the value was cut at the loop; `None` when there is none, or it no
+    /// longer passes.
+    async fn best_seen<G: Target>(
+        &self,
+        target: &G,
+        best: Option<(String, Loop)>,
+        report: &mut Report,
+    ) -> Option<G::Output> {
+        let (prefix, found) = best?;
+        let options = self.config.parse.with_salvage(true);
+        let parsed = target.parse_one(&prefix, &options).ok()?;
+        let parsed = settle(target, parsed, &prefix).await.ok()?.ok()?;
+        report.fixes = parsed.fixes;
+        report.issues = target.issues();
+        report.issues.push(Issue::new(
+            "",
+            format!(
+                "the model looped on every attempt ({found}); this is the most complete value it \
+                 wrote before a loop, cut there: check it"
+            ),
+            Severity::Soft,
+        ));
+        Some(parsed.value)
+    }
+
+    /// Parses an answer (see [`parse_watched`]): the content, or the thinking channel when the content
+    /// is empty; a cut-off answer is salvaged if what arrived validates once closed.
     fn parse_answer<G: Target>(
         &self,
         target: &G,
         response: &ChatResponse,
         looped: Option<Loop>,
-        last: bool,
     ) -> Result<Result<Parsed<G::Output>, ParseError>, Loop> {
         let cut_off = response.finish == Finish::Length;
         let parse = self.config.parse;
         let options = parse.with_salvage(cut_off || parse.salvage);
-        parse_watched(target, answer_text(response), &options, looped, last)
+        parse_watched(target, answer_text(response), &options, looped)
     }
 
     /// Sends `request` and watches its answer, telling `listener` (if any) that attempt `position` of
@@ -198,7 +251,7 @@ impl Engine<'_> {
     async fn watch_attempt(
         &self,
         request: ChatRequest,
-        (max_string, wrapped): (Option<usize>, bool),
+        (bounds, wrapped): (&loops::Bounds, bool),
         (mut position, kind): (u32, AttemptKind),
         listener: Option<&mut Listener<'_>>,
     ) -> watch::Watched {
@@ -232,7 +285,7 @@ impl Engine<'_> {
             None => None,
         };
         let guard = self.config.loop_guard;
-        watch::watch(self.llm, request, guard, max_string, self.spent, observer).await
+        watch::watch(self.llm, request, guard, bounds, self.spent, observer).await
     }
 
     /// What follows an answer that did not parse: the turns asking for a repair (the answer cut to a
@@ -261,15 +314,14 @@ impl Engine<'_> {
 }
 
 /// Parses a watched answer. After a loop, a complete valid value before it (the model closed its
-/// answer, then kept on writing and looped in what followed) is the answer; on the `last` attempt, a
-/// value cut by the loop is salvaged like a cut answer; otherwise the loop is the outcome (`Err`), and
-/// the next attempt recovers from it.
+/// answer, then kept on writing and looped in what followed) is the answer; otherwise the loop is the
+/// outcome (`Err`): the next attempt recovers from it, and after the last one the most complete value
+/// cut at a loop is kept, marked (`loops::salvage`, `Engine::best_seen`).
 fn parse_watched<G: Target>(
     target: &G,
     text: &str,
     options: &ParseOptions,
     looped: Option<Loop>,
-    last: bool,
 ) -> Result<Result<Parsed<G::Output>, ParseError>, Loop> {
     let Some(found) = looped else {
         return Ok(target.parse_one(text, options));
@@ -277,10 +329,6 @@ fn parse_watched<G: Target>(
     let before = text.get(..found.start).unwrap_or(text);
     match target.parse_one(before, options) {
         Ok(parsed) => Ok(Ok(parsed)),
-        Err(_) if last => match target.parse_one(before, &options.with_salvage(true)) {
-            Ok(parsed) => Ok(Ok(parsed)),
-            Err(_) => Err(found),
-        },
         Err(_) => Err(found),
     }
 }

@@ -17,14 +17,14 @@ use std::sync::Arc;
 impl Engine<'_> {
     /// The first request: system prompt with format instructions, the filled template, and in
     /// constrained mode the schema rendered for the backend's dialect; with the shape of the answer, the
-    /// longest string value it may hold (from the input's length, `loops::max_string`), and what the
+    /// bounds every answer is watched against (from the input, `loops::Bounds`), and what the
     /// backend will not enforce of the schema sent (for [`Report::unenforced`]).
     pub(super) fn first_request(
         &self,
         target: &impl Target,
         input: Input,
         many: bool,
-    ) -> Result<(ChatRequest, Shape, Option<usize>, Option<String>), ExtractError> {
+    ) -> Result<(ChatRequest, Shape, loops::Bounds, Option<String>), ExtractError> {
         let fail = |kind| ExtractError::new(kind, Report::default());
         let config = self.config;
         let (vars, media) = input.into_parts();
@@ -71,8 +71,8 @@ impl Engine<'_> {
         request.temperature = Some(config.temperature.unwrap_or(0.0));
         request.seed = Some(config.seed.unwrap_or(0));
         request.logprobs = config.confidence.is_some();
-        let max_string = loops::max_string(&config.loop_guard, &vars, set.generic());
-        Ok((request, shape, max_string, unenforced))
+        let bounds = loops::Bounds::of(&config.loop_guard, &vars, set.generic());
+        Ok((request, shape, bounds, unenforced))
     }
 
     /// Whether the schema of one value goes out wrapped in an object (its root is not one, and the
