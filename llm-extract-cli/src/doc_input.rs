@@ -112,35 +112,24 @@ impl DocumentFile {
 /// A PDF's pages and their text in a temporary file, or the file as it is: a PDF is a file named
 /// `*.pdf` or whose first bytes hold `%PDF-`.
 fn read_pages(
-    mut file: File,
+    file: File,
     path: Option<&Path>,
     what: &str,
 ) -> Result<(File, Option<Pages>), CliError> {
     let cannot = |e: std::io::Error| CliError::usage(format!("cannot read {what}: {e}"));
-    let mut head = Vec::with_capacity(1024);
-    file.rewind().map_err(cannot)?;
-    (&mut file)
-        .take(1024)
-        .read_to_end(&mut head)
-        .map_err(cannot)?;
-    file.rewind().map_err(cannot)?;
-    let named_pdf = path
-        .and_then(|p| p.extension())
-        .is_some_and(|ext| ext.eq_ignore_ascii_case("pdf"));
-    if !named_pdf && !pdf::is_pdf(&head) {
-        return Ok((file, None));
-    }
     let limits = pdf::PdfLimits::default();
-    // Checked before reading it whole, so a huge file is refused without taking its size in memory.
-    let size = file.metadata().map_err(cannot)?.len();
-    if size > limits.max_bytes as u64 {
-        return Err(CliError::usage(format!(
-            "{what}: the PDF has {size} bytes, more than the limit of {}",
-            limits.max_bytes
-        )));
-    }
-    let mut bytes = Vec::new();
-    file.read_to_end(&mut bytes).map_err(cannot)?;
+    let bytes = match read_whole_if(
+        file,
+        path,
+        what,
+        &["pdf"],
+        pdf::is_pdf,
+        limits.max_bytes,
+        "PDF",
+    )? {
+        Whole::Other(file) => return Ok((file, None)),
+        Whole::Read(bytes) => bytes,
+    };
     // The reader turns a panic of the PDF parser into an error; the panic's message would still reach
     // the default hook and print as a crash. Nothing else runs yet, so the hook is swapped for the read.
     let hook = std::panic::take_hook();
@@ -159,33 +148,23 @@ fn read_pages(
 
 /// A web page's main text in a temporary file and its headings, or the file as it is.
 fn read_html(
-    mut file: File,
+    file: File,
     path: Option<&Path>,
     what: &str,
 ) -> Result<(File, Option<Html>), CliError> {
     let cannot = |e: std::io::Error| CliError::usage(format!("cannot read {what}: {e}"));
-    let mut head = Vec::with_capacity(1024);
-    file.rewind().map_err(cannot)?;
-    (&mut file)
-        .take(1024)
-        .read_to_end(&mut head)
-        .map_err(cannot)?;
-    file.rewind().map_err(cannot)?;
-    let named_html = path
-        .and_then(|p| p.extension())
-        .is_some_and(|ext| ext.eq_ignore_ascii_case("html") || ext.eq_ignore_ascii_case("htm"));
-    if !named_html && !html::is_html(&head) {
-        return Ok((file, None));
-    }
-    let size = file.metadata().map_err(cannot)?.len();
-    if size > html::MAX_HTML_BYTES as u64 {
-        return Err(CliError::usage(format!(
-            "{what}: the HTML page has {size} bytes, more than the limit of {}",
-            html::MAX_HTML_BYTES
-        )));
-    }
-    let mut bytes = Vec::new();
-    file.read_to_end(&mut bytes).map_err(cannot)?;
+    let bytes = match read_whole_if(
+        file,
+        path,
+        what,
+        &["html", "htm"],
+        html::is_html,
+        html::MAX_HTML_BYTES,
+        "HTML page",
+    )? {
+        Whole::Other(file) => return Ok((file, None)),
+        Whole::Read(bytes) => bytes,
+    };
     let page = String::from_utf8(bytes).map_err(|e| {
         CliError::usage(format!(
             "{what} is not UTF-8 HTML (invalid byte at offset {}); convert it first, e.g. with iconv",
@@ -197,6 +176,51 @@ fn read_html(
     text.flush().map_err(cannot)?;
     text.rewind().map_err(cannot)?;
     Ok((text, Some(read)))
+}
+
+/// A file of one kind read whole, or a file of another kind as it is.
+enum Whole {
+    /// Not of the kind asked for: the file, rewound.
+    Other(File),
+    /// Of the kind: its bytes.
+    Read(Vec<u8>),
+}
+
+/// Reads `file` whole when it is of one kind (`kind` in messages): named with one of `extensions`, or
+/// whose first 1,024 bytes `sniff` recognises. Its size is checked against `max_bytes` before it is
+/// read, so a huge file is refused without taking its size in memory.
+fn read_whole_if(
+    mut file: File,
+    path: Option<&Path>,
+    what: &str,
+    extensions: &[&str],
+    sniff: fn(&[u8]) -> bool,
+    max_bytes: usize,
+    kind: &str,
+) -> Result<Whole, CliError> {
+    let cannot = |e: std::io::Error| CliError::usage(format!("cannot read {what}: {e}"));
+    let mut head = Vec::with_capacity(1024);
+    file.rewind().map_err(cannot)?;
+    (&mut file)
+        .take(1024)
+        .read_to_end(&mut head)
+        .map_err(cannot)?;
+    file.rewind().map_err(cannot)?;
+    let named = path
+        .and_then(|p| p.extension())
+        .is_some_and(|ext| extensions.iter().any(|e| ext.eq_ignore_ascii_case(e)));
+    if !named && !sniff(&head) {
+        return Ok(Whole::Other(file));
+    }
+    let size = file.metadata().map_err(cannot)?.len();
+    if size > max_bytes as u64 {
+        return Err(CliError::usage(format!(
+            "{what}: the {kind} has {size} bytes, more than the limit of {max_bytes}"
+        )));
+    }
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes).map_err(cannot)?;
+    Ok(Whole::Read(bytes))
 }
 
 /// `input` copied to an anonymous temporary file (removed when closed).
