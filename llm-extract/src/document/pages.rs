@@ -72,7 +72,8 @@ impl Pages {
         }
     }
 
-    /// Records that page `page` (from 1) could not be read, and why (its text is empty).
+    /// Records the pages (from 1) that could not be read, and why (their text is empty).
+    #[cfg(feature = "pdf")]
     pub(crate) fn with_unreadable(mut self, unreadable: Vec<(usize, String)>) -> Pages {
         self.unreadable = unreadable;
         self
