@@ -5,7 +5,7 @@
 //! The token counts are the figure that matters: the headline is the types as specified (no doc
 //! comments; the goal: at most 40%), beside them the same types
 //! with a doc comment on every item (see `tests/token_ratio/mod.rs` for why those stay above
-//! 40%). They are deterministic, and `tests/instruction_tokens.rs` holds them to bounds. Rendering
+//! 40%). They are deterministic, and `tests/extract/instruction_tokens.rs` holds them to bounds. Rendering
 //! is timed on the types with doc comments, the longer instructions.
 
 #[path = "../tests/common/mod.rs"]

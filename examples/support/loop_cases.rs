@@ -1,5 +1,5 @@
 //! The types and texts of the loop measurements, shared by `examples/loops.rs` and the real-model tests
-//! (`tests/llama_guard.rs`): the doc comments are part of the prompt, so both must use these exact types.
+//! (`tests/llama/guard.rs`): the doc comments are part of the prompt, so both must use these exact types.
 #![allow(dead_code)]
 
 use llm_extract::Extract;

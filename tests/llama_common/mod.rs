@@ -1,4 +1,4 @@
-//! Shared by the real-model tests (`tests/llama_*.rs`): the model, loaded once per test binary.
+//! Shared by the real-model tests (`tests/llama/`): the model, loaded once per test binary.
 //!
 //! The model is the file `LLM_EXTRACT_MODEL` names, else the default model that `scripts/fetch-model.sh`
 //! caches. Nothing is downloaded here: without a model these tests fail, saying what to run.

@@ -1,4 +1,4 @@
-//! A user's program in miniature, run by `tests/llama_exit.rs`: an extraction with the embedded engine
+//! A user's program in miniature, run by `tests/llama/exit.rs`: an extraction with the embedded engine
 //! from `#[tokio::main]`, the result printed, then `std::process::exit` (no destructor runs, the runtime
 //! is not shut down). With `stream` as first argument it stops reading a streamed answer after its first
 //! piece and exits while the engine may still be generating; with `count` it exits while other threads

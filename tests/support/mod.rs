@@ -20,6 +20,7 @@
 pub mod clock;
 #[cfg(feature = "llama-cpp")]
 pub mod engine;
+pub mod logs;
 pub mod media;
 pub mod providers;
 pub mod types;

@@ -2,7 +2,7 @@
 //! specification names, and no doc comments, so their schemas carry no descriptions.
 //!
 //! `tests/common/types.rs` holds the same types with a doc comment on every item;
-//! `tests/instruction_tokens.rs` checks that the two differ only by those descriptions.
+//! `tests/extract/instruction_tokens.rs` checks that the two differ only by those descriptions.
 
 use llm_extract::Extract;
 use serde::Deserialize;

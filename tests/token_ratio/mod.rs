@@ -8,7 +8,7 @@
 //! descriptions pull the ratio towards 1 whatever the notation, and no notation reaches 40% with
 //! them (for (a) the text of its descriptions alone is 41% of the schema).
 //!
-//! Shared by `tests/instruction_tokens.rs` and `benches/instructions.rs`; each compiles this module
+//! Shared by `tests/extract/instruction_tokens.rs` and `benches/instructions.rs`; each compiles this module
 //! on its own and uses only part of it.
 #![allow(dead_code)]
 

@@ -1,0 +1,24 @@
+//! The extraction paths over scripted backends: checks, confidence, documents and PDFs, grounding, media parts,
+//! merging by key, samples, worked examples, instruction tokens and telemetry spans.
+//!
+//! One test binary of several modules (a binary per file would link the whole library into each). Only
+//! `telemetry` installs a global `tracing` subscriber here.
+
+#[path = "../common/mod.rs"]
+mod common;
+#[path = "../support/mod.rs"]
+mod support;
+#[path = "../token_ratio/mod.rs"]
+mod token_ratio;
+
+mod checks;
+mod confidence_paths;
+mod document;
+mod grounding;
+mod instruction_tokens;
+mod media;
+mod merge_keys;
+mod pdf;
+mod samples;
+mod telemetry;
+mod worked_examples;

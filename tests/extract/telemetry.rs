@@ -1,0 +1,182 @@
+//! Telemetry: the spans of an extraction and of its attempts, captured from a run against a local
+//! OpenAI-compatible server behind a fallback, carry the OpenTelemetry GenAI attributes with the
+//! values of the run, name the backend that answered, and never hold the API key.
+
+use crate::support;
+
+use llm_extract::extract::Extractor;
+use llm_extract::llm::{from_fn, ChatRequest, Fallback, LlmError, OpenAiCompatible, RetryPolicy};
+use llm_extract::schema::Dialect;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use support::types::Person;
+use support::{openai, Answer, TestServer};
+use tracing::field::{Field, Visit};
+use tracing::span::{Attributes, Id, Record};
+use tracing_subscriber::layer::{Context, SubscriberExt};
+use tracing_subscriber::Layer;
+
+const KEY: &str = "sk-test-telemetry-0123456789-SECRET";
+
+/// One span's fields, as text, by name.
+type Fields = BTreeMap<String, String>;
+
+/// A span as opened: its id, its name, its fields.
+type Opened = (Id, &'static str, Fields);
+
+/// Every span, in the order the spans were opened.
+#[derive(Clone, Default)]
+struct Spans(Arc<Mutex<Vec<Opened>>>);
+
+struct Visitor<'a>(&'a mut Fields);
+
+impl Visit for Visitor<'_> {
+    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+        self.0.insert(field.name().to_owned(), format!("{value:?}"));
+    }
+    fn record_str(&mut self, field: &Field, value: &str) {
+        self.0.insert(field.name().to_owned(), value.to_owned());
+    }
+}
+
+impl<S: tracing::Subscriber> Layer<S> for Spans {
+    fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, _: Context<'_, S>) {
+        let mut fields = BTreeMap::new();
+        attrs.record(&mut Visitor(&mut fields));
+        let mut spans = self.0.lock().unwrap();
+        spans.push((id.clone(), attrs.metadata().name(), fields));
+    }
+    fn on_record(&self, id: &Id, values: &Record<'_>, _: Context<'_, S>) {
+        let mut spans = self.0.lock().unwrap();
+        if let Some((_, _, fields)) = spans.iter_mut().rev().find(|(i, _, _)| i == id) {
+            values.record(&mut Visitor(fields));
+        }
+    }
+}
+
+impl Spans {
+    fn named(&self, name: &str) -> Vec<Fields> {
+        let spans = self.0.lock().unwrap();
+        spans
+            .iter()
+            .filter(|(_, n, _)| *n == name)
+            .map(|(_, _, f)| f.clone())
+            .collect()
+    }
+}
+
+fn field<'a>(span: &'a Fields, name: &str) -> &'a str {
+    span.get(name)
+        .map(String::as_str)
+        .unwrap_or_else(|| panic!("no field {name} in {span:?}"))
+}
+
+#[tokio::test]
+async fn spans_carry_the_genai_attributes_and_never_the_key() {
+    let spans = Spans::default();
+    // The global default, not a thread-local one (see runtime_openai.rs): the only test of this binary.
+    tracing::subscriber::set_global_default(tracing_subscriber::registry().with(spans.clone()))
+        .expect("the only subscriber of this test binary");
+
+    // A first answer that fails the schema (two violations), then a valid one.
+    let server = TestServer::script(vec![
+        openai(Answer::new(r#"{"name": ["Ada"], "age": "old"}"#).usage(30, 7)),
+        openai(Answer::new(r#"{"name": "Ada", "age": 36}"#).usage(41, 9)),
+    ]);
+    let url = format!("{}/v1?token=url-secret", server.url());
+    let answering = OpenAiCompatible::builder(url, "test-model")
+        .api_key(KEY)
+        .retry(RetryPolicy::none())
+        .build()
+        .unwrap();
+    // A first backend that is always rate-limited: the fallback moves on to the server.
+    let limited = from_fn(|_request: ChatRequest| async {
+        Err(LlmError::Http {
+            status: 429,
+            message: "slow down".into(),
+            retry_after: None,
+        })
+    })
+    .with_dialect(Dialect::OpenAiStrict);
+    let llm = Fallback::new(limited).or_else(answering);
+    let out = Extractor::new(&llm)
+        .max_tokens(120)
+        .temperature(0.25)
+        .extract::<Person>("Ada, 36")
+        .await
+        .unwrap();
+    assert_eq!(out.value.age, 36);
+
+    // The ledger names the backend that answered, its address without the URL's credential.
+    for attempt in &out.report.attempts {
+        let backend = attempt.backend.as_ref().expect("a backend");
+        assert_eq!(backend.model.as_deref(), Some("test-model"));
+        let url = backend.url.as_deref().unwrap_or_default();
+        assert!(
+            url.starts_with(&server.url()) && !url.contains("url-secret"),
+            "{url}"
+        );
+    }
+
+    let attempts = spans.named("extract_attempt");
+    assert_eq!(attempts.len(), 2, "{attempts:?}");
+    for (attempt, (kind, input, output)) in
+        attempts.iter().zip([("first", 30, 7), ("repair", 41, 9)])
+    {
+        assert_eq!(field(attempt, "kind"), kind);
+        assert_eq!(field(attempt, "otel.name"), "chat test-model");
+        assert_eq!(field(attempt, "gen_ai.operation.name"), "chat");
+        // The backend that answered, not the first one asked.
+        assert_eq!(field(attempt, "gen_ai.provider.name"), "openai");
+        let address = field(attempt, "server.address");
+        assert!(address.starts_with(&server.url()), "{address}");
+        assert_eq!(field(attempt, "gen_ai.request.model"), "test-model");
+        assert_eq!(field(attempt, "gen_ai.request.temperature"), "0.25");
+        assert_eq!(field(attempt, "gen_ai.request.max_tokens"), "120");
+        assert_eq!(field(attempt, "gen_ai.response.model"), "test-model");
+        assert_eq!(field(attempt, "gen_ai.response.finish_reasons"), "stop");
+        assert_eq!(
+            field(attempt, "gen_ai.usage.input_tokens"),
+            input.to_string()
+        );
+        assert_eq!(
+            field(attempt, "gen_ai.usage.output_tokens"),
+            output.to_string()
+        );
+        assert!(!attempt.contains_key("error.type"), "{attempt:?}");
+    }
+    let extractions = spans.named("extract");
+    assert_eq!(extractions.len(), 1, "{extractions:?}");
+    let extraction = &extractions[0];
+    assert_eq!(field(extraction, "llm_extract.attempts"), "2");
+    assert_eq!(field(extraction, "llm_extract.repairs"), "1");
+    assert_eq!(field(extraction, "llm_extract.validation_errors"), "2");
+    assert_eq!(field(extraction, "gen_ai.usage.input_tokens"), "71");
+    assert_eq!(field(extraction, "gen_ai.usage.output_tokens"), "16");
+
+    // A failure names its class.
+    let refusing = from_fn(|_request: ChatRequest| async {
+        Err(LlmError::Http {
+            status: 400,
+            message: "This model's maximum context length is 8 tokens".into(),
+            retry_after: None,
+        })
+    });
+    assert!(Extractor::new(&refusing)
+        .extract::<Person>("x")
+        .await
+        .is_err());
+    let last = spans.named("extract_attempt").pop().unwrap();
+    assert_eq!(field(&last, "error.type"), "context_too_long");
+    let last = spans.named("extract").pop().unwrap();
+    assert_eq!(field(&last, "error.type"), "context_too_long");
+
+    // No key, whole or in part, and no credential of the URL, in any field of any span.
+    let everything = format!("{:?}", spans.0.lock().unwrap());
+    for secret in [KEY, "0123456789", "url-secret"] {
+        assert!(
+            !everything.contains(secret),
+            "{secret} leaked into {everything}"
+        );
+    }
+}

@@ -1,0 +1,15 @@
+//! Parsing what models write: the catalogue of real outputs, property tests of the lenient and partial
+//! parsers, partial values while a stream arrives, and the loop and repetition detectors.
+//!
+//! One test binary of several modules (a binary per file would link the whole library into each).
+
+#[path = "../common/mod.rs"]
+mod common;
+#[path = "../support/mod.rs"]
+mod support;
+
+mod cases;
+mod loops;
+mod partial_values;
+mod props;
+mod repetition;

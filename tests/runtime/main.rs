@@ -1,0 +1,24 @@
+//! Every backend on the wire against local servers (Ollama, OpenAI-compatible, Anthropic, Gemini): requests,
+//! streams, faults and retries, loops, guards, confidence, redirects, fallbacks and the blocking API.
+//!
+//! One test binary of several modules (a binary per file would link the whole library into each). The
+//! tests that check logs share one global capture (`support::logs`).
+
+#[path = "../common/mod.rs"]
+mod common;
+#[path = "../support/mod.rs"]
+mod support;
+
+mod anthropic;
+mod blocking;
+mod confidence;
+mod derived;
+mod element_loop;
+mod fallback;
+mod faults;
+mod gemini;
+mod guard;
+mod loops;
+mod ollama;
+mod openai;
+mod redirects;
