@@ -352,6 +352,7 @@ fn read_message(value: &Value) -> Result<ChatResponse, LlmError> {
             .get("model")
             .and_then(Value::as_str)
             .map(str::to_owned),
+        cached: false,
     })
 }
 

@@ -31,15 +31,18 @@ mod ollama;
 mod ollama_host;
 mod openai;
 mod retry;
+mod verdict;
 
 pub use anthropic::{Anthropic, AnthropicBuilder, AnthropicOutput};
 pub use credentials::{redact_url, Secret};
-pub use description::Description;
 pub(crate) use description::{answered, noting_who_answers, take_answered};
+pub use description::{CredentialDigest, Description};
 pub use error::{LlmError, MediaError, TimeoutPhase};
 pub use from_fn::{from_fn, from_stream_fn, FnLlm, StreamFnLlm};
 pub use gemini::{Gemini, GeminiBuilder};
-pub use layer::{ErrorClass, ErrorClasses, Fallback, LlmExt, RateLimit, Retry};
+pub use layer::{
+    Cache, CacheError, ErrorClass, ErrorClasses, Fallback, LlmExt, RateLimit, ResponseStore, Retry,
+};
 pub use likelihood::Likelihood;
 pub use media::{Media, MediaLimits, MediaSource, MediaType};
 pub use ollama::{ModelInfo, Ollama, OllamaBuilder, Think};
@@ -49,6 +52,7 @@ pub use retry::RetryPolicy;
 pub(crate) use accumulate::{Accumulator, Merged};
 pub(crate) use http::excerpt as http_excerpt;
 pub(crate) use media::MediaSupport;
+pub(crate) use verdict::{accept as accept_answer, discard as discard_answer};
 
 #[cfg(feature = "llama-cpp")]
 pub mod llama_cpp;
@@ -173,6 +177,11 @@ pub struct ChatRequest {
     /// engine computes them from its scores, the OpenAI-compatible backend sends `"logprobs": true`,
     /// Gemini `responseLogprobs`. Anthropic and Ollama have none to give and ignore it. Default `false`.
     pub logprobs: bool,
+    /// How many of the first `messages` are the same in every request of a run (the worked examples
+    /// before the input): with the system prompt, the prefix a provider's prompt cache can keep (see
+    /// [`AnthropicBuilder::prompt_cache`]). The extraction sets it; 0 (the default) counts the system
+    /// prompt alone.
+    pub stable_messages: usize,
 }
 
 impl ChatRequest {
@@ -360,6 +369,9 @@ pub struct ChatResponse {
     /// ([`ChatRequest::logprobs`]) and the backend gives them; `None` otherwise. Their bytes, joined,
     /// are the answer's text (up to a stop string the backend cut).
     pub logprobs: Option<Vec<TokenLogprob>>,
+    /// The answer came from a response [`Cache`], not from the model: nothing was spent on it (its
+    /// `usage` is zero).
+    pub cached: bool,
 }
 
 /// One generated token and how likely the model found it.

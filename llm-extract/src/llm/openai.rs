@@ -319,6 +319,7 @@ fn read_completion(value: &Value) -> Result<ChatResponse, LlmError> {
             .and_then(Value::as_str)
             .map(str::to_owned),
         logprobs: logprobs(choice),
+        cached: false,
     })
 }
 
