@@ -30,6 +30,7 @@ mod media;
 mod ollama;
 mod ollama_host;
 mod openai;
+mod prompt_cache;
 mod retry;
 mod verdict;
 
@@ -47,6 +48,7 @@ pub use likelihood::Likelihood;
 pub use media::{Media, MediaLimits, MediaSource, MediaType};
 pub use ollama::{ModelInfo, Ollama, OllamaBuilder, Think};
 pub use openai::{OpenAiBuilder, OpenAiCompatible};
+pub use prompt_cache::{CacheTtl, PromptCache};
 pub use retry::RetryPolicy;
 
 pub(crate) use accumulate::{Accumulator, Merged};

@@ -239,3 +239,87 @@ fn leave(store: &ResponseStore, key: [u8; 32], response: ChatResponse) {
         }
     }));
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::{from_fn, LlmExt, OpenAiCompatible};
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    /// A backend answering `text`, counting its calls.
+    fn counting(calls: &Arc<AtomicU32>, text: &'static str) -> impl Llm + 'static {
+        let calls = Arc::clone(calls);
+        from_fn(move |_request: ChatRequest| {
+            calls.fetch_add(1, Ordering::SeqCst);
+            async move { Ok(ChatResponse::new(text).with_usage(100, 5)) }
+        })
+    }
+
+    #[tokio::test]
+    async fn an_accepted_answer_is_served_again_and_an_unaccepted_one_never() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ResponseStore::open(dir.path()).unwrap();
+        let calls = Arc::new(AtomicU32::new(0));
+        let llm = counting(&calls, "{\"a\":1}").with_cache(store);
+        let request = ChatRequest::new("doc");
+        // Not accepted: asked again.
+        verdict::scoped(async {
+            llm.chat(request.clone()).await.unwrap();
+            verdict::discard();
+            llm.chat(request.clone()).await.unwrap();
+        })
+        .await;
+        assert_eq!(calls.load(Ordering::SeqCst), 2);
+        // Accepted (streamed, as the extraction asks): stored, then answered from the cache.
+        verdict::scoped(async {
+            let stream = llm.chat_stream(request.clone()).await.unwrap();
+            let answer = crate::llm::accumulate::collect(stream).await.unwrap();
+            assert!(!answer.cached);
+            verdict::accept();
+        })
+        .await;
+        let hit = llm.chat(request.clone()).await.unwrap();
+        assert_eq!(calls.load(Ordering::SeqCst), 3);
+        assert!(hit.cached);
+        assert_eq!((hit.text.as_str(), hit.usage.total()), ("{\"a\":1}", 0));
+        // The marks of a prompt cache are not part of the question.
+        let mut marked = request.clone();
+        marked.stable_messages = 1;
+        assert!(llm.lookup(&marked).is_some());
+        assert!(llm.lookup(&request.clone().with_seed(1)).is_none());
+    }
+
+    #[test]
+    fn another_key_is_another_cache_and_no_key_is_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ResponseStore::open(dir.path()).unwrap();
+        let server = |key: &str| {
+            OpenAiCompatible::builder("http://127.0.0.1:9/v1", "m")
+                .api_key(key)
+                .build()
+                .unwrap()
+                .with_cache(store.clone())
+        };
+        let (mine, theirs) = (server("sk-mine-0123456789"), server("sk-theirs-0123456789"));
+        let request = ChatRequest::new("doc");
+        mine.store(&request, &ChatResponse::new("{}")).unwrap();
+        assert!(mine.lookup(&request).is_some());
+        assert!(
+            theirs.lookup(&request).is_none(),
+            "another key read my answer"
+        );
+        let mut files = vec![dir.path().join("salt")];
+        let fans = std::fs::read_dir(dir.path().join("answers")).unwrap();
+        for fan in fans {
+            for entry in std::fs::read_dir(fan.unwrap().path()).unwrap() {
+                files.push(entry.unwrap().path());
+            }
+        }
+        assert_eq!(files.len(), 2);
+        for file in files {
+            let text = std::fs::read_to_string(&file).unwrap();
+            assert!(!text.contains("sk-mine"), "{}: {text}", file.display());
+            assert!(!format!("{:?}", mine).contains("sk-mine"));
+        }
+    }
+}
