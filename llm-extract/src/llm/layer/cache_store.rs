@@ -365,4 +365,46 @@ mod tests {
         );
         assert_ne!(a.salt(), b.salt());
     }
+
+    /// The figures of `BENCHMARKS.md`: writes and reads of `LLM_EXTRACT_STORE_ENTRIES` (default 2,000)
+    /// answers of about 300 bytes, and the space they take. Ignored: a measurement, not a check.
+    #[test]
+    #[ignore]
+    fn store_figures() {
+        let entries: usize = std::env::var("LLM_EXTRACT_STORE_ENTRIES")
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(2000);
+        let dir = tempfile::tempdir().unwrap();
+        let store = ResponseStore::open(dir.path()).unwrap();
+        let answer = ChatResponse::new(format!("{{\"name\":\"{}\",\"age\":36}}", "A".repeat(200)));
+        let key = |i: usize| {
+            use sha2::Digest;
+            let digest: [u8; 32] = sha2::Sha256::digest(i.to_le_bytes()).into();
+            digest
+        };
+        let started = std::time::Instant::now();
+        for i in 0..entries {
+            store.put(&key(i), &answer).unwrap();
+        }
+        let written = started.elapsed();
+        let started = std::time::Instant::now();
+        for i in 0..entries {
+            assert!(store.get(&key(i)).is_some());
+        }
+        let read = started.elapsed();
+        let output = std::process::Command::new("du")
+            .args(["-sk", &dir.path().join("answers").display().to_string()])
+            .output()
+            .unwrap();
+        println!(
+            "{entries} entries: write {:.0} µs each (fsync'd), read {:.0} µs each; on disk: {} KiB",
+            written.as_micros() as f64 / entries as f64,
+            read.as_micros() as f64 / entries as f64,
+            String::from_utf8_lossy(&output.stdout)
+                .split_whitespace()
+                .next()
+                .unwrap_or("?")
+        );
+    }
 }
