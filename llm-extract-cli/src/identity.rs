@@ -56,7 +56,7 @@ impl Identified for llm_extract::llm::llama_cpp::LlamaCpp {
 }
 
 /// A backend behind a response cache is the backend.
-impl Identified for llm_extract::llm::Cache<crate::backend::Backend> {
+impl Identified for llm_extract::llm::Cache<std::sync::Arc<dyn Identified>> {
     fn is_embedded(&self) -> bool {
         self.inner().is_embedded()
     }
