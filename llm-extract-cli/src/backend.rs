@@ -80,7 +80,11 @@ fn cached(backends: Vec<Backend>, dir: &std::path::Path) -> Result<Vec<Backend>,
     let store = ResponseStore::open(dir).map_err(|e| CliError::usage(format!("--cache: {e}")))?;
     Ok(backends
         .into_iter()
-        .map(|llm| Arc::new(Cache::new(llm, store.clone())) as Backend)
+        .map(|llm| {
+            // The CLI's identity tells apart what the description does not (a model file replaced).
+            let identity = llm.identity();
+            Arc::new(Cache::new(llm, store.clone()).with_identity(identity)) as Backend
+        })
         .collect())
 }
 

@@ -79,6 +79,15 @@ impl<L: Llm> Cache<L> {
         }
     }
 
+    /// Adds `identity` to who the requests go to, for what the backend's description does not tell
+    /// apart (the file of an embedded model, replaced under the same name). Never a secret: it goes
+    /// into the keys (hashed, but unsalted).
+    pub fn with_identity(mut self, identity: impl AsRef<[u8]>) -> Self {
+        let digest = hex(&Sha256::digest(identity.as_ref()));
+        self.whom = json!({"described": self.whom, "identity": digest});
+        self
+    }
+
     /// The backend it asks on a miss.
     pub fn inner(&self) -> &L {
         &self.inner
@@ -287,6 +296,12 @@ mod tests {
         marked.stable_messages = 1;
         assert!(llm.lookup(&marked).is_some());
         assert!(llm.lookup(&request.clone().with_seed(1)).is_none());
+        // Another identity (another model file under the same name) is another cache.
+        let store = ResponseStore::open(dir.path()).unwrap();
+        let other = counting(&calls, "{}")
+            .with_cache(store)
+            .with_identity("model.gguf 2");
+        assert!(other.lookup(&request).is_none());
     }
 
     #[test]
