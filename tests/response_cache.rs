@@ -157,9 +157,12 @@ async fn a_rerun_is_answered_from_the_cache_and_a_failed_answer_never_is() {
 /// One span's fields, as text, by name.
 type Fields = BTreeMap<String, String>;
 
+/// A span as opened: its id, its name, its fields.
+type Opened = (Id, &'static str, Fields);
+
 /// Every span's name and fields, in the order they were opened.
 #[derive(Clone, Default)]
-struct Spans(Arc<Mutex<Vec<(Id, &'static str, Fields)>>>);
+struct Spans(Arc<Mutex<Vec<Opened>>>);
 
 struct Visitor<'a>(&'a mut Fields);
 
