@@ -30,7 +30,8 @@ use std::sync::Arc;
 /// [`Attempt::cached`](crate::report::Attempt::cached) in the report.
 ///
 /// Put it outermost, over [`Retry`](super::Retry) and [`Fallback`](super::Fallback): a hit then
-/// waits for nothing. Behind a fallback, the digest is of the backends the fallback describes first.
+/// waits for nothing. Over a fallback, answers are keyed by the backend the fallback describes itself
+/// as (its first), whichever one answered.
 ///
 /// ```
 /// use llm_extract::llm::{from_fn, ChatRequest, ChatResponse, Llm, LlmExt, ResponseStore};
