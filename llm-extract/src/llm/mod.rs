@@ -293,7 +293,9 @@ pub struct Usage {
     #[serde(default)]
     pub estimated: bool,
     /// Of `prompt_tokens`, those read from the provider's prompt cache (Anthropic's
-    /// `cache_read_input_tokens`, Gemini's `cachedContentTokenCount`); 0 where a backend does not say.
+    /// `cache_read_input_tokens`, OpenAI's `prompt_tokens_details.cached_tokens`, llama-server's
+    /// `timings.cache_n`, Gemini's `cachedContentTokenCount`); 0 where a backend does not say (Ollama
+    /// counts only the prompt tokens it evaluated, and says nothing of those it reused).
     #[serde(default)]
     pub cache_read_tokens: u64,
     /// Of `prompt_tokens`, those written to the provider's prompt cache (Anthropic's
