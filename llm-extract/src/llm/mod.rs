@@ -295,7 +295,7 @@ pub struct Usage {
     /// Of `prompt_tokens`, those read from the provider's prompt cache (Anthropic's
     /// `cache_read_input_tokens`, OpenAI's `prompt_tokens_details.cached_tokens`, llama-server's
     /// `timings.cache_n`, Gemini's `cachedContentTokenCount`); 0 where a backend does not say (Ollama
-    /// counts only the prompt tokens it evaluated, and says nothing of those it reused).
+    /// reports no count of the prompt tokens it reused).
     #[serde(default)]
     pub cache_read_tokens: u64,
     /// Of `prompt_tokens`, those written to the provider's prompt cache (Anthropic's
