@@ -144,18 +144,8 @@ impl PromptCacheServer {
         Ok(usage)
     }
 
-    /// The answer to `request`: the person its last message names, streamed as the Messages API
-    /// streams, with the usage of its prompt.
+    /// The answer to `request`: the person its last message names, at the age it states.
     fn reply(&self, request: &Request) -> Reply {
-        let usage = match self.account(&blocks(&request.json)) {
-            Ok(usage) => usage,
-            Err(message) => {
-                return Reply::json(
-                    400,
-                    json!({"type": "error", "error": {"type": "invalid_request_error", "message": message}}),
-                )
-            }
-        };
         let last = request.json["messages"]
             .as_array()
             .and_then(|m| m.last())
@@ -168,6 +158,20 @@ impl PromptCacheServer {
         };
         let age: String = text.chars().filter(char::is_ascii_digit).collect();
         let answer = json!({"name": "Ada", "age": age.parse::<u64>().unwrap_or(0)}).to_string();
+        self.reply_with(request, &answer)
+    }
+
+    /// `answer` to `request`, streamed as the Messages API streams, with the usage of its prompt.
+    fn reply_with(&self, request: &Request, answer: &str) -> Reply {
+        let usage = match self.account(&blocks(&request.json)) {
+            Ok(usage) => usage,
+            Err(message) => {
+                return Reply::json(
+                    400,
+                    json!({"type": "error", "error": {"type": "invalid_request_error", "message": message}}),
+                )
+            }
+        };
         let event = |data: Value| {
             format!(
                 "event: {}\ndata: {data}\n\n",
@@ -362,6 +366,46 @@ async fn billed_prompt_tokens_of_a_100_document_batch() {
         with.cache_read_tokens
     );
     assert_eq!(server_total(&off, "input_tokens"), without.prompt_tokens);
+}
+
+#[tokio::test]
+async fn a_breakpoint_after_the_input_lets_its_repair_read_the_document() {
+    let state = Arc::new(PromptCacheServer::default());
+    let served = Arc::clone(&state);
+    // The first answer is invalid (an age in words); the repair, which comes with two more turns, is not.
+    let server = TestServer::start(move |request| {
+        let turns = request.json["messages"].as_array().map_or(0, Vec::len);
+        let answer = match turns {
+            5 => r#"{"name": "Ada", "age": "thirty"}"#,
+            _ => r#"{"name": "Ada", "age": 30}"#,
+        };
+        served.reply_with(request, answer)
+    });
+    let document = format!(
+        "Ada is 30 years old. {}",
+        "She keeps the ledger. ".repeat(40)
+    );
+    let cache = PromptCache::new().input(Some(llm_extract::llm::CacheTtl::FiveMinutes));
+    let done = extractor(&server, cache)
+        .max_attempts(2)
+        .extract::<Person>(document.as_str())
+        .await
+        .unwrap();
+    assert_eq!(done.value.age, 30);
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    // The document carries the third breakpoint, in both requests.
+    for request in &requests {
+        assert_eq!(
+            request.json["messages"][4]["content"][0]["cache_control"],
+            json!({"type": "ephemeral"})
+        );
+    }
+    let (first, repair) = (done.report.attempts[0].usage, done.report.attempts[1].usage);
+    assert_eq!(first.cache_read_tokens, 0);
+    // The repair reads everything up to and including the document, written by the first request.
+    assert_eq!(repair.cache_read_tokens, first.cache_write_tokens);
+    assert!(repair.cache_read_tokens > 0 && repair.cache_write_tokens == 0);
 }
 
 #[test]
