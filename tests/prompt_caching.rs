@@ -8,6 +8,9 @@
 //! JSON (the server's stand-in for a tokenizer). Simplified: no time passes, so no entry expires, and
 //! a hit is looked for at breakpoints only (the API also looks up to 20 blocks before each).
 //!
+//! Checked: breakpoints in every request of a batch with the same prefix, the reads and writes in the
+//! report, and a breakpoint after the input that its repair reads.
+//!
 //! Also measured here: the billed prompt tokens of a 100-document batch with caching off and on
 //! (`billed_prompt_tokens_of_a_100_document_batch`, run with `--nocapture` to see the figures).
 
