@@ -346,6 +346,11 @@ pub struct BackendArgs {
         help_heading = "Backend"
     )]
     pub embedded: Option<String>,
+    /// Keep the answers that passed validation in DIR and answer the same request from there again
+    /// (a rerun of `batch` or `eval` asks the model only what failed or changed). Keyed by the request,
+    /// the backend and a salted digest of its key; the key itself is never written.
+    #[arg(long, value_name = "DIR", help_heading = "Backend")]
+    pub cache: Option<std::path::PathBuf>,
     /// How many times a request to a server is re-sent after a transient failure (connection refused,
     /// 429, 503, ...) [default: 3].
     #[arg(long, value_name = "N", help_heading = "Backend")]

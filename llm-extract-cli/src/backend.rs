@@ -11,7 +11,8 @@ use crate::error::CliError;
 use crate::identity::Identified;
 use llm_extract::extract::{Aggregate, Basis, ConfidenceRule, Extractor, Mode};
 use llm_extract::llm::{
-    redact_url, Anthropic, Gemini, Llm, LlmError, Ollama, OpenAiCompatible, RetryPolicy,
+    redact_url, Anthropic, Cache, Gemini, Llm, LlmError, Ollama, OpenAiCompatible, ResponseStore,
+    RetryPolicy,
 };
 use std::sync::Arc;
 
@@ -68,7 +69,23 @@ pub fn backends(
     } else {
         warn_ignored(args, extract, false);
     }
-    Ok(backends)
+    match &args.cache {
+        Some(dir) => cached(backends, dir),
+        None => Ok(backends),
+    }
+}
+
+/// Each of `backends` answering from the response cache in `dir` what it holds (--cache).
+fn cached(backends: Vec<Backend>, dir: &std::path::Path) -> Result<Vec<Backend>, CliError> {
+    let store = ResponseStore::open(dir).map_err(|e| CliError::usage(format!("--cache: {e}")))?;
+    Ok(backends
+        .into_iter()
+        .map(|llm| {
+            // The CLI's identity tells apart what the description does not (a model file replaced).
+            let identity = llm.identity();
+            Arc::new(Cache::new(llm, store.clone()).with_identity(identity)) as Backend
+        })
+        .collect())
 }
 
 /// The one backend of a command that does not share work between several.

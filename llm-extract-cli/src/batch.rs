@@ -119,6 +119,7 @@ pub async fn run(args: BatchArgs) -> Result<Exit, CliError> {
     let stop = Cell::new(false);
     let unreadable: RefCell<Vec<Unreadable>> = RefCell::new(Vec::new());
     let mut backend_failures = 0;
+    let mut from_cache = 0;
     let mut write_error: Option<CliError> = None;
 
     let shared = media_files(&args.media);
@@ -135,6 +136,9 @@ pub async fn run(args: BatchArgs) -> Result<Exit, CliError> {
         .for_each(schema.schema_set(), inputs, |result, progress| {
             if matches!(&result.outcome, Err(e) if exit_for(e) == Exit::Backend) {
                 backend_failures += 1;
+            }
+            if matches!(&result.outcome, Ok(e) if e.report.from_cache()) {
+                from_cache += 1;
             }
             if let Err(e) = out.write(&record(&result)) {
                 write_error.get_or_insert(e);
@@ -165,7 +169,7 @@ pub async fn run(args: BatchArgs) -> Result<Exit, CliError> {
     }
     let failed = summary.failed + unreadable.len();
     eprintln!(
-        "llm-extract: batch done: {} extracted, {failed} failed{}; {} tokens in {:.1}s; results in {}",
+        "llm-extract: batch done: {} extracted, {failed} failed{}; {} tokens{} in {:.1}s; results in {}",
         summary.succeeded,
         if skipped > 0 {
             format!(", {skipped} skipped (already done)")
@@ -173,6 +177,7 @@ pub async fn run(args: BatchArgs) -> Result<Exit, CliError> {
             String::new()
         },
         summary.usage.total(),
+        cache_totals(&summary.usage, from_cache),
         summary.elapsed.as_secs_f64(),
         args.out.display()
     );
@@ -183,6 +188,25 @@ pub async fn run(args: BatchArgs) -> Result<Exit, CliError> {
     } else {
         Exit::ExtractionFailed
     })
+}
+
+/// What the caches saved, for the summary line: prompt tokens read from (and written to) the
+/// provider's prompt cache, documents answered from the response cache; empty when neither was used.
+fn cache_totals(usage: &llm_extract::llm::Usage, from_cache: usize) -> String {
+    let mut parts = Vec::new();
+    if usage.cache_read_tokens > 0 || usage.cache_write_tokens > 0 {
+        parts.push(format!(
+            "{} prompt tokens read from the prompt cache, {} written to it",
+            usage.cache_read_tokens, usage.cache_write_tokens
+        ));
+    }
+    if from_cache > 0 {
+        parts.push(format!("{from_cache} answered from the response cache"));
+    }
+    match parts.is_empty() {
+        true => String::new(),
+        false => format!(" ({})", parts.join("; ")),
+    }
 }
 
 /// The documents still to do, read lazily (a directory's files are read as the batch reaches them),
@@ -311,6 +335,7 @@ fn record(result: &RecordResult) -> Value {
                 "attempts": extraction.report.attempts.len(),
                 "tokens": extraction.report.usage.total(),
             });
+            cache_fields(&mut line, &extraction.report);
             if let Some(issues) = crate::doubts::issues_json(&extraction.report.issues) {
                 line["issues"] = issues;
             }
@@ -323,15 +348,33 @@ fn record(result: &RecordResult) -> Value {
             }
             line
         }
-        Err(error) => json!({
-            "id": result.id,
-            "ok": false,
-            "kind": kind_name(error),
-            "error": crate::error::one_line(&error.to_string()),
-            "raw": error.raw(),
-            "attempts": error.attempts().len(),
-            "tokens": error.usage().total(),
-        }),
+        Err(error) => {
+            let mut line = json!({
+                "id": result.id,
+                "ok": false,
+                "kind": kind_name(error),
+                "error": crate::error::one_line(&error.to_string()),
+                "raw": error.raw(),
+                "attempts": error.attempts().len(),
+                "tokens": error.usage().total(),
+            });
+            cache_fields(&mut line, error.report());
+            line
+        }
+    }
+}
+
+/// Adds to a record what the caches did: `cached` when every answer came from the response cache
+/// (--cache), `cache_read_tokens` and `cache_write_tokens` when the provider's prompt cache was used.
+fn cache_fields(line: &mut Value, report: &llm_extract::Report) {
+    if report.from_cache() {
+        line["cached"] = json!(true);
+    }
+    if report.usage.cache_read_tokens > 0 {
+        line["cache_read_tokens"] = json!(report.usage.cache_read_tokens);
+    }
+    if report.usage.cache_write_tokens > 0 {
+        line["cache_write_tokens"] = json!(report.usage.cache_write_tokens);
     }
 }
 

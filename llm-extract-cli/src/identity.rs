@@ -55,6 +55,17 @@ impl Identified for llm_extract::llm::llama_cpp::LlamaCpp {
     }
 }
 
+/// A backend behind a response cache is the backend.
+impl Identified for llm_extract::llm::Cache<std::sync::Arc<dyn Identified>> {
+    fn is_embedded(&self) -> bool {
+        self.inner().is_embedded()
+    }
+
+    fn identity(&self) -> Vec<u8> {
+        self.inner().identity()
+    }
+}
+
 /// The identity of `model` on the server at `url`.
 fn server(kind: &str, url: &str, model: &str) -> Vec<u8> {
     format!("{kind}\n{}\n{model}", without_credentials(url)).into_bytes()

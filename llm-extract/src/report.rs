@@ -109,6 +109,12 @@ impl Report {
         self.attempts.push(attempt);
     }
 
+    /// Whether every answer came from a response [`Cache`](crate::llm::Cache) (and at least one did):
+    /// the extraction asked the model nothing.
+    pub fn from_cache(&self) -> bool {
+        !self.attempts.is_empty() && self.attempts.iter().all(|a| a.cached)
+    }
+
     /// The raw text of the last answer, if any request got one.
     pub fn last_raw(&self) -> Option<&str> {
         self.attempts.last().map(|a| a.raw.as_str())
@@ -144,6 +150,9 @@ pub struct Attempt {
     /// address with credentials redacted, model): behind a [`Fallback`](crate::llm::Fallback), the one
     /// it chose. `None` when the backend does not say.
     pub backend: Option<crate::llm::Description>,
+    /// The answer came from a response [`Cache`](crate::llm::Cache), not from the model (its usage
+    /// is zero).
+    pub cached: bool,
 }
 
 /// The sampling settings one request carried (`None`: not sent, the backend's default).
@@ -268,6 +277,7 @@ mod tests {
             items: 0,
             elapsed: Duration::ZERO,
             backend: None,
+            cached: false,
         }
     }
 

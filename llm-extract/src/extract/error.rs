@@ -306,6 +306,7 @@ mod tests {
             items: 0,
             elapsed: std::time::Duration::ZERO,
             backend: None,
+            cached: false,
         });
         let err: ExtractError = ExtractError::new(
             ExtractErrorKind::Invalid(ParseError::NoJson {

@@ -7,7 +7,8 @@
 //! `gen_ai.operation.name` (`chat`), `gen_ai.provider.name`, `server.address`,
 //! `gen_ai.request.model`, `.temperature`, `.max_tokens`, `.seed`, `gen_ai.response.model`,
 //! `.finish_reasons`, `gen_ai.usage.input_tokens`, `.output_tokens`, `error.type`, and ours: `schema`,
-//! `number`, `kind` (the attempt kind), `items`, `finish`, `prompt_tokens`, `completion_tokens`.
+//! `number`, `kind` (the attempt kind), `items`, `finish`, `prompt_tokens`, `completion_tokens`,
+//! `llm_extract.cache_hit` (`true` when a response cache answered).
 //! The extraction span (`extract`) carries the schema, the backend's provider, address and model, and
 //! once it ends `llm_extract.attempts`, `llm_extract.repairs`, `llm_extract.validation_errors`, the
 //! usage in total and `error.type`.
@@ -34,6 +35,7 @@ pub(crate) fn attempt_span(schema: &str, number: u32, kind: AttemptKind) -> Span
         finish = Empty,
         prompt_tokens = Empty,
         completion_tokens = Empty,
+        llm_extract.cache_hit = Empty,
         otel.name = Empty,
         otel.kind = "client",
         gen_ai.operation.name = "chat",
@@ -162,6 +164,9 @@ fn requested(llm: &dyn Llm, request: &ChatRequest) -> Span {
 fn responded(span: &Span, response: &ChatResponse) {
     if let Some(model) = &response.model {
         span.record("gen_ai.response.model", model.as_str());
+    }
+    if response.cached {
+        span.record("llm_extract.cache_hit", true);
     }
     span.record(
         "gen_ai.response.finish_reasons",

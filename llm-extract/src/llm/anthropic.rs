@@ -14,8 +14,10 @@ use super::backend::{
 use super::backend::{Framing, Protocol, StreamReader};
 use super::credentials::OfficialApi;
 use super::http::{self, http_builder_methods};
+use super::prompt_cache::CacheTtl;
 use super::{
-    ChatRequest, ChatResponse, Finish, LlmError, MediaLimits, MediaSupport, Message, Role, Usage,
+    ChatRequest, ChatResponse, Finish, LlmError, MediaLimits, MediaSupport, Message, PromptCache,
+    Role, Usage,
 };
 use crate::schema::Dialect;
 use serde_json::{json, Map, Value};
@@ -92,6 +94,7 @@ struct MessagesWire {
     output: AnthropicOutput,
     strict_tool: bool,
     default_max_tokens: u32,
+    prompt_cache: PromptCache,
 }
 
 /// Builds an [`Anthropic`] backend.
@@ -129,6 +132,13 @@ impl AnthropicBuilder {
 
         /// The `max_tokens` sent when a request sets none (the Messages API requires one; default 4096).
         default_max_tokens: u32;
+
+        /// Where `cache_control` breakpoints go (default [`PromptCache::new`]: after the system prompt
+        /// and after the worked examples, five minutes, once the prefix reaches the model's minimum
+        /// cacheable length; [`PromptCache::off`] for none). The usage then counts the prompt tokens
+        /// read from and written to the cache ([`Usage::cache_read_tokens`],
+        /// [`Usage::cache_write_tokens`]).
+        prompt_cache: PromptCache;
     }
 
     http_builder_methods!();
@@ -137,6 +147,7 @@ impl AnthropicBuilder {
     pub fn build(self) -> Result<Anthropic, LlmError> {
         let raw = self.common.base_url.as_deref().unwrap_or(DEFAULT_BASE);
         let base = backend::normalize_base(raw, None, "https://api.example.com")?;
+        self.wire.prompt_cache.validate()?;
         Ok(Anthropic {
             backend: Backend::build(self.wire, base, self.common)?,
         })
@@ -159,12 +170,31 @@ impl Anthropic {
                 output: AnthropicOutput::default(),
                 strict_tool: true,
                 default_max_tokens: 4096,
+                prompt_cache: PromptCache::new(),
             },
         }
     }
 }
 
 impl MessagesWire {
+    /// The one tool `request`'s schema goes out as, when it goes out as a tool.
+    fn tool(&self, request: &ChatRequest) -> Option<Value> {
+        let schema = request.schema.as_ref()?;
+        if self.output_for(request) != AnthropicOutput::Tool {
+            return None;
+        }
+        let name = http::tool_name(request.schema_name.as_deref());
+        let mut tool = json!({
+            "name": name,
+            "description": "Record the answer: call this tool with the extracted value as its input.",
+            "input_schema": schema,
+        });
+        if self.strict_tool && !request.schema_relaxed {
+            tool["strict"] = json!(true);
+        }
+        Some(tool)
+    }
+
     /// How `request`'s schema goes out.
     /// A schema in its dialect's non-strict form ([`ChatRequest::schema_relaxed`]) goes out as a tool
     /// without `strict`: the native output format takes strict schemas only.
@@ -211,6 +241,14 @@ fn media_blocks(message: &Message) -> Value {
     Value::Array(blocks)
 }
 
+/// Puts a `cache_control` breakpoint with `ttl` (if any) on the last of `blocks`.
+fn mark_last(blocks: &mut Value, ttl: Option<CacheTtl>) {
+    let (Some(ttl), Some(last)) = (ttl, blocks.as_array_mut().and_then(|b| b.last_mut())) else {
+        return;
+    };
+    last["cache_control"] = ttl.control();
+}
+
 impl Protocol for MessagesWire {
     const NAME: &'static str = "Anthropic";
     const FRAMING: Framing = Framing::Sse;
@@ -254,17 +292,30 @@ impl Protocol for MessagesWire {
 
     fn body(&self, site: &Site, request: &ChatRequest, stream: bool) -> Result<Value, LlmError> {
         let inner = self;
+        let tool = inner.tool(request);
+        let tool_bytes = tool.as_ref().map_or(0, |t| t.to_string().len());
+        let breakpoints = inner
+            .prompt_cache
+            .breakpoints(request, &site.model, tool_bytes);
         // The Messages API takes the system prompt in its own field; a system message inside the
         // conversation joins it.
         let mut system: Vec<&str> = request.system.iter().map(String::as_str).collect();
         let mut messages = Vec::with_capacity(request.messages.len());
-        for message in &request.messages {
+        for (index, message) in request.messages.iter().enumerate() {
+            let cached = breakpoints.after_message(index);
             match message.role {
                 Role::System => system.push(&message.content),
-                role if message.media.is_empty() => {
+                // An empty text cannot be a block (Anthropic refuses one): it carries no breakpoint.
+                role if message.media.is_empty()
+                    && (cached.is_none() || message.content.is_empty()) =>
+                {
                     messages.push(json!({"role": role, "content": message.content}))
                 }
-                role => messages.push(json!({"role": role, "content": media_blocks(message)})),
+                role => {
+                    let mut blocks = media_blocks(message);
+                    mark_last(&mut blocks, cached);
+                    messages.push(json!({"role": role, "content": blocks}))
+                }
             }
         }
         let mut body = Map::new();
@@ -274,7 +325,14 @@ impl Protocol for MessagesWire {
             json!(request.max_tokens.unwrap_or(inner.default_max_tokens)),
         );
         if !system.is_empty() {
-            body.insert("system".into(), json!(system.join("\n\n")));
+            let system = system.join("\n\n");
+            let system = match breakpoints.system {
+                Some(ttl) => {
+                    json!([{"type": "text", "text": system, "cache_control": ttl.control()}])
+                }
+                None => json!(system),
+            };
+            body.insert("system".into(), system);
         }
         body.insert("messages".into(), Value::Array(messages));
         body.insert("stream".into(), json!(stream));
@@ -294,17 +352,11 @@ impl Protocol for MessagesWire {
                     body.insert("output_format".into(), format);
                 }
                 AnthropicOutput::Tool => {
-                    let name = http::tool_name(request.schema_name.as_deref());
-                    let mut tool = json!({
-                        "name": name,
-                        "description": "Record the answer: call this tool with the extracted value as its input.",
-                        "input_schema": schema,
-                    });
-                    if inner.strict_tool && !request.schema_relaxed {
-                        tool["strict"] = json!(true);
+                    if let Some(tool) = tool {
+                        let name = tool["name"].clone();
+                        body.insert("tools".into(), json!([tool]));
+                        body.insert("tool_choice".into(), json!({"type": "tool", "name": name}));
                     }
-                    body.insert("tools".into(), json!([tool]));
-                    body.insert("tool_choice".into(), json!({"type": "tool", "name": name}));
                 }
             }
         }
@@ -352,6 +404,7 @@ fn read_message(value: &Value) -> Result<ChatResponse, LlmError> {
             .get("model")
             .and_then(Value::as_str)
             .map(str::to_owned),
+        cached: false,
     })
 }
 
@@ -533,6 +586,70 @@ mod tests {
             .output(output)
             .build()
             .unwrap()
+    }
+
+    #[test]
+    fn breakpoints_mark_the_system_prompt_and_the_last_worked_example_once_long_enough() {
+        let long = "rule. ".repeat(700); // about 1,400 tokens: above Sonnet's 1,024
+        let mut request = ChatRequest::default()
+            .with_system(long.as_str())
+            .with_message(Message::user("example input"))
+            .with_message(Message::assistant("{\"a\":1}"))
+            .with_message(Message::user("the document"));
+        request.stable_messages = 2;
+        let llm = Anthropic::builder("claude-sonnet-4-5")
+            .api_key("k")
+            .build()
+            .unwrap();
+        let json = body_of(&llm, &request, true);
+        assert_eq!(
+            json["system"],
+            json!([{"type": "text", "text": long, "cache_control": {"type": "ephemeral"}}])
+        );
+        assert_eq!(
+            json["messages"][0],
+            json!({"role": "user", "content": "example input"})
+        );
+        assert_eq!(
+            json["messages"][1]["content"],
+            json!([{"type": "text", "text": "{\"a\":1}", "cache_control": {"type": "ephemeral"}}])
+        );
+        assert_eq!(json["messages"][2]["content"], "the document");
+        // Below the model's minimum (Haiku 4.5: 4,096 tokens), no breakpoint; off, none either.
+        let haiku = Anthropic::builder("claude-haiku-4-5")
+            .api_key("k")
+            .build()
+            .unwrap();
+        let short = body_of(&haiku, &request, true);
+        assert_eq!(short["system"], json!(long));
+        assert_eq!(short["messages"][1]["content"], "{\"a\":1}");
+        let off = Anthropic::builder("claude-sonnet-4-5")
+            .api_key("k")
+            .prompt_cache(PromptCache::off())
+            .build()
+            .unwrap();
+        assert_eq!(body_of(&off, &request, true)["system"], json!(long));
+        // An hour on the system prompt, five minutes on the input: in order, and on the input.
+        let hour = Anthropic::builder("claude-sonnet-4-5")
+            .api_key("k")
+            .prompt_cache(
+                PromptCache::new()
+                    .system(Some(CacheTtl::OneHour))
+                    .examples(None)
+                    .input(Some(CacheTtl::FiveMinutes)),
+            )
+            .build()
+            .unwrap();
+        let json = body_of(&hour, &request, true);
+        assert_eq!(
+            json["system"][0]["cache_control"],
+            json!({"type": "ephemeral", "ttl": "1h"})
+        );
+        assert_eq!(json["messages"][1]["content"], "{\"a\":1}");
+        assert_eq!(
+            json["messages"][2]["content"][0]["cache_control"],
+            json!({"type": "ephemeral"})
+        );
     }
 
     #[test]

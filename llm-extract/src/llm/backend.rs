@@ -250,9 +250,18 @@ impl<P: Protocol> Backend<P> {
             "Ollama" => "ollama",
             other => other,
         };
-        super::Description::new(provider)
+        let described = super::Description::new(provider)
             .with_url(self.base())
-            .with_model(self.model())
+            .with_model(self.model());
+        // The address counts as credentials only when redacting it changed it.
+        let in_url = Some(self.base()).filter(|base| super::redact_url(base) != *base);
+        match (&self.shared.key, in_url) {
+            (None, None) => described,
+            (key, url) => described.with_credentials(super::CredentialDigest::of([
+                key.as_ref().map_or("", |k| k.expose()),
+                url.unwrap_or(""),
+            ])),
+        }
     }
 
     /// Whether requests carry a key.
@@ -562,6 +571,7 @@ impl Answer {
             finish: self.finish.take().unwrap_or_default(),
             model: self.model.take(),
             logprobs: self.logprobs.take(),
+            cached: false,
         };
         self.done = true;
         self.events.push_back(ChatEvent::Done(whole));
@@ -576,6 +586,7 @@ impl Answer {
             finish: self.finish.unwrap_or_default(),
             model: self.model,
             logprobs: self.logprobs,
+            cached: false,
         }
     }
 }

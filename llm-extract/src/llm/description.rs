@@ -13,6 +13,38 @@ pub struct Description {
     pub url: Option<String>,
     /// The model requests ask for; `None` when the backend does not say.
     pub model: Option<String>,
+    /// A digest of the credentials requests carry (the key, and any in the address), which tells two
+    /// callers of one server apart (a [`Cache`](super::Cache) keys answers by it, salted); `None`
+    /// without credentials or when the backend does not say.
+    pub credentials: Option<CredentialDigest>,
+}
+
+/// The SHA-256 digest of a backend's credentials: never the credentials, and not shown by `Debug`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct CredentialDigest([u8; 32]);
+
+impl CredentialDigest {
+    /// The digest of `parts` (each ended by a zero byte, so no two lists of parts share one).
+    pub fn of<'a>(parts: impl IntoIterator<Item = &'a str>) -> Self {
+        use sha2::Digest;
+        let mut hasher = sha2::Sha256::new();
+        for part in parts {
+            hasher.update(part.as_bytes());
+            hasher.update([0]);
+        }
+        CredentialDigest(hasher.finalize().into())
+    }
+
+    /// The digest's bytes.
+    pub fn as_bytes(&self) -> &[u8; 32] {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for CredentialDigest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CredentialDigest([redacted])")
+    }
 }
 
 impl Description {
@@ -22,6 +54,7 @@ impl Description {
             provider: provider.into(),
             url: None,
             model: None,
+            credentials: None,
         }
     }
 
@@ -36,6 +69,11 @@ impl Description {
         self.model = Some(model.into());
         self
     }
+    /// Sets the digest of the credentials requests carry (see [`Description::credentials`]).
+    pub fn with_credentials(mut self, credentials: CredentialDigest) -> Self {
+        self.credentials = Some(credentials);
+        self
+    }
 }
 
 tokio::task_local! {
@@ -45,7 +83,9 @@ tokio::task_local! {
 
 /// Runs `task` with a slot noting which backend answers each of its requests ([`answered`],
 /// [`take_answered`]); a request made outside one notes nothing.
+/// The slot for the verdict on each answer (`verdict.rs`) lives as long.
 pub(crate) async fn noting_who_answers<F: std::future::Future>(task: F) -> F::Output {
+    let task = super::verdict::scoped(task);
     ANSWERED.scope(std::cell::RefCell::new(None), task).await
 }
 

@@ -30,25 +30,31 @@ mod media;
 mod ollama;
 mod ollama_host;
 mod openai;
+mod prompt_cache;
 mod retry;
+mod verdict;
 
 pub use anthropic::{Anthropic, AnthropicBuilder, AnthropicOutput};
 pub use credentials::{redact_url, Secret};
-pub use description::Description;
 pub(crate) use description::{answered, noting_who_answers, take_answered};
+pub use description::{CredentialDigest, Description};
 pub use error::{LlmError, MediaError, TimeoutPhase};
 pub use from_fn::{from_fn, from_stream_fn, FnLlm, StreamFnLlm};
 pub use gemini::{Gemini, GeminiBuilder};
-pub use layer::{ErrorClass, ErrorClasses, Fallback, LlmExt, RateLimit, Retry};
+pub use layer::{
+    Cache, CacheError, ErrorClass, ErrorClasses, Fallback, LlmExt, RateLimit, ResponseStore, Retry,
+};
 pub use likelihood::Likelihood;
 pub use media::{Media, MediaLimits, MediaSource, MediaType};
 pub use ollama::{ModelInfo, Ollama, OllamaBuilder, Think};
 pub use openai::{OpenAiBuilder, OpenAiCompatible};
+pub use prompt_cache::{CacheTtl, PromptCache};
 pub use retry::RetryPolicy;
 
 pub(crate) use accumulate::{Accumulator, Merged};
 pub(crate) use http::excerpt as http_excerpt;
 pub(crate) use media::MediaSupport;
+pub(crate) use verdict::{accept as accept_answer, discard as discard_answer};
 
 #[cfg(feature = "llama-cpp")]
 pub mod llama_cpp;
@@ -173,6 +179,11 @@ pub struct ChatRequest {
     /// engine computes them from its scores, the OpenAI-compatible backend sends `"logprobs": true`,
     /// Gemini `responseLogprobs`. Anthropic and Ollama have none to give and ignore it. Default `false`.
     pub logprobs: bool,
+    /// How many of the first `messages` are the same in every request of a run (the worked examples
+    /// before the input): with the system prompt, the prefix a provider's prompt cache can keep (see
+    /// [`AnthropicBuilder::prompt_cache`]). The extraction sets it; 0 (the default) counts the system
+    /// prompt alone.
+    pub stable_messages: usize,
 }
 
 impl ChatRequest {
@@ -282,7 +293,9 @@ pub struct Usage {
     #[serde(default)]
     pub estimated: bool,
     /// Of `prompt_tokens`, those read from the provider's prompt cache (Anthropic's
-    /// `cache_read_input_tokens`, Gemini's `cachedContentTokenCount`); 0 where a backend does not say.
+    /// `cache_read_input_tokens`, OpenAI's `prompt_tokens_details.cached_tokens`, llama-server's
+    /// `timings.cache_n`, Gemini's `cachedContentTokenCount`); 0 where a backend does not say (Ollama
+    /// reports no count of the prompt tokens it reused).
     #[serde(default)]
     pub cache_read_tokens: u64,
     /// Of `prompt_tokens`, those written to the provider's prompt cache (Anthropic's
@@ -360,6 +373,9 @@ pub struct ChatResponse {
     /// ([`ChatRequest::logprobs`]) and the backend gives them; `None` otherwise. Their bytes, joined,
     /// are the answer's text (up to a stop string the backend cut).
     pub logprobs: Option<Vec<TokenLogprob>>,
+    /// The answer came from a response [`Cache`], not from the model: nothing was spent on it (its
+    /// `usage` is zero).
+    pub cached: bool,
 }
 
 /// One generated token and how likely the model found it.

@@ -374,6 +374,7 @@ fn read_response(value: &Value) -> Result<ChatResponse, LlmError> {
         model: chunk.model,
         // Ollama's API gives no token log-probabilities.
         logprobs: None,
+        cached: false,
     })
 }
 

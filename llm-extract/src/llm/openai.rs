@@ -68,6 +68,7 @@ struct OpenAiWire {
     max_completion_tokens: bool,
     repeat_penalty: bool,
     tool_choice_required: bool,
+    prompt_cache_key: Option<bool>,
 }
 
 /// Builds an [`OpenAiCompatible`].
@@ -107,6 +108,12 @@ impl OpenAiBuilder {
         /// a warning and falls back to `"auto"`, so the model may answer in text. With the one tool this
         /// mode sends, `"required"` asks for the same call. Default `false`.
         tool_choice_required: bool;
+
+        /// Sends `prompt_cache_key`, a digest of the schema, the system prompt and the worked examples
+        /// ([`ChatRequest::stable_messages`]), so that the requests of one extraction setup go to the
+        /// servers that hold their prefix in OpenAI's prompt cache. Default: on for OpenAI's own API
+        /// (`https://api.openai.com`), off elsewhere (a server may reject a field it does not know).
+        prompt_cache_key: bool;
     }
 
     http_builder_methods!();
@@ -139,6 +146,7 @@ impl OpenAiCompatible {
                 max_completion_tokens: false,
                 repeat_penalty: false,
                 tool_choice_required: false,
+                prompt_cache_key: None,
             },
         }
     }
@@ -238,6 +246,10 @@ impl Protocol for OpenAiWire {
         if !request.stop.is_empty() {
             body.insert("stop".into(), json!(request.stop));
         }
+        let official = site.base.starts_with(OPENAI_API_ROOT);
+        if inner.prompt_cache_key.unwrap_or(official) {
+            body.insert("prompt_cache_key".into(), json!(prompt_cache_key(request)));
+        }
         if let (Some(schema), true) = (&request.schema, request.tool_call) {
             // Tool mode: one function the model must call; its arguments are the answer.
             let name = http::tool_name(request.schema_name.as_deref());
@@ -312,13 +324,14 @@ fn read_completion(value: &Value) -> Result<ChatResponse, LlmError> {
         thinking: field("reasoning_content")
             .or_else(|| field("reasoning"))
             .filter(|t| !t.is_empty()),
-        usage: usage(value.get("usage")).unwrap_or_default(),
+        usage: usage(value).unwrap_or_default(),
         finish,
         model: value
             .get("model")
             .and_then(Value::as_str)
             .map(str::to_owned),
         logprobs: logprobs(choice),
+        cached: false,
     })
 }
 
@@ -371,15 +384,48 @@ fn finish_reason(value: Option<&Value>) -> Option<Finish> {
     }
 }
 
-fn usage(value: Option<&Value>) -> Option<Usage> {
-    let usage = value.filter(|u| u.is_object())?;
+fn usage(answer: &Value) -> Option<Usage> {
+    let usage = answer.get("usage").filter(|u| u.is_object())?;
     let count = |key: &str| usage.get(key).and_then(Value::as_u64).unwrap_or(0);
+    // Of the prompt, the tokens read from the prompt cache: OpenAI's `prompt_tokens_details`, or
+    // llama-server's `timings.cache_n` (the prompt tokens it reused from its slot's cache).
+    let cached = usage
+        .pointer("/prompt_tokens_details/cached_tokens")
+        .or_else(|| answer.pointer("/timings/cache_n"))
+        .and_then(Value::as_u64)
+        .unwrap_or(0);
     Some(Usage {
         prompt_tokens: count("prompt_tokens"),
         completion_tokens: count("completion_tokens"),
         estimated: false,
+        cache_read_tokens: cached,
         ..Usage::default()
     })
+}
+
+/// OpenAI's own API root, which gets `prompt_cache_key` unasked.
+const OPENAI_API_ROOT: &str = "https://api.openai.com/";
+
+/// The `prompt_cache_key` of `request`: a digest of what every request of one extraction setup
+/// shares (the schema and its name, the system prompt, the worked examples), so it changes with
+/// them and with nothing else.
+fn prompt_cache_key(request: &ChatRequest) -> String {
+    use sha2::Digest;
+    let examples: Vec<Value> = request
+        .messages
+        .iter()
+        .take(request.stable_messages)
+        .map(|m| json!([m.role, m.content]))
+        .collect();
+    let prefix = json!([
+        request.schema_name,
+        request.schema,
+        request.system,
+        examples
+    ]);
+    let digest = sha2::Sha256::digest(prefix.to_string().as_bytes());
+    let hex: String = digest.iter().take(16).map(|b| format!("{b:02x}")).collect();
+    format!("llm-extract-{hex}")
 }
 
 /// A streamed completion: `data: <chunk>` events, ending with `data: [DONE]`.
@@ -399,7 +445,7 @@ impl StreamReader for Chunks {
             return Ok(());
         }
         let chunk = backend::answer_event(data)?;
-        if let Some(usage) = usage(chunk.get("usage")) {
+        if let Some(usage) = usage(&chunk) {
             answer.usage = usage;
         }
         if answer.model.is_none() {
@@ -666,6 +712,57 @@ mod tests {
             matches!(end, Err(LlmError::InvalidResponse { .. })),
             "{end:?}"
         );
+    }
+
+    #[test]
+    fn prompt_cache_key_follows_the_shared_prefix_and_goes_to_openai_unasked() {
+        let mut request = ChatRequest::new("document one")
+            .with_system("extract")
+            .with_schema("T", json!({"type": "object"}));
+        let official = OpenAiCompatible::builder("https://api.openai.com/v1", "m")
+            .api_key("sk-x")
+            .build()
+            .unwrap();
+        let key = body_of(&official, &request, false)["prompt_cache_key"].clone();
+        assert!(
+            key.as_str().is_some_and(|k| k.starts_with("llm-extract-")),
+            "{key}"
+        );
+        // Another document, the same setup: the same key; another system prompt: another.
+        request.messages = vec![Message::user("document two")];
+        assert_eq!(body_of(&official, &request, false)["prompt_cache_key"], key);
+        request.system = Some("extract carefully".into());
+        assert_ne!(body_of(&official, &request, false)["prompt_cache_key"], key);
+        let local = OpenAiCompatible::new("http://127.0.0.1:8080/v1", "m").unwrap();
+        assert!(body_of(&local, &request, false)
+            .get("prompt_cache_key")
+            .is_none());
+        let asked = OpenAiCompatible::builder("http://127.0.0.1:8080/v1", "m")
+            .prompt_cache_key(true)
+            .build()
+            .unwrap();
+        assert!(body_of(&asked, &request, false)
+            .get("prompt_cache_key")
+            .is_some());
+    }
+
+    #[test]
+    fn cached_prompt_tokens_are_read_from_openai_and_llama_server() {
+        let openai = usage(
+            &json!({"usage": {"prompt_tokens": 2000, "completion_tokens": 5,
+            "prompt_tokens_details": {"cached_tokens": 1920}}}),
+        )
+        .unwrap();
+        assert_eq!(
+            (openai.prompt_tokens, openai.cache_read_tokens),
+            (2000, 1920)
+        );
+        let llama = usage(
+            &json!({"usage": {"prompt_tokens": 300, "completion_tokens": 5},
+            "timings": {"cache_n": 280, "prompt_n": 20}}),
+        )
+        .unwrap();
+        assert_eq!((llama.prompt_tokens, llama.cache_read_tokens), (300, 280));
     }
 
     #[test]

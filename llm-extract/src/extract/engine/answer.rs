@@ -34,6 +34,8 @@ pub(super) struct Answer {
     /// Whether the backend's summary arrived (with the tokens, when given): the answer was read to its
     /// end, not stopped early (`max_items`, a loop, a failed check) nor broken.
     pub ended: bool,
+    /// The answer came from a response cache.
+    pub cached: bool,
 }
 
 impl Answer {
@@ -52,6 +54,7 @@ impl Answer {
             broken: Vec::new(),
             logprobs: None,
             ended: false,
+            cached: false,
         }
     }
 }
@@ -148,6 +151,7 @@ impl Engine<'_> {
                     reported = Some(summary.usage);
                     answer.logprobs = summary.logprobs;
                     answer.ended = true;
+                    answer.cached = summary.cached;
                     answer.finish = Some(summary.finish);
                     if !text_in_summary {
                         break;

@@ -109,6 +109,7 @@ fn ledger_entry(
         items: answer.items,
         elapsed: answer.started.elapsed(),
         backend: None,
+        cached: answer.cached,
     }
 }
 
@@ -157,6 +158,7 @@ impl Engine<'_> {
                 break; // spent: keep what we have
             }
             let span = attempt_span(name, tally.number, kind);
+            crate::llm::discard_answer();
             let mut answer = self
                 .answer(target, request, kind, &bounds, &mut kept, sink)
                 .instrument(span.clone())
@@ -183,6 +185,13 @@ impl Engine<'_> {
             let broken = sorted.broken.clone();
             record(&span, answer.finish.as_ref(), answer.usage, answer.items);
             let attempt = ledger_entry(kind, &mut answer, sorted, no_json, sampling);
+            // Read to its end with every line an item: a response cache may keep it.
+            if attempt.error.is_none()
+                && answer.check.is_none()
+                && answer.finish == Some(Finish::Stop)
+            {
+                crate::llm::accept_answer();
+            }
             self.push(&mut report, attempt);
             if let Some(err) = answer.error {
                 report.skipped = tally.unresolved.into_iter().map(|(_, s)| s).collect();

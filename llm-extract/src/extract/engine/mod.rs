@@ -143,6 +143,7 @@ fn broken_attempt(
         items,
         elapsed: broken.elapsed,
         backend: None,
+        cached: false,
     }
 }
 
@@ -159,6 +160,7 @@ fn failed_attempt(kind: AttemptKind, err: &LlmError, started: Instant) -> Attemp
         items: 0,
         elapsed: started.elapsed(),
         backend: None,
+        cached: false,
     }
 }
 

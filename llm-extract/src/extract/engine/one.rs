@@ -75,6 +75,7 @@ impl Engine<'_> {
             // Numbered as in the ledger, where a broken answer sent again is an attempt too.
             let position = ledger_position(&report);
             let listener = progress.as_mut();
+            crate::llm::discard_answer();
             let watched = self
                 .watch_attempt(request, (&bounds, wrapped), (position, kind), listener)
                 .instrument(span.clone())
@@ -150,6 +151,8 @@ impl Engine<'_> {
             };
             match parsed {
                 Ok(parsed) => {
+                    // The answer validated and passed its checks: a response cache may keep it.
+                    crate::llm::accept_answer();
                     self.push(&mut report, attempt);
                     report.fixes = parsed.fixes;
                     report.issues = target.issues();
@@ -356,6 +359,7 @@ fn answered(kind: AttemptKind, response: &ChatResponse) -> Attempt {
         items: 0,
         elapsed: Default::default(),
         backend: None,
+        cached: response.cached,
     }
 }
 

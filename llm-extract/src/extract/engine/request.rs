@@ -52,6 +52,9 @@ impl Engine<'_> {
         let mut request = ChatRequest::default()
             .with_message(Message::user(user).with_media(media))
             .with_system(system);
+        // The worked examples are the same in every request of a run: with the system prompt, the
+        // prefix a provider's prompt cache keeps.
+        request.stable_messages = examples.len();
         request.messages = examples.into_iter().chain(request.messages).collect();
         let mut unenforced = None;
         if constrained {

@@ -1,15 +1,19 @@
-//! Layers over any backend, in the manner of tower: [`Retry`], [`Fallback`] and [`RateLimit`] each wrap
+//! Layers over any backend, in the manner of tower: [`Retry`], [`Fallback`], [`RateLimit`] and [`Cache`] each wrap
 //! an [`Llm`] and are one, so they compose in any order, over the HTTP backends, the embedded engine
 //! and a [`from_fn`](crate::llm::from_fn) closure alike. [`LlmExt`] writes them as method calls.
 //!
 //! What a failure means to them is its [`ErrorClass`] (`class.rs`), the same reading of the status rule
 //! the HTTP backends retry by.
 
+mod cache;
+mod cache_store;
 mod class;
 mod fallback;
 mod rate_limit;
 mod retry;
 
+pub use cache::Cache;
+pub use cache_store::{CacheError, ResponseStore};
 pub use class::{ErrorClass, ErrorClasses};
 pub use fallback::Fallback;
 pub use rate_limit::RateLimit;
@@ -42,6 +46,12 @@ pub trait LlmExt: Llm + Sized + 'static {
         RateLimit::new(self)
             .requests_per_minute(requests)
             .tokens_per_minute(tokens)
+    }
+
+    /// This backend, answering from `store` the requests whose answers an extraction accepted before
+    /// (see [`Cache`]).
+    fn with_cache(self, store: ResponseStore) -> Cache<Self> {
+        Cache::new(self, store)
     }
 
     /// This backend, then `next` when it fails with a class a [`Fallback`] moves on by.

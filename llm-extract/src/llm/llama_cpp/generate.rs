@@ -366,6 +366,7 @@ impl Sequence {
                     finish,
                     model: Some(model_name),
                     logprobs,
+                    cached: false,
                 },
                 wait_time: admitted.saturating_duration_since(submitted),
                 prompt_time: first_scores.saturating_duration_since(admitted),
