@@ -19,6 +19,7 @@ mod instruction_tokens;
 mod media;
 mod merge_keys;
 mod pdf;
+mod response_cache;
 mod samples;
 mod telemetry;
 mod worked_examples;

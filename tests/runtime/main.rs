@@ -21,4 +21,5 @@ mod guard;
 mod loops;
 mod ollama;
 mod openai;
+mod prompt_caching;
 mod redirects;

@@ -3,7 +3,7 @@
 //! document is asked again; a hit is marked in the report and on the attempt's span; another key is
 //! another cache; and no key is ever written into the cache's files.
 
-mod support;
+use crate::support;
 
 use llm_extract::batch::{Batch, Record};
 use llm_extract::extract::Extractor;

@@ -14,7 +14,7 @@
 //! Also measured here: the billed prompt tokens of a 100-document batch with caching off and on
 //! (`billed_prompt_tokens_of_a_100_document_batch`, run with `--nocapture` to see the figures).
 
-mod support;
+use crate::support;
 
 use llm_extract::batch::{Batch, Record};
 use llm_extract::extract::{Example, Extractor};
