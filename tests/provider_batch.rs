@@ -1,0 +1,389 @@
+//! Batches on the providers' batch APIs, against local servers written from each provider's
+//! documentation (`batch_servers`): 200 documents through OpenAI's Batch API and Anthropic's Message
+//! Batches with some requests failing, expiring or answered with invalid JSON, a run stopped while a
+//! job runs and started again, jobs split within limits, re-asks online, and Gemini's batch mode.
+//! Every document ends valid or failed with its ledger, nothing is submitted twice but re-asks and
+//! the requests the provider did not answer, and every body carries its provider's schema field.
+
+mod batch_servers;
+mod support;
+
+use batch_servers::{Api, Ask, BatchServer, Fate};
+use llm_extract::batch::{Batch, JobProgress, ProviderBatch, Record, RecordResult, Repairs};
+use llm_extract::extract::{ExtractErrorKind, Extractor};
+use llm_extract::llm::{Anthropic, Gemini, Llm, OpenAiCompatible};
+use llm_extract::schema::DynamicSchema;
+use serde_json::json;
+use std::collections::HashMap;
+use std::path::Path;
+use std::time::Duration;
+
+/// The document number a text names (`document 17: ...`).
+fn number(text: &str) -> Option<u64> {
+    text.split("document ")
+        .nth(1)?
+        .split(':')
+        .next()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// The scripted model: `{"n": i}` for document i, except that a tenth of the documents (i % 10 == 3)
+/// fail with a 500 on their first submission, a tenth (i % 10 == 5) expire on their first, a tenth
+/// (i % 10 == 7) answer invalid JSON until repaired, i % 50 == 9 answer invalid JSON always, and
+/// i % 50 == 19 are refused (400) always.
+fn model(ask: &Ask) -> Fate {
+    let Some(i) = number(&ask.document) else {
+        return Fate::Answer("no document number".into());
+    };
+    let first = ask.earlier_submissions == 0;
+    match (i % 10, i % 50) {
+        (_, 9) => Fate::Answer("I cannot find a number, sorry.".into()),
+        (_, 19) => Fate::Errored(400),
+        (3, _) if first => Fate::Errored(500),
+        (5, _) if first => Fate::Expired,
+        (7, _) if ask.user_turns == 1 => Fate::Answer(format!("{{\"n\": {i},")),
+        _ => Fate::Answer(format!("{{\"n\": {i}}}")),
+    }
+}
+
+/// Tokens under o200k_base.
+fn tokens(text: &str) -> usize {
+    tiktoken_rs::o200k_base_singleton()
+        .encode_ordinary(text)
+        .len()
+}
+
+fn records(count: u64) -> Vec<Record> {
+    (0..count)
+        .map(|i| {
+            Record::new(
+                format!("doc-{i}"),
+                format!("document {i}: the number is {i}."),
+            )
+        })
+        .collect()
+}
+
+fn schema() -> DynamicSchema {
+    DynamicSchema::from_signature("{n :int}").unwrap()
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// Every document is valid with its own number, or failed as the script says, with its ledger.
+fn check_results(results: &[RecordResult], count: u64) {
+    check_results_priced(results, count, true);
+}
+
+/// [`check_results`]; `all_batch`: every answer came from a job (none online).
+fn check_results_priced(results: &[RecordResult], count: u64, all_batch: bool) {
+    assert_eq!(results.len() as u64, count);
+    for result in results {
+        let i: u64 = result.id.trim_start_matches("doc-").parse().unwrap();
+        match (i % 50, &result.outcome) {
+            (9, Err(error)) => {
+                assert!(
+                    matches!(error.kind(), ExtractErrorKind::Invalid(_)),
+                    "{i}: {error}"
+                );
+                assert_eq!(
+                    error.attempts().len(),
+                    3,
+                    "{i}: the ledger holds every attempt"
+                );
+                assert_eq!(error.raw(), Some("I cannot find a number, sorry."));
+            }
+            (19, Err(error)) => {
+                assert!(
+                    matches!(error.kind(), ExtractErrorKind::Llm(_)),
+                    "{i}: {error}"
+                );
+                assert!(error.to_string().contains("400"), "{i}: {error}");
+            }
+            (_, Ok(extraction)) if i % 50 != 9 && i % 50 != 19 => {
+                assert_eq!(extraction.value, json!({"n": i}), "{i}");
+                let attempts = if i % 10 == 7 { 2 } else { 1 };
+                assert_eq!(extraction.report.attempts.len(), attempts, "{i}");
+                assert!(result.batch_usage.total() > 0, "{i}: batch-priced tokens");
+                if all_batch || attempts == 1 {
+                    assert_eq!(result.batch_usage, extraction.report.usage, "{i}");
+                }
+            }
+            (_, outcome) => panic!("document {i}: {outcome:?}"),
+        }
+    }
+}
+
+/// Nothing was submitted twice but the requests the provider did not answer the first time.
+fn check_submissions(server: &BatchServer, results: &[RecordResult]) {
+    let submissions = server.submissions();
+    let mut per_document: HashMap<u64, usize> = HashMap::new();
+    for body in server.bodies() {
+        let text = body.to_string();
+        if let Some(i) = number(&text) {
+            *per_document.entry(i).or_default() += 1;
+        }
+    }
+    for (id, times) in &submissions {
+        assert!(*times <= 2, "{id} submitted {times} times");
+    }
+    for result in results {
+        let i: u64 = result.id.trim_start_matches("doc-").parse().unwrap();
+        // First asks, plus one resubmission when it failed transiently, plus re-asks.
+        let expected = match (i % 10, i % 50) {
+            (_, 9) => 3,
+            (_, 19) => 1,
+            (3 | 5, _) => 2,
+            (7, _) => 2,
+            _ => 1,
+        };
+        assert_eq!(per_document.get(&i), Some(&expected), "document {i}");
+    }
+}
+
+fn run_batch<L: Llm>(
+    extractor: Extractor<L>,
+    api: &ProviderBatch,
+    count: u64,
+) -> (Vec<RecordResult>, Vec<JobProgress>) {
+    let schema = schema();
+    let mut progress = Vec::new();
+    let mut results = Vec::new();
+    runtime()
+        .block_on(Batch::new(extractor).for_each_on(
+            api,
+            schema.schema_set(),
+            records(count),
+            |result, _| results.push(result),
+            |jobs| progress.push(jobs),
+        ))
+        .unwrap();
+    results.sort_by_key(|r| r.index);
+    (results, progress)
+}
+
+fn openai(server: &BatchServer) -> OpenAiCompatible {
+    OpenAiCompatible::builder(server.url(), "gpt-test")
+        .retry(support::clock::fast_retry())
+        .build()
+        .unwrap()
+}
+
+fn anthropic(server: &BatchServer) -> Anthropic {
+    Anthropic::builder("claude-test")
+        .base_url(server.url())
+        .retry(support::clock::fast_retry())
+        .build()
+        .unwrap()
+}
+
+fn manifest(dir: &Path) -> std::path::PathBuf {
+    dir.join("out.jsonl.batch")
+}
+
+#[test]
+fn two_hundred_documents_through_openai_batches() {
+    let server = BatchServer::start(Api::OpenAi, 3, model, tokens);
+    let dir = tempfile::tempdir().unwrap();
+    let llm = openai(&server);
+    let api = ProviderBatch::openai(&llm, manifest(dir.path()))
+        .poll_interval(Duration::from_millis(5))
+        .resubmits(2);
+    let (results, progress) = run_batch(Extractor::new(llm.clone()).max_attempts(3), &api, 200);
+    check_results(&results, 200);
+    check_submissions(&server, &results);
+    for body in server.bodies() {
+        assert_eq!(body["response_format"]["type"], "json_schema", "{body}");
+        assert!(body["response_format"]["json_schema"]["schema"].is_object());
+        assert!(body.get("stream").is_none(), "a job line is not streamed");
+    }
+    // Round one, the resubmissions of the errored and expired, and the re-asks (twice).
+    assert!(server.jobs() >= 3, "{}", server.jobs());
+    let last = progress.last().unwrap();
+    assert_eq!(last.jobs, last.jobs_ended);
+    assert_eq!(last.resubmitted, 40, "{last:?}");
+}
+
+#[test]
+fn two_hundred_documents_through_anthropic_message_batches() {
+    let server = BatchServer::start(Api::Anthropic, 2, model, tokens);
+    let dir = tempfile::tempdir().unwrap();
+    let llm = anthropic(&server);
+    let api = ProviderBatch::anthropic(&llm, manifest(dir.path()))
+        .poll_interval(Duration::from_millis(5))
+        .resubmits(2);
+    let (results, _) = run_batch(Extractor::new(llm.clone()).max_attempts(3), &api, 200);
+    check_results(&results, 200);
+    check_submissions(&server, &results);
+    for body in server.bodies() {
+        assert_eq!(
+            body["output_config"]["format"]["type"], "json_schema",
+            "{body}"
+        );
+        assert!(body["output_config"]["format"]["schema"].is_object());
+        assert!(body.get("stream").is_none());
+    }
+}
+
+#[test]
+fn a_run_stopped_while_a_job_runs_polls_it_when_started_again() {
+    let server = BatchServer::start(Api::Anthropic, 6, model, tokens);
+    let dir = tempfile::tempdir().unwrap();
+    let llm = anthropic(&server);
+    let api = ProviderBatch::anthropic(&llm, manifest(dir.path()))
+        .poll_interval(Duration::from_millis(5))
+        .resubmits(2);
+    let schema = schema();
+    let batch = Batch::new(Extractor::new(llm.clone()).max_attempts(3));
+    // The first run stops (as a killed process does) at its second poll of the first job.
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let mut stop = Some(stop);
+    let mut polls = 0;
+    let mut first = Vec::new();
+    runtime().block_on(async {
+        let run = batch.for_each_on(
+            &api,
+            schema.schema_set(),
+            records(200),
+            |result, _| first.push(result),
+            |jobs| {
+                polls += 1;
+                if jobs.jobs == 1 && polls == 3 {
+                    stop.take().map(|stop| stop.send(()));
+                }
+            },
+        );
+        tokio::select! {
+            _ = run => panic!("the run ended before it was stopped"),
+            _ = stopped => {}
+        }
+    });
+    assert!(first.is_empty());
+    assert_eq!(server.jobs(), 1);
+    assert_eq!(server.submissions().len(), 200);
+
+    let (results, progress) = run_batch(Extractor::new(llm.clone()).max_attempts(3), &api, 200);
+    check_results(&results, 200);
+    check_submissions(&server, &results);
+    assert_eq!(
+        progress.first().unwrap().submitted,
+        0,
+        "the job is polled, not submitted again"
+    );
+
+    // A third run pays for nothing: every answer is in the manifest.
+    let before = server.bodies().len();
+    let (again, progress) = run_batch(Extractor::new(llm).max_attempts(3), &api, 200);
+    check_results(&again, 200);
+    assert_eq!(server.bodies().len(), before);
+    assert!(progress.iter().all(|p| p.submitted == 0));
+}
+
+#[test]
+fn large_inputs_are_split_into_jobs_within_the_limits() {
+    let server = BatchServer::start(
+        Api::OpenAi,
+        1,
+        |ask| Fate::Answer(format!("{{\"n\": {}}}", number(&ask.document).unwrap_or(0))),
+        |text| text.len() / 4,
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let llm = openai(&server);
+    let api = ProviderBatch::openai(&llm, manifest(dir.path()))
+        .poll_interval(Duration::from_millis(5))
+        .job_limits(30, 1_000_000);
+    let (results, _) = run_batch(Extractor::new(llm.clone()), &api, 100);
+    assert!(results.iter().all(RecordResult::is_ok));
+    assert_eq!(server.job_sizes(), [30, 30, 30, 10]);
+
+    // By bytes: each line is some hundreds of bytes, so a 4 kB job holds a handful.
+    let server = BatchServer::start(
+        Api::OpenAi,
+        1,
+        |ask| Fate::Answer(format!("{{\"n\": {}}}", number(&ask.document).unwrap_or(0))),
+        |text| text.len() / 4,
+    );
+    let llm = openai(&server);
+    let api = ProviderBatch::openai(&llm, dir.path().join("second.batch"))
+        .poll_interval(Duration::from_millis(5))
+        .job_limits(1000, 4000);
+    let (results, _) = run_batch(Extractor::new(llm.clone()), &api, 40);
+    assert!(results.iter().all(RecordResult::is_ok));
+    let sizes = server.job_sizes();
+    assert!(
+        sizes.len() > 2 && sizes.iter().sum::<usize>() == 40,
+        "{sizes:?}"
+    );
+}
+
+#[test]
+fn re_asks_can_go_online() {
+    let server = BatchServer::start(Api::OpenAi, 1, model, tokens);
+    let dir = tempfile::tempdir().unwrap();
+    let llm = openai(&server);
+    let api = ProviderBatch::openai(&llm, manifest(dir.path()))
+        .poll_interval(Duration::from_millis(5))
+        .repairs(Repairs::Online);
+    let (results, _) = run_batch(Extractor::new(llm.clone()).max_attempts(3), &api, 50);
+    check_results_priced(&results, 50, false);
+    // Re-asks of 7, 17, 27, 37, 47 (once) and 9 (twice) went online, at the online price.
+    let ((prompt, _), online) = server.online();
+    assert_eq!(online, 7);
+    assert!(prompt > 0);
+    let repaired = results.iter().find(|r| r.id == "doc-7").unwrap();
+    let extraction = repaired.outcome.as_ref().unwrap();
+    assert!(repaired.batch_usage.total() < extraction.report.usage.total());
+}
+
+#[test]
+fn gemini_batch_mode_with_inline_requests() {
+    let server = BatchServer::start(Api::Gemini, 2, model, tokens);
+    let dir = tempfile::tempdir().unwrap();
+    let llm = Gemini::builder("gemini-test")
+        .base_url(server.url())
+        .retry(support::clock::fast_retry())
+        .build()
+        .unwrap();
+    let api = ProviderBatch::gemini(&llm, manifest(dir.path()))
+        .poll_interval(Duration::from_millis(5))
+        .resubmits(2);
+    let (results, _) = run_batch(Extractor::new(llm.clone()).max_attempts(3), &api, 30);
+    check_results(&results, 30);
+    check_submissions(&server, &results);
+    for body in server.bodies() {
+        let config = &body["generationConfig"];
+        assert_eq!(config["responseMimeType"], "application/json", "{body}");
+        assert!(config["responseJsonSchema"].is_object(), "{body}");
+    }
+}
+
+#[test]
+fn a_manifest_of_another_api_is_refused() {
+    let server = BatchServer::start(Api::OpenAi, 1, model, tokens);
+    let dir = tempfile::tempdir().unwrap();
+    let path = manifest(dir.path());
+    std::fs::write(
+        &path,
+        "{\"event\":\"job\",\"api\":\"anthropic\",\"job\":\"x\",\"requests\":[],\"documents\":[]}\n",
+    )
+    .unwrap();
+    let llm = openai(&server);
+    let api = ProviderBatch::openai(&llm, &path);
+    let schema = schema();
+    let error = runtime()
+        .block_on(Batch::new(Extractor::new(llm)).extract_many_on(
+            &api,
+            schema.schema_set(),
+            records(2),
+        ))
+        .unwrap_err();
+    assert!(error.to_string().contains("anthropic"), "{error}");
+    assert_eq!(server.jobs(), 0);
+}
