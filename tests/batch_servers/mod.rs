@@ -119,6 +119,17 @@ impl BatchServer {
         self.state.lock().unwrap().bodies.clone()
     }
 
+    /// How many polls the jobs had, all together.
+    pub fn polls(&self) -> u32 {
+        self.state
+            .lock()
+            .unwrap()
+            .jobs
+            .values()
+            .map(|job| job.polls)
+            .sum()
+    }
+
     /// How many jobs were created.
     pub fn jobs(&self) -> usize {
         self.state.lock().unwrap().jobs.len()

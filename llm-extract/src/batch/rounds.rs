@@ -238,6 +238,9 @@ impl Llm for Deferred<'_> {
 /// A request of a round, written.
 struct Ask {
     doc: usize,
+    /// Failures the manifest held for the request when this run first asked it (the resubmits count
+    /// from there, so a run started again may submit what an earlier one gave up on).
+    earlier_failures: u32,
     custom_id: String,
     body: Value,
     reply: oneshot::Sender<Result<ChatResponse, LlmError>>,
@@ -349,6 +352,7 @@ impl<'a> Driver<'a> {
             }
             let ask = Ask {
                 doc,
+                earlier_failures: self.manifest.failures(&custom_id).1,
                 custom_id,
                 body,
                 reply,
@@ -450,8 +454,9 @@ impl<'a> Driver<'a> {
                     continue;
                 }
                 let (last, failures) = self.manifest.failures(&ask.custom_id);
+                let this_run = failures.saturating_sub(ask.earlier_failures);
                 match last {
-                    Some(outcome) if !outcome.retryable() || failures > self.api.resubmits => {
+                    Some(outcome) if !outcome.retryable() || this_run > self.api.resubmits => {
                         let error = failure(outcome, failures);
                         if let Some(ask) = slot.take() {
                             let _ = ask.reply.send(Err(error));
