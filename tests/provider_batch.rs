@@ -387,3 +387,121 @@ fn a_manifest_of_another_api_is_refused() {
     assert!(error.to_string().contains("anthropic"), "{error}");
     assert_eq!(server.jobs(), 0);
 }
+
+/// The scripted model without transport failures (which no provider bills): prose for i % 50 == 9,
+/// invalid JSON until repaired for i % 10 == 7, `{"n": i}` otherwise.
+fn content_model(ask: &Ask) -> Fate {
+    let i = number(&ask.document).unwrap_or(0);
+    match (i % 10, i % 50) {
+        (_, 9) => Fate::Answer("I cannot find a number, sorry.".into()),
+        (7, _) if ask.user_turns == 1 => Fate::Answer(format!("{{\"n\": {i},")),
+        _ => Fate::Answer(format!("{{\"n\": {i}}}")),
+    }
+}
+
+/// The cost of 200 documents through OpenAI's Batch API against the online path, in billed tokens
+/// as the local server counts them (o200k_base over the messages and the schema), priced at the
+/// documented batch discount (half the online price, on OpenAI, Anthropic and Gemini alike). The
+/// figures of BENCHMARKS.md ("Batch APIs"): `cargo test --test provider_batch -- --nocapture cost`.
+#[test]
+fn the_cost_of_a_batch_against_the_online_path() {
+    let count = 200;
+    let dir = tempfile::tempdir().unwrap();
+    // Re-asks in follow-up jobs.
+    let in_jobs = BatchServer::start(Api::OpenAi, 1, content_model, tokens);
+    let llm = openai(&in_jobs);
+    let api = ProviderBatch::openai(&llm, dir.path().join("jobs.batch"))
+        .poll_interval(Duration::from_millis(5));
+    let (jobs_results, _) = run_batch(Extractor::new(llm.clone()).max_attempts(3), &api, count);
+    // Re-asks online.
+    let mixed = BatchServer::start(Api::OpenAi, 1, content_model, tokens);
+    let llm = openai(&mixed);
+    let api = ProviderBatch::openai(&llm, dir.path().join("mixed.batch"))
+        .poll_interval(Duration::from_millis(5))
+        .repairs(Repairs::Online);
+    let (mixed_results, _) = run_batch(Extractor::new(llm.clone()).max_attempts(3), &api, count);
+    // Online: one request per attempt.
+    let online = BatchServer::start(Api::OpenAi, 1, content_model, tokens);
+    let llm = openai(&online);
+    let schema = schema();
+    let online_results = runtime().block_on(
+        Batch::new(Extractor::new(llm).max_attempts(3))
+            .concurrency(8)
+            .extract_many(schema.schema_set(), records(count), |_| {}),
+    );
+    let valid = |results: &[RecordResult]| results.iter().filter(|r| r.is_ok()).count();
+    assert_eq!(valid(&jobs_results), 196);
+    assert_eq!(valid(&mixed_results), 196);
+    assert_eq!(valid(&online_results), 196);
+
+    let (batch_prompt, batch_completion) = in_jobs.batch_tokens();
+    let ((online_prompt, online_completion), online_requests) = online.online();
+    // The same requests, the same tokens: only the price differs.
+    assert_eq!(
+        (batch_prompt, batch_completion),
+        (online_prompt, online_completion)
+    );
+    assert_eq!(online_requests, 200 + 20 + 4 * 2);
+    let (mixed_batch_prompt, mixed_batch_completion) = mixed.batch_tokens();
+    let ((mixed_online_prompt, mixed_online_completion), _) = mixed.online();
+    assert_eq!(mixed_batch_prompt + mixed_online_prompt, online_prompt);
+
+    // Output tokens at four times the price of input tokens (the ratio of several current price
+    // lists); the batch price is half the online price.
+    let cost = |prompt: u64, completion: u64| prompt as f64 + 4.0 * completion as f64;
+    let online_cost = cost(online_prompt, online_completion);
+    let batch_cost = 0.5 * cost(batch_prompt, batch_completion);
+    let mixed_cost = 0.5 * cost(mixed_batch_prompt, mixed_batch_completion)
+        + cost(mixed_online_prompt, mixed_online_completion);
+    println!("billed tokens of {count} documents (prompt + completion), cost relative to online:");
+    println!(
+        "  online:                    {online_prompt} + {online_completion}, {online_requests} requests, 1.000"
+    );
+    println!(
+        "  batch, re-asks in jobs:    {batch_prompt} + {batch_completion}, {} jobs, {:.3}",
+        in_jobs.jobs(),
+        batch_cost / online_cost
+    );
+    println!(
+        "  batch, re-asks online:     {mixed_batch_prompt} + {mixed_batch_completion} in {} jobs, {mixed_online_prompt} + {mixed_online_completion} online, {:.3}",
+        mixed.jobs(),
+        mixed_cost / online_cost
+    );
+    assert!(batch_cost < mixed_cost && mixed_cost < online_cost);
+}
+
+#[test]
+fn media_parts_go_in_the_job_lines_as_online() {
+    use llm_extract::extract::Input;
+    use llm_extract::llm::Media;
+    let server = BatchServer::start(Api::Anthropic, 1, model, tokens);
+    let dir = tempfile::tempdir().unwrap();
+    let llm = anthropic(&server);
+    let api = ProviderBatch::anthropic(&llm, manifest(dir.path()))
+        .poll_interval(Duration::from_millis(5));
+    let schema = schema();
+    let record = Record::new(
+        "doc-1",
+        Input::text("document 1: the number is on the receipt.")
+            .with_media(Media::png(support::media::png())),
+    );
+    let results = runtime()
+        .block_on(Batch::new(Extractor::new(llm)).extract_many_on(
+            &api,
+            schema.schema_set(),
+            [record],
+        ))
+        .unwrap();
+    assert_eq!(results[0].outcome.as_ref().unwrap().value, json!({"n": 1}));
+    let bodies = server.bodies();
+    let content = &bodies[0]["messages"][0]["content"];
+    let image = content
+        .as_array()
+        .and_then(|parts| parts.iter().find(|p| p["type"] == "image"))
+        .unwrap_or_else(|| panic!("no image block: {content}"));
+    assert_eq!(image["source"]["media_type"], "image/png");
+    assert_eq!(
+        support::media::decode(&image["source"]["data"]),
+        support::media::png()
+    );
+}

@@ -305,7 +305,13 @@ fn handle(
                     let (prompt, completion) = count(api, &request.json, &text, tokens);
                     state.online_tokens.0 += prompt;
                     state.online_tokens.1 += completion;
-                    Reply::json(200, answer_body(api, &text, prompt, completion))
+                    // Streamed when the request asks, as the online API does.
+                    let answer = crate::support::Answer::new(text).usage(prompt, completion);
+                    match api {
+                        Api::OpenAi => Reply::openai(request, &answer),
+                        Api::Anthropic => crate::support::providers::anthropic(request, &answer),
+                        Api::Gemini => crate::support::providers::gemini(request, &answer),
+                    }
                 }
                 _ => Reply::openai_error(500, "the model failed"),
             }
