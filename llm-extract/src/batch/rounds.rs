@@ -477,37 +477,41 @@ impl<'a> Driver<'a> {
                 return Ok(());
             }
             let (jobs, too_large) = self.api.split(lines);
+            let slots: HashMap<String, usize> = pending
+                .iter()
+                .enumerate()
+                .filter_map(|(slot, ask)| ask.as_ref().map(|ask| (ask.custom_id.clone(), slot)))
+                .collect();
             for (line, size) in too_large {
                 let message = format!(
                     "the request takes {size} bytes, more than one {} batch job may hold ({} bytes)",
                     self.api.api.name(),
                     self.api.max_bytes
                 );
-                if let Some(slot) = pending
-                    .iter_mut()
-                    .find(|slot| slot.as_ref().is_some_and(|a| a.custom_id == line.custom_id))
-                {
-                    if let Some(ask) = slot.take() {
-                        let _ = ask.reply.send(Err(LlmError::Other { message }));
-                    }
+                let slot = slots.get(&line.custom_id).and_then(|&i| pending.get_mut(i));
+                if let Some(ask) = slot.and_then(Option::take) {
+                    let _ = ask.reply.send(Err(LlmError::Other { message }));
                 }
             }
             for lines in jobs {
                 let job = self.api.submit(&lines).await?;
-                let documents: HashMap<&str, usize> = pending
-                    .iter()
-                    .flatten()
-                    .map(|ask| (ask.custom_id.as_str(), ask.doc))
-                    .collect();
                 let docs = lines
                     .iter()
                     .map(|line| {
-                        let doc = documents.get(line.custom_id.as_str()).copied();
+                        let slot = slots.get(&line.custom_id).and_then(|&i| pending.get(i));
+                        let doc = slot.and_then(Option::as_ref).map(|ask| ask.doc);
                         doc.map_or("", |doc| self.doc_id(doc)).to_owned()
                     })
                     .collect();
                 let ids = lines.iter().map(|line| line.custom_id.clone()).collect();
                 self.manifest.job(&job, ids, docs)?;
+                tracing::info!(
+                    target: "llm_extract::batch",
+                    api = self.api.api.name(),
+                    job = %job,
+                    requests = lines.len(),
+                    "batch job created"
+                );
                 self.progress.submitted += lines.len();
                 self.progress.jobs += 1;
                 watched.push(job);
@@ -560,6 +564,13 @@ impl<'a> Driver<'a> {
             self.manifest.result(job, &id, &document, outcome)?;
         }
         self.manifest.ended(job, status)?;
+        tracing::info!(
+            target: "llm_extract::batch",
+            api = self.api.api.name(),
+            job = %job,
+            status = %status,
+            "batch job ended"
+        );
         self.progress.jobs_ended += 1;
         Ok(())
     }
