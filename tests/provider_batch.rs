@@ -505,3 +505,30 @@ fn media_parts_go_in_the_job_lines_as_online() {
         support::media::png()
     );
 }
+
+#[test]
+fn the_structured_output_beta_header_goes_on_the_batch_request() {
+    use llm_extract::llm::AnthropicOutput;
+    let server = BatchServer::start(Api::Anthropic, 1, model, tokens);
+    let dir = tempfile::tempdir().unwrap();
+    let llm = Anthropic::builder("claude-test")
+        .base_url(server.url())
+        .output(AnthropicOutput::BetaJson)
+        .build()
+        .unwrap();
+    let api = ProviderBatch::anthropic(&llm, manifest(dir.path()))
+        .poll_interval(Duration::from_millis(5));
+    let (results, _) = run_batch(Extractor::new(llm.clone()), &api, 4);
+    assert!(results.iter().all(RecordResult::is_ok));
+    // Document 3 fails on its first submission: a second batch resubmits it.
+    let headers = server.batch_headers();
+    assert_eq!(headers.len(), 2);
+    for (version, beta) in &headers {
+        assert!(version.is_some(), "anthropic-version on the batch request");
+        let beta = beta.as_deref().unwrap_or_default();
+        assert!(beta.contains("structured-outputs"), "{beta:?}");
+    }
+    for body in server.bodies() {
+        assert!(body["output_format"]["schema"].is_object(), "{body}");
+    }
+}

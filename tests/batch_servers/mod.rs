@@ -76,6 +76,8 @@ struct State {
     batch_tokens: (u64, u64),
     online_tokens: (u64, u64),
     online_requests: usize,
+    /// The `anthropic-version` and `anthropic-beta` headers of each batch created.
+    batch_headers: Vec<(Option<String>, Option<String>)>,
 }
 
 /// A running batch server.
@@ -117,6 +119,11 @@ impl BatchServer {
     /// Every request body submitted, in jobs and online.
     pub fn bodies(&self) -> Vec<Value> {
         self.state.lock().unwrap().bodies.clone()
+    }
+
+    /// The `anthropic-version` and `anthropic-beta` headers of each batch created.
+    pub fn batch_headers(&self) -> Vec<(Option<String>, Option<String>)> {
+        self.state.lock().unwrap().batch_headers.clone()
     }
 
     /// How many polls the jobs had, all together.
@@ -245,6 +252,10 @@ fn handle(
                     (id, r["params"].clone())
                 })
                 .collect();
+            state.batch_headers.push((
+                request.header("anthropic-version").map(str::to_owned),
+                request.header("anthropic-beta").map(str::to_owned),
+            ));
             let id = create(state, "msgbatch_", lines);
             Reply::json(200, anthropic_batch(state, &id))
         }
@@ -477,6 +488,7 @@ fn count(api: Api, body: &Value, answer: &str, tokens: &Tokenizer) -> (u64, u64)
     }
     let schema = match api {
         Api::OpenAi => &body["response_format"],
+        Api::Anthropic if body["output_format"].is_object() => &body["output_format"],
         Api::Anthropic => &body["output_config"],
         Api::Gemini => &body["generationConfig"],
     };

@@ -94,6 +94,30 @@ pub enum ProviderBatchError {
 ///
 /// Built from the same backend value the online extractor uses, so every request carries the same
 /// body (schema field, media parts, settings) as the online call would.
+///
+/// ```no_run
+/// use llm_extract::batch::{Batch, ProviderBatch, Record};
+/// use llm_extract::extract::Extractor;
+/// use llm_extract::llm::Anthropic;
+/// use llm_extract::schema::DynamicSchema;
+///
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let llm = Anthropic::new("claude-haiku-4-5")?;
+/// let api = ProviderBatch::anthropic(&llm, "results.batch-manifest.jsonl");
+/// let schema = DynamicSchema::from_signature("{city :string}")?;
+/// let records = vec![Record::new("a", "A walk along the Saône.")];
+/// let summary = Batch::new(Extractor::new(llm.clone()).max_attempts(3))
+///     .for_each_on(
+///         &api,
+///         schema.schema_set(),
+///         records,
+///         |result, _progress| println!("{}: {}", result.id, result.is_ok()),
+///         |jobs| eprintln!("{} of {} jobs ended", jobs.jobs_ended, jobs.jobs),
+///     )
+///     .await?;
+/// println!("{} tokens at the batch price", summary.batch_usage.total());
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 pub struct ProviderBatch {
     pub(super) api: BatchApi,
