@@ -8,7 +8,7 @@
 mod batch_servers;
 mod support;
 
-use batch_servers::{Api, Ask, BatchServer, Fate};
+use batch_servers::{number, scripted as model, Api, Ask, BatchServer, Fate};
 use llm_extract::batch::{Batch, JobProgress, ProviderBatch, Record, RecordResult, Repairs};
 use llm_extract::extract::{ExtractErrorKind, Extractor};
 use llm_extract::llm::{Anthropic, Gemini, Llm, OpenAiCompatible};
@@ -17,36 +17,6 @@ use serde_json::json;
 use std::collections::HashMap;
 use std::path::Path;
 use std::time::Duration;
-
-/// The document number a text names (`document 17: ...`).
-fn number(text: &str) -> Option<u64> {
-    text.split("document ")
-        .nth(1)?
-        .split(':')
-        .next()?
-        .trim()
-        .parse()
-        .ok()
-}
-
-/// The scripted model: `{"n": i}` for document i, except that a tenth of the documents (i % 10 == 3)
-/// fail with a 500 on their first submission, a tenth (i % 10 == 5) expire on their first, a tenth
-/// (i % 10 == 7) answer invalid JSON until repaired, i % 50 == 9 answer invalid JSON always, and
-/// i % 50 == 19 are refused (400) always.
-fn model(ask: &Ask) -> Fate {
-    let Some(i) = number(&ask.document) else {
-        return Fate::Answer("no document number".into());
-    };
-    let first = ask.earlier_submissions == 0;
-    match (i % 10, i % 50) {
-        (_, 9) => Fate::Answer("I cannot find a number, sorry.".into()),
-        (_, 19) => Fate::Errored(400),
-        (3, _) if first => Fate::Errored(500),
-        (5, _) if first => Fate::Expired,
-        (7, _) if ask.user_turns == 1 => Fate::Answer(format!("{{\"n\": {i},")),
-        _ => Fate::Answer(format!("{{\"n\": {i}}}")),
-    }
-}
 
 /// Tokens under o200k_base.
 fn tokens(text: &str) -> usize {

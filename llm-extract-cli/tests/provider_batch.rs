@@ -11,40 +11,12 @@ mod common;
 mod support;
 
 use assert_cmd::cargo::cargo_bin_cmd;
-use batch_servers::{Api, Ask, BatchServer, Fate};
+use batch_servers::{number, scripted as model, Api, BatchServer};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-fn number(text: &str) -> Option<u64> {
-    text.split("document ")
-        .nth(1)?
-        .split(':')
-        .next()?
-        .trim()
-        .parse()
-        .ok()
-}
-
-/// `{"n": i}`, except: i % 10 == 3 fail with a 500 on their first submission, i % 10 == 5 expire
-/// on their first, i % 10 == 7 answer invalid JSON until repaired, i % 50 == 9 always answer prose,
-/// i % 50 == 19 are always refused.
-fn model(ask: &Ask) -> Fate {
-    let Some(i) = number(&ask.document) else {
-        return Fate::Answer("no document number".into());
-    };
-    let first = ask.earlier_submissions == 0;
-    match (i % 10, i % 50) {
-        (_, 9) => Fate::Answer("I cannot find a number, sorry.".into()),
-        (_, 19) => Fate::Errored(400),
-        (3, _) if first => Fate::Errored(500),
-        (5, _) if first => Fate::Expired,
-        (7, _) if ask.user_turns == 1 => Fate::Answer(format!("{{\"n\": {i},")),
-        _ => Fate::Answer(format!("{{\"n\": {i}}}")),
-    }
-}
 
 /// A rough token count (a test of the command, not of prices).
 fn tokens(text: &str) -> usize {

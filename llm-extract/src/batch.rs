@@ -127,6 +127,19 @@ pub struct Progress {
     pub usage: Usage,
 }
 
+impl Progress {
+    /// Counts one finished record.
+    fn count(&mut self, result: &RecordResult) {
+        self.done += 1;
+        if result.is_ok() {
+            self.succeeded += 1;
+        } else {
+            self.failed += 1;
+        }
+        self.usage += result.usage();
+    }
+}
+
 /// The totals of a finished batch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -244,13 +257,7 @@ impl<L: Llm> Batch<L> {
             .map(|(index, record)| self.extract_one(schema, index, record))
             .buffer_unordered(self.concurrency);
         while let Some(result) = running.next().await {
-            progress.done += 1;
-            if result.is_ok() {
-                progress.succeeded += 1;
-            } else {
-                progress.failed += 1;
-            }
-            progress.usage += result.usage();
+            progress.count(&result);
             on_result(result, progress);
         }
         BatchSummary {
@@ -318,13 +325,7 @@ impl<L: Llm> Batch<L> {
                     outcome,
                     batch_usage: shared.finished(index),
                 };
-                progress.done += 1;
-                if result.is_ok() {
-                    progress.succeeded += 1;
-                } else {
-                    progress.failed += 1;
-                }
-                progress.usage += result.usage();
+                progress.count(&result);
                 batch_usage += result.batch_usage;
                 on_result(result, progress);
             }

@@ -51,6 +51,35 @@ pub enum Fate {
 }
 
 type Model = dyn Fn(&Ask) -> Fate + Send + Sync;
+
+/// The document number a text names (`document 17: ...`).
+pub fn number(text: &str) -> Option<u64> {
+    text.split("document ")
+        .nth(1)?
+        .split(':')
+        .next()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// The scripted model of the tests: `{"n": i}` for document i, except that i % 10 == 3 fail with a
+/// 500 on their first submission, i % 10 == 5 expire on their first, i % 10 == 7 answer invalid JSON
+/// until repaired, i % 50 == 9 always answer prose, and i % 50 == 19 are always refused (400).
+pub fn scripted(ask: &Ask) -> Fate {
+    let Some(i) = number(&ask.document) else {
+        return Fate::Answer("no document number".into());
+    };
+    let first = ask.earlier_submissions == 0;
+    match (i % 10, i % 50) {
+        (_, 9) => Fate::Answer("I cannot find a number, sorry.".into()),
+        (_, 19) => Fate::Errored(400),
+        (3, _) if first => Fate::Errored(500),
+        (5, _) if first => Fate::Expired,
+        (7, _) if ask.user_turns == 1 => Fate::Answer(format!("{{\"n\": {i},")),
+        _ => Fate::Answer(format!("{{\"n\": {i}}}")),
+    }
+}
 type Tokenizer = dyn Fn(&str) -> usize + Send + Sync;
 
 /// A job as the server holds it.
@@ -148,7 +177,7 @@ impl BatchServer {
         let mut sizes: Vec<(usize, usize)> = state
             .jobs
             .iter()
-            .map(|(id, job)| (number(id), job.lines.len()))
+            .map(|(id, job)| (job_number(id), job.lines.len()))
             .collect();
         sizes.sort();
         sizes.into_iter().map(|(_, n)| n).collect()
@@ -166,7 +195,7 @@ impl BatchServer {
     }
 }
 
-fn number(id: &str) -> usize {
+fn job_number(id: &str) -> usize {
     id.rsplit(['_', '/', '-'])
         .next()
         .and_then(|n| n.parse().ok())
