@@ -183,6 +183,7 @@ pub async fn run(args: BatchArgs) -> Result<Exit, CliError> {
     )
     .take_while(|_| !stop.get());
     let batch_priced = provider.is_some();
+    let status = Status::default();
     let mut on_result = |result: RecordResult, progress: Progress| {
         if matches!(&result.outcome, Err(e) if exit_for(e) == Exit::Backend) {
             backend_failures += 1;
@@ -203,7 +204,7 @@ pub async fn run(args: BatchArgs) -> Result<Exit, CliError> {
         if let Some(manifest) = manifests.borrow_mut().remove(&result.id) {
             save_media(save_dir, &result.id, attempts, &manifest);
         }
-        show(&bar, progress);
+        status.documents(&bar, progress);
     };
     let summary = match &provider {
         None => {
@@ -219,7 +220,7 @@ pub async fn run(args: BatchArgs) -> Result<Exit, CliError> {
                 api.api().name(),
                 api.manifest().display()
             ));
-            let shown = |jobs: JobProgress| show_jobs(&bar, jobs);
+            let shown = |jobs: JobProgress| status.jobs(&bar, jobs);
             let run = batch.for_each_on(api, schema.schema_set(), records, &mut on_result, shown);
             run.await.map_err(|e| provider_error(api, e))?
         }
@@ -619,27 +620,49 @@ fn provider_error(api: &ProviderBatch, error: ProviderBatchError) -> CliError {
     )
 }
 
-/// The jobs' progress on the bar.
-fn show_jobs(bar: &ProgressBar, jobs: JobProgress) {
-    bar.set_message(format!(
-        "jobs: {} ended of {}, {}/{} requests of running jobs done; {} submitted, {} resubmitted",
-        jobs.jobs_ended,
-        jobs.jobs,
-        jobs.running_done,
-        jobs.running_total,
-        jobs.submitted,
-        jobs.resubmitted
-    ));
+/// What the bar says: the documents' progress and, on a provider's batch API, the jobs'.
+#[derive(Default)]
+struct Status {
+    documents: Cell<Progress>,
+    jobs: Cell<Option<JobProgress>>,
 }
 
-fn show(bar: &ProgressBar, progress: Progress) {
-    bar.set_position(progress.done as u64);
-    bar.set_message(format!(
-        "{} ok, {} failed, {} tokens",
-        progress.succeeded,
-        progress.failed,
-        progress.usage.total()
-    ));
+impl Status {
+    /// After a document.
+    fn documents(&self, bar: &ProgressBar, progress: Progress) {
+        self.documents.set(progress);
+        bar.set_position(progress.done as u64);
+        bar.set_message(self.message());
+    }
+
+    /// After a change in the jobs.
+    fn jobs(&self, bar: &ProgressBar, jobs: JobProgress) {
+        self.jobs.set(Some(jobs));
+        bar.set_message(self.message());
+    }
+
+    fn message(&self) -> String {
+        let progress = self.documents.get();
+        let documents = format!(
+            "{} ok, {} failed, {} tokens",
+            progress.succeeded,
+            progress.failed,
+            progress.usage.total()
+        );
+        match self.jobs.get() {
+            None => documents,
+            Some(jobs) => format!(
+                "{documents}; jobs: {} submitted, {} running ({}/{} requests done), {} ended; {} \
+                 requests resubmitted",
+                jobs.jobs,
+                jobs.jobs - jobs.jobs_ended,
+                jobs.running_done,
+                jobs.running_total,
+                jobs.jobs_ended,
+                jobs.resubmitted
+            ),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -655,6 +678,23 @@ mod tests {
             crate::args::Command::Batch(args) => args,
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn the_bar_tells_documents_and_jobs() {
+        let status = Status::default();
+        let bar = ProgressBar::hidden();
+        status.documents(&bar, Progress::default());
+        assert_eq!(status.message(), "0 ok, 0 failed, 0 tokens");
+        let jobs = JobProgress::default();
+        status.jobs(&bar, jobs);
+        assert!(status
+            .message()
+            .starts_with("0 ok, 0 failed, 0 tokens; jobs: 0 submitted"));
+        assert_eq!(
+            manifest_path(Path::new("a/out.jsonl")),
+            Path::new("a/out.jsonl.batch-manifest.jsonl")
+        );
     }
 
     #[test]
