@@ -282,7 +282,9 @@ impl<L: Llm> Batch<L> {
     /// same call with the same records polls the jobs still running and reads the answers already
     /// paid for instead of submitting them again.
     ///
-    /// All records are held in memory (a round holds every record's request). Fails only when the
+    /// All records are held in memory (a round holds every record's request), and
+    /// [`concurrency`](Self::concurrency) and the backends added with
+    /// [`with_extractor`](Self::with_extractor) do not apply: the provider runs the jobs. Fails only when the
     /// manifest or the batch API itself fails (a job cannot be created, polled or read, after the
     /// backend's retry policy); the results handed on before stay valid, and running again resumes.
     pub async fn for_each_on(
