@@ -502,3 +502,46 @@ fn the_structured_output_beta_header_goes_on_the_batch_request() {
         assert!(body["output_format"]["schema"].is_object(), "{body}");
     }
 }
+
+#[test]
+fn a_run_stopped_while_its_follow_up_job_runs_pays_for_nothing_twice() {
+    let server = BatchServer::start(Api::OpenAi, 4, model, tokens);
+    let dir = tempfile::tempdir().unwrap();
+    let llm = openai(&server);
+    let api = ProviderBatch::openai(&llm, manifest(dir.path()))
+        .poll_interval(Duration::from_millis(5))
+        .resubmits(2);
+    let schema = schema();
+    let batch = Batch::new(Extractor::new(llm.clone()).max_attempts(3));
+    // The first job ends, its good answers are extracted, and the run stops while the second job
+    // (resubmissions) runs.
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let mut stop = Some(stop);
+    let mut first = Vec::new();
+    runtime().block_on(async {
+        let run = batch.for_each_on(
+            &api,
+            schema.schema_set(),
+            records(100),
+            |result, _| first.push(result),
+            |jobs| {
+                if jobs.jobs == 2 && jobs.running_total > 0 {
+                    stop.take().map(|stop| stop.send(()));
+                }
+            },
+        );
+        tokio::select! {
+            _ = run => panic!("the run ended before it was stopped"),
+            _ = stopped => {}
+        }
+    });
+    assert_eq!(server.jobs(), 2);
+    let answered_in_first_run = first.len();
+
+    let (results, progress) = run_batch(Extractor::new(llm), &api, 100);
+    check_results(&results, 100);
+    check_submissions(&server, &results);
+    let first_poll = progress.first().unwrap();
+    assert_eq!(first_poll.submitted, 0, "{first_poll:?}");
+    assert!(first_poll.from_manifest >= answered_in_first_run);
+}
