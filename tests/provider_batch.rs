@@ -545,3 +545,30 @@ fn a_run_stopped_while_its_follow_up_job_runs_pays_for_nothing_twice() {
     assert_eq!(first_poll.submitted, 0, "{first_poll:?}");
     assert!(first_poll.from_manifest >= answered_in_first_run);
 }
+
+#[test]
+fn a_job_the_provider_no_longer_knows_is_submitted_again() {
+    let server = BatchServer::start(Api::OpenAi, 1, model, tokens);
+    let dir = tempfile::tempdir().unwrap();
+    let path = manifest(dir.path());
+    let llm = openai(&server);
+    // An earlier run recorded a job of document 0's request that the provider has since lost.
+    let api = ProviderBatch::openai(&llm, &path).poll_interval(Duration::from_millis(5));
+    let (results, _) = run_batch(Extractor::new(llm.clone()), &api, 1);
+    assert!(results[0].is_ok());
+    let text = std::fs::read_to_string(&path).unwrap();
+    let job_line = text.lines().next().unwrap();
+    let request: serde_json::Value = serde_json::from_str(job_line).unwrap();
+    let custom_id = request["requests"][0].as_str().unwrap();
+    std::fs::write(
+        &path,
+        format!(
+            "{}\n",
+            json!({"event": "job", "api": "openai", "job": "batch_lost", "requests": [custom_id], "documents": ["doc-0"]})
+        ),
+    )
+    .unwrap();
+    let (results, _) = run_batch(Extractor::new(llm), &api, 1);
+    assert_eq!(results[0].outcome.as_ref().unwrap().value, json!({"n": 0}));
+    assert_eq!(server.submissions().get(custom_id), Some(&2));
+}

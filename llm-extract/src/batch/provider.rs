@@ -253,15 +253,22 @@ impl ProviderBatch {
         .map_err(self.failed("submitting a job"))
     }
 
-    /// Where job `job` stands.
+    /// Where job `job` stands. A job the provider no longer knows (404: deleted, or past its
+    /// retention) has ended with nothing, so that its requests are submitted again rather than
+    /// polled for ever.
     pub(super) async fn state(&self, job: &str) -> Result<JobState, ProviderBatchError> {
         let wire = &*self.wire;
-        match self.api {
+        let state = match self.api {
             BatchApi::OpenAi => openai::state(wire, job).await,
             BatchApi::Anthropic => anthropic::state(wire, job).await,
             BatchApi::Gemini => gemini::state(wire, job).await,
+        };
+        match state {
+            Err(error) if gone(&error) => Ok(JobState::Ended {
+                status: GONE.into(),
+            }),
+            state => state.map_err(self.failed("polling a job")),
         }
-        .map_err(self.failed("polling a job"))
     }
 
     /// What became of each of `ids` (the job's requests in the order submitted).
@@ -271,11 +278,28 @@ impl ProviderBatch {
         ids: &[String],
     ) -> Result<Vec<(String, Outcome)>, ProviderBatchError> {
         let wire = &*self.wire;
-        match self.api {
+        let results = match self.api {
             BatchApi::OpenAi => openai::results(wire, job, ids).await,
             BatchApi::Anthropic => anthropic::results(wire, job, ids).await,
             BatchApi::Gemini => gemini::results(wire, job, ids).await,
+        };
+        match results {
+            Err(error) if gone(&error) => Ok(ids
+                .iter()
+                .map(|id| (id.clone(), Outcome::Missing))
+                .collect()),
+            results => results.map_err(self.failed("reading a job's results")),
         }
-        .map_err(self.failed("reading a job's results"))
     }
+}
+
+/// The status recorded for a job the provider no longer knows.
+const GONE: &str = "not found";
+
+/// Whether `error` says the job (or its results) does not exist.
+fn gone(error: &LlmError) -> bool {
+    matches!(
+        error,
+        LlmError::Http { status: 404, .. } | LlmError::ModelNotFound { .. }
+    )
 }
