@@ -606,6 +606,8 @@ pub struct BatchArgs {
     #[arg(long)]
     pub retry_failed: bool,
     #[command(flatten)]
+    pub provider_batch: ProviderBatchArgs,
+    #[command(flatten)]
     pub template: TemplateArgs,
     // Sent with every document; a line of a JSON Lines input names its own with "images" and "pdf".
     #[command(flatten)]
@@ -616,6 +618,36 @@ pub struct BatchArgs {
     pub check: CheckArgs,
     #[command(flatten)]
     pub backend: BackendArgs,
+}
+
+/// The flags of `batch` on a provider's batch API.
+#[derive(Debug, Clone, Args)]
+pub struct ProviderBatchArgs {
+    /// Send the documents through the provider's batch API (one --openai, --anthropic or --gemini
+    /// backend; at its batch price) instead of one online request each. Jobs, results and state are
+    /// kept in a manifest beside --out (FILE.batch-manifest.jsonl): running the same command again
+    /// polls the jobs still running and reads what finished, never paying twice for a request.
+    #[arg(long, help_heading = "Provider batch")]
+    pub provider_batch: bool,
+    /// Seconds between two polls of running jobs [default: 30].
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        requires = "provider_batch",
+        help_heading = "Provider batch"
+    )]
+    pub poll: Option<f64>,
+    /// Send re-asks (repairs of invalid answers) online, at once, instead of in follow-up jobs.
+    #[arg(long, requires = "provider_batch", help_heading = "Provider batch")]
+    pub reask_online: bool,
+    /// At most N requests per job (the provider's own limit is the most).
+    #[arg(
+        long,
+        value_name = "N",
+        requires = "provider_batch",
+        help_heading = "Provider batch"
+    )]
+    pub job_requests: Option<usize>,
 }
 
 /// A backend flag that takes a key.

@@ -312,6 +312,11 @@ fn ollama(args: &BackendArgs, url: Option<&str>) -> Result<Backend, CliError> {
 }
 
 fn openai(args: &BackendArgs, nth: usize, url: &str) -> Result<Backend, CliError> {
+    Ok(Arc::new(openai_llm(args, nth, url)?))
+}
+
+/// The backend of the `nth` --openai flag (at `url`), as its own type.
+pub fn openai_llm(args: &BackendArgs, nth: usize, url: &str) -> Result<OpenAiCompatible, CliError> {
     let model = args
         .model
         .clone()
@@ -340,7 +345,7 @@ fn openai(args: &BackendArgs, nth: usize, url: &str) -> Result<Backend, CliError
         "OPENAI_API_KEY",
         "https://api.openai.com",
     );
-    Ok(Arc::new(llm))
+    Ok(llm)
 }
 
 /// The model for a hosted backend: --model, else the variable `env`.
@@ -361,6 +366,11 @@ fn hosted_model(
 }
 
 fn anthropic(args: &BackendArgs, nth: usize, url: &str) -> Result<Backend, CliError> {
+    Ok(Arc::new(anthropic_llm(args, nth, url)?))
+}
+
+/// The backend of the `nth` --anthropic flag (at `url`), as its own type.
+pub fn anthropic_llm(args: &BackendArgs, nth: usize, url: &str) -> Result<Anthropic, CliError> {
     let model = hosted_model(args, "anthropic", "ANTHROPIC_MODEL", "claude-sonnet-4-5")?;
     let mut builder = Anthropic::builder(model)
         .retry(retry(args))
@@ -382,10 +392,15 @@ fn anthropic(args: &BackendArgs, nth: usize, url: &str) -> Result<Backend, CliEr
         "ANTHROPIC_API_KEY",
         "https://api.anthropic.com",
     );
-    Ok(Arc::new(llm))
+    Ok(llm)
 }
 
 fn gemini(args: &BackendArgs, nth: usize, url: &str) -> Result<Backend, CliError> {
+    Ok(Arc::new(gemini_llm(args, nth, url)?))
+}
+
+/// The backend of the `nth` --gemini flag (at `url`), as its own type.
+pub fn gemini_llm(args: &BackendArgs, nth: usize, url: &str) -> Result<Gemini, CliError> {
     let model = hosted_model(args, "gemini", "GEMINI_MODEL", "gemini-2.5-flash")?;
     let mut builder = Gemini::builder(model)
         .retry(retry(args))
@@ -407,7 +422,7 @@ fn gemini(args: &BackendArgs, nth: usize, url: &str) -> Result<Backend, CliError
         "GEMINI_API_KEY",
         "https://generativelanguage.googleapis.com",
     );
-    Ok(Arc::new(llm))
+    Ok(llm)
 }
 
 #[cfg(feature = "llama-cpp")]

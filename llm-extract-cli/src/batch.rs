@@ -1,4 +1,6 @@
-//! `llm-extract batch`: many documents, bounded concurrency, a progress bar, resumable output.
+//! `llm-extract batch`: many documents, bounded concurrency, a progress bar, resumable output; or,
+//! with --provider-batch, the documents through the provider's batch API, resumable through its
+//! manifest beside the output.
 
 use crate::args::{BackendArgs, BatchArgs, CheckArgs, ExtractArgs, TemplateArgs};
 use crate::backend;
@@ -7,7 +9,9 @@ use crate::input::{media_files, read_media, template, with_media, Documents, Med
 use crate::output::{media_manifest, progress_bar, save_media, save_raw};
 use crate::schema;
 use indicatif::ProgressBar;
-use llm_extract::batch::{Batch, Progress, Record, RecordResult};
+use llm_extract::batch::{
+    Batch, JobProgress, Progress, ProviderBatch, ProviderBatchError, Record, RecordResult, Repairs,
+};
 use llm_extract::extract::{ExtractError, ExtractErrorKind, Input};
 use llm_extract::llm::{Media, MediaType};
 use llm_extract::schema::DynamicSchema;
@@ -43,14 +47,41 @@ pub(crate) fn build(
     concurrency: usize,
     jsonl: bool,
 ) -> Result<Batch<backend::Backend>, CliError> {
+    let make = || backend::backends(backends, extract, parallel);
+    build_on(
+        schema,
+        template_args,
+        extract,
+        check,
+        backends,
+        make,
+        concurrency,
+        jsonl,
+    )
+}
+
+/// [`build`] on the backends `make` builds (after the template, examples, system instructions and
+/// check command are read, so that their errors come first).
+#[allow(clippy::too_many_arguments)]
+fn build_on(
+    schema: &DynamicSchema,
+    template_args: &TemplateArgs,
+    extract: &ExtractArgs,
+    check: &CheckArgs,
+    backend_args: &BackendArgs,
+    make: impl FnOnce() -> Result<Vec<backend::Backend>, CliError>,
+    concurrency: usize,
+    jsonl: bool,
+) -> Result<Batch<backend::Backend>, CliError> {
     let template = template(template_args, schema.inputs())?;
     let examples = crate::examples::load(&template_args.example, schema.schema_set(), jsonl)?;
     let system = match &template_args.system {
         Some(system) => Some(crate::input::text_or_file("--system", system)?),
         None => None,
     };
-    let check = crate::check_command::from_args(check, backends)?;
-    let mut backends = backend::backends(backends, extract, parallel)?.into_iter();
+    let check = crate::check_command::from_args(check, backend_args)?;
+    let backends = make()?;
+    let mut backends = backends.into_iter();
     let configure = |llm| {
         let extractor = backend::extractor(llm, extract).template(template.clone());
         let mut extractor = crate::check_command::attach(extractor, &check);
@@ -96,16 +127,36 @@ pub async fn run(args: BatchArgs) -> Result<Exit, CliError> {
         return Ok(Exit::Success);
     }
 
-    let batch = build(
-        &schema,
-        &args.template,
-        &args.extract,
-        &args.check,
-        &args.backend,
-        engine_parallel(&args),
-        args.concurrency.unwrap_or(DEFAULT_CONCURRENCY),
-        args.jsonl,
-    )?;
+    let concurrency = args.concurrency.unwrap_or(DEFAULT_CONCURRENCY);
+    let mut provider = None;
+    let batch = if args.provider_batch.provider_batch {
+        let make = || {
+            let (llm, api) = provider_batch(&args)?;
+            provider = Some(api);
+            Ok(vec![llm])
+        };
+        build_on(
+            &schema,
+            &args.template,
+            &args.extract,
+            &args.check,
+            &args.backend,
+            make,
+            concurrency,
+            args.jsonl,
+        )?
+    } else {
+        build(
+            &schema,
+            &args.template,
+            &args.extract,
+            &args.check,
+            &args.backend,
+            engine_parallel(&args),
+            concurrency,
+            args.jsonl,
+        )?
+    };
 
     let mut out = Output::open(&args.out)?;
     let bar = progress_bar(pending.len());
@@ -132,29 +183,52 @@ pub async fn run(args: BatchArgs) -> Result<Exit, CliError> {
         save_dir.map(|_| &manifests),
     )
     .take_while(|_| !stop.get());
-    let summary = batch
-        .for_each(schema.schema_set(), inputs, |result, progress| {
-            if matches!(&result.outcome, Err(e) if exit_for(e) == Exit::Backend) {
-                backend_failures += 1;
-            }
-            if matches!(&result.outcome, Ok(e) if e.report.from_cache()) {
-                from_cache += 1;
-            }
-            if let Err(e) = out.write(&record(&result)) {
-                write_error.get_or_insert(e);
-                stop.set(true);
-            }
-            let attempts = match &result.outcome {
-                Ok(extraction) => &extraction.report.attempts,
-                Err(error) => error.attempts(),
-            };
-            save_raw(save_dir, &result.id, attempts);
-            if let Some(manifest) = manifests.borrow_mut().remove(&result.id) {
-                save_media(save_dir, &result.id, attempts, &manifest);
-            }
-            show(&bar, progress);
-        })
-        .await;
+    let batch_priced = provider.is_some();
+    let status = Status::default();
+    let mut on_result = |result: RecordResult, progress: Progress| {
+        if matches!(&result.outcome, Err(e) if exit_for(e) == Exit::Backend) {
+            backend_failures += 1;
+        }
+        if matches!(&result.outcome, Ok(e) if e.report.from_cache()) {
+            from_cache += 1;
+        }
+        let mut line = record(&result);
+        if batch_priced {
+            line["batch_tokens"] = json!(result.batch_usage.total());
+        }
+        if let Err(e) = out.write(&line) {
+            write_error.get_or_insert(e);
+            stop.set(true);
+        }
+        let attempts = match &result.outcome {
+            Ok(extraction) => &extraction.report.attempts,
+            Err(error) => error.attempts(),
+        };
+        save_raw(save_dir, &result.id, attempts);
+        if let Some(manifest) = manifests.borrow_mut().remove(&result.id) {
+            save_media(save_dir, &result.id, attempts, &manifest);
+        }
+        status.documents(&bar, progress);
+    };
+    let summary = match &provider {
+        None => {
+            batch
+                .for_each(schema.schema_set(), inputs, &mut on_result)
+                .await
+        }
+        Some(api) => {
+            // A round holds every document's request: the documents are all read first.
+            let records: Vec<Record> = inputs.collect();
+            bar.println(format!(
+                "llm-extract: {} batch API; jobs recorded in {}",
+                api.api().name(),
+                api.manifest().display()
+            ));
+            let shown = |jobs: JobProgress| status.jobs(&bar, jobs);
+            let run = batch.for_each_on(api, schema.schema_set(), records, &mut on_result, shown);
+            run.await.map_err(|e| provider_error(api, e))?
+        }
+    };
 
     let unreadable = unreadable.into_inner();
     for Unreadable { id, message } in &unreadable {
@@ -177,7 +251,15 @@ pub async fn run(args: BatchArgs) -> Result<Exit, CliError> {
             String::new()
         },
         summary.usage.total(),
-        cache_totals(&summary.usage, from_cache),
+        format!(
+            "{}{}",
+            if batch_priced {
+                format!(" ({} at the batch price)", summary.batch_usage.total())
+            } else {
+                String::new()
+            },
+            cache_totals(&summary.usage, from_cache)
+        ),
         summary.elapsed.as_secs_f64(),
         args.out.display()
     );
@@ -517,14 +599,116 @@ fn complete_length(file: &mut File, length: u64) -> std::io::Result<u64> {
     Ok(0)
 }
 
-fn show(bar: &ProgressBar, progress: Progress) {
-    bar.set_position(progress.done as u64);
-    bar.set_message(format!(
-        "{} ok, {} failed, {} tokens",
-        progress.succeeded,
-        progress.failed,
-        progress.usage.total()
-    ));
+/// The manifest of a run on a provider's batch API whose results go to `out`: beside it.
+pub(crate) fn manifest_path(out: &Path) -> PathBuf {
+    let mut name = out.as_os_str().to_owned();
+    name.push(".batch-manifest.jsonl");
+    PathBuf::from(name)
+}
+
+/// The provider's batch API the flags select: the one hosted backend (--openai, --anthropic or
+/// --gemini), which also makes the online requests of re-asks sent online.
+fn provider_batch(args: &BatchArgs) -> Result<(backend::Backend, ProviderBatch), CliError> {
+    let flags = &args.backend;
+    let hosted = flags.openai.len() + flags.anthropic.len() + flags.gemini.len();
+    if hosted != 1 || !flags.ollama.is_empty() || flags.embedded.is_some() {
+        return Err(CliError::usage(
+            "--provider-batch takes one backend with a batch API: one --openai URL, --anthropic or \
+             --gemini, and no other",
+        ));
+    }
+    let manifest = manifest_path(&args.out);
+    let (llm, api): (backend::Backend, ProviderBatch) = if let Some(url) = flags.openai.first() {
+        let llm = backend::openai_llm(flags, 0, url)?;
+        let api = ProviderBatch::openai(&llm, &manifest);
+        (std::sync::Arc::new(llm), api)
+    } else if let Some(url) = flags.anthropic.first() {
+        let llm = backend::anthropic_llm(flags, 0, url)?;
+        let api = ProviderBatch::anthropic(&llm, &manifest);
+        (std::sync::Arc::new(llm), api)
+    } else {
+        let url = flags.gemini.first().map_or("", String::as_str);
+        let llm = backend::gemini_llm(flags, 0, url)?;
+        let api = ProviderBatch::gemini(&llm, &manifest);
+        (std::sync::Arc::new(llm), api)
+    };
+    let settings = &args.provider_batch;
+    let poll = settings.poll.unwrap_or(30.0);
+    let poll = std::time::Duration::try_from_secs_f64(poll).map_err(|_| {
+        CliError::usage(format!(
+            "--poll {poll}: give a number of seconds, 0 or more"
+        ))
+    })?;
+    let mut api = api.poll_interval(poll);
+    if settings.reask_online {
+        api = api.repairs(Repairs::Online);
+    }
+    if let Some(requests) = settings.job_requests {
+        let (_, bytes) = api.api().limits();
+        api = api.job_limits(requests, bytes);
+    }
+    Ok((llm, api))
+}
+
+/// A run on a provider's batch API that stopped: what to do about it.
+fn provider_error(api: &ProviderBatch, error: ProviderBatchError) -> CliError {
+    let exit = match &error {
+        ProviderBatchError::Manifest { .. } => Exit::Output,
+        _ => Exit::Backend,
+    };
+    CliError::new(
+        exit,
+        format!(
+            "{error}; the documents done are in the output and the jobs in {}: run the same command \
+             again to resume",
+            api.manifest().display()
+        ),
+    )
+}
+
+/// What the bar says: the documents' progress and, on a provider's batch API, the jobs'.
+#[derive(Default)]
+struct Status {
+    documents: Cell<Progress>,
+    jobs: Cell<Option<JobProgress>>,
+}
+
+impl Status {
+    /// After a document.
+    fn documents(&self, bar: &ProgressBar, progress: Progress) {
+        self.documents.set(progress);
+        bar.set_position(progress.done as u64);
+        bar.set_message(self.message());
+    }
+
+    /// After a change in the jobs.
+    fn jobs(&self, bar: &ProgressBar, jobs: JobProgress) {
+        self.jobs.set(Some(jobs));
+        bar.set_message(self.message());
+    }
+
+    fn message(&self) -> String {
+        let progress = self.documents.get();
+        let documents = format!(
+            "{} ok, {} failed, {} tokens",
+            progress.succeeded,
+            progress.failed,
+            progress.usage.total()
+        );
+        match self.jobs.get() {
+            None => documents,
+            Some(jobs) => format!(
+                "{documents}; jobs: {} submitted, {} running ({}/{} requests done), {} ended; {} \
+                 requests resubmitted",
+                jobs.jobs,
+                jobs.jobs - jobs.jobs_ended,
+                jobs.running_done,
+                jobs.running_total,
+                jobs.jobs_ended,
+                jobs.resubmitted
+            ),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -540,6 +724,23 @@ mod tests {
             crate::args::Command::Batch(args) => args,
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn the_bar_tells_documents_and_jobs() {
+        let status = Status::default();
+        let bar = ProgressBar::hidden();
+        status.documents(&bar, Progress::default());
+        assert_eq!(status.message(), "0 ok, 0 failed, 0 tokens");
+        let jobs = JobProgress::default();
+        status.jobs(&bar, jobs);
+        assert!(status
+            .message()
+            .starts_with("0 ok, 0 failed, 0 tokens; jobs: 0 submitted"));
+        assert_eq!(
+            manifest_path(Path::new("a/out.jsonl")),
+            Path::new("a/out.jsonl.batch-manifest.jsonl")
+        );
     }
 
     #[test]

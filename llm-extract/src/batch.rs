@@ -6,6 +6,14 @@
 //! Each record is one extraction of an [`Extractor`] (see [`extract`](crate::extract));
 //! the command-line tool's `batch` command is built on this module.
 //!
+//! A batch can also run on a provider's batch API ([`ProviderBatch`]: OpenAI's Batch API,
+//! Anthropic's Message Batches, Gemini's batch mode), at the provider's batch price:
+//! [`Batch::for_each_on`] sends each record's request in jobs instead of one online call each, puts
+//! every answer through the same parsing, validation, checks and confidence as an online answer, and
+//! re-asks the records whose answer fails in a follow-up job (or online), up to the attempt cap. A
+//! manifest file records the jobs and their results, so running the same batch again resumes
+//! (polls, reads what finished) without paying twice for a request.
+//!
 //! ```
 //! use llm_extract::batch::{Batch, Record};
 //! use llm_extract::extract::Extractor;
@@ -40,6 +48,17 @@ use futures_util::StreamExt;
 use serde_json::Value;
 use std::time::{Duration, Instant};
 
+mod anthropic;
+mod gemini;
+mod job;
+mod manifest;
+mod openai;
+mod provider;
+mod rounds;
+
+pub use provider::{BatchApi, ProviderBatch, ProviderBatchError, Repairs};
+pub use rounds::JobProgress;
+
 /// One record of a batch: an id (reported with its result) and what the prompt template is filled from.
 #[derive(Debug, Clone)]
 pub struct Record {
@@ -72,6 +91,9 @@ pub struct RecordResult {
     /// The extraction, or why it failed (with every attempt and its raw answer). With
     /// [`Batch::all_items`], the value is a JSON array of the items.
     pub outcome: Result<Extraction<Value>, ExtractError>,
+    /// Of the record's tokens, those answered through a provider's batch API, billed at its batch
+    /// price (zero for online calls).
+    pub batch_usage: Usage,
 }
 
 impl RecordResult {
@@ -105,6 +127,19 @@ pub struct Progress {
     pub usage: Usage,
 }
 
+impl Progress {
+    /// Counts one finished record.
+    fn count(&mut self, result: &RecordResult) {
+        self.done += 1;
+        if result.is_ok() {
+            self.succeeded += 1;
+        } else {
+            self.failed += 1;
+        }
+        self.usage += result.usage();
+    }
+}
+
 /// The totals of a finished batch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -115,6 +150,8 @@ pub struct BatchSummary {
     pub failed: usize,
     /// Tokens spent by every record, failed ones included.
     pub usage: Usage,
+    /// Of `usage`, the tokens answered through a provider's batch API, billed at its batch price.
+    pub batch_usage: Usage,
     /// Wall-clock time of the whole batch.
     pub elapsed: Duration,
 }
@@ -220,41 +257,146 @@ impl<L: Llm> Batch<L> {
             .map(|(index, record)| self.extract_one(schema, index, record))
             .buffer_unordered(self.concurrency);
         while let Some(result) = running.next().await {
-            progress.done += 1;
-            if result.is_ok() {
-                progress.succeeded += 1;
-            } else {
-                progress.failed += 1;
-            }
-            progress.usage += result.usage();
+            progress.count(&result);
             on_result(result, progress);
         }
         BatchSummary {
             succeeded: progress.succeeded,
             failed: progress.failed,
             usage: progress.usage,
+            batch_usage: Usage::default(),
             elapsed: started.elapsed(),
         }
+    }
+
+    /// Extracts every record through the provider's batch API `api` (with the first backend's
+    /// settings: template, examples, checks, attempts), handing each result to `on_result` as soon as
+    /// its extraction is finished, and the jobs' progress to `on_jobs`.
+    ///
+    /// Each record's first request goes in a job; its answer is read, validated and checked as an
+    /// online answer is; a failing answer is re-asked with the repair turn in a follow-up job (or
+    /// online, by [`ProviderBatch::repairs`]), up to the extractor's attempt cap. A request the
+    /// provider reports as errored (transiently), expired or canceled is submitted again up to
+    /// [`ProviderBatch::resubmits`] times; then its record fails with the ledger of its attempts.
+    /// Every job and result is recorded in the manifest as it happens: after an interruption, the
+    /// same call with the same records polls the jobs still running and reads the answers already
+    /// paid for instead of submitting them again.
+    ///
+    /// All records are held in memory (a round holds every record's request), and
+    /// [`concurrency`](Self::concurrency) and the backends added with
+    /// [`with_extractor`](Self::with_extractor) do not apply: the provider runs the jobs. Fails only when the
+    /// manifest or the batch API itself fails (a job cannot be created, polled or read, after the
+    /// backend's retry policy); the results handed on before stay valid, and running again resumes.
+    pub async fn for_each_on(
+        &self,
+        api: &ProviderBatch,
+        schema: &SchemaSet,
+        records: impl IntoIterator<Item = Record>,
+        mut on_result: impl FnMut(RecordResult, Progress),
+        mut on_jobs: impl FnMut(JobProgress),
+    ) -> Result<BatchSummary, ProviderBatchError> {
+        let started = Instant::now();
+        let records: Vec<Record> = records.into_iter().collect();
+        let ids: Vec<String> = records.iter().map(|record| record.id.clone()).collect();
+        let shared = rounds::Shared::new(api, records.len());
+        let driver = rounds::Driver::new(api, &shared, ids)?;
+        let extractor = self.first.with_llm(rounds::Deferred { shared: &shared });
+        let all_items = self.all_items;
+        let extractor = &extractor;
+        let mut progress = Progress {
+            total: Some(records.len()),
+            ..Progress::default()
+        };
+        let mut batch_usage = Usage::default();
+        let mut running: futures_util::stream::FuturesUnordered<_> = records
+            .into_iter()
+            .enumerate()
+            .map(|(index, record)| {
+                rounds::as_document(index, async move {
+                    let outcome = extract(extractor, schema, all_items, record.input).await;
+                    (index, record.id, outcome)
+                })
+            })
+            .collect();
+        let documents = async {
+            while let Some((index, id, outcome)) = running.next().await {
+                let result = RecordResult {
+                    id,
+                    index,
+                    backend: 0,
+                    outcome,
+                    batch_usage: shared.finished(index),
+                };
+                progress.count(&result);
+                batch_usage += result.batch_usage;
+                on_result(result, progress);
+            }
+        };
+        let jobs = driver.run(&mut on_jobs);
+        futures_util::pin_mut!(documents, jobs);
+        match futures_util::future::select(documents, jobs).await {
+            futures_util::future::Either::Left(((), _)) => {}
+            futures_util::future::Either::Right((Err(error), _)) => return Err(error),
+            futures_util::future::Either::Right((Ok(()), documents)) => documents.await,
+        }
+        Ok(BatchSummary {
+            succeeded: progress.succeeded,
+            failed: progress.failed,
+            usage: progress.usage,
+            batch_usage,
+            elapsed: started.elapsed(),
+        })
+    }
+
+    /// [`for_each_on`](Self::for_each_on), the results collected in input order.
+    pub async fn extract_many_on(
+        &self,
+        api: &ProviderBatch,
+        schema: &SchemaSet,
+        records: impl IntoIterator<Item = Record>,
+    ) -> Result<Vec<RecordResult>, ProviderBatchError> {
+        let mut results = Vec::new();
+        self.for_each_on(
+            api,
+            schema,
+            records,
+            |result, _| results.push(result),
+            |_| {},
+        )
+        .await?;
+        results.sort_by_key(|result| result.index);
+        Ok(results)
     }
 
     async fn extract_one(&self, schema: &SchemaSet, index: usize, record: Record) -> RecordResult {
         let backend = index % self.backends();
         let extractor = self.extractor(backend);
-        let outcome = if self.all_items {
-            extractor
-                .with_schema(schema)
-                .extract_all(record.input)
-                .await
-                .map(|extraction| extraction.map(Value::Array))
-        } else {
-            extractor.with_schema(schema).extract(record.input).await
-        };
+        let outcome = extract(extractor, schema, self.all_items, record.input).await;
         RecordResult {
             id: record.id,
             index,
             backend,
             outcome,
+            batch_usage: Usage::default(),
         }
+    }
+}
+
+/// One record's extraction: one value, or (`all_items`) every item as a JSON array.
+async fn extract<M: Llm>(
+    extractor: &Extractor<M>,
+    schema: &SchemaSet,
+    all_items: bool,
+    input: Input,
+) -> Result<Extraction<Value>, ExtractError> {
+    if all_items {
+        extractor
+            .with_schema(schema)
+            .extract_all(input)
+            .await
+            .map(|extraction| extraction.map(Value::Array))
+    } else {
+        extractor.with_schema(schema).extract(input).await
     }
 }
 

@@ -541,7 +541,7 @@ async fn a_root_that_is_not_an_object_is_sent_wrapped_and_read_unwrapped() {
 #[tokio::test]
 async fn a_key_echoed_in_a_retried_error_never_reaches_the_logs() {
     // The binary's global log capture (other tests' lines, without the key, may land there too).
-    let logs = support::logs::captured();
+    let logs = crate::logs::captured();
     let echo = |status, kind| {
         fixed(
             anthropic_error(status, kind, &format!("slow down, {KEY}"))

@@ -376,7 +376,7 @@ async fn the_api_key_never_appears_in_urls_debug_or_error_text() {
 #[tokio::test]
 async fn a_key_echoed_in_a_retried_error_never_reaches_the_logs() {
     // The binary's global log capture (other tests' lines, without the key, may land there too).
-    let logs = support::logs::captured();
+    let logs = crate::logs::captured();
     let echo = |status, code| {
         fixed(
             gemini_error(status, code, &format!("slow down, {KEY}"))

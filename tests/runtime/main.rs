@@ -2,8 +2,10 @@
 //! streams, faults and retries, loops, guards, confidence, redirects, fallbacks and the blocking API.
 //!
 //! One test binary of several modules (a binary per file would link the whole library into each). The
-//! tests that check logs share one global capture (`support::logs`).
+//! tests that check logs share one global capture (`logs`).
 
+#[path = "../batch_servers/mod.rs"]
+mod batch_servers;
 #[path = "../common/mod.rs"]
 mod common;
 #[path = "../support/mod.rs"]
@@ -18,8 +20,10 @@ mod fallback;
 mod faults;
 mod gemini;
 mod guard;
+mod logs;
 mod loops;
 mod ollama;
 mod openai;
 mod prompt_caching;
+mod provider_batch;
 mod redirects;

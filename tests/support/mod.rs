@@ -20,7 +20,6 @@
 pub mod clock;
 #[cfg(feature = "llama-cpp")]
 pub mod engine;
-pub mod logs;
 pub mod media;
 pub mod providers;
 pub mod types;

@@ -127,6 +127,15 @@ impl<L: Llm> Extractor<L> {
         &self.llm
     }
 
+    /// The same settings and checks over another backend.
+    pub(crate) fn with_llm<M: Llm>(&self, llm: M) -> Extractor<M> {
+        Extractor {
+            llm,
+            config: self.config.clone(),
+            checks: self.checks.clone(),
+        }
+    }
+
     pub(super) fn engine(&self) -> Engine<'_> {
         Engine {
             llm: &self.llm,

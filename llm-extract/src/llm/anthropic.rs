@@ -87,6 +87,13 @@ pub struct Anthropic {
 
 http_backend!(Anthropic, keyed);
 
+impl Anthropic {
+    /// The backend as a provider's batch API uses it.
+    pub(crate) fn batch_wire(&self) -> std::sync::Arc<dyn crate::llm::BatchWire> {
+        std::sync::Arc::new(self.backend.clone())
+    }
+}
+
 /// The settings of the Messages API's wire format.
 #[derive(Debug, Clone)]
 struct MessagesWire {

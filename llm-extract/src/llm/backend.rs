@@ -283,6 +283,7 @@ impl<P: Protocol> Backend<P> {
         Outgoing {
             url,
             body,
+            raw: None,
             bearer: self.shared.key.as_ref(),
             key_header: P::KEY_HEADER,
             headers,
@@ -301,6 +302,47 @@ impl<P: Protocol> Backend<P> {
         let headers = self.shared.protocol.headers();
         let request = self.outgoing(url, body, &headers);
         self.shared.http.send_and_read(&request, self, read).await
+    }
+
+    /// Sends `bytes` of type `content_type` (a file upload) to `url` as [`call`](Self::call) sends
+    /// JSON.
+    pub async fn call_raw<T>(
+        &self,
+        url: &str,
+        content_type: &str,
+        bytes: &[u8],
+        read: impl Fn(&[u8]) -> Result<T, LlmError>,
+    ) -> Result<T, LlmError> {
+        let headers = self.shared.protocol.headers();
+        let mut request = self.outgoing(url, None, &headers);
+        request.raw = Some((content_type, bytes));
+        self.shared.http.send_and_read(&request, self, read).await
+    }
+
+    /// The body of a whole (non-streamed) chat request, as [`chat`](Self::chat) sends it.
+    pub fn chat_body(&self, request: &ChatRequest) -> Result<Value, LlmError> {
+        self.body(request, false)
+    }
+
+    /// The URL a whole (non-streamed) chat request goes to.
+    pub fn chat_url(&self) -> String {
+        self.shared.protocol.endpoint(&self.shared.site, false)
+    }
+
+    /// The retry policy of this backend's requests.
+    pub fn retry_policy(&self) -> &super::RetryPolicy {
+        &self.shared.http.options.retry
+    }
+
+    /// Reads a whole answer as [`chat`](Self::chat) reads the body of its response.
+    pub fn read_answer(&self, answer: &Value) -> Result<ChatResponse, LlmError> {
+        if let Some(message) = http::error_text(answer) {
+            return Err(LlmError::InvalidResponse {
+                message: "the server answered an error in place of the answer".into(),
+                body: message,
+            });
+        }
+        self.shared.protocol.read(answer)
     }
 
     /// The body of `request`, once its media are found to be of forms the protocol takes and within

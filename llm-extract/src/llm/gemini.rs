@@ -59,6 +59,13 @@ pub struct Gemini {
 
 http_backend!(Gemini, keyed);
 
+impl Gemini {
+    /// The backend as a provider's batch API uses it.
+    pub(crate) fn batch_wire(&self) -> std::sync::Arc<dyn crate::llm::BatchWire> {
+        std::sync::Arc::new(self.backend.clone())
+    }
+}
+
 /// The settings of the `generateContent` wire format.
 #[derive(Debug, Clone)]
 struct GenerateWire {

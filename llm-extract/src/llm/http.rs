@@ -107,6 +107,8 @@ pub(crate) struct HttpClient {
 pub(crate) struct Outgoing<'a> {
     pub url: &'a str,
     pub body: Option<&'a Value>,
+    /// A body that is not JSON, with its content type (a file upload); sent in place of `body`.
+    pub raw: Option<(&'a str, &'a [u8])>,
     /// The credential: a bearer token unless `key_header` names the header it goes in.
     pub bearer: Option<&'a Secret>,
     /// The header carrying the credential instead of `Authorization: Bearer` (`x-api-key`, ...).
@@ -131,6 +133,9 @@ impl Outgoing<'_> {
         OwnedOutgoing {
             url: self.url.to_owned(),
             body: self.body.cloned(),
+            raw: self
+                .raw
+                .map(|(kind, bytes)| (kind.to_owned(), bytes.to_vec())),
             bearer: self.bearer.cloned(),
             key_header: self.key_header,
             headers: self.headers.to_vec(),
@@ -143,6 +148,7 @@ impl Outgoing<'_> {
 struct OwnedOutgoing {
     url: String,
     body: Option<Value>,
+    raw: Option<(String, Vec<u8>)>,
     bearer: Option<Secret>,
     key_header: Option<&'static str>,
     headers: Vec<(&'static str, String)>,
@@ -154,6 +160,10 @@ impl OwnedOutgoing {
         Outgoing {
             url: &self.url,
             body: self.body.as_ref(),
+            raw: self
+                .raw
+                .as_ref()
+                .map(|(kind, bytes)| (kind.as_str(), bytes.as_slice())),
             bearer: self.bearer.as_ref(),
             key_header: self.key_header,
             headers: &self.headers,
@@ -282,9 +292,14 @@ impl HttpClient {
         &self,
         request: &Outgoing<'_>,
     ) -> Result<reqwest::Response, (LlmError, Option<Vec<u8>>)> {
-        let mut builder = match request.body {
-            Some(body) => self.client.post(request.url).json(body),
-            None => self.client.get(request.url),
+        let mut builder = match (request.raw, request.body) {
+            (Some((kind, bytes)), _) => self
+                .client
+                .post(request.url)
+                .header(reqwest::header::CONTENT_TYPE, kind)
+                .body(bytes.to_vec()),
+            (None, Some(body)) => self.client.post(request.url).json(body),
+            (None, None) => self.client.get(request.url),
         };
         if let Some(secret) = request.bearer {
             builder = match request.key_header {

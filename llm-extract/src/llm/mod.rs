@@ -16,6 +16,7 @@ use std::sync::Arc;
 mod accumulate;
 mod anthropic;
 mod backend;
+mod batch_wire;
 mod credentials;
 mod description;
 mod env;
@@ -52,6 +53,7 @@ pub use prompt_cache::{CacheTtl, PromptCache};
 pub use retry::RetryPolicy;
 
 pub(crate) use accumulate::{Accumulator, Merged};
+pub(crate) use batch_wire::BatchWire;
 pub(crate) use http::excerpt as http_excerpt;
 pub(crate) use media::MediaSupport;
 pub(crate) use verdict::{accept as accept_answer, discard as discard_answer};

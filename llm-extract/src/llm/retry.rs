@@ -66,6 +66,11 @@ impl RetryPolicy {
         self
     }
 
+    /// How many times a request is re-sent after a transient failure.
+    pub(crate) fn retries(&self) -> u32 {
+        self.max_retries
+    }
+
     /// The backoff before the first retry (before jitter).
     pub fn initial_backoff(mut self, backoff: Duration) -> Self {
         self.initial_backoff = backoff;

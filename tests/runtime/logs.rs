@@ -1,4 +1,4 @@
-//! The log lines of a whole test binary, captured: one global `tracing` subscriber (DEBUG and up) that
+//! The log lines of the whole test binary, captured: one global `tracing` subscriber (DEBUG and up) that
 //! writes into a shared buffer, installed by the first test that asks for it.
 //!
 //! Global, not thread-local: with tests on parallel threads, a thread-local subscriber can miss a callsite
