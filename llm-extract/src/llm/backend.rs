@@ -270,6 +270,7 @@ impl<P: Protocol> Backend<P> {
         url: &'a str,
         body: Option<&'a Value>,
         headers: &'a [(&'static str, String)],
+        media: &'a [super::Media],
     ) -> Outgoing<'a> {
         Outgoing {
             url,
@@ -278,6 +279,7 @@ impl<P: Protocol> Backend<P> {
             key_header: P::KEY_HEADER,
             headers,
             connect_hint: P::CONNECT_HINT,
+            media,
         }
     }
 
@@ -289,8 +291,19 @@ impl<P: Protocol> Backend<P> {
         body: Option<&Value>,
         read: impl Fn(&[u8]) -> Result<T, LlmError>,
     ) -> Result<T, LlmError> {
+        self.call_with_media(url, body, &[], read).await
+    }
+
+    /// [`call`](Self::call) with a body that carries `media`.
+    async fn call_with_media<T>(
+        &self,
+        url: &str,
+        body: Option<&Value>,
+        media: &[super::Media],
+        read: impl Fn(&[u8]) -> Result<T, LlmError>,
+    ) -> Result<T, LlmError> {
         let headers = self.shared.protocol.headers();
-        let request = self.outgoing(url, body, &headers);
+        let request = self.outgoing(url, body, &headers, media);
         self.shared.http.send_and_read(&request, self, read).await
     }
 
@@ -309,7 +322,8 @@ impl<P: Protocol> Backend<P> {
         let shared = &*self.shared;
         let body = self.body(&request, false)?;
         let url = shared.protocol.endpoint(&shared.site, false);
-        self.call(&url, Some(&body), |bytes| {
+        let media = request_media(&request);
+        self.call_with_media(&url, Some(&body), &media, |bytes| {
             let answer = http::json_body(bytes)?;
             if let Some(message) = http::error_text(&answer) {
                 // A success status with an error object: transient, as a body that is not the answer.
@@ -331,10 +345,11 @@ impl<P: Protocol> Backend<P> {
         let url = shared.protocol.endpoint(&shared.site, true);
         let headers = shared.protocol.headers();
         let new_wire = move || Framed::<P::Stream>::new(P::FRAMING);
+        let media = request_media(&request);
         shared
             .http
             .stream(
-                &self.outgoing(&url, Some(&body), &headers),
+                &self.outgoing(&url, Some(&body), &headers, &media),
                 self.clone(),
                 new_wire,
             )
@@ -578,6 +593,15 @@ impl Answer {
             logprobs: self.logprobs,
         }
     }
+}
+
+/// The images and PDFs of `request`'s messages (cheap: a part's bytes are shared).
+fn request_media(request: &ChatRequest) -> Vec<super::Media> {
+    request
+        .messages
+        .iter()
+        .flat_map(|message| message.media.iter().cloned())
+        .collect()
 }
 
 /// One streamed event's data as JSON.

@@ -206,6 +206,15 @@ pub(crate) fn scrub(err: LlmError, key: Option<&Secret>, url: &str) -> LlmError 
         .shorten()
 }
 
+/// The credentials written in `url` (what [`redact_url`] hides), as they appear in it.
+pub(crate) fn url_credential_values(url: &str) -> Vec<String> {
+    url_credentials(url)
+        .into_iter()
+        .filter_map(|(start, end)| url.get(start..end))
+        .map(str::to_owned)
+        .collect()
+}
+
 /// Whether a query parameter of this name holds a credential.
 fn is_credential_name(name: &str) -> bool {
     let name = name.to_ascii_lowercase();
