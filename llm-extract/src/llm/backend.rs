@@ -78,6 +78,8 @@ pub(crate) trait Protocol: std::fmt::Debug + Send + Sync + 'static {
     const MEDIA: MediaSupport;
     /// The provider's documented media limits, unless the builder sets others.
     const MEDIA_LIMITS: MediaLimits;
+    /// Whether the provider gives token log-probabilities when a request asks for them.
+    const LOGPROBS: bool = true;
 
     /// The schema dialect the server enforces.
     fn dialect(&self) -> Dialect;
@@ -305,6 +307,20 @@ impl<P: Protocol> Backend<P> {
         let headers = self.shared.protocol.headers();
         let request = self.outgoing(url, body, &headers, media);
         self.shared.http.send_and_read(&request, self, read).await
+    }
+
+    /// Whether the protocol can take `request`: its media of forms the protocol takes, within the
+    /// limits.
+    pub fn accepts(&self, request: &ChatRequest) -> Result<(), LlmError> {
+        if request.has_media() {
+            P::MEDIA.check(request, &self.shared.media_limits)?;
+        }
+        Ok(())
+    }
+
+    /// Whether the protocol gives token log-probabilities.
+    pub fn gives_logprobs(&self) -> bool {
+        P::LOGPROBS
     }
 
     /// The body of `request`, once its media are found to be of forms the protocol takes and within
@@ -701,6 +717,17 @@ macro_rules! http_backend {
 
             fn describe(&self) -> Option<crate::llm::Description> {
                 Some(self.backend.description())
+            }
+
+            fn accepts(
+                &self,
+                request: &crate::llm::ChatRequest,
+            ) -> Result<(), crate::llm::LlmError> {
+                self.backend.accepts(request)
+            }
+
+            fn gives_logprobs(&self) -> bool {
+                self.backend.gives_logprobs()
             }
         }
 

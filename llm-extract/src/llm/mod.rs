@@ -524,6 +524,23 @@ pub trait Llm: Send + Sync {
     fn describe(&self) -> Option<Description> {
         None
     }
+
+    /// Whether this backend can take `request` as it is, checked before anything is sent: the error
+    /// it would refuse it with ([`LlmError::Media`] for an image or PDF of a form it does not take or
+    /// over its limits), or `Ok`. A [`Fallback`] asks only the backends that can. The default takes
+    /// every request; the HTTP backends and the embedded engine check the media.
+    fn accepts(&self, request: &ChatRequest) -> Result<(), LlmError> {
+        let _ = request;
+        Ok(())
+    }
+
+    /// Whether this backend gives token log-probabilities when a request asks for them
+    /// ([`ChatRequest::logprobs`]). `true` by default; `false` for the backends known to give none
+    /// (Anthropic, Ollama), which a [`Fallback`] passes over for a request that asks for them while
+    /// one of its backends gives them.
+    fn gives_logprobs(&self) -> bool {
+        true
+    }
 }
 
 /// Pointers to a backend are backends: `Arc<dyn Llm>`, `&L` and `Box<dyn Llm>` forward every method.
@@ -544,6 +561,12 @@ macro_rules! forward_llm {
             }
             fn describe(&self) -> Option<Description> {
                 (**self).describe()
+            }
+            fn accepts(&self, request: &ChatRequest) -> Result<(), LlmError> {
+                (**self).accepts(request)
+            }
+            fn gives_logprobs(&self) -> bool {
+                (**self).gives_logprobs()
             }
             fn chat(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatResponse, LlmError>> {
                 (**self).chat(request)
