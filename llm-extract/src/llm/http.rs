@@ -394,7 +394,19 @@ impl HttpClient {
             .headers()
             .get(reqwest::header::RETRY_AFTER)
             .and_then(|v| v.to_str().ok())
-            .and_then(|v| retry::retry_after(v, SystemTime::now()));
+            .and_then(|v| retry::retry_after(v, SystemTime::now()))
+            .or_else(|| {
+                // A rate-limited answer without one: the providers' own rate-limit headers.
+                let headers = response.headers();
+                (status.as_u16() == 429)
+                    .then(|| {
+                        retry::rate_limit_reset(
+                            |name| headers.get(name).and_then(|v| v.to_str().ok()),
+                            SystemTime::now(),
+                        )
+                    })
+                    .flatten()
+            });
         // The error body is read with the same limits; if even that fails, the status alone must do.
         let mut body = self.body(response);
         let bytes = match tokio::time::timeout(timeout, body.read_all()).await {
