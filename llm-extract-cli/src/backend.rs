@@ -11,7 +11,8 @@ use crate::error::CliError;
 use crate::identity::Identified;
 use llm_extract::extract::{Aggregate, Basis, ConfidenceRule, Extractor, Mode};
 use llm_extract::llm::{
-    redact_url, Anthropic, Gemini, Llm, LlmError, Ollama, OpenAiCompatible, RetryPolicy,
+    redact_url, Anthropic, ExchangeHook, Gemini, Llm, LlmError, Ollama, OpenAiCompatible,
+    RetryPolicy,
 };
 use std::sync::Arc;
 
@@ -44,18 +45,20 @@ pub fn backends(
         warn_ignored(args, extract, true);
         return Ok(vec![embedded(path, parallel)?]);
     }
+    let hook = crate::fallback::dump_hook(args.dump_exchanges.as_deref())?;
+    let hook = hook.as_ref();
     let mut backends = Vec::new();
     for url in &args.ollama {
-        backends.push(ollama(args, Some(url))?);
+        backends.push(ollama(args, Some(url), hook)?);
     }
     for (nth, url) in args.openai.iter().enumerate() {
-        backends.push(openai(args, nth, url)?);
+        backends.push(openai(args, nth, url, hook)?);
     }
     for (nth, url) in args.anthropic.iter().enumerate() {
-        backends.push(anthropic(args, nth, url)?);
+        backends.push(anthropic(args, nth, url, hook)?);
     }
     for (nth, url) in args.gemini.iter().enumerate() {
-        backends.push(gemini(args, nth, url)?);
+        backends.push(gemini(args, nth, url, hook)?);
     }
     if backends.is_empty() {
         let embedded = embedded_by_default();
@@ -63,12 +66,12 @@ pub fn backends(
         backends.push(if embedded {
             self::embedded("", parallel)?
         } else {
-            ollama(args, None)?
+            ollama(args, None, hook)?
         });
     } else {
         warn_ignored(args, extract, false);
     }
-    Ok(backends)
+    Ok(crate::fallback::arrange(args, backends))
 }
 
 /// The one backend of a command that does not share work between several.
@@ -86,7 +89,7 @@ pub fn single_parallel(
     if all.len() > 1 {
         return Err(CliError::usage(
             "several backends (--ollama, --openai, --anthropic, --gemini) are shared only by \
-             `llm-extract batch`; give one here",
+             `llm-extract batch`; give one here, or ask them in turn with --fallback",
         ));
     }
     all.pop().ok_or_else(|| {
@@ -270,7 +273,11 @@ fn warn_unsent_key(backend: Hosted, url: &str, has_key: bool, variable: &str, ap
     );
 }
 
-fn ollama(args: &BackendArgs, url: Option<&str>) -> Result<Backend, CliError> {
+fn ollama(
+    args: &BackendArgs,
+    url: Option<&str>,
+    hook: Option<&ExchangeHook>,
+) -> Result<Backend, CliError> {
     let model = args
         .model
         .clone()
@@ -283,6 +290,9 @@ fn ollama(args: &BackendArgs, url: Option<&str>) -> Result<Backend, CliError> {
     if let Some(url) = url {
         builder = builder.host(url);
     }
+    if let Some(hook) = hook {
+        builder = builder.on_exchange(hook.clone());
+    }
     let llm = builder.build().map_err(|e| match e {
         LlmError::InsecureKey { url } => CliError::usage(format!(
             "--ollama {url}: refusing to send the credentials in the URL over plain http to a host \
@@ -294,7 +304,12 @@ fn ollama(args: &BackendArgs, url: Option<&str>) -> Result<Backend, CliError> {
     Ok(Arc::new(llm))
 }
 
-fn openai(args: &BackendArgs, nth: usize, url: &str) -> Result<Backend, CliError> {
+fn openai(
+    args: &BackendArgs,
+    nth: usize,
+    url: &str,
+    hook: Option<&ExchangeHook>,
+) -> Result<Backend, CliError> {
     let model = args
         .model
         .clone()
@@ -312,6 +327,9 @@ fn openai(args: &BackendArgs, nth: usize, url: &str) -> Result<Backend, CliError
         .allow_insecure_key(args.allow_insecure_key);
     if let Some(var) = args.key_env(Hosted::OpenAi, nth) {
         builder = builder.api_key_env(var);
+    }
+    if let Some(hook) = hook {
+        builder = builder.on_exchange(hook.clone());
     }
     let llm = builder
         .build()
@@ -343,7 +361,12 @@ fn hosted_model(
         })
 }
 
-fn anthropic(args: &BackendArgs, nth: usize, url: &str) -> Result<Backend, CliError> {
+fn anthropic(
+    args: &BackendArgs,
+    nth: usize,
+    url: &str,
+    hook: Option<&ExchangeHook>,
+) -> Result<Backend, CliError> {
     let model = hosted_model(args, "anthropic", "ANTHROPIC_MODEL", "claude-sonnet-4-5")?;
     let mut builder = Anthropic::builder(model)
         .retry(retry(args))
@@ -354,6 +377,9 @@ fn anthropic(args: &BackendArgs, nth: usize, url: &str) -> Result<Backend, CliEr
     }
     if let Some(var) = args.key_env(Hosted::Anthropic, nth) {
         builder = builder.api_key_env(var);
+    }
+    if let Some(hook) = hook {
+        builder = builder.on_exchange(hook.clone());
     }
     let llm = builder
         .build()
@@ -368,7 +394,12 @@ fn anthropic(args: &BackendArgs, nth: usize, url: &str) -> Result<Backend, CliEr
     Ok(Arc::new(llm))
 }
 
-fn gemini(args: &BackendArgs, nth: usize, url: &str) -> Result<Backend, CliError> {
+fn gemini(
+    args: &BackendArgs,
+    nth: usize,
+    url: &str,
+    hook: Option<&ExchangeHook>,
+) -> Result<Backend, CliError> {
     let model = hosted_model(args, "gemini", "GEMINI_MODEL", "gemini-2.5-flash")?;
     let mut builder = Gemini::builder(model)
         .retry(retry(args))
@@ -379,6 +410,9 @@ fn gemini(args: &BackendArgs, nth: usize, url: &str) -> Result<Backend, CliError
     }
     if let Some(var) = args.key_env(Hosted::Gemini, nth) {
         builder = builder.api_key_env(var);
+    }
+    if let Some(hook) = hook {
+        builder = builder.on_exchange(hook.clone());
     }
     let llm = builder
         .build()

@@ -321,17 +321,26 @@ fn record(result: &RecordResult) -> Value {
             if !extraction.report.agreement.is_empty() {
                 line["agreement"] = json!(extraction.report.agreement);
             }
+            if let Some(backend) = crate::fallback::answered_by(&extraction.report.attempts) {
+                line["backend"] = backend;
+            }
             line
         }
-        Err(error) => json!({
-            "id": result.id,
-            "ok": false,
-            "kind": kind_name(error),
-            "error": crate::error::one_line(&error.to_string()),
-            "raw": error.raw(),
-            "attempts": error.attempts().len(),
-            "tokens": error.usage().total(),
-        }),
+        Err(error) => {
+            let mut line = json!({
+                "id": result.id,
+                "ok": false,
+                "kind": kind_name(error),
+                "error": crate::error::one_line(&error.to_string()),
+                "raw": error.raw(),
+                "attempts": error.attempts().len(),
+                "tokens": error.usage().total(),
+            });
+            if let Some(backend) = crate::fallback::answered_by(error.attempts()) {
+                line["backend"] = backend;
+            }
+            line
+        }
     }
 }
 
