@@ -35,7 +35,7 @@ use std::sync::Arc;
 
 /// How a streamed body is cut into events.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Framing {
+pub enum Framing {
     /// Server-sent events: an event's `data:` lines, up to the blank line that ends it.
     Sse,
     /// One JSON object a line.
@@ -44,8 +44,9 @@ pub(crate) enum Framing {
 
 /// Where a backend sends its requests, as a protocol needs it to write URLs and hints.
 #[derive(Debug)]
-pub(crate) struct Site {
-    /// The API root, normalised, credentials included (show it through [`credentials::redact_url`]).
+pub struct Site {
+    /// The API root, normalised (no trailing slash), credentials included: write URLs with it, and
+    /// show it only through [`redact_url`](super::redact_url).
     pub base: String,
     /// The model's name.
     pub model: String,
@@ -59,8 +60,18 @@ impl Site {
     }
 }
 
-/// A provider's wire format: everything the generic [`Backend`] does not know.
-pub(crate) trait Protocol: std::fmt::Debug + Send + Sync + 'static {
+/// A provider's wire format: everything the generic HTTP backend does not know. Implement it, and
+/// [`HttpBackend`](super::HttpBackend) sends requests in it with everything the built-in providers
+/// have: the timeouts, the body limit and the retry policy, the key's rules (a key named on the
+/// builder goes to the URL named, never over plain `http` to another machine unless allowed; the
+/// provider's own variable to its [`API`](Self::API) alone), redirects followed within the origin
+/// only, keys and the URL's credentials redacted from every error, log and
+/// [`Exchange`](super::Exchange), media checked before sending, and the status rule of [`Status`].
+///
+/// The built-in providers ([`OpenAiCompatible`](super::OpenAiCompatible),
+/// [`Anthropic`](super::Anthropic), [`Gemini`](super::Gemini), [`Ollama`](super::Ollama)) are each
+/// one of these; `examples/custom_provider.rs` writes a small one.
+pub trait Protocol: std::fmt::Debug + Send + Sync + 'static {
     /// The backend's name, in `Debug` output.
     const NAME: &'static str;
     /// How a streamed answer is framed.
@@ -108,8 +119,9 @@ pub(crate) trait Protocol: std::fmt::Debug + Send + Sync + 'static {
 }
 
 /// The reading of one streamed answer, event by event (an SSE event's data or one NDJSON line), into
-/// the [`Answer`] the backend keeps for it.
-pub(crate) trait StreamReader: Default + Send + 'static {
+/// the [`Answer`] the backend keeps for it. A new one (its `Default`) reads each streamed answer, and
+/// each answer sent again after its stream broke.
+pub trait StreamReader: Default + Send + 'static {
     /// What a stream that ends before the server finished the answer lacks (the marks of its end), for
     /// the error that says so.
     const UNFINISHED: &'static str;
@@ -541,9 +553,11 @@ impl<R: StreamReader> http::WireFormat for Framed<R> {
 }
 
 /// An answer being read off the wire: the text and reasoning so far, the counts, why it ended, the
-/// model, and the events its pieces make, not yet handed on.
+/// model, and the events its pieces make, not yet handed on. A [`StreamReader`] adds what each event
+/// says ([`text`](Answer::text), [`thought`](Answer::thought), the public fields) and calls
+/// [`done`](Answer::done) at the end of the answer.
 #[derive(Debug, Default)]
-pub(crate) struct Answer {
+pub struct Answer {
     /// The answer's text so far.
     pub text: String,
     /// The reasoning so far.

@@ -422,9 +422,11 @@ impl MediaLimits {
     }
 }
 
-/// What a backend's wire format takes of media.
+/// What a backend's wire format takes of media (a [`Protocol`](super::Protocol)'s
+/// [`MEDIA`](super::Protocol::MEDIA)): a request with a part of another form is refused before it is
+/// sent, with `hint` in the error.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct MediaSupport {
+pub struct MediaSupport {
     /// How errors name the backend.
     pub backend: &'static str,
     /// Images as bytes.
@@ -441,7 +443,6 @@ pub(crate) struct MediaSupport {
 
 impl MediaSupport {
     /// A backend that takes no media at all.
-    #[cfg(feature = "llama-cpp")]
     pub const fn none(backend: &'static str, hint: &'static str) -> Self {
         MediaSupport {
             backend,

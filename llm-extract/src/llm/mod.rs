@@ -17,6 +17,7 @@ mod accumulate;
 mod anthropic;
 mod backend;
 mod credentials;
+mod custom;
 mod description;
 mod env;
 mod error;
@@ -34,23 +35,25 @@ mod openai;
 mod retry;
 
 pub use anthropic::{Anthropic, AnthropicBuilder, AnthropicOutput};
+pub use backend::{Answer, Framing, Protocol, Site, StreamReader};
+pub use credentials::OfficialApi;
 pub use credentials::{redact_url, Secret};
+pub use custom::{HttpBackend, HttpBuilder};
 pub use description::Description;
 pub(crate) use description::{answered, noting_who_answers, take_answered};
-pub use error::{LlmError, MediaError, TimeoutPhase};
+pub use error::{LlmError, MediaError, Status, TimeoutPhase};
 pub use exchange::{Exchange, ExchangeHook};
 pub use from_fn::{from_fn, from_stream_fn, FnLlm, StreamFnLlm};
 pub use gemini::{Gemini, GeminiBuilder};
 pub use layer::{ErrorClass, ErrorClasses, Fallback, LlmExt, RateLimit, Retry};
 pub use likelihood::Likelihood;
-pub use media::{Media, MediaLimits, MediaSource, MediaType};
+pub use media::{Media, MediaLimits, MediaSource, MediaSupport, MediaType};
 pub use ollama::{ModelInfo, Ollama, OllamaBuilder, Think};
 pub use openai::{OpenAiBuilder, OpenAiCompatible};
 pub use retry::RetryPolicy;
 
 pub(crate) use accumulate::{Accumulator, Merged};
 pub(crate) use http::excerpt as http_excerpt;
-pub(crate) use media::MediaSupport;
 
 #[cfg(feature = "llama-cpp")]
 pub mod llama_cpp;
