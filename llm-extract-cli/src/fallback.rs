@@ -4,7 +4,6 @@
 //! per exchange), and the name of the backend that answered, for a record.
 
 use crate::args::BackendArgs;
-use crate::backend::Backend;
 use crate::error::CliError;
 use crate::identity::Identified;
 use llm_extract::llm::{
@@ -17,6 +16,9 @@ use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+
+/// Any backend, saying what it is (the type `backend.rs` builds).
+type Backend = Arc<dyn Identified>;
 
 /// The backends as the flags ask for them: each under its rate limits, then all in one fallback when
 /// --fallback is given.

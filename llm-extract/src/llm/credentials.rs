@@ -18,7 +18,7 @@ use super::env::Env;
 use super::LlmError;
 use std::net::IpAddr;
 
-/// A provider's own API: the one server its default key variable may go to (a [`Protocol`]'s
+/// A provider's own API: the one server its default key variable may go to (a [`Protocol`](super::Protocol)'s
 /// [`API`](super::Protocol::API)). Without a key named on the builder, the variable `key_env` is read
 /// for requests to `https://{host}` and sent there alone.
 #[derive(Debug, Clone, Copy)]
