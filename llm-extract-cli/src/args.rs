@@ -919,10 +919,32 @@ mod tests {
             .unwrap();
         let mut cli = Cli::from_arg_matches(&matches).unwrap();
         pair_key_envs(&matches, &mut cli)?;
+        note_written_order(&matches, &mut cli);
         let Command::Run(args) = cli.command else {
             panic!()
         };
         Ok(args.backend)
+    }
+
+    #[test]
+    fn the_backends_are_noted_in_the_order_they_are_written() {
+        let args = backend_of(&[
+            "--gemini",
+            "--openai",
+            "http://a/v1",
+            "--ollama",
+            "http://o:1",
+            "--anthropic=http://c",
+            "--openai",
+            "http://b/v1",
+        ])
+        .unwrap();
+        // Built as every --ollama, --openai, --anthropic, then --gemini; written in another order.
+        let mut order: Vec<usize> = (0..args.written.len()).collect();
+        order.sort_by_key(|&i| args.written[i]);
+        assert_eq!(args.written.len(), 5, "{:?}", args.written);
+        // The --gemini (built last) was written first, the --ollama (built first) third.
+        assert_eq!(order, vec![4, 1, 0, 3, 2]);
     }
 
     #[test]
