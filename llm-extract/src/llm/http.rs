@@ -588,6 +588,9 @@ impl<W: WireFormat> EventState<W> {
                 return Some(Err(error));
             }
             if self.ended || self.wire.finished() {
+                // The answer is whole: its exchange goes to the hook now, not when the stream is
+                // dropped.
+                drop(self.recording.take());
                 return None;
             }
             match self.body.next_chunk().await {
