@@ -369,6 +369,30 @@ pub struct BackendArgs {
     /// naming it (llama-server takes only "auto", "none" and "required").
     #[arg(long, help_heading = "Backend")]
     pub tool_choice_required: bool,
+    /// Ask the backends given in the order they are written, the next one only when the one before
+    /// fails transiently, is rate-limited, refuses the request or finds it too long, or cannot take
+    /// it (its schema dialect, images and PDFs, log-probabilities), instead of sharing the work
+    /// round-robin. A backend that said when to come back is passed over until then. Each batch
+    /// record names the backend that answered.
+    #[arg(long, help_heading = "Backend")]
+    pub fallback: bool,
+    /// At most N requests a minute to each backend, shared by every concurrent extraction (a
+    /// rate-limited answer that says how long to wait pauses them all that long).
+    #[arg(long, value_name = "N", help_heading = "Backend")]
+    pub requests_per_minute: Option<u32>,
+    /// At most N tokens (prompt and answer) a minute to each backend, counted before each request
+    /// and corrected by the usage the answer reports.
+    #[arg(long, value_name = "N", help_heading = "Backend")]
+    pub tokens_per_minute: Option<u64>,
+    /// Write every request sent to a server and its response into DIR, one JSON file per exchange
+    /// (a retry is an exchange of its own): API keys and the URL's credentials redacted, images and
+    /// PDFs replaced by their size and SHA-256.
+    #[arg(long, value_name = "DIR", help_heading = "Backend")]
+    pub dump_exchanges: Option<PathBuf>,
+    /// Where each --ollama, --openai, --anthropic and --gemini value stands on the command line, in
+    /// the order the backends are built (for --fallback's order).
+    #[arg(skip)]
+    pub written: Vec<usize>,
 }
 
 /// How the extraction runs.
@@ -706,7 +730,21 @@ pub fn parse() -> Result<Cli, String> {
     let matches = Cli::command().get_matches();
     let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     pair_key_envs(&matches, &mut cli)?;
+    note_written_order(&matches, &mut cli);
     Ok(cli)
+}
+
+/// Notes where each backend flag's value stands on the command line, in the order `backend.rs` builds
+/// the backends (every --ollama, then --openai, --anthropic, --gemini).
+fn note_written_order(matches: &ArgMatches, cli: &mut Cli) {
+    let (Some((_, sub)), Some(backend)) = (matches.subcommand(), cli.command.backend_mut()) else {
+        return;
+    };
+    backend.written = ["ollama", "openai", "anthropic", "gemini"]
+        .into_iter()
+        .filter(|id| sub.try_contains_id(id).unwrap_or(false))
+        .flat_map(|id| sub.indices_of(id).into_iter().flatten())
+        .collect();
 }
 
 /// Gives each --api-key-env to the backend flag just before it on the command line (clap keeps each
@@ -918,10 +956,32 @@ mod tests {
             .unwrap();
         let mut cli = Cli::from_arg_matches(&matches).unwrap();
         pair_key_envs(&matches, &mut cli)?;
+        note_written_order(&matches, &mut cli);
         let Command::Run(args) = cli.command else {
             panic!()
         };
         Ok(args.backend)
+    }
+
+    #[test]
+    fn the_backends_are_noted_in_the_order_they_are_written() {
+        let args = backend_of(&[
+            "--gemini",
+            "--openai",
+            "http://a/v1",
+            "--ollama",
+            "http://o:1",
+            "--anthropic=http://c",
+            "--openai",
+            "http://b/v1",
+        ])
+        .unwrap();
+        // Built as every --ollama, --openai, --anthropic, then --gemini; written in another order.
+        let mut order: Vec<usize> = (0..args.written.len()).collect();
+        order.sort_by_key(|&i| args.written[i]);
+        assert_eq!(args.written.len(), 5, "{:?}", args.written);
+        // The --gemini (built last) was written first, the --ollama (built first) third.
+        assert_eq!(order, vec![4, 1, 0, 3, 2]);
     }
 
     #[test]

@@ -11,8 +11,8 @@ use crate::error::CliError;
 use crate::identity::Identified;
 use llm_extract::extract::{Aggregate, Basis, ConfidenceRule, Extractor, Mode};
 use llm_extract::llm::{
-    redact_url, Anthropic, Cache, Gemini, Llm, LlmError, Ollama, OpenAiCompatible, ResponseStore,
-    RetryPolicy,
+    redact_url, Anthropic, Cache, ExchangeHook, Gemini, Llm, LlmError, Ollama, OpenAiCompatible,
+    ResponseStore, RetryPolicy,
 };
 use std::sync::Arc;
 
@@ -45,18 +45,20 @@ pub fn backends(
         warn_ignored(args, extract, true);
         return Ok(vec![embedded(path, parallel)?]);
     }
+    let hook = crate::fallback::dump_hook(args.dump_exchanges.as_deref())?;
+    let hook = hook.as_ref();
     let mut backends = Vec::new();
     for url in &args.ollama {
-        backends.push(ollama(args, Some(url))?);
+        backends.push(ollama(args, Some(url), hook)?);
     }
     for (nth, url) in args.openai.iter().enumerate() {
-        backends.push(openai(args, nth, url)?);
+        backends.push(openai(args, nth, url, hook)?);
     }
     for (nth, url) in args.anthropic.iter().enumerate() {
-        backends.push(anthropic(args, nth, url)?);
+        backends.push(anthropic(args, nth, url, hook)?);
     }
     for (nth, url) in args.gemini.iter().enumerate() {
-        backends.push(gemini(args, nth, url)?);
+        backends.push(gemini(args, nth, url, hook)?);
     }
     if backends.is_empty() {
         let embedded = embedded_by_default();
@@ -64,15 +66,16 @@ pub fn backends(
         backends.push(if embedded {
             self::embedded("", parallel)?
         } else {
-            ollama(args, None)?
+            ollama(args, None, hook)?
         });
     } else {
         warn_ignored(args, extract, false);
     }
-    match &args.cache {
-        Some(dir) => cached(backends, dir),
-        None => Ok(backends),
-    }
+    let backends = match &args.cache {
+        Some(dir) => cached(backends, dir)?,
+        None => backends,
+    };
+    Ok(crate::fallback::arrange(args, backends))
 }
 
 /// Each of `backends` answering from the response cache in `dir` what it holds (--cache).
@@ -103,7 +106,7 @@ pub fn single_parallel(
     if all.len() > 1 {
         return Err(CliError::usage(
             "several backends (--ollama, --openai, --anthropic, --gemini) are shared only by \
-             `llm-extract batch`; give one here",
+             `llm-extract batch`; give one here, or ask them in turn with --fallback",
         ));
     }
     all.pop().ok_or_else(|| {
@@ -287,7 +290,11 @@ fn warn_unsent_key(backend: Hosted, url: &str, has_key: bool, variable: &str, ap
     );
 }
 
-fn ollama(args: &BackendArgs, url: Option<&str>) -> Result<Backend, CliError> {
+fn ollama(
+    args: &BackendArgs,
+    url: Option<&str>,
+    hook: Option<&ExchangeHook>,
+) -> Result<Backend, CliError> {
     let model = args
         .model
         .clone()
@@ -300,6 +307,9 @@ fn ollama(args: &BackendArgs, url: Option<&str>) -> Result<Backend, CliError> {
     if let Some(url) = url {
         builder = builder.host(url);
     }
+    if let Some(hook) = hook {
+        builder = builder.on_exchange(hook.clone());
+    }
     let llm = builder.build().map_err(|e| match e {
         LlmError::InsecureKey { url } => CliError::usage(format!(
             "--ollama {url}: refusing to send the credentials in the URL over plain http to a host \
@@ -311,12 +321,22 @@ fn ollama(args: &BackendArgs, url: Option<&str>) -> Result<Backend, CliError> {
     Ok(Arc::new(llm))
 }
 
-fn openai(args: &BackendArgs, nth: usize, url: &str) -> Result<Backend, CliError> {
-    Ok(Arc::new(openai_llm(args, nth, url)?))
+fn openai(
+    args: &BackendArgs,
+    nth: usize,
+    url: &str,
+    hook: Option<&ExchangeHook>,
+) -> Result<Backend, CliError> {
+    Ok(Arc::new(openai_llm(args, nth, url, hook)?))
 }
 
 /// The backend of the `nth` --openai flag (at `url`), as its own type.
-pub fn openai_llm(args: &BackendArgs, nth: usize, url: &str) -> Result<OpenAiCompatible, CliError> {
+pub fn openai_llm(
+    args: &BackendArgs,
+    nth: usize,
+    url: &str,
+    hook: Option<&ExchangeHook>,
+) -> Result<OpenAiCompatible, CliError> {
     let model = args
         .model
         .clone()
@@ -334,6 +354,9 @@ pub fn openai_llm(args: &BackendArgs, nth: usize, url: &str) -> Result<OpenAiCom
         .allow_insecure_key(args.allow_insecure_key);
     if let Some(var) = args.key_env(Hosted::OpenAi, nth) {
         builder = builder.api_key_env(var);
+    }
+    if let Some(hook) = hook {
+        builder = builder.on_exchange(hook.clone());
     }
     let llm = builder
         .build()
@@ -365,12 +388,22 @@ fn hosted_model(
         })
 }
 
-fn anthropic(args: &BackendArgs, nth: usize, url: &str) -> Result<Backend, CliError> {
-    Ok(Arc::new(anthropic_llm(args, nth, url)?))
+fn anthropic(
+    args: &BackendArgs,
+    nth: usize,
+    url: &str,
+    hook: Option<&ExchangeHook>,
+) -> Result<Backend, CliError> {
+    Ok(Arc::new(anthropic_llm(args, nth, url, hook)?))
 }
 
 /// The backend of the `nth` --anthropic flag (at `url`), as its own type.
-pub fn anthropic_llm(args: &BackendArgs, nth: usize, url: &str) -> Result<Anthropic, CliError> {
+pub fn anthropic_llm(
+    args: &BackendArgs,
+    nth: usize,
+    url: &str,
+    hook: Option<&ExchangeHook>,
+) -> Result<Anthropic, CliError> {
     let model = hosted_model(args, "anthropic", "ANTHROPIC_MODEL", "claude-sonnet-4-5")?;
     let mut builder = Anthropic::builder(model)
         .retry(retry(args))
@@ -381,6 +414,9 @@ pub fn anthropic_llm(args: &BackendArgs, nth: usize, url: &str) -> Result<Anthro
     }
     if let Some(var) = args.key_env(Hosted::Anthropic, nth) {
         builder = builder.api_key_env(var);
+    }
+    if let Some(hook) = hook {
+        builder = builder.on_exchange(hook.clone());
     }
     let llm = builder
         .build()
@@ -395,12 +431,22 @@ pub fn anthropic_llm(args: &BackendArgs, nth: usize, url: &str) -> Result<Anthro
     Ok(llm)
 }
 
-fn gemini(args: &BackendArgs, nth: usize, url: &str) -> Result<Backend, CliError> {
-    Ok(Arc::new(gemini_llm(args, nth, url)?))
+fn gemini(
+    args: &BackendArgs,
+    nth: usize,
+    url: &str,
+    hook: Option<&ExchangeHook>,
+) -> Result<Backend, CliError> {
+    Ok(Arc::new(gemini_llm(args, nth, url, hook)?))
 }
 
 /// The backend of the `nth` --gemini flag (at `url`), as its own type.
-pub fn gemini_llm(args: &BackendArgs, nth: usize, url: &str) -> Result<Gemini, CliError> {
+pub fn gemini_llm(
+    args: &BackendArgs,
+    nth: usize,
+    url: &str,
+    hook: Option<&ExchangeHook>,
+) -> Result<Gemini, CliError> {
     let model = hosted_model(args, "gemini", "GEMINI_MODEL", "gemini-2.5-flash")?;
     let mut builder = Gemini::builder(model)
         .retry(retry(args))
@@ -411,6 +457,9 @@ pub fn gemini_llm(args: &BackendArgs, nth: usize, url: &str) -> Result<Gemini, C
     }
     if let Some(var) = args.key_env(Hosted::Gemini, nth) {
         builder = builder.api_key_env(var);
+    }
+    if let Some(hook) = hook {
+        builder = builder.on_exchange(hook.clone());
     }
     let llm = builder
         .build()

@@ -428,6 +428,9 @@ fn record(result: &RecordResult) -> Value {
             if !extraction.report.agreement.is_empty() {
                 line["agreement"] = json!(extraction.report.agreement);
             }
+            if let Some(backend) = crate::fallback::answered_by(&extraction.report.attempts) {
+                line["backend"] = backend;
+            }
             line
         }
         Err(error) => {
@@ -441,6 +444,9 @@ fn record(result: &RecordResult) -> Value {
                 "tokens": error.usage().total(),
             });
             cache_fields(&mut line, error.report());
+            if let Some(backend) = crate::fallback::answered_by(error.attempts()) {
+                line["backend"] = backend;
+            }
             line
         }
     }
@@ -618,17 +624,19 @@ fn provider_batch(args: &BatchArgs) -> Result<(backend::Backend, ProviderBatch),
         ));
     }
     let manifest = manifest_path(&args.out);
+    let hook = crate::fallback::dump_hook(flags.dump_exchanges.as_deref())?;
+    let hook = hook.as_ref();
     let (llm, api): (backend::Backend, ProviderBatch) = if let Some(url) = flags.openai.first() {
-        let llm = backend::openai_llm(flags, 0, url)?;
+        let llm = backend::openai_llm(flags, 0, url, hook)?;
         let api = ProviderBatch::openai(&llm, &manifest);
         (std::sync::Arc::new(llm), api)
     } else if let Some(url) = flags.anthropic.first() {
-        let llm = backend::anthropic_llm(flags, 0, url)?;
+        let llm = backend::anthropic_llm(flags, 0, url, hook)?;
         let api = ProviderBatch::anthropic(&llm, &manifest);
         (std::sync::Arc::new(llm), api)
     } else {
         let url = flags.gemini.first().map_or("", String::as_str);
-        let llm = backend::gemini_llm(flags, 0, url)?;
+        let llm = backend::gemini_llm(flags, 0, url, hook)?;
         let api = ProviderBatch::gemini(&llm, &manifest);
         (std::sync::Arc::new(llm), api)
     };

@@ -25,6 +25,7 @@ mod doubts;
 mod error;
 mod eval;
 mod examples;
+mod fallback;
 mod identity;
 mod input;
 mod key_vars;

@@ -127,6 +127,9 @@ pub mod eval;
 pub mod extract;
 pub mod ground;
 pub mod llm;
+#[cfg(feature = "otlp")]
+#[cfg_attr(docsrs, doc(cfg(feature = "otlp")))]
+pub mod otlp;
 pub mod parse;
 pub mod prompts;
 pub mod report;

@@ -18,6 +18,7 @@ mod grounding;
 mod instruction_tokens;
 mod media;
 mod merge_keys;
+mod partial_backend;
 mod pdf;
 mod response_cache;
 mod samples;

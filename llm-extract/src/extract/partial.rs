@@ -12,12 +12,14 @@ use super::engine::{Engine, Progress};
 use super::error::ExtractError;
 use super::stream::Sink;
 use super::target::Target;
+use super::telemetry;
 use super::Input;
 use crate::parse::{from_str_value, JsonPath, Partial, PartialParser, PartialReader, PartialValue};
 use crate::report::{AttemptKind, Extraction, Report};
 use crate::schema::SchemaSet;
 use serde_json::Value;
 use std::sync::Arc;
+use tracing::Instrument;
 
 /// What [`Extractor::extract_partial`](super::Extractor::extract_partial) yields, in order: snapshots
 /// and completed values while an answer streams, [`PartialEvent::Retry`] before each further attempt,
@@ -103,9 +105,13 @@ where
             }
         }
     };
-    let extraction = engine
-        .one_watched(target, input, Some(&mut progress))
-        .await?;
+    // The same extraction span, and the same note of which backend answered each attempt, as
+    // `extract` (`engine/one.rs`).
+    let span = telemetry::extraction_span(engine.llm, target.schema().name());
+    let watched = engine.one_watched(target, input, Some(&mut progress));
+    let extraction = crate::llm::noting_who_answers(watched.instrument(span.clone())).await;
+    telemetry::ended(&span, extraction.as_ref().map(|done| &done.report));
+    let extraction = extraction?;
     let report = extraction.report.clone();
     let last = reader.snapshot();
     let settled = settled(engine, target.schema(), &report).map(|json| {

@@ -24,8 +24,15 @@ use futures_util::StreamExt;
 use tracing::field::Empty;
 use tracing::Span;
 
-/// The span of one attempt: request `number` of the extraction of `schema`, of `kind`.
-pub(crate) fn attempt_span(schema: &str, number: u32, kind: AttemptKind) -> Span {
+/// The span of one attempt: request `number` of the extraction of `schema` by `llm`, of `kind`. Its
+/// `otel.name` is set here, from the model `llm` describes, because an OpenTelemetry bridge names a
+/// span when it is first entered (a fallback's backend that answers is recorded later, in the
+/// attributes).
+pub(crate) fn attempt_span(llm: &dyn Llm, schema: &str, number: u32, kind: AttemptKind) -> Span {
+    let name = match llm.describe().and_then(|d| d.model) {
+        Some(model) => format!("chat {model}"),
+        None => "chat".to_owned(),
+    };
     tracing::info_span!(
         "extract_attempt",
         schema,
@@ -36,7 +43,7 @@ pub(crate) fn attempt_span(schema: &str, number: u32, kind: AttemptKind) -> Span
         prompt_tokens = Empty,
         completion_tokens = Empty,
         llm_extract.cache_hit = Empty,
-        otel.name = Empty,
+        otel.name = name.as_str(),
         otel.kind = "client",
         gen_ai.operation.name = "chat",
         gen_ai.provider.name = Empty,

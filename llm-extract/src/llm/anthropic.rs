@@ -276,6 +276,7 @@ impl Protocol for MessagesWire {
         hint: "",
     };
     const MEDIA_LIMITS: MediaLimits = MediaLimits::anthropic();
+    const LOGPROBS: bool = false;
 
     fn dialect(&self) -> Dialect {
         Dialect::Anthropic

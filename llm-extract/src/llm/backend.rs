@@ -35,7 +35,7 @@ use std::sync::Arc;
 
 /// How a streamed body is cut into events.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Framing {
+pub enum Framing {
     /// Server-sent events: an event's `data:` lines, up to the blank line that ends it.
     Sse,
     /// One JSON object a line.
@@ -44,8 +44,9 @@ pub(crate) enum Framing {
 
 /// Where a backend sends its requests, as a protocol needs it to write URLs and hints.
 #[derive(Debug)]
-pub(crate) struct Site {
-    /// The API root, normalised, credentials included (show it through [`credentials::redact_url`]).
+pub struct Site {
+    /// The API root, normalised (no trailing slash), credentials included: write URLs with it, and
+    /// show it only through [`redact_url`](super::redact_url).
     pub base: String,
     /// The model's name.
     pub model: String,
@@ -59,8 +60,18 @@ impl Site {
     }
 }
 
-/// A provider's wire format: everything the generic [`Backend`] does not know.
-pub(crate) trait Protocol: std::fmt::Debug + Send + Sync + 'static {
+/// A provider's wire format: everything the generic HTTP backend does not know. Implement it, and
+/// [`HttpBackend`](super::HttpBackend) sends requests in it with everything the built-in providers
+/// have: the timeouts, the body limit and the retry policy, the key's rules (a key named on the
+/// builder goes to the URL named, never over plain `http` to another machine unless allowed; the
+/// provider's own variable to its [`API`](Self::API) alone), redirects followed within the origin
+/// only, keys and the URL's credentials redacted from every error, log and
+/// [`Exchange`](super::Exchange), media checked before sending, and the status rule of [`Status`].
+///
+/// The built-in providers ([`OpenAiCompatible`](super::OpenAiCompatible),
+/// [`Anthropic`](super::Anthropic), [`Gemini`](super::Gemini), [`Ollama`](super::Ollama)) are each
+/// one of these; `examples/custom_provider.rs` writes a small one.
+pub trait Protocol: std::fmt::Debug + Send + Sync + 'static {
     /// The backend's name, in `Debug` output.
     const NAME: &'static str;
     /// How a streamed answer is framed.
@@ -78,6 +89,8 @@ pub(crate) trait Protocol: std::fmt::Debug + Send + Sync + 'static {
     const MEDIA: MediaSupport;
     /// The provider's documented media limits, unless the builder sets others.
     const MEDIA_LIMITS: MediaLimits;
+    /// Whether the provider gives token log-probabilities when a request asks for them.
+    const LOGPROBS: bool = true;
 
     /// The schema dialect the server enforces.
     fn dialect(&self) -> Dialect;
@@ -106,8 +119,9 @@ pub(crate) trait Protocol: std::fmt::Debug + Send + Sync + 'static {
 }
 
 /// The reading of one streamed answer, event by event (an SSE event's data or one NDJSON line), into
-/// the [`Answer`] the backend keeps for it.
-pub(crate) trait StreamReader: Default + Send + 'static {
+/// the [`Answer`] the backend keeps for it. A new one (its `Default`) reads each streamed answer, and
+/// each answer sent again after its stream broke.
+pub trait StreamReader: Default + Send + 'static {
     /// What a stream that ends before the server finished the answer lacks (the marks of its end), for
     /// the error that says so.
     const UNFINISHED: &'static str;
@@ -279,6 +293,7 @@ impl<P: Protocol> Backend<P> {
         url: &'a str,
         body: Option<&'a Value>,
         headers: &'a [(&'static str, String)],
+        media: &'a [super::Media],
     ) -> Outgoing<'a> {
         Outgoing {
             url,
@@ -288,6 +303,7 @@ impl<P: Protocol> Backend<P> {
             key_header: P::KEY_HEADER,
             headers,
             connect_hint: P::CONNECT_HINT,
+            media,
         }
     }
 
@@ -299,8 +315,19 @@ impl<P: Protocol> Backend<P> {
         body: Option<&Value>,
         read: impl Fn(&[u8]) -> Result<T, LlmError>,
     ) -> Result<T, LlmError> {
+        self.call_with_media(url, body, &[], read).await
+    }
+
+    /// [`call`](Self::call) with a body that carries `media`.
+    async fn call_with_media<T>(
+        &self,
+        url: &str,
+        body: Option<&Value>,
+        media: &[super::Media],
+        read: impl Fn(&[u8]) -> Result<T, LlmError>,
+    ) -> Result<T, LlmError> {
         let headers = self.shared.protocol.headers();
-        let request = self.outgoing(url, body, &headers);
+        let request = self.outgoing(url, body, &headers, media);
         self.shared.http.send_and_read(&request, self, read).await
     }
 
@@ -314,7 +341,7 @@ impl<P: Protocol> Backend<P> {
         read: impl Fn(&[u8]) -> Result<T, LlmError>,
     ) -> Result<T, LlmError> {
         let headers = self.shared.protocol.headers();
-        let mut request = self.outgoing(url, None, &headers);
+        let mut request = self.outgoing(url, None, &headers, &[]);
         request.raw = Some((content_type, bytes));
         self.shared.http.send_and_read(&request, self, read).await
     }
@@ -345,6 +372,20 @@ impl<P: Protocol> Backend<P> {
         self.shared.protocol.read(answer)
     }
 
+    /// Whether the protocol can take `request`: its media of forms the protocol takes, within the
+    /// limits.
+    pub fn accepts(&self, request: &ChatRequest) -> Result<(), LlmError> {
+        if request.has_media() {
+            P::MEDIA.check(request, &self.shared.media_limits)?;
+        }
+        Ok(())
+    }
+
+    /// Whether the protocol gives token log-probabilities.
+    pub fn gives_logprobs(&self) -> bool {
+        P::LOGPROBS
+    }
+
     /// The body of `request`, once its media are found to be of forms the protocol takes and within
     /// the limits: a refused part fails here, before anything is sent.
     fn body(&self, request: &ChatRequest, stream: bool) -> Result<Value, LlmError> {
@@ -360,7 +401,8 @@ impl<P: Protocol> Backend<P> {
         let shared = &*self.shared;
         let body = self.body(&request, false)?;
         let url = shared.protocol.endpoint(&shared.site, false);
-        self.call(&url, Some(&body), |bytes| {
+        let media = request_media(&request);
+        self.call_with_media(&url, Some(&body), &media, |bytes| {
             let answer = http::json_body(bytes)?;
             if let Some(message) = http::error_text(&answer) {
                 // A success status with an error object: transient, as a body that is not the answer.
@@ -382,10 +424,11 @@ impl<P: Protocol> Backend<P> {
         let url = shared.protocol.endpoint(&shared.site, true);
         let headers = shared.protocol.headers();
         let new_wire = move || Framed::<P::Stream>::new(P::FRAMING);
+        let media = request_media(&request);
         shared
             .http
             .stream(
-                &self.outgoing(&url, Some(&body), &headers),
+                &self.outgoing(&url, Some(&body), &headers, &media),
                 self.clone(),
                 new_wire,
             )
@@ -561,9 +604,11 @@ impl<R: StreamReader> http::WireFormat for Framed<R> {
 }
 
 /// An answer being read off the wire: the text and reasoning so far, the counts, why it ended, the
-/// model, and the events its pieces make, not yet handed on.
+/// model, and the events its pieces make, not yet handed on. A [`StreamReader`] adds what each event
+/// says ([`text`](Answer::text), [`thought`](Answer::thought), the public fields) and calls
+/// [`done`](Answer::done) at the end of the answer.
 #[derive(Debug, Default)]
-pub(crate) struct Answer {
+pub struct Answer {
     /// The answer's text so far.
     pub text: String,
     /// The reasoning so far.
@@ -631,6 +676,15 @@ impl Answer {
             cached: false,
         }
     }
+}
+
+/// The images and PDFs of `request`'s messages (cheap: a part's bytes are shared).
+fn request_media(request: &ChatRequest) -> Vec<super::Media> {
+    request
+        .messages
+        .iter()
+        .flat_map(|message| message.media.iter().cloned())
+        .collect()
 }
 
 /// One streamed event's data as JSON.
@@ -730,6 +784,17 @@ macro_rules! http_backend {
 
             fn describe(&self) -> Option<crate::llm::Description> {
                 Some(self.backend.description())
+            }
+
+            fn accepts(
+                &self,
+                request: &crate::llm::ChatRequest,
+            ) -> Result<(), crate::llm::LlmError> {
+                self.backend.accepts(request)
+            }
+
+            fn gives_logprobs(&self) -> bool {
+                self.backend.gives_logprobs()
             }
         }
 

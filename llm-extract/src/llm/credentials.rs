@@ -18,9 +18,11 @@ use super::env::Env;
 use super::LlmError;
 use std::net::IpAddr;
 
-/// A provider's own API: the one server its default key variable may go to.
+/// A provider's own API: the one server its default key variable may go to (a [`Protocol`](super::Protocol)'s
+/// [`API`](super::Protocol::API)). Without a key named on the builder, the variable `key_env` is read
+/// for requests to `https://{host}` and sent there alone.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct OfficialApi {
+pub struct OfficialApi {
     /// The API's host, reached over https on the default port.
     pub host: &'static str,
     /// The environment variable the key is read from when none is named.
@@ -30,8 +32,17 @@ pub(crate) struct OfficialApi {
 }
 
 impl OfficialApi {
+    /// The API at `https://{host}`, its key in `key_env`, which must be set when `key_required`.
+    pub const fn new(host: &'static str, key_env: &'static str, key_required: bool) -> Self {
+        OfficialApi {
+            host,
+            key_env,
+            key_required,
+        }
+    }
+
     /// What to add to a rejection of the request's credentials: where the key went, or why none did.
-    pub fn auth_hint(&self, key_sent: bool, header: &str) -> String {
+    pub(crate) fn auth_hint(&self, key_sent: bool, header: &str) -> String {
         if key_sent {
             format!(
                 "the key is sent in {header}; without a key named for the backend it is read from {} \
@@ -204,6 +215,15 @@ pub(crate) fn scrub(err: LlmError, key: Option<&Secret>, url: &str) -> LlmError 
         .filter_map(|(start, end)| url.get(start..end))
         .fold(err, LlmError::scrub)
         .shorten()
+}
+
+/// The credentials written in `url` (what [`redact_url`] hides), as they appear in it.
+pub(crate) fn url_credential_values(url: &str) -> Vec<String> {
+    url_credentials(url)
+        .into_iter()
+        .filter_map(|(start, end)| url.get(start..end))
+        .map(str::to_owned)
+        .collect()
 }
 
 /// Whether a query parameter of this name holds a credential.

@@ -213,9 +213,10 @@ pub enum MediaError {
 }
 
 /// What an error status means: the one rule every HTTP backend applies (`backend.rs` turns it into
-/// the error a caller gets).
+/// the error a caller gets), which a [`Protocol`](super::Protocol) may refine from the error body
+/// ([`Protocol::classify`](super::Protocol::classify)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Status {
+pub enum Status {
     /// The server rejected the request's credentials.
     Auth,
     /// The model or the endpoint is not there.

@@ -11,8 +11,9 @@
 //! downgrade included. This client is the only one the crate builds.
 
 use super::credentials::{redact_url, Secret};
+use super::exchange::{ExchangeHook, Recording};
 use super::retry::{self, Retries};
-use super::{ChatEvent, ChatStream, LlmError, RetryPolicy, TimeoutPhase, Usage};
+use super::{ChatEvent, ChatStream, LlmError, Media, RetryPolicy, TimeoutPhase, Usage};
 use bytes::Bytes;
 use futures_core::Stream;
 use futures_util::StreamExt;
@@ -35,6 +36,8 @@ pub(crate) struct HttpOptions {
     pub idle_timeout: Duration,
     pub max_body_bytes: usize,
     pub retry: RetryPolicy,
+    /// Who receives every exchange (request and response, redacted).
+    pub exchange: Option<ExchangeHook>,
 }
 
 impl Default for HttpOptions {
@@ -45,6 +48,7 @@ impl Default for HttpOptions {
             idle_timeout: Duration::from_secs(60),
             max_body_bytes: 16 * 1024 * 1024,
             retry: RetryPolicy::default(),
+            exchange: None,
         }
     }
 }
@@ -86,6 +90,15 @@ macro_rules! http_builder_methods {
             self
         }
 
+        /// Hands every request this backend sends, and the response it gets, to `hook` as an
+        /// [`Exchange`](crate::llm::Exchange): the key and the URL's credentials redacted, the bytes of
+        /// images and PDFs replaced by their size and SHA-256. For logs and dumps of what went over the
+        /// wire (the command line's `--dump-exchanges`).
+        pub fn on_exchange(mut self, hook: crate::llm::ExchangeHook) -> Self {
+            self.common.http.exchange = Some(hook);
+            self
+        }
+
         /// How transient failures are retried (default [`RetryPolicy::new`](crate::llm::RetryPolicy::new)).
         pub fn retry(mut self, policy: crate::llm::RetryPolicy) -> Self {
             self.common.http.retry = policy;
@@ -117,6 +130,8 @@ pub(crate) struct Outgoing<'a> {
     pub headers: &'a [(&'static str, String)],
     /// What to tell the user when no connection can be made.
     pub connect_hint: &'a str,
+    /// The images and PDFs `body` carries (an exchange shows their summary instead of their bytes).
+    pub media: &'a [Media],
 }
 
 /// What an error means: every error a request or its stream meets goes through [`ErrorRule::refine`]
@@ -140,6 +155,7 @@ impl Outgoing<'_> {
             key_header: self.key_header,
             headers: self.headers.to_vec(),
             connect_hint: self.connect_hint.to_owned(),
+            media: self.media.to_vec(),
         }
     }
 }
@@ -153,6 +169,7 @@ struct OwnedOutgoing {
     key_header: Option<&'static str>,
     headers: Vec<(&'static str, String)>,
     connect_hint: String,
+    media: Vec<Media>,
 }
 
 impl OwnedOutgoing {
@@ -168,6 +185,7 @@ impl OwnedOutgoing {
             key_header: self.key_header,
             headers: &self.headers,
             connect_hint: &self.connect_hint,
+            media: &self.media,
         }
     }
 }
@@ -199,10 +217,18 @@ impl HttpClient {
             .run("the request", || async {
                 // One deadline for the headers and the whole body together.
                 let whole = async {
-                    let response = self.send_once(request, rule).await?;
+                    let (response, mut recording) = self.send_once(request, rule, false).await?;
                     let body = self.body(response).read_all().await;
-                    body.and_then(|bytes| read(&bytes))
-                        .map_err(|e| rule.refine(e, None))
+                    if let (Some(recording), Ok(bytes)) = (&mut recording, &body) {
+                        recording.body(bytes);
+                    }
+                    let result = body
+                        .and_then(|bytes| read(&bytes))
+                        .map_err(|e| rule.refine(e, None));
+                    if let (Some(recording), Err(err)) = (&mut recording, &result) {
+                        recording.failed(err);
+                    }
+                    result
                 };
                 match tokio::time::timeout(self.options.request_timeout, whole).await {
                     Ok(result) => result,
@@ -233,8 +259,8 @@ impl HttpClient {
         R: ErrorRule,
     {
         let mut retries = self.options.retry.start();
-        let response = self.send_counted(request, &mut retries, &rule).await?;
-        let events = EventState::new(self.body(response), new_wire());
+        let (response, recording) = self.send_counted(request, &mut retries, &rule).await?;
+        let events = EventState::new(self.body(response), new_wire(), recording);
         let state = Resuming {
             client: self.clone(),
             request: request.owned(),
@@ -260,9 +286,9 @@ impl HttpClient {
         request: &Outgoing<'_>,
         retries: &mut Retries,
         rule: &impl ErrorRule,
-    ) -> Result<reqwest::Response, LlmError> {
+    ) -> Result<(reqwest::Response, Option<Recording>), LlmError> {
         loop {
-            match self.send_once(request, rule).await {
+            match self.send_once(request, rule, true).await {
                 Ok(response) => return Ok(response),
                 Err(err) => {
                     if !retries.again("the request", &err).await {
@@ -279,18 +305,54 @@ impl HttpClient {
         &self,
         request: &Outgoing<'_>,
         rule: &impl ErrorRule,
-    ) -> Result<reqwest::Response, LlmError> {
-        match self.send_raw(request).await {
+        streamed: bool,
+    ) -> Result<(reqwest::Response, Option<Recording>), LlmError> {
+        match self.send_raw(request, streamed).await {
             Ok(response) => Ok(response),
             Err((err, body)) => Err(rule.refine(err, body.as_deref())),
         }
     }
 
-    /// Sends the request once: the response of a success status, or the error and the error status's
-    /// body, if there was one.
+    /// Sends the request once: the response of a success status (with the recording of the exchange,
+    /// when a hook wants it), or the error and the error status's body, if there was one (the
+    /// exchange of a failure is handed to the hook here).
     async fn send_raw(
         &self,
         request: &Outgoing<'_>,
+        streamed: bool,
+    ) -> Result<(reqwest::Response, Option<Recording>), (LlmError, Option<Vec<u8>>)> {
+        let mut recording = self.options.exchange.as_ref().map(|hook| {
+            Recording::start(
+                hook,
+                request.url,
+                request.bearer,
+                request.key_header,
+                request.headers,
+                request.body,
+                request.media,
+                streamed,
+            )
+        });
+        let result = self.send_recorded(request, recording.as_mut()).await;
+        match result {
+            Ok(response) => Ok((response, recording)),
+            Err((err, body)) => {
+                if let Some(recording) = &mut recording {
+                    if let Some(body) = &body {
+                        recording.body(body);
+                    }
+                    recording.failed(&err);
+                }
+                Err((err, body))
+            }
+        }
+    }
+
+    /// [`send_raw`](Self::send_raw), telling `recording` of the response's status and headers.
+    async fn send_recorded(
+        &self,
+        request: &Outgoing<'_>,
+        recording: Option<&mut Recording>,
     ) -> Result<reqwest::Response, (LlmError, Option<Vec<u8>>)> {
         let mut builder = match (request.raw, request.body) {
             (Some((kind, bytes)), _) => self
@@ -334,6 +396,9 @@ impl HttpClient {
             Ok(Ok(response)) => response,
         };
         let status = response.status();
+        if let Some(recording) = recording {
+            recording.response(status.as_u16(), response.headers());
+        }
         if status.is_success() {
             return Ok(response);
         }
@@ -344,7 +409,19 @@ impl HttpClient {
             .headers()
             .get(reqwest::header::RETRY_AFTER)
             .and_then(|v| v.to_str().ok())
-            .and_then(|v| retry::retry_after(v, SystemTime::now()));
+            .and_then(|v| retry::retry_after(v, SystemTime::now()))
+            .or_else(|| {
+                // A rate-limited answer without one: the providers' own rate-limit headers.
+                let headers = response.headers();
+                (status.as_u16() == 429)
+                    .then(|| {
+                        retry::rate_limit_reset(
+                            |name| headers.get(name).and_then(|v| v.to_str().ok()),
+                            SystemTime::now(),
+                        )
+                    })
+                    .flatten()
+            });
         // The error body is read with the same limits; if even that fails, the status alone must do.
         let mut body = self.body(response);
         let bytes = match tokio::time::timeout(timeout, body.read_all()).await {
@@ -485,10 +562,12 @@ struct EventState<W> {
     error: Option<LlmError>,
     text: String,
     ended: bool,
+    /// The exchange being recorded, handed to its hook when this state is dropped.
+    recording: Option<Recording>,
 }
 
 impl<W: WireFormat> EventState<W> {
-    fn new(body: BodyReader, wire: W) -> Self {
+    fn new(body: BodyReader, wire: W, recording: Option<Recording>) -> Self {
         EventState {
             body,
             wire,
@@ -497,6 +576,7 @@ impl<W: WireFormat> EventState<W> {
             error: None,
             text: String::new(),
             ended: false,
+            recording,
         }
     }
 
@@ -523,10 +603,16 @@ impl<W: WireFormat> EventState<W> {
                 return Some(Err(error));
             }
             if self.ended || self.wire.finished() {
+                // The answer is whole: its exchange goes to the hook now, not when the stream is
+                // dropped.
+                drop(self.recording.take());
                 return None;
             }
             match self.body.next_chunk().await {
                 Ok(Some(chunk)) => {
+                    if let Some(recording) = &mut self.recording {
+                        recording.body(&chunk);
+                    }
                     if let Err(err) = self.feed(&chunk) {
                         self.fail(err);
                     }
@@ -538,6 +624,9 @@ impl<W: WireFormat> EventState<W> {
                         .line(&rest)
                         .and_then(|()| self.wire.end(&mut self.events));
                     if let Err(err) = result {
+                        if let Some(recording) = &mut self.recording {
+                            recording.failed(&err);
+                        }
                         self.error = Some(err);
                     }
                 }
@@ -599,8 +688,9 @@ where
                     self.ended = true;
                     return Some(Err(err));
                 }
-                Ok(response) => {
-                    self.events = EventState::new(self.client.body(response), (self.new_wire)());
+                Ok((response, recording)) => {
+                    self.events =
+                        EventState::new(self.client.body(response), (self.new_wire)(), recording);
                     if self.delivered || usage != Usage::default() {
                         self.delivered = false;
                         return Some(Ok(ChatEvent::Restart { error: err, usage }));
@@ -645,6 +735,9 @@ impl<W: WireFormat> EventState<W> {
     }
 
     fn fail(&mut self, err: LlmError) {
+        if let Some(recording) = &mut self.recording {
+            recording.failed(&err);
+        }
         self.ended = true;
         self.error = Some(err);
     }

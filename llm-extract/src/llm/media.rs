@@ -244,6 +244,39 @@ impl Media {
             .map(|data| base64::engine::general_purpose::STANDARD.encode(data))
     }
 
+    /// The part as a record keeps it without its bytes: its name (if any), media type, size in bytes
+    /// and SHA-256 (lower-case hex), or its URL with any credentials redacted. What `--save-raw` and
+    /// an [`Exchange`](crate::llm::Exchange) write in place of a file.
+    ///
+    /// ```
+    /// use llm_extract::llm::Media;
+    ///
+    /// let summary = Media::png(b"abc".to_vec()).summary();
+    /// assert_eq!(summary["bytes"], 3);
+    /// assert_eq!(summary["media_type"], "image/png");
+    /// assert!(summary["sha256"].as_str().unwrap().starts_with("ba7816bf"));
+    /// ```
+    pub fn summary(&self) -> serde_json::Value {
+        use sha2::Digest as _;
+        let mut entry = serde_json::Map::new();
+        if let Some(name) = &self.name {
+            entry.insert("name".into(), name.as_str().into());
+        }
+        entry.insert("media_type".into(), self.media_type.as_str().into());
+        match &self.source {
+            MediaSource::Bytes(data) => {
+                entry.insert("bytes".into(), data.len().into());
+                let digest = sha2::Sha256::digest(data);
+                let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+                entry.insert("sha256".into(), hex.into());
+            }
+            MediaSource::Url(url) => {
+                entry.insert("url".into(), super::redact_url(url).into());
+            }
+        }
+        serde_json::Value::Object(entry)
+    }
+
     /// A `data:` URL of the bytes (`data:image/png;base64,...`), or the URL of a URL part.
     pub fn data_url(&self) -> String {
         match &self.source {
@@ -389,9 +422,11 @@ impl MediaLimits {
     }
 }
 
-/// What a backend's wire format takes of media.
+/// What a backend's wire format takes of media (a [`Protocol`](super::Protocol)'s
+/// [`MEDIA`](super::Protocol::MEDIA)): a request with a part of another form is refused before it is
+/// sent, with `hint` in the error.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct MediaSupport {
+pub struct MediaSupport {
     /// How errors name the backend.
     pub backend: &'static str,
     /// Images as bytes.
@@ -408,7 +443,6 @@ pub(crate) struct MediaSupport {
 
 impl MediaSupport {
     /// A backend that takes no media at all.
-    #[cfg(feature = "llama-cpp")]
     pub const fn none(backend: &'static str, hint: &'static str) -> Self {
         MediaSupport {
             backend,

@@ -18,9 +18,11 @@ mod anthropic;
 mod backend;
 mod batch_wire;
 mod credentials;
+mod custom;
 mod description;
 mod env;
 mod error;
+mod exchange;
 mod from_fn;
 mod gemini;
 mod gemini_openapi;
@@ -36,17 +38,21 @@ mod retry;
 mod verdict;
 
 pub use anthropic::{Anthropic, AnthropicBuilder, AnthropicOutput};
+pub use backend::{Answer, Framing, Protocol, Site, StreamReader};
+pub use credentials::OfficialApi;
 pub use credentials::{redact_url, Secret};
+pub use custom::{HttpBackend, HttpBuilder};
 pub(crate) use description::{answered, noting_who_answers, take_answered};
 pub use description::{CredentialDigest, Description};
-pub use error::{LlmError, MediaError, TimeoutPhase};
+pub use error::{LlmError, MediaError, Status, TimeoutPhase};
+pub use exchange::{Exchange, ExchangeHook};
 pub use from_fn::{from_fn, from_stream_fn, FnLlm, StreamFnLlm};
 pub use gemini::{Gemini, GeminiBuilder};
 pub use layer::{
     Cache, CacheError, ErrorClass, ErrorClasses, Fallback, LlmExt, RateLimit, ResponseStore, Retry,
 };
 pub use likelihood::Likelihood;
-pub use media::{Media, MediaLimits, MediaSource, MediaType};
+pub use media::{Media, MediaLimits, MediaSource, MediaSupport, MediaType};
 pub use ollama::{ModelInfo, Ollama, OllamaBuilder, Think};
 pub use openai::{OpenAiBuilder, OpenAiCompatible};
 pub use prompt_cache::{CacheTtl, PromptCache};
@@ -55,7 +61,6 @@ pub use retry::RetryPolicy;
 pub(crate) use accumulate::{Accumulator, Merged};
 pub(crate) use batch_wire::BatchWire;
 pub(crate) use http::excerpt as http_excerpt;
-pub(crate) use media::MediaSupport;
 pub(crate) use verdict::{accept as accept_answer, discard as discard_answer};
 
 #[cfg(feature = "llama-cpp")]
@@ -540,6 +545,23 @@ pub trait Llm: Send + Sync {
     fn describe(&self) -> Option<Description> {
         None
     }
+
+    /// Whether this backend can take `request` as it is, checked before anything is sent: the error
+    /// it would refuse it with ([`LlmError::Media`] for an image or PDF of a form it does not take or
+    /// over its limits), or `Ok`. A [`Fallback`] asks only the backends that can. The default takes
+    /// every request; the HTTP backends and the embedded engine check the media.
+    fn accepts(&self, request: &ChatRequest) -> Result<(), LlmError> {
+        let _ = request;
+        Ok(())
+    }
+
+    /// Whether this backend gives token log-probabilities when a request asks for them
+    /// ([`ChatRequest::logprobs`]). `true` by default; `false` for the backends known to give none
+    /// (Anthropic, Ollama), which a [`Fallback`] passes over for a request that asks for them while
+    /// one of its backends gives them.
+    fn gives_logprobs(&self) -> bool {
+        true
+    }
 }
 
 /// Pointers to a backend are backends: `Arc<dyn Llm>`, `&L` and `Box<dyn Llm>` forward every method.
@@ -560,6 +582,12 @@ macro_rules! forward_llm {
             }
             fn describe(&self) -> Option<Description> {
                 (**self).describe()
+            }
+            fn accepts(&self, request: &ChatRequest) -> Result<(), LlmError> {
+                (**self).accepts(request)
+            }
+            fn gives_logprobs(&self) -> bool {
+                (**self).gives_logprobs()
             }
             fn chat(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatResponse, LlmError>> {
                 (**self).chat(request)

@@ -302,6 +302,7 @@ impl Protocol for ChatWire {
     };
     // Ollama documents no size or count limit (the model's context is the limit).
     const MEDIA_LIMITS: MediaLimits = MediaLimits::none();
+    const LOGPROBS: bool = false;
 
     fn dialect(&self) -> Dialect {
         Dialect::Gbnf

@@ -203,6 +203,149 @@ pub(crate) fn retry_after(value: &str, now: SystemTime) -> Option<Duration> {
     Some(Duration::from_secs(at.saturating_sub(now)))
 }
 
+/// How long a rate-limited server (HTTP 429) asks to wait when it sends no `Retry-After`, from the
+/// providers' rate-limit headers (`header` looks one up by its lower-case name): `retry-after-ms`
+/// (milliseconds); OpenAI's `x-ratelimit-reset-requests` and `x-ratelimit-reset-tokens` (durations such
+/// as `1s`, `6m0s`, `20ms`); Anthropic's `anthropic-ratelimit-{requests,tokens,input-tokens,
+/// output-tokens}-reset` (an RFC 3339 time, counted from `now`). Of several limits, those whose
+/// `remaining` header says 0 (all of them when none says) count, and the longest wait wins.
+pub(crate) fn rate_limit_reset<'h>(
+    header: impl Fn(&str) -> Option<&'h str>,
+    now: SystemTime,
+) -> Option<Duration> {
+    if let Some(ms) = header("retry-after-ms").and_then(|v| v.trim().parse::<f64>().ok()) {
+        if ms.is_finite() && ms >= 0.0 {
+            return Some(Duration::from_secs_f64((ms / 1000.0).min(1e9)));
+        }
+    }
+    let limits = [
+        (
+            "x-ratelimit-remaining-requests",
+            "x-ratelimit-reset-requests",
+        ),
+        ("x-ratelimit-remaining-tokens", "x-ratelimit-reset-tokens"),
+        (
+            "anthropic-ratelimit-requests-remaining",
+            "anthropic-ratelimit-requests-reset",
+        ),
+        (
+            "anthropic-ratelimit-tokens-remaining",
+            "anthropic-ratelimit-tokens-reset",
+        ),
+        (
+            "anthropic-ratelimit-input-tokens-remaining",
+            "anthropic-ratelimit-input-tokens-reset",
+        ),
+        (
+            "anthropic-ratelimit-output-tokens-remaining",
+            "anthropic-ratelimit-output-tokens-reset",
+        ),
+    ];
+    let resets: Vec<(bool, Duration)> = limits
+        .iter()
+        .filter_map(|(remaining, reset)| {
+            let wait = header(reset).and_then(|v| reset_wait(v, now))?;
+            let spent = header(remaining).is_some_and(|v| v.trim() == "0");
+            Some((spent, wait))
+        })
+        .collect();
+    let any_spent = resets.iter().any(|(spent, _)| *spent);
+    resets
+        .into_iter()
+        .filter(|(spent, _)| *spent || !any_spent)
+        .map(|(_, wait)| wait)
+        .max()
+}
+
+/// A reset header's wait: a duration (`1h2m3.5s`, `20ms`) or an RFC 3339 time.
+fn reset_wait(value: &str, now: SystemTime) -> Option<Duration> {
+    let value = value.trim();
+    duration_text(value).or_else(|| {
+        let at = rfc3339(value)?;
+        let now = now.duration_since(UNIX_EPOCH).ok()?.as_secs();
+        Some(Duration::from_secs(at.saturating_sub(now)))
+    })
+}
+
+/// A duration written as numbers with units, `h`, `m`, `s` and `ms` (`6m0s`, `1.5s`, `20ms`).
+fn duration_text(value: &str) -> Option<Duration> {
+    let mut total = 0.0f64;
+    let mut rest = value;
+    if rest.is_empty() {
+        return None;
+    }
+    while !rest.is_empty() {
+        let digits = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        let amount: f64 = rest.get(..digits)?.parse().ok()?;
+        rest = rest.get(digits..)?;
+        let (unit, len) = if rest.starts_with("ms") {
+            (0.001, 2)
+        } else if rest.starts_with('h') {
+            (3600.0, 1)
+        } else if rest.starts_with('m') {
+            (60.0, 1)
+        } else if rest.starts_with('s') {
+            (1.0, 1)
+        } else {
+            return None;
+        };
+        total += amount * unit;
+        rest = rest.get(len..)?;
+    }
+    (total.is_finite() && total >= 0.0).then(|| Duration::from_secs_f64(total.min(1e9)))
+}
+
+/// An RFC 3339 time (`2026-12-05T20:31:00Z`, fractions and offsets allowed) as whole seconds since
+/// the Unix epoch, rounded up.
+fn rfc3339(value: &str) -> Option<u64> {
+    let (date, time) = value.split_once(['T', 't', ' '])?;
+    let mut parts = date.split('-');
+    let year = number(parts.next()?, 4, 4)?;
+    let month = number(parts.next()?, 2, 2)?;
+    let day = number(parts.next()?, 2, 2)?;
+    if parts.next().is_some() || !(1..=12).contains(&month) || year < 1970 {
+        return None;
+    }
+    if day == 0 || day > days_in_month(year, month) {
+        return None;
+    }
+    let (clock, offset) = match time.find(['Z', 'z', '+', '-']) {
+        Some(at) => (time.get(..at)?, time.get(at..)?),
+        None => return None,
+    };
+    let (clock, fraction) = match clock.split_once('.') {
+        Some((clock, fraction)) => (clock, !fraction.trim_end_matches('0').is_empty()),
+        None => (clock, false),
+    };
+    let mut hms = clock.split(':');
+    let hour = number(hms.next()?, 2, 2)?;
+    let minute = number(hms.next()?, 2, 2)?;
+    let second = number(hms.next()?, 2, 2)?;
+    if hms.next().is_some() || hour > 23 || minute > 59 || second > 60 {
+        return None;
+    }
+    let local = days_since_epoch(year, month, day) * 86_400
+        + hour * 3_600
+        + minute * 60
+        + second
+        + u64::from(fraction);
+    match offset {
+        "Z" | "z" => Some(local),
+        _ => {
+            let sign = offset.get(..1)?;
+            let (h, m) = offset.get(1..)?.split_once(':')?;
+            let shift = number(h, 2, 2)? * 3_600 + number(m, 2, 2)? * 60;
+            if sign == "+" {
+                local.checked_sub(shift)
+            } else {
+                Some(local + shift)
+            }
+        }
+    }
+}
+
 /// An HTTP date in any of its three forms, as seconds since the Unix epoch (`now` places a two-digit
 /// year).
 fn http_date(value: &str, now: u64) -> Option<u64> {
@@ -464,5 +607,63 @@ mod tests {
             "{waited:?}"
         );
         assert!(!retries.again("test", &err).await, "the budget is spent");
+    }
+
+    #[test]
+    fn rate_limit_headers_say_how_long_to_wait() {
+        let now = UNIX_EPOCH + Duration::from_secs(1_780_000_000);
+        let reset = |pairs: &'static [(&'static str, &'static str)]| {
+            rate_limit_reset(
+                |name| pairs.iter().find(|(n, _)| *n == name).map(|(_, v)| *v),
+                now,
+            )
+        };
+        assert_eq!(
+            reset(&[("retry-after-ms", "1500")]),
+            Some(Duration::from_millis(1500))
+        );
+        // OpenAI: the spent limit's reset, not the other.
+        assert_eq!(
+            reset(&[
+                ("x-ratelimit-remaining-requests", "12"),
+                ("x-ratelimit-reset-requests", "1s"),
+                ("x-ratelimit-remaining-tokens", "0"),
+                ("x-ratelimit-reset-tokens", "6m0s"),
+            ]),
+            Some(Duration::from_secs(360))
+        );
+        assert_eq!(
+            reset(&[("x-ratelimit-reset-requests", "20ms")]),
+            Some(Duration::from_millis(20))
+        );
+        assert_eq!(
+            reset(&[("x-ratelimit-reset-tokens", "1h2m3.5s")]),
+            Some(Duration::from_millis(3_723_500))
+        );
+        // Anthropic: an RFC 3339 time.
+        let at = 1_780_000_000 + 42;
+        let days = at / 86_400;
+        assert_eq!(days_since_epoch(2026, 5, 28), days);
+        let text: &'static str = Box::leak(
+            format!(
+                "2026-05-28T{:02}:{:02}:{:02}Z",
+                at % 86_400 / 3600,
+                at % 3600 / 60,
+                at % 60
+            )
+            .into_boxed_str(),
+        );
+        let pairs: &'static [(&'static str, &'static str)] = Box::leak(Box::new([
+            ("anthropic-ratelimit-requests-remaining", "0"),
+            ("anthropic-ratelimit-requests-reset", text),
+        ]));
+        assert_eq!(reset(pairs), Some(Duration::from_secs(42)));
+        assert_eq!(reset(&[("x-ratelimit-reset-requests", "soon")]), None);
+        assert_eq!(reset(&[]), None);
+        assert_eq!(
+            rfc3339("2026-05-28T00:00:00+01:00"),
+            Some(days * 86_400 - 3_600)
+        );
+        assert_eq!(rfc3339("2026-02-30T00:00:00Z"), None);
     }
 }

@@ -157,7 +157,7 @@ impl Engine<'_> {
                 }
                 break; // spent: keep what we have
             }
-            let span = attempt_span(name, tally.number, kind);
+            let span = attempt_span(self.llm, name, tally.number, kind);
             crate::llm::discard_answer();
             let mut answer = self
                 .answer(target, request, kind, &bounds, &mut kept, sink)

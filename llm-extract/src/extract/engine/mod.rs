@@ -164,8 +164,8 @@ fn failed_attempt(kind: AttemptKind, err: &LlmError, started: Instant) -> Attemp
     }
 }
 
-fn attempt_span(schema: &str, number: u32, kind: AttemptKind) -> tracing::Span {
-    super::telemetry::attempt_span(schema, number, kind)
+fn attempt_span(llm: &dyn Llm, schema: &str, number: u32, kind: AttemptKind) -> tracing::Span {
+    super::telemetry::attempt_span(llm, schema, number, kind)
 }
 
 fn record(span: &tracing::Span, finish: Option<&Finish>, usage: Usage, items: usize) {

@@ -70,7 +70,7 @@ impl Engine<'_> {
                 return Err(ExtractError::new(kind, report));
             }
             let sampling = Sampling::of(&request);
-            let span = attempt_span(name, number, kind);
+            let span = attempt_span(self.llm, name, number, kind);
             let started = Instant::now();
             // Numbered as in the ledger, where a broken answer sent again is an attempt too.
             let position = ledger_position(&report);

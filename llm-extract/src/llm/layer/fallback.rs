@@ -13,9 +13,12 @@ use tokio::time::Instant;
 /// the next, without waiting.
 ///
 /// - A backend can take a request when it enforces the same schema [dialect](Llm::dialect) as the
-///   first (the request's schema was rendered for it; a request without a schema goes anywhere) and,
-///   for a JSON Lines request, constrains JSON Lines. The fallback itself reports the first's dialect,
-///   and constrains JSON Lines or grounding only when all its backends do.
+///   first (the request's schema was rendered for it; a request without a schema goes anywhere),
+///   for a JSON Lines request, constrains JSON Lines, and [accepts](Llm::accepts) its images and
+///   PDFs (their forms and its limits). A request that asks for log-probabilities goes only to the
+///   backends that [give them](Llm::gives_logprobs) while one of them does. The fallback itself
+///   reports the first's dialect, and constrains JSON Lines or grounding only when all its backends
+///   do.
 /// - A request does not wait out one backend while another can answer: a backend that asks to wait
 ///   (HTTP 429, or a `Retry-After`) is not retried by its own [`RetryPolicy`](crate::llm::RetryPolicy)
 ///   (nor a [`Retry`](super::Retry) layer over it) while a backend after it can take the request, and
@@ -113,12 +116,15 @@ impl Fallback {
     }
 
     /// Whether `member` can take `request`, whose schema (if any) was rendered for the fallback's
-    /// dialect, the first backend's. (The trait does not say which backends give log-probabilities:
-    /// one that gives none leaves the answer's confidence empty, which the report says.)
-    fn can_take(&self, member: &Member, request: &ChatRequest) -> bool {
+    /// dialect, the first backend's; `logprobs_needed` when some backend gives the log-probabilities
+    /// the request asks for.
+    fn can_take(&self, member: &Member, request: &ChatRequest, logprobs_needed: bool) -> bool {
         let llm = &member.llm;
         let schema_fits = request.schema.is_none() || Some(llm.dialect()) == self.first_dialect();
-        schema_fits && (!request.json_lines || llm.constrains_json_lines())
+        schema_fits
+            && (!request.json_lines || llm.constrains_json_lines())
+            && (!logprobs_needed || llm.gives_logprobs())
+            && llm.accepts(request).is_ok()
     }
 
     fn first_dialect(&self) -> Option<Dialect> {
@@ -128,10 +134,12 @@ impl Fallback {
     /// The backends that can take `request`, in the order to ask them: those not resting first.
     fn order(&self, request: &ChatRequest) -> Vec<&Member> {
         let now = Instant::now();
+        let logprobs_needed =
+            request.logprobs && self.backends.iter().any(|m| m.llm.gives_logprobs());
         let (awake, resting): (Vec<&Member>, Vec<&Member>) = self
             .backends
             .iter()
-            .filter(|m| self.can_take(m, request))
+            .filter(|m| self.can_take(m, request, logprobs_needed))
             .partition(|m| !m.resting(now));
         awake.into_iter().chain(resting).collect()
     }
@@ -145,6 +153,10 @@ impl Fallback {
     ) -> Result<T, LlmError> {
         let order = self.order(&request);
         let Some((last, before)) = order.split_last() else {
+            // The first backend's own refusal says best what no backend could take.
+            if let Some(Err(err)) = self.backends.first().map(|m| m.llm.accepts(&request)) {
+                return Err(err);
+            }
             return Err(LlmError::Config {
                 message: format!(
                     "no backend of the fallback can take this request: each of its {} backends \
@@ -240,6 +252,23 @@ impl Llm for Fallback {
 
     fn describe(&self) -> Option<Description> {
         self.backends.first()?.llm.describe()
+    }
+
+    fn accepts(&self, request: &ChatRequest) -> Result<(), LlmError> {
+        let mut first_refusal = None;
+        for member in &self.backends {
+            match member.llm.accepts(request) {
+                Ok(()) => return Ok(()),
+                Err(err) => {
+                    first_refusal.get_or_insert(err);
+                }
+            }
+        }
+        first_refusal.map_or(Ok(()), Err)
+    }
+
+    fn gives_logprobs(&self) -> bool {
+        self.backends.iter().any(|m| m.llm.gives_logprobs())
     }
 }
 
@@ -371,6 +400,80 @@ mod tests {
         let llm = Fallback::new(backend(&a, Some(http(503, "busy", None)), "")).or_else(limited);
         assert!(llm.chat(ChatRequest::new("x")).await.is_err());
         assert_eq!((a.load(Ordering::SeqCst), b.load(Ordering::SeqCst)), (1, 4));
+    }
+
+    /// A backend answering `answer`, counting its calls, refusing media and giving log-probabilities
+    /// as told.
+    struct Capable {
+        calls: Arc<AtomicU32>,
+        answer: &'static str,
+        media: bool,
+        logprobs: bool,
+    }
+
+    impl Llm for Capable {
+        fn dialect(&self) -> Dialect {
+            Dialect::OpenAiStrict
+        }
+        fn chat_stream(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatStream, LlmError>> {
+            self.calls.fetch_add(1, Ordering::SeqCst);
+            let answer = self.answer;
+            Box::pin(async move {
+                from_fn(move |_: ChatRequest| async move { Ok(ChatResponse::new(answer)) })
+                    .chat_stream(request)
+                    .await
+            })
+        }
+        fn accepts(&self, request: &ChatRequest) -> Result<(), LlmError> {
+            if request.has_media() && !self.media {
+                return Err(LlmError::Config {
+                    message: "no media here".into(),
+                });
+            }
+            Ok(())
+        }
+        fn gives_logprobs(&self) -> bool {
+            self.logprobs
+        }
+    }
+
+    #[tokio::test]
+    async fn media_and_logprobs_go_only_to_a_backend_that_takes_them() {
+        let calls: Vec<Arc<AtomicU32>> = (0..3).map(|_| Arc::new(AtomicU32::new(0))).collect();
+        let member = |i: usize, answer, media, logprobs| Capable {
+            calls: Arc::clone(&calls[i]),
+            answer,
+            media,
+            logprobs,
+        };
+        let llm = Fallback::new(member(0, "text only", false, false))
+            .or_else(member(1, "no logprobs", true, false))
+            .or_else(member(2, "everything", true, true));
+        let image = crate::llm::Message::user("x").with_media([crate::llm::Media::png(vec![1])]);
+        let with_image = ChatRequest::default().with_message(image);
+        assert_eq!(
+            llm.chat(with_image.clone()).await.unwrap().text,
+            "no logprobs"
+        );
+        let with_logprobs = ChatRequest::new("x").with_logprobs(true);
+        assert_eq!(llm.chat(with_logprobs).await.unwrap().text, "everything");
+        let both = with_image.with_logprobs(true);
+        assert_eq!(llm.chat(both).await.unwrap().text, "everything");
+        let counts: Vec<u32> = calls.iter().map(|c| c.load(Ordering::SeqCst)).collect();
+        assert_eq!(counts, vec![0, 1, 2]);
+        assert!(llm.gives_logprobs());
+        // No backend takes media: the first one's refusal, before anything is sent.
+        let llm = Fallback::new(member(0, "text only", false, true));
+        let image = crate::llm::Message::user("x").with_media([crate::llm::Media::png(vec![1])]);
+        let err = llm
+            .chat(ChatRequest::default().with_message(image))
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("no media here"), "{err}");
+        // Log-probabilities asked of backends that give none: they answer without.
+        let llm = Fallback::new(member(1, "no logprobs", true, false));
+        let answer = llm.chat(ChatRequest::new("x").with_logprobs(true)).await;
+        assert_eq!(answer.unwrap().text, "no logprobs");
     }
 
     #[tokio::test]

@@ -1,5 +1,6 @@
 //! [`RateLimit`]: requests-per-minute and tokens-per-minute limits on one backend, held by every caller
-//! sharing it (a small reservation bucket on tokio's clock, so tests can pause time).
+//! sharing it (a small reservation bucket on tokio's clock, so tests can pause time), and a pause of
+//! every caller when the server itself says it is rate-limited and for how long.
 
 use crate::llm::{
     BoxFuture, ChatEvent, ChatRequest, ChatResponse, ChatStream, Description, Llm, LlmError,
@@ -18,6 +19,11 @@ use tokio::time::Instant;
 /// one token per four bytes) plus its `max_tokens`, then corrected by what the answer's usage says:
 /// an answer that used more than counted makes the next requests wait longer.
 ///
+/// When the server answers that it is rate-limited (HTTP 429) and says for how long (`Retry-After`,
+/// or the providers' rate-limit reset headers, which the HTTP backends read into
+/// [`LlmError::Http::retry_after`](crate::llm::LlmError::Http)), every caller sharing the limit waits
+/// that long before its next request, not only the one that was told.
+///
 /// ```
 /// use llm_extract::llm::{from_fn, ChatRequest, ChatResponse, Llm, RateLimit};
 ///
@@ -30,6 +36,8 @@ pub struct RateLimit<L> {
     inner: L,
     requests: Option<Arc<Bucket>>,
     tokens: Option<Arc<Bucket>>,
+    /// Until when the server asked every caller to wait.
+    paused_until: Arc<Mutex<Option<Instant>>>,
 }
 
 impl<L> RateLimit<L> {
@@ -39,19 +47,36 @@ impl<L> RateLimit<L> {
             inner,
             requests: None,
             tokens: None,
+            paused_until: Arc::new(Mutex::new(None)),
         }
     }
 
     /// At most `n` requests a minute (0: none at all is not a limit, and is ignored).
-    pub fn requests_per_minute(mut self, n: u32) -> Self {
-        self.requests = Bucket::per_minute(u64::from(n));
-        self
+    pub fn requests_per_minute(self, n: u32) -> Self {
+        self.requests_per(n, MINUTE)
     }
 
     /// At most `n` tokens (prompt and answer) a minute (0 is ignored).
-    pub fn tokens_per_minute(mut self, n: u64) -> Self {
-        self.tokens = Bucket::per_minute(n);
+    pub fn tokens_per_minute(self, n: u64) -> Self {
+        self.tokens_per(n, MINUTE)
+    }
+
+    /// At most `n` requests every `period` (a provider's per-second limit, say): `n` at once, then one
+    /// more each `period / n` (0, or a zero period, is ignored).
+    pub fn requests_per(mut self, n: u32, period: Duration) -> Self {
+        self.requests = Bucket::new(u64::from(n), period);
         self
+    }
+
+    /// At most `n` tokens every `period` (0, or a zero period, is ignored).
+    pub fn tokens_per(mut self, n: u64, period: Duration) -> Self {
+        self.tokens = Bucket::new(n, period);
+        self
+    }
+
+    /// The backend under the limits.
+    pub fn inner(&self) -> &L {
+        &self.inner
     }
 }
 
@@ -60,33 +85,32 @@ impl<L: std::fmt::Debug> std::fmt::Debug for RateLimit<L> {
         f.debug_struct("RateLimit")
             .field("inner", &self.inner)
             .field(
-                "requests_per_minute",
-                &self.requests.as_ref().map(|b| b.per_minute),
+                "requests",
+                &self.requests.as_ref().map(|b| (b.units, b.period)),
             )
-            .field(
-                "tokens_per_minute",
-                &self.tokens.as_ref().map(|b| b.per_minute),
-            )
+            .field("tokens", &self.tokens.as_ref().map(|b| (b.units, b.period)))
             .finish()
     }
 }
 
-/// A limit of `per_minute` units a minute, as a generic cell rate: the time at which the bucket would
-/// be empty again (`full_at`) moves forward by `60 s / per_minute` per unit taken, and a take waits
-/// until that time is at most a minute ahead.
+/// A limit of `units` units every `period`, as a generic cell rate: the time at which the bucket would
+/// be empty again (`full_at`) moves forward by `period / units` per unit taken, and a take waits
+/// until that time is at most a period ahead.
 #[derive(Debug)]
 struct Bucket {
-    per_minute: u64,
+    units: u64,
+    period: Duration,
     full_at: Mutex<Option<Instant>>,
 }
 
 const MINUTE: Duration = Duration::from_secs(60);
 
 impl Bucket {
-    fn per_minute(n: u64) -> Option<Arc<Bucket>> {
-        (n > 0).then(|| {
+    fn new(units: u64, period: Duration) -> Option<Arc<Bucket>> {
+        (units > 0 && !period.is_zero()).then(|| {
             Arc::new(Bucket {
-                per_minute: n,
+                units,
+                period,
                 full_at: Mutex::new(None),
             })
         })
@@ -94,7 +118,7 @@ impl Bucket {
 
     /// The time `units` take, at this rate.
     fn span(&self, units: u64) -> Duration {
-        let nanos = u128::from(units) * MINUTE.as_nanos() / u128::from(self.per_minute);
+        let nanos = u128::from(units) * self.period.as_nanos() / u128::from(self.units);
         Duration::from_nanos(u64::try_from(nanos).unwrap_or(u64::MAX))
     }
 
@@ -108,7 +132,7 @@ impl Bucket {
         let from = full_at.map_or(now, |at| at.max(now));
         let next = from + self.span(units);
         *full_at = Some(next);
-        next.checked_sub(MINUTE).map_or(now, |at| at.max(now))
+        next.checked_sub(self.period).map_or(now, |at| at.max(now))
     }
 
     /// Takes `units` back (`more` false) or charges `units` more (`more` true) once a request's real
@@ -157,7 +181,32 @@ impl<L: Llm> RateLimit<L> {
             at = at.max(bucket.reserve(tokens));
         }
         tokio::time::sleep_until(at).await;
+        // The server asked every caller to wait (a request may have been told so while this one
+        // waited its turn).
+        loop {
+            let paused = self.paused_until.lock().ok().and_then(|until| *until);
+            match paused {
+                Some(until) if until > Instant::now() => tokio::time::sleep_until(until).await,
+                _ => break,
+            }
+        }
         tokens
+    }
+
+    /// A failure that says the server is rate-limited for a while pauses every caller that long.
+    fn told(&self, err: &LlmError) {
+        if let LlmError::Http {
+            status: 429,
+            retry_after: Some(wait),
+            ..
+        } = err
+        {
+            if let (Ok(mut until), Some(at)) =
+                (self.paused_until.lock(), Instant::now().checked_add(*wait))
+            {
+                *until = Some(until.map_or(at, |until| until.max(at)));
+            }
+        }
     }
 }
 
@@ -180,7 +229,11 @@ impl<L: Llm> Llm for RateLimit<L> {
     fn chat(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatResponse, LlmError>> {
         Box::pin(async move {
             let counted = self.admit(&request).await;
-            let answer = self.inner.chat(request).await?;
+            let answer = self
+                .inner
+                .chat(request)
+                .await
+                .inspect_err(|e| self.told(e))?;
             settle(self.tokens.as_ref(), counted, answer.usage.total());
             Ok(answer)
         })
@@ -189,7 +242,11 @@ impl<L: Llm> Llm for RateLimit<L> {
     fn chat_stream(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatStream, LlmError>> {
         Box::pin(async move {
             let counted = self.admit(&request).await;
-            let stream = self.inner.chat_stream(request).await?;
+            let stream = self
+                .inner
+                .chat_stream(request)
+                .await
+                .inspect_err(|e| self.told(e))?;
             let Some(bucket) = self.tokens.clone() else {
                 return Ok(stream);
             };
@@ -216,6 +273,14 @@ impl<L: Llm> Llm for RateLimit<L> {
 
     fn describe(&self) -> Option<Description> {
         self.inner.describe()
+    }
+
+    fn accepts(&self, request: &ChatRequest) -> Result<(), LlmError> {
+        self.inner.accepts(request)
+    }
+
+    fn gives_logprobs(&self) -> bool {
+        self.inner.gives_logprobs()
     }
 }
 
@@ -257,12 +322,59 @@ mod tests {
         for call in calls {
             call.await.unwrap().unwrap();
         }
-        // A minute's worth (4) at once, then one every 15 s: never more than 4 in any minute.
+        // A minute's worth (4) at once, then one every 15 s: the bucket holds 4, and refills one
+        // each 15 s.
         let expected: Vec<u64> = [0, 0, 0, 0]
             .into_iter()
             .chain((1..=12).map(|k| k * 15))
             .collect();
         assert_eq!(sorted(&seen), expected);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_rate_limited_answer_pauses_every_caller_for_its_retry_after() {
+        let start = Instant::now();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let calls = Arc::new(std::sync::atomic::AtomicU32::new(0));
+        let backend = {
+            let (seen, calls) = (Arc::clone(&seen), Arc::clone(&calls));
+            from_fn(move |_request: ChatRequest| {
+                let first = calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0;
+                if let Ok(mut seen) = seen.lock() {
+                    seen.push(start.elapsed());
+                }
+                async move {
+                    if first {
+                        Err(LlmError::Http {
+                            status: 429,
+                            message: "slow down".into(),
+                            retry_after: Some(Duration::from_secs(20)),
+                        })
+                    } else {
+                        Ok(ChatResponse::new("{}"))
+                    }
+                }
+            })
+        };
+        let llm = RateLimit::new(backend).requests_per(100, Duration::from_secs(1));
+        assert!(llm.chat(ChatRequest::new("x")).await.is_err());
+        for _ in 0..3 {
+            llm.chat(ChatRequest::new("x")).await.unwrap();
+        }
+        // Told to wait 20 s, nobody asked again before then.
+        assert_eq!(sorted(&seen), vec![0, 20, 20, 20]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_limit_over_any_period() {
+        let start = Instant::now();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let llm =
+            RateLimit::new(recording(&seen, start, 1)).requests_per(2, Duration::from_secs(10));
+        for _ in 0..5 {
+            llm.chat(ChatRequest::new("x")).await.unwrap();
+        }
+        assert_eq!(sorted(&seen), vec![0, 0, 5, 10, 15]);
     }
 
     #[tokio::test(start_paused = true)]

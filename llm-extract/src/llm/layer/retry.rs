@@ -174,6 +174,14 @@ impl<L: Llm + 'static> Llm for Retry<L> {
     fn describe(&self) -> Option<Description> {
         self.inner.describe()
     }
+
+    fn accepts(&self, request: &ChatRequest) -> Result<(), LlmError> {
+        self.inner.accepts(request)
+    }
+
+    fn gives_logprobs(&self) -> bool {
+        self.inner.gives_logprobs()
+    }
 }
 
 #[cfg(test)]

@@ -47,19 +47,24 @@ impl Llm for LlamaCpp {
         Some(Description::new("llama.cpp").with_model(self.model_name()))
     }
 
+    /// The embedded engine reads text only: a request with images or PDFs is refused whole, never
+    /// run without them.
+    fn accepts(&self, request: &ChatRequest) -> Result<(), LlmError> {
+        if request.has_media() {
+            MediaSupport::none(
+                "embedded llama.cpp",
+                "the embedded engine reads text only: read the PDF's text and extract from that, \
+                 or use a backend with a vision model",
+            )
+            .check(request, &MediaLimits::none())?;
+        }
+        Ok(())
+    }
+
     fn chat_stream(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatStream, LlmError>> {
         let engine = Arc::clone(&self.engine);
         Box::pin(async move {
-            // The embedded engine reads text only: a request with images or PDFs is refused whole,
-            // never sent without them.
-            if request.has_media() {
-                MediaSupport::none(
-                    "embedded llama.cpp",
-                    "the embedded engine reads text only: read the PDF's text and extract from that, \
-                     or use a backend with a vision model",
-                )
-                .check(&request, &MediaLimits::none())?;
-            }
+            self.accepts(&request)?;
             // Unbounded: generation must never wait for a reader (the other sequences of its batch would
             // wait too). Dropping the receiver cancels the generation at its next step.
             let (events, receiver) = tokio::sync::mpsc::unbounded_channel::<Out>();
