@@ -26,7 +26,10 @@ fn ollama_server() -> (TestServer, ConvertMedia<Ollama>) {
 async fn a_pdf_ollama_refuses_arrives_as_its_text_and_an_image_beside_it_stays() {
     let (server, llm) = ollama_server();
     let pdf = write_pdf(
-        &[&["Ada Lovelace, age 36."], &["Page two: the analytical engine."]],
+        &[
+            &["Ada Lovelace, age 36."],
+            &["Page two: the analytical engine."],
+        ],
         false,
     );
     let input = Input::text("Who is it?")
@@ -35,7 +38,11 @@ async fn a_pdf_ollama_refuses_arrives_as_its_text_and_an_image_beside_it_stays()
     let out = Extractor::new(&llm).extract::<Person>(input).await.unwrap();
     assert_eq!(out.value.name, "Ada");
     let requests = server.requests();
-    assert_eq!(requests.len(), 1, "the refusal is before sending: one request");
+    assert_eq!(
+        requests.len(),
+        1,
+        "the refusal is before sending: one request"
+    );
     let message = last_message(&requests[0]);
     let content = message["content"].as_str().unwrap();
     assert!(
@@ -87,7 +94,8 @@ async fn what_cannot_be_converted_is_still_refused_before_sending() {
     let err = media_error(Extractor::new(&llm).extract::<Person>(input).await);
     assert!(err.to_string().contains("images by URL"), "{err}");
     // A PDF that is not one: named, with why it could not be converted.
-    let input = Input::text("x").with_media(Media::pdf(b"%PDF-1.7 broken".to_vec()).with_name("bad.pdf"));
+    let input =
+        Input::text("x").with_media(Media::pdf(b"%PDF-1.7 broken".to_vec()).with_name("bad.pdf"));
     let err = media_error(Extractor::new(&llm).extract::<Person>(input).await);
     let message = err.to_string();
     assert!(

@@ -117,14 +117,17 @@ fn draw(bytes: &[u8], limits: &RenderLimits) -> Result<Vec<Vec<u8>>, PdfError> {
         // The drawing surface is at most u16::MAX a side.
         let side = f32::from(u16::MAX);
         scale = scale.min(side / width.max(1.0)).min(side / height.max(1.0));
+        // The rasterizer truncates the scaled size: each side is aimed at the middle of its pixel
+        // count, rounded, so a 612-point page at 150 dpi is 1275 pixels, not 1274.
+        let aim = |points: f32| ((points * scale).round().max(1.0) + 0.5) / points.max(1.0);
         let pixmap = render(
             page,
             &cache,
             &interpreter,
             &settings,
             &PixmapSettings {
-                x_scale: scale,
-                y_scale: scale,
+                x_scale: aim(width),
+                y_scale: aim(height),
                 bg_color: WHITE,
             },
         );
@@ -156,18 +159,25 @@ mod tests {
         ))
         .unwrap();
         let size = |png: &[u8]| {
-            let word = |at: usize| u32::from_be_bytes([png[at], png[at + 1], png[at + 2], png[at + 3]]);
+            let word =
+                |at: usize| u32::from_be_bytes([png[at], png[at + 1], png[at + 2], png[at + 3]]);
             (word(16), word(20))
         };
         let pages = render_pages(&invoice, &RenderLimits::default()).unwrap();
         assert_eq!(pages.len(), 1);
         assert!(pages[0].starts_with(b"\x89PNG\r\n\x1a\n"));
-        // A4 is 595 x 842 points: at 150 dpi, 1240 x 1754 pixels (rounded down).
-        assert_eq!(size(&pages[0]), (1239, 1754));
+        // A4 is 595 x 842 points: at 150 dpi, 1240 x 1754 pixels (rounded).
+        assert_eq!(size(&pages[0]), (1240, 1754));
         let small = render_pages(&invoice, &RenderLimits::default().max_pixels(100_000)).unwrap();
         let (width, height) = size(&small[0]);
-        assert!(u64::from(width) * u64::from(height) <= 100_000, "{width} x {height}");
+        assert!(
+            u64::from(width) * u64::from(height) <= 100_000,
+            "{width} x {height}"
+        );
         let error = render_pages(&invoice, &RenderLimits::default().max_pages(0)).unwrap_err();
-        assert!(matches!(error, PdfError::TooManyPages { pages: 1, limit: 0 }), "{error}");
+        assert!(
+            matches!(error, PdfError::TooManyPages { pages: 1, limit: 0 }),
+            "{error}"
+        );
     }
 }

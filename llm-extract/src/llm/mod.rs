@@ -39,9 +39,9 @@ pub(crate) use description::{answered, noting_who_answers, take_answered};
 pub use error::{LlmError, MediaError, TimeoutPhase};
 pub use from_fn::{from_fn, from_stream_fn, FnLlm, StreamFnLlm};
 pub use gemini::{Gemini, GeminiBuilder};
-pub use layer::{ErrorClass, ErrorClasses, Fallback, LlmExt, RateLimit, Retry};
 #[cfg(feature = "pdf")]
 pub use layer::ConvertMedia;
+pub use layer::{ErrorClass, ErrorClasses, Fallback, LlmExt, RateLimit, Retry};
 pub use likelihood::Likelihood;
 pub use media::{Media, MediaLimits, MediaSource, MediaType};
 pub use ollama::{ModelInfo, Ollama, OllamaBuilder, Think};

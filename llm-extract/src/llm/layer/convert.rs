@@ -19,8 +19,7 @@
 use crate::document::pdf::{self, PdfError};
 use crate::document::PAGE_BREAK;
 use crate::llm::{
-    ChatRequest, ChatResponse, ChatStream, Description, Llm, LlmError, Media, MediaError,
-    MediaType,
+    ChatRequest, ChatResponse, ChatStream, Description, Llm, LlmError, Media, MediaError, MediaType,
 };
 use crate::schema::Dialect;
 use futures_util::future::BoxFuture;
@@ -100,7 +99,10 @@ fn convert(request: &ChatRequest, backend: &'static str) -> Result<Option<ChatRe
         let mut texts = Vec::new();
         for media in std::mem::take(&mut message.media) {
             number += 1;
-            let Some(bytes) = media.data().filter(|_| media.media_type() == MediaType::Pdf) else {
+            let Some(bytes) = media
+                .data()
+                .filter(|_| media.media_type() == MediaType::Pdf)
+            else {
                 kept.push(media);
                 continue;
             };
