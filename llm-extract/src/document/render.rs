@@ -109,17 +109,28 @@ fn draw(bytes: &[u8], limits: &RenderLimits) -> Result<Vec<Vec<u8>>, PdfError> {
     let mut images = Vec::with_capacity(pages.len());
     for (index, page) in pages.iter().enumerate() {
         let (width, height) = page.render_dimensions();
+        let (width, height) = (width.max(1.0), height.max(1.0));
         let mut scale = limits.dpi.max(1.0) / 72.0;
         let pixels = f64::from(width * scale) * f64::from(height * scale);
-        if pixels > limits.max_pixels as f64 {
+        // Over the bound, the page is drawn smaller and its sides rounded down (so it stays within).
+        let bounded = pixels > limits.max_pixels as f64;
+        if bounded {
             scale *= (limits.max_pixels as f64 / pixels).sqrt() as f32;
         }
         // The drawing surface is at most u16::MAX a side.
         let side = f32::from(u16::MAX);
-        scale = scale.min(side / width.max(1.0)).min(side / height.max(1.0));
+        scale = scale.min(side / width).min(side / height);
         // The rasterizer truncates the scaled size: each side is aimed at the middle of its pixel
-        // count, rounded, so a 612-point page at 150 dpi is 1275 pixels, not 1274.
-        let aim = |points: f32| ((points * scale).round().max(1.0) + 0.5) / points.max(1.0);
+        // count, so a 612-point page at 150 dpi is 1275 pixels, not 1274.
+        let aim = |points: f32| {
+            let sized = points * scale;
+            let pixels = if bounded {
+                sized.floor()
+            } else {
+                sized.round()
+            };
+            (pixels.max(1.0) + 0.5) / points
+        };
         let pixmap = render(
             page,
             &cache,
