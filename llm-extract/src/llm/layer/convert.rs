@@ -231,3 +231,81 @@ impl<L: Llm> Llm for ConvertMedia<L> {
         self.inner.describe()
     }
 }
+
+/// PDFs with known pages, as the integration tests write them.
+#[cfg(test)]
+#[path = "../../../../tests/support/pdf_writer.rs"]
+mod pdf_writer;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::from_fn;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    /// A backend that takes images but no PDFs, as Ollama; counts the requests it answers.
+    fn images_only(answered: Arc<AtomicUsize>) -> impl Llm {
+        from_fn(move |request: ChatRequest| {
+            let pdfs = request
+                .messages
+                .iter()
+                .flat_map(|m| &m.media)
+                .any(|m| m.media_type() == MediaType::Pdf);
+            if !pdfs {
+                answered.fetch_add(1, Ordering::SeqCst);
+            }
+            let media: Vec<String> = request.messages[0]
+                .media
+                .iter()
+                .map(|m| m.name().unwrap_or_default().to_owned())
+                .collect();
+            async move {
+                if pdfs {
+                    return Err(MediaError::Unsupported {
+                        backend: "images-only",
+                        what: "PDF documents (PDF 1)".into(),
+                        hint: "send images".into(),
+                    }
+                    .into());
+                }
+                Ok(ChatResponse::new(media.join("|")))
+            }
+        })
+    }
+
+    fn with_scan() -> ChatRequest {
+        let mut request = ChatRequest::new("Read it.");
+        let scan = super::pdf_writer::write_pdf(&[&[], &[], &[]], true);
+        request.messages[0]
+            .media
+            .push(Media::pdf(scan).with_name("scan.pdf"));
+        request
+    }
+
+    #[cfg(feature = "pdf-render")]
+    #[tokio::test]
+    async fn a_scan_goes_as_its_pages_drawn() {
+        let answered = Arc::new(AtomicUsize::new(0));
+        let llm = ConvertMedia::new(images_only(answered.clone()));
+        let answer = llm.chat(with_scan()).await.unwrap();
+        assert_eq!(
+            answer.text,
+            "PDF \"scan.pdf\", page 1|PDF \"scan.pdf\", page 2|PDF \"scan.pdf\", page 3"
+        );
+        assert_eq!(answered.load(Ordering::SeqCst), 1);
+    }
+
+    #[cfg(not(feature = "pdf-render"))]
+    #[tokio::test]
+    async fn a_scan_without_the_renderer_is_refused_saying_what_to_do() {
+        let answered = Arc::new(AtomicUsize::new(0));
+        let llm = ConvertMedia::new(images_only(answered.clone()));
+        let error = llm.chat(with_scan()).await.unwrap_err().to_string();
+        assert!(
+            error.contains("PDF \"scan.pdf\"") && error.contains("pdf-render"),
+            "{error}"
+        );
+        assert_eq!(answered.load(Ordering::SeqCst), 0, "nothing was answered");
+    }
+}
