@@ -2,7 +2,7 @@
 //! by page (feature `pdf`) into [`Pages`], whose [`Pages::locate`] names the page of each grounded
 //! [`Span`](crate::ground::Span) and its offsets within that page's text ([`PageSpan`]); `html`
 //! reads a web page's main text (feature `html`), keeping the nearest heading of each span;
-//! [`render`] draws a PDF's pages as PNG images (feature `pdf-render`), for a scan sent to a backend
+//! `render` draws a PDF's pages as PNG images (feature `pdf-render`), for a scan sent to a backend
 //! that reads images.
 //!
 //! This layer sits above [`ground`](crate::ground) (it maps its spans) and below the backends and

@@ -24,7 +24,16 @@ use crate::llm::{
 use crate::schema::Dialect;
 use futures_util::future::BoxFuture;
 
-/// A backend that converts the PDFs it cannot take (see the [module](self) docs).
+/// A backend that converts the PDFs it cannot take instead of refusing them.
+///
+/// The inner backend is asked first; only when it refuses a medium before sending anything
+/// ([`MediaError::Unsupported`]) is each PDF given as bytes converted, and the request asked again: a
+/// PDF with a text layer becomes its text, put before the message's own text between two marker lines
+/// that name the file and its pages; a scan becomes one PNG image per page (feature `pdf-render`),
+/// named `"scan.pdf, page 2"`. Without that feature, or when the backend refuses images too, the
+/// request is refused with an error that says so. Nothing is dropped; images and PDFs by URL are never
+/// converted (their refusal stands). Each conversion is logged (`tracing`, at `info`) with the part's
+/// name and size, never its content.
 ///
 /// ```
 /// use llm_extract::llm::{from_fn, ChatRequest, ChatResponse, ConvertMedia, Media};
