@@ -20,7 +20,7 @@
 //! (`3876.00 EUR`) are right; the seller is given as the customer's name and the customer as the word
 //! `Invoice`. Every value is an exact quote located on page 1 (grounding holds even where the field
 //! is wrong: a quote, not a right answer). 1 chunk, 1302 tokens. A development figure: the invoice
-//! was written for this example. The one-value document path (`extract_pages_one`) is used, so a
+//! was written for this example. The one-value document path (`one_value().extract_pages`) is used, so a
 //! longer invoice is read chunk by chunk, each field taken from the chunk that grounds it best.
 
 #[path = "support/backend.rs"]
@@ -101,7 +101,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let llm = backend::from_env_and_args()?;
     let extractor = Extractor::new(&llm).instructions(INSTRUCTIONS);
-    let paged = extractor.extract_pages_one::<Invoice>(&pages).await?;
+    let paged = extractor
+        .one_value()
+        .extract_pages::<Invoice>(&pages)
+        .await?;
     let doc = &paged.document;
     let Some(invoice) = &doc.value else {
         return Err(format!("no value: {:?}", doc.rejected).into());

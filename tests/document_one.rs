@@ -1,5 +1,5 @@
-//! One value from a long document (`Extractor::extract_document_one`, `extract_pages_one`): an
-//! agreement of eight PDF pages written here, its date, parties and term on different pages, each
+//! One value from a long document (`Extractor::one_value`, `OneValue::extract_pages`): an
+//! agreement of eight PDF pages written here, its date, parties and governing law on different pages, each
 //! field of the one value taken from the chunk that grounds it, located on its page, and checked
 //! against a second, independent reading of the PDF (`lopdf`'s text extraction).
 
@@ -90,7 +90,8 @@ async fn one_value_from_an_eight_page_agreement_names_the_page_of_each_field() {
     assert_eq!(pages.len(), 8);
     let paged = Extractor::new(reader())
         .chunk_bytes(700)
-        .extract_pages_one::<Agreement>(&pages)
+        .one_value()
+        .extract_pages::<Agreement>(&pages)
         .await
         .expect("no read error");
     let doc = &paged.document;

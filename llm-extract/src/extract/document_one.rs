@@ -108,12 +108,18 @@ pub struct PagedValue<T> {
     pub pages: Vec<Option<PageSpan>>,
 }
 
-impl<L: Llm> Extractor<L> {
+/// The one-value reading of documents, from [`Extractor::one_value`]: one value of a type from a
+/// document of any length, where [`Extractor::extract_document`] lists items.
+#[derive(Debug, Clone, Copy)]
+pub struct OneValue<'a, L> {
+    extractor: &'a Extractor<L>,
+}
+
+impl<'a, L: Llm> OneValue<'a, L> {
     /// One value of `T` from a document of any length: the document is chunked and read as
     /// [`Extractor::extract_document`] reads it, then each top-level property is taken from the chunk
     /// that grounds it best, the copies that disagree reported as conflicts and the confidence of the
-    /// copy kept (see [`DocumentValue`]). For a contract's parties and dates, a report's totals: one
-    /// value, where [`Extractor::extract_document`] lists items.
+    /// copy kept (see [`DocumentValue`]). For a contract's parties and dates, a report's totals.
     ///
     /// ```
     /// use llm_extract::extract::Extractor;
@@ -142,7 +148,7 @@ impl<L: Llm> Extractor<L> {
     ///     "The parties agree to many things.\n\n".repeat(60)
     /// );
     /// let extractor = Extractor::new(llm).chunk_bytes(600);
-    /// let doc = extractor.extract_document_one::<Agreement>(&contract).await?;
+    /// let doc = extractor.one_value().extract_document::<Agreement>(&contract).await?;
     /// let agreement = doc.value.unwrap().value;
     /// assert_eq!(agreement.effective_date.as_deref(), Some("1 March 2026"));
     /// assert_eq!(agreement.governing_law.as_deref(), Some("laws of Ireland"));
@@ -150,21 +156,23 @@ impl<L: Llm> Extractor<L> {
     /// # Ok::<(), llm_extract::ground::ReadError>(())
     /// # }).unwrap();
     /// ```
-    pub async fn extract_document_one<'d, T: Extract>(
+    pub async fn extract_document<'d, T: Extract>(
         &self,
         source: impl Into<DocumentSource<'d>>,
     ) -> Result<DocumentValue<T>, ReadError> {
-        let checks = with_typed::<T>(self.checks.clone());
-        self.document_one(T::schema(), checks, source.into()).await
+        let checks = with_typed::<T>(self.extractor.checks.clone());
+        self.extractor
+            .document_one(T::schema(), checks, source.into())
+            .await
     }
 
-    /// [`Extractor::extract_document_one`] on a document read page by page, with the page of each
-    /// span and its offsets within that page's text.
-    pub async fn extract_pages_one<T: Extract>(
+    /// [`OneValue::extract_document`] on a document read page by page, with the page of each span
+    /// and its offsets within that page's text.
+    pub async fn extract_pages<T: Extract>(
         &self,
         pages: &Pages,
     ) -> Result<PagedValue<T>, ReadError> {
-        let document = self.extract_document_one::<T>(pages.text()).await?;
+        let document = self.extract_document::<T>(pages.text()).await?;
         let located = document
             .value
             .as_ref()
@@ -174,6 +182,15 @@ impl<L: Llm> Extractor<L> {
             document,
             pages: located,
         })
+    }
+}
+
+impl<L: Llm> Extractor<L> {
+    /// Reads documents for one value of a type rather than a list of items: [`OneValue`]
+    /// (`extractor.one_value().extract_document::<T>(text)`); a runtime schema's is
+    /// [`SchemaExtractor::extract_document_one`](super::SchemaExtractor::extract_document_one).
+    pub fn one_value(&self) -> OneValue<'_, L> {
+        OneValue { extractor: self }
     }
 
     /// One value of `schema` from the document of `source`, `checks` run on each chunk's items, as `O`.

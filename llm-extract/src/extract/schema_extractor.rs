@@ -158,7 +158,7 @@ impl<'a, L: Llm> SchemaExtractor<'a, L> {
             .await
     }
 
-    /// One value of the schema from a document of any length: [`Extractor::extract_document_one`].
+    /// One value of the schema from a document of any length: [`OneValue::extract_document`](super::OneValue::extract_document).
     pub async fn extract_document_one<'d>(
         &self,
         source: impl Into<DocumentSource<'d>>,

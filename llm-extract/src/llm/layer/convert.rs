@@ -94,6 +94,8 @@ fn backend_of(error: &LlmError) -> &'static str {
 /// What a PDF was converted to.
 enum Converted {
     Text(String),
+    /// Only the renderer (feature `pdf-render`) draws pages.
+    #[cfg_attr(not(feature = "pdf-render"), allow(dead_code))]
     Pages(Vec<Media>),
 }
 
