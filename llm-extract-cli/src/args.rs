@@ -374,6 +374,10 @@ pub struct BackendArgs {
 /// How the extraction runs.
 #[derive(Debug, Args, Clone)]
 pub struct ExtractArgs {
+    /// A PDF the backend cannot take (the embedded engine, Ollama) goes as its text layer, and a scan
+    /// as one image per page, instead of being refused; files by URL and images are never converted.
+    #[arg(long)]
+    pub convert_media: bool,
     /// The most answers requested per extraction: the first plus repairs.
     #[arg(long, value_name = "N", default_value_t = 3)]
     pub max_attempts: u32,

@@ -11,7 +11,8 @@ use crate::error::CliError;
 use crate::identity::Identified;
 use llm_extract::extract::{Aggregate, Basis, ConfidenceRule, Extractor, Mode};
 use llm_extract::llm::{
-    redact_url, Anthropic, Gemini, Llm, LlmError, Ollama, OpenAiCompatible, RetryPolicy,
+    redact_url, Anthropic, ConvertMedia, Gemini, Llm, LlmError, Ollama, OpenAiCompatible,
+    RetryPolicy,
 };
 use std::sync::Arc;
 
@@ -42,7 +43,7 @@ pub fn backends(
         .clamp(1, MAX_SEQUENCES.max(parallel));
     if let Some(path) = &args.embedded {
         warn_ignored(args, extract, true);
-        return Ok(vec![embedded(path, parallel)?]);
+        return Ok(converting(vec![embedded(path, parallel)?], extract));
     }
     let mut backends = Vec::new();
     for url in &args.ollama {
@@ -68,7 +69,18 @@ pub fn backends(
     } else {
         warn_ignored(args, extract, false);
     }
-    Ok(backends)
+    Ok(converting(backends, extract))
+}
+
+/// With `--convert-media`, each backend converting the PDFs it cannot take ([`ConvertMedia`]).
+fn converting(backends: Vec<Backend>, extract: &ExtractArgs) -> Vec<Backend> {
+    if !extract.convert_media {
+        return backends;
+    }
+    backends
+        .into_iter()
+        .map(|backend| Arc::new(ConvertMedia::new(backend)) as Backend)
+        .collect()
 }
 
 /// The one backend of a command that does not share work between several.
