@@ -258,6 +258,11 @@ pub struct DocArgs {
     /// Also write the review page: the document with every span highlighted, one self-contained HTML file.
     #[arg(long, value_name = "FILE.html")]
     pub html: Option<PathBuf>,
+    /// One value from the whole document rather than a list of items (a contract's parties and dates):
+    /// each property taken from the chunk that grounds it best, the chunks that disagree noted on
+    /// standard error; one record with "sources" (the pass and chunk of each property).
+    #[arg(long, conflicts_with = "html")]
+    pub one: bool,
     /// Ask every chunk, ignoring the chunks an earlier interrupted or failed run of the same command
     /// finished (by default they are kept in the cache directory and only the missing ones are asked).
     #[arg(long)]
@@ -398,6 +403,10 @@ pub struct BackendArgs {
 /// How the extraction runs.
 #[derive(Debug, Args, Clone)]
 pub struct ExtractArgs {
+    /// A PDF the backend cannot take (the embedded engine, Ollama) goes as its text layer, and a scan
+    /// as one image per page, instead of being refused; files by URL and images are never converted.
+    #[arg(long)]
+    pub convert_media: bool,
     /// The most answers requested per extraction: the first plus repairs.
     #[arg(long, value_name = "N", default_value_t = 3)]
     pub max_attempts: u32,

@@ -11,8 +11,8 @@ use crate::error::CliError;
 use crate::identity::Identified;
 use llm_extract::extract::{Aggregate, Basis, ConfidenceRule, Extractor, Mode};
 use llm_extract::llm::{
-    redact_url, Anthropic, Cache, ExchangeHook, Gemini, Llm, LlmError, Ollama, OpenAiCompatible,
-    ResponseStore, RetryPolicy,
+    redact_url, Anthropic, Cache, ConvertMedia, ExchangeHook, Gemini, Llm, LlmError, Ollama,
+    OpenAiCompatible, ResponseStore, RetryPolicy,
 };
 use std::sync::Arc;
 
@@ -41,6 +41,22 @@ pub fn backends(
     let parallel = parallel
         .saturating_mul(usize::from(extract.samples))
         .clamp(1, MAX_SEQUENCES.max(parallel));
+    let backends = named(args, extract, parallel)?;
+    let backends = converting(backends, extract);
+    let backends = match &args.cache {
+        Some(dir) => cached(backends, dir)?,
+        None => backends,
+    };
+    Ok(crate::fallback::arrange(args, backends))
+}
+
+/// The backends the flags name, each as built (before the layers --convert-media, --cache and
+/// --fallback put over them).
+fn named(
+    args: &BackendArgs,
+    extract: &ExtractArgs,
+    parallel: usize,
+) -> Result<Vec<Backend>, CliError> {
     if let Some(path) = &args.embedded {
         warn_ignored(args, extract, true);
         return Ok(vec![embedded(path, parallel)?]);
@@ -71,11 +87,7 @@ pub fn backends(
     } else {
         warn_ignored(args, extract, false);
     }
-    let backends = match &args.cache {
-        Some(dir) => cached(backends, dir)?,
-        None => backends,
-    };
-    Ok(crate::fallback::arrange(args, backends))
+    Ok(backends)
 }
 
 /// Each of `backends` answering from the response cache in `dir` what it holds (--cache).
@@ -89,6 +101,17 @@ fn cached(backends: Vec<Backend>, dir: &std::path::Path) -> Result<Vec<Backend>,
             Arc::new(Cache::new(llm, store.clone()).with_identity(identity)) as Backend
         })
         .collect())
+}
+
+/// With `--convert-media`, each backend converting the PDFs it cannot take ([`ConvertMedia`]).
+fn converting(backends: Vec<Backend>, extract: &ExtractArgs) -> Vec<Backend> {
+    if !extract.convert_media {
+        return backends;
+    }
+    backends
+        .into_iter()
+        .map(|backend| Arc::new(ConvertMedia::new(backend)) as Backend)
+        .collect()
 }
 
 /// The one backend of a command that does not share work between several.

@@ -3,7 +3,8 @@
 //! page. The document is streamed from its file (`doc_input.rs`), never held whole in memory but for
 //! the review page and a PDF (read page by page to its text first; each record then also names the
 //! page of each span, `"pages"`) or a web page (read to its main text; each record then names the
-//! nearest heading above each span, `"headings"`). `run --jsonl` comes here too when the text does not fit the
+//! nearest heading above each span, `"headings"`). With `--one`, one value from the whole document
+//! rather than its items (each property from the chunk that grounds it best, `"sources"`). `run --jsonl` comes here too when the text does not fit the
 //! embedded model's context.
 
 use crate::args::DocArgs;
@@ -13,10 +14,14 @@ use crate::doc_state::State;
 use crate::error::{exit_for, CliError, Exit};
 use crate::output::{progress_bar, save_raw, Printer};
 use crate::{review, schema};
-use llm_extract::extract::{Document, DocumentSource, DoneChunk, Extractor, BYTES_PER_TOKEN};
-use llm_extract::ground::{has_grounded, mark_grounded, GROUNDED, KEY};
+use llm_extract::check::Issue;
+use llm_extract::extract::{
+    ChunkReport, Document, DocumentSource, DocumentValue, DoneChunk, Extractor, BYTES_PER_TOKEN,
+};
+use llm_extract::ground::{has_grounded, mark_grounded, Conflict, Grounded, GROUNDED, KEY};
 use llm_extract::schema::SchemaSet;
 use serde_json::{json, Value};
+use std::collections::BTreeMap;
 
 /// The chunk size for the embedded engine's default 4,096-token context: 1,024 tokens of text (counted
 /// with the model's tokenizer) leave room for the instructions (a few hundred tokens) and the answer.
@@ -69,31 +74,26 @@ pub async fn run(args: DocArgs) -> Result<Exit, CliError> {
             bar.set_position(done as u64);
             bar.set_message(format!("chunks, {failed} failed"));
         });
+    if args.one {
+        let doc = extractor
+            .with_schema(&set)
+            .extract_document_one(source)
+            .await;
+        bar.finish_and_clear();
+        let doc = doc.map_err(|e| document.error(e))?;
+        print_one(&doc, &document, args.extract.save_raw.as_deref())?;
+        if doc.failed().next().is_none() {
+            state.clear();
+        }
+        return Ok(exit(&doc.chunks));
+    }
     let doc = extractor.with_schema(&set).extract_document(source).await;
     bar.finish_and_clear();
     let doc = doc.map_err(|e| document.error(e))?;
     let printer = Printer::new(false);
     let confidence = doc.confidence_by_item();
     for (item, fields) in doc.items.iter().zip(&confidence) {
-        let mut record = json!({ "value": item.value, "spans": item.spans });
-        if let Some(pages) = &document.pages {
-            // Per span, its page and its offsets within that page's text (null: not found).
-            let located: Vec<_> = item.spans.iter().map(|span| pages.locate(span)).collect();
-            record["pages"] = json!(located);
-        }
-        if let Some(page) = &document.html {
-            // Per span, the text of the nearest heading above it (null: none, or not found).
-            let headings: Vec<_> = item
-                .spans
-                .iter()
-                .map(|span| page.heading_of(span).map(|h| h.text.as_str()))
-                .collect();
-            record["headings"] = json!(headings);
-        }
-        if let Some(fields) = crate::doubts::confidence_json(fields) {
-            record["confidence"] = fields;
-        }
-        printer.value(&record)?;
+        printer.value(&record(item, fields, &document))?;
     }
     if doc.no_logprobs {
         eprintln!(
@@ -118,7 +118,68 @@ pub async fn run(args: DocArgs) -> Result<Exit, CliError> {
     if doc.failed().next().is_none() {
         state.clear();
     }
-    Ok(exit(&doc))
+    Ok(exit(&doc.chunks))
+}
+
+/// The record of one item or value: its spans, with their pages (a PDF) or headings (a web page),
+/// and its confidence.
+fn record(
+    item: &Grounded<Value>,
+    fields: &BTreeMap<String, f32>,
+    document: &DocumentFile,
+) -> Value {
+    let mut record = json!({ "value": item.value, "spans": item.spans });
+    if let Some(pages) = &document.pages {
+        // Per span, its page and its offsets within that page's text (null: not found).
+        let located: Vec<_> = item.spans.iter().map(|span| pages.locate(span)).collect();
+        record["pages"] = json!(located);
+    }
+    if let Some(page) = &document.html {
+        // Per span, the text of the nearest heading above it (null: none, or not found).
+        let headings: Vec<_> = item
+            .spans
+            .iter()
+            .map(|span| page.heading_of(span).map(|h| h.text.as_str()))
+            .collect();
+        record["headings"] = json!(headings);
+    }
+    if let Some(fields) = crate::doubts::confidence_json(fields) {
+        record["confidence"] = fields;
+    }
+    record
+}
+
+/// `doc --one`: the one value's record (with the source of each property), or nothing when no chunk
+/// found anything; then what the chunks did, as [`finish`] tells it.
+fn print_one(
+    doc: &DocumentValue<Value>,
+    document: &DocumentFile,
+    save_dir: Option<&std::path::Path>,
+) -> Result<(), CliError> {
+    if let Some(value) = &doc.value {
+        let mut record = record(value, &doc.confidence, document);
+        record["sources"] = json!(doc.sources);
+        Printer::new(false).value(&record)?;
+    }
+    if doc.no_logprobs {
+        eprintln!(
+            "llm-extract: warning: the backend gives no token log-probabilities: no confidence"
+        );
+    }
+    let summary = format!(
+        "llm-extract: one value from {} item(s) of {} chunks",
+        doc.found,
+        doc.chunks.len()
+    );
+    tell(
+        &doc.chunks,
+        &doc.conflicts,
+        &doc.issues,
+        summary,
+        save_dir,
+        doc.usage.total(),
+    );
+    Ok(())
 }
 
 /// The version of the [`settings`] list: raised when a line is added, removed or written otherwise, so
@@ -206,25 +267,47 @@ pub async fn run_chunked(
         crate::doubts::show_confidence(&report, &Value::Array(items), true);
     }
     finish(&doc, save_dir);
-    Ok(exit(&doc))
+    Ok(exit(&doc.chunks))
 }
 
 /// Saves raw answers and tells on standard error what the chunks did.
 fn finish(doc: &Document<Value>, save_dir: Option<&std::path::Path>) {
-    for chunk in &doc.chunks {
+    let summary = format!(
+        "llm-extract: {} items ({} before merging) from {} chunks",
+        doc.items.len(),
+        doc.found,
+        doc.chunks.len()
+    );
+    tell(
+        &doc.chunks,
+        &doc.conflicts,
+        &doc.issues,
+        summary,
+        save_dir,
+        doc.usage.total(),
+    );
+}
+
+/// Saves the chunks' raw answers and tells on standard error what they did, after `summary`: the
+/// failures, the lines left out, the tokens, each failed chunk, each conflict and each issue.
+fn tell(
+    chunks: &[ChunkReport],
+    conflicts: &[Conflict],
+    issues: &[Issue],
+    summary: String,
+    save_dir: Option<&std::path::Path>,
+    tokens: u64,
+) {
+    for chunk in chunks {
         let prefix = format!("pass{}-chunk{}", chunk.pass + 1, chunk.index + 1);
         save_raw(save_dir, &prefix, &chunk.report.attempts);
     }
-    let failed: Vec<_> = doc.failed().collect();
-    let left_out: usize = doc.chunks.iter().map(|c| c.report.skipped.len()).sum();
+    let failed: Vec<_> = chunks.iter().filter(|c| c.error.is_some()).collect();
+    let left_out: usize = chunks.iter().map(|c| c.report.skipped.len()).sum();
     eprintln!(
-        "llm-extract: {} items ({} before merging) from {} chunks, {} failed; {left_out} answer \
-         line(s) left out (invalid, or ungrounded with --require-grounding); {} tokens",
-        doc.items.len(),
-        doc.found,
-        doc.chunks.len(),
+        "{summary}, {} failed; {left_out} answer line(s) left out (invalid, or ungrounded with \
+         --require-grounding); {tokens} tokens",
         failed.len(),
-        doc.usage.total()
     );
     for chunk in failed {
         let error = chunk
@@ -239,27 +322,27 @@ fn finish(doc: &Document<Value>, save_dir: Option<&std::path::Path>) {
             chunk.bytes.end
         );
     }
-    for conflict in &doc.conflicts {
+    for conflict in conflicts {
         eprintln!(
             "llm-extract: note: {} at {}: kept {} over {}",
             conflict.key, conflict.path, conflict.kept, conflict.other
         );
     }
-    crate::doubts::warn_about_issues(&doc.issues);
+    crate::doubts::warn_about_issues(issues);
 }
 
 /// 0 when every chunk gave an answer; 3 when none did and each failed for the backend (it could not be
 /// reached, refused, ...: as `batch`); else 1 (the failed chunks' items are missing, the others printed).
-fn exit(doc: &Document<Value>) -> Exit {
+fn exit(chunks: &[ChunkReport]) -> Exit {
     let mut failed = 0;
     let mut backend = 0;
-    for chunk in doc.failed() {
+    for chunk in chunks.iter().filter(|c| c.error.is_some()) {
         failed += 1;
         backend += usize::from(chunk.error.as_ref().map(exit_for) == Some(Exit::Backend));
     }
     if failed == 0 {
         Exit::Success
-    } else if failed == doc.chunks.len() && backend == failed {
+    } else if failed == chunks.len() && backend == failed {
         Exit::Backend
     } else {
         Exit::ExtractionFailed

@@ -4,7 +4,7 @@
 //! environment (`OLLAMA_HOST`, `OLLAMA_MODEL`, `OPENAI_MODEL`, `LLM_EXTRACT_MODEL`, the default model)
 //! counts as much as a flag.
 
-use llm_extract::llm::{Anthropic, Gemini, Llm, Ollama, OpenAiCompatible};
+use llm_extract::llm::{Anthropic, ConvertMedia, Gemini, Llm, Ollama, OpenAiCompatible};
 
 /// A backend that says what it is.
 pub trait Identified: Llm {
@@ -18,6 +18,19 @@ pub trait Identified: Llm {
     /// (without credentials or query: no key ever goes into a hash that names a file) and the model's
     /// name; or the model file's path, size and modification time.
     fn identity(&self) -> Vec<u8>;
+}
+
+/// The backend underneath, marked: a converted PDF reaches the model as other input.
+impl Identified for ConvertMedia<std::sync::Arc<dyn Identified>> {
+    fn is_embedded(&self) -> bool {
+        self.inner().is_embedded()
+    }
+
+    fn identity(&self) -> Vec<u8> {
+        let mut identity = self.inner().identity();
+        identity.extend_from_slice(b"\nconvert-media");
+        identity
+    }
 }
 
 impl Identified for Ollama {

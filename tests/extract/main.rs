@@ -6,6 +6,8 @@
 
 #[path = "../common/mod.rs"]
 mod common;
+#[path = "../support/pdf_writer.rs"]
+mod pdf_writer;
 #[path = "../support/mod.rs"]
 mod support;
 #[path = "../token_ratio/mod.rs"]
@@ -14,9 +16,11 @@ mod token_ratio;
 mod checks;
 mod confidence_paths;
 mod document;
+mod document_one;
 mod grounding;
 mod instruction_tokens;
 mod media;
+mod media_convert;
 mod merge_keys;
 mod partial_backend;
 mod pdf;

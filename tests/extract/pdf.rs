@@ -4,8 +4,7 @@
 //! spans located on their page, checked against a second, independent reading of the same PDF
 //! (`lopdf`'s own text extraction).
 
-#[path = "../support/pdf_writer.rs"]
-mod pdf_writer;
+use crate::pdf_writer;
 
 use llm_extract::document::pdf::{self, PdfError, PdfLimits};
 use llm_extract::document::Pages;

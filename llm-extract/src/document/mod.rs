@@ -1,7 +1,9 @@
 //! Documents as users have them, read to text for extraction: [`pdf`] reads a PDF's text layer page
 //! by page (feature `pdf`) into [`Pages`], whose [`Pages::locate`] names the page of each grounded
 //! [`Span`](crate::ground::Span) and its offsets within that page's text ([`PageSpan`]); `html`
-//! reads a web page's main text (feature `html`), keeping the nearest heading of each span.
+//! reads a web page's main text (feature `html`), keeping the nearest heading of each span;
+//! `render` draws a PDF's pages as PNG images (feature `pdf-render`), for a scan sent to a backend
+//! that reads images.
 //!
 //! This layer sits above [`ground`](crate::ground) (it maps its spans) and below the backends and
 //! the extraction loop, which take the text it produces like any other
@@ -14,5 +16,8 @@ mod pages;
 #[cfg(feature = "pdf")]
 #[cfg_attr(docsrs, doc(cfg(feature = "pdf")))]
 pub mod pdf;
+#[cfg(feature = "pdf-render")]
+#[cfg_attr(docsrs, doc(cfg(feature = "pdf-render")))]
+pub mod render;
 
 pub use pages::{PageSpan, Pages, PAGE_BREAK};

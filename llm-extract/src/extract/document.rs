@@ -455,6 +455,18 @@ impl<L: Llm> Extractor<L> {
         checks: Checks,
         source: DocumentSource<'_>,
     ) -> Result<Document<O>, ReadError> {
+        let finished = self.finished(schema, checks, source).await?;
+        Ok(self.merged(schema, finished))
+    }
+
+    /// Every chunk of every pass of the document of `source`, extracted (or given back), with its
+    /// items at document offsets, in pass then chunk order.
+    pub(super) async fn finished(
+        &self,
+        schema: &SchemaSet,
+        checks: Checks,
+        source: DocumentSource<'_>,
+    ) -> Result<Vec<Finished>, ReadError> {
         let DocumentSource {
             text,
             done,
@@ -471,7 +483,7 @@ impl<L: Llm> Extractor<L> {
             finished_chunks.push((report, items));
         }
         finished_chunks.sort_by_key(|(report, _)| (report.pass, report.index));
-        Ok(self.merged(schema, finished_chunks))
+        Ok(finished_chunks)
     }
 
     /// [`Extractor::document`] as a stream of events.
@@ -644,7 +656,7 @@ impl<L: Llm> Extractor<L> {
 }
 
 /// A finished chunk: its report and its items, spans at document offsets.
-type Finished = (ChunkReport, Vec<Grounded<Value>>);
+pub(super) type Finished = (ChunkReport, Vec<Grounded<Value>>);
 
 impl<L: Llm> Extractor<L> {
     /// Extracts one chunk, grounded in its own text.
@@ -723,7 +735,7 @@ fn resume(pass: u32, chunk: &ChunkBuf, done: DoneChunk) -> Finished {
 }
 
 /// Merges the items and sums the reports, in pass then chunk order.
-fn assemble(
+pub(super) fn assemble(
     schema: &SchemaSet,
     done: Vec<(ChunkReport, Vec<Grounded<Value>>)>,
     passes: u32,

@@ -15,6 +15,8 @@
 //!   resumable ([`DoneChunk`]), with a callback per chunk ([`ChunkReport`]); the result is a
 //!   [`Document`]; [`Extractor::extract_pages`] extracts a document read page by page (a PDF, see
 //!   [`document`](crate::document)) and locates each span on its page ([`PagedDocument`]).
+//!   [`Extractor::one_value`] reads a document for one value rather than a list ([`OneValue`]), each
+//!   property from the chunk that grounds it best ([`DocumentValue`]).
 //! - The loop itself (one implementation for typed and runtime targets, `target.rs`) lives in
 //!   `engine/`, the exact wording of every prompt in `wording.rs`, its `tracing` spans (the
 //!   OpenTelemetry GenAI attributes) in `telemetry.rs`.
@@ -29,6 +31,7 @@ mod chunk_report;
 mod confidence;
 mod config;
 mod document;
+mod document_one;
 mod document_pages;
 mod document_reader;
 mod engine;
@@ -59,6 +62,7 @@ pub use chunk_report::{ChunkReport, DoneChunk};
 pub use confidence::{Aggregate, Basis, ConfidenceRule};
 pub use config::{Input, Mode, DEFAULT_CHUNK_BYTES};
 pub use document::{Document, DocumentEvent, PassReport, BYTES_PER_TOKEN};
+pub use document_one::{DocumentValue, OneValue, PagedValue, Taken};
 pub use document_pages::PagedDocument;
 pub use error::{ExtractError, ExtractErrorKind};
 pub use example::{Example, ExampleError};

@@ -4,6 +4,7 @@
 
 use super::config::Input;
 use super::document::{Document, DocumentEvent};
+use super::document_one::DocumentValue;
 use super::error::ExtractError;
 use super::partial::PartialEvent;
 use super::source::DocumentSource;
@@ -154,6 +155,17 @@ impl<'a, L: Llm> SchemaExtractor<'a, L> {
         let checks = self.extractor.checks.clone();
         self.extractor
             .document(self.schema, checks, source.into())
+            .await
+    }
+
+    /// One value of the schema from a document of any length: [`OneValue::extract_document`](super::OneValue::extract_document).
+    pub async fn extract_document_one<'d>(
+        &self,
+        source: impl Into<DocumentSource<'d>>,
+    ) -> Result<DocumentValue<Value>, ReadError> {
+        let checks = self.extractor.checks.clone();
+        self.extractor
+            .document_one(self.schema, checks, source.into())
             .await
     }
 

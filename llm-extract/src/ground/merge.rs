@@ -198,7 +198,8 @@ fn merge_fields(
     }
 }
 
-fn is_empty(value: &Value) -> bool {
+/// Whether a value says nothing: `null`, a blank string, an empty array or object.
+pub(crate) fn is_empty(value: &Value) -> bool {
     match value {
         Value::Null => true,
         Value::String(text) => text.trim().is_empty(),
@@ -250,7 +251,7 @@ fn is_key(property: &Value) -> bool {
 }
 
 /// A value with strings normalized and object keys sorted, as one string.
-fn normalized(value: &Value) -> String {
+pub(crate) fn normalized(value: &Value) -> String {
     match value {
         Value::String(text) => {
             let folded: String = text

@@ -48,6 +48,8 @@ pub use error::{LlmError, MediaError, Status, TimeoutPhase};
 pub use exchange::{Exchange, ExchangeHook};
 pub use from_fn::{from_fn, from_stream_fn, FnLlm, StreamFnLlm};
 pub use gemini::{Gemini, GeminiBuilder};
+#[cfg(feature = "pdf")]
+pub use layer::ConvertMedia;
 pub use layer::{
     Cache, CacheError, ErrorClass, ErrorClasses, Fallback, LlmExt, RateLimit, ResponseStore, Retry,
 };

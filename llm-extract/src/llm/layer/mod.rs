@@ -1,4 +1,5 @@
-//! Layers over any backend, in the manner of tower: [`Retry`], [`Fallback`], [`RateLimit`] and [`Cache`] each wrap
+//! Layers over any backend, in the manner of tower: [`Retry`], [`Fallback`], [`RateLimit`] and [`Cache`] (and,
+//! with the feature `pdf`, `ConvertMedia`: PDFs a backend refuses sent as their text) each wrap
 //! an [`Llm`] and are one, so they compose in any order, over the HTTP backends, the embedded engine
 //! and a [`from_fn`](crate::llm::from_fn) closure alike. [`LlmExt`] writes them as method calls.
 //!
@@ -8,6 +9,8 @@
 mod cache;
 mod cache_store;
 mod class;
+#[cfg(feature = "pdf")]
+mod convert;
 mod fallback;
 mod rate_limit;
 mod retry;
@@ -15,6 +18,9 @@ mod retry;
 pub use cache::Cache;
 pub use cache_store::{CacheError, ResponseStore};
 pub use class::{ErrorClass, ErrorClasses};
+#[cfg(feature = "pdf")]
+#[cfg_attr(docsrs, doc(cfg(feature = "pdf")))]
+pub use convert::ConvertMedia;
 pub use fallback::Fallback;
 pub use rate_limit::RateLimit;
 pub use retry::Retry;
