@@ -1,4 +1,4 @@
-//! Documents as users have them, read to text for extraction: [`pdf`] reads a PDF's text layer page
+//! Documents as users have them, read to text for extraction: `pdf` reads a PDF's text layer page
 //! by page (feature `pdf`) into [`Pages`], whose [`Pages::locate`] names the page of each grounded
 //! [`Span`](crate::ground::Span) and its offsets within that page's text ([`PageSpan`]); `html`
 //! reads a web page's main text (feature `html`), keeping the nearest heading of each span;
