@@ -237,8 +237,53 @@ pub fn time(text: &str) -> Option<String> {
 /// `2.400,00`, `1 250`, `1'250`), the decimal separator the last `.` or `,` that is not followed by exactly
 /// three digits as a thousands group would be. A minus sign or parentheses make it negative. `None` when
 /// there is no digit.
+///
+/// Where the text holds several numbers and a currency (a symbol, an ISO code, `dollars`, `euros`), the
+/// number nearest the currency is read (`invoice 2024-117, amount $348.20` is 348.2).
 pub fn amount(text: &str) -> Option<f64> {
-    let start = text.find(|c: char| c.is_ascii_digit())?;
+    let starts: Vec<usize> = text
+        .char_indices()
+        .filter(|(i, c)| {
+            c.is_ascii_digit()
+                && !text
+                    .get(..*i)
+                    .and_then(|b| b.chars().next_back())
+                    .is_some_and(|p| {
+                        p.is_ascii_digit()
+                            || matches!(p, '.' | ',' | '\'' | '\u{a0}' | '\u{202f}')
+                            || (p == ' '
+                                && text
+                                    .get(..i - 1)
+                                    .and_then(|b| b.chars().next_back())
+                                    .is_some_and(|q| q.is_ascii_digit()))
+                    })
+        })
+        .map(|(i, _)| i)
+        .collect();
+    let lower = text.to_lowercase();
+    let currencies: Vec<usize> = CURRENCIES
+        .iter()
+        .flat_map(|c| lower.match_indices(c).map(|(i, _)| i))
+        .collect();
+    let distance = |start: usize| {
+        currencies
+            .iter()
+            .map(|c| c.abs_diff(start))
+            .min()
+            .unwrap_or(0)
+    };
+    let start = starts.iter().copied().min_by_key(|s| distance(*s))?;
+    amount_at(text, start)
+}
+
+/// Currency symbols and names, lowercased.
+const CURRENCIES: [&str; 14] = [
+    "$", "€", "£", "¥", "eur", "usd", "gbp", "chf", "jpy", "dollar", "euro", "pound", "franc",
+    "yen",
+];
+
+/// The amount whose first digit is at byte `start` of `text`.
+fn amount_at(text: &str, start: usize) -> Option<f64> {
     let negative = text
         .get(..start)
         .is_some_and(|before| before.trim_end().ends_with('-') || before.trim_end().ends_with('('));
@@ -318,6 +363,40 @@ pub fn integer(text: &str) -> Option<i64> {
         .map(i64::from)
 }
 
+/// A copied string cut to the part that answers: a small model often copies on past the answer
+/// (`Harbor Logistics Ltd: total due 1,250.00 EUR`), so the copy ends at its first clause break (`: `,
+/// `; `, `, `, ` - `, ` (`, a sentence end, a line end); an identifier (a field named `..._id`,
+/// `number`, `reference`, `code`, `no`) is the first word of the copy with a digit in it, where there is
+/// one (`Invoice INV-2041 for` is `INV-2041`).
+pub fn clause(field: &str, copy: &str) -> String {
+    let field = field.to_lowercase();
+    let is_id = field
+        .split(|c: char| !c.is_alphanumeric())
+        .any(|w| ["id", "number", "reference", "ref", "code", "no", "num"].contains(&w))
+        || field.ends_with("id");
+    let mut cut = copy.len();
+    for stop in [
+        ": ", "; ", ", ", " - ", " – ", " (", ". ", "! ", "? ", "\n", " | ",
+    ] {
+        if let Some(at) = copy.find(stop) {
+            cut = cut.min(at);
+        }
+    }
+    let head = copy.get(..cut).unwrap_or(copy).trim();
+    let head = head.trim_end_matches(['.', ',', ';', ':', '!', '?']).trim();
+    let head = if head.is_empty() { copy.trim() } else { head };
+    if is_id {
+        if let Some(word) = copy
+            .split_whitespace()
+            .map(|w| w.trim_matches(|c: char| matches!(c, ',' | '.' | ';' | ':' | '(' | ')' | '"')))
+            .find(|w| w.chars().any(|c| c.is_ascii_digit()))
+        {
+            return word.to_string();
+        }
+    }
+    head.to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -393,10 +472,35 @@ mod tests {
             ("(1,000.00)", -1000.0),
             ("0.99", 0.99),
             ("12 x toner at 45.00", 12.0),
+            ("invoice 2024-117, amount $348.20", 348.2),
+            ("12 x toner at 45.00 EUR", 45.0),
+            ("1 250 dollars", 1250.0),
         ] {
             assert_eq!(amount(text), Some(want), "{text}");
         }
         assert_eq!(amount("two hundred"), None);
+    }
+
+    #[test]
+    fn a_copy_ends_at_its_first_clause_break() {
+        assert_eq!(
+            clause("customer", "Harbor Logistics Ltd: total due 1,250.00 EUR"),
+            "Harbor Logistics Ltd"
+        );
+        assert_eq!(
+            clause("customer", "Maple & Finch Bakery"),
+            "Maple & Finch Bakery"
+        );
+        assert_eq!(clause("city", "Berlin."), "Berlin");
+        assert_eq!(
+            clause("invoice_number", "Invoice INV-2041 for Harbor"),
+            "INV-2041"
+        );
+        assert_eq!(
+            clause("invoice_number", "2024-117, amount $348.20"),
+            "2024-117"
+        );
+        assert_eq!(clause("customerId", "no number here"), "no number here");
     }
 
     #[test]

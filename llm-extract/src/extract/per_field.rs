@@ -320,7 +320,7 @@ impl<'a> Walk<'a> {
         let read_as = match read {
             Read::Date => normalise::date(&copy),
             Read::Time => normalise::time(&copy),
-            Read::Text | Read::Written => Some(copy.clone()),
+            Read::Text | Read::Written => Some(normalise::clause(&field.name, &copy)),
         };
         Ok(match read_as {
             Some(value) => Value::String(value),
