@@ -7,8 +7,9 @@
 //!   re-asked), or null where the field may be null; a string whose description asks for a summary is
 //!   written instead (one short answer, under the loop guard);
 //! - an enum or a boolean: the option the model finds most likely, scored on a backend that can
-//!   ([`Llm::likelihood`](crate::llm::Llm::likelihood), through [`Chooser::choose_answer`]), its
-//!   probability the field's confidence; written under the schema elsewhere;
+//!   ([`Llm::likelihood`](crate::llm::Llm::likelihood), through [`Chooser::choose_answer`], calibrated
+//!   against the same question about `N/A`), its probability the field's confidence; written under the
+//!   schema elsewhere;
 //! - a number, a date, a time: copied, then read by code (`normalise.rs`); a copy that does not read is
 //!   null where the field may be null, else the field is written;
 //! - an object: field by field; a list of objects: the items' key field copied as a list, then each
@@ -422,11 +423,13 @@ impl<'a> Walk<'a> {
         let options: Vec<String> = values.iter().map(option_words).collect();
         let context = field.context;
         let start = Instant::now();
-        let chooser = Chooser::new(scorer, context);
+        // Calibrated: with no subject to ask about, the model's taste for an option whatever the text
+        // (one currency, "no") weighs most, and is measured out against the same question about "N/A".
+        let chooser = Chooser::new(scorer, context).calibrated();
         let choice = chooser.choose_answer(&question, &options).await;
         let mut cost = FieldCost {
             elapsed: start.elapsed(),
-            requests: u32::try_from(options.len()).unwrap_or(u32::MAX),
+            requests: u32::try_from(2 * options.len()).unwrap_or(u32::MAX),
             how: FoundBy::Chosen,
             ..FieldCost::default()
         };
@@ -436,7 +439,7 @@ impl<'a> Walk<'a> {
             .llm
             .count_tokens(&format!("{context}\n\nQuestion: {question}"))
         {
-            cost.usage.prompt_tokens = (tokens * options.len()) as u64;
+            cost.usage.prompt_tokens = (2 * tokens * options.len()) as u64;
             cost.usage.estimated = true;
             self.report.usage += cost.usage;
         }
