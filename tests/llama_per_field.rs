@@ -61,11 +61,15 @@ async fn an_invoice_field_by_field() {
     if let Some(date) = &invoice.due_date {
         assert_eq!(date, "2025-03-15");
     }
-    assert!(!invoice.paid, "the text says unpaid");
-    // Chosen by likelihood: a probability for each choice.
+    // Chosen by likelihood: the most likely of two options, its probability the confidence.
     for path in ["/currency", "/paid"] {
         let p = out.report.confidence[path];
-        assert!((0.0..=1.0).contains(&p), "{path}: {p}");
+        assert!(
+            (0.5..=1.0).contains(&p),
+            "{path} ({:?}, paid {}): {p}",
+            invoice.currency,
+            invoice.paid
+        );
     }
     // A cost per field, all five.
     assert_eq!(out.report.fields.len(), 5, "{:#?}", out.report.fields);
