@@ -7,9 +7,9 @@
 //!   re-asked), or null where the field may be null; a string whose description asks for a summary is
 //!   written instead (one short answer, under the loop guard);
 //! - an enum or a boolean: the option the model finds most likely, scored on a backend that can
-//!   ([`Llm::likelihood`](crate::llm::Llm::likelihood), through [`Chooser::choose_answer`], calibrated
-//!   against the same question about `N/A`), its probability the field's confidence; written under the
-//!   schema elsewhere;
+//!   ([`Llm::likelihood`](crate::llm::Llm::likelihood), through [`Chooser::choose_answer`]), its
+//!   probability the field's confidence; written under the schema elsewhere; but an option the text
+//!   writes out (a currency code, "email"), the only one it does, is taken as written;
 //! - a number, a date, a time: copied, then read by code (`normalise.rs`); a copy that does not read is
 //!   null where the field may be null, else the field is written;
 //! - an object: field by field; a list of objects: the items' key field copied as a list, then each
@@ -409,6 +409,23 @@ impl<'a> Walk<'a> {
         {
             values.push(Value::Null);
         }
+        // The one option the text writes out, as a whole word: taken as written, sure.
+        let written: Vec<&Value> = values
+            .iter()
+            .filter(|v| v.as_str().is_some_and(|o| writes(field.context, o)))
+            .collect();
+        if let [only] = written.as_slice() {
+            let value = (*only).clone();
+            self.report.confidence.insert(field.path.clone(), 1.0);
+            self.report.fields.insert(
+                field.path.clone(),
+                FieldCost {
+                    how: FoundBy::Copied,
+                    ..FieldCost::default()
+                },
+            );
+            return Ok(value);
+        }
         let boolean = values.iter().all(|v| v.is_boolean() || v.is_null());
         let asking = if boolean {
             Asking::YesNo
@@ -423,13 +440,11 @@ impl<'a> Walk<'a> {
         let options: Vec<String> = values.iter().map(option_words).collect();
         let context = field.context;
         let start = Instant::now();
-        // Calibrated: with no subject to ask about, the model's taste for an option whatever the text
-        // (one currency, "no") weighs most, and is measured out against the same question about "N/A".
-        let chooser = Chooser::new(scorer, context).calibrated();
+        let chooser = Chooser::new(scorer, context);
         let choice = chooser.choose_answer(&question, &options).await;
         let mut cost = FieldCost {
             elapsed: start.elapsed(),
-            requests: u32::try_from(2 * options.len()).unwrap_or(u32::MAX),
+            requests: u32::try_from(options.len()).unwrap_or(u32::MAX),
             how: FoundBy::Chosen,
             ..FieldCost::default()
         };
@@ -439,7 +454,7 @@ impl<'a> Walk<'a> {
             .llm
             .count_tokens(&format!("{context}\n\nQuestion: {question}"))
         {
-            cost.usage.prompt_tokens = (2 * tokens * options.len()) as u64;
+            cost.usage.prompt_tokens = (tokens * options.len()) as u64;
             cost.usage.estimated = true;
             self.report.usage += cost.usage;
         }
@@ -603,6 +618,24 @@ impl<'a> Walk<'a> {
             self.report.unenforced = report.unenforced;
         }
     }
+}
+
+/// Whether `text` writes `option` as a whole word or words (case-insensitively; `snake_case` and
+/// `kebab-case` options also as words).
+fn writes(text: &str, option: &str) -> bool {
+    let text = text.to_lowercase();
+    let option = option.to_lowercase();
+    [option.clone(), option.replace(['_', '-'], " ")]
+        .iter()
+        .filter(|o| !o.trim().is_empty())
+        .any(|o| {
+            text.match_indices(o.as_str()).any(|(at, _)| {
+                let before = text.get(..at).and_then(|b| b.chars().next_back());
+                let after = text.get(at + o.len()..).and_then(|a| a.chars().next());
+                !before.is_some_and(char::is_alphanumeric)
+                    && !after.is_some_and(char::is_alphanumeric)
+            })
+        })
 }
 
 /// A JSON pointer token: `~` and `/` escaped.

@@ -110,9 +110,11 @@ async fn the_schema_is_walked_field_by_field() {
             "items": [{"item": "laptop", "cost": 900.0}, {"item": "lamp", "cost": 350.0}]
         })
     );
-    // One question per field, the list's items each asked about by name.
+    // One question per field, the list's items each asked about by name; none for the channel, the
+    // only option the text writes out.
     let asked = asked.lock().unwrap().clone();
-    assert_eq!(asked.len(), 10, "{asked:#?}");
+    assert_eq!(asked.len(), 9, "{asked:#?}");
+    assert!(!asked.iter().any(|q| q.starts_with("channel")), "{asked:#?}");
     assert!(
         asked.iter().any(|q| q.starts_with("About \"lamp\": cost")),
         "{asked:#?}"
@@ -134,10 +136,12 @@ async fn the_schema_is_walked_field_by_field() {
         ]
     );
     assert_eq!(out.report.fields["/adjuster"].how, FoundBy::Null);
-    assert_eq!(out.report.fields["/channel"].how, FoundBy::Written);
+    assert_eq!(out.report.fields["/channel"].how, FoundBy::Copied);
+    assert_eq!(out.report.confidence["/channel"], 1.0);
+    assert_eq!(out.report.fields["/urgent"].how, FoundBy::Written);
     assert_eq!(out.report.fields["/amount"].how, FoundBy::Copied);
     assert_eq!(out.report.fields["/amount"].usage.total(), 35);
-    assert_eq!(out.report.usage.total(), 350);
+    assert_eq!(out.report.usage.total(), 315);
 }
 
 #[tokio::test]
@@ -263,6 +267,15 @@ fn string_fields_are_read_by_their_schema() {
         Read::Written
     );
     assert_eq!(string_read("name", &json!({})), Read::Text);
+}
+
+#[test]
+fn an_option_is_written_in_a_text_as_a_whole_word() {
+    assert!(writes("total 19 CHF, overdue", "CHF"));
+    assert!(writes("sent by e-mail or email.", "email"));
+    assert!(writes("a bank transfer", "bank_transfer"));
+    assert!(!writes("emails", "email"));
+    assert!(!writes("CHFX", "CHF"));
 }
 
 #[test]
