@@ -399,6 +399,48 @@ pub fn clause(field: &str, copy: &str) -> String {
     head.to_string()
 }
 
+/// The email address in a copy: its first word with an `@` and a dot after it, without the punctuation
+/// around it (`Dana at dana@brightpath.io.` is `dana@brightpath.io`).
+pub fn email(copy: &str) -> Option<String> {
+    copy.split_whitespace()
+        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
+        .find(|w| {
+            w.split_once('@')
+                .is_some_and(|(user, host)| !user.is_empty() && host.contains('.'))
+        })
+        .map(str::to_owned)
+}
+
+/// The phone number in a copy, as written: its longest run of digits, spaces, `+`, `-`, `.`, `(` and
+/// `)` with at least six digits (`call +1 415 555 0142 today` is `+1 415 555 0142`).
+pub fn phone(copy: &str) -> Option<String> {
+    let is_part = |c: char| c.is_ascii_digit() || matches!(c, ' ' | '+' | '-' | '.' | '(' | ')');
+    let mut best: Option<&str> = None;
+    let mut start = None;
+    for (i, c) in copy
+        .char_indices()
+        .chain(std::iter::once((copy.len(), '\u{0}')))
+    {
+        match (is_part(c) && c != '\u{0}', start) {
+            (true, None) => start = Some(i),
+            (false, Some(from)) => {
+                start = None;
+                let run = copy
+                    .get(from..i)
+                    .unwrap_or_default()
+                    .trim_matches(|c: char| matches!(c, ' ' | '-' | '.'));
+                let run = run.trim_end_matches('(').trim();
+                let digits = run.chars().filter(char::is_ascii_digit).count();
+                if digits >= 6 && best.is_none_or(|b| b.len() < run.len()) {
+                    best = Some(run);
+                }
+            }
+            _ => {}
+        }
+    }
+    best.map(str::to_owned)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -503,6 +545,27 @@ mod tests {
             "2024-117"
         );
         assert_eq!(clause("customerId", "no number here"), "no number here");
+    }
+
+    #[test]
+    fn emails_and_phones_in_a_copy() {
+        assert_eq!(
+            email("Dana Whitfield at dana.whitfield@brightpath.io or").as_deref(),
+            Some("dana.whitfield@brightpath.io")
+        );
+        assert_eq!(
+            email("<k.osei@gmail.com>.").as_deref(),
+            Some("k.osei@gmail.com")
+        );
+        assert_eq!(email("Marco Bellini"), None);
+        assert_eq!(
+            phone("reach me at +1 415 555 0142 today").as_deref(),
+            Some("+1 415 555 0142")
+        );
+        assert_eq!(phone("(617) 555-0199.").as_deref(), Some("(617) 555-0199"));
+        assert_eq!(phone("08-123 456 78").as_deref(), Some("08-123 456 78"));
+        assert_eq!(phone("Room 12, 2025"), None);
+        assert_eq!(phone("Jim Cole"), None);
     }
 
     #[test]

@@ -128,6 +128,10 @@ enum Read {
     Date,
     /// As a time of day.
     Time,
+    /// As an email address.
+    Email,
+    /// As a phone number.
+    Phone,
     /// Written, not copied.
     Written,
 }
@@ -321,6 +325,8 @@ impl<'a> Walk<'a> {
         let read_as = match read {
             Read::Date => normalise::date(&copy),
             Read::Time => normalise::time(&copy),
+            Read::Email => normalise::email(&copy),
+            Read::Phone => normalise::phone(&copy),
             Read::Text | Read::Written => Some(normalise::clause(&field.name, &copy)),
         };
         Ok(match read_as {
@@ -679,8 +685,9 @@ fn main_type(schema: &Value) -> Option<&str> {
     }
 }
 
-/// How a string field is found: as a date or a time where its format or pattern says so (or its name
-/// ends in `date` and its description asks for `YYYY-MM-DD`), written where its description asks for a
+/// How a string field is found: as a date or a time where its format or pattern says so (or its
+/// description asks for `YYYY-MM-DD` or `HH:MM`), as an email address or a phone number where its format
+/// or name says so, written where its description asks for a
 /// summary or it is marked `"x-written": true`, else copied.
 fn string_read(name: &str, schema: &Value) -> Read {
     let format = schema
@@ -713,7 +720,17 @@ fn string_read(name: &str, schema: &Value) -> Read {
     {
         return Read::Time;
     }
-    let _ = name;
+    let name = name.to_lowercase();
+    if format == "email" || name.contains("email") || name.contains("e_mail") {
+        return Read::Email;
+    }
+    if ["phone", "mobile", "telephone", "fax"]
+        .iter()
+        .any(|w| name.contains(w))
+        || name == "tel"
+    {
+        return Read::Phone;
+    }
     let written = [
         "summary",
         "summarise",

@@ -114,7 +114,10 @@ async fn the_schema_is_walked_field_by_field() {
     // only option the text writes out.
     let asked = asked.lock().unwrap().clone();
     assert_eq!(asked.len(), 9, "{asked:#?}");
-    assert!(!asked.iter().any(|q| q.starts_with("channel")), "{asked:#?}");
+    assert!(
+        !asked.iter().any(|q| q.starts_with("channel")),
+        "{asked:#?}"
+    );
     assert!(
         asked.iter().any(|q| q.starts_with("About \"lamp\": cost")),
         "{asked:#?}"
@@ -267,6 +270,12 @@ fn string_fields_are_read_by_their_schema() {
         Read::Written
     );
     assert_eq!(string_read("name", &json!({})), Read::Text);
+    assert_eq!(string_read("email", &json!({})), Read::Email);
+    assert_eq!(
+        string_read("contact", &json!({"format": "email"})),
+        Read::Email
+    );
+    assert_eq!(string_read("mobilePhone", &json!({})), Read::Phone);
 }
 
 #[test]
