@@ -19,6 +19,11 @@
 //! 4. for a relationship, the verb that relates them, copied from the clause.
 //!
 //! Each fact carries how sure the model was of its kind; below `SURE` it is shown as doubtful.
+//!
+//! `Extractor::strategy(Strategy::PerField)` asks such questions for one value of a fixed shape; the
+//! steps here depend on each other (the person found first is the subject of every later question, and
+//! each mention's kind decides whether a verb is asked for), which a schema walk cannot say, so they stay
+//! written out.
 
 #[allow(dead_code)] // shared with `demo_eval`, which uses another of its functions
 #[path = "support/backend.rs"]

@@ -11,6 +11,11 @@
 //! The default embedded model is tiny (135M parameters): the answers are always valid, typed values, but
 //! not always right, so every kind the model was unsure of is marked as doubtful. Point
 //! `LLM_EXTRACT_MODEL` at a larger GGUF file, or use Ollama, for better content.
+//!
+//! The list is built by hand, not with `Extractor::strategy(Strategy::PerField)`: that strategy extracts
+//! one value field by field, and this list needs every name of every sentence, merged on its keys, each
+//! with its kind; asked field by field, this model copies from the text's start (the company of the
+//! first sentence comes back as the whole sentence). See BENCHMARKS.md, "One question per field".
 
 #[path = "support/backend.rs"]
 pub mod backend;

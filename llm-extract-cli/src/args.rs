@@ -429,6 +429,12 @@ pub struct ExtractArgs {
     /// texts take one answer).
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=64))]
     pub samples: u16,
+    /// How one value is asked for: one-answer (the whole value at once) or per-field (a short question per
+    /// field: strings copied from the text, enums and booleans chosen by the model's likelihood on
+    /// --embedded, numbers and dates copied and read by code). For one value (run, eval, batch, doc where
+    /// it extracts one value); --jsonl items take one answer.
+    #[arg(long, value_enum, default_value_t = StrategyArg::OneAnswer)]
+    pub strategy: StrategyArg,
     /// Write every failed attempt's raw answer into this directory, for inspection.
     #[arg(long, value_name = "DIR")]
     pub save_raw: Option<PathBuf>,
@@ -872,6 +878,13 @@ fn pair_key_envs(matches: &ArgMatches, cli: &mut Cli) -> Result<(), String> {
     }
     backend.key_envs = paired;
     Ok(())
+}
+
+/// How one value is asked for (see `--strategy`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum StrategyArg {
+    OneAnswer,
+    PerField,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -6,10 +6,10 @@
 //! --allow-insecure-key); this file passes the flags on, says when a set variable is not sent, and
 //! warns about flags the chosen backend ignores.
 
-use crate::args::{BackendArgs, ConfidenceRuleArg, ExtractArgs, Hosted, ModeArg};
+use crate::args::{BackendArgs, ConfidenceRuleArg, ExtractArgs, Hosted, ModeArg, StrategyArg};
 use crate::error::CliError;
 use crate::identity::Identified;
-use llm_extract::extract::{Aggregate, Basis, ConfidenceRule, Extractor, Mode};
+use llm_extract::extract::{Aggregate, Basis, ConfidenceRule, Extractor, Mode, Strategy};
 use llm_extract::llm::{
     redact_url, Anthropic, Cache, ConvertMedia, ExchangeHook, Gemini, Llm, LlmError, Ollama,
     OpenAiCompatible, ResponseStore, RetryPolicy,
@@ -144,7 +144,11 @@ pub fn extractor<L: Llm>(llm: L, args: &ExtractArgs) -> Extractor<L> {
     let mut extractor = Extractor::new(llm)
         .max_attempts(args.max_attempts)
         .mode(mode(args.mode))
-        .samples(usize::from(args.samples));
+        .samples(usize::from(args.samples))
+        .strategy(match args.strategy {
+            StrategyArg::OneAnswer => Strategy::OneAnswer,
+            StrategyArg::PerField => Strategy::PerField,
+        });
     if let Some(tokens) = args.max_tokens {
         extractor = extractor.max_tokens(tokens);
     }

@@ -229,6 +229,10 @@ fn settings(args: &DocArgs, chunk_tokens: usize) -> String {
         format!("check_timeout={}", check.check_timeout.as_secs_f64()),
         format!("check_with_keys={}", check.check_with_keys),
     ];
+    if extract.strategy != crate::args::StrategyArg::OneAnswer {
+        // Only where it is not the default, so the settings of earlier runs still match.
+        lines.push(format!("strategy={}", value_name(extract.strategy)));
+    }
     if let Some(line) = &check.check_command {
         lines.push(crate::check_command::fingerprint(line));
     }

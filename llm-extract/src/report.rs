@@ -98,6 +98,39 @@ pub struct Report {
     /// valid answers that gave that value there (an answer that failed has no vote). A second signal of doubt: a leaf few answers
     /// agree on is more often wrong. Empty with one answer.
     pub agreement: BTreeMap<String, f32>,
+    /// With [`Strategy::PerField`](crate::extract::Strategy::PerField): what each field's questions
+    /// cost, by the field's JSON pointer (`/customer`, `/lines/0/price`). Empty with one answer.
+    pub fields: BTreeMap<String, FieldCost>,
+}
+
+/// What the questions about one field cost ([`Report::fields`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub struct FieldCost {
+    /// The tokens its questions used. A choice scored by likelihood writes no token: its prompt tokens
+    /// are counted with the backend's tokenizer, marked [`Usage::estimated`].
+    pub usage: Usage,
+    /// How long its questions took.
+    pub elapsed: Duration,
+    /// How many requests it took (answers and scorings).
+    pub requests: u32,
+    /// How the value was found.
+    pub how: FoundBy,
+}
+
+/// How the per-field strategy found a field's value.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FoundBy {
+    /// Copied from the text (a span of it), read as the field's type where it is not a string.
+    #[default]
+    Copied,
+    /// The most likely of the options, scored.
+    Chosen,
+    /// Written by the model (free text, or an option or a value where the backend cannot score).
+    Written,
+    /// Nothing answered: the text does not say, or the copy did not read as the field's type.
+    Null,
 }
 
 impl Report {

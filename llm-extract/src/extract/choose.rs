@@ -183,6 +183,84 @@ impl<L: Likelihood> Chooser<L> {
     }
 }
 
+impl<L: Likelihood> Chooser<L> {
+    /// Which of `options` answers `question` about the text, by the model's likelihood of each as the
+    /// answer to "question Answer with one of: X, Y or Z." (each option first once, as in
+    /// [`Chooser::choose`]; calibrated against the same question about `"N/A"` with
+    /// [`Chooser::calibrated`]). The options are the words the model is scored on, returned as given.
+    ///
+    /// # Errors
+    /// [`ChooseError::NotAnEnum`] for fewer than two options, else the backend's error.
+    pub async fn choose_answer(
+        &self,
+        question: &str,
+        options: &[String],
+    ) -> Result<Choice<String>, ChooseError> {
+        if options.len() < 2 {
+            return Err(ChooseError::NotAnEnum {
+                type_name: question.to_string(),
+            });
+        }
+        let answers: Vec<String> = options.iter().map(|o| format!(" {o}")).collect();
+        let mut totals = vec![0.0; options.len()];
+        for first in 0..options.len() {
+            let order: Vec<&str> = (0..options.len())
+                .filter_map(|i| options.get((first + i) % options.len()).map(String::as_str))
+                .collect();
+            let ask = |text: &str| {
+                ChatRequest::new(format!(
+                    "{text}\n\nQuestion: {question} Answer with one of: {}.",
+                    either(&order)
+                ))
+                .with_message(Message::assistant("Answer:"))
+            };
+            for (total, score) in totals
+                .iter_mut()
+                .zip(self.scored(&ask(&self.text), &answers).await?)
+            {
+                *total += score;
+            }
+            if self.calibrated {
+                let prior = self.scored(&ask(CONTENT_FREE), &answers).await?;
+                for (total, score) in totals.iter_mut().zip(prior) {
+                    *total -= score;
+                }
+            }
+        }
+        let probabilities = softmax(&totals, options.len() as f64);
+        let scored: Vec<(String, f64)> = options.iter().cloned().zip(probabilities).collect();
+        let (value, probability) = scored
+            .iter()
+            .fold(None::<&(String, f64)>, |best, option| match best {
+                Some(top) if top.1 >= option.1 => Some(top),
+                _ => Some(option),
+            })
+            .cloned()
+            .unwrap_or_default();
+        Ok(Choice {
+            value,
+            probability,
+            options: scored,
+        })
+    }
+
+    /// The backend's scores of `answers` to `request`, one per answer.
+    async fn scored(
+        &self,
+        request: &ChatRequest,
+        answers: &[String],
+    ) -> Result<Vec<f64>, ChooseError> {
+        let scores = self.llm.log_likelihoods(request, answers).await?;
+        if scores.len() != answers.len() {
+            return Err(ChooseError::Scores {
+                expected: answers.len(),
+                got: scores.len(),
+            });
+        }
+        Ok(scores)
+    }
+}
+
 /// The subject that says nothing, for [`Chooser::calibrated`].
 const CONTENT_FREE: &str = "N/A";
 

@@ -27,6 +27,25 @@ pub enum Mode {
     Tool,
 }
 
+/// How one value is asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Strategy {
+    /// The whole value in one answer, validated and repaired as a whole. The default.
+    #[default]
+    OneAnswer,
+    /// One short question per field, walking the schema: a string the text holds is a span copied from
+    /// the text (by construction on the embedded engine, checked on the others) or null; an enum or a
+    /// boolean is the option the model finds most likely (on a backend that can score options:
+    /// [`Llm::likelihood`](crate::llm::Llm::likelihood); else written under the schema), its
+    /// probability the field's confidence; a number, a date or a time is copied and read by code (an
+    /// ISO date, an amount without its currency symbol and separators); an object field by field; a list
+    /// of objects first by its items' key field, then each item's fields from the text around the item;
+    /// a list of strings as a list of copies; free text as one short written answer. See
+    /// [`Extractor::strategy`](super::Extractor::strategy).
+    PerField,
+}
+
 /// What a prompt template is filled from: a text (the `{{text}}` variable) or a context of variables;
 /// and the images and PDF documents sent with it ([`Input::with_media`]).
 ///
@@ -206,6 +225,10 @@ pub(crate) struct Config {
     /// Return a value whose hard issues outlast the attempts, with them as soft ones
     /// (`Extractor::keep_doubtful`).
     pub keep_doubtful: bool,
+    /// How one value is asked for (`Extractor::strategy`).
+    pub strategy: Strategy,
+    /// The per-field strategy's own questions, by JSON pointer (`Extractor::question`).
+    pub questions: std::collections::BTreeMap<String, String>,
 }
 
 impl Default for Config {
@@ -233,6 +256,8 @@ impl Default for Config {
             confidence: None,
             min_confidence: None,
             keep_doubtful: false,
+            strategy: Strategy::default(),
+            questions: Default::default(),
         }
     }
 }

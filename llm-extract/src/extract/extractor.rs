@@ -98,6 +98,7 @@ use crate::Extract;
 /// | [`confidence`](Extractor::confidence) | off | every extraction: one value, partial values, lists, streams, documents (per-leaf confidence from log-probabilities) |
 /// | [`min_confidence`](Extractor::min_confidence) | none | every extraction (turns leaves under it into soft issues) |
 /// | [`keep_doubtful`](Extractor::keep_doubtful) | `false` | one value (returned with its unmended hard issues as soft ones) |
+/// | [`strategy`](Extractor::strategy), [`question`](Extractor::question) | [`Strategy::OneAnswer`](super::Strategy::OneAnswer) | one value (one answer, or a question per field) |
 /// | [`require_grounding`](Extractor::require_grounding) | `false` | grounded extractions, documents; lists and streams when `true` |
 /// | [`chunk_bytes`](Extractor::chunk_bytes) | [`DEFAULT_CHUNK_BYTES`](super::DEFAULT_CHUNK_BYTES) (6000) | documents |
 /// | [`chunk_tokens`](Extractor::chunk_tokens) | unset (`chunk_bytes` rules) | documents |
@@ -276,6 +277,9 @@ impl<L: Llm> Extractor<L> {
         make: impl Fn() -> G,
         input: Input,
     ) -> Result<Extraction<G::Output>, ExtractError> {
+        if self.config.strategy == super::Strategy::PerField {
+            return super::per_field::one(self.engine(), &make(), input).await;
+        }
         if self.config.samples > 1 {
             return samples::one(self.engine(), make, input).await;
         }

@@ -27,6 +27,8 @@ use tracing::Instrument;
 /// ledger.
 #[derive(Debug)]
 #[non_exhaustive]
+// `Final` carries the whole ledger and comes once per stream; the snapshots are an `Arc` already.
+#[allow(clippy::large_enum_variant)]
 pub enum PartialEvent<T: PartialValue> {
     /// The value as written so far (at most one per chunk received, none when nothing visible
     /// changed). Within one attempt snapshots only grow: no field disappears, no string shrinks, no

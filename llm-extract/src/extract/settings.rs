@@ -404,6 +404,55 @@ impl<L: Llm> Extractor<L> {
         self
     }
 
+    /// How one value ([`Extractor::extract`] and its runtime-schema twin) is asked for: in one answer
+    /// ([`Strategy::OneAnswer`](super::Strategy::OneAnswer), the default), or one short question per
+    /// field ([`Strategy::PerField`](super::Strategy::PerField)): strings copied from the text, enums
+    /// and booleans chosen by likelihood, numbers and dates copied and read by code. What each field
+    /// cost is in [`Report::fields`](crate::Report::fields), a choice's probability in
+    /// [`Report::confidence`](crate::Report::confidence). Lists, streams and documents take one answer
+    /// either way; [`Extractor::samples`] does not apply to the per-field strategy.
+    ///
+    /// ```
+    /// use llm_extract::extract::{Extractor, Strategy};
+    /// use llm_extract::llm::{from_fn, ChatResponse};
+    /// use llm_extract::Extract;
+    ///
+    /// #[derive(Extract, serde::Deserialize, Debug)]
+    /// struct Invoice {
+    ///     /// The invoice's number.
+    ///     number: String,
+    ///     /// The total amount.
+    ///     total: f64,
+    /// }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// // A stand-in model that copies the span each question asks for.
+    /// let llm = from_fn(|request| async move {
+    ///     let question = &request.messages.last().unwrap().content;
+    ///     let answer = if question.contains("number") { "INV-7" } else { "1,250.00 EUR" };
+    ///     Ok(ChatResponse::new(format!(r#"{{"answer": "{answer}"}}"#)))
+    /// });
+    /// let text = "Invoice INV-7: 1,250.00 EUR.";
+    /// let out = Extractor::new(llm).strategy(Strategy::PerField).extract::<Invoice>(text).await?;
+    /// assert_eq!(out.value.number, "INV-7");
+    /// assert_eq!(out.value.total, 1250.0);
+    /// assert_eq!(out.report.fields.len(), 2);
+    /// # Ok::<(), llm_extract::extract::ExtractError>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn strategy(mut self, strategy: super::Strategy) -> Self {
+        self.config.strategy = strategy;
+        self
+    }
+
+    /// The per-field strategy's question for the field at `path` (a JSON pointer: `/customer`; an item's
+    /// field without its position: `/lines/price`), instead of the one made from its name, description
+    /// and examples (`x-question` in a schema does the same from the schema).
+    pub fn question(mut self, path: impl Into<String>, question: impl Into<String>) -> Self {
+        self.config.questions.insert(path.into(), question.into());
+        self
+    }
+
     /// Every leaf value whose confidence is under `threshold` (in `[0, 1]`) becomes a soft issue at its
     /// path in [`Report::issues`](crate::Report::issues) (for items, with the item's position; for a
     /// document, in [`Document::issues`](super::Document::issues), by merged item). Turns confidence on

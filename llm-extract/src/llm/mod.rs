@@ -564,6 +564,13 @@ pub trait Llm: Send + Sync {
     fn gives_logprobs(&self) -> bool {
         true
     }
+
+    /// The same model as a [`Likelihood`], when this backend can score given continuations instead of
+    /// sampling (the embedded llama.cpp engine); `None` (the default) otherwise. The per-field strategy
+    /// ([`Strategy::PerField`](crate::extract::Strategy::PerField)) chooses enums and booleans by it.
+    fn likelihood(&self) -> Option<&dyn Likelihood> {
+        None
+    }
 }
 
 /// Pointers to a backend are backends: `Arc<dyn Llm>`, `&L` and `Box<dyn Llm>` forward every method.
@@ -590,6 +597,9 @@ macro_rules! forward_llm {
             }
             fn gives_logprobs(&self) -> bool {
                 (**self).gives_logprobs()
+            }
+            fn likelihood(&self) -> Option<&dyn Likelihood> {
+                (**self).likelihood()
             }
             fn chat(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatResponse, LlmError>> {
                 (**self).chat(request)

@@ -238,6 +238,17 @@ impl<L: Llm + 'static> Llm for Cache<L> {
             Ok(Box::pin(watched) as ChatStream)
         })
     }
+    fn accepts(&self, request: &ChatRequest) -> Result<(), LlmError> {
+        self.inner.accepts(request)
+    }
+
+    fn gives_logprobs(&self) -> bool {
+        self.inner.gives_logprobs()
+    }
+
+    fn likelihood(&self) -> Option<&dyn crate::llm::Likelihood> {
+        self.inner.likelihood()
+    }
 }
 
 /// Leaves the store of `response` under `key` to the extraction's verdict.

@@ -241,6 +241,13 @@ impl<L: Llm> Llm for ConvertMedia<L> {
     fn describe(&self) -> Option<Description> {
         self.inner.describe()
     }
+    fn gives_logprobs(&self) -> bool {
+        self.inner.gives_logprobs()
+    }
+
+    fn likelihood(&self) -> Option<&dyn crate::llm::Likelihood> {
+        self.inner.likelihood()
+    }
 }
 
 /// PDFs with known pages, as the integration tests write them.

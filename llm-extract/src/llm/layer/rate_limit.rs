@@ -282,6 +282,9 @@ impl<L: Llm> Llm for RateLimit<L> {
     fn gives_logprobs(&self) -> bool {
         self.inner.gives_logprobs()
     }
+    fn likelihood(&self) -> Option<&dyn crate::llm::Likelihood> {
+        self.inner.likelihood()
+    }
 }
 
 #[cfg(test)]

@@ -182,6 +182,9 @@ impl<L: Llm + 'static> Llm for Retry<L> {
     fn gives_logprobs(&self) -> bool {
         self.inner.gives_logprobs()
     }
+    fn likelihood(&self) -> Option<&dyn crate::llm::Likelihood> {
+        self.inner.likelihood()
+    }
 }
 
 #[cfg(test)]

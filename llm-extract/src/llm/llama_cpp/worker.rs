@@ -61,6 +61,11 @@ impl Llm for LlamaCpp {
         Ok(())
     }
 
+    /// The engine scores options itself (`score.rs`).
+    fn likelihood(&self) -> Option<&dyn crate::llm::Likelihood> {
+        Some(self)
+    }
+
     fn chat_stream(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatStream, LlmError>> {
         let engine = Arc::clone(&self.engine);
         Box::pin(async move {
