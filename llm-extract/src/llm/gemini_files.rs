@@ -68,7 +68,7 @@ fn plan(request: &ChatRequest, limits: &MediaLimits) -> Vec<(usize, usize)> {
     if total <= max {
         return Vec::new();
     }
-    candidates.sort_by(|a, b| b.0.cmp(&a.0));
+    candidates.sort_by_key(|&(size, _, _)| std::cmp::Reverse(size));
     let mut chosen = Vec::new();
     for (size, m, p) in candidates {
         if total <= max {
