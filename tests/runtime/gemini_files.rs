@@ -1,10 +1,13 @@
 //! Gemini's Files API against a local server speaking its resumable upload: media past the inline limit
 //! are uploaded (the start with its `X-Goog-Upload-*` headers, the bytes exact to the URL the server
 //! gives, a `PROCESSING` file read again until `ACTIVE`) and the `generateContent` body names them in
-//! `file_data` parts, while small media stay `inline_data`; an upload URL on another origin is refused
+//! `file_data` parts (a part sent again names the same file, not uploaded again), while small media stay
+//! `inline_data`; an upload URL on another origin is refused
 //! and gets nothing; a file that never leaves `PROCESSING` ends with a clear error.
 
 use crate::support;
+
+use futures_util::StreamExt;
 
 use llm_extract::llm::{ChatRequest, Gemini, Llm, LlmError, Media, MediaLimits, Message};
 use serde_json::json;
@@ -80,7 +83,8 @@ fn files_server(upload_origin: Option<String>, processing: usize) -> TestServer 
                 };
                 Reply::json(200, file(state))
             }
-            ("POST", "/v1beta/models/gemini-test:generateContent") => {
+            ("POST", "/v1beta/models/gemini-test:generateContent")
+            | ("POST", "/v1beta/models/gemini-test:streamGenerateContent?alt=sse") => {
                 gemini(request, &Answer::new(r#"{"total": 12}"#))
             }
             _ => Reply::text(
@@ -184,6 +188,12 @@ async fn a_large_part_is_uploaded_and_sent_as_file_data_while_a_small_one_stays_
     );
     assert_eq!(parts[2], json!({"text": "What is the total?"}));
     assert!(!requests[4].body.contains("UPLOAD-ID-777"));
+
+    // The same part sent again (a repair, another call) names the file already uploaded.
+    llm.chat(request_with(&large, &small)).await.unwrap();
+    let requests = server.requests();
+    assert_eq!(requests.len(), 6);
+    assert_eq!(requests[5].json["contents"][1]["parts"][0], parts[0]);
 }
 
 #[tokio::test]
@@ -263,4 +273,24 @@ async fn a_part_over_the_files_api_limit_is_refused_before_sending() {
         "{err:?}"
     );
     assert_eq!(server.hits(), 0);
+}
+
+#[tokio::test]
+async fn a_streamed_request_uploads_its_large_part_too() {
+    let server = files_server(None, 0);
+    let llm = client(&server, 5);
+    let mut stream = llm
+        .chat_stream(request_with(&large_pdf(40_000), &support::media::png()))
+        .await
+        .unwrap();
+    while let Some(event) = stream.next().await {
+        event.unwrap();
+    }
+    let requests = server.requests();
+    let last = requests.last().unwrap();
+    assert!(last.path.contains("streamGenerateContent"), "{}", last.path);
+    assert_eq!(
+        last.json["contents"][1]["parts"][0]["file_data"]["file_uri"],
+        format!("{}/v1beta/files/abc-123", server.url())
+    );
 }

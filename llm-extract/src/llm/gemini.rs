@@ -16,7 +16,7 @@ use super::backend::{
 use super::backend::{Framing, Protocol, StreamReader};
 use super::credentials::OfficialApi;
 use super::error::Status;
-use super::gemini_files::{self, Polling};
+use super::gemini_files::{self, Polling, Uploads};
 use super::gemini_openapi::openapi;
 use super::http::{self, http_builder_methods};
 use super::{
@@ -59,6 +59,7 @@ const GEMINI_API: OfficialApi = OfficialApi {
 pub struct Gemini {
     backend: Backend<GenerateWire>,
     polling: Polling,
+    uploads: std::sync::Arc<Uploads>,
 }
 
 http_backend!(Gemini, keyed, own_llm);
@@ -70,14 +71,18 @@ impl crate::llm::Llm for Gemini {
 
     fn chat(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatResponse, LlmError>> {
         Box::pin(async move {
-            let request = gemini_files::upload_large(&self.backend, request, self.polling).await?;
+            let request =
+                gemini_files::upload_large(&self.backend, request, self.polling, &self.uploads)
+                    .await?;
             self.backend.chat(request).await
         })
     }
 
     fn chat_stream(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatStream, LlmError>> {
         Box::pin(async move {
-            let request = gemini_files::upload_large(&self.backend, request, self.polling).await?;
+            let request =
+                gemini_files::upload_large(&self.backend, request, self.polling, &self.uploads)
+                    .await?;
             self.backend.chat_stream(request).await
         })
     }
@@ -166,6 +171,7 @@ impl GeminiBuilder {
         Ok(Gemini {
             backend: Backend::build(self.wire, base, self.common)?,
             polling: self.polling,
+            uploads: Default::default(),
         })
     }
 }

@@ -11,6 +11,10 @@
 //! (`name`, `uri`, `mimeType`, `state`). A file still `PROCESSING` is read again at
 //! `GET {base}/v1beta/{name}` until it is `ACTIVE`, a bounded number of times.
 //!
+//! An uploaded file is remembered by the SHA-256 of its bytes and type for [`REUSE`] (the API keeps a
+//! file 48 hours), so a repair or another call sending the same part names the file again instead of
+//! uploading it again.
+//!
 //! The key goes with the upload, so the upload URL must be on the origin of the base URL: another is
 //! [`LlmError::UploadElsewhere`] (the URL redacted) and receives nothing. A file over the Files API's
 //! 2 GB is refused before anything is sent.
@@ -20,7 +24,10 @@ use super::credentials::redact_url;
 use super::http::same_origin;
 use super::{ChatRequest, LlmError, Media, MediaError, MediaLimits, MediaSupport, Protocol};
 use serde_json::{json, Value};
-use std::time::Duration;
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 /// The most bytes one file may have in the Files API (2 GB).
 pub(crate) const MAX_FILE_BYTES: usize = 2 * 1024 * 1024 * 1024;
@@ -28,6 +35,45 @@ pub(crate) const MAX_FILE_BYTES: usize = 2 * 1024 * 1024 * 1024;
 /// How long a file URI is reckoned to be when a request is checked before its uploads (a URI the API
 /// gives, `{base}/v1beta/files/{id}`, is shorter).
 const URI_ESTIMATE: usize = 120;
+
+/// How long an uploaded file is named again instead of uploaded again (the API keeps it 48 hours).
+pub(crate) const REUSE: Duration = Duration::from_secs(46 * 3600);
+
+/// The most uploaded files remembered; past it the record starts again.
+const REMEMBERED: usize = 256;
+
+/// The files a backend uploaded: by the SHA-256 of a part's type and bytes, the media type and URI the
+/// API gave and when.
+#[derive(Debug, Default)]
+pub(crate) struct Uploads(Mutex<HashMap<[u8; 32], (String, String, Instant)>>);
+
+impl Uploads {
+    /// The key of `media` (bytes) in the record.
+    fn key(media: &Media) -> [u8; 32] {
+        let mut hasher = Sha256::new();
+        hasher.update(media.media_type().as_str().as_bytes());
+        hasher.update([0]);
+        hasher.update(media.data().unwrap_or_default());
+        hasher.finalize().into()
+    }
+
+    /// The file `media` was uploaded as, if it was within [`REUSE`].
+    fn find(&self, key: &[u8; 32]) -> Option<(String, String)> {
+        let map = self.0.lock().ok()?;
+        let (mime_type, uri, at) = map.get(key)?;
+        (at.elapsed() < REUSE).then(|| (mime_type.clone(), uri.clone()))
+    }
+
+    /// Remembers the file `media` was uploaded as.
+    fn keep(&self, key: [u8; 32], file: &(String, String)) {
+        if let Ok(mut map) = self.0.lock() {
+            if map.len() >= REMEMBERED {
+                map.clear();
+            }
+            map.insert(key, (file.0.clone(), file.1.clone(), Instant::now()));
+        }
+    }
+}
 
 /// How often, and how many times, a file still `PROCESSING` is read again.
 #[derive(Debug, Clone, Copy)]
@@ -143,12 +189,13 @@ pub(crate) fn accepts(
     Ok(support.check(&planned, limits)?)
 }
 
-/// `request` with its parts over the inline limit uploaded and named by their file URIs; the request
-/// unchanged when its media fit inline.
+/// `request` with its parts over the inline limit uploaded (or found in `uploads`) and named by their
+/// file URIs; the request unchanged when its media fit inline.
 pub(crate) async fn upload_large<P: Protocol>(
     backend: &Backend<P>,
     request: ChatRequest,
     polling: Polling,
+    uploads: &Uploads,
 ) -> Result<ChatRequest, LlmError> {
     if !request.has_media() {
         return Ok(request);
@@ -163,7 +210,16 @@ pub(crate) async fn upload_large<P: Protocol>(
         let Some(media) = request.messages.get(m).and_then(|msg| msg.media.get(p)) else {
             continue;
         };
-        uploaded.push(upload(backend, media, polling).await?);
+        let key = Uploads::key(media);
+        let file = match uploads.find(&key) {
+            Some(file) => file,
+            None => {
+                let file = upload(backend, media, polling).await?;
+                uploads.keep(key, &file);
+                file
+            }
+        };
+        uploaded.push(file);
     }
     let mut files = uploaded.into_iter();
     Ok(replaced(&request, &chosen, |media| {
@@ -330,7 +386,7 @@ mod tests {
         // 1,600 bytes as base64: uploading the largest part (800 of them) brings the rest under.
         let chosen = plan(&request(&[300, 600, 300]), &limits);
         assert_eq!(chosen, vec![(1, 1)]);
-        let chosen = plan(&request(&[600, 700, 600]), &limits);
+        let chosen = plan(&request(&[600, 700, 300]), &limits);
         assert_eq!(chosen, vec![(1, 1), (1, 0)]);
         let support = MediaSupport {
             backend: "Gemini",
