@@ -130,7 +130,7 @@ fn plan(request: &ChatRequest, limits: &MediaLimits) -> Vec<(usize, usize)> {
 fn replaced(
     request: &ChatRequest,
     chosen: &[(usize, usize)],
-    mut replace: impl FnMut(&Media) -> Media,
+    replace: impl Fn(&Media) -> Media,
 ) -> ChatRequest {
     let mut out = request.clone();
     for &(m, p) in chosen {
@@ -205,13 +205,13 @@ pub(crate) async fn upload_large<P: Protocol>(
         return Ok(request);
     }
     accepts(&request, &P::MEDIA, backend.media_limits())?;
-    let mut uploaded = Vec::with_capacity(chosen.len());
+    let mut request = request;
     for &(m, p) in &chosen {
         let Some(media) = request.messages.get(m).and_then(|msg| msg.media.get(p)) else {
             continue;
         };
         let key = Uploads::key(media);
-        let file = match uploads.find(&key) {
+        let (mime_type, uri) = match uploads.find(&key) {
             Some(file) => file,
             None => {
                 let file = upload(backend, media, polling).await?;
@@ -219,18 +219,21 @@ pub(crate) async fn upload_large<P: Protocol>(
                 file
             }
         };
-        uploaded.push(file);
-    }
-    let mut files = uploaded.into_iter();
-    Ok(replaced(&request, &chosen, |media| {
-        let (mime_type, uri) = files.next().unwrap_or_default();
         let kind = super::MediaType::parse(&mime_type).unwrap_or(media.media_type());
         let part = Media::image_url(kind, uri);
-        match media.name() {
+        let part = match media.name() {
             Some(name) => part.with_name(name),
             None => part,
+        };
+        if let Some(slot) = request
+            .messages
+            .get_mut(m)
+            .and_then(|msg| msg.media.get_mut(p))
+        {
+            *slot = part;
         }
-    }))
+    }
+    Ok(request)
 }
 
 /// Uploads one part; its media type and URI as the API gives them, once the file is `ACTIVE`.
