@@ -21,6 +21,7 @@ mod exchanges;
 mod fallback;
 mod faults;
 mod gemini;
+mod gemini_files;
 mod guard;
 mod logs;
 mod loops;

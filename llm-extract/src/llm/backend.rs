@@ -346,6 +346,32 @@ impl<P: Protocol> Backend<P> {
         self.shared.http.send_and_read(&request, self, read).await
     }
 
+    /// Sends `body` (JSON), or `raw` bytes with their content type in its place, to `url` with
+    /// `extra` headers besides the protocol's, as [`call`](Self::call) does, handing `read` the
+    /// response's headers beside its body (a resumable upload answers in a header).
+    pub async fn call_headed<T>(
+        &self,
+        url: &str,
+        body: Option<&Value>,
+        raw: Option<(&str, &[u8])>,
+        extra: &[(&'static str, String)],
+        read: impl Fn(&reqwest::header::HeaderMap, &[u8]) -> Result<T, LlmError>,
+    ) -> Result<T, LlmError> {
+        let mut headers = self.shared.protocol.headers();
+        headers.extend_from_slice(extra);
+        let mut request = self.outgoing(url, body, &headers, &[]);
+        request.raw = raw;
+        self.shared
+            .http
+            .send_and_read_headed(&request, self, read)
+            .await
+    }
+
+    /// The media limits requests are checked against.
+    pub fn media_limits(&self) -> &MediaLimits {
+        &self.shared.media_limits
+    }
+
     /// The body of a whole (non-streamed) chat request, as [`chat`](Self::chat) sends it.
     pub fn chat_body(&self, request: &ChatRequest) -> Result<Value, LlmError> {
         self.body(request, false)
@@ -752,15 +778,36 @@ macro_rules! wire_setters {
 }
 pub(crate) use wire_setters;
 
-/// The `Debug`, [`Llm`](super::Llm) and accessors of a public backend type wrapping a [`Backend`].
+/// The `Debug`, [`Llm`](super::Llm) and accessors of a public backend type wrapping a [`Backend`]
+/// (`own_llm`: all but the `Llm`, which the type writes itself).
 macro_rules! http_backend {
     ($name:ident) => {
+        crate::llm::backend::http_backend!(@shell $name);
+        crate::llm::backend::http_backend!(@llm $name);
+    };
+    ($name:ident, keyed) => {
+        crate::llm::backend::http_backend!($name);
+        crate::llm::backend::http_backend!(@keyed $name);
+    };
+    ($name:ident, keyed, own_llm) => {
+        crate::llm::backend::http_backend!(@shell $name);
+        crate::llm::backend::http_backend!(@keyed $name);
+    };
+    (@shell $name:ident) => {
         impl std::fmt::Debug for $name {
             fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 std::fmt::Debug::fmt(&self.backend, f)
             }
         }
 
+        impl $name {
+            /// The model's name.
+            pub fn model(&self) -> &str {
+                self.backend.model()
+            }
+        }
+    };
+    (@llm $name:ident) => {
         impl crate::llm::Llm for $name {
             fn dialect(&self) -> crate::schema::Dialect {
                 self.backend.dialect()
@@ -798,15 +845,8 @@ macro_rules! http_backend {
             }
         }
 
-        impl $name {
-            /// The model's name.
-            pub fn model(&self) -> &str {
-                self.backend.model()
-            }
-        }
     };
-    ($name:ident, keyed) => {
-        crate::llm::backend::http_backend!($name);
+    (@keyed $name:ident) => {
 
         impl $name {
             /// The API root requests go to.

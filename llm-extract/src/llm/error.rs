@@ -127,6 +127,19 @@ pub enum LlmError {
         /// Where the server pointed (its `Location`), as an absolute URL with any credentials redacted.
         location: String,
     },
+    /// The server gave an upload URL (Gemini's Files API answers one in `X-Goog-Upload-URL`) on
+    /// another origin (scheme, host or port) than the one the backend was built for: the key and the
+    /// file go to that origin alone, so nothing was sent to `location`.
+    #[error(
+        "the server named {location} as the place to upload a file, another address than the one the \
+         backend was built for, and nothing was sent there: a key and the bytes of a request go only to \
+         the scheme, host and port they were meant for; if that address is the right server, use it as \
+         the base URL"
+    )]
+    UploadElsewhere {
+        /// The upload URL the server gave, with any credentials and its query redacted.
+        location: String,
+    },
     /// The backend is misconfigured (a bad URL, a missing API key variable, ...).
     #[error("invalid backend configuration: {message}")]
     Config {
@@ -360,7 +373,9 @@ impl LlmError {
                 vec![(message, Text::Quoted), (body, Text::Quoted)]
             }
             LlmError::Config { message } => vec![(message, Text::Whole)],
-            LlmError::Redirect { location, .. } => vec![(location, Text::Quoted)],
+            LlmError::Redirect { location, .. } | LlmError::UploadElsewhere { location } => {
+                vec![(location, Text::Quoted)]
+            }
             LlmError::Timeout { .. }
             | LlmError::BodyTooLarge { .. }
             | LlmError::InsecureKey { .. }

@@ -7,6 +7,8 @@
 //! OpenAPI subset). Each streamed event is a whole `GenerateContentResponse` holding the next piece
 //! of text; the last one carries `finishReason` and `usageMetadata`, and the body simply ends. A bad
 //! key is answered with 400 and the reason `API_KEY_INVALID`, which is an [`LlmError::Auth`].
+//!
+//! Media past the inline limit go through the Files API first (`gemini_files.rs`).
 
 use super::backend::{
     self, http_backend, key_builder_methods, wire_setters, Answer, Backend, Common, Site,
@@ -14,11 +16,12 @@ use super::backend::{
 use super::backend::{Framing, Protocol, StreamReader};
 use super::credentials::OfficialApi;
 use super::error::Status;
+use super::gemini_files::{self, Polling, Uploads};
 use super::gemini_openapi::openapi;
 use super::http::{self, http_builder_methods};
 use super::{
-    ChatRequest, ChatResponse, Finish, LlmError, MediaLimits, MediaSupport, Message, Role,
-    TokenLogprob, Usage,
+    BoxFuture, ChatRequest, ChatResponse, ChatStream, Finish, LlmError, MediaLimits, MediaSupport,
+    Message, Role, TokenLogprob, Usage,
 };
 use crate::schema::Dialect;
 use serde_json::{json, Map, Value};
@@ -55,9 +58,47 @@ const GEMINI_API: OfficialApi = OfficialApi {
 #[derive(Clone)]
 pub struct Gemini {
     backend: Backend<GenerateWire>,
+    polling: Polling,
+    uploads: std::sync::Arc<Uploads>,
 }
 
-http_backend!(Gemini, keyed);
+http_backend!(Gemini, keyed, own_llm);
+
+impl crate::llm::Llm for Gemini {
+    fn dialect(&self) -> Dialect {
+        self.backend.dialect()
+    }
+
+    fn chat(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatResponse, LlmError>> {
+        Box::pin(async move {
+            let request =
+                gemini_files::upload_large(&self.backend, request, self.polling, &self.uploads)
+                    .await?;
+            self.backend.chat(request).await
+        })
+    }
+
+    fn chat_stream(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatStream, LlmError>> {
+        Box::pin(async move {
+            let request =
+                gemini_files::upload_large(&self.backend, request, self.polling, &self.uploads)
+                    .await?;
+            self.backend.chat_stream(request).await
+        })
+    }
+
+    fn describe(&self) -> Option<crate::llm::Description> {
+        Some(self.backend.description())
+    }
+
+    fn accepts(&self, request: &ChatRequest) -> Result<(), LlmError> {
+        gemini_files::accepts(request, &GenerateWire::MEDIA, self.backend.media_limits())
+    }
+
+    fn gives_logprobs(&self) -> bool {
+        self.backend.gives_logprobs()
+    }
+}
 
 impl Gemini {
     /// The backend as a provider's batch API uses it.
@@ -77,6 +118,7 @@ struct GenerateWire {
 pub struct GeminiBuilder {
     common: Common,
     wire: GenerateWire,
+    polling: Polling,
 }
 
 impl GeminiBuilder {
@@ -92,6 +134,13 @@ impl GeminiBuilder {
     /// `{base}/v1beta/models/{model}:generateContent`. For proxies and gateways.
     pub fn base_url(mut self, url: impl Into<String>) -> Self {
         self.common.base_url = Some(url.into());
+        self
+    }
+
+    /// How long to wait between two reads of a file uploaded through the Files API that is still
+    /// `PROCESSING` (default 2 s), and how many reads to make before giving up (default 60).
+    pub fn file_polling(mut self, interval: std::time::Duration, attempts: u32) -> Self {
+        self.polling = Polling { interval, attempts };
         self
     }
 
@@ -121,6 +170,8 @@ impl GeminiBuilder {
         let base = backend::normalize_base(raw, None, "https://api.example.com")?;
         Ok(Gemini {
             backend: Backend::build(self.wire, base, self.common)?,
+            polling: self.polling,
+            uploads: Default::default(),
         })
     }
 }
@@ -138,14 +189,15 @@ impl Gemini {
             wire: GenerateWire {
                 openapi_schema: false,
             },
+            polling: Polling::default(),
         }
     }
 }
 
 /// A message's parts: each medium an `inline_data` part (its media type and base64 bytes) or, for a
 /// URL, a `file_data` part with the URL as its `file_uri`; then the text, unless it is empty beside
-/// media (the image alone is the input). Gemini's Files API (for files over the inline limit) is not
-/// used: [`MediaLimits::gemini`] refuses such requests before they go.
+/// media (the image alone is the input). Parts past the inline limit ([`MediaLimits::gemini`]) were
+/// uploaded through the Files API before this, and come here as the URIs of their files.
 fn parts(message: &Message) -> Vec<Value> {
     let mut parts: Vec<Value> = message
         .media

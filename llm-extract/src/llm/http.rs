@@ -212,18 +212,31 @@ impl HttpClient {
         rule: &impl ErrorRule,
         read: impl Fn(&[u8]) -> Result<T, LlmError>,
     ) -> Result<T, LlmError> {
+        self.send_and_read_headed(request, rule, |_, bytes| read(bytes))
+            .await
+    }
+
+    /// [`send_and_read`](Self::send_and_read), handing `read` the response's headers beside its body
+    /// (for a protocol that answers in a header, as a resumable upload's URL).
+    pub async fn send_and_read_headed<T>(
+        &self,
+        request: &Outgoing<'_>,
+        rule: &impl ErrorRule,
+        read: impl Fn(&reqwest::header::HeaderMap, &[u8]) -> Result<T, LlmError>,
+    ) -> Result<T, LlmError> {
         self.options
             .retry
             .run("the request", || async {
                 // One deadline for the headers and the whole body together.
                 let whole = async {
                     let (response, mut recording) = self.send_once(request, rule, false).await?;
+                    let headers = response.headers().clone();
                     let body = self.body(response).read_all().await;
                     if let (Some(recording), Ok(bytes)) = (&mut recording, &body) {
                         recording.body(bytes);
                     }
                     let result = body
-                        .and_then(|bytes| read(&bytes))
+                        .and_then(|bytes| read(&headers, &bytes))
                         .map_err(|e| rule.refine(e, None));
                     if let (Some(recording), Err(err)) = (&mut recording, &result) {
                         recording.failed(err);
@@ -908,7 +921,7 @@ fn redirect_policy() -> reqwest::redirect::Policy {
 
 /// Whether `a` and `b` have one origin: the same scheme, host and port (the scheme's default port
 /// when none is written). URLs of any other scheme than `http` and `https` have none.
-fn same_origin(a: &reqwest::Url, b: &reqwest::Url) -> bool {
+pub(crate) fn same_origin(a: &reqwest::Url, b: &reqwest::Url) -> bool {
     matches!(a.scheme(), "http" | "https") && a.origin() == b.origin()
 }
 

@@ -299,7 +299,7 @@ impl Media {
     }
 
     /// How errors name the part: `image 2 ("receipt.png")` (numbered from 1 in the request).
-    fn describe(&self, number: usize) -> String {
+    pub(crate) fn describe(&self, number: usize) -> String {
         let kind = if self.media_type.is_image() {
             "image"
         } else {

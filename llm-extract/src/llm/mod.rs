@@ -25,6 +25,7 @@ mod error;
 mod exchange;
 mod from_fn;
 mod gemini;
+mod gemini_files;
 mod gemini_openapi;
 mod http;
 mod layer;
