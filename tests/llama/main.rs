@@ -20,5 +20,6 @@ mod extract;
 mod grounding;
 mod guard;
 mod partial;
+mod per_field;
 mod schema;
 mod tool;

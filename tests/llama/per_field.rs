@@ -4,7 +4,7 @@
 //! cost is reported.
 #![cfg(feature = "llama-cpp")]
 
-mod llama_common;
+use crate::llama_common;
 
 use llama_common::model;
 use llm_extract::extract::Strategy;
