@@ -242,6 +242,11 @@ pub async fn run(args: BatchArgs) -> Result<Exit, CliError> {
         return Err(error);
     }
     let failed = summary.failed + unreadable.len();
+    let mut priced = match batch_priced {
+        true => format!(" ({} at the batch price)", summary.batch_usage.total()),
+        false => String::new(),
+    };
+    priced.push_str(&cache_totals(&summary.usage, from_cache));
     eprintln!(
         "llm-extract: batch done: {} extracted, {failed} failed{}; {} tokens{} in {:.1}s; results in {}",
         summary.succeeded,
@@ -251,15 +256,7 @@ pub async fn run(args: BatchArgs) -> Result<Exit, CliError> {
             String::new()
         },
         summary.usage.total(),
-        format!(
-            "{}{}",
-            if batch_priced {
-                format!(" ({} at the batch price)", summary.batch_usage.total())
-            } else {
-                String::new()
-            },
-            cache_totals(&summary.usage, from_cache)
-        ),
+        priced,
         summary.elapsed.as_secs_f64(),
         args.out.display()
     );

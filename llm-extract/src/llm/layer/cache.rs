@@ -9,7 +9,6 @@ use crate::llm::{
     verdict, Accumulator, BoxFuture, ChatEvent, ChatRequest, ChatResponse, ChatStream, Description,
     Llm, LlmError, MediaSource, Merged,
 };
-use crate::schema::Dialect;
 use futures_util::StreamExt;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
@@ -184,25 +183,7 @@ impl<L: std::fmt::Debug> std::fmt::Debug for Cache<L> {
 }
 
 impl<L: Llm + 'static> Llm for Cache<L> {
-    fn dialect(&self) -> Dialect {
-        self.inner.dialect()
-    }
-
-    fn constrains_json_lines(&self) -> bool {
-        self.inner.constrains_json_lines()
-    }
-
-    fn constrains_grounding(&self) -> bool {
-        self.inner.constrains_grounding()
-    }
-
-    fn count_tokens(&self, text: &str) -> Option<usize> {
-        self.inner.count_tokens(text)
-    }
-
-    fn describe(&self) -> Option<Description> {
-        self.inner.describe()
-    }
+    pass_through!(dialect constrains_json_lines constrains_grounding count_tokens describe accepts gives_logprobs likelihood);
 
     fn chat(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatResponse, LlmError>> {
         Box::pin(async move {
@@ -237,17 +218,6 @@ impl<L: Llm + 'static> Llm for Cache<L> {
             });
             Ok(Box::pin(watched) as ChatStream)
         })
-    }
-    fn accepts(&self, request: &ChatRequest) -> Result<(), LlmError> {
-        self.inner.accepts(request)
-    }
-
-    fn gives_logprobs(&self) -> bool {
-        self.inner.gives_logprobs()
-    }
-
-    fn likelihood(&self) -> Option<&dyn crate::llm::Likelihood> {
-        self.inner.likelihood()
     }
 }
 

@@ -19,9 +19,8 @@
 use crate::document::pdf::{self, PdfError};
 use crate::document::PAGE_BREAK;
 use crate::llm::{
-    ChatRequest, ChatResponse, ChatStream, Description, Llm, LlmError, Media, MediaError, MediaType,
+    ChatRequest, ChatResponse, ChatStream, Llm, LlmError, Media, MediaError, MediaType,
 };
-use crate::schema::Dialect;
 use futures_util::future::BoxFuture;
 
 /// A backend that converts the PDFs it cannot take instead of refusing them.
@@ -198,9 +197,7 @@ impl<L: Llm> ConvertMedia<L> {
 }
 
 impl<L: Llm> Llm for ConvertMedia<L> {
-    fn dialect(&self) -> Dialect {
-        self.inner.dialect()
-    }
+    pass_through!(dialect constrains_json_lines constrains_grounding count_tokens describe gives_logprobs likelihood);
 
     fn chat(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatResponse, LlmError>> {
         Box::pin(async move {
@@ -224,29 +221,6 @@ impl<L: Llm> Llm for ConvertMedia<L> {
                 other => other,
             }
         })
-    }
-
-    fn constrains_json_lines(&self) -> bool {
-        self.inner.constrains_json_lines()
-    }
-
-    fn constrains_grounding(&self) -> bool {
-        self.inner.constrains_grounding()
-    }
-
-    fn count_tokens(&self, text: &str) -> Option<usize> {
-        self.inner.count_tokens(text)
-    }
-
-    fn describe(&self) -> Option<Description> {
-        self.inner.describe()
-    }
-    fn gives_logprobs(&self) -> bool {
-        self.inner.gives_logprobs()
-    }
-
-    fn likelihood(&self) -> Option<&dyn crate::llm::Likelihood> {
-        self.inner.likelihood()
     }
 }
 

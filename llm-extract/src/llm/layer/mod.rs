@@ -6,6 +6,52 @@
 //! What a failure means to them is its [`ErrorClass`] (`class.rs`), the same reading of the status rule
 //! the HTTP backends retry by.
 
+/// The methods of [`Llm`] a layer passes unchanged to the backend it wraps (`self.inner`), written
+/// once: a layer's `impl Llm` names those it does not change, and writes the others itself.
+macro_rules! pass_through {
+    ($($method:ident)*) => { $(pass_through!(@one $method);)* };
+    (@one dialect) => {
+        fn dialect(&self) -> crate::schema::Dialect {
+            self.inner.dialect()
+        }
+    };
+    (@one constrains_json_lines) => {
+        fn constrains_json_lines(&self) -> bool {
+            self.inner.constrains_json_lines()
+        }
+    };
+    (@one constrains_grounding) => {
+        fn constrains_grounding(&self) -> bool {
+            self.inner.constrains_grounding()
+        }
+    };
+    (@one count_tokens) => {
+        fn count_tokens(&self, text: &str) -> Option<usize> {
+            self.inner.count_tokens(text)
+        }
+    };
+    (@one describe) => {
+        fn describe(&self) -> Option<crate::llm::Description> {
+            self.inner.describe()
+        }
+    };
+    (@one accepts) => {
+        fn accepts(&self, request: &crate::llm::ChatRequest) -> Result<(), crate::llm::LlmError> {
+            self.inner.accepts(request)
+        }
+    };
+    (@one gives_logprobs) => {
+        fn gives_logprobs(&self) -> bool {
+            self.inner.gives_logprobs()
+        }
+    };
+    (@one likelihood) => {
+        fn likelihood(&self) -> Option<&dyn crate::llm::Likelihood> {
+            self.inner.likelihood()
+        }
+    };
+}
+
 mod cache;
 mod cache_store;
 mod class;

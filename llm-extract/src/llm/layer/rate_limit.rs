@@ -2,10 +2,7 @@
 //! sharing it (a small reservation bucket on tokio's clock, so tests can pause time), and a pause of
 //! every caller when the server itself says it is rate-limited and for how long.
 
-use crate::llm::{
-    BoxFuture, ChatEvent, ChatRequest, ChatResponse, ChatStream, Description, Llm, LlmError,
-};
-use crate::schema::Dialect;
+use crate::llm::{BoxFuture, ChatEvent, ChatRequest, ChatResponse, ChatStream, Llm, LlmError};
 use futures_util::StreamExt;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -222,9 +219,7 @@ fn settle(bucket: Option<&Arc<Bucket>>, counted: u64, used: u64) {
 }
 
 impl<L: Llm> Llm for RateLimit<L> {
-    fn dialect(&self) -> Dialect {
-        self.inner.dialect()
-    }
+    pass_through!(dialect constrains_json_lines constrains_grounding count_tokens describe accepts gives_logprobs likelihood);
 
     fn chat(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatResponse, LlmError>> {
         Box::pin(async move {
@@ -257,33 +252,6 @@ impl<L: Llm> Llm for RateLimit<L> {
             });
             Ok(Box::pin(settled) as ChatStream)
         })
-    }
-
-    fn constrains_json_lines(&self) -> bool {
-        self.inner.constrains_json_lines()
-    }
-
-    fn constrains_grounding(&self) -> bool {
-        self.inner.constrains_grounding()
-    }
-
-    fn count_tokens(&self, text: &str) -> Option<usize> {
-        self.inner.count_tokens(text)
-    }
-
-    fn describe(&self) -> Option<Description> {
-        self.inner.describe()
-    }
-
-    fn accepts(&self, request: &ChatRequest) -> Result<(), LlmError> {
-        self.inner.accepts(request)
-    }
-
-    fn gives_logprobs(&self) -> bool {
-        self.inner.gives_logprobs()
-    }
-    fn likelihood(&self) -> Option<&dyn crate::llm::Likelihood> {
-        self.inner.likelihood()
     }
 }
 

@@ -3,10 +3,8 @@
 
 use crate::llm::retry::Retries;
 use crate::llm::{
-    BoxFuture, ChatEvent, ChatRequest, ChatResponse, ChatStream, Description, Llm, LlmError,
-    RetryPolicy, Usage,
+    BoxFuture, ChatEvent, ChatRequest, ChatResponse, ChatStream, Llm, LlmError, RetryPolicy, Usage,
 };
-use crate::schema::Dialect;
 use futures_util::StreamExt;
 use std::sync::Arc;
 
@@ -133,9 +131,7 @@ impl<L: Llm + 'static> Retrying<L> {
 }
 
 impl<L: Llm + 'static> Llm for Retry<L> {
-    fn dialect(&self) -> Dialect {
-        self.inner.dialect()
-    }
+    pass_through!(dialect constrains_json_lines constrains_grounding count_tokens describe accepts gives_logprobs likelihood);
 
     fn chat(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatResponse, LlmError>> {
         Box::pin(async move {
@@ -157,33 +153,6 @@ impl<L: Llm + 'static> Llm for Retry<L> {
             };
             Ok(Box::pin(futures_util::stream::unfold(state, Retrying::next)) as ChatStream)
         })
-    }
-
-    fn constrains_json_lines(&self) -> bool {
-        self.inner.constrains_json_lines()
-    }
-
-    fn constrains_grounding(&self) -> bool {
-        self.inner.constrains_grounding()
-    }
-
-    fn count_tokens(&self, text: &str) -> Option<usize> {
-        self.inner.count_tokens(text)
-    }
-
-    fn describe(&self) -> Option<Description> {
-        self.inner.describe()
-    }
-
-    fn accepts(&self, request: &ChatRequest) -> Result<(), LlmError> {
-        self.inner.accepts(request)
-    }
-
-    fn gives_logprobs(&self) -> bool {
-        self.inner.gives_logprobs()
-    }
-    fn likelihood(&self) -> Option<&dyn crate::llm::Likelihood> {
-        self.inner.likelihood()
     }
 }
 
