@@ -5,7 +5,9 @@
 use crate::support;
 
 use llm_extract::extract::Extractor;
-use llm_extract::llm::{from_fn, ChatRequest, Fallback, LlmError, OpenAiCompatible, RetryPolicy};
+use llm_extract::llm::{
+    from_fn, ChatRequest, ChatResponse, Fallback, LlmError, OpenAiCompatible, RetryPolicy,
+};
 use llm_extract::schema::Dialect;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -170,6 +172,32 @@ async fn spans_carry_the_genai_attributes_and_never_the_key() {
     assert_eq!(field(&last, "error.type"), "context_too_long");
     let last = spans.named("extract").pop().unwrap();
     assert_eq!(field(&last, "error.type"), "context_too_long");
+
+    // Prompt cache tokens, when the provider counted them, on the attempt and the extraction.
+    let cached = from_fn(|_request: ChatRequest| async {
+        let mut response = ChatResponse::new(r#"{"name": "Ada", "age": 36}"#).with_usage(50, 9);
+        response.usage.cache_read_tokens = 40;
+        response.usage.cache_write_tokens = 6;
+        Ok(response)
+    });
+    Extractor::new(&cached)
+        .extract::<Person>("Ada, 36")
+        .await
+        .unwrap();
+    let last = spans.named("extract_attempt").pop().unwrap();
+    assert_eq!(field(&last, "gen_ai.usage.cache_read.input_tokens"), "40");
+    assert_eq!(
+        field(&last, "gen_ai.usage.cache_creation.input_tokens"),
+        "6"
+    );
+    let last = spans.named("extract").pop().unwrap();
+    assert_eq!(field(&last, "gen_ai.usage.cache_read.input_tokens"), "40");
+    assert_eq!(
+        field(&last, "gen_ai.usage.cache_creation.input_tokens"),
+        "6"
+    );
+    // None recorded when the provider counted none.
+    assert!(!attempts[0].contains_key("gen_ai.usage.cache_read.input_tokens"));
 
     // No key, whole or in part, and no credential of the URL, in any field of any span.
     let everything = format!("{:?}", spans.0.lock().unwrap());

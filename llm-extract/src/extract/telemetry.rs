@@ -6,12 +6,13 @@
 //! {gen_ai.request.model}` (an OpenTelemetry bridge names the span by it), `otel.kind` = `client`,
 //! `gen_ai.operation.name` (`chat`), `gen_ai.provider.name`, `server.address`,
 //! `gen_ai.request.model`, `.temperature`, `.max_tokens`, `.seed`, `gen_ai.response.model`,
-//! `.finish_reasons`, `gen_ai.usage.input_tokens`, `.output_tokens`, `error.type`, and ours: `schema`,
+//! `.finish_reasons`, `gen_ai.usage.input_tokens`, `.output_tokens`, `.cache_read.input_tokens`,
+//! `.cache_creation.input_tokens` (when the provider counted its prompt cache), `error.type`, and ours: `schema`,
 //! `number`, `kind` (the attempt kind), `items`, `finish`, `prompt_tokens`, `completion_tokens`,
 //! `llm_extract.cache_hit` (`true` when a response cache answered).
 //! The extraction span (`extract`) carries the schema, the backend's provider, address and model, and
 //! once it ends `llm_extract.attempts`, `llm_extract.repairs`, `llm_extract.validation_errors`, the
-//! usage in total and `error.type`.
+//! usage in total (prompt cache tokens included) and `error.type`.
 //!
 //! No message content is recorded, and no key: the address is the backend's
 //! [`describe`](crate::llm::Llm::describe), credentials redacted.
@@ -56,6 +57,8 @@ pub(crate) fn attempt_span(llm: &dyn Llm, schema: &str, number: u32, kind: Attem
         gen_ai.response.finish_reasons = Empty,
         gen_ai.usage.input_tokens = Empty,
         gen_ai.usage.output_tokens = Empty,
+        gen_ai.usage.cache_read.input_tokens = Empty,
+        gen_ai.usage.cache_creation.input_tokens = Empty,
         error.type = Empty,
     )
 }
@@ -72,6 +75,8 @@ pub(crate) fn extraction_span(llm: &dyn Llm, schema: &str) -> Span {
         gen_ai.request.model = Empty,
         gen_ai.usage.input_tokens = Empty,
         gen_ai.usage.output_tokens = Empty,
+        gen_ai.usage.cache_read.input_tokens = Empty,
+        gen_ai.usage.cache_creation.input_tokens = Empty,
         llm_extract.attempts = Empty,
         llm_extract.repairs = Empty,
         llm_extract.validation_errors = Empty,
@@ -126,6 +131,7 @@ fn extraction_ended(span: &Span, report: &Report, error: Option<&str>) {
     span.record("llm_extract.validation_errors", violations);
     span.record("gen_ai.usage.input_tokens", report.usage.prompt_tokens);
     span.record("gen_ai.usage.output_tokens", report.usage.completion_tokens);
+    cache_usage(span, &report.usage);
     if let Some(error) = error {
         span.record("error.type", error);
     }
@@ -184,6 +190,24 @@ fn responded(span: &Span, response: &ChatResponse) {
         "gen_ai.usage.output_tokens",
         response.usage.completion_tokens,
     );
+    cache_usage(span, &response.usage);
+}
+
+/// Writes the prompt tokens read from and written to the provider's prompt cache on `span`, when
+/// the provider counted any.
+fn cache_usage(span: &Span, usage: &crate::llm::Usage) {
+    if usage.cache_read_tokens > 0 {
+        span.record(
+            "gen_ai.usage.cache_read.input_tokens",
+            usage.cache_read_tokens,
+        );
+    }
+    if usage.cache_write_tokens > 0 {
+        span.record(
+            "gen_ai.usage.cache_creation.input_tokens",
+            usage.cache_write_tokens,
+        );
+    }
 }
 
 /// Writes the class of a backend's failure on `span` as `error.type`.
