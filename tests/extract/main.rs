@@ -1,8 +1,9 @@
 //! The extraction paths over scripted backends: checks, confidence, documents and PDFs, grounding, media parts,
-//! merging by key, samples, worked examples, instruction tokens and telemetry spans.
+//! merging by key, samples, worked examples, instruction tokens and the response cache.
 //!
 //! One test binary of several modules (a binary per file would link the whole library into each). Only
-//! `telemetry` installs a global `tracing` subscriber here.
+//! `response_cache` installs a global `tracing` subscriber here (the spans of `tests/telemetry` are
+//! checked in a binary of their own, whose subscriber is another).
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -26,5 +27,4 @@ mod partial_backend;
 mod pdf;
 mod response_cache;
 mod samples;
-mod telemetry;
 mod worked_examples;

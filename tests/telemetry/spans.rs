@@ -76,7 +76,7 @@ fn field<'a>(span: &'a Fields, name: &str) -> &'a str {
 #[tokio::test]
 async fn spans_carry_the_genai_attributes_and_never_the_key() {
     let spans = Spans::default();
-    // The global default, not a thread-local one (see runtime_openai.rs): the only test of this binary.
+    // The global default, not a thread-local one (see `tests/runtime/logs.rs`): the only test of this binary.
     tracing::subscriber::set_global_default(tracing_subscriber::registry().with(spans.clone()))
         .expect("the only subscriber of this test binary");
 
