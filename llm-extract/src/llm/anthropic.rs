@@ -700,6 +700,8 @@ mod tests {
         );
         // With the input's breakpoint too, both blocks carry one.
         let both = PromptCache::new()
+            .system(Some(CacheTtl::OneHour))
+            .examples(Some(CacheTtl::OneHour))
             .context(Some(CacheTtl::OneHour))
             .input(Some(CacheTtl::FiveMinutes));
         let json = body_of(&llm(both), &request, true);
@@ -716,7 +718,7 @@ mod tests {
             input
         );
         request.messages[0] =
-            Message::user(input.as_str()).with_media(crate::llm::Media::png(vec![1, 2, 3]));
+            Message::user(input.as_str()).with_media(vec![crate::llm::Media::png(vec![1, 2, 3])]);
         let json = body_of(&llm(PromptCache::new()), &request, true);
         let blocks = json["messages"][0]["content"].as_array().unwrap().clone();
         assert_eq!(blocks.len(), 2, "{blocks:?}");

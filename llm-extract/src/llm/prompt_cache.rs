@@ -58,7 +58,8 @@ impl CacheTtl {
 pub struct PromptCache {
     system: Option<CacheTtl>,
     examples: Option<CacheTtl>,
-    context: Option<CacheTtl>,
+    /// `None` until set: then it follows the others (see [`PromptCache::context`]).
+    context: Option<Option<CacheTtl>>,
     input: Option<CacheTtl>,
     min_tokens: Option<u64>,
 }
@@ -82,7 +83,7 @@ impl PromptCache {
         PromptCache {
             system: Some(CacheTtl::FiveMinutes),
             examples: Some(CacheTtl::FiveMinutes),
-            context: Some(CacheTtl::FiveMinutes),
+            context: None,
             input: None,
             min_tokens: None,
         }
@@ -93,7 +94,7 @@ impl PromptCache {
         PromptCache {
             system: None,
             examples: None,
-            context: None,
+            context: Some(None),
             input: None,
             min_tokens: None,
         }
@@ -115,9 +116,23 @@ impl PromptCache {
     /// template's text before `{{text}}`, such as a long context every chunk of a document is sent
     /// with), or none. Its text goes as a block of its own at the start of the input's message; an
     /// input with images or PDFs has none (they come first, and differ from one input to the next).
+    /// Until set, it is on, with the TTL of the input's breakpoint if there is one, else that of the
+    /// last breakpoint before it (so that TTLs set on the others stay in order).
     pub fn context(mut self, ttl: Option<CacheTtl>) -> Self {
-        self.context = ttl;
+        self.context = Some(ttl);
         self
+    }
+
+    /// The TTL of the breakpoint after the shared context, or none.
+    fn context_ttl(&self) -> Option<CacheTtl> {
+        self.context.unwrap_or_else(|| {
+            Some(
+                self.input
+                    .or(self.examples)
+                    .or(self.system)
+                    .unwrap_or_default(),
+            )
+        })
     }
 
     /// The breakpoint after the input's message (the first after the worked examples), or none (the
@@ -150,7 +165,7 @@ impl PromptCache {
 
     /// Refuses TTLs that grow from one breakpoint to the next (the API answers such a request 400).
     pub(crate) fn validate(&self) -> Result<(), LlmError> {
-        let ttls: Vec<CacheTtl> = [self.system, self.examples, self.context, self.input]
+        let ttls: Vec<CacheTtl> = [self.system, self.examples, self.context_ttl(), self.input]
             .into_iter()
             .flatten()
             .collect();
@@ -202,7 +217,7 @@ impl PromptCache {
                 && head < input.content.len()
                 && input.content.is_char_boundary(head);
             if splits && long_enough(bytes + head) {
-                found.context = self.context.map(|ttl| (stable, ttl));
+                found.context = self.context_ttl().map(|ttl| (stable, ttl));
             }
             // Media count by their size: an image or a PDF is a long part of a prefix.
             let media = input.media.iter().map(|m| match m.source() {
@@ -298,9 +313,16 @@ mod tests {
         assert!(four.system.is_some() && four.message.is_some());
         assert_eq!(four.context, Some((2, CacheTtl::FiveMinutes)));
         assert_eq!(four.input, Some((2, CacheTtl::FiveMinutes)));
-        // The context's TTL sits between the examples' and the input's.
+        // The context's TTL sits between the examples' and the input's; until set, it follows them.
         let hour = Some(CacheTtl::OneHour);
+        let five = Some(CacheTtl::FiveMinutes);
         assert!(PromptCache::new().context(hour).validate().is_err());
+        let all_hour = PromptCache::new().system(hour).examples(hour).input(hour);
+        assert_eq!(all_hour.context_ttl(), hour);
+        assert!(all_hour.validate().is_ok());
+        let longer_first = PromptCache::new().system(hour).examples(five);
+        assert_eq!(longer_first.context_ttl(), five);
+        assert_eq!(PromptCache::off().context_ttl(), None);
         assert!(PromptCache::new()
             .system(hour)
             .examples(hour)
