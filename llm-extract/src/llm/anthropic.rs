@@ -140,8 +140,9 @@ impl AnthropicBuilder {
         /// The `max_tokens` sent when a request sets none (the Messages API requires one; default 4096).
         default_max_tokens: u32;
 
-        /// Where `cache_control` breakpoints go (default [`PromptCache::new`]: after the system prompt
-        /// and after the worked examples, five minutes, once the prefix reaches the model's minimum
+        /// Where `cache_control` breakpoints go (default [`PromptCache::new`]: after the system prompt,
+        /// after the worked examples and after the input's shared context
+        /// ([`ChatRequest::stable_input`]), five minutes, once the prefix reaches the model's minimum
         /// cacheable length; [`PromptCache::off`] for none). The usage then counts the prompt tokens
         /// read from and written to the cache ([`Usage::cache_read_tokens`],
         /// [`Usage::cache_write_tokens`]).
