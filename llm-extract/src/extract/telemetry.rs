@@ -23,7 +23,8 @@
 //! `gen_ai.output.messages` (the answer, its reasoning, and its finish reason). A text is a
 //! `{"type": "text", "content": ...}` part; an image or PDF sent as bytes is summarised, never sent
 //! on: `{"type": "media", "modality": "image"|"document", "mime_type", "size", "sha256"}`, one sent by
-//! URL is a `{"type": "uri", ...}` part with the URL's credentials redacted.
+//! URL is a `{"type": "uri", ...}` part with the URL's credentials redacted. The answer is recorded
+//! when it ends; one the extraction stopped reading (a loop, `max_items`) has none.
 //!
 //! No key is recorded: the address is the backend's [`describe`](crate::llm::Llm::describe),
 //! credentials redacted, and a message holds what the prompt says, not how the backend signs in.
@@ -312,7 +313,7 @@ fn failed(span: &Span, err: &LlmError) {
 pub(crate) enum Content {
     /// Nothing of what was said: the default.
     #[default]
-    Left,
+    Omitted,
     /// The system instructions, the messages sent and the answer.
     Recorded,
 }
@@ -323,7 +324,7 @@ impl Content {
         if on {
             Content::Recorded
         } else {
-            Content::Left
+            Content::Omitted
         }
     }
 }
