@@ -363,3 +363,50 @@ pub(crate) async fn chat_stream(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::{Finish, MediaType};
+
+    #[test]
+    fn media_are_summarised_and_urls_redacted() {
+        let pdf = media_part(&Media::pdf(b"%PDF-1.7 body".to_vec()));
+        assert_eq!(pdf["type"], "media");
+        assert_eq!(pdf["modality"], "document");
+        assert_eq!(pdf["mime_type"], "application/pdf");
+        assert_eq!(pdf["size"], 13);
+        assert_eq!(pdf["sha256"].as_str().map(str::len), Some(64));
+        let url = "https://ada:pass-secret@example.com/scan.png?token=query-secret";
+        let linked = media_part(&Media::image_url(MediaType::Png, url));
+        assert_eq!(linked["type"], "uri");
+        assert_eq!(linked["modality"], "image");
+        let text = linked.to_string();
+        assert!(text.contains("example.com/scan.png"), "{text}");
+        assert!(!text.contains("secret"), "{text}");
+    }
+
+    #[test]
+    fn messages_keep_their_roles_and_an_empty_answer_its_part() {
+        let mut request = ChatRequest::new("the text");
+        request.messages.push(Message::assistant("{}"));
+        let sent = input_messages(&request.messages);
+        assert_eq!(
+            sent,
+            json!([
+                {"role": "user", "parts": [{"type": "text", "content": "the text"}]},
+                {"role": "assistant", "parts": [{"type": "text", "content": "{}"}]},
+            ])
+        );
+        let mut response = ChatResponse::new("");
+        response.finish = Finish::Length;
+        assert_eq!(
+            output_messages(&response),
+            json!([{
+                "role": "assistant",
+                "parts": [{"type": "text", "content": ""}],
+                "finish_reason": "length",
+            }])
+        );
+    }
+}
