@@ -8,7 +8,7 @@
 
 use super::loops::Bounds;
 use super::meter::{Meter, Spent};
-use super::telemetry;
+use super::telemetry::{self, Content};
 use crate::llm::{Accumulator, ChatRequest, ChatResponse, Finish, Llm, LlmError, Merged, Usage};
 use crate::parse::{Loop, LoopGuard};
 use futures_util::StreamExt;
@@ -72,18 +72,18 @@ pub(crate) type Observer<'o> = &'o mut (dyn FnMut(Heard<'_>) + Send);
 
 /// Sends `request` and watches its answer against `bounds` (string values bounded by
 /// [`LoopGuard::max_string`], repeats judged against the input), handing each piece to `observer` as
-/// it arrives. With the guard off and
-/// no observer, the answer is not streamed (the backend's `chat`).
+/// it arrives; `content` says whether the attempt's span records the messages and the answer. With the
+/// guard off and no observer, the answer is not streamed (the backend's `chat`).
 pub(crate) async fn watch(
     llm: &dyn Llm,
     request: ChatRequest,
-    guard: LoopGuard,
+    (guard, content): (LoopGuard, Content),
     bounds: &Bounds,
     spent: Option<&Spent>,
     mut observer: Option<Observer<'_>>,
 ) -> Watched {
     if !guard.is_on() && observer.is_none() {
-        let response = telemetry::chat(llm, request).await;
+        let response = telemetry::chat(llm, request, content).await;
         let usage = response.as_ref().map(|r| r.usage).unwrap_or_default();
         return Watched::ended(response, None, usage, Vec::new());
     }
@@ -91,7 +91,7 @@ pub(crate) async fn watch(
     let mut meter = fresh_meter;
     let mut broken = Vec::new();
     let failed = |err, usage, broken| Watched::ended(Err(err), None, usage, broken);
-    let mut stream = match telemetry::chat_stream(llm, request).await {
+    let mut stream = match telemetry::chat_stream(llm, request, content).await {
         Ok(stream) => stream,
         Err(err) => return failed(err, Usage::default(), broken),
     };

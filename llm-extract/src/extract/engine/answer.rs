@@ -85,7 +85,7 @@ impl Engine<'_> {
             detector: bounds.detector(guard),
             decoder: target.decoder(self.config.parse),
         };
-        let mut stream = match telemetry::chat_stream(self.llm, request).await {
+        let mut stream = match telemetry::chat_stream(self.llm, request, self.content()).await {
             Ok(stream) => stream,
             Err(err) => {
                 answer.error = Some(err);

@@ -107,6 +107,11 @@ impl<'a> Engine<'a> {
         Ok(())
     }
 
+    /// Whether the attempts' spans carry their messages (`Extractor::trace_content`).
+    fn content(&self) -> super::telemetry::Content {
+        super::telemetry::Content::when(self.config.trace_content)
+    }
+
     /// The answer streaming now has cost what `meter` counted so far.
     fn streaming(&self, meter: &Meter) {
         if let Some(spent) = self.spent {
