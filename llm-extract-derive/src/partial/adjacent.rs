@@ -5,10 +5,11 @@
 //! variant's as its field's, a struct variant's field by field, a tuple variant's position by
 //! position. A struct variant with `#[extract(stream = "required")]` fields waits for them too.
 
-use super::{
-    bindings, doc, frame, known_by_tag, live, name, newtype, private, required_shown,
-    struct_update, sync_expr, tagged_declaration, tuple,
-};
+use super::derives::doc;
+use super::fields::{required_shown, sync_expr};
+use super::read::{live, newtype, required};
+use super::variant::{bindings, known_by_tag, struct_update, tagged_declaration};
+use super::{frame, name, private, tuple};
 use crate::ast::{Enum, Style, Variant};
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -27,8 +28,7 @@ pub fn expand(input: &Enum, tag: &str, content: &str) -> TokenStream {
     let variants = input.live();
     let shown = |variant: &Variant| {
         let fields = live(&variant.fields);
-        let waits =
-            matches!(variant.style, Style::Named) && fields.iter().any(|f| super::required(f));
+        let waits = matches!(variant.style, Style::Named) && fields.iter().any(|f| required(f));
         if waits {
             let required = required_shown(&fields);
             quote!(__node.get(#content).is_some_and(|__node| __node.is_object() && #required))

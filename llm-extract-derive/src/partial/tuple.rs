@@ -2,17 +2,20 @@
 //! each an `Option` of its field's partial form (`None` until its item is shown), read from the items
 //! of the JSON array as a struct's fields are from an object's members (a skipped field has no item,
 //! so position `i` is the array's item `i`). Each position is synced, descended into and walked as a
-//! struct's field is (`super::sync_expr`, `descend_field`, `super::step_match`), its index standing for
+//! struct's field is (`fields.rs`, `walk.rs`), its index standing for
 //! the key.
 //!
 //! The partial form is a tuple struct (or tuple variant) of these `Option`s, so it serializes as an
 //! array of the same length as the value's, `null` at each position not shown yet.
 
-use super::{
-    attributes, bindings, doc, field_type, generics, growing_match, hand_derives, live, name,
-    required, shown_expr, step_match, sync_expr, update_below_body, value_impls, At, HandBodies,
-    ValueBody,
-};
+use super::bounds::generics;
+use super::derives::{attributes, doc, hand_derives, params_marker, HandBodies};
+use super::fields::{field_type, shown_expr, sync_expr};
+use super::name;
+use super::read::{live, required};
+use super::structs::{value_impls, ValueBody};
+use super::variant::bindings;
+use super::walk::{growing_match, step_match, update_below_body, At};
 use crate::ast::{Field, Struct, Variant};
 use proc_macro2::{Literal, TokenStream};
 use quote::quote;
@@ -111,16 +114,11 @@ pub fn expand_struct(input: &Struct) -> TokenStream {
         let attributes = attributes(&doc, quote!(::core::default::Default));
         (attributes, TokenStream::new())
     };
-    let params = input
-        .original
-        .generics
-        .type_params()
-        .map(|param| &param.ident);
-    let marker = generic.then(|| {
+    let marker = params_marker(input.original).map(|marker| {
         quote! {
             #[doc(hidden)]
             #[serde(skip)]
-            ::core::marker::PhantomData<fn() -> (#(#params,)*)>,
+            #marker,
         }
     });
     let value_impls = value_impls(
@@ -151,7 +149,7 @@ pub fn expand_struct(input: &Struct) -> TokenStream {
 }
 
 /// A generic tuple struct's partial form implements `Debug`, `Clone`, `PartialEq` and `Default` by
-/// hand (see `super::generic_derives`) over its `count` positions and the marker after them.
+/// hand (see `structs.rs`) over its `count` positions and the marker after them.
 fn derives(
     doc: &str,
     partial: &Ident,

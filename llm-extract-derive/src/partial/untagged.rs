@@ -28,10 +28,11 @@
 //! change as the JSON grows, and what serde takes is known only once the value is whole; the final
 //! value is serde's.
 
-use super::{
-    any_shown, doc, frame, keys, live, name, needed_present, newtype, partial_type, private, reads,
-    required_shown, shown_expr, struct_update, tuple, variant_body,
-};
+use super::derives::doc;
+use super::fields::{any_shown, needed_present, partial_type, reads, required_shown, shown_expr};
+use super::read::{done, keys, live, newtype};
+use super::variant::{struct_update, variant_body};
+use super::{frame, name, private, tuple};
 use crate::ast::{Enum, Field, Style, Variant};
 use proc_macro2::{Literal, TokenStream};
 use quote::{quote, quote_spanned};
@@ -49,23 +50,73 @@ pub fn expand(input: &Enum) -> TokenStream {
     );
     let variants = input.live();
     let declarations = variants.iter().map(|variant| declaration(variant));
-    let fits: Vec<TokenStream> = variants
-        .iter()
-        .map(|v| {
-            let fits = fit_expr(v, Fit::Exact);
-            let ruled_out = ruled_out(v, &variants);
-            quote!((#fits && !#ruled_out))
-        })
-        .collect();
-    let loose: Vec<TokenStream> = variants.iter().map(|v| fit_expr(v, Fit::Loose)).collect();
-    let built: Vec<TokenStream> = variants.iter().map(|v| build(&partial, v)).collect();
+    let tests = Tests::of(&variants);
+    let Tests { fits, loose } = &tests;
+    let keys = variants.iter().map(|v| reads_expr(v, quote!(__key)));
+    let chosen = chosen(&partial, &variants, &tests);
+    let methods = quote! {
+        fn shown(__node: #p::Node<'_>) -> bool {
+            false #(|| #loose)*
+        }
+
+        fn fits(__node: #p::Node<'_>) -> bool {
+            false #(|| #fits)*
+        }
+
+        fn reads(__key: &str) -> bool {
+            false #(|| #keys)*
+        }
+
+        #chosen
+    };
+    frame::items(
+        input,
+        frame::Form {
+            doc: &doc,
+            serde: quote!(#[serde(untagged)]),
+            declarations: declarations.collect(),
+            methods,
+        },
+    )
+}
+
+/// For each variant, in order, whether `__node` fits it (and is not ruled out by another's keys),
+/// and whether the variant shows it.
+struct Tests {
+    /// Whether the JSON fits the variant (see the module's doc).
+    fits: Vec<TokenStream>,
+    /// Whether the variant shows it.
+    loose: Vec<TokenStream>,
+}
+
+impl Tests {
+    fn of(variants: &[&Variant]) -> Self {
+        let fits = variants
+            .iter()
+            .map(|v| {
+                let fits = fit_expr(v, Fit::Exact);
+                let ruled_out = ruled_out(v, variants);
+                quote!((#fits && !#ruled_out))
+            })
+            .collect();
+        let loose = variants.iter().map(|v| fit_expr(v, Fit::Loose)).collect();
+        Tests { fits, loose }
+    }
+}
+
+/// `build` and `update`: the variant to show chosen afresh from `__node` (the first that fits, else
+/// the first that shows it), the value rebuilt when the choice changes and brought up to date in
+/// place when not.
+fn chosen(partial: &Ident, variants: &[&Variant], tests: &Tests) -> TokenStream {
+    let p = private();
+    let Tests { fits, loose } = tests;
+    let built: Vec<TokenStream> = variants.iter().map(|v| build(partial, v)).collect();
     let positions: Vec<Literal> = (0..variants.len()).map(Literal::usize_unsuffixed).collect();
     let patterns = variants.iter().map(|variant| {
         let variant_ident = &variant.original.ident;
         quote!(#partial::#variant_ident { .. })
     });
-    let update_arms = variants.iter().map(|v| update_arm(&partial, v));
-    let keys = variants.iter().map(|v| reads_expr(v, quote!(__key)));
+    let update_arms = variants.iter().map(|v| update_arm(partial, v));
     // The position of the variant to show: the first that fits, else the first that shows it.
     let choose = quote! {
         'found: {
@@ -82,19 +133,7 @@ pub fn expand(input: &Enum) -> TokenStream {
             ::core::option::Option::None
         }
     };
-    let methods = quote! {
-        fn shown(__node: #p::Node<'_>) -> bool {
-            false #(|| #loose)*
-        }
-
-        fn fits(__node: #p::Node<'_>) -> bool {
-            false #(|| #fits)*
-        }
-
-        fn reads(__key: &str) -> bool {
-            false #(|| #keys)*
-        }
-
+    quote! {
         #[allow(unused_variables, unused_mut, unused_assignments, unreachable_code)]
         fn build(__node: #p::Node<'_>) -> ::core::option::Option<Self::Partial> {
             let __at: ::core::option::Option<usize> = #choose;
@@ -124,16 +163,7 @@ pub fn expand(input: &Enum) -> TokenStream {
                 #(#update_arms)*
             }
         }
-    };
-    frame::items(
-        input,
-        frame::Form {
-            doc: &doc,
-            serde: quote!(#[serde(untagged)]),
-            declarations: declarations.collect(),
-            methods,
-        },
-    )
+    }
 }
 
 /// A variant of the partial form: a unit variant stays one, a newtype variant holds its field's
@@ -167,7 +197,7 @@ fn fit_expr(variant: &Variant, fit: Fit) -> TokenStream {
         }
         (_, Some(field)) => {
             let value = value_of(field);
-            let done = if super::done(field) {
+            let done = if done(field) {
                 quote!(__node.is_complete())
             } else {
                 quote!(true)

@@ -1,0 +1,262 @@
+//! The partial form of a struct with named fields (every field an `Option`, filled in as the model
+//! writes it), and the `PartialField` and `PartialValue` impls it shares with a tuple struct's
+//! (`tuple.rs`): built from the default by `update`, walked below by `walk.rs`.
+
+use super::bounds::generics;
+use super::derives::{attributes, doc, hand_derives, params_marker, HandBodies};
+use super::fields::{any_shown, declarations, needed_present, reads, required_shown, update_loop};
+use super::read::{keys, live};
+use super::walk::{
+    grow_at_fn, growing_at_fn, growing_match, growing_signature, step_match, update_at_fn,
+    update_below_body, At, Walk,
+};
+use super::{name, private};
+use crate::ast::{Field, Struct};
+use crate::ty;
+use proc_macro2::TokenStream;
+use quote::quote;
+use syn::ext::IdentExt;
+use syn::Ident;
+
+/// What differs between a struct's and a tuple struct's `PartialValue` impl (see [`value_impls`]).
+pub struct ValueBody<'s> {
+    /// The body of `shown`.
+    pub shown: TokenStream,
+    /// The methods only one of them writes (`fits`, `keys`, `reads`).
+    pub more: TokenStream,
+    /// The statements that bring `__partial` up to date with `__node`, setting `__changed`.
+    pub update: TokenStream,
+    /// The body of `update_below`.
+    pub update_below: TokenStream,
+    /// The body of `growing`.
+    pub growing: TokenStream,
+    /// Each walk's step match.
+    pub steps: &'s dyn Fn(Walk) -> TokenStream,
+}
+
+/// The `PartialField` and `PartialValue` impls of the struct or tuple struct `input` with the live
+/// `fields`, whose partial form is `partial` with `generics`: built from the default by `update`.
+pub fn value_impls(
+    input: &syn::DeriveInput,
+    fields: &[&Field],
+    generics: &syn::Generics,
+    partial: &TokenStream,
+    body: ValueBody,
+) -> TokenStream {
+    let p = private();
+    let ident = &input.ident;
+    let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
+    let field_generics = ty::bounded(input, fields, quote!(#p::PartialField + 'static));
+    let (_, _, field_where) = field_generics.split_for_impl();
+    let ValueBody {
+        shown,
+        more,
+        update,
+        update_below,
+        growing,
+        steps,
+    } = body;
+    let growing_signature = growing_signature(partial);
+    let grow_at = grow_at_fn(partial, steps(Walk::Grow));
+    let update_at = update_at_fn(partial, steps(Walk::Update));
+    let growing_at = growing_at_fn(partial, steps(Walk::Growing));
+    quote! {
+        #[automatically_derived]
+        impl #impl_generics #p::PartialField for #ident #ty_generics #field_where {}
+
+        #[automatically_derived]
+        impl #impl_generics #p::PartialValue for #ident #ty_generics #where_clause {
+            type Partial = #partial;
+
+            fn shown(__node: #p::Node<'_>) -> bool {
+                #shown
+            }
+
+            #more
+
+            fn build(__node: #p::Node<'_>) -> ::core::option::Option<#partial> {
+                if !<Self as #p::PartialValue>::shown(__node) {
+                    return ::core::option::Option::None;
+                }
+                let mut __partial: #partial = ::core::default::Default::default();
+                <Self as #p::PartialValue>::update(&mut __partial, __node, 0);
+                ::core::option::Option::Some(__partial)
+            }
+
+            #[allow(unused_variables, unused_mut)]
+            fn update(__partial: &mut #partial, __node: #p::Node<'_>, __since: u64) -> bool {
+                let mut __changed = false;
+                #update
+                __changed
+            }
+
+            #[allow(unused_variables)]
+            fn update_below(
+                __partial: &mut #partial,
+                __node: #p::Node<'_>,
+                __since: u64,
+                __depth: usize,
+            ) -> bool {
+                #update_below
+            }
+
+            #[inline]
+            #[allow(unused_variables, unreachable_code)]
+            #growing_signature {
+                #growing
+            }
+
+            #grow_at
+
+            #update_at
+
+            #growing_at
+        }
+    }
+}
+
+/// A struct with named fields: a struct of its live fields, each an `Option` of its type's partial
+/// form, shown once a field is (and its required fields are).
+pub fn expand(input: &Struct) -> TokenStream {
+    let ident = &input.original.ident;
+    let vis = &input.original.vis;
+    let partial_ident = name(ident);
+    let fields = live(&input.fields);
+    let generics = generics(input.original, ident, &fields);
+    let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
+    let partial = quote!(#partial_ident #ty_generics);
+    let doc = doc(
+        ident,
+        "every field an `Option`, filled in as the model writes it",
+    );
+    let declarations = declarations(&fields, true);
+    let update = update_loop(&fields, |_, field| {
+        let field = &field.original.ident;
+        quote!(&mut __partial.#field)
+    });
+    let slot = |_: usize, field: &Field| {
+        let field = &field.original.ident;
+        quote!(__partial.#field)
+    };
+    let growing = growing_match(&fields, At::Key, slot);
+    let update_below = update_below_body(&fields, At::Key, slot);
+    let steps = |walk| step_match(&fields, slot, walk);
+    let (attributes, derived) = if input.original.generics.params.is_empty() {
+        let attributes = attributes(&doc, quote!(::core::default::Default));
+        (attributes, TokenStream::new())
+    } else {
+        generic_derives(&doc, &partial_ident, &generics, &fields)
+    };
+    let marker = params_marker(input.original).map(|marker| {
+        quote! {
+            #[doc(hidden)]
+            #[serde(skip)]
+            __params: #marker,
+        }
+    });
+    let value_impls = value_impls(
+        input.original,
+        &fields,
+        &generics,
+        &partial,
+        ValueBody {
+            shown: shown(&fields),
+            more: object_methods(&fields, input.attrs.serde.default.is_some()),
+            update,
+            update_below,
+            growing,
+            steps: &steps,
+        },
+    );
+    quote! {
+        #attributes
+        #vis struct #partial_ident #impl_generics #where_clause {
+            #(#declarations,)*
+            #marker
+        }
+
+        #derived
+
+        #value_impls
+    }
+}
+
+/// Whether the object `__node` shows the struct: once a field is (an empty `{` is not a value yet),
+/// and its required fields are.
+fn shown(fields: &[&Field]) -> TokenStream {
+    let required = required_shown(fields);
+    let any_shown = any_shown(fields);
+    quote! {
+        __node.is_object()
+            && #required
+            && (__node.is_complete() #(|| #any_shown)*)
+    }
+}
+
+/// `fits`, `keys` and `reads` of an object of `fields` (every field defaulted with `all_default`):
+/// what an untagged enum asks to choose among variants of objects.
+fn object_methods(fields: &[&Field], all_default: bool) -> TokenStream {
+    let p = private();
+    let needed = needed_present(fields, all_default);
+    let keys = keys(fields);
+    let reads = reads(fields, quote!(__key));
+    quote! {
+        fn fits(__node: #p::Node<'_>) -> bool {
+            <Self as #p::PartialValue>::shown(__node) && (!__node.is_complete() || #needed)
+        }
+
+        fn keys() -> &'static [&'static str] {
+            &[#(#keys,)*]
+        }
+
+        fn reads(__key: &str) -> bool {
+            #reads
+        }
+    }
+}
+
+/// A generic struct's partial form implements `Debug`, `Clone`, `PartialEq` and `Default` by hand,
+/// bounded as the struct is: the std derives would ask the same of each type parameter (a `Person`
+/// in `Page<Person>` that is not `Default`), which the partial form, holding only partial forms,
+/// does not need. `Serialize` is derived, with the struct's own bounds only. The type parameters
+/// are held by a `__params` marker (a parameter only skipped fields name is used nowhere else).
+fn generic_derives(
+    doc: &str,
+    partial: &Ident,
+    generics: &syn::Generics,
+    fields: &[&Field],
+) -> (TokenStream, TokenStream) {
+    let idents: Vec<&Option<Ident>> = fields.iter().map(|f| &f.original.ident).collect();
+    let labels = idents.iter().map(|ident| {
+        ident
+            .as_ref()
+            .map(|i| i.unraw().to_string())
+            .unwrap_or_default()
+    });
+    let name = partial.to_string();
+    hand_derives(
+        doc,
+        partial,
+        generics,
+        &idents,
+        HandBodies {
+            clone: quote! {
+                Self {
+                    #(#idents: ::core::clone::Clone::clone(&self.#idents),)*
+                    __params: ::core::marker::PhantomData,
+                }
+            },
+            fmt: quote! {
+                __f.debug_struct(#name)
+                    #(.field(#labels, &self.#idents))*
+                    .finish()
+            },
+            default: quote! {
+                Self {
+                    #(#idents: ::core::option::Option::None,)*
+                    __params: ::core::marker::PhantomData,
+                }
+            },
+        },
+    )
+}
