@@ -122,3 +122,42 @@ fn update_arm(partial: &Ident, variant: &Variant) -> TokenStream {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::partial::testing::{
+        enumeration, expanded, has, methods, normalized, serde_attrs, variants,
+    };
+    use quote::quote;
+
+    #[test]
+    fn known_once_its_tag_is_read_its_content_growing() {
+        let file = expanded(quote! {
+            #[serde(tag = "t", content = "c")]
+            enum Msg { Ping, Text(String), Pair(u8, u8), Card { #[extract(stream = "required")] id: String } }
+        });
+        let partial = enumeration(&file, "MsgPartial");
+        assert!(serde_attrs(&partial.attrs)
+            .contains(&quote! { #[serde(tag = "t", content = "c")] }.to_string()));
+        let shapes: Vec<usize> = variants(partial)
+            .iter()
+            .map(|(_, fields)| fields.len())
+            .collect();
+        assert_eq!(shapes, [0, 1, 2, 1]);
+        assert_eq!(methods(&file, "PartialValue"), ["shown", "build", "update"]);
+        assert!(has(
+            &file,
+            quote! { let ::core::option::Option::Some(__value) = __node.get("c") else { return false; }; }
+        ));
+        // Content written again starts over.
+        assert!(has(
+            &file,
+            quote! { if __node.created() > __since { __cleared |= __f0.take().is_some(); __cleared |= __f1.take().is_some(); } }
+        ));
+        // A struct variant with a required field waits for it in the content.
+        let waits = quote! { __node.get("c").is_some_and(|__node| __node.is_object() && true) };
+        let waits = waits.to_string();
+        let waits = waits.trim_end_matches(" true)");
+        assert!(normalized(&file).contains(waits), "{waits}");
+    }
+}

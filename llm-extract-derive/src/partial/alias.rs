@@ -148,3 +148,68 @@ fn delegated(target: TokenStream) -> TokenStream {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::partial::testing::{expanded, has, item_names, methods, normalized, STRUCT_METHODS};
+    use quote::quote;
+
+    #[test]
+    fn a_newtype_is_shown_as_its_field() {
+        let file = expanded(quote! { struct Email(String); });
+        assert_eq!(
+            item_names(&file),
+            [
+                "type EmailPartial",
+                "impl PartialField for Email",
+                "impl PartialValue for Email"
+            ]
+        );
+        assert!(has(
+            &file,
+            quote! { type EmailPartial = <String as ::llm_extract::__private::PartialValue>::Partial; }
+        ));
+        // Every method passes the question on, `keys` and `reads` too (an untagged enum asks).
+        let mut all = STRUCT_METHODS.to_vec();
+        all.retain(|m| *m != "build" && *m != "update");
+        all.splice(4..4, ["build", "update"]);
+        assert_eq!(methods(&file, "PartialValue"), all);
+        let text = normalized(&file);
+        let passed = text
+            .matches("< String as :: llm_extract :: __private :: PartialValue > ::")
+            .count();
+        // The alias, `type Partial` and one call per method.
+        assert_eq!(passed, 2 + all.len(), "{text}");
+    }
+
+    #[test]
+    fn a_transparent_struct_is_shown_as_its_live_field() {
+        let file = expanded(quote! {
+            #[serde(transparent)]
+            struct Id { value: Vec<u64>, #[serde(skip)] cache: u8 }
+        });
+        assert!(has(
+            &file,
+            quote! { type IdPartial = <Vec<u64> as ::llm_extract::__private::PartialValue>::Partial; }
+        ));
+        assert!(has(
+            &file,
+            quote! { for<'__p> Vec<u64> : ::llm_extract::__private::PartialField }
+        ));
+        assert!(!has(&file, quote! { cache }));
+    }
+
+    #[test]
+    fn a_schemars_newtype_is_the_json_written_so_far() {
+        let file = expanded(quote! { struct When(#[extract(schemars)] chrono::NaiveDate); });
+        assert!(has(
+            &file,
+            quote! { type WhenPartial = ::llm_extract::__private::Value; }
+        ));
+        assert!(has(
+            &file,
+            quote! { <::llm_extract::__private::Value as ::llm_extract::__private::PartialValue>::build(__node) }
+        ));
+        assert!(!has(&file, quote! { NaiveDate }));
+    }
+}

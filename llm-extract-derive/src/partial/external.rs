@@ -177,3 +177,71 @@ fn update_arm(partial: &Ident, variant: &Variant) -> TokenStream {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::partial::testing::{enumeration, expanded, has, item_names, methods, variants};
+    use quote::quote;
+
+    #[test]
+    fn variants_keep_their_shapes_each_field_an_option() {
+        let file = expanded(quote! {
+            enum Shape {
+                Dot,
+                #[serde(alias = "circle")]
+                Circle(f64),
+                Rect { w: f64, #[serde(skip)] cache: u8, h: f64 },
+                Line(f64, f64),
+            }
+        });
+        assert_eq!(
+            item_names(&file),
+            [
+                "enum ShapePartial",
+                "impl PartialField for Shape",
+                "impl PartialValue for Shape"
+            ]
+        );
+        let partial = enumeration(&file, "ShapePartial");
+        let names = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            variants(partial),
+            [
+                ("Dot".to_string(), names(&[])),
+                ("Circle".to_string(), names(&["0"])),
+                ("Rect".to_string(), names(&["w", "h"])),
+                ("Line".to_string(), names(&["0", "1"])),
+            ]
+        );
+        assert_eq!(methods(&file, "PartialValue"), ["shown", "build", "update"]);
+        // A unit variant is its name; a variant with data is the one key of an object.
+        assert!(has(
+            &file,
+            quote! { "Dot" => ::core::option::Option::Some(ShapePartial::Dot), }
+        ));
+        assert!(has(
+            &file,
+            quote! { "Circle" | "circle" | "Rect" | "Line" => ::core::option::Option::None, _ => ::core::option::Option::None, }
+        ));
+        assert!(has(
+            &file,
+            quote! { ::llm_extract::__private::member(__node, &["Circle", "circle"]) }
+        ));
+    }
+
+    #[test]
+    fn any_other_name_is_the_catch_all() {
+        let file = expanded(quote! { enum E { A(u8), #[serde(other)] Z } });
+        assert!(has(
+            &file,
+            quote! { "A" => ::core::option::Option::None, _ => ::core::option::Option::Some(EPartial::Z), }
+        ));
+        // A fieldless enum with a catch-all takes this form too, not a copy of the enum.
+        let file = expanded(quote! { enum F { A, #[serde(other)] Z } });
+        assert!(has(
+            &file,
+            quote! { "A" => ::core::option::Option::Some(FPartial::A), "Z" => ::core::option::Option::Some(FPartial::Z), _ => ::core::option::Option::Some(FPartial::Z), }
+        ));
+        assert!(!has(&file, quote! { ::core::marker::Copy }));
+    }
+}

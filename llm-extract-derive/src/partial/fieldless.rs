@@ -58,3 +58,64 @@ pub fn expand(input: &Enum) -> TokenStream {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::partial::testing::{expanded, normalized};
+    use quote::quote;
+
+    #[test]
+    fn a_fieldless_enum_is_copied_under_its_json_names() {
+        let file = expanded(quote! {
+            #[serde(rename_all = "lowercase")]
+            enum Mood { Up, #[serde(rename = "DOWN", alias = "down")] Down, #[serde(skip)] Gone }
+        });
+        let expected = quote! {
+            #[doc = "The partial form of [`Mood`] while its JSON streams (shown once its name is written whole); see `llm_extract::parse::PartialValue`."]
+            #[derive(
+                ::core::fmt::Debug,
+                ::core::clone::Clone,
+                ::core::cmp::PartialEq,
+                ::llm_extract::__private::Serialize,
+                ::core::marker::Copy,
+                ::core::cmp::Eq
+            )]
+            #[serde(crate = "::llm_extract::__private::serde")]
+            #[allow(clippy::box_collection, clippy::vec_box, clippy::type_complexity)]
+            enum MoodPartial {
+                #[doc = "`up`."]
+                #[serde(rename = "up")]
+                Up,
+                #[doc = "`DOWN`."]
+                #[serde(rename = "DOWN")]
+                Down,
+            }
+
+            #[automatically_derived]
+            impl ::llm_extract::__private::PartialField for Mood {}
+
+            #[automatically_derived]
+            impl ::llm_extract::__private::PartialValue for Mood {
+                type Partial = MoodPartial;
+
+                fn shown(__node: ::llm_extract::__private::Node<'_>) -> bool {
+                    <Self as ::llm_extract::__private::PartialValue>::build(__node).is_some()
+                }
+
+                fn build(__node: ::llm_extract::__private::Node<'_>) -> ::core::option::Option<MoodPartial> {
+                    match ::llm_extract::__private::complete_str(::core::option::Option::Some(__node))? {
+                        "up" => ::core::option::Option::Some(MoodPartial::Up),
+                        "DOWN" => ::core::option::Option::Some(MoodPartial::Down),
+                        _ => ::core::option::Option::None,
+                    }
+                }
+
+                fn update(_: &mut MoodPartial, _: ::llm_extract::__private::Node<'_>, _: u64) -> bool {
+                    false
+                }
+            }
+        };
+        let expected: syn::File = syn::parse2(expected).unwrap();
+        assert_eq!(normalized(&file), normalized(&expected));
+    }
+}

@@ -235,3 +235,56 @@ impl Shape<'_> {
         quote!((#left, #right) => true #(&& #lefts == #rights)*,)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::partial::testing::{expanded, has, item_names};
+    use quote::quote;
+
+    #[test]
+    fn a_generic_enum_takes_its_parameters_and_derives_by_hand() {
+        let file = expanded(quote! { enum Either<L, R> { Left(L), Right { value: R }, Neither } });
+        assert_eq!(
+            item_names(&file),
+            [
+                "enum EitherPartial",
+                "impl Clone for EitherPartial",
+                "impl Debug for EitherPartial",
+                "impl PartialEq for EitherPartial",
+                "impl PartialField for Either",
+                "impl PartialValue for Either"
+            ]
+        );
+        assert!(has(
+            &file,
+            quote! { #[serde(crate = "::llm_extract::__private::serde", bound = "")] }
+        ));
+        assert!(has(
+            &file,
+            quote! { L: ::llm_extract::__private::PartialField + 'static }
+        ));
+        assert!(has(&file, quote! { type Partial = EitherPartial<L, R>; }));
+        assert!(has(
+            &file,
+            quote! { EitherPartial::Right { value: __a0, } => EitherPartial::Right { value: ::core::clone::Clone::clone(__a0), }, }
+        ));
+        assert!(has(
+            &file,
+            quote! { EitherPartial::Left(__a0,) => __f.debug_tuple("Left").field(__a0).finish(), }
+        ));
+        assert!(has(
+            &file,
+            quote! { (EitherPartial::Neither, EitherPartial::Neither) => true, }
+        ));
+    }
+
+    #[test]
+    fn an_enum_without_parameters_derives() {
+        let file = expanded(quote! { enum Shape { Dot, Circle(f64) } });
+        assert!(has(
+            &file,
+            quote! { #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::cmp::PartialEq, ::llm_extract::__private::Serialize,)] }
+        ));
+        assert_eq!(item_names(&file).len(), 3);
+    }
+}

@@ -198,3 +198,83 @@ fn passed_on(
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::partial::testing::{
+        enumeration, expanded, has, methods, serde_attrs, variants, STRUCT_METHODS,
+    };
+    use quote::quote;
+
+    #[test]
+    fn known_once_its_tag_names_a_variant() {
+        let file = expanded(quote! {
+            #[serde(tag = "kind", rename_all = "snake_case")]
+            enum Event {
+                Start,
+                Move { x: i32, #[extract(stream = "required")] y: i32 },
+                Note(Inner),
+                #[serde(other)]
+                Other,
+            }
+        });
+        let partial = enumeration(&file, "EventPartial");
+        assert!(
+            serde_attrs(&partial.attrs).contains(&quote! { #[serde(tag = "kind")] }.to_string())
+        );
+        let names: Vec<String> = variants(partial)
+            .into_iter()
+            .map(|(name, _)| name)
+            .collect();
+        assert_eq!(names, ["Start", "Move", "Note", "Other"]);
+        // A newtype variant's content is serialized as `{}` while it is not shown.
+        assert!(has(
+            &file,
+            quote! { Note(#[serde(serialize_with = "::llm_extract::__private::content_or_empty")] ::core::option::Option< <Inner as ::llm_extract::__private::PartialValue>::Partial>) }
+        ));
+        // Shown once the tag is read (and a struct variant's required fields are); any other tag
+        // names the catch-all.
+        assert!(has(
+            &file,
+            quote! { match ::llm_extract::__private::complete_str(__node.get("kind")) }
+        ));
+        assert!(has(
+            &file,
+            quote! { ::core::option::Option::Some("start") => true, }
+        ));
+        assert!(has(
+            &file,
+            quote! { ::core::option::Option::Some(_) => true, }
+        ));
+        assert!(has(
+            &file,
+            quote! { "move" => EventPartial::Move { x: ::core::option::Option::None, y: ::core::option::Option::None, }, }
+        ));
+        assert!(has(
+            &file,
+            quote! { "note" => EventPartial::Note(::core::option::Option::None), }
+        ));
+        // It grows as a struct does, the newtype variant's content passed the walks on.
+        let mut expected = vec!["shown", "build", "update"];
+        expected.extend(&STRUCT_METHODS[7..]);
+        assert_eq!(methods(&file, "PartialValue"), expected);
+        assert!(has(
+            &file,
+            quote! { EventPartial::Note(__f0) => <Inner as ::llm_extract::__private::PartialValue>::grow_at(__f0.as_mut()?, __path), }
+        ));
+    }
+
+    #[test]
+    fn a_map_content_leaves_out_the_tag() {
+        let file = expanded(quote! {
+            #[serde(tag = "t")]
+            enum E { M(std::collections::HashMap<String, String>), N { a: u8 } }
+        });
+        assert!(has(
+            &file,
+            quote! { ::llm_extract::__private::without_keys(__map, &["t"]); }
+        ));
+        let file = expanded(quote! { #[serde(tag = "t")] enum E { M(Inner) } });
+        assert!(!has(&file, quote! { without_keys }));
+    }
+}

@@ -260,3 +260,167 @@ fn generic_derives(
         },
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::partial::testing::{
+        expanded, field_names, has, item_names, methods, serde_attrs, structure, STRUCT_METHODS,
+    };
+    use quote::quote;
+
+    #[test]
+    fn fields_are_options_under_their_json_names() {
+        let file = expanded(quote! {
+            struct Person {
+                #[serde(rename = "full_name", alias = "n")]
+                name: String,
+                age: Option<u8>,
+                tags: Vec<String>,
+                #[serde(skip)]
+                cache: u8,
+                #[serde(flatten)]
+                extra: std::collections::HashMap<String, String>,
+                next: Option<Box<Person>>,
+            }
+        });
+        assert_eq!(
+            item_names(&file),
+            [
+                "struct PersonPartial",
+                "impl PartialField for Person",
+                "impl PartialValue for Person"
+            ]
+        );
+        assert_eq!(methods(&file, "PartialValue"), STRUCT_METHODS);
+        let partial = structure(&file, "PersonPartial");
+        assert_eq!(
+            field_names(&partial.fields),
+            ["name", "age", "tags", "extra", "next"]
+        );
+        let attrs: Vec<Vec<String>> = partial
+            .fields
+            .iter()
+            .map(|f| serde_attrs(&f.attrs))
+            .collect();
+        assert_eq!(
+            attrs[0],
+            [quote!(#[serde(rename = "full_name", skip_serializing_if = "::core::option::Option::is_none")]).to_string()]
+        );
+        assert_eq!(attrs[3], [quote!(#[serde(flatten)]).to_string()]);
+        let age = &partial.fields.iter().nth(1).unwrap().ty;
+        assert_eq!(
+            quote!(#age).to_string(),
+            quote! { ::core::option::Option< <Option<u8> as ::llm_extract::__private::PartialValue>::Partial> }.to_string()
+        );
+        // The keys read by name (the alias too, the flattened map's none); a map takes the others.
+        assert!(has(
+            &file,
+            quote!(&["full_name", "n", "age", "tags", "next",])
+        ));
+        assert!(has(
+            &file,
+            quote!(::core::matches!(
+                __key,
+                "full_name" | "n" | "age" | "tags" | "next"
+            ))
+        ));
+        assert!(has(
+            &file,
+            quote!(::llm_extract::__private::without_keys(
+                __map,
+                &["full_name", "age", "tags", "next", "n",]
+            ))
+        ));
+        // A type holding itself is not bounded by itself; the other field types are.
+        assert!(has(
+            &file,
+            quote!(for<'__p> Vec<String> : ::llm_extract::__private::PartialField)
+        ));
+        let bounds = &partial.generics.where_clause.as_ref().unwrap().predicates;
+        assert_eq!(bounds.len(), 4, "{}", quote!(#bounds));
+    }
+
+    #[test]
+    fn only_fields_serde_needs_make_a_complete_object_fit() {
+        let file = expanded(quote! {
+            struct S { a: String, b: Option<String>, #[serde(default)] c: u8 }
+        });
+        assert!(has(
+            &file,
+            quote!((true && ::llm_extract::__private::member(__node, &["a"]).is_some()))
+        ));
+        let file = expanded(quote! {
+            #[serde(default)]
+            struct S { a: String }
+        });
+        assert!(has(&file, quote!((!__node.is_complete() || (true)))));
+    }
+
+    #[test]
+    fn stream_settings_gate_what_is_shown() {
+        let file = expanded(quote! {
+            struct S {
+                #[extract(stream = "required")]
+                id: String,
+                #[extract(stream = "done")]
+                code: String,
+                note: String,
+            }
+        });
+        // Shown once `id` is; `code` synced only once complete, and never grown.
+        assert!(has(
+            &file,
+            quote!(
+                __node.is_object()
+                    && true
+                    && ::llm_extract::__private::field_shown::<String>(
+                        ::llm_extract::__private::member(__node, &["id"]),
+                        false
+                    )
+            )
+        ));
+        assert!(has(
+            &file,
+            quote!("code" => ::llm_extract::__private::sync_field::<String>(&mut __partial.code, __value, __since, true),)
+        ));
+        assert!(has(&file, quote!(__path.push(0u32);)));
+        assert!(!has(&file, quote!(__path.push(1u32);)));
+        assert!(has(&file, quote!(__path.push(2u32);)));
+    }
+
+    #[test]
+    fn a_generic_struct_derives_by_hand_and_holds_its_parameters() {
+        let file = expanded(quote! {
+            struct Page<T> { items: Vec<T>, total: u32 }
+        });
+        assert_eq!(
+            item_names(&file),
+            [
+                "struct PagePartial",
+                "impl Clone for PagePartial",
+                "impl Debug for PagePartial",
+                "impl PartialEq for PagePartial",
+                "impl Default for PagePartial",
+                "impl PartialField for Page",
+                "impl PartialValue for Page"
+            ]
+        );
+        let partial = structure(&file, "PagePartial");
+        assert_eq!(field_names(&partial.fields), ["items", "total", "__params"]);
+        assert!(serde_attrs(&partial.attrs).contains(
+            &quote!(#[serde(crate = "::llm_extract::__private::serde", bound = "")]).to_string()
+        ));
+        assert!(has(
+            &file,
+            quote!(__params: ::core::marker::PhantomData<fn() -> (T,)>)
+        ));
+        assert!(has(
+            &file,
+            quote!(T: ::llm_extract::__private::PartialField + 'static)
+        ));
+        assert!(has(
+            &file,
+            quote!(true && self.items == __other.items && self.total == __other.total)
+        ));
+    }
+}

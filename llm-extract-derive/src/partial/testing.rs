@@ -5,8 +5,8 @@
 use crate::ast::Input;
 use crate::ctxt::Ctxt;
 use crate::valid;
-use proc_macro2::TokenStream;
-use quote::{quote, ToTokens};
+use proc_macro2::{Delimiter, Group, TokenStream, TokenTree};
+use quote::ToTokens;
 
 /// The partial form of the valid derive input `input`, parsed as a file (so it is Rust).
 pub fn expanded(input: TokenStream) -> syn::File {
@@ -17,8 +17,47 @@ pub fn expanded(input: TokenStream) -> syn::File {
     if let Err(error) = cx.check() {
         panic!("{}: {error}", input.ident);
     }
-    let tokens = super::expand(&model);
+    let tokens = parsable(super::expand(&model));
     syn::parse2(tokens.clone()).unwrap_or_else(|error| panic!("{error}: {tokens}"))
+}
+
+/// `tokens` with the value of each `break 'label ::path(..)` in parentheses: syn takes the first `:`
+/// of the path for a label's colon (rustc reads the code as written), so the untagged form, whose
+/// choice breaks out of a labelled block with `::core::option::Option::Some(..)`, would not parse.
+fn parsable(tokens: TokenStream) -> TokenStream {
+    let mut out = Vec::new();
+    let mut tokens = tokens.into_iter().peekable();
+    while let Some(token) = tokens.next() {
+        match token {
+            TokenTree::Group(group) => {
+                let mut inner = Group::new(group.delimiter(), parsable(group.stream()));
+                inner.set_span(group.span());
+                out.push(TokenTree::Group(inner));
+            }
+            TokenTree::Punct(quote) if quote.as_char() == '\'' && breaks(&out) => {
+                out.push(TokenTree::Punct(quote));
+                out.extend(tokens.next());
+                let mut value = Vec::new();
+                while let Some(token) = tokens.next_if(|t| !is_punct(t, ';')) {
+                    value.push(token);
+                }
+                let value = parsable(value.into_iter().collect());
+                out.push(TokenTree::Group(Group::new(Delimiter::Parenthesis, value)));
+            }
+            other => out.push(other),
+        }
+    }
+    out.into_iter().collect()
+}
+
+/// Whether the last token is `break`.
+fn breaks(out: &[TokenTree]) -> bool {
+    matches!(out.last(), Some(TokenTree::Ident(ident)) if ident == "break")
+}
+
+/// Whether `token` is the punctuation `c`.
+fn is_punct(token: &TokenTree, c: char) -> bool {
+    matches!(token, TokenTree::Punct(punct) if punct.as_char() == c)
 }
 
 /// The file's tokens as one string, spaced as `TokenStream`'s `Display` spaces them.
@@ -26,9 +65,9 @@ pub fn normalized(file: &syn::File) -> String {
     file.to_token_stream().to_string()
 }
 
-/// `tokens` as `normalized` writes them.
-pub fn spaced(tokens: TokenStream) -> String {
-    tokens.to_string()
+/// Whether the file holds `tokens`, compared as `normalized` writes both.
+pub fn has(file: &syn::File, tokens: TokenStream) -> bool {
+    normalized(file).contains(&tokens.to_string())
 }
 
 /// The file's items, named by what they are: `struct XPartial`, `enum XPartial`, `type XPartial`,
@@ -80,26 +119,32 @@ pub fn enumeration<'f>(file: &'f syn::File, name: &str) -> &'f syn::ItemEnum {
         .unwrap_or_else(|| panic!("no enum {name} in {}", normalized(file)))
 }
 
-/// Each field of `fields` as `name: type` (positions as `type`), spaced as tokens are.
-pub fn field_list(fields: &syn::Fields) -> Vec<String> {
+/// The names of `fields` (positions as their index).
+pub fn field_names(fields: &syn::Fields) -> Vec<String> {
     fields
         .iter()
-        .map(|field| {
-            let ty = &field.ty;
-            match &field.ident {
-                Some(ident) => format!("{ident}: {}", quote!(#ty)),
-                None => quote!(#ty).to_string(),
-            }
+        .enumerate()
+        .map(|(i, field)| match &field.ident {
+            Some(ident) => ident.to_string(),
+            None => i.to_string(),
         })
         .collect()
 }
 
-/// The `#[serde(..)]` attributes among `attrs`, each spaced as tokens are.
+/// The `#[serde(..)]` attributes among `attrs`, spaced as `normalized` writes them.
 pub fn serde_attrs(attrs: &[syn::Attribute]) -> Vec<String> {
     attrs
         .iter()
         .filter(|attr| attr.path().is_ident("serde"))
         .map(|attr| attr.to_token_stream().to_string())
+        .collect()
+}
+
+/// The names of the variants of `item`, each with its field names.
+pub fn variants(item: &syn::ItemEnum) -> Vec<(String, Vec<String>)> {
+    item.variants
+        .iter()
+        .map(|variant| (variant.ident.to_string(), field_names(&variant.fields)))
         .collect()
 }
 
@@ -128,6 +173,17 @@ pub fn methods(file: &syn::File, trait_: &str) -> Vec<String> {
         .collect()
 }
 
-/// The methods every partial form of a struct, a tuple struct or an internally tagged enum writes
-/// (each walk included).
-pub const WALKS: &[&str] = &["growing", "grow_at", "update_at", "growing_at"];
+/// The methods of `PartialValue` a struct's partial form writes, in order.
+pub const STRUCT_METHODS: &[&str] = &[
+    "shown",
+    "fits",
+    "keys",
+    "reads",
+    "build",
+    "update",
+    "update_below",
+    "growing",
+    "grow_at",
+    "update_at",
+    "growing_at",
+];

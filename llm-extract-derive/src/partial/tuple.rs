@@ -232,3 +232,70 @@ pub fn variant_build(partial: &Ident, variant: &Variant) -> TokenStream {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::partial::testing::{
+        expanded, field_names, has, item_names, methods, structure, STRUCT_METHODS,
+    };
+    use quote::quote;
+
+    #[test]
+    fn positions_are_options_read_from_the_array_items() {
+        let file = expanded(quote! { struct Pair(u8, Vec<String>); });
+        assert_eq!(
+            item_names(&file),
+            [
+                "struct PairPartial",
+                "impl PartialField for Pair",
+                "impl PartialValue for Pair"
+            ]
+        );
+        let partial = structure(&file, "PairPartial");
+        assert_eq!(field_names(&partial.fields), ["0", "1"]);
+        assert!(has(
+            &file,
+            quote! { fn shown(__node: ::llm_extract::__private::Node<'_>) -> bool { (__node.is_array()) } }
+        ));
+        assert!(has(
+            &file,
+            quote! { 1 => ::llm_extract::__private::sync_field::<Vec<String> >(&mut __partial.1, __value, __since, false), }
+        ));
+        // A tuple struct has no keys of its own: `fits`, `keys` and `reads` are the defaults.
+        let expected: Vec<&str> = STRUCT_METHODS
+            .iter()
+            .copied()
+            .filter(|m| !["fits", "keys", "reads"].contains(m))
+            .collect();
+        assert_eq!(methods(&file, "PartialValue"), expected);
+    }
+
+    #[test]
+    fn a_lone_position_serializes_as_an_array_of_one() {
+        let file = expanded(quote! { struct One(u8, #[serde(skip)] u8); });
+        let partial = structure(&file, "OnePartial");
+        assert_eq!(field_names(&partial.fields), ["0"]);
+        assert!(has(
+            &file,
+            quote! { #[serde(serialize_with = "::llm_extract::__private::one_item")] }
+        ));
+    }
+
+    #[test]
+    fn a_generic_tuple_struct_holds_its_parameters_last() {
+        let file = expanded(quote! { struct Wrap<T>(T, u8); });
+        let partial = structure(&file, "WrapPartial");
+        assert_eq!(field_names(&partial.fields), ["0", "1", "2"]);
+        assert!(has(
+            &file,
+            quote! { #[doc(hidden)] #[serde(skip)] ::core::marker::PhantomData<fn() -> (T,)>, }
+        ));
+        assert!(has(
+            &file,
+            quote! { Self(::core::option::Option::None, ::core::option::Option::None, ::core::marker::PhantomData) }
+        ));
+        assert_eq!(item_names(&file).len(), 7, "{:?}", item_names(&file));
+        // Not a newtype: the one-item form is for a lone position of a type without parameters.
+        assert!(!has(&file, quote! { one_item }));
+    }
+}

@@ -327,3 +327,50 @@ fn update_arm(partial: &Ident, variant: &Variant) -> TokenStream {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::partial::testing::{enumeration, expanded, has, methods, serde_attrs, variants};
+    use quote::quote;
+
+    #[test]
+    fn the_first_variant_the_json_fits() {
+        let file = expanded(quote! {
+            #[serde(untagged)]
+            enum Value { Nothing, Number(f64), Named { name: String }, Tagged { label: String, id: u8 }, Pair(u8, u8) }
+        });
+        let partial = enumeration(&file, "ValuePartial");
+        assert!(serde_attrs(&partial.attrs).contains(&quote! { #[serde(untagged)] }.to_string()));
+        // Untagged, its variants have no JSON names.
+        assert!(partial
+            .variants
+            .iter()
+            .all(|v| serde_attrs(&v.attrs).is_empty()));
+        let names: Vec<String> = variants(partial)
+            .into_iter()
+            .map(|(name, _)| name)
+            .collect();
+        assert_eq!(names, ["Nothing", "Number", "Named", "Tagged", "Pair"]);
+        assert_eq!(
+            methods(&file, "PartialValue"),
+            ["shown", "fits", "reads", "build", "update"]
+        );
+        // A unit variant is `null`; a newtype variant fits as its type does.
+        assert!(has(&file, quote! { if (__node.is_null() && !false) }));
+        assert!(has(
+            &file,
+            quote! { (true && <f64 as ::llm_extract::__private::PartialValue>::fits(__node)) }
+        ));
+        // An object holding a key only `Tagged` reads is not `Named`.
+        assert!(has(
+            &file,
+            quote! { (!(::core::matches!("id", "name")) && ::llm_extract::__private::written(__node, "id")) }
+        ));
+        // The variant is chosen afresh after each change, rebuilt when the choice changes.
+        assert!(has(
+            &file,
+            quote! { let __at: ::core::option::Option<usize> = 'found: }
+        ));
+        assert!(has(&file, quote! { *__partial = __new; return true; }));
+    }
+}
