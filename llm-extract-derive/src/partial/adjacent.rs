@@ -5,7 +5,6 @@
 //! variant's as its field's, a struct variant's field by field, a tuple variant's position by
 //! position. A struct variant with `#[extract(stream = "required")]` fields waits for them too.
 
-use super::derives::doc;
 use super::fields::{required_shown, sync_expr};
 use super::read::{live, newtype, required};
 use super::variant::{bindings, known_by_tag, struct_update, tagged_declaration};
@@ -21,10 +20,6 @@ pub fn expand(input: &Enum, tag: &str, content: &str) -> TokenStream {
     let p = private();
     let ident = &input.original.ident;
     let partial = name(ident);
-    let doc = doc(
-        ident,
-        "known once its tag is read, its content growing as the variant's partial form",
-    );
     let variants = input.live();
     let shown = |variant: &Variant| {
         let fields = live(&variant.fields);
@@ -68,7 +63,7 @@ pub fn expand(input: &Enum, tag: &str, content: &str) -> TokenStream {
     frame::items(
         input,
         frame::Form {
-            doc: &doc,
+            what: "known once its tag is read, its content growing as the variant's partial form",
             serde: quote!(#[serde(tag = #tag, content = #content)]),
             declarations: variants.iter().map(|v| tagged_declaration(v)).collect(),
             methods,

@@ -105,10 +105,16 @@ pub fn hand_derives(
     (generic_attributes(doc), impls)
 }
 
-/// The type of the skipped member that holds a generic partial form's type parameters (a parameter
-/// only skipped fields name is used nowhere else), or `None` for a type without parameters.
-pub fn params_marker(input: &syn::DeriveInput) -> Option<TokenStream> {
+/// The skipped member that holds a generic partial form's type parameters (a parameter only
+/// skipped fields name is used nowhere else), after `label` (`__params:`, or nothing for a
+/// position), or `None` for a type without parameters.
+pub fn params_marker(input: &syn::DeriveInput, label: TokenStream) -> Option<TokenStream> {
     let params = input.generics.type_params().map(|param| &param.ident);
-    (!input.generics.params.is_empty())
-        .then(|| quote!(::core::marker::PhantomData<fn() -> (#(#params,)*)>))
+    (!input.generics.params.is_empty()).then(|| {
+        quote! {
+            #[doc(hidden)]
+            #[serde(skip)]
+            #label ::core::marker::PhantomData<fn() -> (#(#params,)*)>,
+        }
+    })
 }

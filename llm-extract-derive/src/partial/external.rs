@@ -1,7 +1,6 @@
 //! The partial form of an externally tagged enum with data (serde's default representation): an enum
 //! of the same variants, known once the name or the one key is read.
 
-use super::derives::doc;
 use super::fields::{required_shown, sync_expr};
 use super::read::{live, newtype};
 use super::variant::{struct_update, tag_names, tag_names_list, tagged_declaration};
@@ -19,10 +18,6 @@ pub fn expand(input: &Enum) -> TokenStream {
     let p = private();
     let ident = &input.original.ident;
     let partial = name(ident);
-    let doc = doc(
-        ident,
-        "known once its name or its key is read, a variant's fields each an `Option`",
-    );
     let variants = input.live();
     let declarations = variants.iter().map(|variant| tagged_declaration(variant));
     let by_name = by_name(&partial, &variants);
@@ -60,7 +55,7 @@ pub fn expand(input: &Enum) -> TokenStream {
     frame::items(
         input,
         frame::Form {
-            doc: &doc,
+            what: "known once its name or its key is read, a variant's fields each an `Option`",
             serde: TokenStream::new(),
             declarations: declarations.collect(),
             methods,

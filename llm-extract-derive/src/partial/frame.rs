@@ -5,7 +5,7 @@
 //! struct's does (see `structs.rs`).
 
 use super::bounds::generics;
-use super::derives::{attributes, generic_attributes};
+use super::derives::{attributes, doc, generic_attributes};
 use super::read::{all_held, live, newtype};
 use super::{name, private};
 use crate::ast::{Enum, Style, Variant};
@@ -68,8 +68,8 @@ impl<'a> Shape<'a> {
 
 /// The parts of an enum's partial form that differ from one representation to another.
 pub struct Form<'a> {
-    /// What the doc says it is.
-    pub doc: &'a str,
+    /// What it shows, for its doc (see `derives::doc`).
+    pub what: &'a str,
     /// The `#[serde(..)]` attributes that make it serialize as the enum reads (its tag, if any).
     pub serde: TokenStream,
     /// The live variants' declarations, in order.
@@ -84,18 +84,19 @@ pub fn items(input: &Enum, form: Form) -> TokenStream {
     let ident = &input.original.ident;
     let vis = &input.original.vis;
     let partial = name(ident);
+    let doc = doc(ident, form.what);
     let variants = input.live();
-    // The fields whose partial forms the variants hold (see [`held`]).
+    // The fields whose partial forms the variants hold (see `read::held`).
     let fields = all_held(&variants);
     let generics = generics(input.original, ident, &fields);
     let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
     let field_generics = ty::bounded(input.original, &fields, quote!(#p::PartialField + 'static));
     let (_, _, field_where) = field_generics.split_for_impl();
     let (attributes, derived) = if input.original.generics.params.is_empty() {
-        (attributes(form.doc, TokenStream::new()), TokenStream::new())
+        (attributes(&doc, TokenStream::new()), TokenStream::new())
     } else {
         let shapes: Vec<Shape> = variants.iter().map(|v| Shape::of(v)).collect();
-        derives(form.doc, &partial, &generics, &shapes)
+        derives(&doc, &partial, &generics, &shapes)
     };
     let Form {
         serde,

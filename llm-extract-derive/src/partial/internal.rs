@@ -1,7 +1,6 @@
 //! The partial form of an internally tagged enum (`#[serde(tag = "t")]`) of struct, unit and newtype
 //! variants: an enum of the same variants with the same tag, known once the tag is read.
 
-use super::derives::doc;
 use super::fields::{declarations, field_type, required_shown, sync_expr, update_loop};
 use super::read::{done, newtype, variant_fields};
 use super::variant::{known_by_tag, variant_arms};
@@ -23,7 +22,6 @@ use syn::Ident;
 pub fn expand(input: &Enum, tag: &str) -> TokenStream {
     let ident = &input.original.ident;
     let partial = name(ident);
-    let doc = doc(ident, "known once its tag is read, every field an `Option`");
     let variants = input.live();
     let empty = |variant: &Variant| {
         let variant_ident = &variant.original.ident;
@@ -44,7 +42,7 @@ pub fn expand(input: &Enum, tag: &str) -> TokenStream {
     frame::items(
         input,
         frame::Form {
-            doc: &doc,
+            what: "known once its tag is read, every field an `Option`",
             serde: quote!(#[serde(tag = #tag)]),
             declarations: variants.iter().map(|v| declaration(v)).collect(),
             methods: quote!(#known #walks),

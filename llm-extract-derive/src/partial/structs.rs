@@ -18,6 +18,40 @@ use quote::quote;
 use syn::ext::IdentExt;
 use syn::Ident;
 
+/// What a struct's or a tuple struct's partial form is written from.
+pub struct Head<'f, 'a> {
+    /// The live fields.
+    pub fields: Vec<&'f Field<'a>>,
+    /// The partial type's name.
+    pub ident: Ident,
+    /// Its generics and bounds (see `bounds.rs`).
+    pub generics: syn::Generics,
+    /// Its doc, saying `what` it shows.
+    pub doc: String,
+}
+
+impl<'f, 'a> Head<'f, 'a> {
+    /// The head of `input`'s partial form, whose doc says it shows `what`.
+    pub fn of(input: &'f Struct<'a>, what: &str) -> Self {
+        let own = &input.original.ident;
+        let fields = live(&input.fields);
+        let generics = generics(input.original, own, &fields);
+        Head {
+            fields,
+            ident: name(own),
+            generics,
+            doc: doc(own, what),
+        }
+    }
+
+    /// The partial type with its type parameters (`PagePartial<T>`).
+    pub fn partial(&self) -> TokenStream {
+        let ident = &self.ident;
+        let (_, ty_generics, _) = self.generics.split_for_impl();
+        quote!(#ident #ty_generics)
+    }
+}
+
 /// What differs between a struct's and a tuple struct's `PartialValue` impl (see [`value_impls`]).
 pub struct ValueBody<'s> {
     /// The body of `shown`.
@@ -26,36 +60,32 @@ pub struct ValueBody<'s> {
     pub more: TokenStream,
     /// The statements that bring `__partial` up to date with `__node`, setting `__changed`.
     pub update: TokenStream,
-    /// The body of `update_below`.
-    pub update_below: TokenStream,
-    /// The body of `growing`.
-    pub growing: TokenStream,
-    /// Each walk's step match.
-    pub steps: &'s dyn Fn(Walk) -> TokenStream,
+    /// Where its fields stand in its JSON.
+    pub at: At,
+    /// The slot of the field at a position among the live fields (`__partial.name`, `__partial.0`).
+    pub slot: &'s dyn Fn(usize, &Field) -> TokenStream,
 }
 
-/// The `PartialField` and `PartialValue` impls of the struct or tuple struct `input` with the live
-/// `fields`, whose partial form is `partial` with `generics`: built from the default by `update`.
-pub fn value_impls(
-    input: &syn::DeriveInput,
-    fields: &[&Field],
-    generics: &syn::Generics,
-    partial: &TokenStream,
-    body: ValueBody,
-) -> TokenStream {
+/// The `PartialField` and `PartialValue` impls of the struct or tuple struct `input`, whose partial
+/// form `head` describes: built from the default by `update`, walked below field by field.
+pub fn value_impls(input: &syn::DeriveInput, head: &Head, body: ValueBody) -> TokenStream {
     let p = private();
     let ident = &input.ident;
-    let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
+    let fields = &head.fields;
+    let partial = &head.partial();
+    let (impl_generics, ty_generics, where_clause) = head.generics.split_for_impl();
     let field_generics = ty::bounded(input, fields, quote!(#p::PartialField + 'static));
     let (_, _, field_where) = field_generics.split_for_impl();
     let ValueBody {
         shown,
         more,
         update,
-        update_below,
-        growing,
-        steps,
+        at,
+        slot,
     } = body;
+    let update_below = update_below_body(fields, at, slot);
+    let growing = growing_match(fields, at, slot);
+    let steps = |walk| step_match(fields, slot, walk);
     let growing_signature = growing_signature(partial);
     let grow_at = grow_at_fn(partial, steps(Walk::Grow));
     let update_at = update_at_fn(partial, steps(Walk::Update));
@@ -118,59 +148,44 @@ pub fn value_impls(
 /// A struct with named fields: a struct of its live fields, each an `Option` of its type's partial
 /// form, shown once a field is (and its required fields are).
 pub fn expand(input: &Struct) -> TokenStream {
-    let ident = &input.original.ident;
-    let vis = &input.original.vis;
-    let partial_ident = name(ident);
-    let fields = live(&input.fields);
-    let generics = generics(input.original, ident, &fields);
-    let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
-    let partial = quote!(#partial_ident #ty_generics);
-    let doc = doc(
-        ident,
+    let head = Head::of(
+        input,
         "every field an `Option`, filled in as the model writes it",
     );
-    let declarations = declarations(&fields, true);
-    let update = update_loop(&fields, |_, field| {
-        let field = &field.original.ident;
-        quote!(&mut __partial.#field)
-    });
+    let fields = &head.fields;
+    let partial = &head.ident;
+    let (impl_generics, _, where_clause) = head.generics.split_for_impl();
+    let vis = &input.original.vis;
+    let declarations = declarations(fields, true);
     let slot = |_: usize, field: &Field| {
         let field = &field.original.ident;
         quote!(__partial.#field)
     };
-    let growing = growing_match(&fields, At::Key, slot);
-    let update_below = update_below_body(&fields, At::Key, slot);
-    let steps = |walk| step_match(&fields, slot, walk);
+    let update = update_loop(fields, |i, field| {
+        let slot = slot(i, field);
+        quote!(&mut #slot)
+    });
     let (attributes, derived) = if input.original.generics.params.is_empty() {
-        let attributes = attributes(&doc, quote!(::core::default::Default));
+        let attributes = attributes(&head.doc, quote!(::core::default::Default));
         (attributes, TokenStream::new())
     } else {
-        generic_derives(&doc, &partial_ident, &generics, &fields)
+        generic_derives(&head.doc, partial, &head.generics, fields)
     };
-    let marker = params_marker(input.original).map(|marker| {
-        quote! {
-            #[doc(hidden)]
-            #[serde(skip)]
-            __params: #marker,
-        }
-    });
+    let marker = params_marker(input.original, quote!(__params:));
     let value_impls = value_impls(
         input.original,
-        &fields,
-        &generics,
-        &partial,
+        &head,
         ValueBody {
-            shown: shown(&fields),
-            more: object_methods(&fields, input.attrs.serde.default.is_some()),
+            shown: shown(fields),
+            more: object_methods(fields, input.attrs.serde.default.is_some()),
             update,
-            update_below,
-            growing,
-            steps: &steps,
+            at: At::Key,
+            slot: &slot,
         },
     );
     quote! {
         #attributes
-        #vis struct #partial_ident #impl_generics #where_clause {
+        #vis struct #partial #impl_generics #where_clause {
             #(#declarations,)*
             #marker
         }

@@ -99,24 +99,31 @@ pub fn item_names(file: &syn::File) -> Vec<String> {
 
 /// The struct `name` of the file.
 pub fn structure<'f>(file: &'f syn::File, name: &str) -> &'f syn::ItemStruct {
-    file.items
-        .iter()
-        .find_map(|item| match item {
-            syn::Item::Struct(item) if item.ident == name => Some(item),
-            _ => None,
-        })
-        .unwrap_or_else(|| panic!("no struct {name} in {}", normalized(file)))
+    find(file, name, |item| match item {
+        syn::Item::Struct(item) => Some((&item.ident, item)),
+        _ => None,
+    })
 }
 
 /// The enum `name` of the file.
 pub fn enumeration<'f>(file: &'f syn::File, name: &str) -> &'f syn::ItemEnum {
+    find(file, name, |item| match item {
+        syn::Item::Enum(item) => Some((&item.ident, item)),
+        _ => None,
+    })
+}
+
+/// The item of the file named `name` that `pick` takes (with its name).
+fn find<'f, T>(
+    file: &'f syn::File,
+    name: &str,
+    pick: impl Fn(&'f syn::Item) -> Option<(&'f syn::Ident, &'f T)>,
+) -> &'f T {
     file.items
         .iter()
-        .find_map(|item| match item {
-            syn::Item::Enum(item) if item.ident == name => Some(item),
-            _ => None,
-        })
-        .unwrap_or_else(|| panic!("no enum {name} in {}", normalized(file)))
+        .filter_map(pick)
+        .find_map(|(ident, item)| (ident == name).then_some(item))
+        .unwrap_or_else(|| panic!("no {name} in {}", normalized(file)))
 }
 
 /// The names of `fields` (positions as their index).

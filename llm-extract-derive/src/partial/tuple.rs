@@ -8,14 +8,13 @@
 //! The partial form is a tuple struct (or tuple variant) of these `Option`s, so it serializes as an
 //! array of the same length as the value's, `null` at each position not shown yet.
 
-use super::bounds::generics;
-use super::derives::{attributes, doc, hand_derives, params_marker, HandBodies};
+use super::derives::{attributes, hand_derives, params_marker, HandBodies};
 use super::fields::{field_type, shown_expr, sync_expr};
-use super::name;
+
 use super::read::{live, required};
-use super::structs::{value_impls, ValueBody};
+use super::structs::{value_impls, Head, ValueBody};
 use super::variant::bindings;
-use super::walk::{growing_match, step_match, update_below_body, At};
+use super::walk::At;
 use crate::ast::{Field, Struct, Variant};
 use proc_macro2::{Literal, TokenStream};
 use quote::quote;
@@ -82,62 +81,46 @@ pub fn update_loop(fields: &[&Field], slot: impl Fn(usize, &Field) -> TokenStrea
 /// PartialEq, Serialize` (by hand for a generic one, as a generic struct's; its type parameters held
 /// by a last, skipped marker position), shown once its array begins.
 pub fn expand_struct(input: &Struct) -> TokenStream {
-    let ident = &input.original.ident;
-    let vis = &input.original.vis;
-    let partial_ident = name(ident);
-    let fields = live(&input.fields);
-    let generics = generics(input.original, ident, &fields);
-    let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
-    let partial = quote!(#partial_ident #ty_generics);
-    let doc = doc(
-        ident,
+    let head = Head::of(
+        input,
         "an array of its positions, each an `Option` filled in as the model writes it",
     );
+    let fields = &head.fields;
+    let partial = &head.ident;
+    let (impl_generics, _, where_clause) = head.generics.split_for_impl();
+    let vis = &input.original.vis;
     let generic = !input.original.generics.params.is_empty();
     // A generic one holds a skipped marker after its positions: serde writes it as an array already.
-    let declarations = declarations(&fields, true, !generic);
+    let declarations = declarations(fields, true, !generic);
     let slot = |i: usize, _: &Field| {
         let i = syn::Index::from(i);
         quote!(__partial.#i)
     };
-    let shown = shown(&fields);
-    let update = update_loop(&fields, |i, field| {
+    let update = update_loop(fields, |i, field| {
         let slot = slot(i, field);
         quote!(&mut #slot)
     });
-    let update_below = update_below_body(&fields, At::Index, slot);
-    let growing = growing_match(&fields, At::Index, slot);
-    let steps = |walk| step_match(&fields, slot, walk);
     let (attributes, derived) = if generic {
-        derives(&doc, &partial_ident, &generics, fields.len())
+        derives(&head.doc, partial, &head.generics, fields.len())
     } else {
-        let attributes = attributes(&doc, quote!(::core::default::Default));
+        let attributes = attributes(&head.doc, quote!(::core::default::Default));
         (attributes, TokenStream::new())
     };
-    let marker = params_marker(input.original).map(|marker| {
-        quote! {
-            #[doc(hidden)]
-            #[serde(skip)]
-            #marker,
-        }
-    });
+    let marker = params_marker(input.original, TokenStream::new());
     let value_impls = value_impls(
         input.original,
-        &fields,
-        &generics,
-        &partial,
+        &head,
         ValueBody {
-            shown,
+            shown: shown(fields),
             more: TokenStream::new(),
             update,
-            update_below,
-            growing,
-            steps: &steps,
+            at: At::Index,
+            slot: &slot,
         },
     );
     quote! {
         #attributes
-        #vis struct #partial_ident #impl_generics (
+        #vis struct #partial #impl_generics (
             #(#declarations,)*
             #marker
         ) #where_clause;

@@ -28,7 +28,6 @@
 //! change as the JSON grows, and what serde takes is known only once the value is whole; the final
 //! value is serde's.
 
-use super::derives::doc;
 use super::fields::{any_shown, needed_present, partial_type, reads, required_shown, shown_expr};
 use super::read::{done, keys, live, newtype};
 use super::variant::{struct_update, variant_body};
@@ -44,10 +43,6 @@ pub fn expand(input: &Enum) -> TokenStream {
     let p = private();
     let ident = &input.original.ident;
     let partial = name(ident);
-    let doc = doc(
-        ident,
-        "the first variant, in declaration order, that the JSON written so far fits",
-    );
     let variants = input.live();
     let declarations = variants.iter().map(|variant| declaration(variant));
     let tests = Tests::of(&variants);
@@ -72,7 +67,7 @@ pub fn expand(input: &Enum) -> TokenStream {
     frame::items(
         input,
         frame::Form {
-            doc: &doc,
+            what: "the first variant, in declaration order, that the JSON written so far fits",
             serde: quote!(#[serde(untagged)]),
             declarations: declarations.collect(),
             methods,
