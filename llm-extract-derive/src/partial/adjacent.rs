@@ -5,9 +5,10 @@
 //! variant's as its field's, a struct variant's field by field, a tuple variant's position by
 //! position. A struct variant with `#[extract(stream = "required")]` fields waits for them too.
 
+use super::fields::bindings;
 use super::fields::{required_shown, sync_expr};
 use super::read::{live, newtype, required};
-use super::variant::{bindings, known_by_tag, struct_update, tagged_declaration};
+use super::variant::{known_by_tag, struct_update, tagged_declaration};
 use super::{frame, name, private, tuple};
 use crate::ast::{Enum, Style, Variant};
 use proc_macro2::TokenStream;

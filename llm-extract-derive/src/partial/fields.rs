@@ -8,8 +8,9 @@ use super::read::{done, flattened, keyed, keys, required};
 use crate::ast::Field;
 use crate::ty;
 use proc_macro2::TokenStream;
-use quote::{quote, quote_spanned};
+use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
+use syn::Ident;
 
 /// A field's JSON name and aliases, as a match pattern.
 pub fn names(field: &Field) -> TokenStream {
@@ -207,4 +208,9 @@ pub fn update_loop(fields: &[&Field], slot: impl Fn(usize, &Field) -> TokenStrea
         }
         #(#flattened)*
     }
+}
+
+/// The bindings of a variant's fields in a match: `__f0`, `__f1`, ...
+pub fn bindings(count: usize) -> Vec<Ident> {
+    (0..count).map(|i| format_ident!("__f{i}")).collect()
 }

@@ -11,12 +11,13 @@
 use super::derives::{attributes, hand_derives, params_marker, HandBodies};
 use super::fields::{field_type, shown_expr, sync_expr};
 
+use super::fields::bindings;
 use super::read::{live, required};
 use super::structs::{value_impls, Head, ValueBody};
-use super::variant::bindings;
+use super::walk::index;
 use super::walk::At;
 use crate::ast::{Field, Struct, Variant};
-use proc_macro2::{Literal, TokenStream};
+use proc_macro2::TokenStream;
 use quote::quote;
 use syn::Ident;
 
@@ -34,11 +35,6 @@ pub fn declarations(fields: &[&Field], with_vis: bool, alone: bool) -> Vec<Token
             quote!(#serialize #vis #ty)
         })
         .collect()
-}
-
-/// The index of position `i`, as a literal.
-pub fn index(i: usize) -> Literal {
-    Literal::usize_unsuffixed(i)
 }
 
 /// `true` when `__node` is an array whose `#[extract(stream = "required")]` positions are all shown:

@@ -2,13 +2,13 @@
 //! their declarations under their JSON names, the match arms and bindings that reach their fields,
 //! and `shown` and `build` of an enum known once its tag is read.
 
-use super::fields::{declarations, field_type, update_loop};
+use super::fields::{bindings, declarations, field_type, update_loop};
 use super::private;
 use super::read::{live, newtype, variant_fields};
 use super::tuple;
 use crate::ast::{Field, Style, Variant};
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
+use quote::quote;
 use syn::Ident;
 
 /// One match arm per variant of a tagged enum's partial form: its fields bound to `__f0`, `__f1`, ...,
@@ -35,13 +35,8 @@ pub fn variant_arms(
         .collect()
 }
 
-/// The bindings of a variant's fields in a match: `__f0`, `__f1`, ...
-pub fn bindings(count: usize) -> Vec<Ident> {
-    (0..count).map(|i| format_ident!("__f{i}")).collect()
-}
-
 /// The pattern (an expression too) of a struct variant's partial form whose fields are its
-/// bindings (see [`bindings`]), and those bindings.
+/// bindings (see `fields::bindings`), and those bindings.
 pub fn struct_pattern(partial: &Ident, variant: &Variant) -> (TokenStream, Vec<Ident>) {
     let variant_ident = &variant.original.ident;
     let fields = variant_fields(variant);

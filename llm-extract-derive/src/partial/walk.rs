@@ -6,9 +6,8 @@
 use super::fields::names;
 use super::private;
 use super::read::{done, flattened};
-use super::tuple;
 use crate::ast::Field;
-use proc_macro2::TokenStream;
+use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote, quote_spanned, ToTokens};
 use syn::spanned::Spanned;
 use syn::Ident;
@@ -29,7 +28,7 @@ impl At {
         match self {
             At::Key => names(field),
             At::Index => {
-                let i = tuple::index(i);
+                let i = index(i);
                 quote!(#i)
             }
         }
@@ -270,4 +269,9 @@ pub fn growing_signature(partial: impl ToTokens) -> TokenStream {
             __path: &mut ::std::vec::Vec<u32>,
         ) -> ::core::option::Option<(&'__p mut ::std::string::String, &'__n str)>
     }
+}
+
+/// The index of position `i`, as a literal.
+pub fn index(i: usize) -> Literal {
+    Literal::usize_unsuffixed(i)
 }
