@@ -1,8 +1,8 @@
-//! What the partial forms of enums share: the fields they hold, the enum's declaration with its
-//! derives, and the `PartialField` and `PartialValue` impls around the methods each form writes. A
-//! generic enum's partial form takes the enum's type parameters, bounded as a generic struct's (see
-//! `bounds.rs`), and implements `Debug`, `Clone` and `PartialEq` by hand, as a generic
-//! struct's does (see `structs.rs`).
+//! What the partial forms of enums share: the enum's declaration with its doc and derives, and the
+//! `PartialField` and `PartialValue` impls around the methods each form writes. A generic enum's
+//! partial form takes the enum's type parameters, bounded as a generic struct's (see `bounds.rs`),
+//! and implements `Debug`, `Clone` and `PartialEq` by hand, as a generic struct's does (see
+//! `structs.rs`).
 
 use super::bounds::generics;
 use super::derives::{attributes, doc, generic_attributes};

@@ -2,8 +2,7 @@
 //! each an `Option` of its field's partial form (`None` until its item is shown), read from the items
 //! of the JSON array as a struct's fields are from an object's members (a skipped field has no item,
 //! so position `i` is the array's item `i`). Each position is synced, descended into and walked as a
-//! struct's field is (`fields.rs`, `walk.rs`), its index standing for
-//! the key.
+//! struct's field is (`fields.rs`, `walk.rs`), its index standing for the key.
 //!
 //! The partial form is a tuple struct (or tuple variant) of these `Option`s, so it serializes as an
 //! array of the same length as the value's, `null` at each position not shown yet.
