@@ -5,10 +5,11 @@
 //! variant's as its field's, a struct variant's field by field, a tuple variant's position by
 //! position. A struct variant with `#[extract(stream = "required")]` fields waits for them too.
 
-use super::{
-    bindings, doc, frame, known_by_tag, live, name, newtype, private, required_shown,
-    struct_update, sync_expr, tagged_declaration, tuple,
-};
+use super::fields::bindings;
+use super::fields::{required_shown, sync_expr};
+use super::read::{live, newtype, required};
+use super::variant::{known_by_tag, struct_update, tagged_declaration};
+use super::{frame, name, private, tuple};
 use crate::ast::{Enum, Style, Variant};
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -20,15 +21,10 @@ pub fn expand(input: &Enum, tag: &str, content: &str) -> TokenStream {
     let p = private();
     let ident = &input.original.ident;
     let partial = name(ident);
-    let doc = doc(
-        ident,
-        "known once its tag is read, its content growing as the variant's partial form",
-    );
     let variants = input.live();
     let shown = |variant: &Variant| {
         let fields = live(&variant.fields);
-        let waits =
-            matches!(variant.style, Style::Named) && fields.iter().any(|f| super::required(f));
+        let waits = matches!(variant.style, Style::Named) && fields.iter().any(|f| required(f));
         if waits {
             let required = required_shown(&fields);
             quote!(__node.get(#content).is_some_and(|__node| __node.is_object() && #required))
@@ -68,7 +64,7 @@ pub fn expand(input: &Enum, tag: &str, content: &str) -> TokenStream {
     frame::items(
         input,
         frame::Form {
-            doc: &doc,
+            what: "known once its tag is read, its content growing as the variant's partial form",
             serde: quote!(#[serde(tag = #tag, content = #content)]),
             declarations: variants.iter().map(|v| tagged_declaration(v)).collect(),
             methods,
@@ -120,5 +116,44 @@ fn update_arm(partial: &Ident, variant: &Variant) -> TokenStream {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::partial::testing::{
+        enumeration, expanded, has, methods, normalized, serde_attrs, variants,
+    };
+    use quote::quote;
+
+    #[test]
+    fn known_once_its_tag_is_read_its_content_growing() {
+        let file = expanded(quote! {
+            #[serde(tag = "t", content = "c")]
+            enum Msg { Ping, Text(String), Pair(u8, u8), Card { #[extract(stream = "required")] id: String } }
+        });
+        let partial = enumeration(&file, "MsgPartial");
+        assert!(serde_attrs(&partial.attrs)
+            .contains(&quote! { #[serde(tag = "t", content = "c")] }.to_string()));
+        let shapes: Vec<usize> = variants(partial)
+            .iter()
+            .map(|(_, fields)| fields.len())
+            .collect();
+        assert_eq!(shapes, [0, 1, 2, 1]);
+        assert_eq!(methods(&file, "PartialValue"), ["shown", "build", "update"]);
+        assert!(has(
+            &file,
+            quote! { let ::core::option::Option::Some(__value) = __node.get("c") else { return false; }; }
+        ));
+        // Content written again starts over.
+        assert!(has(
+            &file,
+            quote! { if __node.created() > __since { __cleared |= __f0.take().is_some(); __cleared |= __f1.take().is_some(); } }
+        ));
+        // A struct variant with a required field waits for it in the content.
+        let waits = quote! { __node.get("c").is_some_and(|__node| __node.is_object() && true) };
+        let waits = waits.to_string();
+        let waits = waits.trim_end_matches(" true)");
+        assert!(normalized(&file).contains(waits), "{waits}");
     }
 }

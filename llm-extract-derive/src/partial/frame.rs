@@ -1,11 +1,14 @@
-//! What the partial forms of enums share: the fields they hold, the enum's declaration with its
-//! derives, and the `PartialField` and `PartialValue` impls around the methods each form writes. A
-//! generic enum's partial form takes the enum's type parameters, bounded as a generic struct's (see
-//! `super::generics`), and implements `Debug`, `Clone` and `PartialEq` by hand, as a generic
-//! struct's does (see `super::generic_derives`).
+//! What the partial forms of enums share: the enum's declaration with its doc and derives, and the
+//! `PartialField` and `PartialValue` impls around the methods each form writes. A generic enum's
+//! partial form takes the enum's type parameters, bounded as a generic struct's (see `bounds.rs`),
+//! and implements `Debug`, `Clone` and `PartialEq` by hand, as a generic struct's does (see
+//! `structs.rs`).
 
-use super::{attributes, generic_attributes, generics, live, name, newtype, private};
-use crate::ast::{Enum, Field, Style, Variant};
+use super::bounds::generics;
+use super::derives::{attributes, doc, generic_attributes};
+use super::read::{all_held, live, newtype};
+use super::{name, private};
+use crate::ast::{Enum, Style, Variant};
 use crate::ty;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
@@ -63,40 +66,10 @@ impl<'a> Shape<'a> {
     }
 }
 
-/// The fields whose partial forms a variant's partial form holds: a struct or tuple variant's live
-/// fields, a newtype variant's field.
-fn held<'v, 'a>(variant: &'v Variant<'a>) -> Vec<&'v Field<'a>> {
-    match (&variant.style, newtype(variant)) {
-        (_, Some(field)) => vec![field],
-        (Style::Unit, _) => Vec::new(),
-        _ => live(&variant.fields),
-    }
-}
-
-/// The fields held by all the live variants.
-fn all_held<'v, 'a>(variants: &[&'v Variant<'a>]) -> Vec<&'v Field<'a>> {
-    variants.iter().flat_map(|variant| held(variant)).collect()
-}
-
-/// Whether every type parameter of the enum is named by a field whose partial form its partial form
-/// holds (a parameter named elsewhere only would be unused there).
-pub fn params_used(input: &Enum) -> bool {
-    let variants = input.live();
-    let fields: Vec<&Field> = all_held(&variants)
-        .into_iter()
-        .filter(|field| field.attrs.extract.schemars.is_none())
-        .collect();
-    input
-        .original
-        .generics
-        .type_params()
-        .all(|param| fields.iter().any(|field| ty::names(field.ty, &param.ident)))
-}
-
 /// The parts of an enum's partial form that differ from one representation to another.
 pub struct Form<'a> {
-    /// What the doc says it is.
-    pub doc: &'a str,
+    /// What it shows, for its doc (see `derives::doc`).
+    pub what: &'a str,
     /// The `#[serde(..)]` attributes that make it serialize as the enum reads (its tag, if any).
     pub serde: TokenStream,
     /// The live variants' declarations, in order.
@@ -111,18 +84,19 @@ pub fn items(input: &Enum, form: Form) -> TokenStream {
     let ident = &input.original.ident;
     let vis = &input.original.vis;
     let partial = name(ident);
+    let doc = doc(ident, form.what);
     let variants = input.live();
-    // The fields whose partial forms the variants hold (see [`held`]).
+    // The fields whose partial forms the variants hold (see `read::held`).
     let fields = all_held(&variants);
     let generics = generics(input.original, ident, &fields);
     let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
     let field_generics = ty::bounded(input.original, &fields, quote!(#p::PartialField + 'static));
     let (_, _, field_where) = field_generics.split_for_impl();
     let (attributes, derived) = if input.original.generics.params.is_empty() {
-        (attributes(form.doc, TokenStream::new()), TokenStream::new())
+        (attributes(&doc, TokenStream::new()), TokenStream::new())
     } else {
         let shapes: Vec<Shape> = variants.iter().map(|v| Shape::of(v)).collect();
-        derives(form.doc, &partial, &generics, &shapes)
+        derives(&doc, &partial, &generics, &shapes)
     };
     let Form {
         serde,
@@ -162,61 +136,9 @@ fn derives(
 ) -> (TokenStream, TokenStream) {
     let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
     let attributes = generic_attributes(doc);
-    let bound = |prefix: &str, count: usize| -> Vec<Ident> {
-        (0..count).map(|i| format_ident!("__{prefix}{i}")).collect()
-    };
-    // A variant's pattern, its fields bound to `__{prefix}0`, `__{prefix}1`, ...
-    let pattern = |shape: &Shape, prefix: &str| {
-        let variant = shape.ident;
-        match &shape.held {
-            Held::Unit => quote!(#partial::#variant),
-            Held::Tuple(count) => {
-                let bindings = bound(prefix, *count);
-                quote!(#partial::#variant(#(#bindings,)*))
-            }
-            Held::Named(idents) => {
-                let bindings = bound(prefix, idents.len());
-                quote!(#partial::#variant { #(#idents: #bindings,)* })
-            }
-        }
-    };
-    let count = |shape: &Shape| shape.held.count();
-    let clone_arms = shapes.iter().map(|shape| {
-        let variant = shape.ident;
-        let from = pattern(shape, "a");
-        let bindings = bound("a", count(shape));
-        let to = match &shape.held {
-            Held::Unit => quote!(#partial::#variant),
-            Held::Tuple(_) => {
-                quote!(#partial::#variant(#(::core::clone::Clone::clone(#bindings),)*))
-            }
-            Held::Named(idents) => quote! {
-                #partial::#variant { #(#idents: ::core::clone::Clone::clone(#bindings),)* }
-            },
-        };
-        quote!(#from => #to,)
-    });
-    let debug_arms = shapes.iter().map(|shape| {
-        let from = pattern(shape, "a");
-        let name = shape.ident.unraw().to_string();
-        let bindings = bound("a", count(shape));
-        let body = match &shape.held {
-            Held::Unit => quote!(__f.write_str(#name)),
-            Held::Tuple(_) => quote!(__f.debug_tuple(#name)#(.field(#bindings))*.finish()),
-            Held::Named(idents) => {
-                let labels = idents.iter().map(|ident| ident.unraw().to_string());
-                quote!(__f.debug_struct(#name)#(.field(#labels, #bindings))*.finish())
-            }
-        };
-        quote!(#from => #body,)
-    });
-    let eq_arms = shapes.iter().map(|shape| {
-        let left = pattern(shape, "a");
-        let right = pattern(shape, "b");
-        let lefts = bound("a", count(shape));
-        let rights = bound("b", count(shape));
-        quote!((#left, #right) => true #(&& #lefts == #rights)*,)
-    });
+    let clone_arms = shapes.iter().map(|shape| shape.clone_arm(partial));
+    let debug_arms = shapes.iter().map(|shape| shape.debug_arm(partial));
+    let eq_arms = shapes.iter().map(|shape| shape.eq_arm(partial));
     let impls = quote! {
         #[automatically_derived]
         impl #impl_generics ::core::clone::Clone for #partial #ty_generics #where_clause {
@@ -248,4 +170,122 @@ fn derives(
         }
     };
     (attributes, impls)
+}
+
+/// `__{prefix}0`, `__{prefix}1`, ...: the bindings of `count` fields of a variant.
+fn bound(prefix: &str, count: usize) -> Vec<Ident> {
+    (0..count).map(|i| format_ident!("__{prefix}{i}")).collect()
+}
+
+impl Shape<'_> {
+    /// The pattern of this variant of `partial`, its fields bound to `__{prefix}0`, `__{prefix}1`, ...
+    fn pattern(&self, partial: &Ident, prefix: &str) -> TokenStream {
+        let variant = self.ident;
+        match &self.held {
+            Held::Unit => quote!(#partial::#variant),
+            Held::Tuple(count) => {
+                let bindings = bound(prefix, *count);
+                quote!(#partial::#variant(#(#bindings,)*))
+            }
+            Held::Named(idents) => {
+                let bindings = bound(prefix, idents.len());
+                quote!(#partial::#variant { #(#idents: #bindings,)* })
+            }
+        }
+    }
+
+    /// The arm of `Clone::clone` for this variant.
+    fn clone_arm(&self, partial: &Ident) -> TokenStream {
+        let variant = self.ident;
+        let from = self.pattern(partial, "a");
+        let bindings = bound("a", self.held.count());
+        let to = match &self.held {
+            Held::Unit => quote!(#partial::#variant),
+            Held::Tuple(_) => {
+                quote!(#partial::#variant(#(::core::clone::Clone::clone(#bindings),)*))
+            }
+            Held::Named(idents) => quote! {
+                #partial::#variant { #(#idents: ::core::clone::Clone::clone(#bindings),)* }
+            },
+        };
+        quote!(#from => #to,)
+    }
+
+    /// The arm of `Debug::fmt` for this variant (its formatter `__f`).
+    fn debug_arm(&self, partial: &Ident) -> TokenStream {
+        let from = self.pattern(partial, "a");
+        let name = self.ident.unraw().to_string();
+        let bindings = bound("a", self.held.count());
+        let body = match &self.held {
+            Held::Unit => quote!(__f.write_str(#name)),
+            Held::Tuple(_) => quote!(__f.debug_tuple(#name)#(.field(#bindings))*.finish()),
+            Held::Named(idents) => {
+                let labels = idents.iter().map(|ident| ident.unraw().to_string());
+                quote!(__f.debug_struct(#name)#(.field(#labels, #bindings))*.finish())
+            }
+        };
+        quote!(#from => #body,)
+    }
+
+    /// The arm of `PartialEq::eq` for this variant on both sides.
+    fn eq_arm(&self, partial: &Ident) -> TokenStream {
+        let left = self.pattern(partial, "a");
+        let right = self.pattern(partial, "b");
+        let lefts = bound("a", self.held.count());
+        let rights = bound("b", self.held.count());
+        quote!((#left, #right) => true #(&& #lefts == #rights)*,)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::partial::testing::{expanded, has, item_names};
+    use quote::quote;
+
+    #[test]
+    fn a_generic_enum_takes_its_parameters_and_derives_by_hand() {
+        let file = expanded(quote! { enum Either<L, R> { Left(L), Right { value: R }, Neither } });
+        assert_eq!(
+            item_names(&file),
+            [
+                "enum EitherPartial",
+                "impl Clone for EitherPartial",
+                "impl Debug for EitherPartial",
+                "impl PartialEq for EitherPartial",
+                "impl PartialField for Either",
+                "impl PartialValue for Either"
+            ]
+        );
+        assert!(has(
+            &file,
+            quote! { #[serde(crate = "::llm_extract::__private::serde", bound = "")] }
+        ));
+        assert!(has(
+            &file,
+            quote! { L: ::llm_extract::__private::PartialField + 'static }
+        ));
+        assert!(has(&file, quote! { type Partial = EitherPartial<L, R>; }));
+        assert!(has(
+            &file,
+            quote! { EitherPartial::Right { value: __a0, } => EitherPartial::Right { value: ::core::clone::Clone::clone(__a0), }, }
+        ));
+        assert!(has(
+            &file,
+            quote! { EitherPartial::Left(__a0,) => __f.debug_tuple("Left").field(__a0).finish(), }
+        ));
+        assert!(has(
+            &file,
+            quote! { (EitherPartial::Neither, EitherPartial::Neither) => true, }
+        ));
+    }
+
+    #[test]
+    fn an_enum_without_parameters_derives() {
+        let file = expanded(quote! { enum Shape { Dot, Circle(f64) } });
+        assert!(has(
+            &file,
+            quote! { #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::cmp::PartialEq, ::llm_extract::__private::Serialize,)] }
+        ));
+        assert_eq!(item_names(&file).len(), 3);
+    }
 }

@@ -2,19 +2,21 @@
 //! each an `Option` of its field's partial form (`None` until its item is shown), read from the items
 //! of the JSON array as a struct's fields are from an object's members (a skipped field has no item,
 //! so position `i` is the array's item `i`). Each position is synced, descended into and walked as a
-//! struct's field is (`super::sync_expr`, `descend_field`, `super::step_match`), its index standing for
-//! the key.
+//! struct's field is (`fields.rs`, `walk.rs`), its index standing for the key.
 //!
 //! The partial form is a tuple struct (or tuple variant) of these `Option`s, so it serializes as an
 //! array of the same length as the value's, `null` at each position not shown yet.
 
-use super::{
-    attributes, bindings, doc, field_type, generics, growing_match, hand_derives, live, name,
-    required, shown_expr, step_match, sync_expr, update_below_body, value_impls, At, HandBodies,
-    ValueBody,
-};
+use super::derives::{attributes, hand_derives, params_marker, HandBodies};
+use super::fields::{field_type, shown_expr, sync_expr};
+
+use super::fields::bindings;
+use super::read::{live, required};
+use super::structs::{value_impls, Head, ValueBody};
+use super::walk::index;
+use super::walk::At;
 use crate::ast::{Field, Struct, Variant};
-use proc_macro2::{Literal, TokenStream};
+use proc_macro2::TokenStream;
 use quote::quote;
 use syn::Ident;
 
@@ -32,11 +34,6 @@ pub fn declarations(fields: &[&Field], with_vis: bool, alone: bool) -> Vec<Token
             quote!(#serialize #vis #ty)
         })
         .collect()
-}
-
-/// The index of position `i`, as a literal.
-pub fn index(i: usize) -> Literal {
-    Literal::usize_unsuffixed(i)
 }
 
 /// `true` when `__node` is an array whose `#[extract(stream = "required")]` positions are all shown:
@@ -79,67 +76,46 @@ pub fn update_loop(fields: &[&Field], slot: impl Fn(usize, &Field) -> TokenStrea
 /// PartialEq, Serialize` (by hand for a generic one, as a generic struct's; its type parameters held
 /// by a last, skipped marker position), shown once its array begins.
 pub fn expand_struct(input: &Struct) -> TokenStream {
-    let ident = &input.original.ident;
-    let vis = &input.original.vis;
-    let partial_ident = name(ident);
-    let fields = live(&input.fields);
-    let generics = generics(input.original, ident, &fields);
-    let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
-    let partial = quote!(#partial_ident #ty_generics);
-    let doc = doc(
-        ident,
+    let head = Head::of(
+        input,
         "an array of its positions, each an `Option` filled in as the model writes it",
     );
+    let fields = &head.fields;
+    let partial = &head.ident;
+    let (impl_generics, _, where_clause) = head.generics.split_for_impl();
+    let vis = &input.original.vis;
     let generic = !input.original.generics.params.is_empty();
     // A generic one holds a skipped marker after its positions: serde writes it as an array already.
-    let declarations = declarations(&fields, true, !generic);
+    let declarations = declarations(fields, true, !generic);
     let slot = |i: usize, _: &Field| {
         let i = syn::Index::from(i);
         quote!(__partial.#i)
     };
-    let shown = shown(&fields);
-    let update = update_loop(&fields, |i, field| {
+    let update = update_loop(fields, |i, field| {
         let slot = slot(i, field);
         quote!(&mut #slot)
     });
-    let update_below = update_below_body(&fields, At::Index, slot);
-    let growing = growing_match(&fields, At::Index, slot);
-    let steps = |walk| step_match(&fields, slot, walk);
     let (attributes, derived) = if generic {
-        derives(&doc, &partial_ident, &generics, fields.len())
+        derives(&head.doc, partial, &head.generics, fields.len())
     } else {
-        let attributes = attributes(&doc, quote!(::core::default::Default));
+        let attributes = attributes(&head.doc, quote!(::core::default::Default));
         (attributes, TokenStream::new())
     };
-    let params = input
-        .original
-        .generics
-        .type_params()
-        .map(|param| &param.ident);
-    let marker = generic.then(|| {
-        quote! {
-            #[doc(hidden)]
-            #[serde(skip)]
-            ::core::marker::PhantomData<fn() -> (#(#params,)*)>,
-        }
-    });
+    let marker = params_marker(input.original, TokenStream::new());
     let value_impls = value_impls(
         input.original,
-        &fields,
-        &generics,
-        &partial,
+        &head,
         ValueBody {
-            shown,
+            shown: shown(fields),
             more: TokenStream::new(),
             update,
-            update_below,
-            growing,
-            steps: &steps,
+            at: At::Index,
+            slot: &slot,
         },
     );
     quote! {
         #attributes
-        #vis struct #partial_ident #impl_generics (
+        #vis struct #partial #impl_generics (
             #(#declarations,)*
             #marker
         ) #where_clause;
@@ -151,7 +127,7 @@ pub fn expand_struct(input: &Struct) -> TokenStream {
 }
 
 /// A generic tuple struct's partial form implements `Debug`, `Clone`, `PartialEq` and `Default` by
-/// hand (see `super::generic_derives`) over its `count` positions and the marker after them.
+/// hand (see `structs.rs`) over its `count` positions and the marker after them.
 fn derives(
     doc: &str,
     partial: &Ident,
@@ -232,5 +208,72 @@ pub fn variant_build(partial: &Ident, variant: &Variant) -> TokenStream {
         } else {
             ::core::option::Option::None
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::partial::testing::{
+        expanded, field_names, has, item_names, methods, structure, STRUCT_METHODS,
+    };
+    use quote::quote;
+
+    #[test]
+    fn positions_are_options_read_from_the_array_items() {
+        let file = expanded(quote! { struct Pair(u8, Vec<String>); });
+        assert_eq!(
+            item_names(&file),
+            [
+                "struct PairPartial",
+                "impl PartialField for Pair",
+                "impl PartialValue for Pair"
+            ]
+        );
+        let partial = structure(&file, "PairPartial");
+        assert_eq!(field_names(&partial.fields), ["0", "1"]);
+        assert!(has(
+            &file,
+            quote! { fn shown(__node: ::llm_extract::__private::Node<'_>) -> bool { (__node.is_array()) } }
+        ));
+        assert!(has(
+            &file,
+            quote! { 1 => ::llm_extract::__private::sync_field::<Vec<String> >(&mut __partial.1, __value, __since, false), }
+        ));
+        // A tuple struct has no keys of its own: `fits`, `keys` and `reads` are the defaults.
+        let expected: Vec<&str> = STRUCT_METHODS
+            .iter()
+            .copied()
+            .filter(|m| !["fits", "keys", "reads"].contains(m))
+            .collect();
+        assert_eq!(methods(&file, "PartialValue"), expected);
+    }
+
+    #[test]
+    fn a_lone_position_serializes_as_an_array_of_one() {
+        let file = expanded(quote! { struct One(u8, #[serde(skip)] u8); });
+        let partial = structure(&file, "OnePartial");
+        assert_eq!(field_names(&partial.fields), ["0"]);
+        assert!(has(
+            &file,
+            quote! { #[serde(serialize_with = "::llm_extract::__private::one_item")] }
+        ));
+    }
+
+    #[test]
+    fn a_generic_tuple_struct_holds_its_parameters_last() {
+        let file = expanded(quote! { struct Wrap<T>(T, u8); });
+        let partial = structure(&file, "WrapPartial");
+        assert_eq!(field_names(&partial.fields), ["0", "1", "2"]);
+        assert!(has(
+            &file,
+            quote! { #[doc(hidden)] #[serde(skip)] ::core::marker::PhantomData<fn() -> (T,)>, }
+        ));
+        assert!(has(
+            &file,
+            quote! { Self(::core::option::Option::None, ::core::option::Option::None, ::core::marker::PhantomData) }
+        ));
+        assert_eq!(item_names(&file).len(), 7, "{:?}", item_names(&file));
+        // Not a newtype: the one-item form is for a lone position of a type without parameters.
+        assert!(!has(&file, quote! { one_item }));
     }
 }

@@ -28,10 +28,10 @@
 //! change as the JSON grows, and what serde takes is known only once the value is whole; the final
 //! value is serde's.
 
-use super::{
-    any_shown, doc, frame, keys, live, name, needed_present, newtype, partial_type, private, reads,
-    required_shown, shown_expr, struct_update, tuple, variant_body,
-};
+use super::fields::{any_shown, needed_present, partial_type, reads, required_shown, shown_expr};
+use super::read::{done, keys, live, newtype};
+use super::variant::{struct_update, variant_body};
+use super::{frame, name, private, tuple};
 use crate::ast::{Enum, Field, Style, Variant};
 use proc_macro2::{Literal, TokenStream};
 use quote::{quote, quote_spanned};
@@ -43,29 +43,75 @@ pub fn expand(input: &Enum) -> TokenStream {
     let p = private();
     let ident = &input.original.ident;
     let partial = name(ident);
-    let doc = doc(
-        ident,
-        "the first variant, in declaration order, that the JSON written so far fits",
-    );
     let variants = input.live();
     let declarations = variants.iter().map(|variant| declaration(variant));
-    let fits: Vec<TokenStream> = variants
-        .iter()
-        .map(|v| {
-            let fits = fit_expr(v, Fit::Exact);
-            let ruled_out = ruled_out(v, &variants);
-            quote!((#fits && !#ruled_out))
-        })
-        .collect();
-    let loose: Vec<TokenStream> = variants.iter().map(|v| fit_expr(v, Fit::Loose)).collect();
-    let built: Vec<TokenStream> = variants.iter().map(|v| build(&partial, v)).collect();
+    let tests = Tests::of(&variants);
+    let Tests { fits, loose } = &tests;
+    let keys = variants.iter().map(|v| reads_expr(v, quote!(__key)));
+    let chosen = chosen(&partial, &variants, &tests);
+    let methods = quote! {
+        fn shown(__node: #p::Node<'_>) -> bool {
+            false #(|| #loose)*
+        }
+
+        fn fits(__node: #p::Node<'_>) -> bool {
+            false #(|| #fits)*
+        }
+
+        fn reads(__key: &str) -> bool {
+            false #(|| #keys)*
+        }
+
+        #chosen
+    };
+    frame::items(
+        input,
+        frame::Form {
+            what: "the first variant, in declaration order, that the JSON written so far fits",
+            serde: quote!(#[serde(untagged)]),
+            declarations: declarations.collect(),
+            methods,
+        },
+    )
+}
+
+/// For each variant, in order, whether `__node` fits it (and is not ruled out by another's keys),
+/// and whether the variant shows it.
+struct Tests {
+    /// Whether the JSON fits the variant (see the module's doc).
+    fits: Vec<TokenStream>,
+    /// Whether the variant shows it.
+    loose: Vec<TokenStream>,
+}
+
+impl Tests {
+    fn of(variants: &[&Variant]) -> Self {
+        let fits = variants
+            .iter()
+            .map(|v| {
+                let fits = fit_expr(v, Fit::Exact);
+                let ruled_out = ruled_out(v, variants);
+                quote!((#fits && !#ruled_out))
+            })
+            .collect();
+        let loose = variants.iter().map(|v| fit_expr(v, Fit::Loose)).collect();
+        Tests { fits, loose }
+    }
+}
+
+/// `build` and `update`: the variant to show chosen afresh from `__node` (the first that fits, else
+/// the first that shows it), the value rebuilt when the choice changes and brought up to date in
+/// place when not.
+fn chosen(partial: &Ident, variants: &[&Variant], tests: &Tests) -> TokenStream {
+    let p = private();
+    let Tests { fits, loose } = tests;
+    let built: Vec<TokenStream> = variants.iter().map(|v| build(partial, v)).collect();
     let positions: Vec<Literal> = (0..variants.len()).map(Literal::usize_unsuffixed).collect();
     let patterns = variants.iter().map(|variant| {
         let variant_ident = &variant.original.ident;
         quote!(#partial::#variant_ident { .. })
     });
-    let update_arms = variants.iter().map(|v| update_arm(&partial, v));
-    let keys = variants.iter().map(|v| reads_expr(v, quote!(__key)));
+    let update_arms = variants.iter().map(|v| update_arm(partial, v));
     // The position of the variant to show: the first that fits, else the first that shows it.
     let choose = quote! {
         'found: {
@@ -82,19 +128,7 @@ pub fn expand(input: &Enum) -> TokenStream {
             ::core::option::Option::None
         }
     };
-    let methods = quote! {
-        fn shown(__node: #p::Node<'_>) -> bool {
-            false #(|| #loose)*
-        }
-
-        fn fits(__node: #p::Node<'_>) -> bool {
-            false #(|| #fits)*
-        }
-
-        fn reads(__key: &str) -> bool {
-            false #(|| #keys)*
-        }
-
+    quote! {
         #[allow(unused_variables, unused_mut, unused_assignments, unreachable_code)]
         fn build(__node: #p::Node<'_>) -> ::core::option::Option<Self::Partial> {
             let __at: ::core::option::Option<usize> = #choose;
@@ -124,16 +158,7 @@ pub fn expand(input: &Enum) -> TokenStream {
                 #(#update_arms)*
             }
         }
-    };
-    frame::items(
-        input,
-        frame::Form {
-            doc: &doc,
-            serde: quote!(#[serde(untagged)]),
-            declarations: declarations.collect(),
-            methods,
-        },
-    )
+    }
 }
 
 /// A variant of the partial form: a unit variant stays one, a newtype variant holds its field's
@@ -167,7 +192,7 @@ fn fit_expr(variant: &Variant, fit: Fit) -> TokenStream {
         }
         (_, Some(field)) => {
             let value = value_of(field);
-            let done = if super::done(field) {
+            let done = if done(field) {
                 quote!(__node.is_complete())
             } else {
                 quote!(true)
@@ -295,5 +320,52 @@ fn update_arm(partial: &Ident, variant: &Variant) -> TokenStream {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::partial::testing::{enumeration, expanded, has, methods, serde_attrs, variants};
+    use quote::quote;
+
+    #[test]
+    fn the_first_variant_the_json_fits() {
+        let file = expanded(quote! {
+            #[serde(untagged)]
+            enum Value { Nothing, Number(f64), Named { name: String }, Tagged { label: String, id: u8 }, Pair(u8, u8) }
+        });
+        let partial = enumeration(&file, "ValuePartial");
+        assert!(serde_attrs(&partial.attrs).contains(&quote! { #[serde(untagged)] }.to_string()));
+        // Untagged, its variants have no JSON names.
+        assert!(partial
+            .variants
+            .iter()
+            .all(|v| serde_attrs(&v.attrs).is_empty()));
+        let names: Vec<String> = variants(partial)
+            .into_iter()
+            .map(|(name, _)| name)
+            .collect();
+        assert_eq!(names, ["Nothing", "Number", "Named", "Tagged", "Pair"]);
+        assert_eq!(
+            methods(&file, "PartialValue"),
+            ["shown", "fits", "reads", "build", "update"]
+        );
+        // A unit variant is `null`; a newtype variant fits as its type does.
+        assert!(has(&file, quote! { if (__node.is_null() && !false) }));
+        assert!(has(
+            &file,
+            quote! { (true && <f64 as ::llm_extract::__private::PartialValue>::fits(__node)) }
+        ));
+        // An object holding a key only `Tagged` reads is not `Named`.
+        assert!(has(
+            &file,
+            quote! { (!(::core::matches!("id", "name")) && ::llm_extract::__private::written(__node, "id")) }
+        ));
+        // The variant is chosen afresh after each change, rebuilt when the choice changes.
+        assert!(has(
+            &file,
+            quote! { let __at: ::core::option::Option<usize> = 'found: }
+        ));
+        assert!(has(&file, quote! { *__partial = __new; return true; }));
     }
 }

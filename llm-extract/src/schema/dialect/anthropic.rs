@@ -27,107 +27,69 @@
 //! minus `x-` keys, see [`Lowering::relaxed`](super::Lowering::relaxed)). A root that is not an object
 //! goes out wrapped in one ([`Lowering::is_wrapped`](super::Lowering::is_wrapped)).
 
-use super::openai::{kind_of, lower_with, tuple_items, Kind};
-use super::{child, json_type, properties, Lowering, Pointer, Refs, Rules, Walk};
+use super::strict::{Keyed, Keyword, Object, Strict};
+use super::{child, json_type, Refs};
 use crate::error::SchemaError;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 /// Anthropic structured outputs.
 pub(super) struct Anthropic;
 
-/// `format` values Anthropic's structured outputs document.
-const FORMATS: &[&str] = &[
-    "date-time",
-    "time",
-    "date",
-    "duration",
-    "email",
-    "hostname",
-    "uri",
-    "ipv4",
-    "ipv6",
-    "uuid",
-];
-
-/// The strict lowering, or the non-strict form when strict cannot carry the schema.
-pub(super) fn lower(generic: &Value) -> Result<Lowering, SchemaError> {
-    lower_with(&Anthropic, generic)
-}
-
-impl Rules for Anthropic {
+impl Strict for Anthropic {
     const NAME: &'static str = "anthropic";
     const REFS: Refs = Refs::Unroll;
+    /// The `format` it documents beyond those both strict providers do.
+    const MORE_FORMATS: &'static [&'static str] = &["uri"];
+    const ANY_HINT: &'static str = "give the field a concrete type instead of serde_json::Value";
 
-    fn any(&self, _cx: &mut Walk<'_>, path: &Pointer) -> Result<Value, SchemaError> {
-        Err(self.unsupported(
-            "any JSON value (true or {})",
-            path,
-            "give the field a concrete type instead of serde_json::Value",
-        ))
+    fn keyword(&self, at: Keyed<'_, '_>) -> Result<Keyword, SchemaError> {
+        Ok(match at.key {
+            "const" => Keyword::Keep,
+            "enum" => {
+                let values = at.value.as_array().cloned().unwrap_or_default();
+                if values.iter().all(|v| !v.is_object() && !v.is_array()) {
+                    Keyword::Keep
+                } else {
+                    if !at.map.contains_key("type") {
+                        at.out.insert("type".into(), type_names(&values));
+                    }
+                    Keyword::Drop
+                }
+            }
+            "pattern" if at.value.as_str().is_some_and(simple_pattern) => Keyword::Keep,
+            "minItems" => {
+                // Only 0 and 1 are accepted: a larger bound goes out as 1 (weaker, still true).
+                let bound = at.value.as_u64().unwrap_or(0);
+                at.out.insert(at.key.to_owned(), Value::from(bound.min(1)));
+                if bound > 1 {
+                    at.cx.drop(at.key, at.path);
+                }
+                Keyword::Written
+            }
+            "items" if !at.map.contains_key("prefixItems") => {
+                let lowered = child(self, at.cx, at.value, &at.path.child(at.key))?;
+                if lowered == Value::Bool(false) {
+                    // Only the empty array, which no keyword Anthropic takes can say.
+                    return Ok(Keyword::Never);
+                }
+                at.out.insert(at.key.to_owned(), lowered);
+                Keyword::Written
+            }
+            // A tuple's rest, in the union its items go at.out as (see `prefixItems`).
+            "items" => Keyword::Written,
+            _ => Keyword::Drop,
+        })
     }
 
-    fn node(
-        &self,
-        cx: &mut Walk<'_>,
-        map: Map<String, Value>,
-        path: &Pointer,
-    ) -> Result<Value, SchemaError> {
-        match kind_of(self, &map, path)? {
-            Kind::Object => return self.object(cx, &map, path),
-            Kind::Any => return self.any(cx, path),
-            Kind::Other => {}
-        }
-        let mut out = Map::with_capacity(map.len());
-        for (key, value) in &map {
-            let keep = match key.as_str() {
-                "type" | "const" | "description" => true,
-                "enum" => {
-                    let values = value.as_array().cloned().unwrap_or_default();
-                    if values.iter().all(|v| !v.is_object() && !v.is_array()) {
-                        true
-                    } else {
-                        if !map.contains_key("type") {
-                            out.insert("type".into(), type_names(&values));
-                        }
-                        false
-                    }
-                }
-                "format" => value.as_str().is_some_and(|f| FORMATS.contains(&f)),
-                "pattern" => value.as_str().is_some_and(simple_pattern),
-                "minItems" => {
-                    // Only 0 and 1 are accepted: a larger bound goes out as 1 (weaker, still true).
-                    let bound = value.as_u64().unwrap_or(0);
-                    out.insert(key.clone(), Value::from(bound.min(1)));
-                    if bound > 1 {
-                        cx.drop(key, path);
-                    }
-                    continue;
-                }
-                "items" if !map.contains_key("prefixItems") => {
-                    let lowered = child(self, cx, value, &path.child(key))?;
-                    if lowered == Value::Bool(false) {
-                        // Only the empty array, which no keyword Anthropic takes can say.
-                        return Ok(Value::Bool(false));
-                    }
-                    out.insert(key.clone(), lowered);
-                    continue;
-                }
-                "prefixItems" => {
-                    let items = tuple_items(self, cx, &map, path)?;
-                    out.insert("items".into(), items);
-                    cx.drop(key, path);
-                    continue;
-                }
-                "items" => continue,
-                _ => false,
-            };
-            if keep {
-                out.insert(key.clone(), value.clone());
-            } else {
-                cx.drop(key, path);
-            }
-        }
-        Ok(Value::Object(out))
+    /// The properties the schema requires, among those sent; none when it lists none.
+    fn required(&self, map: &Object, lowered: &Object) -> Option<Vec<Value>> {
+        map.contains_key("required").then(|| {
+            super::required_of(map)
+                .into_iter()
+                .filter(|name| lowered.contains_key(*name))
+                .map(Value::from)
+                .collect()
+        })
     }
 }
 
@@ -143,61 +105,6 @@ fn type_names(values: &[Value]) -> Value {
         Value::from(names[0])
     } else {
         Value::from(names)
-    }
-}
-
-impl Anthropic {
-    fn object(
-        &self,
-        cx: &mut Walk<'_>,
-        map: &Map<String, Value>,
-        path: &Pointer,
-    ) -> Result<Value, SchemaError> {
-        let extra = !matches!(map.get("additionalProperties"), Some(Value::Bool(false)));
-        if !map.contains_key("properties") && extra {
-            return Err(self.unsupported(
-                "an object with arbitrary keys",
-                path,
-                "use a struct with named fields, or a list of key/value structs",
-            ));
-        }
-        if extra && map.contains_key("additionalProperties") {
-            return Err(self.unsupported(
-                "an object with extra keys beside its properties",
-                path,
-                "close the object (\"additionalProperties\": false)",
-            ));
-        }
-        let Some(lowered) = properties(self, cx, map, path)? else {
-            return Ok(Value::Bool(false));
-        };
-        for key in map.keys() {
-            if !matches!(
-                key.as_str(),
-                "type" | "description" | "properties" | "required" | "additionalProperties"
-            ) {
-                cx.drop(key, path);
-            }
-        }
-        let mut out = Map::new();
-        out.insert(
-            "type".to_owned(),
-            map.get("type").cloned().unwrap_or_else(|| "object".into()),
-        );
-        if let Some(description) = map.get("description") {
-            out.insert("description".to_owned(), description.clone());
-        }
-        let required: Vec<Value> = super::required_of(map)
-            .into_iter()
-            .filter(|name| lowered.contains_key(*name))
-            .map(Value::from)
-            .collect();
-        out.insert("properties".to_owned(), Value::Object(lowered));
-        if map.contains_key("required") {
-            out.insert("required".to_owned(), Value::Array(required));
-        }
-        out.insert("additionalProperties".to_owned(), Value::Bool(false));
-        Ok(Value::Object(out))
     }
 }
 
@@ -228,15 +135,13 @@ fn simple_pattern(pattern: &str) -> bool {
 mod tests {
     use super::*;
     use crate::schema::dialect::lower as lower_for;
+    use crate::schema::dialect::tests::object_of as wrap;
+    use crate::schema::dialect::Lowering;
     use crate::schema::Dialect;
     use serde_json::json;
 
     fn anthropic(schema: Value) -> Result<Lowering, SchemaError> {
         lower_for(&schema, Dialect::Anthropic)
-    }
-
-    fn wrap(field: Value) -> Value {
-        json!({ "type": "object", "properties": { "f": field }, "required": ["f"], "additionalProperties": false })
     }
 
     #[test]

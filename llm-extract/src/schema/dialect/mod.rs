@@ -44,12 +44,14 @@
 //!   embedded engine's llguidance grammar receives.
 //! - [`Dialect::Gbnf`]: `gbnf.rs`. [`Dialect::OpenAiStrict`]: `openai.rs`. [`Dialect::Anthropic`]:
 //!   `anthropic.rs`. [`Dialect::Gemini`]: `gemini.rs`. Each file's documentation lists what the provider
-//!   takes, with its source.
+//!   takes, with its source. The two with a strict mode (OpenAI, Anthropic) share their object rule,
+//!   their fallback to the non-strict form and their object root: `strict.rs`.
 
 mod anthropic;
 mod gbnf;
 mod gemini;
 mod openai;
+mod strict;
 
 use super::builder::GROUNDED;
 use super::node;
@@ -270,8 +272,8 @@ fn lower_marked(
             wrapped: false,
         }),
         Dialect::Gbnf => run(&gbnf::Gbnf, generic, grounding),
-        Dialect::OpenAiStrict => openai::lower(generic),
-        Dialect::Anthropic => anthropic::lower(generic),
+        Dialect::OpenAiStrict => strict::lower(&openai::OpenAiStrict, generic),
+        Dialect::Anthropic => strict::lower(&anthropic::Anthropic, generic),
         Dialect::Gemini => run(&gemini::Gemini, generic, grounding),
     }
 }

@@ -276,6 +276,11 @@ fn definitions_that_multiply_stay_bounded() {
     assert_eq!(gbnf.schema()["$defs"].as_object().unwrap().len(), 40);
 }
 
+/// An object whose one required property `f` is `field`.
+pub(super) fn object_of(field: Value) -> Value {
+    json!({ "type": "object", "properties": { "f": field }, "required": ["f"], "additionalProperties": false })
+}
+
 /// The JSON-Schema-Test-Suite's folder: `JSON_SCHEMA_TEST_SUITE`, else `shared/data/json-schema-test-suite`
 /// beside one of the crate's ancestors.
 pub(crate) fn suite_dir() -> Option<std::path::PathBuf> {
