@@ -62,7 +62,7 @@ impl Protocol for Lines {
     }
 
     fn endpoint(&self, site: &Site, _stream: bool) -> String {
-        format!("{}/generate", site.base)
+        site.url("/generate")
     }
 
     fn body(&self, site: &Site, request: &ChatRequest, stream: bool) -> Result<Value, LlmError> {

@@ -6,7 +6,7 @@
 
 use super::job::{json_lines, transient_status, JobState, Line, Outcome};
 use super::openai::{parse, text};
-use crate::llm::{BatchWire, LlmError};
+use crate::llm::{join_url, BatchWire, LlmError};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 
@@ -22,7 +22,7 @@ pub(crate) fn line(line: &Line) -> Value {
 
 /// Where batches are: beside the Messages endpoint the online call uses.
 fn batches(wire: &dyn BatchWire) -> String {
-    format!("{}/batches", wire.chat_url())
+    join_url(&wire.chat_url(), "/batches")
 }
 
 /// Creates the batch: its id.
@@ -35,7 +35,7 @@ pub(crate) async fn submit(wire: &dyn BatchWire, lines: &[Line]) -> Result<Strin
 
 /// The batch's state.
 pub(crate) async fn state(wire: &dyn BatchWire, job: &str) -> Result<JobState, LlmError> {
-    let url = format!("{}/{job}", batches(wire));
+    let url = join_url(&batches(wire), &format!("/{job}"));
     let batch = parse(&wire.send(&url, None).await?)?;
     let status = text(&batch, "processing_status", "the message batch")?;
     if status == "ended" {
@@ -58,7 +58,7 @@ pub(crate) async fn results(
     job: &str,
     ids: &[String],
 ) -> Result<Vec<(String, Outcome)>, LlmError> {
-    let url = format!("{}/{job}/results", batches(wire));
+    let url = join_url(&batches(wire), &format!("/{job}/results"));
     let bytes = wire.send(&url, None).await?;
     let mut found: HashMap<String, Outcome> = HashMap::new();
     for line in json_lines(

@@ -6,7 +6,7 @@
 
 use super::job::{transient_status, JobState, Line, Outcome};
 use super::openai::{parse, text};
-use crate::llm::{BatchWire, LlmError};
+use crate::llm::{join_url, BatchWire, LlmError};
 use serde_json::{json, Value};
 
 /// Inline requests of one batch hold at most about 20 MB; no count is documented beyond that.
@@ -26,10 +26,9 @@ pub(crate) async fn submit(wire: &dyn BatchWire, lines: &[Line]) -> Result<Strin
         "display_name": "llm-extract",
         "input_config": {"requests": {"requests": requests}},
     }});
-    let url = format!(
-        "{}/v1beta/models/{}:batchGenerateContent",
+    let url = join_url(
         wire.base(),
-        wire.model()
+        &format!("/v1beta/models/{}:batchGenerateContent", wire.model()),
     );
     let operation = parse(&wire.send(&url, Some(&body)).await?)?;
     let name = text(&operation, "name", "the batch operation")?;
@@ -45,7 +44,7 @@ pub(crate) async fn submit(wire: &dyn BatchWire, lines: &[Line]) -> Result<Strin
 async fn operation(wire: &dyn BatchWire, job: &str) -> Result<Value, LlmError> {
     parse(
         &wire
-            .send(&format!("{}/v1beta/{job}", wire.base()), None)
+            .send(&join_url(wire.base(), &format!("/v1beta/{job}")), None)
             .await?,
     )
 }

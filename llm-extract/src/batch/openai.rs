@@ -5,7 +5,7 @@
 //! as they come in no particular order.
 
 use super::job::{json_lines, transient_status, JobState, Line, Outcome};
-use crate::llm::{BatchWire, LlmError};
+use crate::llm::{join_url, BatchWire, LlmError};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 
@@ -30,7 +30,7 @@ pub(crate) async fn submit(wire: &dyn BatchWire, lines: &[Line]) -> Result<Strin
         file.push(b'\n');
     }
     let (content_type, form) = multipart(&file);
-    let url = format!("{}/files", wire.base());
+    let url = join_url(wire.base(), "/files");
     let uploaded = parse(&wire.upload(&url, &content_type, &form).await?)?;
     let file_id = text(&uploaded, "id", "the uploaded file")?;
     let body = json!({
@@ -41,7 +41,7 @@ pub(crate) async fn submit(wire: &dyn BatchWire, lines: &[Line]) -> Result<Strin
     });
     let created = parse(
         &wire
-            .send(&format!("{}/batches", wire.base()), Some(&body))
+            .send(&join_url(wire.base(), "/batches"), Some(&body))
             .await?,
     )?;
     text(&created, "id", "the created batch")
@@ -76,7 +76,7 @@ pub(crate) async fn results(
         let Some(file) = batch[field].as_str().filter(|id| !id.is_empty()) else {
             continue;
         };
-        let url = format!("{}/files/{file}/content", wire.base());
+        let url = join_url(wire.base(), &format!("/files/{file}/content"));
         let bytes = wire.send(&url, None).await?;
         for line in json_lines(
             &bytes,
@@ -141,7 +141,7 @@ fn outcome(line: &Value) -> Outcome {
 async fn fetch(wire: &dyn BatchWire, job: &str) -> Result<Value, LlmError> {
     parse(
         &wire
-            .send(&format!("{}/batches/{job}", wire.base()), None)
+            .send(&join_url(wire.base(), &format!("/batches/{job}")), None)
             .await?,
     )
 }

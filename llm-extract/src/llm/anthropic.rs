@@ -284,10 +284,10 @@ impl Protocol for MessagesWire {
     }
 
     fn endpoint(&self, site: &Site, _stream: bool) -> String {
-        if site.base.ends_with("/v1") {
-            format!("{}/messages", site.base)
+        if site.root().ends_with("/v1") {
+            site.url("/messages")
         } else {
-            format!("{}/v1/messages", site.base)
+            site.url("/v1/messages")
         }
     }
 

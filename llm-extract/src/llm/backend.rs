@@ -53,6 +53,26 @@ pub struct Site {
 }
 
 impl Site {
+    /// The URL of `path` under the API root: `path` (with any query of its own) goes before the
+    /// root's query, whose parameters follow (`http://h/v1?key=k` and `/chat/completions?alt=sse`
+    /// give `http://h/v1/chat/completions?alt=sse&key=k`). Write every endpoint with it, so a root
+    /// holding a credential in its query string keeps it.
+    ///
+    /// ```
+    /// use llm_extract::llm::Site;
+    ///
+    /// let site = Site { base: "http://h/v1?key=k".into(), model: "m".into() };
+    /// assert_eq!(site.url("/chat/completions"), "http://h/v1/chat/completions?key=k");
+    /// ```
+    pub fn url(&self, path: &str) -> String {
+        join_url(&self.base, path)
+    }
+
+    /// The root's path without its query (`http://h/v1` of `http://h/v1?key=k`), to ask what it ends with.
+    pub fn root(&self) -> &str {
+        split_query(&self.base).0
+    }
+
     /// `hint` with `{base}` (credentials redacted) and `{model}` filled in.
     fn hint(&self, hint: &str) -> String {
         hint.replace("{base}", &credentials::redact_url(&self.base))
@@ -742,16 +762,44 @@ pub(crate) fn invalid(message: &str, value: &Value) -> LlmError {
     }
 }
 
-/// The API root without a trailing slash, checked to be an `http` or `https` URL; a URL without a path
-/// gets `default_path` (`/v1`, say) when there is one. `example` shows a good one in the error.
+/// `url` before its query, and the query (without its `?`).
+fn split_query(url: &str) -> (&str, Option<&str>) {
+    match url.split_once('?') {
+        Some((root, query)) => (root, Some(query)),
+        None => (url, None),
+    }
+}
+
+/// `base` with `path` appended to its path, the query of each kept after it ([`Site::url`]).
+pub(crate) fn join_url(base: &str, path: &str) -> String {
+    let (root, query) = split_query(base);
+    let (path, own) = split_query(path);
+    let mut url = format!("{root}{path}");
+    let mut params = [own, query].into_iter().flatten().filter(|q| !q.is_empty());
+    if let Some(first) = params.next() {
+        url.push('?');
+        url.push_str(first);
+        for more in params {
+            url.push('&');
+            url.push_str(more);
+        }
+    }
+    url
+}
+
+/// The API root without a trailing slash, checked to be an `http` or `https` URL without a fragment;
+/// a URL without a path gets `default_path` (`/v1`, say) when there is one; a query string (a
+/// credential such as `?key=...`) is kept, after the path. `example` shows a good one in the error.
 pub(crate) fn normalize_base(
     raw: &str,
     default_path: Option<&str>,
     example: &str,
 ) -> Result<String, LlmError> {
-    let trimmed = raw.trim().trim_end_matches('/');
-    let shown = credentials::redact_url(trimmed);
-    let url = reqwest::Url::parse(trimmed).map_err(|e| LlmError::Config {
+    let raw = raw.trim();
+    let (root, query) = split_query(raw);
+    let trimmed = root.trim_end_matches('/');
+    let shown = credentials::redact_url(raw);
+    let url = reqwest::Url::parse(raw).map_err(|e| LlmError::Config {
         message: format!("the base URL {shown:?} is not a valid URL ({e}); use one like {example}"),
     })?;
     if !matches!(url.scheme(), "http" | "https") {
@@ -759,21 +807,23 @@ pub(crate) fn normalize_base(
             message: format!("the base URL {shown:?} must start with http:// or https://"),
         });
     }
-    // Endpoint paths are appended to the base, so a query or fragment would end up before them
-    // (`...?api-version=1/chat/completions`) and the request would go to the wrong address.
-    if url.query().is_some() || url.fragment().is_some() {
+    if url.fragment().is_some() {
         return Err(LlmError::Config {
             message: format!(
-                "the base URL {shown:?} has a query string or fragment; endpoint paths are appended \
-                 to the base URL, so give the API root alone (like {example}); a server that needs \
-                 query parameters on every request needs a proxy that adds them"
+                "the base URL {shown:?} has a fragment (`#...`), which no request can carry; give \
+                 the API root alone, like {example}"
             ),
         });
     }
-    match default_path {
-        Some(path) if url.path().trim_matches('/').is_empty() => Ok(format!("{trimmed}{path}")),
-        _ => Ok(trimmed.to_owned()),
-    }
+    let path = match default_path {
+        Some(path) if url.path().trim_matches('/').is_empty() => path,
+        _ => "",
+    };
+    let query = query.filter(|q| !q.is_empty());
+    Ok(match query {
+        Some(query) => format!("{trimmed}{path}?{query}"),
+        None => format!("{trimmed}{path}"),
+    })
 }
 
 /// The setters of a builder's protocol settings, each named for its field (a value of the parameter's
@@ -952,6 +1002,20 @@ mod tests {
     }
 
     #[test]
+    fn endpoint_paths_go_before_the_roots_query() {
+        assert_eq!(join_url("http://h/v1", "/chat"), "http://h/v1/chat");
+        assert_eq!(
+            join_url("http://h/v1?key=k", "/chat"),
+            "http://h/v1/chat?key=k"
+        );
+        assert_eq!(
+            join_url("http://h/v1?key=k", "/m:stream?alt=sse"),
+            "http://h/v1/m:stream?alt=sse&key=k"
+        );
+        assert_eq!(join_url("http://h", "/m?alt=sse"), "http://h/m?alt=sse");
+    }
+
+    #[test]
     fn base_urls_are_normalized() {
         let v1 = |raw| normalize_base(raw, Some("/v1"), "http://h/v1");
         assert_eq!(v1("http://h:8080").unwrap(), "http://h:8080/v1");
@@ -962,13 +1026,16 @@ mod tests {
             normalize_base(" https://h/ ", None, "https://h").unwrap(),
             "https://h"
         );
-        for bad in [
-            "h:8080",
-            "nonsense",
-            "ftp://h",
-            "https://h/openai?api-version=2024-06-01",
-            "https://h/v1#top",
-        ] {
+        assert_eq!(
+            v1("http://h:8080/?key=k").unwrap(),
+            "http://h:8080/v1?key=k"
+        );
+        assert_eq!(
+            v1("http://h/v1/?key=k&a=b").unwrap(),
+            "http://h/v1?key=k&a=b"
+        );
+        assert_eq!(v1("http://h/v1?").unwrap(), "http://h/v1");
+        for bad in ["h:8080", "nonsense", "ftp://h", "https://h/v1#top"] {
             let err = v1(bad).unwrap_err();
             assert!(matches!(err, LlmError::Config { .. }), "{bad}: {err:?}");
         }

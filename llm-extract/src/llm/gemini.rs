@@ -246,11 +246,13 @@ impl Protocol for GenerateWire {
     }
 
     fn endpoint(&self, site: &Site, stream: bool) -> String {
-        let Site { base, model } = site;
+        let model = &site.model;
         if stream {
-            format!("{base}/v1beta/models/{model}:streamGenerateContent?alt=sse")
+            site.url(&format!(
+                "/v1beta/models/{model}:streamGenerateContent?alt=sse"
+            ))
         } else {
-            format!("{base}/v1beta/models/{model}:generateContent")
+            site.url(&format!("/v1beta/models/{model}:generateContent"))
         }
     }
 

@@ -245,7 +245,7 @@ async fn upload<P: Protocol>(
     let bytes = media.data().unwrap_or_default();
     let mime_type = media.media_type().as_str();
     let base = backend.base();
-    let start = format!("{base}/upload/v1beta/files");
+    let start = super::backend::join_url(base, "/upload/v1beta/files");
     let display_name = media.name().unwrap_or("llm-extract media");
     let headers = [
         ("X-Goog-Upload-Protocol", "resumable".to_owned()),
@@ -362,7 +362,7 @@ async fn wait_active<P: Protocol>(
         };
         tokio::time::sleep(polling.interval).await;
         reads += 1;
-        let url = format!("{}/v1beta/{name}", backend.base());
+        let url = super::backend::join_url(backend.base(), &format!("/v1beta/{name}"));
         file = backend.call(&url, None, super::http::json_body).await?;
     }
     match (text(&file, "uri"), text(&file, "mimeType")) {

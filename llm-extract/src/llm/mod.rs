@@ -39,6 +39,7 @@ mod retry;
 mod verdict;
 
 pub use anthropic::{Anthropic, AnthropicBuilder, AnthropicOutput};
+pub(crate) use backend::join_url;
 pub use backend::{Answer, Framing, Protocol, Site, StreamReader};
 pub use credentials::OfficialApi;
 pub use credentials::{redact_url, Secret};

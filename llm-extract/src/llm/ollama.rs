@@ -242,7 +242,7 @@ impl Ollama {
 
     /// The server's version (`GET /api/version`).
     pub async fn version(&self) -> Result<String, LlmError> {
-        let url = format!("{}/api/version", self.backend.base());
+        let url = super::backend::join_url(self.backend.base(), "/api/version");
         let read = |bytes: &[u8]| {
             let value = http::json_body(bytes)?;
             match value.get("version").and_then(Value::as_str) {
@@ -259,7 +259,7 @@ impl Ollama {
     /// What the server knows about the model (`POST /api/show`): capabilities, context length, details.
     /// Fails with [`LlmError::ModelNotFound`] when the server does not have it.
     pub async fn show(&self) -> Result<ModelInfo, LlmError> {
-        let url = format!("{}/api/show", self.backend.base());
+        let url = super::backend::join_url(self.backend.base(), "/api/show");
         let request = json!({ "model": self.backend.model() });
         let value = self.backend.call(&url, Some(&request), http::json_body);
         Ok(ModelInfo::from_json(value.await?))
@@ -309,7 +309,7 @@ impl Protocol for ChatWire {
     }
 
     fn endpoint(&self, site: &Site, _stream: bool) -> String {
-        format!("{}/api/chat", site.base)
+        site.url("/api/chat")
     }
 
     fn body(&self, site: &Site, request: &ChatRequest, stream: bool) -> Result<Value, LlmError> {

@@ -209,7 +209,7 @@ impl Protocol for OpenAiWire {
     }
 
     fn endpoint(&self, site: &Site, _stream: bool) -> String {
-        format!("{}/chat/completions", site.base)
+        site.url("/chat/completions")
     }
 
     fn body(&self, site: &Site, request: &ChatRequest, stream: bool) -> Result<Value, LlmError> {
