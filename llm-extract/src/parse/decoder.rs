@@ -9,8 +9,11 @@
 //! between chunks, so no byte is scanned twice and a chunk may end anywhere, even inside a UTF-8
 //! character.
 
+use super::choice::{best_rejection, extracted};
+use super::envelope;
 use super::frame::{Event, Frame, FrameKind, Framer, FramerConfig};
-use super::pipeline::{self, best_rejection, extracted, Accepted, Pipeline, Rejection};
+use super::one::each_candidate;
+use super::pipeline::{self, Accepted, Pipeline, Rejection};
 use super::typed;
 use super::{Fix, FixKind, ParseOptions, SkipReason, Skipped};
 use crate::schema::node::resolve;
@@ -290,17 +293,24 @@ impl<'s> Core<'s> {
                 }
                 let mut failed = Vec::new();
                 let mut any = false;
-                pipeline.each_candidate(line, 0, frame.start, |candidate, result| match result {
-                    Ok(mut accepted) => {
-                        let (start, end) = (candidate.start, candidate.end);
-                        accepted
-                            .fixes
-                            .insert(0, extracted(frame.start + start, frame.start + end));
-                        out.push(item(accepted));
-                        any = true;
-                    }
-                    Err(rejection) => failed.push((candidate, rejection)),
-                });
+                let candidates = envelope::candidates(line, 0);
+                each_candidate(
+                    &pipeline,
+                    line,
+                    candidates,
+                    frame.start,
+                    |candidate, result| match result {
+                        Ok(mut accepted) => {
+                            let (start, end) = (candidate.start, candidate.end);
+                            accepted
+                                .fixes
+                                .insert(0, extracted(frame.start + start, frame.start + end));
+                            out.push(item(accepted));
+                            any = true;
+                        }
+                        Err(rejection) => failed.push((candidate, rejection)),
+                    },
+                );
                 if !any {
                     let failed = failed.iter().map(|(c, r)| (c, r));
                     let reason = match best_rejection(line, failed) {

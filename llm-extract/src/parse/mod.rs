@@ -96,6 +96,7 @@
 //! assert!(!parsed.fixes.is_empty());
 //! ```
 
+mod choice;
 mod coerce;
 mod decoder;
 mod envelope;
