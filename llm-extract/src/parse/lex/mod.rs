@@ -556,6 +556,27 @@ impl Lexer {
         }
     }
 
+    /// Like [`Lexer::next`], but hands out only brackets and strings (and newline stops): for a
+    /// reader that follows a value's extent and nothing else (the framer). The tokens passed over are
+    /// read all the same.
+    pub fn next_structure(&mut self, buf: &[u8], base: usize) -> Next {
+        loop {
+            match self.next(buf, base) {
+                Next::Token(Token {
+                    kind:
+                        TokenKind::Space
+                        | TokenKind::Colon
+                        | TokenKind::Comma
+                        | TokenKind::Number { .. }
+                        | TokenKind::Word { .. }
+                        | TokenKind::Comment,
+                    ..
+                }) => {}
+                other => return other,
+            }
+        }
+    }
+
     /// Reads one byte and says what it was. Tokens it completes are not kept (use [`Lexer::next`]
     /// for tokens), nor are newline stops.
     pub fn step(&mut self, b: u8) -> Class {
