@@ -438,7 +438,7 @@ impl Framer {
             Scan::Closed(n) => {
                 *pos += n;
                 // A discarded (oversized) value yields nothing: go on scanning.
-                self.close_value(*pos)
+                self.close_frame(*pos)
             }
             Scan::Newline(n) => {
                 *pos += n + 1;
@@ -597,7 +597,7 @@ impl Framer {
         match scanner.scan(&at.buf[at.i..], true) {
             Scan::Closed(n) => {
                 *pos += n;
-                self.close_element(*pos)
+                self.close_frame(*pos)
             }
             Scan::Newline(n) => {
                 *pos += n + 1;
@@ -619,7 +619,7 @@ impl Framer {
         match delimiter {
             Some(offset) => {
                 *pos += offset;
-                self.close_element(*pos)
+                self.close_frame(*pos)
             }
             None => {
                 *pos = at.base + at.buf.len();
@@ -628,27 +628,46 @@ impl Framer {
         }
     }
 
-    /// The element being collected ends at `end`: back between elements.
-    fn close_element(&mut self, end: usize) -> Option<Event> {
-        let (State::Element {
-            start,
-            line,
-            items,
-            oversized,
-            ..
-        }
-        | State::BareElement {
-            start,
-            line,
-            items,
-            oversized,
-        }) = self.state
-        else {
-            return None;
+    /// The value or element being collected closes at `end`: back between values, or between
+    /// elements.
+    fn close_frame(&mut self, end: usize) -> Option<Event> {
+        let (kind, start, line, oversized, next) = match self.state {
+            State::Value {
+                start,
+                line,
+                oversized,
+                ..
+            } => (
+                FrameKind::Value,
+                start,
+                line,
+                oversized,
+                State::Between { line_start: false },
+            ),
+            State::Element {
+                start,
+                line,
+                items,
+                oversized,
+                ..
+            }
+            | State::BareElement {
+                start,
+                line,
+                items,
+                oversized,
+            } => (
+                FrameKind::Element,
+                start,
+                line,
+                oversized,
+                State::Elements { items },
+            ),
+            _ => return None,
         };
-        self.state = State::Elements { items };
+        self.state = next;
         let frame = Frame {
-            kind: FrameKind::Element,
+            kind,
             start,
             end,
             line,
@@ -733,28 +752,6 @@ impl Framer {
         } else {
             Some(Event::Frame(frame))
         }
-    }
-
-    fn close_value(&mut self, end: usize) -> Option<Event> {
-        let State::Value {
-            start,
-            line,
-            oversized,
-            ..
-        } = self.state
-        else {
-            return None;
-        };
-        self.state = State::Between { line_start: false };
-        let frame = Frame {
-            kind: FrameKind::Value,
-            start,
-            end,
-            line,
-            closed: true,
-            at_end: false,
-        };
-        self.complete(frame, oversized)
     }
 
     /// Reports a frame that outgrew the limit, once, and stops keeping its bytes.
