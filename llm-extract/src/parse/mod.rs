@@ -1,8 +1,8 @@
 //! Lenient JSON, JSON Lines and the incremental decoder.
 //!
-//! Everything here follows one idea: **frame, then parse each frame once.** A string-aware byte
-//! scanner (`frame`) finds where each value (a whole answer, a line, an array element) begins and
-//! ends; each frame then goes through the same pipeline:
+//! Everything here follows one idea: **frame, then parse each frame once.** The framer (`frame`)
+//! finds where each value (a whole answer, a line, an array element) begins and ends; each frame
+//! then goes through the same pipeline:
 //!
 //! 1. the fast path: `serde_json` straight, then one validation against the compiled schema;
 //! 2. only if that fails, the lenient parser (`lenient`) that fixes broken syntax and records
@@ -16,6 +16,17 @@
 //!
 //! Next in the flow: [`validate`](crate::validate), the compiled validator every frame is checked
 //! against (and whose violations the extraction loop shows the model).
+//!
+//! # One lexer
+//! The bytes of JSON text are read by one lexer (`lex`): tokens with their byte spans, string (which
+//! quote), escape and number state kept between chunks so a stream may be cut anywhere, a strict
+//! syntax (RFC 8259) and a lenient one that reports what it saw outside the RFC (single and smart
+//! quotes, comments, bare words, literals in other spellings, number forms, cut-off ends) as data.
+//! The framer follows values over its tokens, the loop detector (`loops`) reads it byte by byte,
+//! and the confidence scan (`extract::confidence`) takes its leaves' spans from it; its byte-level
+//! primitives (a string's end word at a time, a number's, a word's, whitespace and comments) are
+//! there for any reader's hot loop. Literals, numbers and escapes are spelled by one table
+//! (`literal`).
 //!
 //! # Typed values skip the `serde_json::Value`
 //! Building a `Value` (a map per object) costs about three times a typed parse, so the typed entry
@@ -103,6 +114,10 @@ mod envelope;
 mod error;
 mod frame;
 mod lenient;
+/// The one JSON lexer every reader of `parse` reads from. Not public API: open for the workspace's
+/// property tests only, no stability promise.
+#[doc(hidden)]
+pub mod lex;
 mod lines;
 mod literal;
 mod loops;
