@@ -147,6 +147,23 @@ mod tests {
     }
 
     #[test]
+    fn string_stop_finds_each_special_byte_wherever_it_is() {
+        let text = "abcdefghijklmnopqrstuvwxyz0123456789";
+        for at in 0..text.len() {
+            for special in [b'"', b'\\', b'\n', 0x1f, 0] {
+                let mut bytes = text.as_bytes().to_vec();
+                bytes[at] = special;
+                for from in 0..=at {
+                    assert_eq!(string_stop(&bytes, from, b'"'), at, "{at} {special} {from}");
+                }
+                // A byte above 0x7f is not special (UTF-8 continuation and lead bytes).
+                bytes[at] = 0xc3;
+                assert_eq!(string_stop(&bytes, 0, b'"'), bytes.len());
+            }
+        }
+    }
+
+    #[test]
     fn string_end_honours_escapes() {
         assert_eq!(string_end(br#"a\"b" x"#, 0, b'"'), Some(5));
         assert_eq!(string_end(br#"a\\"#, 0, b'"'), None);
