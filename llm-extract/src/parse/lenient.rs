@@ -12,7 +12,7 @@
 //! ([`Settings::reopen`]), digit groups (read as text here, as a number by `coerce` where the schema
 //! wants one).
 
-use super::{literal, work, Fix, FixKind};
+use super::{lex, literal, work, Fix, FixKind};
 use serde_json::{Map, Value};
 
 /// How a parse may end.
@@ -525,7 +525,9 @@ impl Parser<'_> {
         let mut nul_seen = false;
         loop {
             match self.bytes.get(self.pos) {
-                Some(b' ' | b'\t' | b'\n' | b'\r') => self.pos += 1,
+                Some(b' ' | b'\t' | b'\n' | b'\r') => {
+                    self.pos = lex::space_end(self.bytes, self.pos)
+                }
                 Some(0) => {
                     if !nul_seen {
                         self.fix(FixKind::ControlCharacter, self.pos, "removed a NUL byte");
@@ -638,11 +640,21 @@ impl Parser<'_> {
             );
         }
         let single = style == "single";
+        // The byte that alone closes the string, whose plain text the lexer skips eight bytes at a
+        // time (smart quotes, closed by several, are read byte by byte).
+        let plain = match style {
+            "" => Some(b'"'),
+            "single" => Some(b'\''),
+            _ => None,
+        };
         let mut out = String::new();
         let mut i = start + open_len;
         let mut run = i;
         let (mut control_noted, mut inner_noted, mut escape_noted) = (false, false, false);
         loop {
+            if let Some(quote) = plain {
+                i = lex::string_stop(self.bytes, i, quote);
+            }
             let Some(&b) = self.bytes.get(i) else {
                 out.push_str(self.slice(run, i));
                 return Ok(self.cut_off(role, out, start, i));
@@ -927,11 +939,7 @@ impl Parser<'_> {
     /// A number in any form a model writes; `None` when it is a word after all (`-Infinity`, `10px`).
     fn number(&mut self, inside: bool) -> Result<Option<Scalar>, Failure> {
         let start = self.pos;
-        let len = self.bytes[start..]
-            .iter()
-            .position(|&c| !literal::is_number_byte(c))
-            .unwrap_or(self.bytes.len() - start);
-        let end = start + len;
+        let end = lex::number_end(self.bytes, start);
         match self.bytes.get(end) {
             None if inside => {
                 // The input ends in the number: `12` may have been `123`.

@@ -22,7 +22,7 @@
 //! `true` may go on to `trueish`). It is a preview: the answer's final value always comes from the
 //! full pipeline ([`super::from_str_with`]).
 
-use super::literal;
+use super::{lex, literal};
 
 use serde_json::Value;
 use std::collections::HashMap;
@@ -352,7 +352,7 @@ impl PartialParser {
             State::Value | State::Key | State::Colon | State::After => {
                 // Whitespace first: a chunk of indentation alone changes nothing (it is counted,
                 // and nothing is stamped); the token loop starts after it, not scanning it again.
-                let start = spaces(bytes);
+                let start = lex::space_end(bytes, 0);
                 if start < bytes.len() {
                     self.tokens(bytes, start);
                 }
@@ -373,7 +373,7 @@ impl PartialParser {
                 State::Value | State::Key | State::Colon | State::After
             ) {
                 // Whitespace between tokens (most of a pretty-printed answer's indentation).
-                i += spaces(bytes.get(i..).unwrap_or_default());
+                i = lex::space_end(bytes, i);
             }
         }
         self.stamp();
@@ -606,10 +606,7 @@ impl PartialParser {
     /// Bytes of a number from `bytes[i]`, up to the byte that ends it (or makes it a word).
     fn number(&mut self, bytes: &[u8], i: usize) -> usize {
         let rest = bytes.get(i..).unwrap_or_default();
-        let run = rest
-            .iter()
-            .take_while(|&&b| literal::is_number_byte(b))
-            .count();
+        let run = lex::number_end(rest, 0);
         if run > 0 {
             // ASCII by the test above: each byte is its character.
             let digits = rest.get(..run).and_then(ascii).unwrap_or_default();
@@ -1121,18 +1118,6 @@ fn plain(bytes: &[u8]) -> Option<&str> {
     };
     // SAFETY: ASCII is valid UTF-8.
     clean.then(|| unsafe { std::str::from_utf8_unchecked(bytes) })
-}
-
-/// The number of whitespace bytes `bytes` begins with.
-#[inline]
-fn spaces(bytes: &[u8]) -> usize {
-    bytes.iter().take_while(|&&b| is_space(b)).count()
-}
-
-/// Whitespace between JSON tokens.
-#[inline]
-fn is_space(byte: u8) -> bool {
-    matches!(byte, b' ' | b'\n' | b'\r' | b'\t')
 }
 
 /// A node of the partial tree, borrowed from its parser.
