@@ -14,6 +14,14 @@
 //! thinking blocks, several candidates); many values ([`lines_from_str`]) and the incremental
 //! [`LineDecoder`] share the framer, so the same bytes give the same items however they are chunked.
 //!
+//! Each path is orchestrated in one file that calls the steps in order, each step handing its result
+//! to the next and none calling back into one before it:
+//! - one value (`one`): envelope (`envelope`) -> typed fast path (`typed`) -> the frames of the
+//!   envelope through the pipeline (`pipeline`: serde or `lenient`, then `coerce` and validation)
+//!   -> which value is the answer (`choice`) -> `T`;
+//! - a stream (`decoder`): framer (`frame`) -> typed fast path (`typed`) -> the pipeline -> `T`; a
+//!   line of prose in it is read by its candidates, as one value is.
+//!
 //! Next in the flow: [`validate`](crate::validate), the compiled validator every frame is checked
 //! against (and whose violations the extraction loop shows the model).
 //!
@@ -25,7 +33,9 @@
 //! The framer follows values over its tokens, the loop detector (`loops`) reads it byte by byte,
 //! and the confidence scan (`extract::confidence`) takes its leaves' spans from it; its byte-level
 //! primitives (a string's end word at a time, a number's, a word's, whitespace and comments) are
-//! there for any reader's hot loop. Literals, numbers and escapes are spelled by one table
+//! there for any reader's hot loop: the typed reader reads strings, numbers and whitespace with
+//! them, and the lenient and partial parsers their number runs, whitespace and (lenient) a string's
+//! plain text. Literals, numbers and escapes are spelled by one table
 //! (`literal`).
 //!
 //! # Typed values skip the `serde_json::Value`

@@ -19,7 +19,8 @@
 //! and escapes are read by the table the lenient parser uses (`literal`): every spelling of a literal
 //! (`True`, `None`, `nil`, `NaN`), every number form (`.5`, `+1`), so a scalar the preview shows
 //! complete is the one the final parse reads (a word completes only at the delimiter after it:
-//! `true` may go on to `trueish`). It is a preview: the answer's final value always comes from the
+//! `true` may go on to `trueish`); number runs and whitespace are skipped with the lexer's
+//! primitives (`lex`). It is a preview: the answer's final value always comes from the
 //! full pipeline ([`super::from_str_with`]).
 
 use super::{lex, literal};
