@@ -34,8 +34,8 @@
 //! and the confidence scan (`extract::confidence`) takes its leaves' spans from it; its byte-level
 //! primitives (a string's end word at a time, a number's, a word's, whitespace and comments) are
 //! there for any reader's hot loop: the typed reader reads strings, numbers and whitespace with
-//! them, and the lenient and partial parsers their number runs, whitespace and (lenient) a string's
-//! plain text. Literals, numbers and escapes are spelled by one table
+//! them, and the lenient and partial parsers a string's plain text, their number runs and
+//! whitespace. Literals, numbers and escapes are spelled by one table
 //! (`literal`).
 //!
 //! # Typed values skip the `serde_json::Value`

@@ -19,8 +19,8 @@
 //! and escapes are read by the table the lenient parser uses (`literal`): every spelling of a literal
 //! (`True`, `None`, `nil`, `NaN`), every number form (`.5`, `+1`), so a scalar the preview shows
 //! complete is the one the final parse reads (a word completes only at the delimiter after it:
-//! `true` may go on to `trueish`); number runs and whitespace are skipped with the lexer's
-//! primitives (`lex`). It is a preview: the answer's final value always comes from the
+//! `true` may go on to `trueish`); a string's plain text, number runs and whitespace are skipped
+//! with the lexer's primitives (`lex`). It is a preview: the answer's final value always comes from the
 //! full pipeline ([`super::from_str_with`]).
 
 use super::{lex, literal};
@@ -885,10 +885,11 @@ impl PartialParser {
     /// Reads string bytes from `bytes[i]` up to the next quote or backslash.
     fn string(&mut self, bytes: &[u8], i: usize) -> usize {
         let rest = bytes.get(i..).unwrap_or_default();
-        let run = rest
-            .iter()
-            .position(|&b| b == b'"' || b == b'\\')
-            .unwrap_or(rest.len());
+        // The lexer's scan stops at control characters too: a preview keeps them as text.
+        let mut run = lex::string_stop(rest, 0, b'"');
+        while rest.get(run).is_some_and(|&b| b < 0x20) {
+            run = lex::string_stop(rest, run + 1, b'"');
+        }
         if run > 0 {
             self.flush_high();
             self.push_bytes(rest.get(..run).unwrap_or_default());
