@@ -124,8 +124,8 @@ mod envelope;
 mod error;
 mod frame;
 mod lenient;
-/// The one JSON lexer every reader of `parse` reads from. Not public API: open for the workspace's
-/// property tests only, no stability promise.
+// The one JSON lexer every reader of `parse` reads from. Not public API: open for the workspace's
+// property tests only, no stability promise.
 #[doc(hidden)]
 pub mod lex;
 mod lines;

@@ -581,7 +581,9 @@ impl Lexer {
     /// for tokens), nor are newline stops.
     pub fn step(&mut self, b: u8) -> Class {
         let class = self.byte(b);
-        self.ready = [None, None];
+        if self.ready[0].is_some() {
+            self.ready = [None, None];
+        }
         self.newline = None;
         class
     }

@@ -55,7 +55,7 @@ pub fn string_end(bytes: &[u8], from: usize, quote: u8) -> Option<usize> {
     }
 }
 
-/// The end of the run of [number bytes](literal::is_number_byte) from `from`.
+/// The end of the run of number bytes (digits, `-`, `+`, `.`, `e`, `E`: `literal`'s table) from `from`.
 #[inline]
 pub fn number_end(bytes: &[u8], from: usize) -> usize {
     let rest = bytes.get(from..).unwrap_or_default();
