@@ -9,6 +9,7 @@ mod common;
 mod support;
 
 mod cases;
+mod lexer;
 mod loops;
 mod partial_values;
 mod props;

@@ -1,6 +1,7 @@
 //! Per-field confidence from token log-probabilities: the tokens of an answer laid over its text, each
-//! leaf value (string, number, `true`, `false`, `null`) found in the text by a span-tracking scan, and
-//! the log-probabilities of the tokens that wrote a leaf folded into one figure in `[0, 1]`.
+//! leaf value (string, number, `true`, `false`, `null`) found in the text by a scan of the JSON lexer's
+//! tokens (`parse::lex`, whose spans are the leaves' bytes), and the log-probabilities of the tokens
+//! that wrote a leaf folded into one figure in `[0, 1]`.
 //!
 //! The scan reads the text as written, not as the lenient parser repaired it: a leaf is scored when the
 //! scan finds it whole (its string closed, its number or literal ended). For a list of items, an item is
@@ -11,6 +12,7 @@
 
 use crate::check::{Issue, Severity};
 use crate::llm::TokenLogprob;
+use crate::parse::lex::{Bracket, Lexer, Next, Syntax, Token, TokenKind};
 use crate::parse::work;
 use crate::report::Report;
 use crate::schema::node::escape_token;
@@ -100,143 +102,145 @@ struct Frame {
 pub(crate) fn scan(text: &str) -> Vec<Scanned> {
     let bytes = text.as_bytes();
     let mut values = Vec::new();
-    let mut stack: Vec<Frame> = Vec::new();
-    let mut pointer = String::new();
-    let mut current: Option<Scanned> = None;
     let mut at = 0;
-    while let Some(&byte) = bytes.get(at) {
-        // The steps of this loop, and below each byte read past `at` or copied into a leaf's pointer:
-        // the tests hold their sum to a multiple of the text's length.
-        work::count(1);
-        if stack.is_empty() {
-            // Between values: only an opening bracket starts one.
-            if byte == b'{' || byte == b'[' {
-                current = Some(Scanned {
-                    span: at..at,
-                    closed: false,
-                    leaves: Vec::new(),
-                });
-            } else {
-                at += 1;
-                continue;
-            }
-        }
-        match byte {
-            b'{' | b'[' => {
-                let base = pointer.len();
-                let index = (byte == b'[').then_some(0);
-                if index.is_some() {
-                    pointer.push_str("/0");
-                }
-                stack.push(Frame {
-                    base,
-                    index,
-                    expect_key: index.is_none(),
-                });
-                at += 1;
-            }
-            b'}' | b']' => {
-                if let Some(frame) = stack.pop() {
-                    pointer.truncate(frame.base);
-                }
-                at += 1;
-                if stack.is_empty() {
-                    if let Some(mut done) = current.take() {
-                        done.span.end = at;
-                        done.closed = true;
-                        values.push(done);
-                    }
-                }
-            }
-            b',' => {
-                if let Some(frame) = stack.last_mut() {
-                    match &mut frame.index {
-                        Some(index) => {
-                            *index += 1;
-                            pointer.truncate(frame.base);
-                            pointer.push('/');
-                            pointer.push_str(&index.to_string());
-                            work::count(pointer.len() - frame.base);
-                        }
-                        None => frame.expect_key = true,
-                    }
-                }
-                at += 1;
-            }
-            b'"' => {
-                let end = string_end(bytes, at);
-                work::count(end - at);
-                let quoted = text.get(at..end).unwrap_or_default();
-                let closed = end > at + 1 && bytes.get(end - 1) == Some(&b'"');
-                let shallow = stack.len() <= MAX_DEPTH;
-                match stack.last_mut() {
-                    Some(frame) if frame.expect_key && frame.index.is_none() => {
-                        frame.expect_key = false;
-                        pointer.truncate(frame.base);
-                        pointer.push('/');
-                        let key: String = serde_json::from_str(quoted)
-                            .unwrap_or_else(|_| quoted.trim_matches('"').to_owned());
-                        pointer.push_str(&key.replace('~', "~0").replace('/', "~1"));
-                        work::count(pointer.len() - frame.base);
-                    }
-                    _ if closed && shallow => {
-                        // The characters between the quotes; the quotes themselves for "".
-                        let range = if end - at > 2 {
-                            at + 1..end - 1
-                        } else {
-                            at..end
-                        };
-                        if let Some(value) = current.as_mut() {
-                            work::count(pointer.len());
-                            value.leaves.push((pointer.clone(), range));
-                        }
-                    }
-                    _ => {}
-                }
-                at = end;
-            }
-            b'-' | b'0'..=b'9' | b'a'..=b'z' | b'A'..=b'Z' | b'+' | b'.' => {
-                let mut end = at;
-                while bytes
-                    .get(end)
-                    .is_some_and(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'+' | b'.'))
-                {
-                    end += 1;
-                }
-                work::count(end - at);
-                let in_value = stack
-                    .last()
-                    .is_some_and(|f| f.index.is_some() || !f.expect_key);
-                // A word cut by the end of the text may not be whole.
-                if in_value && end < bytes.len() && stack.len() <= MAX_DEPTH {
-                    if let Some(value) = current.as_mut() {
-                        work::count(pointer.len());
-                        value.leaves.push((pointer.clone(), at..end));
-                    }
-                }
-                at = end;
-            }
-            _ => at += 1,
-        }
-    }
-    if let Some(mut open) = current {
-        open.span.end = bytes.len();
-        values.push(open);
+    // Between values only an opening bracket starts one (a quote in prose opens no string).
+    while let Some(found) = memchr::memchr2(b'{', b'[', bytes.get(at..).unwrap_or_default()) {
+        // Each byte skipped, and below each token and each byte copied into a leaf's pointer: the
+        // tests hold their sum to a multiple of the text's length.
+        work::count(found + 1);
+        let value = scan_value(text, at + found);
+        at = value.span.end;
+        values.push(value);
     }
     values
 }
 
-/// Where the string opening at `start` ends: after its closing quote, or at the end of the text.
-fn string_end(bytes: &[u8], start: usize) -> usize {
-    let mut at = start + 1;
-    while let Some(&byte) = bytes.get(at) {
-        match byte {
-            b'\\' => at += 2,
-            b'"' => return at + 1,
-            _ => at += 1,
+/// The value whose opening bracket is at `start`, read with the lexer to its closing bracket or the
+/// end of the text.
+fn scan_value(text: &str, start: usize) -> Scanned {
+    let bytes = text.as_bytes();
+    let mut lexer = Lexer::new(SYNTAX).at(start);
+    let mut stack: Vec<Frame> = Vec::new();
+    let mut pointer = String::new();
+    let mut value = Scanned {
+        span: start..bytes.len(),
+        closed: false,
+        leaves: Vec::new(),
+    };
+    loop {
+        let token = match lexer.next(bytes, 0) {
+            Next::Token(token) => token,
+            Next::Newline(_) => continue,
+            Next::More => match lexer.finish() {
+                Some(token) => token,
+                None => break,
+            },
+        };
+        work::count(1);
+        match token.kind {
+            TokenKind::Open(bracket) => open(&mut stack, &mut pointer, bracket),
+            TokenKind::Close(_) => {
+                if let Some(frame) = stack.pop() {
+                    pointer.truncate(frame.base);
+                }
+                if stack.is_empty() {
+                    value.span.end = token.end;
+                    value.closed = true;
+                    break;
+                }
+            }
+            TokenKind::Comma => next_member(&mut stack, &mut pointer),
+            TokenKind::String { .. } => {
+                let quoted = text.get(token.start..token.end).unwrap_or_default();
+                let leaf = string(&mut stack, &mut pointer, quoted, token);
+                if let Some(range) = leaf {
+                    work::count(pointer.len());
+                    value.leaves.push((pointer.clone(), range));
+                }
+            }
+            TokenKind::Number { .. } | TokenKind::Word { .. } => {
+                let in_value = stack
+                    .last()
+                    .is_some_and(|f| f.index.is_some() || !f.expect_key);
+                // A word cut by the end of the text may not be whole.
+                if in_value && !token.cut && stack.len() <= MAX_DEPTH {
+                    work::count(pointer.len());
+                    value.leaves.push((pointer.clone(), token.start..token.end));
+                }
+            }
+            TokenKind::Space | TokenKind::Colon | TokenKind::Comment => {}
+        }
+        if token.cut {
+            break;
         }
     }
-    bytes.len()
+    value
+}
+
+/// What the scan reads: JSON's double-quoted strings.
+const SYNTAX: Syntax = Syntax {
+    report: false,
+    ..Syntax::STRICT
+};
+
+/// An array or object opens: its frame, and in an array the first index on the pointer.
+fn open(stack: &mut Vec<Frame>, pointer: &mut String, bracket: Bracket) {
+    let base = pointer.len();
+    let index = (bracket == Bracket::Square).then_some(0);
+    if index.is_some() {
+        pointer.push_str("/0");
+    }
+    stack.push(Frame {
+        base,
+        index,
+        expect_key: index.is_none(),
+    });
+}
+
+/// A comma: the next index of an array, the next key of an object.
+fn next_member(stack: &mut [Frame], pointer: &mut String) {
+    let Some(frame) = stack.last_mut() else {
+        return;
+    };
+    match &mut frame.index {
+        Some(index) => {
+            *index += 1;
+            pointer.truncate(frame.base);
+            pointer.push('/');
+            pointer.push_str(&index.to_string());
+            work::count(pointer.len() - frame.base);
+        }
+        None => frame.expect_key = true,
+    }
+}
+
+/// A string token (`quoted`, quotes included): a key goes on the pointer; a value whose quote closed
+/// is a leaf, whose range is returned.
+fn string(
+    stack: &mut [Frame],
+    pointer: &mut String,
+    quoted: &str,
+    token: Token,
+) -> Option<Range<usize>> {
+    let shallow = stack.len() <= MAX_DEPTH;
+    match stack.last_mut() {
+        Some(frame) if frame.expect_key && frame.index.is_none() => {
+            frame.expect_key = false;
+            pointer.truncate(frame.base);
+            pointer.push('/');
+            let key: String = serde_json::from_str(quoted)
+                .unwrap_or_else(|_| quoted.trim_matches('"').to_owned());
+            pointer.push_str(&key.replace('~', "~0").replace('/', "~1"));
+            work::count(pointer.len() - frame.base);
+            None
+        }
+        // The characters between the quotes; the quotes themselves for "".
+        _ if !token.cut && shallow && token.end - token.start > 2 => {
+            Some(token.start + 1..token.end - 1)
+        }
+        _ if !token.cut && shallow => Some(token.start..token.end),
+        _ => None,
+    }
 }
 
 /// The tokens laid over the text: each token's byte range, as far as their bytes agree with `text`

@@ -9,8 +9,11 @@
 //! between chunks, so no byte is scanned twice and a chunk may end anywhere, even inside a UTF-8
 //! character.
 
+use super::choice::{best_rejection, extracted};
+use super::envelope;
 use super::frame::{Event, Frame, FrameKind, Framer, FramerConfig};
-use super::pipeline::{self, best_rejection, extracted, Accepted, Pipeline, Rejection};
+use super::one::each_candidate;
+use super::pipeline::{self, Accepted, Pipeline, Rejection};
 use super::typed;
 use super::{Fix, FixKind, ParseOptions, SkipReason, Skipped};
 use crate::schema::node::resolve;
@@ -276,43 +279,62 @@ impl<'s> Core<'s> {
                     Err(rejection) => skip(&text, rejection.into_reason()),
                 });
             }
-            FrameKind::Line => {
-                let line = text.trim_end_matches(['\r', ' ', '\t', '\0']);
-                if !pipeline.wants_container() {
-                    let trimmed = line.trim_start();
-                    let at = frame.start + (line.len() - trimmed.len());
-                    out.push(match pipeline.frame(trimmed, at) {
-                        Ok(accepted) => item(accepted),
-                        Err(Rejection::Syntax { .. }) => skip(line, SkipReason::NotJson),
-                        Err(rejection) => skip(line, rejection.into_reason()),
-                    });
-                    return;
-                }
-                let mut failed = Vec::new();
-                let mut any = false;
-                pipeline.each_candidate(line, 0, frame.start, |candidate, result| match result {
-                    Ok(mut accepted) => {
-                        let (start, end) = (candidate.start, candidate.end);
-                        accepted
-                            .fixes
-                            .insert(0, extracted(frame.start + start, frame.start + end));
-                        out.push(item(accepted));
-                        any = true;
-                    }
-                    Err(rejection) => failed.push((candidate, rejection)),
-                });
-                if !any {
-                    let failed = failed.iter().map(|(c, r)| (c, r));
-                    let reason = match best_rejection(line, failed) {
-                        // An unclosed bracket in a line of prose is prose, unless the answer
-                        // ends there.
-                        Rejection::Truncated { .. } if !frame.at_end => SkipReason::NotJson,
-                        rejection => rejection.into_reason(),
-                    };
-                    out.push(skip(line, reason));
-                }
-            }
+            FrameKind::Line => line_items(&pipeline, frame, &text, &item, &skip, out),
         }
+    }
+}
+
+/// The items of a line of prose (a frame of [`FrameKind::Line`]): a scalar the whole line, or the
+/// values the envelope finds in it, each through the pipeline; the line is skipped, with the most
+/// telling reason, when none passes. `item` and `skip` make the events of the frame.
+fn line_items(
+    pipeline: &Pipeline<'_>,
+    frame: Frame,
+    text: &str,
+    item: &impl Fn(Accepted) -> LineEvent<Value>,
+    skip: &impl Fn(&str, SkipReason) -> LineEvent<Value>,
+    out: &mut Vec<LineEvent<Value>>,
+) {
+    let line = text.trim_end_matches(['\r', ' ', '\t', '\0']);
+    if !pipeline.wants_container() {
+        let trimmed = line.trim_start();
+        let at = frame.start + (line.len() - trimmed.len());
+        out.push(match pipeline.frame(trimmed, at) {
+            Ok(accepted) => item(accepted),
+            Err(Rejection::Syntax { .. }) => skip(line, SkipReason::NotJson),
+            Err(rejection) => skip(line, rejection.into_reason()),
+        });
+        return;
+    }
+    let mut failed = Vec::new();
+    let mut any = false;
+    let candidates = envelope::candidates(line, 0);
+    each_candidate(
+        pipeline,
+        line,
+        candidates,
+        frame.start,
+        |candidate, result| match result {
+            Ok(mut accepted) => {
+                let (start, end) = (candidate.start, candidate.end);
+                accepted
+                    .fixes
+                    .insert(0, extracted(frame.start + start, frame.start + end));
+                out.push(item(accepted));
+                any = true;
+            }
+            Err(rejection) => failed.push((candidate, rejection)),
+        },
+    );
+    if !any {
+        let failed = failed.iter().map(|(c, r)| (c, r));
+        let reason = match best_rejection(line, failed) {
+            // An unclosed bracket in a line of prose is prose, unless the answer
+            // ends there.
+            Rejection::Truncated { .. } if !frame.at_end => SkipReason::NotJson,
+            rejection => rejection.into_reason(),
+        };
+        out.push(skip(line, reason));
     }
 }
 

@@ -1,5 +1,6 @@
 //! The envelope around the JSON: a byte-order mark, a thinking block, fences, prose, and the
-//! candidate values inside it.
+//! candidate values inside it. The first step of one value's parse: it finds where values may be,
+//! and reads none of them.
 //!
 //! Candidates are found with the same string-aware [`ValueScanner`] the decoder frames with, so a `}`
 //! inside a string or a `[` in the prose does not derail the search. A start that never closes (a
@@ -24,9 +25,53 @@ pub(crate) struct Candidate {
     pub(crate) reopened: bool,
 }
 
+/// Where the answer lies in a text: where it begins (after a byte-order mark and a leading thinking
+/// block), with the fix that records what was skipped. The first step of one value's parse.
+#[derive(Debug, Clone)]
+pub(crate) struct Envelope<'t> {
+    /// The whole text.
+    pub(crate) text: &'t str,
+    /// Where the answer proper begins.
+    pub(crate) start: usize,
+    /// What was skipped before it, if anything.
+    pub(crate) fix: Option<Fix>,
+}
+
+impl<'t> Envelope<'t> {
+    /// The envelope of `text`.
+    pub(crate) fn new(text: &'t str) -> Self {
+        let (start, fix) = body_start(text);
+        Envelope { text, start, fix }
+    }
+
+    /// The answer proper: the text from where it begins.
+    pub(crate) fn body(&self) -> &'t str {
+        self.text.get(self.start..).unwrap_or_default()
+    }
+
+    /// Where the first `{` or `[` of the answer proper is.
+    pub(crate) fn first_bracket(&self) -> Option<usize> {
+        first_bracket(self.text, self.start)
+    }
+
+    /// The answer proper without its fence (the content of its first fenced block, or all of it)
+    /// and the whitespace around it, with where that begins in the text.
+    pub(crate) fn inner(&self) -> (usize, &'t str) {
+        let (offset, inner) = unfenced(self.body());
+        let trimmed = inner.trim();
+        let at = self.start + offset + (inner.len() - inner.trim_start().len());
+        (at, trimmed)
+    }
+
+    /// Every candidate JSON object or array of the answer proper, in order.
+    pub(crate) fn candidates(&self) -> Vec<Candidate> {
+        candidates(self.text, self.start)
+    }
+}
+
 /// Where the answer proper begins: after a byte-order mark and a leading thinking block.
 /// Returns the offset and the fix to record, if anything was skipped.
-pub(crate) fn body_start(text: &str) -> (usize, Option<Fix>) {
+fn body_start(text: &str) -> (usize, Option<Fix>) {
     let mut start = 0;
     if text.starts_with('\u{feff}') {
         start = '\u{feff}'.len_utf8();
@@ -82,7 +127,7 @@ fn close_of_think(text: &str, from: usize) -> Option<usize> {
 }
 
 /// The byte ranges of fenced blocks' contents (an unclosed fence runs to the end).
-pub(crate) fn fences(text: &str) -> Vec<(usize, usize)> {
+fn fences(text: &str) -> Vec<(usize, usize)> {
     let mut regions = Vec::new();
     let mut open: Option<usize> = None;
     for at in memmem::find_iter(text.as_bytes(), b"```") {
@@ -106,7 +151,7 @@ pub(crate) fn fences(text: &str) -> Vec<(usize, usize)> {
 }
 
 /// The content of the first fenced block, or the whole text.
-pub(crate) fn unfenced(text: &str) -> (usize, &str) {
+fn unfenced(text: &str) -> (usize, &str) {
     match fences(text).first() {
         Some(&(start, end)) if start <= end => (start, text.get(start..end).unwrap_or_default()),
         _ => (0, text),
@@ -172,47 +217,8 @@ pub(crate) fn candidates(text: &str, from: usize) -> Vec<Candidate> {
     out
 }
 
-/// Whether members of an object seem to follow at `at`, after a closing brace: a comma, then a
-/// quoted or bare key and its colon (`, "b": 2}`). Reads the key once, no further.
-pub(crate) fn members_follow(text: &str, at: usize) -> bool {
-    let bytes = text.as_bytes().get(at..).unwrap_or_default();
-    let skip = |from: usize| {
-        from + bytes
-            .get(from..)
-            .unwrap_or_default()
-            .iter()
-            .take_while(|c| c.is_ascii_whitespace())
-            .count()
-    };
-    let comma = skip(0);
-    if bytes.get(comma) != Some(&b',') {
-        return false;
-    }
-    let key = skip(comma + 1);
-    let key_end = match bytes.get(key) {
-        Some(&quote @ (b'"' | b'\'')) => {
-            let rest = bytes.get(key + 1..).unwrap_or_default();
-            match memchr::memchr(quote, rest) {
-                Some(i) => key + 1 + i + 1,
-                None => return false,
-            }
-        }
-        Some(c) if c.is_ascii_alphabetic() || *c == b'_' => {
-            key + bytes
-                .get(key..)
-                .unwrap_or_default()
-                .iter()
-                .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'$'))
-                .count()
-        }
-        _ => return false,
-    };
-    work::count(key_end);
-    bytes.get(skip(key_end)) == Some(&b':')
-}
-
 /// Where the first `{` or `[` of `text` from `from` is.
-pub(crate) fn first_bracket(text: &str, from: usize) -> Option<usize> {
+fn first_bracket(text: &str, from: usize) -> Option<usize> {
     Some(from + memchr2(b'{', b'[', text.as_bytes().get(from..)?)?)
 }
 

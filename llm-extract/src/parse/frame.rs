@@ -1,13 +1,15 @@
 //! Framing: where each value begins and ends in a byte stream, in one pass.
 //!
-//! [`ValueScanner`] follows one value's brackets and strings (a `}` inside a string does not count)
-//! and keeps its state between calls, so a value can arrive in any number of pieces.
+//! [`ValueScanner`] follows one value's brackets over the tokens of the lexer (`lex`), which keeps
+//! the string, escape and quote state (a `}` inside a string does not count) between calls, so a
+//! value can arrive in any number of pieces.
 //! [`Framer`] is the state machine of a whole answer of many values: JSON Lines, pretty-printed
 //! objects spanning lines, a top-level array or an `{"items": [...]}` wrapper (whose elements are
 //! framed one by one as they complete), fences, thinking blocks and prose lines. Neither ever looks at
 //! a byte twice, which is what keeps the incremental decoder linear.
 
-use memchr::{memchr, memchr2, memchr3};
+use super::lex::{Lexer, Next, Syntax, TokenKind};
+use memchr::memchr;
 
 /// Where a scan stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,49 +22,47 @@ pub(crate) enum Scan {
     NeedMore,
 }
 
-/// The extent of one JSON(-ish) value: bracket depth and string state, nothing else.
+/// The extent of one JSON(-ish) value: bracket depth over the lexer's tokens, nothing else.
 #[derive(Debug, Clone)]
 pub(crate) struct ValueScanner {
+    /// Strings (double quotes, and single quotes where a value starts), escapes and the last
+    /// significant byte are the lexer's; comments and other quotes are not read here.
+    lexer: Lexer,
     depth: u32,
-    /// The quote byte while inside a string, 0 outside.
-    quote: u8,
-    escaped: bool,
-    /// The last significant byte outside strings (decides whether `'` opens a string).
-    last: u8,
-    started: bool,
 }
+
+/// What the scanner reads: double quotes, and single quotes where a value starts.
+const SYNTAX: Syntax = Syntax {
+    single_quotes: true,
+    report: false,
+    ..Syntax::STRICT
+};
 
 impl ValueScanner {
     /// A scanner positioned before a value's first byte.
     pub(crate) fn new() -> Self {
         ValueScanner {
+            lexer: Lexer::new(SYNTAX),
             depth: 0,
-            quote: 0,
-            escaped: false,
-            last: 0,
-            started: false,
         }
     }
 
     /// A scanner positioned inside an object whose opening brace was already seen.
     pub(crate) fn inside_object() -> Self {
         ValueScanner {
+            lexer: Lexer::new(SYNTAX).after(b','),
             depth: 1,
-            quote: 0,
-            escaped: false,
-            last: b',',
-            started: true,
         }
     }
 
     /// Whether the scan is inside a string.
     pub(crate) fn in_string(&self) -> bool {
-        self.quote != 0
+        self.lexer.string().is_some()
     }
 
     /// The last significant byte seen outside strings.
     pub(crate) fn last_significant(&self) -> u8 {
-        self.last
+        self.lexer.last_significant()
     }
 
     /// Whether the scan is inside an object or an array (so it can only close at `}` or `]`).
@@ -70,78 +70,30 @@ impl ValueScanner {
         self.depth > 0
     }
 
-    /// Continues the scan over `bytes`.
+    /// Continues the scan over `bytes` (the bytes after those of the previous call).
     pub(crate) fn scan(&mut self, bytes: &[u8], stop_at_newline: bool) -> Scan {
-        let mut i = 0;
-        while i < bytes.len() {
-            if self.quote != 0 {
-                if self.escaped {
-                    self.escaped = false;
-                    let is_newline = bytes[i] == b'\n';
-                    i += 1;
-                    if is_newline && stop_at_newline {
-                        return Scan::Newline(i - 1);
-                    }
-                    continue;
-                }
-                let rest = &bytes[i..];
-                let stops =
-                    |b: &u8| *b == self.quote || *b == b'\\' || (stop_at_newline && *b == b'\n');
-                let found = if rest.len() < 16 {
-                    // Too short for the vector search to pay off (small chunks of a stream).
-                    rest.iter().position(stops)
-                } else if stop_at_newline {
-                    memchr3(self.quote, b'\\', b'\n', rest)
-                } else {
-                    memchr2(self.quote, b'\\', rest)
-                };
-                let Some(offset) = found else {
-                    return Scan::NeedMore;
-                };
-                i += offset;
-                match bytes[i] {
-                    b'\\' => self.escaped = true,
-                    b'\n' => return Scan::Newline(i),
-                    _ => {
-                        self.quote = 0;
-                        self.last = b'"';
-                        if self.depth == 0 {
-                            return Scan::Closed(i + 1);
-                        }
-                    }
-                }
-                i += 1;
-                continue;
-            }
-            let b = bytes[i];
-            match b {
-                b'{' | b'[' => {
-                    self.depth += 1;
-                    self.started = true;
-                }
-                b'}' | b']' => {
+        let base = self.lexer.offset();
+        self.lexer.set_newline_stops(stop_at_newline);
+        loop {
+            let token = match self.lexer.next_structure(bytes, base) {
+                Next::Token(token) => token,
+                Next::Newline(at) => return Scan::Newline(at - base),
+                Next::More => return Scan::NeedMore,
+            };
+            match token.kind {
+                TokenKind::Open(_) => self.depth += 1,
+                TokenKind::Close(_) => {
                     self.depth = self.depth.saturating_sub(1);
                     if self.depth == 0 {
-                        return Scan::Closed(i + 1);
+                        return Scan::Closed(token.end - base);
                     }
                 }
-                b'"' => {
-                    self.quote = b'"';
-                    self.started = true;
+                TokenKind::String { .. } if self.depth == 0 => {
+                    return Scan::Closed(token.end - base)
                 }
-                b'\'' if !self.started || matches!(self.last, b'{' | b'[' | b',' | b':') => {
-                    self.quote = b'\'';
-                    self.started = true;
-                }
-                b'\n' if stop_at_newline => return Scan::Newline(i),
                 _ => {}
             }
-            if !b.is_ascii_whitespace() {
-                self.last = b;
-            }
-            i += 1;
         }
-        Scan::NeedMore
     }
 }
 
@@ -291,6 +243,16 @@ pub(crate) struct Framer {
 }
 
 const BOM: [u8; 3] = [0xEF, 0xBB, 0xBF];
+
+/// The byte the framer is at, in the buffer it scans.
+struct At<'a> {
+    /// The buffer, whose first byte is at absolute offset `base`.
+    buf: &'a [u8],
+    base: usize,
+    /// The byte's index in `buf`, and the byte.
+    i: usize,
+    b: u8,
+}
 const THINK_CLOSE: &[u8] = b"</think";
 
 impl Framer {
@@ -344,319 +306,394 @@ impl Framer {
         loop {
             let i = pos.checked_sub(base)?;
             let &b = buf.get(i)?;
-            let line = self.line;
-            match &mut self.state {
-                State::Bom { matched } => {
-                    if BOM.get(*matched) == Some(&b) {
-                        *matched += 1;
-                        *pos += 1;
-                        if *matched == BOM.len() {
-                            self.state = State::Between { line_start: true };
-                        }
-                    } else {
-                        // Not a BOM after all: scan those bytes again as text.
-                        *pos -= *matched;
-                        self.state = State::Between { line_start: true };
-                    }
-                }
-                State::Between { line_start } => match b {
-                    b'\n' => {
-                        self.line += 1;
-                        *line_start = true;
-                        *pos += 1;
-                    }
-                    b' ' | b'\t' | b'\r' | 0 => *pos += 1,
-                    b',' if !*line_start => *pos += 1,
-                    b'[' if self.config.top_array_is_wrapper => {
-                        self.state = State::Elements { items: false };
-                        *pos += 1;
-                    }
-                    b'{' | b'[' => {
-                        let probe = (b == b'{' && self.config.items_wrapper)
-                            .then_some(ItemsProbe { stage: 0 });
-                        self.state = State::Value {
-                            start: *pos,
-                            line,
-                            scanner: ValueScanner::new(),
-                            probe,
-                            line_start: false,
-                            oversized: false,
-                        };
-                    }
-                    _ => {
-                        self.state = State::Line {
-                            start: *pos,
-                            line,
-                            oversized: false,
-                        }
-                    }
-                },
-                State::Line {
-                    start,
-                    line: first,
-                    oversized,
-                } => {
-                    let (start, first, oversized) = (*start, *first, *oversized);
-                    match memchr(b'\n', &buf[i..]) {
-                        Some(offset) => {
-                            let end = *pos + offset;
-                            *pos = end + 1;
-                            self.line += 1;
-                            self.state = State::Between { line_start: true };
-                            if !oversized {
-                                if let Some(event) =
-                                    self.end_line(buf, base, start, end, first, false)
-                                {
-                                    return Some(event);
-                                }
-                            }
-                        }
-                        None => {
-                            *pos = base + buf.len();
-                            if let Some(event) = self.check_size(*pos) {
-                                return Some(event);
-                            }
-                        }
-                    }
-                }
-                State::Value {
-                    start,
-                    line: first,
-                    scanner,
-                    probe,
-                    line_start,
-                    oversized,
-                } => {
-                    if *line_start {
-                        *line_start = false;
-                        let breaks = if b == b'{' {
-                            scanner.in_string()
-                                || !matches!(scanner.last_significant(), b',' | b':' | b'[' | b'{')
-                        } else {
-                            b == b'`' && !scanner.in_string()
-                        };
-                        if breaks {
-                            // A new value (or a fence) at the start of a line while this one is
-                            // still open: this one is broken; do not let it swallow the rest.
-                            let frame = Frame {
-                                kind: FrameKind::Value,
-                                start: *start,
-                                end: *pos,
-                                line: *first,
-                                closed: false,
-                                at_end: false,
-                            };
-                            let oversized = *oversized;
-                            self.state = State::Between { line_start: true };
-                            if let Some(event) = self.complete(frame, oversized) {
-                                return Some(event);
-                            }
-                            continue;
-                        }
-                    }
-                    if let Some(p) = probe {
-                        // Byte by byte until the probe decides.
-                        match p.step(b) {
-                            Probe::Matched => {
-                                *pos += 1;
-                                self.state = State::Elements { items: true };
-                                continue;
-                            }
-                            Probe::Failed => *probe = None,
-                            Probe::Pending => {}
-                        }
-                        match scanner.scan(&buf[i..=i], true) {
-                            Scan::Closed(_) => {
-                                *pos += 1;
-                                if let Some(event) = self.close_value(*pos) {
-                                    return Some(event);
-                                }
-                            }
-                            Scan::Newline(_) => {
-                                *pos += 1;
-                                self.line += 1;
-                                *line_start = true;
-                            }
-                            Scan::NeedMore => *pos += 1,
-                        }
-                        continue;
-                    }
-                    match scanner.scan(&buf[i..], true) {
-                        Scan::Closed(n) => {
-                            *pos += n;
-                            // A discarded (oversized) value yields nothing: go on scanning.
-                            if let Some(event) = self.close_value(*pos) {
-                                return Some(event);
-                            }
-                        }
-                        Scan::Newline(n) => {
-                            *pos += n + 1;
-                            self.line += 1;
-                            *line_start = true;
-                        }
-                        Scan::NeedMore => {
-                            *pos = base + buf.len();
-                            if let Some(event) = self.check_size(*pos) {
-                                return Some(event);
-                            }
-                        }
-                    }
-                }
-                State::Think { matched } => {
-                    if *matched == THINK_CLOSE.len() {
-                        // `</think` seen: skip to its `>` (also covers `</thinking>`).
-                        if b == b'>' {
-                            self.state = State::Between { line_start: false };
-                        } else if b == b'\n' {
-                            self.line += 1;
-                        }
-                    } else if THINK_CLOSE.get(*matched) == Some(&b) {
-                        *matched += 1;
-                    } else {
-                        *matched = usize::from(b == b'<');
-                        if b == b'\n' {
-                            self.line += 1;
-                        }
-                    }
-                    *pos += 1;
-                }
-                State::Elements { items } => {
-                    let items = *items;
-                    match b {
-                        b' ' | b'\t' | b'\r' | 0 | b',' => *pos += 1,
-                        b'\n' => {
-                            self.line += 1;
-                            *pos += 1;
-                        }
-                        b']' => {
-                            *pos += 1;
-                            self.state = if items {
-                                State::Tail {
-                                    scanner: ValueScanner::inside_object(),
-                                }
-                            } else {
-                                State::Between { line_start: false }
-                            };
-                        }
-                        b'}' => {
-                            *pos += 1;
-                            self.state = State::Between { line_start: false };
-                        }
-                        b'/' => {
-                            *pos += 1;
-                            self.state = State::ElementComment { items };
-                        }
-                        b'{' | b'[' | b'"' | b'\'' => {
-                            self.state = State::Element {
-                                start: *pos,
-                                line,
-                                scanner: ValueScanner::new(),
-                                items,
-                                oversized: false,
-                            }
-                        }
-                        _ => {
-                            self.state = State::BareElement {
-                                start: *pos,
-                                line,
-                                items,
-                                oversized: false,
-                            }
-                        }
-                    }
-                }
-                State::ElementComment { items } => {
-                    let items = *items;
-                    match memchr(b'\n', &buf[i..]) {
-                        Some(offset) => {
-                            *pos += offset + 1;
-                            self.line += 1;
-                            self.state = State::Elements { items };
-                        }
-                        None => *pos = base + buf.len(),
-                    }
-                }
-                State::Element {
-                    start,
-                    line: first,
-                    scanner,
-                    items,
-                    oversized,
-                } => match scanner.scan(&buf[i..], true) {
-                    Scan::Closed(n) => {
-                        *pos += n;
-                        let frame = Frame {
-                            kind: FrameKind::Element,
-                            start: *start,
-                            end: *pos,
-                            line: *first,
-                            closed: true,
-                            at_end: false,
-                        };
-                        let oversized = *oversized;
-                        self.state = State::Elements { items: *items };
-                        if let Some(event) = self.complete(frame, oversized) {
-                            return Some(event);
-                        }
-                    }
-                    Scan::Newline(n) => {
-                        *pos += n + 1;
-                        self.line += 1;
-                    }
-                    Scan::NeedMore => {
-                        *pos = base + buf.len();
-                        if let Some(event) = self.check_size(*pos) {
-                            return Some(event);
-                        }
-                    }
-                },
-                State::BareElement {
-                    start,
-                    line: first,
-                    items,
-                    oversized,
-                } => {
-                    let delimiter = buf[i..].iter().position(|&c| {
-                        matches!(c, b',' | b']' | b'}' | b'\n' | b'\r' | b' ' | b'\t')
-                    });
-                    match delimiter {
-                        Some(offset) => {
-                            *pos += offset;
-                            let frame = Frame {
-                                kind: FrameKind::Element,
-                                start: *start,
-                                end: *pos,
-                                line: *first,
-                                closed: true,
-                                at_end: false,
-                            };
-                            let oversized = *oversized;
-                            self.state = State::Elements { items: *items };
-                            if let Some(event) = self.complete(frame, oversized) {
-                                return Some(event);
-                            }
-                        }
-                        None => {
-                            *pos = base + buf.len();
-                            if let Some(event) = self.check_size(*pos) {
-                                return Some(event);
-                            }
-                        }
-                    }
-                }
-                State::Tail { scanner } => match scanner.scan(&buf[i..], true) {
-                    Scan::Closed(n) => {
-                        *pos += n;
-                        self.state = State::Between { line_start: false };
-                    }
-                    Scan::Newline(n) => {
-                        *pos += n + 1;
-                        self.line += 1;
-                    }
-                    Scan::NeedMore => *pos = base + buf.len(),
-                },
+            let at = At { buf, base, i, b };
+            let event = match self.state {
+                State::Bom { .. } => self.bom(b, pos),
+                State::Between { .. } => self.between(b, pos),
+                State::Line { .. } => self.line(&at, pos),
+                State::Value { .. } => self.value(&at, pos),
+                State::Think { .. } => self.think(b, pos),
+                State::Elements { .. } => self.elements(b, pos),
+                State::ElementComment { .. } => self.element_comment(&at, pos),
+                State::Element { .. } => self.element(&at, pos),
+                State::BareElement { .. } => self.bare_element(&at, pos),
+                State::Tail { .. } => self.tail(&at, pos),
+            };
+            if event.is_some() {
+                return event;
             }
         }
+    }
+
+    /// Before the first byte: a byte-order mark is skipped.
+    fn bom(&mut self, b: u8, pos: &mut usize) -> Option<Event> {
+        let State::Bom { matched } = &mut self.state else {
+            return None;
+        };
+        if BOM.get(*matched) == Some(&b) {
+            *matched += 1;
+            *pos += 1;
+            if *matched == BOM.len() {
+                self.state = State::Between { line_start: true };
+            }
+        } else {
+            // Not a BOM after all: scan those bytes again as text.
+            *pos -= *matched;
+            self.state = State::Between { line_start: true };
+        }
+        None
+    }
+
+    /// Between frames: what the next byte begins.
+    fn between(&mut self, b: u8, pos: &mut usize) -> Option<Event> {
+        let State::Between { line_start } = &mut self.state else {
+            return None;
+        };
+        let line = self.line;
+        match b {
+            b'\n' => {
+                self.line += 1;
+                *line_start = true;
+                *pos += 1;
+            }
+            b' ' | b'\t' | b'\r' | 0 => *pos += 1,
+            b',' if !*line_start => *pos += 1,
+            b'[' if self.config.top_array_is_wrapper => {
+                self.state = State::Elements { items: false };
+                *pos += 1;
+            }
+            b'{' | b'[' => {
+                let probe =
+                    (b == b'{' && self.config.items_wrapper).then_some(ItemsProbe { stage: 0 });
+                self.state = State::Value {
+                    start: *pos,
+                    line,
+                    scanner: ValueScanner::new(),
+                    probe,
+                    line_start: false,
+                    oversized: false,
+                };
+            }
+            _ => {
+                self.state = State::Line {
+                    start: *pos,
+                    line,
+                    oversized: false,
+                }
+            }
+        }
+        None
+    }
+
+    /// A line of text, up to its newline.
+    fn line(&mut self, at: &At, pos: &mut usize) -> Option<Event> {
+        let State::Line {
+            start,
+            line: first,
+            oversized,
+        } = self.state
+        else {
+            return None;
+        };
+        let Some(offset) = memchr(b'\n', &at.buf[at.i..]) else {
+            *pos = at.base + at.buf.len();
+            return self.check_size(*pos);
+        };
+        let end = *pos + offset;
+        *pos = end + 1;
+        self.line += 1;
+        self.state = State::Between { line_start: true };
+        match oversized {
+            true => None,
+            false => self.end_line(at.buf, at.base, start, end, first, false),
+        }
+    }
+
+    /// A value at the top level: first the start of a line that may break it, then the items
+    /// probe, then the scan.
+    fn value(&mut self, at: &At, pos: &mut usize) -> Option<Event> {
+        if let Some(event) = self.value_breaks(at.b, pos) {
+            return event;
+        }
+        let State::Value { scanner, probe, .. } = &mut self.state else {
+            return None;
+        };
+        let (scan, probing) = match probe {
+            Some(p) => {
+                // Byte by byte until the probe decides.
+                match p.step(at.b) {
+                    Probe::Matched => {
+                        *pos += 1;
+                        self.state = State::Elements { items: true };
+                        return None;
+                    }
+                    Probe::Failed => *probe = None,
+                    Probe::Pending => {}
+                }
+                (scanner.scan(&at.buf[at.i..=at.i], true), true)
+            }
+            None => (scanner.scan(&at.buf[at.i..], true), false),
+        };
+        match scan {
+            Scan::Closed(n) => {
+                *pos += n;
+                // A discarded (oversized) value yields nothing: go on scanning.
+                self.close_frame(*pos)
+            }
+            Scan::Newline(n) => {
+                *pos += n + 1;
+                self.line += 1;
+                if let State::Value { line_start, .. } = &mut self.state {
+                    *line_start = true;
+                }
+                None
+            }
+            Scan::NeedMore if probing => {
+                *pos += 1;
+                None
+            }
+            Scan::NeedMore => {
+                *pos = at.base + at.buf.len();
+                self.check_size(*pos)
+            }
+        }
+    }
+
+    /// At the start of a line inside a value: a new value (or a fence) there while this one is still
+    /// open breaks this one, so it does not swallow the rest. `Some` when it broke (with the frame,
+    /// unless the value was oversized).
+    fn value_breaks(&mut self, b: u8, pos: &mut usize) -> Option<Option<Event>> {
+        let State::Value {
+            start,
+            line: first,
+            scanner,
+            line_start,
+            oversized,
+            ..
+        } = &mut self.state
+        else {
+            return None;
+        };
+        if !std::mem::take(line_start) {
+            return None;
+        }
+        let breaks = if b == b'{' {
+            scanner.in_string() || !matches!(scanner.last_significant(), b',' | b':' | b'[' | b'{')
+        } else {
+            b == b'`' && !scanner.in_string()
+        };
+        if !breaks {
+            return None;
+        }
+        let frame = Frame {
+            kind: FrameKind::Value,
+            start: *start,
+            end: *pos,
+            line: *first,
+            closed: false,
+            at_end: false,
+        };
+        let oversized = *oversized;
+        self.state = State::Between { line_start: true };
+        Some(self.complete(frame, oversized))
+    }
+
+    /// Inside a `<think>` block, up to `</think…>`.
+    fn think(&mut self, b: u8, pos: &mut usize) -> Option<Event> {
+        let State::Think { matched } = &mut self.state else {
+            return None;
+        };
+        if *matched == THINK_CLOSE.len() {
+            // `</think` seen: skip to its `>` (also covers `</thinking>`).
+            if b == b'>' {
+                self.state = State::Between { line_start: false };
+            } else if b == b'\n' {
+                self.line += 1;
+            }
+        } else if THINK_CLOSE.get(*matched) == Some(&b) {
+            *matched += 1;
+        } else {
+            *matched = usize::from(b == b'<');
+            if b == b'\n' {
+                self.line += 1;
+            }
+        }
+        *pos += 1;
+        None
+    }
+
+    /// Inside a wrapper array, between elements: what the next byte begins.
+    fn elements(&mut self, b: u8, pos: &mut usize) -> Option<Event> {
+        let State::Elements { items } = self.state else {
+            return None;
+        };
+        let line = self.line;
+        match b {
+            b' ' | b'\t' | b'\r' | 0 | b',' => *pos += 1,
+            b'\n' => {
+                self.line += 1;
+                *pos += 1;
+            }
+            b']' => {
+                *pos += 1;
+                self.state = if items {
+                    State::Tail {
+                        scanner: ValueScanner::inside_object(),
+                    }
+                } else {
+                    State::Between { line_start: false }
+                };
+            }
+            b'}' => {
+                *pos += 1;
+                self.state = State::Between { line_start: false };
+            }
+            b'/' => {
+                *pos += 1;
+                self.state = State::ElementComment { items };
+            }
+            b'{' | b'[' | b'"' | b'\'' => {
+                self.state = State::Element {
+                    start: *pos,
+                    line,
+                    scanner: ValueScanner::new(),
+                    items,
+                    oversized: false,
+                }
+            }
+            _ => {
+                self.state = State::BareElement {
+                    start: *pos,
+                    line,
+                    items,
+                    oversized: false,
+                }
+            }
+        }
+        None
+    }
+
+    /// A `//` comment between elements, to the end of its line.
+    fn element_comment(&mut self, at: &At, pos: &mut usize) -> Option<Event> {
+        let State::ElementComment { items } = self.state else {
+            return None;
+        };
+        match memchr(b'\n', &at.buf[at.i..]) {
+            Some(offset) => {
+                *pos += offset + 1;
+                self.line += 1;
+                self.state = State::Elements { items };
+            }
+            None => *pos = at.base + at.buf.len(),
+        }
+        None
+    }
+
+    /// An element that is an object, an array or a string.
+    fn element(&mut self, at: &At, pos: &mut usize) -> Option<Event> {
+        let State::Element { scanner, .. } = &mut self.state else {
+            return None;
+        };
+        match scanner.scan(&at.buf[at.i..], true) {
+            Scan::Closed(n) => {
+                *pos += n;
+                self.close_frame(*pos)
+            }
+            Scan::Newline(n) => {
+                *pos += n + 1;
+                self.line += 1;
+                None
+            }
+            Scan::NeedMore => {
+                *pos = at.base + at.buf.len();
+                self.check_size(*pos)
+            }
+        }
+    }
+
+    /// An element that is a bare scalar (a number, a literal), up to its delimiter.
+    fn bare_element(&mut self, at: &At, pos: &mut usize) -> Option<Event> {
+        let delimiter = at.buf[at.i..]
+            .iter()
+            .position(|&c| matches!(c, b',' | b']' | b'}' | b'\n' | b'\r' | b' ' | b'\t'));
+        match delimiter {
+            Some(offset) => {
+                *pos += offset;
+                self.close_frame(*pos)
+            }
+            None => {
+                *pos = at.base + at.buf.len();
+                self.check_size(*pos)
+            }
+        }
+    }
+
+    /// The value or element being collected closes at `end`: back between values, or between
+    /// elements.
+    fn close_frame(&mut self, end: usize) -> Option<Event> {
+        let (kind, start, line, oversized, next) = match self.state {
+            State::Value {
+                start,
+                line,
+                oversized,
+                ..
+            } => (
+                FrameKind::Value,
+                start,
+                line,
+                oversized,
+                State::Between { line_start: false },
+            ),
+            State::Element {
+                start,
+                line,
+                items,
+                oversized,
+                ..
+            }
+            | State::BareElement {
+                start,
+                line,
+                items,
+                oversized,
+            } => (
+                FrameKind::Element,
+                start,
+                line,
+                oversized,
+                State::Elements { items },
+            ),
+            _ => return None,
+        };
+        self.state = next;
+        let frame = Frame {
+            kind,
+            start,
+            end,
+            line,
+            closed: true,
+            at_end: false,
+        };
+        self.complete(frame, oversized)
+    }
+
+    /// The rest of an `{"items": [...]}` object after its array, skipped.
+    fn tail(&mut self, at: &At, pos: &mut usize) -> Option<Event> {
+        let State::Tail { scanner } = &mut self.state else {
+            return None;
+        };
+        match scanner.scan(&at.buf[at.i..], true) {
+            Scan::Closed(n) => {
+                *pos += n;
+                self.state = State::Between { line_start: false };
+            }
+            Scan::Newline(n) => {
+                *pos += n + 1;
+                self.line += 1;
+            }
+            Scan::NeedMore => *pos = at.base + at.buf.len(),
+        }
+        None
     }
 
     /// The end of the input: the frame still open, if any.
@@ -715,28 +752,6 @@ impl Framer {
         } else {
             Some(Event::Frame(frame))
         }
-    }
-
-    fn close_value(&mut self, end: usize) -> Option<Event> {
-        let State::Value {
-            start,
-            line,
-            oversized,
-            ..
-        } = self.state
-        else {
-            return None;
-        };
-        self.state = State::Between { line_start: false };
-        let frame = Frame {
-            kind: FrameKind::Value,
-            start,
-            end,
-            line,
-            closed: true,
-            at_end: false,
-        };
-        self.complete(frame, oversized)
     }
 
     /// Reports a frame that outgrew the limit, once, and stops keeping its bytes.

@@ -4,7 +4,8 @@
 //! limits nesting, reads each byte a bounded number of times (each look-ahead, deciding whether a
 //! quote inside a string ends it or whether a quoted string is a key, stops at the next quote), and
 //! stops after one value. Literals, numbers and escapes are read by the table in `literal`, which
-//! the partial and typed readers share.
+//! the partial and typed readers share; number runs, whitespace and a string's plain text (between
+//! its quotes, escapes and control characters) are skipped with the lexer's primitives (`lex`).
 //!
 //! It knows no schema: every fix it makes is one the text itself makes plain. Where only the schema
 //! can tell which reading was meant, it reports what it saw and the pipeline decides: a string cut
@@ -12,7 +13,7 @@
 //! ([`Settings::reopen`]), digit groups (read as text here, as a number by `coerce` where the schema
 //! wants one).
 
-use super::{literal, work, Fix, FixKind};
+use super::{lex, literal, work, Fix, FixKind};
 use serde_json::{Map, Value};
 
 /// How a parse may end.
@@ -117,6 +118,14 @@ enum Role {
     OtherValue,
 }
 
+/// What one token did: set what the parser wants next, finish a value, or meet the end of the
+/// input inside a scalar (with what the parser wanted there).
+enum Turn {
+    Want(Want),
+    Value(Value),
+    Cut(Want),
+}
+
 /// A scalar, or the end of the input inside it.
 enum Scalar {
     Done(Value),
@@ -159,6 +168,8 @@ impl Parser<'_> {
         self.text.get(from..to).unwrap_or_default()
     }
 
+    /// The parse: one token class a turn, by what the parser wants next, until the root value is
+    /// complete or the input ends.
     fn run(mut self) -> Result<Fixed, Failure> {
         let mut stack: Vec<Open> = Vec::new();
         let mut want = Want::Value;
@@ -167,175 +178,19 @@ impl Parser<'_> {
             let Some(&b) = self.bytes.get(self.pos) else {
                 return self.at_end(stack, want, false);
             };
-            let in_object = matches!(stack.last(), Some(Open::Object { .. }));
-            let value = match want {
-                Want::Colon => {
-                    if b == b':' {
-                        self.pos += 1;
-                        want = Want::Value;
-                        continue;
-                    }
-                    if self.bare_key && self.is_key_at(self.pos) {
-                        // `{"a": true, COMMENT "b": 1}`: the word was not a key.
-                        let word = match stack.last_mut() {
-                            Some(Open::Object { key, .. }) => key.take().unwrap_or_default(),
-                            _ => String::new(),
-                        };
-                        self.fix(
-                            FixKind::StrayText,
-                            self.pos,
-                            format!("removed the stray text {word:?} before a key"),
-                        );
-                        want = Want::Key { after_comma: false };
-                        continue;
-                    }
-                    if b == b',' && self.value_follows_comma(self.pos) {
-                        // `{"key", 105}`: a comma where the colon belongs.
-                        self.fix(
-                            FixKind::MissingColon,
-                            self.pos,
-                            "read a comma after a key as the missing colon",
-                        );
-                        self.pos += 1;
-                        want = Want::Value;
-                        continue;
-                    }
-                    return Err(self.syntax(self.pos, "expected ':' after the key"));
+            let turn = match want {
+                Want::Colon => self.after_key(&mut stack, b)?,
+                Want::Key { after_comma } => self.in_object(&mut stack, b, after_comma)?,
+                Want::Next => self.after_value(&mut stack, b)?,
+                Want::Value | Want::Element { .. } => self.value(&mut stack, want, b)?,
+            };
+            let value = match turn {
+                Turn::Want(next) => {
+                    want = next;
+                    continue;
                 }
-                Want::Key { after_comma } => match b {
-                    b'}' => {
-                        if after_comma {
-                            self.fix(FixKind::ExtraComma, self.pos, "removed a trailing comma");
-                        }
-                        self.pos += 1;
-                        self.close(&mut stack)
-                    }
-                    b',' => {
-                        self.fix(FixKind::ExtraComma, self.pos, "removed an extra comma");
-                        self.pos += 1;
-                        continue;
-                    }
-                    _ => {
-                        let Some(key) = self.key()? else {
-                            return self.at_end(stack, Want::Colon, true);
-                        };
-                        if let Some(Open::Object { key: slot, .. }) = stack.last_mut() {
-                            *slot = Some(key);
-                        }
-                        want = Want::Colon;
-                        continue;
-                    }
-                },
-                Want::Next => match b {
-                    b',' => {
-                        self.pos += 1;
-                        want = if in_object {
-                            Want::Key { after_comma: true }
-                        } else {
-                            Want::Element { after_comma: true }
-                        };
-                        continue;
-                    }
-                    b'}' | b']' | b')' => self.close_matching(&mut stack, b)?,
-                    _ if self.stray_quote_at(self.pos) => {
-                        // `{"a": 1"}`: a quote after a value, before the comma or bracket.
-                        self.fix(
-                            FixKind::StrayText,
-                            self.pos,
-                            "removed a stray quote after a value",
-                        );
-                        self.pos += self.quote_at(self.pos).map_or(1, |(_, len, _)| len);
-                        continue;
-                    }
-                    _ if starts_value(b) || (in_object && starts_key(b)) => {
-                        self.fix(FixKind::MissingComma, self.pos, "inserted a missing comma");
-                        want = if in_object {
-                            Want::Key { after_comma: false }
-                        } else {
-                            Want::Element { after_comma: false }
-                        };
-                        continue;
-                    }
-                    _ => {
-                        return Err(self.syntax(
-                            self.pos,
-                            format!("expected ',' or a closing bracket, found {}", shown(b)),
-                        ))
-                    }
-                },
-                Want::Value | Want::Element { .. } => {
-                    if let Want::Element { after_comma } = want {
-                        let tuple = matches!(stack.last(), Some(Open::Array(_, true)));
-                        if b == if tuple { b')' } else { b']' } {
-                            if after_comma {
-                                self.fix(FixKind::ExtraComma, self.pos, "removed a trailing comma");
-                            }
-                            self.pos += 1;
-                            let value = self.close(&mut stack);
-                            match self.attach(&mut stack, value) {
-                                Some(value) => return Ok(self.done(value)),
-                                None => {
-                                    want = Want::Next;
-                                    continue;
-                                }
-                            }
-                        }
-                        if b == b',' {
-                            self.fix(FixKind::ExtraComma, self.pos, "removed an extra comma");
-                            self.pos += 1;
-                            continue;
-                        }
-                    }
-                    match b {
-                        b'{' | b'[' | b'(' => {
-                            if stack.len() >= self.settings.max_depth {
-                                return Err(self.syntax(
-                                    self.pos,
-                                    format!(
-                                        "the JSON nests deeper than {} levels",
-                                        self.settings.max_depth
-                                    ),
-                                ));
-                            }
-                            self.pos += 1;
-                            if b == b'{' {
-                                stack.push(Open::Object {
-                                    map: Map::new(),
-                                    key: None,
-                                });
-                                want = Want::Key { after_comma: false };
-                            } else {
-                                if b == b'(' {
-                                    self.fix(
-                                        FixKind::Tuple,
-                                        self.pos - 1,
-                                        "read a parenthesized tuple as an array",
-                                    );
-                                }
-                                stack.push(Open::Array(Vec::new(), b == b'('));
-                                want = Want::Element { after_comma: false };
-                            }
-                            continue;
-                        }
-                        b'}' | b']' | b')' | b':' => {
-                            return Err(self
-                                .syntax(self.pos, format!("expected a value, found {}", shown(b))))
-                        }
-                        _ => {
-                            let role = if in_object {
-                                Role::ObjectValue
-                            } else {
-                                Role::OtherValue
-                            };
-                            let inside = !stack.is_empty();
-                            let tuple = matches!(stack.last(), Some(Open::Array(_, true)));
-                            match self.scalar(role, inside, tuple)? {
-                                Scalar::Done(value) => value,
-                                Scalar::Cut => return self.at_end(stack, want, true),
-                            }
-                        }
-                    }
-                }
+                Turn::Cut(want) => return self.at_end(stack, want, true),
+                Turn::Value(value) => value,
             };
             match self.attach(&mut stack, value) {
                 Some(Value::Object(map))
@@ -354,6 +209,180 @@ impl Parser<'_> {
                 None => want = Want::Next,
             }
         }
+    }
+
+    /// After a key, at `b`: its colon; or the key was a stray word before the real one; or a comma
+    /// stands where the colon belongs.
+    fn after_key(&mut self, stack: &mut [Open], b: u8) -> Result<Turn, Failure> {
+        if b == b':' {
+            self.pos += 1;
+            return Ok(Turn::Want(Want::Value));
+        }
+        if self.bare_key && self.is_key_at(self.pos) {
+            // `{"a": true, COMMENT "b": 1}`: the word was not a key.
+            let word = match stack.last_mut() {
+                Some(Open::Object { key, .. }) => key.take().unwrap_or_default(),
+                _ => String::new(),
+            };
+            self.fix(
+                FixKind::StrayText,
+                self.pos,
+                format!("removed the stray text {word:?} before a key"),
+            );
+            return Ok(Turn::Want(Want::Key { after_comma: false }));
+        }
+        if b == b',' && self.value_follows_comma(self.pos) {
+            // `{"key", 105}`: a comma where the colon belongs.
+            self.fix(
+                FixKind::MissingColon,
+                self.pos,
+                "read a comma after a key as the missing colon",
+            );
+            self.pos += 1;
+            return Ok(Turn::Want(Want::Value));
+        }
+        Err(self.syntax(self.pos, "expected ':' after the key"))
+    }
+
+    /// In an object where a key goes, at `b`: the object's end, an extra comma, or the key.
+    fn in_object(
+        &mut self,
+        stack: &mut Vec<Open>,
+        b: u8,
+        after_comma: bool,
+    ) -> Result<Turn, Failure> {
+        match b {
+            b'}' => {
+                if after_comma {
+                    self.fix(FixKind::ExtraComma, self.pos, "removed a trailing comma");
+                }
+                self.pos += 1;
+                Ok(Turn::Value(self.close(stack)))
+            }
+            b',' => {
+                self.fix(FixKind::ExtraComma, self.pos, "removed an extra comma");
+                self.pos += 1;
+                Ok(Turn::Want(Want::Key { after_comma }))
+            }
+            _ => {
+                let Some(key) = self.key()? else {
+                    return Ok(Turn::Cut(Want::Colon));
+                };
+                if let Some(Open::Object { key: slot, .. }) = stack.last_mut() {
+                    *slot = Some(key);
+                }
+                Ok(Turn::Want(Want::Colon))
+            }
+        }
+    }
+
+    /// After a value in a container, at `b`: a comma, the container's end, a stray quote, or the
+    /// next value with its comma missing.
+    fn after_value(&mut self, stack: &mut Vec<Open>, b: u8) -> Result<Turn, Failure> {
+        let in_object = matches!(stack.last(), Some(Open::Object { .. }));
+        match b {
+            b',' => {
+                self.pos += 1;
+                Ok(Turn::Want(match in_object {
+                    true => Want::Key { after_comma: true },
+                    false => Want::Element { after_comma: true },
+                }))
+            }
+            b'}' | b']' | b')' => Ok(Turn::Value(self.close_matching(stack, b)?)),
+            _ if self.stray_quote_at(self.pos) => {
+                // `{"a": 1"}`: a quote after a value, before the comma or bracket.
+                self.fix(
+                    FixKind::StrayText,
+                    self.pos,
+                    "removed a stray quote after a value",
+                );
+                self.pos += self.quote_at(self.pos).map_or(1, |(_, len, _)| len);
+                Ok(Turn::Want(Want::Next))
+            }
+            _ if starts_value(b) || (in_object && starts_key(b)) => {
+                self.fix(FixKind::MissingComma, self.pos, "inserted a missing comma");
+                Ok(Turn::Want(match in_object {
+                    true => Want::Key { after_comma: false },
+                    false => Want::Element { after_comma: false },
+                }))
+            }
+            _ => Err(self.syntax(
+                self.pos,
+                format!("expected ',' or a closing bracket, found {}", shown(b)),
+            )),
+        }
+    }
+
+    /// Where a value goes (`want` is [`Want::Value`] or [`Want::Element`]), at `b`: an array's end
+    /// or an extra comma in an array, a container opening, or a scalar.
+    fn value(&mut self, stack: &mut Vec<Open>, want: Want, b: u8) -> Result<Turn, Failure> {
+        if let Want::Element { after_comma } = want {
+            let tuple = matches!(stack.last(), Some(Open::Array(_, true)));
+            if b == if tuple { b')' } else { b']' } {
+                if after_comma {
+                    self.fix(FixKind::ExtraComma, self.pos, "removed a trailing comma");
+                }
+                self.pos += 1;
+                return Ok(Turn::Value(self.close(stack)));
+            }
+            if b == b',' {
+                self.fix(FixKind::ExtraComma, self.pos, "removed an extra comma");
+                self.pos += 1;
+                return Ok(Turn::Want(want));
+            }
+        }
+        match b {
+            b'{' | b'[' | b'(' => self.open(stack, b),
+            b'}' | b']' | b')' | b':' => {
+                Err(self.syntax(self.pos, format!("expected a value, found {}", shown(b))))
+            }
+            _ => {
+                let role = match stack.last() {
+                    Some(Open::Object { .. }) => Role::ObjectValue,
+                    _ => Role::OtherValue,
+                };
+                let inside = !stack.is_empty();
+                let tuple = matches!(stack.last(), Some(Open::Array(_, true)));
+                Ok(match self.scalar(role, inside, tuple)? {
+                    Scalar::Done(value) => Turn::Value(value),
+                    Scalar::Cut => Turn::Cut(want),
+                })
+            }
+        }
+    }
+
+    /// The container `opener` opens (`(`: a Python tuple, read as an array), within the depth limit.
+    fn open(&mut self, stack: &mut Vec<Open>, opener: u8) -> Result<Turn, Failure> {
+        if stack.len() >= self.settings.max_depth {
+            return Err(self.syntax(
+                self.pos,
+                format!(
+                    "the JSON nests deeper than {} levels",
+                    self.settings.max_depth
+                ),
+            ));
+        }
+        if opener == b'(' {
+            self.fix(
+                FixKind::Tuple,
+                self.pos,
+                "read a parenthesized tuple as an array",
+            );
+        }
+        self.pos += 1;
+        Ok(Turn::Want(match opener {
+            b'{' => {
+                stack.push(Open::Object {
+                    map: Map::new(),
+                    key: None,
+                });
+                Want::Key { after_comma: false }
+            }
+            _ => {
+                stack.push(Open::Array(Vec::new(), opener == b'('));
+                Want::Element { after_comma: false }
+            }
+        }))
     }
 
     fn done(self, value: Value) -> Fixed {
@@ -497,7 +526,9 @@ impl Parser<'_> {
         let mut nul_seen = false;
         loop {
             match self.bytes.get(self.pos) {
-                Some(b' ' | b'\t' | b'\n' | b'\r') => self.pos += 1,
+                Some(b' ' | b'\t' | b'\n' | b'\r') => {
+                    self.pos = lex::space_end(self.bytes, self.pos)
+                }
                 Some(0) => {
                     if !nul_seen {
                         self.fix(FixKind::ControlCharacter, self.pos, "removed a NUL byte");
@@ -610,11 +641,21 @@ impl Parser<'_> {
             );
         }
         let single = style == "single";
+        // The byte that alone closes the string, whose plain text the lexer skips eight bytes at a
+        // time (smart quotes, closed by several, are read byte by byte).
+        let plain = match style {
+            "" => Some(b'"'),
+            "single" => Some(b'\''),
+            _ => None,
+        };
         let mut out = String::new();
         let mut i = start + open_len;
         let mut run = i;
         let (mut control_noted, mut inner_noted, mut escape_noted) = (false, false, false);
         loop {
+            if let Some(quote) = plain {
+                i = lex::string_stop(self.bytes, i, quote);
+            }
             let Some(&b) = self.bytes.get(i) else {
                 out.push_str(self.slice(run, i));
                 return Ok(self.cut_off(role, out, start, i));
@@ -899,11 +940,7 @@ impl Parser<'_> {
     /// A number in any form a model writes; `None` when it is a word after all (`-Infinity`, `10px`).
     fn number(&mut self, inside: bool) -> Result<Option<Scalar>, Failure> {
         let start = self.pos;
-        let len = self.bytes[start..]
-            .iter()
-            .position(|&c| !literal::is_number_byte(c))
-            .unwrap_or(self.bytes.len() - start);
-        let end = start + len;
+        let end = lex::number_end(self.bytes, start);
         match self.bytes.get(end) {
             None if inside => {
                 // The input ends in the number: `12` may have been `123`.

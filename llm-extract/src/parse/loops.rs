@@ -10,7 +10,8 @@
 //!   the number of consecutive bytes equal to the byte `p` positions back (a ring buffer of the
 //!   last bytes), so a substring of period `p` repeated is seen in `O(max_period)` work per byte,
 //!   with no re-scan of the prefix. It also counts one byte repeated inside a string or number, and
-//!   whitespace between tokens (a lexer state of three flags tells the two apart), and, when given
+//!   whitespace between tokens (the crate's JSON lexer, `lex`, read byte by byte, tells the two
+//!   apart), and, when given
 //!   a bound ([`LoopDetector::max_string`]), the characters of the current string value: a small
 //!   model often writes the rest of the source into the first string (`"A-77, customer_name:
 //!   Greenleaf Design, …`) for hundreds of bytes before anything repeats, and a value cannot hold
@@ -45,11 +46,18 @@ mod elements;
 mod source;
 mod unit;
 
+use crate::parse::lex::{Class, Lexer, Syntax};
 use elements::Elements;
 pub(crate) use source::leaves;
 pub use source::{Occurrences, Source};
 use std::collections::{HashMap, VecDeque};
 use unit::Role;
+
+/// What the detector's lexer reads: JSON's double-quoted strings, nothing irregular recorded.
+const SYNTAX: Syntax = Syntax {
+    report: false,
+    ..Syntax::STRICT
+};
 
 /// When a streamed answer counts as a loop. [`LoopGuard::off`] turns every check off. What the next
 /// attempt changes after a loop is the extraction loop's concern:
@@ -322,10 +330,8 @@ pub struct LoopDetector {
     last: Option<u8>,
     /// Whitespace bytes in a row outside strings.
     whitespace: usize,
-    in_string: bool,
-    escaped: bool,
-    /// Inside a number (outside strings, after a digit or sign).
-    in_number: bool,
+    /// The JSON lexer, byte by byte: inside a string (with its escapes) or a number.
+    lexer: Lexer,
     /// The longest string value in characters (0: no bound), the current string's characters so far,
     /// and the offset of its first byte.
     max_string: usize,
@@ -350,9 +356,7 @@ impl LoopDetector {
             run: 0,
             last: None,
             whitespace: 0,
-            in_string: false,
-            escaped: false,
-            in_number: false,
+            lexer: Lexer::new(SYNTAX),
             max_string: 0,
             string_chars: 0,
             string_start: 0,
@@ -422,28 +426,17 @@ impl LoopDetector {
             path: None,
         };
 
-        // Lexer state: strings (with escapes), numbers, whitespace between tokens.
-        let was_in_string = self.in_string;
-        if self.in_string {
-            if self.escaped {
-                self.escaped = false;
-            } else if byte == b'\\' {
-                self.escaped = true;
-            } else if byte == b'"' {
-                self.in_string = false;
-            }
-        } else if byte == b'"' {
-            self.in_string = true;
-            self.in_number = false;
+        // What the byte is to the lexer: in a string (its quotes, its text, an escaping backslash),
+        // in a number, or between tokens.
+        let class = self.lexer.step(byte);
+        let role = Role::of_class(class);
+        let (was_in_string, in_string) = role.in_string();
+        if class == Class::StringOpen {
             self.string_chars = 0;
             self.string_start = at + 1;
-        } else {
-            self.in_number = byte.is_ascii_digit()
-                || (self.in_number && matches!(byte, b'.' | b'e' | b'E' | b'+' | b'-'))
-                || byte == b'-';
         }
         // Characters of the string value: not a UTF-8 continuation byte, not an escaping backslash.
-        if was_in_string && self.in_string && !self.escaped && byte & 0xC0 != 0x80 {
+        if class == Class::StringText && byte & 0xC0 != 0x80 {
             self.string_chars += 1;
             if self.max_string > 0 && self.string_chars > self.max_string {
                 return Some(Loop {
@@ -455,12 +448,11 @@ impl LoopDetector {
             }
         }
         if self.elements.is_on() {
-            let in_string = (was_in_string, self.in_string);
-            if let Some(found) = self.elements.step(byte, at, in_string) {
+            if let Some(found) = self.elements.step(byte, at, (was_in_string, in_string)) {
                 return Some(found);
             }
         }
-        let between_tokens = !was_in_string && !self.in_string;
+        let between_tokens = role == Role::Outside;
         if between_tokens && byte.is_ascii_whitespace() {
             self.whitespace += 1;
             if guard.max_whitespace > 0 && self.whitespace > guard.max_whitespace {
@@ -477,7 +469,10 @@ impl LoopDetector {
             self.run = 1;
             self.last = Some(byte);
         }
-        let in_value = (was_in_string && self.in_string) || self.in_number;
+        let in_value = matches!(
+            class,
+            Class::StringText | Class::StringEscape | Class::Number
+        );
         if in_value && guard.max_run > 0 && self.run > guard.max_run {
             return Some(found(LoopKind::Run, self.run));
         }
@@ -505,8 +500,7 @@ impl LoopDetector {
                 self.roles.pop_front();
             }
             self.recent.push_back(byte);
-            self.roles
-                .push_back(Role::of(was_in_string, self.in_string));
+            self.roles.push_back(role);
             let hit = hit.and_then(|hit| self.beyond_the_text(hit));
             // Whitespace between tokens is left to its own check (and its own bound).
             if let Some(hit) = hit.filter(|h| self.whitespace < h.detected_at - h.start) {

@@ -1,8 +1,8 @@
 //! Lenient JSON, JSON Lines and the incremental decoder.
 //!
-//! Everything here follows one idea: **frame, then parse each frame once.** A string-aware byte
-//! scanner (`frame`) finds where each value (a whole answer, a line, an array element) begins and
-//! ends; each frame then goes through the same pipeline:
+//! Everything here follows one idea: **frame, then parse each frame once.** The framer (`frame`)
+//! finds where each value (a whole answer, a line, an array element) begins and ends; each frame
+//! then goes through the same pipeline:
 //!
 //! 1. the fast path: `serde_json` straight, then one validation against the compiled schema;
 //! 2. only if that fails, the lenient parser (`lenient`) that fixes broken syntax and records
@@ -14,8 +14,29 @@
 //! thinking blocks, several candidates); many values ([`lines_from_str`]) and the incremental
 //! [`LineDecoder`] share the framer, so the same bytes give the same items however they are chunked.
 //!
+//! Each path is orchestrated in one file that calls the steps in order, each step handing its result
+//! to the next and none calling back into one before it:
+//! - one value (`one`): envelope (`envelope`) -> typed fast path (`typed`) -> the frames of the
+//!   envelope through the pipeline (`pipeline`: serde or `lenient`, then `coerce` and validation)
+//!   -> which value is the answer (`choice`) -> `T`;
+//! - a stream (`decoder`): framer (`frame`) -> typed fast path (`typed`) -> the pipeline -> `T`; a
+//!   line of prose in it is read by its candidates, as one value is.
+//!
 //! Next in the flow: [`validate`](crate::validate), the compiled validator every frame is checked
 //! against (and whose violations the extraction loop shows the model).
+//!
+//! # One lexer
+//! The bytes of JSON text are read by one lexer (`lex`): tokens with their byte spans, string (which
+//! quote), escape and number state kept between chunks so a stream may be cut anywhere, a strict
+//! syntax (RFC 8259) and a lenient one that reports what it saw outside the RFC (single and smart
+//! quotes, comments, bare words, literals in other spellings, number forms, cut-off ends) as data.
+//! The framer follows values over its tokens, the loop detector (`loops`) reads it byte by byte,
+//! and the confidence scan (`extract::confidence`) takes its leaves' spans from it; its byte-level
+//! primitives (a string's end word at a time, a number's, a word's, whitespace and comments) are
+//! there for any reader's hot loop: the typed reader reads strings, numbers and whitespace with
+//! them, and the lenient and partial parsers a string's plain text, their number runs and
+//! whitespace. Literals, numbers and escapes are spelled by one table
+//! (`literal`).
 //!
 //! # Typed values skip the `serde_json::Value`
 //! Building a `Value` (a map per object) costs about three times a typed parse, so the typed entry
@@ -96,12 +117,17 @@
 //! assert!(!parsed.fixes.is_empty());
 //! ```
 
+mod choice;
 mod coerce;
 mod decoder;
 mod envelope;
 mod error;
 mod frame;
 mod lenient;
+// The one JSON lexer every reader of `parse` reads from. Not public API: open for the workspace's
+// property tests only, no stability promise.
+#[doc(hidden)]
+pub mod lex;
 mod lines;
 mod literal;
 mod loops;

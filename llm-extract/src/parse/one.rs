@@ -1,13 +1,25 @@
-//! One value from an answer: the fast path, the envelope, and the choice among candidates.
+//! One value from an answer: where the parse of one value is orchestrated. The steps are called
+//! here, in order, and each hands its result to the next; none calls back into one before it.
+//!
+//! 1. the envelope (`envelope`): where the answer proper begins, past a byte-order mark or a
+//!    thinking block;
+//! 2. the typed fast path (`typed`): clean JSON straight to `T`, the whole text or one value alone
+//!    in prose or a fence;
+//! 3. otherwise each frame (the whole text; a scalar or a tuple alone; each candidate value the
+//!    envelope finds) through the pipeline (`pipeline`): serde or the lenient parser, coercion,
+//!    validation;
+//! 4. the choice (`choice`): which value is the answer, and the fixes that took it out of its text;
+//! 5. the validated JSON to `T`.
+//!
+//! A line of a stream that holds prose is read the same way, by its candidates ([`each_candidate`]).
 
-use super::envelope::{self, Candidate};
-use super::pipeline::{self, best_rejection, extracted, Accepted, Pipeline, Rejection};
-use super::{typed, work, Fix, FixKind, ParseError, ParseOptions, Parsed};
+use super::choice::{self, Choice, Distinct};
+use super::envelope::{Candidate, Envelope};
+use super::pipeline::{self, Accepted, Pipeline, Rejection};
+use super::{typed, Fix, FixKind, ParseError, ParseOptions, Parsed};
 use crate::schema::Schema;
 use crate::schema::SchemaSet;
 use serde_json::Value;
-use std::borrow::Cow;
-use std::collections::VecDeque;
 
 /// Parses one value of `T` with default options.
 ///
@@ -47,9 +59,8 @@ pub fn from_str_with<T: Schema>(
     text: &str,
     options: &ParseOptions,
 ) -> Result<Parsed<T>, ParseError> {
-    // The envelope, once: the clean path looks for the value in it, and the full path starts there.
-    let mut body = None;
-    if let Some(parsed) = clean::<T>(text, options, &mut body) {
+    let envelope = Envelope::new(text);
+    if let Some(parsed) = clean::<T>(&envelope, options) {
         return Ok(parsed);
     }
     if options.strict && !options.validate {
@@ -57,7 +68,7 @@ pub fn from_str_with<T: Schema>(
             return Err(pipeline::serde_rejection(&e, text, 0).into_error(text));
         }
     }
-    let Parsed { value, fixes } = value_from(text, T::schema(), options, body)?;
+    let Parsed { value, fixes } = value_from(&envelope, T::schema(), options)?;
     // Borrowed, so a refusal carries serde's path without parsing the text a second time.
     match pipeline::deserialize::<T>(&value) {
         Ok(value) => Ok(Parsed { value, fixes }),
@@ -69,15 +80,11 @@ pub fn from_str_with<T: Schema>(
     }
 }
 
-/// `T` straight from `text` when it is clean JSON, or (unless strict) one clean JSON value alone in
-/// prose or a fence; validated while it is deserialized when the options ask for validation. `None`
-/// sends the text down the full path; `body` then holds where the answer proper begins, if this
-/// looked.
-fn clean<T: Schema>(
-    text: &str,
-    options: &ParseOptions,
-    body: &mut Option<Body>,
-) -> Option<Parsed<T>> {
+/// `T` straight from the text when it is clean JSON, or (unless strict) one clean JSON value alone
+/// in prose or a fence; validated while it is deserialized when the options ask for validation.
+/// `None` sends the text down the full path.
+fn clean<T: Schema>(envelope: &Envelope<'_>, options: &ParseOptions) -> Option<Parsed<T>> {
+    let text = envelope.text;
     let schema = T::schema();
     let plan = match options.validate {
         true => Some(schema.plan()?),
@@ -102,42 +109,18 @@ fn clean<T: Schema>(
     if options.strict || !wants_container {
         return None;
     }
-    let (start, envelope_fix) = body.insert(envelope::body_start(text)).clone();
-    let from = envelope::first_bracket(text, start)?;
+    let from = envelope.first_bracket()?;
     let (value, len) = typed::prefix_from_str::<T>(text.get(from..)?, plan.is_some())?;
     let to = from + len;
-    // One value alone: the prose after it opens no other (then the full path finds just this one)
-    // and does not go on with its members (`{"a": 1}, "b": 2}`, which the full path reads).
-    if envelope::first_bracket(text, to).is_some() || envelope::members_follow(text, to) {
+    // One value alone (else the full path finds and reads the others, or the members after it).
+    if !choice::alone(text, to) {
         return None;
     }
     Some(Parsed {
         value,
-        fixes: envelope_fixes(text, envelope_fix, Some((from, to))),
+        fixes: choice::fixes(text, envelope.fix.clone(), Some((from, to))),
     })
 }
-
-/// The fixes of a value found in `text`: the envelope's (a thinking block, a BOM), then taking
-/// the value at `span` out of the text around it, when there was text around it.
-fn envelope_fixes(text: &str, envelope_fix: Option<Fix>, span: Option<(usize, usize)>) -> Vec<Fix> {
-    let mut fixes = Vec::with_capacity(2);
-    fixes.extend(envelope_fix);
-    if let Some((s, e)) = span {
-        // The value is the whole text but for whitespace around it (told from the text before
-        // and after it, which is short or stops at its first letter).
-        let alone = text.get(..s).is_some_and(|t| t.trim_start().is_empty())
-            && text.get(e..).is_some_and(|t| t.trim_end().is_empty())
-            && text.get(s..e).is_some_and(|v| v.trim().len() == v.len());
-        if !alone {
-            fixes.push(extracted(s, e));
-        }
-    }
-    fixes
-}
-
-/// Where the answer proper begins (after a byte-order mark and a thinking block), and the fix that
-/// records what was skipped.
-type Body = (usize, Option<Fix>);
 
 /// [`from_str_with`], with the validated JSON the value was read from: for checks that read JSON
 /// (an extractor's closures) on a typed value.
@@ -145,7 +128,7 @@ pub(crate) fn from_str_with_json<T: Schema>(
     text: &str,
     options: &ParseOptions,
 ) -> Result<(Parsed<T>, Value), ParseError> {
-    let Parsed { value, fixes } = value_from(text, T::schema(), options, None)?;
+    let Parsed { value, fixes } = value_from(&Envelope::new(text), T::schema(), options)?;
     match pipeline::deserialize::<T>(&value) {
         Ok(typed) => Ok((
             Parsed {
@@ -168,16 +151,17 @@ pub fn from_str_value(
     schema: &SchemaSet,
     options: &ParseOptions,
 ) -> Result<Parsed<Value>, ParseError> {
-    value_from(text, schema, options, None)
+    value_from(&Envelope::new(text), schema, options)
 }
 
-/// [`from_str_value`], with the envelope's start when it is already known.
+/// Validated JSON from the answer in `envelope`: the whole text when it is clean JSON, else the
+/// frames the envelope holds.
 fn value_from(
-    text: &str,
+    envelope: &Envelope<'_>,
     schema: &SchemaSet,
     options: &ParseOptions,
-    body: Option<Body>,
 ) -> Result<Parsed<Value>, ParseError> {
+    let text = envelope.text;
     let pipeline = Pipeline::new(schema, *options).map_err(|source| ParseError::InvalidSchema {
         source,
         raw: text.to_owned(),
@@ -188,26 +172,22 @@ fn value_from(
             .check(value, Vec::new(), 0)
             .map_err(|r| r.into_error(text)),
         Err(e) if options.strict => Err(pipeline::serde_rejection(&e, text, 0).into_error(text)),
-        Err(_) => lenient(&pipeline, text, body),
+        Err(_) => in_envelope(&pipeline, envelope),
     };
     accepted.map(|Accepted { value, fixes }| Parsed { value, fixes })
 }
 
-/// Everything but the fast path: the envelope, the candidates, the choice.
-fn lenient(
-    pipeline: &Pipeline<'_>,
-    text: &str,
-    body: Option<Body>,
-) -> Result<Accepted, ParseError> {
-    let (start, envelope_fix) = body.unwrap_or_else(|| envelope::body_start(text));
-    let body = text.get(start..).unwrap_or_default();
-    if body.trim().is_empty() {
+/// Everything but the fast path: the frames of the envelope (a scalar or a tuple alone, each
+/// candidate value) through the pipeline, then the choice among what passed.
+fn in_envelope(pipeline: &Pipeline<'_>, envelope: &Envelope<'_>) -> Result<Accepted, ParseError> {
+    let text = envelope.text;
+    if envelope.body().trim().is_empty() {
         return Err(ParseError::NoJson {
             raw: text.to_owned(),
         });
     }
     let with_envelope = |mut accepted: Accepted, span: Option<(usize, usize)>| {
-        let mut fixes = envelope_fixes(text, envelope_fix.clone(), span);
+        let mut fixes = choice::fixes(text, envelope.fix.clone(), span);
         fixes.append(&mut accepted.fixes);
         accepted.fixes = fixes;
         accepted
@@ -215,37 +195,39 @@ fn lenient(
 
     // A scalar answer (an enum, a number) is the whole text, perhaps quoted or fenced; where the
     // value may be a container too (a union), only when the text opens none (else prose before an
-    // object could be read as a string).
+    // object could be read as a string). A Python tuple for a wanted array: no bracket opens it,
+    // so the candidates miss it.
     let mut scalar_rejection = None;
-    let (offset, inner) = envelope::unfenced(body);
-    let trimmed = inner.trim();
-    let scalar_first = pipeline.admits_scalar() && !trimmed.contains(['{', '[', '(']);
+    let (at, inner) = envelope.inner();
+    let scalar_first = pipeline.admits_scalar() && !inner.contains(['{', '[', '(']);
     if !pipeline.wants_container() || scalar_first {
-        let at = start + offset + (inner.len() - inner.trim_start().len());
-        match pipeline.frame(trimmed, at) {
-            Ok(accepted) => return Ok(with_envelope(accepted, Some((at, at + trimmed.len())))),
+        match pipeline.frame(inner, at) {
+            Ok(accepted) => return Ok(with_envelope(accepted, Some((at, at + inner.len())))),
             Err(rejection) => scalar_rejection = Some(rejection),
         }
     }
-
-    // A Python tuple for a wanted array: no bracket opens it, so the candidates miss it.
-    if pipeline.wants_container() {
-        let (offset, inner) = envelope::unfenced(body);
-        let trimmed = inner.trim();
-        if trimmed.starts_with('(') {
-            let at = start + offset + (inner.len() - inner.trim_start().len());
-            if let Ok(accepted) = pipeline.frame(trimmed, at) {
-                return Ok(with_envelope(accepted, Some((at, at + trimmed.len()))));
-            }
+    if pipeline.wants_container() && inner.starts_with('(') {
+        if let Ok(accepted) = pipeline.frame(inner, at) {
+            return Ok(with_envelope(accepted, Some((at, at + inner.len()))));
         }
     }
 
     let mut distinct = Distinct::default();
     let mut failed: Vec<(Candidate, Rejection)> = Vec::new();
-    pipeline.each_candidate(text, start, 0, |candidate, result| match result {
-        Ok(accepted) => distinct.add(pipeline, text, candidate, accepted),
-        Err(r) => failed.push((candidate, r)),
-    });
+    each_candidate(
+        pipeline,
+        text,
+        envelope.candidates(),
+        0,
+        |candidate, result| match result {
+            Ok(accepted) => distinct.add(candidate, accepted, |earlier| {
+                reread(pipeline, text, earlier)
+                    .ok()
+                    .map(|again| again.value)
+            }),
+            Err(r) => failed.push((candidate, r)),
+        },
+    );
     match distinct.choice(text) {
         Choice::None => {}
         Choice::One(c, a) => return Ok(with_envelope(a, Some((c.start, c.end)))),
@@ -257,20 +239,24 @@ fn lenient(
         }
     }
 
-    if let Some(found) = enum_in_prose(pipeline, body) {
+    // A string-enum answer written as prose ("The sentiment is Positive.").
+    let found = match pipeline.options().strict {
+        true => None,
+        false => choice::enum_in_prose(pipeline.schema(), envelope.body()),
+    };
+    if let Some(found) = found {
         return match found {
             Ok(variant) => {
                 let fix = Fix::new(
                     FixKind::EnumCase,
-                    start,
+                    envelope.start,
                     format!("found the enum value {variant:?} in the text"),
                 );
-                let mut accepted = Accepted {
+                let accepted = Accepted {
                     value: Value::String(variant),
                     fixes: vec![fix],
                 };
-                accepted = with_envelope(accepted, None);
-                Ok(accepted)
+                Ok(with_envelope(accepted, None))
             }
             Err(candidates) => Err(ParseError::Ambiguous {
                 candidates,
@@ -282,264 +268,99 @@ fn lenient(
     let rejection = if failed.is_empty() {
         scalar_rejection.unwrap_or(Rejection::NotJson)
     } else {
-        best_rejection(text, failed.iter().map(|(c, r)| (c, r)))
+        choice::best_rejection(text, failed.iter().map(|(c, r)| (c, r)))
     };
     Err(rejection.into_error(text))
 }
 
-/// The distinct values among the accepted candidates, in order. Only the values that can become the
-/// answer are kept (the first, and the first fenced one); the others are known by span and hash, and
-/// read again from their span when a later value has the same hash. So a thousand values in prose
-/// cost a few words each, not a parsed value each, and the memory stays proportional to the text.
-#[derive(Default)]
-struct Distinct {
-    found: Vec<Found>,
-    by_hash: std::collections::HashMap<u64, Vec<usize>>,
-    fenced: usize,
+/// Every candidate value of `text` (found by the envelope), each through the pipeline, handed to
+/// `each` in order as it is evaluated (so a caller keeps only what it needs: a thousand copies of
+/// one value are not all held at once). An object whose members go on after its brace is read to
+/// their end when the schema prefers it (`{"a": 1}, "b": 2}`); values found inside a value cut off
+/// at the end are its parts, not candidates of their own, and are left out. `base` is the offset of
+/// `text` in the whole input.
+pub(crate) fn each_candidate(
+    pipeline: &Pipeline<'_>,
+    text: &str,
+    candidates: Vec<Candidate>,
+    base: usize,
+    mut each: impl FnMut(Candidate, Result<Accepted, Rejection>),
+) {
+    // The end of a candidate that took in the members after it: candidates inside those are its parts.
+    let mut taken_to = 0;
+    for mut candidate in candidates {
+        if candidate.start < taken_to {
+            continue;
+        }
+        let slice = text.get(candidate.start..candidate.end).unwrap_or_default();
+        let mut result = pipeline.frame(slice, base + candidate.start);
+        if let Some((longer, longer_result)) = continued(pipeline, text, candidate, base, &result) {
+            candidate = longer;
+            result = longer_result;
+            taken_to = candidate.end;
+        }
+        // A value cut off at the end that reads as the start of a real value (not prose): the
+        // candidates after it start inside it.
+        let cut = !candidate.closed
+            && !matches!(result, Err(Rejection::Syntax { .. } | Rejection::NotJson));
+        each(candidate, result);
+        if cut {
+            break;
+        }
+    }
 }
 
-struct Found {
+/// An object closed too early, whose members go on after its brace (`{"a": 1}, "b": 2}`): the
+/// longer reading, when the schema prefers it (see [`choice::prefers_longer`]).
+fn continued(
+    pipeline: &Pipeline<'_>,
+    text: &str,
     candidate: Candidate,
-    accepted: Option<Accepted>,
-}
-
-enum Choice {
-    None,
-    One(Candidate, Accepted),
-    Ambiguous(Vec<String>),
-}
-
-impl Distinct {
-    fn add(
-        &mut self,
-        pipeline: &Pipeline<'_>,
-        text: &str,
-        candidate: Candidate,
-        accepted: Accepted,
-    ) {
-        let same = self.by_hash.entry(value_hash(&accepted.value)).or_default();
-        let seen = same.iter().any(|&i| {
-            work::count(1);
-            self.found
-                .get(i)
-                .is_some_and(|earlier| match &earlier.accepted {
-                    Some(kept) => kept.value == accepted.value,
-                    None => pipeline
-                        .candidate(text, earlier.candidate, 0)
-                        .is_ok_and(|again| again.value == accepted.value),
-                })
-        });
-        if seen {
-            return;
-        }
-        same.push(self.found.len());
-        let keep = self.found.is_empty() || (candidate.fenced && self.fenced == 0);
-        self.fenced += usize::from(candidate.fenced);
-        self.found.push(Found {
-            candidate,
-            accepted: keep.then_some(accepted),
-        });
-    }
-
-    /// One value; or, among several, the only fenced one (a fence singles out the answer among
-    /// drafts and examples in the prose); or the texts of all of them.
-    fn choice(self, text: &str) -> Choice {
-        let chosen = match self.found.len() {
-            0 => return Choice::None,
-            1 => self.found.into_iter().next(),
-            _ if self.fenced == 1 => self.found.into_iter().find(|f| f.candidate.fenced),
-            _ => {
-                return Choice::Ambiguous(
-                    self.found
-                        .iter()
-                        .map(|f| {
-                            let c = f.candidate;
-                            text.get(c.start..c.end).unwrap_or_default().to_owned()
-                        })
-                        .collect(),
-                )
-            }
-        };
-        match chosen {
-            Some(Found {
-                candidate,
-                accepted: Some(accepted),
-            }) => Choice::One(candidate, accepted),
-            // Kept by construction: the first value, and the first fenced one.
-            _ => Choice::None,
-        }
-    }
-}
-
-/// For a string-enum answer written as prose ("The sentiment is Positive."): the one variant named
-/// in it; `Err` with the variants if several are named.
-fn enum_in_prose(pipeline: &Pipeline<'_>, text: &str) -> Option<Result<String, Vec<String>>> {
-    if pipeline.options().strict {
+    base: usize,
+    closed: &Result<Accepted, Rejection>,
+) -> Option<(Candidate, Result<Accepted, Rejection>)> {
+    if pipeline.options().strict
+        || !candidate.closed
+        || !text.get(candidate.start..)?.starts_with('{')
+        || !choice::members_follow(text, candidate.end)
+    {
         return None;
     }
-    // The root's names, or those of the one string enum among a root union's branches (the unit
-    // variants of an externally tagged enum).
-    let generic = pipeline.schema().generic();
-    let names = generic.get("enum").or_else(|| {
-        let branches = generic
-            .get("oneOf")
-            .or_else(|| generic.get("anyOf"))?
-            .as_array()?;
-        let mut enums = branches.iter().filter_map(|branch| branch.get("enum"));
-        match (enums.next(), enums.next()) {
-            (Some(names), None) => Some(names),
-            _ => None,
-        }
-    })?;
-    let variants: Vec<&str> = names.as_array()?.iter().filter_map(Value::as_str).collect();
-    let mut named = named_variants(&variants, text);
-    match named.len() {
-        0 => None,
-        1 => named.pop().map(Ok),
-        _ => Some(Err(named)),
+    let (longer, end) = pipeline
+        .reopened(text.get(candidate.start..)?, base + candidate.start)
+        .ok()?;
+    let end = candidate.start + end;
+    if end <= candidate.end || !choice::prefers_longer(pipeline.schema(), closed, &longer) {
+        return None;
     }
-}
-
-/// The variants named in `text`, each as a run of whole words (case aside), in the order first named.
-/// "very positive" names very_positive, not positive as well: a hit inside a longer hit (of another
-/// variant) does not count.
-///
-/// One pass over the words with a window as wide as the longest variant: a hit starting at word `p` is
-/// inside a longer one when a hit starting before `p` ends at or after its end, or a longer hit starts
-/// at `p` too. Time linear in the text (times the variants' words), memory the window's.
-fn named_variants(variants: &[&str], text: &str) -> Vec<String> {
-    let needles: Vec<(&str, Vec<Cow<'_, str>>)> = variants
-        .iter()
-        .map(|v| (*v, lowercase_words(v)))
-        .filter(|(_, words)| !words.is_empty())
-        .collect();
-    let width = needles.iter().map(|(_, w)| w.len()).max().unwrap_or(0);
-    let mut named: Vec<String> = Vec::new();
-    if width == 0 {
-        return named;
-    }
-    let mut window: VecDeque<Cow<'_, str>> = VecDeque::with_capacity(width);
-    // The absolute index of window[0], and the furthest end of a hit starting before it.
-    let mut start = 0usize;
-    let mut furthest = 0usize;
-    // The needles that hit at the window's start (reused, so a word costs no allocation).
-    let mut hits: Vec<usize> = Vec::new();
-    let mut decide = |window: &VecDeque<Cow<'_, str>>, start: usize| {
-        hits.clear();
-        hits.extend(needles.iter().enumerate().filter_map(|(i, (_, needle))| {
-            work::count(needle.len());
-            let hit = needle.len() <= window.len()
-                && window.iter().zip(needle.iter()).all(|(a, b)| a == b);
-            hit.then_some(i)
-        }));
-        let longest = hits
-            .iter()
-            .filter_map(|&i| needles.get(i))
-            .map(|(_, n)| n.len())
-            .max()
-            .unwrap_or(0);
-        for (variant, needle) in hits.iter().filter_map(|&i| needles.get(i)) {
-            let inside = furthest >= start + needle.len() || longest > needle.len();
-            if !inside && !named.iter().any(|n| n == variant) {
-                named.push((*variant).to_owned());
-            }
-        }
-        furthest = furthest.max(start + longest);
+    let longer_candidate = Candidate {
+        end,
+        reopened: true,
+        ..candidate
     };
-    for word in lowercase_words_iter(text) {
-        window.push_back(word);
-        if window.len() == width {
-            decide(&window, start);
-            window.pop_front();
-            start += 1;
-        }
-    }
-    while !window.is_empty() {
-        decide(&window, start);
-        window.pop_front();
-        start += 1;
-    }
-    named
+    Some((longer_candidate, Ok(longer)))
 }
 
-/// The words of `text` (runs of alphanumeric characters), lowercased.
-fn lowercase_words(text: &str) -> Vec<Cow<'_, str>> {
-    lowercase_words_iter(text).collect()
-}
-
-/// The words of `text` (runs of alphanumeric characters), lowercased; a word already in lowercase is
-/// borrowed, so prose costs no allocation per word.
-fn lowercase_words_iter(text: &str) -> impl Iterator<Item = Cow<'_, str>> {
-    text.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(|w| {
-            let lower = if w.is_ascii() {
-                !w.bytes().any(|b| b.is_ascii_uppercase())
-            } else {
-                w.chars().all(|c| c.to_lowercase().eq([c]))
-            };
-            if lower {
-                Cow::Borrowed(w)
-            } else {
-                Cow::Owned(w.to_lowercase())
-            }
-        })
-}
-
-/// A hash of `value` that equal values share (object keys in any order, `0.0` and `-0.0`).
-fn value_hash(value: &Value) -> u64 {
-    use std::hash::{Hash, Hasher};
-    fn feed(value: &Value, h: &mut impl Hasher) {
-        match value {
-            Value::Null => 0u8.hash(h),
-            Value::Bool(b) => (1u8, b).hash(h),
-            Value::Number(n) => {
-                2u8.hash(h);
-                if let Some(u) = n.as_u64() {
-                    (0u8, u).hash(h);
-                } else if let Some(i) = n.as_i64() {
-                    (1u8, i).hash(h);
-                } else {
-                    let f = n.as_f64().unwrap_or_default();
-                    (2u8, if f == 0.0 { 0 } else { f.to_bits() }).hash(h);
-                }
-            }
-            Value::String(s) => (3u8, s).hash(h),
-            Value::Array(items) => {
-                (4u8, items.len()).hash(h);
-                items.iter().for_each(|item| feed(item, h));
-            }
-            Value::Object(map) => {
-                // Equal maps may list their keys in different orders: sum the entries' hashes.
-                let sum = map.iter().fold(0u64, |sum, (k, v)| {
-                    let mut entry = std::collections::hash_map::DefaultHasher::new();
-                    k.hash(&mut entry);
-                    feed(v, &mut entry);
-                    sum.wrapping_add(entry.finish())
-                });
-                (5u8, map.len(), sum).hash(h);
-            }
-        }
+/// A candidate span read again as [`each_candidate`] read it (for a value not kept, to compare).
+fn reread(
+    pipeline: &Pipeline<'_>,
+    text: &str,
+    candidate: Candidate,
+) -> Result<Accepted, Rejection> {
+    let slice = text.get(candidate.start..candidate.end).unwrap_or_default();
+    match candidate.reopened {
+        true => pipeline
+            .reopened(slice, candidate.start)
+            .map(|(accepted, _)| accepted),
+        false => pipeline.frame(slice, candidate.start),
     }
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    feed(value, &mut h);
-    h.finish()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::parse::work;
     use serde_json::json;
-
-    #[test]
-    fn equal_values_hash_alike() {
-        let a: Value = serde_json::from_str(r#"{"a":1,"b":[0.0,"x",null,true]}"#).unwrap();
-        let b: Value = serde_json::from_str(r#"{"b":[-0.0,"x",null,true],"a":1}"#).unwrap();
-        assert_eq!(a, b);
-        assert_eq!(value_hash(&a), value_hash(&b));
-        assert_ne!(value_hash(&json!({"a":1})), value_hash(&json!({"a":2})));
-        assert_ne!(value_hash(&json!([1, 2])), value_hash(&json!([2, 1])));
-    }
 
     #[test]
     fn telling_candidates_apart_is_linear() {

@@ -19,10 +19,11 @@
 //! and escapes are read by the table the lenient parser uses (`literal`): every spelling of a literal
 //! (`True`, `None`, `nil`, `NaN`), every number form (`.5`, `+1`), so a scalar the preview shows
 //! complete is the one the final parse reads (a word completes only at the delimiter after it:
-//! `true` may go on to `trueish`). It is a preview: the answer's final value always comes from the
+//! `true` may go on to `trueish`); a string's plain text, number runs and whitespace are skipped
+//! with the lexer's primitives (`lex`). It is a preview: the answer's final value always comes from the
 //! full pipeline ([`super::from_str_with`]).
 
-use super::literal;
+use super::{lex, literal};
 
 use serde_json::Value;
 use std::collections::HashMap;
@@ -352,7 +353,7 @@ impl PartialParser {
             State::Value | State::Key | State::Colon | State::After => {
                 // Whitespace first: a chunk of indentation alone changes nothing (it is counted,
                 // and nothing is stamped); the token loop starts after it, not scanning it again.
-                let start = spaces(bytes);
+                let start = lex::space_end(bytes, 0);
                 if start < bytes.len() {
                     self.tokens(bytes, start);
                 }
@@ -373,7 +374,7 @@ impl PartialParser {
                 State::Value | State::Key | State::Colon | State::After
             ) {
                 // Whitespace between tokens (most of a pretty-printed answer's indentation).
-                i += spaces(bytes.get(i..).unwrap_or_default());
+                i = lex::space_end(bytes, i);
             }
         }
         self.stamp();
@@ -394,235 +395,262 @@ impl PartialParser {
         };
         match self.state {
             State::End => bytes.len(),
-            State::Seek => {
-                let start = match byte {
-                    b'{' | b'[' => true,
-                    b'"' | b'-' | b'0'..=b'9' => !self.container,
-                    _ => false,
-                };
-                if start {
-                    self.state = State::Value;
-                    i
-                } else {
-                    i + 1
-                }
-            }
+            State::Seek => self.seek(byte, i),
             State::Value | State::Key | State::Colon | State::After if byte == b'/' => {
                 self.resume = self.state;
                 self.state = State::Slash;
                 i + 1
             }
-            State::Slash => {
-                match byte {
-                    b'/' => self.state = State::LineComment,
-                    b'*' => self.state = State::BlockComment { star: false },
-                    // Where a value goes, a word that begins with `/` (`/path`), as the lenient
-                    // parser reads it; elsewhere a stray `/`, dropped. The byte is read again.
-                    _ => {
-                        self.state = self.resume;
-                        if self.resume == State::Value {
-                            self.begin_scalar(
-                                Kind::Word(Span::at(self.text.len())),
-                                State::Literal,
-                            );
-                            self.utf8.push(b'/');
-                        }
-                        return i;
-                    }
-                }
-                i + 1
-            }
-            State::LineComment => {
-                let rest = bytes.get(i..).unwrap_or_default();
-                match memchr::memchr(b'\n', rest) {
-                    Some(at) => {
-                        self.state = self.resume;
-                        i + at + 1
-                    }
-                    None => bytes.len(),
-                }
-            }
-            State::BlockComment { star } => {
-                if star && byte == b'/' {
-                    self.state = self.resume;
-                    return i + 1;
-                }
-                let rest = bytes.get(i..).unwrap_or_default();
-                match memchr::memchr(b'*', rest) {
-                    Some(at) => {
-                        let after = i + at + 1;
-                        match bytes.get(after) {
-                            Some(b'/') => {
-                                self.state = self.resume;
-                                after + 1
-                            }
-                            Some(_) => {
-                                self.state = State::BlockComment { star: false };
-                                after
-                            }
-                            None => {
-                                self.state = State::BlockComment { star: true };
-                                after
-                            }
-                        }
-                    }
-                    None => {
-                        self.state = State::BlockComment { star: false };
-                        bytes.len()
-                    }
-                }
-            }
+            State::Slash => self.slash(byte, i),
+            State::LineComment => self.line_comment(bytes, i),
+            State::BlockComment { star } => self.block_comment(bytes, i, star),
             State::Value => self.value(byte, i),
-            State::Key => {
-                match byte {
-                    b'"' => {
-                        self.key = Span::at(self.text.len());
-                        self.in_key = true;
-                        self.state = State::Str;
-                    }
-                    b'}' | b']' | b')' => self.close(),
-                    b if b.is_ascii_alphanumeric() || b == b'_' || b == b'$' => {
-                        self.key = Span::at(self.text.len());
-                        self.push_key_byte(b);
-                        self.state = State::BareKey;
-                    }
-                    // Whitespace, doubled commas, stray quotes: skipped.
-                    _ => {}
-                }
-                i + 1
-            }
-            State::BareKey => {
-                if byte.is_ascii_alphanumeric() || byte == b'_' || byte == b'$' || byte == b'-' {
-                    self.push_key_byte(byte);
-                    i + 1
-                } else {
-                    self.state = State::Colon;
-                    i
-                }
-            }
-            State::Colon => {
-                match byte {
-                    // `{"key", 105}`: a comma where the colon belongs, as the lenient parser reads it.
-                    b':' | b',' => self.state = State::Value,
-                    b'}' | b']' | b')' => self.close(),
-                    b'"' => {
-                        // `{"a": 1, COMMENT "b": 2}`: the word before was stray; this is the key.
-                        self.key = Span::at(self.text.len());
-                        self.in_key = true;
-                        self.state = State::Str;
-                    }
-                    _ => {}
-                }
-                i + 1
-            }
-            State::After => {
-                match byte {
-                    b',' => self.state = self.after_comma(),
-                    b'}' | b']' | b')' => self.close(),
-                    b'"' if self.top_is_object() => {
-                        // A missing comma between two members.
-                        self.state = State::Key;
-                        return i;
-                    }
-                    _ => {}
-                }
-                i + 1
-            }
+            State::Key => self.key(byte, i),
+            State::BareKey => self.bare_key(byte, i),
+            State::Colon => self.colon(byte, i),
+            State::After => self.after(byte, i),
             State::Str => self.string(bytes, i),
-            State::Escape => {
-                self.state = State::Str;
-                if byte != b'u' {
-                    self.flush_high();
+            State::Escape => self.escape(byte, i),
+            State::Unicode { digits, raw } => self.unicode(byte, i, digits, raw),
+            State::Number => self.number(bytes, i),
+            State::Literal => self.word(bytes, i),
+        }
+    }
+
+    /// A byte of the prose before the value: the value begins at a byte that can begin it.
+    fn seek(&mut self, byte: u8, i: usize) -> usize {
+        let start = match byte {
+            b'{' | b'[' => true,
+            b'"' | b'-' | b'0'..=b'9' => !self.container,
+            _ => false,
+        };
+        if start {
+            self.state = State::Value;
+            i
+        } else {
+            i + 1
+        }
+    }
+
+    /// The byte after a `/` between tokens: a comment begins, or the `/` was no comment.
+    fn slash(&mut self, byte: u8, i: usize) -> usize {
+        match byte {
+            b'/' => self.state = State::LineComment,
+            b'*' => self.state = State::BlockComment { star: false },
+            // Where a value goes, a word that begins with `/` (`/path`), as the lenient
+            // parser reads it; elsewhere a stray `/`, dropped. The byte is read again.
+            _ => {
+                self.state = self.resume;
+                if self.resume == State::Value {
+                    self.begin_scalar(Kind::Word(Span::at(self.text.len())), State::Literal);
+                    self.utf8.push(b'/');
                 }
-                if byte == b'u' {
-                    self.state = State::Unicode {
-                        digits: 0,
-                        raw: [0; 4],
-                    };
-                    return i + 1;
-                }
-                match literal::escape(byte, false) {
-                    Some(decoded) => {
-                        self.push_char(decoded);
-                        i + 1
-                    }
-                    // An invalid escape keeps its backslash; the byte is read again as text.
-                    None => {
-                        self.push_char('\\');
-                        i
-                    }
-                }
+                return i;
             }
-            State::Unicode { digits, mut raw } => {
-                if !byte.is_ascii_hexdigit() {
-                    // An invalid `\u` escape is kept literally, as written; the byte is read again.
-                    self.flush_high();
-                    self.push_str("\\u");
-                    let written = raw.get(..usize::from(digits)).and_then(ascii);
-                    self.push_str(written.unwrap_or_default());
-                    self.state = State::Str;
-                    return i;
-                }
-                if let Some(slot) = raw.get_mut(usize::from(digits)) {
-                    *slot = byte;
-                }
-                if digits < 3 {
-                    self.state = State::Unicode {
-                        digits: digits + 1,
-                        raw,
-                    };
-                } else {
-                    self.state = State::Str;
-                    self.code_unit(literal::hex4(&raw).unwrap_or(0xFFFD));
-                }
+        }
+        i + 1
+    }
+
+    /// Inside a `//` comment: skips to the end of the line.
+    fn line_comment(&mut self, bytes: &[u8], i: usize) -> usize {
+        let rest = bytes.get(i..).unwrap_or_default();
+        match memchr::memchr(b'\n', rest) {
+            Some(at) => {
+                self.state = self.resume;
+                i + at + 1
+            }
+            None => bytes.len(),
+        }
+    }
+
+    /// Inside a `/* */` comment (`star`: the last byte read was `*`): skips to its end.
+    fn block_comment(&mut self, bytes: &[u8], i: usize, star: bool) -> usize {
+        if star && bytes.get(i) == Some(&b'/') {
+            self.state = self.resume;
+            return i + 1;
+        }
+        let rest = bytes.get(i..).unwrap_or_default();
+        let Some(at) = memchr::memchr(b'*', rest) else {
+            self.state = State::BlockComment { star: false };
+            return bytes.len();
+        };
+        let after = i + at + 1;
+        match bytes.get(after) {
+            Some(b'/') => {
+                self.state = self.resume;
+                after + 1
+            }
+            Some(_) => {
+                self.state = State::BlockComment { star: false };
+                after
+            }
+            None => {
+                self.state = State::BlockComment { star: true };
+                after
+            }
+        }
+    }
+
+    /// A byte where an object's key (or its end) is expected.
+    fn key(&mut self, byte: u8, i: usize) -> usize {
+        match byte {
+            b'"' => {
+                self.key = Span::at(self.text.len());
+                self.in_key = true;
+                self.state = State::Str;
+            }
+            b'}' | b']' | b')' => self.close(),
+            b if b.is_ascii_alphanumeric() || b == b'_' || b == b'$' => {
+                self.key = Span::at(self.text.len());
+                self.push_key_byte(b);
+                self.state = State::BareKey;
+            }
+            // Whitespace, doubled commas, stray quotes: skipped.
+            _ => {}
+        }
+        i + 1
+    }
+
+    /// A byte of an unquoted key, or the byte after it (read again after the colon's state).
+    fn bare_key(&mut self, byte: u8, i: usize) -> usize {
+        if byte.is_ascii_alphanumeric() || byte == b'_' || byte == b'$' || byte == b'-' {
+            self.push_key_byte(byte);
+            i + 1
+        } else {
+            self.state = State::Colon;
+            i
+        }
+    }
+
+    /// A byte after a key, where its colon is expected.
+    fn colon(&mut self, byte: u8, i: usize) -> usize {
+        match byte {
+            // `{"key", 105}`: a comma where the colon belongs, as the lenient parser reads it.
+            b':' | b',' => self.state = State::Value,
+            b'}' | b']' | b')' => self.close(),
+            b'"' => {
+                // `{"a": 1, COMMENT "b": 2}`: the word before was stray; this is the key.
+                self.key = Span::at(self.text.len());
+                self.in_key = true;
+                self.state = State::Str;
+            }
+            _ => {}
+        }
+        i + 1
+    }
+
+    /// A byte after a value in a container, where `,` or its end is expected.
+    fn after(&mut self, byte: u8, i: usize) -> usize {
+        match byte {
+            b',' => self.state = self.after_comma(),
+            b'}' | b']' | b')' => self.close(),
+            b'"' if self.top_is_object() => {
+                // A missing comma between two members.
+                self.state = State::Key;
+                return i;
+            }
+            _ => {}
+        }
+        i + 1
+    }
+
+    /// The byte after a backslash in a string.
+    fn escape(&mut self, byte: u8, i: usize) -> usize {
+        self.state = State::Str;
+        if byte == b'u' {
+            self.state = State::Unicode {
+                digits: 0,
+                raw: [0; 4],
+            };
+            return i + 1;
+        }
+        self.flush_high();
+        match literal::escape(byte, false) {
+            Some(decoded) => {
+                self.push_char(decoded);
                 i + 1
             }
-            State::Number => {
-                let rest = bytes.get(i..).unwrap_or_default();
-                let run = rest
-                    .iter()
-                    .take_while(|&&b| literal::is_number_byte(b))
-                    .count();
-                if run == 0 {
-                    if literal::number_goes_on_as_word(byte) {
-                        // `10px`, `82_461_110`: a word after all.
-                        let start = match self.scalar_kind() {
-                            Some(Kind::Number(span)) => span.start,
-                            _ => self.text.len(),
-                        };
-                        // Its bytes so far move to where a word's are held until it ends.
-                        let digits = self.text.get(start..).unwrap_or_default().as_bytes();
-                        self.utf8.extend_from_slice(digits);
-                        self.text.truncate(start);
-                        self.set_scalar_kind(Kind::Word(Span::at(start)));
-                        self.state = State::Literal;
-                        return i;
-                    }
-                    self.finish_scalar();
-                    return i;
-                }
-                // ASCII by the test above: each byte is its character.
-                let digits = rest.get(..run).and_then(ascii).unwrap_or_default();
-                self.text.push_str(digits);
-                i + run
-            }
-            State::Literal => {
-                let rest = bytes.get(i..).unwrap_or_default();
-                let tuple = self.top_is_tuple();
-                let run = rest
-                    .iter()
-                    .position(|&b| literal::ends_word(b) || (tuple && b == b')'))
-                    .unwrap_or(rest.len());
-                if run > 0 {
-                    // Bytes of the word, cut characters included: it is read whole at its end.
-                    self.utf8
-                        .extend_from_slice(rest.get(..run).unwrap_or_default());
-                    return i + run;
-                }
-                self.end_word();
+            // An invalid escape keeps its backslash; the byte is read again as text.
+            None => {
+                self.push_char('\\');
                 i
             }
         }
+    }
+
+    /// A byte of a `\uXXXX` escape, of which `digits` were read (`raw`, as written).
+    fn unicode(&mut self, byte: u8, i: usize, digits: u8, mut raw: [u8; 4]) -> usize {
+        if !byte.is_ascii_hexdigit() {
+            // An invalid `\u` escape is kept literally, as written; the byte is read again.
+            self.flush_high();
+            self.push_str("\\u");
+            let written = raw.get(..usize::from(digits)).and_then(ascii);
+            self.push_str(written.unwrap_or_default());
+            self.state = State::Str;
+            return i;
+        }
+        if let Some(slot) = raw.get_mut(usize::from(digits)) {
+            *slot = byte;
+        }
+        if digits < 3 {
+            self.state = State::Unicode {
+                digits: digits + 1,
+                raw,
+            };
+        } else {
+            self.state = State::Str;
+            self.code_unit(literal::hex4(&raw).unwrap_or(0xFFFD));
+        }
+        i + 1
+    }
+
+    /// Bytes of a number from `bytes[i]`, up to the byte that ends it (or makes it a word).
+    fn number(&mut self, bytes: &[u8], i: usize) -> usize {
+        let rest = bytes.get(i..).unwrap_or_default();
+        let run = lex::number_end(rest, 0);
+        if run > 0 {
+            // ASCII by the test above: each byte is its character.
+            let digits = rest.get(..run).and_then(ascii).unwrap_or_default();
+            self.text.push_str(digits);
+            return i + run;
+        }
+        if rest
+            .first()
+            .is_some_and(|&b| literal::number_goes_on_as_word(b))
+        {
+            // `10px`, `82_461_110`: a word after all.
+            let start = match self.scalar_kind() {
+                Some(Kind::Number(span)) => span.start,
+                _ => self.text.len(),
+            };
+            // Its bytes so far move to where a word's are held until it ends.
+            let digits = self.text.get(start..).unwrap_or_default().as_bytes();
+            self.utf8.extend_from_slice(digits);
+            self.text.truncate(start);
+            self.set_scalar_kind(Kind::Word(Span::at(start)));
+            self.state = State::Literal;
+            return i;
+        }
+        self.finish_scalar();
+        i
+    }
+
+    /// Bytes of a bare word from `bytes[i]`, up to the delimiter that ends it.
+    fn word(&mut self, bytes: &[u8], i: usize) -> usize {
+        let rest = bytes.get(i..).unwrap_or_default();
+        let tuple = self.top_is_tuple();
+        let run = rest
+            .iter()
+            .position(|&b| literal::ends_word(b) || (tuple && b == b')'))
+            .unwrap_or(rest.len());
+        if run > 0 {
+            // Bytes of the word, cut characters included: it is read whole at its end.
+            self.utf8
+                .extend_from_slice(rest.get(..run).unwrap_or_default());
+            return i + run;
+        }
+        self.end_word();
+        i
     }
 
     /// A byte where a value is expected.
@@ -857,10 +885,11 @@ impl PartialParser {
     /// Reads string bytes from `bytes[i]` up to the next quote or backslash.
     fn string(&mut self, bytes: &[u8], i: usize) -> usize {
         let rest = bytes.get(i..).unwrap_or_default();
-        let run = rest
-            .iter()
-            .position(|&b| b == b'"' || b == b'\\')
-            .unwrap_or(rest.len());
+        // The lexer's scan stops at control characters too: a preview keeps them as text.
+        let mut run = lex::string_stop(rest, 0, b'"');
+        while rest.get(run).is_some_and(|&b| b < 0x20) {
+            run = lex::string_stop(rest, run + 1, b'"');
+        }
         if run > 0 {
             self.flush_high();
             self.push_bytes(rest.get(..run).unwrap_or_default());
@@ -1091,18 +1120,6 @@ fn plain(bytes: &[u8]) -> Option<&str> {
     };
     // SAFETY: ASCII is valid UTF-8.
     clean.then(|| unsafe { std::str::from_utf8_unchecked(bytes) })
-}
-
-/// The number of whitespace bytes `bytes` begins with.
-#[inline]
-fn spaces(bytes: &[u8]) -> usize {
-    bytes.iter().take_while(|&&b| is_space(b)).count()
-}
-
-/// Whitespace between JSON tokens.
-#[inline]
-fn is_space(byte: u8) -> bool {
-    matches!(byte, b' ' | b'\n' | b'\r' | b'\t')
 }
 
 /// A node of the partial tree, borrowed from its parser.

@@ -1,7 +1,8 @@
 //! The pipeline every frame goes through, whether it is a whole answer, a line or an array element:
 //! serde straight, else the lenient parser; then validation, and coercion only if validation fails.
+//! It takes a frame's text and hands back a checked value or why there is none; where the frame
+//! is (the envelope, the framer) is decided before it, which value is the answer after it.
 
-use super::envelope::{self, Candidate};
 use super::lenient::{self, Cut, Failure, Fixed, Settings, Step};
 use super::{coerce, Fix, FixKind, ParseError, ParseOptions, SkipReason, Skipped};
 use crate::error::SchemaError;
@@ -211,108 +212,11 @@ impl<'s> Pipeline<'s> {
         }
     }
 
-    /// A candidate span as [`Pipeline::each_candidate`] read it.
-    pub(crate) fn candidate(
-        &self,
-        text: &str,
-        candidate: Candidate,
-        base: usize,
-    ) -> Result<Accepted, Rejection> {
-        let slice = text.get(candidate.start..candidate.end).unwrap_or_default();
-        match candidate.reopened {
-            true => self
-                .lenient(slice, base + candidate.start, true)
-                .map(|(accepted, _)| accepted),
-            false => self.frame(slice, base + candidate.start),
-        }
-    }
-
-    /// An object closed too early, whose members go on after its brace (`{"a": 1}, "b": 2}`): the
-    /// longer reading, when the schema prefers it. That is when the object as closed fails and the
-    /// longer one passes, or when both pass and the longer one adds only keys the schema declares
-    /// (it wants them); keys it does not know say the text after the brace was something else.
-    /// Without a schema nothing tells, and the object as closed stands.
-    fn continued(
-        &self,
-        text: &str,
-        candidate: Candidate,
-        base: usize,
-        closed: &Result<Accepted, Rejection>,
-    ) -> Option<(Candidate, Result<Accepted, Rejection>)> {
-        if self.options.strict
-            || !candidate.closed
-            || !text.get(candidate.start..)?.starts_with('{')
-            || !envelope::members_follow(text, candidate.end)
-        {
-            return None;
-        }
-        let (longer, end) = self
-            .lenient(text.get(candidate.start..)?, base + candidate.start, true)
-            .ok()?;
-        let end = candidate.start + end;
-        if end <= candidate.end {
-            return None;
-        }
-        let wanted = match closed {
-            Err(_) => true,
-            Ok(closed) => {
-                let generic = self.schema.generic();
-                let declared = resolve(generic, generic).get("properties");
-                let (Some(shorter), Some(longer)) =
-                    (closed.value.as_object(), longer.value.as_object())
-                else {
-                    return None;
-                };
-                let mut added = longer
-                    .keys()
-                    .filter(|k| !shorter.contains_key(*k))
-                    .peekable();
-                added.peek().is_some() && added.all(|k| declared.and_then(|d| d.get(k)).is_some())
-            }
-        };
-        wanted.then_some((
-            Candidate {
-                end,
-                reopened: true,
-                ..candidate
-            },
-            Ok(longer),
-        ))
-    }
-
-    /// Every candidate value in `text` from `from`, each through [`Pipeline::frame`], handed to `each`
-    /// in order as it is evaluated (so a caller keeps only what it needs: a thousand copies of one value
-    /// are not all held at once). Values found inside a value cut off at the end are its parts, not
-    /// candidates of their own, and are left out.
-    pub(crate) fn each_candidate(
-        &self,
-        text: &str,
-        from: usize,
-        base: usize,
-        mut each: impl FnMut(Candidate, Result<Accepted, Rejection>),
-    ) {
-        // The end of a candidate that took in the members after it: candidates inside those are its parts.
-        let mut taken_to = 0;
-        for mut candidate in envelope::candidates(text, from) {
-            if candidate.start < taken_to {
-                continue;
-            }
-            let slice = text.get(candidate.start..candidate.end).unwrap_or_default();
-            let mut result = self.frame(slice, base + candidate.start);
-            if let Some((longer, longer_result)) = self.continued(text, candidate, base, &result) {
-                candidate = longer;
-                result = longer_result;
-                taken_to = candidate.end;
-            }
-            // A value cut off at the end that reads as the start of a real value (not prose): the
-            // candidates after it start inside it.
-            let cut = !candidate.closed
-                && !matches!(result, Err(Rejection::Syntax { .. } | Rejection::NotJson));
-            each(candidate, result);
-            if cut {
-                break;
-            }
-        }
+    /// The lenient parser with members that follow the root object's closing brace read as its own
+    /// (`{"a": 1}, "b": 2}`, see [`Settings::reopen`]), then [`Pipeline::check`]; also where the
+    /// value ended in `text`. Whether that reading is the one meant is the caller's choice.
+    pub(crate) fn reopened(&self, text: &str, base: usize) -> Result<(Accepted, usize), Rejection> {
+        self.lenient(text, base, true)
     }
 }
 
@@ -413,38 +317,6 @@ fn pointer(path: &[Step]) -> String {
     out
 }
 
-/// The most telling rejection among candidates that all failed.
-pub(crate) fn best_rejection<'r>(
-    text: &str,
-    failed: impl Iterator<Item = (&'r Candidate, &'r Rejection)>,
-) -> Rejection {
-    let mut best: Option<(u8, usize, &Rejection)> = None;
-    for (candidate, rejection) in failed {
-        let rank = match rejection {
-            Rejection::Truncated { .. } => 4,
-            Rejection::Schema(_) => 3,
-            Rejection::Syntax { .. } => {
-                // A syntax error in something that does not even look like JSON is prose.
-                let slice = text.get(candidate.start..candidate.end).unwrap_or_default();
-                if slice.contains([':', '"', '\'']) {
-                    2
-                } else {
-                    0
-                }
-            }
-            Rejection::NotJson => 0,
-        };
-        let size = candidate.end - candidate.start;
-        if best.is_none_or(|(r, s, _)| (rank, size) > (r, s)) {
-            best = Some((rank, size, rejection));
-        }
-    }
-    match best {
-        Some((rank, _, rejection)) if rank > 0 => rejection.clone(),
-        _ => Rejection::NotJson,
-    }
-}
-
 /// A strict-mode rejection from serde's error.
 pub(crate) fn serde_rejection(e: &serde_json::Error, text: &str, base: usize) -> Rejection {
     if e.is_eof() {
@@ -462,38 +334,6 @@ pub(crate) fn serde_rejection(e: &serde_json::Error, text: &str, base: usize) ->
     Rejection::Syntax {
         message: e.to_string(),
         offset: base + offset,
-    }
-}
-
-/// The envelope fix for a value taken out of surrounding text.
-pub(crate) fn extracted(start: usize, end: usize) -> Fix {
-    // Built by hand: `format!` would cost more than the rest of a fenced answer's fast path.
-    let mut description = String::with_capacity(72);
-    description.push_str("took the JSON value at bytes ");
-    push_decimal(&mut description, start);
-    description.push_str("..");
-    push_decimal(&mut description, end);
-    description.push_str(" out of the text around it");
-    Fix::new(FixKind::Envelope, start, description)
-}
-
-/// Appends `n` in decimal.
-fn push_decimal(out: &mut String, n: usize) {
-    let mut digits = [0u8; 20];
-    let mut at = digits.len();
-    let mut rest = n;
-    loop {
-        at -= 1;
-        if let Some(digit) = digits.get_mut(at) {
-            *digit = b'0' + (rest % 10) as u8;
-        }
-        rest /= 10;
-        if rest == 0 || at == 0 {
-            break;
-        }
-    }
-    for &digit in digits.get(at..).unwrap_or_default() {
-        out.push(char::from(digit));
     }
 }
 
@@ -523,16 +363,6 @@ pub(crate) fn typed_item<T: DeserializeOwned>(json: &Value, line: usize) -> Resu
 mod tests {
     use super::*;
     use serde_json::json;
-
-    #[test]
-    fn the_extracted_fix_names_its_span() {
-        for (start, end) in [(0, 9), (10, 200), (12_345, usize::MAX)] {
-            assert_eq!(
-                extracted(start, end).description,
-                format!("took the JSON value at bytes {start}..{end} out of the text around it")
-            );
-        }
-    }
 
     #[test]
     fn free_text_is_a_plain_string_member() {

@@ -7,6 +7,8 @@
 //! the edge is left out, and so is a scalar touching an edge), so the leaves read are the unit's own
 //! and the distinct leaves counted stay few.
 
+use crate::parse::lex::Class;
+
 /// What a byte of the answer is to the lexer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Role {
@@ -21,13 +23,25 @@ pub(super) enum Role {
 }
 
 impl Role {
-    /// The role of a byte from the lexer's state before it (`was` in a string) and after it (`now`).
-    pub(super) fn of(was: bool, now: bool) -> Self {
-        match (was, now) {
-            (false, false) => Role::Outside,
-            (false, true) => Role::Open,
-            (true, true) => Role::Inside,
-            (true, false) => Role::Close,
+    /// The role of a byte the lexer read as `class`.
+    pub(super) fn of_class(class: Class) -> Self {
+        match class {
+            Class::StringOpen => Role::Open,
+            Class::StringText | Class::StringEscape => Role::Inside,
+            Class::StringClose => Role::Close,
+            Class::Space | Class::Punct | Class::Number | Class::Word | Class::Comment => {
+                Role::Outside
+            }
+        }
+    }
+
+    /// Whether the lexer was in a string before the byte, and is after it.
+    pub(super) fn in_string(self) -> (bool, bool) {
+        match self {
+            Role::Outside => (false, false),
+            Role::Open => (false, true),
+            Role::Inside => (true, true),
+            Role::Close => (true, false),
         }
     }
 }
@@ -89,27 +103,13 @@ pub(super) fn leaves(unit: &[(u8, Role)]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::parse::lex::{Lexer, Syntax};
 
     /// `text` as the lexer sees it, from the start of an answer.
     fn roles(text: &str) -> Vec<(u8, Role)> {
-        let mut in_string = false;
-        let mut escaped = false;
+        let mut lexer = Lexer::new(Syntax::STRICT);
         text.bytes()
-            .map(|byte| {
-                let was = in_string;
-                if in_string {
-                    if escaped {
-                        escaped = false;
-                    } else if byte == b'\\' {
-                        escaped = true;
-                    } else if byte == b'"' {
-                        in_string = false;
-                    }
-                } else if byte == b'"' {
-                    in_string = true;
-                }
-                (byte, Role::of(was, in_string))
-            })
+            .map(|byte| (byte, Role::of_class(lexer.step(byte))))
             .collect()
     }
 

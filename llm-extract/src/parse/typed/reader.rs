@@ -2,14 +2,15 @@
 //! and `T`'s `Deserialize`, where wrapping serde_json's deserializer took two (its and ours) for
 //! every key and value.
 //!
-//! It reads the structure (objects, arrays, strings, literals) itself, held to JSON's grammar, and
-//! hands each number's text to serde_json, so that numbers reach `T` exactly as serde_json reads
+//! It reads the structure (objects, arrays, strings, literals) itself, held to JSON's grammar, with
+//! the lexer's strict primitives (where a string's text stops, eight bytes at a time; where a number
+//! or a run of whitespace ends: `lex`), and hands each number's text to serde_json, so that numbers reach `T` exactly as serde_json reads
 //! them. Whatever it does not accept (a syntax error, a control character in a string, an escaped
 //! key, nesting deeper than [`MAX_DEPTH`]) stops it, and the caller takes the full path, as it does
 //! when a check fails.
 
 use super::{key, Check, Checked, Hashes, Keys, MapState, SeqState, Shape, Slot, GIVE_UP};
-use crate::parse::literal;
+use crate::parse::{lex, literal};
 use crate::schema::plan::{Additional, Items, Node, Types};
 use serde::de::value::{BorrowedStrDeserializer, StringDeserializer};
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
@@ -61,39 +62,6 @@ impl Text<'_> {
     }
 }
 
-const ONES: u64 = 0x0101_0101_0101_0101;
-const HIGHS: u64 = 0x8080_8080_8080_8080;
-
-/// A mask with the high bit of each byte of `word` that is `"`, `\` or a control character; the
-/// lowest set bit is exact (higher ones may be spurious).
-#[inline(always)]
-fn specials(word: u64) -> u64 {
-    let zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGHS;
-    zero(word ^ (ONES * u64::from(b'"')))
-        | zero(word ^ (ONES * u64::from(b'\\')))
-        | (word.wrapping_sub(ONES * 0x20) & !word & HIGHS)
-}
-
-/// Where the first `"`, `\` or control character at or after `from` is (`bytes.len()` if none).
-#[inline]
-fn next_special(bytes: &[u8], from: usize) -> usize {
-    let mut at = from;
-    while let Some(word) = bytes.get(at..at + 8).and_then(|w| w.first_chunk::<8>()) {
-        let found = specials(u64::from_le_bytes(*word));
-        if found != 0 {
-            return at + (found.trailing_zeros() / 8) as usize;
-        }
-        at += 8;
-    }
-    while let Some(&b) = bytes.get(at) {
-        if b == b'"' || b == b'\\' || b < 0x20 {
-            return at;
-        }
-        at += 1;
-    }
-    bytes.len()
-}
-
 impl<'de> Reader<'de> {
     pub(crate) fn new(text: &'de str) -> Self {
         Reader {
@@ -120,13 +88,8 @@ impl<'de> Reader<'de> {
     #[inline]
     fn skip_whitespace(&mut self) -> Option<u8> {
         let bytes = self.text.as_bytes();
-        while let Some(&b) = bytes.get(self.pos) {
-            match b {
-                b' ' | b'\n' | b'\r' | b'\t' => self.pos += 1,
-                _ => return Some(b),
-            }
-        }
-        None
+        self.pos = lex::space_end(bytes, self.pos);
+        bytes.get(self.pos).copied()
     }
 
     /// Consumes `word` (a literal) or stops.
@@ -180,7 +143,7 @@ impl<'de> Reader<'de> {
     fn string(&mut self) -> Result<Text<'de>, Stop> {
         let bytes = self.text.as_bytes();
         let start = self.pos + 1;
-        let at = next_special(bytes, start);
+        let at = lex::string_stop(bytes, start, b'"');
         match bytes.get(at) {
             Some(b'"') => {
                 let text = self.text.get(start..at).ok_or(Stop)?;
@@ -215,7 +178,7 @@ impl<'de> Reader<'de> {
                     out.push(c);
                 }
                 Some(_) => {
-                    let end = next_special(bytes, at);
+                    let end = lex::string_stop(bytes, at, b'"');
                     if end == at {
                         // A control character: JSON strings may not hold one raw.
                         return Err(Stop);
@@ -250,12 +213,8 @@ impl<'de> Reader<'de> {
     /// The text of the number at the cursor (its grammar is serde_json's to check).
     #[inline]
     fn number(&mut self) -> &'de str {
-        let bytes = self.text.as_bytes();
         let start = self.pos;
-        let mut end = start;
-        while bytes.get(end).is_some_and(|&b| literal::is_number_byte(b)) {
-            end += 1;
-        }
+        let end = lex::number_end(self.text.as_bytes(), start);
         self.pos = end;
         self.text.get(start..end).unwrap_or_default()
     }
@@ -898,23 +857,6 @@ mod tests {
             };
             let expected = serde_json::from_str::<Value>(&text).unwrap();
             prop_assert_eq!(read(&text), Some(expected), "{}", text);
-        }
-    }
-
-    #[test]
-    fn specials_find_the_first_quote_backslash_or_control_character() {
-        let text = "abcdefghijklmnopqrstuvwxyz0123456789";
-        for at in 0..text.len() {
-            for special in [b'"', b'\\', b'\n', 0x1f, 0] {
-                let mut bytes = text.as_bytes().to_vec();
-                bytes[at] = special;
-                for from in 0..=at {
-                    assert_eq!(next_special(&bytes, from), at, "{at} {special} {from}");
-                }
-                // A byte above 0x7f is not special (UTF-8 continuation and lead bytes).
-                bytes[at] = 0xc3;
-                assert_eq!(next_special(&bytes, 0), bytes.len());
-            }
         }
     }
 

@@ -1,0 +1,449 @@
+//! Which value is the answer, once the frames are checked: one clean value alone in its text, the
+//! longer reading of an object whose members go on after its brace, the one distinct value among
+//! the candidates (or the only fenced one), an enum value named in prose; and, when none passed,
+//! the most telling rejection. Also the fixes that record taking the answer out of its text.
+//!
+//! It reads the texts and the values the steps before it handed over; it parses nothing again
+//! itself (a candidate it must compare again is read by the caller's `reread`).
+
+use super::envelope::Candidate;
+use super::pipeline::{Accepted, Rejection};
+use super::{work, Fix, FixKind};
+use crate::schema::node::resolve;
+use crate::schema::SchemaSet;
+use serde_json::Value;
+use std::borrow::Cow;
+use std::collections::VecDeque;
+
+/// Whether the value that ends at `end` stands alone in `text`: the text after it opens no other
+/// value (a `{` or `[`) and does not go on with its members (`{"a": 1}, "b": 2}`).
+pub(crate) fn alone(text: &str, end: usize) -> bool {
+    let rest = text.as_bytes().get(end..).unwrap_or_default();
+    memchr::memchr2(b'{', b'[', rest).is_none() && !members_follow(text, end)
+}
+
+/// Whether members of an object seem to follow at `at`, after a closing brace: a comma, then a
+/// quoted or bare key and its colon (`, "b": 2}`). Reads the key once, no further.
+pub(crate) fn members_follow(text: &str, at: usize) -> bool {
+    let bytes = text.as_bytes().get(at..).unwrap_or_default();
+    let skip = |from: usize| {
+        from + bytes
+            .get(from..)
+            .unwrap_or_default()
+            .iter()
+            .take_while(|c| c.is_ascii_whitespace())
+            .count()
+    };
+    let comma = skip(0);
+    if bytes.get(comma) != Some(&b',') {
+        return false;
+    }
+    let key = skip(comma + 1);
+    let key_end = match bytes.get(key) {
+        Some(&quote @ (b'"' | b'\'')) => {
+            let rest = bytes.get(key + 1..).unwrap_or_default();
+            match memchr::memchr(quote, rest) {
+                Some(i) => key + 1 + i + 1,
+                None => return false,
+            }
+        }
+        Some(c) if c.is_ascii_alphabetic() || *c == b'_' => {
+            key + bytes
+                .get(key..)
+                .unwrap_or_default()
+                .iter()
+                .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'$'))
+                .count()
+        }
+        _ => return false,
+    };
+    work::count(key_end);
+    bytes.get(skip(key_end)) == Some(&b':')
+}
+
+/// Whether the longer reading of an object closed too early (`{"a": 1}, "b": 2}`) is the one the
+/// schema prefers: when the object as closed fails and the longer one passes, or when both pass and
+/// the longer one adds only keys the schema declares (it wants them); keys it does not know say the
+/// text after the brace was something else. Without a schema nothing tells, and the object as
+/// closed stands.
+pub(crate) fn prefers_longer(
+    schema: &SchemaSet,
+    closed: &Result<Accepted, Rejection>,
+    longer: &Accepted,
+) -> bool {
+    let Ok(closed) = closed else {
+        return true;
+    };
+    let generic = schema.generic();
+    let declared = resolve(generic, generic).get("properties");
+    let (Some(shorter), Some(longer)) = (closed.value.as_object(), longer.value.as_object()) else {
+        return false;
+    };
+    let mut added = longer
+        .keys()
+        .filter(|k| !shorter.contains_key(*k))
+        .peekable();
+    added.peek().is_some() && added.all(|k| declared.and_then(|d| d.get(k)).is_some())
+}
+
+/// The fixes of a value found in `text`: the envelope's (a thinking block, a BOM), then taking
+/// the value at `span` out of the text around it, when there was text around it.
+pub(crate) fn fixes(
+    text: &str,
+    envelope_fix: Option<Fix>,
+    span: Option<(usize, usize)>,
+) -> Vec<Fix> {
+    let mut fixes = Vec::with_capacity(2);
+    fixes.extend(envelope_fix);
+    if let Some((s, e)) = span {
+        // The value is the whole text but for whitespace around it (told from the text before
+        // and after it, which is short or stops at its first letter).
+        let alone = text.get(..s).is_some_and(|t| t.trim_start().is_empty())
+            && text.get(e..).is_some_and(|t| t.trim_end().is_empty())
+            && text.get(s..e).is_some_and(|v| v.trim().len() == v.len());
+        if !alone {
+            fixes.push(extracted(s, e));
+        }
+    }
+    fixes
+}
+
+/// The envelope fix for a value taken out of surrounding text.
+pub(crate) fn extracted(start: usize, end: usize) -> Fix {
+    // Built by hand: `format!` would cost more than the rest of a fenced answer's fast path.
+    let mut description = String::with_capacity(72);
+    description.push_str("took the JSON value at bytes ");
+    push_decimal(&mut description, start);
+    description.push_str("..");
+    push_decimal(&mut description, end);
+    description.push_str(" out of the text around it");
+    Fix::new(FixKind::Envelope, start, description)
+}
+
+/// Appends `n` in decimal.
+fn push_decimal(out: &mut String, n: usize) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut rest = n;
+    loop {
+        at -= 1;
+        if let Some(digit) = digits.get_mut(at) {
+            *digit = b'0' + (rest % 10) as u8;
+        }
+        rest /= 10;
+        if rest == 0 || at == 0 {
+            break;
+        }
+    }
+    for &digit in digits.get(at..).unwrap_or_default() {
+        out.push(char::from(digit));
+    }
+}
+
+/// The most telling rejection among candidates that all failed.
+pub(crate) fn best_rejection<'r>(
+    text: &str,
+    failed: impl Iterator<Item = (&'r Candidate, &'r Rejection)>,
+) -> Rejection {
+    let mut best: Option<(u8, usize, &Rejection)> = None;
+    for (candidate, rejection) in failed {
+        let rank = match rejection {
+            Rejection::Truncated { .. } => 4,
+            Rejection::Schema(_) => 3,
+            Rejection::Syntax { .. } => {
+                // A syntax error in something that does not even look like JSON is prose.
+                let slice = text.get(candidate.start..candidate.end).unwrap_or_default();
+                if slice.contains([':', '"', '\'']) {
+                    2
+                } else {
+                    0
+                }
+            }
+            Rejection::NotJson => 0,
+        };
+        let size = candidate.end - candidate.start;
+        if best.is_none_or(|(r, s, _)| (rank, size) > (r, s)) {
+            best = Some((rank, size, rejection));
+        }
+    }
+    match best {
+        Some((rank, _, rejection)) if rank > 0 => rejection.clone(),
+        _ => Rejection::NotJson,
+    }
+}
+
+/// The distinct values among the accepted candidates, in order. Only the values that can become the
+/// answer are kept (the first, and the first fenced one); the others are known by span and hash, and
+/// read again from their span when a later value has the same hash. So a thousand values in prose
+/// cost a few words each, not a parsed value each, and the memory stays proportional to the text.
+#[derive(Default)]
+pub(crate) struct Distinct {
+    found: Vec<Found>,
+    by_hash: std::collections::HashMap<u64, Vec<usize>>,
+    fenced: usize,
+}
+
+struct Found {
+    candidate: Candidate,
+    accepted: Option<Accepted>,
+}
+
+/// What the distinct values make of the answer.
+pub(crate) enum Choice {
+    /// No candidate was accepted.
+    None,
+    /// The answer.
+    One(Candidate, Accepted),
+    /// Several values and nothing to tell them apart: their texts.
+    Ambiguous(Vec<String>),
+}
+
+impl Distinct {
+    /// Adds an accepted candidate unless its value is one already found; `reread` reads an earlier
+    /// candidate's value again from its span (for one not kept).
+    pub(crate) fn add(
+        &mut self,
+        candidate: Candidate,
+        accepted: Accepted,
+        reread: impl Fn(Candidate) -> Option<Value>,
+    ) {
+        let same = self.by_hash.entry(value_hash(&accepted.value)).or_default();
+        let seen = same.iter().any(|&i| {
+            work::count(1);
+            self.found
+                .get(i)
+                .is_some_and(|earlier| match &earlier.accepted {
+                    Some(kept) => kept.value == accepted.value,
+                    None => reread(earlier.candidate).is_some_and(|again| again == accepted.value),
+                })
+        });
+        if seen {
+            return;
+        }
+        same.push(self.found.len());
+        let keep = self.found.is_empty() || (candidate.fenced && self.fenced == 0);
+        self.fenced += usize::from(candidate.fenced);
+        self.found.push(Found {
+            candidate,
+            accepted: keep.then_some(accepted),
+        });
+    }
+
+    /// One value; or, among several, the only fenced one (a fence singles out the answer among
+    /// drafts and examples in the prose); or the texts of all of them.
+    pub(crate) fn choice(self, text: &str) -> Choice {
+        let chosen = match self.found.len() {
+            0 => return Choice::None,
+            1 => self.found.into_iter().next(),
+            _ if self.fenced == 1 => self.found.into_iter().find(|f| f.candidate.fenced),
+            _ => {
+                return Choice::Ambiguous(
+                    self.found
+                        .iter()
+                        .map(|f| {
+                            let c = f.candidate;
+                            text.get(c.start..c.end).unwrap_or_default().to_owned()
+                        })
+                        .collect(),
+                )
+            }
+        };
+        match chosen {
+            Some(Found {
+                candidate,
+                accepted: Some(accepted),
+            }) => Choice::One(candidate, accepted),
+            // Kept by construction: the first value, and the first fenced one.
+            _ => Choice::None,
+        }
+    }
+}
+
+/// For a string-enum answer written as prose ("The sentiment is Positive."): the one variant named
+/// in it; `Err` with the variants if several are named.
+pub(crate) fn enum_in_prose(schema: &SchemaSet, text: &str) -> Option<Result<String, Vec<String>>> {
+    // The root's names, or those of the one string enum among a root union's branches (the unit
+    // variants of an externally tagged enum).
+    let generic = schema.generic();
+    let names = generic.get("enum").or_else(|| {
+        let branches = generic
+            .get("oneOf")
+            .or_else(|| generic.get("anyOf"))?
+            .as_array()?;
+        let mut enums = branches.iter().filter_map(|branch| branch.get("enum"));
+        match (enums.next(), enums.next()) {
+            (Some(names), None) => Some(names),
+            _ => None,
+        }
+    })?;
+    let variants: Vec<&str> = names.as_array()?.iter().filter_map(Value::as_str).collect();
+    let mut named = named_variants(&variants, text);
+    match named.len() {
+        0 => None,
+        1 => named.pop().map(Ok),
+        _ => Some(Err(named)),
+    }
+}
+
+/// The variants named in `text`, each as a run of whole words (case aside), in the order first named.
+/// "very positive" names very_positive, not positive as well: a hit inside a longer hit (of another
+/// variant) does not count.
+///
+/// One pass over the words with a window as wide as the longest variant: a hit starting at word `p` is
+/// inside a longer one when a hit starting before `p` ends at or after its end, or a longer hit starts
+/// at `p` too. Time linear in the text (times the variants' words), memory the window's.
+fn named_variants(variants: &[&str], text: &str) -> Vec<String> {
+    let needles: Vec<(&str, Vec<Cow<'_, str>>)> = variants
+        .iter()
+        .map(|v| (*v, lowercase_words(v)))
+        .filter(|(_, words)| !words.is_empty())
+        .collect();
+    let width = needles.iter().map(|(_, w)| w.len()).max().unwrap_or(0);
+    let mut named: Vec<String> = Vec::new();
+    if width == 0 {
+        return named;
+    }
+    let mut window: VecDeque<Cow<'_, str>> = VecDeque::with_capacity(width);
+    // The absolute index of window[0], and the furthest end of a hit starting before it.
+    let mut start = 0usize;
+    let mut furthest = 0usize;
+    // The needles that hit at the window's start (reused, so a word costs no allocation).
+    let mut hits: Vec<usize> = Vec::new();
+    let mut decide = |window: &VecDeque<Cow<'_, str>>, start: usize| {
+        hits.clear();
+        hits.extend(needles.iter().enumerate().filter_map(|(i, (_, needle))| {
+            work::count(needle.len());
+            let hit = needle.len() <= window.len()
+                && window.iter().zip(needle.iter()).all(|(a, b)| a == b);
+            hit.then_some(i)
+        }));
+        let longest = hits
+            .iter()
+            .filter_map(|&i| needles.get(i))
+            .map(|(_, n)| n.len())
+            .max()
+            .unwrap_or(0);
+        for (variant, needle) in hits.iter().filter_map(|&i| needles.get(i)) {
+            let inside = furthest >= start + needle.len() || longest > needle.len();
+            if !inside && !named.iter().any(|n| n == variant) {
+                named.push((*variant).to_owned());
+            }
+        }
+        furthest = furthest.max(start + longest);
+    };
+    for word in lowercase_words_iter(text) {
+        window.push_back(word);
+        if window.len() == width {
+            decide(&window, start);
+            window.pop_front();
+            start += 1;
+        }
+    }
+    while !window.is_empty() {
+        decide(&window, start);
+        window.pop_front();
+        start += 1;
+    }
+    named
+}
+
+/// The words of `text` (runs of alphanumeric characters), lowercased.
+fn lowercase_words(text: &str) -> Vec<Cow<'_, str>> {
+    lowercase_words_iter(text).collect()
+}
+
+/// The words of `text` (runs of alphanumeric characters), lowercased; a word already in lowercase is
+/// borrowed, so prose costs no allocation per word.
+fn lowercase_words_iter(text: &str) -> impl Iterator<Item = Cow<'_, str>> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(|w| {
+            let lower = if w.is_ascii() {
+                !w.bytes().any(|b| b.is_ascii_uppercase())
+            } else {
+                w.chars().all(|c| c.to_lowercase().eq([c]))
+            };
+            if lower {
+                Cow::Borrowed(w)
+            } else {
+                Cow::Owned(w.to_lowercase())
+            }
+        })
+}
+
+/// A hash of `value` that equal values share (object keys in any order, `0.0` and `-0.0`).
+fn value_hash(value: &Value) -> u64 {
+    use std::hash::{Hash, Hasher};
+    fn feed(value: &Value, h: &mut impl Hasher) {
+        match value {
+            Value::Null => 0u8.hash(h),
+            Value::Bool(b) => (1u8, b).hash(h),
+            Value::Number(n) => {
+                2u8.hash(h);
+                if let Some(u) = n.as_u64() {
+                    (0u8, u).hash(h);
+                } else if let Some(i) = n.as_i64() {
+                    (1u8, i).hash(h);
+                } else {
+                    let f = n.as_f64().unwrap_or_default();
+                    (2u8, if f == 0.0 { 0 } else { f.to_bits() }).hash(h);
+                }
+            }
+            Value::String(s) => (3u8, s).hash(h),
+            Value::Array(items) => {
+                (4u8, items.len()).hash(h);
+                items.iter().for_each(|item| feed(item, h));
+            }
+            Value::Object(map) => {
+                // Equal maps may list their keys in different orders: sum the entries' hashes.
+                let sum = map.iter().fold(0u64, |sum, (k, v)| {
+                    let mut entry = std::collections::hash_map::DefaultHasher::new();
+                    k.hash(&mut entry);
+                    feed(v, &mut entry);
+                    sum.wrapping_add(entry.finish())
+                });
+                (5u8, map.len(), sum).hash(h);
+            }
+        }
+    }
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    feed(value, &mut h);
+    h.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn equal_values_hash_alike() {
+        let a: Value = serde_json::from_str(r#"{"a":1,"b":[0.0,"x",null,true]}"#).unwrap();
+        let b: Value = serde_json::from_str(r#"{"b":[-0.0,"x",null,true],"a":1}"#).unwrap();
+        assert_eq!(a, b);
+        assert_eq!(value_hash(&a), value_hash(&b));
+        assert_ne!(value_hash(&json!({"a":1})), value_hash(&json!({"a":2})));
+        assert_ne!(value_hash(&json!([1, 2])), value_hash(&json!([2, 1])));
+    }
+
+    #[test]
+    fn the_extracted_fix_names_its_span() {
+        for (start, end) in [(0, 9), (10, 200), (12_345, usize::MAX)] {
+            assert_eq!(
+                extracted(start, end).description,
+                format!("took the JSON value at bytes {start}..{end} out of the text around it")
+            );
+        }
+    }
+
+    #[test]
+    fn a_value_stands_alone_unless_another_or_its_members_follow() {
+        let text = "Sure: {\"a\": 1}. Done";
+        let end = text.find('}').unwrap() + 1;
+        assert!(alone(text, end));
+        assert!(!alone("{\"a\": 1} and {\"a\": 2}", 8));
+        assert!(!alone("{\"a\": 1}, \"b\": 2}", 8));
+        assert!(!alone("{\"a\": 1}, b: 2}", 8));
+        assert!(alone("{\"a\": 1}, then more", 8));
+    }
+}
