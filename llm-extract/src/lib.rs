@@ -65,7 +65,7 @@
 //!    out of logs, `Debug` output and errors.
 //! 3. [`parse`](mod@parse): the model's answer read leniently, as one value ([`from_str`]), JSON
 //!    Lines ([`parse::lines_from_str`], the incremental [`parse::LineDecoder`]) or a value still being
-//!    written ([`parse::PartialReader`]); the [`parse::LoopGuard`] that stops an answer repeating
+//!    written ([`parse::PartialReader`]); the [`extract::LoopGuard`] that stops an answer repeating
 //!    itself.
 //! 4. [`validate`]: one compiled validator per schema; every violation with its JSON pointer.
 //! 5. [`ground`]: where in the source text each quoted (`#[extract(grounded)]`) value came from, and

@@ -5,9 +5,10 @@
 //! documents, [`prompts`](crate::prompts) for named prompts, [`blocking`](crate::blocking) for code
 //! without an async runtime.
 
+use crate::extract::Loop;
 use crate::ground::Conflict;
 use crate::llm::{Finish, LlmError, Usage};
-use crate::parse::{Fix, Loop, ParseError, Skipped};
+use crate::parse::{Fix, ParseError, Skipped};
 use std::collections::BTreeMap;
 use std::time::Duration;
 

@@ -11,8 +11,8 @@ use llm_extract::llm::{
 use llm_extract::report::AttemptKind;
 use llm_extract::Schema;
 use llm_extract::{
+    extract::LoopGuard,
     llm::Finish,
-    parse::LoopGuard,
     schema::{Dialect, SchemaSet, Shape},
     Extract,
 };

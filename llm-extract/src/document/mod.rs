@@ -9,6 +9,7 @@
 //! the extraction loop, which take the text it produces like any other
 //! ([`Extractor::extract_pages`](crate::Extractor::extract_pages) keeps the pages).
 
+pub mod chunk;
 #[cfg(feature = "html")]
 #[cfg_attr(docsrs, doc(cfg(feature = "html")))]
 pub mod html;
@@ -16,8 +17,11 @@ mod pages;
 #[cfg(feature = "pdf")]
 #[cfg_attr(docsrs, doc(cfg(feature = "pdf")))]
 pub mod pdf;
+pub mod read;
 #[cfg(feature = "pdf-render")]
 #[cfg_attr(docsrs, doc(cfg(feature = "pdf-render")))]
 pub mod render;
 
+pub use chunk::{Chunk, Chunker, MIN_CHUNK_BYTES};
 pub use pages::{PageSpan, Pages, PAGE_BREAK};
+pub use read::{ChunkBuf, ChunkReader, ReadError, TextReader};

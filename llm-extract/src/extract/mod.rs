@@ -26,66 +26,45 @@
 //! [`validate`](crate::validate) and, for grounded fields, [`ground`](crate::ground). Next in the flow:
 //! [`report`](crate::report), what the extraction returns besides its value.
 
-mod choose;
-mod chunk_report;
 mod confidence;
-mod config;
 mod document;
-mod document_one;
-mod document_pages;
-mod document_reader;
 mod engine;
 mod error;
-mod example;
-mod example_turns;
-mod extractor;
-mod grounded_target;
-mod grounding;
-mod keyed;
 mod loops;
-mod meter;
-mod normalise;
-mod partial;
 mod per_field;
-mod questions;
-mod samples;
-mod schema_extractor;
-mod settings;
-mod source;
-mod stream;
-mod target;
-mod telemetry;
-mod tokens;
-mod vote;
-mod watch;
-mod wording;
+mod prompts;
+mod setup;
 
-pub use choose::{Choice, ChooseError, Chooser};
-pub use chunk_report::{ChunkReport, DoneChunk};
-pub use confidence::{Aggregate, Basis, ConfidenceRule};
-pub use config::{Input, Mode, Strategy, DEFAULT_CHUNK_BYTES};
-pub use document::{Document, DocumentEvent, PassReport, BYTES_PER_TOKEN};
-pub use document_one::{DocumentValue, OneValue, PagedValue, Taken};
-pub use document_pages::PagedDocument;
+pub use confidence::choose::{Choice, ChooseError, Chooser};
+pub use confidence::logprobs::{Aggregate, Basis, ConfidenceRule};
+pub use confidence::samples::SAMPLE_TEMPERATURE;
+pub use document::chunk_report::{ChunkReport, DoneChunk};
+pub use document::document_source::DocumentSource;
+pub use document::items::{Document, DocumentEvent, PassReport, BYTES_PER_TOKEN};
+pub use document::one_value::{DocumentValue, OneValue, PagedValue, Taken};
+pub use document::paged::PagedDocument;
+pub use engine::partial::PartialEvent;
+pub use engine::stream::ExtractStream;
 pub use error::{ExtractError, ExtractErrorKind};
-pub use example::{Example, ExampleError};
-pub use extractor::Extractor;
-pub use loops::Recovery;
-pub use partial::PartialEvent;
-pub use questions::QUESTION;
-pub use samples::SAMPLE_TEMPERATURE;
-pub use schema_extractor::SchemaExtractor;
-pub use source::DocumentSource;
-pub use stream::ExtractStream;
-pub(crate) use wording::render;
-pub use wording::{TemplateError, DEFAULT_INSTRUCTIONS, DEFAULT_TEMPLATE};
+pub use loops::{
+    ItemVerdict, ItemWindow, Loop, LoopDetector, LoopGuard, LoopKind, Occurrences, Recovery, Source,
+};
+pub use prompts::questions::QUESTION;
+pub(crate) use prompts::wording::render;
+pub use prompts::wording::{TemplateError, DEFAULT_INSTRUCTIONS, DEFAULT_TEMPLATE};
+pub use setup::config::{Input, Mode, Strategy, DEFAULT_CHUNK_BYTES};
+pub use setup::example::{Example, ExampleError};
+pub use setup::extractor::Extractor;
+pub use setup::schema_extractor::SchemaExtractor;
 
-use crate::ground::ReadError;
+use crate::document::ReadError;
 use crate::llm::Llm;
 use crate::parse::PartialValue;
 use crate::report::Extraction;
 use crate::schema::Schema;
-use keyed::Handing;
+use engine::partial;
+use setup::keyed::{self, Handing};
+use setup::target;
 use std::future::Future;
 
 /// A type whose values can be extracted from a model's answer.

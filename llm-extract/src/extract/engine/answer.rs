@@ -5,11 +5,13 @@
 use super::intake::{Intake, Kept};
 use super::Engine;
 use crate::check::CheckError;
-use crate::extract::meter::Meter;
-use crate::extract::target::{settle_items, Target};
-use crate::extract::{loops, telemetry, watch};
+use crate::extract::engine::meter::Meter;
+use crate::extract::engine::{telemetry, watch};
+use crate::extract::loops;
+use crate::extract::loops::{Loop, LoopDetector, LoopKind};
+use crate::extract::setup::target::{settle_items, Target};
 use crate::llm::{Accumulator, ChatRequest, Finish, LlmError, Merged, TokenLogprob, Usage};
-use crate::parse::{LineDecoder, LineEvent, Loop, LoopDetector, LoopKind, Skipped, WithJson};
+use crate::parse::{LineDecoder, LineEvent, Skipped, WithJson};
 use crate::report::AttemptKind;
 use futures_util::StreamExt;
 use std::time::Instant;

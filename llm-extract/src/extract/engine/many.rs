@@ -5,11 +5,12 @@
 use super::answer::Answer;
 use super::intake::Kept;
 use super::{attempt_span, broken_attempt, record, Engine};
-use crate::extract::config::Input;
+use crate::extract::confidence::logprobs as confidence;
+use crate::extract::engine::telemetry;
 use crate::extract::error::{ExtractError, ExtractErrorKind};
-use crate::extract::target::Target;
-use crate::extract::wording;
-use crate::extract::{confidence, telemetry};
+use crate::extract::prompts::wording;
+use crate::extract::setup::config::Input;
+use crate::extract::setup::target::Target;
 use crate::llm::{Finish, Message};
 use crate::parse::{SkipReason, Skipped};
 use crate::report::{Attempt, AttemptError, AttemptKind, Report, Sampling};

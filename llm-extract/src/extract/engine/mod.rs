@@ -31,10 +31,9 @@
 //! `unwrap.rs` reads the answer to a root sent wrapped in an object (see
 //! [`WRAPPER_KEY`](crate::schema::dialect::WRAPPER_KEY)) as the value it wraps.
 
-use super::config::Config;
 use super::error::ExtractErrorKind;
-use super::meter::{Meter, Spent};
-use super::{loops, watch};
+use super::loops;
+use super::setup::config::Config;
 use crate::llm::{ChatRequest, Finish, Llm, LlmError, Message, Usage};
 use crate::report::{Attempt, AttemptError, AttemptKind, Report, Sampling};
 use std::time::Instant;
@@ -42,9 +41,17 @@ use std::time::Instant;
 mod answer;
 mod intake;
 mod many;
+pub(crate) mod meter;
 mod one;
+pub(crate) mod partial;
 mod request;
+pub(crate) mod stream;
+pub(crate) mod telemetry;
+pub(crate) mod tokens;
 mod unwrap;
+pub(crate) mod watch;
+
+use meter::{Meter, Spent};
 
 /// What a watched extraction of one value reports as it runs.
 pub(crate) enum Progress<'a> {
@@ -165,7 +172,7 @@ fn failed_attempt(kind: AttemptKind, err: &LlmError, started: Instant) -> Attemp
 }
 
 fn attempt_span(llm: &dyn Llm, schema: &str, number: u32, kind: AttemptKind) -> tracing::Span {
-    super::telemetry::attempt_span(llm, schema, number, kind)
+    telemetry::attempt_span(llm, schema, number, kind)
 }
 
 fn record(span: &tracing::Span, finish: Option<&Finish>, usage: Usage, items: usize) {

@@ -3,11 +3,13 @@
 //! backend's dialect.
 
 use super::Engine;
-use crate::extract::config::{Input, Mode};
+use crate::extract::engine::tokens;
 use crate::extract::error::{ExtractError, ExtractErrorKind};
-use crate::extract::target::Target;
-use crate::extract::wording;
-use crate::extract::{example_turns, loops, tokens};
+use crate::extract::loops;
+use crate::extract::prompts::wording;
+use crate::extract::setup::config::{Input, Mode};
+use crate::extract::setup::example_turns;
+use crate::extract::setup::target::Target;
 use crate::llm::{ChatRequest, Message};
 use crate::report::Report;
 use crate::schema::Shape;
