@@ -2,7 +2,8 @@
 //! (base64, many distinct items, numbers with many distinct digits), and a stop on every loop within a
 //! bounded number of bytes, however the stream is chunked.
 
-use llm_extract::extract::{ItemVerdict, ItemWindow, Loop, LoopDetector, LoopGuard, LoopKind};
+use llm_extract::extract::{ItemVerdict, ItemWindow, LoopDetector, LoopGuard};
+use llm_extract::report::{Loop, LoopKind};
 use proptest::prelude::*;
 
 /// Feeds `text` in chunks of the given sizes (cycled) and returns the first loop.

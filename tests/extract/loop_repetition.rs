@@ -2,9 +2,8 @@
 //! data while the input text holds that many copies of what they copy, and a loop once the run goes
 //! past them, however the stream is chunked; the work of counting is bounded whatever the answer.
 
-use llm_extract::extract::{
-    ItemVerdict, ItemWindow, Loop, LoopDetector, LoopGuard, LoopKind, Source,
-};
+use llm_extract::extract::{ItemVerdict, ItemWindow, LoopDetector, LoopGuard, Source};
+use llm_extract::report::{Loop, LoopKind};
 use proptest::prelude::*;
 
 /// Feeds `text` in chunks of the given sizes (cycled) and returns the first loop.

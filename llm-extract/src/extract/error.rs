@@ -4,9 +4,9 @@ use super::prompts::wording::TemplateError;
 use super::setup::example::ExampleError;
 use crate::check::CheckError;
 use crate::error::SchemaError;
-use crate::extract::loops::Loop;
 use crate::llm::{LlmError, Usage};
 use crate::parse::ParseError;
+use crate::report::Loop;
 use crate::report::{Attempt, Report};
 use serde_json::Value;
 

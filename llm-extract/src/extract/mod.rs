@@ -46,9 +46,7 @@ pub use document::paged::PagedDocument;
 pub use engine::partial::PartialEvent;
 pub use engine::stream::ExtractStream;
 pub use error::{ExtractError, ExtractErrorKind};
-pub use loops::{
-    ItemVerdict, ItemWindow, Loop, LoopDetector, LoopGuard, LoopKind, Occurrences, Recovery, Source,
-};
+pub use loops::{ItemVerdict, ItemWindow, LoopDetector, LoopGuard, Occurrences, Recovery, Source};
 pub use prompts::questions::QUESTION;
 pub(crate) use prompts::wording::render;
 pub use prompts::wording::{TemplateError, DEFAULT_INSTRUCTIONS, DEFAULT_TEMPLATE};

@@ -8,11 +8,12 @@ use crate::check::CheckError;
 use crate::extract::engine::meter::Meter;
 use crate::extract::engine::{telemetry, watch};
 use crate::extract::loops;
-use crate::extract::loops::{Loop, LoopDetector, LoopKind};
+use crate::extract::loops::LoopDetector;
 use crate::extract::setup::target::{settle_items, Target};
 use crate::llm::{Accumulator, ChatRequest, Finish, LlmError, Merged, TokenLogprob, Usage};
 use crate::parse::{LineDecoder, LineEvent, Skipped, WithJson};
 use crate::report::AttemptKind;
+use crate::report::{Loop, LoopKind};
 use futures_util::StreamExt;
 use std::time::Instant;
 

@@ -12,8 +12,7 @@
 //! same item several times in a row stops the generation (the model is looping), and so does reaching
 //! `max_items`.
 //!
-//! Loops: every answer (one value or many) is streamed through the loop detectors (`parse::loops`,
-//! `loops.rs`), which also follow the arrays and objects inside it at any depth (the same long element
+//! Loops: every answer (one value or many) is streamed through the loop detectors (`extract/loops/`), which also follow the arrays and objects inside it at any depth (the same long element
 //! written again and again in one value is a loop, reported with the path of its array); a loop drops
 //! the stream, and the next attempt, within `max_attempts`, is a recovery with
 //! a repeat penalty (then also a small temperature), for a list continuing after the last good item.

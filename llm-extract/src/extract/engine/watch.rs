@@ -9,8 +9,9 @@
 use crate::extract::engine::meter::{Meter, Spent};
 use crate::extract::engine::telemetry;
 use crate::extract::loops::Bounds;
-use crate::extract::loops::{Loop, LoopGuard};
+use crate::extract::loops::LoopGuard;
 use crate::llm::{Accumulator, ChatRequest, ChatResponse, Finish, Llm, LlmError, Merged, Usage};
+use crate::report::Loop;
 use futures_util::StreamExt;
 use std::time::{Duration, Instant};
 

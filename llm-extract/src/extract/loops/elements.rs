@@ -12,8 +12,10 @@
 //! container's handed up when it closes) are collected as they stream, a bounded number of bounded
 //! size, and looked up in the text only when the child repeats a recent one.
 
+use super::guard::LoopGuard;
 use super::occurrences::{Occurrences, MAX_LEAF_BYTES, MAX_LEAVES};
-use super::{ItemVerdict, ItemWindow, Loop, LoopGuard, LoopKind};
+use super::window::{ItemVerdict, ItemWindow};
+use crate::report::{Loop, LoopKind};
 
 /// The longest key kept for the path of a loop (longer keys are cut).
 const MAX_KEY: usize = 256;

@@ -1,25 +1,36 @@
 //! What the extraction loop does about a model that loops: hold back items that repeat recent ones
 //! until it is clear whether they were a loop ([`ItemGuard`]), and change what produced the loop in the
 //! next attempt ([`recover`], by the [`Recovery`] settings), and the same for a repair that gets back
-//! the answer it rejected ([`Rejected`], [`unstick`]). The detectors themselves, and the thresholds
-//! that tell a loop ([`LoopGuard`]), are in `parse::loops`. Repeats are judged against the input
+//! the answer it rejected ([`Rejected`], [`unstick`]). Repeats are judged against the input
 //! ([`Bounds`]): an item or element repeated no more times than the text holds it is real data.
+//!
+//! The detectors beside it: the thresholds that tell a loop ([`LoopGuard`], `guard.rs`), the
+//! byte-level detector fed every delta ([`LoopDetector`], `detector.rs`, with the repeated unit of a
+//! period in `unit.rs` and the elements of arrays and objects in `elements.rs`), the window over
+//! completed items ([`ItemWindow`], `window.rs`), and how many times the input holds a value
+//! ([`Source`], `occurrences.rs`). What a loop was is recorded in the report
+//! ([`Loop`](crate::report::Loop)).
 
 use super::setup::target::{Found, Target};
 use crate::llm::ChatRequest;
 use crate::parse::{self, ParseOptions};
+use crate::report::{Loop, LoopKind};
 use crate::schema::SchemaSet;
 use serde_json::{Map, Value};
 use std::hash::{Hash, Hasher};
 
 mod detector;
 mod elements;
+mod guard;
 mod occurrences;
 mod unit;
+mod window;
 
-pub use detector::{ItemVerdict, ItemWindow, Loop, LoopDetector, LoopGuard, LoopKind};
+pub use detector::LoopDetector;
+pub use guard::LoopGuard;
 pub(crate) use occurrences::leaves;
 pub use occurrences::{Occurrences, Source};
+pub use window::{ItemVerdict, ItemWindow};
 
 /// What every answer of one extraction is watched against, from its input: the longest string value
 /// it may hold, and the text that tells a real repeat from a loop.
