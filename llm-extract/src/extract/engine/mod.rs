@@ -28,7 +28,12 @@
 //! Files: `request.rs` builds the first request, `one.rs` runs the loop for one value, `many.rs` for many
 //! items, whose answers `answer.rs` streams through the decoder and `intake.rs` hands on item by item;
 //! `unwrap.rs` reads the answer to a root sent wrapped in an object (see
-//! [`WRAPPER_KEY`](crate::schema::dialect::WRAPPER_KEY)) as the value it wraps.
+//! [`WRAPPER_KEY`](crate::schema::dialect::WRAPPER_KEY)) as the value it wraps. Every streamed answer,
+//! one value's (`watch.rs`) or a list's (`answer.rs`), is read by the one `reader.rs`: the events
+//! merged, the loop detector fed, the cost metered (`meter.rs`) and reported, a stream sent again
+//! after a break closed as a broken answer. `tokens.rs` says how many tokens a request may spend;
+//! `telemetry.rs` is the one place the loop asks the backend, with its spans. `stream.rs` drives the
+//! loop from a stream's `poll_next`, and `partial.rs` watches one value's answer as it is written.
 
 use super::error::ExtractErrorKind;
 use super::loops;
@@ -43,6 +48,7 @@ mod many;
 pub(crate) mod meter;
 mod one;
 pub(crate) mod partial;
+mod reader;
 mod request;
 pub(crate) mod stream;
 pub(crate) mod telemetry;
@@ -50,7 +56,7 @@ pub(crate) mod tokens;
 mod unwrap;
 pub(crate) mod watch;
 
-use meter::{Meter, Spent};
+use meter::Spent;
 
 /// What a watched extraction of one value reports as it runs.
 pub(crate) enum Progress<'a> {
@@ -113,13 +119,6 @@ impl<'a> Engine<'a> {
         Ok(())
     }
 
-    /// The answer streaming now has cost what `meter` counted so far.
-    fn streaming(&self, meter: &Meter) {
-        if let Some(spent) = self.spent {
-            spent.streaming(meter.estimate());
-        }
-    }
-
     /// Adds an attempt to the ledger, and its cost to the running total a stream's caller can read.
     fn push(&self, report: &mut Report, mut attempt: Attempt) {
         attempt.backend = attempt.backend.or_else(crate::llm::take_answered);
@@ -133,7 +132,7 @@ impl<'a> Engine<'a> {
 /// The ledger's record of an answer whose stream broke and was sent again, which handed on `items`.
 fn broken_attempt(
     kind: AttemptKind,
-    broken: watch::Broken,
+    broken: reader::Broken,
     items: usize,
     sampling: Sampling,
 ) -> Attempt {

@@ -3,17 +3,15 @@
 //! closes). What the answer cost is counted as it streams, so a stopped or broken answer still has a
 //! cost. A stream the backend restarted after a break
 //! ([`ChatEvent::Restart`](crate::llm::ChatEvent::Restart)) leaves its broken part as a [`Broken`]
-//! answer, with what it cost, and the watch starts over on the new one. The stream's events are merged
-//! by the one [`Accumulator`].
+//! answer, with what it cost, and the watch starts over on the new one. The stream is read by the one
+//! [`Reader`] (`reader.rs`), as a list's answer is.
 
-use crate::extract::engine::meter::{Meter, Spent};
+use crate::extract::engine::meter::Spent;
+use crate::extract::engine::reader::{Broken, Read, Reader};
 use crate::extract::engine::telemetry;
-use crate::extract::loops::Bounds;
-use crate::extract::loops::LoopGuard;
-use crate::llm::{Accumulator, ChatRequest, ChatResponse, Finish, Llm, LlmError, Merged, Usage};
+use crate::extract::loops::{Bounds, LoopGuard};
+use crate::llm::{ChatRequest, ChatResponse, Finish, Llm, LlmError, Usage};
 use crate::report::Loop;
-use futures_util::StreamExt;
-use std::time::{Duration, Instant};
 
 /// How one watched answer ended.
 pub(crate) struct Watched {
@@ -45,21 +43,6 @@ impl Watched {
     }
 }
 
-/// An answer whose stream broke and whose request the backend sent again
-/// ([`ChatEvent::Restart`](crate::llm::ChatEvent::Restart)).
-pub(crate) struct Broken {
-    /// Why it was dropped.
-    pub error: LlmError,
-    /// The answer text received before the break.
-    pub raw: String,
-    /// The reasoning text received before the break.
-    pub thinking: String,
-    /// What it cost (estimated where the server did not say).
-    pub usage: Usage,
-    /// How long it streamed.
-    pub elapsed: Duration,
-}
-
 /// What an observer of a watched answer hears.
 pub(crate) enum Heard<'a> {
     /// The next piece of the answer.
@@ -88,91 +71,51 @@ pub(crate) async fn watch(
         let usage = response.as_ref().map(|r| r.usage).unwrap_or_default();
         return Watched::ended(response, None, usage, Vec::new());
     }
-    let fresh_meter = Meter::new(&request);
-    let mut meter = fresh_meter;
     let mut broken = Vec::new();
     let failed = |err, usage, broken| Watched::ended(Err(err), None, usage, broken);
-    let mut stream = match telemetry::chat_stream(llm, request).await {
-        Ok(stream) => stream,
+    let mut reader = match Reader::open(llm, request, guard, bounds, spent).await {
+        Ok(reader) => reader,
         Err(err) => return failed(err, Usage::default(), broken),
     };
-    let mut detector = bounds.detector(guard);
-    let mut answer = Accumulator::new();
-    let mut started = Instant::now();
-    while let Some(event) = stream.next().await {
-        let event = match event {
-            Ok(event) => event,
-            Err(err) => return failed(err, meter.estimate(), broken),
-        };
-        match answer.merge(event) {
-            Merged::Restart {
-                error,
-                usage,
-                text,
-                thinking,
-            } => {
-                let usage = meter.settle(usage);
-                if let Some(spent) = spent {
-                    spent.settled(usage);
-                }
-                broken.push(Broken {
-                    error,
-                    raw: text,
-                    thinking,
-                    usage,
-                    elapsed: started.elapsed(),
-                });
-                meter = fresh_meter;
-                detector = bounds.detector(guard);
-                started = Instant::now();
+    while let Some(read) = reader.next().await {
+        match read {
+            Read::Failed(err) => return failed(err, reader.estimate(), broken),
+            Read::Restart(answer) => {
+                broken.push(answer);
                 if let Some(observe) = observer.as_mut() {
                     observe(Heard::Restart);
                 }
-                continue;
             }
-            Merged::Text { from } => {
-                meter.event();
-                let delta = answer.text().get(from..).unwrap_or_default();
+            Read::Text { from, looped } => {
                 if let Some(observe) = observer.as_mut() {
-                    observe(Heard::Delta(delta));
+                    observe(Heard::Delta(reader.text().get(from..).unwrap_or_default()));
                 }
-                let found = match guard.is_on() {
-                    true => detector.feed(delta.as_bytes()),
-                    false => None,
-                };
-                if let Some(found) = found {
+                if let Some(found) = looped {
+                    let usage = reader.estimate();
                     // Dropping the stream cancels the generation.
-                    drop(stream);
-                    let usage = meter.estimate();
-                    if let Some(spent) = spent {
-                        spent.streaming(usage);
-                    }
-                    let mut response = answer.into_response();
+                    let mut response = reader.into_response();
                     response.usage = usage;
                     response.finish = Finish::Loop;
                     return Watched::ended(Ok(response), Some(found), usage, broken);
                 }
             }
-            Merged::Thinking => meter.event(),
-            Merged::Done {
+            Read::Thinking => {}
+            Read::Done {
                 summary,
                 text_in_summary,
             } => {
                 if text_in_summary {
                     // A backend that streamed nothing but the whole answer at the end.
                     if let Some(observe) = observer.as_mut() {
-                        observe(Heard::Delta(answer.text()));
+                        observe(Heard::Delta(reader.text()));
                     }
                 }
-                let mut done = answer.complete(summary);
-                done.usage = meter.settle(done.usage);
+                let done = reader.complete(summary);
                 let usage = done.usage;
                 return Watched::ended(Ok(done), None, usage, broken);
             }
         }
-        if let Some(spent) = spent {
-            spent.streaming(meter.estimate());
-        }
     }
-    failed(answer.unfinished(), meter.estimate(), broken)
+    let usage = reader.estimate();
+    failed(reader.unfinished(), usage, broken)
 }
