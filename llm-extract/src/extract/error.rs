@@ -1,6 +1,6 @@
 //! [`ExtractError`]: why an extraction failed, with the whole ledger of what it tried and what it cost.
 
-use super::prompts::wording::TemplateError;
+use super::prompts::template::TemplateError;
 use super::setup::example::ExampleError;
 use crate::check::CheckError;
 use crate::error::SchemaError;

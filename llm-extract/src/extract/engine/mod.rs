@@ -35,7 +35,6 @@
 //! `telemetry.rs` is the one place the loop asks the backend, with its spans. `stream.rs` drives the
 //! loop from a stream's `poll_next`, and `partial.rs` watches one value's answer as it is written.
 
-use super::error::ExtractErrorKind;
 use super::loops;
 use super::setup::config::Config;
 use crate::llm::{ChatRequest, Finish, Llm, LlmError, Message, Usage};
@@ -99,24 +98,6 @@ impl<'a> Engine<'a> {
             loops::recover(&mut request, &self.config.recovery, loops_seen);
         }
         request
-    }
-
-    /// Checks the token budget before a request and lowers its `max_tokens` to what is left.
-    fn within_budget(
-        &self,
-        report: &Report,
-        request: &mut ChatRequest,
-    ) -> Result<(), ExtractErrorKind> {
-        let Some(budget) = self.config.token_budget else {
-            return Ok(());
-        };
-        let spent = report.usage.total();
-        if spent >= budget {
-            return Err(ExtractErrorKind::Budget { budget, spent });
-        }
-        let left = u32::try_from(budget - spent).unwrap_or(u32::MAX);
-        request.max_tokens = Some(request.max_tokens.map_or(left, |n| n.min(left)));
-        Ok(())
     }
 
     /// Adds an attempt to the ledger, and its cost to the running total a stream's caller can read.

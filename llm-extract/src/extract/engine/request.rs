@@ -6,7 +6,7 @@ use super::Engine;
 use crate::extract::engine::tokens;
 use crate::extract::error::{ExtractError, ExtractErrorKind};
 use crate::extract::loops;
-use crate::extract::prompts::wording;
+use crate::extract::prompts::{template, wording};
 use crate::extract::setup::config::{Input, Mode};
 use crate::extract::setup::example_turns;
 use crate::extract::setup::target::Target;
@@ -31,7 +31,7 @@ impl Engine<'_> {
         let config = self.config;
         let (vars, media) = input.into_parts();
         let vars = vars.map_err(|e| fail(ExtractErrorKind::Template(e)))?;
-        let user = wording::render(&config.template, &vars)
+        let user = template::render(&config.template, &vars)
             .map_err(|e| fail(ExtractErrorKind::Template(e)))?;
         let set = target.schema();
         let constrained = matches!(config.mode, Mode::Constrained | Mode::Tool);

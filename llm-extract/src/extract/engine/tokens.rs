@@ -1,4 +1,7 @@
-//! The default `max_tokens` of a request: what the schema lets a value cost, where it bounds the value.
+//! How many tokens a request may spend: the extraction's token budget
+//! ([`Extractor::token_budget`](crate::extract::Extractor::token_budget)), checked before each request,
+//! whose `max_tokens` it lowers to what is left; and the default `max_tokens` of a request, what the
+//! schema lets a value cost, where it bounds the value.
 //!
 //! The bound is the longest compact JSON text a valid value can have, counted in bytes (a token is at
 //! least one byte, so bytes bound tokens, even for a byte-level tokenizer that spends a token per
@@ -11,8 +14,32 @@
 //! sections of sections) bounds nothing, since a value may nest as deep as it likes, and takes the
 //! default too. Every sum saturates: a huge bound gives `u32::MAX`, never an overflow.
 
+use super::Engine;
+use crate::extract::error::ExtractErrorKind;
+use crate::llm::ChatRequest;
+use crate::report::Report;
 use crate::schema::node;
 use serde_json::{Map, Value};
+
+impl Engine<'_> {
+    /// Checks the token budget before a request and lowers its `max_tokens` to what is left.
+    pub(super) fn within_budget(
+        &self,
+        report: &Report,
+        request: &mut ChatRequest,
+    ) -> Result<(), ExtractErrorKind> {
+        let Some(budget) = self.config.token_budget else {
+            return Ok(());
+        };
+        let spent = report.usage.total();
+        if spent >= budget {
+            return Err(ExtractErrorKind::Budget { budget, spent });
+        }
+        let left = u32::try_from(budget - spent).unwrap_or(u32::MAX);
+        request.max_tokens = Some(request.max_tokens.map_or(left, |n| n.min(left)));
+        Ok(())
+    }
+}
 
 /// `max_tokens` for one value whose schema bounds nothing.
 pub(crate) const DEFAULT_ONE: u32 = 1024;

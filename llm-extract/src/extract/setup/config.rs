@@ -3,7 +3,8 @@
 
 use crate::extract::loops::LoopGuard;
 use crate::extract::loops::Recovery;
-use crate::extract::prompts::wording::{TemplateError, DEFAULT_INSTRUCTIONS, DEFAULT_TEMPLATE};
+use crate::extract::prompts::template::{TemplateError, DEFAULT_TEMPLATE};
+use crate::extract::prompts::wording::DEFAULT_INSTRUCTIONS;
 use crate::extract::setup::example::Example;
 use crate::llm::{Media, MediaError};
 use crate::parse::ParseOptions;

@@ -2,7 +2,7 @@
 //! the example's text, then its answer in the shape asked for. They go before the real input.
 
 use crate::extract::error::ExtractErrorKind;
-use crate::extract::prompts::wording;
+use crate::extract::prompts::{template, wording};
 use crate::extract::setup::config::Config;
 use crate::extract::setup::example::Example;
 use crate::extract::setup::target::Target;
@@ -34,7 +34,7 @@ pub(crate) fn turns(
     for example in chosen.into_iter().filter(|e| e.usable_for(shape)) {
         let mut vars = vars.clone();
         vars.insert("text".into(), Value::String(example.text().to_owned()));
-        let user = wording::render(&config.template, &vars).map_err(ExtractErrorKind::Template)?;
+        let user = template::render(&config.template, &vars).map_err(ExtractErrorKind::Template)?;
         out.push(Message::user(user));
         out.push(Message::assistant(example.answer_turn(shape)));
     }
