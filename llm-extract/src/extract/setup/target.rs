@@ -4,12 +4,12 @@
 
 use crate::check::{self, CheckError, Checks, Issue, Issues};
 use crate::extract::setup::example::{Example, ExampleError};
+use crate::extract::Extract;
 use crate::parse::{
     self, Item, LineDecoder, LineEvent, ParseError, ParseOptions, Parsed, SkipReason, Skipped,
     WithJson,
 };
 use crate::schema::SchemaSet;
-use crate::Extract;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::marker::PhantomData;
@@ -59,25 +59,63 @@ pub(crate) trait Target: Sync {
         events
     }
 
+    /// What its checks found and kept, the four methods below read. Default: none (no checks).
+    fn checking(&self) -> Option<&Checking<Self::Output>> {
+        None
+    }
+
     /// The soft issues its checks found on the value returned (or the items kept), taken once the
-    /// loop ends. Default: none.
+    /// loop ends.
     fn issues(&self) -> Vec<Issue> {
-        Vec::new()
+        self.checking()
+            .map(|checking| checking.kept.take())
+            .unwrap_or_default()
     }
 
     /// The checks the loop runs itself, because some are asynchronous (see [`settle`] and
-    /// [`settle_items`]): then `parse_one` and `vet` leave all checks to the loop. Default: none.
+    /// [`settle_items`]): then `parse_one` and `vet` leave all checks to the loop.
     fn deferred(&self) -> Option<Deferred<'_>> {
-        None
+        let checking = self.checking()?;
+        checking.awaited().map(|checks| Deferred {
+            checks,
+            kept: &checking.kept,
+        })
     }
 
     /// Keeps the last value its checks rejected, with every issue they found as a soft one, for
-    /// [`Target::take_doubtful`]. Default: drops it.
-    fn keep_doubtful(&self, _parsed: Parsed<Self::Output>, _doubts: Vec<Issue>) {}
+    /// [`Target::take_doubtful`] (dropped when it has no checks).
+    fn keep_doubtful(&self, parsed: Parsed<Self::Output>, doubts: Vec<Issue>) {
+        if let Some(checking) = self.checking() {
+            checking.doubtful.keep(parsed, doubts);
+        }
+    }
 
-    /// The value [`Target::keep_doubtful`] kept last, with its doubts. Default: none.
+    /// The value [`Target::keep_doubtful`] kept last, with its doubts.
     fn take_doubtful(&self) -> Option<(Parsed<Self::Output>, Vec<Issue>)> {
-        None
+        self.checking()?.doubtful.take()
+    }
+}
+
+/// A target's checks and what they found: the soft issues kept, and the last value they rejected.
+pub(crate) struct Checking<T> {
+    /// The checks run on the value's JSON, if any.
+    checks: Option<Checks>,
+    kept: check::Kept,
+    doubtful: Doubtful<T>,
+}
+
+impl<T> Checking<T> {
+    fn new(checks: Option<Checks>) -> Self {
+        Checking {
+            checks,
+            kept: check::Kept::default(),
+            doubtful: Doubtful::default(),
+        }
+    }
+
+    /// The checks, when the loop runs them (some are asynchronous).
+    fn awaited(&self) -> Option<&Checks> {
+        self.checks.as_ref().filter(|checks| checks.any_async())
     }
 }
 
@@ -260,9 +298,7 @@ fn vetted<T>(
 pub(crate) struct Derived<T> {
     /// The extractor's closures with the type's own check, when there are closures: then the value
     /// is checked as JSON, as a runtime schema's is. `None`: the type's own check on the typed value.
-    checks: Option<Checks>,
-    kept: check::Kept,
-    doubtful: Doubtful<T>,
+    checking: Checking<T>,
     ty: PhantomData<fn() -> T>,
 }
 
@@ -270,9 +306,7 @@ impl<T: Extract> Derived<T> {
     /// Values of `T`, checked by `T`'s own check.
     pub fn new() -> Self {
         Derived {
-            checks: None,
-            kept: check::Kept::default(),
-            doubtful: Doubtful::default(),
+            checking: Checking::new(None),
             ty: PhantomData,
         }
     }
@@ -280,14 +314,9 @@ impl<T: Extract> Derived<T> {
     /// Values of `T`, checked by `T`'s own check and by the extractor's `checks`.
     pub fn checked(checks: &Checks) -> Self {
         Derived {
-            checks: (!checks.is_empty()).then(|| with_typed::<T>(checks.clone())),
-            ..Derived::new()
+            checking: Checking::new((!checks.is_empty()).then(|| with_typed::<T>(checks.clone()))),
+            ty: PhantomData,
         }
-    }
-
-    /// The checks, when the loop runs them (some are asynchronous).
-    fn awaited(&self) -> Option<&Checks> {
-        self.checks.as_ref().filter(|checks| checks.any_async())
     }
 }
 
@@ -310,56 +339,47 @@ impl<T: Extract> Target for Derived<T> {
     }
 
     fn parse_one(&self, text: &str, options: &ParseOptions) -> Result<Parsed<T>, ParseError> {
-        let Some(checks) = &self.checks else {
+        let Some(checks) = &self.checking.checks else {
             let parsed = parse::from_str_with::<T>(text, options)?;
-            return checked(parsed, text, (&self.kept, &self.doubtful), check_of);
+            return checked(
+                parsed,
+                text,
+                (&self.checking.kept, &self.checking.doubtful),
+                check_of,
+            );
         };
         let (parsed, json) = parse::from_str_with_json::<T>(text, options)?;
-        if self.awaited().is_some() {
-            self.kept.parsed(json);
+        if self.checking.awaited().is_some() {
+            self.checking.kept.parsed(json);
             return Ok(parsed);
         }
-        checked(parsed, text, (&self.kept, &self.doubtful), |_| {
-            checks.run(&json)
-        })
+        checked(
+            parsed,
+            text,
+            (&self.checking.kept, &self.checking.doubtful),
+            |_| checks.run(&json),
+        )
     }
 
     fn vet(&self, events: Vec<LineEvent<WithJson<T>>>) -> Vec<LineEvent<WithJson<T>>> {
-        match &self.checks {
-            None => vetted(events, &self.kept, |item| check_of(&item.value)),
-            Some(checks) if self.awaited().is_none() => {
-                vetted(events, &self.kept, |item| checks.run(&item.json))
+        match &self.checking.checks {
+            None => vetted(events, &self.checking.kept, |item| check_of(&item.value)),
+            Some(checks) if self.checking.awaited().is_none() => {
+                vetted(events, &self.checking.kept, |item| checks.run(&item.json))
             }
             Some(_) => events,
         }
     }
 
-    fn issues(&self) -> Vec<Issue> {
-        self.kept.take()
-    }
-
-    fn deferred(&self) -> Option<Deferred<'_>> {
-        self.awaited().map(|checks| Deferred {
-            checks,
-            kept: &self.kept,
-        })
-    }
-
-    fn keep_doubtful(&self, parsed: Parsed<Self::Output>, doubts: Vec<Issue>) {
-        self.doubtful.keep(parsed, doubts);
-    }
-
-    fn take_doubtful(&self) -> Option<(Parsed<Self::Output>, Vec<Issue>)> {
-        self.doubtful.take()
+    fn checking(&self) -> Option<&Checking<Self::Output>> {
+        Some(&self.checking)
     }
 }
 
 /// Validated JSON for a runtime schema.
 pub(crate) struct Runtime<'s> {
     schema: &'s SchemaSet,
-    checks: Option<Checks>,
-    kept: check::Kept,
-    doubtful: Doubtful<Value>,
+    checking: Checking<Value>,
 }
 
 impl<'s> Runtime<'s> {
@@ -367,30 +387,24 @@ impl<'s> Runtime<'s> {
     pub fn new(schema: &'s SchemaSet) -> Self {
         Runtime {
             schema,
-            checks: None,
-            kept: check::Kept::default(),
-            doubtful: Doubtful::default(),
+            checking: Checking::new(None),
         }
     }
 
     /// Values of `schema` that `checks` run on.
     pub fn checked(schema: &'s SchemaSet, checks: Checks) -> Self {
         Runtime {
-            checks: Some(checks),
-            ..Runtime::new(schema)
+            schema,
+            checking: Checking::new(Some(checks)),
         }
     }
 
     fn check(&self, value: &Value) -> Issues {
-        self.checks
+        self.checking
+            .checks
             .as_ref()
             .map(|checks| checks.run(value))
             .unwrap_or_default()
-    }
-
-    /// The checks, when the loop runs them (some are asynchronous).
-    fn awaited(&self) -> Option<&Checks> {
-        self.checks.as_ref().filter(|checks| checks.any_async())
     }
 }
 
@@ -403,41 +417,29 @@ impl Target for Runtime<'_> {
 
     fn parse_one(&self, text: &str, options: &ParseOptions) -> Result<Parsed<Value>, ParseError> {
         let parsed = parse::from_str_value(text, self.schema, options)?;
-        if self.awaited().is_some() {
-            self.kept.parsed(parsed.value.clone());
+        if self.checking.awaited().is_some() {
+            self.checking.kept.parsed(parsed.value.clone());
             return Ok(parsed);
         }
-        checked(parsed, text, (&self.kept, &self.doubtful), |value| {
-            self.check(value)
-        })
+        checked(
+            parsed,
+            text,
+            (&self.checking.kept, &self.checking.doubtful),
+            |value| self.check(value),
+        )
     }
 
     fn vet(&self, events: Vec<LineEvent<WithJson<Value>>>) -> Vec<LineEvent<WithJson<Value>>> {
-        match &self.checks {
-            Some(_) if self.awaited().is_none() => {
-                vetted(events, &self.kept, |item| self.check(&item.json))
+        match &self.checking.checks {
+            Some(_) if self.checking.awaited().is_none() => {
+                vetted(events, &self.checking.kept, |item| self.check(&item.json))
             }
             _ => events,
         }
     }
 
-    fn issues(&self) -> Vec<Issue> {
-        self.kept.take()
-    }
-
-    fn deferred(&self) -> Option<Deferred<'_>> {
-        self.awaited().map(|checks| Deferred {
-            checks,
-            kept: &self.kept,
-        })
-    }
-
-    fn keep_doubtful(&self, parsed: Parsed<Self::Output>, doubts: Vec<Issue>) {
-        self.doubtful.keep(parsed, doubts);
-    }
-
-    fn take_doubtful(&self) -> Option<(Parsed<Self::Output>, Vec<Issue>)> {
-        self.doubtful.take()
+    fn checking(&self) -> Option<&Checking<Self::Output>> {
+        Some(&self.checking)
     }
 }
 
