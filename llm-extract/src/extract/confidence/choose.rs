@@ -40,9 +40,9 @@
 //! # }).unwrap();
 //! ```
 
+use crate::extract::Extract;
 use crate::llm::{ChatRequest, Likelihood, LlmError, Message};
 use crate::schema::{node, SchemaSet};
-use crate::Extract;
 use serde_json::Value;
 
 /// Why no option could be chosen.

@@ -12,11 +12,11 @@ use crate::extract::document::grounded_target::GroundedTarget;
 use crate::extract::error::ExtractError;
 use crate::extract::setup::config::Input;
 use crate::extract::setup::target::{Derived, Target};
+use crate::extract::Extract;
 use crate::extract::Extractor;
 use crate::ground::{Grounded, Source};
 use crate::llm::Llm;
 use crate::report::Extraction;
-use crate::Extract;
 
 impl<L: Llm> Extractor<L> {
     /// Every item of `T` in `text`, each with the [`Span`](crate::ground::Span)s of its grounded values

@@ -5,9 +5,9 @@
 use crate::document::ReadError;
 use crate::document::{PageSpan, Pages};
 use crate::extract::document::items::Document;
+use crate::extract::Extract;
 use crate::extract::Extractor;
 use crate::llm::Llm;
-use crate::Extract;
 
 /// A [`Document`] of a paged text, with the page of each span.
 #[derive(Debug)]

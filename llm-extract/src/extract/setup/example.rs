@@ -14,10 +14,10 @@
 //! examples are examples.
 
 use crate::error::SchemaError;
+use crate::extract::Extract;
 use crate::schema::SchemaSet;
 use crate::schema::Shape;
 use crate::validate::Violation;
-use crate::Extract;
 use serde::Serialize;
 use serde_json::Value;
 

@@ -14,10 +14,10 @@ use crate::extract::setup::keyed::{
     Handing::{FirstCopies, Merged},
 };
 use crate::extract::setup::target::{Derived, Target};
+use crate::extract::Extract;
 use crate::llm::Llm;
 use crate::parse::PartialValue;
 use crate::report::Extraction;
-use crate::Extract;
 
 /// Extraction with every setting spelled out. The `T::extract*` shortcuts of [`Extract`] use the
 /// defaults.

@@ -7,11 +7,11 @@ use crate::extract::confidence::logprobs::ConfidenceRule;
 use crate::extract::loops::LoopGuard;
 use crate::extract::loops::Recovery;
 use crate::extract::setup::example::{Example, ExampleError};
+use crate::extract::Extract;
 use crate::extract::Extractor;
 use crate::extract::Mode;
 use crate::llm::Llm;
 use crate::parse::ParseOptions;
-use crate::Extract;
 use serde::Serialize;
 use serde_json::Value;
 
