@@ -6,7 +6,7 @@
 use super::intake::{Intake, Kept};
 use super::Engine;
 use crate::check::CheckError;
-use crate::extract::engine::reader::{Broken, Read, Reader};
+use crate::extract::engine::answer_reader::{Broken, Read, Reader};
 use crate::extract::loops;
 use crate::extract::setup::target::{settle_items, Target};
 use crate::llm::{ChatRequest, Finish, LlmError, TokenLogprob, Usage};

@@ -42,17 +42,17 @@ use crate::report::{Attempt, AttemptError, AttemptKind, Report, Sampling};
 use std::time::Instant;
 
 mod answer;
+mod answer_reader;
 mod intake;
 mod many;
 pub(crate) mod meter;
-mod one;
-pub(crate) mod partial;
-mod reader;
+pub(crate) mod partial_events;
 mod request;
 pub(crate) mod stream;
 pub(crate) mod telemetry;
 pub(crate) mod tokens;
 mod unwrap;
+mod value;
 pub(crate) mod watch;
 
 use meter::Spent;
@@ -113,7 +113,7 @@ impl<'a> Engine<'a> {
 /// The ledger's record of an answer whose stream broke and was sent again, which handed on `items`.
 fn broken_attempt(
     kind: AttemptKind,
-    broken: reader::Broken,
+    broken: answer_reader::Broken,
     items: usize,
     sampling: Sampling,
 ) -> Attempt {

@@ -6,8 +6,8 @@
 //! answer, with what it cost, and the watch starts over on the new one. The stream is read by the one
 //! [`Reader`] (`reader.rs`), as a list's answer is.
 
+use crate::extract::engine::answer_reader::{Broken, Read, Reader};
 use crate::extract::engine::meter::Spent;
-use crate::extract::engine::reader::{Broken, Read, Reader};
 use crate::extract::engine::telemetry;
 use crate::extract::loops::{Bounds, LoopGuard};
 use crate::llm::{ChatRequest, ChatResponse, Finish, Llm, LlmError, Usage};

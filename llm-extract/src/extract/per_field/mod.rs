@@ -34,7 +34,7 @@ use crate::schema::{node, SchemaSet};
 use serde_json::{json, Map, Value};
 use std::time::Instant;
 
-mod normalise;
+mod copied_values;
 
 /// The most tokens of a copied or chosen answer.
 const ANSWER_TOKENS: u32 = 64;
@@ -324,11 +324,11 @@ impl<'a> Walk<'a> {
             return Ok(Value::Null);
         };
         let read_as = match read {
-            Read::Date => normalise::date(&copy),
-            Read::Time => normalise::time(&copy),
-            Read::Email => normalise::email(&copy),
-            Read::Phone => normalise::phone(&copy),
-            Read::Text | Read::Written => Some(normalise::clause(&field.name, &copy)),
+            Read::Date => copied_values::date(&copy),
+            Read::Time => copied_values::time(&copy),
+            Read::Email => copied_values::email(&copy),
+            Read::Phone => copied_values::phone(&copy),
+            Read::Text | Read::Written => Some(copied_values::clause(&field.name, &copy)),
         };
         Ok(match read_as {
             Some(value) => Value::String(value),
@@ -344,9 +344,9 @@ impl<'a> Walk<'a> {
             return Ok(Value::Null);
         };
         let read = if integer {
-            normalise::integer(&copy).map(Value::from)
+            copied_values::integer(&copy).map(Value::from)
         } else {
-            normalise::amount(&copy)
+            copied_values::amount(&copy)
                 .and_then(serde_json::Number::from_f64)
                 .map(Value::Number)
         };

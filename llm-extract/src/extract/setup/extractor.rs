@@ -3,7 +3,7 @@
 
 use crate::check::Checks;
 use crate::extract::confidence::samples;
-use crate::extract::engine::partial::{self, PartialEvent};
+use crate::extract::engine::partial_events::{self as partial, PartialEvent};
 use crate::extract::engine::stream::ExtractStream;
 use crate::extract::engine::Engine;
 use crate::extract::error::ExtractError;

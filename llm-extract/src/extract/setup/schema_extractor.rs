@@ -7,7 +7,7 @@ use crate::document::ReadError;
 use crate::extract::document::document_source::DocumentSource;
 use crate::extract::document::items::{Document, DocumentEvent};
 use crate::extract::document::one_value::DocumentValue;
-use crate::extract::engine::partial::PartialEvent;
+use crate::extract::engine::partial_events::PartialEvent;
 use crate::extract::engine::stream::ExtractStream;
 use crate::extract::error::ExtractError;
 use crate::extract::setup::config::Input;
