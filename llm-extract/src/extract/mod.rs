@@ -3,7 +3,7 @@
 //! - [`Extract`]: what `#[derive(Extract)]` implements; its provided methods (`T::extract`,
 //!   `T::extract_all`, ...) run an extraction with default settings.
 //! - [`Extractor`]: the same with every setting (instructions, template, attempts, tokens, mode,
-//!   chunks, ...; the table is on [`Extractor`], the setters in `settings.rs`), returning the
+//!   chunks, ...; the table is on [`Extractor`], the setters in `setup/settings.rs`), returning the
 //!   [`Extraction`] report. Its seven `extract*` methods take a target type `T`:
 //!   [`extract`](Extractor::extract), [`extract_all`](Extractor::extract_all),
 //!   [`extract_stream`](Extractor::extract_stream), [`extract_partial`](Extractor::extract_partial),
@@ -17,9 +17,23 @@
 //!   [`document`](crate::document)) and locates each span on its page ([`PagedDocument`]).
 //!   [`Extractor::one_value`] reads a document for one value rather than a list ([`OneValue`]), each
 //!   property from the chunk that grounds it best ([`DocumentValue`]).
-//! - The loop itself (one implementation for typed and runtime targets, `target.rs`) lives in
-//!   `engine/`, the exact wording of every prompt in `wording.rs`, its `tracing` spans (the
-//!   OpenTelemetry GenAI attributes) in `telemetry.rs`.
+//! - [`LoopGuard`] and the detectors that stop a model that loops ([`LoopDetector`], [`ItemWindow`]).
+//!
+//! The rooms, each folder's `mod.rs` saying what lives in it:
+//! - `setup/`: what to extract and how: the [`Extractor`] and its settings, the targets (a Rust type or
+//!   a runtime schema, `target.rs`, the one interface the loop is written against), the items merged
+//!   on their keys, the worked examples;
+//! - `engine/`: the loop itself: the first request, one value and many items, the one reader of a
+//!   streamed answer, the cost meter, the token budget, the `tracing` spans (`telemetry.rs`);
+//! - `loops/`: a model that loops: the guard, the detectors, and the recovery;
+//! - `prompts/`: every text the extraction sends: the `{{var}}` template, the system, repair and
+//!   continuation turns, the per-field questions;
+//! - `document/`: long documents and grounding: chunks, passes, the merge, one value from a document,
+//!   documents from a file or by pages, grounded extraction;
+//! - `confidence/`: how sure it is: confidence from log-probabilities, samples and their vote, an enum
+//!   chosen by likelihood;
+//! - `per_field/`: the per-field strategy, one short question per field;
+//! - `error.rs`: [`ExtractError`], why an extraction failed, with its ledger.
 //!
 //! It ties the layers below together: the [`schema`](crate::schema) of the target, a request to an
 //! [`llm`](crate::llm), the answer read by [`parse`](crate::parse), checked by

@@ -19,7 +19,7 @@
 //! error and cost are in its [`ChunkReport`] and the other chunks' items are returned.
 //!
 //! The document comes from a [`DocumentSource`]: a text in memory, or a reader for a document too large
-//! to hold (read in `document_reader.rs`: the same chunks, items and spans), with the chunks an earlier
+//! to hold (read in `from_reader.rs`: the same chunks, items and spans), with the chunks an earlier
 //! run finished and a callback as each chunk finishes.
 
 use crate::check::{Checks, Issue};

@@ -1,5 +1,5 @@
 //! One value from a long document ("the effective date and the parties of this agreement"): the
-//! document is read as for its items (`document.rs`: chunks, passes, grounding in each chunk), then
+//! document is read as for its items (`items.rs`: chunks, passes, grounding in each chunk), then
 //! what every chunk found is folded into one value rather than merged into a list.
 //!
 //! Each copy (an item a chunk returned, spans at document offsets) offers a value for each top-level

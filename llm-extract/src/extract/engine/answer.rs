@@ -1,7 +1,7 @@
 //! One answer of a list, streamed: each piece goes through the loop detector, then the decoder, and
 //! every item it completes goes through the [`Intake`] at once. A stream the backend sent again after a
 //! break starts the detector and the decoder over; what the broken part handed on stays handed on. The
-//! stream is read by the one [`Reader`] (`reader.rs`), as one value's watched answer is.
+//! stream is read by the one [`Reader`] (`answer_reader.rs`), as one value's watched answer is.
 
 use super::intake::{Intake, Kept};
 use super::Engine;

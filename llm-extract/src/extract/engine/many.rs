@@ -232,7 +232,7 @@ impl Engine<'_> {
     /// With confidence on, puts the confidence of the items `kept` into `report`, from the answers'
     /// `scored` items (`None`: an answer had no log-probabilities); also when the extraction fails, for
     /// the items handed on before it did. The items' positions change when they are merged on their
-    /// keys (`keyed.rs`): the doubts under `min_confidence` are found there.
+    /// keys (`setup/keyed.rs`): the doubts under `min_confidence` are found there.
     fn items_confidence(
         &self,
         report: &mut Report,

@@ -25,15 +25,15 @@
 //! it was handed on (a greedy model writes the same answer again), so nothing reaches the caller twice
 //! and a document that names the same item twice keeps both.
 //!
-//! Files: `request.rs` builds the first request, `one.rs` runs the loop for one value, `many.rs` for many
+//! Files: `request.rs` builds the first request, `value.rs` runs the loop for one value, `many.rs` for many
 //! items, whose answers `answer.rs` streams through the decoder and `intake.rs` hands on item by item;
 //! `unwrap.rs` reads the answer to a root sent wrapped in an object (see
 //! [`WRAPPER_KEY`](crate::schema::dialect::WRAPPER_KEY)) as the value it wraps. Every streamed answer,
-//! one value's (`watch.rs`) or a list's (`answer.rs`), is read by the one `reader.rs`: the events
+//! one value's (`watch.rs`) or a list's (`answer.rs`), is read by the one `answer_reader.rs`: the events
 //! merged, the loop detector fed, the cost metered (`meter.rs`) and reported, a stream sent again
 //! after a break closed as a broken answer. `tokens.rs` says how many tokens a request may spend;
 //! `telemetry.rs` is the one place the loop asks the backend, with its spans. `stream.rs` drives the
-//! loop from a stream's `poll_next`, and `partial.rs` watches one value's answer as it is written.
+//! loop from a stream's `poll_next`, and `partial_events.rs` watches one value's answer as it is written.
 
 use super::loops;
 use super::setup::config::Config;

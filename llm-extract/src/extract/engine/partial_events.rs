@@ -1,5 +1,5 @@
 //! Partial values while they stream ([`Extractor::extract_partial`](crate::extract::Extractor::extract_partial)):
-//! the one-value loop of `engine/one.rs` (the same attempts, validation, repairs and ledger as
+//! the one-value loop of `engine/value.rs` (the same attempts, validation, repairs and ledger as
 //! `extract`), watched chunk by chunk by a [`PartialReader`], whose snapshots and completed values
 //! become [`PartialEvent`]s.
 //!
@@ -108,7 +108,7 @@ where
         }
     };
     // The same extraction span, and the same note of which backend answered each attempt, as
-    // `extract` (`engine/one.rs`).
+    // `extract` (`engine/value.rs`).
     let span = telemetry::extraction_span(engine.llm, target.schema().name());
     let watched = engine.one_watched(target, input, Some(&mut progress));
     let extraction = crate::llm::noting_who_answers(watched.instrument(span.clone())).await;

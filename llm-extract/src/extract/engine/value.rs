@@ -43,7 +43,7 @@ impl Engine<'_> {
     }
 
     /// Extracts one value, telling `progress` when each attempt starts and each piece of its answer as
-    /// it arrives (a partial extraction, `partial.rs`).
+    /// it arrives (a partial extraction, `partial_events.rs`).
     pub async fn one_watched<G: Target>(
         &self,
         target: &G,

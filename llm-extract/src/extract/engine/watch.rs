@@ -4,7 +4,7 @@
 //! cost. A stream the backend restarted after a break
 //! ([`ChatEvent::Restart`](crate::llm::ChatEvent::Restart)) leaves its broken part as a [`Broken`]
 //! answer, with what it cost, and the watch starts over on the new one. The stream is read by the one
-//! [`Reader`] (`reader.rs`), as a list's answer is.
+//! [`Reader`] (`answer_reader.rs`), as a list's answer is.
 
 use crate::extract::engine::answer_reader::{Broken, Read, Reader};
 use crate::extract::engine::meter::Spent;

@@ -29,7 +29,7 @@
 //!   them does not break a run: the rule is "the same element of at least `min_element` bytes (or a
 //!   cycle of such elements) copied `element_copies` times in a row".
 //!
-//! - Repeats are relative to the input ([`LoopDetector::source`], [`ItemWindow::offer_held`]): a
+//! - Repeats are relative to the input ([`LoopDetector::source`], [`ItemWindow::offer_held`](super::ItemWindow::offer_held)): a
 //!   receipt with four identical coffee lines, a timetable with the same train twice, are real data.
 //!   A run of equal items or elements, or a period whose unit crosses JSON structure (`{…}, {…}, {…}`),
 //!   is a loop only past the number of times the input text holds what it copies ([`Source`]: the
@@ -55,10 +55,10 @@ pub struct LoopDetector {
     /// Bytes seen so far.
     offset: usize,
     /// The last `2 * max_period` bytes, newest last, and what each was to the lexer (a period's unit,
-    /// whole in any `2p - 1` bytes of it, for [`LoopDetector::source`]).
+    /// whole in any `2p - 1` bytes of it, for [`LoopDetector::source`](super::LoopDetector::source)).
     recent: VecDeque<u8>,
     roles: VecDeque<Role>,
-    /// The input text, for a period that repeats values ([`LoopDetector::source`]); `None` without.
+    /// The input text, for a period that repeats values ([`LoopDetector::source`](super::LoopDetector::source)); `None` without.
     count: Option<Occurrences>,
     /// For period `p` (index `p - 2`): consecutive bytes equal to the byte `p` back.
     matches: Vec<usize>,
@@ -116,7 +116,7 @@ impl LoopDetector {
 
     /// Judges repeated elements against the input text `source`: an element repeated no more times
     /// than the text holds it is real data (a receipt's identical lines), and only a run past that is
-    /// a [`LoopKind::Elements`] ([`ItemWindow::offer_held`]). Without a source every repeat counts.
+    /// a [`LoopKind::Elements`] ([`ItemWindow::offer_held`](super::ItemWindow::offer_held)). Without a source every repeat counts.
     ///
     /// ```
     /// use llm_extract::extract::{LoopDetector, LoopGuard, Source};

@@ -42,7 +42,7 @@ pub struct LoopGuard {
     pub item_window: usize,
     /// This many items in a row that each copy one in the window are a loop (default 2: `A, A, A` or
     /// `A, B, A, B`; 0 turns the check off). An item is a copy only past the number of times the
-    /// input holds it, when the extraction gives the input ([`ItemWindow::offer_held`]).
+    /// input holds it, when the extraction gives the input ([`ItemWindow::offer_held`](super::ItemWindow::offer_held)).
     pub item_copies: usize,
     /// An element of an array or a member value of an object (at any depth of one answer) counts for
     /// [`LoopGuard::element_copies`] only when its canonical JSON has at least this many bytes
@@ -51,7 +51,7 @@ pub struct LoopGuard {
     /// This many elements in a row that each equal one of the last [`LoopGuard::item_window`] elements
     /// of the same array (or member values of the same object) are a loop (default 3: the same element
     /// four times, or `A, B, A, B, A`; 0 turns the check off). As for items, an element is a copy
-    /// only past the number of times the input holds it ([`LoopDetector::source`]).
+    /// only past the number of times the input holds it ([`LoopDetector::source`](super::LoopDetector::source)).
     pub element_copies: usize,
     /// What the deprecated [`LoopGuard::recovery`] set: penalty, temperature, seed.
     legacy_recovery: Option<(f32, f32, u64)>,

@@ -10,13 +10,13 @@
 //!   ([`Llm::likelihood`](crate::llm::Llm::likelihood), through [`Chooser::choose_answer`]), its
 //!   probability the field's confidence; written under the schema elsewhere; but an option the text
 //!   writes out (a currency code, "email"), the only one it does, is taken as written;
-//! - a number, a date, a time: copied, then read by code (`normalise.rs`); a copy that does not read is
+//! - a number, a date, a time: copied, then read by code (`copied_values.rs`); a copy that does not read is
 //!   null where the field may be null, else the field is written;
 //! - an object: field by field; a list of objects: the items' key field copied as a list, then each
 //!   item's fields asked about the text around the item's first mention; a list of strings: a list of
 //!   copies; anything else: written under its schema.
 //!
-//! Every question shares the text as its prompt's start (`questions.rs`), which the embedded engine
+//! Every question shares the text as its prompt's start (`prompts/questions.rs`), which the embedded engine
 //! reads once. The value is then read as the target reads an answer; one that does not validate (a
 //! pattern a copy broke, a bound) falls back to one answer, whose requests join the ledger.
 
