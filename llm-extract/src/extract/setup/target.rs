@@ -201,17 +201,8 @@ pub(crate) async fn settle_items<G: Target>(
     for event in events {
         out.push(match event {
             LineEvent::Item(found) => {
-                match deferred.checks.run_all(&found.value.json).await?.verdict() {
-                    Ok(soft) => {
-                        deferred.kept.item(soft);
-                        LineEvent::Item(found)
-                    }
-                    Err(issues) => LineEvent::Skipped(Skipped {
-                        line: found.line,
-                        raw: found.value.json.to_string(),
-                        reason: SkipReason::Check(issues),
-                    }),
-                }
+                let issues = deferred.checks.run_all(&found.value.json).await?;
+                judged(found, issues, deferred.kept)
             }
             skipped => skipped,
         });
@@ -277,20 +268,29 @@ fn vetted<T>(
     events
         .into_iter()
         .map(|event| match event {
-            LineEvent::Item(found) => match check(&found.value).verdict() {
-                Ok(soft) => {
-                    kept.item(soft);
-                    LineEvent::Item(found)
-                }
-                Err(issues) => LineEvent::Skipped(Skipped {
-                    line: found.line,
-                    raw: found.value.json.to_string(),
-                    reason: SkipReason::Check(issues),
-                }),
-            },
+            LineEvent::Item(found) => {
+                let issues = check(&found.value);
+                judged(found, issues, kept)
+            }
             skipped => skipped,
         })
         .collect()
+}
+
+/// An item its checks found `issues` on: with hard ones, a skipped line the loop re-asks; else the item,
+/// its soft issues kept in `kept`.
+fn judged<T>(found: Found<T>, issues: Issues, kept: &check::Kept) -> LineEvent<WithJson<T>> {
+    match issues.verdict() {
+        Ok(soft) => {
+            kept.item(soft);
+            LineEvent::Item(found)
+        }
+        Err(issues) => LineEvent::Skipped(Skipped {
+            line: found.line,
+            raw: found.value.json.to_string(),
+            reason: SkipReason::Check(issues),
+        }),
+    }
 }
 
 /// A Rust type implementing [`Extract`], with its own check ([`Extract::check`]) and, when an
