@@ -3,7 +3,9 @@
 //! [`Span`](crate::ground::Span) and its offsets within that page's text ([`PageSpan`]); `html`
 //! reads a web page's main text (feature `html`), keeping the nearest heading of each span;
 //! `render` draws a PDF's pages as PNG images (feature `pdf-render`), for a scan sent to a backend
-//! that reads images.
+//! that reads images. A long text is split into chunks that fit a model's context by [`chunk`]
+//! ([`Chunker`]: at page breaks, paragraphs, sentences), and [`read`] gives the same chunks from a
+//! text read piece by piece ([`ChunkReader`], [`TextReader`]) in memory bounded by the chunk size.
 //!
 //! This layer sits above [`ground`](crate::ground) (it maps its spans) and below the backends and
 //! the extraction loop, which take the text it produces like any other
