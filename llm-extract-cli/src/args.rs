@@ -267,6 +267,10 @@ pub struct DocArgs {
     /// finished (by default they are kept in the cache directory and only the missing ones are asked).
     #[arg(long)]
     pub no_resume: bool,
+    // --template fills only {{text}} (each chunk); the text before it, a context every chunk is sent
+    // with, is kept by a provider's prompt cache.
+    #[command(flatten)]
+    pub template: TemplateArgs,
     #[command(flatten)]
     pub extract: ExtractArgs,
     #[command(flatten)]

@@ -36,22 +36,45 @@ pub async fn run(args: DocArgs) -> Result<Exit, CliError> {
     let mut document = DocumentFile::open(args.path.as_deref())?;
     let llm = backend::single_parallel(&args.backend, &args.extract, args.concurrency)?;
     crate::notice::unenforced(&*llm, &set, true, &args.extract);
+    // What the prompt says: every chunk fills the template's {{text}}; what comes before it is sent
+    // with every chunk, and a provider's prompt cache keeps it.
+    let template = crate::input::template(&args.template, &[])?;
+    let system = args
+        .template
+        .system
+        .as_deref()
+        .map(|system| crate::input::text_or_file("--system", system))
+        .transpose()?;
+    let examples = crate::examples::load(&args.template.example, &set, true)?;
+    let prompt = prompt_settings(&args, &template, system.as_deref());
     let chunk_tokens = args.chunk_tokens.unwrap_or(if llm.is_embedded() {
         EMBEDDED_CHUNK_TOKENS
     } else {
         SERVER_CHUNK_TOKENS
     });
+    let mut settings = settings(&args, chunk_tokens);
+    if !prompt.is_empty() {
+        settings.push('\n');
+        settings.push_str(&prompt);
+    }
     let state = State::open(
         &[
             document.hash.as_slice(),
             set.generic().to_string().as_bytes(),
             llm.identity().as_slice(),
-            settings(&args, chunk_tokens).as_bytes(),
+            settings.as_bytes(),
         ],
         !args.no_resume,
     );
     let check = crate::check_command::from_args(&args.check, &args.backend)?;
-    let extractor = crate::check_command::attach(backend::extractor(llm, &args.extract), &check)
+    let mut extractor = backend::extractor(llm, &args.extract).template(template);
+    if let Some(system) = system {
+        extractor = extractor.instructions(system);
+    }
+    for example in examples {
+        extractor = extractor.with_example(example);
+    }
+    let extractor = crate::check_command::attach(extractor, &check)
         .chunk_tokens(chunk_tokens)
         .passes(args.passes)
         .concurrency(args.concurrency)
@@ -235,6 +258,24 @@ fn settings(args: &DocArgs, chunk_tokens: usize) -> String {
     }
     if let Some(line) = &check.check_command {
         lines.push(crate::check_command::fingerprint(line));
+    }
+    lines.join("\n")
+}
+
+/// What `--template`, `--system` and `--example` make the prompt say, as `name=value` lines beside
+/// [`settings`], each only when given (so that the chunks of a run without them still match): the
+/// template and the instructions as read, and the content of each examples file.
+fn prompt_settings(args: &DocArgs, template: &str, system: Option<&str>) -> String {
+    let mut lines = Vec::new();
+    if args.template.template.is_some() {
+        lines.push(format!("template={template}"));
+    }
+    if let Some(system) = system {
+        lines.push(format!("system={system}"));
+    }
+    for path in &args.template.example {
+        let content = std::fs::read_to_string(path).unwrap_or_default();
+        lines.push(format!("example={content}"));
     }
     lines.join("\n")
 }

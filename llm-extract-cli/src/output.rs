@@ -5,7 +5,7 @@ use crate::error::{CliError, Exit};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use llm_extract::llm::Media;
 use llm_extract::report::Attempt;
-use serde_json::{json, Map, Value};
+use serde_json::Value;
 use std::io::{IsTerminal, Write};
 use std::path::Path;
 
@@ -93,29 +93,11 @@ pub fn save_raw(dir: Option<&Path>, prefix: &str, attempts: &[Attempt]) {
     }
 }
 
-/// The files sent with a text as `--save-raw` keeps them: each one's name, media type, size and FNV-1a
-/// hash ([`crate::stable_hash`], 16 hex digits), or its URL; never its bytes.
+/// The files sent with a text as `--save-raw` keeps them: each one's name, media type, size and
+/// SHA-256, or its URL redacted; never its bytes ([`Media::summary`], as `--dump-exchanges` shows
+/// them).
 pub fn media_manifest(media: &[Media]) -> Value {
-    let parts = media.iter().map(|part| {
-        let mut entry = Map::new();
-        if let Some(name) = part.name() {
-            entry.insert("name".into(), json!(name));
-        }
-        entry.insert("media_type".into(), json!(part.media_type().as_str()));
-        match (part.data(), part.url()) {
-            (Some(data), _) => {
-                entry.insert("bytes".into(), json!(data.len()));
-                let hash = crate::stable_hash::hash(data);
-                entry.insert("fnv1a64".into(), json!(format!("{hash:016x}")));
-            }
-            (None, url) => {
-                let url = url.map(llm_extract::llm::redact_url);
-                entry.insert("url".into(), json!(url));
-            }
-        }
-        Value::Object(entry)
-    });
-    Value::Array(parts.collect())
+    Value::Array(media.iter().map(Media::summary).collect())
 }
 
 /// Beside the raw answers [`save_raw`] writes for `attempts` (when one failed), `<prefix>-media.json`:

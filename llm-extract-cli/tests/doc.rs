@@ -467,6 +467,41 @@ fn a_rerun_asks_only_the_chunks_that_failed_and_then_forgets_them() {
 }
 
 #[test]
+fn a_template_sends_its_context_with_every_chunk_and_keys_the_saved_chunks() {
+    let (calls, broken, server) = cursed_reader();
+    let cache = tempfile::tempdir().unwrap();
+    let run = |template: &str| story_run(&server, cache.path(), &["--template", template]);
+    let context = "Glossary: a client is whoever consults the detective.\n\nText:\n";
+
+    // One chunk fails: the others are kept, under this template.
+    assert_eq!(
+        run(&format!("{context}{{{{text}}}}")).status.code(),
+        Some(1)
+    );
+    let asked = calls.swap(0, Ordering::SeqCst);
+    let requests = server.requests();
+    assert_eq!(requests.len(), asked);
+    for request in &requests {
+        let sent = first_user_message(request);
+        assert!(sent.starts_with(context), "{sent}");
+        assert!(sent.len() > context.len() + 1000, "the chunk follows");
+    }
+
+    // Another template: nothing of the first one's is reused; the spans still point into the document.
+    broken.store(false, Ordering::SeqCst);
+    let other = run("Another context.\n\n{{text}}");
+    let stderr = String::from_utf8_lossy(&other.stderr);
+    assert!(other.status.success(), "{stderr}");
+    assert!(!stderr.contains("resuming"), "{stderr}");
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        asked,
+        "every chunk asked again"
+    );
+    check_people(&json_lines(&other.stdout), STORY);
+}
+
+#[test]
 fn a_rerun_with_more_passes_keeps_the_chunks_of_the_first_pass() {
     let (calls, broken, server) = cursed_reader();
     let cache = tempfile::tempdir().unwrap();

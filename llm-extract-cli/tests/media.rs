@@ -232,7 +232,7 @@ fn save_raw_keeps_sizes_and_hashes_of_the_files_not_their_bytes() {
             "name": "badge.png",
             "media_type": "image/png",
             "bytes": png().len(),
-            "fnv1a64": format!("{:016x}", fnv1a64(&png())),
+            "sha256": sha256(&png()),
         }])
     );
     let encoded = base64::engine::general_purpose::STANDARD.encode(png());
@@ -245,9 +245,11 @@ fn save_raw_keeps_sizes_and_hashes_of_the_files_not_their_bytes() {
     }
 }
 
-/// FNV-1a (64 bits), written out independently of the command's own.
-fn fnv1a64(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
-        (hash ^ u64::from(*byte)).wrapping_mul(0x0000_0100_0000_01b3)
-    })
+/// The SHA-256 of `bytes` in lower-case hex, computed here rather than by the command.
+fn sha256(bytes: &[u8]) -> String {
+    use sha2::Digest as _;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }

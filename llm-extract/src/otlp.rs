@@ -2,8 +2,10 @@
 //! extraction and attempt, with their OpenTelemetry GenAI attributes (`extract/telemetry.rs`), sent to
 //! an OpenTelemetry collector over OTLP/HTTP in protobuf, by a batch exporter on a thread of its own.
 //!
-//! The spans carry no message content and no key (a backend's address has its credentials
-//! redacted), so what is exported holds none either. Span names come from `otel.name`
+//! The spans carry no key (a backend's address has its credentials redacted), and no message content
+//! unless the extractor was asked for it
+//! ([`Extractor::trace_content`](crate::extract::Extractor::trace_content)), so what is exported holds
+//! none either. Span names come from `otel.name`
 //! (`chat {model}` for an attempt, `extract {schema}` for an extraction), kinds from `otel.kind`.
 //!
 //! ```no_run

@@ -183,6 +183,24 @@ impl BatchServer {
         sizes.into_iter().map(|(_, n)| n).collect()
     }
 
+    /// Every job line: the job's id, the line's custom id and the document its request carries, in
+    /// the order the jobs were created.
+    pub fn job_lines(&self) -> Vec<(String, String, String)> {
+        let api = self.api;
+        let state = self.state.lock().unwrap();
+        let mut jobs: Vec<(&String, &Job)> = state.jobs.iter().collect();
+        jobs.sort_by_key(|(id, _)| job_number(id));
+        jobs.into_iter()
+            .flat_map(|(id, job)| {
+                job.lines.iter().map(move |(custom_id, body, _)| {
+                    let texts = user_texts(api, body);
+                    let document = texts.first().cloned().unwrap_or_default();
+                    (id.clone(), custom_id.clone(), document)
+                })
+            })
+            .collect()
+    }
+
     /// Prompt and completion tokens answered in jobs.
     pub fn batch_tokens(&self) -> (u64, u64) {
         self.state.lock().unwrap().batch_tokens

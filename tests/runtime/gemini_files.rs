@@ -3,13 +3,16 @@
 //! gives, a `PROCESSING` file read again until `ACTIVE`) and the `generateContent` body names them in
 //! `file_data` parts (a part sent again names the same file, not uploaded again), while small media stay
 //! `inline_data`; an upload URL on another origin is refused
-//! and gets nothing; a file that never leaves `PROCESSING` ends with a clear error.
+//! and gets nothing; a file that never leaves `PROCESSING` ends with a clear error, and one the API
+//! reports `FAILED` with a permanent media error naming the part.
 
 use crate::support;
 
 use futures_util::StreamExt;
 
-use llm_extract::llm::{ChatRequest, Gemini, Llm, LlmError, Media, MediaLimits, Message};
+use llm_extract::llm::{
+    ChatRequest, Gemini, Llm, LlmError, Media, MediaError, MediaLimits, Message,
+};
 use serde_json::json;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -45,8 +48,17 @@ fn origin(request: &Request) -> String {
 }
 
 /// A Files API and `generateContent` server: the upload URL on `upload_origin` (the server's own
-/// when `None`), the file `PROCESSING` for the first `processing` reads.
+/// when `None`), the file `PROCESSING` for the first `processing` reads and `ACTIVE` after.
 fn files_server(upload_origin: Option<String>, processing: usize) -> TestServer {
+    files_server_ending(upload_origin, processing, "ACTIVE")
+}
+
+/// [`files_server`] with the file in `state` once it is no longer `PROCESSING`.
+fn files_server_ending(
+    upload_origin: Option<String>,
+    processing: usize,
+    state: &'static str,
+) -> TestServer {
     let reads = Arc::new(AtomicUsize::new(0));
     TestServer::start(move |request| {
         let here = origin(request);
@@ -67,21 +79,17 @@ fn files_server(upload_origin: Option<String>, processing: usize) -> TestServer 
                 )
             }
             ("POST", path) if path.starts_with("/upload/v1beta/files?upload_id=") => {
-                let state = if processing > 0 {
-                    "PROCESSING"
-                } else {
-                    "ACTIVE"
-                };
-                Reply::json(200, json!({ "file": file(state) }))
+                let now = if processing > 0 { "PROCESSING" } else { state };
+                Reply::json(200, json!({ "file": file(now) }))
             }
             ("GET", "/v1beta/files/abc-123") => {
                 let read = reads.fetch_add(1, Ordering::SeqCst) + 1;
-                let state = if read < processing {
+                let now = if read < processing {
                     "PROCESSING"
                 } else {
-                    "ACTIVE"
+                    state
                 };
-                Reply::json(200, file(state))
+                Reply::json(200, file(now))
             }
             ("POST", "/v1beta/models/gemini-test:generateContent")
             | ("POST", "/v1beta/models/gemini-test:streamGenerateContent?alt=sse") => {
@@ -255,6 +263,25 @@ async fn a_file_stuck_in_processing_ends_with_a_clear_error() {
     let requests = server.requests();
     let reads = requests.iter().filter(|r| r.method == "GET").count();
     assert_eq!(reads, 3);
+    assert!(requests.iter().all(|r| !r.path.contains("generateContent")));
+}
+
+#[tokio::test]
+async fn a_file_the_api_could_not_process_is_a_permanent_error_naming_the_part() {
+    let server = files_server_ending(None, 2, "FAILED");
+    let llm = client(&server, 5);
+    let err = llm
+        .chat(request_with(&large_pdf(40_000), &support::media::png()))
+        .await
+        .unwrap_err();
+    let LlmError::Media(MediaError::Unprocessable { what, state, .. }) = &err else {
+        panic!("{err:?}");
+    };
+    assert!(what.contains("invoice.pdf"), "{what}");
+    assert!(state.contains("FAILED"), "{state}");
+    assert!(!err.is_transient(), "the same bytes fail again: {err:?}");
+    assert!(!err.to_string().contains(KEY));
+    let requests = server.requests();
     assert!(requests.iter().all(|r| !r.path.contains("generateContent")));
 }
 

@@ -12,7 +12,10 @@
 //! report, and a breakpoint after the input that its repair reads.
 //!
 //! Also measured here: the billed prompt tokens of a 100-document batch with caching off and on
-//! (`billed_prompt_tokens_of_a_100_document_batch`, run with `--nocapture` to see the figures).
+//! (`billed_prompt_tokens_of_a_100_document_batch`), and of a long document whose every chunk is sent
+//! with the same long context before it, with and without the breakpoint after that context
+//! (`billed_prompt_tokens_of_a_document_with_a_shared_context`); run with `--nocapture` to see the
+//! figures.
 
 use crate::support;
 
@@ -409,6 +412,105 @@ async fn a_breakpoint_after_the_input_lets_its_repair_read_the_document() {
     // The repair reads everything up to and including the document, written by the first request.
     assert_eq!(repair.cache_read_tokens, first.cache_write_tokens);
     assert!(repair.cache_read_tokens > 0 && repair.cache_write_tokens == 0);
+}
+
+/// A glossary of about 1,300 tokens that a template sends before every chunk of a document.
+fn glossary() -> String {
+    (1..=60)
+        .map(|n| {
+            format!(
+                "Term {n}: a party of clause {n} is a person who signs this agreement in person.\n"
+            )
+        })
+        .collect()
+}
+
+/// A document of 12 paragraphs of about 700 bytes, each naming a person.
+fn contract() -> String {
+    (1..=12)
+        .map(|n| {
+            let filler = "The party agrees to the terms of the schedule. ".repeat(14);
+            format!("Clause {n}. Ada is {} years old. {filler}\n\n", 20 + n)
+        })
+        .collect()
+}
+
+/// Reads the document through `cache`, the glossary before every chunk: the document's usage, and the
+/// requests the server was sent.
+async fn read_contract(cache: PromptCache) -> (Usage, Vec<Request>, Arc<PromptCacheServer>) {
+    let state = Arc::new(PromptCacheServer::default());
+    let served = Arc::clone(&state);
+    let server = TestServer::start(move |request| {
+        served.reply_with(request, r#"{"items": [{"name": "Ada", "age": 30}]}"#)
+    });
+    let llm = Anthropic::builder("claude-sonnet-4-5")
+        .base_url(server.url())
+        .api_key("sk-ant-test-0123456789")
+        .prompt_cache(cache)
+        .build()
+        .unwrap();
+    let document = contract();
+    let done = Extractor::new(llm)
+        .template(format!("{}\nText:\n{{{{text}}}}", glossary()))
+        .chunk_bytes(800)
+        .chunk_overlap(0)
+        .extract_document::<Person>(document.as_str())
+        .await
+        .unwrap();
+    assert_eq!(done.failed().count(), 0);
+    assert!(done.chunks.len() >= 10, "{} chunks", done.chunks.len());
+    (done.usage, server.requests(), state)
+}
+
+#[tokio::test]
+async fn billed_prompt_tokens_of_a_document_with_a_shared_context() {
+    let (off, _, _) = read_contract(PromptCache::off()).await;
+    // The breakpoints there were before the shared context had one: the system prompt alone is too
+    // short to be cached, and there are no worked examples, so nothing is.
+    let (before, _, _) = read_contract(PromptCache::new().context(None)).await;
+    let (with, requests, state) = read_contract(PromptCache::new()).await;
+    let billed = |u: &Usage| {
+        let fresh = u.prompt_tokens - u.cache_read_tokens - u.cache_write_tokens;
+        fresh as f64 + 0.1 * u.cache_read_tokens as f64 + 1.25 * u.cache_write_tokens as f64
+    };
+    println!(
+        "a document of {} chunks, a {}-byte glossary before each:\ncaching off: {} prompt tokens, billed as {:.0}\nwithout the context's breakpoint: {} prompt tokens ({} read), billed as {:.0}\nwith it: {} prompt tokens ({} read from the cache, {} written), billed as {:.0} ({:.1}% of off)",
+        requests.len(),
+        glossary().len(),
+        off.prompt_tokens,
+        billed(&off),
+        before.prompt_tokens,
+        before.cache_read_tokens,
+        billed(&before),
+        with.prompt_tokens,
+        with.cache_read_tokens,
+        with.cache_write_tokens,
+        billed(&with),
+        100.0 * billed(&with) / billed(&off)
+    );
+    assert_eq!(before.cache_read_tokens + before.cache_write_tokens, 0);
+    assert_eq!(off.prompt_tokens, before.prompt_tokens);
+    // The context goes as a block of its own: a few tokens more of JSON, no more.
+    assert!(with.prompt_tokens.abs_diff(off.prompt_tokens) <= 8 * requests.len() as u64);
+    // Every request's input starts with the glossary, a block with its breakpoint, and the chunk
+    // after it; the first request writes it, every later one reads it.
+    for request in &requests {
+        let input = &request.json["messages"][0]["content"];
+        assert_eq!(input[0]["text"], glossary() + "\nText:\n", "{input}");
+        assert_eq!(input[0]["cache_control"], json!({"type": "ephemeral"}));
+        assert!(input[1]["text"].as_str().unwrap().contains("Ada is"));
+        assert!(input[1].get("cache_control").is_none());
+    }
+    let billed_requests = state.billed.lock().unwrap().clone();
+    let written = billed_requests[0]["cache_creation_input_tokens"]
+        .as_u64()
+        .unwrap();
+    assert!(written >= MIN_TOKENS, "{written}");
+    for usage in &billed_requests[1..] {
+        assert_eq!(usage["cache_read_input_tokens"].as_u64(), Some(written));
+        assert_eq!(usage["cache_creation_input_tokens"].as_u64(), Some(0));
+    }
+    assert!(billed(&with) < 0.5 * billed(&before));
 }
 
 #[test]

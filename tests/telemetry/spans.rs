@@ -2,6 +2,7 @@
 //! OpenAI-compatible server behind a fallback, carry the OpenTelemetry GenAI attributes with the
 //! values of the run, name the backend that answered, and never hold the API key.
 
+use crate::capture::{self, field};
 use crate::support;
 
 use llm_extract::extract::Extractor;
@@ -9,76 +10,14 @@ use llm_extract::llm::{
     from_fn, ChatRequest, ChatResponse, Fallback, LlmError, OpenAiCompatible, RetryPolicy,
 };
 use llm_extract::schema::Dialect;
-use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
 use support::types::Person;
 use support::{openai, Answer, TestServer};
-use tracing::field::{Field, Visit};
-use tracing::span::{Attributes, Id, Record};
-use tracing_subscriber::layer::{Context, SubscriberExt};
-use tracing_subscriber::Layer;
 
 const KEY: &str = "sk-test-telemetry-0123456789-SECRET";
 
-/// One span's fields, as text, by name.
-type Fields = BTreeMap<String, String>;
-
-/// A span as opened: its id, its name, its fields.
-type Opened = (Id, &'static str, Fields);
-
-/// Every span, in the order the spans were opened.
-#[derive(Clone, Default)]
-struct Spans(Arc<Mutex<Vec<Opened>>>);
-
-struct Visitor<'a>(&'a mut Fields);
-
-impl Visit for Visitor<'_> {
-    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
-        self.0.insert(field.name().to_owned(), format!("{value:?}"));
-    }
-    fn record_str(&mut self, field: &Field, value: &str) {
-        self.0.insert(field.name().to_owned(), value.to_owned());
-    }
-}
-
-impl<S: tracing::Subscriber> Layer<S> for Spans {
-    fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, _: Context<'_, S>) {
-        let mut fields = BTreeMap::new();
-        attrs.record(&mut Visitor(&mut fields));
-        let mut spans = self.0.lock().unwrap();
-        spans.push((id.clone(), attrs.metadata().name(), fields));
-    }
-    fn on_record(&self, id: &Id, values: &Record<'_>, _: Context<'_, S>) {
-        let mut spans = self.0.lock().unwrap();
-        if let Some((_, _, fields)) = spans.iter_mut().rev().find(|(i, _, _)| i == id) {
-            values.record(&mut Visitor(fields));
-        }
-    }
-}
-
-impl Spans {
-    fn named(&self, name: &str) -> Vec<Fields> {
-        let spans = self.0.lock().unwrap();
-        spans
-            .iter()
-            .filter(|(_, n, _)| *n == name)
-            .map(|(_, _, f)| f.clone())
-            .collect()
-    }
-}
-
-fn field<'a>(span: &'a Fields, name: &str) -> &'a str {
-    span.get(name)
-        .map(String::as_str)
-        .unwrap_or_else(|| panic!("no field {name} in {span:?}"))
-}
-
 #[tokio::test]
 async fn spans_carry_the_genai_attributes_and_never_the_key() {
-    let spans = Spans::default();
-    // The global default, not a thread-local one (see `tests/runtime/logs.rs`): the only test of this binary.
-    tracing::subscriber::set_global_default(tracing_subscriber::registry().with(spans.clone()))
-        .expect("the only subscriber of this test binary");
+    let (_serial, spans) = capture::start().await;
 
     // A first answer that fails the schema (two violations), then a valid one.
     let server = TestServer::script(vec![
@@ -146,6 +85,16 @@ async fn spans_carry_the_genai_attributes_and_never_the_key() {
             output.to_string()
         );
         assert!(!attempt.contains_key("error.type"), "{attempt:?}");
+        // No content unless asked for (`trace_content`), nor a batch job (this ran online).
+        for content in [
+            "gen_ai.system_instructions",
+            "gen_ai.input.messages",
+            "gen_ai.output.messages",
+            "llm_extract.batch_id",
+            "llm_extract.batch_request",
+        ] {
+            assert!(!attempt.contains_key(content), "{attempt:?}");
+        }
     }
     let extractions = spans.named("extract");
     assert_eq!(extractions.len(), 1, "{extractions:?}");
@@ -200,7 +149,7 @@ async fn spans_carry_the_genai_attributes_and_never_the_key() {
     assert!(!attempts[0].contains_key("gen_ai.usage.cache_read.input_tokens"));
 
     // No key, whole or in part, and no credential of the URL, in any field of any span.
-    let everything = format!("{:?}", spans.0.lock().unwrap());
+    let everything = spans.everything();
     for secret in [KEY, "0123456789", "url-secret"] {
         assert!(
             !everything.contains(secret),

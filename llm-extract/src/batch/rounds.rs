@@ -11,6 +11,11 @@
 //! A request's `custom_id` is a hash of its document's id, then a hash of its body (and how many
 //! times the same document sent the same body before), so a changed request is a new one and an
 //! unchanged one is found again in the manifest by a later run.
+//!
+//! An answer goes back with where it came from, written on the attempt span that asked for it:
+//! `llm_extract.batch_id` (the provider's id of the job that answered; none for an answer online)
+//! and `llm_extract.batch_request` (the request's `custom_id`), so a trace names the job a
+//! document's answer came from.
 
 use super::job::{JobState, Line, Outcome};
 use super::manifest::{Manifest, ONLINE};
@@ -57,11 +62,32 @@ pub struct JobProgress {
     pub running_total: u64,
 }
 
+/// Where an answer of a run came from.
+struct Origin {
+    /// The provider's id of the job that answered, or [`ONLINE`].
+    job: String,
+    /// The request's `custom_id`.
+    custom_id: String,
+}
+
+impl Origin {
+    /// Writes the job and the request on `span` (an extraction's attempt span declares them).
+    fn record(&self, span: &tracing::Span) {
+        if self.job != ONLINE {
+            span.record("llm_extract.batch_id", self.job.as_str());
+        }
+        span.record("llm_extract.batch_request", self.custom_id.as_str());
+    }
+}
+
+/// Where the answer to a waiting request goes, with where it came from.
+type Reply = oneshot::Sender<Result<(ChatResponse, Origin), LlmError>>;
+
 /// A request waiting for its answer.
 struct Waiting {
     doc: usize,
     request: ChatRequest,
-    reply: oneshot::Sender<Result<ChatResponse, LlmError>>,
+    reply: Reply,
 }
 
 /// Where requests wait, and who is waiting.
@@ -123,7 +149,7 @@ impl Shared {
         &self,
         doc: usize,
         request: ChatRequest,
-    ) -> oneshot::Receiver<Result<ChatResponse, LlmError>> {
+    ) -> oneshot::Receiver<Result<(ChatResponse, Origin), LlmError>> {
         let (reply, answer) = oneshot::channel();
         {
             let mut desk = self.desk();
@@ -210,11 +236,13 @@ impl Llm for Deferred<'_> {
             }
         };
         Box::pin(async move {
-            answer.await.unwrap_or_else(|_| {
+            let (response, origin) = answer.await.unwrap_or_else(|_| {
                 Err(LlmError::Other {
                     message: "the batch run stopped before answering".into(),
                 })
-            })
+            })?;
+            origin.record(&tracing::Span::current());
+            Ok(response)
         })
     }
 
@@ -243,7 +271,7 @@ struct Ask {
     earlier_failures: u32,
     custom_id: String,
     body: Value,
-    reply: oneshot::Sender<Result<ChatResponse, LlmError>>,
+    reply: Reply,
 }
 
 /// The side of a run that submits, polls and answers.
@@ -344,10 +372,13 @@ impl<'a> Driver<'a> {
             };
             let custom_id = self.custom_id(doc, &body);
             if let Some((job, answer)) = self.manifest.answer(&custom_id) {
-                let batch_priced = job != ONLINE;
+                let origin = Origin {
+                    job: job.to_owned(),
+                    custom_id,
+                };
                 let answer = answer.clone();
                 self.progress.from_manifest += 1;
-                self.reply(doc, reply, &answer, batch_priced);
+                self.reply(doc, reply, &answer, origin);
                 continue;
             }
             let ask = Ask {
@@ -367,19 +398,14 @@ impl<'a> Driver<'a> {
         self.in_jobs(in_jobs, on_jobs).await
     }
 
-    /// Sends `answer` (a body as the online call reads it) back to document `doc`'s extraction.
-    fn reply(
-        &self,
-        doc: usize,
-        reply: oneshot::Sender<Result<ChatResponse, LlmError>>,
-        answer: &Value,
-        batch_priced: bool,
-    ) {
+    /// Sends `answer` (a body as the online call reads it), from `origin`, back to document `doc`'s
+    /// extraction.
+    fn reply(&self, doc: usize, reply: Reply, answer: &Value, origin: Origin) {
         let response = self.api.wire.read(answer);
-        if let (Ok(response), true) = (&response, batch_priced) {
+        if let (Ok(response), true) = (&response, origin.job != ONLINE) {
             self.shared.add_batch_usage(doc, response.usage);
         }
-        let _ = reply.send(response);
+        let _ = reply.send(response.map(|response| (response, origin)));
     }
 
     /// Re-asks sent online, a few at a time, each answer recorded as it comes.
@@ -413,7 +439,11 @@ impl<'a> Driver<'a> {
                     self.manifest
                         .result(ONLINE, &ask.custom_id, &document, outcome.clone())?;
                     if let Outcome::Answer { body } = outcome {
-                        self.reply(ask.doc, ask.reply, &body, false);
+                        let origin = Origin {
+                            job: ONLINE.to_owned(),
+                            custom_id: ask.custom_id,
+                        };
+                        self.reply(ask.doc, ask.reply, &body, origin);
                     }
                 }
                 Err(e) => {
@@ -440,10 +470,14 @@ impl<'a> Driver<'a> {
             for slot in pending.iter_mut() {
                 let Some(ask) = slot.as_ref() else { continue };
                 if let Some((job, answer)) = self.manifest.answer(&ask.custom_id) {
-                    let batch_priced = job != ONLINE;
+                    let job = job.to_owned();
                     let answer = answer.clone();
                     if let Some(ask) = slot.take() {
-                        self.reply(ask.doc, ask.reply, &answer, batch_priced);
+                        let origin = Origin {
+                            job,
+                            custom_id: ask.custom_id,
+                        };
+                        self.reply(ask.doc, ask.reply, &answer, origin);
                     }
                     continue;
                 }

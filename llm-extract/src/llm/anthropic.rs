@@ -140,8 +140,9 @@ impl AnthropicBuilder {
         /// The `max_tokens` sent when a request sets none (the Messages API requires one; default 4096).
         default_max_tokens: u32;
 
-        /// Where `cache_control` breakpoints go (default [`PromptCache::new`]: after the system prompt
-        /// and after the worked examples, five minutes, once the prefix reaches the model's minimum
+        /// Where `cache_control` breakpoints go (default [`PromptCache::new`]: after the system prompt,
+        /// after the worked examples and after the input's shared context
+        /// ([`ChatRequest::stable_input`]), five minutes, once the prefix reaches the model's minimum
         /// cacheable length; [`PromptCache::off`] for none). The usage then counts the prompt tokens
         /// read from and written to the cache ([`Usage::cache_read_tokens`],
         /// [`Usage::cache_write_tokens`]).
@@ -311,8 +312,21 @@ impl Protocol for MessagesWire {
         let mut messages = Vec::with_capacity(request.messages.len());
         for (index, message) in request.messages.iter().enumerate() {
             let cached = breakpoints.after_message(index);
+            let context = breakpoints.within_message(index);
             match message.role {
                 Role::System => system.push(&message.content),
+                // The shared context at the start of the input (no media, checked with the
+                // breakpoint) is a block of its own, with its breakpoint; the rest follows it.
+                role if context.is_some() => {
+                    let (head, rest) = message.content.split_at(request.stable_input);
+                    let mut blocks =
+                        json!([{"type": "text", "text": head}, {"type": "text", "text": rest}]);
+                    if let (Some(ttl), Some(first)) = (context, blocks.get_mut(0)) {
+                        first["cache_control"] = ttl.control();
+                    }
+                    mark_last(&mut blocks, cached);
+                    messages.push(json!({"role": role, "content": blocks}))
+                }
                 // An empty text cannot be a block (Anthropic refuses one): it carries no breakpoint.
                 role if message.media.is_empty()
                     && (cached.is_none() || message.content.is_empty()) =>
@@ -658,6 +672,59 @@ mod tests {
             json["messages"][2]["content"][0]["cache_control"],
             json!({"type": "ephemeral"})
         );
+    }
+
+    #[test]
+    fn the_shared_context_of_the_input_is_a_block_of_its_own_with_its_breakpoint() {
+        let context = "Glossary: a lessee rents. ".repeat(200); // about 1,700 tokens
+        let input = format!("{context}Text: the chunk");
+        let mut request = ChatRequest::default()
+            .with_system("be exact")
+            .with_message(Message::user(input.as_str()));
+        request.stable_input = context.len();
+        let llm = |cache: PromptCache| {
+            Anthropic::builder("claude-sonnet-4-5")
+                .api_key("k")
+                .prompt_cache(cache)
+                .build()
+                .unwrap()
+        };
+        let json = body_of(&llm(PromptCache::new()), &request, true);
+        // The system prompt alone is too short to be cached; the context after it is long enough.
+        assert_eq!(json["system"], "be exact");
+        assert_eq!(
+            json["messages"][0]["content"],
+            json!([
+                {"type": "text", "text": context, "cache_control": {"type": "ephemeral"}},
+                {"type": "text", "text": "Text: the chunk"},
+            ])
+        );
+        // With the input's breakpoint too, both blocks carry one.
+        let both = PromptCache::new()
+            .system(Some(CacheTtl::OneHour))
+            .examples(Some(CacheTtl::OneHour))
+            .context(Some(CacheTtl::OneHour))
+            .input(Some(CacheTtl::FiveMinutes));
+        let json = body_of(&llm(both), &request, true);
+        let blocks = &json["messages"][0]["content"];
+        assert_eq!(
+            blocks[0]["cache_control"],
+            json!({"type": "ephemeral", "ttl": "1h"})
+        );
+        assert_eq!(blocks[1]["cache_control"], json!({"type": "ephemeral"}));
+        // Off, or an input with media (they come first and differ), and the message is one text.
+        let off = PromptCache::new().context(None);
+        assert_eq!(
+            body_of(&llm(off), &request, true)["messages"][0]["content"],
+            input
+        );
+        request.messages[0] =
+            Message::user(input.as_str()).with_media(vec![crate::llm::Media::png(vec![1, 2, 3])]);
+        let json = body_of(&llm(PromptCache::new()), &request, true);
+        let blocks = json["messages"][0]["content"].as_array().unwrap().clone();
+        assert_eq!(blocks.len(), 2, "{blocks:?}");
+        assert!(blocks.iter().all(|b| b.get("cache_control").is_none()));
+        assert_eq!(blocks[1]["text"], input);
     }
 
     #[test]

@@ -759,6 +759,17 @@ pub(crate) fn normalize_base(
             message: format!("the base URL {shown:?} must start with http:// or https://"),
         });
     }
+    // Endpoint paths are appended to the base, so a query or fragment would end up before them
+    // (`...?api-version=1/chat/completions`) and the request would go to the wrong address.
+    if url.query().is_some() || url.fragment().is_some() {
+        return Err(LlmError::Config {
+            message: format!(
+                "the base URL {shown:?} has a query string or fragment; endpoint paths are appended \
+                 to the base URL, so give the API root alone (like {example}); a server that needs \
+                 query parameters on every request needs a proxy that adds them"
+            ),
+        });
+    }
     match default_path {
         Some(path) if url.path().trim_matches('/').is_empty() => Ok(format!("{trimmed}{path}")),
         _ => Ok(trimmed.to_owned()),
@@ -951,7 +962,13 @@ mod tests {
             normalize_base(" https://h/ ", None, "https://h").unwrap(),
             "https://h"
         );
-        for bad in ["h:8080", "nonsense", "ftp://h"] {
+        for bad in [
+            "h:8080",
+            "nonsense",
+            "ftp://h",
+            "https://h/openai?api-version=2024-06-01",
+            "https://h/v1#top",
+        ] {
             let err = v1(bad).unwrap_err();
             assert!(matches!(err, LlmError::Config { .. }), "{bad}: {err:?}");
         }

@@ -163,7 +163,7 @@ pub enum LlmError {
 }
 
 /// A media part that cannot be read or sent. Nothing was sent when a backend returns one (as
-/// [`LlmError::Media`]).
+/// [`LlmError::Media`]), but for [`MediaError::Unprocessable`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum MediaError {
@@ -214,6 +214,21 @@ pub enum MediaError {
     UnknownType {
         /// The file or the bytes.
         what: String,
+    },
+    /// The backend took the part but could not process it (Gemini's Files API reports the uploaded
+    /// file `FAILED`): the same bytes fail the same way again. Unlike the other kinds, the part was
+    /// sent.
+    #[error(
+        "the {backend} backend could not process {what} (it reported {state}); sending it again \
+         fails the same way: check that the file is not damaged and is what its type says"
+    )]
+    Unprocessable {
+        /// The backend.
+        backend: &'static str,
+        /// The part: its name and media type (`"scan.pdf" (application/pdf)`).
+        what: String,
+        /// What the backend reported.
+        state: String,
     },
     /// A file could not be read.
     #[error("cannot read {}: {message}", path.display())]

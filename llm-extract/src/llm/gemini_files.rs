@@ -285,7 +285,8 @@ async fn upload<P: Protocol>(
         )
         .await?;
     let file = answer.get("file").cloned().unwrap_or(answer);
-    wait_active(backend, file, polling).await
+    let what = format!("{display_name:?} ({mime_type})");
+    wait_active(backend, file, polling, &what).await
 }
 
 /// The upload URL `location` the server gave, if it is on the origin of `base`; else
@@ -309,12 +310,13 @@ fn on_origin(base: &str, location: &str) -> Result<reqwest::Url, LlmError> {
     }
 }
 
-/// The media type and URI of `file` once it is `ACTIVE`, reading it again while it is `PROCESSING`
-/// (at most `polling.attempts` times).
+/// The media type and URI of `file` (the part `what`) once it is `ACTIVE`, reading it again while it
+/// is `PROCESSING` (at most `polling.attempts` times).
 async fn wait_active<P: Protocol>(
     backend: &Backend<P>,
     mut file: Value,
     polling: Polling,
+    what: &str,
 ) -> Result<(String, String), LlmError> {
     let text = |file: &Value, key: &str| file.get(key).and_then(Value::as_str).map(str::to_owned);
     let mut reads = 0;
@@ -323,13 +325,13 @@ async fn wait_active<P: Protocol>(
             // A file without a state is taken as ready, as the API leaves out a default.
             None | Some("ACTIVE") | Some("STATE_UNSPECIFIED") => break,
             Some("PROCESSING") => {}
+            // `FAILED` (or a state this code does not know): the same bytes fail again.
             Some(other) => {
-                return Err(LlmError::InvalidResponse {
-                    message: format!(
-                        "the Files API could not process the uploaded file (state {other})"
-                    ),
-                    body: file.to_string(),
-                })
+                return Err(LlmError::Media(MediaError::Unprocessable {
+                    backend: P::MEDIA.backend,
+                    what: what.to_owned(),
+                    state: format!("the Files API state {other}"),
+                }))
             }
         }
         if reads >= polling.attempts {

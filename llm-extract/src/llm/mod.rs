@@ -194,6 +194,12 @@ pub struct ChatRequest {
     /// [`AnthropicBuilder::prompt_cache`]). The extraction sets it; 0 (the default) counts the system
     /// prompt alone.
     pub stable_messages: usize,
+    /// How many bytes at the start of the input's message (the first after the
+    /// [`stable_messages`](Self::stable_messages)) are the same in every request of a run: the prompt
+    /// template's text before its `{{text}}` placeholder, such as a long context every chunk of a
+    /// document is sent with. A provider's prompt cache can keep them with the prefix before them (see
+    /// [`PromptCache::context`]). The extraction sets it; 0 (the default) when there are none.
+    pub stable_input: usize,
 }
 
 impl ChatRequest {

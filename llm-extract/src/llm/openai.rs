@@ -414,8 +414,8 @@ fn usage(answer: &Value) -> Option<Usage> {
 const OPENAI_API_ROOT: &str = "https://api.openai.com/";
 
 /// The `prompt_cache_key` of `request`: a digest of what every request of one extraction setup
-/// shares (the schema and its name, the system prompt, the worked examples), so it changes with
-/// them and with nothing else.
+/// shares (the schema and its name, the system prompt, the worked examples, the shared context at the
+/// start of the input), so it changes with them and with nothing else.
 fn prompt_cache_key(request: &ChatRequest) -> String {
     use sha2::Digest;
     let examples: Vec<Value> = request
@@ -424,12 +424,21 @@ fn prompt_cache_key(request: &ChatRequest) -> String {
         .take(request.stable_messages)
         .map(|m| json!([m.role, m.content]))
         .collect();
-    let prefix = json!([
+    let context = request
+        .messages
+        .get(request.stable_messages)
+        .and_then(|input| input.content.get(..request.stable_input))
+        .unwrap_or_default();
+    let mut prefix = json!([
         request.schema_name,
         request.schema,
         request.system,
         examples
     ]);
+    // Added only when there is one, so that the keys of requests without one stay as they were.
+    if let (false, Some(parts)) = (context.is_empty(), prefix.as_array_mut()) {
+        parts.push(json!(context));
+    }
     let digest = sha2::Sha256::digest(prefix.to_string().as_bytes());
     let hex: String = digest.iter().take(16).map(|b| format!("{b:02x}")).collect();
     format!("llm-extract-{hex}")
@@ -738,6 +747,22 @@ mod tests {
         // Another document, the same setup: the same key; another system prompt: another.
         request.messages = vec![Message::user("document two")];
         assert_eq!(body_of(&official, &request, false)["prompt_cache_key"], key);
+        // A shared context at the start of the input joins the key: the same for every chunk it
+        // starts, another for another context.
+        request.messages = vec![Message::user("Glossary A. document two")];
+        request.stable_input = "Glossary A. ".len();
+        let with_context = body_of(&official, &request, false)["prompt_cache_key"].clone();
+        assert_ne!(with_context, key);
+        request.messages = vec![Message::user("Glossary A. document three")];
+        assert_eq!(
+            body_of(&official, &request, false)["prompt_cache_key"],
+            with_context
+        );
+        request.messages = vec![Message::user("Glossary B. document three")];
+        assert_ne!(
+            body_of(&official, &request, false)["prompt_cache_key"],
+            with_context
+        );
         request.system = Some("extract carefully".into());
         assert_ne!(body_of(&official, &request, false)["prompt_cache_key"], key);
         let local = OpenAiCompatible::new("http://127.0.0.1:8080/v1", "m").unwrap();

@@ -3,11 +3,13 @@
 //! instead of billing it again in full.
 //!
 //! The prefix is, in the provider's order, the tool (a schema sent as one), the system prompt with the
-//! format instructions, the worked examples ([`ChatRequest::stable_messages`]), and optionally the
+//! format instructions, the worked examples ([`ChatRequest::stable_messages`]), the shared context at
+//! the start of the input's message ([`ChatRequest::stable_input`]: the template's text before the
+//! document, the same for every chunk of a document and every record of a batch), and optionally the
 //! input's own message (then a repair, a continuation or another sample of the same input reads it).
 //! A breakpoint goes at the end of each part that is long enough to be cached at all (the provider's
-//! minimum, by model), at most three of the four the API allows; TTLs must not grow from one
-//! breakpoint to the next (the API refuses a longer TTL after a shorter one).
+//! minimum, by model), at most the four the API allows; TTLs must not grow from one breakpoint to the
+//! next (the API refuses a longer TTL after a shorter one).
 
 use super::{ChatRequest, LlmError, MediaSource};
 
@@ -34,8 +36,8 @@ impl CacheTtl {
 }
 
 /// Where a backend puts its prompt-cache breakpoints (see the module description): at the end of the
-/// system prompt, of the worked examples, and (off by default) of the input's message, each with its
-/// TTL, once the prefix up to it is long enough.
+/// system prompt, of the worked examples, of the input's shared context, and (off by default) of the
+/// input's message, each with its TTL, once the prefix up to it is long enough.
 ///
 /// ```
 /// use llm_extract::llm::{Anthropic, CacheTtl, PromptCache};
@@ -56,6 +58,8 @@ impl CacheTtl {
 pub struct PromptCache {
     system: Option<CacheTtl>,
     examples: Option<CacheTtl>,
+    /// `None` until set: then it follows the others (see [`PromptCache::context`]).
+    context: Option<Option<CacheTtl>>,
     input: Option<CacheTtl>,
     min_tokens: Option<u64>,
 }
@@ -72,12 +76,14 @@ impl Default for PromptCache {
 const BYTES_PER_TOKEN: u64 = 3;
 
 impl PromptCache {
-    /// Breakpoints after the system prompt and after the worked examples, five minutes each; none
-    /// after the input; the minimum length the model's documentation gives.
+    /// Breakpoints after the system prompt, after the worked examples and after the input's shared
+    /// context, five minutes each; none after the input; the minimum length the model's documentation
+    /// gives.
     pub fn new() -> Self {
         PromptCache {
             system: Some(CacheTtl::FiveMinutes),
             examples: Some(CacheTtl::FiveMinutes),
+            context: None,
             input: None,
             min_tokens: None,
         }
@@ -88,6 +94,7 @@ impl PromptCache {
         PromptCache {
             system: None,
             examples: None,
+            context: Some(None),
             input: None,
             min_tokens: None,
         }
@@ -103,6 +110,29 @@ impl PromptCache {
     pub fn examples(mut self, ttl: Option<CacheTtl>) -> Self {
         self.examples = ttl;
         self
+    }
+
+    /// The breakpoint after the input's shared context ([`ChatRequest::stable_input`]: the prompt
+    /// template's text before `{{text}}`, such as a long context every chunk of a document is sent
+    /// with), or none. Its text goes as a block of its own at the start of the input's message; an
+    /// input with images or PDFs has none (they come first, and differ from one input to the next).
+    /// Until set, it is on, with the TTL of the input's breakpoint if there is one, else that of the
+    /// last breakpoint before it (so that TTLs set on the others stay in order).
+    pub fn context(mut self, ttl: Option<CacheTtl>) -> Self {
+        self.context = Some(ttl);
+        self
+    }
+
+    /// The TTL of the breakpoint after the shared context, or none.
+    fn context_ttl(&self) -> Option<CacheTtl> {
+        self.context.unwrap_or_else(|| {
+            Some(
+                self.input
+                    .or(self.examples)
+                    .or(self.system)
+                    .unwrap_or_default(),
+            )
+        })
     }
 
     /// The breakpoint after the input's message (the first after the worked examples), or none (the
@@ -135,7 +165,7 @@ impl PromptCache {
 
     /// Refuses TTLs that grow from one breakpoint to the next (the API answers such a request 400).
     pub(crate) fn validate(&self) -> Result<(), LlmError> {
-        let ttls: Vec<CacheTtl> = [self.system, self.examples, self.input]
+        let ttls: Vec<CacheTtl> = [self.system, self.examples, self.context_ttl(), self.input]
             .into_iter()
             .flatten()
             .collect();
@@ -143,8 +173,8 @@ impl PromptCache {
             return Err(LlmError::Config {
                 message:
                     "prompt cache: a longer TTL cannot follow a shorter one (the provider reads \
-                          breakpoints in order: system prompt, worked examples, input); give the \
-                          earlier breakpoints the longer TTL"
+                          breakpoints in order: system prompt, worked examples, shared context, \
+                          input); give the earlier breakpoints the longer TTL"
                         .into(),
             });
         }
@@ -152,8 +182,9 @@ impl PromptCache {
     }
 
     /// Where `request` to `model` gets its breakpoints: after the system prompt (with `tool_bytes` of
-    /// tool definitions before it), after message `stable_messages - 1`, after message
-    /// `stable_messages`; each only when the prefix up to it reaches the minimum length.
+    /// tool definitions before it), after message `stable_messages - 1`, after the first
+    /// `stable_input` bytes of message `stable_messages` and after that message; each only when the
+    /// prefix up to it reaches the minimum length.
     pub(crate) fn breakpoints(
         &self,
         request: &ChatRequest,
@@ -180,6 +211,14 @@ impl PromptCache {
             found.message = self.examples.map(|ttl| (stable - 1, ttl));
         }
         if let Some(input) = request.messages.get(stable) {
+            let head = request.stable_input;
+            let splits = input.media.is_empty()
+                && head > 0
+                && head < input.content.len()
+                && input.content.is_char_boundary(head);
+            if splits && long_enough(bytes + head) {
+                found.context = self.context_ttl().map(|ttl| (stable, ttl));
+            }
             // Media count by their size: an image or a PDF is a long part of a prefix.
             let media = input.media.iter().map(|m| match m.source() {
                 MediaSource::Bytes(data) => data.len(),
@@ -201,6 +240,9 @@ pub(crate) struct Breakpoints {
     pub system: Option<CacheTtl>,
     /// After the last worked example: its position.
     pub message: Option<(usize, CacheTtl)>,
+    /// After the shared context at the start of the input's message ([`ChatRequest::stable_input`]
+    /// bytes of it): the message's position.
+    pub context: Option<(usize, CacheTtl)>,
     /// After the input's message: its position.
     pub input: Option<(usize, CacheTtl)>,
 }
@@ -212,6 +254,14 @@ impl Breakpoints {
             .into_iter()
             .flatten()
             .find(|(at, _)| *at == index)
+            .map(|(_, ttl)| ttl)
+    }
+
+    /// The TTL of the breakpoint after the shared context at the start of message `index`, if it has
+    /// one.
+    pub fn within_message(&self, index: usize) -> Option<CacheTtl> {
+        self.context
+            .filter(|(at, _)| *at == index)
             .map(|(_, ttl)| ttl)
     }
 }
@@ -229,6 +279,56 @@ mod tests {
         request.stable_messages = examples.len();
         request.messages.push(Message::user("i".repeat(input)));
         request
+    }
+
+    #[test]
+    fn the_shared_context_gets_a_breakpoint_once_the_prefix_through_it_is_long_enough() {
+        let cache = PromptCache::new().min_tokens(100);
+        // 30 bytes of system prompt, then 300 of shared context at the start of a 400-byte input.
+        let mut shared = request(30, &[], 400);
+        shared.stable_input = 300;
+        let found = cache.breakpoints(&shared, "m", 0);
+        assert_eq!(found.system, None);
+        assert_eq!(found.context, Some((0, CacheTtl::FiveMinutes)));
+        assert_eq!(found.within_message(0), Some(CacheTtl::FiveMinutes));
+        assert_eq!(
+            found.after_message(0),
+            None,
+            "within the input, not after it"
+        );
+        // Too short, the whole input (nothing after it), or turned off: none.
+        shared.stable_input = 30;
+        assert_eq!(cache.breakpoints(&shared, "m", 0).context, None);
+        shared.stable_input = 400;
+        assert_eq!(cache.breakpoints(&shared, "m", 0).context, None);
+        shared.stable_input = 300;
+        let off = cache.context(None);
+        assert_eq!(off.breakpoints(&shared, "m", 0).context, None);
+        // All four breakpoints at once, the API's most.
+        let mut all = request(300, &[10, 10], 400);
+        all.stable_input = 300;
+        let four = cache
+            .input(Some(CacheTtl::FiveMinutes))
+            .breakpoints(&all, "m", 0);
+        assert!(four.system.is_some() && four.message.is_some());
+        assert_eq!(four.context, Some((2, CacheTtl::FiveMinutes)));
+        assert_eq!(four.input, Some((2, CacheTtl::FiveMinutes)));
+        // The context's TTL sits between the examples' and the input's; until set, it follows them.
+        let hour = Some(CacheTtl::OneHour);
+        let five = Some(CacheTtl::FiveMinutes);
+        assert!(PromptCache::new().context(hour).validate().is_err());
+        let all_hour = PromptCache::new().system(hour).examples(hour).input(hour);
+        assert_eq!(all_hour.context_ttl(), hour);
+        assert!(all_hour.validate().is_ok());
+        let longer_first = PromptCache::new().system(hour).examples(five);
+        assert_eq!(longer_first.context_ttl(), five);
+        assert_eq!(PromptCache::off().context_ttl(), None);
+        assert!(PromptCache::new()
+            .system(hour)
+            .examples(hour)
+            .context(hour)
+            .validate()
+            .is_ok());
     }
 
     #[test]

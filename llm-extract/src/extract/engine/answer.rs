@@ -73,7 +73,15 @@ impl Engine<'_> {
     ) -> Answer {
         let mut answer = Answer::new();
         let guard = self.config.loop_guard;
-        let mut reader = match Reader::open(self.llm, request, guard, bounds, self.spent).await {
+        let mut reader = match Reader::open(
+            self.llm,
+            request,
+            (guard, self.content()),
+            bounds,
+            self.spent,
+        )
+        .await
+        {
             Ok(reader) => reader,
             Err(err) => {
                 answer.error = Some(err);

@@ -7,7 +7,7 @@
 //! watched, items decoded) is the caller's.
 
 use crate::extract::engine::meter::{Meter, Spent};
-use crate::extract::engine::telemetry;
+use crate::extract::engine::telemetry::{self, Content};
 use crate::extract::loops::{Bounds, LoopDetector, LoopGuard};
 use crate::llm::{
     Accumulator, ChatRequest, ChatResponse, ChatStream, Llm, LlmError, Merged, Usage,
@@ -68,17 +68,17 @@ pub(crate) struct Reader<'r> {
 impl<'r> Reader<'r> {
     /// Sends `request` as a stream, to be read under `guard` against `bounds` (string values bounded
     /// by [`LoopGuard::max_string`], repeats judged against the input), reporting its running cost to
-    /// `spent`.
+    /// `spent`; `content` says whether the attempt's span records the messages and the answer.
     pub async fn open(
         llm: &dyn Llm,
         request: ChatRequest,
-        guard: LoopGuard,
+        (guard, content): (LoopGuard, Content),
         bounds: &'r Bounds,
         spent: Option<&'r Spent>,
     ) -> Result<Self, LlmError> {
         let started = Instant::now();
         let fresh = Meter::new(&request);
-        let stream = telemetry::chat_stream(llm, request).await?;
+        let stream = telemetry::chat_stream(llm, request, content).await?;
         Ok(Reader {
             stream,
             answer: Accumulator::new(),

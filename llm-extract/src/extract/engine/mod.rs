@@ -100,6 +100,11 @@ impl<'a> Engine<'a> {
         request
     }
 
+    /// Whether the attempts' spans carry their messages (`Extractor::trace_content`).
+    fn content(&self) -> telemetry::Content {
+        telemetry::Content::when(self.config.trace_content)
+    }
+
     /// Adds an attempt to the ledger, and its cost to the running total a stream's caller can read.
     fn push(&self, report: &mut Report, mut attempt: Attempt) {
         attempt.backend = attempt.backend.or_else(crate::llm::take_answered);

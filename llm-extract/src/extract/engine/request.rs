@@ -50,6 +50,11 @@ impl Engine<'_> {
         let mut system =
             wording::system_prompt(&config.instructions, shape, definitions, max_items);
         example_turns::note(&mut system, examples.len() / 2);
+        // The template's text before the input's text is the same in every request of a run (every
+        // chunk of a document): with the prefix before it, what a provider's prompt cache keeps.
+        let stable_input = template::stable_head(&config.template)
+            .filter(|head| user.starts_with(head))
+            .map_or(0, str::len);
         // The input's media go with its text, in the one user message every attempt resends.
         let mut request = ChatRequest::default()
             .with_message(Message::user(user).with_media(media))
@@ -57,6 +62,7 @@ impl Engine<'_> {
         // The worked examples are the same in every request of a run: with the system prompt, the
         // prefix a provider's prompt cache keeps.
         request.stable_messages = examples.len();
+        request.stable_input = stable_input;
         request.messages = examples.into_iter().chain(request.messages).collect();
         let mut unenforced = None;
         if constrained {

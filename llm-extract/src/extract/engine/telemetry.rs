@@ -9,19 +9,35 @@
 //! `.finish_reasons`, `gen_ai.usage.input_tokens`, `.output_tokens`, `.cache_read.input_tokens`,
 //! `.cache_creation.input_tokens` (when the provider counted its prompt cache), `error.type`, and ours: `schema`,
 //! `number`, `kind` (the attempt kind), `items`, `finish`, `prompt_tokens`, `completion_tokens`,
-//! `llm_extract.cache_hit` (`true` when a response cache answered).
+//! `llm_extract.cache_hit` (`true` when a response cache answered), and for an answer that came
+//! through a provider's batch API (`batch`), `llm_extract.batch_id` (the job's id) and
+//! `llm_extract.batch_request` (the request's `custom_id`).
 //! The extraction span (`extract`) carries the schema, the backend's provider, address and model, and
 //! once it ends `llm_extract.attempts`, `llm_extract.repairs`, `llm_extract.validation_errors`, the
 //! usage in total (prompt cache tokens included) and `error.type`.
 //!
-//! No message content is recorded, and no key: the address is the backend's
-//! [`describe`](crate::llm::Llm::describe), credentials redacted.
+//! No message content is recorded unless the extractor was asked to
+//! ([`Extractor::trace_content`](crate::extract::Extractor::trace_content)): then the attempt span also carries
+//! the opt-in attributes of the conventions, as JSON text in their shape: `gen_ai.system_instructions`
+//! (the system prompt's parts), `gen_ai.input.messages` (each message sent, its role and parts) and
+//! `gen_ai.output.messages` (the answer, its reasoning, and its finish reason). A text is a
+//! `{"type": "text", "content": ...}` part; an image or PDF sent as bytes is summarised, never sent
+//! on: `{"type": "media", "modality": "image"|"document", "mime_type", "size", "sha256"}`, one sent by
+//! URL is a `{"type": "uri", ...}` part with the URL's credentials redacted. The answer is recorded
+//! when it ends; one the extraction stopped reading (a loop, `max_items`) has none.
+//!
+//! No key is recorded: the address is the backend's [`describe`](crate::llm::Llm::describe),
+//! credentials redacted, and a message holds what the prompt says, not how the backend signs in.
 
 use crate::extract::error::{ExtractError, ExtractErrorKind};
-use crate::llm::{ChatEvent, ChatRequest, ChatResponse, ChatStream, Llm, LlmError};
+use crate::llm::{
+    ChatEvent, ChatRequest, ChatResponse, ChatStream, Llm, LlmError, Media, MediaSource, Message,
+    Role,
+};
 use crate::parse::{ParseError, SkipReason};
 use crate::report::{AttemptError, AttemptKind, Report};
 use futures_util::StreamExt;
+use serde_json::{json, Value};
 use tracing::field::Empty;
 use tracing::Span;
 
@@ -59,6 +75,11 @@ pub(crate) fn attempt_span(llm: &dyn Llm, schema: &str, number: u32, kind: Attem
         gen_ai.usage.output_tokens = Empty,
         gen_ai.usage.cache_read.input_tokens = Empty,
         gen_ai.usage.cache_creation.input_tokens = Empty,
+        gen_ai.system_instructions = Empty,
+        gen_ai.input.messages = Empty,
+        gen_ai.output.messages = Empty,
+        llm_extract.batch_id = Empty,
+        llm_extract.batch_request = Empty,
         error.type = Empty,
     )
 }
@@ -153,8 +174,9 @@ fn violations(error: &AttemptError) -> usize {
     }
 }
 
-/// Writes what `request` asks for, and who `llm` is, on the current (attempt) span.
-fn requested(llm: &dyn Llm, request: &ChatRequest) -> Span {
+/// Writes what `request` asks for, and who `llm` is, on the current (attempt) span; with `content`,
+/// the messages too.
+fn requested(llm: &dyn Llm, request: &ChatRequest, content: Content) -> Span {
     let span = Span::current();
     let described = llm.describe();
     if let Some(described) = &described {
@@ -170,11 +192,82 @@ fn requested(llm: &dyn Llm, request: &ChatRequest) -> Span {
     if let Some(seed) = request.seed {
         span.record("gen_ai.request.seed", seed);
     }
+    if content == Content::Recorded {
+        if let Some(system) = &request.system {
+            let parts = Value::Array(vec![text_part(system)]);
+            span.record("gen_ai.system_instructions", parts.to_string().as_str());
+        }
+        let messages = input_messages(&request.messages);
+        span.record("gen_ai.input.messages", messages.to_string().as_str());
+    }
     span
 }
 
-/// Writes what the backend answered on `span`.
-fn responded(span: &Span, response: &ChatResponse) {
+/// The messages of a request in the conventions' shape: each with its role and its parts (the media
+/// first, as the wire forms send them, then the text).
+fn input_messages(messages: &[Message]) -> Value {
+    let messages = messages.iter().map(|message| {
+        let role = match message.role {
+            Role::System => "system",
+            Role::User => "user",
+            Role::Assistant => "assistant",
+        };
+        let mut parts: Vec<Value> = message.media.iter().map(media_part).collect();
+        if !message.content.is_empty() || parts.is_empty() {
+            parts.push(text_part(&message.content));
+        }
+        json!({"role": role, "parts": parts})
+    });
+    Value::Array(messages.collect())
+}
+
+/// The answer in the conventions' shape: one assistant message, its reasoning (if any) then its text,
+/// with why it ended.
+fn output_messages(response: &ChatResponse) -> Value {
+    let mut parts = Vec::new();
+    if let Some(thinking) = &response.thinking {
+        parts.push(json!({"type": "reasoning", "content": thinking}));
+    }
+    parts.push(text_part(&response.text));
+    json!([{
+        "role": "assistant",
+        "parts": parts,
+        "finish_reason": response.finish.to_string(),
+    }])
+}
+
+fn text_part(text: &str) -> Value {
+    json!({"type": "text", "content": text})
+}
+
+/// An image or PDF as a part, without its bytes: their size and SHA-256, or its URL redacted.
+fn media_part(media: &Media) -> Value {
+    let kind = media.media_type();
+    let modality = if kind.is_image() { "image" } else { "document" };
+    let summary = media.summary();
+    match media.source() {
+        MediaSource::Bytes(_) => json!({
+            "type": "media",
+            "modality": modality,
+            "mime_type": kind.as_str(),
+            "size": summary.get("bytes"),
+            "sha256": summary.get("sha256"),
+        }),
+        MediaSource::Url(_) => json!({
+            "type": "uri",
+            "modality": modality,
+            "mime_type": kind.as_str(),
+            "uri": summary.get("url"),
+        }),
+    }
+}
+
+/// Writes what the backend answered on `span`; with `content`, the answer too.
+fn responded(span: &Span, response: &ChatResponse, content: Content) {
+    if content == Content::Recorded {
+        let messages = output_messages(response);
+        span.record("gen_ai.output.messages", messages.to_string().as_str());
+    }
     if let Some(model) = &response.model {
         span.record("gen_ai.response.model", model.as_str());
     }
@@ -215,12 +308,37 @@ fn failed(span: &Span, err: &LlmError) {
     span.record("error.type", err.class().name());
 }
 
+/// Whether the messages of an attempt go on its span ([`Extractor::trace_content`](crate::extract::Extractor::trace_content)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum Content {
+    /// Nothing of what was said: the default.
+    #[default]
+    Omitted,
+    /// The system instructions, the messages sent and the answer.
+    Recorded,
+}
+
+impl Content {
+    /// [`Content::Recorded`] when `on`.
+    pub(crate) fn when(on: bool) -> Self {
+        if on {
+            Content::Recorded
+        } else {
+            Content::Omitted
+        }
+    }
+}
+
 /// Asks `llm` for the whole answer to `request`, recording it on the current span.
-pub(crate) async fn chat(llm: &dyn Llm, request: ChatRequest) -> Result<ChatResponse, LlmError> {
-    let span = requested(llm, &request);
+pub(crate) async fn chat(
+    llm: &dyn Llm,
+    request: ChatRequest,
+    content: Content,
+) -> Result<ChatResponse, LlmError> {
+    let span = requested(llm, &request, content);
     let result = llm.chat(request).await;
     match &result {
-        Ok(response) => responded(&span, response),
+        Ok(response) => responded(&span, response, content),
         Err(err) => failed(&span, err),
     }
     result
@@ -230,11 +348,12 @@ pub(crate) async fn chat(llm: &dyn Llm, request: ChatRequest) -> Result<ChatResp
 pub(crate) async fn chat_stream(
     llm: &dyn Llm,
     request: ChatRequest,
+    content: Content,
 ) -> Result<ChatStream, LlmError> {
-    let span = requested(llm, &request);
+    let span = requested(llm, &request, content);
     match llm.chat_stream(request).await {
         Ok(stream) => Ok(Box::pin(stream.inspect(move |event| match event {
-            Ok(ChatEvent::Done(done)) => responded(&span, done),
+            Ok(ChatEvent::Done(done)) => responded(&span, done, content),
             Err(err) => failed(&span, err),
             Ok(_) => {}
         }))),
@@ -242,5 +361,52 @@ pub(crate) async fn chat_stream(
             failed(&span, &err);
             Err(err)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::{Finish, MediaType};
+
+    #[test]
+    fn media_are_summarised_and_urls_redacted() {
+        let pdf = media_part(&Media::pdf(b"%PDF-1.7 body".to_vec()));
+        assert_eq!(pdf["type"], "media");
+        assert_eq!(pdf["modality"], "document");
+        assert_eq!(pdf["mime_type"], "application/pdf");
+        assert_eq!(pdf["size"], 13);
+        assert_eq!(pdf["sha256"].as_str().map(str::len), Some(64));
+        let url = "https://ada:pass-secret@example.com/scan.png?token=query-secret";
+        let linked = media_part(&Media::image_url(MediaType::Png, url));
+        assert_eq!(linked["type"], "uri");
+        assert_eq!(linked["modality"], "image");
+        let text = linked.to_string();
+        assert!(text.contains("example.com/scan.png"), "{text}");
+        assert!(!text.contains("secret"), "{text}");
+    }
+
+    #[test]
+    fn messages_keep_their_roles_and_an_empty_answer_its_part() {
+        let mut request = ChatRequest::new("the text");
+        request.messages.push(Message::assistant("{}"));
+        let sent = input_messages(&request.messages);
+        assert_eq!(
+            sent,
+            json!([
+                {"role": "user", "parts": [{"type": "text", "content": "the text"}]},
+                {"role": "assistant", "parts": [{"type": "text", "content": "{}"}]},
+            ])
+        );
+        let mut response = ChatResponse::new("");
+        response.finish = Finish::Length;
+        assert_eq!(
+            output_messages(&response),
+            json!([{
+                "role": "assistant",
+                "parts": [{"type": "text", "content": ""}],
+                "finish_reason": "length",
+            }])
+        );
     }
 }

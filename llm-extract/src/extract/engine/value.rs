@@ -292,7 +292,16 @@ impl Engine<'_> {
             None => None,
         };
         let guard = self.config.loop_guard;
-        watch::watch(self.llm, request, guard, bounds, self.spent, observer).await
+        let content = self.content();
+        watch::watch(
+            self.llm,
+            request,
+            (guard, content),
+            bounds,
+            self.spent,
+            observer,
+        )
+        .await
     }
 
     /// What follows an answer that did not parse: the turns asking for a repair (the answer cut to a

@@ -8,7 +8,7 @@
 
 use crate::extract::engine::answer_reader::{Broken, Read, Reader};
 use crate::extract::engine::meter::Spent;
-use crate::extract::engine::telemetry;
+use crate::extract::engine::telemetry::{self, Content};
 use crate::extract::loops::{Bounds, LoopGuard};
 use crate::llm::{ChatRequest, ChatResponse, Finish, Llm, LlmError, Usage};
 use crate::report::Loop;
@@ -56,24 +56,24 @@ pub(crate) type Observer<'o> = &'o mut (dyn FnMut(Heard<'_>) + Send);
 
 /// Sends `request` and watches its answer against `bounds` (string values bounded by
 /// [`LoopGuard::max_string`], repeats judged against the input), handing each piece to `observer` as
-/// it arrives. With the guard off and
-/// no observer, the answer is not streamed (the backend's `chat`).
+/// it arrives; `content` says whether the attempt's span records the messages and the answer. With the
+/// guard off and no observer, the answer is not streamed (the backend's `chat`).
 pub(crate) async fn watch(
     llm: &dyn Llm,
     request: ChatRequest,
-    guard: LoopGuard,
+    (guard, content): (LoopGuard, Content),
     bounds: &Bounds,
     spent: Option<&Spent>,
     mut observer: Option<Observer<'_>>,
 ) -> Watched {
     if !guard.is_on() && observer.is_none() {
-        let response = telemetry::chat(llm, request).await;
+        let response = telemetry::chat(llm, request, content).await;
         let usage = response.as_ref().map(|r| r.usage).unwrap_or_default();
         return Watched::ended(response, None, usage, Vec::new());
     }
     let mut broken = Vec::new();
     let failed = |err, usage, broken| Watched::ended(Err(err), None, usage, broken);
-    let mut reader = match Reader::open(llm, request, guard, bounds, spent).await {
+    let mut reader = match Reader::open(llm, request, (guard, content), bounds, spent).await {
         Ok(reader) => reader,
         Err(err) => return failed(err, Usage::default(), broken),
     };

@@ -1,5 +1,6 @@
 //! The prompt template: `{{name}}` placeholders filled from the input's variables, the default
-//! template, and the error of a template that cannot be filled.
+//! template, the error of a template that cannot be filled, and the literal head before `{{text}}` a
+//! provider's prompt cache can keep.
 
 use serde_json::{Map, Value};
 
@@ -91,6 +92,25 @@ fn lookup<'a>(vars: &'a Map<String, Value>, name: &str) -> Option<&'a Value> {
     Some(value)
 }
 
+/// The text of `template` before its `{{text}}` placeholder, when no other placeholder comes before
+/// it: what every input's rendered prompt starts with (a context every chunk of a document, or every
+/// record of a batch, is sent with), which a provider's prompt cache can keep
+/// ([`ChatRequest::stable_input`](crate::llm::ChatRequest::stable_input)). `None` otherwise.
+pub(crate) fn stable_head(template: &str) -> Option<&str> {
+    let mut from = 0;
+    while let Some(open) = template.get(from..)?.find("{{").map(|at| from + at) {
+        let inner = template.get(open + 2..)?;
+        let close = inner.find("}}")?;
+        let name = inner.get(..close)?.trim();
+        if !name.is_empty() && name.chars().all(is_name_char) {
+            return (name == "text").then(|| template.get(..open)).flatten();
+        }
+        // Not a placeholder (braces of JSON in the template): kept as written, as `render` does.
+        from = open + 2;
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -126,5 +146,19 @@ mod tests {
             }
         );
         assert!(err.to_string().contains("{{lang}}"), "{err}");
+    }
+
+    #[test]
+    fn the_stable_head_is_the_literal_text_before_the_text() {
+        assert_eq!(stable_head("{{text}}"), Some(""));
+        assert_eq!(
+            stable_head("Glossary: {{ not json }}.\n\n{{ text }} and {{lang}}"),
+            Some("Glossary: {{ not json }}.\n\n")
+        );
+        // A variable before the text may differ from one input to the next: no stable head.
+        assert_eq!(stable_head("{{title}}\n{{text}}"), None);
+        assert_eq!(stable_head("no text here {{lang}}"), None);
+        assert_eq!(stable_head("no placeholder"), None);
+        assert_eq!(stable_head("cut {{text"), None);
     }
 }

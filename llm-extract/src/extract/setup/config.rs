@@ -231,6 +231,8 @@ pub(crate) struct Config {
     pub strategy: Strategy,
     /// The per-field strategy's own questions, by JSON pointer (`Extractor::question`).
     pub questions: std::collections::BTreeMap<String, String>,
+    /// Record the messages of each attempt on its span (`Extractor::trace_content`).
+    pub trace_content: bool,
 }
 
 impl Default for Config {
@@ -260,6 +262,7 @@ impl Default for Config {
             keep_doubtful: false,
             strategy: Strategy::default(),
             questions: Default::default(),
+            trace_content: false,
         }
     }
 }

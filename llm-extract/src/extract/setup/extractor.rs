@@ -105,6 +105,7 @@ use crate::report::Extraction;
 /// | [`chunk_overlap`](Extractor::chunk_overlap) | a tenth of the chunk size | documents |
 /// | [`passes`](Extractor::passes) | 1 | documents |
 /// | [`concurrency`](Extractor::concurrency) | 1 | documents (chunks at once) |
+/// | [`trace_content`](Extractor::trace_content) | `false` | every attempt's span (the messages sent and the answer) |
 #[derive(Debug, Clone)]
 pub struct Extractor<L> {
     llm: L,

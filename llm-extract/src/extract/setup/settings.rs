@@ -515,6 +515,26 @@ impl<L: Llm> Extractor<L> {
         self.config.document.concurrency = chunks.max(1);
         self
     }
+
+    /// Whether each attempt's span (`extract_attempt`) carries what was said, as the OpenTelemetry
+    /// GenAI conventions' opt-in attributes (default `false`: no message content is ever recorded):
+    /// `gen_ai.system_instructions`, `gen_ai.input.messages` and `gen_ai.output.messages`, JSON text
+    /// of parts by role, an image or PDF summarised by its kind, MIME type, size and SHA-256 (never
+    /// its bytes), no key anywhere. The prompt holds the document, so a trace then holds it too:
+    /// turn it on where the traces may keep what the documents say.
+    ///
+    /// ```
+    /// use llm_extract::extract::Extractor;
+    /// use llm_extract::llm::{from_fn, ChatResponse};
+    ///
+    /// let llm = from_fn(|_| async { Ok(ChatResponse::new("{}")) });
+    /// let extractor = Extractor::new(llm).trace_content(true);
+    /// # let _ = extractor;
+    /// ```
+    pub fn trace_content(mut self, on: bool) -> Self {
+        self.config.trace_content = on;
+        self
+    }
 }
 
 #[cfg(test)]

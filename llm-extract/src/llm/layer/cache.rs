@@ -137,6 +137,7 @@ fn canonical(request: &ChatRequest) -> Value {
         grounding,
         logprobs,
         stable_messages: _, // where a prompt cache breaks the prompt, not what the model reads
+        stable_input: _,    // the same
     } = request;
     let messages: Vec<Value> = messages
         .iter()
