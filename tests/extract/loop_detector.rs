@@ -18,7 +18,16 @@ fn bounded_loop(
     guard: LoopGuard,
     max_string: Option<usize>,
 ) -> Option<Loop> {
-    let mut detector = LoopDetector::new(guard).max_string(max_string);
+    let detector = LoopDetector::new(guard).max_string(max_string);
+    feed_in_chunks(detector, text, chunks)
+}
+
+/// Feeds `text` to `detector` in chunks of the given sizes (cycled) and returns the first loop.
+pub(crate) fn feed_in_chunks(
+    mut detector: LoopDetector,
+    text: &[u8],
+    chunks: &[usize],
+) -> Option<Loop> {
     let mut rest = text;
     let mut sizes = chunks.iter().cycle();
     while !rest.is_empty() {

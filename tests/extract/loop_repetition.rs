@@ -8,18 +8,7 @@ use proptest::prelude::*;
 
 /// Feeds `text` in chunks of the given sizes (cycled) and returns the first loop.
 fn first_loop(text: &str, chunks: &[usize], detector: LoopDetector) -> Option<Loop> {
-    let mut detector = detector;
-    let mut rest = text.as_bytes();
-    let mut sizes = chunks.iter().cycle();
-    while !rest.is_empty() {
-        let size = (*sizes.next().unwrap_or(&1)).clamp(1, rest.len());
-        let (chunk, tail) = rest.split_at(size);
-        if let Some(found) = detector.feed(chunk) {
-            return Some(found);
-        }
-        rest = tail;
-    }
-    None
+    crate::loop_detector::feed_in_chunks(detector, text.as_bytes(), chunks)
 }
 
 fn chunks() -> impl Strategy<Value = Vec<usize>> {
