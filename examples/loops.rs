@@ -16,8 +16,8 @@ mod cases;
 
 use cases::{Fact, Invoice, CALM_INVOICES, FACT_TEXTS, INVOICES, OFF_MAX_TOKENS, PROBE_INVOICES};
 use llm_extract::extract::ExtractError;
+use llm_extract::extract::LoopGuard;
 use llm_extract::llm::llama_cpp::LlamaCpp;
-use llm_extract::parse::LoopGuard;
 use llm_extract::report::{Attempt, Extraction};
 use llm_extract::Extractor;
 use std::fmt::Debug;

@@ -31,8 +31,8 @@ mod kinds;
 mod score;
 
 use kinds::{Contact, Event, Invoice, Review};
+use llm_extract::extract::LoopGuard;
 use llm_extract::extract::{Extractor, Recovery};
-use llm_extract::parse::LoopGuard;
 use llm_extract::{
     extract::ExtractErrorKind, llm::Finish, Extract, ExtractError, Llm, OpenAiCompatible, Schema,
 };

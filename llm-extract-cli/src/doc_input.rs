@@ -14,7 +14,7 @@ use crate::error::CliError;
 use crate::stable_hash::StableHasher;
 use llm_extract::document::html::{self, Html};
 use llm_extract::document::{pdf, Pages};
-use llm_extract::ground::{ReadError, TextReader};
+use llm_extract::document::{ReadError, TextReader};
 use std::fs::File;
 use std::io::{Read, Seek, Write};
 use std::path::Path;

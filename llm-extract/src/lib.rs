@@ -65,14 +65,15 @@
 //!    out of logs, `Debug` output and errors.
 //! 3. [`parse`](mod@parse): the model's answer read leniently, as one value ([`from_str`]), JSON
 //!    Lines ([`parse::lines_from_str`], the incremental [`parse::LineDecoder`]) or a value still being
-//!    written ([`parse::PartialReader`]); the [`parse::LoopGuard`] that stops an answer repeating
-//!    itself.
+//!    written ([`parse::PartialReader`]).
 //! 4. [`validate`]: one compiled validator per schema; every violation with its JSON pointer.
 //! 5. [`ground`]: where in the source text each quoted (`#[extract(grounded)]`) value came from, and
-//!    the chunks and merge of long documents.
+//!    the merge of long documents' items; [`document`]: documents read to text (PDFs, web pages) and a
+//!    long text split into chunks ([`document::Chunker`]).
 //! 6. [`extract`](mod@extract): [`Extractor`], the loop that ties the steps together: ask, parse,
 //!    validate, repair, continue a cut-off answer; one value, lists, streams, partial values, grounded
-//!    extractions and long documents ([`extract::DocumentSource`]).
+//!    extractions and long documents ([`extract::DocumentSource`]); the [`extract::LoopGuard`] that
+//!    stops an answer repeating itself.
 //! 7. [`report`]: what an extraction tried and cost ([`Extraction`], [`report::Attempt`],
 //!    [`llm::Usage`]).
 //!

@@ -7,7 +7,7 @@
 
 use crate::ground::Conflict;
 use crate::llm::{Finish, LlmError, Usage};
-use crate::parse::{Fix, Loop, ParseError, Skipped};
+use crate::parse::{Fix, ParseError, Skipped};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -272,6 +272,63 @@ pub enum AttemptError {
     /// The model looped and was stopped before a usable answer.
     #[error("the model looped: {0}")]
     Loop(Loop),
+}
+
+/// What kind of loop was seen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LoopKind {
+    /// One byte repeated inside a string or a number (`"1250000000…`).
+    Run,
+    /// A substring of this many bytes repeated back to back.
+    Period(usize),
+    /// Whitespace between tokens that does not end.
+    Whitespace,
+    /// A string value longer than the input it is extracted from could hold
+    /// ([`LoopGuard::string_margin`](crate::extract::LoopGuard::string_margin)): the model writing on inside one value.
+    LongString,
+    /// Completed items that each repeat a recent one (one item again and again, or a cycle).
+    Items,
+    /// Elements of one array (or member values of one object) inside the answer that each repeat a
+    /// recent one: [`Loop::path`] says which array.
+    Elements,
+}
+
+/// A loop in an answer: what kind, and where it started.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Loop {
+    /// What the model looped on.
+    pub kind: LoopKind,
+    /// The byte offset in the answer where the loop began (for [`LoopKind::Items`], the end of
+    /// the last item that was not a repeat).
+    pub start: usize,
+    /// The byte offset at which it was detected (how much of the answer had arrived).
+    pub detected_at: usize,
+    /// For [`LoopKind::Elements`], the JSON pointer (RFC 6901) of the array or object whose elements
+    /// repeat (`/attendees`, `/lines/0/notes`; `""` for the answer itself); `None` for the others.
+    pub path: Option<String>,
+}
+
+impl std::fmt::Display for Loop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.kind {
+            LoopKind::Run => f.write_str("one character repeated")?,
+            LoopKind::Period(p) => write!(f, "a {p}-byte sequence repeated")?,
+            LoopKind::Whitespace => f.write_str("whitespace without end")?,
+            LoopKind::LongString => f.write_str("a string longer than the input")?,
+            LoopKind::Items => f.write_str("items repeating")?,
+            LoopKind::Elements => f.write_str("elements repeating")?,
+        }
+        if let Some(path) = &self.path {
+            write!(f, " in `{path}`")?;
+        }
+        write!(
+            f,
+            " from byte {} (seen at byte {})",
+            self.start, self.detected_at
+        )
+    }
 }
 
 fn describe_skipped(skipped: &[Skipped]) -> String {

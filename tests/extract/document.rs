@@ -384,7 +384,7 @@ impl<L: Llm> Llm for Counting<L> {
 
 /// The chunks cover the text in order: the first starts at 0, the last ends at the end, each starts
 /// inside or at the end of the one before, and their texts are what their ranges say.
-fn check_cover(chunks: &[llm_extract::ground::Chunk<'_>], text: &str) {
+fn check_cover(chunks: &[llm_extract::document::Chunk<'_>], text: &str) {
     assert_eq!(chunks.first().map(|c| c.bytes.start), Some(0));
     assert_eq!(chunks.last().map(|c| c.bytes.end), Some(text.len()));
     for (i, pair) in chunks.windows(2).enumerate() {
@@ -517,8 +517,8 @@ async fn a_document_read_from_a_reader_is_the_document_in_memory() {
 #[tokio::test]
 async fn a_reader_that_is_not_utf8_fails_the_document_and_its_stream() {
     use futures_util::StreamExt;
+    use llm_extract::document::ReadError;
     use llm_extract::extract::DocumentSource;
-    use llm_extract::ground::ReadError;
     use std::io::Cursor;
 
     let mut bytes = STORY.as_bytes()[..3000].to_vec();

@@ -1,5 +1,6 @@
 //! The extraction paths over scripted backends: checks, confidence, documents and PDFs, grounding, media parts,
-//! merging by key, samples, worked examples, instruction tokens and the response cache.
+//! merging by key, samples, worked examples, instruction tokens, the response cache, and the loop and
+//! repetition detectors.
 //!
 //! One test binary of several modules (a binary per file would link the whole library into each). Only
 //! `response_cache` installs a global `tracing` subscriber here (the spans of `tests/telemetry` are
@@ -20,6 +21,8 @@ mod document;
 mod document_one;
 mod grounding;
 mod instruction_tokens;
+mod loop_detector;
+mod loop_repetition;
 mod media;
 mod media_convert;
 mod merge_keys;

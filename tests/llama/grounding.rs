@@ -7,7 +7,8 @@
 use crate::llama_common;
 
 use llama_common::model;
-use llm_extract::ground::{Chunker, MatchKind};
+use llm_extract::document::Chunker;
+use llm_extract::ground::MatchKind;
 use llm_extract::llm::llama_cpp::{GrammarEngine, LlamaCpp};
 use llm_extract::{Extract, Extractor, Llm};
 use serde::Deserialize;

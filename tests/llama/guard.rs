@@ -13,7 +13,7 @@ mod cases;
 
 use cases::{Fact, Invoice, FACT_TEXTS, INVOICES};
 use llama_common::model;
-use llm_extract::parse::LoopGuard;
+use llm_extract::extract::LoopGuard;
 use llm_extract::report::{Attempt, AttemptKind};
 use llm_extract::{llm::Finish, Extractor, Llm, Ollama, OpenAiCompatible};
 use support::engine::{EngineServer, Served};

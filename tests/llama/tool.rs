@@ -16,9 +16,8 @@ use crate::support;
 use futures_util::StreamExt;
 use llama_common::{model, Observed};
 use llm_extract::{
-    extract::{Mode, PartialEvent},
+    extract::{LoopGuard, Mode, PartialEvent},
     llm::Finish,
-    parse::LoopGuard,
     schema::{Dialect, Shape},
     Extract, Extractor, OpenAiCompatible, Schema,
 };

@@ -1,5 +1,5 @@
 //! Parsing what models write: the catalogue of real outputs, property tests of the lenient and partial
-//! parsers, partial values while a stream arrives, and the loop and repetition detectors.
+//! parsers, and partial values while a stream arrives.
 //!
 //! One test binary of several modules (a binary per file would link the whole library into each).
 
@@ -10,7 +10,5 @@ mod support;
 
 mod cases;
 mod lexer;
-mod loops;
 mod partial_values;
 mod props;
-mod repetition;

@@ -7,9 +7,9 @@
 use crate::support;
 
 use llm_extract::check::Severity;
+use llm_extract::extract::LoopGuard;
 use llm_extract::extract::{ConfidenceRule, Extractor};
 use llm_extract::llm::{ChatRequest, Gemini, Llm, OpenAiCompatible, RetryPolicy};
-use llm_extract::parse::LoopGuard;
 use llm_extract::schema::SchemaSet;
 use serde_json::{json, Value};
 use std::time::Duration;

@@ -4,11 +4,12 @@
 //! report records the loop with the path of the array.
 
 use futures_util::stream;
+use llm_extract::extract::LoopGuard;
 use llm_extract::extract::{ExtractErrorKind, Extractor};
 use llm_extract::llm::{
     from_stream_fn, ChatEvent, ChatRequest, ChatResponse, ChatStream, LlmError,
 };
-use llm_extract::parse::{LoopGuard, LoopKind};
+use llm_extract::report::LoopKind;
 use llm_extract::report::{AttemptError, AttemptKind};
 use llm_extract::{llm::Finish, schema::SchemaSet};
 use serde_json::{json, Value};

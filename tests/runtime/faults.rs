@@ -8,12 +8,12 @@
 use crate::support;
 
 use futures_util::StreamExt;
+use llm_extract::extract::LoopGuard;
 use llm_extract::extract::{ExtractError, ExtractErrorKind, Extractor, Mode, PartialEvent};
 use llm_extract::llm::{
     from_stream_fn, Anthropic, ChatEvent, ChatRequest, ChatResponse, ChatStream, Gemini, Llm,
     LlmError, Ollama, OpenAiCompatible, RetryPolicy, Usage,
 };
-use llm_extract::parse::LoopGuard;
 use llm_extract::report::{AttemptError, AttemptKind, Report};
 use llm_extract::{Extract, Extraction};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};

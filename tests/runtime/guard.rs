@@ -5,10 +5,11 @@
 use crate::support;
 
 use futures_util::StreamExt;
+use llm_extract::extract::LoopGuard;
 use llm_extract::extract::{ExtractErrorKind, Extractor, Mode};
 use llm_extract::llm::Finish;
 use llm_extract::llm::{Ollama, OpenAiCompatible};
-use llm_extract::parse::{LoopGuard, LoopKind};
+use llm_extract::report::LoopKind;
 use llm_extract::report::{AttemptError, AttemptKind};
 use serde_json::json;
 use std::time::Duration;

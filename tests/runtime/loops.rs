@@ -11,8 +11,8 @@ use llm_extract::llm::{
 use llm_extract::report::AttemptKind;
 use llm_extract::Schema;
 use llm_extract::{
+    extract::LoopGuard,
     llm::Finish,
-    parse::LoopGuard,
     schema::{Dialect, SchemaSet, Shape},
     Extract,
 };
@@ -145,7 +145,7 @@ async fn history_holds_only_the_last_bad_answer() {
 #[tokio::test]
 async fn a_long_bad_answer_is_cut_before_it_is_quoted_back() {
     // Long but not a loop: distinct numbers (far longer than the input "x", so the string bound of
-    // the loop guard is off here; it is tested in tests/parse/loops.rs).
+    // the loop guard is off here; it is tested in tests/extract/loop_detector.rs).
     let words: String = (0..10_000).map(|i| format!("{i} ")).collect();
     let long = format!("{{\"name\": \"{words}\", \"age\": \"x\"}}");
     let (llm, log) = scripted(vec![answer(&long), answer(r#"{"name": "A", "age": 1}"#)]);

@@ -7,7 +7,7 @@ use serde::Serialize;
 use std::ops::Range;
 
 /// What separates two pages in [`Pages::text`]: a line end, a form feed (U+000C, the page break of plain
-/// text) and a line end. The [`Chunker`](crate::ground::Chunker) prefers to end a chunk after it.
+/// text) and a line end. The [`Chunker`](super::Chunker) prefers to end a chunk after it.
 pub const PAGE_BREAK: &str = "\n\u{c}\n";
 
 /// A document's text, page by page.

@@ -1,11 +1,12 @@
 //! [`ExtractError`]: why an extraction failed, with the whole ledger of what it tried and what it cost.
 
-use super::example::ExampleError;
-use super::wording::TemplateError;
+use super::prompts::template::TemplateError;
+use super::setup::example::ExampleError;
 use crate::check::CheckError;
 use crate::error::SchemaError;
 use crate::llm::{LlmError, Usage};
-use crate::parse::{Loop, ParseError};
+use crate::parse::ParseError;
+use crate::report::Loop;
 use crate::report::{Attempt, Report};
 use serde_json::Value;
 
@@ -53,7 +54,7 @@ pub enum ExtractErrorKind {
     /// The answer was cut off by the token limit and what arrived does not validate: raise `max_tokens`.
     Truncated(ParseError),
     /// The model looped on every attempt (each was stopped early, see [`Attempt::looped`]); this is
-    /// the last loop. Raise the recovery penalty or temperature ([`LoopGuard`](crate::parse::LoopGuard)),
+    /// the last loop. Raise the recovery penalty or temperature ([`LoopGuard`](crate::extract::LoopGuard)),
     /// or try a larger model.
     Loop(Loop),
     /// The token budget was spent before a valid answer.

@@ -3,7 +3,7 @@
 //! - [`Extract`]: what `#[derive(Extract)]` implements; its provided methods (`T::extract`,
 //!   `T::extract_all`, ...) run an extraction with default settings.
 //! - [`Extractor`]: the same with every setting (instructions, template, attempts, tokens, mode,
-//!   chunks, ...; the table is on [`Extractor`], the setters in `settings.rs`), returning the
+//!   chunks, ...; the table is on [`Extractor`], the setters in `setup/settings.rs`), returning the
 //!   [`Extraction`] report. Its seven `extract*` methods take a target type `T`:
 //!   [`extract`](Extractor::extract), [`extract_all`](Extractor::extract_all),
 //!   [`extract_stream`](Extractor::extract_stream), [`extract_partial`](Extractor::extract_partial),
@@ -17,75 +17,67 @@
 //!   [`document`](crate::document)) and locates each span on its page ([`PagedDocument`]).
 //!   [`Extractor::one_value`] reads a document for one value rather than a list ([`OneValue`]), each
 //!   property from the chunk that grounds it best ([`DocumentValue`]).
-//! - The loop itself (one implementation for typed and runtime targets, `target.rs`) lives in
-//!   `engine/`, the exact wording of every prompt in `wording.rs`, its `tracing` spans (the
-//!   OpenTelemetry GenAI attributes) in `telemetry.rs`.
+//! - [`LoopGuard`] and the detectors that stop a model that loops ([`LoopDetector`], [`ItemWindow`]).
+//!
+//! The rooms, each folder's `mod.rs` saying what lives in it:
+//! - `setup/`: what to extract and how: the [`Extractor`] and its settings, the targets (a Rust type or
+//!   a runtime schema, `target.rs`, the one interface the loop is written against), the items merged
+//!   on their keys, the worked examples;
+//! - `engine/`: the loop itself: the first request, one value and many items, the one reader of a
+//!   streamed answer, the cost meter, the token budget, the `tracing` spans (`telemetry.rs`);
+//! - `loops/`: a model that loops: the guard, the detectors, and the recovery;
+//! - `prompts/`: every text the extraction sends: the `{{var}}` template, the system, repair and
+//!   continuation turns, the per-field questions;
+//! - `document/`: long documents and grounding: chunks, passes, the merge, one value from a document,
+//!   documents from a file or by pages, grounded extraction;
+//! - `confidence/`: how sure it is: confidence from log-probabilities, samples and their vote, an enum
+//!   chosen by likelihood;
+//! - `per_field/`: the per-field strategy, one short question per field;
+//! - `error.rs`: [`ExtractError`], why an extraction failed, with its ledger.
 //!
 //! It ties the layers below together: the [`schema`](crate::schema) of the target, a request to an
 //! [`llm`](crate::llm), the answer read by [`parse`](crate::parse), checked by
 //! [`validate`](crate::validate) and, for grounded fields, [`ground`](crate::ground). Next in the flow:
 //! [`report`](crate::report), what the extraction returns besides its value.
 
-mod choose;
-mod chunk_report;
 mod confidence;
-mod config;
 mod document;
-mod document_one;
-mod document_pages;
-mod document_reader;
 mod engine;
 mod error;
-mod example;
-mod example_turns;
-mod extractor;
-mod grounded_target;
-mod grounding;
-mod keyed;
 mod loops;
-mod meter;
-mod normalise;
-mod partial;
 mod per_field;
-mod questions;
-mod samples;
-mod schema_extractor;
-mod settings;
-mod source;
-mod stream;
-mod target;
-mod telemetry;
-mod tokens;
-mod vote;
-mod watch;
-mod wording;
+mod prompts;
+mod setup;
 
-pub use choose::{Choice, ChooseError, Chooser};
-pub use chunk_report::{ChunkReport, DoneChunk};
-pub use confidence::{Aggregate, Basis, ConfidenceRule};
-pub use config::{Input, Mode, Strategy, DEFAULT_CHUNK_BYTES};
-pub use document::{Document, DocumentEvent, PassReport, BYTES_PER_TOKEN};
-pub use document_one::{DocumentValue, OneValue, PagedValue, Taken};
-pub use document_pages::PagedDocument;
+pub use confidence::choose::{Choice, ChooseError, Chooser};
+pub use confidence::logprobs::{Aggregate, Basis, ConfidenceRule};
+pub use confidence::samples::SAMPLE_TEMPERATURE;
+pub use document::chunk_report::{ChunkReport, DoneChunk};
+pub use document::document_source::DocumentSource;
+pub use document::items::{Document, DocumentEvent, PassReport, BYTES_PER_TOKEN};
+pub use document::one_value::{DocumentValue, OneValue, PagedValue, Taken};
+pub use document::paged::PagedDocument;
+pub use engine::partial_events::PartialEvent;
+pub use engine::stream::ExtractStream;
 pub use error::{ExtractError, ExtractErrorKind};
-pub use example::{Example, ExampleError};
-pub use extractor::Extractor;
-pub use loops::Recovery;
-pub use partial::PartialEvent;
-pub use questions::QUESTION;
-pub use samples::SAMPLE_TEMPERATURE;
-pub use schema_extractor::SchemaExtractor;
-pub use source::DocumentSource;
-pub use stream::ExtractStream;
-pub(crate) use wording::render;
-pub use wording::{TemplateError, DEFAULT_INSTRUCTIONS, DEFAULT_TEMPLATE};
+pub use loops::{ItemVerdict, ItemWindow, LoopDetector, LoopGuard, Occurrences, Recovery, Source};
+pub use prompts::questions::QUESTION;
+pub(crate) use prompts::template::render;
+pub use prompts::template::{TemplateError, DEFAULT_TEMPLATE};
+pub use prompts::wording::DEFAULT_INSTRUCTIONS;
+pub use setup::config::{Input, Mode, Strategy, DEFAULT_CHUNK_BYTES};
+pub use setup::example::{Example, ExampleError};
+pub use setup::extractor::Extractor;
+pub use setup::schema_extractor::SchemaExtractor;
 
-use crate::ground::ReadError;
+use crate::document::ReadError;
 use crate::llm::Llm;
 use crate::parse::PartialValue;
 use crate::report::Extraction;
 use crate::schema::Schema;
-use keyed::Handing;
+use engine::partial_events as partial;
+use setup::keyed::{self, Handing};
+use setup::target;
 use std::future::Future;
 
 /// A type whose values can be extracted from a model's answer.

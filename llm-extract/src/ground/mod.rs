@@ -14,9 +14,6 @@
 //! - [`Source::ground`]: the [`Span`]s of every grounded value of an item (a validated JSON value of
 //!   the schema), with its JSON path, byte range and char range.
 //! - [`Grounded`]: an item with its spans, what grounded extractions return.
-//! - [`chunk`]: splitting a long text into overlapping chunks on paragraph and sentence boundaries.
-//! - [`read`]: the same chunks from a text read piece by piece ([`ChunkReader`]), in memory bounded by
-//!   the chunk size rather than the text's.
 //! - [`merge`]: merging the items of several chunks or passes by identity (`"x-key"` fields).
 //!
 //! Next in the flow: [`extract`](crate::extract) runs grounded extractions
@@ -25,16 +22,12 @@
 
 pub(crate) mod assign;
 pub mod boundary;
-pub mod chunk;
 pub mod merge;
-pub mod read;
 mod source;
 mod walk;
 
 pub use crate::schema::builder::{mark_grounded, GROUNDED, KEY};
-pub use chunk::{Chunk, Chunker, MIN_CHUNK_BYTES};
 pub use merge::{Conflict, Merger};
-pub use read::{ChunkBuf, ChunkReader, ReadError, TextReader};
 pub use source::{Source, FUZZY_MIN_SCORE};
 pub use walk::{grounded_paths, has_grounded};
 

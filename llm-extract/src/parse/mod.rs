@@ -130,7 +130,6 @@ mod lenient;
 pub mod lex;
 mod lines;
 mod literal;
-mod loops;
 mod one;
 pub(crate) mod partial;
 mod partial_shapes;
@@ -146,10 +145,6 @@ pub(crate) use decoder::WithJson;
 pub use decoder::{Item, LineDecoder, LineEvent};
 pub use error::ParseError;
 pub use lines::{lines_from_str, lines_from_str_value, lines_from_str_with};
-pub(crate) use loops::leaves;
-pub use loops::{
-    ItemVerdict, ItemWindow, Loop, LoopDetector, LoopGuard, LoopKind, Occurrences, Source,
-};
 pub(crate) use one::from_str_with_json;
 pub use one::{from_str, from_str_value, from_str_with};
 pub use partial::{JsonPath, Node, PartialParser, PathSegment};

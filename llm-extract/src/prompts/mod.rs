@@ -41,6 +41,10 @@
 //!   with the example's text as `{{text}}` (so the template must use `{{text}}`), answered with the value
 //!   (see [`crate::extract::Example`]).
 //!
+//! The extraction's own wording (its system prompt, the repair and continuation turns, the per-field
+//! questions) and the `{{var}}` filling that configs and extractions share live a layer below, in the
+//! extraction (`extract/prompts/`), which sends them; this module, which runs extractions, sits above it.
+//!
 //! ```
 //! use llm_extract::llm::{from_fn, ChatResponse};
 //! use llm_extract::prompts::{PromptOutput, PromptSet};

@@ -1,17 +1,18 @@
 //! One answer of a list, streamed: each piece goes through the loop detector, then the decoder, and
 //! every item it completes goes through the [`Intake`] at once. A stream the backend sent again after a
-//! break starts the detector and the decoder over; what the broken part handed on stays handed on.
+//! break starts the detector and the decoder over; what the broken part handed on stays handed on. The
+//! stream is read by the one [`Reader`] (`answer_reader.rs`), as one value's watched answer is.
 
 use super::intake::{Intake, Kept};
 use super::Engine;
 use crate::check::CheckError;
-use crate::extract::meter::Meter;
-use crate::extract::target::{settle_items, Target};
-use crate::extract::{loops, telemetry, watch};
-use crate::llm::{Accumulator, ChatRequest, Finish, LlmError, Merged, TokenLogprob, Usage};
-use crate::parse::{LineDecoder, LineEvent, Loop, LoopDetector, LoopKind, Skipped, WithJson};
+use crate::extract::engine::answer_reader::{Broken, Read, Reader};
+use crate::extract::loops;
+use crate::extract::setup::target::{settle_items, Target};
+use crate::llm::{ChatRequest, Finish, LlmError, TokenLogprob, Usage};
+use crate::parse::{LineDecoder, LineEvent, Skipped, WithJson};
 use crate::report::AttemptKind;
-use futures_util::StreamExt;
+use crate::report::{Loop, LoopKind};
 use std::time::Instant;
 
 /// One streamed answer.
@@ -28,7 +29,7 @@ pub(super) struct Answer {
     pub started: Instant,
     pub looped: Option<Loop>,
     /// The answers before it whose stream broke and was sent again, with the items each handed on.
-    pub broken: Vec<(watch::Broken, usize)>,
+    pub broken: Vec<(Broken, usize)>,
     /// Its tokens with their log-probabilities, when asked for and given.
     pub logprobs: Option<Vec<TokenLogprob>>,
     /// Whether the backend's summary arrived (with the tokens, when given): the answer was read to its
@@ -59,13 +60,6 @@ impl Answer {
     }
 }
 
-/// What one stream of an answer is read with; a stream sent again after a break starts them over.
-struct Reading<'t, O> {
-    meter: Meter,
-    detector: LoopDetector,
-    decoder: LineDecoder<'t, WithJson<O>>,
-}
-
 impl Engine<'_> {
     /// Streams one answer through the decoder, handing complete items on.
     pub(super) async fn answer<G: Target>(
@@ -79,72 +73,59 @@ impl Engine<'_> {
     ) -> Answer {
         let mut answer = Answer::new();
         let guard = self.config.loop_guard;
-        let fresh = Meter::new(&request);
-        let start = || Reading {
-            meter: fresh,
-            detector: bounds.detector(guard),
-            decoder: target.decoder(self.config.parse),
-        };
-        let mut stream = match telemetry::chat_stream(self.llm, request, self.content()).await {
-            Ok(stream) => stream,
+        let mut reader = match Reader::open(
+            self.llm,
+            request,
+            (guard, self.content()),
+            bounds,
+            self.spent,
+        )
+        .await
+        {
+            Ok(reader) => reader,
             Err(err) => {
                 answer.error = Some(err);
                 return answer;
             }
         };
-        let mut reading = start();
+        let mut decoder = target.decoder(self.config.parse);
         // Duplicates are dropped only in follow-up answers, which tend to restate what was kept; within
         // the first answer, only a run of identical items is treated as a loop.
         let dedupe = kind != AttemptKind::First;
         let limits = (guard, &bounds.source);
         let mut intake = Intake::new(kept, sink, dedupe, self.config.max_items, limits);
-        let mut text = Accumulator::new();
         let mut stopped = None;
         let mut reported = None;
-        while let Some(event) = stream.next().await {
-            let event = match event {
-                Ok(event) => event,
-                Err(err) => {
+        while let Some(read) = reader.next().await {
+            let mut looped = None;
+            let chunk = match read {
+                Read::Failed(err) => {
                     answer.error = Some(err);
                     break;
                 }
-            };
-            let mut looped = None;
-            let chunk = match text.merge(event) {
-                Merged::Restart {
-                    error,
-                    usage,
-                    text: raw,
-                    thinking,
-                } => {
+                Read::Restart(broken) => {
                     // The stream broke and was sent again: what it handed on stays handed on, and the
                     // new answer's first items that repeat it are not handed on twice.
-                    let usage = reading.meter.settle(usage);
-                    if let Some(spent) = self.spent {
-                        spent.settled(usage);
-                    }
-                    answer.restart(error, (raw, thinking), usage, intake.items);
-                    reading = start();
+                    answer.broken.push((broken, intake.items));
+                    decoder = target.decoder(self.config.parse);
                     intake.restart(guard);
                     continue;
                 }
-                Merged::Text { from } => {
-                    reading.meter.event();
-                    let delta = text.text().get(from..).unwrap_or_default().as_bytes();
-                    looped = reading.detector.feed(delta);
+                Read::Text {
+                    from,
+                    looped: found,
+                } => {
+                    let delta = reader.text().get(from..).unwrap_or_default().as_bytes();
                     // Only the bytes before a loop reach the decoder: the items before it are kept.
-                    let upto = looped
+                    let upto = found
                         .as_ref()
                         .map_or(delta.len(), |l| l.start.saturating_sub(from));
+                    looped = found;
                     intake.bytes = from + upto;
-                    reading.decoder.feed(delta.get(..upto).unwrap_or_default())
+                    decoder.feed(delta.get(..upto).unwrap_or_default())
                 }
-                Merged::Thinking => {
-                    reading.meter.event();
-                    self.streaming(&reading.meter);
-                    continue;
-                }
-                Merged::Done {
+                Read::Thinking => continue,
+                Read::Done {
                     summary,
                     text_in_summary,
                 } => {
@@ -157,7 +138,7 @@ impl Engine<'_> {
                         break;
                     }
                     // A backend that sent its whole text only in the summary.
-                    reading.decoder.feed(text.text().as_bytes())
+                    decoder.feed(reader.text().as_bytes())
                 }
             };
             let chunk = match settle_items(target, chunk).await {
@@ -168,21 +149,15 @@ impl Engine<'_> {
                 }
             };
             stopped = take(&mut intake, target.vet(chunk), looped, &mut answer);
-            self.streaming(&reading.meter);
             if stopped.is_some() || answer.finish.is_some() {
                 break;
             }
         }
-        answer.usage = reported.map_or_else(
-            || reading.meter.estimate(),
-            |usage| reading.meter.settle(usage),
-        );
+        answer.usage = reported.unwrap_or_else(|| reader.estimate());
+        answer.started = reader.started();
         // Dropping the stream cancels the request when we stopped early.
-        drop(stream);
-        (answer.raw, answer.thinking) = text.into_parts();
-        answer
-            .conclude(target, reading.decoder, intake, stopped)
-            .await;
+        (answer.raw, answer.thinking) = reader.into_parts();
+        answer.conclude(target, decoder, intake, stopped).await;
         answer
     }
 }
@@ -215,26 +190,6 @@ fn take<O>(
 }
 
 impl Answer {
-    /// The stream broke and was sent again: what it received (its text and thinking), what it cost and
-    /// the items it handed on are kept as a broken answer, and the answer starts over.
-    fn restart(
-        &mut self,
-        error: LlmError,
-        (raw, thinking): (String, String),
-        usage: Usage,
-        items: usize,
-    ) {
-        let broken = watch::Broken {
-            error,
-            raw,
-            thinking,
-            usage,
-            elapsed: self.started.elapsed(),
-        };
-        self.broken.push((broken, items));
-        self.started = Instant::now();
-    }
-
     /// Ends the answer once its stream is over: unless it was stopped or failed, what the decoder
     /// still holds is taken (from the thinking channel when the content is empty: some servers put
     /// the whole answer there); the items the loop guard held back are handed on unless they were a

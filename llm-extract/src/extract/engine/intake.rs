@@ -2,10 +2,11 @@
 //! dropped when a follow-up answer repeats what was kept (beyond the times the input holds it),
 //! counted against `max_items`, handed on.
 
+use crate::extract::loops::{leaves, LoopGuard, Occurrences, Source};
 use crate::extract::loops::{ItemGuard, Verdict};
-use crate::extract::target::Found;
+use crate::extract::setup::target::Found;
 use crate::llm::Finish;
-use crate::parse::{leaves, Fix, LineEvent, LoopGuard, Occurrences, Skipped, Source, WithJson};
+use crate::parse::{Fix, LineEvent, Skipped, WithJson};
 use serde_json::Value;
 use std::collections::HashMap;
 

@@ -5,11 +5,12 @@
 use super::answer::Answer;
 use super::intake::Kept;
 use super::{attempt_span, broken_attempt, record, Engine};
-use crate::extract::config::Input;
+use crate::extract::confidence::logprobs as confidence;
+use crate::extract::engine::telemetry;
 use crate::extract::error::{ExtractError, ExtractErrorKind};
-use crate::extract::target::Target;
-use crate::extract::wording;
-use crate::extract::{confidence, telemetry};
+use crate::extract::prompts::wording;
+use crate::extract::setup::config::Input;
+use crate::extract::setup::target::Target;
 use crate::llm::{Finish, Message};
 use crate::parse::{SkipReason, Skipped};
 use crate::report::{Attempt, AttemptError, AttemptKind, Report, Sampling};
@@ -231,7 +232,7 @@ impl Engine<'_> {
     /// With confidence on, puts the confidence of the items `kept` into `report`, from the answers'
     /// `scored` items (`None`: an answer had no log-probabilities); also when the extraction fails, for
     /// the items handed on before it did. The items' positions change when they are merged on their
-    /// keys (`keyed.rs`): the doubts under `min_confidence` are found there.
+    /// keys (`setup/keyed.rs`): the doubts under `min_confidence` are found there.
     fn items_confidence(
         &self,
         report: &mut Report,

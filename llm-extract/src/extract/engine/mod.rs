@@ -12,8 +12,7 @@
 //! same item several times in a row stops the generation (the model is looping), and so does reaching
 //! `max_items`.
 //!
-//! Loops: every answer (one value or many) is streamed through the loop detectors (`parse::loops`,
-//! `loops.rs`), which also follow the arrays and objects inside it at any depth (the same long element
+//! Loops: every answer (one value or many) is streamed through the loop detectors (`extract/loops/`), which also follow the arrays and objects inside it at any depth (the same long element
 //! written again and again in one value is a loop, reported with the path of its array); a loop drops
 //! the stream, and the next attempt, within `max_attempts`, is a recovery with
 //! a repeat penalty (then also a small temperature), for a list continuing after the last good item.
@@ -26,25 +25,37 @@
 //! it was handed on (a greedy model writes the same answer again), so nothing reaches the caller twice
 //! and a document that names the same item twice keeps both.
 //!
-//! Files: `request.rs` builds the first request, `one.rs` runs the loop for one value, `many.rs` for many
+//! Files: `request.rs` builds the first request, `value.rs` runs the loop for one value, `many.rs` for many
 //! items, whose answers `answer.rs` streams through the decoder and `intake.rs` hands on item by item;
 //! `unwrap.rs` reads the answer to a root sent wrapped in an object (see
-//! [`WRAPPER_KEY`](crate::schema::dialect::WRAPPER_KEY)) as the value it wraps.
+//! [`WRAPPER_KEY`](crate::schema::dialect::WRAPPER_KEY)) as the value it wraps. Every streamed answer,
+//! one value's (`watch.rs`) or a list's (`answer.rs`), is read by the one `answer_reader.rs`: the events
+//! merged, the loop detector fed, the cost metered (`meter.rs`) and reported, a stream sent again
+//! after a break closed as a broken answer. `tokens.rs` says how many tokens a request may spend;
+//! `telemetry.rs` is the one place the loop asks the backend, with its spans. `stream.rs` drives the
+//! loop from a stream's `poll_next`, and `partial_events.rs` watches one value's answer as it is written.
 
-use super::config::Config;
-use super::error::ExtractErrorKind;
-use super::meter::{Meter, Spent};
-use super::{loops, watch};
+use super::loops;
+use super::setup::config::Config;
 use crate::llm::{ChatRequest, Finish, Llm, LlmError, Message, Usage};
 use crate::report::{Attempt, AttemptError, AttemptKind, Report, Sampling};
 use std::time::Instant;
 
 mod answer;
+mod answer_reader;
 mod intake;
 mod many;
-mod one;
+pub(crate) mod meter;
+pub(crate) mod partial_events;
 mod request;
+pub(crate) mod stream;
+pub(crate) mod telemetry;
+pub(crate) mod tokens;
 mod unwrap;
+mod value;
+pub(crate) mod watch;
+
+use meter::Spent;
 
 /// What a watched extraction of one value reports as it runs.
 pub(crate) enum Progress<'a> {
@@ -89,34 +100,9 @@ impl<'a> Engine<'a> {
         request
     }
 
-    /// Checks the token budget before a request and lowers its `max_tokens` to what is left.
-    fn within_budget(
-        &self,
-        report: &Report,
-        request: &mut ChatRequest,
-    ) -> Result<(), ExtractErrorKind> {
-        let Some(budget) = self.config.token_budget else {
-            return Ok(());
-        };
-        let spent = report.usage.total();
-        if spent >= budget {
-            return Err(ExtractErrorKind::Budget { budget, spent });
-        }
-        let left = u32::try_from(budget - spent).unwrap_or(u32::MAX);
-        request.max_tokens = Some(request.max_tokens.map_or(left, |n| n.min(left)));
-        Ok(())
-    }
-
     /// Whether the attempts' spans carry their messages (`Extractor::trace_content`).
-    fn content(&self) -> super::telemetry::Content {
-        super::telemetry::Content::when(self.config.trace_content)
-    }
-
-    /// The answer streaming now has cost what `meter` counted so far.
-    fn streaming(&self, meter: &Meter) {
-        if let Some(spent) = self.spent {
-            spent.streaming(meter.estimate());
-        }
+    fn content(&self) -> telemetry::Content {
+        telemetry::Content::when(self.config.trace_content)
     }
 
     /// Adds an attempt to the ledger, and its cost to the running total a stream's caller can read.
@@ -132,7 +118,7 @@ impl<'a> Engine<'a> {
 /// The ledger's record of an answer whose stream broke and was sent again, which handed on `items`.
 fn broken_attempt(
     kind: AttemptKind,
-    broken: watch::Broken,
+    broken: answer_reader::Broken,
     items: usize,
     sampling: Sampling,
 ) -> Attempt {
@@ -170,7 +156,7 @@ fn failed_attempt(kind: AttemptKind, err: &LlmError, started: Instant) -> Attemp
 }
 
 fn attempt_span(llm: &dyn Llm, schema: &str, number: u32, kind: AttemptKind) -> tracing::Span {
-    super::telemetry::attempt_span(llm, schema, number, kind)
+    telemetry::attempt_span(llm, schema, number, kind)
 }
 
 fn record(span: &tracing::Span, finish: Option<&Finish>, usage: Usage, items: usize) {

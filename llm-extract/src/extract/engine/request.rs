@@ -3,11 +3,13 @@
 //! backend's dialect.
 
 use super::Engine;
-use crate::extract::config::{Input, Mode};
+use crate::extract::engine::tokens;
 use crate::extract::error::{ExtractError, ExtractErrorKind};
-use crate::extract::target::Target;
-use crate::extract::wording;
-use crate::extract::{example_turns, loops, tokens};
+use crate::extract::loops;
+use crate::extract::prompts::{template, wording};
+use crate::extract::setup::config::{Input, Mode};
+use crate::extract::setup::example_turns;
+use crate::extract::setup::target::Target;
 use crate::llm::{ChatRequest, Message};
 use crate::report::Report;
 use crate::schema::Shape;
@@ -29,7 +31,7 @@ impl Engine<'_> {
         let config = self.config;
         let (vars, media) = input.into_parts();
         let vars = vars.map_err(|e| fail(ExtractErrorKind::Template(e)))?;
-        let user = wording::render(&config.template, &vars)
+        let user = template::render(&config.template, &vars)
             .map_err(|e| fail(ExtractErrorKind::Template(e)))?;
         let set = target.schema();
         let constrained = matches!(config.mode, Mode::Constrained | Mode::Tool);
@@ -50,7 +52,7 @@ impl Engine<'_> {
         example_turns::note(&mut system, examples.len() / 2);
         // The template's text before the input's text is the same in every request of a run (every
         // chunk of a document): with the prefix before it, what a provider's prompt cache keeps.
-        let stable_input = wording::stable_head(&config.template)
+        let stable_input = template::stable_head(&config.template)
             .filter(|head| user.starts_with(head))
             .map_or(0, str::len);
         // The input's media go with its text, in the one user message every attempt resends.
