@@ -556,6 +556,14 @@ impl Lexer {
                 self.offset = base + run;
                 continue;
             }
+            if self.closes_plain_string(b) {
+                // The closing quote of a plain string, past its text: the token ends here.
+                self.offset += 1;
+                self.last = b'"';
+                self.seen = true;
+                self.end_token(self.offset, false);
+                continue;
+            }
             self.byte(b);
         }
     }
@@ -716,6 +724,24 @@ impl Lexer {
                 found.map_or(buf.len(), |n| i + n)
             }
             _ => i,
+        }
+    }
+
+    /// Whether `b` closes the `"` or `'` string being read (no escape pending).
+    #[inline]
+    fn closes_plain_string(&self, b: u8) -> bool {
+        match self.state {
+            State::Str {
+                quote: Quote::Double,
+                esc: Esc::None,
+                ..
+            } => b == b'"',
+            State::Str {
+                quote: Quote::Single,
+                esc: Esc::None,
+                ..
+            } => b == b'\'',
+            _ => false,
         }
     }
 
