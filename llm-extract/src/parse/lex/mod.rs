@@ -611,7 +611,26 @@ impl Lexer {
         );
         while let Some(&b) = buf.get(i) {
             match b {
-                b'"' | b'\'' | b'{' | b'}' | b'[' | b']' => break,
+                b'"' => {
+                    // A string without escapes whole in the buffer: its token at once.
+                    let stop = string_stop(buf, i + 1, b'"');
+                    if buf.get(stop) == Some(&b'"') {
+                        self.start = base + i;
+                        self.state = State::Str {
+                            quote: Quote::Double,
+                            esc: Esc::None,
+                            closer: 0,
+                            escapes: false,
+                        };
+                        self.offset = base + stop + 1;
+                        self.last = b'"';
+                        self.seen = true;
+                        self.end_token(self.offset, false);
+                        return;
+                    }
+                    break;
+                }
+                b'\'' | b'{' | b'}' | b'[' | b']' => break,
                 b'(' | b')' if parens => break,
                 b'\n' if stops => break,
                 b' ' | b'\t' | b'\r' | b'\n' => {}
