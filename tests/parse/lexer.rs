@@ -183,3 +183,42 @@ fn json_value() -> impl Strategy<Value = serde_json::Value> {
         ]
     })
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn structure_alone_is_the_brackets_and_strings_of_the_tokens(
+        text in text(),
+        cuts in prop::collection::vec(any::<usize>(), 0..12),
+    ) {
+        // The framer's syntax: double quotes, and single quotes where a value starts.
+        let syntax = Syntax { single_quotes: true, report: false, ..Syntax::STRICT };
+        let (tokens, _, _) = lex(&text, &[], syntax);
+        let wanted: Vec<Token> = tokens
+            .into_iter()
+            .filter(|t| matches!(t.kind, TokenKind::Open(_) | TokenKind::Close(_) | TokenKind::String { .. }) && !t.cut)
+            .collect();
+        let mut ends: Vec<usize> = cuts.iter().map(|&c| c % (text.len() + 1)).collect();
+        ends.push(text.len());
+        ends.sort_unstable();
+        ends.dedup();
+        let mut lexer = Lexer::new(syntax).stop_at_newlines(true);
+        let mut got = Vec::new();
+        let mut newlines = 0;
+        let mut base = 0;
+        for end in ends {
+            let piece = &text[base..end];
+            loop {
+                match lexer.next_structure(piece, base) {
+                    Next::Token(token) => got.push(token),
+                    Next::Newline(_) => newlines += 1,
+                    Next::More => break,
+                }
+            }
+            base = end;
+        }
+        prop_assert_eq!(got, wanted);
+        prop_assert_eq!(newlines, text.iter().filter(|&&b| b == b'\n').count());
+    }
+}

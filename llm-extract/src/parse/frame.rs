@@ -415,25 +415,36 @@ impl Framer {
         if let Some(event) = self.value_breaks(at.b, pos) {
             return event;
         }
-        let State::Value { scanner, probe, .. } = &mut self.state else {
+        let State::Value {
+            start,
+            scanner,
+            probe,
+            ..
+        } = &mut self.state
+        else {
             return None;
         };
-        let (scan, probing) = match probe {
-            Some(p) => {
-                // Byte by byte until the probe decides.
-                match p.step(at.b) {
-                    Probe::Matched => {
-                        *pos += 1;
-                        self.state = State::Elements { items: true };
-                        return None;
-                    }
-                    Probe::Failed => *probe = None,
-                    Probe::Pending => {}
+        if let Some(p) = probe {
+            // Byte by byte until the probe decides; the scanner reads the value after that.
+            match p.step(at.b) {
+                Probe::Matched => {
+                    // The newlines the probe passed over.
+                    let from = start.saturating_sub(at.base);
+                    let read = at.buf.get(from..=at.i).unwrap_or_default();
+                    self.line += read.iter().filter(|&&c| c == b'\n').count();
+                    *pos += 1;
+                    self.state = State::Elements { items: true };
                 }
-                (scanner.scan(&at.buf[at.i..=at.i], true), true)
+                // Not a wrapper: the value is scanned from its first byte (still held).
+                Probe::Failed => {
+                    *probe = None;
+                    *pos = *start;
+                }
+                Probe::Pending => *pos += 1,
             }
-            None => (scanner.scan(&at.buf[at.i..], true), false),
-        };
+            return None;
+        }
+        let scan = scanner.scan(&at.buf[at.i..], true);
         match scan {
             Scan::Closed(n) => {
                 *pos += n;
@@ -446,10 +457,6 @@ impl Framer {
                 if let State::Value { line_start, .. } = &mut self.state {
                     *line_start = true;
                 }
-                None
-            }
-            Scan::NeedMore if probing => {
-                *pos += 1;
                 None
             }
             Scan::NeedMore => {

@@ -41,7 +41,7 @@ use serde_json::Value;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Syntax {
     /// `'` opens a string at the start of a value, a key or an element (after nothing, `{`, `[`,
-    /// `(`, `,` or `:`); elsewhere it is a word byte (`don't`).
+    /// `,`, `:`, or `(` with [`Syntax::parens`]); elsewhere it is a word byte (`don't`).
     pub single_quotes: bool,
     /// `“`, `”` (closed by `”`, `“` or `"`) and `‘` (closed by `’` or `‘`) open strings.
     pub smart_quotes: bool,
@@ -385,6 +385,8 @@ pub struct Lexer {
     offset: usize,
     /// The last byte outside strings and whitespace (`"` after a string); 0 before any.
     last: u8,
+    /// Whether any byte outside strings and whitespace was read (or [`Lexer::after`] given).
+    seen: bool,
     /// The first bytes of the word or number being read (a literal's spelling), and its length so
     /// far (capped past [`PROBE`]).
     probe: [u8; PROBE],
@@ -407,6 +409,7 @@ impl Lexer {
             start: 0,
             offset: 0,
             last: 0,
+            seen: false,
             probe: [0; PROBE],
             probe_len: 0,
             ready: [None, None],
@@ -428,6 +431,7 @@ impl Lexer {
     /// whether a `'` opens a string.
     pub fn after(mut self, byte: u8) -> Self {
         self.last = byte;
+        self.seen = true;
         self
     }
 
@@ -552,15 +556,31 @@ impl Lexer {
                 self.offset = base + run;
                 continue;
             }
+            if self.closes_plain_string(b) {
+                // The closing quote of a plain string, past its text: the token ends here.
+                self.offset += 1;
+                self.last = b'"';
+                self.seen = true;
+                self.end_token(self.offset, false);
+                continue;
+            }
             self.byte(b);
         }
     }
 
     /// Like [`Lexer::next`], but hands out only brackets and strings (and newline stops): for a
-    /// reader that follows a value's extent and nothing else (the framer). The tokens passed over are
-    /// read all the same.
+    /// reader that follows a value's extent and nothing else (the framer). Without irregularities to
+    /// record and with no comments or smart quotes to read, the bytes between brackets and strings are
+    /// passed over in a tight loop (only the last significant byte is kept), so a lexer read this way
+    /// is to be read this way alone.
     pub fn next_structure(&mut self, buf: &[u8], base: usize) -> Next {
+        let syntax = self.syntax;
+        let skim =
+            !(syntax.report || syntax.comments || syntax.hash_comments || syntax.smart_quotes);
         loop {
+            if skim && self.state == State::Between && self.ready[0].is_none() {
+                self.skim(buf, base);
+            }
             match self.next(buf, base) {
                 Next::Token(Token {
                     kind:
@@ -575,6 +595,54 @@ impl Lexer {
                 other => return other,
             }
         }
+    }
+
+    /// Passes over bytes that are neither a quote, a bracket nor a newline stop, keeping the last
+    /// significant one.
+    #[inline]
+    fn skim(&mut self, buf: &[u8], base: usize) {
+        let Some(mut i) = self.offset.checked_sub(base) else {
+            return;
+        };
+        let (parens, stops, nul) = (
+            self.syntax.parens,
+            self.newline_stops,
+            self.syntax.nul_is_space,
+        );
+        while let Some(&b) = buf.get(i) {
+            match b {
+                b'"' => {
+                    // A string without escapes whole in the buffer: its token at once.
+                    let stop = string_stop(buf, i + 1, b'"');
+                    if buf.get(stop) == Some(&b'"') {
+                        self.start = base + i;
+                        self.state = State::Str {
+                            quote: Quote::Double,
+                            esc: Esc::None,
+                            closer: 0,
+                            escapes: false,
+                        };
+                        self.offset = base + stop + 1;
+                        self.last = b'"';
+                        self.seen = true;
+                        self.end_token(self.offset, false);
+                        return;
+                    }
+                    break;
+                }
+                b'\'' | b'{' | b'}' | b'[' | b']' => break,
+                b'(' | b')' if parens => break,
+                b'\n' if stops => break,
+                b' ' | b'\t' | b'\r' | b'\n' => {}
+                0 if nul => {}
+                _ => {
+                    self.last = b;
+                    self.seen = true;
+                }
+            }
+            i += 1;
+        }
+        self.offset = base + i;
     }
 
     /// Reads one byte and says what it was. Tokens it completes are not kept (use [`Lexer::next`]
@@ -678,11 +746,30 @@ impl Lexer {
         }
     }
 
+    /// Whether `b` closes the `"` or `'` string being read (no escape pending).
+    #[inline]
+    fn closes_plain_string(&self, b: u8) -> bool {
+        match self.state {
+            State::Str {
+                quote: Quote::Double,
+                esc: Esc::None,
+                ..
+            } => b == b'"',
+            State::Str {
+                quote: Quote::Single,
+                esc: Esc::None,
+                ..
+            } => b == b'\'',
+            _ => false,
+        }
+    }
+
     /// Adds the bytes of a run to the word or number being read.
     #[inline]
     fn probe_extend(&mut self, run: &[u8]) {
         if let Some(last) = run.last() {
             self.last = *last;
+            self.seen = true;
         }
         if self.probe_len < PROBE {
             let room = PROBE - self.probe_len;
@@ -705,8 +792,15 @@ impl Lexer {
         match class {
             Class::Punct | Class::Number | Class::Word => self.last = b,
             Class::StringClose => self.last = b'"',
-            _ => {}
+            _ => return self.newline_stop(b, at, class),
         }
+        self.seen = true;
+        self.newline_stop(b, at, class)
+    }
+
+    /// Notes a newline stop at `at` when `b` is a newline and stops are on; `class` passes through.
+    #[inline]
+    fn newline_stop(&mut self, b: u8, at: usize, class: Class) -> Class {
         if b == b'\n' && self.newline_stops {
             self.newline = Some(at);
         }
@@ -822,7 +916,9 @@ impl Lexer {
             }
             b'\''
                 if syntax.single_quotes
-                    && matches!(self.last, 0 | b'{' | b'[' | b'(' | b',' | b':') =>
+                    && (!self.seen
+                        || matches!(self.last, b'{' | b'[' | b',' | b':')
+                        || (syntax.parens && self.last == b'(')) =>
             {
                 self.open_string(Quote::Single, at + 1);
                 Class::StringOpen

@@ -332,3 +332,23 @@ fn escapes_in_progress_and_strings_read_on() {
     };
     assert_eq!((token.start, token.end), (0, 13));
 }
+
+#[test]
+fn a_quote_after_a_nul_byte_is_part_of_a_word_in_either_reading() {
+    let syntax = Syntax {
+        single_quotes: true,
+        report: false,
+        ..Syntax::STRICT
+    };
+    let text = b"\0'{";
+    let mut lexer = Lexer::new(syntax);
+    assert_eq!(
+        lexer.next_structure(text, 0),
+        Next::Token(Token {
+            kind: TokenKind::Open(Bracket::Curly),
+            start: 2,
+            end: 3,
+            cut: false
+        })
+    );
+}
