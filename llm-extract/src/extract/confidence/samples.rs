@@ -15,12 +15,10 @@ use crate::extract::confidence::vote::{agreement_at_places, shared_leaves, vote,
 use crate::extract::engine::Engine;
 use crate::extract::error::{ExtractError, ExtractErrorKind};
 use crate::extract::setup::config::{Config, Input};
-use crate::extract::setup::example::{Example, ExampleError};
 use crate::extract::setup::keyed::{self, Handing};
 use crate::extract::setup::target::Target;
 use crate::parse::{self, Item, LineEvent, ParseError, ParseOptions, Parsed, WithJson};
 use crate::report::{Extraction, Report};
-use crate::schema::SchemaSet;
 use futures_util::future::join_all;
 use serde_json::Value;
 
@@ -46,17 +44,7 @@ struct Json<G>(G);
 impl<G: Target> Target for Json<G> {
     type Output = Value;
 
-    fn schema(&self) -> &SchemaSet {
-        self.0.schema()
-    }
-
-    fn examples(&self) -> Result<Vec<Example>, ExampleError> {
-        self.0.examples()
-    }
-
-    fn grounding(&self) -> Option<&str> {
-        self.0.grounding()
-    }
+    crate::extract::setup::target::as_inner!();
 
     fn parse_one(&self, text: &str, options: &ParseOptions) -> Result<Parsed<Value>, ParseError> {
         let typed = self.0.parse_one(text, options)?;

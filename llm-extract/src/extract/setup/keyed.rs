@@ -23,7 +23,6 @@ use crate::extract::document::grounded_target::GroundedTarget;
 use crate::extract::engine::Engine;
 use crate::extract::error::ExtractError;
 use crate::extract::setup::config::Input;
-use crate::extract::setup::example::{Example, ExampleError};
 use crate::extract::setup::target::{map_items, Target};
 use crate::ground::{has_grounded, Grounded, Merger, Source};
 use crate::parse::{self, LineEvent, ParseError, ParseOptions, Parsed, WithJson};
@@ -55,17 +54,7 @@ struct Keyed<G>(G);
 impl<G: Target> Target for Keyed<G> {
     type Output = Keep<G::Output>;
 
-    fn schema(&self) -> &SchemaSet {
-        self.0.schema()
-    }
-
-    fn examples(&self) -> Result<Vec<Example>, ExampleError> {
-        self.0.examples()
-    }
-
-    fn grounding(&self) -> Option<&str> {
-        self.0.grounding()
-    }
+    crate::extract::setup::target::as_inner!();
 
     fn parse_one(
         &self,

@@ -18,6 +18,30 @@ use std::marker::PhantomData;
 /// looping and to quote kept items back).
 pub(crate) type Found<O> = Item<WithJson<O>>;
 
+/// The schema, worked examples and grounding of a target that wraps another (a tuple struct whose
+/// field `0` is the wrapped target) and changes only what it makes of the answers.
+macro_rules! as_inner {
+    () => {
+        fn schema(&self) -> &crate::schema::SchemaSet {
+            self.0.schema()
+        }
+
+        fn examples(
+            &self,
+        ) -> Result<
+            Vec<crate::extract::setup::example::Example>,
+            crate::extract::setup::example::ExampleError,
+        > {
+            self.0.examples()
+        }
+
+        fn grounding(&self) -> Option<&str> {
+            self.0.grounding()
+        }
+    };
+}
+pub(crate) use as_inner;
+
 /// What the loop needs from the thing being extracted.
 pub(crate) trait Target: Sync {
     /// What one value or item becomes.
