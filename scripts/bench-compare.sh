@@ -13,18 +13,24 @@ runs="${3:-5}"
 work="$(mktemp -d)"
 trap 'git worktree remove --force "$work/before" 2>/dev/null; git worktree remove --force "$work/after" 2>/dev/null; rm -rf "$work"' EXIT
 
-# Builds the bench binaries of one commit; prints their paths (parse, then partial).
+# Both commits build in one target directory (the dependencies once); the binaries of each are copied
+# out before the other is built, as both get the same file names.
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
+
+# Builds the bench binaries of one commit into `$2/bin`; prints their paths (parse, then partial).
 build() {
     local rev="$1" tree="$2"
     git worktree add -q --detach "$tree" "$rev"
+    mkdir -p "$tree/bin"
     (cd "$tree" && cargo bench --bench parse --bench partial --no-run --message-format=json 2>/dev/null) \
-        | python3 -c 'import json, sys
+        | python3 -c 'import json, shutil, sys
 found = {}
 for line in sys.stdin:
     message = json.loads(line)
     if message.get("reason") == "compiler-artifact" and message.get("executable"):
         found[message["target"]["name"]] = message["executable"]
-print(found["parse"]); print(found["partial"])'
+for name in ("parse", "partial"):
+    print(shutil.copy(found[name], sys.argv[1] + "/" + name))' "$tree/bin"
 }
 mapfile -t first < <(build "$before" "$work/before")
 mapfile -t second < <(build "$after" "$work/after")
