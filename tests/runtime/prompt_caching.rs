@@ -325,6 +325,13 @@ async fn breakpoints_are_stable_across_a_batch_and_cache_reads_are_counted() {
     }
 }
 
+/// Prompt tokens as billed at Anthropic's prices relative to fresh input: a read 0.1, a five-minute
+/// write 1.25.
+fn billed(u: &Usage) -> f64 {
+    let fresh = u.prompt_tokens - u.cache_read_tokens - u.cache_write_tokens;
+    fresh as f64 + 0.1 * u.cache_read_tokens as f64 + 1.25 * u.cache_write_tokens as f64
+}
+
 #[tokio::test]
 async fn billed_prompt_tokens_of_a_100_document_batch() {
     let (off_server, off) = serve();
@@ -333,11 +340,6 @@ async fn billed_prompt_tokens_of_a_100_document_batch() {
     let with = run(extractor(&on_server, PromptCache::new()), 100).await;
     let sum = |usages: &[Usage]| usages.iter().fold(Usage::default(), |a, b| a + *b);
     let (without, with) = (sum(&without), sum(&with));
-    // Billed at Anthropic's prices relative to fresh input: a read 0.1, a five-minute write 1.25.
-    let billed = |u: &Usage| {
-        let fresh = u.prompt_tokens - u.cache_read_tokens - u.cache_write_tokens;
-        fresh as f64 + 0.1 * u.cache_read_tokens as f64 + 1.25 * u.cache_write_tokens as f64
-    };
     println!(
         "caching off: {} prompt tokens, billed as {:.0}\ncaching on: {} prompt tokens ({} read from the cache, {} written), billed as {:.0} ({:.1}% of off)",
         without.prompt_tokens,
@@ -469,10 +471,6 @@ async fn billed_prompt_tokens_of_a_document_with_a_shared_context() {
     // short to be cached, and there are no worked examples, so nothing is.
     let (before, _, _) = read_contract(PromptCache::new().context(None)).await;
     let (with, requests, state) = read_contract(PromptCache::new()).await;
-    let billed = |u: &Usage| {
-        let fresh = u.prompt_tokens - u.cache_read_tokens - u.cache_write_tokens;
-        fresh as f64 + 0.1 * u.cache_read_tokens as f64 + 1.25 * u.cache_write_tokens as f64
-    };
     println!(
         "a document of {} chunks, a {}-byte glossary before each:\ncaching off: {} prompt tokens, billed as {:.0}\nwithout the context's breakpoint: {} prompt tokens ({} read), billed as {:.0}\nwith it: {} prompt tokens ({} read from the cache, {} written), billed as {:.0} ({:.1}% of off)",
         requests.len(),
