@@ -28,6 +28,7 @@
 //! completes at most two tokens ([`Lexer::steps`] counts them for the tests).
 
 mod scan;
+mod structure;
 #[cfg(test)]
 mod tests;
 
@@ -566,83 +567,6 @@ impl Lexer {
             }
             self.byte(b);
         }
-    }
-
-    /// Like [`Lexer::next`], but hands out only brackets and strings (and newline stops): for a
-    /// reader that follows a value's extent and nothing else (the framer). Without irregularities to
-    /// record and with no comments or smart quotes to read, the bytes between brackets and strings are
-    /// passed over in a tight loop (only the last significant byte is kept), so a lexer read this way
-    /// is to be read this way alone.
-    pub fn next_structure(&mut self, buf: &[u8], base: usize) -> Next {
-        let syntax = self.syntax;
-        let skim =
-            !(syntax.report || syntax.comments || syntax.hash_comments || syntax.smart_quotes);
-        loop {
-            if skim && self.state == State::Between && self.ready[0].is_none() {
-                self.skim(buf, base);
-            }
-            match self.next(buf, base) {
-                Next::Token(Token {
-                    kind:
-                        TokenKind::Space
-                        | TokenKind::Colon
-                        | TokenKind::Comma
-                        | TokenKind::Number { .. }
-                        | TokenKind::Word { .. }
-                        | TokenKind::Comment,
-                    ..
-                }) => {}
-                other => return other,
-            }
-        }
-    }
-
-    /// Passes over bytes that are neither a quote, a bracket nor a newline stop, keeping the last
-    /// significant one.
-    #[inline]
-    fn skim(&mut self, buf: &[u8], base: usize) {
-        let Some(mut i) = self.offset.checked_sub(base) else {
-            return;
-        };
-        let (parens, stops, nul) = (
-            self.syntax.parens,
-            self.newline_stops,
-            self.syntax.nul_is_space,
-        );
-        while let Some(&b) = buf.get(i) {
-            match b {
-                b'"' => {
-                    // A string without escapes whole in the buffer: its token at once.
-                    let stop = string_stop(buf, i + 1, b'"');
-                    if buf.get(stop) == Some(&b'"') {
-                        self.start = base + i;
-                        self.state = State::Str {
-                            quote: Quote::Double,
-                            esc: Esc::None,
-                            closer: 0,
-                            escapes: false,
-                        };
-                        self.offset = base + stop + 1;
-                        self.last = b'"';
-                        self.seen = true;
-                        self.end_token(self.offset, false);
-                        return;
-                    }
-                    break;
-                }
-                b'\'' | b'{' | b'}' | b'[' | b']' => break,
-                b'(' | b')' if parens => break,
-                b'\n' if stops => break,
-                b' ' | b'\t' | b'\r' | b'\n' => {}
-                0 if nul => {}
-                _ => {
-                    self.last = b;
-                    self.seen = true;
-                }
-            }
-            i += 1;
-        }
-        self.offset = base + i;
     }
 
     /// Reads one byte and says what it was. Tokens it completes are not kept (use [`Lexer::next`]

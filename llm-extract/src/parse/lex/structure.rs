@@ -1,0 +1,215 @@
+//! Reading for structure alone ([`Lexer::next_structure`]): brackets and strings, nothing else, for
+//! a reader that follows a value's extent (the framer).
+//!
+//! With nothing to record and no comments or smart quotes to read, two tight loops do the work of
+//! the token machinery: between tokens, a byte loop that hands a bracket out at once, opens a string
+//! at its quote and keeps only the last significant byte; inside a `"` or `'` string, the word-at-a-
+//! time [`string_stop`] from one quote, backslash or control character to the next. No token is
+//! built, queued or handed out for whitespace, numbers, words or punctuation, and a string's token is
+//! built at its closing quote. Both loops keep the lexer's own state (inside a string, a pending
+//! escape, the last significant byte), so a value may still arrive cut anywhere; a lexer read this
+//! way is to be read this way alone (its whitespace, numbers and words are not tracked as tokens).
+
+use super::{string_stop, Bracket, Esc, Lexer, Next, Quote, State, Token, TokenKind};
+
+impl Lexer {
+    /// Like [`Lexer::next`], but hands out only brackets and strings (and newline stops): for a
+    /// reader that follows a value's extent and nothing else (the framer). Without irregularities to
+    /// record and with no comments or smart quotes to read, the bytes between brackets and strings are
+    /// passed over in a tight loop (only the last significant byte is kept), so a lexer read this way
+    /// is to be read this way alone.
+    pub fn next_structure(&mut self, buf: &[u8], base: usize) -> Next {
+        let syntax = self.syntax;
+        if syntax.report || syntax.comments || syntax.hash_comments || syntax.smart_quotes {
+            return self.next_structure_by_tokens(buf, base);
+        }
+        loop {
+            self.steps += 1;
+            if self.ready[0].is_some() || self.newline.is_some() {
+                // Left by a token-by-token read: hand those out first.
+                return self.next_structure_by_tokens(buf, base);
+            }
+            let Some(i) = self.offset.checked_sub(base) else {
+                return Next::More;
+            };
+            let found = match self.state {
+                State::Between => self.between(buf, base, i),
+                State::Str {
+                    quote: quote @ (Quote::Double | Quote::Single),
+                    esc: esc @ (Esc::None | Esc::Backslash),
+                    escapes,
+                    ..
+                } => self.plain_string(buf, base, i, quote, esc == Esc::Backslash, escapes),
+                _ => return self.next_structure_by_tokens(buf, base),
+            };
+            if let Some(next) = found {
+                return next;
+            }
+        }
+    }
+
+    /// [`Lexer::next_structure`] through [`Lexer::next`], dropping every token but brackets and
+    /// strings.
+    fn next_structure_by_tokens(&mut self, buf: &[u8], base: usize) -> Next {
+        loop {
+            match self.next(buf, base) {
+                Next::Token(Token {
+                    kind:
+                        TokenKind::Space
+                        | TokenKind::Colon
+                        | TokenKind::Comma
+                        | TokenKind::Number { .. }
+                        | TokenKind::Word { .. }
+                        | TokenKind::Comment,
+                    ..
+                }) => {}
+                other => return other,
+            }
+        }
+    }
+
+    /// Between tokens from `buf[i]`: a bracket or a newline stop handed out, or `None` once a string
+    /// opened (read on in the string's loop), or [`Next::More`] at the end of `buf`.
+    #[inline]
+    fn between(&mut self, buf: &[u8], base: usize, mut i: usize) -> Option<Next> {
+        let syntax = self.syntax;
+        let stops = self.newline_stops;
+        while let Some(&b) = buf.get(i) {
+            let kind = match b {
+                b'{' => TokenKind::Open(Bracket::Curly),
+                b'[' => TokenKind::Open(Bracket::Square),
+                b'}' => TokenKind::Close(Bracket::Curly),
+                b']' => TokenKind::Close(Bracket::Square),
+                b'(' if syntax.parens => TokenKind::Open(Bracket::Round),
+                b')' if syntax.parens => TokenKind::Close(Bracket::Round),
+                b'"' => {
+                    self.open_plain(Quote::Double, base + i);
+                    return None;
+                }
+                b'\''
+                    if syntax.single_quotes
+                        && (!self.seen
+                            || matches!(self.last, b'{' | b'[' | b',' | b':')
+                            || (syntax.parens && self.last == b'(')) =>
+                {
+                    self.open_plain(Quote::Single, base + i);
+                    return None;
+                }
+                b'\n' if stops => {
+                    self.offset = base + i + 1;
+                    return Some(Next::Newline(base + i));
+                }
+                b' ' | b'\t' | b'\r' | b'\n' => {
+                    i += 1;
+                    continue;
+                }
+                0 if syntax.nul_is_space => {
+                    i += 1;
+                    continue;
+                }
+                _ => {
+                    self.last = b;
+                    self.seen = true;
+                    i += 1;
+                    continue;
+                }
+            };
+            let at = base + i;
+            self.offset = at + 1;
+            self.start = at;
+            self.last = b;
+            self.seen = true;
+            return Some(Next::Token(Token {
+                kind,
+                start: at,
+                end: at + 1,
+                cut: false,
+            }));
+        }
+        self.offset = base + i;
+        Some(Next::More)
+    }
+
+    /// Opens a `"` or `'` string whose quote is at `at`.
+    #[inline]
+    fn open_plain(&mut self, quote: Quote, at: usize) {
+        self.start = at;
+        self.offset = at + 1;
+        self.state = State::Str {
+            quote,
+            esc: Esc::None,
+            closer: 0,
+            escapes: false,
+        };
+    }
+
+    /// Inside a `"` or `'` string from `buf[i]` (`escaped`: just after a backslash): its token at
+    /// the closing quote, a newline stop, or [`Next::More`] at the end of `buf`.
+    #[inline]
+    fn plain_string(
+        &mut self,
+        buf: &[u8],
+        base: usize,
+        mut i: usize,
+        quote: Quote,
+        escaped: bool,
+        mut escapes: bool,
+    ) -> Option<Next> {
+        let q = if quote == Quote::Double { b'"' } else { b'\'' };
+        let stops = self.newline_stops;
+        let mut pending = escaped;
+        let next = loop {
+            if pending {
+                // The escaped byte is text, whatever it is (`\u` digits are text too).
+                let Some(&b) = buf.get(i) else {
+                    break Next::More;
+                };
+                pending = false;
+                i += 1;
+                if b == b'\n' && stops {
+                    break Next::Newline(base + i - 1);
+                }
+            }
+            let stop = string_stop(buf, i, q);
+            match buf.get(stop) {
+                None => {
+                    i = buf.len();
+                    break Next::More;
+                }
+                Some(b'\\') => {
+                    escapes = true;
+                    pending = true;
+                    i = stop + 1;
+                }
+                Some(&b) if b == q => {
+                    let end = base + stop + 1;
+                    self.offset = end;
+                    self.state = State::Between;
+                    self.last = b'"';
+                    self.seen = true;
+                    return Some(Next::Token(Token {
+                        kind: TokenKind::String { quote, escapes },
+                        start: self.start,
+                        end,
+                        cut: false,
+                    }));
+                }
+                Some(&b) => {
+                    // A control character: text here.
+                    i = stop + 1;
+                    if b == b'\n' && stops {
+                        break Next::Newline(base + stop);
+                    }
+                }
+            }
+        };
+        self.offset = base + i;
+        self.state = State::Str {
+            quote,
+            esc: if pending { Esc::Backslash } else { Esc::None },
+            closer: 0,
+            escapes,
+        };
+        Some(next)
+    }
+}
