@@ -15,8 +15,9 @@
 //!   page in `review.rs`), `eval.rs`.
 
 mod args;
-mod backend;
-mod batch;
+mod backend_layers;
+mod backends;
+mod batch_command;
 mod check_command;
 mod doc;
 mod doc_input;
@@ -25,7 +26,6 @@ mod doubts;
 mod error;
 mod eval;
 mod examples;
-mod fallback;
 mod identity;
 mod input;
 mod key_vars;
@@ -64,7 +64,7 @@ fn execute(cli: Cli) -> Result<error::Exit, CliError> {
         match cli.command {
             Command::Run(args) => run::run(args).await,
             Command::Prompt(args) => prompt::run(args).await,
-            Command::Batch(args) => batch::run(args).await,
+            Command::Batch(args) => batch_command::run(args).await,
             Command::Doc(args) => doc::run(args).await,
             Command::Eval(args) => eval::run(args).await,
             Command::Schema(args) => schema::run(&args),

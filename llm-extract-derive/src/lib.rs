@@ -9,7 +9,7 @@ mod ast;
 mod attr;
 mod case;
 mod ctxt;
-mod example;
+mod example_attr;
 mod expand;
 mod partial;
 mod ty;

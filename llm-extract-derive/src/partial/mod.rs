@@ -45,13 +45,13 @@ mod adjacent;
 mod alias;
 mod bounds;
 mod derives;
+mod enums;
 mod external;
 mod fieldless;
 mod fields;
 mod form;
-mod frame;
 mod internal;
-mod read;
+mod model_view;
 mod structs;
 #[cfg(test)]
 mod testing;

@@ -44,7 +44,7 @@
 
 pub mod calibration;
 pub mod gold;
-pub mod html;
+pub mod html_report;
 pub mod lists;
 mod normalise;
 pub mod report;
@@ -53,7 +53,7 @@ mod shown;
 
 pub use calibration::{roc_auc, Calibration, FieldConfidence};
 pub use gold::{parse_gold, read_gold, read_pair, GoldCase, GoldSpan};
-pub use html::html;
+pub use html_report::html;
 pub use normalise::normalise;
 pub use report::{compare, Comparison, DocumentRun, EvalReport, FieldDelta, FieldScore, Stat};
 pub use score::{

@@ -22,14 +22,14 @@
 
 pub(crate) mod assign;
 pub mod boundary;
+mod grounded_strings;
 pub mod merge;
 mod source;
-mod walk;
 
 pub use crate::schema::builder::{mark_grounded, GROUNDED, KEY};
+pub use grounded_strings::{grounded_paths, has_grounded};
 pub use merge::{Conflict, Merger};
 pub use source::{Source, FUZZY_MIN_SCORE};
-pub use walk::{grounded_paths, has_grounded};
 
 use serde::{Deserialize, Serialize};
 use std::ops::Range;

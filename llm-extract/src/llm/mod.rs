@@ -35,7 +35,7 @@ mod ollama;
 mod ollama_host;
 mod openai;
 mod prompt_cache;
-mod retry;
+mod retry_policy;
 mod verdict;
 
 pub use anthropic::{Anthropic, AnthropicBuilder, AnthropicOutput};
@@ -60,7 +60,7 @@ pub use media::{Media, MediaLimits, MediaSource, MediaSupport, MediaType};
 pub use ollama::{ModelInfo, Ollama, OllamaBuilder, Think};
 pub use openai::{OpenAiBuilder, OpenAiCompatible};
 pub use prompt_cache::{CacheTtl, PromptCache};
-pub use retry::RetryPolicy;
+pub use retry_policy::RetryPolicy;
 
 pub(crate) use accumulate::{Accumulator, Merged};
 pub(crate) use batch_wire::BatchWire;

@@ -84,7 +84,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::path::Path;
 
-mod config;
+mod config_file;
 mod example_config;
 
 /// A set of named prompts, in the order the file lists them.
@@ -327,7 +327,7 @@ impl PromptSet {
     /// Reads a prompt config from JSON: an object of prompts keyed by id, or an array of prompts each
     /// with an `"id"`.
     pub fn from_json(config: Value) -> Result<Self, PromptConfigError> {
-        let entries = config::entries(config)?;
+        let entries = config_file::entries(config)?;
         let mut prompts: Vec<Prompt> = Vec::with_capacity(entries.len());
         for entry in entries {
             if prompts.iter().any(|p| p.id == entry.id) {
