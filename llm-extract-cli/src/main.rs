@@ -1,8 +1,9 @@
 //! `llm-extract`: typed, validated JSON from a language model, in a shell pipeline.
 //!
 //! - `args.rs`: the command line (clap), with the help text and its examples;
-//! - `backend.rs`: the backends the flags name (Ollama, OpenAI-compatible servers, Anthropic, Gemini, the
-//!   embedded engine), each with the key named for it;
+//! - `backends.rs`: the backends the flags name (Ollama, OpenAI-compatible servers, Anthropic, Gemini, the
+//!   embedded engine), each with the key named for it; `backend_layers.rs`: what the flags add over
+//!   them (rate limits, the fallback order, the exchange dumps);
 //! - `identity.rs`: what a built backend is (embedded or not, which model answers);
 //! - `input.rs`: template variables (`key=value`, `key=@file`), standard input, batch documents;
 //! - `output.rs`: printing values and saving raw answers; `notice.rs`: the line naming the schema
@@ -11,7 +12,7 @@
 //! - `check_command.rs`: `--check-command`, the user's own checks run as a program on each value,
 //!   without the variables `key_vars.rs` lists (the ones keys and credentials are read from);
 //! - `stable_hash.rs`: the hash that names files kept from one run to the next;
-//! - one file per subcommand: `run.rs`, `prompt.rs`, `schema.rs`, `batch.rs`, `doc.rs` (with the review
+//! - one file per subcommand: `run.rs`, `prompt.rs`, `schema.rs`, `batch_command.rs`, `doc.rs` (with the review
 //!   page in `review.rs`), `eval.rs`.
 
 mod args;

@@ -146,7 +146,7 @@ pub struct ExtractAttrs {
     pub key: Option<Setting<()>>,
     /// `stream = "done"` or `stream = "required"`
     pub stream: Option<Setting<Stream>>,
-    /// `example(text = "...", value = ...)`, each (types only; see `example.rs`)
+    /// `example(text = "...", value = ...)`, each (types only; see `example_attr.rs`)
     pub example: Vec<crate::example_attr::TypeExample>,
     /// `check`: the type's `Check` implementation runs on every value extracted (types only).
     pub check: Option<Setting<()>>,

@@ -15,6 +15,9 @@
 //!   the schema), with its JSON path, byte range and char range.
 //! - [`Grounded`]: an item with its spans, what grounded extractions return.
 //! - [`merge`]: merging the items of several chunks or passes by identity (`"x-key"` fields).
+//! - [`has_grounded`], [`grounded_paths`]: a schema and a value of it walked together to the grounded
+//!   strings (`grounded_strings.rs`); `assign.rs`: the pairing of two lists that matches the most (for
+//!   the vote of samples and the evaluation's lists).
 //!
 //! Next in the flow: [`extract`](crate::extract) runs grounded extractions
 //! ([`Extractor::extract_grounded`](crate::Extractor::extract_grounded),
