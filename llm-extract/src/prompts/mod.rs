@@ -45,6 +45,9 @@
 //! questions) and the `{{var}}` filling that configs and extractions share live a layer below, in the
 //! extraction (`extract/prompts/`), which sends them; this module, which runs extractions, sits above it.
 //!
+//! Files: this one holds the prompts and their calls; `config_file.rs` reads a config file's format into
+//! [`Prompt`]s, every mistake named by prompt and key, and `example_config.rs` a prompt's `examples`.
+//!
 //! ```
 //! use llm_extract::llm::{from_fn, ChatResponse};
 //! use llm_extract::prompts::{PromptOutput, PromptSet};
