@@ -6,14 +6,17 @@
 //!   them (rate limits, the fallback order, the exchange dumps);
 //! - `identity.rs`: what a built backend is (embedded or not, which model answers);
 //! - `input.rs`: template variables (`key=value`, `key=@file`), standard input, batch documents;
+//!   `examples.rs`: the worked examples of `--example FILE.jsonl`;
 //! - `output.rs`: printing values and saving raw answers; `notice.rs`: the line naming the schema
 //!   keywords a backend will not enforce;
 //! - `error.rs`: the exit codes and the one-line error messages;
 //! - `check_command.rs`: `--check-command`, the user's own checks run as a program on each value,
 //!   without the variables `key_vars.rs` lists (the ones keys and credentials are read from);
 //! - `stable_hash.rs`: the hash that names files kept from one run to the next;
-//! - one file per subcommand: `run.rs`, `prompt.rs`, `schema.rs`, `batch_command.rs`, `doc.rs` (with the review
-//!   page in `review.rs`), `eval.rs`.
+//! - `doubts.rs`: what the CLI tells about values to doubt (confidence, soft issues, lines left out);
+//! - one file per subcommand: `run.rs`, `prompt.rs`, `schema.rs`, `batch_command.rs`, `doc.rs` (its
+//!   document streamed in `doc_input.rs`, its resumable state in `doc_state.rs`, the review page in
+//!   `review.rs`), `eval.rs`.
 
 mod args;
 mod backend_layers;

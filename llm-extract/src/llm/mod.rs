@@ -16,8 +16,8 @@
 //!   batch API needs of them; `prompt_cache.rs`, a prompt's cached prefix;
 //! - other backends: `from_fn.rs` (a closure), `llama_cpp/` (the embedded engine, feature
 //!   `llama-cpp`), and scoring instead of sampling (`likelihood.rs`);
-//! - `layer/`: the layers over any backend (retry, fallback, rate limit, cache, media conversion), and
-//!   `verdict.rs`, the extraction's verdict a caching layer waits for.
+//! - `layer/`: the layers over any backend (retry, fallback, rate limit, cache, media conversion);
+//!   `verdict.rs`: the extraction's verdict on an answer, which a caching layer waits for.
 //!
 //! Next in the flow: [`parse`](crate::parse) reads what the model wrote.
 
