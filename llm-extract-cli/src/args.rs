@@ -753,7 +753,7 @@ pub fn parse() -> Result<Cli, String> {
     Ok(cli)
 }
 
-/// Notes where each backend flag's value stands on the command line, in the order `backend.rs` builds
+/// Notes where each backend flag's value stands on the command line, in the order `backends.rs` builds
 /// the backends (every --ollama, then --openai, --anthropic, --gemini).
 fn note_written_order(matches: &ArgMatches, cli: &mut Cli) {
     let (Some((_, sub)), Some(backend)) = (matches.subcommand(), cli.command.backend_mut()) else {

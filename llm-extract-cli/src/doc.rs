@@ -8,7 +8,7 @@
 //! embedded model's context.
 
 use crate::args::DocArgs;
-use crate::backend::{self, Backend};
+use crate::backends::{self, Backend};
 use crate::doc_input::DocumentFile;
 use crate::doc_state::State;
 use crate::error::{exit_for, CliError, Exit};
@@ -34,7 +34,7 @@ pub async fn run(args: DocArgs) -> Result<Exit, CliError> {
     let schema = schema::load(&args.source)?;
     let set = with_fields(schema.schema_set(), &args.grounded, &args.key)?;
     let mut document = DocumentFile::open(args.path.as_deref())?;
-    let llm = backend::single_parallel(&args.backend, &args.extract, args.concurrency)?;
+    let llm = backends::single_parallel(&args.backend, &args.extract, args.concurrency)?;
     crate::notice::unenforced(&*llm, &set, true, &args.extract);
     // What the prompt says: every chunk fills the template's {{text}}; what comes before it is sent
     // with every chunk, and a provider's prompt cache keeps it.
@@ -67,7 +67,7 @@ pub async fn run(args: DocArgs) -> Result<Exit, CliError> {
         !args.no_resume,
     );
     let check = crate::check_command::from_args(&args.check, &args.backend)?;
-    let mut extractor = backend::extractor(llm, &args.extract).template(template);
+    let mut extractor = backends::extractor(llm, &args.extract).template(template);
     if let Some(system) = system {
         extractor = extractor.instructions(system);
     }

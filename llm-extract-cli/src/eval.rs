@@ -31,7 +31,7 @@ pub async fn run(args: EvalArgs) -> Result<Exit, CliError> {
             )));
         }
     }
-    let batch = crate::batch::build(
+    let batch = crate::batch_command::build(
         &schema,
         &args.template,
         &args.extract,

@@ -1,7 +1,7 @@
 //! `llm-extract prompt`: a named prompt from a prompt config.
 
 use crate::args::PromptArgs;
-use crate::backend;
+use crate::backends;
 use crate::doubts::warn_about_items;
 use crate::error::{exit_for, CliError, Exit};
 use crate::input;
@@ -46,11 +46,11 @@ pub async fn run(args: PromptArgs) -> Result<Exit, CliError> {
         .render(input.clone())
         .map_err(|e| prompt_error(e, None))?;
 
-    let llm = backend::single(&args.backend, &args.extract)?;
+    let llm = backends::single(&args.backend, &args.extract)?;
     let mut call = prompt
         .call(llm)
         .max_attempts(args.extract.max_attempts)
-        .mode(backend::mode(args.extract.mode));
+        .mode(backends::mode(args.extract.mode));
     if let Some(tokens) = args.extract.max_tokens {
         call = call.max_tokens(tokens);
     }

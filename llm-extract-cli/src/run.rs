@@ -2,7 +2,7 @@
 //! `--pdf`), printed as a value or as JSON Lines.
 
 use crate::args::RunArgs;
-use crate::backend;
+use crate::backends;
 use crate::doubts::{show_confidence, warn_about_issues, warn_about_items};
 use crate::error::{CliError, Exit};
 use crate::input::{self, template};
@@ -25,13 +25,13 @@ pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
     let template = template(&args.template, schema.inputs())?;
     require_inputs(&vars, schema.inputs(), &template)?;
 
-    let llm = backend::single(&args.backend, &args.extract)?;
+    let llm = backends::single(&args.backend, &args.extract)?;
     crate::notice::unenforced(&*llm, schema.schema_set(), args.jsonl, &args.extract);
     // A text sent with files is never cut into chunks: each chunk would need them all again.
     let long_text =
         chunk_budget(&args, llm.is_embedded(), &vars, &template).filter(|_| media.is_empty());
     let check = crate::check_command::from_args(&args.check, &args.backend)?;
-    let extractor = backend::extractor(llm, &args.extract).template(template);
+    let extractor = backends::extractor(llm, &args.extract).template(template);
     let mut extractor = crate::check_command::attach(extractor, &check);
     for example in crate::examples::load(&args.template.example, schema.schema_set(), args.jsonl)? {
         extractor = extractor.with_example(example);
@@ -51,7 +51,7 @@ pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
             save_media(save_dir, "run", attempts, manifest);
         }
     };
-    let confidence = crate::backend::confidence_rule(&args.extract).is_some();
+    let confidence = crate::backends::confidence_rule(&args.extract).is_some();
 
     if args.partial {
         return partial(&extractor, set, input, &printer, &save, confidence).await;

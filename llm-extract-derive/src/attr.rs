@@ -146,8 +146,8 @@ pub struct ExtractAttrs {
     pub key: Option<Setting<()>>,
     /// `stream = "done"` or `stream = "required"`
     pub stream: Option<Setting<Stream>>,
-    /// `example(text = "...", value = ...)`, each (types only; see `example.rs`)
-    pub example: Vec<crate::example::TypeExample>,
+    /// `example(text = "...", value = ...)`, each (types only; see `example_attr.rs`)
+    pub example: Vec<crate::example_attr::TypeExample>,
     /// `check`: the type's `Check` implementation runs on every value extracted (types only).
     pub check: Option<Setting<()>>,
 }
@@ -305,7 +305,7 @@ fn parse_extract(cx: &Ctxt, attrs: &mut ExtractAttrs, meta: ParseNestedMeta) -> 
     };
     match key.as_str() {
         "example" => {
-            if let Some(example) = crate::example::parse(cx, &meta)? {
+            if let Some(example) = crate::example_attr::parse(cx, &meta)? {
                 attrs.example.push(example);
             }
         }

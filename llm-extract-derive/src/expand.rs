@@ -52,7 +52,7 @@ fn expand(input: &Input) -> TokenStream {
         Input::Enum(input) => enum_schema(input),
     };
     let partial = crate::partial::expand(input);
-    let examples = crate::example::expand(match input {
+    let examples = crate::example_attr::expand(match input {
         Input::Struct(input) => &input.attrs.extract.example,
         Input::Enum(input) => &input.attrs.extract.example,
     });

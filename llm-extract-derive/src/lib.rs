@@ -4,12 +4,15 @@
 //! The macro runs parse -> model -> validate -> expand, one module each: `attr` reads the
 //! attributes, `ast` builds a typed model with serde's JSON names resolved, `valid` checks every
 //! rule (collecting all errors, each spanned on the offending tokens), `expand` writes the code.
+//! Beside them: `ctxt` collects the errors, `case` holds serde's `rename_all` rules, `ty` tells what a
+//! field's type is from its tokens, `example_attr` reads, checks and expands
+//! `#[extract(example(...))]`, and `partial/` writes the partial form.
 
 mod ast;
 mod attr;
 mod case;
 mod ctxt;
-mod example;
+mod example_attr;
 mod expand;
 mod partial;
 mod ty;

@@ -162,7 +162,7 @@ fn check_enum(cx: &Ctxt, input: &Enum) {
 
 fn check_variant(cx: &Ctxt, variant: &Variant, repr: &Repr) {
     check_serde_unsupported(cx, &variant.attrs);
-    crate::example::check_not_here(cx, &variant.attrs.extract.example, "a variant");
+    crate::example_attr::check_not_here(cx, &variant.attrs.extract.example, "a variant");
     check_not_on_type(cx, &variant.attrs, "a variant");
     for (key, tokens) in variant.attrs.extract.field_only_keys() {
         cx.error_spanned_by(
@@ -268,7 +268,7 @@ fn check_serde_unsupported(cx: &Ctxt, attrs: &Attrs) {
 fn check_field(cx: &Ctxt, field: &Field) {
     let attrs = &field.attrs;
     check_serde_unsupported(cx, attrs);
-    crate::example::check_not_here(cx, &attrs.extract.example, "a field");
+    crate::example_attr::check_not_here(cx, &attrs.extract.example, "a field");
     check_not_on_type(cx, attrs, "a field");
     if let Some(skip) = &attrs.serde.skip {
         for (key, tokens) in attrs.extract.all_keys() {

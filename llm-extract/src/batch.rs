@@ -14,6 +14,11 @@
 //! manifest file records the jobs and their results, so running the same batch again resumes
 //! (polls, reads what finished) without paying twice for a request.
 //!
+//! Files (`batch/`): `provider.rs` (which batch API, a run's settings, the split into jobs),
+//! `rounds.rs` (the rounds of a run: requests waiting at a desk, sent as jobs), `job.rs` (what every
+//! provider's jobs share), `manifest.rs` (the record a run resumes from), and one file per provider's
+//! wire format: `openai.rs`, `anthropic.rs`, `gemini.rs`.
+//!
 //! ```
 //! use llm_extract::batch::{Batch, Record};
 //! use llm_extract::extract::Extractor;

@@ -2,7 +2,7 @@
 //! data while the input text holds that many copies of what they copy, and a loop once the run goes
 //! past them, however the stream is chunked; the work of counting is bounded whatever the answer.
 
-use llm_extract::extract::{ItemVerdict, ItemWindow, LoopDetector, LoopGuard, Source};
+use llm_extract::extract::{InputText, ItemVerdict, ItemWindow, LoopDetector, LoopGuard};
 use llm_extract::report::{Loop, LoopKind};
 use proptest::prelude::*;
 
@@ -52,7 +52,7 @@ proptest! {
     ) {
         let (text, answer) = receipt(&line, held, copies);
         let guard = LoopGuard::default();
-        let detector = LoopDetector::new(guard).source(&Source::new(&text));
+        let detector = LoopDetector::new(guard).input_text(&InputText::new(&text));
         let found = first_loop(&answer, &sizes, detector);
         if copies <= held {
             prop_assert_eq!(found.clone(), None, "{} copies, {} held", copies, held);
@@ -68,9 +68,9 @@ proptest! {
         }
     }
 
-    /// Without a text every repeat counts, as it always did: a source never makes a loop.
+    /// Without a text every repeat counts, as it always did: an input text never makes a loop.
     #[test]
-    fn a_source_never_stops_what_no_source_lets_through(
+    fn an_input_text_never_stops_what_none_lets_through(
         line in line(),
         held in 0usize..8,
         copies in 1usize..16,
@@ -78,10 +78,10 @@ proptest! {
     ) {
         let (text, answer) = receipt(&line, held, copies);
         let guard = LoopGuard::default();
-        let with = first_loop(&answer, &sizes, LoopDetector::new(guard).source(&Source::new(&text)));
+        let with = first_loop(&answer, &sizes, LoopDetector::new(guard).input_text(&InputText::new(&text)));
         let without = first_loop(&answer, &sizes, LoopDetector::new(guard));
         prop_assert!(with.is_none() || without.is_some());
-        // And with a source it stops no earlier.
+        // And with an input text it stops no earlier.
         if let (Some(with), Some(without)) = (with, without) {
             prop_assert!(with.detected_at >= without.detected_at);
         }
@@ -110,7 +110,7 @@ proptest! {
 fn fifty_copies_of_a_real_line_are_still_a_loop() {
     let line = ("Flat white".to_owned(), 350);
     let (text, answer) = receipt(&line, 4, 50);
-    let detector = LoopDetector::new(LoopGuard::default()).source(&Source::new(&text));
+    let detector = LoopDetector::new(LoopGuard::default()).input_text(&InputText::new(&text));
     let found = first_loop(&answer, &[7], detector).expect("a loop");
     let element = r#"{"item": "Flat white", "price": 3.50}"#.len() + 2;
     // Seen by the end of the seventh copy (four real, then three copies), and not before the fifth.
@@ -139,7 +139,7 @@ fn counting_is_bounded_whatever_the_answer() {
     let found = first_loop(
         &answer,
         &[64],
-        LoopDetector::new(LoopGuard::default()).source(&Source::new(&text)),
+        LoopDetector::new(LoopGuard::default()).input_text(&InputText::new(&text)),
     );
     // Pairs are never a loop, counted or not.
     assert_eq!(found, None);

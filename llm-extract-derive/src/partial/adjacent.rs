@@ -7,9 +7,9 @@
 
 use super::fields::bindings;
 use super::fields::{required_shown, sync_expr};
-use super::read::{live, newtype, required};
+use super::model_view::{live, newtype, required};
 use super::variant::{known_by_tag, struct_update, tagged_declaration};
-use super::{frame, name, private, tuple};
+use super::{enums, name, private, tuple};
 use crate::ast::{Enum, Style, Variant};
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -61,9 +61,9 @@ pub fn expand(input: &Enum, tag: &str, content: &str) -> TokenStream {
             }
         }
     };
-    frame::items(
+    enums::items(
         input,
-        frame::Form {
+        enums::Form {
             what: "known once its tag is read, its content growing as the variant's partial form",
             serde: quote!(#[serde(tag = #tag, content = #content)]),
             declarations: variants.iter().map(|v| tagged_declaration(v)).collect(),

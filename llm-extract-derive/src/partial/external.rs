@@ -2,9 +2,9 @@
 //! of the same variants, known once the name or the one key is read.
 
 use super::fields::{required_shown, sync_expr};
-use super::read::{live, newtype};
+use super::model_view::{live, newtype};
 use super::variant::{struct_update, tag_names, tag_names_list, tagged_declaration};
-use super::{frame, name, private, tuple};
+use super::{enums, name, private, tuple};
 use crate::ast::{Enum, Style, Variant};
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -52,9 +52,9 @@ pub fn expand(input: &Enum) -> TokenStream {
             }
         }
     };
-    frame::items(
+    enums::items(
         input,
-        frame::Form {
+        enums::Form {
             what: "known once its name or its key is read, a variant's fields each an `Option`",
             serde: TokenStream::new(),
             declarations: declarations.collect(),

@@ -3,8 +3,8 @@
 //! that say whether it is shown and sync it with its node, and the loop over an object's changed
 //! members that syncs each into its field (a flattened field from the whole object).
 
+use super::model_view::{done, flattened, keyed, keys, required};
 use super::private;
-use super::read::{done, flattened, keyed, keys, required};
 use crate::ast::Field;
 use crate::ty;
 use proc_macro2::TokenStream;

@@ -3,7 +3,7 @@
 //! and an enum no form covers (tagged with an `#[serde(untagged)]` variant, internally tagged with a
 //! tuple variant, generic with a type parameter only skipped fields name) as the JSON written so far.
 
-use super::read::{all_held, newtype};
+use super::model_view::{all_held, newtype};
 use crate::ast::{Enum, Field, Input, Repr, Struct, Style};
 use crate::ty;
 use syn::DeriveInput;

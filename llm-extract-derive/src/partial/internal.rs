@@ -2,12 +2,12 @@
 //! variants: an enum of the same variants with the same tag, known once the tag is read.
 
 use super::fields::{declarations, field_type, required_shown, sync_expr, update_loop};
-use super::read::{done, newtype, variant_fields};
+use super::model_view::{done, newtype, variant_fields};
 use super::variant::{known_by_tag, variant_arms};
 use super::walk::{
     grow_at_fn, growing_at_fn, growing_match, growing_signature, step_match, update_at_fn, At, Walk,
 };
-use super::{frame, name, private};
+use super::{enums, name, private};
 use crate::ast::{Enum, Field, Style, Variant};
 use crate::ty;
 use proc_macro2::TokenStream;
@@ -39,9 +39,9 @@ pub fn expand(input: &Enum, tag: &str) -> TokenStream {
         empty,
     );
     let walks = walks(&partial, &variants, tag);
-    frame::items(
+    enums::items(
         input,
-        frame::Form {
+        enums::Form {
             what: "known once its tag is read, every field an `Option`",
             serde: quote!(#[serde(tag = #tag)]),
             declarations: variants.iter().map(|v| declaration(v)).collect(),

@@ -21,7 +21,7 @@
 //! - untagged enum -> an enum of the same variants, untagged too, showing the first variant in
 //!   declaration order that the JSON written so far fits ([`untagged`] says when JSON fits);
 //! - generic enum -> as the same enum without type parameters, the partial form taking them, bounded
-//!   as a generic struct's ([`frame`]);
+//!   as a generic struct's ([`enums`]);
 //! - tuple struct -> a tuple struct of its positions, each an `Option` of its field's partial form,
 //!   serialized as an array with `null` at the positions not shown yet ([`tuple`]);
 //! - any other enum (tagged with an `#[serde(untagged)]` variant, internally tagged with a tuple
@@ -32,26 +32,26 @@
 //! JSON. Generated locals start with `__` so field names cannot shadow them.
 
 //!
-//! The code is laid out as the rest of the crate is (read, checked, emitted): `read.rs` reads the
+//! The code is laid out as the rest of the crate is (read, checked, emitted): `model_view.rs` reads the
 //! model (live fields, flattened ones, newtype variants), `form.rs` decides which of the forms above
 //! a type gets, and one file per form emits it (`alias.rs`: newtypes and the JSON written so far,
 //! `structs.rs`, `tuple.rs`, `fieldless.rs`, `external.rs`, `internal.rs`, `adjacent.rs`,
 //! `untagged.rs`), from the pieces they share: `fields.rs` (what each field's slot is and how it is
 //! synced), `walk.rs` (the walks to a growing string or a changed level), `variant.rs` (the variants
-//! of tagged enums), `frame.rs` (an enum's declaration and impls), `derives.rs` and `bounds.rs`
+//! of tagged enums), `enums.rs` (an enum's declaration and impls), `derives.rs` and `bounds.rs`
 //! (the attributes, hand-written derives and bounds of a partial type).
 
 mod adjacent;
 mod alias;
 mod bounds;
 mod derives;
+mod enums;
 mod external;
 mod fieldless;
 mod fields;
 mod form;
-mod frame;
 mod internal;
-mod read;
+mod model_view;
 mod structs;
 #[cfg(test)]
 mod testing;

@@ -5,7 +5,7 @@
 use super::bounds::generics;
 use super::derives::{attributes, doc, hand_derives, params_marker, HandBodies};
 use super::fields::{any_shown, declarations, needed_present, reads, required_shown, update_loop};
-use super::read::{keys, live};
+use super::model_view::{keys, live};
 use super::walk::{
     grow_at_fn, growing_at_fn, growing_match, growing_signature, step_match, update_at_fn,
     update_below_body, At, Walk,

@@ -11,7 +11,7 @@ use super::derives::{attributes, hand_derives, params_marker, HandBodies};
 use super::fields::{field_type, shown_expr, sync_expr};
 
 use super::fields::bindings;
-use super::read::{live, required};
+use super::model_view::{live, required};
 use super::structs::{value_impls, Head, ValueBody};
 use super::walk::index;
 use super::walk::At;

@@ -29,9 +29,9 @@
 //! value is serde's.
 
 use super::fields::{any_shown, needed_present, partial_type, reads, required_shown, shown_expr};
-use super::read::{done, keys, live, newtype};
+use super::model_view::{done, keys, live, newtype};
 use super::variant::{struct_update, variant_body};
-use super::{frame, name, private, tuple};
+use super::{enums, name, private, tuple};
 use crate::ast::{Enum, Field, Style, Variant};
 use proc_macro2::{Literal, TokenStream};
 use quote::{quote, quote_spanned};
@@ -64,9 +64,9 @@ pub fn expand(input: &Enum) -> TokenStream {
 
         #chosen
     };
-    frame::items(
+    enums::items(
         input,
-        frame::Form {
+        enums::Form {
             what: "the first variant, in declaration order, that the JSON written so far fits",
             serde: quote!(#[serde(untagged)]),
             declarations: declarations.collect(),

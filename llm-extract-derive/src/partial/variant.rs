@@ -3,8 +3,8 @@
 //! and `shown` and `build` of an enum known once its tag is read.
 
 use super::fields::{bindings, declarations, field_type, update_loop};
+use super::model_view::{live, newtype, variant_fields};
 use super::private;
-use super::read::{live, newtype, variant_fields};
 use super::tuple;
 use crate::ast::{Field, Style, Variant};
 use proc_macro2::TokenStream;

@@ -4,8 +4,8 @@
 //! fields of a struct, the positions of a tuple and the variants of an enum.
 
 use super::fields::names;
+use super::model_view::{done, flattened};
 use super::private;
-use super::read::{done, flattened};
 use crate::ast::Field;
 use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote, quote_spanned, ToTokens};

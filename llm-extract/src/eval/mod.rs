@@ -14,7 +14,8 @@
 //!   (`Display`), and two runs side by side ([`compare`]);
 //! - [`calibration`]: whether the extraction's per-field confidence ranks right values above wrong
 //!   ones ([`Calibration`]: the accuracy of the most and least confident halves, the ROC AUC);
-//! - [`html`](mod@html): the report as one self-contained HTML page ([`html()`]).
+//! - [`html_report`]: the report as one self-contained HTML page ([`html()`]); `shown.rs`: how shares
+//!   and field names are written in the text table and the page.
 //!
 //! Each leaf of the gold value and of the prediction (a string, number, boolean or null; an empty list
 //! or object counts as null) is one field occurrence, named by its path with list indices collapsed
@@ -44,7 +45,7 @@
 
 pub mod calibration;
 pub mod gold;
-pub mod html;
+pub mod html_report;
 pub mod lists;
 mod normalise;
 pub mod report;
@@ -53,7 +54,7 @@ mod shown;
 
 pub use calibration::{roc_auc, Calibration, FieldConfidence};
 pub use gold::{parse_gold, read_gold, read_pair, GoldCase, GoldSpan};
-pub use html::html;
+pub use html_report::html;
 pub use normalise::normalise;
 pub use report::{compare, Comparison, DocumentRun, EvalReport, FieldDelta, FieldScore, Stat};
 pub use score::{

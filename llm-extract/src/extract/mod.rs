@@ -60,7 +60,9 @@ pub use document::paged::PagedDocument;
 pub use engine::partial_events::PartialEvent;
 pub use engine::stream::ExtractStream;
 pub use error::{ExtractError, ExtractErrorKind};
-pub use loops::{ItemVerdict, ItemWindow, LoopDetector, LoopGuard, Occurrences, Recovery, Source};
+pub use loops::{
+    InputText, ItemVerdict, ItemWindow, LoopDetector, LoopGuard, Occurrences, Recovery,
+};
 pub use prompts::questions::QUESTION;
 pub(crate) use prompts::template::render;
 pub use prompts::template::{TemplateError, DEFAULT_TEMPLATE};

@@ -15,6 +15,9 @@
 //!   the schema), with its JSON path, byte range and char range.
 //! - [`Grounded`]: an item with its spans, what grounded extractions return.
 //! - [`merge`]: merging the items of several chunks or passes by identity (`"x-key"` fields).
+//! - [`has_grounded`], [`grounded_paths`]: a schema and a value of it walked together to the grounded
+//!   strings (`grounded_strings.rs`); `assign.rs`: the pairing of two lists that matches the most (for
+//!   the vote of samples and the evaluation's lists).
 //!
 //! Next in the flow: [`extract`](crate::extract) runs grounded extractions
 //! ([`Extractor::extract_grounded`](crate::Extractor::extract_grounded),
@@ -22,14 +25,14 @@
 
 pub(crate) mod assign;
 pub mod boundary;
+mod grounded_strings;
 pub mod merge;
 mod source;
-mod walk;
 
 pub use crate::schema::builder::{mark_grounded, GROUNDED, KEY};
+pub use grounded_strings::{grounded_paths, has_grounded};
 pub use merge::{Conflict, Merger};
 pub use source::{Source, FUZZY_MIN_SCORE};
-pub use walk::{grounded_paths, has_grounded};
 
 use serde::{Deserialize, Serialize};
 use std::ops::Range;

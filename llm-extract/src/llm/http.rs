@@ -12,7 +12,7 @@
 
 use super::credentials::{redact_url, Secret};
 use super::exchange::{ExchangeHook, Recording};
-use super::retry::{self, Retries};
+use super::retry_policy::{self, Retries};
 use super::{ChatEvent, ChatStream, LlmError, Media, RetryPolicy, TimeoutPhase, Usage};
 use bytes::Bytes;
 use futures_core::Stream;
@@ -422,13 +422,13 @@ impl HttpClient {
             .headers()
             .get(reqwest::header::RETRY_AFTER)
             .and_then(|v| v.to_str().ok())
-            .and_then(|v| retry::retry_after(v, SystemTime::now()))
+            .and_then(|v| retry_policy::retry_after(v, SystemTime::now()))
             .or_else(|| {
                 // A rate-limited answer without one: the providers' own rate-limit headers.
                 let headers = response.headers();
                 (status.as_u16() == 429)
                     .then(|| {
-                        retry::rate_limit_reset(
+                        retry_policy::rate_limit_reset(
                             |name| headers.get(name).and_then(|v| v.to_str().ok()),
                             SystemTime::now(),
                         )

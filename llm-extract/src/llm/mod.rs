@@ -4,6 +4,21 @@
 //! or a [`ChatStream`] of [`ChatEvent`]s out. It is object-safe, so backends can be boxed
 //! (`Arc<dyn Llm>`) and shared across tasks.
 //!
+//! What lives here, one file per job:
+//! - the request and answer: this file's types, `accumulate.rs` (one streamed answer merged event by
+//!   event), `media.rs` (images and PDFs, with each backend's limits), `error.rs`;
+//! - the HTTP backends: `backend.rs` (the one HTTP backend, generic over a provider's wire format),
+//!   `http.rs` (the transport: client, sending, error statuses, streamed bodies), `retry_policy.rs`,
+//!   `credentials.rs` and `env.rs` (which key goes where, kept out of every text), `exchange.rs` (the
+//!   exchange hook), `description.rs` (who a backend is), `custom.rs` (a wire format of the caller's);
+//! - each provider's wire format: `openai.rs`, `anthropic.rs`, `gemini.rs` (with `gemini_files.rs`
+//!   and `gemini_openapi.rs`), `ollama.rs` (with `ollama_host.rs`); `batch_wire.rs`, what a provider's
+//!   batch API needs of them; `prompt_cache.rs`, a prompt's cached prefix;
+//! - other backends: `from_fn.rs` (a closure), `llama_cpp/` (the embedded engine, feature
+//!   `llama-cpp`), and scoring instead of sampling (`likelihood.rs`);
+//! - `layer/`: the layers over any backend (retry, fallback, rate limit, cache, media conversion);
+//!   `verdict.rs`: the extraction's verdict on an answer, which a caching layer waits for.
+//!
 //! Next in the flow: [`parse`](crate::parse) reads what the model wrote.
 
 use crate::schema::Dialect;
@@ -35,7 +50,7 @@ mod ollama;
 mod ollama_host;
 mod openai;
 mod prompt_cache;
-mod retry;
+mod retry_policy;
 mod verdict;
 
 pub use anthropic::{Anthropic, AnthropicBuilder, AnthropicOutput};
@@ -60,7 +75,7 @@ pub use media::{Media, MediaLimits, MediaSource, MediaSupport, MediaType};
 pub use ollama::{ModelInfo, Ollama, OllamaBuilder, Think};
 pub use openai::{OpenAiBuilder, OpenAiCompatible};
 pub use prompt_cache::{CacheTtl, PromptCache};
-pub use retry::RetryPolicy;
+pub use retry_policy::RetryPolicy;
 
 pub(crate) use accumulate::{Accumulator, Merged};
 pub(crate) use batch_wire::BatchWire;

@@ -45,6 +45,9 @@
 //! questions) and the `{{var}}` filling that configs and extractions share live a layer below, in the
 //! extraction (`extract/prompts/`), which sends them; this module, which runs extractions, sits above it.
 //!
+//! Files: this one holds the prompts and their calls; `config_file.rs` reads a config file's format into
+//! [`Prompt`]s, every mistake named by prompt and key, and `example_config.rs` a prompt's `examples`.
+//!
 //! ```
 //! use llm_extract::llm::{from_fn, ChatResponse};
 //! use llm_extract::prompts::{PromptOutput, PromptSet};
@@ -84,7 +87,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::path::Path;
 
-mod config;
+mod config_file;
 mod example_config;
 
 /// A set of named prompts, in the order the file lists them.
@@ -327,7 +330,7 @@ impl PromptSet {
     /// Reads a prompt config from JSON: an object of prompts keyed by id, or an array of prompts each
     /// with an `"id"`.
     pub fn from_json(config: Value) -> Result<Self, PromptConfigError> {
-        let entries = config::entries(config)?;
+        let entries = config_file::entries(config)?;
         let mut prompts: Vec<Prompt> = Vec::with_capacity(entries.len());
         for entry in entries {
             if prompts.iter().any(|p| p.id == entry.id) {

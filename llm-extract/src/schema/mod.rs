@@ -10,7 +10,11 @@
 //! - [`dialect`]: what each provider enforces, and how the generic schema is rendered for it;
 //! - [`instructions`]: the compact format instructions put in the prompt;
 //! - [`dynamic`]: [`DynamicSchema`], a schema given at run time (JSON, a file or a signature);
-//! - [`signature`]: the signature shorthand (`{name :string, born :int?}`).
+//! - [`signature`]: the signature shorthand (`{name :string, born :int?}`);
+//! - `builder.rs`: what the derive's generated code calls to build a type's generic schema, and
+//!   `foreign.rs`, the generic schemas of well-known types of `std` and other crates;
+//! - `node.rs`: reading one node of a schema (local `$ref`s, the types it admits, JSON pointers);
+//! - `plan.rs`: a schema compiled for checking values while serde deserializes them.
 //!
 //! Next in the flow: [`llm`](crate::llm) sends a request with the rendering its backend asks for
 //! ([`Llm::dialect`](crate::llm::Llm::dialect)).

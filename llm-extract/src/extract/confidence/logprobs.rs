@@ -837,20 +837,10 @@ mod tests {
         }
     }
 
+    /// Values whose strings and keys need escaping, in JSON and in JSON pointers.
     fn json_value() -> impl Strategy<Value = Value> {
-        let leaf = prop_oneof![
-            Just(Value::Null),
-            any::<bool>().prop_map(Value::Bool),
-            any::<i32>().prop_map(Value::from),
-            "[a-z\"\\\\/~é ]{0,6}".prop_map(Value::String),
-        ];
-        leaf.prop_recursive(4, 32, 4, |inner| {
-            prop_oneof![
-                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
-                prop::collection::btree_map("[a-z/~\"]{0,4}", inner, 0..4)
-                    .prop_map(|m| Value::Object(m.into_iter().collect())),
-            ]
-        })
+        let numbers = any::<i32>().prop_map(Value::from);
+        super::super::json_values(numbers, "[a-z\"\\\\/~é ]{0,6}", "[a-z/~\"]{0,4}", (4, 32))
     }
 
     #[test]

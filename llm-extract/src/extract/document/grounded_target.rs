@@ -204,25 +204,27 @@ impl<G: Target> GroundedTarget<'_, G> {
     }
 }
 
+/// A person whose one property, `name`, is grounded: the schema the grounding tests of this folder
+/// share.
+#[cfg(test)]
+pub(super) fn grounded_person() -> SchemaSet {
+    SchemaSet::new(
+        "Person",
+        serde_json::json!({
+            "type": "object",
+            "properties": {"name": {"type": "string", "x-grounded": true}},
+            "required": ["name"],
+            "additionalProperties": false
+        }),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::extract::setup::target::Runtime;
     use crate::parse::{work, LineEvent, Skipped, WithJson};
-    use crate::schema::SchemaSet;
     use serde_json::json;
-
-    fn schema() -> SchemaSet {
-        SchemaSet::new(
-            "Person",
-            json!({
-                "type": "object",
-                "properties": {"name": {"type": "string", "x-grounded": true}},
-                "required": ["name"],
-                "additionalProperties": false
-            }),
-        )
-    }
 
     /// An item whose name is not in the text, as the decoder hands it to [`GroundedTarget::vet_one`].
     fn ungrounded_item(name: &str, line: usize) -> LineEvent<WithJson<Grounded<Value>>> {
@@ -247,7 +249,7 @@ mod tests {
 
     #[test]
     fn an_item_set_aside_after_a_panic_elsewhere_is_not_lost() {
-        let set = schema();
+        let set = grounded_person();
         let source = Source::new("Holmes alone.");
         let grounded = GroundedTarget::new(Runtime::new(&set), &source);
         // Another thread panics while it holds the set-aside list.
@@ -270,7 +272,7 @@ mod tests {
 
     #[test]
     fn each_set_aside_item_takes_back_one_skipped_line() {
-        let set = schema();
+        let set = grounded_person();
         let source = Source::new("Holmes alone.");
         let grounded = GroundedTarget::new(Runtime::new(&set), &source);
         // The same ungrounded answer skipped twice but set aside once (the second time by a path that
@@ -294,7 +296,7 @@ mod tests {
 
     #[test]
     fn taking_back_unresolved_items_is_linear() {
-        let set = schema();
+        let set = grounded_person();
         let source = Source::new("Holmes alone.");
         for n in [500, 2_000] {
             let grounded = GroundedTarget::new(Runtime::new(&set), &source);

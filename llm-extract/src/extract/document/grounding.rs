@@ -85,25 +85,28 @@ impl<L: Llm> Extractor<L> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::extract::document::grounded_target::is_ungrounded;
+    use crate::extract::document::grounded_target::{grounded_person, is_ungrounded};
     use crate::ground::MatchKind;
     use crate::llm::{from_fn, ChatResponse};
-    use crate::schema::{SchemaSet, Shape};
-    use serde_json::json;
+    use crate::schema::Shape;
+    use serde_json::{json, Value};
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Arc;
     use std::sync::Mutex;
 
-    fn schema() -> SchemaSet {
-        SchemaSet::new(
-            "Person",
-            json!({
-                "type": "object",
-                "properties": {"name": {"type": "string", "x-grounded": true}},
-                "required": ["name"],
-                "additionalProperties": false
-            }),
-        )
+    /// A grounded extraction of a person from `text` by `llm`, asked in prompted mode.
+    async fn prompted(
+        llm: impl Llm,
+        require_grounding: bool,
+        text: &str,
+    ) -> Extraction<Vec<Grounded<Value>>> {
+        Extractor::new(llm)
+            .mode(crate::extract::Mode::Prompted)
+            .require_grounding(require_grounding)
+            .with_schema(&grounded_person())
+            .extract_grounded(text)
+            .await
+            .unwrap()
     }
 
     /// A backend that answers `answers` in turn and records the prompts it was sent.
@@ -133,12 +136,7 @@ mod tests {
             r#"{"name": "Jon Smith"}"#,
             r#"{"name": "John Smith"}"#,
         ]);
-        let out = Extractor::new(llm)
-            .mode(crate::extract::Mode::Prompted)
-            .with_schema(&schema())
-            .extract_grounded("A man called John Smith came in.")
-            .await
-            .unwrap();
+        let out = prompted(llm, false, "A man called John Smith came in.").await;
         assert_eq!(out.value.len(), 1);
         assert_eq!(out.value[0].value, json!({"name": "John Smith"}));
         assert_eq!(out.value[0].spans[0].bytes, 13..23);
@@ -155,25 +153,14 @@ mod tests {
     async fn what_stays_ungrounded_is_kept_as_not_found_or_dropped() {
         let answers = vec![r#"{"name": "Watson"}"#; 3];
         let (llm, _) = scripted(answers.clone());
-        let out = Extractor::new(llm)
-            .mode(crate::extract::Mode::Prompted)
-            .with_schema(&schema())
-            .extract_grounded("Holmes alone.")
-            .await
-            .unwrap();
+        let out = prompted(llm, false, "Holmes alone.").await;
         assert_eq!(out.value.len(), 1);
         assert_eq!(out.value[0].spans[0].kind, MatchKind::NotFound);
         assert!(out.report.skipped.is_empty());
         assert_eq!(out.report.attempts.len(), 3);
 
         let (llm, _) = scripted(answers);
-        let out = Extractor::new(llm)
-            .mode(crate::extract::Mode::Prompted)
-            .require_grounding(true)
-            .with_schema(&schema())
-            .extract_grounded("Holmes alone.")
-            .await
-            .unwrap();
+        let out = prompted(llm, true, "Holmes alone.").await;
         assert!(out.value.is_empty());
         assert_eq!(out.report.skipped.len(), 1);
         assert!(is_ungrounded(&out.report.skipped[0].reason));
@@ -210,7 +197,7 @@ mod tests {
             || from_fn(|_| async { Ok(ChatResponse::new("{\"name\": \"John Smith\"}\n")) });
         let seen = Arc::new(Mutex::new(Vec::new()));
         let out = Extractor::new(Grounding(answer(), seen.clone()))
-            .with_schema(&schema())
+            .with_schema(&grounded_person())
             .extract_grounded(text)
             .await
             .unwrap();
@@ -233,7 +220,7 @@ mod tests {
         })
         .with_dialect(crate::schema::Dialect::Gbnf);
         Extractor::new(server)
-            .with_schema(&schema())
+            .with_schema(&grounded_person())
             .extract_grounded(text)
             .await
             .unwrap();
@@ -244,7 +231,7 @@ mod tests {
         // Nor does it when the extraction is not a grounded one.
         let seen = Arc::new(Mutex::new(Vec::new()));
         Extractor::new(Grounding(answer(), seen.clone()))
-            .with_schema(&schema())
+            .with_schema(&grounded_person())
             .extract(text)
             .await
             .unwrap();
@@ -253,7 +240,7 @@ mod tests {
 
     #[test]
     fn only_the_grounding_renderings_the_embedded_engine_reads_keep_the_marks() {
-        let set = schema();
+        let set = grounded_person();
         let embedded = [
             crate::schema::Dialect::Generic,
             crate::schema::Dialect::Gbnf,
@@ -279,7 +266,7 @@ mod tests {
 
     #[test]
     fn the_schema_sent_has_no_grounding_keyword() {
-        let set = schema();
+        let set = grounded_person();
         for dialect in [
             crate::schema::Dialect::Generic,
             crate::schema::Dialect::Gbnf,

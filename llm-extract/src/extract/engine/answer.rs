@@ -92,7 +92,7 @@ impl Engine<'_> {
         // Duplicates are dropped only in follow-up answers, which tend to restate what was kept; within
         // the first answer, only a run of identical items is treated as a loop.
         let dedupe = kind != AttemptKind::First;
-        let limits = (guard, &bounds.source);
+        let limits = (guard, &bounds.input_text);
         let mut intake = Intake::new(kept, sink, dedupe, self.config.max_items, limits);
         let mut stopped = None;
         let mut reported = None;

@@ -2,7 +2,7 @@
 //! dropped when a follow-up answer repeats what was kept (beyond the times the input holds it),
 //! counted against `max_items`, handed on.
 
-use crate::extract::loops::{leaves, LoopGuard, Occurrences, Source};
+use crate::extract::loops::{leaves, InputText, LoopGuard, Occurrences};
 use crate::extract::loops::{ItemGuard, Verdict};
 use crate::extract::setup::target::Found;
 use crate::llm::Finish;
@@ -32,7 +32,7 @@ pub(super) struct Intake<'k, 's, O> {
     max_items: Option<usize>,
     guard: ItemGuard<O>,
     /// The input text, to tell real repeats from copies.
-    source: Source,
+    input_text: InputText,
     count: Occurrences,
     /// The items this answer handed on.
     pub items: usize,
@@ -51,22 +51,22 @@ pub(super) struct Intake<'k, 's, O> {
 
 impl<'k, 's, O> Intake<'k, 's, O> {
     /// An intake handing items to `sink`; with `dedupe`, items equal to one kept are dropped (once
-    /// kept as many times as `source`, the input text, holds them).
+    /// kept as many times as `input_text` holds them).
     pub fn new(
         kept: &'k mut Kept,
         sink: &'k mut (dyn FnMut(O) + Send + 's),
         dedupe: bool,
         max_items: Option<usize>,
-        (guard, source): (LoopGuard, &Source),
+        (guard, input_text): (LoopGuard, &InputText),
     ) -> Self {
         Intake {
             kept,
             sink,
             dedupe,
             max_items,
-            guard: ItemGuard::new(guard, source),
-            source: source.clone(),
-            count: source.counter(),
+            guard: ItemGuard::new(guard, input_text),
+            input_text: input_text.clone(),
+            count: input_text.counter(),
             items: 0,
             skipped: Vec::new(),
             bytes: 0,
@@ -109,7 +109,7 @@ impl<'k, 's, O> Intake<'k, 's, O> {
         for key in self.emitted.drain(..) {
             *self.owed.entry(key).or_insert(0) += 1;
         }
-        self.guard = ItemGuard::new(guard, &self.source);
+        self.guard = ItemGuard::new(guard, &self.input_text);
         self.items = 0;
         self.skipped.clear();
         self.bytes = 0;

@@ -30,13 +30,13 @@
 //!   them does not break a run: the rule is "the same element of at least `min_element` bytes (or a
 //!   cycle of such elements) copied `element_copies` times in a row".
 //!
-//! - Repeats are relative to the input ([`LoopDetector::source`], [`ItemWindow::offer_held`](super::ItemWindow::offer_held)): a
+//! - Repeats are relative to the input ([`LoopDetector::input_text`], [`ItemWindow::offer_held`](super::ItemWindow::offer_held)): a
 //!   receipt with four identical coffee lines, a timetable with the same train twice, are real data.
 //!   A run of equal items or elements, or a period whose unit crosses JSON structure (`{…}, {…}, {…}`),
-//!   is a loop only past the number of times the input text holds what it copies ([`Source`]: the
+//!   is a loop only past the number of times the input text holds what it copies ([`InputText`]: the
 //!   fewest occurrences of the value's leaves that occur at all). A run past that count is still a
 //!   loop, started after the copies the text holds, so a model that writes a real line fifty times is
-//!   stopped a few copies past the real ones. Without a source every repeat is a copy, as before.
+//!   stopped a few copies past the real ones. Without an input text every repeat is a copy, as before.
 //!
 //! All are linear in the answer; they hold a bounded amount of state, plus one frame per open array
 //! or object; counting in the input costs at most a bounded number of linear scans of it per answer
@@ -44,7 +44,7 @@
 
 use super::elements::Elements;
 use super::guard::LoopGuard;
-use super::occurrences::{Occurrences, Source};
+use super::occurrences::{InputText, Occurrences};
 use super::unit::{self, Role};
 use crate::parse::lex::{Class, Lexer, Syntax};
 use crate::report::{Loop, LoopKind};
@@ -63,10 +63,10 @@ pub struct LoopDetector {
     /// Bytes seen so far.
     offset: usize,
     /// The last `2 * max_period` bytes, newest last, and what each was to the lexer (a period's unit,
-    /// whole in any `2p - 1` bytes of it, for [`LoopDetector::source`](super::LoopDetector::source)).
+    /// whole in any `2p - 1` bytes of it, for [`LoopDetector::input_text`](super::LoopDetector::input_text)).
     recent: VecDeque<u8>,
     roles: VecDeque<Role>,
-    /// The input text, for a period that repeats values ([`LoopDetector::source`](super::LoopDetector::source)); `None` without.
+    /// The input text, for a period that repeats values ([`LoopDetector::input_text`](super::LoopDetector::input_text)); `None` without.
     count: Option<Occurrences>,
     /// For period `p` (index `p - 2`): consecutive bytes equal to the byte `p` back.
     matches: Vec<usize>,
@@ -118,24 +118,24 @@ impl LoopDetector {
         self
     }
 
-    /// Judges repeated elements against the input text `source`: an element repeated no more times
+    /// Judges repeated elements against the input text `input_text`: an element repeated no more times
     /// than the text holds it is real data (a receipt's identical lines), and only a run past that is
-    /// a [`LoopKind::Elements`] ([`ItemWindow::offer_held`](super::ItemWindow::offer_held)). Without a source every repeat counts.
+    /// a [`LoopKind::Elements`] ([`ItemWindow::offer_held`](super::ItemWindow::offer_held)). Without an input text every repeat counts.
     ///
     /// ```
-    /// use llm_extract::extract::{LoopDetector, LoopGuard, Source};
+    /// use llm_extract::extract::{LoopDetector, LoopGuard, InputText};
     ///
     /// let line = r#"{"item": "Flat white", "price": 3.5}"#;
     /// let answer = format!(r#"{{"lines": [{line}, {line}, {line}, {line}]}}"#);
-    /// let receipt = Source::new(&"Flat white 3.50\n".repeat(4));
-    /// let mut detector = LoopDetector::new(LoopGuard::default()).source(&receipt);
+    /// let receipt = InputText::new(&"Flat white 3.50\n".repeat(4));
+    /// let mut detector = LoopDetector::new(LoopGuard::default()).input_text(&receipt);
     /// assert_eq!(detector.feed(answer.as_bytes()), None);
     /// // Without the receipt, the same four lines are a loop.
     /// assert!(LoopDetector::new(LoopGuard::default()).feed(answer.as_bytes()).is_some());
     /// ```
-    pub fn source(mut self, source: &Source) -> Self {
-        self.elements.set_count(source.counter());
-        self.count = Some(source.counter());
+    pub fn input_text(mut self, input_text: &InputText) -> Self {
+        self.elements.set_count(input_text.counter());
+        self.count = Some(input_text.counter());
         self
     }
 
@@ -264,7 +264,7 @@ impl LoopDetector {
     /// A period `hit` that repeats values (its unit crosses JSON structure: `{…}, {…}, {…}`) as far as
     /// the input text holds them: no loop while the copies are no more than the text holds of the
     /// unit's leaves, and past that a loop that starts after the copies the text holds. A period inside
-    /// one value, or without a source, is the hit as it was.
+    /// one value, or without an input text, is the hit as it was.
     fn beyond_the_text(&mut self, mut hit: Loop) -> Option<Loop> {
         let (LoopKind::Period(p), Some(count)) = (hit.kind, self.count.as_mut()) else {
             return Some(hit);
@@ -487,7 +487,7 @@ mod tests {
             r#"{{"lines": [{line}, {line}, {line}, {line}, {{"item": "Croissant", "price": 2.20}}]}}"#
         );
         let guard = LoopGuard::default();
-        let mut detector = LoopDetector::new(guard).source(&Source::new(receipt));
+        let mut detector = LoopDetector::new(guard).input_text(&InputText::new(receipt));
         assert_eq!(detector.feed(text.as_bytes()), None);
         // The same answer without the receipt is stopped, as before (the line is short enough to be a
         // repeated period before it is four elements).
@@ -495,7 +495,7 @@ mod tests {
         assert_eq!(found, Some(LoopKind::Period(line.len() + 2)));
         // Seven copies are more than the receipt holds: a loop again, after the four it holds.
         let seven = format!(r#"{{"lines": [{}]}}"#, [line; 7].join(", "));
-        let mut detector = LoopDetector::new(guard).source(&Source::new(receipt));
+        let mut detector = LoopDetector::new(guard).input_text(&InputText::new(receipt));
         let found = detector.feed(seven.as_bytes()).expect("a loop");
         let fifth = seven.find(line).unwrap_or(0) + 4 * (line.len() + 2);
         assert!(found.start + 4 >= fifth, "{found:?} {fifth}");
@@ -508,11 +508,11 @@ mod tests {
         let row = r#"{"train": {"number": "IC 512", "to": "Utrecht"}, "time": "08:15"}"#;
         let text = format!(r#"{{"departures": [{}]}}"#, [row; 4].join(", "));
         let guard = LoopGuard::default();
-        let mut detector = LoopDetector::new(guard).source(&Source::new(board));
+        let mut detector = LoopDetector::new(guard).input_text(&InputText::new(board));
         assert_eq!(detector.feed(text.as_bytes()), None);
         // Eight rows are more than the board holds.
         let text = format!(r#"{{"departures": [{}]}}"#, [row; 8].join(", "));
-        let mut detector = LoopDetector::new(guard).source(&Source::new(board));
+        let mut detector = LoopDetector::new(guard).input_text(&InputText::new(board));
         assert!(detector.feed(text.as_bytes()).is_some());
     }
 
@@ -522,7 +522,7 @@ mod tests {
         let input = "Team offsite with Maria Lopez and Ken Ito at the Oslo office on 12 May.";
         let text = looping_attendees(57);
         let with = LoopDetector::new(LoopGuard::default())
-            .source(&Source::new(input))
+            .input_text(&InputText::new(input))
             .feed(text.as_bytes());
         assert_eq!(with, first_loop(&text, LoopGuard::default()));
         assert!(with.is_some());

@@ -51,7 +51,7 @@ pub struct LoopGuard {
     /// This many elements in a row that each equal one of the last [`LoopGuard::item_window`] elements
     /// of the same array (or member values of the same object) are a loop (default 3: the same element
     /// four times, or `A, B, A, B, A`; 0 turns the check off). As for items, an element is a copy
-    /// only past the number of times the input holds it ([`LoopDetector::source`](super::LoopDetector::source)).
+    /// only past the number of times the input holds it ([`LoopDetector::input_text`](super::LoopDetector::input_text)).
     pub element_copies: usize,
     /// What the deprecated [`LoopGuard::recovery`] set: penalty, temperature, seed.
     legacy_recovery: Option<(f32, f32, u64)>,

@@ -8,7 +8,7 @@
 //! byte-level detector fed every delta ([`LoopDetector`], `detector.rs`, with the repeated unit of a
 //! period in `unit.rs` and the elements of arrays and objects in `elements.rs`), the window over
 //! completed items ([`ItemWindow`], `window.rs`), and how many times the input holds a value
-//! ([`Source`], `occurrences.rs`). What a loop was is recorded in the report
+//! ([`InputText`], `occurrences.rs`). What a loop was is recorded in the report
 //! ([`Loop`](crate::report::Loop)).
 
 use super::setup::target::{Found, Target};
@@ -29,7 +29,7 @@ mod window;
 pub use detector::LoopDetector;
 pub use guard::LoopGuard;
 pub(crate) use occurrences::leaves;
-pub use occurrences::{Occurrences, Source};
+pub use occurrences::{InputText, Occurrences};
 pub use window::{ItemVerdict, ItemWindow};
 
 /// What every answer of one extraction is watched against, from its input: the longest string value
@@ -39,7 +39,7 @@ pub(crate) struct Bounds {
     /// See [`max_string`].
     pub max_string: Option<usize>,
     /// The input's text (its string variables, one after the other).
-    pub source: Source,
+    pub input_text: InputText,
 }
 
 impl Bounds {
@@ -48,7 +48,7 @@ impl Bounds {
         let text: Vec<&str> = vars.values().filter_map(Value::as_str).collect();
         Bounds {
             max_string: max_string(guard, vars, schema),
-            source: Source::new(&text.join("\n")),
+            input_text: InputText::new(&text.join("\n")),
         }
     }
 
@@ -56,7 +56,7 @@ impl Bounds {
     pub fn detector(&self, guard: LoopGuard) -> LoopDetector {
         LoopDetector::new(guard)
             .max_string(self.max_string)
-            .source(&self.source)
+            .input_text(&self.input_text)
     }
 }
 
@@ -265,12 +265,12 @@ pub(crate) enum Verdict<O> {
 }
 
 impl<O> ItemGuard<O> {
-    /// A guard judging repeats against `source`.
-    pub fn new(guard: LoopGuard, source: &Source) -> Self {
+    /// A guard judging repeats against `input_text`.
+    pub fn new(guard: LoopGuard, input_text: &InputText) -> Self {
         ItemGuard {
             window: ItemWindow::new(guard),
             held: Vec::new(),
-            count: source.counter(),
+            count: input_text.counter(),
         }
     }
 
@@ -397,14 +397,14 @@ mod tests {
 
     #[test]
     fn the_guard_releases_pairs_and_stops_loops() {
-        let mut guard = ItemGuard::new(LoopGuard::default(), &Source::default());
+        let mut guard = ItemGuard::new(LoopGuard::default(), &InputText::default());
         assert!(matches!(offer(&mut guard, json!(1)), Verdict::Emit(v) if v.len() == 1));
         assert!(matches!(offer(&mut guard, json!(1)), Verdict::Hold));
         assert!(matches!(offer(&mut guard, json!(2)), Verdict::Emit(v) if v.len() == 2));
         assert!(matches!(offer(&mut guard, json!(2)), Verdict::Hold));
         assert!(matches!(offer(&mut guard, json!(2)), Verdict::Loop));
         assert!(guard.release().is_empty());
-        let mut off = ItemGuard::new(LoopGuard::off(), &Source::default());
+        let mut off = ItemGuard::new(LoopGuard::off(), &InputText::default());
         for _ in 0..5 {
             assert!(matches!(offer(&mut off, json!(1)), Verdict::Emit(_)));
         }
@@ -412,7 +412,7 @@ mod tests {
 
     #[test]
     fn items_the_input_holds_are_handed_on_and_a_run_past_them_stops() {
-        let board = Source::new("Ferry board: 09:00 F1 Vlieland | 09:00 F1 Vlieland | 09:00 F1 Vlieland | 11:30 F2 Terschelling");
+        let board = InputText::new("Ferry board: 09:00 F1 Vlieland | 09:00 F1 Vlieland | 09:00 F1 Vlieland | 11:30 F2 Terschelling");
         let ferry = json!({"time": "09:00", "line": "F1", "destination": "Vlieland"});
         let mut guard = ItemGuard::new(LoopGuard::default(), &board);
         for _ in 0..3 {
@@ -428,13 +428,13 @@ mod tests {
         let vars = json!({ "text": "Milk 1L 1.09\nMilk 1L 1.09", "n": 3 });
         let vars = vars.as_object().cloned().unwrap_or_default();
         let bounds = Bounds::of(&LoopGuard::default(), &vars, &json!({}));
-        assert_eq!(bounds.source.counter().value_in_text(["Milk 1L"]), 2);
+        assert_eq!(bounds.input_text.counter().value_in_text(["Milk 1L"]), 2);
         assert_eq!(bounds.max_string, Some(32));
     }
 
     #[test]
     fn a_cycle_of_two_items_is_a_loop() {
-        let mut guard = ItemGuard::new(LoopGuard::default(), &Source::default());
+        let mut guard = ItemGuard::new(LoopGuard::default(), &InputText::default());
         for n in [1, 2] {
             assert!(matches!(offer(&mut guard, json!(n)), Verdict::Emit(_)));
         }

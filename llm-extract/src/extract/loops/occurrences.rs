@@ -28,27 +28,27 @@ pub(crate) const MAX_LEAF_BYTES: usize = 512;
 pub(crate) const MAX_COUNTED: usize = 64;
 
 /// The text an answer is extracted from (cheap to clone), for the repetition checks. The empty
-/// source holds nothing: every repeat is judged as a copy, as without a source.
+/// input text holds nothing: every repeat is judged as a copy, as without an input text.
 ///
 /// ```
-/// use llm_extract::extract::Source;
+/// use llm_extract::extract::InputText;
 ///
-/// let receipt = Source::new("Flat white 3.50\nFlat white 3.50\nCroissant 2.80\nFlat white 3.50");
+/// let receipt = InputText::new("Flat white 3.50\nFlat white 3.50\nCroissant 2.80\nFlat white 3.50");
 /// let mut count = receipt.counter();
 /// assert_eq!(count.value_in_text(["Flat white", "3.50"]), 3);
 /// assert_eq!(count.value_in_text(["Croissant", "2.80"]), 1);
 /// assert_eq!(count.value_in_text(["Espresso"]), 0);
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Source {
+pub struct InputText {
     /// The text, lowered.
     lowered: Arc<str>,
 }
 
-impl Source {
-    /// The source `text`.
+impl InputText {
+    /// The input text `text`.
     pub fn new(text: &str) -> Self {
-        Source {
+        InputText {
             lowered: Arc::from(text.to_lowercase()),
         }
     }
@@ -61,17 +61,17 @@ impl Source {
     /// A counter of occurrences in this text, with a cache of its own (one per answer).
     pub fn counter(&self) -> Occurrences {
         Occurrences {
-            source: self.clone(),
+            input_text: self.clone(),
             counted: HashMap::new(),
         }
     }
 }
 
-/// Counts occurrences of leaves in a [`Source`], each distinct leaf once, at most 64 distinct leaves
+/// Counts occurrences of leaves in a [`InputText`], each distinct leaf once, at most 64 distinct leaves
 /// (so the work is at most 64 linear scans of the text, whatever the answer).
 #[derive(Debug, Clone, Default)]
 pub struct Occurrences {
-    source: Source,
+    input_text: InputText,
     counted: HashMap<String, usize>,
 }
 
@@ -80,7 +80,7 @@ impl Occurrences {
     /// 3 characters, longer than the text, or past the 64 distinct leaves counted per answer.
     pub fn leaf_in_text(&mut self, leaf: &str) -> usize {
         let leaf = leaf.trim();
-        let text = &self.source.lowered;
+        let text = &self.input_text.lowered;
         if leaf.chars().count() < MIN_LEAF || leaf.len() > text.len() {
             return 0;
         }
@@ -137,21 +137,24 @@ mod tests {
     #[test]
     fn a_value_is_held_as_often_as_its_most_specific_leaf() {
         let text = "IC 512 Utrecht 08:15 platform 3\nIC 514 Utrecht 08:45 platform 3\nIC 512 Utrecht 08:15 platform 3";
-        let mut count = Source::new(text).counter();
+        let mut count = InputText::new(text).counter();
         // `Utrecht` is in every line, `08:15` in two: the train is there twice.
         assert_eq!(count.value_in_text(["IC 512", "Utrecht", "08:15"]), 2);
         // A leaf in the model's own words says nothing; a short one neither.
         assert_eq!(count.value_in_text(["IC 514", "Utrecht Centraal", "3"]), 1);
         assert_eq!(count.value_in_text(["elsewhere"]), 0);
         // Case is ignored, occurrences do not overlap.
-        assert_eq!(Source::new("aaaaaaa").counter().leaf_in_text("AAA"), 2);
+        assert_eq!(InputText::new("aaaaaaa").counter().leaf_in_text("AAA"), 2);
     }
 
     #[test]
-    fn the_empty_source_holds_nothing_and_the_count_of_leaves_is_bounded() {
-        assert_eq!(Source::default().counter().value_in_text(["anything"]), 0);
+    fn the_empty_input_text_holds_nothing_and_the_count_of_leaves_is_bounded() {
+        assert_eq!(
+            InputText::default().counter().value_in_text(["anything"]),
+            0
+        );
         let text: String = (0..200).map(|n| format!("leaf{n:03} ")).collect();
-        let mut count = Source::new(&text).counter();
+        let mut count = InputText::new(&text).counter();
         let held = (0..200)
             .filter(|n| count.leaf_in_text(&format!("leaf{n:03}")) == 1)
             .count();

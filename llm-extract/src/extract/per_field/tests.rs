@@ -72,6 +72,33 @@ fn claim() -> SchemaSet {
     )
 }
 
+/// An object named `name` whose one property, required, is `property` of schema `schema`.
+fn one_property(name: &str, property: &str, schema: Value) -> SchemaSet {
+    SchemaSet::new(
+        name,
+        json!({
+            "type": "object",
+            "properties": {property: schema},
+            "required": [property],
+            "additionalProperties": false
+        }),
+    )
+}
+
+/// What `extractor`, set to the per-field strategy, extracts of `schema` from `text`.
+async fn per_field<L: crate::llm::Llm>(
+    extractor: Extractor<L>,
+    schema: &SchemaSet,
+    text: &str,
+) -> Extraction<Value> {
+    extractor
+        .strategy(Strategy::PerField)
+        .with_schema(schema)
+        .extract(text)
+        .await
+        .unwrap()
+}
+
 const TEXT: &str =
     "Claim CL-88 from Ana Ruiz, sent by email on 4 April 2025: EUR 1,250.00 in all. \
 The laptop cost $900. The lamp cost 350 dollars.";
@@ -91,12 +118,7 @@ async fn the_schema_is_walked_field_by_field() {
         ("About \"lamp\"", "\"350\""),
     ]);
     let set = claim();
-    let out = Extractor::new(llm)
-        .strategy(Strategy::PerField)
-        .with_schema(&set)
-        .extract(TEXT)
-        .await
-        .unwrap();
+    let out = per_field(Extractor::new(llm), &set, TEXT).await;
     assert_eq!(
         out.value,
         json!({
@@ -152,22 +174,8 @@ async fn a_copy_not_in_the_text_is_asked_again_and_then_left_null() {
     // The model invents an adjuster each time: the copy is not in the text, so it is re-asked within the
     // attempts, then the field is null (a wrong copy is worse than a null).
     let (llm, asked) = table(&[("adjuster", "\"Jon Smith\"")]);
-    let set = SchemaSet::new(
-        "Claim",
-        json!({
-            "type": "object",
-            "properties": {"adjuster": {"type": ["string", "null"]}},
-            "required": ["adjuster"],
-            "additionalProperties": false
-        }),
-    );
-    let out = Extractor::new(llm)
-        .strategy(Strategy::PerField)
-        .max_attempts(2)
-        .with_schema(&set)
-        .extract(TEXT)
-        .await
-        .unwrap();
+    let set = one_property("Claim", "adjuster", json!({"type": ["string", "null"]}));
+    let out = per_field(Extractor::new(llm).max_attempts(2), &set, TEXT).await;
     assert_eq!(out.value, json!({"adjuster": null}));
     assert_eq!(asked.lock().unwrap().len(), 2);
     assert_eq!(out.report.fields["/adjuster"].requests, 2);
@@ -176,21 +184,12 @@ async fn a_copy_not_in_the_text_is_asked_again_and_then_left_null() {
 #[tokio::test]
 async fn a_copy_that_does_not_read_as_a_date_is_null() {
     let (llm, _) = table(&[("filed", "\"4 April\"")]);
-    let set = SchemaSet::new(
+    let set = one_property(
         "Claim",
-        json!({
-            "type": "object",
-            "properties": {"filed": {"type": ["string", "null"], "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"}},
-            "required": ["filed"],
-            "additionalProperties": false
-        }),
+        "filed",
+        json!({"type": ["string", "null"], "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"}),
     );
-    let out = Extractor::new(llm)
-        .strategy(Strategy::PerField)
-        .with_schema(&set)
-        .extract(TEXT)
-        .await
-        .unwrap();
+    let out = per_field(Extractor::new(llm), &set, TEXT).await;
     assert_eq!(out.value, json!({"filed": null}));
     assert_eq!(out.report.fields["/filed"].how, FoundBy::Null);
 }
@@ -198,22 +197,13 @@ async fn a_copy_that_does_not_read_as_a_date_is_null() {
 #[tokio::test]
 async fn a_field_s_own_question_is_asked() {
     let (llm, asked) = table(&[("Who filed it?", "\"Ana Ruiz\"")]);
-    let set = SchemaSet::new(
-        "Claim",
-        json!({
-            "type": "object",
-            "properties": {"claimant": {"type": "string"}},
-            "required": ["claimant"],
-            "additionalProperties": false
-        }),
-    );
-    let out = Extractor::new(llm)
-        .strategy(Strategy::PerField)
-        .question("/claimant", "Who filed it?")
-        .with_schema(&set)
-        .extract(TEXT)
-        .await
-        .unwrap();
+    let set = one_property("Claim", "claimant", json!({"type": "string"}));
+    let out = per_field(
+        Extractor::new(llm).question("/claimant", "Who filed it?"),
+        &set,
+        TEXT,
+    )
+    .await;
     assert_eq!(out.value, json!({"claimant": "Ana Ruiz"}));
     assert_eq!(asked.lock().unwrap().as_slice(), ["Who filed it?"]);
 }
@@ -234,21 +224,8 @@ async fn a_value_the_fields_leave_invalid_falls_back_to_one_answer() {
         };
         Ok(ChatResponse::new(answer))
     });
-    let set = SchemaSet::new(
-        "Invoice",
-        json!({
-            "type": "object",
-            "properties": {"total": {"type": "number", "minimum": 10}},
-            "required": ["total"],
-            "additionalProperties": false
-        }),
-    );
-    let out = Extractor::new(llm)
-        .strategy(Strategy::PerField)
-        .with_schema(&set)
-        .extract("Total 5, or rather 1250.")
-        .await
-        .unwrap();
+    let set = one_property("Invoice", "total", json!({"type": "number", "minimum": 10}));
+    let out = per_field(Extractor::new(llm), &set, "Total 5, or rather 1250.").await;
     assert_eq!(out.value, json!({"total": 1250}));
     assert_eq!(out.report.attempts.len(), 2);
     assert!(out.report.fields.contains_key("/total"));

@@ -322,18 +322,36 @@ mod tests {
         }
     }
 
-    #[test]
-    fn copies_merge_and_a_merged_item_is_read_from_its_merged_json() {
-        let schema = keyed_schema();
-        let mut items = Items::<Value>::new(&schema, false);
-        for item in [
+    /// `people` of `keyed_schema` taken as `extract_all` takes items (merged, none handed on before
+    /// the end), keeping what the confidence of merged items is found from when `copies`.
+    fn merged(people: impl IntoIterator<Item = Value>, copies: bool) -> Items<Value> {
+        let mut items = Items::<Value>::new(&keyed_schema(), copies);
+        for person in people {
+            assert!(items.add(keep(person), Handing::Merged).is_none());
+        }
+        items
+    }
+
+    /// Lisa Su without a company, then Tim Cook at Apple: how both merged lists begin.
+    fn lisa_then_tim() -> [Value; 2] {
+        [
             json!({"name": "Lisa Su", "company": null}),
             json!({"name": "Tim Cook", "company": "Apple"}),
+        ]
+    }
+
+    /// Confidence by JSON pointer.
+    fn confidence(of: &[(&str, f32)]) -> BTreeMap<String, f32> {
+        of.iter().map(|&(path, c)| (path.to_owned(), c)).collect()
+    }
+
+    #[test]
+    fn copies_merge_and_a_merged_item_is_read_from_its_merged_json() {
+        let copies = [
             json!({"name": "lisa  su", "company": "AMD"}),
             json!({"name": "Lisa Su", "company": "Nvidia"}),
-        ] {
-            assert!(items.add(keep(item), Handing::Merged).is_none());
-        }
+        ];
+        let items = merged(lisa_then_tim().into_iter().chain(copies), false);
         let mut report = Report::default();
         let out = items.finish(&mut report);
         assert_eq!(
@@ -419,40 +437,27 @@ mod tests {
 
     #[test]
     fn a_merged_item_keeps_the_confidence_of_the_copy_each_property_came_from() {
-        let schema = keyed_schema();
-        let mut items = Items::<Value>::new(&schema, true);
-        for item in [
-            json!({"name": "Lisa Su", "company": null}),
-            json!({"name": "Tim Cook", "company": "Apple"}),
-            json!({"name": "Lisa Su", "company": "AMD"}),
-        ] {
-            items.add(keep(item), Handing::Merged);
-        }
+        let copy = json!({"name": "Lisa Su", "company": "AMD"});
+        let items = merged(lisa_then_tim().into_iter().chain([copy]), true);
         let mut report = Report {
-            confidence: [
+            confidence: confidence(&[
                 ("/0/name", 0.9),
                 ("/0/company", 0.8),
                 ("/1/name", 0.7),
                 ("/1/company", 0.6),
                 ("/2/name", 0.5),
                 ("/2/company", 0.4),
-            ]
-            .into_iter()
-            .map(|(p, c)| (p.to_owned(), c))
-            .collect(),
+            ]),
             ..Report::default()
         };
         items.finish(&mut report);
         // Lisa Su's name from her first copy, her company from the copy that gave it (not the null's).
-        let expected: BTreeMap<String, f32> = [
+        let expected = confidence(&[
             ("/0/name", 0.9),
             ("/0/company", 0.4),
             ("/1/name", 0.7),
             ("/1/company", 0.6),
-        ]
-        .into_iter()
-        .map(|(p, c)| (p.to_owned(), c))
-        .collect();
+        ]);
         assert_eq!(report.confidence, expected);
     }
 }

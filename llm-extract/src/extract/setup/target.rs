@@ -191,21 +191,14 @@ pub(crate) async fn settle<G: Target>(
     let Some(json) = deferred.kept.take_parsed() else {
         return Ok(Ok(parsed));
     };
-    Ok(
-        match deferred.checks.run_all(&json).await?.verdict_with_doubts() {
-            Ok(soft) => {
-                deferred.kept.value(soft);
-                Ok(parsed)
-            }
-            Err((issues, doubts)) => {
-                target.keep_doubtful(parsed, doubts);
-                Err(ParseError::Check {
-                    issues,
-                    raw: raw.to_owned(),
-                })
-            }
-        },
-    )
+    let issues = deferred.checks.run_all(&json).await?;
+    Ok(verdict(
+        parsed,
+        issues,
+        raw,
+        deferred.kept,
+        |parsed, doubts| target.keep_doubtful(parsed, doubts),
+    ))
 }
 
 /// Runs the deferred checks of `target` on each item the decoder completed, before
@@ -267,16 +260,32 @@ fn checked<T>(
     (kept, doubtful): (&check::Kept, &Doubtful<T>),
     check: impl FnOnce(&T) -> Issues,
 ) -> Result<Parsed<T>, ParseError> {
-    match check(&parsed.value).verdict_with_doubts() {
+    let issues = check(&parsed.value);
+    verdict(parsed, issues, text, kept, |parsed, doubts| {
+        doubtful.keep(parsed, doubts)
+    })
+}
+
+/// A parsed value judged by its checks' `issues`: hard ones turn it into [`ParseError::Check`] on
+/// `raw` (the value handed to `doubtful` with its doubts, for when every attempt fails), soft
+/// ones are kept in `kept`.
+fn verdict<T>(
+    parsed: Parsed<T>,
+    issues: Issues,
+    raw: &str,
+    kept: &check::Kept,
+    doubtful: impl FnOnce(Parsed<T>, Vec<Issue>),
+) -> Result<Parsed<T>, ParseError> {
+    match issues.verdict_with_doubts() {
         Ok(soft) => {
             kept.value(soft);
             Ok(parsed)
         }
         Err((issues, doubts)) => {
-            doubtful.keep(parsed, doubts);
+            doubtful(parsed, doubts);
             Err(ParseError::Check {
                 issues,
-                raw: text.to_owned(),
+                raw: raw.to_owned(),
             })
         }
     }

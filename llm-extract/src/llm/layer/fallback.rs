@@ -2,7 +2,7 @@
 //! [`ErrorClass`] says another backend may answer.
 
 use super::{ErrorClass, ErrorClasses};
-use crate::llm::retry::with_another;
+use crate::llm::retry_policy::with_another;
 use crate::llm::{BoxFuture, ChatRequest, ChatResponse, ChatStream, Description, Llm, LlmError};
 use crate::schema::Dialect;
 use std::sync::{Arc, Mutex};

@@ -5,6 +5,9 @@
 //!
 //! What a failure means to them is its [`ErrorClass`] (`class.rs`), the same reading of the status rule
 //! the HTTP backends retry by.
+//!
+//! One file per layer: `retry.rs`, `fallback.rs`, `rate_limit.rs`, `cache.rs` (with its store on disk,
+//! `cache_store.rs`) and `convert.rs`.
 
 /// The methods of [`Llm`] a layer passes unchanged to the backend it wraps (`self.inner`), written
 /// once: a layer's `impl Llm` names those it does not change, and writes the others itself.

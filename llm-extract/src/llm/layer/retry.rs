@@ -1,7 +1,7 @@
 //! [`Retry`]: the [`RetryPolicy`] of the HTTP backends as a layer over any backend (a custom one built
 //! with [`from_fn`](crate::llm::from_fn), the embedded engine, another layer).
 
-use crate::llm::retry::Retries;
+use crate::llm::retry_policy::Retries;
 use crate::llm::{
     BoxFuture, ChatEvent, ChatRequest, ChatResponse, ChatStream, Llm, LlmError, RetryPolicy, Usage,
 };

@@ -65,7 +65,9 @@
 //!
 //! One file per job: `error.rs` (the error type), `model_file.rs` (which file to load), `engine.rs` (the
 //! loaded model and a request's preparation), `chat_tokens.rs` (the prompt's tokens, message text
-//! kept as text), `grammar.rs`, `guidance_options.rs` and `tok_env.rs` (schemas to constraints), `scheduler.rs` (the context, its sequence slots, batches and cached
+//! kept as text), `grammar.rs`, `guidance_options.rs` and `tok_env.rs` (schemas to constraints),
+//! `grounded.rs` (strings that can only be spans of the source text), `log_likelihood.rs` (how likely
+//! the model finds given continuations, nothing sampled), `scheduler.rs` (the context, its sequence slots, batches and cached
 //! prefixes), `worker.rs` (the [`Llm`](super::Llm) implementation), `generate.rs` (one sequence's token
 //! choices), `sampling.rs`, `utf8.rs` and `stop.rs` (what it uses), `exit.rs` (no thread inside llama.cpp
 //! while the process exits).
@@ -78,10 +80,10 @@ mod generate;
 mod grammar;
 mod grounded;
 mod guidance_options;
+mod log_likelihood;
 mod model_file;
 mod sampling;
 mod scheduler;
-mod score;
 mod stop;
 mod tok_env;
 mod utf8;

@@ -61,7 +61,7 @@ impl Llm for LlamaCpp {
         Ok(())
     }
 
-    /// The engine scores options itself (`score.rs`).
+    /// The engine scores options itself (`log_likelihood.rs`).
     fn likelihood(&self) -> Option<&dyn crate::llm::Likelihood> {
         Some(self)
     }

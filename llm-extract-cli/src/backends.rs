@@ -47,7 +47,7 @@ pub fn backends(
         Some(dir) => cached(backends, dir)?,
         None => backends,
     };
-    Ok(crate::fallback::arrange(args, backends))
+    Ok(crate::backend_layers::arrange(args, backends))
 }
 
 /// The backends the flags name, each as built (before the layers --convert-media, --cache and
@@ -61,7 +61,7 @@ fn named(
         warn_ignored(args, extract, true);
         return Ok(vec![embedded(path, parallel)?]);
     }
-    let hook = crate::fallback::dump_hook(args.dump_exchanges.as_deref())?;
+    let hook = crate::backend_layers::dump_hook(args.dump_exchanges.as_deref())?;
     let hook = hook.as_ref();
     let mut backends = Vec::new();
     for url in &args.ollama {

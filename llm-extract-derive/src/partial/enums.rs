@@ -6,7 +6,7 @@
 
 use super::bounds::generics;
 use super::derives::{attributes, doc, generic_attributes};
-use super::read::{all_held, live, newtype};
+use super::model_view::{all_held, live, newtype};
 use super::{name, private};
 use crate::ast::{Enum, Style, Variant};
 use crate::ty;

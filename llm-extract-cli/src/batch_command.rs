@@ -3,7 +3,7 @@
 //! manifest beside the output.
 
 use crate::args::{BackendArgs, BatchArgs, CheckArgs, ExtractArgs, TemplateArgs};
-use crate::backend;
+use crate::backends;
 use crate::error::{exit_for, CliError, Exit};
 use crate::input::{media_files, read_media, template, with_media, Documents, MediaFile, Source};
 use crate::output::{media_manifest, progress_bar, save_media, save_raw};
@@ -46,8 +46,8 @@ pub(crate) fn build(
     parallel: usize,
     concurrency: usize,
     jsonl: bool,
-) -> Result<Batch<backend::Backend>, CliError> {
-    let make = || backend::backends(backends, extract, parallel);
+) -> Result<Batch<backends::Backend>, CliError> {
+    let make = || backends::backends(backends, extract, parallel);
     build_on(
         schema,
         template_args,
@@ -69,10 +69,10 @@ fn build_on(
     extract: &ExtractArgs,
     check: &CheckArgs,
     backend_args: &BackendArgs,
-    make: impl FnOnce() -> Result<Vec<backend::Backend>, CliError>,
+    make: impl FnOnce() -> Result<Vec<backends::Backend>, CliError>,
     concurrency: usize,
     jsonl: bool,
-) -> Result<Batch<backend::Backend>, CliError> {
+) -> Result<Batch<backends::Backend>, CliError> {
     let template = template(template_args, schema.inputs())?;
     let examples = crate::examples::load(&template_args.example, schema.schema_set(), jsonl)?;
     let system = match &template_args.system {
@@ -83,7 +83,7 @@ fn build_on(
     let backends = make()?;
     let mut backends = backends.into_iter();
     let configure = |llm| {
-        let extractor = backend::extractor(llm, extract).template(template.clone());
+        let extractor = backends::extractor(llm, extract).template(template.clone());
         let mut extractor = crate::check_command::attach(extractor, &check);
         for example in &examples {
             extractor = extractor.with_example(example.clone());
@@ -425,7 +425,7 @@ fn record(result: &RecordResult) -> Value {
             if !extraction.report.agreement.is_empty() {
                 line["agreement"] = json!(extraction.report.agreement);
             }
-            if let Some(backend) = crate::fallback::answered_by(&extraction.report.attempts) {
+            if let Some(backend) = crate::backend_layers::answered_by(&extraction.report.attempts) {
                 line["backend"] = backend;
             }
             line
@@ -441,7 +441,7 @@ fn record(result: &RecordResult) -> Value {
                 "tokens": error.usage().total(),
             });
             cache_fields(&mut line, error.report());
-            if let Some(backend) = crate::fallback::answered_by(error.attempts()) {
+            if let Some(backend) = crate::backend_layers::answered_by(error.attempts()) {
                 line["backend"] = backend;
             }
             line
@@ -611,7 +611,7 @@ pub(crate) fn manifest_path(out: &Path) -> PathBuf {
 
 /// The provider's batch API the flags select: the one hosted backend (--openai, --anthropic or
 /// --gemini), which also makes the online requests of re-asks sent online.
-fn provider_batch(args: &BatchArgs) -> Result<(backend::Backend, ProviderBatch), CliError> {
+fn provider_batch(args: &BatchArgs) -> Result<(backends::Backend, ProviderBatch), CliError> {
     let flags = &args.backend;
     let hosted = flags.openai.len() + flags.anthropic.len() + flags.gemini.len();
     if hosted != 1 || !flags.ollama.is_empty() || flags.embedded.is_some() {
@@ -621,19 +621,19 @@ fn provider_batch(args: &BatchArgs) -> Result<(backend::Backend, ProviderBatch),
         ));
     }
     let manifest = manifest_path(&args.out);
-    let hook = crate::fallback::dump_hook(flags.dump_exchanges.as_deref())?;
+    let hook = crate::backend_layers::dump_hook(flags.dump_exchanges.as_deref())?;
     let hook = hook.as_ref();
-    let (llm, api): (backend::Backend, ProviderBatch) = if let Some(url) = flags.openai.first() {
-        let llm = backend::openai_llm(flags, 0, url, hook)?;
+    let (llm, api): (backends::Backend, ProviderBatch) = if let Some(url) = flags.openai.first() {
+        let llm = backends::openai_llm(flags, 0, url, hook)?;
         let api = ProviderBatch::openai(&llm, &manifest);
         (std::sync::Arc::new(llm), api)
     } else if let Some(url) = flags.anthropic.first() {
-        let llm = backend::anthropic_llm(flags, 0, url, hook)?;
+        let llm = backends::anthropic_llm(flags, 0, url, hook)?;
         let api = ProviderBatch::anthropic(&llm, &manifest);
         (std::sync::Arc::new(llm), api)
     } else {
         let url = flags.gemini.first().map_or("", String::as_str);
-        let llm = backend::gemini_llm(flags, 0, url, hook)?;
+        let llm = backends::gemini_llm(flags, 0, url, hook)?;
         let api = ProviderBatch::gemini(&llm, &manifest);
         (std::sync::Arc::new(llm), api)
     };

@@ -1,4 +1,4 @@
-//! What the backend flags add over the backends `backend.rs` builds: `--requests-per-minute` and
+//! What the backend flags add over the backends `backends.rs` builds: `--requests-per-minute` and
 //! `--tokens-per-minute` (a [`RateLimit`] over each backend), `--fallback` (one [`Fallback`] over all
 //! of them, in the order they are written), `--dump-exchanges` (an [`ExchangeHook`] writing one file
 //! per exchange), and the name of the backend that answered, for a record.
@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-/// Any backend, saying what it is (the type `backend.rs` builds).
+/// Any backend, saying what it is (the type `backends.rs` builds).
 type Backend = Arc<dyn Identified>;
 
 /// The backends as the flags ask for them: each under its rate limits, then all in one fallback when
