@@ -145,12 +145,9 @@ enum State {
     Number,
     /// Inside a bare word (`true`, `null`, `None`, ...).
     Literal,
-    /// After a `/` between tokens: a comment begins, or the `/` was stray.
-    Slash,
-    /// Inside a `//` comment, to the end of the line.
-    LineComment,
-    /// Inside a `/* */` comment; `star`: the last byte read was `*`.
-    BlockComment { star: bool },
+    /// After a `/` between tokens (a comment begins, or the `/` was stray), or inside a comment:
+    /// the lexer's comment machine, resumed in each chunk.
+    Comment(lex::Comment),
     /// The value is complete (or nested too deep): the rest is ignored.
     End,
 }
@@ -398,12 +395,10 @@ impl PartialParser {
             State::Seek => self.seek(byte, i),
             State::Value | State::Key | State::Colon | State::After if byte == b'/' => {
                 self.resume = self.state;
-                self.state = State::Slash;
+                self.state = State::Comment(lex::Comment::Slash);
                 i + 1
             }
-            State::Slash => self.slash(byte, i),
-            State::LineComment => self.line_comment(bytes, i),
-            State::BlockComment { star } => self.block_comment(bytes, i, star),
+            State::Comment(comment) => self.comment(bytes, i, comment),
             State::Value => self.value(byte, i),
             State::Key => self.key(byte, i),
             State::BareKey => self.bare_key(byte, i),
@@ -432,61 +427,28 @@ impl PartialParser {
         }
     }
 
-    /// The byte after a `/` between tokens: a comment begins, or the `/` was no comment.
-    fn slash(&mut self, byte: u8, i: usize) -> usize {
-        match byte {
-            b'/' => self.state = State::LineComment,
-            b'*' => self.state = State::BlockComment { star: false },
-            // Where a value goes, a word that begins with `/` (`/path`), as the lenient
-            // parser reads it; elsewhere a stray `/`, dropped. The byte is read again.
-            _ => {
+    /// Bytes from `bytes[i]` after a `/` between tokens or inside a comment (`comment`, the lexer's
+    /// machine): the comment is skipped to its end; a `/` that opens none is, where a value goes, a
+    /// word that begins with `/` (`/path`), as the lenient parser reads it, elsewhere a stray `/`,
+    /// dropped.
+    fn comment(&mut self, bytes: &[u8], i: usize, mut comment: lex::Comment) -> usize {
+        match comment.read(bytes, i) {
+            lex::Read::More => {
+                self.state = State::Comment(comment);
+                bytes.len()
+            }
+            lex::Read::Ended(end) => {
+                self.state = self.resume;
+                end
+            }
+            lex::Read::NoComment(at) => {
+                // The byte after the `/` is read again.
                 self.state = self.resume;
                 if self.resume == State::Value {
                     self.begin_scalar(Kind::Word(Span::at(self.text.len())), State::Literal);
                     self.utf8.push(b'/');
                 }
-                return i;
-            }
-        }
-        i + 1
-    }
-
-    /// Inside a `//` comment: skips to the end of the line.
-    fn line_comment(&mut self, bytes: &[u8], i: usize) -> usize {
-        let rest = bytes.get(i..).unwrap_or_default();
-        match memchr::memchr(b'\n', rest) {
-            Some(at) => {
-                self.state = self.resume;
-                i + at + 1
-            }
-            None => bytes.len(),
-        }
-    }
-
-    /// Inside a `/* */` comment (`star`: the last byte read was `*`): skips to its end.
-    fn block_comment(&mut self, bytes: &[u8], i: usize, star: bool) -> usize {
-        if star && bytes.get(i) == Some(&b'/') {
-            self.state = self.resume;
-            return i + 1;
-        }
-        let rest = bytes.get(i..).unwrap_or_default();
-        let Some(at) = memchr::memchr(b'*', rest) else {
-            self.state = State::BlockComment { star: false };
-            return bytes.len();
-        };
-        let after = i + at + 1;
-        match bytes.get(after) {
-            Some(b'/') => {
-                self.state = self.resume;
-                after + 1
-            }
-            Some(_) => {
-                self.state = State::BlockComment { star: false };
-                after
-            }
-            None => {
-                self.state = State::BlockComment { star: true };
-                after
+                at
             }
         }
     }
@@ -638,11 +600,7 @@ impl PartialParser {
     /// Bytes of a bare word from `bytes[i]`, up to the delimiter that ends it.
     fn word(&mut self, bytes: &[u8], i: usize) -> usize {
         let rest = bytes.get(i..).unwrap_or_default();
-        let tuple = self.top_is_tuple();
-        let run = rest
-            .iter()
-            .position(|&b| literal::ends_word(b) || (tuple && b == b')'))
-            .unwrap_or(rest.len());
+        let run = lex::text_end(rest, 0, self.top_is_tuple());
         if run > 0 {
             // Bytes of the word, cut characters included: it is read whole at its end.
             self.utf8
@@ -663,7 +621,7 @@ impl PartialParser {
                 self.in_key = false;
                 self.begin_scalar(Kind::String(Span::at(self.text.len())), State::Str);
             }
-            b'-' | b'0'..=b'9' | b'+' | b'.' => {
+            b if lex::starts_number(b) => {
                 self.begin_scalar(Kind::Number(Span::at(self.text.len())), State::Number);
                 self.extend_scalar(char::from(byte).encode_utf8(&mut [0; 4]));
             }
@@ -671,7 +629,7 @@ impl PartialParser {
                 self.open(Kind::Array(Vec::with_capacity(4)));
                 self.tuples.push(self.stack.len());
             }
-            b if !b.is_ascii_whitespace() && !literal::ends_word(b) && b != b')' => {
+            b if !b.is_ascii_whitespace() && !lex::ends_text(b, true) => {
                 // A word: a literal in any spelling, or unquoted text, read whole at its end.
                 self.begin_scalar(Kind::Word(Span::at(self.text.len())), State::Literal);
                 return i;
@@ -980,23 +938,19 @@ impl PartialParser {
 
     /// A `\uXXXX` code unit: a character, or half of a surrogate pair.
     fn code_unit(&mut self, code: u32) {
-        match (self.high.take(), code) {
-            (Some(high), 0xDC00..=0xDFFF) => {
-                let combined = 0x10000 + ((high - 0xD800) << 10) + (code - 0xDC00);
-                self.push_char(char::from_u32(combined).unwrap_or(char::REPLACEMENT_CHARACTER));
-            }
-            (high, 0xD800..=0xDBFF) => {
-                if high.is_some() {
-                    self.push_char(char::REPLACEMENT_CHARACTER);
-                }
-                self.high = Some(code);
-            }
-            (high, code) => {
-                if high.is_some() {
-                    self.push_char(char::REPLACEMENT_CHARACTER);
-                }
-                self.push_char(char::from_u32(code).unwrap_or(char::REPLACEMENT_CHARACTER));
-            }
+        let high = self.high.take();
+        if let Some(pair) = high.and_then(|high| literal::surrogate_pair(high, code)) {
+            self.push_char(pair);
+            return;
+        }
+        if high.is_some() {
+            // A high surrogate without its low half.
+            self.push_char(char::REPLACEMENT_CHARACTER);
+        }
+        if literal::is_high_surrogate(code) {
+            self.high = Some(code);
+        } else {
+            self.push_char(char::from_u32(code).unwrap_or(char::REPLACEMENT_CHARACTER));
         }
     }
 
