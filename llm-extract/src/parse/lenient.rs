@@ -4,8 +4,11 @@
 //! limits nesting, reads each byte a bounded number of times (each look-ahead, deciding whether a
 //! quote inside a string ends it or whether a quoted string is a key, stops at the next quote), and
 //! stops after one value. Literals, numbers and escapes are read by the table in `literal`, which
-//! the partial and typed readers share; number runs, whitespace and a string's plain text (between
-//! its quotes, escapes and control characters) are skipped with the lexer's primitives (`lex`).
+//! the partial and typed readers share. What is lexical it takes from the lexer (`lex`): which quote
+//! opens at a byte and which bytes may close it ([`lex::Quote`]), where a comment ends
+//! ([`lex::comment_at`]), where unquoted text ends and which bytes begin a number, and the skips
+//! over number runs, whitespace and a string's plain text; whether a quote that may close a string
+//! does, and what a word is in its place, it decides itself.
 //!
 //! It knows no schema: every fix it makes is one the text itself makes plain. Where only the schema
 //! can tell which reading was meant, it reports what it saw and the pipeline decides: a string cut

@@ -19,9 +19,11 @@
 //! and escapes are read by the table the lenient parser uses (`literal`): every spelling of a literal
 //! (`True`, `None`, `nil`, `NaN`), every number form (`.5`, `+1`), so a scalar the preview shows
 //! complete is the one the final parse reads (a word completes only at the delimiter after it:
-//! `true` may go on to `trueish`); a string's plain text, number runs and whitespace are skipped
-//! with the lexer's primitives (`lex`). It is a preview: the answer's final value always comes from the
-//! full pipeline ([`super::from_str_with`]).
+//! `true` may go on to `trueish`). What is lexical it takes from the lexer (`lex`): comments are
+//! skipped by the lexer's comment machine ([`lex::Comment`], kept between chunks), unquoted text
+//! ends where the lexer says ([`lex::text_end`]), a number begins at [`lex::starts_number`], and a
+//! string's plain text, number runs and whitespace are skipped with its primitives. It is a preview:
+//! the answer's final value always comes from the full pipeline ([`super::from_str_with`]).
 
 use super::{lex, literal};
 

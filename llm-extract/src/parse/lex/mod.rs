@@ -20,9 +20,19 @@
 //!   whitespace, number and word bytes in tight loops (module `scan`); a reader holding the whole text
 //!   may call those primitives directly ([`string_stop`], [`string_end`], [`number_end`],
 //!   [`word_end`], [`space_end`], [`skip_insignificant`]).
+//! - **Each lexical fact written once.** Quotes (module `quote`): which opens at a byte
+//!   ([`Quote::at`]), which sequences close it ([`Quote::closer_at`], [`Quote::first_closer_end`])
+//!   and where its plain text stops ([`Quote::text_stop`]). Comments (module `comment`): one state
+//!   machine resumable at any byte ([`Comment`]), kept by the lexer as its comment state and by a
+//!   reader fed in chunks between them, and run whole by [`comment_at`]. Unquoted text, which may
+//!   hold spaces, ends at [`ends_text`]; a number begins at [`starts_number`]. A parser reading the
+//!   text its own way calls these rather than knowing the bytes itself.
 //!
 //! Readers: the framer (`frame`: where each value begins and ends), the loop detector (`loops`,
-//! per byte) and the confidence scan (`extract::confidence`, spans of strings and scalars).
+//! per byte) and the confidence scan (`extract::confidence`, spans of strings and scalars) read its
+//! tokens; the lenient parser (`lenient`: quotes, comments, unquoted text, runs), the partial parser
+//! (`partial`: the comment machine, unquoted text, runs) and the typed reader (`typed::reader`:
+//! runs) read with its primitives.
 //!
 //! Linear: every step of [`Lexer::next`] consumes a byte or hands out a token or a stop, and a byte
 //! completes at most two tokens ([`Lexer::steps`] counts them for the tests).
