@@ -798,7 +798,7 @@ impl Parser<'_> {
         let rest = self.bytes.get(at..).unwrap_or_default();
         let word = rest
             .iter()
-            .position(|c| !(c.is_ascii_alphanumeric() || matches!(c, b'_' | b'$' | b'-')))
+            .position(|&c| !lex::is_name_byte(c))
             .unwrap_or(rest.len());
         let after = rest.get(word..).unwrap_or_default();
         let space = after

@@ -464,7 +464,8 @@ impl PartialParser {
                 self.state = State::Str;
             }
             b'}' | b']' | b')' => self.close(),
-            b if b.is_ascii_alphanumeric() || b == b'_' || b == b'$' => {
+            // A name, which a `-` does not begin.
+            b if lex::is_name_byte(b) && b != b'-' => {
                 self.key = Span::at(self.text.len());
                 self.push_key_byte(b);
                 self.state = State::BareKey;
@@ -477,7 +478,7 @@ impl PartialParser {
 
     /// A byte of an unquoted key, or the byte after it (read again after the colon's state).
     fn bare_key(&mut self, byte: u8, i: usize) -> usize {
-        if byte.is_ascii_alphanumeric() || byte == b'_' || byte == b'$' || byte == b'-' {
+        if lex::is_name_byte(byte) {
             self.push_key_byte(byte);
             i + 1
         } else {

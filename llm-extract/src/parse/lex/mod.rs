@@ -25,8 +25,9 @@
 //!   and where its plain text stops ([`Quote::text_stop`]). Comments (module `comment`): one state
 //!   machine resumable at any byte ([`Comment`]), kept by the lexer as its comment state and by a
 //!   reader fed in chunks between them, and run whole by [`comment_at`]. Unquoted text, which may
-//!   hold spaces, ends at [`ends_text`]; a number begins at [`starts_number`]. A parser reading the
-//!   text its own way calls these rather than knowing the bytes itself.
+//!   hold spaces, ends at [`ends_text`]; a number begins at [`starts_number`]; an unquoted key's
+//!   name is made of [`is_name_byte`]s. A parser reading the text its own way calls these rather
+//!   than knowing the bytes itself.
 //!
 //! Readers: the framer (`frame`: where each value begins and ends), the loop detector (`loops`,
 //! per byte) and the confidence scan (`extract::confidence`, spans of strings and scalars) read its
@@ -48,8 +49,8 @@ pub use comment::{comment_at, Comment, Found, Read, Step};
 pub use quote::Quote;
 use quote::{SMART_FIRST, SMART_SECOND};
 pub use scan::{
-    ends_text, ends_word, number_end, skip_insignificant, space_end, starts_number, string_end,
-    string_stop, text_end, word_end,
+    ends_text, ends_word, is_name_byte, number_end, skip_insignificant, space_end, starts_number,
+    string_end, string_stop, text_end, word_end,
 };
 use serde_json::Value;
 

@@ -121,6 +121,13 @@ pub fn starts_number(byte: u8) -> bool {
     matches!(byte, b'-' | b'+' | b'.' | b'0'..=b'9')
 }
 
+/// Whether `byte` belongs to a name: an unquoted key as a model writes it (`first_name`, `$ref`,
+/// `x-id`): ASCII letters and digits, `_`, `$` and `-`.
+#[inline]
+pub fn is_name_byte(byte: u8) -> bool {
+    byte.is_ascii_alphanumeric() || matches!(byte, b'_' | b'$' | b'-')
+}
+
 /// Whether `byte` ends unquoted text (a literal, or text a model left unquoted), read as the
 /// parsers read it: unlike a [word](ends_word), the text may hold spaces (`{"s": hello world}`),
 /// and ends at `, : { } [ ]` or the end of the line; in a tuple (`tuple`), at `)` too. The text is
@@ -214,6 +221,17 @@ mod tests {
         assert_eq!(skip_insignificant(b" /x", 0, Syntax::LENIENT), 1);
         assert_eq!(skip_insignificant(b" /", 0, Syntax::LENIENT), 1);
         assert_eq!(skip_insignificant(b"/**//**/ \0 x", 0, Syntax::LENIENT), 11);
+    }
+
+    #[test]
+    fn name_bytes() {
+        let names: Vec<u8> = (0..=255u8).filter(|&b| is_name_byte(b)).collect();
+        let mut want: Vec<u8> = b"$-_".to_vec();
+        want.extend(b'0'..=b'9');
+        want.extend(b'A'..=b'Z');
+        want.extend(b'a'..=b'z');
+        want.sort_unstable();
+        assert_eq!(names, want);
     }
 
     #[test]
