@@ -1437,6 +1437,32 @@ mod tests {
     }
 
     #[test]
+    fn comments_are_skipped_however_they_are_cut() {
+        let text = "{\"a\": /* x ** / */ 1, // line */\n \"b\": /path, \"s\": 2 /x,\n\
+                    /**/ \"c\": [1 /***/, 2] // end\n}";
+        let want = json!({"a": 1, "b": "/path", "s": 2, "c": [1, 2]});
+        let bytes = text.as_bytes();
+        let whole = fed(&[bytes]);
+        assert!(whole.is_done());
+        assert_eq!(whole.root().unwrap().to_value(), want);
+        for cut in 0..=bytes.len() {
+            let (head, tail) = bytes.split_at(cut);
+            let parser = fed(&[head, tail]);
+            assert_eq!(parser.root().unwrap().to_value(), want, "cut at {cut}");
+            assert!(parser.is_done(), "cut at {cut}");
+        }
+        let mut parser = PartialParser::new(true);
+        for byte in bytes {
+            parser.feed(std::slice::from_ref(byte));
+        }
+        assert_eq!(parser.root().unwrap().to_value(), want);
+        // A comment the input ends in leaves what came before it.
+        let open = fed(&[b"{\"a\": 1 /* open *", b"* /"]);
+        assert_eq!(open.root().unwrap().to_value(), json!({"a": 1}));
+        assert!(!open.is_done());
+    }
+
+    #[test]
     fn changes_are_stamped_on_the_open_path_only() {
         let mut parser = fed(&[b"{\"done\": {\"x\": 1}, \"open\": [\"a"]);
         let first = parser.chunk();
