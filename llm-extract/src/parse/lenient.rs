@@ -4,8 +4,11 @@
 //! limits nesting, reads each byte a bounded number of times (each look-ahead, deciding whether a
 //! quote inside a string ends it or whether a quoted string is a key, stops at the next quote), and
 //! stops after one value. Literals, numbers and escapes are read by the table in `literal`, which
-//! the partial and typed readers share; number runs, whitespace and a string's plain text (between
-//! its quotes, escapes and control characters) are skipped with the lexer's primitives (`lex`).
+//! the partial and typed readers share. What is lexical it takes from the lexer (`lex`): which quote
+//! opens at a byte and which bytes may close it ([`lex::Quote`]), where a comment ends
+//! ([`lex::comment_at`]), where unquoted text ends and which bytes begin a number, and the skips
+//! over number runs, whitespace and a string's plain text; whether a quote that may close a string
+//! does, and what a word is in its place, it decides itself.
 //!
 //! It knows no schema: every fix it makes is one the text itself makes plain. Where only the schema
 //! can tell which reading was meant, it reports what it saw and the pipeline decides: a string cut
@@ -13,7 +16,8 @@
 //! ([`Settings::reopen`]), digit groups (read as text here, as a number by `coerce` where the schema
 //! wants one).
 
-use super::{lex, literal, work, Fix, FixKind};
+use super::lex::{self, Quote, Syntax};
+use super::{literal, work, Fix, FixKind};
 use serde_json::{Map, Value};
 
 /// How a parse may end.
@@ -146,10 +150,8 @@ struct Parser<'a> {
     cut: Option<(String, usize)>,
 }
 
-const LEFT_DOUBLE: &[u8] = "\u{201c}".as_bytes();
-const RIGHT_DOUBLE: &[u8] = "\u{201d}".as_bytes();
-const LEFT_SINGLE: &[u8] = "\u{2018}".as_bytes();
-const RIGHT_SINGLE: &[u8] = "\u{2019}".as_bytes();
+/// What the lenient parser reads beyond RFC 8259 (every quote, comments, tuples, NUL bytes).
+const SYNTAX: Syntax = Syntax::LENIENT;
 const BOM: &[u8] = "\u{feff}".as_bytes();
 
 impl Parser<'_> {
@@ -296,7 +298,7 @@ impl Parser<'_> {
                     self.pos,
                     "removed a stray quote after a value",
                 );
-                self.pos += self.quote_at(self.pos).map_or(1, |(_, len, _)| len);
+                self.pos += self.quote_at(self.pos).map_or(1, Quote::width);
                 Ok(Turn::Want(Want::Next))
             }
             _ if starts_value(b) || (in_object && starts_key(b)) => {
@@ -536,18 +538,16 @@ impl Parser<'_> {
                     }
                     self.pos += 1;
                 }
-                Some(b'/') => match self.bytes.get(self.pos + 1) {
-                    Some(b'/') => {
-                        self.fix(FixKind::Comment, self.pos, "removed a // comment");
-                        self.pos = memchr::memchr(b'\n', &self.bytes[self.pos..])
-                            .map_or(self.bytes.len(), |i| self.pos + i);
+                Some(b'/') => match lex::comment_at(self.bytes, self.pos, SYNTAX) {
+                    Some(comment) => {
+                        let removed = match comment.block {
+                            true => "removed a /* */ comment",
+                            false => "removed a // comment",
+                        };
+                        self.fix(FixKind::Comment, self.pos, removed);
+                        self.pos = comment.end;
                     }
-                    Some(b'*') => {
-                        self.fix(FixKind::Comment, self.pos, "removed a /* */ comment");
-                        self.pos = memchr::memmem::find(&self.bytes[self.pos + 2..], b"*/")
-                            .map_or(self.bytes.len(), |i| self.pos + 2 + i + 2);
-                    }
-                    _ => return,
+                    None => return,
                 },
                 Some(0xEF) if self.bytes[self.pos..].starts_with(BOM) => {
                     self.fix(FixKind::Envelope, self.pos, "removed a byte-order mark");
@@ -569,14 +569,10 @@ impl Parser<'_> {
             return Err(self.syntax(self.pos, format!("expected a key, found {}", shown(b))));
         }
         let start = self.pos;
+        // Unquoted text, which also ends at a quote (`{a"b": 1}` is no key).
         let len = self.bytes[start..]
             .iter()
-            .position(|c| {
-                matches!(
-                    c,
-                    b':' | b',' | b'{' | b'}' | b'[' | b']' | b'"' | b'\'' | b'\n' | b'\r'
-                )
-            })
+            .position(|&c| lex::ends_text(c, false) || matches!(c, b'"' | b'\''))
             .unwrap_or(self.bytes.len() - start);
         self.pos = start + len;
         if self.pos == self.bytes.len() {
@@ -601,7 +597,7 @@ impl Parser<'_> {
                 None => Scalar::Cut,
             });
         }
-        if b.is_ascii_digit() || matches!(b, b'-' | b'+' | b'.') {
+        if lex::starts_number(b) {
             if let Some(scalar) = self.number(inside)? {
                 return Ok(scalar);
             }
@@ -609,59 +605,39 @@ impl Parser<'_> {
         self.bare_word(inside, tuple)
     }
 
-    /// Which quote opens at `at`, and the bytes that may close it.
-    fn quote_at(&self, at: usize) -> Option<(&'static [&'static [u8]], usize, &'static str)> {
-        let rest = self.bytes.get(at..)?;
-        const DOUBLE: &[&[u8]] = &[b"\""];
-        const SINGLE: &[&[u8]] = &[b"'"];
-        const SMART_DOUBLE: &[&[u8]] = &[RIGHT_DOUBLE, LEFT_DOUBLE, b"\""];
-        const SMART_SINGLE: &[&[u8]] = &[RIGHT_SINGLE, LEFT_SINGLE];
-        match rest.first()? {
-            b'"' => Some((DOUBLE, 1, "")),
-            b'\'' => Some((SINGLE, 1, "single")),
-            _ if rest.starts_with(LEFT_DOUBLE) || rest.starts_with(RIGHT_DOUBLE) => {
-                Some((SMART_DOUBLE, 3, "smart"))
-            }
-            _ if rest.starts_with(LEFT_SINGLE) => Some((SMART_SINGLE, 3, "smart single")),
-            _ => None,
-        }
+    /// Which quote opens at `at` (any, anywhere: where a quote stands decides what it is).
+    #[inline]
+    fn quote_at(&self, at: usize) -> Option<Quote> {
+        Quote::at(self.bytes, at, SYNTAX)
     }
 
     /// A quoted string; `None` when the input ends inside it.
     fn string(&mut self, role: Role) -> Result<Option<String>, Failure> {
         let start = self.pos;
-        let Some((closers, open_len, style)) = self.quote_at(start) else {
+        let Some(quote) = self.quote_at(start) else {
             return Err(self.syntax(start, "expected a quote"));
         };
-        if !style.is_empty() {
+        if quote != Quote::Double {
             self.fix(
                 FixKind::Quotes,
                 start,
-                format!("replaced {style} quotes with double quotes"),
+                format!("replaced {} quotes with double quotes", quote.name()),
             );
         }
-        let single = style == "single";
-        // The byte that alone closes the string, whose plain text the lexer skips eight bytes at a
-        // time (smart quotes, closed by several, are read byte by byte).
-        let plain = match style {
-            "" => Some(b'"'),
-            "single" => Some(b'\''),
-            _ => None,
-        };
+        let single = quote == Quote::Single;
         let mut out = String::new();
-        let mut i = start + open_len;
+        let mut i = start + quote.width();
         let mut run = i;
         let (mut control_noted, mut inner_noted, mut escape_noted) = (false, false, false);
         loop {
-            if let Some(quote) = plain {
-                i = lex::string_stop(self.bytes, i, quote);
-            }
+            // The string's plain text, skipped by the lexer (eight bytes at a time for `"` and `'`).
+            i = quote.text_stop(self.bytes, i);
             let Some(&b) = self.bytes.get(i) else {
                 out.push_str(self.slice(run, i));
                 return Ok(self.cut_off(role, out, start, i));
             };
-            if let Some(closer) = closers.iter().find(|c| self.bytes[i..].starts_with(c)) {
-                let after = i + closer.len();
+            if let Some(width) = quote.closer_at(self.bytes, i) {
+                let after = i + width;
                 if self.closes_string(role, after) {
                     out.push_str(self.slice(run, i));
                     self.pos = after;
@@ -788,10 +764,10 @@ impl Parser<'_> {
     /// Whether a quote at `at` stands alone after a value: only whitespace, then a comma, a closing
     /// bracket or the end, follow it (`{"a": 1"}`).
     fn stray_quote_at(&self, at: usize) -> bool {
-        let Some((_, len, _)) = self.quote_at(at) else {
+        let Some(quote) = self.quote_at(at) else {
             return false;
         };
-        let rest = self.bytes.get(at + len..).unwrap_or_default();
+        let rest = self.bytes.get(at + quote.width()..).unwrap_or_default();
         let space = rest
             .iter()
             .position(|c| !c.is_ascii_whitespace())
@@ -822,7 +798,7 @@ impl Parser<'_> {
         let rest = self.bytes.get(at..).unwrap_or_default();
         let word = rest
             .iter()
-            .position(|c| !(c.is_ascii_alphanumeric() || matches!(c, b'_' | b'$' | b'-')))
+            .position(|&c| !lex::is_name_byte(c))
             .unwrap_or(rest.len());
         let after = rest.get(word..).unwrap_or_default();
         let space = after
@@ -920,11 +896,11 @@ impl Parser<'_> {
     /// those that open a string, each of which is a closer of its own kind, so what one call reads
     /// is read by at most one other call per kind of quote, and the parse stays linear.
     fn is_key_at(&self, at: usize) -> bool {
-        let Some((closers, open_len, _)) = self.quote_at(at) else {
+        let Some(quote) = self.quote_at(at) else {
             return false;
         };
-        let rest = self.bytes.get(at + open_len..).unwrap_or_default();
-        let Some(end) = end_of_first(rest, closers) else {
+        let rest = self.bytes.get(at + quote.width()..).unwrap_or_default();
+        let Some(end) = quote.first_closer_end(rest, 0) else {
             work::count(rest.len());
             return false;
         };
@@ -967,10 +943,7 @@ impl Parser<'_> {
     /// A literal (`true`, `None`, `NaN`, ...) or an unquoted string, up to the next delimiter.
     fn bare_word(&mut self, inside: bool, tuple: bool) -> Result<Scalar, Failure> {
         let start = self.pos;
-        let len = self.bytes[start..]
-            .iter()
-            .position(|&c| literal::ends_word(c) || (tuple && c == b')'))
-            .unwrap_or(self.bytes.len() - start);
+        let len = lex::text_end(self.bytes, start, tuple) - start;
         self.pos = start + len;
         let word = self.slice(start, start + len).trim_end();
         let literal = literal::word(word);
@@ -994,21 +967,6 @@ impl Parser<'_> {
             format!("read the unquoted text {word:?} as a string"),
         );
         Ok(Scalar::Done(Value::String(word)))
-    }
-}
-
-/// Just past the first of `closers` in `bytes`: one pass that stops there (searching for each
-/// closer in turn would read to the end of the input for each one that is absent).
-fn end_of_first(bytes: &[u8], closers: &[&[u8]]) -> Option<usize> {
-    // Every closer starts with `"`, `'` or the lead byte of a smart quote.
-    let mut from = 0;
-    loop {
-        let at = from + memchr::memchr3(b'"', b'\'', 0xE2, bytes.get(from..)?)?;
-        let rest = bytes.get(at..).unwrap_or_default();
-        if let Some(closer) = closers.iter().find(|c| rest.starts_with(c)) {
-            return Some(at + closer.len());
-        }
-        from = at + 1;
     }
 }
 
@@ -1369,15 +1327,6 @@ mod tests {
                 );
             }
         }
-    }
-
-    #[test]
-    fn the_first_closer_ends_the_search() {
-        let closers: &[&[u8]] = &[RIGHT_DOUBLE, LEFT_DOUBLE, b"\""];
-        assert_eq!(end_of_first("ab\u{201d}c\"".as_bytes(), closers), Some(5));
-        assert_eq!(end_of_first(b"ab'c\"", closers), Some(5));
-        assert_eq!(end_of_first("a\u{2019}b".as_bytes(), closers), None);
-        assert_eq!(end_of_first(b"", closers), None);
     }
 
     #[test]

@@ -4,7 +4,8 @@
 //!
 //! - **Words**: `true`, `false` and `null` are JSON's; any other spelling a model writes of them, in
 //!   any case (`True`, `tRuE`, `None`, `nil`, `undefined`), reads as the same literal, and so do the
-//!   numbers JSON cannot hold (`NaN`, `Infinity`, `-inf`), as `null`. Any other word is text.
+//!   numbers JSON cannot hold (`NaN`, `Infinity`, `-inf`), as `null`. Any other word is text (where
+//!   unquoted text ends is the lexer's: `lex::ends_text`).
 //! - **Numbers**: a run of [number bytes](is_number_byte); `.5`, `1.`, `+1` and `007` are normalized.
 //!   A run followed by a letter or `_` is a word (`10px`, `82_461_110`): the schema decides whether
 //!   such a word was a number (see `coerce`).
@@ -41,16 +42,6 @@ pub(crate) fn word(word: &str) -> Option<(Value, bool)> {
         _ => return None,
     };
     Some((value, false))
-}
-
-/// Whether `byte` ends an unquoted word (a literal or unquoted text); the word is then trimmed at
-/// its end. A word may hold spaces (`{"s": hello world}` is one word).
-#[inline]
-pub(crate) fn ends_word(byte: u8) -> bool {
-    matches!(
-        byte,
-        b',' | b'}' | b']' | b':' | b'\n' | b'\r' | b'{' | b'['
-    )
 }
 
 /// The bytes a number is written with (its grammar is checked when it is read whole).

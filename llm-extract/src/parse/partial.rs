@@ -19,9 +19,11 @@
 //! and escapes are read by the table the lenient parser uses (`literal`): every spelling of a literal
 //! (`True`, `None`, `nil`, `NaN`), every number form (`.5`, `+1`), so a scalar the preview shows
 //! complete is the one the final parse reads (a word completes only at the delimiter after it:
-//! `true` may go on to `trueish`); a string's plain text, number runs and whitespace are skipped
-//! with the lexer's primitives (`lex`). It is a preview: the answer's final value always comes from the
-//! full pipeline ([`super::from_str_with`]).
+//! `true` may go on to `trueish`). What is lexical it takes from the lexer (`lex`): comments are
+//! skipped by the lexer's comment machine ([`lex::Comment`], kept between chunks), unquoted text
+//! ends where the lexer says ([`lex::text_end`]), a number begins at [`lex::starts_number`], and a
+//! string's plain text, number runs and whitespace are skipped with its primitives. It is a preview:
+//! the answer's final value always comes from the full pipeline ([`super::from_str_with`]).
 
 use super::{lex, literal};
 
@@ -145,12 +147,9 @@ enum State {
     Number,
     /// Inside a bare word (`true`, `null`, `None`, ...).
     Literal,
-    /// After a `/` between tokens: a comment begins, or the `/` was stray.
-    Slash,
-    /// Inside a `//` comment, to the end of the line.
-    LineComment,
-    /// Inside a `/* */` comment; `star`: the last byte read was `*`.
-    BlockComment { star: bool },
+    /// After a `/` between tokens (a comment begins, or the `/` was stray), or inside a comment:
+    /// the lexer's comment machine, resumed in each chunk.
+    Comment(lex::Comment),
     /// The value is complete (or nested too deep): the rest is ignored.
     End,
 }
@@ -398,12 +397,10 @@ impl PartialParser {
             State::Seek => self.seek(byte, i),
             State::Value | State::Key | State::Colon | State::After if byte == b'/' => {
                 self.resume = self.state;
-                self.state = State::Slash;
+                self.state = State::Comment(lex::Comment::Slash);
                 i + 1
             }
-            State::Slash => self.slash(byte, i),
-            State::LineComment => self.line_comment(bytes, i),
-            State::BlockComment { star } => self.block_comment(bytes, i, star),
+            State::Comment(comment) => self.comment(bytes, i, comment),
             State::Value => self.value(byte, i),
             State::Key => self.key(byte, i),
             State::BareKey => self.bare_key(byte, i),
@@ -432,61 +429,28 @@ impl PartialParser {
         }
     }
 
-    /// The byte after a `/` between tokens: a comment begins, or the `/` was no comment.
-    fn slash(&mut self, byte: u8, i: usize) -> usize {
-        match byte {
-            b'/' => self.state = State::LineComment,
-            b'*' => self.state = State::BlockComment { star: false },
-            // Where a value goes, a word that begins with `/` (`/path`), as the lenient
-            // parser reads it; elsewhere a stray `/`, dropped. The byte is read again.
-            _ => {
+    /// Bytes from `bytes[i]` after a `/` between tokens or inside a comment (`comment`, the lexer's
+    /// machine): the comment is skipped to its end; a `/` that opens none is, where a value goes, a
+    /// word that begins with `/` (`/path`), as the lenient parser reads it, elsewhere a stray `/`,
+    /// dropped.
+    fn comment(&mut self, bytes: &[u8], i: usize, mut comment: lex::Comment) -> usize {
+        match comment.read(bytes, i) {
+            lex::Read::More => {
+                self.state = State::Comment(comment);
+                bytes.len()
+            }
+            lex::Read::Ended(end) => {
+                self.state = self.resume;
+                end
+            }
+            lex::Read::NoComment(at) => {
+                // The byte after the `/` is read again.
                 self.state = self.resume;
                 if self.resume == State::Value {
                     self.begin_scalar(Kind::Word(Span::at(self.text.len())), State::Literal);
                     self.utf8.push(b'/');
                 }
-                return i;
-            }
-        }
-        i + 1
-    }
-
-    /// Inside a `//` comment: skips to the end of the line.
-    fn line_comment(&mut self, bytes: &[u8], i: usize) -> usize {
-        let rest = bytes.get(i..).unwrap_or_default();
-        match memchr::memchr(b'\n', rest) {
-            Some(at) => {
-                self.state = self.resume;
-                i + at + 1
-            }
-            None => bytes.len(),
-        }
-    }
-
-    /// Inside a `/* */` comment (`star`: the last byte read was `*`): skips to its end.
-    fn block_comment(&mut self, bytes: &[u8], i: usize, star: bool) -> usize {
-        if star && bytes.get(i) == Some(&b'/') {
-            self.state = self.resume;
-            return i + 1;
-        }
-        let rest = bytes.get(i..).unwrap_or_default();
-        let Some(at) = memchr::memchr(b'*', rest) else {
-            self.state = State::BlockComment { star: false };
-            return bytes.len();
-        };
-        let after = i + at + 1;
-        match bytes.get(after) {
-            Some(b'/') => {
-                self.state = self.resume;
-                after + 1
-            }
-            Some(_) => {
-                self.state = State::BlockComment { star: false };
-                after
-            }
-            None => {
-                self.state = State::BlockComment { star: true };
-                after
+                at
             }
         }
     }
@@ -500,7 +464,8 @@ impl PartialParser {
                 self.state = State::Str;
             }
             b'}' | b']' | b')' => self.close(),
-            b if b.is_ascii_alphanumeric() || b == b'_' || b == b'$' => {
+            // A name, which a `-` does not begin.
+            b if lex::is_name_byte(b) && b != b'-' => {
                 self.key = Span::at(self.text.len());
                 self.push_key_byte(b);
                 self.state = State::BareKey;
@@ -513,7 +478,7 @@ impl PartialParser {
 
     /// A byte of an unquoted key, or the byte after it (read again after the colon's state).
     fn bare_key(&mut self, byte: u8, i: usize) -> usize {
-        if byte.is_ascii_alphanumeric() || byte == b'_' || byte == b'$' || byte == b'-' {
+        if lex::is_name_byte(byte) {
             self.push_key_byte(byte);
             i + 1
         } else {
@@ -638,11 +603,7 @@ impl PartialParser {
     /// Bytes of a bare word from `bytes[i]`, up to the delimiter that ends it.
     fn word(&mut self, bytes: &[u8], i: usize) -> usize {
         let rest = bytes.get(i..).unwrap_or_default();
-        let tuple = self.top_is_tuple();
-        let run = rest
-            .iter()
-            .position(|&b| literal::ends_word(b) || (tuple && b == b')'))
-            .unwrap_or(rest.len());
+        let run = lex::text_end(rest, 0, self.top_is_tuple());
         if run > 0 {
             // Bytes of the word, cut characters included: it is read whole at its end.
             self.utf8
@@ -663,7 +624,7 @@ impl PartialParser {
                 self.in_key = false;
                 self.begin_scalar(Kind::String(Span::at(self.text.len())), State::Str);
             }
-            b'-' | b'0'..=b'9' | b'+' | b'.' => {
+            b if lex::starts_number(b) => {
                 self.begin_scalar(Kind::Number(Span::at(self.text.len())), State::Number);
                 self.extend_scalar(char::from(byte).encode_utf8(&mut [0; 4]));
             }
@@ -671,7 +632,7 @@ impl PartialParser {
                 self.open(Kind::Array(Vec::with_capacity(4)));
                 self.tuples.push(self.stack.len());
             }
-            b if !b.is_ascii_whitespace() && !literal::ends_word(b) && b != b')' => {
+            b if !b.is_ascii_whitespace() && !lex::ends_text(b, true) => {
                 // A word: a literal in any spelling, or unquoted text, read whole at its end.
                 self.begin_scalar(Kind::Word(Span::at(self.text.len())), State::Literal);
                 return i;
@@ -980,23 +941,19 @@ impl PartialParser {
 
     /// A `\uXXXX` code unit: a character, or half of a surrogate pair.
     fn code_unit(&mut self, code: u32) {
-        match (self.high.take(), code) {
-            (Some(high), 0xDC00..=0xDFFF) => {
-                let combined = 0x10000 + ((high - 0xD800) << 10) + (code - 0xDC00);
-                self.push_char(char::from_u32(combined).unwrap_or(char::REPLACEMENT_CHARACTER));
-            }
-            (high, 0xD800..=0xDBFF) => {
-                if high.is_some() {
-                    self.push_char(char::REPLACEMENT_CHARACTER);
-                }
-                self.high = Some(code);
-            }
-            (high, code) => {
-                if high.is_some() {
-                    self.push_char(char::REPLACEMENT_CHARACTER);
-                }
-                self.push_char(char::from_u32(code).unwrap_or(char::REPLACEMENT_CHARACTER));
-            }
+        let high = self.high.take();
+        if let Some(pair) = high.and_then(|high| literal::surrogate_pair(high, code)) {
+            self.push_char(pair);
+            return;
+        }
+        if high.is_some() {
+            // A high surrogate without its low half.
+            self.push_char(char::REPLACEMENT_CHARACTER);
+        }
+        if literal::is_high_surrogate(code) {
+            self.high = Some(code);
+        } else {
+            self.push_char(char::from_u32(code).unwrap_or(char::REPLACEMENT_CHARACTER));
         }
     }
 
@@ -1477,6 +1434,32 @@ mod tests {
         assert_eq!(root.get("a").unwrap().number(), Some("1"));
         assert_eq!(root.get("d").map(Node::is_null), Some(true));
         assert_eq!(root.get("c").unwrap().to_value(), json!([1, 2]));
+    }
+
+    #[test]
+    fn comments_are_skipped_however_they_are_cut() {
+        let text = "{\"a\": /* x ** / */ 1, // line */\n \"b\": /path, \"s\": 2 /x,\n\
+                    /**/ \"c\": [1 /***/, 2] // end\n}";
+        let want = json!({"a": 1, "b": "/path", "s": 2, "c": [1, 2]});
+        let bytes = text.as_bytes();
+        let whole = fed(&[bytes]);
+        assert!(whole.is_done());
+        assert_eq!(whole.root().unwrap().to_value(), want);
+        for cut in 0..=bytes.len() {
+            let (head, tail) = bytes.split_at(cut);
+            let parser = fed(&[head, tail]);
+            assert_eq!(parser.root().unwrap().to_value(), want, "cut at {cut}");
+            assert!(parser.is_done(), "cut at {cut}");
+        }
+        let mut parser = PartialParser::new(true);
+        for byte in bytes {
+            parser.feed(std::slice::from_ref(byte));
+        }
+        assert_eq!(parser.root().unwrap().to_value(), want);
+        // A comment the input ends in leaves what came before it.
+        let open = fed(&[b"{\"a\": 1 /* open *", b"* /"]);
+        assert_eq!(open.root().unwrap().to_value(), json!({"a": 1}));
+        assert!(!open.is_done());
     }
 
     #[test]

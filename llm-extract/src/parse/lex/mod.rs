@@ -20,21 +20,38 @@
 //!   whitespace, number and word bytes in tight loops (module `scan`); a reader holding the whole text
 //!   may call those primitives directly ([`string_stop`], [`string_end`], [`number_end`],
 //!   [`word_end`], [`space_end`], [`skip_insignificant`]).
+//! - **Each lexical fact written once.** Quotes (module `quote`): which opens at a byte
+//!   ([`Quote::at`]), which sequences close it ([`Quote::closer_at`], [`Quote::first_closer_end`])
+//!   and where its plain text stops ([`Quote::text_stop`]). Comments (module `comment`): one state
+//!   machine resumable at any byte ([`Comment`]), kept by the lexer as its comment state and by a
+//!   reader fed in chunks between them, and run whole by [`comment_at`]. Unquoted text, which may
+//!   hold spaces, ends at [`ends_text`]; a number begins at [`starts_number`]; an unquoted key's
+//!   name is made of [`is_name_byte`]s. A parser reading the text its own way calls these rather
+//!   than knowing the bytes itself.
 //!
 //! Readers: the framer (`frame`: where each value begins and ends), the loop detector (`loops`,
-//! per byte) and the confidence scan (`extract::confidence`, spans of strings and scalars).
+//! per byte) and the confidence scan (`extract::confidence`, spans of strings and scalars) read its
+//! tokens; the lenient parser (`lenient`: quotes, comments, unquoted text, runs), the partial parser
+//! (`partial`: the comment machine, unquoted text, runs) and the typed reader (`typed::reader`:
+//! runs) read with its primitives.
 //!
 //! Linear: every step of [`Lexer::next`] consumes a byte or hands out a token or a stop, and a byte
 //! completes at most two tokens ([`Lexer::steps`] counts them for the tests).
 
+mod comment;
+mod quote;
 mod scan;
 mod structure;
 #[cfg(test)]
 mod tests;
 
 use super::literal;
+pub use comment::{comment_at, Comment, Found, Read, Step};
+pub use quote::Quote;
+use quote::{SMART_FIRST, SMART_SECOND};
 pub use scan::{
-    ends_word, number_end, skip_insignificant, space_end, string_end, string_stop, word_end,
+    ends_text, ends_word, is_name_byte, number_end, skip_insignificant, space_end, starts_number,
+    string_end, string_stop, text_end, word_end,
 };
 use serde_json::Value;
 
@@ -82,48 +99,6 @@ impl Syntax {
         nul_is_space: true,
         report: true,
     };
-}
-
-/// The quote that opened a string.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Quote {
-    /// `"`.
-    Double,
-    /// `'`.
-    Single,
-    /// `“` or `”`.
-    Smart,
-    /// `‘`.
-    SmartSingle,
-}
-
-impl Quote {
-    /// The opening quote's width in bytes.
-    pub fn width(self) -> usize {
-        match self {
-            Quote::Double | Quote::Single => 1,
-            Quote::Smart | Quote::SmartSingle => 3,
-        }
-    }
-
-    /// The single byte that closes the string (`"`, `'`), or for smart quotes the `"` a smart
-    /// double string also closes on (none for `‘`).
-    fn plain_closer(self) -> Option<u8> {
-        match self {
-            Quote::Double | Quote::Smart => Some(b'"'),
-            Quote::Single => Some(b'\''),
-            Quote::SmartSingle => None,
-        }
-    }
-
-    /// Whether `E2 80 <last>` closes the string.
-    fn smart_closer(self, last: u8) -> bool {
-        match self {
-            Quote::Smart => matches!(last, 0x9C | 0x9D),
-            Quote::SmartSingle => matches!(last, 0x98 | 0x99),
-            Quote::Double | Quote::Single => false,
-        }
-    }
 }
 
 /// A bracket's kind.
@@ -344,12 +319,9 @@ enum State {
     },
     Number(Num),
     Word,
-    /// A `/` at the start of a token: a comment or a word.
-    Slash,
-    LineComment,
-    BlockComment {
-        star: bool,
-    },
+    /// A comment, or a `/` at the start of a token that may open one ([`Comment::Slash`]: a word
+    /// if it opens none).
+    Comment(Comment),
     /// The first bytes (`E2`, `E2 80`) of what may be a smart opening quote.
     SmartOpen {
         matched: u8,
@@ -588,7 +560,7 @@ impl Lexer {
         }
         let cut = !matches!(
             self.state,
-            State::Between | State::Space | State::LineComment
+            State::Between | State::Space | State::Comment(Comment::Line)
         );
         if self.state == State::Between {
             return None;
@@ -609,24 +581,11 @@ impl Lexer {
     fn run(&mut self, buf: &[u8], i: usize) -> usize {
         match self.state {
             State::Str {
-                quote: quote @ (Quote::Double | Quote::Single),
-                esc: Esc::None,
-                ..
-            } => {
-                let q = if quote == Quote::Double { b'"' } else { b'\'' };
-                string_stop(buf, i, q)
-            }
-            State::Str {
+                quote,
                 esc: Esc::None,
                 closer: 0,
                 ..
-            } => {
-                let rest = buf.get(i..).unwrap_or_default();
-                i + rest
-                    .iter()
-                    .position(|&b| b == 0xE2 || b == b'"' || b == b'\\' || b < 0x20)
-                    .unwrap_or(rest.len())
-            }
+            } => quote.text_stop(buf, i),
             State::Space => {
                 let rest = buf.get(i..).unwrap_or_default();
                 let stops = self.newline_stops;
@@ -654,18 +613,7 @@ impl Lexer {
                 }
                 end
             }
-            State::LineComment => {
-                let rest = buf.get(i..).unwrap_or_default();
-                memchr::memchr(b'\n', rest).map_or(buf.len(), |n| i + n)
-            }
-            State::BlockComment { star: false } => {
-                let rest = buf.get(i..).unwrap_or_default();
-                let found = match self.newline_stops {
-                    true => memchr::memchr2(b'*', b'\n', rest),
-                    false => memchr::memchr(b'*', rest),
-                };
-                found.map_or(buf.len(), |n| i + n)
-            }
+            State::Comment(comment) => comment.skip(buf, i, self.newline_stops),
             _ => i,
         }
     }
@@ -675,15 +623,10 @@ impl Lexer {
     fn closes_plain_string(&self, b: u8) -> bool {
         match self.state {
             State::Str {
-                quote: Quote::Double,
+                quote,
                 esc: Esc::None,
                 ..
-            } => b == b'"',
-            State::Str {
-                quote: Quote::Single,
-                esc: Esc::None,
-                ..
-            } => b == b'\'',
+            } => quote.plain() == Some(b),
             _ => false,
         }
     }
@@ -767,41 +710,28 @@ impl Lexer {
                     }
                     self.end_token(at, false);
                 }
-                State::Slash => match b {
-                    b'/' => {
-                        self.state = State::LineComment;
+                State::Comment(mut comment) => match comment.step(b) {
+                    Step::Inside => {
+                        self.state = State::Comment(comment);
                         return Class::Comment;
                     }
-                    b'*' => {
-                        self.state = State::BlockComment { star: false };
-                        return Class::Comment;
-                    }
-                    // A word that begins with `/` (`/path`).
-                    _ => self.state = State::Word,
-                },
-                State::LineComment => {
-                    if b != b'\n' {
-                        return Class::Comment;
-                    }
-                    self.end_token(at, false);
-                }
-                State::BlockComment { star } => {
-                    if star && b == b'/' {
+                    Step::Ended => {
                         self.end_token(at + 1, false);
-                    } else {
-                        self.state = State::BlockComment { star: b == b'*' };
+                        return Class::Comment;
                     }
-                    return Class::Comment;
-                }
+                    // The newline after a line comment.
+                    Step::Before => self.end_token(at, false),
+                    // A word that begins with `/` (`/path`).
+                    Step::NoComment => self.state = State::Word,
+                },
                 State::SmartOpen { matched } => {
                     let quote = match (matched, b) {
-                        (1, 0x80) => {
+                        (1, SMART_SECOND) => {
                             self.state = State::SmartOpen { matched: 2 };
                             self.probe_extend(&[b]);
                             return Class::Word;
                         }
-                        (2, 0x9C | 0x9D) => Some(Quote::Smart),
-                        (2, 0x98) => Some(Quote::SmartSingle),
+                        (2, last) => Quote::smart(last),
                         _ => None,
                     };
                     match quote {
@@ -852,26 +782,30 @@ impl Lexer {
                 self.state = State::Space;
                 Class::Space
             }
-            b'-' | b'+' | b'.' | b'0'..=b'9' => {
+            _ if starts_number(b) => {
                 self.probe_len = 0;
                 self.probe_extend(&[b]);
                 self.state = State::Number(Num::Start.step(b));
                 Class::Number
             }
-            b'#' if syntax.hash_comments => {
-                self.state = State::LineComment;
-                Class::Comment
-            }
-            _ => {
-                self.probe_len = 0;
-                self.probe_extend(&[b]);
-                self.state = match b {
-                    b'/' if syntax.comments => State::Slash,
-                    0xE2 if syntax.smart_quotes => State::SmartOpen { matched: 1 },
-                    _ => State::Word,
-                };
-                Class::Word
-            }
+            _ => match Comment::opened_by(b, syntax) {
+                Some(Comment::Line) => {
+                    self.state = State::Comment(Comment::Line);
+                    Class::Comment
+                }
+                slash => {
+                    self.probe_len = 0;
+                    self.probe_extend(&[b]);
+                    self.state = match (slash, b) {
+                        (Some(comment), _) => State::Comment(comment),
+                        (None, SMART_FIRST) if syntax.smart_quotes => {
+                            State::SmartOpen { matched: 1 }
+                        }
+                        (None, _) => State::Word,
+                    };
+                    Class::Word
+                }
+            },
         }
     }
 
@@ -882,12 +816,9 @@ impl Lexer {
             closer: 0,
             escapes: false,
         };
-        let kind = match quote {
-            Quote::Double => return,
-            Quote::Single => Irregular::SingleQuotes,
-            Quote::Smart | Quote::SmartSingle => Irregular::SmartQuotes,
-        };
-        self.irregular(kind, self.start, text_start);
+        if let Some(kind) = quote.irregular() {
+            self.irregular(kind, self.start, text_start);
+        }
     }
 
     /// A byte inside a string; `None` when the byte is to be read again in the new state.
@@ -929,7 +860,7 @@ impl Lexer {
                 Esc::None => {}
             }
             match (closer, b) {
-                (1, 0x80) => {
+                (1, SMART_SECOND) => {
                     closer = 2;
                     break 'class Class::StringText;
                 }
@@ -955,7 +886,7 @@ impl Lexer {
                     self.end_token(at + 1, false);
                     return Some(Class::StringClose);
                 }
-                0xE2 if matches!(quote, Quote::Smart | Quote::SmartSingle) => {
+                SMART_FIRST if quote.plain().is_none() => {
                     closer = 1;
                     Class::StringText
                 }
@@ -990,11 +921,11 @@ impl Lexer {
             State::Space => TokenKind::Space,
             State::Str { quote, escapes, .. } => TokenKind::String { quote, escapes },
             State::Number(num) => TokenKind::Number { json: num.json() },
-            State::Word | State::Slash | State::SmartOpen { .. } => {
+            State::Word | State::Comment(Comment::Slash) | State::SmartOpen { .. } => {
                 let (literal, exact) = self.literal();
                 TokenKind::Word { literal, exact }
             }
-            State::LineComment | State::BlockComment { .. } => TokenKind::Comment,
+            State::Comment(_) => TokenKind::Comment,
         };
         self.state = State::Between;
         self.emit(kind, self.start, end, cut);

@@ -1,9 +1,10 @@
 //! The lexer's byte-level primitives: where a string's text stops (word at a time), where a number,
-//! a word or a run of whitespace ends, and the skip over whitespace and comments. The token iterator
-//! ([`super::Lexer`]) runs on them, and a reader that holds the whole text (the typed reader, the
-//! confidence scan) may call them directly in its own hot loop.
+//! a word, unquoted text or a run of whitespace ends, which bytes begin a number, and the skip over
+//! whitespace and comments. The token iterator ([`super::Lexer`]) runs on them, and a reader that
+//! holds the whole text (the typed reader, the confidence scan, the lenient parser) or reads in
+//! chunks of its own (the partial parser) may call them directly in its own hot loop.
 
-use super::Syntax;
+use super::{comment_at, Syntax};
 use crate::parse::literal;
 
 const ONES: u64 = 0x0101_0101_0101_0101;
@@ -104,24 +105,49 @@ pub fn skip_insignificant(bytes: &[u8], from: usize, syntax: Syntax) -> usize {
         at = space_end(bytes, at);
         match bytes.get(at) {
             Some(0) if syntax.nul_is_space => at += 1,
-            Some(b'/') if syntax.comments => match bytes.get(at + 1) {
-                Some(b'/') => at = line_end(bytes, at),
-                Some(b'*') => {
-                    let rest = bytes.get(at + 2..).unwrap_or_default();
-                    at = memchr::memmem::find(rest, b"*/").map_or(bytes.len(), |i| at + 2 + i + 2);
-                }
-                _ => return at,
+            Some(b'/' | b'#') => match comment_at(bytes, at, syntax) {
+                Some(comment) => at = comment.end,
+                None => return at,
             },
-            Some(b'#') if syntax.hash_comments => at = line_end(bytes, at),
             _ => return at,
         }
     }
 }
 
-/// The newline ending the line that holds `from` (`bytes.len()` if none).
+/// Whether `byte` may begin a number (a digit, `-`, `+` or `.`; a run that turns out no number is
+/// a word, `-Infinity`).
 #[inline]
-fn line_end(bytes: &[u8], from: usize) -> usize {
-    memchr::memchr(b'\n', bytes.get(from..).unwrap_or_default()).map_or(bytes.len(), |i| from + i)
+pub fn starts_number(byte: u8) -> bool {
+    matches!(byte, b'-' | b'+' | b'.' | b'0'..=b'9')
+}
+
+/// Whether `byte` belongs to a name: an unquoted key as a model writes it (`first_name`, `$ref`,
+/// `x-id`): ASCII letters and digits, `_`, `$` and `-`.
+#[inline]
+pub fn is_name_byte(byte: u8) -> bool {
+    byte.is_ascii_alphanumeric() || matches!(byte, b'_' | b'$' | b'-')
+}
+
+/// Whether `byte` ends unquoted text (a literal, or text a model left unquoted), read as the
+/// parsers read it: unlike a [word](ends_word), the text may hold spaces (`{"s": hello world}`),
+/// and ends at `, : { } [ ]` or the end of the line; in a tuple (`tuple`), at `)` too. The text is
+/// then trimmed at its end.
+#[inline]
+pub fn ends_text(byte: u8, tuple: bool) -> bool {
+    matches!(
+        byte,
+        b',' | b'}' | b']' | b':' | b'\n' | b'\r' | b'{' | b'['
+    ) || (tuple && byte == b')')
+}
+
+/// The end of unquoted text from `from` ([`ends_text`]); `bytes.len()` when nothing ends it.
+#[inline]
+pub fn text_end(bytes: &[u8], from: usize, tuple: bool) -> usize {
+    let rest = bytes.get(from..).unwrap_or_default();
+    from + rest
+        .iter()
+        .position(|&b| ends_text(b, tuple))
+        .unwrap_or(rest.len())
 }
 
 #[cfg(test)]
@@ -192,5 +218,43 @@ mod tests {
         };
         assert_eq!(skip_insignificant(text, 0, hash), 20);
         assert_eq!(skip_insignificant(b"/* open", 0, Syntax::LENIENT), 7);
+        assert_eq!(skip_insignificant(b" /x", 0, Syntax::LENIENT), 1);
+        assert_eq!(skip_insignificant(b" /", 0, Syntax::LENIENT), 1);
+        assert_eq!(skip_insignificant(b"/**//**/ \0 x", 0, Syntax::LENIENT), 11);
+    }
+
+    #[test]
+    fn name_bytes() {
+        let names: Vec<u8> = (0..=255u8).filter(|&b| is_name_byte(b)).collect();
+        let mut want: Vec<u8> = b"$-_".to_vec();
+        want.extend(b'0'..=b'9');
+        want.extend(b'A'..=b'Z');
+        want.extend(b'a'..=b'z');
+        want.sort_unstable();
+        assert_eq!(names, want);
+    }
+
+    #[test]
+    fn number_starts() {
+        let starts: Vec<u8> = (0..=255u8).filter(|&b| starts_number(b)).collect();
+        assert_eq!(starts, b"+-.0123456789");
+    }
+
+    #[test]
+    fn unquoted_text_ends_at_a_delimiter_or_the_end_of_the_line() {
+        assert_eq!(text_end(b"hello world, x", 0, false), 11);
+        assert_eq!(text_end(b"f(x)}", 0, false), 4);
+        assert_eq!(text_end(b"f(x)}", 0, true), 3);
+        assert_eq!(text_end(b"a\r\nb", 0, false), 1);
+        assert_eq!(text_end(b"tr", 0, false), 2);
+        assert_eq!(text_end(b"ab", 5, false), 5);
+        let ends: Vec<u8> = (0..=255u8).filter(|&b| ends_text(b, false)).collect();
+        assert_eq!(ends, b"\n\r,:[]{}");
+        let in_tuple: Vec<u8> = (0..=255u8).filter(|&b| ends_text(b, true)).collect();
+        assert_eq!(in_tuple, b"\n\r),:[]{}");
+        // Quotes, spaces and slashes are text.
+        for b in *b"\"' /#\t" {
+            assert!(!ends_text(b, true), "{b}");
+        }
     }
 }
