@@ -809,6 +809,11 @@ impl PartialParser {
         if let Some(frame) = self.scalar.take() {
             self.complete(frame.id);
         }
+        self.after_value();
+    }
+
+    /// After a value: the end of the root, or what follows an element or a member.
+    fn after_value(&mut self) {
         self.state = if self.stack.is_empty() {
             State::End
         } else {
@@ -836,11 +841,7 @@ impl PartialParser {
         if let Some(frame) = self.stack.pop() {
             self.complete(frame.id);
         }
-        self.state = if self.stack.is_empty() {
-            State::End
-        } else {
-            State::After
-        };
+        self.after_value();
     }
 
     /// Reads string bytes from `bytes[i]` up to the next quote or backslash.
