@@ -3,14 +3,14 @@
 //!
 //! With nothing to record and no comments or smart quotes to read, two tight loops do the work of
 //! the token machinery: between tokens, a byte loop that hands a bracket out at once, opens a string
-//! at its quote and keeps only the last significant byte; inside a `"` or `'` string, the word-at-a-
-//! time [`string_stop`] from one quote, backslash or control character to the next. No token is
-//! built, queued or handed out for whitespace, numbers, words or punctuation, and a string's token is
-//! built at its closing quote. Both loops keep the lexer's own state (inside a string, a pending
+//! at its quote and keeps only the last significant byte; inside a `"` or `'` string, a vector
+//! search from one quote, backslash or newline stop to the next (a control character is text here:
+//! the structure does not depend on it). No token is built, queued or handed out for whitespace,
+//! numbers, words or punctuation, and a string's token is built at its closing quote. Both loops keep the lexer's own state (inside a string, a pending
 //! escape, the last significant byte), so a value may still arrive cut anywhere; a lexer read this
 //! way is to be read this way alone (its whitespace, numbers and words are not tracked as tokens).
 
-use super::{string_stop, Bracket, Esc, Lexer, Next, Quote, State, Token, TokenKind};
+use super::{Bracket, Esc, Lexer, Next, Quote, State, Token, TokenKind};
 
 impl Lexer {
     /// Like [`Lexer::next`], but hands out only brackets and strings (and newline stops): for a
@@ -170,7 +170,10 @@ impl Lexer {
                     break Next::Newline(base + i - 1);
                 }
             }
-            let stop = string_stop(buf, i, q);
+            let Some(stop) = text_stop(buf, i, q, stops) else {
+                i = buf.len();
+                break Next::More;
+            };
             match buf.get(stop) {
                 None => {
                     i = buf.len();
@@ -194,12 +197,10 @@ impl Lexer {
                         cut: false,
                     }));
                 }
-                Some(&b) => {
-                    // A control character: text here.
+                Some(_) => {
+                    // A newline, with newline stops on.
                     i = stop + 1;
-                    if b == b'\n' && stops {
-                        break Next::Newline(base + stop);
-                    }
+                    break Next::Newline(base + stop);
                 }
             }
         };
@@ -212,4 +213,21 @@ impl Lexer {
         };
         Some(next)
     }
+}
+
+/// Where the first `quote`, `\\` or (with `newlines`) newline at or after `from` is: the bytes the
+/// structure-only reading stops at inside a string (a control character is text to it). The vector
+/// search pays off from about 16 bytes; a small chunk of a stream is looked at byte by byte.
+#[inline]
+fn text_stop(buf: &[u8], from: usize, quote: u8, newlines: bool) -> Option<usize> {
+    let rest = buf.get(from..)?;
+    let found = if rest.len() < 16 {
+        rest.iter()
+            .position(|&b| b == quote || b == b'\\' || (newlines && b == b'\n'))
+    } else if newlines {
+        memchr::memchr3(quote, b'\\', b'\n', rest)
+    } else {
+        memchr::memchr2(quote, b'\\', rest)
+    };
+    found.map(|at| from + at)
 }
