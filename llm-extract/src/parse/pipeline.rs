@@ -1,8 +1,12 @@
-//! The pipeline every frame goes through, whether it is a whole answer, a line or an array element:
-//! serde straight, else the lenient parser; then validation, and coercion only if validation fails.
-//! It takes a frame's text and hands back a checked value or why there is none; where the frame
-//! is (the envelope, the framer) is decided before it, which value is the answer after it.
+//! The pipeline every frame goes through, whether it is a whole answer, a line, an array element or
+//! a candidate value the envelope found: serde straight, else the lenient parser; then validation,
+//! and coercion only if validation fails. It takes a frame's text and hands back a checked value or
+//! why there is none; where the frame is (the envelope, the framer) is decided before it, which
+//! value is the answer after it (`choice`). The candidates of a text go through it in one loop
+//! ([`Pipeline::each_candidate`]), which also reads an object closed too early with the members
+//! after its brace, when the schema prefers that reading.
 
+use super::envelope::Candidate;
 use super::lenient::{self, Cut, Failure, Fixed, Settings, Step};
 use super::{coerce, Fix, FixKind, ParseError, ParseOptions, SkipReason, Skipped};
 use crate::error::SchemaError;
@@ -94,13 +98,99 @@ impl<'s> Pipeline<'s> {
 
     /// One frame: serde straight, else (unless strict) the lenient parser; then [`Pipeline::check`].
     pub(crate) fn frame(&self, text: &str, base: usize) -> Result<Accepted, Rejection> {
-        match serde_json::from_str::<Value>(text) {
-            Ok(value) => return self.check(value, Vec::new(), base),
-            Err(e) if self.options.strict => return Err(serde_rejection(&e, text, base)),
-            Err(_) => {}
+        match self.straight(text, base) {
+            Some(result) => result,
+            None => self
+                .lenient(text, base, false)
+                .map(|(accepted, _)| accepted),
         }
-        self.lenient(text, base, false)
-            .map(|(accepted, _)| accepted)
+    }
+
+    /// `text` through serde straight, then [`Pipeline::check`]; in strict mode, serde's refusal;
+    /// `None` when serde refuses a text the lenient parser may still read.
+    pub(crate) fn straight(&self, text: &str, base: usize) -> Option<Result<Accepted, Rejection>> {
+        match serde_json::from_str::<Value>(text) {
+            Ok(value) => Some(self.check(value, Vec::new(), base)),
+            Err(e) if self.options.strict => Some(Err(serde_rejection(&e, text, base))),
+            Err(_) => None,
+        }
+    }
+
+    /// Every candidate value of `text` (found by the envelope), each through the pipeline, handed
+    /// to `each` in order as it is evaluated (so a caller keeps only what it needs: a thousand
+    /// copies of one value are not all held at once). An object whose members go on after its
+    /// brace is read to their end when the schema prefers it (`{"a": 1}, "b": 2}`); values found
+    /// inside a value cut off at the end are its parts, not candidates of their own, and are left
+    /// out. `base` is the offset of `text` in the whole input.
+    pub(crate) fn each_candidate(
+        &self,
+        text: &str,
+        candidates: Vec<Candidate>,
+        base: usize,
+        mut each: impl FnMut(Candidate, Result<Accepted, Rejection>),
+    ) {
+        // The end of a candidate that took in the members after it: candidates inside those are
+        // its parts.
+        let mut taken_to = 0;
+        for mut candidate in candidates {
+            if candidate.start < taken_to {
+                continue;
+            }
+            let slice = text.get(candidate.start..candidate.end).unwrap_or_default();
+            let mut result = self.frame(slice, base + candidate.start);
+            if let Some((longer, longer_result)) = self.continued(text, candidate, base, &result) {
+                candidate = longer;
+                result = longer_result;
+                taken_to = candidate.end;
+            }
+            // A value cut off at the end that reads as the start of a real value (not prose): the
+            // candidates after it start inside it.
+            let cut = !candidate.closed
+                && !matches!(result, Err(Rejection::Syntax { .. } | Rejection::NotJson));
+            each(candidate, result);
+            if cut {
+                break;
+            }
+        }
+    }
+
+    /// An object closed too early, whose members go on after its brace (`{"a": 1}, "b": 2}`): the
+    /// longer reading, when the schema prefers it (see [`prefers_longer`]).
+    fn continued(
+        &self,
+        text: &str,
+        candidate: Candidate,
+        base: usize,
+        closed: &Result<Accepted, Rejection>,
+    ) -> Option<(Candidate, Result<Accepted, Rejection>)> {
+        if self.options.strict || !candidate.closed || !candidate.members_follow {
+            return None;
+        }
+        let (longer, end) = self
+            .reopened(text.get(candidate.start..)?, base + candidate.start)
+            .ok()?;
+        let end = candidate.start + end;
+        if end <= candidate.end || !prefers_longer(self.schema, closed, &longer) {
+            return None;
+        }
+        let longer_candidate = Candidate {
+            end,
+            reopened: true,
+            ..candidate
+        };
+        Some((longer_candidate, Ok(longer)))
+    }
+
+    /// A candidate span of `text` read again as [`Pipeline::each_candidate`] read it (for a value
+    /// not kept, to compare).
+    pub(crate) fn reread(&self, text: &str, candidate: Candidate) -> Result<Accepted, Rejection> {
+        let slice = text.get(candidate.start..candidate.end).unwrap_or_default();
+        match candidate.reopened {
+            true => self
+                .reopened(slice, candidate.start)
+                .map(|(accepted, _)| accepted),
+            false => self.frame(slice, candidate.start),
+        }
     }
 
     /// The lenient parser on `text`, then [`Pipeline::check`]; also where the value ended in `text`.
@@ -214,10 +304,35 @@ impl<'s> Pipeline<'s> {
 
     /// The lenient parser with members that follow the root object's closing brace read as its own
     /// (`{"a": 1}, "b": 2}`, see [`Settings::reopen`]), then [`Pipeline::check`]; also where the
-    /// value ended in `text`. Whether that reading is the one meant is the caller's choice.
-    pub(crate) fn reopened(&self, text: &str, base: usize) -> Result<(Accepted, usize), Rejection> {
+    /// value ended in `text`. Whether that reading is the one meant is [`prefers_longer`]'s call.
+    fn reopened(&self, text: &str, base: usize) -> Result<(Accepted, usize), Rejection> {
         self.lenient(text, base, true)
     }
+}
+
+/// Whether the longer reading of an object closed too early (`{"a": 1}, "b": 2}`) is the one the
+/// schema prefers: when the object as closed fails and the longer one passes, or when both pass and
+/// the longer one adds only keys the schema declares (it wants them); keys it does not know say the
+/// text after the brace was something else. Without a schema nothing tells, and the object as
+/// closed stands.
+fn prefers_longer(
+    schema: &SchemaSet,
+    closed: &Result<Accepted, Rejection>,
+    longer: &Accepted,
+) -> bool {
+    let Ok(closed) = closed else {
+        return true;
+    };
+    let generic = schema.generic();
+    let declared = resolve(generic, generic).get("properties");
+    let (Some(shorter), Some(longer)) = (closed.value.as_object(), longer.value.as_object()) else {
+        return false;
+    };
+    let mut added = longer
+        .keys()
+        .filter(|k| !shorter.contains_key(*k))
+        .peekable();
+    added.peek().is_some() && added.all(|k| declared.and_then(|d| d.get(k)).is_some())
 }
 
 /// Whether `schema` wants free text at `path`, an object member: a string with no `enum`, `const`,
