@@ -6,7 +6,7 @@
 //! candidate it must compare again is read again by the pipeline, through the caller's `reread`).
 
 use super::envelope::Candidate;
-use super::pipeline::{Accepted, Rejection};
+use super::schema_check::{Accepted, Rejection};
 use super::work;
 use crate::schema::SchemaSet;
 use serde_json::Value;

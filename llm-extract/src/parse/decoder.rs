@@ -12,7 +12,8 @@
 use super::choice::best_rejection;
 use super::envelope::{self, extracted};
 use super::frame::{Event, Frame, FrameKind, Framer, FramerConfig};
-use super::pipeline::{self, Accepted, Pipeline, Rejection};
+use super::pipeline::{self, Pipeline};
+use super::schema_check::{Accepted, Rejection};
 use super::typed;
 use super::{Fix, FixKind, ParseOptions, SkipReason, Skipped};
 use crate::schema::node::resolve;

@@ -136,6 +136,7 @@ mod partial_shapes;
 mod partial_tuple;
 pub(crate) mod partial_value;
 mod pipeline;
+mod schema_check;
 pub(crate) mod typed;
 /// The parsers' step count, for tests (feature `__work-count`). Not public API.
 #[doc(hidden)]

@@ -18,7 +18,8 @@
 
 use super::choice::{self, Choice, Distinct};
 use super::envelope::{Candidate, Envelope};
-use super::pipeline::{self, Accepted, Pipeline, Rejection};
+use super::pipeline::{self, Pipeline};
+use super::schema_check::{Accepted, Rejection};
 use super::{typed, Fix, FixKind, ParseError, ParseOptions, Parsed};
 use crate::schema::Schema;
 use crate::schema::SchemaSet;
