@@ -2,8 +2,9 @@
 //! candidates (or the only fenced one), an enum value named in prose; and, when none passed, the
 //! most telling rejection.
 //!
-//! It reads the texts and the values the steps before it handed over; it parses nothing itself (a
-//! candidate it must compare again is read again by the pipeline, through the caller's `reread`).
+//! It reads the texts and the values the steps before it handed over; it parses nothing itself: a
+//! candidate it must compare again (one whose value it did not keep) is read again by the pipeline
+//! (`Pipeline::reread`), through the function the caller hands to [`Distinct::add`].
 
 use super::envelope::Candidate;
 use super::schema_check::{Accepted, Rejection};

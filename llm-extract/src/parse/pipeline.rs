@@ -1,10 +1,11 @@
 //! The pipeline every frame goes through, whether it is a whole answer, a line, an array element or
-//! a candidate value the envelope found: serde straight, else the lenient parser; then validation,
-//! and coercion only if validation fails. It takes a frame's text and hands back a checked value or
-//! why there is none; where the frame is (the envelope, the framer) is decided before it, which
-//! value is the answer after it (`choice`). The candidates of a text go through it in one loop
-//! ([`Pipeline::each_candidate`]), which also reads an object closed too early with the members
-//! after its brace, when the schema prefers that reading.
+//! a candidate value the envelope found: read by serde straight, else by the lenient parser; then
+//! checked against the schema (`schema_check`: validation, and coercion only if validation fails).
+//! It takes a frame's text and hands back a checked value or why there is none; where the frame is
+//! (the envelope, the framer) is decided before it, which value is the answer after it (`choice`).
+//! The candidates of a text go through it in one loop ([`Pipeline::each_candidate`]), which also
+//! reads an object closed too early with the members after its brace, and keeps that reading when
+//! the schema prefers it.
 
 use super::envelope::Candidate;
 use super::lenient::{self, Failure, Fixed, Settings};
