@@ -1,6 +1,7 @@
 //! The envelope around the JSON: a byte-order mark, a thinking block, fences, prose, and the
-//! candidate values inside it. The first step of one value's parse: it finds where values may be,
-//! and reads none of them.
+//! candidate values inside it. The first step of one value's parse: it finds where values may be
+//! (and whether an object's members seem to go on after its brace, or a value stands alone), and
+//! reads none of them. The fixes that record taking the answer out of it are made here too.
 //!
 //! Candidates are found with the same string-aware [`ValueScanner`] the decoder frames with, so a `}`
 //! inside a string or a `[` in the prose does not derail the search. A start that never closes (a
