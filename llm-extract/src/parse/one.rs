@@ -64,10 +64,8 @@ pub fn from_str_with<T: Schema>(
     options: &ParseOptions,
 ) -> Result<Parsed<T>, ParseError> {
     let envelope = Envelope::new(text);
-    match clean::<T>(&envelope, options) {
-        Some(Ok(parsed)) => return Ok(parsed),
-        Some(Err(rejection)) => return Err(rejection.into_error(text)),
-        None => {}
+    if let Some(answer) = clean::<T>(&envelope, options) {
+        return answer;
     }
     let Parsed { value, fixes } = value_from(&envelope, T::schema(), options)?;
     // Borrowed, so a refusal carries serde's path without parsing the text a second time.
@@ -83,12 +81,12 @@ pub fn from_str_with<T: Schema>(
 
 /// `T` straight from the text when it is clean JSON, or (unless strict) one clean JSON value alone
 /// in prose or a fence; validated while it is deserialized when the options ask for validation.
-/// Strict without validation, serde's refusal of the text is the answer's. `None` sends the text
-/// down the full path.
+/// Strict without validation, serde's refusal of the text is the answer's error. `None` sends the
+/// text down the full path.
 fn clean<T: Schema>(
     envelope: &Envelope<'_>,
     options: &ParseOptions,
-) -> Option<Result<Parsed<T>, Rejection>> {
+) -> Option<Result<Parsed<T>, ParseError>> {
     let text = envelope.text;
     let schema = T::schema();
     let plan = match options.validate {
@@ -112,7 +110,7 @@ fn clean<T: Schema>(
         return match serde_json::from_str::<T>(text) {
             Ok(value) if !prose_first => Some(Ok(whole(value))),
             Ok(_) => None,
-            Err(e) => Some(Err(pipeline::serde_rejection(&e, text, 0))),
+            Err(e) => Some(Err(pipeline::serde_rejection(&e, text, 0).into_error(text))),
         };
     }
     if !prose_first {
