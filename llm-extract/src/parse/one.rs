@@ -424,6 +424,43 @@ mod tests {
         assert!(matches!(value("   "), Err(ParseError::NoJson { .. })));
     }
 
+    #[derive(Debug, PartialEq, serde::Deserialize)]
+    struct N {
+        n: i32,
+    }
+
+    impl Schema for N {
+        fn schema() -> &'static SchemaSet {
+            static S: std::sync::OnceLock<SchemaSet> = std::sync::OnceLock::new();
+            S.get_or_init(|| {
+                SchemaSet::new(
+                    "N",
+                    json!({"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}),
+                )
+            })
+        }
+    }
+
+    #[test]
+    fn strict_without_validation_is_serde_s_verdict() {
+        let options = ParseOptions::strict().with_validation(false);
+        let parse = |text| from_str_with::<N>(text, &options);
+        assert_eq!(parse(" {\"n\": 1} ").unwrap().value, N { n: 1 });
+        // A type error is serde's, located where serde stopped.
+        let text = "{\"n\": \"1\"}";
+        let serde = serde_json::from_str::<N>(text).unwrap_err().to_string();
+        assert!(
+            matches!(parse(text), Err(ParseError::Syntax { message, offset: 8, .. }) if message == serde),
+            "{:?}",
+            parse(text)
+        );
+        // Prose first is not JSON.
+        assert!(matches!(
+            parse("Sure: {\"n\": 1}"),
+            Err(ParseError::Syntax { offset: 0, .. })
+        ));
+    }
+
     #[test]
     fn clean_json_that_fails_validation_is_coerced() {
         assert_eq!(value("{\"a\":\"7\"}").unwrap(), json!({"a":7}));
