@@ -1,144 +1,18 @@
-//! Which value is the answer, once the frames are checked: one clean value alone in its text, the
-//! longer reading of an object whose members go on after its brace, the one distinct value among
-//! the candidates (or the only fenced one), an enum value named in prose; and, when none passed,
-//! the most telling rejection. Also the fixes that record taking the answer out of its text.
+//! Which value is the answer, once the frames are checked: the one distinct value among the
+//! candidates (or the only fenced one), an enum value named in prose; and, when none passed, the
+//! most telling rejection.
 //!
-//! It reads the texts and the values the steps before it handed over; it parses nothing again
-//! itself (a candidate it must compare again is read by the caller's `reread`).
+//! It reads the texts and the values the steps before it handed over; it parses nothing itself: a
+//! candidate it must compare again (one whose value it did not keep) is read again by the pipeline
+//! (`Pipeline::reread`), through the function the caller hands to [`Distinct::add`].
 
 use super::envelope::Candidate;
-use super::pipeline::{Accepted, Rejection};
-use super::{work, Fix, FixKind};
-use crate::schema::node::resolve;
+use super::schema_check::{Accepted, Rejection};
+use super::work;
 use crate::schema::SchemaSet;
 use serde_json::Value;
 use std::borrow::Cow;
 use std::collections::VecDeque;
-
-/// Whether the value that ends at `end` stands alone in `text`: the text after it opens no other
-/// value (a `{` or `[`) and does not go on with its members (`{"a": 1}, "b": 2}`).
-pub(crate) fn alone(text: &str, end: usize) -> bool {
-    let rest = text.as_bytes().get(end..).unwrap_or_default();
-    memchr::memchr2(b'{', b'[', rest).is_none() && !members_follow(text, end)
-}
-
-/// Whether members of an object seem to follow at `at`, after a closing brace: a comma, then a
-/// quoted or bare key and its colon (`, "b": 2}`). Reads the key once, no further.
-pub(crate) fn members_follow(text: &str, at: usize) -> bool {
-    let bytes = text.as_bytes().get(at..).unwrap_or_default();
-    let skip = |from: usize| {
-        from + bytes
-            .get(from..)
-            .unwrap_or_default()
-            .iter()
-            .take_while(|c| c.is_ascii_whitespace())
-            .count()
-    };
-    let comma = skip(0);
-    if bytes.get(comma) != Some(&b',') {
-        return false;
-    }
-    let key = skip(comma + 1);
-    let key_end = match bytes.get(key) {
-        Some(&quote @ (b'"' | b'\'')) => {
-            let rest = bytes.get(key + 1..).unwrap_or_default();
-            match memchr::memchr(quote, rest) {
-                Some(i) => key + 1 + i + 1,
-                None => return false,
-            }
-        }
-        Some(c) if c.is_ascii_alphabetic() || *c == b'_' => {
-            key + bytes
-                .get(key..)
-                .unwrap_or_default()
-                .iter()
-                .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'$'))
-                .count()
-        }
-        _ => return false,
-    };
-    work::count(key_end);
-    bytes.get(skip(key_end)) == Some(&b':')
-}
-
-/// Whether the longer reading of an object closed too early (`{"a": 1}, "b": 2}`) is the one the
-/// schema prefers: when the object as closed fails and the longer one passes, or when both pass and
-/// the longer one adds only keys the schema declares (it wants them); keys it does not know say the
-/// text after the brace was something else. Without a schema nothing tells, and the object as
-/// closed stands.
-pub(crate) fn prefers_longer(
-    schema: &SchemaSet,
-    closed: &Result<Accepted, Rejection>,
-    longer: &Accepted,
-) -> bool {
-    let Ok(closed) = closed else {
-        return true;
-    };
-    let generic = schema.generic();
-    let declared = resolve(generic, generic).get("properties");
-    let (Some(shorter), Some(longer)) = (closed.value.as_object(), longer.value.as_object()) else {
-        return false;
-    };
-    let mut added = longer
-        .keys()
-        .filter(|k| !shorter.contains_key(*k))
-        .peekable();
-    added.peek().is_some() && added.all(|k| declared.and_then(|d| d.get(k)).is_some())
-}
-
-/// The fixes of a value found in `text`: the envelope's (a thinking block, a BOM), then taking
-/// the value at `span` out of the text around it, when there was text around it.
-pub(crate) fn fixes(
-    text: &str,
-    envelope_fix: Option<Fix>,
-    span: Option<(usize, usize)>,
-) -> Vec<Fix> {
-    let mut fixes = Vec::with_capacity(2);
-    fixes.extend(envelope_fix);
-    if let Some((s, e)) = span {
-        // The value is the whole text but for whitespace around it (told from the text before
-        // and after it, which is short or stops at its first letter).
-        let alone = text.get(..s).is_some_and(|t| t.trim_start().is_empty())
-            && text.get(e..).is_some_and(|t| t.trim_end().is_empty())
-            && text.get(s..e).is_some_and(|v| v.trim().len() == v.len());
-        if !alone {
-            fixes.push(extracted(s, e));
-        }
-    }
-    fixes
-}
-
-/// The envelope fix for a value taken out of surrounding text.
-pub(crate) fn extracted(start: usize, end: usize) -> Fix {
-    // Built by hand: `format!` would cost more than the rest of a fenced answer's fast path.
-    let mut description = String::with_capacity(72);
-    description.push_str("took the JSON value at bytes ");
-    push_decimal(&mut description, start);
-    description.push_str("..");
-    push_decimal(&mut description, end);
-    description.push_str(" out of the text around it");
-    Fix::new(FixKind::Envelope, start, description)
-}
-
-/// Appends `n` in decimal.
-fn push_decimal(out: &mut String, n: usize) {
-    let mut digits = [0u8; 20];
-    let mut at = digits.len();
-    let mut rest = n;
-    loop {
-        at -= 1;
-        if let Some(digit) = digits.get_mut(at) {
-            *digit = b'0' + (rest % 10) as u8;
-        }
-        rest /= 10;
-        if rest == 0 || at == 0 {
-            break;
-        }
-    }
-    for &digit in digits.get(at..).unwrap_or_default() {
-        out.push(char::from(digit));
-    }
-}
 
 /// The most telling rejection among candidates that all failed.
 pub(crate) fn best_rejection<'r>(
@@ -424,26 +298,5 @@ mod tests {
         assert_eq!(value_hash(&a), value_hash(&b));
         assert_ne!(value_hash(&json!({"a":1})), value_hash(&json!({"a":2})));
         assert_ne!(value_hash(&json!([1, 2])), value_hash(&json!([2, 1])));
-    }
-
-    #[test]
-    fn the_extracted_fix_names_its_span() {
-        for (start, end) in [(0, 9), (10, 200), (12_345, usize::MAX)] {
-            assert_eq!(
-                extracted(start, end).description,
-                format!("took the JSON value at bytes {start}..{end} out of the text around it")
-            );
-        }
-    }
-
-    #[test]
-    fn a_value_stands_alone_unless_another_or_its_members_follow() {
-        let text = "Sure: {\"a\": 1}. Done";
-        let end = text.find('}').unwrap() + 1;
-        assert!(alone(text, end));
-        assert!(!alone("{\"a\": 1} and {\"a\": 2}", 8));
-        assert!(!alone("{\"a\": 1}, \"b\": 2}", 8));
-        assert!(!alone("{\"a\": 1}, b: 2}", 8));
-        assert!(alone("{\"a\": 1}, then more", 8));
     }
 }

@@ -9,11 +9,11 @@
 //! between chunks, so no byte is scanned twice and a chunk may end anywhere, even inside a UTF-8
 //! character.
 
-use super::choice::{best_rejection, extracted};
-use super::envelope;
+use super::choice::best_rejection;
+use super::envelope::{self, extracted};
 use super::frame::{Event, Frame, FrameKind, Framer, FramerConfig};
-use super::one::each_candidate;
-use super::pipeline::{self, Accepted, Pipeline, Rejection};
+use super::pipeline::{self, Pipeline};
+use super::schema_check::{Accepted, Rejection};
 use super::typed;
 use super::{Fix, FixKind, ParseOptions, SkipReason, Skipped};
 use crate::schema::node::resolve;
@@ -309,8 +309,7 @@ fn line_items(
     let mut failed = Vec::new();
     let mut any = false;
     let candidates = envelope::candidates(line, 0);
-    each_candidate(
-        pipeline,
+    pipeline.each_candidate(
         line,
         candidates,
         frame.start,
@@ -430,7 +429,7 @@ impl<T: Schema> Reader<T> {
         };
         Reader {
             clean: plan.map(|plan| {
-                let read: ReadClean<T> = |text, plan| typed::from_str::<T>(text, Some(plan));
+                let read: ReadClean<T> = |text, plan| typed::read::<T>(text, Some(plan));
                 (plan, read)
             }),
             from_json: |json, line| pipeline::typed_item::<T>(&json, line),

@@ -1,6 +1,7 @@
 //! The envelope around the JSON: a byte-order mark, a thinking block, fences, prose, and the
-//! candidate values inside it. The first step of one value's parse: it finds where values may be,
-//! and reads none of them.
+//! candidate values inside it. The first step of one value's parse: it finds where values may be
+//! (and whether an object's members seem to go on after its brace, or a value stands alone), and
+//! reads none of them. The fixes that record taking the answer out of it are made here too.
 //!
 //! Candidates are found with the same string-aware [`ValueScanner`] the decoder frames with, so a `}`
 //! inside a string or a `[` in the prose does not derail the search. A start that never closes (a
@@ -21,6 +22,9 @@ pub(crate) struct Candidate {
     pub(crate) closed: bool,
     /// Whether it lies inside a fenced block.
     pub(crate) fenced: bool,
+    /// Whether it is an object that members seem to follow after its closing brace
+    /// (`{"a": 1}, "b": 2}`): the pipeline then also reads it with them.
+    pub(crate) members_follow: bool,
     /// Whether it takes in members that follow its closing brace (see `lenient::Settings::reopen`).
     pub(crate) reopened: bool,
 }
@@ -66,6 +70,103 @@ impl<'t> Envelope<'t> {
     /// Every candidate JSON object or array of the answer proper, in order.
     pub(crate) fn candidates(&self) -> Vec<Candidate> {
         candidates(self.text, self.start)
+    }
+
+    /// Whether the value that ends at `end` stands alone in the text: the text after it opens no
+    /// other value (a `{` or `[`) and does not go on with its members (`{"a": 1}, "b": 2}`).
+    pub(crate) fn alone(&self, end: usize) -> bool {
+        let rest = self.text.as_bytes().get(end..).unwrap_or_default();
+        memchr2(b'{', b'[', rest).is_none() && !members_follow(self.text, end)
+    }
+
+    /// The fixes of the answer found at `span`: the envelope's own (a thinking block, a BOM), then
+    /// taking the value out of the text around it, when there was text around it.
+    pub(crate) fn fixes(&self, span: Option<(usize, usize)>) -> Vec<Fix> {
+        let text = self.text;
+        let mut fixes = Vec::with_capacity(2);
+        fixes.extend(self.fix.clone());
+        if let Some((s, e)) = span {
+            // The value is the whole text but for whitespace around it (told from the text before
+            // and after it, which is short or stops at its first letter).
+            let alone = text.get(..s).is_some_and(|t| t.trim_start().is_empty())
+                && text.get(e..).is_some_and(|t| t.trim_end().is_empty())
+                && text.get(s..e).is_some_and(|v| v.trim().len() == v.len());
+            if !alone {
+                fixes.push(extracted(s, e));
+            }
+        }
+        fixes
+    }
+}
+
+/// Whether members of an object seem to follow at `at`, after a closing brace: a comma, then a
+/// quoted or bare key and its colon (`, "b": 2}`). Reads the key once, no further.
+fn members_follow(text: &str, at: usize) -> bool {
+    let bytes = text.as_bytes().get(at..).unwrap_or_default();
+    let skip = |from: usize| {
+        from + bytes
+            .get(from..)
+            .unwrap_or_default()
+            .iter()
+            .take_while(|c| c.is_ascii_whitespace())
+            .count()
+    };
+    let comma = skip(0);
+    if bytes.get(comma) != Some(&b',') {
+        return false;
+    }
+    let key = skip(comma + 1);
+    let key_end = match bytes.get(key) {
+        Some(&quote @ (b'"' | b'\'')) => {
+            let rest = bytes.get(key + 1..).unwrap_or_default();
+            match memchr::memchr(quote, rest) {
+                Some(i) => key + 1 + i + 1,
+                None => return false,
+            }
+        }
+        Some(c) if c.is_ascii_alphabetic() || *c == b'_' => {
+            key + bytes
+                .get(key..)
+                .unwrap_or_default()
+                .iter()
+                .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'$'))
+                .count()
+        }
+        _ => return false,
+    };
+    work::count(key_end);
+    bytes.get(skip(key_end)) == Some(&b':')
+}
+
+/// The envelope fix for a value taken out of surrounding text.
+pub(crate) fn extracted(start: usize, end: usize) -> Fix {
+    // Built by hand: `format!` would cost more than the rest of a fenced answer's fast path.
+    let mut description = String::with_capacity(72);
+    description.push_str("took the JSON value at bytes ");
+    push_decimal(&mut description, start);
+    description.push_str("..");
+    push_decimal(&mut description, end);
+    description.push_str(" out of the text around it");
+    Fix::new(FixKind::Envelope, start, description)
+}
+
+/// Appends `n` in decimal.
+fn push_decimal(out: &mut String, n: usize) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut rest = n;
+    loop {
+        at -= 1;
+        if let Some(digit) = digits.get_mut(at) {
+            *digit = b'0' + (rest % 10) as u8;
+        }
+        rest /= 10;
+        if rest == 0 || at == 0 {
+            break;
+        }
+    }
+    for &digit in digits.get(at..).unwrap_or_default() {
+        out.push(char::from(digit));
     }
 }
 
@@ -188,6 +289,8 @@ pub(crate) fn candidates(text: &str, from: usize) -> Vec<Candidate> {
                     end: start + len,
                     closed: true,
                     fenced: in_fence(start),
+                    members_follow: bytes.get(start) == Some(&b'{')
+                        && members_follow(text, start + len),
                     reopened: false,
                 });
                 budget = budget.saturating_sub(len);
@@ -202,6 +305,7 @@ pub(crate) fn candidates(text: &str, from: usize) -> Vec<Candidate> {
                         end: bytes.len(),
                         closed: false,
                         fenced: in_fence(start),
+                        members_follow: false,
                         reopened: false,
                     });
                     seen_unclosed = true;
@@ -231,6 +335,30 @@ mod tests {
             .into_iter()
             .map(|c| (&text[c.start..c.end], c.closed))
             .collect()
+    }
+
+    #[test]
+    fn the_extracted_fix_names_its_span() {
+        for (start, end) in [(0, 9), (10, 200), (12_345, usize::MAX)] {
+            assert_eq!(
+                extracted(start, end).description,
+                format!("took the JSON value at bytes {start}..{end} out of the text around it")
+            );
+        }
+    }
+
+    #[test]
+    fn a_value_stands_alone_unless_another_or_its_members_follow() {
+        let alone = |text, end| Envelope::new(text).alone(end);
+        let text = "Sure: {\"a\": 1}. Done";
+        let end = text.find('}').unwrap() + 1;
+        assert!(alone(text, end));
+        assert!(!alone("{\"a\": 1} and {\"a\": 2}", 8));
+        assert!(!alone("{\"a\": 1}, \"b\": 2}", 8));
+        assert!(!alone("{\"a\": 1}, b: 2}", 8));
+        assert!(alone("{\"a\": 1}, then more", 8));
+        let candidates = candidates("{\"a\": 1}, \"b\": 2} [1], 2", 0);
+        assert!(candidates[0].members_follow && !candidates[1].members_follow);
     }
 
     #[test]

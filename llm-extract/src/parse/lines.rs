@@ -80,7 +80,7 @@ fn clean_lines<T: Schema>(text: &str, plan: &Plan, max_frame: usize) -> Option<V
         if line.len() > max_frame {
             return None;
         }
-        items.push(typed::from_str::<T>(line, Some(plan))?);
+        items.push(typed::read::<T>(line, Some(plan))?);
     }
     Some(items)
 }

@@ -17,8 +17,8 @@
 //! Each path is orchestrated in one file that calls the steps in order, each step handing its result
 //! to the next and none calling back into one before it:
 //! - one value (`one`): envelope (`envelope`) -> typed fast path (`typed`) -> the frames of the
-//!   envelope through the pipeline (`pipeline`: serde or `lenient`, then `coerce` and validation)
-//!   -> which value is the answer (`choice`) -> `T`;
+//!   envelope through the pipeline (`pipeline`: serde or `lenient`, then `schema_check`: validation,
+//!   and `coerce` where it fails) -> which value is the answer (`choice`) -> `T`;
 //! - a stream (`decoder`): framer (`frame`) -> typed fast path (`typed`) -> the pipeline -> `T`; a
 //!   line of prose in it is read by its candidates, as one value is.
 //!
@@ -136,6 +136,7 @@ mod partial_shapes;
 mod partial_tuple;
 pub(crate) mod partial_value;
 mod pipeline;
+mod schema_check;
 pub(crate) mod typed;
 /// The parsers' step count, for tests (feature `__work-count`). Not public API.
 #[doc(hidden)]

@@ -4,18 +4,22 @@
 //! 1. the envelope (`envelope`): where the answer proper begins, past a byte-order mark or a
 //!    thinking block;
 //! 2. the typed fast path (`typed`): clean JSON straight to `T`, the whole text or one value alone
-//!    in prose or a fence;
-//! 3. otherwise each frame (the whole text; a scalar or a tuple alone; each candidate value the
-//!    envelope finds) through the pipeline (`pipeline`): serde or the lenient parser, coercion,
-//!    validation;
-//! 4. the choice (`choice`): which value is the answer, and the fixes that took it out of its text;
-//! 5. the validated JSON to `T`.
+//!    in prose or a fence (alone as the envelope tells);
+//! 3. otherwise the whole text through the pipeline (`pipeline`: serde or the lenient parser,
+//!    coercion, validation) when it is clean JSON; else where values may be, all found by the
+//!    envelope before any is read (the answer without its fence, each candidate value), and each
+//!    of those frames through the pipeline, which also reads an object closed too early with the
+//!    members after its brace;
+//! 4. the choice (`choice`): which value is the answer;
+//! 5. the envelope's fixes for where the answer was found, and the validated JSON to `T`.
 //!
-//! A line of a stream that holds prose is read the same way, by its candidates ([`each_candidate`]).
+//! A line of a stream that holds prose is read the same way, by its candidates
+//! ([`Pipeline::each_candidate`]).
 
 use super::choice::{self, Choice, Distinct};
 use super::envelope::{Candidate, Envelope};
-use super::pipeline::{self, Accepted, Pipeline, Rejection};
+use super::pipeline::{self, Pipeline};
+use super::schema_check::{Accepted, Rejection};
 use super::{typed, Fix, FixKind, ParseError, ParseOptions, Parsed};
 use crate::schema::Schema;
 use crate::schema::SchemaSet;
@@ -60,13 +64,8 @@ pub fn from_str_with<T: Schema>(
     options: &ParseOptions,
 ) -> Result<Parsed<T>, ParseError> {
     let envelope = Envelope::new(text);
-    if let Some(parsed) = clean::<T>(&envelope, options) {
-        return Ok(parsed);
-    }
-    if options.strict && !options.validate {
-        if let Err(e) = serde_json::from_str::<T>(text) {
-            return Err(pipeline::serde_rejection(&e, text, 0).into_error(text));
-        }
+    if let Some(answer) = clean::<T>(&envelope, options) {
+        return answer;
     }
     let Parsed { value, fixes } = value_from(&envelope, T::schema(), options)?;
     // Borrowed, so a refusal carries serde's path without parsing the text a second time.
@@ -82,8 +81,12 @@ pub fn from_str_with<T: Schema>(
 
 /// `T` straight from the text when it is clean JSON, or (unless strict) one clean JSON value alone
 /// in prose or a fence; validated while it is deserialized when the options ask for validation.
-/// `None` sends the text down the full path.
-fn clean<T: Schema>(envelope: &Envelope<'_>, options: &ParseOptions) -> Option<Parsed<T>> {
+/// Strict without validation, serde's refusal of the text is the answer's error. `None` sends the
+/// text down the full path.
+fn clean<T: Schema>(
+    envelope: &Envelope<'_>,
+    options: &ParseOptions,
+) -> Option<Result<Parsed<T>, ParseError>> {
     let text = envelope.text;
     let schema = T::schema();
     let plan = match options.validate {
@@ -98,28 +101,37 @@ fn clean<T: Schema>(envelope: &Envelope<'_>, options: &ParseOptions) -> Option<P
             text.bytes().find(|b| !b.is_ascii_whitespace()),
             Some(b'{' | b'[')
         );
+    let whole = |value| Parsed {
+        value,
+        fixes: Vec::new(),
+    };
+    if options.strict && plan.is_none() {
+        // Read once: serde's error, if any, is the rejection.
+        return match serde_json::from_str::<T>(text) {
+            Ok(value) if !prose_first => Some(Ok(whole(value))),
+            Ok(_) => None,
+            Err(e) => Some(Err(pipeline::serde_rejection(&e, text, 0).into_error(text))),
+        };
+    }
     if !prose_first {
-        if let Some(value) = typed::from_str::<T>(text, plan) {
-            return Some(Parsed {
-                value,
-                fixes: Vec::new(),
-            });
+        if let Some(value) = typed::read::<T>(text, plan) {
+            return Some(Ok(whole(value)));
         }
     }
     if options.strict || !wants_container {
         return None;
     }
     let from = envelope.first_bracket()?;
-    let (value, len) = typed::prefix_from_str::<T>(text.get(from..)?, plan.is_some())?;
+    let (value, len) = typed::read_first::<T>(text.get(from..)?, plan.is_some())?;
     let to = from + len;
     // One value alone (else the full path finds and reads the others, or the members after it).
-    if !choice::alone(text, to) {
+    if !envelope.alone(to) {
         return None;
     }
-    Some(Parsed {
+    Some(Ok(Parsed {
         value,
-        fixes: choice::fixes(text, envelope.fix.clone(), Some((from, to))),
-    })
+        fixes: envelope.fixes(Some((from, to))),
+    }))
 }
 
 /// [`from_str_with`], with the validated JSON the value was read from: for checks that read JSON
@@ -154,8 +166,9 @@ pub fn from_str_value(
     value_from(&Envelope::new(text), schema, options)
 }
 
-/// Validated JSON from the answer in `envelope`: the whole text when it is clean JSON, else the
-/// frames the envelope holds.
+/// Validated JSON from the answer in `envelope`: the whole text when it is clean JSON; else the
+/// frames the envelope finds through the pipeline and the choice among what passed
+/// ([`in_frames`]), with the envelope's fixes for where the answer was found.
 fn value_from(
     envelope: &Envelope<'_>,
     schema: &SchemaSet,
@@ -167,70 +180,70 @@ fn value_from(
         raw: text.to_owned(),
     })?;
     // The fast path: the whole answer is clean JSON.
-    let accepted = match serde_json::from_str::<Value>(text) {
-        Ok(value) => pipeline
-            .check(value, Vec::new(), 0)
-            .map_err(|r| r.into_error(text)),
-        Err(e) if options.strict => Err(pipeline::serde_rejection(&e, text, 0).into_error(text)),
-        Err(_) => in_envelope(&pipeline, envelope),
-    };
-    accepted.map(|Accepted { value, fixes }| Parsed { value, fixes })
-}
-
-/// Everything but the fast path: the frames of the envelope (a scalar or a tuple alone, each
-/// candidate value) through the pipeline, then the choice among what passed.
-fn in_envelope(pipeline: &Pipeline<'_>, envelope: &Envelope<'_>) -> Result<Accepted, ParseError> {
-    let text = envelope.text;
-    if envelope.body().trim().is_empty() {
+    if let Some(whole) = pipeline.straight(text, 0) {
+        return whole
+            .map(|Accepted { value, fixes }| Parsed { value, fixes })
+            .map_err(|r| r.into_error(text));
+    }
+    let body = envelope.body();
+    if body.trim().is_empty() {
         return Err(ParseError::NoJson {
             raw: text.to_owned(),
         });
     }
-    let with_envelope = |mut accepted: Accepted, span: Option<(usize, usize)>| {
-        let mut fixes = choice::fixes(text, envelope.fix.clone(), span);
-        fixes.append(&mut accepted.fixes);
-        accepted.fixes = fixes;
-        accepted
-    };
+    // Where values may be, all found before any is read: the answer without its fence, and each
+    // candidate value.
+    let (at, inner) = envelope.inner();
+    let candidates = envelope.candidates();
+    let (accepted, span) = in_frames(&pipeline, text, body, (at, inner), candidates)?;
+    let mut fixes = envelope.fixes(span);
+    fixes.extend(accepted.fixes);
+    Ok(Parsed {
+        value: accepted.value,
+        fixes,
+    })
+}
 
+/// The answer among the frames of a text that is not clean JSON (its `body` after the envelope;
+/// `inner`, that without its fence, at its offset; its `candidates`), each through the pipeline,
+/// with where it was found (`None`: named in prose).
+fn in_frames(
+    pipeline: &Pipeline<'_>,
+    text: &str,
+    body: &str,
+    (at, inner): (usize, &str),
+    candidates: Vec<Candidate>,
+) -> Result<(Accepted, Option<(usize, usize)>), ParseError> {
+    let whole = Some((at, at + inner.len()));
     // A scalar answer (an enum, a number) is the whole text, perhaps quoted or fenced; where the
     // value may be a container too (a union), only when the text opens none (else prose before an
     // object could be read as a string). A Python tuple for a wanted array: no bracket opens it,
     // so the candidates miss it.
     let mut scalar_rejection = None;
-    let (at, inner) = envelope.inner();
     let scalar_first = pipeline.admits_scalar() && !inner.contains(['{', '[', '(']);
     if !pipeline.wants_container() || scalar_first {
         match pipeline.frame(inner, at) {
-            Ok(accepted) => return Ok(with_envelope(accepted, Some((at, at + inner.len())))),
+            Ok(accepted) => return Ok((accepted, whole)),
             Err(rejection) => scalar_rejection = Some(rejection),
         }
     }
     if pipeline.wants_container() && inner.starts_with('(') {
         if let Ok(accepted) = pipeline.frame(inner, at) {
-            return Ok(with_envelope(accepted, Some((at, at + inner.len()))));
+            return Ok((accepted, whole));
         }
     }
 
     let mut distinct = Distinct::default();
     let mut failed: Vec<(Candidate, Rejection)> = Vec::new();
-    each_candidate(
-        pipeline,
-        text,
-        envelope.candidates(),
-        0,
-        |candidate, result| match result {
-            Ok(accepted) => distinct.add(candidate, accepted, |earlier| {
-                reread(pipeline, text, earlier)
-                    .ok()
-                    .map(|again| again.value)
-            }),
-            Err(r) => failed.push((candidate, r)),
-        },
-    );
+    pipeline.each_candidate(text, candidates, 0, |candidate, result| match result {
+        Ok(accepted) => distinct.add(candidate, accepted, |earlier| {
+            pipeline.reread(text, earlier).ok().map(|again| again.value)
+        }),
+        Err(r) => failed.push((candidate, r)),
+    });
     match distinct.choice(text) {
         Choice::None => {}
-        Choice::One(c, a) => return Ok(with_envelope(a, Some((c.start, c.end)))),
+        Choice::One(c, a) => return Ok((a, Some((c.start, c.end)))),
         Choice::Ambiguous(candidates) => {
             return Err(ParseError::Ambiguous {
                 candidates,
@@ -242,117 +255,34 @@ fn in_envelope(pipeline: &Pipeline<'_>, envelope: &Envelope<'_>) -> Result<Accep
     // A string-enum answer written as prose ("The sentiment is Positive.").
     let found = match pipeline.options().strict {
         true => None,
-        false => choice::enum_in_prose(pipeline.schema(), envelope.body()),
+        false => choice::enum_in_prose(pipeline.schema(), body),
     };
-    if let Some(found) = found {
-        return match found {
-            Ok(variant) => {
-                let fix = Fix::new(
-                    FixKind::EnumCase,
-                    envelope.start,
-                    format!("found the enum value {variant:?} in the text"),
-                );
-                let accepted = Accepted {
-                    value: Value::String(variant),
-                    fixes: vec![fix],
-                };
-                Ok(with_envelope(accepted, None))
-            }
-            Err(candidates) => Err(ParseError::Ambiguous {
-                candidates,
-                raw: text.to_owned(),
-            }),
-        };
-    }
-
-    let rejection = if failed.is_empty() {
-        scalar_rejection.unwrap_or(Rejection::NotJson)
-    } else {
-        choice::best_rejection(text, failed.iter().map(|(c, r)| (c, r)))
-    };
-    Err(rejection.into_error(text))
-}
-
-/// Every candidate value of `text` (found by the envelope), each through the pipeline, handed to
-/// `each` in order as it is evaluated (so a caller keeps only what it needs: a thousand copies of
-/// one value are not all held at once). An object whose members go on after its brace is read to
-/// their end when the schema prefers it (`{"a": 1}, "b": 2}`); values found inside a value cut off
-/// at the end are its parts, not candidates of their own, and are left out. `base` is the offset of
-/// `text` in the whole input.
-pub(crate) fn each_candidate(
-    pipeline: &Pipeline<'_>,
-    text: &str,
-    candidates: Vec<Candidate>,
-    base: usize,
-    mut each: impl FnMut(Candidate, Result<Accepted, Rejection>),
-) {
-    // The end of a candidate that took in the members after it: candidates inside those are its parts.
-    let mut taken_to = 0;
-    for mut candidate in candidates {
-        if candidate.start < taken_to {
-            continue;
+    match found {
+        Some(Ok(variant)) => {
+            // At the start of the body.
+            let fix = Fix::new(
+                FixKind::EnumCase,
+                text.len() - body.len(),
+                format!("found the enum value {variant:?} in the text"),
+            );
+            let accepted = Accepted {
+                value: Value::String(variant),
+                fixes: vec![fix],
+            };
+            Ok((accepted, None))
         }
-        let slice = text.get(candidate.start..candidate.end).unwrap_or_default();
-        let mut result = pipeline.frame(slice, base + candidate.start);
-        if let Some((longer, longer_result)) = continued(pipeline, text, candidate, base, &result) {
-            candidate = longer;
-            result = longer_result;
-            taken_to = candidate.end;
+        Some(Err(candidates)) => Err(ParseError::Ambiguous {
+            candidates,
+            raw: text.to_owned(),
+        }),
+        None => {
+            let rejection = if failed.is_empty() {
+                scalar_rejection.unwrap_or(Rejection::NotJson)
+            } else {
+                choice::best_rejection(text, failed.iter().map(|(c, r)| (c, r)))
+            };
+            Err(rejection.into_error(text))
         }
-        // A value cut off at the end that reads as the start of a real value (not prose): the
-        // candidates after it start inside it.
-        let cut = !candidate.closed
-            && !matches!(result, Err(Rejection::Syntax { .. } | Rejection::NotJson));
-        each(candidate, result);
-        if cut {
-            break;
-        }
-    }
-}
-
-/// An object closed too early, whose members go on after its brace (`{"a": 1}, "b": 2}`): the
-/// longer reading, when the schema prefers it (see [`choice::prefers_longer`]).
-fn continued(
-    pipeline: &Pipeline<'_>,
-    text: &str,
-    candidate: Candidate,
-    base: usize,
-    closed: &Result<Accepted, Rejection>,
-) -> Option<(Candidate, Result<Accepted, Rejection>)> {
-    if pipeline.options().strict
-        || !candidate.closed
-        || !text.get(candidate.start..)?.starts_with('{')
-        || !choice::members_follow(text, candidate.end)
-    {
-        return None;
-    }
-    let (longer, end) = pipeline
-        .reopened(text.get(candidate.start..)?, base + candidate.start)
-        .ok()?;
-    let end = candidate.start + end;
-    if end <= candidate.end || !choice::prefers_longer(pipeline.schema(), closed, &longer) {
-        return None;
-    }
-    let longer_candidate = Candidate {
-        end,
-        reopened: true,
-        ..candidate
-    };
-    Some((longer_candidate, Ok(longer)))
-}
-
-/// A candidate span read again as [`each_candidate`] read it (for a value not kept, to compare).
-fn reread(
-    pipeline: &Pipeline<'_>,
-    text: &str,
-    candidate: Candidate,
-) -> Result<Accepted, Rejection> {
-    let slice = text.get(candidate.start..candidate.end).unwrap_or_default();
-    match candidate.reopened {
-        true => pipeline
-            .reopened(slice, candidate.start)
-            .map(|(accepted, _)| accepted),
-        false => pipeline.frame(slice, candidate.start),
     }
 }
 
@@ -492,6 +422,43 @@ mod tests {
             Err(ParseError::Syntax { .. })
         ));
         assert!(matches!(value("   "), Err(ParseError::NoJson { .. })));
+    }
+
+    #[derive(Debug, PartialEq, serde::Deserialize)]
+    struct N {
+        n: i32,
+    }
+
+    impl Schema for N {
+        fn schema() -> &'static SchemaSet {
+            static S: std::sync::OnceLock<SchemaSet> = std::sync::OnceLock::new();
+            S.get_or_init(|| {
+                SchemaSet::new(
+                    "N",
+                    json!({"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}),
+                )
+            })
+        }
+    }
+
+    #[test]
+    fn strict_without_validation_is_serde_s_verdict() {
+        let options = ParseOptions::strict().with_validation(false);
+        let parse = |text| from_str_with::<N>(text, &options);
+        assert_eq!(parse(" {\"n\": 1} ").unwrap().value, N { n: 1 });
+        // A type error is serde's, located where serde stopped.
+        let text = "{\"n\": \"1\"}";
+        let serde = serde_json::from_str::<N>(text).unwrap_err().to_string();
+        assert!(
+            matches!(parse(text), Err(ParseError::Syntax { message, offset: 8, .. }) if message == serde),
+            "{:?}",
+            parse(text)
+        );
+        // Prose first is not JSON.
+        assert!(matches!(
+            parse("Sure: {\"n\": 1}"),
+            Err(ParseError::Syntax { offset: 0, .. })
+        ));
     }
 
     #[test]

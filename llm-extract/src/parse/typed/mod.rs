@@ -22,7 +22,7 @@ const GIVE_UP: &str = "the value needs the full validation path";
 
 /// `text` as a `T`, if it is one clean JSON value (that `plan`, when there is one, accepts); `None`
 /// otherwise (the caller then takes the full path).
-pub(crate) fn from_str<T: DeserializeOwned>(text: &str, plan: Option<&Plan>) -> Option<T> {
+pub(crate) fn read<T: DeserializeOwned>(text: &str, plan: Option<&Plan>) -> Option<T> {
     let Some(plan) = plan else {
         return serde_json::from_str(text).ok();
     };
@@ -39,7 +39,7 @@ pub(crate) fn from_str<T: DeserializeOwned>(text: &str, plan: Option<&Plan>) -> 
 /// The first JSON value of `text` (an object or an array: anything after it is left alone) as a
 /// `T`, validated through the schema's plan when `validate` (else read as serde_json reads it),
 /// with the byte where the value ends; `None` sends the text down the full path.
-pub(crate) fn prefix_from_str<T: Schema>(text: &str, validate: bool) -> Option<(T, usize)> {
+pub(crate) fn read_first<T: Schema>(text: &str, validate: bool) -> Option<(T, usize)> {
     let root = match validate {
         true => &T::schema().plan()?.root,
         false => &reader::ANY,
@@ -397,7 +397,7 @@ mod tests {
     fn agree<T: DeserializeOwned>(schema: &Value, text: &str) -> bool {
         let plan = Plan::compile(schema).expect("a plannable schema");
         let validator = Validator::new(schema).unwrap();
-        let fast = from_str::<T>(text, Some(&plan)).is_some();
+        let fast = read::<T>(text, Some(&plan)).is_some();
         let value: Option<Value> = serde_json::from_str(text).ok();
         let slow = value.as_ref().is_some_and(|v| validator.is_valid(v))
             && serde_json::from_str::<T>(text).is_ok();
@@ -508,7 +508,7 @@ mod tests {
         let schema = fact();
         let plan = Plan::compile(&schema).unwrap();
         assert_eq!(
-            from_str::<Fact>(
+            read::<Fact>(
                 r#"{"type":"relation","subject":"a","weight":3}"#,
                 Some(&plan)
             ),
@@ -631,7 +631,7 @@ mod tests {
                 };
                 // Read as `Value` so that every number reaches the check in the form serde_json
                 // gives it (u64, i64 or f64).
-                let fast = from_str::<Value>(text, Some(&plan)).is_some();
+                let fast = read::<Value>(text, Some(&plan)).is_some();
                 if fast {
                     assert!(validator.is_valid(&value), "{schema} accepted {text}");
                 }

@@ -684,7 +684,7 @@ impl<'de> SeqAccess<'de> for Elements<'_, '_, 'de> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{from_str, Plan};
+    use super::super::Plan;
     use super::*;
     use proptest::prelude::*;
     use serde_json::{json, Value};
@@ -692,7 +692,7 @@ mod tests {
     /// `text` read by the reader with a plan that accepts anything.
     fn read(text: &str) -> Option<Value> {
         let plan = Plan::compile(&json!({})).unwrap();
-        from_str::<Value>(text, Some(&plan))
+        super::super::read::<Value>(text, Some(&plan))
     }
 
     /// Any JSON value, with strings that need every kind of escape (keys stay plain: the reader
