@@ -11,6 +11,7 @@
 use super::frame::{Scan, ValueScanner};
 use super::{work, Fix, FixKind};
 use memchr::{memchr2, memmem};
+use std::cell::OnceCell;
 use std::sync::OnceLock;
 
 /// Where a candidate value lies in the text.
@@ -30,32 +31,43 @@ pub(crate) struct Candidate {
 }
 
 /// Where the answer lies in a text: where it begins (after a byte-order mark and a leading thinking
-/// block), with the fix that records what was skipped. The first step of one value's parse.
+/// block), with the fix that records what was skipped. The first step of one value's parse. Where
+/// the answer begins is found when first asked: clean JSON read straight never asks.
 #[derive(Debug, Clone)]
 pub(crate) struct Envelope<'t> {
     /// The whole text.
     pub(crate) text: &'t str,
-    /// Where the answer proper begins.
-    pub(crate) start: usize,
-    /// What was skipped before it, if anything.
-    pub(crate) fix: Option<Fix>,
+    /// Where the answer proper begins, and what was skipped before it, if anything.
+    body: OnceCell<(usize, Option<Fix>)>,
 }
 
 impl<'t> Envelope<'t> {
     /// The envelope of `text`.
     pub(crate) fn new(text: &'t str) -> Self {
-        let (start, fix) = body_start(text);
-        Envelope { text, start, fix }
+        Envelope {
+            text,
+            body: OnceCell::new(),
+        }
+    }
+
+    /// Where the answer proper begins.
+    fn start(&self) -> usize {
+        self.body.get_or_init(|| body_start(self.text)).0
+    }
+
+    /// What was skipped before the answer proper, if anything.
+    fn skipped(&self) -> Option<Fix> {
+        self.body.get_or_init(|| body_start(self.text)).1.clone()
     }
 
     /// The answer proper: the text from where it begins.
     pub(crate) fn body(&self) -> &'t str {
-        self.text.get(self.start..).unwrap_or_default()
+        self.text.get(self.start()..).unwrap_or_default()
     }
 
     /// Where the first `{` or `[` of the answer proper is.
     pub(crate) fn first_bracket(&self) -> Option<usize> {
-        first_bracket(self.text, self.start)
+        first_bracket(self.text, self.start())
     }
 
     /// The answer proper without its fence (the content of its first fenced block, or all of it)
@@ -63,13 +75,13 @@ impl<'t> Envelope<'t> {
     pub(crate) fn inner(&self) -> (usize, &'t str) {
         let (offset, inner) = unfenced(self.body());
         let trimmed = inner.trim();
-        let at = self.start + offset + (inner.len() - inner.trim_start().len());
+        let at = self.start() + offset + (inner.len() - inner.trim_start().len());
         (at, trimmed)
     }
 
     /// Every candidate JSON object or array of the answer proper, in order.
     pub(crate) fn candidates(&self) -> Vec<Candidate> {
-        candidates(self.text, self.start)
+        candidates(self.text, self.start())
     }
 
     /// Whether the value that ends at `end` stands alone in the text: the text after it opens no
@@ -84,7 +96,7 @@ impl<'t> Envelope<'t> {
     pub(crate) fn fixes(&self, span: Option<(usize, usize)>) -> Vec<Fix> {
         let text = self.text;
         let mut fixes = Vec::with_capacity(2);
-        fixes.extend(self.fix.clone());
+        fixes.extend(self.skipped());
         if let Some((s, e)) = span {
             // The value is the whole text but for whitespace around it (told from the text before
             // and after it, which is short or stops at its first letter).
