@@ -22,7 +22,7 @@ fn specials(word: u64, quotes: u64) -> u64 {
 
 /// Where the first `quote`, `\` or control character (below 0x20) at or after `from` is
 /// (`bytes.len()` if none): the end of a string's plain text. Eight bytes at a time.
-#[inline]
+#[inline(always)]
 pub fn string_stop(bytes: &[u8], from: usize, quote: u8) -> usize {
     let quotes = ONES * u64::from(quote);
     let mut at = from;
@@ -57,23 +57,23 @@ pub fn string_end(bytes: &[u8], from: usize, quote: u8) -> Option<usize> {
 }
 
 /// The end of the run of number bytes (digits, `-`, `+`, `.`, `e`, `E`: `literal`'s table) from `from`.
-#[inline]
+#[inline(always)]
 pub fn number_end(bytes: &[u8], from: usize) -> usize {
-    let rest = bytes.get(from..).unwrap_or_default();
-    from + rest
-        .iter()
-        .position(|&b| !literal::is_number_byte(b))
-        .unwrap_or(rest.len())
+    let mut at = from;
+    while bytes.get(at).is_some_and(|&b| literal::is_number_byte(b)) {
+        at += 1;
+    }
+    at
 }
 
 /// The end of the run of JSON whitespace (space, tab, CR, LF) from `from`.
-#[inline]
+#[inline(always)]
 pub fn space_end(bytes: &[u8], from: usize) -> usize {
-    let rest = bytes.get(from..).unwrap_or_default();
-    from + rest
-        .iter()
-        .position(|&b| !matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
-        .unwrap_or(rest.len())
+    let mut at = from;
+    while let Some(b' ' | b'\t' | b'\r' | b'\n') = bytes.get(at) {
+        at += 1;
+    }
+    at
 }
 
 /// Whether `byte` ends a word in `syntax`: whitespace, `{ } [ ] : ,`, `"`, and `( )` or NUL where
