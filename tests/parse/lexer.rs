@@ -221,4 +221,48 @@ proptest! {
         prop_assert_eq!(got, wanted);
         prop_assert_eq!(newlines, text.iter().filter(|&&b| b == b'\n').count());
     }
+
+    #[test]
+    fn brackets_alone_are_the_brackets_of_the_tokens_even_mixed_with_structure(
+        text in text(),
+        cuts in prop::collection::vec(any::<usize>(), 0..12),
+        mix in any::<u64>(),
+    ) {
+        // As the framer reads: brackets and strings at the top, brackets alone inside a value
+        // (chosen here at random per call), on one lexer.
+        let syntax = Syntax { single_quotes: true, report: false, ..Syntax::STRICT };
+        let (tokens, _, _) = lex(&text, &[], syntax);
+        let wanted: Vec<Token> = tokens
+            .into_iter()
+            .filter(|t| matches!(t.kind, TokenKind::Open(_) | TokenKind::Close(_)))
+            .collect();
+        let mut ends: Vec<usize> = cuts.iter().map(|&c| c % (text.len() + 1)).collect();
+        ends.push(text.len());
+        ends.sort_unstable();
+        ends.dedup();
+        let mut lexer = Lexer::new(syntax).stop_at_newlines(true);
+        let mut got = Vec::new();
+        let mut newlines = 0;
+        let mut base = 0;
+        let mut calls = 0u32;
+        for end in ends {
+            let piece = &text[base..end];
+            loop {
+                calls += 1;
+                let next = match (mix >> (calls % 64)) & 1 {
+                    0 => lexer.next_bracket(piece, base),
+                    _ => lexer.next_structure(piece, base),
+                };
+                match next {
+                    Next::Token(token) if matches!(token.kind, TokenKind::String { .. }) => {}
+                    Next::Token(token) => got.push(token),
+                    Next::Newline(_) => newlines += 1,
+                    Next::More => break,
+                }
+            }
+            base = end;
+        }
+        prop_assert_eq!(got, wanted);
+        prop_assert_eq!(newlines, text.iter().filter(|&&b| b == b'\n').count());
+    }
 }

@@ -75,7 +75,12 @@ impl ValueScanner {
         let base = self.lexer.offset();
         self.lexer.set_newline_stops(stop_at_newline);
         loop {
-            let token = match self.lexer.next_structure(bytes, base) {
+            // Inside a value its strings cannot end it: only brackets are handed out there.
+            let next = match self.depth {
+                0 => self.lexer.next_structure(bytes, base),
+                _ => self.lexer.next_bracket(bytes, base),
+            };
+            let token = match next {
                 Next::Token(token) => token,
                 Next::Newline(at) => return Scan::Newline(at - base),
                 Next::More => return Scan::NeedMore,

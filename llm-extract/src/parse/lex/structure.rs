@@ -1,5 +1,5 @@
-//! Reading for structure alone ([`Lexer::next_structure`]): brackets and strings, nothing else, for
-//! a reader that follows a value's extent (the framer).
+//! Reading for structure alone ([`Lexer::next_structure`]): brackets and strings, nothing else
+//! ([`Lexer::next_bracket`]: brackets alone), for a reader that follows a value's extent (the framer).
 //!
 //! With nothing to record and no comments or smart quotes to read, two tight loops do the work of
 //! the token machinery: between tokens, a byte loop that hands a bracket out at once, opens a string
@@ -19,15 +19,28 @@ impl Lexer {
     /// passed over in a tight loop (only the last significant byte is kept), so a lexer read this way
     /// is to be read this way alone.
     pub fn next_structure(&mut self, buf: &[u8], base: usize) -> Next {
+        self.structure::<true>(buf, base)
+    }
+
+    /// Like [`Lexer::next_structure`], but strings too are passed over: only brackets (and newline
+    /// stops) are handed out. For a reader inside a value, whose strings cannot end it. The two may be
+    /// mixed on one lexer (a string already open when this is called is read to its end and dropped).
+    pub fn next_bracket(&mut self, buf: &[u8], base: usize) -> Next {
+        self.structure::<false>(buf, base)
+    }
+
+    /// [`Lexer::next_structure`] (`STRINGS`) or [`Lexer::next_bracket`].
+    #[inline(always)]
+    fn structure<const STRINGS: bool>(&mut self, buf: &[u8], base: usize) -> Next {
         let syntax = self.syntax;
         if syntax.report || syntax.comments || syntax.hash_comments || syntax.smart_quotes {
-            return self.next_structure_by_tokens(buf, base);
+            return self.structure_by_tokens::<STRINGS>(buf, base);
         }
         loop {
             self.steps += 1;
             if self.ready[0].is_some() || self.newline.is_some() {
                 // Left by a token-by-token read: hand those out first.
-                return self.next_structure_by_tokens(buf, base);
+                return self.structure_by_tokens::<STRINGS>(buf, base);
             }
             let Some(i) = self.offset.checked_sub(base) else {
                 return Next::More;
@@ -40,17 +53,21 @@ impl Lexer {
                     escapes,
                     ..
                 } => self.plain_string(buf, base, i, quote, esc == Esc::Backslash, escapes),
-                _ => return self.next_structure_by_tokens(buf, base),
+                _ => return self.structure_by_tokens::<STRINGS>(buf, base),
             };
-            if let Some(next) = found {
-                return next;
+            match found {
+                Next::Token(Token {
+                    kind: TokenKind::String { .. },
+                    ..
+                }) if !STRINGS => {}
+                next => return next,
             }
         }
     }
 
-    /// [`Lexer::next_structure`] through [`Lexer::next`], dropping every token but brackets and
-    /// strings.
-    fn next_structure_by_tokens(&mut self, buf: &[u8], base: usize) -> Next {
+    /// [`Lexer::next_structure`] (`STRINGS`) or [`Lexer::next_bracket`] through [`Lexer::next`],
+    /// dropping every other token.
+    fn structure_by_tokens<const STRINGS: bool>(&mut self, buf: &[u8], base: usize) -> Next {
         loop {
             match self.next(buf, base) {
                 Next::Token(Token {
@@ -63,15 +80,19 @@ impl Lexer {
                         | TokenKind::Comment,
                     ..
                 }) => {}
+                Next::Token(Token {
+                    kind: TokenKind::String { .. },
+                    ..
+                }) if !STRINGS => {}
                 other => return other,
             }
         }
     }
 
-    /// Between tokens from `buf[i]`: a bracket or a newline stop handed out, or `None` once a string
-    /// opened (read on in the string's loop), or [`Next::More`] at the end of `buf`.
+    /// Between tokens from `buf[i]`: a bracket or a newline stop, a string read at once from its
+    /// quote (or what stopped it: see [`Lexer::plain_string`]), or [`Next::More`] at the end of `buf`.
     #[inline]
-    fn between(&mut self, buf: &[u8], base: usize, mut i: usize) -> Option<Next> {
+    fn between(&mut self, buf: &[u8], base: usize, mut i: usize) -> Next {
         let syntax = self.syntax;
         let stops = self.newline_stops;
         while let Some(&b) = buf.get(i) {
@@ -84,7 +105,7 @@ impl Lexer {
                 b')' if syntax.parens => TokenKind::Close(Bracket::Round),
                 b'"' => {
                     self.open_plain(Quote::Double, base + i);
-                    return None;
+                    return self.plain_string(buf, base, i + 1, Quote::Double, false, false);
                 }
                 b'\''
                     if syntax.single_quotes
@@ -93,11 +114,11 @@ impl Lexer {
                             || (syntax.parens && self.last == b'(')) =>
                 {
                     self.open_plain(Quote::Single, base + i);
-                    return None;
+                    return self.plain_string(buf, base, i + 1, Quote::Single, false, false);
                 }
                 b'\n' if stops => {
                     self.offset = base + i + 1;
-                    return Some(Next::Newline(base + i));
+                    return Next::Newline(base + i);
                 }
                 b' ' | b'\t' | b'\r' | b'\n' => {
                     i += 1;
@@ -119,15 +140,15 @@ impl Lexer {
             self.start = at;
             self.last = b;
             self.seen = true;
-            return Some(Next::Token(Token {
+            return Next::Token(Token {
                 kind,
                 start: at,
                 end: at + 1,
                 cut: false,
-            }));
+            });
         }
         self.offset = base + i;
-        Some(Next::More)
+        Next::More
     }
 
     /// Opens a `"` or `'` string whose quote is at `at`.
@@ -154,7 +175,7 @@ impl Lexer {
         quote: Quote,
         escaped: bool,
         mut escapes: bool,
-    ) -> Option<Next> {
+    ) -> Next {
         let q = if quote == Quote::Double { b'"' } else { b'\'' };
         let stops = self.newline_stops;
         let mut pending = escaped;
@@ -190,12 +211,12 @@ impl Lexer {
                     self.state = State::Between;
                     self.last = b'"';
                     self.seen = true;
-                    return Some(Next::Token(Token {
+                    return Next::Token(Token {
                         kind: TokenKind::String { quote, escapes },
                         start: self.start,
                         end,
                         cut: false,
-                    }));
+                    });
                 }
                 Some(_) => {
                     // A newline, with newline stops on.
@@ -211,7 +232,7 @@ impl Lexer {
             closer: 0,
             escapes,
         };
-        Some(next)
+        next
     }
 }
 

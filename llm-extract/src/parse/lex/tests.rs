@@ -352,3 +352,45 @@ fn a_quote_after_a_nul_byte_is_part_of_a_word_in_either_reading() {
         })
     );
 }
+
+#[test]
+fn brackets_alone_pass_over_strings_however_the_text_is_cut() {
+    let syntax = Syntax {
+        single_quotes: true,
+        report: false,
+        ..Syntax::STRICT
+    };
+    let text = br#"{"a": "}]\"{", 'b': ['x]', "\\"], "c": {"d": "e\nf"}}"#;
+    let brackets = |lexer: &mut Lexer, piece: &[u8], base: usize, out: &mut Vec<Token>| loop {
+        match lexer.next_bracket(piece, base) {
+            Next::Token(token) => out.push(token),
+            Next::Newline(_) => {}
+            Next::More => break,
+        }
+    };
+    let mut whole = Vec::new();
+    brackets(&mut Lexer::new(syntax), text, 0, &mut whole);
+    let spans: Vec<(usize, usize)> = whole.iter().map(|t| (t.start, t.end)).collect();
+    let opens: Vec<usize> = text
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| matches!(b, b'{' | b'[' | b'}' | b']'))
+        .map(|(i, _)| i)
+        .collect();
+    // Outside strings only: the first `{`, the `[` after 'b', its `]`, the `{` after "c" and the
+    // two `}` at the end.
+    assert_eq!(spans.len(), 6, "{spans:?} of {opens:?}");
+    assert!(whole
+        .iter()
+        .all(|t| matches!(t.kind, TokenKind::Open(_) | TokenKind::Close(_))));
+    for cut in 0..=text.len() {
+        for second in cut..=text.len() {
+            let mut lexer = Lexer::new(syntax);
+            let mut got = Vec::new();
+            brackets(&mut lexer, &text[..cut], 0, &mut got);
+            brackets(&mut lexer, &text[cut..second], cut, &mut got);
+            brackets(&mut lexer, &text[second..], second, &mut got);
+            assert_eq!(got, whole, "cut at {cut} and {second}");
+        }
+    }
+}
