@@ -30,13 +30,28 @@
 //! quote), escape and number state kept between chunks so a stream may be cut anywhere, a strict
 //! syntax (RFC 8259) and a lenient one that reports what it saw outside the RFC (single and smart
 //! quotes, comments, bare words, literals in other spellings, number forms, cut-off ends) as data.
-//! The framer follows values over its tokens, the loop detector (`loops`) reads it byte by byte,
+//! The framer follows values over its brackets and strings (`Lexer::next_structure`, or brackets
+//! alone inside a value: `Lexer::next_bracket`), the loop detector (`extract::loops`) reads it byte by byte,
 //! and the confidence scan (`extract::confidence`) takes its leaves' spans from it; its byte-level
 //! primitives (a string's end word at a time, a number's, a word's, whitespace and comments) are
 //! there for any reader's hot loop: the typed reader reads strings, numbers and whitespace with
 //! them, and the lenient and partial parsers a string's plain text, their number runs and
 //! whitespace. Literals, numbers and escapes are spelled by one table
 //! (`literal`).
+//!
+//! # Files
+//! - `one.rs`: one value, orchestrated; `envelope.rs`: where values may be in an answer;
+//!   `pipeline.rs`: one frame read (serde or `lenient.rs`); `schema_check.rs`: a frame checked
+//!   (validation, `coerce.rs` where it fails); `choice.rs`: which value is the answer.
+//! - `lines.rs`: many values from one answer; `decoder.rs`: the incremental decoder; `frame.rs`:
+//!   where each value of a byte stream begins and ends.
+//! - `typed/`: clean JSON straight to `T`, checked as it is read (`reader.rs`).
+//! - `lex/`: the one lexer (`scan.rs` its primitives, `structure.rs` brackets and strings alone,
+//!   `quote.rs`, `comment.rs`); `literal.rs`: how a scalar may be spelled.
+//! - `partial.rs`: the incremental partial-value parser; `partial_value.rs`: a type's partial form
+//!   kept up to date with it (`partial_shapes.rs`: leaf types of `std` and other crates;
+//!   `partial_tuple.rs`: tuples and arrays).
+//! - `error.rs`: [`ParseError`]; `work.rs`: the step count that keeps the look-aheads linear.
 //!
 //! # Typed values skip the `serde_json::Value`
 //! Building a `Value` (a map per object) costs about three times a typed parse, so the typed entry

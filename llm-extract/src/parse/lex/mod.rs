@@ -29,8 +29,8 @@
 //!   name is made of [`is_name_byte`]s. A parser reading the text its own way calls these rather
 //!   than knowing the bytes itself.
 //!
-//! Readers: the framer (`frame`: where each value begins and ends), the loop detector (`loops`,
-//! per byte) and the confidence scan (`extract::confidence`, spans of strings and scalars) read its
+//! Readers: the framer (`frame`: where each value begins and ends, through [`Lexer::next_structure`]
+//! and [`Lexer::next_bracket`], module `structure`), the loop detector (`extract::loops`, per byte) and the confidence scan (`extract::confidence`, spans of strings and scalars) read its
 //! tokens; the lenient parser (`lenient`: quotes, comments, unquoted text, runs), the partial parser
 //! (`partial`: the comment machine, unquoted text, runs) and the typed reader (`typed::reader`:
 //! runs) read with its primitives.
