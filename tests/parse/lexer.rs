@@ -7,11 +7,17 @@ use llm_extract::parse::lex::{Class, Irregularity, Lexer, Next, Syntax, Token, T
 use proptest::prelude::*;
 
 /// Tokens, irregularities and steps of `text` fed in pieces cut at `cuts` (offsets, any order).
-fn lex(text: &[u8], cuts: &[usize], syntax: Syntax) -> (Vec<Token>, Vec<Irregularity>, usize) {
-    let mut ends: Vec<usize> = cuts.iter().map(|&c| c % (text.len() + 1)).collect();
-    ends.push(text.len());
+/// Where the pieces of a text of `len` bytes cut at `cuts` (taken modulo `len + 1`) end, in order.
+fn piece_ends(len: usize, cuts: &[usize]) -> Vec<usize> {
+    let mut ends: Vec<usize> = cuts.iter().map(|&c| c % (len + 1)).collect();
+    ends.push(len);
     ends.sort_unstable();
     ends.dedup();
+    ends
+}
+
+fn lex(text: &[u8], cuts: &[usize], syntax: Syntax) -> (Vec<Token>, Vec<Irregularity>, usize) {
+    let ends = piece_ends(text.len(), cuts);
     let mut lexer = Lexer::new(syntax);
     let mut tokens = Vec::new();
     let mut base = 0;
@@ -199,10 +205,7 @@ proptest! {
             .into_iter()
             .filter(|t| matches!(t.kind, TokenKind::Open(_) | TokenKind::Close(_) | TokenKind::String { .. }) && !t.cut)
             .collect();
-        let mut ends: Vec<usize> = cuts.iter().map(|&c| c % (text.len() + 1)).collect();
-        ends.push(text.len());
-        ends.sort_unstable();
-        ends.dedup();
+        let ends = piece_ends(text.len(), &cuts);
         let mut lexer = Lexer::new(syntax).stop_at_newlines(true);
         let mut got = Vec::new();
         let mut newlines = 0;
@@ -236,10 +239,7 @@ proptest! {
             .into_iter()
             .filter(|t| matches!(t.kind, TokenKind::Open(_) | TokenKind::Close(_)))
             .collect();
-        let mut ends: Vec<usize> = cuts.iter().map(|&c| c % (text.len() + 1)).collect();
-        ends.push(text.len());
-        ends.sort_unstable();
-        ends.dedup();
+        let ends = piece_ends(text.len(), &cuts);
         let mut lexer = Lexer::new(syntax).stop_at_newlines(true);
         let mut got = Vec::new();
         let mut newlines = 0;
