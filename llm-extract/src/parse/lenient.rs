@@ -1234,12 +1234,7 @@ mod tests {
                     ..SALVAGE
                 };
                 let read = work::of(|| drop(parse(&text, 0, reopen)));
-                assert!(
-                    read <= 6 * text.len(),
-                    "{read} bytes read ahead for {} bytes: {:?}...",
-                    text.len(),
-                    &text[..20]
-                );
+                assert_reads_at_most(6, read, &text);
             }
         }
     }
@@ -1308,6 +1303,16 @@ mod tests {
         work::of(|| drop(parse(text, 0, SALVAGE)))
     }
 
+    /// That `read` bytes of look-ahead are at most `times` the length of `text`.
+    fn assert_reads_at_most(times: usize, read: usize, text: &str) {
+        assert!(
+            read <= times * text.len(),
+            "{read} bytes read ahead for {} bytes: {:?}...",
+            text.len(),
+            text.get(..20).unwrap_or(text)
+        );
+    }
+
     #[test]
     fn look_ahead_is_linear_on_quotes_that_never_close() {
         // Each `"` is a candidate closer followed by a smart-quoted string: finding that string's
@@ -1318,13 +1323,7 @@ mod tests {
         for make in [hostile, single, mixed] {
             for n in [1_000, 4_000] {
                 let text = make(n);
-                let read = look_ahead_of(&text);
-                assert!(
-                    read <= 4 * text.len(),
-                    "{read} bytes read ahead for {} bytes: {:?}...",
-                    text.len(),
-                    &text[..20]
-                );
+                assert_reads_at_most(4, look_ahead_of(&text), &text);
             }
         }
     }
