@@ -46,7 +46,7 @@ impl Lexer {
                 return Next::More;
             };
             let found = match self.state {
-                State::Between => self.between(buf, base, i),
+                State::Between => self.between::<STRINGS>(buf, base, i),
                 State::Str {
                     quote: quote @ (Quote::Double | Quote::Single),
                     esc: esc @ (Esc::None | Esc::Backslash),
@@ -91,31 +91,46 @@ impl Lexer {
 
     /// Between tokens from `buf[i]`: a bracket or a newline stop, a string read at once from its
     /// quote (or what stopped it: see [`Lexer::plain_string`]), or [`Next::More`] at the end of `buf`.
-    #[inline]
-    fn between(&mut self, buf: &[u8], base: usize, mut i: usize) -> Next {
+    /// Without `STRINGS`, a string that closes in `buf` is passed over here and the loop goes on.
+    #[inline(always)]
+    fn between<const STRINGS: bool>(&mut self, buf: &[u8], base: usize, mut i: usize) -> Next {
         let syntax = self.syntax;
         let stops = self.newline_stops;
         while let Some(&b) = buf.get(i) {
             let kind = match b {
+                b'"' | b'\'' => {
+                    let opens = b == b'"'
+                        || (syntax.single_quotes
+                            && (!self.seen
+                                || matches!(self.last, b'{' | b'[' | b',' | b':')
+                                || (syntax.parens && self.last == b'(')));
+                    if !opens {
+                        // A `'` inside a word (`don't`).
+                        self.last = b;
+                        self.seen = true;
+                        i += 1;
+                        continue;
+                    }
+                    let quote = if b == b'"' {
+                        Quote::Double
+                    } else {
+                        Quote::Single
+                    };
+                    self.open_plain(quote, base + i);
+                    match self.plain_string(buf, base, i + 1, quote, false, false) {
+                        Next::Token(token) if !STRINGS => {
+                            i = token.end - base;
+                            continue;
+                        }
+                        next => return next,
+                    }
+                }
                 b'{' => TokenKind::Open(Bracket::Curly),
                 b'[' => TokenKind::Open(Bracket::Square),
                 b'}' => TokenKind::Close(Bracket::Curly),
                 b']' => TokenKind::Close(Bracket::Square),
                 b'(' if syntax.parens => TokenKind::Open(Bracket::Round),
                 b')' if syntax.parens => TokenKind::Close(Bracket::Round),
-                b'"' => {
-                    self.open_plain(Quote::Double, base + i);
-                    return self.plain_string(buf, base, i + 1, Quote::Double, false, false);
-                }
-                b'\''
-                    if syntax.single_quotes
-                        && (!self.seen
-                            || matches!(self.last, b'{' | b'[' | b',' | b':')
-                            || (syntax.parens && self.last == b'(')) =>
-                {
-                    self.open_plain(Quote::Single, base + i);
-                    return self.plain_string(buf, base, i + 1, Quote::Single, false, false);
-                }
                 b'\n' if stops => {
                     self.offset = base + i + 1;
                     return Next::Newline(base + i);
@@ -166,7 +181,7 @@ impl Lexer {
 
     /// Inside a `"` or `'` string from `buf[i]` (`escaped`: just after a backslash): its token at
     /// the closing quote, a newline stop, or [`Next::More`] at the end of `buf`.
-    #[inline]
+    #[inline(always)]
     fn plain_string(
         &mut self,
         buf: &[u8],
