@@ -2,31 +2,157 @@
 //! candidates (or the only fenced one), an enum value named in prose; and, when none passed, the
 //! most telling rejection.
 //!
-//! It reads the texts and the values the steps before it handed over; it parses nothing itself: a
-//! candidate it must compare again (one whose value it did not keep) is read again by the pipeline
-//! (`Pipeline::reread`), through the function the caller hands to [`Distinct::add`].
+//! It reads the texts and the values the steps before it handed over and calls back into none of
+//! them: a value it does not keep whole is kept as its compact JSON, to compare a later value with.
 
-use super::envelope::Candidate;
+use super::envelope::{self, Body};
+use super::pipeline::Read;
 use super::schema_check::{Accepted, Rejection};
-use super::work;
+use super::{work, Fix, FixKind, ParseError, Parsed};
 use crate::schema::SchemaSet;
 use serde_json::Value;
 use std::borrow::Cow;
 use std::collections::VecDeque;
 
+/// The reads of one answer's frames, handed over as they come ([`Pipeline::read`]), and the answer
+/// they make once all are in ([`Choosing::answer`]).
+///
+/// [`Pipeline::read`]: super::pipeline::Pipeline::read
+#[derive(Default)]
+pub(crate) struct Choosing<'t> {
+    /// The answer proper, once the envelope found it, and whether it was read whole as a scalar.
+    body: Option<(Body<'t>, bool)>,
+    /// The answer proper read whole, when that passed.
+    settled: Option<Read>,
+    /// Why the answer proper read whole as a scalar did not pass.
+    scalar: Option<Rejection>,
+    distinct: Distinct,
+    failed: Vec<((usize, usize), Rejection)>,
+}
+
+impl<'t> Choosing<'t> {
+    /// The answer proper, found; `scalar`: whether it is read whole as a scalar.
+    pub(crate) fn body(&mut self, body: Body<'t>, scalar: bool) {
+        self.body = Some((body, scalar));
+    }
+
+    /// The whole text, read by serde: the answer, or why there is none.
+    pub(crate) fn whole(self, read: Read, text: &str) -> Result<Parsed<Value>, ParseError> {
+        read.result
+            .map(|Accepted { value, fixes }| Parsed { value, fixes })
+            .map_err(|r| r.into_error(text))
+    }
+
+    /// The answer proper read whole (a scalar, a tuple): whether it passed, and so is the answer.
+    pub(crate) fn slice(&mut self, read: Read) -> bool {
+        match read.result {
+            Ok(_) => {
+                self.settled = Some(read);
+                true
+            }
+            Err(rejection) => {
+                if self.body.as_ref().is_some_and(|(_, scalar)| *scalar) {
+                    self.scalar = Some(rejection);
+                }
+                false
+            }
+        }
+    }
+
+    /// A candidate value, read.
+    pub(crate) fn candidate(&mut self, read: Read) {
+        match read.result {
+            Ok(accepted) => self.distinct.add(read.span, read.fenced, accepted),
+            Err(rejection) => self.failed.push((read.span, rejection)),
+        }
+    }
+
+    /// The answer: the answer proper read whole when it passed; else the one distinct candidate
+    /// value (or the only fenced one); else a string-enum value named in the prose ("The
+    /// sentiment is Positive."); else the most telling rejection. With the fixes for where it was
+    /// found: what the envelope skipped, and taking it out of the text around it.
+    pub(crate) fn answer(
+        self,
+        text: &str,
+        schema: &SchemaSet,
+        strict: bool,
+    ) -> Result<Parsed<Value>, ParseError> {
+        let (skipped, body) = match self.body {
+            Some((body, _)) => (body.skipped, body.text),
+            None => (None, text),
+        };
+        let found = |accepted: Accepted, span| {
+            let mut fixes = envelope::fixes(text, skipped.clone(), span);
+            fixes.extend(accepted.fixes);
+            Ok(Parsed {
+                value: accepted.value,
+                fixes,
+            })
+        };
+        if let Some(Read {
+            span,
+            result: Ok(accepted),
+            ..
+        }) = self.settled
+        {
+            return found(accepted, Some(span));
+        }
+        match self.distinct.choice(text) {
+            Choice::None => {}
+            Choice::One(span, accepted) => return found(accepted, Some(span)),
+            Choice::Ambiguous(candidates) => {
+                return Err(ParseError::Ambiguous {
+                    candidates,
+                    raw: text.to_owned(),
+                })
+            }
+        }
+        let named = match strict {
+            true => None,
+            false => enum_in_prose(schema, body),
+        };
+        match named {
+            Some(Ok(variant)) => {
+                // At the start of the answer proper.
+                let fix = Fix::new(
+                    FixKind::EnumCase,
+                    text.len() - body.len(),
+                    format!("found the enum value {variant:?} in the text"),
+                );
+                let accepted = Accepted {
+                    value: Value::String(variant),
+                    fixes: vec![fix],
+                };
+                found(accepted, None)
+            }
+            Some(Err(candidates)) => Err(ParseError::Ambiguous {
+                candidates,
+                raw: text.to_owned(),
+            }),
+            None => {
+                let rejection = match self.failed.is_empty() {
+                    true => self.scalar.unwrap_or(Rejection::NotJson),
+                    false => best_rejection(text, self.failed.iter().map(|(s, r)| (s, r))),
+                };
+                Err(rejection.into_error(text))
+            }
+        }
+    }
+}
+
 /// The most telling rejection among candidates that all failed.
 pub(crate) fn best_rejection<'r>(
     text: &str,
-    failed: impl Iterator<Item = (&'r Candidate, &'r Rejection)>,
+    failed: impl Iterator<Item = (&'r (usize, usize), &'r Rejection)>,
 ) -> Rejection {
     let mut best: Option<(u8, usize, &Rejection)> = None;
-    for (candidate, rejection) in failed {
+    for (&(start, end), rejection) in failed {
         let rank = match rejection {
             Rejection::Truncated { .. } => 4,
             Rejection::Schema(_) => 3,
             Rejection::Syntax { .. } => {
                 // A syntax error in something that does not even look like JSON is prose.
-                let slice = text.get(candidate.start..candidate.end).unwrap_or_default();
+                let slice = text.get(start..end).unwrap_or_default();
                 if slice.contains([':', '"', '\'']) {
                     2
                 } else {
@@ -35,7 +161,7 @@ pub(crate) fn best_rejection<'r>(
             }
             Rejection::NotJson => 0,
         };
-        let size = candidate.end - candidate.start;
+        let size = end.saturating_sub(start);
         if best.is_none_or(|(r, s, _)| (rank, size) > (r, s)) {
             best = Some((rank, size, rejection));
         }
@@ -47,86 +173,103 @@ pub(crate) fn best_rejection<'r>(
 }
 
 /// The distinct values among the accepted candidates, in order. Only the values that can become the
-/// answer are kept (the first, and the first fenced one); the others are known by span and hash, and
-/// read again from their span when a later value has the same hash. So a thousand values in prose
-/// cost a few words each, not a parsed value each, and the memory stays proportional to the text.
+/// answer are kept as they are (the first, and the first fenced one); the others are known by hash
+/// and kept as compact JSON, read back only when a later value has the same hash. So a thousand
+/// values in prose cost their compact text each, not a parsed value each, and the memory stays
+/// proportional to the text.
 #[derive(Default)]
-pub(crate) struct Distinct {
+struct Distinct {
     found: Vec<Found>,
     by_hash: std::collections::HashMap<u64, Vec<usize>>,
     fenced: usize,
 }
 
 struct Found {
-    candidate: Candidate,
-    accepted: Option<Accepted>,
+    span: (usize, usize),
+    fenced: bool,
+    value: Kept,
+}
+
+/// How a found value is kept.
+enum Kept {
+    /// Whole: it may become the answer.
+    Whole(Accepted),
+    /// As compact JSON, to compare a later value with.
+    Compact(String),
+}
+
+impl Kept {
+    /// Whether the kept value is `value`.
+    fn is(&self, value: &Value) -> bool {
+        match self {
+            Kept::Whole(kept) => kept.value == *value,
+            // Compact JSON reads back to the value it was written from (numbers included).
+            Kept::Compact(json) => {
+                serde_json::from_str::<Value>(json).is_ok_and(|again| again == *value)
+            }
+        }
+    }
 }
 
 /// What the distinct values make of the answer.
-pub(crate) enum Choice {
+enum Choice {
     /// No candidate was accepted.
     None,
-    /// The answer.
-    One(Candidate, Accepted),
+    /// The answer, and where it lies.
+    One((usize, usize), Accepted),
     /// Several values and nothing to tell them apart: their texts.
     Ambiguous(Vec<String>),
 }
 
 impl Distinct {
-    /// Adds an accepted candidate unless its value is one already found; `reread` reads an earlier
-    /// candidate's value again from its span (for one not kept).
-    pub(crate) fn add(
-        &mut self,
-        candidate: Candidate,
-        accepted: Accepted,
-        reread: impl Fn(Candidate) -> Option<Value>,
-    ) {
+    /// Adds an accepted candidate unless its value is one already found.
+    fn add(&mut self, span: (usize, usize), fenced: bool, accepted: Accepted) {
         let same = self.by_hash.entry(value_hash(&accepted.value)).or_default();
         let seen = same.iter().any(|&i| {
             work::count(1);
             self.found
                 .get(i)
-                .is_some_and(|earlier| match &earlier.accepted {
-                    Some(kept) => kept.value == accepted.value,
-                    None => reread(earlier.candidate).is_some_and(|again| again == accepted.value),
-                })
+                .is_some_and(|earlier| earlier.value.is(&accepted.value))
         });
         if seen {
             return;
         }
         same.push(self.found.len());
-        let keep = self.found.is_empty() || (candidate.fenced && self.fenced == 0);
-        self.fenced += usize::from(candidate.fenced);
+        let whole = self.found.is_empty() || (fenced && self.fenced == 0);
+        self.fenced += usize::from(fenced);
+        let value = match whole {
+            true => Kept::Whole(accepted),
+            false => Kept::Compact(accepted.value.to_string()),
+        };
         self.found.push(Found {
-            candidate,
-            accepted: keep.then_some(accepted),
+            span,
+            fenced,
+            value,
         });
     }
 
     /// One value; or, among several, the only fenced one (a fence singles out the answer among
     /// drafts and examples in the prose); or the texts of all of them.
-    pub(crate) fn choice(self, text: &str) -> Choice {
+    fn choice(self, text: &str) -> Choice {
         let chosen = match self.found.len() {
             0 => return Choice::None,
             1 => self.found.into_iter().next(),
-            _ if self.fenced == 1 => self.found.into_iter().find(|f| f.candidate.fenced),
+            _ if self.fenced == 1 => self.found.into_iter().find(|f| f.fenced),
             _ => {
                 return Choice::Ambiguous(
                     self.found
                         .iter()
-                        .map(|f| {
-                            let c = f.candidate;
-                            text.get(c.start..c.end).unwrap_or_default().to_owned()
-                        })
+                        .map(|f| text.get(f.span.0..f.span.1).unwrap_or_default().to_owned())
                         .collect(),
                 )
             }
         };
         match chosen {
             Some(Found {
-                candidate,
-                accepted: Some(accepted),
-            }) => Choice::One(candidate, accepted),
+                span,
+                value: Kept::Whole(accepted),
+                ..
+            }) => Choice::One(span, accepted),
             // Kept by construction: the first value, and the first fenced one.
             _ => Choice::None,
         }
@@ -135,7 +278,7 @@ impl Distinct {
 
 /// For a string-enum answer written as prose ("The sentiment is Positive."): the one variant named
 /// in it; `Err` with the variants if several are named.
-pub(crate) fn enum_in_prose(schema: &SchemaSet, text: &str) -> Option<Result<String, Vec<String>>> {
+fn enum_in_prose(schema: &SchemaSet, text: &str) -> Option<Result<String, Vec<String>>> {
     // The root's names, or those of the one string enum among a root union's branches (the unit
     // variants of an externally tagged enum).
     let generic = schema.generic();

@@ -10,9 +10,10 @@
 //! character.
 
 use super::choice::best_rejection;
+use super::deserialize;
 use super::envelope::{self, extracted};
 use super::frame::{Event, Frame, FrameKind, Framer, FramerConfig};
-use super::pipeline::{self, Pipeline};
+use super::pipeline::Pipeline;
 use super::schema_check::{Accepted, Rejection};
 use super::typed;
 use super::{Fix, FixKind, ParseOptions, SkipReason, Skipped};
@@ -322,11 +323,11 @@ fn line_items(
                 out.push(item(accepted));
                 any = true;
             }
-            Err(rejection) => failed.push((candidate, rejection)),
+            Err(rejection) => failed.push(((candidate.start, candidate.end), rejection)),
         },
     );
     if !any {
-        let failed = failed.iter().map(|(c, r)| (c, r));
+        let failed = failed.iter().map(|(span, r)| (span, r));
         let reason = match best_rejection(line, failed) {
             // An unclosed bracket in a line of prose is prose, unless the answer
             // ends there.
@@ -432,7 +433,7 @@ impl<T: Schema> Reader<T> {
                 let read: ReadClean<T> = |text, plan| typed::read::<T>(text, Some(plan));
                 (plan, read)
             }),
-            from_json: |json, line| pipeline::typed_item::<T>(&json, line),
+            from_json: |json, line| deserialize::typed_item::<T>(&json, line),
         }
     }
 }
@@ -463,7 +464,7 @@ impl<T: DeserializeOwned> Reader<WithJson<T>> {
         Reader {
             clean: None,
             from_json: |json, line| {
-                pipeline::typed_item::<T>(&json, line).map(|value| WithJson { value, json })
+                deserialize::typed_item::<T>(&json, line).map(|value| WithJson { value, json })
             },
         }
     }

@@ -10,7 +10,7 @@
 
 use super::frame::{Scan, ValueScanner};
 use super::{work, Fix, FixKind};
-use memchr::{memchr2, memmem};
+use memchr::{memchr2, memmem, memrchr2};
 use std::cell::OnceCell;
 use std::sync::OnceLock;
 
@@ -26,8 +26,49 @@ pub(crate) struct Candidate {
     /// Whether it is an object that members seem to follow after its closing brace
     /// (`{"a": 1}, "b": 2}`): the pipeline then also reads it with them.
     pub(crate) members_follow: bool,
-    /// Whether it takes in members that follow its closing brace (see `lenient::Settings::reopen`).
-    pub(crate) reopened: bool,
+}
+
+/// What the reader of one value wants from the envelope ([`Envelope::frames`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Wanted {
+    /// Whether to hand out a value alone first (for the typed fast path).
+    pub(crate) alone: bool,
+    /// Strict: no value is taken out of prose.
+    pub(crate) strict: bool,
+    /// Whether the wanted value is an object or an array (found by its brackets).
+    pub(crate) container: bool,
+}
+
+/// A place the answer may be, as [`Envelope::frames`] hands them out, in the order they are read.
+#[derive(Debug)]
+pub(crate) enum Frame<'t> {
+    /// One value alone: the whole text (`clean`: when it may be clean JSON of the wanted shape),
+    /// or one object or array in prose or a fence, with nothing after it that opens another value
+    /// or goes on with its members. A typed value may be read straight from it; `fixes` are the
+    /// envelope's for taking it out.
+    Alone {
+        span: (usize, usize),
+        clean: bool,
+        fixes: Vec<Fix>,
+    },
+    /// The whole text, as it is.
+    Whole,
+    /// The answer proper.
+    Body(Body<'t>),
+    /// A candidate object or array of the answer proper.
+    Candidate(Candidate),
+}
+
+/// The answer proper: the text past a byte-order mark or a thinking block.
+#[derive(Debug, Clone)]
+pub(crate) struct Body<'t> {
+    /// The answer proper.
+    pub(crate) text: &'t str,
+    /// The fix that records what was skipped before it, if anything.
+    pub(crate) skipped: Option<Fix>,
+    /// The answer proper without its fence (the content of its first fenced block, or all of it)
+    /// and the whitespace around it, with where that begins in the whole text.
+    pub(crate) inner: (usize, &'t str),
 }
 
 /// Where the answer lies in a text: where it begins (after a byte-order mark and a leading thinking
@@ -36,7 +77,7 @@ pub(crate) struct Candidate {
 #[derive(Debug, Clone)]
 pub(crate) struct Envelope<'t> {
     /// The whole text.
-    pub(crate) text: &'t str,
+    text: &'t str,
     /// Where the answer proper begins, and what was skipped before it, if anything.
     body: OnceCell<(usize, Option<Fix>)>,
 }
@@ -50,6 +91,18 @@ impl<'t> Envelope<'t> {
         }
     }
 
+    /// The places the answer may be, in the order they are read, each found only when asked for
+    /// (so clean JSON read straight costs no search): a value alone (when `wanted`), the whole
+    /// text, the answer proper, then each candidate value in it.
+    pub(crate) fn frames(self, wanted: Wanted) -> Frames<'t> {
+        Frames {
+            envelope: self,
+            wanted,
+            stage: Stage::Alone,
+            candidates: Vec::new().into_iter(),
+        }
+    }
+
     /// Where the answer proper begins.
     fn start(&self) -> usize {
         self.body.get_or_init(|| body_start(self.text)).0
@@ -60,55 +113,130 @@ impl<'t> Envelope<'t> {
         self.body.get_or_init(|| body_start(self.text)).1.clone()
     }
 
-    /// The answer proper: the text from where it begins.
-    pub(crate) fn body(&self) -> &'t str {
-        self.text.get(self.start()..).unwrap_or_default()
-    }
-
-    /// Where the first `{` or `[` of the answer proper is.
-    pub(crate) fn first_bracket(&self) -> Option<usize> {
-        first_bracket(self.text, self.start())
-    }
-
-    /// The answer proper without its fence (the content of its first fenced block, or all of it)
-    /// and the whitespace around it, with where that begins in the text.
-    pub(crate) fn inner(&self) -> (usize, &'t str) {
-        let (offset, inner) = unfenced(self.body());
+    /// The answer proper, and that without its fence.
+    fn body(&self) -> Body<'t> {
+        let at = self.start();
+        let text = self.text.get(at..).unwrap_or_default();
+        let (offset, inner) = unfenced(text);
         let trimmed = inner.trim();
-        let at = self.start() + offset + (inner.len() - inner.trim_start().len());
-        (at, trimmed)
+        let inner_at = at + offset + (inner.len() - inner.trim_start().len());
+        Body {
+            text,
+            skipped: self.skipped(),
+            inner: (inner_at, trimmed),
+        }
     }
 
-    /// Every candidate JSON object or array of the answer proper, in order.
-    pub(crate) fn candidates(&self) -> Vec<Candidate> {
-        candidates(self.text, self.start())
-    }
-
-    /// Whether the value that ends at `end` stands alone in the text: the text after it opens no
-    /// other value (a `{` or `[`) and does not go on with its members (`{"a": 1}, "b": 2}`).
-    pub(crate) fn alone(&self, end: usize) -> bool {
-        let rest = self.text.as_bytes().get(end..).unwrap_or_default();
-        memchr2(b'{', b'[', rest).is_none() && !members_follow(self.text, end)
+    /// The value alone, if there is one: the whole text when it may be clean JSON (or when strict,
+    /// or when a scalar is wanted); else the object or array from the first bracket of the answer
+    /// proper to the last closing one, when no bracket opens after that and its members do not go
+    /// on after it. (Whether that span is one value is the reader's to find.)
+    fn alone(&self, wanted: Wanted) -> Option<Frame<'t>> {
+        let text = self.text;
+        let bytes = text.as_bytes();
+        let clean = !wanted.container
+            || matches!(
+                bytes.iter().find(|b| !b.is_ascii_whitespace()),
+                Some(b'{' | b'[')
+            );
+        if clean || wanted.strict {
+            return Some(Frame::Alone {
+                span: (0, text.len()),
+                clean,
+                fixes: Vec::new(),
+            });
+        }
+        let from = first_bracket(text, self.start())?;
+        let last_open = memrchr2(b'{', b'[', bytes)?;
+        let to = memrchr2(b'}', b']', bytes)? + 1;
+        if last_open >= to || from >= to || members_follow(text, to) {
+            return None;
+        }
+        Some(Frame::Alone {
+            span: (from, to),
+            clean,
+            fixes: self.fixes(Some((from, to))),
+        })
     }
 
     /// The fixes of the answer found at `span`: the envelope's own (a thinking block, a BOM), then
-    /// taking the value out of the text around it, when there was text around it.
-    pub(crate) fn fixes(&self, span: Option<(usize, usize)>) -> Vec<Fix> {
-        let text = self.text;
-        let mut fixes = Vec::with_capacity(2);
-        fixes.extend(self.skipped());
-        if let Some((s, e)) = span {
-            // The value is the whole text but for whitespace around it (told from the text before
-            // and after it, which is short or stops at its first letter).
-            let alone = text.get(..s).is_some_and(|t| t.trim_start().is_empty())
-                && text.get(e..).is_some_and(|t| t.trim_end().is_empty())
-                && text.get(s..e).is_some_and(|v| v.trim().len() == v.len());
-            if !alone {
-                fixes.push(extracted(s, e));
+    /// taking the value out of the text around it (see [`fixes`]).
+    fn fixes(&self, span: Option<(usize, usize)>) -> Vec<Fix> {
+        fixes(self.text, self.skipped(), span)
+    }
+}
+
+/// The stages of [`Frames`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    Alone,
+    Whole,
+    Body,
+    /// The candidates are yet to be found.
+    Search,
+    Candidates,
+}
+
+/// The places the answer may be, in the order they are read ([`Envelope::frames`]).
+pub(crate) struct Frames<'t> {
+    envelope: Envelope<'t>,
+    wanted: Wanted,
+    stage: Stage,
+    candidates: std::vec::IntoIter<Candidate>,
+}
+
+impl<'t> Iterator for Frames<'t> {
+    type Item = Frame<'t>;
+
+    fn next(&mut self) -> Option<Frame<'t>> {
+        loop {
+            match self.stage {
+                Stage::Alone => {
+                    self.stage = Stage::Whole;
+                    let alone = match self.wanted.alone {
+                        true => self.envelope.alone(self.wanted),
+                        false => None,
+                    };
+                    if alone.is_some() {
+                        return alone;
+                    }
+                }
+                Stage::Whole => {
+                    self.stage = Stage::Body;
+                    return Some(Frame::Whole);
+                }
+                Stage::Body => {
+                    self.stage = Stage::Search;
+                    return Some(Frame::Body(self.envelope.body()));
+                }
+                Stage::Search => {
+                    // Found once, when first asked for.
+                    self.stage = Stage::Candidates;
+                    self.candidates =
+                        candidates(self.envelope.text, self.envelope.start()).into_iter();
+                }
+                Stage::Candidates => return self.candidates.next().map(Frame::Candidate),
             }
         }
-        fixes
     }
+}
+
+/// The fixes of the answer found at `span` in `text`: what the envelope skipped (a thinking block, a
+/// BOM), then taking the value out of the text around it, when there was text around it.
+pub(crate) fn fixes(text: &str, skipped: Option<Fix>, span: Option<(usize, usize)>) -> Vec<Fix> {
+    let mut fixes = Vec::with_capacity(2);
+    fixes.extend(skipped);
+    if let Some((s, e)) = span {
+        // The value is the whole text but for whitespace around it (told from the text before
+        // and after it, which is short or stops at its first letter).
+        let alone = text.get(..s).is_some_and(|t| t.trim_start().is_empty())
+            && text.get(e..).is_some_and(|t| t.trim_end().is_empty())
+            && text.get(s..e).is_some_and(|v| v.trim().len() == v.len());
+        if !alone {
+            fixes.push(extracted(s, e));
+        }
+    }
+    fixes
 }
 
 /// Whether members of an object seem to follow at `at`, after a closing brace: a comma, then a
@@ -303,7 +431,6 @@ pub(crate) fn candidates(text: &str, from: usize) -> Vec<Candidate> {
                     fenced: in_fence(start),
                     members_follow: bytes.get(start) == Some(&b'{')
                         && members_follow(text, start + len),
-                    reopened: false,
                 });
                 budget = budget.saturating_sub(len);
                 i = start + len;
@@ -318,7 +445,6 @@ pub(crate) fn candidates(text: &str, from: usize) -> Vec<Candidate> {
                         closed: false,
                         fenced: in_fence(start),
                         members_follow: false,
-                        reopened: false,
                     });
                     seen_unclosed = true;
                 }
@@ -359,18 +485,61 @@ mod tests {
         }
     }
 
+    /// The span of the value alone the envelope hands out, and whether it is the whole text.
+    fn alone(text: &str, strict: bool) -> Option<((usize, usize), bool)> {
+        let wanted = Wanted {
+            alone: true,
+            strict,
+            container: true,
+        };
+        match Envelope::new(text).frames(wanted).next() {
+            Some(Frame::Alone { span, clean, .. }) => Some((span, clean)),
+            _ => None,
+        }
+    }
+
     #[test]
     fn a_value_stands_alone_unless_another_or_its_members_follow() {
-        let alone = |text, end| Envelope::new(text).alone(end);
-        let text = "Sure: {\"a\": 1}. Done";
-        let end = text.find('}').unwrap() + 1;
-        assert!(alone(text, end));
-        assert!(!alone("{\"a\": 1} and {\"a\": 2}", 8));
-        assert!(!alone("{\"a\": 1}, \"b\": 2}", 8));
-        assert!(!alone("{\"a\": 1}, b: 2}", 8));
-        assert!(alone("{\"a\": 1}, then more", 8));
+        let text = "Sure: {\"a\": [1]}. Done";
+        assert_eq!(alone(text, false), Some(((6, 16), false)));
+        // From the first bracket to the last closing one: whether that is one value is the
+        // reader's to find.
+        let two = "Sure: {\"a\": 1} and {\"a\": 2}";
+        assert_eq!(alone(two, false), Some(((6, two.len()), false)));
+        // A bracket opens after it, or its members go on after it.
+        assert_eq!(alone("Sure: {\"a\": 1} [", false), None);
+        assert_eq!(alone("Sure: {\"a\": 1}, b: 2", false), None);
+        assert_eq!(alone("Sure: {\"a\": 1}, \"b\": 2", false), None);
+        assert_eq!(alone("Sure: no value", false), None);
+        // Clean JSON, or strict: the whole text.
+        assert_eq!(alone(" {\"a\": 1} x", false), Some(((0, 11), true)));
+        assert_eq!(alone("Sure: {\"a\": 1}", true), Some(((0, 14), false)));
         let candidates = candidates("{\"a\": 1}, \"b\": 2} [1], 2", 0);
         assert!(candidates[0].members_follow && !candidates[1].members_follow);
+    }
+
+    #[test]
+    fn frames_come_in_order_each_found_when_asked() {
+        let text = "<think>x</think>Sure: {\"a\": 1} or {\"a\": 2}";
+        let wanted = Wanted {
+            alone: false,
+            strict: false,
+            container: true,
+        };
+        let frames: Vec<Frame<'_>> = Envelope::new(text).frames(wanted).collect();
+        assert!(matches!(frames[0], Frame::Whole));
+        assert!(
+            matches!(&frames[1], Frame::Body(body) if body.text.starts_with("Sure") && body.skipped.is_some())
+        );
+        let spans: Vec<&str> = frames[2..]
+            .iter()
+            .filter_map(|frame| match frame {
+                Frame::Candidate(c) => text.get(c.start..c.end),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(spans, ["{\"a\": 1}", "{\"a\": 2}"]);
+        assert_eq!(frames.len(), 4);
     }
 
     #[test]

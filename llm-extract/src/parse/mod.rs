@@ -18,7 +18,7 @@
 //! to the next and none calling back into one before it:
 //! - one value (`one`): envelope (`envelope`) -> typed fast path (`typed`) -> the frames of the
 //!   envelope through the pipeline (`pipeline`: serde or `lenient`, then `schema_check`: validation,
-//!   and `coerce` where it fails) -> which value is the answer (`choice`) -> `T`;
+//!   and `coerce` where it fails) -> which value is the answer (`choice`) -> `T` (`deserialize`);
 //! - a stream (`decoder`): framer (`frame`) -> typed fast path (`typed`) -> the pipeline -> `T`; a
 //!   line of prose in it is read by its candidates, as one value is.
 //!
@@ -42,7 +42,8 @@
 //! # Files
 //! - `one.rs`: one value, orchestrated; `envelope.rs`: where values may be in an answer;
 //!   `pipeline.rs`: one frame read (serde or `lenient.rs`); `schema_check.rs`: a frame checked
-//!   (validation, `coerce.rs` where it fails); `choice.rs`: which value is the answer.
+//!   (validation, `coerce.rs` where it fails); `choice.rs`: which value is the answer;
+//!   `deserialize.rs`: validated JSON to `T`.
 //! - `lines.rs`: many values from one answer; `decoder.rs`: the incremental decoder; `frame.rs`:
 //!   where each value of a byte stream begins and ends.
 //! - `typed/`: clean JSON straight to `T`, checked as it is read (`reader.rs`).
@@ -135,6 +136,7 @@
 mod choice;
 mod coerce;
 mod decoder;
+mod deserialize;
 mod envelope;
 mod error;
 mod frame;
@@ -159,13 +161,13 @@ pub mod work;
 
 pub(crate) use decoder::WithJson;
 pub use decoder::{Item, LineDecoder, LineEvent};
+pub(crate) use deserialize::{deserialize, typed_item};
 pub use error::ParseError;
 pub use lines::{lines_from_str, lines_from_str_value, lines_from_str_with};
 pub(crate) use one::from_str_with_json;
 pub use one::{from_str, from_str_value, from_str_with};
 pub use partial::{JsonPath, Node, PartialParser, PathSegment};
 pub use partial_value::{Partial, PartialReader, PartialValue, UNNUMBERED};
-pub(crate) use pipeline::{deserialize, typed_item};
 
 use crate::validate::Violation;
 

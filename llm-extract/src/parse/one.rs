@@ -16,13 +16,13 @@
 //! A line of a stream that holds prose is read the same way, by its candidates
 //! ([`Pipeline::each_candidate`]).
 
-use super::choice::{self, Choice, Distinct};
-use super::envelope::{Candidate, Envelope};
-use super::pipeline::{self, Pipeline};
-use super::schema_check::{Accepted, Rejection};
-use super::{typed, Fix, FixKind, ParseError, ParseOptions, Parsed};
+use super::choice::Choosing;
+use super::envelope::{Envelope, Frame, Wanted};
+use super::pipeline::{self, Part, Pipeline, Run};
+use super::{deserialize, typed, ParseError, ParseOptions, Parsed};
 use crate::schema::Schema;
 use crate::schema::SchemaSet;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 /// Parses one value of `T` with default options.
@@ -63,75 +63,14 @@ pub fn from_str_with<T: Schema>(
     text: &str,
     options: &ParseOptions,
 ) -> Result<Parsed<T>, ParseError> {
-    let envelope = Envelope::new(text);
-    if let Some(answer) = clean::<T>(&envelope, options) {
-        return answer;
-    }
-    let Parsed { value, fixes } = value_from(&envelope, T::schema(), options)?;
-    // Borrowed, so a refusal carries serde's path without parsing the text a second time.
-    match pipeline::deserialize::<T>(&value) {
-        Ok(value) => Ok(Parsed { value, fixes }),
-        Err((path, message)) => Err(ParseError::Deserialize {
-            path,
-            message,
-            raw: text.to_owned(),
-        }),
-    }
-}
-
-/// `T` straight from the text when it is clean JSON, or (unless strict) one clean JSON value alone
-/// in prose or a fence; validated while it is deserialized when the options ask for validation.
-/// Strict without validation, serde's refusal of the text is the answer's error. `None` sends the
-/// text down the full path.
-fn clean<T: Schema>(
-    envelope: &Envelope<'_>,
-    options: &ParseOptions,
-) -> Option<Result<Parsed<T>, ParseError>> {
-    let text = envelope.text;
-    let schema = T::schema();
-    let plan = match options.validate {
-        true => Some(schema.plan()?),
-        false => None,
-    };
-    let wants_container = schema.wants_container();
-    // Prose first cannot be clean JSON of an object or an array: skip serde's error for it. (JSON
-    // allows only ASCII whitespace before a value, so the first other byte settles it.)
-    let prose_first = wants_container
-        && !matches!(
-            text.bytes().find(|b| !b.is_ascii_whitespace()),
-            Some(b'{' | b'[')
-        );
-    let whole = |value| Parsed {
-        value,
-        fixes: Vec::new(),
-    };
-    if options.strict && plan.is_none() {
-        // Read once: serde's error, if any, is the rejection.
-        return match serde_json::from_str::<T>(text) {
-            Ok(value) if !prose_first => Some(Ok(whole(value))),
-            Ok(_) => None,
-            Err(e) => Some(Err(pipeline::serde_rejection(&e, text, 0).into_error(text))),
-        };
-    }
-    if !prose_first {
-        if let Some(value) = typed::read::<T>(text, plan) {
-            return Some(Ok(whole(value)));
+    match answer::<T>(text, T::schema(), options, true)? {
+        Answer::Typed(parsed) => Ok(parsed),
+        Answer::Json(Parsed { value, fixes }) => {
+            // Borrowed, so a refusal carries serde's path without parsing the text a second time.
+            let (value, _) = deserialize::answer::<T>(value, text)?;
+            Ok(Parsed { value, fixes })
         }
     }
-    if options.strict || !wants_container {
-        return None;
-    }
-    let from = envelope.first_bracket()?;
-    let (value, len) = typed::read_first::<T>(text.get(from..)?, plan.is_some())?;
-    let to = from + len;
-    // One value alone (else the full path finds and reads the others, or the members after it).
-    if !envelope.alone(to) {
-        return None;
-    }
-    Some(Ok(Parsed {
-        value,
-        fixes: envelope.fixes(Some((from, to))),
-    }))
 }
 
 /// [`from_str_with`], with the validated JSON the value was read from: for checks that read JSON
@@ -140,21 +79,15 @@ pub(crate) fn from_str_with_json<T: Schema>(
     text: &str,
     options: &ParseOptions,
 ) -> Result<(Parsed<T>, Value), ParseError> {
-    let Parsed { value, fixes } = value_from(&Envelope::new(text), T::schema(), options)?;
-    match pipeline::deserialize::<T>(&value) {
-        Ok(typed) => Ok((
-            Parsed {
-                value: typed,
-                fixes,
-            },
-            value,
-        )),
-        Err((path, message)) => Err(ParseError::Deserialize {
-            path,
-            message,
-            raw: text.to_owned(),
-        }),
-    }
+    let Parsed { value, fixes } = answer::<Value>(text, T::schema(), options, false)?.json();
+    let (typed, value) = deserialize::answer::<T>(value, text)?;
+    Ok((
+        Parsed {
+            value: typed,
+            fixes,
+        },
+        value,
+    ))
 }
 
 /// Parses one value against a runtime schema, returning validated JSON.
@@ -163,133 +96,121 @@ pub fn from_str_value(
     schema: &SchemaSet,
     options: &ParseOptions,
 ) -> Result<Parsed<Value>, ParseError> {
-    value_from(&Envelope::new(text), schema, options)
+    answer::<Value>(text, schema, options, false).map(Answer::json)
 }
 
-/// Validated JSON from the answer in `envelope`: the whole text when it is clean JSON; else the
-/// frames the envelope finds through the pipeline and the choice among what passed
-/// ([`in_frames`]), with the envelope's fixes for where the answer was found.
-fn value_from(
-    envelope: &Envelope<'_>,
+/// An answer: `T` read straight, or validated JSON.
+enum Answer<T> {
+    Typed(Parsed<T>),
+    Json(Parsed<Value>),
+}
+
+impl Answer<Value> {
+    /// The validated JSON, however it was read.
+    fn json(self) -> Parsed<Value> {
+        match self {
+            Answer::Typed(parsed) | Answer::Json(parsed) => parsed,
+        }
+    }
+}
+
+/// The answer of `text`, each step once, in order: the places the answer may be, as the envelope
+/// hands them out; a value alone straight to `T` (when `typed`: clean JSON, or one clean value in
+/// prose or a fence); else each frame through the pipeline (the whole text by serde; the answer
+/// without its fence, for a scalar or a tuple; each candidate value); then the choice among what
+/// passed, with the fixes for where the answer was found.
+fn answer<T: DeserializeOwned>(
+    text: &str,
     schema: &SchemaSet,
     options: &ParseOptions,
-) -> Result<Parsed<Value>, ParseError> {
-    let text = envelope.text;
+    typed: bool,
+) -> Result<Answer<T>, ParseError> {
+    // The typed fast path, when asked for: with the schema's plan when validating, for it
+    // checks the value as it is read (no plan: the full path decides).
+    let plan = match (typed, options.validate) {
+        (false, _) => None,
+        (true, false) => Some(None),
+        (true, true) => schema.plan().map(Some),
+    };
     let pipeline = Pipeline::new(schema, *options).map_err(|source| ParseError::InvalidSchema {
         source,
         raw: text.to_owned(),
     })?;
-    // The fast path: the whole answer is clean JSON.
-    if let Some(whole) = pipeline.straight(text, 0) {
-        return whole
-            .map(|Accepted { value, fixes }| Parsed { value, fixes })
-            .map_err(|r| r.into_error(text));
-    }
-    let body = envelope.body();
-    if body.trim().is_empty() {
-        return Err(ParseError::NoJson {
-            raw: text.to_owned(),
-        });
-    }
-    // Where values may be, all found before any is read: the answer without its fence, and each
-    // candidate value.
-    let (at, inner) = envelope.inner();
-    let candidates = envelope.candidates();
-    let (accepted, span) = in_frames(&pipeline, text, body, (at, inner), candidates)?;
-    let mut fixes = envelope.fixes(span);
-    fixes.extend(accepted.fixes);
-    Ok(Parsed {
-        value: accepted.value,
-        fixes,
-    })
-}
-
-/// The answer among the frames of a text that is not clean JSON (its `body` after the envelope;
-/// `inner`, that without its fence, at its offset; its `candidates`), each through the pipeline,
-/// with where it was found (`None`: named in prose).
-fn in_frames(
-    pipeline: &Pipeline<'_>,
-    text: &str,
-    body: &str,
-    (at, inner): (usize, &str),
-    candidates: Vec<Candidate>,
-) -> Result<(Accepted, Option<(usize, usize)>), ParseError> {
-    let whole = Some((at, at + inner.len()));
-    // A scalar answer (an enum, a number) is the whole text, perhaps quoted or fenced; where the
-    // value may be a container too (a union), only when the text opens none (else prose before an
-    // object could be read as a string). A Python tuple for a wanted array: no bracket opens it,
-    // so the candidates miss it.
-    let mut scalar_rejection = None;
-    let scalar_first = pipeline.admits_scalar() && !inner.contains(['{', '[', '(']);
-    if !pipeline.wants_container() || scalar_first {
-        match pipeline.frame(inner, at) {
-            Ok(accepted) => return Ok((accepted, whole)),
-            Err(rejection) => scalar_rejection = Some(rejection),
-        }
-    }
-    if pipeline.wants_container() && inner.starts_with('(') {
-        if let Ok(accepted) = pipeline.frame(inner, at) {
-            return Ok((accepted, whole));
-        }
-    }
-
-    let mut distinct = Distinct::default();
-    let mut failed: Vec<(Candidate, Rejection)> = Vec::new();
-    pipeline.each_candidate(text, candidates, 0, |candidate, result| match result {
-        Ok(accepted) => distinct.add(candidate, accepted, |earlier| {
-            pipeline.reread(text, earlier).ok().map(|again| again.value)
-        }),
-        Err(r) => failed.push((candidate, r)),
-    });
-    match distinct.choice(text) {
-        Choice::None => {}
-        Choice::One(c, a) => return Ok((a, Some((c.start, c.end)))),
-        Choice::Ambiguous(candidates) => {
-            return Err(ParseError::Ambiguous {
-                candidates,
-                raw: text.to_owned(),
-            })
-        }
-    }
-
-    // A string-enum answer written as prose ("The sentiment is Positive.").
-    let found = match pipeline.options().strict {
-        true => None,
-        false => choice::enum_in_prose(pipeline.schema(), body),
+    let wanted = Wanted {
+        alone: plan.is_some(),
+        strict: options.strict,
+        container: pipeline.wants_container(),
     };
-    match found {
-        Some(Ok(variant)) => {
-            // At the start of the body.
-            let fix = Fix::new(
-                FixKind::EnumCase,
-                text.len() - body.len(),
-                format!("found the enum value {variant:?} in the text"),
-            );
-            let accepted = Accepted {
-                value: Value::String(variant),
-                fixes: vec![fix],
-            };
-            Ok((accepted, None))
-        }
-        Some(Err(candidates)) => Err(ParseError::Ambiguous {
-            candidates,
-            raw: text.to_owned(),
-        }),
-        None => {
-            let rejection = if failed.is_empty() {
-                scalar_rejection.unwrap_or(Rejection::NotJson)
-            } else {
-                choice::best_rejection(text, failed.iter().map(|(c, r)| (c, r)))
-            };
-            Err(rejection.into_error(text))
+    let mut run = Run::default();
+    let mut choosing = Choosing::default();
+    for frame in Envelope::new(text).frames(wanted) {
+        let part = match frame {
+            Frame::Alone { span, clean, fixes } => {
+                let plan = plan.flatten();
+                if options.strict && plan.is_none() {
+                    // Read once: serde's verdict on the whole text, its error the rejection.
+                    match serde_json::from_str::<T>(text) {
+                        Ok(value) if clean => return Ok(Answer::Typed(Parsed { value, fixes })),
+                        Ok(_) => {}
+                        Err(e) => {
+                            return Err(pipeline::serde_rejection(&e, text, 0).into_error(text))
+                        }
+                    }
+                } else if clean || !options.strict {
+                    let slice = text.get(span.0..span.1).unwrap_or_default();
+                    if let Some(value) = typed::read::<T>(slice, plan) {
+                        return Ok(Answer::Typed(Parsed { value, fixes }));
+                    }
+                }
+                continue;
+            }
+            Frame::Whole => Part::Whole,
+            Frame::Body(body) => {
+                if body.text.trim().is_empty() {
+                    return Err(ParseError::NoJson {
+                        raw: text.to_owned(),
+                    });
+                }
+                let (at, inner) = body.inner;
+                // A scalar answer (an enum, a number) is the whole text, perhaps quoted or fenced;
+                // where the value may be a container too (a union), only when the text opens none
+                // (else prose before an object could be read as a string). A Python tuple for a
+                // wanted array: no bracket opens it, so the candidates miss it.
+                let scalar = !pipeline.wants_container()
+                    || (pipeline.admits_scalar() && !inner.contains(['{', '[', '(']));
+                let tuple = pipeline.wants_container() && inner.starts_with('(');
+                choosing.body(body, scalar);
+                match scalar || tuple {
+                    true => Part::Slice(at, inner),
+                    false => continue,
+                }
+            }
+            Frame::Candidate(candidate) => Part::Candidate(candidate),
+        };
+        let Some(read) = pipeline.read(text, part, &mut run) else {
+            continue;
+        };
+        match part {
+            // The whole text read by serde is the answer, or why there is none.
+            Part::Whole => return choosing.whole(read, text).map(Answer::Json),
+            // The answer without its fence: a scalar or a tuple that passed is the answer.
+            Part::Slice(..) => {
+                if choosing.slice(read) {
+                    break;
+                }
+            }
+            Part::Candidate(_) => choosing.candidate(read),
         }
     }
+    choosing
+        .answer(text, pipeline.schema(), options.strict)
+        .map(Answer::Json)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::parse::work;
+    use crate::parse::{work, FixKind};
     use serde_json::json;
 
     #[test]
@@ -364,8 +285,8 @@ mod tests {
             Err(ParseError::Ambiguous { candidates, .. }) if candidates.len() == 2
         ));
         assert_eq!(value("{\"a\":1} {\"a\":1}").unwrap(), json!({"a":1}));
-        // A repeat of a value that was not kept (neither first nor fenced) is read again from its
-        // span and still counts once; written differently, it is still the same value.
+        // A repeat of a value that was not kept whole (neither first nor fenced) still counts once;
+        // written differently, it is still the same value.
         assert!(matches!(
             value("{\"a\":1} {\"a\":2} {\"a\":3} {\"a\": 2} {\"a\":3}"),
             Err(ParseError::Ambiguous { candidates, .. })

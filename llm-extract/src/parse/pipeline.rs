@@ -10,12 +10,41 @@
 use super::envelope::Candidate;
 use super::lenient::{self, Failure, Fixed, Settings};
 use super::schema_check::{Accepted, Rejection, SchemaCheck};
-use super::{ParseOptions, SkipReason, Skipped};
+use super::ParseOptions;
 use crate::error::SchemaError;
 use crate::schema::SchemaSet;
-use crate::validate::Violation;
-use serde::de::DeserializeOwned;
 use serde_json::Value;
+
+/// What the pipeline is asked to read of a text ([`Pipeline::read`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Part<'t> {
+    /// The whole text, by serde alone.
+    Whole,
+    /// A slice of the text, at its offset (the answer without its fence: a scalar, a tuple).
+    Slice(usize, &'t str),
+    /// A candidate value.
+    Candidate(Candidate),
+}
+
+/// A part read and checked: where it lies (a candidate read with the members after its brace
+/// reaches their end), and the value that passed or why there is none.
+#[derive(Debug)]
+pub(crate) struct Read {
+    pub(crate) span: (usize, usize),
+    /// Whether it lies inside a fenced block (a candidate's mark).
+    pub(crate) fenced: bool,
+    pub(crate) result: Result<Accepted, Rejection>,
+}
+
+/// Where a run of candidates stands ([`Pipeline::candidate`]).
+#[derive(Debug, Default)]
+pub(crate) struct Run {
+    /// The end of a candidate that took in the members after it: candidates inside those are its
+    /// parts.
+    taken_to: usize,
+    /// A value cut off at the end was read: the candidates after it start inside it.
+    stopped: bool,
+}
 
 /// One schema and one set of options, ready to read frames and check them.
 pub(crate) struct Pipeline<'s> {
@@ -29,10 +58,6 @@ impl<'s> Pipeline<'s> {
             schema_check: SchemaCheck::new(schema, options)?,
             options,
         })
-    }
-
-    pub(crate) fn options(&self) -> &ParseOptions {
-        &self.options
     }
 
     pub(crate) fn schema(&self) -> &'s SchemaSet {
@@ -62,12 +87,36 @@ impl<'s> Pipeline<'s> {
         Some(value.and_then(|value| self.schema_check.validated(value, Vec::new(), base)))
     }
 
-    /// Every candidate value of `text` (found by the envelope), each through the pipeline, handed
-    /// to `each` in order as it is evaluated (so a caller keeps only what it needs: a thousand
-    /// copies of one value are not all held at once). An object whose members go on after its
-    /// brace is read to their end when the schema prefers it (`{"a": 1}, "b": 2}`); values found
-    /// inside a value cut off at the end are its parts, not candidates of their own, and are left
-    /// out. `base` is the offset of `text` in the whole input.
+    /// One part of `text` read and checked: the whole text by serde alone (`None` when serde
+    /// refuses it and the lenient parser may still read a part of it), the answer without its
+    /// fence, or one candidate of a run ([`Pipeline::candidate`]; `None` when it is not read).
+    pub(crate) fn read(&self, text: &str, part: Part<'_>, run: &mut Run) -> Option<Read> {
+        match part {
+            Part::Whole => self.straight(text, 0).map(|result| Read {
+                span: (0, text.len()),
+                fenced: false,
+                result,
+            }),
+            Part::Slice(at, slice) => Some(Read {
+                span: (at, at + slice.len()),
+                fenced: false,
+                result: self.frame(slice, at),
+            }),
+            Part::Candidate(candidate) => {
+                self.candidate(run, text, candidate, 0)
+                    .map(|(candidate, result)| Read {
+                        span: (candidate.start, candidate.end),
+                        fenced: candidate.fenced,
+                        result,
+                    })
+            }
+        }
+    }
+
+    /// Every candidate value of `text` (found by the envelope), each through the pipeline
+    /// ([`Pipeline::candidate`]), handed to `each` in order as it is evaluated (so a caller keeps
+    /// only what it needs: a thousand copies of one value are not all held at once). `base` is the
+    /// offset of `text` in the whole input.
     pub(crate) fn each_candidate(
         &self,
         text: &str,
@@ -75,29 +124,40 @@ impl<'s> Pipeline<'s> {
         base: usize,
         mut each: impl FnMut(Candidate, Result<Accepted, Rejection>),
     ) {
-        // The end of a candidate that took in the members after it: candidates inside those are
-        // its parts.
-        let mut taken_to = 0;
-        for mut candidate in candidates {
-            if candidate.start < taken_to {
-                continue;
-            }
-            let slice = text.get(candidate.start..candidate.end).unwrap_or_default();
-            let mut result = self.frame(slice, base + candidate.start);
-            if let Some((longer, longer_result)) = self.continued(text, candidate, base, &result) {
-                candidate = longer;
-                result = longer_result;
-                taken_to = candidate.end;
-            }
-            // A value cut off at the end that reads as the start of a real value (not prose): the
-            // candidates after it start inside it.
-            let cut = !candidate.closed
-                && !matches!(result, Err(Rejection::Syntax { .. } | Rejection::NotJson));
-            each(candidate, result);
-            if cut {
-                break;
+        let mut run = Run::default();
+        for candidate in candidates {
+            if let Some((candidate, result)) = self.candidate(&mut run, text, candidate, base) {
+                each(candidate, result);
             }
         }
+    }
+
+    /// One candidate value of a run over `text`, through the pipeline. An object whose members go
+    /// on after its brace is read to their end when the schema prefers it (`{"a": 1}, "b": 2}`);
+    /// values found inside a value cut off at the end are its parts, not candidates of their own,
+    /// and are left out (`None`), as are those inside a value read with the members after it.
+    pub(crate) fn candidate(
+        &self,
+        run: &mut Run,
+        text: &str,
+        mut candidate: Candidate,
+        base: usize,
+    ) -> Option<(Candidate, Result<Accepted, Rejection>)> {
+        if run.stopped || candidate.start < run.taken_to {
+            return None;
+        }
+        let slice = text.get(candidate.start..candidate.end).unwrap_or_default();
+        let mut result = self.frame(slice, base + candidate.start);
+        if let Some((longer, longer_result)) = self.continued(text, candidate, base, &result) {
+            candidate = longer;
+            result = longer_result;
+            run.taken_to = candidate.end;
+        }
+        // A value cut off at the end that reads as the start of a real value (not prose): the
+        // candidates after it start inside it.
+        run.stopped = !candidate.closed
+            && !matches!(result, Err(Rejection::Syntax { .. } | Rejection::NotJson));
+        Some((candidate, result))
     }
 
     /// An object closed too early, whose members go on after its brace (`{"a": 1}, "b": 2}`): the
@@ -119,24 +179,8 @@ impl<'s> Pipeline<'s> {
         if end <= candidate.end || !self.schema_check.prefers_longer(closed, &longer) {
             return None;
         }
-        let longer_candidate = Candidate {
-            end,
-            reopened: true,
-            ..candidate
-        };
+        let longer_candidate = Candidate { end, ..candidate };
         Some((longer_candidate, Ok(longer)))
-    }
-
-    /// A candidate span of `text` read again as [`Pipeline::each_candidate`] read it (for a value
-    /// not kept, to compare).
-    pub(crate) fn reread(&self, text: &str, candidate: Candidate) -> Result<Accepted, Rejection> {
-        let slice = text.get(candidate.start..candidate.end).unwrap_or_default();
-        match candidate.reopened {
-            true => self
-                .reopened(slice, candidate.start)
-                .map(|(accepted, _)| accepted),
-            false => self.frame(slice, candidate.start),
-        }
     }
 
     /// `text` read, then checked against the schema; also where the value ended in `text`.
@@ -219,32 +263,9 @@ pub(crate) fn serde_rejection(e: &serde_json::Error, text: &str, base: usize) ->
     }
 }
 
-/// Builds `T` from validated JSON; on failure, the serde path and message.
-pub(crate) fn deserialize<T: DeserializeOwned>(json: &Value) -> Result<T, (String, String)> {
-    match T::deserialize(json) {
-        Ok(value) => Ok(value),
-        // Track the path only on failure, so the success path pays nothing for it.
-        Err(_) => match serde_path_to_error::deserialize::<_, T>(json) {
-            Ok(value) => Ok(value),
-            Err(e) => Err((e.path().to_string(), e.into_inner().to_string())),
-        },
-    }
-}
-
-/// An item's validated JSON as a `T`; when serde refuses it, the item is skipped with serde's path
-/// and message. The one adapter from validated JSON to `T`, for the decoder and the extraction loop.
-pub(crate) fn typed_item<T: DeserializeOwned>(json: &Value, line: usize) -> Result<T, Skipped> {
-    deserialize::<T>(json).map_err(|(path, message)| Skipped {
-        line,
-        raw: json.to_string(),
-        reason: SkipReason::Schema(vec![Violation { path, message }]),
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     #[test]
     fn serde_errors_point_at_the_byte() {
@@ -254,31 +275,5 @@ mod tests {
             Rejection::Syntax { offset, .. } => assert_eq!(offset, 10 + text.find('x').unwrap()),
             other => panic!("{other:?}"),
         }
-    }
-
-    #[test]
-    fn deserialize_errors_carry_the_path() {
-        #[derive(Debug, serde::Deserialize)]
-        #[allow(dead_code)]
-        struct Inner {
-            n: u8,
-        }
-        #[derive(Debug, serde::Deserialize)]
-        #[allow(dead_code)]
-        struct Outer {
-            items: Vec<Inner>,
-        }
-        let (path, message) =
-            deserialize::<Outer>(&json!({"items":[{"n":1},{"n":300}]})).unwrap_err();
-        assert_eq!(path, "items[1].n");
-        assert!(message.contains("300"), "{message}");
-        assert!(typed_item::<Outer>(&json!({"items":[]}), 1).is_ok());
-        let skipped = typed_item::<Outer>(&json!({"items":[{"n":-1}]}), 7).unwrap_err();
-        assert_eq!(skipped.line, 7);
-        assert_eq!(skipped.raw, r#"{"items":[{"n":-1}]}"#);
-        assert!(
-            matches!(&skipped.reason, SkipReason::Schema(v) if v[0].path == "items[0].n"),
-            "{skipped:?}"
-        );
     }
 }

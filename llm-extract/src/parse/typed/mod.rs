@@ -11,7 +11,6 @@ mod reader;
 
 use crate::schema::plan::Plan;
 use crate::schema::plan::{ends, Additional, Node, Num, Object, Tagged};
-use crate::schema::Schema;
 use reader::{At, Reader};
 use serde::de::{self, DeserializeOwned, Visitor};
 use std::cell::Cell;
@@ -34,23 +33,6 @@ pub(crate) fn read<T: DeserializeOwned>(text: &str, plan: Option<&Plan>) -> Opti
     .ok()?;
     reader.end().ok()?;
     Some(value)
-}
-
-/// The first JSON value of `text` (an object or an array: anything after it is left alone) as a
-/// `T`, validated through the schema's plan when `validate` (else read as serde_json reads it),
-/// with the byte where the value ends; `None` sends the text down the full path.
-pub(crate) fn read_first<T: Schema>(text: &str, validate: bool) -> Option<(T, usize)> {
-    let root = match validate {
-        true => &T::schema().plan()?.root,
-        false => &reader::ANY,
-    };
-    let mut reader = Reader::new(text);
-    let value = T::deserialize(At {
-        r: &mut reader,
-        check: Check::value(root),
-    })
-    .ok()?;
-    Some((value, reader.position()))
 }
 
 /// What a slot of a map learned from the key just read.

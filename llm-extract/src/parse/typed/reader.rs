@@ -72,7 +72,8 @@ impl<'de> Reader<'de> {
     }
 
     /// The byte the next value starts at, or where reading stopped.
-    pub(crate) fn position(&self) -> usize {
+    #[cfg(test)]
+    fn position(&self) -> usize {
         self.pos
     }
 
