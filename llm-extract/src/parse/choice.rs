@@ -5,7 +5,7 @@
 //! It reads the texts and the values the steps before it handed over and calls back into none of
 //! them: a value it does not keep whole is kept as its compact JSON, to compare a later value with.
 
-use super::envelope::{self, Body};
+use super::envelope::Body;
 use super::pipeline::Read;
 use super::schema_check::{Accepted, Rejection};
 use super::{work, Fix, FixKind, ParseError, Parsed};
@@ -81,62 +81,64 @@ impl<'t> Choosing<'t> {
             Some((body, _)) => (body.skipped, body.text),
             None => (None, text),
         };
-        let found = |accepted: Accepted, span| {
-            let mut fixes = envelope::fixes(text, skipped.clone(), span);
-            fixes.extend(accepted.fixes);
-            Ok(Parsed {
-                value: accepted.value,
-                fixes,
-            })
+        let (accepted, span) = match self.settled {
+            Some(Read {
+                span,
+                result: Ok(accepted),
+                ..
+            }) => (accepted, Some(span)),
+            _ => match self.distinct.choice(text) {
+                Choice::One(span, accepted) => (accepted, Some(span)),
+                Choice::Ambiguous(candidates) => {
+                    return Err(ParseError::Ambiguous {
+                        candidates,
+                        raw: text.to_owned(),
+                    })
+                }
+                Choice::None => {
+                    let named = match strict {
+                        true => None,
+                        false => enum_in_prose(schema, body),
+                    };
+                    match named {
+                        // At the start of the answer proper.
+                        Some(Ok(variant)) => {
+                            let fix = Fix::new(
+                                FixKind::EnumCase,
+                                text.len() - body.len(),
+                                format!("found the enum value {variant:?} in the text"),
+                            );
+                            let accepted = Accepted {
+                                value: Value::String(variant),
+                                fixes: vec![fix],
+                            };
+                            (accepted, None)
+                        }
+                        Some(Err(candidates)) => {
+                            return Err(ParseError::Ambiguous {
+                                candidates,
+                                raw: text.to_owned(),
+                            })
+                        }
+                        None => {
+                            let rejection = match self.failed.is_empty() {
+                                true => self.scalar.unwrap_or(Rejection::NotJson),
+                                false => {
+                                    best_rejection(text, self.failed.iter().map(|(s, r)| (s, r)))
+                                }
+                            };
+                            return Err(rejection.into_error(text));
+                        }
+                    }
+                }
+            },
         };
-        if let Some(Read {
-            span,
-            result: Ok(accepted),
-            ..
-        }) = self.settled
-        {
-            return found(accepted, Some(span));
-        }
-        match self.distinct.choice(text) {
-            Choice::None => {}
-            Choice::One(span, accepted) => return found(accepted, Some(span)),
-            Choice::Ambiguous(candidates) => {
-                return Err(ParseError::Ambiguous {
-                    candidates,
-                    raw: text.to_owned(),
-                })
-            }
-        }
-        let named = match strict {
-            true => None,
-            false => enum_in_prose(schema, body),
-        };
-        match named {
-            Some(Ok(variant)) => {
-                // At the start of the answer proper.
-                let fix = Fix::new(
-                    FixKind::EnumCase,
-                    text.len() - body.len(),
-                    format!("found the enum value {variant:?} in the text"),
-                );
-                let accepted = Accepted {
-                    value: Value::String(variant),
-                    fixes: vec![fix],
-                };
-                found(accepted, None)
-            }
-            Some(Err(candidates)) => Err(ParseError::Ambiguous {
-                candidates,
-                raw: text.to_owned(),
-            }),
-            None => {
-                let rejection = match self.failed.is_empty() {
-                    true => self.scalar.unwrap_or(Rejection::NotJson),
-                    false => best_rejection(text, self.failed.iter().map(|(s, r)| (s, r))),
-                };
-                Err(rejection.into_error(text))
-            }
-        }
+        let mut fixes = Fix::taken_out(text, skipped, span);
+        fixes.extend(accepted.fixes);
+        Ok(Parsed {
+            value: accepted.value,
+            fixes,
+        })
     }
 }
 

@@ -11,7 +11,7 @@
 
 use super::choice::best_rejection;
 use super::deserialize;
-use super::envelope::{self, extracted};
+use super::envelope;
 use super::frame::{Event, Frame, FrameKind, Framer, FramerConfig};
 use super::pipeline::Pipeline;
 use super::schema_check::{Accepted, Rejection};
@@ -310,22 +310,17 @@ fn line_items(
     let mut failed = Vec::new();
     let mut any = false;
     let candidates = envelope::candidates(line, 0);
-    pipeline.each_candidate(
-        line,
-        candidates,
-        frame.start,
-        |candidate, result| match result {
-            Ok(mut accepted) => {
-                let (start, end) = (candidate.start, candidate.end);
-                accepted
-                    .fixes
-                    .insert(0, extracted(frame.start + start, frame.start + end));
-                out.push(item(accepted));
-                any = true;
-            }
-            Err(rejection) => failed.push(((candidate.start, candidate.end), rejection)),
-        },
-    );
+    pipeline.each_candidate(line, candidates, frame.start, |read| match read.result {
+        Ok(mut accepted) => {
+            let (start, end) = read.span;
+            accepted
+                .fixes
+                .insert(0, Fix::extracted(frame.start + start, frame.start + end));
+            out.push(item(accepted));
+            any = true;
+        }
+        Err(rejection) => failed.push((read.span, rejection)),
+    });
     if !any {
         let failed = failed.iter().map(|(span, r)| (span, r));
         let reason = match best_rejection(line, failed) {

@@ -1,7 +1,8 @@
 //! The envelope around the JSON: a byte-order mark, a thinking block, fences, prose, and the
-//! candidate values inside it. The first step of one value's parse: it finds where values may be
-//! (and whether an object's members seem to go on after its brace, or a value stands alone), and
-//! reads none of them. The fixes that record taking the answer out of it are made here too.
+//! candidate values inside it. The first step of one value's parse: it hands out the places a value
+//! may be ([`Envelope::frames`]), in the order they are read, each found only when asked for (a
+//! value alone, the whole text, the answer proper, each candidate value; and whether an object's
+//! members seem to go on after its brace), and reads none of them.
 //!
 //! Candidates are found with the same string-aware [`ValueScanner`] the decoder frames with, so a `}`
 //! inside a string or a `[` in the prose does not derail the search. A start that never closes (a
@@ -155,14 +156,8 @@ impl<'t> Envelope<'t> {
         Some(Frame::Alone {
             span: (from, to),
             clean,
-            fixes: self.fixes(Some((from, to))),
+            fixes: Fix::taken_out(text, self.skipped(), Some((from, to))),
         })
-    }
-
-    /// The fixes of the answer found at `span`: the envelope's own (a thinking block, a BOM), then
-    /// taking the value out of the text around it (see [`fixes`]).
-    fn fixes(&self, span: Option<(usize, usize)>) -> Vec<Fix> {
-        fixes(self.text, self.skipped(), span)
     }
 }
 
@@ -221,24 +216,6 @@ impl<'t> Iterator for Frames<'t> {
     }
 }
 
-/// The fixes of the answer found at `span` in `text`: what the envelope skipped (a thinking block, a
-/// BOM), then taking the value out of the text around it, when there was text around it.
-pub(crate) fn fixes(text: &str, skipped: Option<Fix>, span: Option<(usize, usize)>) -> Vec<Fix> {
-    let mut fixes = Vec::with_capacity(2);
-    fixes.extend(skipped);
-    if let Some((s, e)) = span {
-        // The value is the whole text but for whitespace around it (told from the text before
-        // and after it, which is short or stops at its first letter).
-        let alone = text.get(..s).is_some_and(|t| t.trim_start().is_empty())
-            && text.get(e..).is_some_and(|t| t.trim_end().is_empty())
-            && text.get(s..e).is_some_and(|v| v.trim().len() == v.len());
-        if !alone {
-            fixes.push(extracted(s, e));
-        }
-    }
-    fixes
-}
-
 /// Whether members of an object seem to follow at `at`, after a closing brace: a comma, then a
 /// quoted or bare key and its colon (`, "b": 2}`). Reads the key once, no further.
 fn members_follow(text: &str, at: usize) -> bool {
@@ -276,38 +253,6 @@ fn members_follow(text: &str, at: usize) -> bool {
     };
     work::count(key_end);
     bytes.get(skip(key_end)) == Some(&b':')
-}
-
-/// The envelope fix for a value taken out of surrounding text.
-pub(crate) fn extracted(start: usize, end: usize) -> Fix {
-    // Built by hand: `format!` would cost more than the rest of a fenced answer's fast path.
-    let mut description = String::with_capacity(72);
-    description.push_str("took the JSON value at bytes ");
-    push_decimal(&mut description, start);
-    description.push_str("..");
-    push_decimal(&mut description, end);
-    description.push_str(" out of the text around it");
-    Fix::new(FixKind::Envelope, start, description)
-}
-
-/// Appends `n` in decimal.
-fn push_decimal(out: &mut String, n: usize) {
-    let mut digits = [0u8; 20];
-    let mut at = digits.len();
-    let mut rest = n;
-    loop {
-        at -= 1;
-        if let Some(digit) = digits.get_mut(at) {
-            *digit = b'0' + (rest % 10) as u8;
-        }
-        rest /= 10;
-        if rest == 0 || at == 0 {
-            break;
-        }
-    }
-    for &digit in digits.get(at..).unwrap_or_default() {
-        out.push(char::from(digit));
-    }
 }
 
 /// Where the answer proper begins: after a byte-order mark and a leading thinking block.
@@ -479,7 +424,7 @@ mod tests {
     fn the_extracted_fix_names_its_span() {
         for (start, end) in [(0, 9), (10, 200), (12_345, usize::MAX)] {
             assert_eq!(
-                extracted(start, end).description,
+                Fix::extracted(start, end).description,
                 format!("took the JSON value at bytes {start}..{end} out of the text around it")
             );
         }

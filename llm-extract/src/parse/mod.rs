@@ -288,6 +288,61 @@ impl Fix {
             kind,
         }
     }
+
+    /// The fix for a value taken out of the text around it, at `start..end`.
+    pub(crate) fn extracted(start: usize, end: usize) -> Fix {
+        // Built by hand: `format!` would cost more than the rest of a fenced answer's fast path.
+        let mut description = String::with_capacity(72);
+        description.push_str("took the JSON value at bytes ");
+        push_decimal(&mut description, start);
+        description.push_str("..");
+        push_decimal(&mut description, end);
+        description.push_str(" out of the text around it");
+        Fix::new(FixKind::Envelope, start, description)
+    }
+
+    /// The fixes of an answer found at `span` in `text`: what the envelope `skipped` before the
+    /// answer proper (a thinking block, a BOM), then taking the value out of the text around it,
+    /// when there was text around it (`None`: found named in prose).
+    pub(crate) fn taken_out(
+        text: &str,
+        skipped: Option<Fix>,
+        span: Option<(usize, usize)>,
+    ) -> Vec<Fix> {
+        let mut fixes = Vec::with_capacity(2);
+        fixes.extend(skipped);
+        if let Some((s, e)) = span {
+            // The value is the whole text but for whitespace around it (told from the text before
+            // and after it, which is short or stops at its first letter).
+            let alone = text.get(..s).is_some_and(|t| t.trim_start().is_empty())
+                && text.get(e..).is_some_and(|t| t.trim_end().is_empty())
+                && text.get(s..e).is_some_and(|v| v.trim().len() == v.len());
+            if !alone {
+                fixes.push(Fix::extracted(s, e));
+            }
+        }
+        fixes
+    }
+}
+
+/// Appends `n` in decimal.
+fn push_decimal(out: &mut String, n: usize) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut rest = n;
+    loop {
+        at -= 1;
+        if let Some(digit) = digits.get_mut(at) {
+            *digit = b'0' + (rest % 10) as u8;
+        }
+        rest /= 10;
+        if rest == 0 || at == 0 {
+            break;
+        }
+    }
+    for &digit in digits.get(at..).unwrap_or_default() {
+        out.push(char::from(digit));
+    }
 }
 
 impl std::fmt::Display for Fix {

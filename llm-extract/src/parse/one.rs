@@ -187,7 +187,7 @@ fn answer<T: DeserializeOwned>(
             }
             Frame::Candidate(candidate) => Part::Candidate(candidate),
         };
-        let Some(read) = pipeline.read(text, part, &mut run) else {
+        let Some(read) = pipeline.read(text, part, 0, &mut run) else {
             continue;
         };
         match part {

@@ -3,9 +3,10 @@
 //! checked against the schema (`schema_check`: validation, and coercion only if validation fails).
 //! It takes a frame's text and hands back a checked value or why there is none; where the frame is
 //! (the envelope, the framer) is decided before it, which value is the answer after it (`choice`).
-//! The candidates of a text go through it in one loop ([`Pipeline::each_candidate`]), which also
-//! reads an object closed too early with the members after its brace, and keeps that reading when
-//! the schema prefers it.
+//! Each part is read once, then checked once ([`Pipeline::read`]): an object closed too early is
+//! read with the members after its brace in the same step, and the check keeps that reading when
+//! the schema prefers it. The candidates of a line go through it in one loop
+//! ([`Pipeline::each_candidate`]).
 
 use super::envelope::Candidate;
 use super::lenient::{self, Failure, Fixed, Settings};
@@ -50,6 +51,8 @@ pub(crate) struct Run {
 pub(crate) struct Pipeline<'s> {
     schema_check: SchemaCheck<'s>,
     options: ParseOptions,
+    /// How the lenient parser reads a frame.
+    settings: Settings,
 }
 
 impl<'s> Pipeline<'s> {
@@ -57,6 +60,12 @@ impl<'s> Pipeline<'s> {
         Ok(Pipeline {
             schema_check: SchemaCheck::new(schema, options)?,
             options,
+            settings: Settings {
+                salvage: options.salvage,
+                // The field is public, so the limit is applied where it is used.
+                max_depth: options.max_depth.min(super::MAX_DEPTH_LIMIT),
+                reopen: false,
+            },
         })
     }
 
@@ -75,46 +84,16 @@ impl<'s> Pipeline<'s> {
     }
 
     /// One frame: read (serde straight, else, unless strict, the lenient parser), then checked.
+    /// `base` is the offset of `text` in the whole input.
     pub(crate) fn frame(&self, text: &str, base: usize) -> Result<Accepted, Rejection> {
-        self.frame_to_end(text, base, false)
-            .map(|(accepted, _)| accepted)
-    }
-
-    /// `text` through serde straight, then checked; in strict mode, serde's refusal; `None` when
-    /// serde refuses a text the lenient parser may still read.
-    pub(crate) fn straight(&self, text: &str, base: usize) -> Option<Result<Accepted, Rejection>> {
-        let value = self.serde_straight(text, base)?;
-        Some(value.and_then(|value| self.schema_check.validated(value, Vec::new(), base)))
-    }
-
-    /// One part of `text` read and checked: the whole text by serde alone (`None` when serde
-    /// refuses it and the lenient parser may still read a part of it), the answer without its
-    /// fence, or one candidate of a run ([`Pipeline::candidate`]; `None` when it is not read).
-    pub(crate) fn read(&self, text: &str, part: Part<'_>, run: &mut Run) -> Option<Read> {
-        match part {
-            Part::Whole => self.straight(text, 0).map(|result| Read {
-                span: (0, text.len()),
-                fenced: false,
-                result,
-            }),
-            Part::Slice(at, slice) => Some(Read {
-                span: (at, at + slice.len()),
-                fenced: false,
-                result: self.frame(slice, at),
-            }),
-            Part::Candidate(candidate) => {
-                self.candidate(run, text, candidate, 0)
-                    .map(|(candidate, result)| Read {
-                        span: (candidate.start, candidate.end),
-                        fenced: candidate.fenced,
-                        result,
-                    })
-            }
+        match self.read(text, Part::Slice(0, text), base, &mut Run::default()) {
+            Some(read) => read.result,
+            None => Err(Rejection::NotJson),
         }
     }
 
-    /// Every candidate value of `text` (found by the envelope), each through the pipeline
-    /// ([`Pipeline::candidate`]), handed to `each` in order as it is evaluated (so a caller keeps
+    /// Every candidate value of `text` (found by the envelope), each read as one of a run
+    /// ([`Pipeline::read`]) and handed to `each` in order as it is evaluated (so a caller keeps
     /// only what it needs: a thousand copies of one value are not all held at once). `base` is the
     /// offset of `text` in the whole input.
     pub(crate) fn each_candidate(
@@ -122,124 +101,91 @@ impl<'s> Pipeline<'s> {
         text: &str,
         candidates: Vec<Candidate>,
         base: usize,
-        mut each: impl FnMut(Candidate, Result<Accepted, Rejection>),
+        mut each: impl FnMut(Read),
     ) {
         let mut run = Run::default();
         for candidate in candidates {
-            if let Some((candidate, result)) = self.candidate(&mut run, text, candidate, base) {
-                each(candidate, result);
+            if let Some(read) = self.read(text, Part::Candidate(candidate), base, &mut run) {
+                each(read);
             }
         }
     }
 
-    /// One candidate value of a run over `text`, through the pipeline. An object whose members go
-    /// on after its brace is read to their end when the schema prefers it (`{"a": 1}, "b": 2}`);
-    /// values found inside a value cut off at the end are its parts, not candidates of their own,
-    /// and are left out (`None`), as are those inside a value read with the members after it.
-    pub(crate) fn candidate(
+    /// One part of `text` read, then checked; `base` is the offset of `text` in the whole input.
+    ///
+    /// - The whole text is read by serde alone: `None` when serde refuses it and the lenient
+    ///   parser may still read a part of it (in strict mode, serde's refusal is the result).
+    /// - A slice (the answer without its fence) by serde, else, unless strict, the lenient parser.
+    /// - A candidate, as one of a `run`: `None` when it is inside a value cut off at the end or
+    ///   inside one read with the members after its brace. An object whose members go on after
+    ///   its brace (`{"a": 1}, "b": 2}`) is also read to their end, and that reading kept when the
+    ///   schema prefers it (see [`SchemaCheck::prefers_longer`]); its span then reaches their end.
+    pub(crate) fn read(
         &self,
+        text: &str,
+        part: Part<'_>,
+        base: usize,
         run: &mut Run,
-        text: &str,
-        mut candidate: Candidate,
-        base: usize,
-    ) -> Option<(Candidate, Result<Accepted, Rejection>)> {
-        if run.stopped || candidate.start < run.taken_to {
-            return None;
-        }
-        let slice = text.get(candidate.start..candidate.end).unwrap_or_default();
-        let mut result = self.frame(slice, base + candidate.start);
-        if let Some((longer, longer_result)) = self.continued(text, candidate, base, &result) {
-            candidate = longer;
-            result = longer_result;
-            run.taken_to = candidate.end;
-        }
-        // A value cut off at the end that reads as the start of a real value (not prose): the
-        // candidates after it start inside it.
-        run.stopped = !candidate.closed
-            && !matches!(result, Err(Rejection::Syntax { .. } | Rejection::NotJson));
-        Some((candidate, result))
-    }
-
-    /// An object closed too early, whose members go on after its brace (`{"a": 1}, "b": 2}`): the
-    /// longer reading, when the schema prefers it (see [`SchemaCheck::prefers_longer`]).
-    fn continued(
-        &self,
-        text: &str,
-        candidate: Candidate,
-        base: usize,
-        closed: &Result<Accepted, Rejection>,
-    ) -> Option<(Candidate, Result<Accepted, Rejection>)> {
-        if self.options.strict || !candidate.closed || !candidate.members_follow {
-            return None;
-        }
-        let (longer, end) = self
-            .reopened(text.get(candidate.start..)?, base + candidate.start)
-            .ok()?;
-        let end = candidate.start + end;
-        if end <= candidate.end || !self.schema_check.prefers_longer(closed, &longer) {
-            return None;
-        }
-        let longer_candidate = Candidate { end, ..candidate };
-        Some((longer_candidate, Ok(longer)))
-    }
-
-    /// `text` read, then checked against the schema; also where the value ended in `text`.
-    /// `reopen`: members that follow the root object's closing brace are read as its own
-    /// (`{"a": 1}, "b": 2}`, see [`Settings::reopen`]).
-    fn frame_to_end(
-        &self,
-        text: &str,
-        base: usize,
-        reopen: bool,
-    ) -> Result<(Accepted, usize), Rejection> {
-        let read = self.read_frame(text, base, reopen)?;
-        let end = read.end;
-        self.schema_check
-            .validated_reading(read, base)
-            .map(|accepted| (accepted, end))
-    }
-
-    /// `text` as read: by serde straight (not when `reopen`: members after the brace are never
-    /// JSON), else, unless strict, by the lenient parser, which records its fixes.
-    fn read_frame(&self, text: &str, base: usize, reopen: bool) -> Result<Fixed, Rejection> {
-        if !reopen {
-            if let Some(value) = self.serde_straight(text, base) {
-                return value.map(|value| Fixed {
-                    value,
-                    fixes: Vec::new(),
-                    cut: None,
-                    end: text.len(),
-                });
-            }
-        }
-        let settings = Settings {
-            salvage: self.options.salvage,
-            // The field is public, so the limit is applied where it is used.
-            max_depth: self.options.max_depth.min(super::MAX_DEPTH_LIMIT),
-            reopen,
+    ) -> Option<Read> {
+        let strict = self.options.strict;
+        let (span, fenced, lenient, longer) = match part {
+            Part::Whole => ((0, text.len()), false, false, false),
+            Part::Slice(at, slice) => ((at, at + slice.len()), false, true, false),
+            Part::Candidate(c) if run.stopped || c.start < run.taken_to => return None,
+            Part::Candidate(c) => (
+                (c.start, c.end),
+                c.fenced,
+                true,
+                !strict && c.closed && c.members_follow,
+            ),
         };
-        lenient::parse(text, base, settings).map_err(|failure| match failure {
-            Failure::Syntax { message, offset } => Rejection::Syntax { message, offset },
-            Failure::Truncated { offset } => Rejection::Truncated { offset },
-            Failure::Empty => Rejection::NotJson,
-        })
-    }
-
-    /// `text` by serde straight; in strict mode, serde's refusal; `None` when serde refuses a text
-    /// the lenient parser may still read.
-    fn serde_straight(&self, text: &str, base: usize) -> Option<Result<Value, Rejection>> {
-        match serde_json::from_str::<Value>(text) {
-            Ok(value) => Some(Ok(value)),
-            Err(e) if self.options.strict => Some(Err(serde_rejection(&e, text, base))),
-            Err(_) => None,
+        let at = base + span.0;
+        let slice = text.get(span.0..span.1).unwrap_or_default();
+        // Read: serde straight, else the lenient parser; with the members after the brace too.
+        let closed = match serde_json::from_str::<Value>(slice) {
+            Ok(value) => Ok(Fixed {
+                value,
+                fixes: Vec::new(),
+                cut: None,
+                end: slice.len(),
+            }),
+            Err(e) if strict => Err(serde_rejection(&e, slice, at)),
+            Err(_) if !lenient => return None,
+            Err(_) => lenient::parse(slice, at, self.settings).map_err(|failure| match failure {
+                Failure::Syntax { message, offset } => Rejection::Syntax { message, offset },
+                Failure::Truncated { offset } => Rejection::Truncated { offset },
+                Failure::Empty => Rejection::NotJson,
+            }),
+        };
+        let reopened = Settings {
+            reopen: true,
+            ..self.settings
+        };
+        let longer = match longer {
+            true => text
+                .get(span.0..)
+                .and_then(|rest| lenient::parse(rest, at, reopened).ok())
+                .filter(|read| span.0 + read.end > span.1),
+            false => None,
+        };
+        // Checked: the value as read, and the longer reading kept when the schema prefers it.
+        let (result, longer_end) = self.schema_check.checked(closed, longer, at);
+        let mut span = span;
+        if let Some(end) = longer_end {
+            span.1 = span.0 + end;
+            run.taken_to = span.1;
         }
-    }
-
-    /// The reading with members that follow the root object's closing brace read as its own
-    /// (`{"a": 1}, "b": 2}`); also where the value ended in `text`. Whether that reading is the one
-    /// meant is [`SchemaCheck::prefers_longer`]'s call.
-    fn reopened(&self, text: &str, base: usize) -> Result<(Accepted, usize), Rejection> {
-        self.frame_to_end(text, base, true)
+        if let Part::Candidate(c) = part {
+            // A value cut off at the end that reads as the start of a real value (not prose):
+            // the candidates after it start inside it.
+            run.stopped =
+                !c.closed && !matches!(result, Err(Rejection::Syntax { .. } | Rejection::NotJson));
+        }
+        Some(Read {
+            span,
+            fenced,
+            result,
+        })
     }
 }
 

@@ -79,13 +79,29 @@ impl<'s> SchemaCheck<'s> {
         self.schema
     }
 
+    /// A frame as read (or why it could not be), checked; with `longer`, its reading with the
+    /// members after its brace, kept instead when it passes and the schema prefers it
+    /// ([`SchemaCheck::prefers_longer`]): then also where that reading ended.
+    pub(crate) fn checked(
+        &self,
+        read: Result<Fixed, Rejection>,
+        longer: Option<Fixed>,
+        base: usize,
+    ) -> (Result<Accepted, Rejection>, Option<usize>) {
+        let closed = read.and_then(|read| self.validated_reading(read, base));
+        let Some(longer) = longer else {
+            return (closed, None);
+        };
+        let end = longer.end;
+        match self.validated_reading(longer, base) {
+            Ok(longer) if self.prefers_longer(&closed, &longer) => (Ok(longer), Some(end)),
+            _ => (closed, None),
+        }
+    }
+
     /// A value as read: a string cut off at its end kept or dropped ([`SchemaCheck::with_cut`]),
     /// then [`SchemaCheck::validated`].
-    pub(crate) fn validated_reading(
-        &self,
-        read: Fixed,
-        base: usize,
-    ) -> Result<Accepted, Rejection> {
+    fn validated_reading(&self, read: Fixed, base: usize) -> Result<Accepted, Rejection> {
         match read.cut {
             Some(cut) => self.with_cut(read.value, read.fixes, cut, base),
             None => self.validated(read.value, read.fixes, base),
@@ -177,11 +193,7 @@ impl<'s> SchemaCheck<'s> {
     /// the longer one adds only keys the schema declares (it wants them); keys it does not know say the
     /// text after the brace was something else. Without a schema nothing tells, and the object as
     /// closed stands.
-    pub(crate) fn prefers_longer(
-        &self,
-        closed: &Result<Accepted, Rejection>,
-        longer: &Accepted,
-    ) -> bool {
+    fn prefers_longer(&self, closed: &Result<Accepted, Rejection>, longer: &Accepted) -> bool {
         let Ok(closed) = closed else {
             return true;
         };
