@@ -40,18 +40,20 @@ pub(crate) struct Wanted {
     pub(crate) container: bool,
 }
 
+/// One value alone, handed out first ([`Frames::alone`]): the whole text (`clean`: when it may be
+/// clean JSON of the wanted shape), or one object or array in prose or a fence, with nothing after
+/// it that opens another value or goes on with its members. A typed value may be read straight
+/// from it; `fixes` are the envelope's for taking it out.
+#[derive(Debug)]
+pub(crate) struct Alone {
+    pub(crate) span: (usize, usize),
+    pub(crate) clean: bool,
+    pub(crate) fixes: Vec<Fix>,
+}
+
 /// A place the answer may be, as [`Envelope::frames`] hands them out, in the order they are read.
 #[derive(Debug)]
 pub(crate) enum Frame<'t> {
-    /// One value alone: the whole text (`clean`: when it may be clean JSON of the wanted shape),
-    /// or one object or array in prose or a fence, with nothing after it that opens another value
-    /// or goes on with its members. A typed value may be read straight from it; `fixes` are the
-    /// envelope's for taking it out.
-    Alone {
-        span: (usize, usize),
-        clean: bool,
-        fixes: Vec<Fix>,
-    },
     /// The whole text, as it is.
     Whole,
     /// The answer proper.
@@ -93,13 +95,14 @@ impl<'t> Envelope<'t> {
     }
 
     /// The places the answer may be, in the order they are read, each found only when asked for
-    /// (so clean JSON read straight costs no search): a value alone (when `wanted`), the whole
-    /// text, the answer proper, then each candidate value in it.
+    /// (so clean JSON read straight costs no search): a value alone (when `wanted`:
+    /// [`Frames::alone`]), then, as an iterator, the whole text, the answer proper, and each
+    /// candidate value in it.
     pub(crate) fn frames(self, wanted: Wanted) -> Frames<'t> {
         Frames {
             envelope: self,
             wanted,
-            stage: Stage::Alone,
+            stage: Stage::Whole,
             candidates: Vec::new().into_iter(),
         }
     }
@@ -132,7 +135,7 @@ impl<'t> Envelope<'t> {
     /// or when a scalar is wanted); else the object or array from the first bracket of the answer
     /// proper to the last closing one, when no bracket opens after that and its members do not go
     /// on after it. (Whether that span is one value is the reader's to find.)
-    fn alone(&self, wanted: Wanted) -> Option<Frame<'t>> {
+    fn alone(&self, wanted: Wanted) -> Option<Alone> {
         let text = self.text;
         let bytes = text.as_bytes();
         let clean = !wanted.container
@@ -141,7 +144,7 @@ impl<'t> Envelope<'t> {
                 Some(b'{' | b'[')
             );
         if clean || wanted.strict {
-            return Some(Frame::Alone {
+            return Some(Alone {
                 span: (0, text.len()),
                 clean,
                 fixes: Vec::new(),
@@ -153,7 +156,7 @@ impl<'t> Envelope<'t> {
         if last_open >= to || from >= to || members_follow(text, to) {
             return None;
         }
-        Some(Frame::Alone {
+        Some(Alone {
             span: (from, to),
             clean,
             fixes: Fix::taken_out(text, self.skipped(), Some((from, to))),
@@ -164,7 +167,6 @@ impl<'t> Envelope<'t> {
 /// The stages of [`Frames`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Stage {
-    Alone,
     Whole,
     Body,
     /// The candidates are yet to be found.
@@ -180,22 +182,22 @@ pub(crate) struct Frames<'t> {
     candidates: std::vec::IntoIter<Candidate>,
 }
 
+impl Frames<'_> {
+    /// The value alone, when wanted and found; asked for first, if at all.
+    pub(crate) fn alone(&mut self) -> Option<Alone> {
+        match self.wanted.alone {
+            true => self.envelope.alone(self.wanted),
+            false => None,
+        }
+    }
+}
+
 impl<'t> Iterator for Frames<'t> {
     type Item = Frame<'t>;
 
     fn next(&mut self) -> Option<Frame<'t>> {
         loop {
             match self.stage {
-                Stage::Alone => {
-                    self.stage = Stage::Whole;
-                    let alone = match self.wanted.alone {
-                        true => self.envelope.alone(self.wanted),
-                        false => None,
-                    };
-                    if alone.is_some() {
-                        return alone;
-                    }
-                }
                 Stage::Whole => {
                     self.stage = Stage::Body;
                     return Some(Frame::Whole);
@@ -437,10 +439,8 @@ mod tests {
             strict,
             container: true,
         };
-        match Envelope::new(text).frames(wanted).next() {
-            Some(Frame::Alone { span, clean, .. }) => Some((span, clean)),
-            _ => None,
-        }
+        let alone = Envelope::new(text).frames(wanted).alone()?;
+        Some((alone.span, alone.clean))
     }
 
     #[test]

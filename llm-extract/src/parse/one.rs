@@ -17,7 +17,7 @@
 //! ([`Pipeline::each_candidate`]).
 
 use super::choice::Choosing;
-use super::envelope::{Envelope, Frame, Wanted};
+use super::envelope::{Alone, Envelope, Frame, Frames, Wanted};
 use super::pipeline::{self, Part, Pipeline, Run};
 use super::{deserialize, typed, ParseError, ParseOptions, Parsed};
 use crate::schema::Schema;
@@ -116,9 +116,7 @@ impl Answer<Value> {
 
 /// The answer of `text`, each step once, in order: the places the answer may be, as the envelope
 /// hands them out; a value alone straight to `T` (when `typed`: clean JSON, or one clean value in
-/// prose or a fence); else each frame through the pipeline (the whole text by serde; the answer
-/// without its fence, for a scalar or a tuple; each candidate value); then the choice among what
-/// passed, with the fixes for where the answer was found.
+/// prose or a fence); else the other frames through the pipeline and the choice ([`in_frames`]).
 fn answer<T: DeserializeOwned>(
     text: &str,
     schema: &SchemaSet,
@@ -132,38 +130,50 @@ fn answer<T: DeserializeOwned>(
         (true, false) => Some(None),
         (true, true) => schema.plan().map(Some),
     };
+    let wanted = Wanted {
+        alone: plan.is_some(),
+        strict: options.strict,
+        container: schema.wants_container(),
+    };
+    let mut frames = Envelope::new(text).frames(wanted);
+    if let Some(Alone { span, clean, fixes }) = frames.alone() {
+        let plan = plan.flatten();
+        if options.strict && plan.is_none() {
+            // Read once: serde's verdict on the whole text, its error the rejection.
+            match serde_json::from_str::<T>(text) {
+                Ok(value) if clean => return Ok(Answer::Typed(Parsed { value, fixes })),
+                Ok(_) => {}
+                Err(e) => return Err(pipeline::serde_rejection(&e, text, 0).into_error(text)),
+            }
+        } else if clean || !options.strict {
+            let slice = text.get(span.0..span.1).unwrap_or_default();
+            if let Some(value) = typed::read::<T>(slice, plan) {
+                return Ok(Answer::Typed(Parsed { value, fixes }));
+            }
+        }
+    }
+    in_frames(text, schema, options, frames).map(Answer::Json)
+}
+
+/// The answer of `text` from the rest of its `frames`, each through the pipeline (the whole text
+/// by serde; the answer without its fence, for a scalar or a tuple; each candidate value), then
+/// the choice among what passed, with the fixes for where the answer was found. Apart from the
+/// typed fast path, so that path carries none of this one's state.
+#[inline(never)]
+fn in_frames(
+    text: &str,
+    schema: &SchemaSet,
+    options: &ParseOptions,
+    frames: Frames<'_>,
+) -> Result<Parsed<Value>, ParseError> {
     let pipeline = Pipeline::new(schema, *options).map_err(|source| ParseError::InvalidSchema {
         source,
         raw: text.to_owned(),
     })?;
-    let wanted = Wanted {
-        alone: plan.is_some(),
-        strict: options.strict,
-        container: pipeline.wants_container(),
-    };
     let mut run = Run::default();
     let mut choosing = Choosing::default();
-    for frame in Envelope::new(text).frames(wanted) {
+    for frame in frames {
         let part = match frame {
-            Frame::Alone { span, clean, fixes } => {
-                let plan = plan.flatten();
-                if options.strict && plan.is_none() {
-                    // Read once: serde's verdict on the whole text, its error the rejection.
-                    match serde_json::from_str::<T>(text) {
-                        Ok(value) if clean => return Ok(Answer::Typed(Parsed { value, fixes })),
-                        Ok(_) => {}
-                        Err(e) => {
-                            return Err(pipeline::serde_rejection(&e, text, 0).into_error(text))
-                        }
-                    }
-                } else if clean || !options.strict {
-                    let slice = text.get(span.0..span.1).unwrap_or_default();
-                    if let Some(value) = typed::read::<T>(slice, plan) {
-                        return Ok(Answer::Typed(Parsed { value, fixes }));
-                    }
-                }
-                continue;
-            }
             Frame::Whole => Part::Whole,
             Frame::Body(body) => {
                 if body.text.trim().is_empty() {
@@ -192,7 +202,7 @@ fn answer<T: DeserializeOwned>(
         };
         match part {
             // The whole text read by serde is the answer, or why there is none.
-            Part::Whole => return choosing.whole(read, text).map(Answer::Json),
+            Part::Whole => return choosing.whole(read, text),
             // The answer without its fence: a scalar or a tuple that passed is the answer.
             Part::Slice(..) => {
                 if choosing.slice(read) {
@@ -202,9 +212,7 @@ fn answer<T: DeserializeOwned>(
             Part::Candidate(_) => choosing.candidate(read),
         }
     }
-    choosing
-        .answer(text, pipeline.schema(), options.strict)
-        .map(Answer::Json)
+    choosing.answer(text, pipeline.schema(), options.strict)
 }
 
 #[cfg(test)]
