@@ -22,7 +22,7 @@ ROOT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.pat
 CRATES = ["llm-extract/src", "llm-extract-cli/src", "llm-extract-derive/src"]
 # The runtime crate's layers, lowest first: a module uses only what lies below it.
 LAYERS = [
-    "error", "validate", "schema", "parse", "ground", "document", "llm", "report", "extract", "batch", "prompts", "blocking",
+    "stable_hash", "error", "validate", "schema", "parse", "ground", "document", "llm", "report", "extract", "batch", "prompts", "blocking",
 ]
 ENTRY = ("lib.rs", "main.rs")
 

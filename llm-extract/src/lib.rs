@@ -135,6 +135,7 @@ pub mod parse;
 pub mod prompts;
 pub mod report;
 pub mod schema;
+mod stable_hash;
 pub mod validate;
 
 pub use error::SchemaError;

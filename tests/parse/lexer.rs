@@ -6,7 +6,6 @@
 use llm_extract::parse::lex::{Class, Irregularity, Lexer, Next, Syntax, Token, TokenKind};
 use proptest::prelude::*;
 
-/// Tokens, irregularities and steps of `text` fed in pieces cut at `cuts` (offsets, any order).
 /// Where the pieces of a text of `len` bytes cut at `cuts` (taken modulo `len + 1`) end, in order.
 fn piece_ends(len: usize, cuts: &[usize]) -> Vec<usize> {
     let mut ends: Vec<usize> = cuts.iter().map(|&c| c % (len + 1)).collect();
@@ -16,21 +15,61 @@ fn piece_ends(len: usize, cuts: &[usize]) -> Vec<usize> {
     ends
 }
 
+/// Hands `read` each piece of `text` cut at `cuts` (see [`piece_ends`]) with its offset, in order.
+fn in_pieces(text: &[u8], cuts: &[usize], mut read: impl FnMut(&[u8], usize)) {
+    let mut base = 0;
+    for end in piece_ends(text.len(), cuts) {
+        read(&text[base..end], base);
+        base = end;
+    }
+}
+
+/// Tokens, irregularities and steps of `text` fed in pieces cut at `cuts` (offsets, any order).
 fn lex(text: &[u8], cuts: &[usize], syntax: Syntax) -> (Vec<Token>, Vec<Irregularity>, usize) {
-    let ends = piece_ends(text.len(), cuts);
     let mut lexer = Lexer::new(syntax);
     let mut tokens = Vec::new();
-    let mut base = 0;
-    for end in ends {
-        let piece = &text[base..end];
+    in_pieces(text, cuts, |piece, base| {
         while let Next::Token(token) = lexer.next(piece, base) {
             tokens.push(token);
         }
-        base = end;
-    }
+    });
     tokens.extend(lexer.finish());
     let steps = lexer.steps();
     (tokens, lexer.take_irregularities(), steps)
+}
+
+/// The framer's syntax: double quotes, and single quotes where a value starts.
+const FRAMER: Syntax = Syntax {
+    single_quotes: true,
+    report: false,
+    ..Syntax::STRICT
+};
+
+/// The tokens of `text` read whole in `syntax` that `keep` keeps: what a structure reader must see.
+fn tokens_where(text: &[u8], syntax: Syntax, keep: impl Fn(&Token) -> bool) -> Vec<Token> {
+    let (tokens, _, _) = lex(text, &[], syntax);
+    tokens.into_iter().filter(keep).collect()
+}
+
+/// What a structure reader is handed of `text` fed in pieces cut at `cuts` to one lexer of `syntax`
+/// that stops at newlines, `next` asking it for what follows in a piece at an offset: the tokens,
+/// and how many newlines it stopped at.
+fn structure(
+    text: &[u8],
+    cuts: &[usize],
+    syntax: Syntax,
+    mut next: impl FnMut(&mut Lexer, &[u8], usize) -> Next,
+) -> (Vec<Token>, usize) {
+    let mut lexer = Lexer::new(syntax).stop_at_newlines(true);
+    let (mut tokens, mut newlines) = (Vec::new(), 0);
+    in_pieces(text, cuts, |piece, base| loop {
+        match next(&mut lexer, piece, base) {
+            Next::Token(token) => tokens.push(token),
+            Next::Newline(_) => newlines += 1,
+            Next::More => break,
+        }
+    });
+    (tokens, newlines)
 }
 
 /// Text that looks like what models write: JSON pieces, quotes of every kind, comments, words.
@@ -198,29 +237,10 @@ proptest! {
         text in text(),
         cuts in prop::collection::vec(any::<usize>(), 0..12),
     ) {
-        // The framer's syntax: double quotes, and single quotes where a value starts.
-        let syntax = Syntax { single_quotes: true, report: false, ..Syntax::STRICT };
-        let (tokens, _, _) = lex(&text, &[], syntax);
-        let wanted: Vec<Token> = tokens
-            .into_iter()
-            .filter(|t| matches!(t.kind, TokenKind::Open(_) | TokenKind::Close(_) | TokenKind::String { .. }) && !t.cut)
-            .collect();
-        let ends = piece_ends(text.len(), &cuts);
-        let mut lexer = Lexer::new(syntax).stop_at_newlines(true);
-        let mut got = Vec::new();
-        let mut newlines = 0;
-        let mut base = 0;
-        for end in ends {
-            let piece = &text[base..end];
-            loop {
-                match lexer.next_structure(piece, base) {
-                    Next::Token(token) => got.push(token),
-                    Next::Newline(_) => newlines += 1,
-                    Next::More => break,
-                }
-            }
-            base = end;
-        }
+        let wanted = tokens_where(&text, FRAMER, |t| {
+            matches!(t.kind, TokenKind::Open(_) | TokenKind::Close(_) | TokenKind::String { .. }) && !t.cut
+        });
+        let (got, newlines) = structure(&text, &cuts, FRAMER, Lexer::next_structure);
         prop_assert_eq!(got, wanted);
         prop_assert_eq!(newlines, text.iter().filter(|&&b| b == b'\n').count());
     }
@@ -233,35 +253,16 @@ proptest! {
     ) {
         // As the framer reads: brackets and strings at the top, brackets alone inside a value
         // (chosen here at random per call), on one lexer.
-        let syntax = Syntax { single_quotes: true, report: false, ..Syntax::STRICT };
-        let (tokens, _, _) = lex(&text, &[], syntax);
-        let wanted: Vec<Token> = tokens
-            .into_iter()
-            .filter(|t| matches!(t.kind, TokenKind::Open(_) | TokenKind::Close(_)))
-            .collect();
-        let ends = piece_ends(text.len(), &cuts);
-        let mut lexer = Lexer::new(syntax).stop_at_newlines(true);
-        let mut got = Vec::new();
-        let mut newlines = 0;
-        let mut base = 0;
+        let wanted = tokens_where(&text, FRAMER, |t| matches!(t.kind, TokenKind::Open(_) | TokenKind::Close(_)));
         let mut calls = 0u32;
-        for end in ends {
-            let piece = &text[base..end];
-            loop {
-                calls += 1;
-                let next = match (mix >> (calls % 64)) & 1 {
-                    0 => lexer.next_bracket(piece, base),
-                    _ => lexer.next_structure(piece, base),
-                };
-                match next {
-                    Next::Token(token) if matches!(token.kind, TokenKind::String { .. }) => {}
-                    Next::Token(token) => got.push(token),
-                    Next::Newline(_) => newlines += 1,
-                    Next::More => break,
-                }
+        let (mut got, newlines) = structure(&text, &cuts, FRAMER, |lexer, piece, base| {
+            calls += 1;
+            match (mix >> (calls % 64)) & 1 {
+                0 => lexer.next_bracket(piece, base),
+                _ => lexer.next_structure(piece, base),
             }
-            base = end;
-        }
+        });
+        got.retain(|t| !matches!(t.kind, TokenKind::String { .. }));
         prop_assert_eq!(got, wanted);
         prop_assert_eq!(newlines, text.iter().filter(|&&b| b == b'\n').count());
     }

@@ -99,6 +99,7 @@ async fn spans_carry_the_genai_attributes_and_never_the_key() {
     let extractions = spans.named("extract");
     assert_eq!(extractions.len(), 1, "{extractions:?}");
     let extraction = &extractions[0];
+    assert_eq!(field(extraction, "otel.name"), "extract Person");
     assert_eq!(field(extraction, "llm_extract.attempts"), "2");
     assert_eq!(field(extraction, "llm_extract.repairs"), "1");
     assert_eq!(field(extraction, "llm_extract.validation_errors"), "2");
@@ -147,6 +148,25 @@ async fn spans_carry_the_genai_attributes_and_never_the_key() {
     );
     // None recorded when the provider counted none.
     assert!(!attempts[0].contains_key("gen_ai.usage.cache_read.input_tokens"));
+
+    // A backend that describes itself is named on the extraction's span, which keeps the name of
+    // what it does.
+    let direct_server =
+        TestServer::script(vec![openai(Answer::new(r#"{"name": "Ada", "age": 36}"#))]);
+    let direct = OpenAiCompatible::builder(format!("{}/v1", direct_server.url()), "direct-model")
+        .retry(RetryPolicy::none())
+        .build()
+        .unwrap();
+    Extractor::new(&direct)
+        .extract::<Person>("Ada, 36")
+        .await
+        .unwrap();
+    let last = spans.named("extract").pop().unwrap();
+    assert_eq!(field(&last, "gen_ai.provider.name"), "openai");
+    assert_eq!(field(&last, "gen_ai.request.model"), "direct-model");
+    let address = field(&last, "server.address");
+    assert!(address.starts_with(&direct_server.url()), "{address}");
+    assert_eq!(field(&last, "otel.name"), "extract Person");
 
     // No key, whole or in part, and no credential of the URL, in any field of any span.
     let everything = spans.everything();

@@ -24,6 +24,7 @@ use crate::llm::{
     BoxFuture, ChatEvent, ChatRequest, ChatResponse, ChatStream, Description, Llm, LlmError, Usage,
 };
 use crate::schema::Dialect;
+use crate::stable_hash;
 use futures_util::StreamExt;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -329,7 +330,7 @@ impl<'a> Driver<'a> {
     /// The `custom_id` of `body` sent by document `doc`.
     fn custom_id(&mut self, doc: usize, body: &Value) -> String {
         let text = body.to_string();
-        let content = fnv(text.as_bytes());
+        let content = stable_hash::hash(text.as_bytes());
         let nth = self
             .seen
             .get_mut(doc)
@@ -339,8 +340,7 @@ impl<'a> Driver<'a> {
                 *count
             })
             .unwrap_or(1);
-        let content = fnv(format!("{text}#{nth}").as_bytes());
-        format!("{:016x}-{content:016x}", fnv(self.doc_id(doc).as_bytes()))
+        request_id(self.doc_id(doc), &text, nth)
     }
 
     async fn round(
@@ -639,11 +639,14 @@ fn for_batch(mut body: Value) -> Value {
     body
 }
 
-/// FNV-1a, 64 bits: a stable hash of `bytes` (the same in every build and run).
-fn fnv(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &b| {
-        (hash ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
-    })
+/// The `custom_id` of the `nth` request with the body `text` from the document `doc_id`: the stable
+/// hash of the document's id, then that of the body and its count, each in 16 hex digits.
+fn request_id(doc_id: &str, text: &str, nth: u32) -> String {
+    let content = stable_hash::hash(format!("{text}#{nth}").as_bytes());
+    format!(
+        "{:016x}-{content:016x}",
+        stable_hash::hash(doc_id.as_bytes())
+    )
 }
 
 #[cfg(test)]
@@ -651,9 +654,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_hash_is_stable() {
-        assert_eq!(fnv(b""), 0xcbf2_9ce4_8422_2325);
-        assert_eq!(fnv(b"a"), 0xaf63_dc4c_8601_ec8c);
+    fn request_ids_stay_what_earlier_runs_wrote_in_their_manifests() {
+        let body = r#"{"model":"m"}"#;
+        assert_eq!(
+            request_id("doc-1", body, 1),
+            "42d4e5ab72fc8a9b-50665b5512a0c4d5"
+        );
+        assert_eq!(
+            request_id("doc-1", body, 2),
+            "42d4e5ab72fc8a9b-5066585512a0bfbc"
+        );
     }
 
     #[test]

@@ -108,13 +108,21 @@ impl Description {
     /// `gen_ai.provider.name`, `server.address`, `gen_ai.request.model`, and `otel.name` as
     /// `chat {model}` (a span that does not declare a field ignores it).
     pub(crate) fn record(&self, span: &tracing::Span) {
+        self.record_backend(span);
+        if let Some(model) = &self.model {
+            span.record("otel.name", format!("chat {model}").as_str());
+        }
+    }
+
+    /// [`Description::record`] without `otel.name`: for a span named after what it does rather than
+    /// after the request to the model (the extraction's).
+    pub(crate) fn record_backend(&self, span: &tracing::Span) {
         span.record("gen_ai.provider.name", self.provider.as_str());
         if let Some(url) = &self.url {
             span.record("server.address", url.as_str());
         }
         if let Some(model) = &self.model {
             span.record("gen_ai.request.model", model.as_str());
-            span.record("otel.name", format!("chat {model}").as_str());
         }
     }
 }

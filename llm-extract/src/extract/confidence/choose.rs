@@ -148,38 +148,16 @@ impl<L: Likelihood> Chooser<L> {
         })?;
         let words: Vec<String> = values.iter().map(|v| with_article(&as_words(v))).collect();
         let answers: Vec<String> = words.iter().map(|w| format!(" {w}")).collect();
-        let mut totals = vec![0.0; values.len()];
-        for first in 0..values.len() {
-            let order: Vec<&str> = (0..words.len())
-                .filter_map(|i| words.get((first + i) % words.len()).map(String::as_str))
-                .collect();
-            let scores = self.scores(subject, &order, &answers).await?;
-            for (total, score) in totals.iter_mut().zip(scores) {
-                *total += score;
-            }
-            if self.calibrated {
-                let prior = self.scores(CONTENT_FREE, &order, &answers).await?;
-                for (total, score) in totals.iter_mut().zip(prior) {
-                    *total -= score;
-                }
-            }
-        }
-        let probabilities = softmax(&totals, values.len() as f64);
-        let options: Vec<(String, f64)> = values.into_iter().zip(probabilities).collect();
-        let best =
-            options
-                .iter()
-                .enumerate()
-                .fold(0, |best, (i, (_, p))| match options.get(best) {
-                    Some((_, top)) if top >= p => best,
-                    _ => i,
-                });
-        let (value, probability) = options.get(best).cloned().unwrap_or_default();
-        Ok(Choice {
-            value,
-            probability,
-            options,
-        })
+        let ask = |subject: &str, order: &[&str]| {
+            ChatRequest::new(format!(
+                "{}\n\nIs \"{subject}\" {}?",
+                self.text,
+                either(order)
+            ))
+            .with_message(Message::assistant(format!("\"{subject}\" is")))
+        };
+        self.choose_among(values, &words, &answers, subject, ask)
+            .await
     }
 }
 
@@ -202,34 +180,49 @@ impl<L: Likelihood> Chooser<L> {
             });
         }
         let answers: Vec<String> = options.iter().map(|o| format!(" {o}")).collect();
-        let mut totals = vec![0.0; options.len()];
-        for first in 0..options.len() {
-            let order: Vec<&str> = (0..options.len())
-                .filter_map(|i| options.get((first + i) % options.len()).map(String::as_str))
+        let ask = |text: &str, order: &[&str]| {
+            ChatRequest::new(format!(
+                "{text}\n\nQuestion: {question} Answer with one of: {}.",
+                either(order)
+            ))
+            .with_message(Message::assistant("Answer:"))
+        };
+        self.choose_among(options.to_vec(), options, &answers, &self.text, ask)
+            .await
+    }
+
+    /// Chooses among `values` by the model's likelihood of each of `answers` (one per value, in the
+    /// same order) to the question `ask` writes about `about` with the options named in an order
+    /// (their `names`). The question is asked once per order (each name first once, cyclically) and
+    /// the scores summed; [`Chooser::calibrated`] subtracts each answer's score to the same question
+    /// about [`CONTENT_FREE`] instead of `about`. The most likely value wins (the first of equals).
+    async fn choose_among(
+        &self,
+        values: Vec<String>,
+        names: &[String],
+        answers: &[String],
+        about: &str,
+        ask: impl Fn(&str, &[&str]) -> ChatRequest,
+    ) -> Result<Choice<String>, ChooseError> {
+        let mut totals = vec![0.0; values.len()];
+        for first in 0..names.len() {
+            let order: Vec<&str> = (0..names.len())
+                .filter_map(|i| names.get((first + i) % names.len()).map(String::as_str))
                 .collect();
-            let ask = |text: &str| {
-                ChatRequest::new(format!(
-                    "{text}\n\nQuestion: {question} Answer with one of: {}.",
-                    either(&order)
-                ))
-                .with_message(Message::assistant("Answer:"))
-            };
-            for (total, score) in totals
-                .iter_mut()
-                .zip(self.scored(&ask(&self.text), &answers).await?)
-            {
+            let scores = self.scored(&ask(about, &order), answers).await?;
+            for (total, score) in totals.iter_mut().zip(scores) {
                 *total += score;
             }
             if self.calibrated {
-                let prior = self.scored(&ask(CONTENT_FREE), &answers).await?;
+                let prior = self.scored(&ask(CONTENT_FREE, &order), answers).await?;
                 for (total, score) in totals.iter_mut().zip(prior) {
                     *total -= score;
                 }
             }
         }
-        let probabilities = softmax(&totals, options.len() as f64);
-        let scored: Vec<(String, f64)> = options.iter().cloned().zip(probabilities).collect();
-        let (value, probability) = scored
+        let probabilities = softmax(&totals, names.len() as f64);
+        let options: Vec<(String, f64)> = values.into_iter().zip(probabilities).collect();
+        let (value, probability) = options
             .iter()
             .fold(None::<&(String, f64)>, |best, option| match best {
                 Some(top) if top.1 >= option.1 => Some(top),
@@ -240,7 +233,7 @@ impl<L: Likelihood> Chooser<L> {
         Ok(Choice {
             value,
             probability,
-            options: scored,
+            options,
         })
     }
 
@@ -263,32 +256,6 @@ impl<L: Likelihood> Chooser<L> {
 
 /// The subject that says nothing, for [`Chooser::calibrated`].
 const CONTENT_FREE: &str = "N/A";
-
-impl<L: Likelihood> Chooser<L> {
-    /// The log-likelihood of each of `answers` to "Is "subject" a X or a Y?", the options named in
-    /// `order`.
-    async fn scores(
-        &self,
-        subject: &str,
-        order: &[&str],
-        answers: &[String],
-    ) -> Result<Vec<f64>, ChooseError> {
-        let request = ChatRequest::new(format!(
-            "{}\n\nIs \"{subject}\" {}?",
-            self.text,
-            either(order)
-        ))
-        .with_message(Message::assistant(format!("\"{subject}\" is")));
-        let scores = self.llm.log_likelihoods(&request, answers).await?;
-        if scores.len() != answers.len() {
-            return Err(ChooseError::Scores {
-                expected: answers.len(),
-                got: scores.len(),
-            });
-        }
-        Ok(scores)
-    }
-}
 
 /// The string values of an enum schema (`{"enum": [...]}`, through `$ref`s), when there are two or more.
 fn enum_values(root: &Value) -> Option<Vec<String>> {
@@ -442,6 +409,35 @@ mod tests {
             "{asked:?}"
         );
         assert!(asked[2].starts_with("AMD makes chips.\n\n"), "{asked:?}");
+    }
+
+    #[test]
+    fn an_answer_is_asked_of_the_text_in_each_order_and_of_nothing_when_calibrated() {
+        let scorer = table(vec![("yes", -0.5), ("no", -2.0)], 0.0);
+        let options = ["yes".to_string(), "no".to_string()];
+        let chooser = Chooser::new(&scorer, "It rained.");
+        let choice = run(chooser.choose_answer("Did it rain?", &options)).unwrap();
+        assert_eq!(choice.value, "yes");
+        let expected = 1.0 / (1.0 + (-1.5_f64).exp());
+        assert!((choice.probability - expected).abs() < 1e-9, "{choice:?}");
+        assert_eq!(
+            *scorer.asked.lock().unwrap(),
+            [
+                "It rained.\n\nQuestion: Did it rain? Answer with one of: yes or no.",
+                "It rained.\n\nQuestion: Did it rain? Answer with one of: no or yes.",
+            ]
+        );
+        scorer.asked.lock().unwrap().clear();
+        // The table's taste is the same whatever the text: calibrated, the options are equals, and
+        // the first of equals wins.
+        let calibrated = run(chooser.calibrated().choose_answer("Did it rain?", &options)).unwrap();
+        assert_eq!(
+            (calibrated.value.as_str(), calibrated.probability),
+            ("yes", 0.5)
+        );
+        let asked = scorer.asked.lock().unwrap();
+        let texts: Vec<&str> = asked.iter().map(|q| &q[..q.find('\n').unwrap()]).collect();
+        assert_eq!(texts, ["It rained.", "N/A", "It rained.", "N/A"]);
     }
 
     #[test]

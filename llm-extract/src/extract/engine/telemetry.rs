@@ -104,13 +104,7 @@ pub(crate) fn extraction_span(llm: &dyn Llm, schema: &str) -> Span {
         error.type = Empty,
     );
     if let Some(described) = described {
-        span.record("gen_ai.provider.name", described.provider.as_str());
-        if let Some(url) = &described.url {
-            span.record("server.address", url.as_str());
-        }
-        if let Some(model) = &described.model {
-            span.record("gen_ai.request.model", model.as_str());
-        }
+        described.record_backend(&span);
     }
     span
 }

@@ -16,37 +16,20 @@ use super::guard::LoopGuard;
 use super::occurrences::{Occurrences, MAX_LEAF_BYTES, MAX_LEAVES};
 use super::window::{ItemVerdict, ItemWindow};
 use crate::report::{Loop, LoopKind};
+use crate::stable_hash::StableHasher;
 
 /// The longest key kept for the path of a loop (longer keys are cut).
 const MAX_KEY: usize = 256;
-
-/// FNV-1a, 64 bits: incremental, deterministic, and enough to tell elements apart.
-#[derive(Debug, Clone, Copy)]
-struct Fnv(u64);
-
-impl Fnv {
-    const START: Fnv = Fnv(0xcbf2_9ce4_8422_2325);
-
-    fn byte(&mut self, byte: u8) {
-        self.0 = (self.0 ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
-    }
-
-    fn word(&mut self, word: u64) {
-        for byte in word.to_le_bytes() {
-            self.byte(byte);
-        }
-    }
-}
 
 /// One open array or object.
 #[derive(Debug, Clone)]
 struct Frame {
     array: bool,
     /// The current child: its hash and canonical length in bytes.
-    child: Fnv,
+    child: StableHasher,
     child_len: usize,
     /// The whole container so far: its hash and canonical length.
-    whole: Fnv,
+    whole: StableHasher,
     whole_len: usize,
     /// Objects: the next string is a key (after `{` or `,`, until `:`).
     at_key: bool,
@@ -67,9 +50,9 @@ impl Frame {
     fn new(array: bool, guard: LoopGuard, opened_at: usize) -> Self {
         Frame {
             array,
-            child: Fnv::START,
+            child: StableHasher::new(),
             child_len: 0,
-            whole: Fnv::START,
+            whole: StableHasher::new(),
             whole_len: 0,
             at_key: !array,
             key: Vec::new(),
@@ -212,7 +195,9 @@ impl Elements {
                 let found = self.child_done(at);
                 if let Some(closed) = self.frames.pop() {
                     if let Some(parent) = self.frames.last_mut() {
-                        parent.child.word(closed.whole.0 ^ u64::from(closed.array));
+                        parent
+                            .child
+                            .write_u64(closed.whole.finish() ^ u64::from(closed.array));
                         parent.child_len += closed.whole_len + 2;
                         add_leaves(&mut parent.leaves, closed.all_leaves);
                     }
@@ -253,14 +238,14 @@ impl Elements {
         let on = self.is_on();
         let count = &mut self.count;
         let frame = self.frames.last_mut()?;
-        let (hash, len) = (frame.child.0, frame.child_len);
-        frame.child = Fnv::START;
+        let (hash, len) = (frame.child.finish(), frame.child_len);
+        frame.child = StableHasher::new();
         frame.child_len = 0;
         let leaves = std::mem::take(&mut frame.leaves);
         if len == 0 {
             return None;
         }
-        frame.whole.word(hash);
+        frame.whole.write_u64(hash);
         frame.whole_len += len + 1;
         if len < min || !on {
             add_leaves(&mut frame.all_leaves, leaves);
