@@ -1,6 +1,7 @@
-//! Which value is the answer, once the frames are checked: the one distinct value among the
-//! candidates (or the only fenced one), an enum value named in prose; and, when none passed, the
-//! most telling rejection.
+//! Which value is the answer, once the frames are checked ([`Choosing`]): the answer proper read
+//! whole, the one distinct value among the candidates (or the only fenced one), an enum value named
+//! in prose; and, when none passed, the most telling rejection. With the fixes for where the answer
+//! was found.
 //!
 //! It reads the texts and the values the steps before it handed over and calls back into none of
 //! them: a value it does not keep whole is kept as its compact JSON, to compare a later value with.

@@ -1,23 +1,21 @@
-//! One value from an answer: where the parse of one value is orchestrated. The steps are called
-//! here, in order, and each hands its result to the next; none calls back into one before it.
+//! One value from an answer: where the parse of one value is orchestrated. Each step is called
+//! once, in order, and hands its result to the next; none calls back into one before it.
 //!
-//! 1. the envelope (`envelope`): where the answer proper begins, past a byte-order mark or a
-//!    thinking block;
-//! 2. the typed fast path (`typed`): clean JSON straight to `T`, the whole text or one value alone
-//!    in prose or a fence (alone as the envelope tells);
-//! 3. otherwise the whole text through the pipeline (`pipeline`: serde or the lenient parser,
-//!    coercion, validation) when it is clean JSON; else where values may be, all found by the
-//!    envelope before any is read (the answer without its fence, each candidate value), and each
-//!    of those frames through the pipeline, which also reads an object closed too early with the
-//!    members after its brace;
-//! 4. the choice (`choice`): which value is the answer;
-//! 5. the envelope's fixes for where the answer was found, and the validated JSON to `T`.
+//! 1. the envelope (`envelope`): the places the answer may be, each found only when asked for: a
+//!    value alone (the whole text, or one object or array in prose or a fence), the whole text,
+//!    the answer proper (past a byte-order mark or a thinking block, without its fence), each
+//!    candidate value in it;
+//! 2. the typed fast path (`typed`): the value alone straight to `T`, checked as it is read;
+//! 3. otherwise each other place through the pipeline (`pipeline`: read once by serde or the
+//!    lenient parser, then checked once by `schema_check`: validation, coercion where it fails);
+//! 4. the choice (`choice`): which value is the answer, and the fixes for where it was found;
+//! 5. the validated JSON to `T` (`deserialize`).
 //!
 //! A line of a stream that holds prose is read the same way, by its candidates
 //! ([`Pipeline::each_candidate`]).
 
 use super::choice::Choosing;
-use super::envelope::{Alone, Envelope, Frame, Frames, Wanted};
+use super::envelope::{Alone, Envelope, Frame, Wanted};
 use super::pipeline::{self, Part, Pipeline, Run};
 use super::{deserialize, typed, ParseError, ParseOptions, Parsed};
 use crate::schema::Schema;
@@ -116,7 +114,7 @@ impl Answer<Value> {
 
 /// The answer of `text`, each step once, in order: the places the answer may be, as the envelope
 /// hands them out; a value alone straight to `T` (when `typed`: clean JSON, or one clean value in
-/// prose or a fence); else the other frames through the pipeline and the choice ([`in_frames`]).
+/// prose or a fence); else the other frames through the pipeline, and the choice among what passed.
 fn answer<T: DeserializeOwned>(
     text: &str,
     schema: &SchemaSet,
@@ -152,20 +150,9 @@ fn answer<T: DeserializeOwned>(
             }
         }
     }
-    in_frames(text, schema, options, frames).map(Answer::Json)
-}
-
-/// The answer of `text` from the rest of its `frames`, each through the pipeline (the whole text
-/// by serde; the answer without its fence, for a scalar or a tuple; each candidate value), then
-/// the choice among what passed, with the fixes for where the answer was found. Apart from the
-/// typed fast path, so that path carries none of this one's state.
-#[inline(never)]
-fn in_frames(
-    text: &str,
-    schema: &SchemaSet,
-    options: &ParseOptions,
-    frames: Frames<'_>,
-) -> Result<Parsed<Value>, ParseError> {
+    // Else the other frames, each through the pipeline (the whole text by serde; the answer
+    // without its fence, for a scalar or a tuple; each candidate value), then the choice among what
+    // passed, with the fixes for where the answer was found.
     let pipeline = Pipeline::new(schema, *options).map_err(|source| ParseError::InvalidSchema {
         source,
         raw: text.to_owned(),
@@ -202,7 +189,7 @@ fn in_frames(
         };
         match part {
             // The whole text read by serde is the answer, or why there is none.
-            Part::Whole => return choosing.whole(read, text),
+            Part::Whole => return choosing.whole(read, text).map(Answer::Json),
             // The answer without its fence: a scalar or a tuple that passed is the answer.
             Part::Slice(..) => {
                 if choosing.slice(read) {
@@ -212,7 +199,9 @@ fn in_frames(
             Part::Candidate(_) => choosing.candidate(read),
         }
     }
-    choosing.answer(text, pipeline.schema(), options.strict)
+    choosing
+        .answer(text, pipeline.schema(), options.strict)
+        .map(Answer::Json)
 }
 
 #[cfg(test)]
