@@ -10,6 +10,7 @@
 //! goes on from the next bracket, within a total budget that keeps it linear on hostile input.
 
 use super::frame::{Scan, ValueScanner};
+use super::lex::{self, Syntax};
 use super::{work, Fix, FixKind};
 use memchr::{memchr2, memmem, memrchr2};
 use std::cell::OnceCell;
@@ -221,40 +222,9 @@ impl<'t> Iterator for Frames<'t> {
 /// Whether members of an object seem to follow at `at`, after a closing brace: a comma, then a
 /// quoted or bare key and its colon (`, "b": 2}`). Reads the key once, no further.
 fn members_follow(text: &str, at: usize) -> bool {
-    let bytes = text.as_bytes().get(at..).unwrap_or_default();
-    let skip = |from: usize| {
-        from + bytes
-            .get(from..)
-            .unwrap_or_default()
-            .iter()
-            .take_while(|c| c.is_ascii_whitespace())
-            .count()
-    };
-    let comma = skip(0);
-    if bytes.get(comma) != Some(&b',') {
-        return false;
-    }
-    let key = skip(comma + 1);
-    let key_end = match bytes.get(key) {
-        Some(&quote @ (b'"' | b'\'')) => {
-            let rest = bytes.get(key + 1..).unwrap_or_default();
-            match memchr::memchr(quote, rest) {
-                Some(i) => key + 1 + i + 1,
-                None => return false,
-            }
-        }
-        Some(c) if c.is_ascii_alphabetic() || *c == b'_' => {
-            key + bytes
-                .get(key..)
-                .unwrap_or_default()
-                .iter()
-                .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'$'))
-                .count()
-        }
-        _ => return false,
-    };
-    work::count(key_end);
-    bytes.get(skip(key_end)) == Some(&b':')
+    let (follow, end) = lex::members_follow(text.as_bytes(), at, Syntax::LENIENT);
+    work::count(end.saturating_sub(at));
+    follow
 }
 
 /// Where the answer proper begins: after a byte-order mark and a leading thinking block.

@@ -795,41 +795,21 @@ impl Parser<'_> {
 
     /// Whether an unquoted key followed by a colon starts at `at`.
     fn bare_key_at(&self, at: usize) -> bool {
-        let rest = self.bytes.get(at..).unwrap_or_default();
-        let word = rest
-            .iter()
-            .position(|&c| !lex::is_name_byte(c))
-            .unwrap_or(rest.len());
-        let after = rest.get(word..).unwrap_or_default();
-        let space = after
-            .iter()
-            .position(|c| !c.is_ascii_whitespace())
-            .unwrap_or(after.len());
-        work::count(word + space + 1);
-        word > 0 && after.get(space) == Some(&b':')
+        self.quote_at(at).is_none() && self.key_at(at)
+    }
+
+    /// Whether a key (quoted or bare) and its colon begin at `at` ([`lex::key_at`]).
+    fn key_at(&self, at: usize) -> bool {
+        let (key, end) = lex::key_at(self.bytes, at, SYNTAX);
+        work::count(end.saturating_sub(at));
+        key
     }
 
     /// Whether members follow at `at`: a comma, then a key and its colon (`, "b": 2}`).
     fn members_follow(&self, at: usize) -> bool {
-        let rest = self.bytes.get(at..).unwrap_or_default();
-        let space = rest
-            .iter()
-            .position(|c| !c.is_ascii_whitespace())
-            .unwrap_or(rest.len());
-        if rest.get(space) != Some(&b',') {
-            return false;
-        }
-        let after = rest.get(space + 1..).unwrap_or_default();
-        let more = after
-            .iter()
-            .position(|c| !c.is_ascii_whitespace())
-            .unwrap_or(after.len());
-        work::count(space + more + 1);
-        let key = at + space + 1 + more;
-        match self.quote_at(key) {
-            Some(_) => self.is_key_at(key),
-            None => self.bare_key_at(key),
-        }
+        let (follow, end) = lex::members_follow(self.bytes, at, SYNTAX);
+        work::count(end.saturating_sub(at));
+        follow
     }
 
     /// Whether a quote whose next byte is at `after` closes the string, or is a quote the model
@@ -896,21 +876,7 @@ impl Parser<'_> {
     /// those that open a string, each of which is a closer of its own kind, so what one call reads
     /// is read by at most one other call per kind of quote, and the parse stays linear.
     fn is_key_at(&self, at: usize) -> bool {
-        let Some(quote) = self.quote_at(at) else {
-            return false;
-        };
-        let rest = self.bytes.get(at + quote.width()..).unwrap_or_default();
-        let Some(end) = quote.first_closer_end(rest, 0) else {
-            work::count(rest.len());
-            return false;
-        };
-        let after = rest.get(end..).unwrap_or_default();
-        let space = after
-            .iter()
-            .position(|c| !c.is_ascii_whitespace())
-            .unwrap_or(after.len());
-        work::count(end + space);
-        after.get(space) == Some(&b':')
+        self.quote_at(at).is_some() && self.key_at(at)
     }
 
     /// A number in any form a model writes; `None` when it is a word after all (`-Infinity`, `10px`).

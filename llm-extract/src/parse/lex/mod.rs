@@ -47,7 +47,7 @@ mod tests;
 
 use super::literal;
 pub use comment::{comment_at, Comment, Found, Read, Step};
-pub use quote::Quote;
+pub use quote::{key_at, members_follow, Quote};
 use quote::{SMART_FIRST, SMART_SECOND};
 pub use scan::{
     ends_text, ends_word, is_name_byte, number_end, skip_insignificant, space_end, starts_number,

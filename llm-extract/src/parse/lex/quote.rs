@@ -1,9 +1,11 @@
 //! Quotes: which quote opens a string at a byte, which byte sequences close it, where its plain text
 //! stops, and what is irregular about it. The one account of quotes for the lexer's state machine
 //! ([`super::Lexer`]) and for a reader holding the whole text (the lenient parser), which decides on
-//! its own whether a quote that may close a string does (`"he said "hi" ok"`).
+//! its own whether a quote that may close a string does (`"he said "hi" ok"`). Also where a key and
+//! its colon begin ([`key_at`]) and whether an object's members go on after its brace
+//! ([`members_follow`]), the look-aheads of every reader that meets a key.
 
-use super::{string_stop, Irregular, Syntax};
+use super::{is_name_byte, space_end, string_stop, Irregular, Syntax};
 
 /// The quote that opened a string.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -312,4 +314,44 @@ mod tests {
         assert_eq!(Quote::smart(0x98), Some(Quote::SmartSingle));
         assert_eq!(Quote::smart(0x99), None);
     }
+}
+
+/// Whether a key and its colon begin at `at`: a string opened by a quote `syntax` reads (to its
+/// first closer, escapes not honoured: [`Quote::first_closer_end`]) or a bare name
+/// ([`is_name_byte`]: `first_name`, `$ref`), then whitespace, then `:`. With where the look-ahead
+/// stopped, for a caller that bounds what it reads: the key, the whitespace after it and the colon,
+/// no further.
+pub fn key_at(bytes: &[u8], at: usize, syntax: Syntax) -> (bool, usize) {
+    let key_end = match Quote::at(bytes, at, syntax) {
+        Some(quote) => match quote.first_closer_end(bytes, at + quote.width()) {
+            Some(end) => end,
+            None => return (false, bytes.len()),
+        },
+        None => {
+            let mut end = at;
+            while bytes.get(end).is_some_and(|&b| is_name_byte(b)) {
+                end += 1;
+            }
+            if end == at {
+                return (false, at);
+            }
+            end
+        }
+    };
+    let colon = space_end(bytes, key_end);
+    (
+        bytes.get(colon) == Some(&b':'),
+        colon.saturating_add(1).min(bytes.len()),
+    )
+}
+
+/// Whether an object's members seem to go on at `at`, after its closing brace: a comma, then a key
+/// and its colon ([`key_at`]: `{"a": 1}, "b": 2}`); whitespace around each. With where the
+/// look-ahead stopped, as [`key_at`] tells it.
+pub fn members_follow(bytes: &[u8], at: usize, syntax: Syntax) -> (bool, usize) {
+    let comma = space_end(bytes, at);
+    if bytes.get(comma) != Some(&b',') {
+        return (false, comma.saturating_add(1).min(bytes.len()));
+    }
+    key_at(bytes, space_end(bytes, comma + 1), syntax)
 }

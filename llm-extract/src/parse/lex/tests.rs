@@ -394,3 +394,29 @@ fn brackets_alone_pass_over_strings_however_the_text_is_cut() {
         }
     }
 }
+
+#[test]
+fn keys_and_members_after_a_brace() {
+    let key = |text: &str| key_at(text.as_bytes(), 0, Syntax::LENIENT);
+    assert_eq!(key("\"b\": 2"), (true, 4));
+    assert_eq!(key("'b' :2"), (true, 5));
+    assert_eq!(key("\u{201c}b\u{201d}: 2"), (true, 8));
+    assert_eq!(key("first_name: x"), (true, 11));
+    assert_eq!(key("\"b\", 2"), (false, 4));
+    assert_eq!(key("\"b"), (false, 2));
+    assert_eq!(key(": x"), (false, 0));
+    // Not single quotes in strict JSON: `'` is no key.
+    assert_eq!(key_at(b"'b': 2", 0, Syntax::STRICT).0, false);
+    let follow = |text: &str| members_follow(text.as_bytes(), 0, Syntax::LENIENT).0;
+    assert!(follow(", \"b\": 2}"));
+    assert!(follow(" ,\n b: 2}"));
+    assert!(!follow(", then more"));
+    assert!(!follow(" and {\"a\": 2}"));
+    assert!(!follow(""));
+    // The look-ahead stops at the key's end: a key never closed reads to the end, no further.
+    let text = ", \"b";
+    assert_eq!(
+        members_follow(text.as_bytes(), 0, Syntax::LENIENT),
+        (false, 4)
+    );
+}
