@@ -167,6 +167,46 @@ impl Quote {
     }
 }
 
+/// Whether a key and its colon begin at `at`: a string opened by a quote `syntax` reads (to its
+/// first closer, escapes not honoured: [`Quote::first_closer_end`]) or a bare name
+/// ([`is_name_byte`]: `first_name`, `$ref`), then whitespace, then `:`. With where the look-ahead
+/// stopped, for a caller that bounds what it reads: the key, the whitespace after it and the colon,
+/// no further.
+pub fn key_at(bytes: &[u8], at: usize, syntax: Syntax) -> (bool, usize) {
+    let key_end = match Quote::at(bytes, at, syntax) {
+        Some(quote) => match quote.first_closer_end(bytes, at + quote.width()) {
+            Some(end) => end,
+            None => return (false, bytes.len()),
+        },
+        None => {
+            let mut end = at;
+            while bytes.get(end).is_some_and(|&b| is_name_byte(b)) {
+                end += 1;
+            }
+            if end == at {
+                return (false, at);
+            }
+            end
+        }
+    };
+    let colon = space_end(bytes, key_end);
+    (
+        bytes.get(colon) == Some(&b':'),
+        colon.saturating_add(1).min(bytes.len()),
+    )
+}
+
+/// Whether an object's members seem to go on at `at`, after its closing brace: a comma, then a key
+/// and its colon ([`key_at`]: `{"a": 1}, "b": 2}`); whitespace around each. With where the
+/// look-ahead stopped, as [`key_at`] tells it.
+pub fn members_follow(bytes: &[u8], at: usize, syntax: Syntax) -> (bool, usize) {
+    let comma = space_end(bytes, at);
+    if bytes.get(comma) != Some(&b',') {
+        return (false, comma.saturating_add(1).min(bytes.len()));
+    }
+    key_at(bytes, space_end(bytes, comma + 1), syntax)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -314,44 +354,4 @@ mod tests {
         assert_eq!(Quote::smart(0x98), Some(Quote::SmartSingle));
         assert_eq!(Quote::smart(0x99), None);
     }
-}
-
-/// Whether a key and its colon begin at `at`: a string opened by a quote `syntax` reads (to its
-/// first closer, escapes not honoured: [`Quote::first_closer_end`]) or a bare name
-/// ([`is_name_byte`]: `first_name`, `$ref`), then whitespace, then `:`. With where the look-ahead
-/// stopped, for a caller that bounds what it reads: the key, the whitespace after it and the colon,
-/// no further.
-pub fn key_at(bytes: &[u8], at: usize, syntax: Syntax) -> (bool, usize) {
-    let key_end = match Quote::at(bytes, at, syntax) {
-        Some(quote) => match quote.first_closer_end(bytes, at + quote.width()) {
-            Some(end) => end,
-            None => return (false, bytes.len()),
-        },
-        None => {
-            let mut end = at;
-            while bytes.get(end).is_some_and(|&b| is_name_byte(b)) {
-                end += 1;
-            }
-            if end == at {
-                return (false, at);
-            }
-            end
-        }
-    };
-    let colon = space_end(bytes, key_end);
-    (
-        bytes.get(colon) == Some(&b':'),
-        colon.saturating_add(1).min(bytes.len()),
-    )
-}
-
-/// Whether an object's members seem to go on at `at`, after its closing brace: a comma, then a key
-/// and its colon ([`key_at`]: `{"a": 1}, "b": 2}`); whitespace around each. With where the
-/// look-ahead stopped, as [`key_at`] tells it.
-pub fn members_follow(bytes: &[u8], at: usize, syntax: Syntax) -> (bool, usize) {
-    let comma = space_end(bytes, at);
-    if bytes.get(comma) != Some(&b',') {
-        return (false, comma.saturating_add(1).min(bytes.len()));
-    }
-    key_at(bytes, space_end(bytes, comma + 1), syntax)
 }
