@@ -406,7 +406,7 @@ fn keys_and_members_after_a_brace() {
     assert_eq!(key("\"b"), (false, 2));
     assert_eq!(key(": x"), (false, 0));
     // Not single quotes in strict JSON: `'` is no key.
-    assert_eq!(key_at(b"'b': 2", 0, Syntax::STRICT).0, false);
+    assert!(!key_at(b"'b': 2", 0, Syntax::STRICT).0);
     let follow = |text: &str| members_follow(text.as_bytes(), 0, Syntax::LENIENT).0;
     assert!(follow(", \"b\": 2}"));
     assert!(follow(" ,\n b: 2}"));
