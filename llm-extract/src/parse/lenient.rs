@@ -611,6 +611,23 @@ impl Parser<'_> {
         Quote::at(self.bytes, at, SYNTAX)
     }
 
+    /// A backslash at `at` that starts no escape, kept literally in `out`; the first of a string
+    /// noted as a fix (`noted`), `what` saying which. Returns where reading goes on.
+    fn kept_backslash(
+        &mut self,
+        out: &mut String,
+        at: usize,
+        noted: &mut bool,
+        what: &str,
+    ) -> usize {
+        out.push('\\');
+        if !*noted {
+            self.fix(FixKind::InvalidEscape, at, what);
+            *noted = true;
+        }
+        at + 1
+    }
+
     /// A quoted string; `None` when the input ends inside it.
     fn string(&mut self, role: Role) -> Result<Option<String>, Failure> {
         let start = self.pos;
@@ -670,30 +687,22 @@ impl Parser<'_> {
                                 return Ok(self.cut_off(role, out, start, end));
                             }
                             None => {
-                                out.push('\\');
-                                i += 1;
-                                if !escape_noted {
-                                    self.fix(
-                                        FixKind::InvalidEscape,
-                                        i - 1,
-                                        "kept an invalid \\u escape literally",
-                                    );
-                                    escape_noted = true;
-                                }
+                                i = self.kept_backslash(
+                                    &mut out,
+                                    i,
+                                    &mut escape_noted,
+                                    "kept an invalid \\u escape literally",
+                                );
                             }
                         }
                     } else {
                         // `\p` in `C:\path`: the backslash was meant literally.
-                        out.push('\\');
-                        i += 1;
-                        if !escape_noted {
-                            self.fix(
-                                FixKind::InvalidEscape,
-                                i - 1,
-                                "kept an invalid escape's backslash literally",
-                            );
-                            escape_noted = true;
-                        }
+                        i = self.kept_backslash(
+                            &mut out,
+                            i,
+                            &mut escape_noted,
+                            "kept an invalid escape's backslash literally",
+                        );
                     }
                     run = i;
                 }
