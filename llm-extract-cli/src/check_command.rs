@@ -32,8 +32,8 @@
 
 use crate::args::{BackendArgs, CheckArgs};
 use crate::error::{one_line, CliError};
-use crate::stable_hash::StableHasher;
 use llm_extract::check::{CheckError, Context, Issue, Issues, Severity};
+use llm_extract::stable_hash::StableHasher;
 use llm_extract::{Extractor, Llm};
 use serde_json::{json, Value};
 use std::process::Stdio;
@@ -768,7 +768,7 @@ mod tests {
             format!(
                 "command={line}\nfile {}={:016x}",
                 script.display(),
-                crate::stable_hash::hash(b"print()\n")
+                llm_extract::stable_hash::hash(b"print()\n")
             )
         );
         assert_eq!(fingerprint(&line), before);

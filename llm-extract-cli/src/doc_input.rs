@@ -11,10 +11,10 @@
 //! text the same way, its headings kept ([`DocumentFile::html`]) to name the nearest heading of each span.
 
 use crate::error::CliError;
-use crate::stable_hash::StableHasher;
 use llm_extract::document::html::{self, Html};
 use llm_extract::document::{pdf, Pages};
 use llm_extract::document::{ReadError, TextReader};
+use llm_extract::stable_hash::StableHasher;
 use std::fs::File;
 use std::io::{Read, Seek, Write};
 use std::path::Path;
@@ -256,7 +256,7 @@ mod tests {
         let pinned = open("p", b"Holmes.").unwrap().hash;
         assert_eq!(
             pinned[..8],
-            crate::stable_hash::hash(b"Holmes.").to_le_bytes()
+            llm_extract::stable_hash::hash(b"Holmes.").to_le_bytes()
         );
         assert_eq!(pinned[8..], 7u64.to_le_bytes());
         let mut bad = "語".repeat(30_000).into_bytes();

@@ -10,8 +10,8 @@
 //! the directories are made `0700` (the run's own one tightened to it if it exists already) and the
 //! files `0600`.
 
-use crate::stable_hash::StableHasher;
 use llm_extract::extract::DoneChunk;
+use llm_extract::stable_hash::StableHasher;
 use std::path::{Path, PathBuf};
 
 /// Where one document's finished chunks are kept.

@@ -12,7 +12,6 @@
 //! - `error.rs`: the exit codes and the one-line error messages;
 //! - `check_command.rs`: `--check-command`, the user's own checks run as a program on each value,
 //!   without the variables `key_vars.rs` lists (the ones keys and credentials are read from);
-//! - `stable_hash.rs`: the hash that names files kept from one run to the next;
 //! - `doubts.rs`: what the CLI tells about values to doubt (confidence, soft issues, lines left out);
 //! - one file per subcommand: `run.rs`, `prompt.rs`, `schema.rs`, `batch_command.rs`, `doc.rs` (its
 //!   document streamed in `doc_input.rs`, its resumable state in `doc_state.rs`, the review page in
@@ -39,7 +38,6 @@ mod prompt;
 mod review;
 mod run;
 mod schema;
-mod stable_hash;
 
 use args::{Cli, Command};
 use error::CliError;

@@ -146,7 +146,7 @@ pub fn file_safe(id: &str) -> String {
     if safe.len() <= MAX_SAFE_BYTES {
         return safe;
     }
-    let suffix = format!("%~{:016x}", crate::stable_hash::hash(id.as_bytes()));
+    let suffix = format!("%~{:016x}", llm_extract::stable_hash::hash(id.as_bytes()));
     let mut cut = MAX_SAFE_BYTES - suffix.len();
     while !safe.is_char_boundary(cut) {
         cut -= 1;

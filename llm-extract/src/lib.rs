@@ -82,6 +82,8 @@
 //! extractions against answers), [`check`] (checks a schema cannot say) and [`blocking`] (the same
 //! extractions without an async runtime). [`error`] holds the errors shared across modules; each
 //! module owns the errors of its own job ([`ExtractError`], [`LlmError`], [`ParseError`]).
+//! [`stable_hash`] is the hash that names what a later run must find again (batch request ids, the
+//! command line's resume directories).
 //!
 //! # Backends
 //!
@@ -135,7 +137,7 @@ pub mod parse;
 pub mod prompts;
 pub mod report;
 pub mod schema;
-mod stable_hash;
+pub mod stable_hash;
 pub mod validate;
 
 pub use error::SchemaError;

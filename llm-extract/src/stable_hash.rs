@@ -2,9 +2,20 @@
 //! found again by a later run (a batch request's `custom_id`, which a resumed run looks up in its
 //! manifest), where the standard library's `DefaultHasher` may give other values in another Rust
 //! release, and it is cheap enough to feed byte by byte as an answer streams (the loop detector's
-//! element hashes). Not a cryptographic hash: nothing secret goes into it.
+//! element hashes). Public for the same use in a program built on the crate (the command line names
+//! its resume directories with it). Not a cryptographic hash: nothing secret goes into it.
 //!
 //! The lowest layer of the crate: it uses nothing of it, so every module may use it.
+//!
+//! ```
+//! use llm_extract::stable_hash::{hash, StableHasher};
+//!
+//! let mut hasher = StableHasher::new();
+//! hasher.write(b"foo");
+//! hasher.write(b"bar");
+//! assert_eq!(hasher.finish(), hash(b"foobar"));
+//! assert_eq!(hash(b"a"), 0xaf63_dc4c_8601_ec8c);
+//! ```
 
 /// FNV-1a's 64-bit offset basis: the hash of nothing.
 const OFFSET_BASIS: u64 = 0xcbf2_9ce4_8422_2325;
@@ -13,13 +24,13 @@ const PRIME: u64 = 0x0000_0100_0000_01b3;
 
 /// FNV-1a (64 bits), fed piece by piece.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct StableHasher {
+pub struct StableHasher {
     state: u64,
 }
 
 impl StableHasher {
     /// A hasher that has seen nothing.
-    pub(crate) const fn new() -> Self {
+    pub const fn new() -> Self {
         StableHasher {
             state: OFFSET_BASIS,
         }
@@ -27,13 +38,13 @@ impl StableHasher {
 
     /// Adds one byte.
     #[inline]
-    pub(crate) fn byte(&mut self, byte: u8) {
+    pub fn byte(&mut self, byte: u8) {
         self.state = (self.state ^ u64::from(byte)).wrapping_mul(PRIME);
     }
 
     /// Adds `bytes`.
     #[inline]
-    pub(crate) fn write(&mut self, bytes: &[u8]) {
+    pub fn write(&mut self, bytes: &[u8]) {
         for &byte in bytes {
             self.byte(byte);
         }
@@ -41,19 +52,31 @@ impl StableHasher {
 
     /// Adds the eight bytes of `word`, least significant first (the same on every machine).
     #[inline]
-    pub(crate) fn write_u64(&mut self, word: u64) {
+    pub fn write_u64(&mut self, word: u64) {
         self.write(&word.to_le_bytes());
+    }
+
+    /// Adds `bytes` after their length, so that the pieces `ab`, `c` and `a`, `bc` hash apart.
+    pub fn write_part(&mut self, bytes: &[u8]) {
+        self.write_u64(bytes.len() as u64);
+        self.write(bytes);
     }
 
     /// The hash of everything added.
     #[inline]
-    pub(crate) fn finish(&self) -> u64 {
+    pub fn finish(&self) -> u64 {
         self.state
     }
 }
 
+impl Default for StableHasher {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 /// The hash of `bytes`.
-pub(crate) fn hash(bytes: &[u8]) -> u64 {
+pub fn hash(bytes: &[u8]) -> u64 {
     let mut hasher = StableHasher::new();
     hasher.write(bytes);
     hasher.finish()
@@ -86,5 +109,18 @@ mod tests {
         let mut word = StableHasher::new();
         word.write_u64(0x0102_0304_0506_0708);
         assert_eq!(word.finish(), hash(&[8, 7, 6, 5, 4, 3, 2, 1]));
+    }
+
+    #[test]
+    fn parts_are_told_apart_by_their_lengths() {
+        let parts = |list: &[&[u8]]| {
+            let mut hasher = StableHasher::default();
+            for part in list {
+                hasher.write_part(part);
+            }
+            hasher.finish()
+        };
+        assert_ne!(parts(&[b"ab", b"c"]), parts(&[b"a", b"bc"]));
+        assert_eq!(parts(&[b"ab", b"c"]), parts(&[b"ab", b"c"]));
     }
 }
