@@ -597,17 +597,19 @@ fn main() {
         isolated_rows();
         return;
     }
-    // `--calls <serde|parse> <n>`: `n` calls of one case and nothing else, for counting instructions
+    // `--calls <serde|parse|fenced> <n>`: `n` calls of one case and nothing else, for counting instructions
     // (`scripts/instructions.sh` runs it under callgrind).
     if let Some(at) = args.iter().position(|a| a == "--calls") {
         let case = args.get(at + 1).map(String::as_str);
         let n: usize = args.get(at + 2).and_then(|n| n.parse().ok()).unwrap_or(0);
         let clean = clean();
+        let wrapped = wrapped();
         for _ in 0..n {
             match case {
                 Some("serde") => drop(black_box(serde_json::from_str::<Fact>(black_box(&clean)))),
                 Some("parse") => drop(black_box(from_str::<Fact>(black_box(&clean)))),
-                _ => panic!("--calls takes serde or parse, then a count"),
+                Some("fenced") => drop(black_box(from_str::<Fact>(black_box(&wrapped)))),
+                _ => panic!("--calls takes serde, parse or fenced, then a count"),
             }
         }
         return;

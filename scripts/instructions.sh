@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Instructions per call of validated `parse::<Fact>` and of `serde_json::from_str::<Fact>` on the clean JSON
-# of benchmark 1 (benches/parse.rs), counted by valgrind's callgrind: unlike timings, stable on a busy machine.
+# of benchmark 1 (benches/parse.rs), and of validated `parse::<Fact>` on the same JSON fenced in prose
+# (benchmark 2), counted by valgrind's callgrind: unlike timings, stable on a busy machine.
 # Each figure is (instructions of a run with N calls - instructions of a run with none) / N, so the
 # program's start-up and the first call's one-time work (compiling the schema) cancel out.
 #
@@ -22,7 +23,7 @@ count() { # case calls -> instructions of the whole run
         | sed -n 's/.*Collected : *\([0-9]*\).*/\1/p'
 }
 
-for case in serde parse; do
+for case in serde parse fenced; do
     warm="$(count "$case" 1)"
     full="$(count "$case" "$((n + 1))")"
     echo "$case: $(( (full - warm) / n )) instructions per call"
