@@ -46,18 +46,19 @@ const RAW_PREVIEW: usize = 256;
 const LAZY_BACKLOG: usize = 4096;
 
 /// Whether `chunk` holds a `}`, a `]` or a newline (eight bytes at a time: chunks are small, and
-/// this runs for every one).
+/// this runs for every one). `}` and `]` differ in one bit (0x20), so one comparison finds either.
 #[inline]
 fn may_close(chunk: &[u8]) -> bool {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGHS: u64 = 0x8080_8080_8080_8080;
     let zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGHS != 0;
+    let holds = |w: u64| zero((w | (ONES * 0x20)) ^ (ONES * 0x7d)) || zero(w ^ (ONES * 0x0a));
     let mut words = chunk.chunks_exact(8);
     let found = words.by_ref().any(|word| {
         let w = word
             .first_chunk::<8>()
             .map_or(0, |w| u64::from_le_bytes(*w));
-        zero(w ^ (ONES * 0x7d)) || zero(w ^ (ONES * 0x5d)) || zero(w ^ (ONES * 0x0a))
+        holds(w)
     });
     let rest = words.remainder();
     if found {
@@ -66,7 +67,7 @@ fn may_close(chunk: &[u8]) -> bool {
     // Four to seven bytes: the first and the last four (overlapping) cover them.
     if let (Some(first), Some(last)) = (rest.first_chunk::<4>(), rest.last_chunk::<4>()) {
         let w = u64::from(u32::from_le_bytes(*first)) << 32 | u64::from(u32::from_le_bytes(*last));
-        return zero(w ^ (ONES * 0x7d)) || zero(w ^ (ONES * 0x5d)) || zero(w ^ (ONES * 0x0a));
+        return holds(w);
     }
     rest.iter().any(|&b| matches!(b, b'}' | b']' | b'\n'))
 }
@@ -137,17 +138,27 @@ impl<'s> Core<'s> {
 
     /// Feeds a chunk, handing what it decodes to `sink`.
     fn feed_with(&mut self, chunk: &[u8], sink: &mut dyn Sink) {
+        if !self.hold(chunk) {
+            self.scan_with(sink);
+        }
+    }
+
+    /// Buffers `chunk`, and says whether its bytes may wait to be scanned: inside a value that can
+    /// only close at a bracket, a chunk with no bracket or newline completes nothing, so its bytes
+    /// wait for the chunk that might (or for a bounded backlog). Scanning them then is scanning one
+    /// larger chunk, which yields the same events. Inlined into [`LineDecoder::feed`]: most small
+    /// chunks of a stream end here.
+    #[inline]
+    fn hold(&mut self, chunk: &[u8]) -> bool {
         self.buf.extend_from_slice(chunk);
-        // Inside a value that can only close at a bracket, a chunk with no bracket or newline
-        // completes nothing: its bytes wait for the chunk that might (or for a bounded backlog).
-        // Scanning them then is scanning one larger chunk, which yields the same events.
         let unscanned = (self.base + self.buf.len()).saturating_sub(self.pos);
-        if self.framer.awaits_bracket()
+        self.framer.awaits_bracket()
             && unscanned < LAZY_BACKLOG.min(self.options.max_frame_bytes)
             && !may_close(chunk)
-        {
-            return;
-        }
+    }
+
+    /// Scans the buffered bytes, handing what they complete to `sink`.
+    fn scan_with(&mut self, sink: &mut dyn Sink) {
         let mut scratch = Vec::new();
         while let Some(event) = self.framer.next(&self.buf, self.base, &mut self.pos) {
             self.emit_all(event, &mut scratch, sink);
@@ -625,9 +636,13 @@ impl<'s, T> LineDecoder<'s, T> {
     }
 
     /// Feeds a chunk (which may end anywhere, even inside a UTF-8 character); returns what it completed.
+    #[inline]
     pub fn feed(&mut self, chunk: &[u8]) -> Vec<LineEvent<T>> {
+        if self.core.hold(chunk) {
+            return Vec::new();
+        }
         let mut sink = Items::new(self.reader);
-        self.core.feed_with(chunk, &mut sink);
+        self.core.scan_with(&mut sink);
         sink.events
     }
 
@@ -703,6 +718,12 @@ mod tests {
                     chunk[at] = b;
                     assert!(may_close(&chunk), "{len} {at} {b}");
                 }
+            }
+        }
+        // No other byte, one bit away from `}` or `]` or not, in any place of any length.
+        for other in (0..=255u8).filter(|b| !matches!(b, b'}' | b']' | b'\n')) {
+            for len in 0..20 {
+                assert!(!may_close(&vec![other; len]), "{other} x {len}");
             }
         }
     }

@@ -66,6 +66,7 @@ impl ValueScanner {
     }
 
     /// Whether the scan is inside an object or an array (so it can only close at `}` or `]`).
+    #[inline]
     pub(crate) fn nested(&self) -> bool {
         self.depth > 0
     }
@@ -293,6 +294,7 @@ impl Framer {
     /// Whether the frame being collected can only complete at a `}` or `]` (a value that opened
     /// with a bracket), and nothing but a newline can change what the framer does before that: then
     /// bytes without `}`, `]` or a newline may wait to be scanned until one comes.
+    #[inline]
     pub(crate) fn awaits_bracket(&self) -> bool {
         match &self.state {
             State::Value {

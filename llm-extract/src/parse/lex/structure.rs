@@ -2,15 +2,19 @@
 //! ([`Lexer::next_bracket`]: brackets alone), for a reader that follows a value's extent (the framer).
 //!
 //! With nothing to record and no comments or smart quotes to read, two tight loops do the work of
-//! the token machinery: between tokens, a byte loop that hands a bracket out at once, opens a string
-//! at its quote and keeps only the last significant byte; inside a `"` or `'` string, a vector
-//! search from one quote, backslash or newline stop to the next (a control character is text here:
-//! the structure does not depend on it). No token is built, queued or handed out for whitespace,
-//! numbers, words or punctuation, and a string's token is built at its closing quote. Both loops keep the lexer's own state (inside a string, a pending
-//! escape, the last significant byte), so a value may still arrive cut anywhere; a lexer read this
-//! way is to be read this way alone (its whitespace, numbers and words are not tracked as tokens).
+//! the token machinery: between tokens, a byte loop that hands a bracket out at once and keeps only
+//! the last significant byte (in a local, written back when the loop ends); inside a `"` or `'`
+//! string, a skip eight bytes at a time from one quote, backslash or control character to the next
+//! ([`string_stop`], the token reader's own), where a control character other than a newline stop is
+//! text (the structure does not depend on it). A string that closes in the buffer is read from its
+//! quote to its end without touching the lexer's state; only one cut by the end of the buffer or a
+//! newline stop leaves it inside the string. No token is built, queued or handed out for whitespace,
+//! numbers, words or punctuation, and a string's token is built at its closing quote. Both loops
+//! keep the lexer's own state (inside a string, a pending escape, the last significant byte), so a
+//! value may still arrive cut anywhere; a lexer read this way is to be read this way alone (its
+//! whitespace, numbers and words are not tracked as tokens).
 
-use super::{Bracket, Esc, Lexer, Next, Quote, State, Token, TokenKind};
+use super::{string_stop, Bracket, Esc, Lexer, Next, Quote, State, Token, TokenKind};
 
 impl Lexer {
     /// Like [`Lexer::next`], but hands out only brackets and strings (and newline stops): for a
@@ -33,35 +37,58 @@ impl Lexer {
     #[inline(always)]
     fn structure<const STRINGS: bool>(&mut self, buf: &[u8], base: usize) -> Next {
         let syntax = self.syntax;
-        if syntax.report || syntax.comments || syntax.hash_comments || syntax.smart_quotes {
+        if syntax.report
+            || syntax.comments
+            || syntax.hash_comments
+            || syntax.smart_quotes
+            || self.ready[0].is_some()
+            || self.newline.is_some()
+        {
+            // What only the token machinery reads, or tokens a token-by-token read left: through it.
             return self.structure_by_tokens::<STRINGS>(buf, base);
         }
-        loop {
-            self.steps += 1;
-            if self.ready[0].is_some() || self.newline.is_some() {
-                // Left by a token-by-token read: hand those out first.
-                return self.structure_by_tokens::<STRINGS>(buf, base);
-            }
-            let Some(i) = self.offset.checked_sub(base) else {
-                return Next::More;
-            };
-            let found = match self.state {
-                State::Between => self.between::<STRINGS>(buf, base, i),
-                State::Str {
-                    quote: quote @ (Quote::Double | Quote::Single),
-                    esc: esc @ (Esc::None | Esc::Backslash),
+        self.steps += 1;
+        let Some(i) = self.offset.checked_sub(base) else {
+            return Next::More;
+        };
+        match self.state {
+            State::Between => self.between::<STRINGS>(buf, base, i),
+            State::Str {
+                quote: quote @ (Quote::Double | Quote::Single),
+                esc: esc @ (Esc::None | Esc::Backslash),
+                escapes,
+                ..
+            } => {
+                // A string the last call left open: read on to its end.
+                let q = if quote == Quote::Double { b'"' } else { b'\'' };
+                let text = string_rest(
+                    buf,
+                    i,
+                    q,
+                    esc == Esc::Backslash,
                     escapes,
-                    ..
-                } => self.plain_string(buf, base, i, quote, esc == Esc::Backslash, escapes),
-                _ => return self.structure_by_tokens::<STRINGS>(buf, base),
-            };
-            match found {
-                Next::Token(Token {
-                    kind: TokenKind::String { .. },
-                    ..
-                }) if !STRINGS => {}
-                next => return next,
+                    self.newline_stops,
+                );
+                match text {
+                    Text::Closed { end, escapes } => {
+                        self.state = State::Between;
+                        self.last = b'"';
+                        self.seen = true;
+                        if STRINGS {
+                            self.offset = base + end;
+                            return Next::Token(Token {
+                                kind: TokenKind::String { quote, escapes },
+                                start: self.start,
+                                end: base + end,
+                                cut: false,
+                            });
+                        }
+                        self.between::<STRINGS>(buf, base, end)
+                    }
+                    cut => self.cut_string(quote, base, cut),
+                }
             }
+            _ => self.structure_by_tokens::<STRINGS>(buf, base),
         }
     }
 
@@ -90,24 +117,31 @@ impl Lexer {
     }
 
     /// Between tokens from `buf[i]`: a bracket or a newline stop, a string read at once from its
-    /// quote (or what stopped it: see [`Lexer::plain_string`]), or [`Next::More`] at the end of `buf`.
-    /// Without `STRINGS`, a string that closes in `buf` is passed over here and the loop goes on.
+    /// quote (with `STRINGS`; without, a string that closes in `buf` is passed over and the loop goes
+    /// on), what stopped a string cut by the end of `buf`, or [`Next::More`] at the end of `buf`. The
+    /// last significant byte is kept in a local until the loop ends.
     #[inline(always)]
     fn between<const STRINGS: bool>(&mut self, buf: &[u8], base: usize, mut i: usize) -> Next {
         let syntax = self.syntax;
         let stops = self.newline_stops;
-        while let Some(&b) = buf.get(i) {
+        let mut last = self.last;
+        let mut seen = self.seen;
+        let next = loop {
+            let Some(&b) = buf.get(i) else {
+                self.offset = base + i;
+                break Next::More;
+            };
             let kind = match b {
                 b'"' | b'\'' => {
                     let opens = b == b'"'
                         || (syntax.single_quotes
-                            && (!self.seen
-                                || matches!(self.last, b'{' | b'[' | b',' | b':')
-                                || (syntax.parens && self.last == b'(')));
+                            && (!seen
+                                || matches!(last, b'{' | b'[' | b',' | b':')
+                                || (syntax.parens && last == b'(')));
                     if !opens {
                         // A `'` inside a word (`don't`).
-                        self.last = b;
-                        self.seen = true;
+                        last = b;
+                        seen = true;
                         i += 1;
                         continue;
                     }
@@ -116,13 +150,27 @@ impl Lexer {
                     } else {
                         Quote::Single
                     };
-                    self.open_plain(quote, base + i);
-                    match self.plain_string(buf, base, i + 1, quote, false, false) {
-                        Next::Token(token) if !STRINGS => {
-                            i = token.end - base;
+                    match string_rest(buf, i + 1, b, false, false, stops) {
+                        Text::Closed { end, escapes } => {
+                            last = b'"';
+                            seen = true;
+                            if STRINGS {
+                                self.start = base + i;
+                                self.offset = base + end;
+                                break Next::Token(Token {
+                                    kind: TokenKind::String { quote, escapes },
+                                    start: base + i,
+                                    end: base + end,
+                                    cut: false,
+                                });
+                            }
+                            i = end;
                             continue;
                         }
-                        next => return next,
+                        cut => {
+                            self.start = base + i;
+                            break self.cut_string(quote, base, cut);
+                        }
                     }
                 }
                 b'{' => TokenKind::Open(Bracket::Curly),
@@ -133,7 +181,7 @@ impl Lexer {
                 b')' if syntax.parens => TokenKind::Close(Bracket::Round),
                 b'\n' if stops => {
                     self.offset = base + i + 1;
-                    return Next::Newline(base + i);
+                    break Next::Newline(base + i);
                 }
                 b' ' | b'\t' | b'\r' | b'\n' => {
                     i += 1;
@@ -144,8 +192,8 @@ impl Lexer {
                     continue;
                 }
                 _ => {
-                    self.last = b;
-                    self.seen = true;
+                    last = b;
+                    seen = true;
                     i += 1;
                     continue;
                 }
@@ -153,97 +201,38 @@ impl Lexer {
             let at = base + i;
             self.offset = at + 1;
             self.start = at;
-            self.last = b;
-            self.seen = true;
-            return Next::Token(Token {
+            last = b;
+            seen = true;
+            break Next::Token(Token {
                 kind,
                 start: at,
                 end: at + 1,
                 cut: false,
             });
-        }
-        self.offset = base + i;
-        Next::More
+        };
+        self.last = last;
+        self.seen = seen;
+        next
     }
 
-    /// Opens a `"` or `'` string whose quote is at `at`.
+    /// Keeps the state of a `"` or `'` string that `cut` stopped before its end (at a newline stop
+    /// or the end of the buffer) and says so.
     #[inline]
-    fn open_plain(&mut self, quote: Quote, at: usize) {
-        self.start = at;
-        self.offset = at + 1;
+    fn cut_string(&mut self, quote: Quote, base: usize, cut: Text) -> Next {
+        let (offset, escaped, escapes, next) = match cut {
+            Text::Newline { at, escapes } => (at + 1, false, escapes, Next::Newline(base + at)),
+            Text::More {
+                end,
+                escaped,
+                escapes,
+            } => (end, escaped, escapes, Next::More),
+            // Not cut: nothing to keep (the callers hand a closed string out themselves).
+            Text::Closed { .. } => return Next::More,
+        };
+        self.offset = base + offset;
         self.state = State::Str {
             quote,
-            esc: Esc::None,
-            closer: 0,
-            escapes: false,
-        };
-    }
-
-    /// Inside a `"` or `'` string from `buf[i]` (`escaped`: just after a backslash): its token at
-    /// the closing quote, a newline stop, or [`Next::More`] at the end of `buf`.
-    #[inline(always)]
-    fn plain_string(
-        &mut self,
-        buf: &[u8],
-        base: usize,
-        mut i: usize,
-        quote: Quote,
-        escaped: bool,
-        mut escapes: bool,
-    ) -> Next {
-        let q = if quote == Quote::Double { b'"' } else { b'\'' };
-        let stops = self.newline_stops;
-        let mut pending = escaped;
-        let next = loop {
-            if pending {
-                // The escaped byte is text, whatever it is (`\u` digits are text too).
-                let Some(&b) = buf.get(i) else {
-                    break Next::More;
-                };
-                pending = false;
-                i += 1;
-                if b == b'\n' && stops {
-                    break Next::Newline(base + i - 1);
-                }
-            }
-            let Some(stop) = text_stop(buf, i, q, stops) else {
-                i = buf.len();
-                break Next::More;
-            };
-            match buf.get(stop) {
-                None => {
-                    i = buf.len();
-                    break Next::More;
-                }
-                Some(b'\\') => {
-                    escapes = true;
-                    pending = true;
-                    i = stop + 1;
-                }
-                Some(&b) if b == q => {
-                    let end = base + stop + 1;
-                    self.offset = end;
-                    self.state = State::Between;
-                    self.last = b'"';
-                    self.seen = true;
-                    return Next::Token(Token {
-                        kind: TokenKind::String { quote, escapes },
-                        start: self.start,
-                        end,
-                        cut: false,
-                    });
-                }
-                Some(_) => {
-                    // A newline, with newline stops on.
-                    i = stop + 1;
-                    break Next::Newline(base + stop);
-                }
-            }
-        };
-        self.offset = base + i;
-        self.state = State::Str {
-            quote,
-            esc: if pending { Esc::Backslash } else { Esc::None },
+            esc: if escaped { Esc::Backslash } else { Esc::None },
             closer: 0,
             escapes,
         };
@@ -251,19 +240,73 @@ impl Lexer {
     }
 }
 
-/// Where the first `quote`, `\\` or (with `newlines`) newline at or after `from` is: the bytes the
-/// structure-only reading stops at inside a string (a control character is text to it). The vector
-/// search pays off from about 16 bytes; a small chunk of a stream is looked at byte by byte.
-#[inline]
-fn text_stop(buf: &[u8], from: usize, quote: u8, newlines: bool) -> Option<usize> {
-    let rest = buf.get(from..)?;
-    let found = if rest.len() < 16 {
-        rest.iter()
-            .position(|&b| b == quote || b == b'\\' || (newlines && b == b'\n'))
-    } else if newlines {
-        memchr::memchr3(quote, b'\\', b'\n', rest)
-    } else {
-        memchr::memchr2(quote, b'\\', rest)
-    };
-    found.map(|at| from + at)
+/// Where the text of a `"` or `'` string stopped ([`string_rest`]), as indices into the buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Text {
+    /// At the closing quote; `end` is just past it.
+    Closed { end: usize, escapes: bool },
+    /// At a newline (newline stops on) at `at`; the string goes on after it.
+    Newline { at: usize, escapes: bool },
+    /// At the end of the buffer (`end`), just after a backslash if `escaped`.
+    More {
+        end: usize,
+        escaped: bool,
+        escapes: bool,
+    },
+}
+
+/// Reads the text of a string closed by `quote` (`"` or `'`) from `buf[i]` (`escaped`: just after
+/// a backslash; `escapes`: a backslash was seen before) to its closing quote, a newline (with
+/// `stops`) or the end of `buf`. The plain text between stops is skipped eight bytes at a time
+/// ([`string_stop`]); a control character other than a newline stop is text here (the structure does
+/// not depend on it), and an escaped byte is text whatever it is.
+#[inline(always)]
+fn string_rest(
+    buf: &[u8],
+    mut i: usize,
+    quote: u8,
+    mut escaped: bool,
+    mut escapes: bool,
+    stops: bool,
+) -> Text {
+    loop {
+        if escaped {
+            let Some(&b) = buf.get(i) else {
+                return Text::More {
+                    end: buf.len(),
+                    escaped: true,
+                    escapes,
+                };
+            };
+            escaped = false;
+            i += 1;
+            if b == b'\n' && stops {
+                return Text::Newline { at: i - 1, escapes };
+            }
+        }
+        i = string_stop(buf, i, quote);
+        match buf.get(i) {
+            None => {
+                return Text::More {
+                    end: buf.len(),
+                    escaped: false,
+                    escapes,
+                }
+            }
+            Some(b'\\') => {
+                escapes = true;
+                escaped = true;
+                i += 1;
+            }
+            Some(&b) if b == quote => {
+                return Text::Closed {
+                    end: i + 1,
+                    escapes,
+                }
+            }
+            Some(b'\n') if stops => return Text::Newline { at: i, escapes },
+            // Another control character: text.
+            Some(_) => i += 1,
+        }
+    }
 }

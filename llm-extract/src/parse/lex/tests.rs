@@ -420,3 +420,75 @@ fn keys_and_members_after_a_brace() {
         (false, 4)
     );
 }
+
+/// Inside a string the structure reading skips text eight bytes at a time and stops at quotes,
+/// backslashes and control characters (a control character other than a newline stop is text to
+/// it): strings of every length up to past two words, with a special byte at every place and the
+/// text cut at every place, give the strings and newline stops of the token reading.
+#[test]
+fn structure_strings_of_every_length_with_a_special_byte_anywhere() {
+    let syntax = Syntax {
+        single_quotes: true,
+        report: false,
+        ..Syntax::STRICT
+    };
+    let mut texts: Vec<Vec<u8>> = Vec::new();
+    for len in 0..20 {
+        for at in 0..=len {
+            for special in [b'\t', 0x01, b'\n', b'\\', b'}', 0xc3] {
+                let mut text = b"[\"".to_vec();
+                let mut body = vec![b'a'; len];
+                if at < len {
+                    body[at] = special;
+                }
+                text.extend(&body);
+                // A backslash at the end escapes the closing quote: close after it.
+                text.extend(b"\", '");
+                text.extend(&body);
+                text.extend(b"'\\\"]\"]");
+                texts.push(text);
+            }
+        }
+    }
+    let structure = |lexer: &mut Lexer, piece: &[u8], base: usize, out: &mut Vec<Next>| loop {
+        match lexer.next_structure(piece, base) {
+            Next::More => break,
+            next => out.push(next),
+        }
+    };
+    for text in &texts {
+        let mut lexer = Lexer::new(syntax).stop_at_newlines(true);
+        let mut wanted = Vec::new();
+        loop {
+            match lexer.next(text, 0) {
+                Next::More => break,
+                Next::Token(token)
+                    if !matches!(
+                        token.kind,
+                        TokenKind::Open(_) | TokenKind::Close(_) | TokenKind::String { .. }
+                    ) => {}
+                next => wanted.push(next),
+            }
+        }
+        let mut whole = Vec::new();
+        structure(
+            &mut Lexer::new(syntax).stop_at_newlines(true),
+            text,
+            0,
+            &mut whole,
+        );
+        assert_eq!(whole, wanted, "{:?}", String::from_utf8_lossy(text));
+        for cut in 0..=text.len() {
+            let mut lexer = Lexer::new(syntax).stop_at_newlines(true);
+            let mut got = Vec::new();
+            structure(&mut lexer, &text[..cut], 0, &mut got);
+            structure(&mut lexer, &text[cut..], cut, &mut got);
+            assert_eq!(
+                got,
+                wanted,
+                "{:?} cut at {cut}",
+                String::from_utf8_lossy(text)
+            );
+        }
+    }
+}
