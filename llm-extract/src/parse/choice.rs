@@ -177,14 +177,16 @@ pub(crate) fn best_rejection<'r>(
 
 /// The distinct values among the accepted candidates, in order. Only the values that can become the
 /// answer are kept as they are (the first, and the first fenced one); the others are known by hash
-/// and kept as compact JSON, read back only when a later value has the same hash. So a thousand
-/// values in prose cost their compact text each, not a parsed value each, and the memory stays
-/// proportional to the text.
+/// and kept as compact JSON, all in one buffer, read back only when a later value has the same
+/// hash. So a thousand values in prose cost their compact text each, not a parsed value each, and
+/// the memory stays proportional to the text.
 #[derive(Default)]
 struct Distinct {
     found: Vec<Found>,
     by_hash: std::collections::HashMap<u64, Vec<usize>>,
     fenced: usize,
+    /// The compact JSON of the values not kept whole, one after the other.
+    compact: Vec<u8>,
 }
 
 struct Found {
@@ -197,19 +199,20 @@ struct Found {
 enum Kept {
     /// Whole: it may become the answer.
     Whole(Accepted),
-    /// As compact JSON, to compare a later value with.
-    Compact(String),
+    /// As compact JSON, at this span of [`Distinct::compact`], to compare a later value with.
+    Compact(usize, usize),
 }
 
 impl Kept {
-    /// Whether the kept value is `value`.
-    fn is(&self, value: &Value) -> bool {
-        match self {
-            Kept::Whole(kept) => kept.value == *value,
+    /// Whether the kept value is `value` (`compact`: the buffer a compact one is in).
+    fn is(&self, value: &Value, compact: &[u8]) -> bool {
+        match *self {
+            Kept::Whole(ref kept) => kept.value == *value,
             // Compact JSON reads back to the value it was written from (numbers included).
-            Kept::Compact(json) => {
-                serde_json::from_str::<Value>(json).is_ok_and(|again| again == *value)
-            }
+            Kept::Compact(start, end) => compact
+                .get(start..end)
+                .and_then(|json| serde_json::from_slice::<Value>(json).ok())
+                .is_some_and(|again| again == *value),
         }
     }
 }
@@ -232,7 +235,7 @@ impl Distinct {
             work::count(1);
             self.found
                 .get(i)
-                .is_some_and(|earlier| earlier.value.is(&accepted.value))
+                .is_some_and(|earlier| earlier.value.is(&accepted.value, &self.compact))
         });
         if seen {
             return;
@@ -242,7 +245,13 @@ impl Distinct {
         self.fenced += usize::from(fenced);
         let value = match whole {
             true => Kept::Whole(accepted),
-            false => Kept::Compact(accepted.value.to_string()),
+            false => {
+                let start = self.compact.len();
+                // Writing to memory cannot fail; a value that could not be written compares
+                // unequal to every later one, so it is still told apart.
+                let _ = serde_json::to_writer(&mut self.compact, &accepted.value);
+                Kept::Compact(start, self.compact.len())
+            }
         };
         self.found.push(Found {
             span,
