@@ -12,7 +12,7 @@
 use super::frame::{Scan, ValueScanner};
 use super::lex::{self, Syntax};
 use super::{work, Fix, FixKind};
-use memchr::{memchr2, memmem, memrchr2};
+use memchr::{memchr2, memmem, memrchr};
 use std::cell::OnceCell;
 use std::sync::OnceLock;
 
@@ -134,8 +134,8 @@ impl<'t> Envelope<'t> {
 
     /// The value alone, if there is one: the whole text when it may be clean JSON (or when strict,
     /// or when a scalar is wanted); else the object or array from the first bracket of the answer
-    /// proper to the last closing one, when no bracket opens after that and its members do not go
-    /// on after it. (Whether that span is one value is the reader's to find.)
+    /// proper to the last closing one of its kind, when no bracket opens after that and its members
+    /// do not go on after it. (Whether that span is one value is the reader's to find.)
     fn alone(&self, wanted: Wanted) -> Option<Alone> {
         let text = self.text;
         let bytes = text.as_bytes();
@@ -151,16 +151,22 @@ impl<'t> Envelope<'t> {
                 fixes: Vec::new(),
             });
         }
-        let from = first_bracket(text, self.start())?;
-        let last_open = memrchr2(b'{', b'[', bytes)?;
-        let to = memrchr2(b'}', b']', bytes)? + 1;
-        if last_open >= to || from >= to || members_follow(text, to) {
+        let (start, skipped) = self.body.get_or_init(|| body_start(self.text));
+        let from = first_bracket(text, *start)?;
+        // To its last closing bracket of the kind that opened it, with nothing after that which
+        // opens a value (the text after it is short) or goes on with its members.
+        let closer = match bytes.get(from) {
+            Some(b'{') => b'}',
+            _ => b']',
+        };
+        let to = memrchr(closer, bytes)? + 1;
+        if from >= to || first_bracket(text, to).is_some() || members_follow(text, to) {
             return None;
         }
         Some(Alone {
             span: (from, to),
             clean,
-            fixes: Fix::taken_out(text, self.skipped(), Some((from, to))),
+            fixes: Fix::taken_out(text, skipped.clone(), Some((from, to))),
         })
     }
 }
@@ -421,6 +427,9 @@ mod tests {
         // reader's to find.
         let two = "Sure: {\"a\": 1} and {\"a\": 2}";
         assert_eq!(alone(two, false), Some(((6, two.len()), false)));
+        // To the last closing bracket of its own kind.
+        assert_eq!(alone("Sure: {\"a\": 1} ]", false), Some(((6, 14), false)));
+        assert_eq!(alone("Sure: [1, {}] }", false), Some(((6, 13), false)));
         // A bracket opens after it, or its members go on after it.
         assert_eq!(alone("Sure: {\"a\": 1} [", false), None);
         assert_eq!(alone("Sure: {\"a\": 1}, b: 2", false), None);

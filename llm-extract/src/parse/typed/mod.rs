@@ -21,6 +21,7 @@ const GIVE_UP: &str = "the value needs the full validation path";
 
 /// `text` as a `T`, if it is one clean JSON value (that `plan`, when there is one, accepts); `None`
 /// otherwise (the caller then takes the full path).
+#[inline]
 pub(crate) fn read<T: DeserializeOwned>(text: &str, plan: Option<&Plan>) -> Option<T> {
     let root = match plan {
         Some(plan) => &plan.root,
