@@ -108,14 +108,14 @@ impl<'t> Envelope<'t> {
         }
     }
 
-    /// Where the answer proper begins.
-    fn start(&self) -> usize {
-        self.body.get_or_init(|| body_start(self.text)).0
+    /// Where the answer proper begins, and what was skipped before it (found when first asked).
+    fn found(&self) -> &(usize, Option<Fix>) {
+        self.body.get_or_init(|| body_start(self.text))
     }
 
-    /// What was skipped before the answer proper, if anything.
-    fn skipped(&self) -> Option<Fix> {
-        self.body.get_or_init(|| body_start(self.text)).1.clone()
+    /// Where the answer proper begins.
+    fn start(&self) -> usize {
+        self.found().0
     }
 
     /// The answer proper, and that without its fence.
@@ -127,7 +127,7 @@ impl<'t> Envelope<'t> {
         let inner_at = at + offset + (inner.len() - inner.trim_start().len());
         Body {
             text,
-            skipped: self.skipped(),
+            skipped: self.found().1.clone(),
             inner: (inner_at, trimmed),
         }
     }
@@ -151,7 +151,7 @@ impl<'t> Envelope<'t> {
                 fixes: Vec::new(),
             });
         }
-        let (start, skipped) = self.body.get_or_init(|| body_start(self.text));
+        let (start, skipped) = self.found();
         let from = first_bracket(text, *start)?;
         // To its last closing bracket of the kind that opened it, with nothing after that which
         // opens a value (the text after it is short) or goes on with its members.

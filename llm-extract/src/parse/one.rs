@@ -64,7 +64,8 @@ pub fn from_str_with<T: Schema>(
     match answer::<T>(text, T::schema(), options, true)? {
         Answer::Typed(parsed) => Ok(parsed),
         Answer::Json(Parsed { value, fixes }) => {
-            // Borrowed, so a refusal carries serde's path without parsing the text a second time.
+            // From the validated JSON, so a refusal carries serde's path without reading the text
+            // again.
             let (value, _) = deserialize::answer::<T>(value, text)?;
             Ok(Parsed { value, fixes })
         }

@@ -90,11 +90,14 @@ pub fn ends_word(byte: u8, syntax: Syntax) -> bool {
 /// The end of the word (a literal, or unquoted text without spaces) from `from`.
 #[inline]
 pub fn word_end(bytes: &[u8], from: usize, syntax: Syntax) -> usize {
+    end_where(bytes, from, |b| ends_word(b, syntax))
+}
+
+/// The first byte at or after `from` that `ends` (`bytes.len()` if none).
+#[inline(always)]
+fn end_where(bytes: &[u8], from: usize, ends: impl Fn(u8) -> bool) -> usize {
     let rest = bytes.get(from..).unwrap_or_default();
-    from + rest
-        .iter()
-        .position(|&b| ends_word(b, syntax))
-        .unwrap_or(rest.len())
+    from + rest.iter().position(|&b| ends(b)).unwrap_or(rest.len())
 }
 
 /// The first byte at or after `from` that is neither whitespace nor inside a comment of `syntax`
@@ -143,11 +146,7 @@ pub fn ends_text(byte: u8, tuple: bool) -> bool {
 /// The end of unquoted text from `from` ([`ends_text`]); `bytes.len()` when nothing ends it.
 #[inline]
 pub fn text_end(bytes: &[u8], from: usize, tuple: bool) -> usize {
-    let rest = bytes.get(from..).unwrap_or_default();
-    from + rest
-        .iter()
-        .position(|&b| ends_text(b, tuple))
-        .unwrap_or(rest.len())
+    end_where(bytes, from, |b| ends_text(b, tuple))
 }
 
 #[cfg(test)]
