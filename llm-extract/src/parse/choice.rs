@@ -4,7 +4,8 @@
 //! was found.
 //!
 //! It reads the texts and the values the steps before it handed over and calls back into none of
-//! them: a value it does not keep whole is kept as its compact JSON, to compare a later value with.
+//! them: a value it does not keep whole is compared with a later one by its text, or by its compact
+//! JSON when it was not read as written.
 
 use super::envelope::Body;
 use super::pipeline::Read;
@@ -28,7 +29,7 @@ pub(crate) struct Choosing<'t> {
     /// Why the answer proper read whole as a scalar did not pass.
     scalar: Option<Rejection>,
     distinct: Distinct,
-    failed: Vec<((usize, usize), Rejection)>,
+    failed: Rejections,
 }
 
 impl<'t> Choosing<'t> {
@@ -60,11 +61,11 @@ impl<'t> Choosing<'t> {
         }
     }
 
-    /// A candidate value, read.
-    pub(crate) fn candidate(&mut self, read: Read) {
+    /// A candidate value of `text`, read.
+    pub(crate) fn candidate(&mut self, read: Read, text: &str) {
         match read.result {
-            Ok(accepted) => self.distinct.add(read.span, read.fenced, accepted),
-            Err(rejection) => self.failed.push((read.span, rejection)),
+            Ok(accepted) => self.distinct.add(text, read.span, read.fenced, accepted),
+            Err(rejection) => self.failed.add(text, read.span, rejection),
         }
     }
 
@@ -124,9 +125,7 @@ impl<'t> Choosing<'t> {
                         None => {
                             let rejection = match self.failed.is_empty() {
                                 true => self.scalar.unwrap_or(Rejection::NotJson),
-                                false => {
-                                    best_rejection(text, self.failed.iter().map(|(s, r)| (s, r)))
-                                }
+                                false => self.failed.best(),
                             };
                             return Err(rejection.into_error(text));
                         }
@@ -143,49 +142,74 @@ impl<'t> Choosing<'t> {
     }
 }
 
-/// The most telling rejection among candidates that all failed.
-pub(crate) fn best_rejection<'r>(
-    text: &str,
-    failed: impl Iterator<Item = (&'r (usize, usize), &'r Rejection)>,
-) -> Rejection {
-    let mut best: Option<(u8, usize, &Rejection)> = None;
-    for (&(start, end), rejection) in failed {
+/// The most telling rejection among candidates that all failed, kept as they come (one, whatever
+/// their number): a cut-off value over a schema error over a syntax error in what looks like JSON,
+/// the larger among equals. A syntax error in something that does not even look like JSON is
+/// prose, and tells nothing.
+#[derive(Default)]
+pub(crate) struct Rejections {
+    /// Whether any candidate failed.
+    any: bool,
+    /// The most telling so far: its rank, its size, and it.
+    best: Option<(u8, usize, Rejection)>,
+}
+
+impl Rejections {
+    /// The rejection of the candidate at `span` of `text`.
+    pub(crate) fn add(&mut self, text: &str, span: (usize, usize), rejection: Rejection) {
+        self.any = true;
+        let (start, end) = span;
+        let size = end.saturating_sub(start);
+        let beats = |best: &Option<(u8, usize, Rejection)>, rank: u8| {
+            best.as_ref().is_none_or(|&(r, s, _)| (rank, size) > (r, s))
+        };
         let rank = match rejection {
             Rejection::Truncated { .. } => 4,
             Rejection::Schema(_) => 3,
-            Rejection::Syntax { .. } => {
-                // A syntax error in something that does not even look like JSON is prose.
-                let slice = text.get(start..end).unwrap_or_default();
-                if slice.contains([':', '"', '\'']) {
-                    2
-                } else {
-                    0
-                }
+            // Whether it looks like JSON is read only when that could make it the most telling.
+            Rejection::Syntax { .. }
+                if beats(&self.best, 2)
+                    && text
+                        .get(start..end)
+                        .is_some_and(|slice| slice.contains([':', '"', '\''])) =>
+            {
+                2
             }
-            Rejection::NotJson => 0,
+            Rejection::Syntax { .. } | Rejection::NotJson => 0,
         };
-        let size = end.saturating_sub(start);
-        if best.is_none_or(|(r, s, _)| (rank, size) > (r, s)) {
-            best = Some((rank, size, rejection));
+        if beats(&self.best, rank) {
+            self.best = Some((rank, size, rejection));
         }
     }
-    match best {
-        Some((rank, _, rejection)) if rank > 0 => rejection.clone(),
-        _ => Rejection::NotJson,
+
+    /// Whether no candidate failed.
+    pub(crate) fn is_empty(&self) -> bool {
+        !self.any
+    }
+
+    /// The most telling rejection ([`Rejection::NotJson`] when none tells anything).
+    pub(crate) fn best(self) -> Rejection {
+        match self.best {
+            Some((rank, _, rejection)) if rank > 0 => rejection,
+            _ => Rejection::NotJson,
+        }
     }
 }
 
 /// The distinct values among the accepted candidates, in order. Only the values that can become the
-/// answer are kept as they are (the first, and the first fenced one); the others are known by hash
-/// and kept as compact JSON, all in one buffer, read back only when a later value has the same
-/// hash. So a thousand values in prose cost their compact text each, not a parsed value each, and
-/// the memory stays proportional to the text.
+/// answer are kept as they are (the first, and the first fenced one); the others are known by hash,
+/// and compared only when a later value has the same hash: a value read as written (no fix) by
+/// reading its text again with serde_json, any other by its compact JSON, kept in one buffer. So a
+/// thousand values in prose cost a few words each, not a parsed value each, and the memory stays
+/// proportional to the text.
 #[derive(Default)]
 struct Distinct {
     found: Vec<Found>,
-    by_hash: std::collections::HashMap<u64, Vec<usize>>,
+    /// For each hash, the last value found with it (the others are chained through
+    /// [`Found::same`]).
+    by_hash: std::collections::HashMap<u64, usize>,
     fenced: usize,
-    /// The compact JSON of the values not kept whole, one after the other.
+    /// The compact JSON of the values kept compact, one after the other.
     compact: Vec<u8>,
 }
 
@@ -193,27 +217,32 @@ struct Found {
     span: (usize, usize),
     fenced: bool,
     value: Kept,
+    /// The value found before it with the same hash.
+    same: Option<usize>,
 }
 
 /// How a found value is kept.
 enum Kept {
     /// Whole: it may become the answer.
     Whole(Accepted),
-    /// As compact JSON, at this span of [`Distinct::compact`], to compare a later value with.
+    /// As its text, at its span: read as written, serde_json reads the same value from it.
+    Written,
+    /// As compact JSON, at this span of [`Distinct::compact`].
     Compact(usize, usize),
 }
 
-impl Kept {
-    /// Whether the kept value is `value` (`compact`: the buffer a compact one is in).
-    fn is(&self, value: &Value, compact: &[u8]) -> bool {
-        match *self {
-            Kept::Whole(ref kept) => kept.value == *value,
+impl Found {
+    /// Whether the value found is `value` (`text`: the answer; `compact`: the buffer a compact
+    /// one is in).
+    fn is(&self, value: &Value, text: &str, compact: &[u8]) -> bool {
+        let json = match self.value {
+            Kept::Whole(ref kept) => return kept.value == *value,
+            Kept::Written => text.as_bytes().get(self.span.0..self.span.1),
             // Compact JSON reads back to the value it was written from (numbers included).
-            Kept::Compact(start, end) => compact
-                .get(start..end)
-                .and_then(|json| serde_json::from_slice::<Value>(json).ok())
-                .is_some_and(|again| again == *value),
-        }
+            Kept::Compact(start, end) => compact.get(start..end),
+        };
+        json.and_then(|json| serde_json::from_slice::<Value>(json).ok())
+            .is_some_and(|again| again == *value)
     }
 }
 
@@ -228,24 +257,25 @@ enum Choice {
 }
 
 impl Distinct {
-    /// Adds an accepted candidate unless its value is one already found.
-    fn add(&mut self, span: (usize, usize), fenced: bool, accepted: Accepted) {
-        let same = self.by_hash.entry(value_hash(&accepted.value)).or_default();
-        let seen = same.iter().any(|&i| {
+    /// Adds an accepted candidate of `text` unless its value is one already found.
+    fn add(&mut self, text: &str, span: (usize, usize), fenced: bool, accepted: Accepted) {
+        let hash = value_hash(&accepted.value);
+        let last = self.by_hash.get(&hash).copied();
+        let mut earlier = last;
+        while let Some(found) = earlier.and_then(|i| self.found.get(i)) {
             work::count(1);
-            self.found
-                .get(i)
-                .is_some_and(|earlier| earlier.value.is(&accepted.value, &self.compact))
-        });
-        if seen {
-            return;
+            if found.is(&accepted.value, text, &self.compact) {
+                return;
+            }
+            earlier = found.same;
         }
-        same.push(self.found.len());
+        self.by_hash.insert(hash, self.found.len());
         let whole = self.found.is_empty() || (fenced && self.fenced == 0);
         self.fenced += usize::from(fenced);
-        let value = match whole {
-            true => Kept::Whole(accepted),
-            false => {
+        let value = match (whole, accepted.fixes.is_empty()) {
+            (true, _) => Kept::Whole(accepted),
+            (false, true) => Kept::Written,
+            (false, false) => {
                 let start = self.compact.len();
                 // Writing to memory cannot fail; a value that could not be written compares
                 // unequal to every later one, so it is still told apart.
@@ -257,6 +287,7 @@ impl Distinct {
             span,
             fenced,
             value,
+            same: last,
         });
     }
 
@@ -453,5 +484,73 @@ mod tests {
         assert_eq!(value_hash(&a), value_hash(&b));
         assert_ne!(value_hash(&json!({"a":1})), value_hash(&json!({"a":2})));
         assert_ne!(value_hash(&json!([1, 2])), value_hash(&json!([2, 1])));
+    }
+
+    /// The candidates an answer is ambiguous among, or the answer.
+    fn answer_of(text: &str) -> Result<Value, Vec<String>> {
+        let schema = SchemaSet::new(
+            "A",
+            json!({"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}),
+        );
+        match crate::parse::from_str_value(text, &schema, &Default::default()) {
+            Ok(parsed) => Ok(parsed.value),
+            Err(ParseError::Ambiguous { candidates, .. }) => Err(candidates),
+            Err(other) => panic!("{text}: {other}"),
+        }
+    }
+
+    #[test]
+    fn a_value_found_again_counts_once_however_it_is_kept() {
+        // The second value is kept as its text (read as written), then found again as written
+        // and in single quotes (read with a fix).
+        let written = answer_of(r#"A: {"a": 1} B: {"a": 2} C: {"a":2} D: {'a': 2}"#);
+        assert_eq!(
+            written,
+            Err(vec![r#"{"a": 1}"#.into(), r#"{"a": 2}"#.into()])
+        );
+        // The second value is kept as compact JSON (it was read with a fix), then found again.
+        let compact = answer_of(r#"A: {"a": 1} B: {'a': 2} C: {"a": 2} D: {'a':2}"#);
+        assert_eq!(compact, Err(vec![r#"{"a": 1}"#.into(), "{'a': 2}".into()]));
+        // The same value over and over is the answer.
+        let same = answer_of(r#"A: {"a": 3} B: {'a': 3} C: {"a":3}"#);
+        assert_eq!(same, Ok(json!({"a": 3})));
+    }
+
+    #[test]
+    fn the_most_telling_rejection_is_kept_as_they_come() {
+        let text = r#"prose {x} then {"a" 1} and {"a": "b"} and {"a": 1, "b": ["#;
+        let syntax = |offset| Rejection::Syntax {
+            message: "expected `:`".into(),
+            offset,
+        };
+        let schema = || Rejection::Schema(Vec::new());
+        let mut rejections = Rejections::default();
+        assert!(rejections.is_empty());
+        // Prose tells nothing; a syntax error in what looks like JSON does.
+        rejections.add(text, (6, 9), syntax(6));
+        assert!(!rejections.is_empty());
+        rejections.add(text, (15, 22), syntax(19));
+        assert!(matches!(
+            rejections.best(),
+            Rejection::Syntax { offset: 19, .. }
+        ));
+
+        // A schema error over a syntax error, a cut-off value over both, the larger among equals.
+        let mut rejections = Rejections::default();
+        rejections.add(text, (15, 22), syntax(19));
+        rejections.add(text, (27, 37), schema());
+        assert!(matches!(rejections.best(), Rejection::Schema(_)));
+        let mut rejections = Rejections::default();
+        rejections.add(text, (42, text.len()), Rejection::Truncated { offset: 60 });
+        rejections.add(text, (27, 37), schema());
+        rejections.add(text, (0, text.len()), Rejection::Truncated { offset: 61 });
+        assert!(matches!(
+            rejections.best(),
+            Rejection::Truncated { offset: 61 }
+        ));
+
+        let mut prose = Rejections::default();
+        prose.add(text, (6, 9), syntax(6));
+        assert!(matches!(prose.best(), Rejection::NotJson));
     }
 }

@@ -9,7 +9,7 @@
 //! between chunks, so no byte is scanned twice and a chunk may end anywhere, even inside a UTF-8
 //! character.
 
-use super::choice::best_rejection;
+use super::choice::Rejections;
 use super::deserialize;
 use super::envelope;
 use super::frame::{Event, Frame, FrameKind, Framer, FramerConfig};
@@ -318,7 +318,7 @@ fn line_items(
         });
         return;
     }
-    let mut failed = Vec::new();
+    let mut failed = Rejections::default();
     let mut any = false;
     let candidates = envelope::candidates(line, 0);
     pipeline.each_candidate(line, candidates, frame.start, |read| match read.result {
@@ -330,11 +330,10 @@ fn line_items(
             out.push(item(accepted));
             any = true;
         }
-        Err(rejection) => failed.push((read.span, rejection)),
+        Err(rejection) => failed.add(line, read.span, rejection),
     });
     if !any {
-        let failed = failed.iter().map(|(span, r)| (span, r));
-        let reason = match best_rejection(line, failed) {
+        let reason = match failed.best() {
             // An unclosed bracket in a line of prose is prose, unless the answer
             // ends there.
             Rejection::Truncated { .. } if !frame.at_end => SkipReason::NotJson,

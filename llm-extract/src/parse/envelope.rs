@@ -12,7 +12,7 @@
 use super::frame::{Scan, ValueScanner};
 use super::lex::{self, Syntax};
 use super::{work, Fix, FixKind};
-use memchr::{memchr2, memmem, memrchr};
+use memchr::{memchr2, memmem, memrchr3};
 use std::cell::OnceCell;
 use std::sync::OnceLock;
 
@@ -104,7 +104,7 @@ impl<'t> Envelope<'t> {
             envelope: self,
             wanted,
             stage: Stage::Whole,
-            candidates: Vec::new().into_iter(),
+            candidates: None,
         }
     }
 
@@ -154,13 +154,15 @@ impl<'t> Envelope<'t> {
         let (start, skipped) = self.found();
         let from = first_bracket(text, *start)?;
         // To its last closing bracket of the kind that opened it, with nothing after that which
-        // opens a value (the text after it is short) or goes on with its members.
+        // opens a value (the text after it is short) or goes on with its members: the last of
+        // the closer and the two openers, searched from the end, must be the closer.
         let closer = match bytes.get(from) {
             Some(b'{') => b'}',
             _ => b']',
         };
-        let to = memrchr(closer, bytes)? + 1;
-        if from >= to || first_bracket(text, to).is_some() || members_follow(text, to) {
+        let last = memrchr3(closer, b'{', b'[', bytes)?;
+        let to = last + 1;
+        if bytes.get(last) != Some(&closer) || from >= to || members_follow(text, to) {
             return None;
         }
         Some(Alone {
@@ -176,8 +178,6 @@ impl<'t> Envelope<'t> {
 enum Stage {
     Whole,
     Body,
-    /// The candidates are yet to be found.
-    Search,
     Candidates,
 }
 
@@ -186,7 +186,8 @@ pub(crate) struct Frames<'t> {
     envelope: Envelope<'t>,
     wanted: Wanted,
     stage: Stage,
-    candidates: std::vec::IntoIter<Candidate>,
+    /// The candidate values, once asked for.
+    candidates: Option<Candidates<'t>>,
 }
 
 impl Frames<'_> {
@@ -203,23 +204,22 @@ impl<'t> Iterator for Frames<'t> {
     type Item = Frame<'t>;
 
     fn next(&mut self) -> Option<Frame<'t>> {
-        loop {
-            match self.stage {
-                Stage::Whole => {
-                    self.stage = Stage::Body;
-                    return Some(Frame::Whole);
-                }
-                Stage::Body => {
-                    self.stage = Stage::Search;
-                    return Some(Frame::Body(self.envelope.body()));
-                }
-                Stage::Search => {
-                    // Found once, when first asked for.
-                    self.stage = Stage::Candidates;
-                    self.candidates =
-                        candidates(self.envelope.text, self.envelope.start()).into_iter();
-                }
-                Stage::Candidates => return self.candidates.next().map(Frame::Candidate),
+        match self.stage {
+            Stage::Whole => {
+                self.stage = Stage::Body;
+                Some(Frame::Whole)
+            }
+            Stage::Body => {
+                self.stage = Stage::Candidates;
+                Some(Frame::Body(self.envelope.body()))
+            }
+            Stage::Candidates => {
+                // Searched for when first asked for.
+                let envelope = &self.envelope;
+                let found = self
+                    .candidates
+                    .get_or_insert_with(|| candidates(envelope.text, envelope.start()));
+                found.next().map(Frame::Candidate)
             }
         }
     }
@@ -240,19 +240,23 @@ fn body_start(text: &str) -> (usize, Option<Fix>) {
     if text.starts_with('\u{feff}') {
         start = '\u{feff}'.len_utf8();
     }
-    let trimmed = text[start..].trim_start();
-    let lead = text.len() - trimmed.len();
-    let think_end = if memchr::memchr(b'<', text.as_bytes()).is_none() {
-        // Every thinking tag starts with `<`: most answers hold none, and one byte search says so.
-        None
-    } else if trimmed.starts_with("<think>") || trimmed.starts_with("<thinking>") {
-        // An unclosed thinking block is all thinking.
-        Some(close_of_think(text, lead).unwrap_or(text.len()))
-    } else if think_open().find(text.as_bytes()).is_none() {
-        // Some templates put the opening tag in the prompt: the answer starts inside the block.
-        close_of_think(text, start)
-    } else {
-        None
+    // Every thinking tag starts with `<`: most answers hold none, and one byte search says so.
+    let think_end = match memchr::memchr(b'<', text.as_bytes()) {
+        None => None,
+        Some(_) => {
+            let trimmed = text.get(start..).unwrap_or_default().trim_start();
+            if trimmed.starts_with("<think>") || trimmed.starts_with("<thinking>") {
+                // An unclosed thinking block is all thinking.
+                let lead = text.len() - trimmed.len();
+                Some(close_of_think(text, lead).unwrap_or(text.len()))
+            } else if think_open().find(text.as_bytes()).is_none() {
+                // Some templates put the opening tag in the prompt: the answer starts inside the
+                // block.
+                close_of_think(text, start)
+            } else {
+                None
+            }
+        }
     };
     match think_end {
         Some(end) => (
@@ -322,64 +326,97 @@ fn unfenced(text: &str) -> (usize, &str) {
     }
 }
 
-/// Every candidate JSON object or array in `text` from `from`, in order.
-pub(crate) fn candidates(text: &str, from: usize) -> Vec<Candidate> {
-    let bytes = text.as_bytes();
-    let fenced = fences(text);
-    // The fences are in order and candidates start further on each time: one pass over both.
-    let mut fence = 0;
-    let mut in_fence = |at: usize| {
-        while fenced.get(fence).is_some_and(|&(_, end)| end <= at) {
-            fence += 1;
+/// Every candidate JSON object or array in `text` from `from`, in order, each found when asked for
+/// ([`Candidates`]).
+pub(crate) fn candidates(text: &str, from: usize) -> Candidates<'_> {
+    Candidates {
+        text,
+        fenced: fences(text),
+        fence: 0,
+        // Scans that fail to close run to the end of the text; bound their total.
+        budget: text.len().saturating_mul(4).saturating_add(1 << 16),
+        seen_unclosed: false,
+        next: Some(from),
+    }
+}
+
+/// The candidate values of a text, in order ([`candidates`]): the search goes on from where the
+/// last one ended, so a thousand values in prose hold no list of a thousand places.
+pub(crate) struct Candidates<'t> {
+    text: &'t str,
+    /// The byte ranges of the fenced blocks' contents, in order.
+    fenced: Vec<(usize, usize)>,
+    /// The first fence that does not end before the last candidate's start.
+    fence: usize,
+    budget: usize,
+    /// Whether a start that never closes was handed out: only the outermost can be the value.
+    seen_unclosed: bool,
+    /// Where the search goes on (`None`: it is over).
+    next: Option<usize>,
+}
+
+impl Candidates<'_> {
+    /// Whether `at` is inside a fenced block (`at` grows call after call: one pass over both).
+    fn in_fence(&mut self, at: usize) -> bool {
+        while self
+            .fenced
+            .get(self.fence)
+            .is_some_and(|&(_, end)| end <= at)
+        {
+            self.fence += 1;
             work::count(1);
         }
         work::count(1);
-        fenced
-            .get(fence)
+        self.fenced
+            .get(self.fence)
             .is_some_and(|&(start, end)| start <= at && at < end)
-    };
-    // Scans that fail to close run to the end of the text; bound their total.
-    let mut budget = bytes.len().saturating_mul(4).saturating_add(1 << 16);
-    let mut out = Vec::new();
-    let mut seen_unclosed = false;
-    let mut i = from;
-    while let Some(start) = first_bracket(text, i) {
-        let mut scanner = ValueScanner::new();
-        match scanner.scan(&bytes[start..], false) {
-            Scan::Closed(len) => {
-                out.push(Candidate {
-                    start,
-                    end: start + len,
-                    closed: true,
-                    fenced: in_fence(start),
-                    members_follow: bytes.get(start) == Some(&b'{')
-                        && members_follow(text, start + len),
-                });
-                budget = budget.saturating_sub(len);
-                i = start + len;
-            }
-            _ => {
-                work::count(bytes.len() - start);
-                // Only the outermost unclosed start can be the real value; inner ones are its parts.
-                if !seen_unclosed {
-                    out.push(Candidate {
+    }
+}
+
+impl Iterator for Candidates<'_> {
+    type Item = Candidate;
+
+    fn next(&mut self) -> Option<Candidate> {
+        let text = self.text;
+        let bytes = text.as_bytes();
+        while let Some(start) = first_bracket(text, self.next?) {
+            let mut scanner = ValueScanner::new();
+            match scanner.scan(bytes.get(start..).unwrap_or_default(), false) {
+                Scan::Closed(len) => {
+                    self.budget = self.budget.saturating_sub(len);
+                    self.next = Some(start + len);
+                    return Some(Candidate {
                         start,
-                        end: bytes.len(),
-                        closed: false,
-                        fenced: in_fence(start),
-                        members_follow: false,
+                        end: start + len,
+                        closed: true,
+                        fenced: self.in_fence(start),
+                        members_follow: bytes.get(start) == Some(&b'{')
+                            && members_follow(text, start + len),
                     });
-                    seen_unclosed = true;
                 }
-                let Some(left) = budget.checked_sub(bytes.len() - start) else {
-                    break;
-                };
-                budget = left;
-                i = start + 1;
+                _ => {
+                    let rest = bytes.len() - start;
+                    work::count(rest);
+                    self.next = self.budget.checked_sub(rest).map(|left| {
+                        self.budget = left;
+                        start + 1
+                    });
+                    if !self.seen_unclosed {
+                        self.seen_unclosed = true;
+                        return Some(Candidate {
+                            start,
+                            end: bytes.len(),
+                            closed: false,
+                            fenced: self.in_fence(start),
+                            members_follow: false,
+                        });
+                    }
+                }
             }
         }
+        self.next = None;
+        None
     }
-    out
 }
 
 /// Where the first `{` or `[` of `text` from `from` is.
@@ -393,7 +430,6 @@ mod tests {
 
     fn spans(text: &str) -> Vec<(&str, bool)> {
         candidates(text, 0)
-            .into_iter()
             .map(|c| (&text[c.start..c.end], c.closed))
             .collect()
     }
@@ -438,7 +474,7 @@ mod tests {
         // Clean JSON, or strict: the whole text.
         assert_eq!(alone(" {\"a\": 1} x", false), Some(((0, 11), true)));
         assert_eq!(alone("Sure: {\"a\": 1}", true), Some(((0, 14), false)));
-        let candidates = candidates("{\"a\": 1}, \"b\": 2} [1], 2", 0);
+        let candidates: Vec<_> = candidates("{\"a\": 1}, \"b\": 2} [1], 2", 0).collect();
         assert!(candidates[0].members_follow && !candidates[1].members_follow);
     }
 
@@ -526,7 +562,7 @@ mod tests {
         for blocks in [500, 2_000] {
             let text = "```json\n{\"a\":1}\n```\nand {\"a\":2}\n".repeat(blocks);
             let mut found = Vec::new();
-            let steps = work::of(|| found = candidates(&text, 0));
+            let steps = work::of(|| found = candidates(&text, 0).collect());
             assert_eq!(found.len(), 2 * blocks);
             assert_eq!(found.iter().filter(|c| c.fenced).count(), blocks);
             assert!(
@@ -544,7 +580,7 @@ mod tests {
         for n in [4_000, 8_000, 16_000, 32_000, 64_000, 128_000] {
             let text = "[".repeat(n);
             let mut found = Vec::new();
-            let steps = work::of(|| found = candidates(&text, 0));
+            let steps = work::of(|| found = candidates(&text, 0).collect());
             assert_eq!(found.len(), 1);
             assert!(steps <= 5 * n + (1 << 16), "{steps} bytes read for {n}");
             if let Some(last) = last {

@@ -292,12 +292,16 @@ impl Fix {
     /// The fix for a value taken out of the text around it, at `start..end`.
     pub(crate) fn extracted(start: usize, end: usize) -> Fix {
         // Built by hand: `format!` would cost more than the rest of a fenced answer's fast path.
-        let mut description = String::with_capacity(72);
-        description.push_str("took the JSON value at bytes ");
-        push_decimal(&mut description, start);
+        let (mut from, mut to) = (itoa::Buffer::new(), itoa::Buffer::new());
+        let (from, to) = (from.format(start), to.format(end));
+        const HEAD: &str = "took the JSON value at bytes ";
+        const TAIL: &str = " out of the text around it";
+        let mut description = String::with_capacity(HEAD.len() + TAIL.len() + 42);
+        description.push_str(HEAD);
+        description.push_str(from);
         description.push_str("..");
-        push_decimal(&mut description, end);
-        description.push_str(" out of the text around it");
+        description.push_str(to);
+        description.push_str(TAIL);
         Fix::new(FixKind::Envelope, start, description)
     }
 
@@ -322,26 +326,6 @@ impl Fix {
             }
         }
         fixes
-    }
-}
-
-/// Appends `n` in decimal.
-fn push_decimal(out: &mut String, n: usize) {
-    let mut digits = [0u8; 20];
-    let mut at = digits.len();
-    let mut rest = n;
-    loop {
-        at -= 1;
-        if let Some(digit) = digits.get_mut(at) {
-            *digit = b'0' + (rest % 10) as u8;
-        }
-        rest /= 10;
-        if rest == 0 || at == 0 {
-            break;
-        }
-    }
-    for &digit in digits.get(at..).unwrap_or_default() {
-        out.push(char::from(digit));
     }
 }
 

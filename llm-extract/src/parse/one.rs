@@ -197,7 +197,7 @@ fn answer<T: DeserializeOwned>(
                     break;
                 }
             }
-            Part::Candidate(_) => choosing.candidate(read),
+            Part::Candidate(_) => choosing.candidate(read, text),
         }
     }
     choosing

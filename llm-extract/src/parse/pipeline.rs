@@ -99,7 +99,7 @@ impl<'s> Pipeline<'s> {
     pub(crate) fn each_candidate(
         &self,
         text: &str,
-        candidates: Vec<Candidate>,
+        candidates: impl Iterator<Item = Candidate>,
         base: usize,
         mut each: impl FnMut(Read),
     ) {

@@ -305,12 +305,13 @@ struct SeqState {
 }
 
 /// The hashes of the elements seen so far: the first few inline, the rest in a set (so a long
-/// array is checked in linear time).
+/// array is checked in linear time), made only when the inline ones run out (a set's hasher is
+/// seeded from thread-local state, a cost every short array would pay).
 #[derive(Default)]
 struct Hashes {
     inline: [u64; 8],
     len: usize,
-    more: std::collections::HashSet<u64>,
+    more: Option<std::collections::HashSet<u64>>,
 }
 
 impl Hashes {
@@ -327,7 +328,7 @@ impl Hashes {
                 self.len += 1;
                 true
             }
-            None => self.more.insert(hash),
+            None => self.more.get_or_insert_with(Default::default).insert(hash),
         }
     }
 }
