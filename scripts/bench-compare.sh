@@ -5,6 +5,8 @@
 # the median of the five runs with their range.
 #
 # Usage: scripts/bench-compare.sh BEFORE AFTER [RUNS]   (commits or branches; RUNS defaults to 5)
+# With SAME_BENCHES=1, BEFORE is built with AFTER's benches/ (the same inputs and rows on both sides, for
+# rows AFTER added), as long as the library API they call is the same.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 before="${1:?usage: scripts/bench-compare.sh BEFORE AFTER [RUNS]}"
@@ -21,6 +23,9 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
 build() {
     local rev="$1" tree="$2"
     git worktree add -q --detach "$tree" "$rev"
+    if [ "${SAME_BENCHES:-0}" = 1 ] && [ "$rev" = "$before" ]; then
+        git archive "$after" benches | tar -x -C "$tree"
+    fi
     mkdir -p "$tree/bin"
     (cd "$tree" && cargo bench --bench parse --bench partial --no-run --message-format=json 2>/dev/null) \
         | python3 -c 'import json, shutil, sys
