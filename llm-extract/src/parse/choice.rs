@@ -148,16 +148,13 @@ impl<'t> Choosing<'t> {
 /// prose, and tells nothing.
 #[derive(Default)]
 pub(crate) struct Rejections {
-    /// Whether any candidate failed.
-    any: bool,
-    /// The most telling so far: its rank, its size, and it.
+    /// The most telling so far (the first is always kept): its rank, its size, and it.
     best: Option<(u8, usize, Rejection)>,
 }
 
 impl Rejections {
     /// The rejection of the candidate at `span` of `text`.
     pub(crate) fn add(&mut self, text: &str, span: (usize, usize), rejection: Rejection) {
-        self.any = true;
         let (start, end) = span;
         let size = end.saturating_sub(start);
         let beats = |best: &Option<(u8, usize, Rejection)>, rank: u8| {
@@ -184,7 +181,7 @@ impl Rejections {
 
     /// Whether no candidate failed.
     pub(crate) fn is_empty(&self) -> bool {
-        !self.any
+        self.best.is_none()
     }
 
     /// The most telling rejection ([`Rejection::NotJson`] when none tells anything).
